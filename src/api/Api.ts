@@ -1,0 +1,40 @@
+/**
+ * The whole HTTP API, safe to import from a client. Served under `/v1`; the server also answers
+ * the same routes under `/api/v1` (src/layers/HttpServer.ts).
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { InternalError, InvalidRequest, NotFound, RequestTooLarge, UnsupportedMediaType } from "../domain/Errors.ts"
+import { HealthApi } from "./HealthApi.ts"
+import { InvitationsApi } from "./InvitationsApi.ts"
+import { MembersApi } from "./MembersApi.ts"
+import { OrganizationApiKeysApi } from "./OrganizationApiKeysApi.ts"
+import { OrganizationsApi } from "./OrganizationsApi.ts"
+import { ProjectMembersApi } from "./ProjectMembersApi.ts"
+import { ProjectsApi } from "./ProjectsApi.ts"
+import { UserApi } from "./UserApi.ts"
+
+export const API_VERSION = "0.1.0"
+
+export class Api extends HttpApi.make("agent-platform")
+  .add(UserApi)
+  .add(OrganizationsApi)
+  .add(OrganizationApiKeysApi)
+  .add(MembersApi)
+  .add(InvitationsApi)
+  .add(ProjectsApi)
+  .add(ProjectMembersApi)
+  .prefix("/v1")
+  .add(HealthApi)
+  .addError(InvalidRequest.Wire)
+  .addError(NotFound.Wire)
+  .addError(RequestTooLarge.Wire)
+  .addError(UnsupportedMediaType.Wire)
+  .addError(InternalError.Wire)
+  .annotate(OpenApi.Title, "Agent Platform API")
+  .annotate(OpenApi.Version, API_VERSION)
+  .annotate(
+    OpenApi.Description,
+    "Organizations, projects, members and API keys of a self-hosted agent platform. " +
+      "Every route is also served under /api/v1."
+  )
+{}

@@ -1,0 +1,15 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ServiceUnavailable } from "../domain/Errors.ts"
+
+export const HealthStatus = Schema.Struct({ status: Schema.String })
+
+export class HealthApi extends HttpApiGroup.make("health")
+  .add(HttpApiEndpoint.get("live", "/healthz").addSuccess(HealthStatus))
+  .add(
+    HttpApiEndpoint.get("ready", "/readyz")
+      .addSuccess(HealthStatus)
+      .addError(ServiceUnavailable.Wire)
+  )
+  .annotate(OpenApi.Description, "Liveness and readiness probes; no authentication")
+{}

@@ -1,0 +1,131 @@
+/**
+ * The error model (spec 7, ARCHITECTURE.md 3).
+ *
+ * Every error is a tagged class for use in code (`Effect.fail(new NotFound({ error }))`,
+ * `Effect.catchTag("NotFound", ...)`), and travels as `{ error, code, ...extra }` with no `_tag`:
+ * each class carries a `Wire` schema (annotated with the HTTP status)
+ * that endpoints declare with `.addError(NotFound.Wire)`, so the OpenAPI document and the typed
+ * client know every code an endpoint can return.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+export const Issue = Schema.Struct({
+  path: Schema.String,
+  message: Schema.String,
+  line: Schema.optional(Schema.Int),
+  column: Schema.optional(Schema.Int)
+}).annotations({ identifier: "Issue" })
+export type Issue = typeof Issue.Type
+
+const Digest = Schema.String.pipe(Schema.pattern(/^sha256:[0-9a-f]{64}$/))
+
+const withIssues = { issues: Schema.optional(Schema.Array(Issue)) }
+const withDigest = { current_digest: Schema.optional(Digest) }
+const withDetails = { details: Schema.optional(Schema.String) }
+
+/**
+ * The wire form of an error class: `{ error, code, ...extra }`, decoded back into the class,
+ * annotated with the HTTP status of its code.
+ */
+const onWire = <Self extends { readonly _tag: string; readonly error: string }, const Code extends string>(
+  self: Schema.Schema<Self, any> & {
+    readonly identifier: string
+    readonly fields: Schema.Struct.Fields
+    new(props: any): Self
+  },
+  code: Code,
+  status: number
+): Schema.Schema<Self, { readonly error: string; readonly code: Code }> => {
+  const { _tag: _, error, ...extra } = self.fields
+  const wire = Schema.Struct({ error, code: Schema.Literal(code), ...extra })
+  return Schema.transform(wire, Schema.typeSchema(self), {
+    strict: false,
+    decode: ({ code: _, ...rest }) => new self(rest),
+    encode: ({ _tag: _, ...rest }) => ({ ...rest, code })
+  }).annotations({ ...HttpApiSchema.annotations({ status }), identifier: self.identifier }) as any
+}
+
+const plain = { error: Schema.String }
+
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", { ...plain, ...withIssues }) {
+  static readonly Wire = onWire(InvalidRequest, "invalid_request", 400)
+}
+export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("ValidationFailed", { ...plain, ...withIssues }) {
+  static readonly Wire = onWire(ValidationFailed, "validation_failed", 400)
+}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", plain) {
+  static readonly Wire = onWire(Unauthorized, "unauthorized", 401)
+}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", plain) {
+  static readonly Wire = onWire(Forbidden, "forbidden", 403)
+}
+export class CsrfCheckFailed extends Schema.TaggedError<CsrfCheckFailed>()("CsrfCheckFailed", plain) {
+  static readonly Wire = onWire(CsrfCheckFailed, "csrf_check_failed", 403)
+}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", plain) {
+  static readonly Wire = onWire(NotFound, "not_found", 404)
+}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", plain) {
+  static readonly Wire = onWire(Conflict, "conflict", 409)
+}
+export class FileContentConflict extends Schema.TaggedError<FileContentConflict>()("FileContentConflict", { ...plain, ...withDigest }) {
+  static readonly Wire = onWire(FileContentConflict, "file_content_conflict", 409)
+}
+export class FileReadOnly extends Schema.TaggedError<FileReadOnly>()("FileReadOnly", plain) {
+  static readonly Wire = onWire(FileReadOnly, "file_read_only", 403)
+}
+export class ExpectedDigestRequired extends Schema.TaggedError<ExpectedDigestRequired>()("ExpectedDigestRequired", { ...plain, ...withDigest }) {
+  static readonly Wire = onWire(ExpectedDigestRequired, "expected_digest_required", 428)
+}
+export class NotAFile extends Schema.TaggedError<NotAFile>()("NotAFile", plain) {
+  static readonly Wire = onWire(NotAFile, "not_a_file", 400)
+}
+export class IdempotencyKeyConflict extends Schema.TaggedError<IdempotencyKeyConflict>()("IdempotencyKeyConflict", plain) {
+  static readonly Wire = onWire(IdempotencyKeyConflict, "idempotency_key_conflict", 409)
+}
+export class AgentBacklogFull extends Schema.TaggedError<AgentBacklogFull>()("AgentBacklogFull", plain) {
+  static readonly Wire = onWire(AgentBacklogFull, "agent_backlog_full", 429)
+}
+export class StateTransitionConflict extends Schema.TaggedError<StateTransitionConflict>()("StateTransitionConflict", plain) {
+  static readonly Wire = onWire(StateTransitionConflict, "state_transition_conflict", 409)
+}
+export class ManagedWorkAdmissionDenied extends Schema.TaggedError<ManagedWorkAdmissionDenied>()("ManagedWorkAdmissionDenied", plain) {
+  static readonly Wire = onWire(ManagedWorkAdmissionDenied, "managed_work_admission_denied", 409)
+}
+export class PendingWork extends Schema.TaggedError<PendingWork>()("PendingWork", plain) {
+  static readonly Wire = onWire(PendingWork, "pending_work", 409)
+}
+export class NotWakeCapable extends Schema.TaggedError<NotWakeCapable>()("NotWakeCapable", plain) {
+  static readonly Wire = onWire(NotWakeCapable, "not_wake_capable", 409)
+}
+export class DaemonRuntimeUnregistered extends Schema.TaggedError<DaemonRuntimeUnregistered>()("DaemonRuntimeUnregistered", plain) {
+  static readonly Wire = onWire(DaemonRuntimeUnregistered, "daemon_runtime_unregistered", 409)
+}
+export class Gone extends Schema.TaggedError<Gone>()("Gone", plain) {
+  static readonly Wire = onWire(Gone, "gone", 410)
+}
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", plain) {
+  static readonly Wire = onWire(RequestTooLarge, "request_too_large", 413)
+}
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", plain) {
+  static readonly Wire = onWire(UnsupportedMediaType, "unsupported_media_type", 415)
+}
+export class Unprocessable extends Schema.TaggedError<Unprocessable>()("Unprocessable", { ...plain, ...withDetails }) {
+  static readonly Wire = onWire(Unprocessable, "unprocessable", 422)
+}
+export class UpstreamUnavailable extends Schema.TaggedError<UpstreamUnavailable>()("UpstreamUnavailable", plain) {
+  static readonly Wire = onWire(UpstreamUnavailable, "upstream_unavailable", 424)
+}
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", plain) {
+  static readonly Wire = onWire(RateLimited, "rate_limited", 429)
+}
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", plain) {
+  static readonly Wire = onWire(InternalError, "internal_error", 500)
+}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", plain) {
+  static readonly Wire = onWire(ServiceUnavailable, "service_unavailable", 503)
+}
+export class AuthenticationUnavailable extends Schema.TaggedError<AuthenticationUnavailable>()("AuthenticationUnavailable", plain) {
+  static readonly Wire = onWire(AuthenticationUnavailable, "authentication_unavailable", 503)
+}

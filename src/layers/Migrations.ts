@@ -1,0 +1,19 @@
+/**
+ * Forward-only, numbered migrations, run at start-up (and by `npm run cli -- migrate`).
+ * Each file under ./migrations is imported here, so the set is fixed at build time.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { PgMigrator } from "@effect/sql-pg"
+import { Layer } from "effect"
+import foundation from "./migrations/0001_foundation.ts"
+
+const migrations = {
+  "0001_foundation": foundation
+}
+
+/** The id of the newest migration; the database is ready once it has been applied. */
+export const LATEST_MIGRATION_ID = Math.max(...Object.keys(migrations).map((name) => Number(name.split("_")[0])))
+
+export const runMigrations = PgMigrator.run({ loader: PgMigrator.fromRecord(migrations) })
+
+export const MigrationsLive = Layer.effectDiscard(runMigrations).pipe(Layer.provide(NodeContext.layer))
