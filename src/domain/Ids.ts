@@ -61,3 +61,45 @@ export const InvitationId = makeId("oinv", "InvitationId")
 export type InvitationId = typeof InvitationId.Type
 export const ApiKeyId = makeId("key", "ApiKeyId")
 export type ApiKeyId = typeof ApiKeyId.Type
+
+// Configuration domain
+export const SecretId = makeId("sec", "SecretId")
+export type SecretId = typeof SecretId.Type
+export const SecretGrantId = makeId("secgrant", "SecretGrantId")
+export type SecretGrantId = typeof SecretGrantId.Type
+export const ModelProviderConfigId = makeId("mpc", "ModelProviderConfigId")
+export type ModelProviderConfigId = typeof ModelProviderConfigId.Type
+export const ConfiguredModelId = makeId("mdl", "ConfiguredModelId")
+export type ConfiguredModelId = typeof ConfiguredModelId.Type
+export const ModelRevisionId = makeId("mrev", "ModelRevisionId")
+export type ModelRevisionId = typeof ModelRevisionId.Type
+export const ModelGrantId = makeId("mdlgrant", "ModelGrantId")
+export type ModelGrantId = typeof ModelGrantId.Type
+export const SkillId = makeId("skl", "SkillId")
+export type SkillId = typeof SkillId.Type
+export const SkillGrantId = makeId("sklgrant", "SkillGrantId")
+export type SkillGrantId = typeof SkillGrantId.Type
+export const AgentConfigId = makeId("acfg", "AgentConfigId")
+export type AgentConfigId = typeof AgentConfigId.Type
+
+// Agent runtime
+export const AgentId = makeId("agt", "AgentId")
+export type AgentId = typeof AgentId.Type
+export const TurnId = makeId("turn", "TurnId")
+export type TurnId = typeof TurnId.Type
+export const EventId = makeId("evt", "EventId")
+export type EventId = typeof EventId.Type
+export const InputId = makeId("inp", "InputId")
+export type InputId = typeof InputId.Type
+export const ToolCallId = makeId("tcl", "ToolCallId")
+export type ToolCallId = typeof ToolCallId.Type
+export const InteractionId = makeId("intr", "InteractionId")
+export type InteractionId = typeof InteractionId.Type
+export const ActorId = makeId("act", "ActorId")
+export type ActorId = typeof ActorId.Type
+export const ArtifactId = makeId("art", "ArtifactId")
+export type ArtifactId = typeof ArtifactId.Type
+
+// Machines
+export const MachinePoolId = makeId("mpo", "MachinePoolId")
+export type MachinePoolId = typeof MachinePoolId.Type
