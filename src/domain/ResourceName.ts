@@ -22,7 +22,7 @@ export const ResourceName = Schema.transform(
   Schema.String,
   Schema.String.pipe(Schema.filter((name) => problem(name) ?? true)),
   { strict: true, decode: (raw) => raw.normalize("NFC"), encode: (name) => name }
-).pipe(Schema.brand("ResourceName")).annotations({
+).annotations({
   identifier: "ResourceName",
   description: "1 to 64 characters, NFC-normalized, no leading or trailing whitespace, no invisible or control characters"
 })

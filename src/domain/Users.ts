@@ -5,8 +5,7 @@ import { Timestamp } from "./Timestamp.ts"
 
 export const Email = Schema.Trim.pipe(
   Schema.maxLength(254),
-  Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "must be an e-mail address" }),
-  Schema.brand("Email")
+  Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "must be an e-mail address" })
 ).annotations({ identifier: "Email" })
 export type Email = typeof Email.Type
 

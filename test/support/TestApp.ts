@@ -9,7 +9,6 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
-import { Email } from "../../src/domain/Users.ts"
 import { AppConfig } from "../../src/layers/AppConfig.ts"
 import { AppLive } from "../../src/layers/AppLive.ts"
 import { ApiKeys } from "../../src/services/ApiKeys.ts"
@@ -41,7 +40,7 @@ export const uniqueEmail = (label = "user") => `${label}-${randomBytes(6).toStri
 /** A new user with a personal API key, and a typed client that sends it. */
 export const newUser = (label = "user") =>
   Effect.gen(function*() {
-    const user = yield* Effect.flatMap(Users, (users) => users.create(Email.make(uniqueEmail(label))))
+    const user = yield* Effect.flatMap(Users, (users) => users.create(uniqueEmail(label)))
     const key = yield* Effect.flatMap(ApiKeys, (apiKeys) => apiKeys.createPersonal(user.id, "test"))
     const client = yield* makeClient({ token: key.token })
     return { user, token: key.token, client }
