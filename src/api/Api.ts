@@ -11,6 +11,7 @@ import { OrganizationApiKeysApi } from "./OrganizationApiKeysApi.ts"
 import { OrganizationsApi } from "./OrganizationsApi.ts"
 import { ProjectMembersApi } from "./ProjectMembersApi.ts"
 import { ProjectsApi } from "./ProjectsApi.ts"
+import { SkillsApi } from "./SkillsApi.ts"
 import { UserApi } from "./UserApi.ts"
 
 export const API_VERSION = "0.1.0"
@@ -23,6 +24,7 @@ export class Api extends HttpApi.make("agent-platform")
   .add(InvitationsApi)
   .add(ProjectsApi)
   .add(ProjectMembersApi)
+  .add(SkillsApi)
   .prefix("/v1")
   .add(HealthApi)
   .addError(InvalidRequest.Wire)

@@ -26,5 +26,5 @@ export class ProjectMember extends Schema.Class<ProjectMember>("ProjectMember")(
 
 export const AddProjectMember = Schema.Struct({
   user_id: UserId,
-  role: Schema.optionalWith(ProjectRole, { default: () => "member" as const })
+  role: Schema.optional(ProjectRole).annotations({ description: "member when omitted" })
 })

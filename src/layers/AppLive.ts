@@ -8,18 +8,29 @@ import { ApiKeys } from "../services/ApiKeys.ts"
 import { Invitations } from "../services/Invitations.ts"
 import { MemberRemovalGuards } from "../services/MemberRemovalGuards.ts"
 import { Members } from "../services/Members.ts"
+import { ModelProviderConfigs } from "../services/ModelProviderConfigs.ts"
+import { Models } from "../services/Models.ts"
 import { Organizations } from "../services/Organizations.ts"
 import { ProjectMembers } from "../services/ProjectMembers.ts"
 import { Projects } from "../services/Projects.ts"
+import { Secrets } from "../services/Secrets.ts"
+import { Skills } from "../services/Skills.ts"
 import { Users } from "../services/Users.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive, NodeServerLive } from "./HttpServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
+import { SecretKey } from "./SecretKey.ts"
 import { HttpServer } from "@effect/platform"
 
 /** The SQL client, available only once migrations have run. */
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
+
+/** Secrets, model provider configs and models, with the server's secret key. */
+const ConfigurationServicesLive = Layer.mergeAll(ModelProviderConfigs.Default, Models.Default).pipe(
+  Layer.provideMerge(Secrets.Default),
+  Layer.provideMerge(SecretKey.layer)
+)
 
 const FoundationServicesLive = Layer.mergeAll(
   Users.Default,
@@ -28,8 +39,12 @@ const FoundationServicesLive = Layer.mergeAll(
   Projects.Default,
   ProjectMembers.Default,
   Members.Default,
-  Invitations.Default
-).pipe(Layer.provideMerge(Layer.merge(Access.Default, MemberRemovalGuards.Default)))
+  Invitations.Default,
+  Skills.Default
+).pipe(
+  Layer.provideMerge(ConfigurationServicesLive),
+  Layer.provideMerge(Layer.merge(Access.Default, MemberRemovalGuards.Default))
+)
 
 /** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
 export const ServicesLive = BootstrapLive.pipe(

@@ -4,20 +4,101 @@
  * talks to both. PGlite is a single session, so its pool holds exactly one connection
  * (EFFECT-NOTES.md 3). On shutdown the pool closes first, then PGlite flushes and closes, so the
  * data directory is never left half-written.
+ *
+ * PGlite must never be opened by two processes at once (both would write the same files): the
+ * embedded database holds an exclusive lock file, DATA_DIR/pg.lock, holding the owner's pid, for
+ * as long as it is open. A second process fails at start; a lock left by a process that is no
+ * longer alive (killed with SIGKILL, a crash) is taken over.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option } from "effect"
-import { mkdirSync } from "node:fs"
-import { join } from "node:path"
+import { Data, Effect, Layer, Option } from "effect"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
 import { AppConfig } from "./AppConfig.ts"
+
+export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
+  readonly message: string
+}> {}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const readLockOwner = (lockFile: string): number | undefined => {
+  try {
+    const pid = Number.parseInt(readFileSync(lockFile, "utf8").trim(), 10)
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Creates the lock file holding this pid; false when it exists already. */
+const createLock = (lockFile: string): boolean => {
+  try {
+    writeFileSync(lockFile, `${process.pid}\n`, { flag: "wx" })
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
+    throw error
+  }
+}
+
+/** The lock files this process holds: a lock naming our own pid is ours only if it is in here. */
+const heldLocks = new Set<string>()
+
+/**
+ * Holds DATA_DIR/pg.lock for the life of the scope. A lock is stale when its owner is not alive,
+ * or names this process without being held by it (a pid reused after a restart, as pid 1 in a
+ * container); a stale lock is replaced, once, and if another process wins that race, it is
+ * reported as the owner.
+ */
+const lockDataDirectory = (dataDir: string) => {
+  const lockFile = resolve(dataDir, "pg.lock")
+  const inUse = (pid: number | undefined) =>
+    new DataDirectoryInUse({
+      message: `The data directory ${dataDir} is in use by ${pid === undefined ? "another process" : `process ${pid}`} ` +
+        `(lock file ${lockFile}): the embedded database can be opened by one process at a time. ` +
+        `Stop that process, or set DATABASE_URL to use a PostgreSQL server.`
+    })
+  const isHeld = (owner: number | undefined) =>
+    owner !== undefined && (owner === process.pid ? heldLocks.has(lockFile) : isAlive(owner))
+  return Effect.acquireRelease(
+    Effect.gen(function*() {
+      mkdirSync(dataDir, { recursive: true })
+      if (!createLock(lockFile)) {
+        const owner = readLockOwner(lockFile)
+        if (isHeld(owner)) return yield* Effect.fail(inUse(owner))
+        yield* Effect.logWarning(`Replacing the stale lock ${lockFile} of process ${owner ?? "unknown"}`)
+        rmSync(lockFile, { force: true })
+        if (!createLock(lockFile)) return yield* Effect.fail(inUse(readLockOwner(lockFile)))
+      }
+      heldLocks.add(lockFile)
+    }),
+    () =>
+      Effect.sync(() => {
+        heldLocks.delete(lockFile)
+        if (readLockOwner(lockFile) === process.pid) rmSync(lockFile, { force: true })
+      })
+  )
+}
 
 const embedded = (dataDir: string) =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const location = dataDir === "memory://" ? dataDir : join(dataDir, "pg")
-      if (location !== "memory://") mkdirSync(location, { recursive: true })
+      if (location !== "memory://") {
+        yield* lockDataDirectory(dataDir)
+        mkdirSync(location, { recursive: true })
+      }
       const db = yield* Effect.acquireRelease(
         Effect.promise(() => PGlite.create(location)),
         (db) => Effect.promise(() => db.close())

@@ -7,6 +7,7 @@ import {
   HttpApiBuilder,
   HttpApiError,
   HttpApiScalar,
+  HttpApp,
   HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
@@ -25,6 +26,7 @@ import { OrganizationApiKeysLive } from "../api/handlers/OrganizationApiKeysLive
 import { OrganizationsLive } from "../api/handlers/OrganizationsLive.ts"
 import { ProjectMembersLive } from "../api/handlers/ProjectMembersLive.ts"
 import { ProjectsLive } from "../api/handlers/ProjectsLive.ts"
+import { SkillsLive } from "../api/handlers/SkillsLive.ts"
 import { UserLive } from "../api/handlers/UserLive.ts"
 import * as Errors from "../domain/Errors.ts"
 import { AppConfig } from "./AppConfig.ts"
@@ -143,6 +145,10 @@ const requestLog = HttpMiddleware.make((app) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = request.headers["x-request-id"] || randomUUID()
     const started = performance.now()
+    // The response is written before a middleware sees it: headers go in through a pre-response handler.
+    yield* HttpApp.appendPreResponseHandler((_, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    )
     const response = yield* app.pipe(
       Effect.catchAllCause((cause) => Effect.map(HttpServerError.causeResponse(cause), ([response]) => response))
     )
@@ -155,7 +161,7 @@ const requestLog = HttpMiddleware.make((app) =>
         duration_ms: Math.round((performance.now() - started) * 10) / 10
       })
     )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    return response
   })
 )
 
@@ -167,7 +173,8 @@ const HandlersLive = Layer.mergeAll(
   MembersLive,
   InvitationsLive,
   ProjectsLive,
-  ProjectMembersLive
+  ProjectMembersLive,
+  SkillsLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** The Api with its routes, docs and guards; needs an HttpServer and the services. */

@@ -6,9 +6,13 @@ import { NodeContext } from "@effect/platform-node"
 import { PgMigrator } from "@effect/sql-pg"
 import { Layer } from "effect"
 import foundation from "./migrations/0001_foundation.ts"
+import secretsAndModels from "./migrations/0002_secrets_and_models.ts"
+import skills from "./migrations/0003_skills.ts"
 
 const migrations = {
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0002_secrets_and_models": secretsAndModels,
+  "0003_skills": skills
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

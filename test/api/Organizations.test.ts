@@ -1,36 +1,71 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
+import { HttpClientRequest } from "@effect/platform"
 import { Effect } from "effect"
-import { TestAppLive, newUser, expectFailure } from "../support/TestApp.ts"
-
-const ID = (prefix: string) => new RegExp(`^${prefix}_[a-z2-7]{26}$`)
+import { expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
 
 it.layer(TestAppLive())("organizations", (it) => {
-  it.effect("create, get, list, rename", () =>
+  it.effect("create, get, list, rename; the creator is the owner", () =>
     Effect.gen(function*() {
-      const { client } = yield* newUser()
-      const org = yield* client.organizations.create({ payload: { name: "Acme" } })
-      expect(org.id).toMatch(ID("org"))
+      const owner = yield* newUser()
+      const org = yield* owner.client.organizations.create({ payload: { name: "Acme" } })
+      expect(org.id).toMatch(ID_PATTERN("org"))
       expect(org.name).toBe("Acme")
-      const got = yield* client.organizations.get({ path: { orgID: org.id } })
-      expect(got.id).toBe(org.id)
-      const list = yield* client.organizations.list({ urlParams: {} })
-      expect(list.data.map((o) => o.id)).toEqual([org.id])
-      expect(list.has_more).toBe(false)
-      expect(list.next_cursor).toBeNull()
-      const renamed = yield* client.organizations.update({ path: { orgID: org.id }, payload: { name: "Acme 2" } })
+      expect(org.created_at).toBeInstanceOf(Date)
+      expect((yield* owner.client.organizations.get({ path: { orgID: org.id } })).id).toBe(org.id)
+      const list = yield* owner.client.organizations.list({ urlParams: {} })
+      expect(list).toEqual({ data: [org], has_more: false, next_cursor: null })
+      const renamed = yield* owner.client.organizations.update({ path: { orgID: org.id }, payload: { name: "Acme 2" } })
       expect(renamed.name).toBe("Acme 2")
+      const members = yield* owner.client.members.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(members.data.map((m) => [m.user_id, m.role])).toEqual([[owner.user.id, "owner"]])
     }))
 
-  it.effect("another user's organization is not found", () =>
+  it.effect("lists page with limit and cursor, in creation order", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser()
+      const created = []
+      for (const name of ["one", "two", "three"]) {
+        created.push((yield* owner.client.organizations.create({ payload: { name } })).id)
+      }
+      const first = yield* owner.client.organizations.list({ urlParams: { limit: 2 } })
+      expect(first.data.map((o) => o.id)).toEqual(created.slice(0, 2))
+      expect(first.has_more).toBe(true)
+      const second = yield* owner.client.organizations.list({ urlParams: { limit: 2, cursor: first.next_cursor! } })
+      expect(second.data.map((o) => o.id)).toEqual(created.slice(2))
+      expect(second).toMatchObject({ has_more: false, next_cursor: null })
+      const bad = yield* expectFailure(owner.client.organizations.list({ urlParams: { cursor: "nonsense" } }))
+      expect(bad._tag).toBe("InvalidRequest")
+      const tooMany = yield* rawRequest(
+        HttpClientRequest.get("/v1/orgs?limit=101").pipe(HttpClientRequest.bearerToken(owner.token))
+      )
+      expect(tooMany.status).toBe(400)
+      expect(tooMany.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/limit" }] })
+    }))
+
+  it.effect("another user's organization is not found, for reading and writing", () =>
     Effect.gen(function*() {
       const alice = yield* newUser("alice")
       const bob = yield* newUser("bob")
       const org = yield* alice.client.organizations.create({ payload: { name: "Alice Co" } })
-      const error = yield* expectFailure(bob.client.organizations.get({ path: { orgID: org.id } }))
-      expect(error._tag).toBe("NotFound")
+      const read = yield* expectFailure(bob.client.organizations.get({ path: { orgID: org.id } }))
+      expect(read._tag).toBe("NotFound")
+      const write = yield* expectFailure(
+        bob.client.organizations.update({ path: { orgID: org.id }, payload: { name: "Mine" } })
+      )
+      expect(write._tag).toBe("NotFound")
+      expect((yield* bob.client.organizations.list({ urlParams: {} })).data).toEqual([])
     }))
-})
 
-describe("ids", () => {
-  it("sort by creation", () => expect(true).toBe(true))
+  it.effect("a member reads but may not rename", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const member = yield* newUser("member")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Team" } })
+      yield* joinOrganization(owner, org.id, member, "member")
+      expect((yield* member.client.organizations.get({ path: { orgID: org.id } })).name).toBe("Team")
+      const error = yield* expectFailure(
+        member.client.organizations.update({ path: { orgID: org.id }, payload: { name: "Mine" } })
+      )
+      expect(error._tag).toBe("Forbidden")
+    }))
 })

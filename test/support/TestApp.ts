@@ -23,6 +23,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     port: 0,
     bootstrapToken: Option.none(),
     bootstrapEmail: "admin@localhost",
+    secretKey: Option.some(Redacted.make(randomBytes(32).toString("base64"))),
     ...overrides
   })
 
@@ -57,7 +58,9 @@ export const rawRequest = (request: HttpClientRequest.HttpClientRequest) =>
         status: response.status,
         headers: response.headers,
         text,
-        json: text === "" ? undefined : JSON.parse(text) as Record<string, unknown>
+        json: (response.headers["content-type"] ?? "").includes("json")
+          ? JSON.parse(text) as Record<string, unknown>
+          : undefined
       }))
     ),
     Effect.scoped
@@ -66,3 +69,19 @@ export const rawRequest = (request: HttpClientRequest.HttpClientRequest) =>
 /** Runs `effect` and returns its failure, failing the test when it succeeds. */
 export const expectFailure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flip(effect).pipe(Effect.orElse(() => Effect.dieMessage("expected a failure, got a success")))
+
+export type TestUser = Effect.Effect.Success<ReturnType<typeof newUser>>
+
+export const ID_PATTERN = (prefix: string) => new RegExp(`^${prefix}_[a-z2-7]{26}$`)
+
+/** `owner` invites `user` into the organization with `role`, and `user` accepts. */
+export const joinOrganization = (
+  owner: TestUser,
+  orgID: Parameters<TestUser["client"]["organizations"]["get"]>[0]["path"]["orgID"],
+  user: TestUser,
+  role: "owner" | "admin" | "member"
+) =>
+  Effect.gen(function*() {
+    const invitation = yield* owner.client.invitations.create({ path: { orgID }, payload: { email: user.user.email, role } })
+    return yield* user.client.invitations.accept({ path: { invitationID: invitation.id } })
+  })

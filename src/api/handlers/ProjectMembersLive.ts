@@ -8,5 +8,5 @@ export const ProjectMembersLive = HttpApiBuilder.group(Api, "projectMembers", (h
     handlers
       .handle("list", ({ path, urlParams }) => projectMembers.list(path.orgID, path.projectID, urlParams))
       .handle("add", ({ path, payload }) =>
-        projectMembers.add(path.orgID, path.projectID, payload.user_id, payload.role))
+        projectMembers.add(path.orgID, path.projectID, payload.user_id, payload.role ?? "member"))
       .handle("remove", ({ path }) => projectMembers.remove(path.orgID, path.projectID, path.userID))))

@@ -1,0 +1,121 @@
+/**
+ * The admin command line: `npm run cli -- <command>`. Configuration from the environment, as the
+ * server (README): DATABASE_URL, or the embedded database in DATA_DIR. The embedded database can
+ * be opened by one process at a time, so against it the server must be stopped first.
+ *
+ *   migrate                                      apply pending migrations, print them
+ *   create-user --email <e> [--key-name <n>]     a new user and a personal API key (token printed once)
+ *   create-api-key --email <e> --name <n>        a new personal API key for an existing user
+ */
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
+import { NotFound } from "./domain/Errors.ts"
+import { ResourceName } from "./domain/ResourceName.ts"
+import { Email } from "./domain/Users.ts"
+import { AppConfig } from "./layers/AppConfig.ts"
+import { DatabaseReadyLive } from "./layers/AppLive.ts"
+import { DatabaseLive } from "./layers/Database.ts"
+import { runMigrations } from "./layers/Migrations.ts"
+import { ApiKeys } from "./services/ApiKeys.ts"
+import { Users } from "./services/Users.ts"
+
+const DEFAULT_KEY_NAME = "cli"
+
+/** An option decoded with a domain schema, so the CLI accepts exactly what the API accepts. */
+const validated = <A>(option: Options.Options<string>, schema: Schema.Schema<A, string>) =>
+  Options.mapEffect(option, (raw) =>
+    Schema.decode(schema)(raw).pipe(
+      Effect.mapError((error) =>
+        ValidationError.invalidValue(HelpDoc.p(ParseResult.TreeFormatter.formatErrorSync(error)))
+      )
+    ))
+
+const email = validated(Options.text("email").pipe(Options.withDescription("the user's e-mail address")), Email)
+
+const UsersLive = Layer.mergeAll(Users.Default, ApiKeys.Default).pipe(Layer.provide(DatabaseReadyLive))
+
+const printKey = (key: { readonly id: string; readonly name: string; readonly token: string }) =>
+  Console.log(
+    [
+      `api key  ${key.id} (${key.name})`,
+      `token    ${key.token}`,
+      "The token is shown only this once: store it now."
+    ].join("\n")
+  )
+
+const migrate = Command.make("migrate", {}, () =>
+  Effect.gen(function*() {
+    const applied = yield* runMigrations
+    yield* Console.log(
+      applied.length === 0
+        ? "The database is up to date: no migration to apply."
+        : applied.map(([id, name]) => `applied ${String(id).padStart(4, "0")} ${name}`).join("\n")
+    )
+  }).pipe(Effect.provide(DatabaseLive))).pipe(Command.withDescription("Apply pending database migrations"))
+
+const createUser = Command.make("create-user", {
+  email,
+  keyName: validated(
+    Options.text("key-name").pipe(
+      Options.withDescription("the name of the personal API key"),
+      Options.withDefault(DEFAULT_KEY_NAME)
+    ),
+    ResourceName
+  )
+}, ({ email, keyName }) =>
+  Effect.gen(function*() {
+    const user = yield* Effect.flatMap(Users, (users) => users.create(email))
+    const key = yield* Effect.flatMap(ApiKeys, (apiKeys) => apiKeys.createPersonal(user.id, keyName))
+    yield* Console.log(`user     ${user.id} <${user.email}>`)
+    yield* printKey(key)
+  }).pipe(Effect.provide(UsersLive))).pipe(
+    Command.withDescription("Create a user and print a new personal API key for it")
+  )
+
+const createApiKey = Command.make("create-api-key", {
+  email,
+  name: validated(Options.text("name").pipe(Options.withDescription("the name of the API key")), ResourceName)
+}, ({ email, name }) =>
+  Effect.gen(function*() {
+    const user = yield* Effect.flatMap(Users, (users) => users.findByEmail(email)).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new NotFound({ error: `No user has the e-mail ${email}; create it with create-user` })),
+        onSome: Effect.succeed
+      }))
+    )
+    const key = yield* Effect.flatMap(ApiKeys, (apiKeys) => apiKeys.createPersonal(user.id, name))
+    yield* Console.log(`user     ${user.id} <${user.email}>`)
+    yield* printKey(key)
+  }).pipe(Effect.provide(UsersLive))).pipe(
+    Command.withDescription("Create a new personal API key for an existing user and print it")
+  )
+
+const cli = Command.make("agent-platform").pipe(
+  Command.withDescription("Administration of the agent platform server"),
+  Command.withSubcommands([migrate, createUser, createApiKey]),
+  Command.run({ name: "agent-platform", version: "0.1.0" })
+)
+
+/** What a failure says to the operator: our errors carry `error` or `message`; anything else is a bug, shown in full. */
+const describeFailure = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value as { readonly error?: unknown; readonly message?: unknown }
+    if (typeof error.error === "string") return error.error
+    if (typeof error.message === "string" && error.message !== "") return error.message
+  }
+  return Cause.pretty(cause)
+}
+
+cli(process.argv).pipe(
+  Effect.tapErrorCause((cause) =>
+    // @effect/cli has already printed its usage errors, with the help text.
+    Option.exists(Cause.failureOption(cause), ValidationError.isValidationError) || Cause.isInterruptedOnly(cause)
+      ? Effect.void
+      : Console.error(`error: ${describeFailure(cause)}`)
+  ),
+  Effect.provide(AppConfig.fromEnv),
+  Effect.provide(Layer.merge(NodeContext.layer, Logger.minimumLogLevel(LogLevel.Warning))),
+  NodeRuntime.runMain({ disableErrorReporting: true })
+)

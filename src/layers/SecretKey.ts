@@ -1,0 +1,73 @@
+/**
+ * The server's 32-byte key for secrets at rest (AES-256-GCM) and for signing machine tokens.
+ *
+ * From AGENT_PLATFORM_SECRET_KEY (64 hex characters, or base64/base64url of 32 bytes); when it is
+ * unset, read from `DATA_DIR/secret.key`, which is generated (base64, mode 0600) the first time
+ * and reused on every later start. With the in-memory data directory of tests and nothing set,
+ * the key lives as long as the process, like the data.
+ */
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { AppConfig } from "./AppConfig.ts"
+
+export const SECRET_KEY_BYTES = 32
+export const SECRET_KEY_FILE = "secret.key"
+
+export class SecretKey extends Context.Tag("SecretKey")<SecretKey, Redacted.Redacted<Buffer>>() {
+  static readonly layer = Layer.effect(
+    SecretKey,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      if (Option.isSome(config.secretKey)) {
+        return yield* parseKey(Redacted.value(config.secretKey.value), "AGENT_PLATFORM_SECRET_KEY")
+      }
+      if (config.dataDir === "memory://") return Redacted.make(randomBytes(SECRET_KEY_BYTES))
+      return yield* keyFile(join(config.dataDir, SECRET_KEY_FILE))
+    })
+  )
+}
+
+/** 64 hex characters, or base64 (standard or url-safe) of exactly 32 bytes. */
+export const parseKey = (text: string, source: string): Effect.Effect<Redacted.Redacted<Buffer>, Error> => {
+  const trimmed = text.trim()
+  const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, "hex")
+    : /^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)
+    ? Buffer.from(trimmed, "base64")
+    : Buffer.alloc(0)
+  return bytes.length === SECRET_KEY_BYTES
+    ? Effect.succeed(Redacted.make(bytes))
+    : Effect.fail(
+      new Error(
+        `${source} must be ${SECRET_KEY_BYTES} bytes written as 64 hex characters or as base64 ` +
+          `(generate one with: openssl rand -base64 32)`
+      )
+    )
+}
+
+/** Reads the key file, creating it (exclusively, mode 0600) when it does not exist yet. */
+const keyFile = (path: string) =>
+  Effect.gen(function*() {
+    const created = yield* Effect.try({
+      try: () => {
+        mkdirSync(join(path, ".."), { recursive: true })
+        writeFileSync(path, randomBytes(SECRET_KEY_BYTES).toString("base64") + "\n", { mode: 0o600, flag: "wx" })
+        return true
+      },
+      catch: (error) => error
+    }).pipe(
+      Effect.catchIf(
+        (error) => (error as NodeJS.ErrnoException)?.code === "EEXIST",
+        () => Effect.succeed(false)
+      ),
+      Effect.mapError((error) => new Error(`Cannot create the secret key file ${path}: ${String(error)}`))
+    )
+    if (created) yield* Effect.logInfo("generated a secret key").pipe(Effect.annotateLogs({ path }))
+    const text = yield* Effect.try({
+      try: () => readFileSync(path, "utf8"),
+      catch: (error) => new Error(`Cannot read the secret key file ${path}: ${String(error)}`)
+    })
+    return yield* parseKey(text, path)
+  })

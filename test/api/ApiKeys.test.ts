@@ -1,0 +1,93 @@
+import { expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { clientWith, expectFailure, ID_PATTERN, newUser, TestAppLive } from "../support/TestApp.ts"
+
+it.layer(TestAppLive())("API keys", (it) => {
+  it.effect("personal keys: the token is shown once, lists never show it, deletion revokes", () =>
+    Effect.gen(function*() {
+      const { client, user } = yield* newUser()
+      const me = yield* client.user.get()
+      expect(me).toMatchObject({ id: user.id, email: user.email })
+      expect(me.id).toMatch(ID_PATTERN("usr"))
+
+      const key = yield* client.user.createApiKey({ payload: { name: "laptop" } })
+      expect(key.id).toMatch(ID_PATTERN("key"))
+      expect(key.token).toMatch(/^apk_[A-Za-z0-9_-]{43}$/)
+      const list = yield* client.user.listApiKeys({ urlParams: {} })
+      expect(list.data.map((k) => k.name)).toEqual(["test", "laptop"])
+      expect(list.data.every((k) => !("token" in k))).toBe(true)
+
+      yield* client.user.deleteApiKey({ path: { keyID: key.id } })
+      expect((yield* expectFailure((yield* clientWith(key.token)).user.get()))._tag).toBe("Unauthorized")
+      const again = yield* expectFailure(client.user.deleteApiKey({ path: { keyID: key.id } }))
+      expect(again._tag).toBe("NotFound")
+    }))
+
+  it.effect("a user cannot delete another user's key", () =>
+    Effect.gen(function*() {
+      const alice = yield* newUser("alice")
+      const bob = yield* newUser("bob")
+      const key = yield* alice.client.user.createApiKey({ payload: { name: "alice's" } })
+      expect((yield* expectFailure(bob.client.user.deleteApiKey({ path: { keyID: key.id } })))._tag).toBe("NotFound")
+      expect((yield* (yield* clientWith(key.token)).user.get()).id).toBe(alice.user.id)
+    }))
+
+  it.effect("organization keys act for their organization only, with their role", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser()
+      const orgA = yield* owner.client.organizations.create({ payload: { name: "A" } })
+      const orgB = yield* owner.client.organizations.create({ payload: { name: "B" } })
+      const projectA = yield* owner.client.projects.create({ path: { orgID: orgA.id }, payload: { name: "a" } })
+
+      const adminKey = yield* owner.client.organizationApiKeys.create({
+        path: { orgID: orgB.id },
+        payload: { name: "ci", role: "admin" }
+      })
+      expect(adminKey).toMatchObject({ org_id: orgB.id, name: "ci", role: "admin" })
+      const asB = yield* clientWith(adminKey.token)
+
+      // Another organization's project and organization are not found.
+      expect((yield* expectFailure(asB.projects.get({ path: { orgID: orgA.id, projectID: projectA.id } })))._tag)
+        .toBe("NotFound")
+      expect((yield* expectFailure(asB.organizations.get({ path: { orgID: orgA.id } })))._tag).toBe("NotFound")
+      expect((yield* asB.organizations.list({ urlParams: {} })).data.map((o) => o.id)).toEqual([orgB.id])
+      // An admin key manages its own organization.
+      const project = yield* asB.projects.create({ path: { orgID: orgB.id }, payload: { name: "by key" } })
+      expect(project.org_id).toBe(orgB.id)
+      // It is not a user.
+      expect((yield* expectFailure(asB.user.get()))._tag).toBe("Forbidden")
+      expect((yield* expectFailure(asB.organizations.create({ payload: { name: "C" } })))._tag).toBe("Forbidden")
+
+      const memberKey = yield* owner.client.organizationApiKeys.create({
+        path: { orgID: orgB.id },
+        payload: { name: "reader", role: "member" }
+      })
+      const asMember = yield* clientWith(memberKey.token)
+      expect((yield* asMember.projects.list({ path: { orgID: orgB.id }, urlParams: {} })).data).toHaveLength(1)
+      const denied = yield* expectFailure(asMember.projects.create({ path: { orgID: orgB.id }, payload: { name: "no" } }))
+      expect(denied._tag).toBe("Forbidden")
+
+      const keys = yield* owner.client.organizationApiKeys.list({ path: { orgID: orgB.id }, urlParams: {} })
+      expect(keys.data.map((k) => k.name)).toEqual(["ci", "reader"])
+      yield* owner.client.organizationApiKeys.remove({ path: { orgID: orgB.id, keyID: adminKey.id } })
+      expect((yield* expectFailure(asB.organizations.list({ urlParams: {} })))._tag).toBe("Unauthorized")
+    }))
+
+  it.effect("only admins manage organization keys", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser()
+      const org = yield* owner.client.organizations.create({ payload: { name: "Keys" } })
+      const memberKey = yield* owner.client.organizationApiKeys.create({
+        path: { orgID: org.id },
+        payload: { name: "member", role: "member" }
+      })
+      const asMember = yield* clientWith(memberKey.token)
+      const error = yield* expectFailure(
+        asMember.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "x", role: "admin" } })
+      )
+      expect(error._tag).toBe("Forbidden")
+      const outsider = yield* newUser("outsider")
+      const hidden = yield* expectFailure(outsider.client.organizationApiKeys.list({ path: { orgID: org.id }, urlParams: {} }))
+      expect(hidden._tag).toBe("NotFound")
+    }))
+})

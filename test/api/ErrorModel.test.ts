@@ -1,0 +1,138 @@
+import { HttpClientRequest } from "@effect/platform"
+import { expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { clientWith, expectFailure, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
+
+const post = (path: string, token: string, body: string, contentType = "application/json") =>
+  rawRequest(
+    HttpClientRequest.post(path).pipe(
+      HttpClientRequest.bearerToken(token),
+      HttpClientRequest.bodyText(body, contentType)
+    )
+  )
+
+it.layer(TestAppLive())("error model", (it) => {
+  it.effect("401 without a token, with a bad token, with a revoked token", () =>
+    Effect.gen(function*() {
+      const missing = yield* rawRequest(HttpClientRequest.get("/v1/user"))
+      expect(missing.status).toBe(401)
+      expect(missing.json).toEqual({ error: expect.any(String), code: "unauthorized" })
+
+      const bad = yield* expectFailure((yield* clientWith("apk_not-a-real-key")).user.get())
+      expect(bad._tag).toBe("Unauthorized")
+
+      const user = yield* newUser()
+      const key = yield* user.client.user.createApiKey({ payload: { name: "temporary" } })
+      const withKey = yield* clientWith(key.token)
+      expect((yield* withKey.user.get()).id).toBe(user.user.id)
+      yield* user.client.user.deleteApiKey({ path: { keyID: key.id } })
+      const revoked = yield* expectFailure(withKey.user.get())
+      expect(revoked._tag).toBe("Unauthorized")
+    }))
+
+  it.effect("malformed JSON is 400 invalid_request with exactly error and code", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* post("/v1/orgs", token, "{\"name\":")
+      expect(response.status).toBe(400)
+      expect(Object.keys(response.json!).sort()).toEqual(["code", "error"])
+      expect(response.json!.code).toBe("invalid_request")
+    }))
+
+  it.effect("a schema failure names the field in issues, without _tag", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* post("/v1/orgs", token, JSON.stringify({ title: "x" }))
+      expect(response.status).toBe(400)
+      expect(Object.keys(response.json!).sort()).toEqual(["code", "error", "issues"])
+      expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name", message: "is missing" }] })
+    }))
+
+  it.effect("a body that is not application/json is 415", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* post("/v1/orgs", token, "name=x", "text/plain")
+      expect(response.status).toBe(415)
+      expect(response.json).toEqual({ error: expect.any(String), code: "unsupported_media_type" })
+    }))
+
+  it.effect("a body over 1 MiB is 413 and nothing is created", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const response = yield* post("/v1/orgs", token, JSON.stringify({ name: "x".repeat(1024 * 1024 + 1) }))
+      expect(response.status).toBe(413)
+      expect(response.json).toEqual({ error: expect.any(String), code: "request_too_large" })
+      expect((yield* client.organizations.list({ urlParams: {} })).data).toEqual([])
+    }))
+
+  it.effect("an unknown route is 404 not_found", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* rawRequest(HttpClientRequest.get("/v1/nothing-here").pipe(HttpClientRequest.bearerToken(token)))
+      expect(response.status).toBe(404)
+      expect(response.json).toEqual({ error: expect.any(String), code: "not_found" })
+    }))
+
+  it.effect("a malformed id in the path is 400 naming the parameter", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* rawRequest(HttpClientRequest.get("/v1/orgs/org_123").pipe(HttpClientRequest.bearerToken(token)))
+      expect(response.status).toBe(400)
+      expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/orgID" }] })
+    }))
+
+  it.effect("the same routes answer under /api/v1", () =>
+    Effect.gen(function*() {
+      const { token, user } = yield* newUser()
+      const response = yield* rawRequest(HttpClientRequest.get("/api/v1/user").pipe(HttpClientRequest.bearerToken(token)))
+      expect(response.status).toBe(200)
+      expect(response.json).toMatchObject({ id: user.id, email: user.email })
+    }))
+
+  it.effect("every response carries x-request-id: the caller's, or a new one", () =>
+    Effect.gen(function*() {
+      const echoed = yield* rawRequest(HttpClientRequest.get("/healthz").pipe(HttpClientRequest.setHeader("x-request-id", "req-42")))
+      expect(echoed.headers["x-request-id"]).toBe("req-42")
+      const generated = yield* rawRequest(HttpClientRequest.get("/v1/user"))
+      expect(generated.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+    }))
+})
+
+it.layer(TestAppLive())("resource names", (it) => {
+  const rejected: ReadonlyArray<[string, string]> = [
+    ["empty", ""],
+    ["65 characters", "a".repeat(65)],
+    ["leading whitespace", " Acme"],
+    ["trailing whitespace", "Acme "],
+    ["a control character", "Ac\u0007me"],
+    ["a tab", "Ac\tme"],
+    ["a zero-width space", "Ac\u200Bme"],
+    ["a byte order mark", "\uFEFFAcme"],
+    ["a line separator", "Ac\u2028me"]
+  ]
+  for (const [label, name] of rejected) {
+    it.effect(`rejects ${label}`, () =>
+      Effect.gen(function*() {
+        const { token } = yield* newUser()
+        const response = yield* post("/v1/orgs", token, JSON.stringify({ name }))
+        expect(response.status).toBe(400)
+        expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name" }] })
+      }))
+  }
+
+  it.effect("accepts spaces, punctuation and 64 characters of any script", () =>
+    Effect.gen(function*() {
+      const { client } = yield* newUser()
+      for (const name of ["Acme, Inc. (EU) — R&D!", "é".repeat(64), "組織".repeat(32)]) {
+        expect((yield* client.organizations.create({ payload: { name } })).name).toBe(name)
+      }
+    }))
+
+  it.effect("stores names NFC-normalized", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* post("/v1/orgs", token, JSON.stringify({ name: "Cafe\u0301" }))
+      expect(response.status).toBe(201)
+      expect(response.json!.name).toBe("Caf\u00e9")
+    }))
+})

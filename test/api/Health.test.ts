@@ -1,0 +1,35 @@
+import { HttpClientRequest } from "@effect/platform"
+import { expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { rawRequest, TestAppLive } from "../support/TestApp.ts"
+
+it.layer(TestAppLive())("health, OpenAPI and docs", (it) => {
+  it.effect("/healthz and /readyz answer 200 without authentication", () =>
+    Effect.gen(function*() {
+      expect(yield* rawRequest(HttpClientRequest.get("/healthz"))).toMatchObject({ status: 200, json: { status: "ok" } })
+      expect(yield* rawRequest(HttpClientRequest.get("/readyz"))).toMatchObject({ status: 200, json: { status: "ready" } })
+    }))
+
+  it.effect("the OpenAPI document lists every endpoint's error codes and statuses", () =>
+    Effect.gen(function*() {
+      const response = yield* rawRequest(HttpClientRequest.get("/v1/openapi.json"))
+      expect(response.status).toBe(200)
+      const document = response.json as any
+      expect(document.info.version).toBe("0.1.0")
+      const createProject = document.paths["/v1/orgs/{orgID}/projects"].post
+      expect(Object.keys(createProject.responses).sort()).toEqual(
+        ["201", "400", "401", "403", "404", "409", "413", "415", "500", "503"]
+      )
+      const operations = Object.values(document.paths).flatMap((path: any) => Object.values(path)) as Array<any>
+      for (const operation of operations) {
+        expect(Object.keys(operation.responses)).toContain("500")
+      }
+    }))
+
+  it.effect("the docs page is served", () =>
+    Effect.gen(function*() {
+      const response = yield* rawRequest(HttpClientRequest.get("/docs"))
+      expect(response.status).toBe(200)
+      expect(response.text).toContain("<html")
+    }))
+})

@@ -1,0 +1,141 @@
+import { expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { expectFailure, ID_PATTERN, joinOrganization, newUser, TestAppLive } from "../support/TestApp.ts"
+
+it.layer(TestAppLive())("members and invitations", (it) => {
+  it.effect("invite, list, accept; the invitation is gone once accepted", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const invitee = yield* newUser("invitee")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Crew" } })
+      const invitation = yield* owner.client.invitations.create({
+        path: { orgID: org.id },
+        payload: { email: invitee.user.email.toUpperCase(), role: "admin" }
+      })
+      expect(invitation).toMatchObject({ org_id: org.id, org_name: "Crew", org_role: "admin" })
+      expect(invitation.id).toMatch(ID_PATTERN("oinv"))
+      const pending = yield* owner.client.invitations.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(pending.data.map((i) => i.id)).toEqual([invitation.id])
+
+      const duplicate = yield* expectFailure(
+        owner.client.invitations.create({ path: { orgID: org.id }, payload: { email: invitee.user.email, role: "member" } })
+      )
+      expect(duplicate._tag).toBe("Conflict")
+
+      const stranger = yield* newUser("stranger")
+      const notForYou = yield* expectFailure(stranger.client.invitations.accept({ path: { invitationID: invitation.id } }))
+      expect(notForYou._tag).toBe("NotFound")
+
+      const member = yield* invitee.client.invitations.accept({ path: { invitationID: invitation.id } })
+      expect(member).toMatchObject({ org_id: org.id, user_id: invitee.user.id, role: "admin" })
+      expect((yield* owner.client.invitations.list({ path: { orgID: org.id }, urlParams: {} })).data).toEqual([])
+      const already = yield* expectFailure(
+        owner.client.invitations.create({ path: { orgID: org.id }, payload: { email: invitee.user.email, role: "member" } })
+      )
+      expect(already._tag).toBe("Conflict")
+    }))
+
+  it.effect("invitations: delete, bad e-mail, only owners invite owners", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const admin = yield* newUser("admin")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Crew" } })
+      yield* joinOrganization(owner, org.id, admin, "admin")
+      const ownerInvite = yield* expectFailure(
+        admin.client.invitations.create({ path: { orgID: org.id }, payload: { email: "x@example.test", role: "owner" } })
+      )
+      expect(ownerInvite._tag).toBe("Forbidden")
+      const invitation = yield* admin.client.invitations.create({
+        path: { orgID: org.id },
+        payload: { email: "y@example.test", role: "member" }
+      })
+      yield* admin.client.invitations.remove({ path: { orgID: org.id, invitationID: invitation.id } })
+      const gone = yield* expectFailure(
+        admin.client.invitations.remove({ path: { orgID: org.id, invitationID: invitation.id } })
+      )
+      expect(gone._tag).toBe("NotFound")
+      const badEmail = yield* expectFailure(
+        owner.client.invitations.create({ path: { orgID: org.id }, payload: { email: "not an email", role: "member" } })
+      )
+      expect(badEmail._tag).toBe("ParseError")
+    }))
+
+  it.effect("roles: admins promote and demote members, only an owner touches an owner", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const admin = yield* newUser("admin")
+      const member = yield* newUser("member")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Roles" } })
+      yield* joinOrganization(owner, org.id, admin, "admin")
+      yield* joinOrganization(owner, org.id, member, "member")
+
+      const forbidden = yield* expectFailure(
+        member.client.members.update({ path: { orgID: org.id, userID: admin.user.id }, payload: { role: "member" } })
+      )
+      expect(forbidden._tag).toBe("Forbidden")
+      const promoted = yield* admin.client.members.update({
+        path: { orgID: org.id, userID: member.user.id },
+        payload: { role: "admin" }
+      })
+      expect(promoted.role).toBe("admin")
+      const demoteOwner = yield* expectFailure(
+        admin.client.members.update({ path: { orgID: org.id, userID: owner.user.id }, payload: { role: "member" } })
+      )
+      expect(demoteOwner._tag).toBe("Forbidden")
+      const removeOwner = yield* expectFailure(
+        admin.client.members.remove({ path: { orgID: org.id, userID: owner.user.id } })
+      )
+      expect(removeOwner._tag).toBe("Forbidden")
+      const list = yield* owner.client.members.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(list.data.map((m) => m.role).sort()).toEqual(["admin", "admin", "owner"])
+    }))
+
+  it.effect("the last owner can neither leave nor be demoted; with a second owner both work", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const second = yield* newUser("second")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Owners" } })
+      const leave = yield* expectFailure(owner.client.members.remove({ path: { orgID: org.id, userID: owner.user.id } }))
+      expect(leave._tag).toBe("Conflict")
+      const demote = yield* expectFailure(
+        owner.client.members.update({ path: { orgID: org.id, userID: owner.user.id }, payload: { role: "admin" } })
+      )
+      expect(demote._tag).toBe("Conflict")
+
+      yield* joinOrganization(owner, org.id, second, "owner")
+      const demoted = yield* second.client.members.update({
+        path: { orgID: org.id, userID: owner.user.id },
+        payload: { role: "admin" }
+      })
+      expect(demoted.role).toBe("admin")
+      yield* owner.client.members.remove({ path: { orgID: org.id, userID: owner.user.id } })
+      expect((yield* expectFailure(owner.client.organizations.get({ path: { orgID: org.id } })))._tag).toBe("NotFound")
+    }))
+
+  it.effect("a member may leave; members may not remove others; removal ends project memberships", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const alice = yield* newUser("alice")
+      const bob = yield* newUser("bob")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Leaving" } })
+      yield* joinOrganization(owner, org.id, alice, "member")
+      yield* joinOrganization(owner, org.id, bob, "member")
+      const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "p" } })
+      yield* owner.client.projectMembers.add({
+        path: { orgID: org.id, projectID: project.id },
+        payload: { user_id: bob.user.id }
+      })
+
+      const denied = yield* expectFailure(alice.client.members.remove({ path: { orgID: org.id, userID: bob.user.id } }))
+      expect(denied._tag).toBe("Forbidden")
+      yield* alice.client.members.remove({ path: { orgID: org.id, userID: alice.user.id } })
+      yield* owner.client.members.remove({ path: { orgID: org.id, userID: bob.user.id } })
+      const projectMembers = yield* owner.client.projectMembers.list({
+        path: { orgID: org.id, projectID: project.id },
+        urlParams: {}
+      })
+      expect(projectMembers.data).toEqual([])
+      const notMember = yield* expectFailure(owner.client.members.remove({ path: { orgID: org.id, userID: bob.user.id } }))
+      expect(notMember._tag).toBe("NotFound")
+    }))
+})
