@@ -1,0 +1,56 @@
+/**
+ * Content blocks (spec 2.11): what inputs, model output and tool results are made of.
+ *
+ * Stored and returned: `text`, `reasoning_summary` (a model's summary of its reasoning) and
+ * `media_ref` (bytes kept as an artifact, downloadable from the agent's artifacts route).
+ * Submitted: `text`, and inline `media` (base64 bytes) which the server stores as an artifact and
+ * returns as a `media_ref`.
+ */
+import { Schema } from "effect"
+import { ArtifactId } from "../Ids.ts"
+
+const Metadata = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+export const TextBlock = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String,
+  metadata: Metadata
+}).annotations({ identifier: "TextBlock" })
+export type TextBlock = typeof TextBlock.Type
+
+export const ReasoningSummaryBlock = Schema.Struct({
+  type: Schema.Literal("reasoning_summary"),
+  text: Schema.String,
+  metadata: Metadata
+}).annotations({ identifier: "ReasoningSummaryBlock" })
+
+export const MediaRefBlock = Schema.Struct({
+  type: Schema.Literal("media_ref"),
+  artifact_id: ArtifactId,
+  media_type: Schema.String,
+  size_bytes: Schema.Int,
+  sha256: Schema.String,
+  metadata: Metadata
+}).annotations({ identifier: "MediaRefBlock" })
+export type MediaRefBlock = typeof MediaRefBlock.Type
+
+/** A block as stored on the timeline and returned by the API. */
+export const ContentBlock = Schema.Union(TextBlock, ReasoningSummaryBlock, MediaRefBlock).annotations({
+  identifier: "ContentBlock"
+})
+export type ContentBlock = typeof ContentBlock.Type
+
+/** Inline media in a submission: base64 bytes of one media type. */
+export const InlineMediaBlock = Schema.Struct({
+  type: Schema.Literal("media"),
+  media_type: Schema.String.pipe(Schema.pattern(/^[\w.+-]+\/[\w.+-]+$/, { message: () => "must be a media type such as image/png" })),
+  data: Schema.String.annotations({ description: "base64 of the bytes" }),
+  metadata: Metadata
+}).annotations({ identifier: "InlineMediaBlock" })
+export type InlineMediaBlock = typeof InlineMediaBlock.Type
+
+/** A block as a client submits it (inputs, tool results). */
+export const SubmittedContentBlock = Schema.Union(TextBlock, InlineMediaBlock).annotations({
+  identifier: "SubmittedContentBlock"
+})
+export type SubmittedContentBlock = typeof SubmittedContentBlock.Type
