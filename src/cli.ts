@@ -22,16 +22,20 @@ import { Users } from "./services/Users.ts"
 
 const DEFAULT_KEY_NAME = "cli"
 
-/** An option decoded with a domain schema, so the CLI accepts exactly what the API accepts. */
-const validated = <A>(option: Options.Options<string>, schema: Schema.Schema<A, string>) =>
+/** `--name` decoded with a domain schema, so the CLI accepts exactly what the API accepts. */
+const validated = <A>(name: string, option: Options.Options<string>, schema: Schema.Schema<A, string>) =>
   Options.mapEffect(option, (raw) =>
     Schema.decode(schema)(raw).pipe(
       Effect.mapError((error) =>
-        ValidationError.invalidValue(HelpDoc.p(ParseResult.TreeFormatter.formatErrorSync(error)))
+        ValidationError.invalidValue(HelpDoc.p(
+          `--${name} ${
+            ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.message).join("; ")
+          }`
+        ))
       )
     ))
 
-const email = validated(Options.text("email").pipe(Options.withDescription("the user's e-mail address")), Email)
+const email = validated("email", Options.text("email").pipe(Options.withDescription("the user's e-mail address")), Email)
 
 const UsersLive = Layer.mergeAll(Users.Default, ApiKeys.Default).pipe(Layer.provide(DatabaseReadyLive))
 
@@ -57,6 +61,7 @@ const migrate = Command.make("migrate", {}, () =>
 const createUser = Command.make("create-user", {
   email,
   keyName: validated(
+    "key-name",
     Options.text("key-name").pipe(
       Options.withDescription("the name of the personal API key"),
       Options.withDefault(DEFAULT_KEY_NAME)
@@ -75,7 +80,7 @@ const createUser = Command.make("create-user", {
 
 const createApiKey = Command.make("create-api-key", {
   email,
-  name: validated(Options.text("name").pipe(Options.withDescription("the name of the API key")), ResourceName)
+  name: validated("name", Options.text("name").pipe(Options.withDescription("the name of the API key")), ResourceName)
 }, ({ email, name }) =>
   Effect.gen(function*() {
     const user = yield* Effect.flatMap(Users, (users) => users.findByEmail(email)).pipe(
@@ -97,13 +102,19 @@ const cli = Command.make("agent-platform").pipe(
   Command.run({ name: "agent-platform", version: "0.1.0" })
 )
 
-/** What a failure says to the operator: our errors carry `error` or `message`; anything else is a bug, shown in full. */
+/**
+ * What a failure says to the operator: our errors carry `error` or `message` (with the message of
+ * their cause, such as the connection error under "Failed to connect"); anything else is a bug,
+ * shown in full.
+ */
 const describeFailure = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
-    const error = failure.value as { readonly error?: unknown; readonly message?: unknown }
-    if (typeof error.error === "string") return error.error
-    if (typeof error.message === "string" && error.message !== "") return error.message
+    const error = failure.value as { readonly error?: unknown; readonly message?: unknown; readonly cause?: unknown }
+    const message = typeof error.error === "string" ? error.error : error.message
+    if (typeof message === "string" && message !== "") {
+      return error.cause instanceof Error && error.cause.message !== "" ? `${message}: ${error.cause.message}` : message
+    }
   }
   return Cause.pretty(cause)
 }

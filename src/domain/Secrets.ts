@@ -23,7 +23,7 @@ export const SecretValue = Schema.Redacted(
     Schema.maxLength(MAX_SECRET_VALUE_LENGTH, {
       message: () => `must be at most ${MAX_SECRET_VALUE_LENGTH} characters`
     })
-  )
+  ).annotations({ description: "write-only: stored encrypted, never returned" })
 )
 
 export const Description = Schema.String.pipe(

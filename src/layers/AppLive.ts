@@ -4,6 +4,7 @@
  */
 import { Layer } from "effect"
 import { Access } from "../services/Access.ts"
+import { AgentConfigs } from "../services/AgentConfigs.ts"
 import { ApiKeys } from "../services/ApiKeys.ts"
 import { Invitations } from "../services/Invitations.ts"
 import { MemberRemovalGuards } from "../services/MemberRemovalGuards.ts"
@@ -16,6 +17,12 @@ import { Projects } from "../services/Projects.ts"
 import { Secrets } from "../services/Secrets.ts"
 import { Skills } from "../services/Skills.ts"
 import { Users } from "../services/Users.ts"
+import { Actors } from "../services/Actors.ts"
+import { AgentCommands } from "../services/runtime/AgentCommands.ts"
+import { AgentRuntime } from "../services/runtime/AgentRuntime.ts"
+import { Agents } from "../services/runtime/Agents.ts"
+import { Artifacts } from "../services/runtime/Artifacts.ts"
+import { Timeline } from "../services/runtime/Timeline.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive, NodeServerLive } from "./HttpServer.ts"
@@ -46,8 +53,17 @@ const FoundationServicesLive = Layer.mergeAll(
   Layer.provideMerge(Layer.merge(Access.Default, MemberRemovalGuards.Default))
 )
 
+/** What the agents API reads and asks of the engine (the engine, AgentRuntime, is provided below it). */
+const AgentApiServicesLive = AgentCommands.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(Agents.Default, Actors.Default, Artifacts.Default))
+)
+
 /** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
 export const ServicesLive = BootstrapLive.pipe(
+  Layer.provideMerge(AgentApiServicesLive),
+  Layer.provideMerge(AgentRuntime.Default),
+  Layer.provideMerge(Timeline.Default),
+  Layer.provideMerge(AgentConfigs.Default),
   Layer.provideMerge(FoundationServicesLive),
   Layer.provideMerge(DatabaseReadyLive)
 )
@@ -55,5 +71,12 @@ export const ServicesLive = BootstrapLive.pipe(
 /** The HTTP app over the services; needs AppConfig and an HttpServer. */
 export const AppLive = HttpAppLive.pipe(Layer.provide(ServicesLive))
 
-/** The server listening on HOST:PORT; needs AppConfig. */
-export const ServerLive = HttpServer.withLogAddress(AppLive).pipe(Layer.provide(NodeServerLive))
+/**
+ * The server listening on HOST:PORT; needs AppConfig. The services are built before the
+ * listener, so on shutdown the listener closes first, letting in-flight requests finish while
+ * the database is still open, and the database closes last.
+ */
+export const ServerLive = HttpServer.withLogAddress(HttpAppLive).pipe(
+  Layer.provide(NodeServerLive),
+  Layer.provide(ServicesLive)
+)

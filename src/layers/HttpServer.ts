@@ -18,21 +18,48 @@ import { Cause, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { randomUUID } from "node:crypto"
 import { Api } from "../api/Api.ts"
+import { ActorsLive } from "../api/handlers/ActorsLive.ts"
+import { AgentConfigsLive } from "../api/handlers/AgentConfigsLive.ts"
+import { AgentsLive } from "../api/handlers/AgentsLive.ts"
 import { AuthenticationLive } from "../api/handlers/AuthenticationLive.ts"
 import { HealthLive } from "../api/handlers/HealthLive.ts"
+import { InteractionsLive } from "../api/handlers/InteractionsLive.ts"
 import { InvitationsLive } from "../api/handlers/InvitationsLive.ts"
 import { MembersLive } from "../api/handlers/MembersLive.ts"
+import { ModelProviderConfigsLive } from "../api/handlers/ModelProviderConfigsLive.ts"
+import { ModelsLive } from "../api/handlers/ModelsLive.ts"
 import { OrganizationApiKeysLive } from "../api/handlers/OrganizationApiKeysLive.ts"
 import { OrganizationsLive } from "../api/handlers/OrganizationsLive.ts"
 import { ProjectMembersLive } from "../api/handlers/ProjectMembersLive.ts"
 import { ProjectsLive } from "../api/handlers/ProjectsLive.ts"
+import { SecretsLive } from "../api/handlers/SecretsLive.ts"
 import { SkillsLive } from "../api/handlers/SkillsLive.ts"
+import { ToolCallsLive } from "../api/handlers/ToolCallsLive.ts"
 import { UserLive } from "../api/handlers/UserLive.ts"
 import * as Errors from "../domain/Errors.ts"
+import { MAX_MEDIA_REQUEST_BODY_BYTES } from "../domain/runtime/Limits.ts"
 import { AppConfig } from "./AppConfig.ts"
 
-/** Request bodies larger than this are refused with 413 `request_too_large`. */
+/** Request bodies larger than this are refused with 413 `request_too_large`, unless their route allows more. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024
+
+/** Routes that accept larger bodies (inline media, spec 8): `[method, path pattern, limit]`. */
+const ROUTE_BODY_LIMITS: ReadonlyArray<readonly [string, RegExp, number]> = [
+  ["POST", /^\/v1\/orgs\/[^/]+\/projects\/[^/]+\/agents$/, MAX_MEDIA_REQUEST_BODY_BYTES],
+  ["POST", /^\/v1\/orgs\/[^/]+\/projects\/[^/]+\/agents\/[^/]+\/inputs$/, MAX_MEDIA_REQUEST_BODY_BYTES],
+  [
+    "POST",
+    /^\/v1\/orgs\/[^/]+\/projects\/[^/]+\/agents\/[^/]+\/tool-calls\/[^/]+\/result$/,
+    MAX_MEDIA_REQUEST_BODY_BYTES
+  ]
+]
+
+/** The body limit of a request's route (its path under /v1). */
+const bodyLimitOf = (request: HttpServerRequest.HttpServerRequest): number => {
+  const path = request.url.split("?")[0]
+  return ROUTE_BODY_LIMITS.find(([method, pattern]) => method === request.method && pattern.test(path))?.[2] ??
+    DEFAULT_BODY_LIMIT_BYTES
+}
 
 const SELF_HOSTED_PREFIX = "/api/v1"
 const API_PREFIX = "/v1"
@@ -106,8 +133,8 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
 
 /**
  * Before a route runs: serve `/api/v1/...` as `/v1/...`, refuse bodies that are not JSON (415)
- * or too large (413, from Content-Length before anything is read, and from the stream for a
- * body without one).
+ * or too large for their route (413, from Content-Length before anything is read, and from the
+ * stream for a body without one).
  */
 const RequestGuards = HttpApiBuilder.middleware(Api, (app) =>
   Effect.gen(function*() {
@@ -115,6 +142,7 @@ const RequestGuards = HttpApiBuilder.middleware(Api, (app) =>
     const request = original.url.startsWith(SELF_HOSTED_PREFIX + "/")
       ? original.modify({ url: API_PREFIX + original.url.slice(SELF_HOSTED_PREFIX.length) })
       : original
+    const bodyLimit = bodyLimitOf(request)
     if (hasBody(request)) {
       const contentType = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
       if (contentType !== "application/json") {
@@ -125,17 +153,17 @@ const RequestGuards = HttpApiBuilder.middleware(Api, (app) =>
         )
       }
       const length = Number(request.headers["content-length"] ?? 0)
-      if (length > DEFAULT_BODY_LIMIT_BYTES) {
+      if (length > bodyLimit) {
         return yield* Effect.fail(
           new Errors.RequestTooLarge({
-            error: `The request body is ${length} bytes; this route accepts at most ${DEFAULT_BODY_LIMIT_BYTES}`
+            error: `The request body is ${length} bytes; this route accepts at most ${bodyLimit}`
           })
         )
       }
     }
     return yield* app.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-      HttpServerRequest.withMaxBodySize(Option.some(DEFAULT_BODY_LIMIT_BYTES))
+      HttpServerRequest.withMaxBodySize(Option.some(bodyLimit))
     )
   }).pipe(Effect.catchAllCause(toApiError)))
 
@@ -174,7 +202,15 @@ const HandlersLive = Layer.mergeAll(
   InvitationsLive,
   ProjectsLive,
   ProjectMembersLive,
-  SkillsLive
+  SecretsLive,
+  ModelProviderConfigsLive,
+  ModelsLive,
+  SkillsLive,
+  AgentConfigsLive,
+  AgentsLive,
+  ToolCallsLive,
+  InteractionsLive,
+  ActorsLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** The Api with its routes, docs and guards; needs an HttpServer and the services. */
@@ -187,8 +223,30 @@ export const HttpAppLive = HttpApiBuilder.serve(requestLog).pipe(
   HttpMiddleware.withTracerDisabledWhen(() => true)
 )
 
+/** How long shutdown waits for in-flight requests before closing their connections. */
+export const SHUTDOWN_GRACE_MS = 10_000
+
+/**
+ * A node:http server whose `close` (shutdown) also closes keep-alive connections as soon as they
+ * are idle, instead of when they time out, and after SHUTDOWN_GRACE_MS every connection left.
+ */
+const createDrainingServer = () => {
+  const server = createServer()
+  const close = server.close.bind(server)
+  server.close = ((callback?: (error?: Error) => void) => {
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 50)
+    const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS)
+    return close((error) => {
+      clearInterval(closeIdle)
+      clearTimeout(deadline)
+      callback?.(error)
+    })
+  }) as typeof server.close
+  return server
+}
+
 /** Listening on HOST:PORT. */
 export const NodeServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => NodeHttpServer.layer(createServer, { host: config.host, port: config.port }))
+  Effect.map(AppConfig, (config) => NodeHttpServer.layer(createDrainingServer, { host: config.host, port: config.port }))
 )
 

@@ -8,11 +8,17 @@ import { Layer } from "effect"
 import foundation from "./migrations/0001_foundation.ts"
 import secretsAndModels from "./migrations/0002_secrets_and_models.ts"
 import skills from "./migrations/0003_skills.ts"
+import agentConfigs from "./migrations/0004_agent_configs.ts"
+import agentsAndTimeline from "./migrations/0005_agents_and_timeline.ts"
+import runtimeState from "./migrations/0006_runtime_state.ts"
 
 const migrations = {
   "0001_foundation": foundation,
   "0002_secrets_and_models": secretsAndModels,
-  "0003_skills": skills
+  "0003_skills": skills,
+  "0004_agent_configs": agentConfigs,
+  "0005_agents_and_timeline": agentsAndTimeline,
+  "0006_runtime_state": runtimeState
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

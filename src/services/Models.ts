@@ -163,7 +163,7 @@ const toResolved = (row: ModelRow): ResolvedModel => ({
  * problem is one issue. Reasoning models default to efforts low, medium, high (default medium);
  * a model without reasoning has no efforts and the default effort "none".
  */
-export const completeRevision = (input: RevisionInput): Effect.Effect<RevisionFields, InvalidRequest> => {
+const completeRevision = (input: RevisionInput): Effect.Effect<RevisionFields, InvalidRequest> => {
   const issues: Array<Issue> = []
   const window = input.context_window_tokens
   const maxOutput = input.max_output_tokens ?? null

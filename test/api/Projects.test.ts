@@ -53,13 +53,12 @@ it.layer(TestAppLive())("projects", (it) => {
       yield* joinOrganization(owner, org.id, member, "member")
       const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "p" } })
       expect((yield* member.client.projects.get({ path: { orgID: org.id, projectID: project.id } })).id).toBe(project.id)
-      for (
-        const attempt of [
-          member.client.projects.create({ path: { orgID: org.id }, payload: { name: "q" } }),
-          member.client.projects.update({ path: { orgID: org.id, projectID: project.id }, payload: { name: "q" } }),
-          member.client.projects.remove({ path: { orgID: org.id, projectID: project.id } })
-        ]
-      ) {
+      const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
+        member.client.projects.create({ path: { orgID: org.id }, payload: { name: "q" } }),
+        member.client.projects.update({ path: { orgID: org.id, projectID: project.id }, payload: { name: "q" } }),
+        member.client.projects.remove({ path: { orgID: org.id, projectID: project.id } })
+      ]
+      for (const attempt of attempts) {
         expect((yield* expectFailure(attempt))._tag).toBe("Forbidden")
       }
     }))

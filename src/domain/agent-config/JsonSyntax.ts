@@ -18,9 +18,10 @@ export const findJsonSyntaxError = (text: string): JsonSyntaxError | undefined =
     while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++
   }
   const expect = (literal: string) => {
-    for (const char of literal) {
-      if (text[i] !== char) fail(`expected ${JSON.stringify(literal)}, found ${describe(text[i])}`)
-      i++
+    if (text.startsWith(literal, i)) {
+      i += literal.length
+    } else {
+      fail(`expected ${JSON.stringify(literal)}`)
     }
   }
   const string = () => {

@@ -8,6 +8,7 @@
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml"
 import type { Issue } from "../Errors.ts"
+import { findJsonSyntaxError } from "./JsonSyntax.ts"
 import { pointerOf } from "./Pointer.ts"
 
 export type SourceFormat = "yaml" | "json"
@@ -30,15 +31,19 @@ const position = (lineCounter: LineCounter, offset: number) => {
   return { line, column: col }
 }
 
-/** The offset of the JSON.parse error, when its message gives one. */
-const jsonErrorOffset = (error: unknown, text: string): number => {
-  const message = error instanceof Error ? error.message : ""
-  const match = /position (\d+)/.exec(message)
-  return match === null ? Math.max(0, text.length - 1) : Number(match[1])
-}
-
 export const parseSource = (text: string, format: SourceFormat): ParseResult => {
   const lineCounter = new LineCounter()
+  if (format === "json") {
+    const error = findJsonSyntaxError(text)
+    if (error !== undefined) {
+      // The line counter fills as the document parses; a JSON error needs it before that.
+      parseDocument(text, { lineCounter })
+      return {
+        _tag: "SyntaxError",
+        issues: [{ path: "", message: `JSON syntax error: ${error.message}`, ...position(lineCounter, error.offset) }]
+      }
+    }
+  }
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, version: "1.2" })
   const syntax = (offset: number, message: string): ParseResult => ({
     _tag: "SyntaxError",
@@ -55,21 +60,10 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     }
   }
   let value: unknown
-  if (format === "json") {
-    try {
-      value = JSON.parse(text)
-    } catch (error) {
-      return syntax(
-        jsonErrorOffset(error, text),
-        `JSON syntax error: ${error instanceof Error ? error.message : String(error)}`
-      )
-    }
-  } else {
-    try {
-      value = doc.toJS({ maxAliasCount: 100 })
-    } catch (error) {
-      return syntax(0, `YAML error: ${error instanceof Error ? error.message : String(error)}`)
-    }
+  try {
+    value = format === "json" ? JSON.parse(text) : doc.toJS({ maxAliasCount: 100 })
+  } catch (error) {
+    return syntax(0, `${format === "json" ? "JSON" : "YAML"} error: ${error instanceof Error ? error.message : String(error)}`)
   }
 
   const root = doc.contents

@@ -169,3 +169,9 @@ export const LaunchAgent = Schema.Struct({
   input: Schema.optional(SendInput)
 })
 export type LaunchAgent = typeof LaunchAgent.Type
+
+/** The answer to a launch: the agent, and, when it was launched with an input, the answer to that input. */
+export class LaunchedAgent extends Schema.Class<LaunchedAgent>("LaunchedAgent")({
+  ...Agent.fields,
+  input: Schema.optional(InputAccepted)
+}) {}

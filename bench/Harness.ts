@@ -1,0 +1,169 @@
+/**
+ * What the benchmarks share: the row every benchmark returns, the load generator, the server
+ * as a child process (as in production: NODE_ENV=production, its log lines written to
+ * /dev/null), and fresh Postgres databases.
+ */
+import autocannon from "autocannon"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+
+/** One line of the table. A row without figures says in `note` why it was skipped. */
+export interface Row {
+  readonly benchmark: string
+  readonly target: string
+  readonly requestsPerSecond?: number
+  readonly p99Ms?: number
+  /** requestsPerSecond relative to the baseline of the same benchmark. */
+  readonly ratio?: number
+  readonly note?: string
+}
+
+/** A benchmark: runs, cleans up after itself, returns its rows. */
+export type Benchmark = () => Promise<ReadonlyArray<Row>>
+
+export const ROOT = join(import.meta.dirname, "..")
+
+export const CONNECTIONS = 32
+export const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 10)
+const WARM_UP_SECONDS = 2
+
+export interface Measurement {
+  readonly requestsPerSecond: number
+  readonly p99Ms: number
+}
+
+/**
+ * GET `url` with CONNECTIONS connections for DURATION_SECONDS, after a short warm-up (JIT, pool).
+ * Any non-2xx answer or socket error fails the measurement: a fast wrong answer is not a result.
+ */
+export const measure = async (url: string, headers: Record<string, string>): Promise<Measurement> => {
+  await autocannon({ url, headers, connections: CONNECTIONS, duration: WARM_UP_SECONDS })
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_SECONDS })
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    throw new Error(
+      `${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`
+    )
+  }
+  return { requestsPerSecond: Math.round(result.requests.average), p99Ms: result.latency.p99 }
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject())
+    })
+  })
+
+export const newToken = () => `bench-${randomBytes(16).toString("hex")}`
+
+export interface Process {
+  readonly baseUrl: string
+  /** SIGTERM, and wait for the exit. */
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * Runs `node --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
+ * Standard output (the log) goes to /dev/null; standard error is kept for the failure message.
+ */
+export const startProcess = async (entry: string, env: Record<string, string | undefined>): Promise<Process> => {
+  const port = await freePort()
+  const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
+    cwd: ROOT,
+    env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), ...env },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
+  let stderr = ""
+  child.stderr!.on("data", (chunk) => (stderr += chunk))
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const baseUrl = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${entry} exited before answering:\n${stderr}`)
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL")
+      throw new Error(`${entry} did not answer within 120 s:\n${stderr}`)
+    }
+    const ready = await fetch(`${baseUrl}/healthz`).then((response) => response.ok, () => false)
+    if (ready) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return {
+    baseUrl,
+    stop: () => {
+      child.kill("SIGTERM")
+      return exited
+    }
+  }
+}
+
+/** A temporary DATA_DIR, removed by `remove`. */
+export const temporaryDataDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "agent-platform-bench-"))
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** The Postgres server to create benchmark databases on: DATABASE_URL's, else the local one. */
+const POSTGRES_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+export interface FreshDatabase {
+  readonly url: string
+  readonly drop: () => Promise<void>
+}
+
+/** A new, empty database on the Postgres server; fails when the server is not reachable. */
+export const createDatabase = async (): Promise<FreshDatabase> => {
+  const name = `bench_${randomBytes(6).toString("hex")}`
+  const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3_000 })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  const url = new URL(POSTGRES_URL)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: POSTGRES_URL })
+      await client.connect()
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    }
+  }
+}
+
+const formatNumber = (value: number | undefined, digits = 0) =>
+  value === undefined ? "" : value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+/** The rows as an aligned text table. */
+export const formatTable = (rows: ReadonlyArray<Row>): string => {
+  const header = ["benchmark", "target", "req/s", "p99 ms", "vs baseline", "note"]
+  const cells = rows.map((row) => [
+    row.benchmark,
+    row.target,
+    formatNumber(row.requestsPerSecond),
+    formatNumber(row.p99Ms),
+    row.ratio === undefined ? "" : `${formatNumber(row.ratio, 2)}x`,
+    row.note ?? ""
+  ])
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((line) => line[column].length)))
+  const numeric = new Set([2, 3, 4])
+  const line = (values: ReadonlyArray<string>) =>
+    values.map((value, column) => numeric.has(column) ? value.padStart(widths[column]) : value.padEnd(widths[column]))
+      .join("  ").trimEnd()
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...cells.map(line)].join("\n")
+}

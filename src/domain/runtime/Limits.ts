@@ -1,0 +1,16 @@
+/**
+ * Size limits of submissions that carry content blocks (spec 8): tool results, and (the same
+ * rules, docs/agents-api.md) agent inputs. Every limit is checked before anything is stored.
+ */
+const MiB = 1024 * 1024
+
+/** Inline `media` blocks in one submission (more: `invalid_request`). */
+export const MAX_INLINE_MEDIA_BLOCKS = 20
+/** Decoded bytes of one inline media block. */
+export const MAX_MEDIA_BLOCK_BYTES = 10 * MiB
+/** Decoded bytes of all inline media blocks of one submission. */
+export const MAX_MEDIA_TOTAL_BYTES = 24 * MiB
+/** The non-media blocks of one submission together, as JSON (UTF-8 bytes). */
+export const MAX_NON_MEDIA_BYTES = 1 * MiB
+/** The whole request body of a route that accepts inline media. */
+export const MAX_MEDIA_REQUEST_BODY_BYTES = 48 * MiB

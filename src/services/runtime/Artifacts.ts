@@ -1,0 +1,151 @@
+/**
+ * Artifacts: the bytes of inline media submitted with inputs and tool results, stored once and
+ * referenced from the timeline as `media_ref` blocks (docs/agents-api.md).
+ *
+ * `prepare` checks a submission against the limits of spec 8 and decodes its media without
+ * storing anything; `store` then keeps the bytes and returns the blocks as they are recorded.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/Errors.ts"
+import { type AgentId, ArtifactId } from "../../domain/Ids.ts"
+import type { ContentBlock, InlineMediaBlock, SubmittedContentBlock, TextBlock } from "../../domain/runtime/ContentBlocks.ts"
+import {
+  MAX_INLINE_MEDIA_BLOCKS,
+  MAX_MEDIA_BLOCK_BYTES,
+  MAX_MEDIA_TOTAL_BYTES,
+  MAX_NON_MEDIA_BYTES
+} from "../../domain/runtime/Limits.ts"
+import { firstOr } from "../Sql.ts"
+
+/** A submitted block checked against the limits, its media decoded. */
+export type PreparedBlock =
+  | { readonly type: "text"; readonly block: TextBlock }
+  | { readonly type: "media"; readonly block: InlineMediaBlock; readonly bytes: Buffer }
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** The decoded size of standard, padded base64, or undefined when `data` is not that. */
+const decodedSize = (data: string): number | undefined => {
+  if (data.length % 4 !== 0 || !BASE64.test(data)) return undefined
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0
+  return (data.length / 4) * 3 - padding
+}
+
+const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 2)} MiB`
+
+/**
+ * Checks `blocks` (the `content_blocks` of a submission at `field`) against every limit and
+ * decodes their media: at most 20 media blocks (`invalid_request`), each at most 10 MiB decoded,
+ * 24 MiB of media in all, 1 MiB of non-media blocks as JSON (`request_too_large`).
+ */
+export const prepareBlocks = (
+  blocks: ReadonlyArray<SubmittedContentBlock>,
+  field: string
+): Effect.Effect<ReadonlyArray<PreparedBlock>, InvalidRequest | RequestTooLarge> =>
+  Effect.suspend((): Effect.Effect<ReadonlyArray<PreparedBlock>, InvalidRequest | RequestTooLarge> => {
+    const mediaCount = blocks.filter((block) => block.type === "media").length
+    if (mediaCount > MAX_INLINE_MEDIA_BLOCKS) {
+      return Effect.fail(
+        new InvalidRequest({
+          error: `${field} has ${mediaCount} inline media blocks; a submission may carry at most ${MAX_INLINE_MEDIA_BLOCKS}`,
+          issues: [{ path: field, message: `at most ${MAX_INLINE_MEDIA_BLOCKS} inline media blocks` }]
+        })
+      )
+    }
+    let mediaTotal = 0
+    let nonMediaTotal = 0
+    for (const [index, block] of blocks.entries()) {
+      if (block.type === "media") {
+        const size = decodedSize(block.data)
+        if (size === undefined) {
+          return Effect.fail(
+            new InvalidRequest({
+              error: `${field}/${index}/data is not base64; send the bytes as standard, padded base64`,
+              issues: [{ path: `${field}/${index}/data`, message: "must be standard, padded base64" }]
+            })
+          )
+        }
+        if (size > MAX_MEDIA_BLOCK_BYTES) {
+          return Effect.fail(
+            new RequestTooLarge({
+              error: `The media block ${field}/${index} is ${size} bytes decoded; one block may be at most ${
+                mib(MAX_MEDIA_BLOCK_BYTES)
+              }`
+            })
+          )
+        }
+        mediaTotal += size
+      } else {
+        nonMediaTotal += Buffer.byteLength(JSON.stringify(block), "utf8")
+      }
+    }
+    if (mediaTotal > MAX_MEDIA_TOTAL_BYTES) {
+      return Effect.fail(
+        new RequestTooLarge({
+          error: `The media of ${field} is ${mediaTotal} bytes decoded; a submission may carry at most ${
+            mib(MAX_MEDIA_TOTAL_BYTES)
+          }`
+        })
+      )
+    }
+    if (nonMediaTotal > MAX_NON_MEDIA_BYTES) {
+      return Effect.fail(
+        new RequestTooLarge({
+          error: `The non-media blocks of ${field} are ${nonMediaTotal} bytes as JSON; a submission may carry at most ${
+            mib(MAX_NON_MEDIA_BYTES)
+          }`
+        })
+      )
+    }
+    return Effect.succeed(blocks.map((block): PreparedBlock =>
+      block.type === "media"
+        ? { type: "media", block, bytes: Buffer.from(block.data, "base64") }
+        : { type: "text", block }
+    ))
+  })
+
+export interface Artifact {
+  readonly id: ArtifactId
+  readonly media_type: string
+  readonly bytes: Uint8Array
+}
+
+export class Artifacts extends Effect.Service<Artifacts>()("Artifacts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Stores the media of prepared blocks for `agentId`; the blocks as recorded, media as `media_ref`. */
+    const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) =>
+      sql.withTransaction(Effect.forEach(blocks, (prepared): Effect.Effect<ContentBlock, unknown> => {
+        if (prepared.type === "text") return Effect.succeed(prepared.block)
+        const { block, bytes } = prepared
+        const id = ArtifactId.make()
+        const sha256 = "sha256:" + createHash("sha256").update(bytes).digest("hex")
+        return Effect.as(
+          sql`
+            INSERT INTO artifacts (id, agent_id, media_type, size_bytes, sha256, bytes)
+            VALUES (${id}, ${agentId}, ${block.media_type}, ${bytes.length}, ${sha256}, ${bytes})`,
+          {
+            type: "media_ref" as const,
+            artifact_id: id,
+            media_type: block.media_type,
+            size_bytes: bytes.length,
+            sha256,
+            ...(block.metadata === undefined ? {} : { metadata: block.metadata })
+          }
+        )
+      })).pipe(Effect.orDie)
+
+    /** The bytes of an artifact of `agentId`. */
+    const get = (agentId: AgentId, artifactId: ArtifactId) =>
+      sql<Artifact>`
+        SELECT id, media_type, bytes FROM artifacts WHERE id = ${artifactId} AND agent_id = ${agentId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(firstOr(() => new NotFound({ error: `Artifact ${artifactId} not found for agent ${agentId}` })))
+      )
+
+    return { store, get } as const
+  })
+}) {}

@@ -1,0 +1,40 @@
+/**
+ * The context window rule (spec 2.4, docs/runtime.md "Compaction"): the estimated input of a
+ * model request must fit the window minus the output reserve (the request's output cap, or a
+ * quarter of the window up to DEFAULT_OUTPUT_RESERVE when it has none) and a safety reserve
+ * (SAFETY_RESERVE_RATIO of the window). Input is estimated at CHARS_PER_TOKEN characters of its
+ * JSON per token: providers count differently, so the estimate is deliberately simple and the
+ * safety reserve absorbs its error.
+ */
+import type { ModelRequest } from "./ModelMessages.ts"
+
+export const CHARS_PER_TOKEN = 4
+export const DEFAULT_OUTPUT_RESERVE = 4096
+export const SAFETY_RESERVE_RATIO = 0.05
+
+export interface Budget {
+  readonly contextWindow: number
+  readonly outputReserve: number
+  readonly safetyReserve: number
+  /** What the input may use. */
+  readonly input: number
+}
+
+export const budgetOf = (contextWindow: number, maxOutputTokens: number | undefined): Budget => {
+  const outputReserve = maxOutputTokens ?? Math.min(DEFAULT_OUTPUT_RESERVE, Math.floor(contextWindow / 4))
+  const safetyReserve = Math.ceil(contextWindow * SAFETY_RESERVE_RATIO)
+  return { contextWindow, outputReserve, safetyReserve, input: contextWindow - outputReserve - safetyReserve }
+}
+
+/** The estimated input tokens of a request: its instruction, conversation and tools. */
+export const estimateInputTokens = (request: Pick<ModelRequest, "instruction" | "conversation" | "tools">): number =>
+  Math.ceil(
+    (request.instruction.length + JSON.stringify(request.conversation).length + JSON.stringify(request.tools).length) /
+      CHARS_PER_TOKEN
+  )
+
+export const describeOverflow = (estimate: number, budget: Budget) =>
+  `The request does not fit the model's context window even after compacting earlier turns: about ${estimate} ` +
+  `input tokens estimated, ${budget.input} available (a window of ${budget.contextWindow} tokens minus ` +
+  `${budget.outputReserve} reserved for output and ${budget.safetyReserve} for safety). Start a new agent, ` +
+  `send a shorter input, or use a model with a larger context window.`

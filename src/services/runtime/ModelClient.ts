@@ -1,0 +1,190 @@
+/**
+ * Calls a model through the adapter of its wire format (docs/model-adapters.md): `stream` sends a
+ * streaming request and yields normalized ModelEvents; `respond` folds that stream into a
+ * ModelResponse; `generate` sends a non-streaming request. Opening a call is retried with
+ * exponential backoff, honouring `retry-after`, on 408/409/429/5xx and connection errors; after
+ * the last attempt, or on any other status, it fails with ModelProviderError carrying the
+ * provider's message. Interrupting a call aborts its HTTP request.
+ */
+import { Sse } from "@effect/experimental"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import type { HttpClientError, HttpClientResponse } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Context, Duration, Effect, Option, Stream } from "effect"
+import type { ApiFormat } from "../../domain/Models.ts"
+import { AnthropicMessages } from "./AnthropicMessages.ts"
+import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
+import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
+import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
+import { OpenAiResponses } from "./OpenAiResponses.ts"
+import type { WireAdapter } from "./WireAdapter.ts"
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  readonly maxAttempts: number
+  /** The wait before the second attempt; doubled before each further one. */
+  readonly initialDelay: Duration.Duration
+  readonly maxDelay: Duration.Duration
+  /** A `retry-after` longer than this is not waited for: the backoff applies instead. */
+  readonly maxRetryAfter: Duration.Duration
+}
+
+/** The retry policy of model calls (tests shorten the delays). */
+export class ModelRetryPolicy extends Context.Reference<ModelRetryPolicy>()("ModelRetryPolicy", {
+  defaultValue: (): RetryPolicy => ({
+    maxAttempts: 4,
+    initialDelay: Duration.millis(500),
+    maxDelay: Duration.seconds(8),
+    maxRetryAfter: Duration.seconds(60)
+  })
+}) {}
+
+const adapters: Record<ApiFormat, WireAdapter> = {
+  "openai-responses": OpenAiResponses,
+  "openai-chat-completions": OpenAiChatCompletions,
+  "anthropic-messages": AnthropicMessages
+}
+
+/** A failed attempt: the error to report, and whether (and when) another attempt may follow. */
+interface AttemptFailure {
+  readonly error: ModelProviderError
+  readonly retryable: boolean
+  readonly retryAfter: Option.Option<Duration.Duration>
+}
+
+const retryableStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500
+
+/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
+const retryAfterOf = (headers: Readonly<Record<string, string | undefined>>): Option.Option<Duration.Duration> => {
+  const millis = Number(headers["retry-after-ms"])
+  if (headers["retry-after-ms"] !== undefined && Number.isFinite(millis) && millis >= 0) {
+    return Option.some(Duration.millis(millis))
+  }
+  const value = headers["retry-after"]
+  if (value === undefined) return Option.none()
+  const seconds = Number(value)
+  if (value.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return Option.some(Duration.seconds(seconds))
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? Option.none() : Option.some(Duration.millis(Math.max(0, date - Date.now())))
+}
+
+const connectionFailure = (cause: HttpClientError.HttpClientError): AttemptFailure => ({
+  error: new ModelProviderError({ status: null, message: `Could not reach the model provider: ${cause.message}` }),
+  retryable: true,
+  retryAfter: Option.none()
+})
+
+const statusFailure = (adapter: WireAdapter, response: HttpClientResponse.HttpClientResponse) =>
+  Effect.map(Effect.orElseSucceed(response.text, () => ""), (text): AttemptFailure => {
+    let message: string | undefined
+    try {
+      message = adapter.errorMessage(JSON.parse(text))
+    } catch {
+      message = undefined
+    }
+    return {
+      error: new ModelProviderError({
+        status: response.status,
+        message: message ?? (text.trim() === "" ? `The model provider answered HTTP ${response.status}` : text.slice(0, 1000))
+      }),
+      retryable: retryableStatus(response.status),
+      retryAfter: retryAfterOf(response.headers)
+    }
+  })
+
+/** Runs `attempt` until it succeeds, fails for good, or the policy's attempts are spent. */
+const withRetries = <A>(attempt: Effect.Effect<A, AttemptFailure>): Effect.Effect<A, ModelProviderError> =>
+  Effect.gen(function*() {
+    const policy = yield* ModelRetryPolicy
+    const loop = (attemptNumber: number): Effect.Effect<A, ModelProviderError> =>
+      Effect.catchAll(attempt, (failure) => {
+        if (!failure.retryable || attemptNumber >= policy.maxAttempts) return Effect.fail(failure.error)
+        const backoff = Duration.min(
+          Duration.times(policy.initialDelay, 2 ** (attemptNumber - 1)),
+          policy.maxDelay
+        )
+        const delay = Option.match(Option.filter(failure.retryAfter, Duration.lessThanOrEqualTo(policy.maxRetryAfter)), {
+          onNone: () => backoff,
+          onSome: (retryAfter) => retryAfter
+        })
+        return Effect.zipRight(Effect.sleep(delay), loop(attemptNumber + 1))
+      })
+    return yield* loop(1)
+  })
+
+const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}${path}`
+
+const decodeWith = <A>(decode: () => A) =>
+  Effect.try({
+    try: decode,
+    catch: (cause) =>
+      cause instanceof ModelProviderError
+        ? cause
+        : new ModelProviderError({ status: null, message: `Could not read the model provider's answer: ${String(cause)}` })
+  })
+
+export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
+  effect: Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+
+    /** One attempt at opening a call: the response once its status is a success. */
+    const open = (adapter: WireAdapter, request: ModelRequest, stream: boolean) =>
+      http.execute(
+        HttpClientRequest.post(joinUrl(request.baseUrl, adapter.path)).pipe(
+          HttpClientRequest.setHeaders(adapter.headers(request)),
+          HttpClientRequest.acceptJson,
+          HttpClientRequest.setHeader("accept", stream ? "text/event-stream" : "application/json"),
+          HttpClientRequest.bodyUnsafeJson(adapter.body(request, stream))
+        )
+      ).pipe(
+        Effect.mapError(connectionFailure),
+        Effect.flatMap((response) =>
+          response.status >= 200 && response.status < 300
+            ? Effect.succeed(response)
+            : Effect.flatMap(statusFailure(adapter, response), Effect.fail)
+        )
+      )
+
+    const stream = (request: ModelRequest): Stream.Stream<ModelEvent, ModelProviderError> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const adapter = adapters[request.apiFormat]
+        const response = yield* withRetries(open(adapter, request, true))
+        const decode = adapter.streamDecoder()
+        let complete = false
+        return response.stream.pipe(
+          Stream.mapError((cause) =>
+            new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
+          ),
+          Stream.decodeText(),
+          Stream.pipeThroughChannel(Sse.makeChannel()),
+          Stream.mapEffect((event) => decodeWith(() => decode(event))),
+          Stream.flattenIterables,
+          Stream.tap((event) => Effect.sync(() => (complete ||= event.type === "done"))),
+          Stream.concat(Stream.suspend(() =>
+            complete ? Stream.empty : Stream.fail(
+              new ModelProviderError({
+                status: null,
+                message: "The model provider closed the stream before the response was complete"
+              })
+            )
+          ))
+        )
+      }))
+
+    const respond = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> =>
+      Effect.map(Stream.runCollect(stream(request)), foldEvents)
+
+    const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> =>
+      Effect.gen(function*() {
+        const adapter = adapters[request.apiFormat]
+        const body = yield* withRetries(
+          Effect.flatMap(open(adapter, request, false), (response) => Effect.mapError(response.text, connectionFailure))
+        )
+        const events = yield* decodeWith(() => adapter.decodeResponse(JSON.parse(body)))
+        return foldEvents(events)
+      })
+
+    return { stream, respond, generate } as const
+  }),
+  dependencies: [NodeHttpClient.layer]
+}) {}

@@ -1,0 +1,201 @@
+/**
+ * The normalized language of model calls, independent of any vendor's wire format: the request
+ * the runtime builds from an agent's timeline, the events a model call streams back, and the
+ * response they fold into. Every shape is a Schema, so a model call's result can be journaled by
+ * a workflow Activity. The adapters (OpenAiResponses.ts, OpenAiChatCompletions.ts,
+ * AnthropicMessages.ts) translate to and from each wire format; docs/model-adapters.md.
+ */
+import { Redacted, Schema } from "effect"
+import { ApiFormat, CacheRetention } from "../../domain/Models.ts"
+
+export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+export type TextBlock = typeof TextBlock.Type
+
+/** A content block the model can read (text; media join here as the runtime stores them). */
+export const ModelContentBlock = TextBlock
+export type ModelContentBlock = typeof ModelContentBlock.Type
+
+/**
+ * Data a vendor needs back verbatim to continue after its reasoning (anthropic: the thinking
+ * block's signature or a redacted thinking block; openai-responses: the encrypted reasoning).
+ * Replayed only to the format that produced it.
+ */
+export const ReasoningReplay = Schema.Struct({
+  api_format: ApiFormat,
+  kind: Schema.Literal("signature", "redacted", "encrypted_content"),
+  data: Schema.String
+})
+export type ReasoningReplay = typeof ReasoningReplay.Type
+
+export const UserMessage = Schema.Struct({
+  type: Schema.Literal("user_message"),
+  content: Schema.Array(ModelContentBlock)
+})
+export const AssistantText = Schema.Struct({ type: Schema.Literal("assistant_text"), text: Schema.String })
+export const AssistantReasoning = Schema.Struct({
+  type: Schema.Literal("assistant_reasoning"),
+  summary: Schema.String,
+  replay: Schema.optional(ReasoningReplay)
+})
+export const ToolCall = Schema.Struct({
+  type: Schema.Literal("tool_call"),
+  call_id: Schema.String,
+  name: Schema.String,
+  input: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+export const ToolResult = Schema.Struct({
+  type: Schema.Literal("tool_result"),
+  call_id: Schema.String,
+  outcome: Schema.Literal("succeeded", "failed"),
+  content: Schema.Array(ModelContentBlock)
+})
+export type UserMessage = typeof UserMessage.Type
+export type AssistantText = typeof AssistantText.Type
+export type AssistantReasoning = typeof AssistantReasoning.Type
+export type ToolCall = typeof ToolCall.Type
+export type ToolResult = typeof ToolResult.Type
+
+/** What the model produced in one response, in order. */
+export const AssistantItem = Schema.Union(AssistantText, AssistantReasoning, ToolCall)
+export type AssistantItem = typeof AssistantItem.Type
+
+/** One item of the conversation history sent to the model. */
+export const ConversationItem = Schema.Union(UserMessage, AssistantText, AssistantReasoning, ToolCall, ToolResult)
+export type ConversationItem = typeof ConversationItem.Type
+
+export interface ToolDefinition {
+  readonly name: string
+  readonly description: string
+  /** A JSON Schema object describing the tool's input. */
+  readonly input_schema: Readonly<Record<string, unknown>>
+}
+
+export interface ModelRequest {
+  readonly apiFormat: ApiFormat
+  /** The API root including its version path, e.g. https://api.openai.com/v1. */
+  readonly baseUrl: string
+  readonly apiKey: Redacted.Redacted
+  /** The provider's model slug. */
+  readonly model: string
+  /** The system instruction. */
+  readonly instruction: string
+  readonly conversation: ReadonlyArray<ConversationItem>
+  readonly tools: ReadonlyArray<ToolDefinition>
+  /** Per-request output cap; when undefined the provider's default (anthropic: DEFAULT_ANTHROPIC_MAX_TOKENS). */
+  readonly maxOutputTokens: number | undefined
+  /** A reasoning effort such as "low" | "medium" | "high"; undefined or "none" sends no reasoning options. */
+  readonly reasoningEffort: string | undefined
+  readonly cacheRetention: CacheRetention
+  /** Stable per conversation (an agent id); sent as the prompt cache key unless retention is none. */
+  readonly conversationKey: string
+}
+
+export const StopReason = Schema.Literal("end_turn", "tool_calls", "max_tokens", "content_filter")
+export type StopReason = typeof StopReason.Type
+
+export const Usage = Schema.Struct({
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cache_read_tokens: Schema.Number,
+  cache_write_tokens: Schema.Number
+})
+export type Usage = typeof Usage.Type
+
+export const emptyUsage: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }
+
+/** What a model call streams back. */
+export type ModelEvent =
+  | { readonly type: "text_delta"; readonly text: string }
+  | { readonly type: "reasoning_delta"; readonly text: string }
+  /** Ends a reasoning block, with what the vendor needs replayed (where it gives any). */
+  | { readonly type: "reasoning_done"; readonly replay: ReasoningReplay | undefined }
+  | { readonly type: "tool_call"; readonly call_id: string; readonly name: string; readonly input: Record<string, unknown> }
+  /** Token counts so far; a later usage event replaces the earlier ones. */
+  | { readonly type: "usage"; readonly usage: Usage }
+  | { readonly type: "done"; readonly stop_reason: StopReason }
+
+export const ModelResponse = Schema.Struct({
+  output: Schema.Array(AssistantItem),
+  usage: Usage,
+  stop_reason: StopReason
+})
+export type ModelResponse = typeof ModelResponse.Type
+
+/** The provider refused or failed the call after the retries; `status` is null when no HTTP response came. */
+export class ModelProviderError extends Schema.TaggedError<ModelProviderError>()("ModelProviderError", {
+  status: Schema.NullOr(Schema.Number),
+  message: Schema.String
+}) {}
+
+/** Folds the events of one model call into its response (text and reasoning deltas joined per block). */
+export const foldEvents = (events: Iterable<ModelEvent>): ModelResponse => {
+  const output: Array<AssistantItem> = []
+  let usage = emptyUsage
+  let stopReason: StopReason = "end_turn"
+  let openText: string | undefined
+  let openReasoning: string | undefined
+  const closeText = () => {
+    if (openText !== undefined) output.push({ type: "assistant_text", text: openText })
+    openText = undefined
+  }
+  const closeReasoning = (replay: ReasoningReplay | undefined) => {
+    if (openReasoning !== undefined || replay !== undefined) {
+      output.push(
+        replay === undefined
+          ? { type: "assistant_reasoning", summary: openReasoning ?? "" }
+          : { type: "assistant_reasoning", summary: openReasoning ?? "", replay }
+      )
+    }
+    openReasoning = undefined
+  }
+  for (const event of events) {
+    switch (event.type) {
+      case "text_delta":
+        closeReasoning(undefined)
+        openText = (openText ?? "") + event.text
+        break
+      case "reasoning_delta":
+        closeText()
+        openReasoning = (openReasoning ?? "") + event.text
+        break
+      case "reasoning_done":
+        closeText()
+        closeReasoning(event.replay)
+        break
+      case "tool_call":
+        closeText()
+        closeReasoning(undefined)
+        output.push({ type: "tool_call", call_id: event.call_id, name: event.name, input: event.input })
+        break
+      case "usage":
+        usage = event.usage
+        break
+      case "done":
+        stopReason = event.stop_reason
+        break
+    }
+  }
+  closeText()
+  closeReasoning(undefined)
+  return { output, usage, stop_reason: stopReason }
+}
+
+/** The text of content blocks, as vendors that take a single string want it. */
+export const blocksText = (blocks: ReadonlyArray<ModelContentBlock>) => blocks.map((block) => block.text).join("\n")
+
+/** A tool result as text for formats without an error flag: a failed call says so first. */
+export const toolResultText = (result: ToolResult) =>
+  result.outcome === "failed" ? `The tool call failed.\n${blocksText(result.content)}` : blocksText(result.content)
+
+/** Parses the JSON arguments a model produced for a tool call; anything but an object is kept under `_raw`. */
+export const parseToolInput = (json: string): Record<string, unknown> => {
+  if (json.trim() === "") return {}
+  try {
+    const value: unknown = JSON.parse(json)
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? value as Record<string, unknown>
+      : { _raw: json }
+  } catch {
+    return { _raw: json }
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Starts turn workflows. Launches go through a queue served by a fiber of this service, so a
+ * workflow started from inside another (the next queued input, when a turn finishes) is a
+ * separate execution, not a child of the turn that finished. Starting is idempotent: a turn's
+ * execution id is derived from its id, and starting an existing execution changes nothing.
+ */
+import type { WorkflowEngine } from "@effect/workflow"
+import { Effect, Queue } from "effect"
+import type { AgentId, TurnId } from "../../domain/Ids.ts"
+import { TurnWorkflow } from "./TurnWorkflow.ts"
+
+export class TurnLauncher extends Effect.Service<TurnLauncher>()("TurnLauncher", {
+  scoped: Effect.gen(function*() {
+    const pending = yield* Queue.unbounded<{ readonly turn_id: TurnId; readonly agent_id: AgentId }>()
+    const context = yield* Effect.context<WorkflowEngine.WorkflowEngine>()
+    yield* Queue.take(pending).pipe(
+      Effect.flatMap((payload) =>
+        TurnWorkflow.execute(payload, { discard: true }).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("Could not start the turn workflow", cause))
+        )
+      ),
+      Effect.forever,
+      Effect.provide(context),
+      Effect.forkScoped
+    )
+
+    const launch = (agentId: AgentId, turnId: TurnId) => Effect.asVoid(Queue.offer(pending, { turn_id: turnId, agent_id: agentId }))
+
+    return { launch } as const
+  })
+}) {}

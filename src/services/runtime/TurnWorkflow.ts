@@ -1,0 +1,42 @@
+/**
+ * The turn as a durable workflow (ARCHITECTURE.md 5, docs/runtime.md): one execution per turn,
+ * keyed by the turn id, on @effect/cluster with its journal in the application's database. What
+ * the turn waits for from outside is a DurableDeferred named after the tool call it belongs to:
+ *
+ * - `approval/<tool call id>`: a person approves or denies a call whose tool asks first;
+ * - `result/<tool call id>`: a client submits the result of a custom tool call;
+ * - `question/<tool call id>`: a person answers (or declines) an `ask_question` call.
+ *
+ * Their tokens are stored on the tool_calls / interactions rows; AgentRuntime resolves them.
+ */
+import { DurableDeferred, Workflow } from "@effect/workflow"
+import { Schema } from "effect"
+import { AgentId, type ToolCallId, TurnId } from "../../domain/Ids.ts"
+
+export const TurnWorkflow = Workflow.make({
+  name: "AgentTurn",
+  payload: { turn_id: TurnId, agent_id: AgentId },
+  idempotencyKey: (payload) => payload.turn_id
+})
+
+export type TurnPayload = typeof TurnWorkflow.payloadSchema.Type
+
+/** What resolves a wait: a decision on an approval, a completed call or answered question, or the turn's cancellation. */
+export const TurnSignal = Schema.Literal("approve", "deny", "completed", "cancelled")
+export type TurnSignal = typeof TurnSignal.Type
+
+export type SignalKind = "approval" | "result" | "question"
+
+export const turnSignal = (kind: SignalKind, toolCallId: ToolCallId) =>
+  DurableDeferred.make(`${kind}/${toolCallId}`, { success: TurnSignal })
+
+/** The token of a wait of the turn, to store on the row that will resolve it. */
+export const signalToken = (payload: TurnPayload, kind: SignalKind, toolCallId: ToolCallId) =>
+  DurableDeferred.tokenFromPayload(turnSignal(kind, toolCallId), { workflow: TurnWorkflow, payload })
+
+/** Resolves a wait of a turn from outside the workflow (a second resolution of the same wait is ignored). */
+export const resolveSignal = (kind: SignalKind, toolCallId: ToolCallId, token: string, value: TurnSignal) =>
+  DurableDeferred.succeed(turnSignal(kind, toolCallId), {
+    token: DurableDeferred.Token.make(token),
+    value
+  })

@@ -1,0 +1,84 @@
+/**
+ * A raw Server-Sent Events client over node:http for tests: opens the agent's event stream,
+ * parses frames as they arrive, and can be dropped like a lost connection.
+ */
+import { HttpServer } from "@effect/platform"
+import { Effect } from "effect"
+import { type ClientRequest, type IncomingMessage, request as httpRequest } from "node:http"
+
+export interface ServerSentEvent {
+  readonly id: string | undefined
+  readonly event: string | undefined
+  readonly data: string | undefined
+  /** The comment, for a frame that is only a comment (`: heartbeat`). */
+  readonly comment: string | undefined
+}
+
+export interface OpenStream {
+  readonly status: number
+  readonly headers: IncomingMessage["headers"]
+  /** Waits (up to `timeoutMs`) until `count` frames carrying an event arrived; returns those events. */
+  readonly events: (count: number, timeoutMs?: number) => Effect.Effect<ReadonlyArray<ServerSentEvent>>
+  /** Every frame so far, comments included. */
+  readonly frames: () => ReadonlyArray<ServerSentEvent>
+  /** Drops the connection. */
+  readonly drop: Effect.Effect<void>
+}
+
+const parseFrame = (frame: string): ServerSentEvent => {
+  const fields: Record<string, string> = {}
+  let comment: string | undefined
+  for (const line of frame.split("\n")) {
+    if (line.startsWith(":")) comment = line.slice(1).trim()
+    else {
+      const colon = line.indexOf(":")
+      fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, "")
+    }
+  }
+  return { id: fields.id, event: fields.event, data: fields.data, comment }
+}
+
+/** Opens `path` on the test server with `token` and extra headers (such as `last-event-id`). */
+export const openEventStream = (path: string, token: string, headers: Record<string, string> = {}) =>
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const port = (server.address as HttpServer.TcpAddress).port
+    const frames: Array<ServerSentEvent> = []
+    let buffer = ""
+    let request: ClientRequest | undefined
+    const response = yield* Effect.async<IncomingMessage, Error>((resume) => {
+      request = httpRequest({
+        host: "127.0.0.1",
+        port,
+        path,
+        headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", ...headers }
+      }, (response) => resume(Effect.succeed(response)))
+      request.on("error", (error) => resume(Effect.fail(error)))
+      request.end()
+    }).pipe(Effect.orDie)
+    response.setEncoding("utf8")
+    response.on("data", (chunk: string) => {
+      buffer += chunk
+      let end = buffer.indexOf("\n\n")
+      while (end >= 0) {
+        frames.push(parseFrame(buffer.slice(0, end)))
+        buffer = buffer.slice(end + 2)
+        end = buffer.indexOf("\n\n")
+      }
+    })
+    response.on("error", () => undefined)
+    const eventFrames = () => frames.filter((frame) => frame.id !== undefined)
+    const stream: OpenStream = {
+      status: response.statusCode ?? 0,
+      headers: response.headers,
+      frames: () => [...frames],
+      events: (count, timeoutMs = 5_000) =>
+        Effect.gen(function*() {
+          const deadline = Date.now() + timeoutMs
+          while (eventFrames().length < count && Date.now() < deadline) yield* Effect.sleep("10 millis")
+          return eventFrames()
+        }),
+      drop: Effect.sync(() => request?.destroy())
+    }
+    return stream
+  })

@@ -1,0 +1,169 @@
+/**
+ * The server and the CLI as real processes (`node --import tsx src/main.ts`, `src/cli.ts`), for
+ * what only a process shows: signals, restarts, the data directory lock. The database is the
+ * one the test run uses: the Postgres at DATABASE_URL when set, else the embedded one in a
+ * temporary DATA_DIR.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { NodeHttpClient } from "@effect/platform-node"
+import { type ChildProcess, spawn } from "node:child_process"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { type Client, makeClient } from "../../src/api/Client.ts"
+
+const ROOT = join(import.meta.dirname, "..", "..")
+
+/** How long a process may take to start (tsx, PGlite initialising a fresh directory, migrations). */
+export const START_TIMEOUT_MS = 60_000
+
+export const usesEmbeddedDatabase = process.env.DATABASE_URL === undefined
+
+const makeEmptyDir = () => mkdtempSync(join(tmpdir(), "agent-platform-e2e-"))
+
+/**
+ * A data directory holding a freshly initialised (not migrated) embedded database, to copy:
+ * initialising one takes seconds, copying it milliseconds.
+ */
+export const makeTemplateDataDir = async () => {
+  const dir = makeEmptyDir()
+  if (usesEmbeddedDatabase) await (await PGlite.create(join(dir, "pg"))).close()
+  return dir
+}
+
+/** A new data directory, with a copy of the template's database. */
+export const makeDataDir = (template: string) => {
+  const dir = makeEmptyDir()
+  cpSync(template, dir, { recursive: true })
+  return dir
+}
+
+export const removeDataDir = (dir: string) => rmSync(dir, { recursive: true, force: true })
+
+/** The configuration of a process: the test run's database, on `dataDir` when embedded. */
+const processEnv = (dataDir: string, env: Record<string, string>): NodeJS.ProcessEnv => {
+  const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
+  return {
+    ...inherited,
+    ...(usesEmbeddedDatabase ? {} : { DATABASE_URL: process.env.DATABASE_URL }),
+    DATA_DIR: dataDir,
+    HOST: "127.0.0.1",
+    ...env
+  }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject())
+    })
+  })
+
+export interface Exit {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+export interface ServerProcess {
+  readonly baseUrl: string
+  readonly port: number
+  readonly pid: number
+  /** Everything written to stdout and stderr so far. */
+  readonly output: () => string
+  readonly exited: Promise<Exit>
+  /** Sends SIGTERM and resolves with the exit. */
+  readonly stop: () => Promise<Exit>
+}
+
+const collectOutput = (child: ChildProcess) => {
+  let output = ""
+  child.stdout?.on("data", (chunk) => (output += chunk))
+  child.stderr?.on("data", (chunk) => (output += chunk))
+  return () => output
+}
+
+const exitOf = (child: ChildProcess) =>
+  new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })))
+
+/** Starts the server on `dataDir` and resolves once it listens. */
+export const startServer = async (dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: processEnv(dataDir, { PORT: String(port), ...env }),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const output = collectOutput(child)
+  const exited = exitOf(child)
+  const listening = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`the server did not start within ${START_TIMEOUT_MS} ms:\n${output()}`))
+    }, START_TIMEOUT_MS)
+    child.stdout!.on("data", () => {
+      if (output().includes("Listening on")) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    void exited.then((exit) => {
+      clearTimeout(timer)
+      reject(new Error(`the server exited (${exit.code ?? exit.signal}) before listening:\n${output()}`))
+    })
+  })
+  await listening
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    pid: child.pid!,
+    output,
+    exited,
+    stop: () => {
+      child.kill("SIGTERM")
+      return exited
+    }
+  }
+}
+
+/** Starts a process that is expected to exit on its own. */
+const runToExit = async (args: ReadonlyArray<string>, dataDir: string, env: Record<string, string>) => {
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+    cwd: ROOT,
+    env: processEnv(dataDir, env),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (chunk) => (stdout += chunk))
+  child.stderr.on("data", (chunk) => (stderr += chunk))
+  const timer = setTimeout(() => child.kill("SIGKILL"), START_TIMEOUT_MS)
+  const exit = await exitOf(child)
+  clearTimeout(timer)
+  return { ...exit, stdout, stderr }
+}
+
+/** `npm run cli -- ...args` on `dataDir`. */
+export const runCli = (args: ReadonlyArray<string>, dataDir: string, env: Record<string, string> = {}) =>
+  runToExit(["src/cli.ts", ...args], dataDir, env)
+
+/** Runs `f` with the typed client of the server at `baseUrl`, sending `token`. */
+export const withClient = <A, E>(
+  baseUrl: string,
+  token: string | undefined,
+  f: (client: Client) => Effect.Effect<A, E>
+): Promise<A> =>
+  Effect.runPromise(
+    makeClient(token === undefined ? { baseUrl } : { baseUrl, token }).pipe(
+      Effect.flatMap(f),
+      Effect.provide(NodeHttpClient.layerUndici)
+    )
+  )
+
+/** The failure of `f` (a test failure when it succeeds). */
+export const failureOf = <A, E>(baseUrl: string, token: string | undefined, f: (client: Client) => Effect.Effect<A, E>) =>
+  withClient(baseUrl, token, (client) => Effect.flip(f(client)))
