@@ -6,9 +6,10 @@
  */
 import { loadavg } from "node:os"
 import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
+import { agentConfigs } from "./agentConfigs.ts"
 import { orgGet } from "./orgGet.ts"
 
-const BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet]
+const BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
 
 const rows: Array<Row> = []
 for (const benchmark of BENCHMARKS) {

@@ -19,7 +19,6 @@ import { Skills } from "../services/Skills.ts"
 import { Users } from "../services/Users.ts"
 import { Actors } from "../services/Actors.ts"
 import { AgentCommands } from "../services/runtime/AgentCommands.ts"
-import { AgentRuntime } from "../services/runtime/AgentRuntime.ts"
 import { Agents } from "../services/runtime/Agents.ts"
 import { Artifacts } from "../services/runtime/Artifacts.ts"
 import { Timeline } from "../services/runtime/Timeline.ts"
@@ -27,6 +26,7 @@ import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive, NodeServerLive } from "./HttpServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
+import { RuntimeLive } from "./Runtime.ts"
 import { SecretKey } from "./SecretKey.ts"
 import { HttpServer } from "@effect/platform"
 
@@ -61,7 +61,7 @@ const AgentApiServicesLive = AgentCommands.Default.pipe(
 /** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
 export const ServicesLive = BootstrapLive.pipe(
   Layer.provideMerge(AgentApiServicesLive),
-  Layer.provideMerge(AgentRuntime.Default),
+  Layer.provideMerge(RuntimeLive),
   Layer.provideMerge(Timeline.Default),
   Layer.provideMerge(AgentConfigs.Default),
   Layer.provideMerge(FoundationServicesLive),

@@ -11,6 +11,7 @@ import skills from "./migrations/0003_skills.ts"
 import agentConfigs from "./migrations/0004_agent_configs.ts"
 import agentsAndTimeline from "./migrations/0005_agents_and_timeline.ts"
 import runtimeState from "./migrations/0006_runtime_state.ts"
+import turnSteps from "./migrations/0007_turn_steps.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -18,7 +19,8 @@ const migrations = {
   "0003_skills": skills,
   "0004_agent_configs": agentConfigs,
   "0005_agents_and_timeline": agentsAndTimeline,
-  "0006_runtime_state": runtimeState
+  "0006_runtime_state": runtimeState,
+  "0007_turn_steps": turnSteps
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

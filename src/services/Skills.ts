@@ -22,6 +22,7 @@ import {
 } from "../domain/Skills.ts"
 import { Access } from "./Access.ts"
 import { requireGrantTarget } from "./Grants.ts"
+import { MemberRemovalGuards } from "./MemberRemovalGuards.ts"
 import { pageRequest } from "./Paging.ts"
 import { firstOr, onDuplicate } from "./Sql.ts"
 
@@ -109,6 +110,28 @@ export class Skills extends Effect.Service<Skills>()("Skills", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const access = yield* Access
+    const guards = yield* MemberRemovalGuards
+
+    // Spec 4.1: a member stays while an agent's configuration uses one of their personal skills
+    // (compiled configs name skills by `skill_id`, at the top level or in inline subagents).
+    yield* guards.register((orgId, userId) =>
+      sql<{ id: SkillId; name: string; agent_id: string }>`
+        SELECT DISTINCT ON (s.id) s.id, s.name, a.id AS agent_id
+        FROM skills s
+        JOIN agent_configs c ON c.org_id = s.org_id
+          AND jsonb_path_exists(c.compiled_definition, '$.**.skill_id ? (@ == $id)', jsonb_build_object('id', s.id))
+        JOIN agents a ON a.agent_config_id = c.id
+        WHERE s.org_id = ${orgId} AND s.owner_user_id = ${userId}
+        ORDER BY s.id, a.id`.pipe(
+        Effect.orDie,
+        Effect.map((rows) =>
+          rows.map((row) =>
+            `personal skill "${row.name}" (${row.id}) is used by the configuration of agent ${row.agent_id}; ` +
+            "give that agent a config without it first"
+          )
+        )
+      )
+    )
 
     const callerUserId = Effect.map(CurrentPrincipal, (p): UserId | null => p.kind === "user" ? p.userId : null)
 

@@ -430,6 +430,37 @@ it.layer(TestAppLive())("agent configs", (it) => {
       expect(withPersonal.config.compiled_definition.skills).toEqual([{ skill_id: personal.id, name: "Mine", version: 1 }])
     }))
 
+  it.effect("a member whose personal skill an agent's config uses cannot be removed", () =>
+    Effect.gen(function*() {
+      const { org, owner, project } = yield* setUp()
+      const member = yield* newUser("member")
+      yield* joinOrganization(owner, org.id, member, "admin")
+      yield* member.client.skills.create({
+        path: { orgID: org.id },
+        payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
+      })
+      const config = yield* member.client.agentConfigs.create({
+        path: { orgID: org.id, projectID: project.id },
+        payload: { source: YAML_SOURCE + "skills:\n  - name: Mine\n", source_format: "yaml" }
+      })
+      // Without an agent, a config alone does not block.
+      const unused = yield* newUser("unused")
+      yield* joinOrganization(owner, org.id, unused, "member")
+      yield* unused.client.skills.create({
+        path: { orgID: org.id },
+        payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
+      })
+      yield* owner.client.members.remove({ path: { orgID: org.id, userID: unused.user.id } })
+
+      yield* owner.client.agents.create({
+        path: { orgID: org.id, projectID: project.id },
+        payload: { agent_config_id: config.id }
+      })
+      const blocked = yield* expectFailure(owner.client.members.remove({ path: { orgID: org.id, userID: member.user.id } }))
+      expect(blocked._tag).toBe("Conflict")
+      expect((blocked as { error: string }).error).toContain("Mine")
+    }))
+
   it.effect("secrets in secret_env_overlay resolve by name for the project", () =>
     Effect.gen(function*() {
       const { create, org, owner, project } = yield* setUp()

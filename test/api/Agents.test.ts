@@ -7,10 +7,9 @@ import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { request as httpRequest } from "node:http"
-import { HttpServer } from "@effect/platform"
 import { ActorId, AgentConfigId, ToolCallId } from "../../src/domain/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
+import { declareBody } from "../support/RawHttp.ts"
 import { expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
 
 const MiB = 1024 * 1024
@@ -274,34 +273,11 @@ it.layer(TestAppLive())("agents", (it) => {
     Effect.gen(function*() {
       const { launch, owner, projectPath } = yield* agentProject()
       const agent = yield* launch()
-      const server = yield* HttpServer.HttpServer
-      const port = (server.address as HttpServer.TcpAddress).port
       const base = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}`
-      /** Sends the headers of a body of `length` bytes and a first piece of it; the answer comes before the rest. */
-      const declare = (path: string, length: number) =>
-        Effect.async<{ status: number; body: string }>((resume) => {
-          const request = httpRequest({
-            host: "127.0.0.1",
-            port,
-            method: "POST",
-            path,
-            headers: {
-              authorization: `Bearer ${owner.token}`,
-              "content-type": "application/json",
-              "content-length": String(length)
-            }
-          }, (response) => {
-            let body = ""
-            response.on("data", (chunk) => body += chunk)
-            response.on("end", () => resume(Effect.succeed({ status: response.statusCode ?? 0, body })))
-          })
-          request.on("error", () => undefined)
-          request.write("{")
-          return Effect.sync(() => request.destroy())
-        })
+      const declare = (path: string, length: number) => declareBody(path, owner.token, length)
       const overall = yield* declare(`${base}/agents/${agent.id}/inputs`, 48 * MiB + 1)
       expect(overall.status).toBe(413)
-      expect(JSON.parse(overall.body)).toMatchObject({ code: "request_too_large" })
+      expect(overall.json).toMatchObject({ code: "request_too_large" })
       const launchTooLarge = yield* declare(`${base}/agents`, 48 * MiB + 1)
       expect(launchTooLarge.status).toBe(413)
       const actors = yield* declare(`${base}/actors`, MiB + 1)

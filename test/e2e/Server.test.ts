@@ -11,6 +11,7 @@ import { request } from "node:http"
 import { join } from "node:path"
 import {
   failureOf,
+  killLeftoverServers,
   makeDataDir,
   makeTemplateDataDir,
   removeDataDir,
@@ -30,7 +31,10 @@ beforeAll(async () => {
   template = await makeTemplateDataDir()
   dataDirs.push(template)
 }, PROCESS_TEST_TIMEOUT_MS)
-afterAll(() => dataDirs.forEach(removeDataDir))
+afterAll(() => {
+  killLeftoverServers()
+  dataDirs.forEach(removeDataDir)
+})
 const newDataDir = () => {
   const dir = makeDataDir(template)
   dataDirs.push(dir)
@@ -165,9 +169,10 @@ describe.concurrent("the server process", () => {
     expect(keys.data.map((key) => key.name)).toEqual(["laptop"])
 
     if (usesEmbeddedDatabase) {
+      const serverPid = Number(readFileSync(join(dataDir, "pg.lock"), "utf8"))
       const cliWhileServing = await runCli(["create-api-key", "--email", email, "--name", "second"], dataDir)
       expect(cliWhileServing.code).toBe(1)
-      expect(cliWhileServing.stderr).toContain(`is in use by process ${server.pid}`)
+      expect(cliWhileServing.stderr).toContain(`is in use by process ${serverPid}`)
       expect(cliWhileServing.stderr).toContain("DATABASE_URL")
     }
     // The server was not disturbed.

@@ -334,6 +334,24 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           }))
       }
 
+      it.effect("an error event inside the stream fails the call with the provider's message", () =>
+        Effect.gen(function*() {
+          const provider = yield* ScriptedProvider
+          const model = newModel()
+          const message = "Overloaded"
+          yield* provider.script([Reply.streamError([{ type: "text", text: "Half an ans" }], message)], { model })
+          const client = yield* ModelClient
+          const request = yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Hi" }] }])
+          const received: Array<string> = []
+          const error = yield* Effect.flip(
+            Stream.runForEach(client.stream(request), (event) =>
+              Effect.sync(() => event.type === "text_delta" && received.push(event.text)))
+          )
+          expect(received.join("")).toBe("Half an ans")
+          expect(error).toMatchObject({ _tag: "ModelProviderError", status: null, message })
+          expect(yield* sentBy(model)).toHaveLength(1)
+        }))
+
       it.effect("a dropped connection is retried; a 400 is not", () =>
         Effect.gen(function*() {
           const provider = yield* ScriptedProvider

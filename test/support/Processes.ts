@@ -1,5 +1,5 @@
 /**
- * The server and the CLI as real processes (`node --import tsx src/main.ts`, `src/cli.ts`), for
+ * The server and the CLI as real processes (`npm start`, `node --import tsx src/cli.ts`), for
  * what only a process shows: signals, restarts, the data directory lock. The database is the
  * one the test run uses: the Postgres at DATABASE_URL when set, else the embedded one in a
  * temporary DATA_DIR.
@@ -72,7 +72,6 @@ export interface Exit {
 export interface ServerProcess {
   readonly baseUrl: string
   readonly port: number
-  readonly pid: number
   /** Everything written to stdout and stderr so far. */
   readonly output: () => string
   readonly exited: Promise<Exit>
@@ -90,19 +89,42 @@ const collectOutput = (child: ChildProcess) => {
 const exitOf = (child: ChildProcess) =>
   new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })))
 
-/** Starts the server on `dataDir` and resolves once it listens. */
+/** How to kill each server process group still running. */
+const leftovers = new Set<() => void>()
+
+/** Kills the servers a failed test left running. */
+export const killLeftoverServers = () => {
+  for (const kill of leftovers) {
+    try {
+      kill()
+    } catch {
+      // Already gone.
+    }
+  }
+  leftovers.clear()
+}
+
+/**
+ * Starts the server on `dataDir` as a user does, with `npm start` (so signals go through npm as
+ * they do in production), and resolves once it listens.
+ */
 export const startServer = async (dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn("npm", ["start", "--silent"], {
     cwd: ROOT,
     env: processEnv(dataDir, { PORT: String(port), ...env }),
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group, so that what is left of it can be killed whole (killLeftoverServers).
+    detached: true
   })
+  const killGroup = () => process.kill(-child.pid!, "SIGKILL")
   const output = collectOutput(child)
   const exited = exitOf(child)
+  leftovers.add(killGroup)
+  void exited.then(() => leftovers.delete(killGroup))
   const listening = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill("SIGKILL")
+      killGroup()
       reject(new Error(`the server did not start within ${START_TIMEOUT_MS} ms:\n${output()}`))
     }, START_TIMEOUT_MS)
     child.stdout!.on("data", () => {
@@ -120,7 +142,6 @@ export const startServer = async (dataDir: string, env: Record<string, string> =
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
-    pid: child.pid!,
     output,
     exited,
     stop: () => {
@@ -130,9 +151,9 @@ export const startServer = async (dataDir: string, env: Record<string, string> =
   }
 }
 
-/** Starts a process that is expected to exit on its own. */
-const runToExit = async (args: ReadonlyArray<string>, dataDir: string, env: Record<string, string>) => {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+/** `npm run cli -- ...args` on `dataDir` (run with node directly: npm adds its own warnings to stderr). */
+export const runCli = async (args: ReadonlyArray<string>, dataDir: string, env: Record<string, string> = {}) => {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
     cwd: ROOT,
     env: processEnv(dataDir, env),
     stdio: ["ignore", "pipe", "pipe"]
@@ -146,10 +167,6 @@ const runToExit = async (args: ReadonlyArray<string>, dataDir: string, env: Reco
   clearTimeout(timer)
   return { ...exit, stdout, stderr }
 }
-
-/** `npm run cli -- ...args` on `dataDir`. */
-export const runCli = (args: ReadonlyArray<string>, dataDir: string, env: Record<string, string> = {}) =>
-  runToExit(["src/cli.ts", ...args], dataDir, env)
 
 /** Runs `f` with the typed client of the server at `baseUrl`, sending `token`. */
 export const withClient = <A, E>(

@@ -9,13 +9,14 @@
  * Scripts are queued per model slug (`script(replies, { model })`), so concurrent agents that use
  * different slugs never take each other's replies; replies scripted without a model serve any
  * call whose model has no queue of its own. `answerByDefault(reply)` answers once the queues are
- * empty (benchmarks); otherwise an unscripted call gets a vendor-shaped 500.
+ * empty (benchmarks; `startScriptedProvider` runs it outside Effect, `record: false` keeps memory
+ * flat); otherwise an unscripted call gets a vendor-shaped 500.
  *
  *   baseUrl("openai-responses")        -> http://127.0.0.1:PORT/openai/v1
  *   baseUrl("openai-chat-completions") -> http://127.0.0.1:PORT/openai/v1
  *   baseUrl("anthropic-messages")      -> http://127.0.0.1:PORT/anthropic/v1
  */
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -52,6 +53,16 @@ export type ScriptedReply =
     readonly retry_after?: string
     readonly delay_ms?: number
   }
+  /**
+   * A streamed answer that breaks off: the output, then the vendor's in-stream error event
+   * (`response.failed`, an `error` chunk, anthropic `event: error`). Not streamed: an HTTP 500.
+   */
+  | {
+    readonly kind: "stream_error"
+    readonly output: ReadonlyArray<ScriptedOutput>
+    readonly message: string
+    readonly delay_ms?: number
+  }
   /** Closes the connection without answering. */
   | { readonly kind: "drop"; readonly delay_ms?: number }
 
@@ -75,6 +86,11 @@ export const Reply = {
     status,
     message,
     ...options
+  }),
+  streamError: (output: ReadonlyArray<ScriptedOutput>, message: string): ScriptedReply => ({
+    kind: "stream_error",
+    output,
+    message
   }),
   drop: (delay_ms?: number): ScriptedReply => (delay_ms === undefined ? { kind: "drop" } : { kind: "drop", delay_ms }),
   /** An answer that does not come within any test's time (for interruption). */
@@ -468,6 +484,28 @@ const errorBody = (format: ApiFormat | undefined, status: number, message: strin
     ? { type: "error", error: { type: anthropicErrorType(status), message }, request_id: id("req_") }
     : { error: { message, type: openAiErrorType(status), param: null, code: null } }
 
+/** The stream of `output` cut short by the vendor's in-stream error event. */
+const brokenStream = (format: ApiFormat, answer: Resolved, message: string): ReadonlyArray<string> => {
+  switch (format) {
+    case "openai-responses": {
+      const chunks = responsesStream(answer)
+      const response = { ...responsesObject(answer, [], "failed", id("resp_")), error: { code: "server_error", message } }
+      return [...chunks.slice(0, -1), sse("response.failed", { type: "response.failed", response })]
+    }
+    case "openai-chat-completions": {
+      const chunks = chatStream(answer, false)
+      return [...chunks.slice(0, -2), sse(undefined, { error: { message, type: "server_error", param: null, code: null } })]
+    }
+    case "anthropic-messages": {
+      const chunks = anthropicStream(answer)
+      return [
+        ...chunks.slice(0, -2),
+        sse("error", { type: "error", error: { type: "overloaded_error", message } })
+      ]
+    }
+  }
+}
+
 // ---------------------------------------------------------------- the server
 
 const readBody = (request: IncomingMessage) =>
@@ -489,7 +527,12 @@ const missingCredentials = (format: ApiFormat, request: IncomingMessage) =>
     ? undefined
     : "You didn't provide an API key."
 
-export const makeScriptedProvider = Effect.gen(function*() {
+export interface ScriptedProviderOptions {
+  /** Keep every request for `requests` (default true; benchmarks turn it off to keep memory flat). */
+  readonly record?: boolean
+}
+
+export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => Effect.gen(function*() {
   const queues = new Map<string, Array<ScriptedReply>>()
   const recorded: Array<RecordedRequest> = []
   let fallback: ScriptedReply | undefined
@@ -569,7 +612,7 @@ export const makeScriptedProvider = Effect.gen(function*() {
       stream: body?.stream === true,
       aborted: false
     }
-    recorded.push(record)
+    if (options.record !== false) recorded.push(record)
     response.on("close", () => {
       if (!response.writableFinished) record.aborted = true
     })
@@ -609,6 +652,15 @@ export const makeScriptedProvider = Effect.gen(function*() {
           errorBody(format, reply.status, reply.message),
           reply.retry_after === undefined ? {} : { "retry-after": reply.retry_after }
         )
+      case "stream_error": {
+        if (!record.stream) return sendJson(response, 500, errorBody(format, 500, reply.message))
+        response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
+        for (const chunk of brokenStream(format, resolve(body, { kind: "answer", output: reply.output }), reply.message)) {
+          response.write(chunk)
+        }
+        response.end()
+        return
+      }
       case "answer": {
         const answered = answer(format, body, reply, record.stream)
         if (!answered.stream) return sendJson(response, 200, answered.json)
@@ -662,5 +714,13 @@ export const makeScriptedProvider = Effect.gen(function*() {
 })
 
 export class ScriptedProvider extends Context.Tag("test/ScriptedProvider")<ScriptedProvider, ScriptedProviderShape>() {
-  static readonly layer = Layer.scoped(ScriptedProvider, makeScriptedProvider)
+  static readonly layer = Layer.scoped(ScriptedProvider, makeScriptedProvider())
+  static readonly layerWith = (options: ScriptedProviderOptions) => Layer.scoped(ScriptedProvider, makeScriptedProvider(options))
+}
+
+/** For code outside Effect (benchmarks): a started provider, and `close` to stop it. */
+export const startScriptedProvider = async (options: ScriptedProviderOptions = {}) => {
+  const scope = Effect.runSync(Scope.make())
+  const provider = await Effect.runPromise(Scope.extend(makeScriptedProvider(options), scope))
+  return { provider, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }

@@ -132,7 +132,6 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       http.execute(
         HttpClientRequest.post(joinUrl(request.baseUrl, adapter.path)).pipe(
           HttpClientRequest.setHeaders(adapter.headers(request)),
-          HttpClientRequest.acceptJson,
           HttpClientRequest.setHeader("accept", stream ? "text/event-stream" : "application/json"),
           HttpClientRequest.bodyUnsafeJson(adapter.body(request, stream))
         )

@@ -292,7 +292,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
               turn_id: payload.turn_id,
               provider_call_id: call.item.call_id,
               name: call.item.name,
-              input: sql.json(call.item.input),
+              input: JSON.stringify(call.item.input),
               type: call.type,
               state: "running",
               deferred_token: token
@@ -315,7 +315,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         const outcome: StepOutcome = planned.length === 0 ? { _tag: "Finished" } : { _tag: "ToolCalls", calls: planned }
         yield* addUsage(payload.turn_id, response.usage, 1)
         yield* sql`INSERT INTO turn_steps ${
-          sql.insert({ turn_id: payload.turn_id, step, outcome: sql.json(Schema.encodeSync(StepOutcome)(outcome)) })
+          sql.insert({ turn_id: payload.turn_id, step, outcome: JSON.stringify(Schema.encodeSync(StepOutcome)(outcome)) })
         }`
         yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
         return outcome

@@ -1,0 +1,148 @@
+/**
+ * Tool calls that need a person: an approval approved and denied, a question answered and
+ * declined; and the 409 rules of custom tool results (twice, built-in, awaiting approval).
+ */
+import { expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { eventually } from "../support/Polling.ts"
+import { runtimeProject, text } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { expectFailure } from "../support/TestApp.ts"
+import { RuntimeTestLive } from "./RuntimeLayer.ts"
+
+const completedTurns = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
+  events.filter((event) => event.event_kind === "turn" && event.turn_status === "completed").length
+
+it.layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("interactions", (it) => {
+  it.effect("approval approved: the call goes from awaiting_authorization to ready, takes its result, the turn completes", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.toolCall("deploy", { env: "prod" }), Reply.text("Deployed.")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "Deploy please")
+      yield* rt.waiting(agent.id)
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call.state).toBe("awaiting_authorization")
+      const early = yield* expectFailure(rt.client.toolCalls.submitResult({
+        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: text("too early") }
+      }))
+      expect(early._tag).toBe("StateTransitionConflict")
+
+      const pending = yield* rt.client.interactions.list({ path: rt.projectPath, urlParams: { status: "pending" } })
+      expect(pending.data).toHaveLength(1)
+      const [approval] = pending.data
+      expect(approval).toMatchObject({ kind: "approval", status: "pending", tool_call_id: call.id, agent_id: agent.id })
+      const resolved = yield* rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: approval.id },
+        payload: { decision: "approve", message: "go" }
+      })
+      expect(resolved).toMatchObject({ status: "resolved", decision: "approve", message: "go" })
+      const twice = yield* expectFailure(rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: approval.id },
+        payload: { decision: "deny" }
+      }))
+      expect(twice._tag).toBe("StateTransitionConflict")
+
+      const [ready] = yield* rt.toolCalls(agent.id)
+      expect(ready.state).toBe("ready")
+      yield* rt.client.toolCalls.submitResult({
+        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: text("deployed v2") }
+      })
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      expect(events.map((event) => event.event_kind)).toEqual([
+        "agent_input",
+        "turn",
+        "tool_call",
+        "interaction",
+        "interaction",
+        "tool_result",
+        "model_output",
+        "turn"
+      ])
+      expect(events[3]).toMatchObject({ interaction_id: approval.id, interaction_kind: "approval", interaction_status: "opened" })
+      expect(events[4]).toMatchObject({ interaction_status: "resolved" })
+      expect(completedTurns(events)).toBe(1)
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
+      expect(JSON.stringify(requests[1].body)).toContain("deployed v2")
+    }))
+
+  it.effect("approval denied: the call fails with the reason, the model is told, the turn completes", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { format: "anthropic-messages" })
+      yield* provider.script([Reply.toolCall("deploy", {}, "toolu_deny"), Reply.text("Understood, not deploying.")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "Deploy please")
+      yield* rt.waiting(agent.id)
+      const [approval] = yield* rt.interactions(agent.id)
+      yield* rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: approval.id },
+        payload: { decision: "deny", message: "not on a Friday" }
+      })
+      yield* rt.idle(agent.id)
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ state: "completed", outcome: "failed" })
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
+      const toolResult = (requests[1].body!.messages as Array<any>).flatMap((message) => message.content)
+        .find((block: any) => block.type === "tool_result")
+      expect(toolResult).toMatchObject({ tool_use_id: "toolu_deny", is_error: true })
+      expect(JSON.stringify(toolResult)).toContain("not on a Friday")
+      const late = yield* expectFailure(rt.client.toolCalls.submitResult({
+        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: text("late") }
+      }))
+      expect(late._tag).toBe("StateTransitionConflict")
+    }))
+
+  it.effect("ask_question: a question opens, its answer is the tool's result; a built-in call takes no client result", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { format: "openai-chat-completions" })
+      yield* provider.script([
+        Reply.toolCall("ask_question", { question: "Which region?" }),
+        Reply.text("Using eu-west.")
+      ], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "Set up the service")
+      yield* rt.waiting(agent.id)
+      const [question] = yield* rt.interactions(agent.id)
+      expect(question).toMatchObject({ kind: "question", status: "pending", question: "Which region?" })
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ name: "ask_question", type: "built_in", state: "running" })
+      const builtIn = yield* expectFailure(rt.client.toolCalls.submitResult({
+        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: text("eu-west") }
+      }))
+      expect(builtIn._tag).toBe("StateTransitionConflict")
+      const answered = yield* rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: question.id },
+        payload: { decision: "approve", answer: "eu-west" }
+      })
+      expect(answered).toMatchObject({ status: "resolved", answer: "eu-west" })
+      yield* rt.idle(agent.id)
+      const [done] = yield* rt.toolCalls(agent.id)
+      expect(done).toMatchObject({ state: "completed", outcome: "succeeded" })
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
+      const toolMessage = (requests[1].body!.messages as Array<any>).find((message) => message.role === "tool")
+      expect(toolMessage.content).toContain("eu-west")
+    }))
+
+  it.effect("a built-in tool that needs a machine fails at once saying no machine is connected", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { extraSource: ["machine_sources:", "  - machine_id: m-1"] })
+      yield* provider.script([Reply.toolCall("read_file", { path: "/etc/hosts" }), Reply.text("No machine then.")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "Read the hosts file")
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      const result = events.find((event) => event.event_kind === "tool_result")
+      expect(result).toMatchObject({ outcome: "failed" })
+      expect(JSON.stringify(result)).toContain("no machine is connected")
+      expect(completedTurns(events)).toBe(1)
+    }))
+})

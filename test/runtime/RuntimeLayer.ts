@@ -1,0 +1,17 @@
+/**
+ * The layer of the runtime tests: the real server over a real database (test/support/TestApp.ts),
+ * the scripted provider on loopback, and model retries with short delays.
+ */
+import { Duration, Layer } from "effect"
+import { ModelRetryPolicy } from "../../src/services/runtime/ModelClient.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { TestAppLive } from "../support/TestApp.ts"
+
+export const fastRetries = Layer.succeed(ModelRetryPolicy, {
+  maxAttempts: 3,
+  initialDelay: Duration.millis(20),
+  maxDelay: Duration.millis(100),
+  maxRetryAfter: Duration.seconds(1)
+})
+
+export const RuntimeTestLive = Layer.mergeAll(TestAppLive(), ScriptedProvider.layer).pipe(Layer.provide(fastRetries))

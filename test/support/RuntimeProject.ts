@@ -1,0 +1,134 @@
+/**
+ * Set-up for the runtime tests (test/runtime): an owner with an organization and a project, a
+ * model provider config of one wire format pointing at the scripted provider, a model with its
+ * own slug (so concurrent tests never take each other's scripted replies), an agent config and
+ * helpers to launch agents, send inputs and wait for turns.
+ *
+ * The config offers a custom tool `lookup` (allowed), a custom tool `deploy` (asks for approval),
+ * `ask_question`, and the built-in `read_file` set to `ask` (no machine: its call fails).
+ */
+import { Effect, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import type { AgentId } from "../../src/domain/Ids.ts"
+import type { ApiFormat } from "../../src/domain/Models.ts"
+import type { Client } from "../../src/api/Client.ts"
+import { eventually } from "./Polling.ts"
+import type { ScriptedProviderShape } from "./ScriptedProvider.ts"
+import { newUser } from "./TestApp.ts"
+
+export interface RuntimeProjectOptions {
+  readonly format?: ApiFormat
+  readonly contextWindow?: number
+  readonly maxOutputTokens?: number
+  /** `model:` lines added to the config source (cache_retention, reasoning). */
+  readonly modelLines?: ReadonlyArray<string>
+  readonly supportsReasoning?: boolean
+  /** Extra lines at the end of the config source. */
+  readonly extraSource?: ReadonlyArray<string>
+}
+
+export const runtimeSource = (options: RuntimeProjectOptions) => [
+  "instruction: You are the runtime test agent.",
+  "model:",
+  "  provider_config: Scripted",
+  "  name: Scripted model",
+  ...(options.modelLines ?? []).map((line) => `  ${line}`),
+  "tools:",
+  "  lookup:",
+  "    type: custom",
+  "    description: Looks a thing up",
+  "    input_schema: { type: object, properties: { query: { type: string } } }",
+  "  deploy:",
+  "    type: custom",
+  "    description: Deploys",
+  "    input_schema: { type: object }",
+  "    permission: ask",
+  ...(options.extraSource ?? []),
+  ""
+].join("\n")
+
+/** Text content blocks. */
+export const text = (value: string) => [{ type: "text" as const, text: value }]
+
+export const runtimeProject = (provider: ScriptedProviderShape, options: RuntimeProjectOptions = {}) =>
+  Effect.gen(function*() {
+    const format = options.format ?? "openai-responses"
+    const slug = `scripted-${randomBytes(6).toString("hex")}`
+    const owner = yield* newUser("runtime")
+    const client: Client = owner.client
+    const org = yield* client.organizations.create({ payload: { name: "Runtime" } })
+    const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+    const secret = yield* client.secrets.create({
+      path: { orgID: org.id },
+      payload: { name: "Provider key", value: Redacted.make("sk-scripted-key") }
+    })
+    const providerConfig = yield* client.modelProviderConfigs.create({
+      path: { orgID: org.id },
+      payload: { name: "Scripted", api_format: format, base_url: provider.baseUrl(format), auth_secret_id: secret.id }
+    })
+    const model = yield* client.models.create({
+      path: { orgID: org.id },
+      payload: {
+        provider_config_id: providerConfig.id,
+        name: "Scripted model",
+        provider_model_slug: slug,
+        context_window_tokens: options.contextWindow ?? 200_000,
+        max_output_tokens: 8_000,
+        default_max_output_tokens: options.maxOutputTokens ?? 1_000,
+        supports_tools: true,
+        supports_reasoning: options.supportsReasoning ?? false,
+        ...(options.supportsReasoning === true
+          ? { default_reasoning_effort: "medium", supported_reasoning_efforts: ["low", "medium", "high"] }
+          : {}),
+        input_modalities: ["text"],
+        output_modalities: ["text"]
+      }
+    })
+    yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+    const config = yield* client.agentConfigs.create({
+      path: { orgID: org.id, projectID: project.id },
+      payload: { source: runtimeSource(options), source_format: "yaml" }
+    })
+    const projectPath = { orgID: org.id, projectID: project.id }
+    const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
+
+    const launch = () => client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+    const send = (agentID: AgentId, content: string, key?: string) =>
+      client.agents.sendInput({
+        path: agentPath(agentID),
+        payload: { content_blocks: text(content), ...(key === undefined ? {} : { input_idempotency_key: key }) }
+      })
+    const events = (agentID: AgentId) =>
+      client.agents.listEvents({ path: agentPath(agentID), urlParams: { limit: 500 } }).pipe(Effect.map((page) => page.data))
+    const agent = (agentID: AgentId) => client.agents.get({ path: agentPath(agentID) })
+    /** Waits until the agent is idle with no current turn. */
+    const idle = (agentID: AgentId, timeout: `${number} seconds` = "15 seconds") =>
+      eventually(agent(agentID), (a) => a.status === "idle" && a.current_turn_id === null, `agent ${agentID} idle`, timeout)
+    const waiting = (agentID: AgentId) => eventually(agent(agentID), (a) => a.status === "waiting", `agent ${agentID} waiting`)
+    const toolCalls = (agentID: AgentId) =>
+      client.toolCalls.list({ path: agentPath(agentID), urlParams: {} }).pipe(Effect.map((page) => page.data))
+    const interactions = (agentID: AgentId) =>
+      client.interactions.listForAgent({ path: agentPath(agentID), urlParams: {} }).pipe(Effect.map((page) => page.data))
+
+    return {
+      owner,
+      client,
+      org,
+      project,
+      config,
+      slug,
+      format,
+      projectPath,
+      agentPath,
+      launch,
+      send,
+      events,
+      agent,
+      idle,
+      waiting,
+      toolCalls,
+      interactions
+    }
+  })
+
+export type RuntimeProject = Effect.Effect.Success<ReturnType<typeof runtimeProject>>
