@@ -1,15 +1,14 @@
 import { HttpClientRequest } from "@effect/platform"
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import type { ValidationFailed } from "../../src/domain/Errors.ts"
-import {
+import { describeApp,
   expectFailure,
   ID_PATTERN,
   joinOrganization,
   newUser,
   rawRequest,
-  TestAppLive
 } from "../support/TestApp.ts"
 
 const HASH = /^sha256:[0-9a-f]{64}$/
@@ -72,7 +71,7 @@ const issuesOf = (error: unknown) => {
   return (error as ValidationFailed).issues ?? []
 }
 
-it.layer(TestAppLive())("agent configs", (it) => {
+describeApp()("agent configs", (it) => {
   it.effect("YAML: 201, then 200 with the same config; comments kept verbatim; compiled defaults", () =>
     Effect.gen(function*() {
       const { create, model, org, project } = yield* setUp()

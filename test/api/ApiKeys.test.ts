@@ -1,8 +1,8 @@
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { clientWith, expectFailure, ID_PATTERN, newUser, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, clientWith, expectFailure, ID_PATTERN, newUser } from "../support/TestApp.ts"
 
-it.layer(TestAppLive())("API keys", (it) => {
+describeApp()("API keys", (it) => {
   it.effect("personal keys: the token is shown once, lists never show it, deletion revokes", () =>
     Effect.gen(function*() {
       const { client, user } = yield* newUser()

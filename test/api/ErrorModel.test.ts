@@ -1,7 +1,7 @@
 import { HttpClientRequest } from "@effect/platform"
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { clientWith, expectFailure, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, clientWith, expectFailure, newUser, rawRequest } from "../support/TestApp.ts"
 
 const post = (path: string, token: string, body: string, contentType = "application/json") =>
   rawRequest(
@@ -11,7 +11,7 @@ const post = (path: string, token: string, body: string, contentType = "applicat
     )
   )
 
-it.layer(TestAppLive())("error model", (it) => {
+describeApp()("error model", (it) => {
   it.effect("401 without a token, with a bad token, with a revoked token", () =>
     Effect.gen(function*() {
       const missing = yield* rawRequest(HttpClientRequest.get("/v1/user"))
@@ -98,7 +98,7 @@ it.layer(TestAppLive())("error model", (it) => {
     }))
 })
 
-it.layer(TestAppLive())("resource names", (it) => {
+describeApp()("resource names", (it) => {
   const rejected: ReadonlyArray<[string, string]> = [
     ["empty", ""],
     ["65 characters", "a".repeat(65)],

@@ -1,9 +1,9 @@
 import { HttpClientRequest } from "@effect/platform"
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { rawRequest, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, rawRequest } from "../support/TestApp.ts"
 
-it.layer(TestAppLive())("health, OpenAPI and docs", (it) => {
+describeApp()("health, OpenAPI and docs", (it) => {
   it.effect("/healthz and /readyz answer 200 without authentication", () =>
     Effect.gen(function*() {
       expect(yield* rawRequest(HttpClientRequest.get("/healthz"))).toMatchObject({ status: 200, json: { status: "ok" } })

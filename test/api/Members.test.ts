@@ -1,8 +1,8 @@
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { expectFailure, ID_PATTERN, joinOrganization, newUser, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser } from "../support/TestApp.ts"
 
-it.layer(TestAppLive())("members and invitations", (it) => {
+describeApp()("members and invitations", (it) => {
   it.effect("invite, list, accept; the invitation is gone once accepted", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("owner")

@@ -1,9 +1,9 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { ModelProviderConfigId } from "../../src/domain/Ids.ts"
-import { expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
 
 const openai = { name: "OpenAI", api_format: "openai-responses", base_url: "https://api.openai.com/v1" } as const
 
@@ -18,7 +18,7 @@ const model = (providerConfigId: ModelProviderConfigId) => ({
   output_modalities: ["text"]
 })
 
-it.layer(TestAppLive())("model provider configs", (it) => {
+describeApp()("model provider configs", (it) => {
   it.effect("lifecycle: create, get, list, patch, delete", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("owner")

@@ -1,9 +1,9 @@
 import { HttpClientRequest } from "@effect/platform"
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { ModelProviderConfigId } from "../../src/domain/Ids.ts"
 import { Models } from "../../src/services/Models.ts"
-import { expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, TestAppLive, type TestUser } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, type TestUser } from "../support/TestApp.ts"
 
 const reasoningModel = (providerConfigId: ModelProviderConfigId) => ({
   provider_config_id: providerConfigId,
@@ -45,7 +45,7 @@ const patchModel = (user: TestUser, orgId: string, modelId: string, body: unknow
     )
   )
 
-it.layer(TestAppLive())("configured models", (it) => {
+describeApp()("configured models", (it) => {
   it.effect("create with defaults; every PATCH is a new immutable revision", () =>
     Effect.gen(function*() {
       const { org, owner, provider } = yield* setUp("Models")

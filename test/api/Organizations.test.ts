@@ -1,9 +1,9 @@
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { HttpClientRequest } from "@effect/platform"
 import { Effect } from "effect"
-import { expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
 
-it.layer(TestAppLive())("organizations", (it) => {
+describeApp()("organizations", (it) => {
   it.effect("create, get, list, rename; the creator is the owner", () =>
     Effect.gen(function*() {
       const owner = yield* newUser()

@@ -1,8 +1,8 @@
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { expectFailure, ID_PATTERN, joinOrganization, newUser, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser } from "../support/TestApp.ts"
 
-it.layer(TestAppLive())("projects", (it) => {
+describeApp()("projects", (it) => {
   it.effect("create, list, get, rename, delete", () =>
     Effect.gen(function*() {
       const { client } = yield* newUser()

@@ -8,14 +8,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SecretKey } from "../../src/layers/SecretKey.ts"
 import { Secrets } from "../../src/services/Secrets.ts"
-import {
+import { describeApp,
   clientWith,
   expectFailure,
   ID_PATTERN,
   joinOrganization,
   newUser,
   rawRequest,
-  TestAppLive,
   testConfig,
   type TestUser
 } from "../support/TestApp.ts"
@@ -38,7 +37,7 @@ const sealedValueOf = (secretId: string) =>
 const revealed = (secretId: string) =>
   Effect.flatMap(Secrets, (secrets) => secrets.reveal(secretId as never)).pipe(Effect.map(Redacted.value))
 
-it.layer(TestAppLive())("secrets", (it) => {
+describeApp()("secrets", (it) => {
   it.effect("lifecycle: create, get, list, rotate, delete; the value never comes back", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("owner")

@@ -1,8 +1,8 @@
 import { HttpClientRequest } from "@effect/platform"
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { SKILL_CONTENT_MAX_BYTES } from "../../src/domain/Skills.ts"
-import { expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
 
 /** A user with an organization and two projects. */
 const setup = Effect.gen(function*() {
@@ -16,7 +16,7 @@ const setup = Effect.gen(function*() {
 const content = (text: string, files?: Record<string, string>) =>
   files === undefined ? { "SKILL.md": text } : { "SKILL.md": text, files }
 
-it.layer(TestAppLive())("skills", (it) => {
+describeApp()("skills", (it) => {
   it.effect("create, get, list, versions, delete", () =>
     Effect.gen(function*() {
       const { client, org, projectA } = yield* setup

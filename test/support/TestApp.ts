@@ -6,6 +6,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
@@ -35,6 +36,13 @@ export const TestAppLive = (overrides: Partial<AppConfig["Type"]> = {}) =>
     Layer.provide(testConfig(overrides)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
+
+/**
+ * A describe block over one app for its tests. The real clock, not the test clock: the workflow
+ * engine's background fibers (polls, timers) must run.
+ */
+export const describeApp = (overrides: Partial<AppConfig["Type"]> = {}) =>
+  layer(TestAppLive(overrides), { timeout: "60 seconds", excludeTestServices: true })
 
 export const uniqueEmail = (label = "user") => `${label}-${randomBytes(6).toString("hex")}@example.test`
 
