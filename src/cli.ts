@@ -22,20 +22,20 @@ import { Users } from "./services/Users.ts"
 
 const DEFAULT_KEY_NAME = "cli"
 
-/** `--name` decoded with a domain schema, so the CLI accepts exactly what the API accepts. */
-const validated = <A>(name: string, option: Options.Options<string>, schema: Schema.Schema<A, string>) =>
-  Options.mapEffect(option, (raw) =>
+/** A `--name <text>` option decoded with a domain schema, so the CLI accepts exactly what the API accepts. */
+const validatedText = <A>(name: string, description: string, schema: Schema.Schema<A, string>, fallback?: string) => {
+  const text = Options.text(name).pipe(Options.withDescription(description))
+  return Options.mapEffect(fallback === undefined ? text : Options.withDefault(text, fallback), (raw) =>
     Schema.decode(schema)(raw).pipe(
       Effect.mapError((error) =>
         ValidationError.invalidValue(HelpDoc.p(
-          `--${name} ${
-            ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.message).join("; ")
-          }`
+          `--${name} ${ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.message).join("; ")}`
         ))
       )
     ))
+}
 
-const email = validated("email", Options.text("email").pipe(Options.withDescription("the user's e-mail address")), Email)
+const email = validatedText("email", "the user's e-mail address", Email)
 
 const UsersLive = Layer.mergeAll(Users.Default, ApiKeys.Default).pipe(Layer.provide(DatabaseReadyLive))
 
@@ -60,14 +60,7 @@ const migrate = Command.make("migrate", {}, () =>
 
 const createUser = Command.make("create-user", {
   email,
-  keyName: validated(
-    "key-name",
-    Options.text("key-name").pipe(
-      Options.withDescription("the name of the personal API key"),
-      Options.withDefault(DEFAULT_KEY_NAME)
-    ),
-    ResourceName
-  )
+  keyName: validatedText("key-name", "the name of the personal API key", ResourceName, DEFAULT_KEY_NAME)
 }, ({ email, keyName }) =>
   Effect.gen(function*() {
     const user = yield* Effect.flatMap(Users, (users) => users.create(email))
@@ -80,7 +73,7 @@ const createUser = Command.make("create-user", {
 
 const createApiKey = Command.make("create-api-key", {
   email,
-  name: validated("name", Options.text("name").pipe(Options.withDescription("the name of the API key")), ResourceName)
+  name: validatedText("name", "the name of the API key", ResourceName)
 }, ({ email, name }) =>
   Effect.gen(function*() {
     const user = yield* Effect.flatMap(Users, (users) => users.findByEmail(email)).pipe(

@@ -14,7 +14,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Effect, Layer, Option } from "effect"
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { AppConfig } from "./AppConfig.ts"
 
@@ -41,6 +41,15 @@ const readLockOwner = (lockFile: string): number | undefined => {
   }
 }
 
+/** A lock file without a pid yet may be one another process is creating right now. */
+const isBeingWritten = (lockFile: string): boolean => {
+  try {
+    return Date.now() - statSync(lockFile).mtimeMs < 5_000
+  } catch {
+    return false
+  }
+}
+
 /** Creates the lock file holding this pid; false when it exists already. */
 const createLock = (lockFile: string): boolean => {
   try {
@@ -57,9 +66,9 @@ const heldLocks = new Set<string>()
 
 /**
  * Holds DATA_DIR/pg.lock for the life of the scope. A lock is stale when its owner is not alive,
- * or names this process without being held by it (a pid reused after a restart, as pid 1 in a
- * container); a stale lock is replaced, once, and if another process wins that race, it is
- * reported as the owner.
+ * names this process without being held by it (a pid reused after a restart, as pid 1 in a
+ * container), or has held no pid for seconds; a stale lock is replaced, once, and if another
+ * process wins that race, it is reported as the owner.
  */
 const lockDataDirectory = (dataDir: string) => {
   const lockFile = resolve(dataDir, "pg.lock")
@@ -70,7 +79,11 @@ const lockDataDirectory = (dataDir: string) => {
         `Stop that process, or set DATABASE_URL to use a PostgreSQL server.`
     })
   const isHeld = (owner: number | undefined) =>
-    owner !== undefined && (owner === process.pid ? heldLocks.has(lockFile) : isAlive(owner))
+    owner === undefined
+      ? isBeingWritten(lockFile)
+      : owner === process.pid
+      ? heldLocks.has(lockFile)
+      : isAlive(owner)
   return Effect.acquireRelease(
     Effect.gen(function*() {
       mkdirSync(dataDir, { recursive: true })

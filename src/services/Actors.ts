@@ -20,17 +20,12 @@ interface ActorRow {
   readonly created_at: Date
 }
 
-/** The outcome of a create: the actor, and whether this request made it (201) or found it (200). */
-export interface CreatedActor {
-  readonly actor: Actor
-  readonly created: boolean
-}
-
 export class Actors extends Effect.Service<Actors>()("Actors", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const access = yield* Access
 
+    /** The actor of `external_id` in the project, and whether this request made it (201) or found it (200). */
     const create = (
       orgId: OrgId,
       projectId: ProjectId,

@@ -4,14 +4,16 @@
  * (the engine's way of writing them), so each test knows exactly which sequences exist.
  */
 import { HttpClientRequest } from "@effect/platform"
-import { expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { expect } from "@effect/vitest"
+import { Duration, Effect } from "effect"
 import type { AgentId } from "../../src/domain/Ids.ts"
 import { DEFAULT_EVENTS_LIMIT } from "../../src/domain/runtime/Events.ts"
+import { SSE_HEARTBEAT_INTERVAL } from "../../src/services/runtime/Agents.ts"
 import { Timeline } from "../../src/services/runtime/Timeline.ts"
 import { agentProject } from "../support/AgentProject.ts"
 import { openEventStream } from "../support/EventStreamClient.ts"
-import { rawRequest, TestAppLive } from "../support/TestApp.ts"
+import { eventually, sleepLive } from "../support/Polling.ts"
+import { describeApp, rawRequest } from "../support/TestApp.ts"
 
 /** Appends one `model_output` event per text; returns their sequences. */
 const appendOutputs = (agentId: AgentId, texts: ReadonlyArray<string>) =>
@@ -39,7 +41,7 @@ const setUp = Effect.gen(function*() {
 const sequences = (page: { readonly data: ReadonlyArray<{ readonly sequence: number }> }) =>
   page.data.map((event) => event.sequence)
 
-it.layer(TestAppLive())("agent events", (it) => {
+describeApp()("agent events", (it) => {
   it.effect("an agent without events: both directions return nothing at the request boundary", () =>
     Effect.gen(function*() {
       const { list } = yield* setUp
@@ -192,7 +194,7 @@ it.layer(TestAppLive())("agent events", (it) => {
       expect(afterLive.map((frame) => JSON.parse(frame.data!).content_blocks[0].text)).toEqual(["e", "f", "g"])
       expect(rest.length).toBeGreaterThanOrEqual(2)
       // Nothing more than that arrived (no repeat).
-      yield* Effect.sleep("200 millis")
+      yield* sleepLive("200 millis")
       expect((yield* resumed.events(0)).length).toBe(3)
       yield* resumed.drop
     }))
@@ -206,7 +208,7 @@ it.layer(TestAppLive())("agent events", (it) => {
       yield* byQuery.drop
       const both = yield* openEventStream(`${streamPath}?after_sequence=1`, owner.token, { "last-event-id": "3" })
       expect((yield* both.events(1)).map((frame) => frame.id)).toEqual(["4"])
-      yield* Effect.sleep("100 millis")
+      yield* sleepLive("100 millis")
       expect((yield* both.events(0)).length).toBe(1)
       // The stream opens with a comment, so headers arrive at once even when nothing is new.
       expect(both.frames()[0].comment).toBeDefined()
@@ -222,4 +224,21 @@ it.layer(TestAppLive())("agent events", (it) => {
       const unauthenticated = yield* rawRequest(HttpClientRequest.get(streamPath))
       expect(unauthenticated.status).toBe(401)
     }))
+
+  it.effect("SSE: a heartbeat comment after 15 s without events, and events still flow after it", () =>
+    Effect.gen(function*() {
+      const { agent, owner, streamPath } = yield* setUp
+      const stream = yield* openEventStream(streamPath, owner.token)
+      const started = Date.now()
+      yield* eventually(
+        Effect.sync(() => stream.frames().map((frame) => frame.comment)),
+        (comments) => comments.includes("heartbeat"),
+        "a heartbeat",
+        "30 seconds"
+      )
+      expect(Date.now() - started).toBeGreaterThanOrEqual(Duration.toMillis(SSE_HEARTBEAT_INTERVAL) - 1000)
+      yield* appendOutputs(agent.id, ["after the heartbeat"])
+      expect((yield* stream.events(1)).map((frame) => frame.id)).toEqual(["1"])
+      yield* stream.drop
+    }), { timeout: 50_000 })
 })

@@ -5,12 +5,12 @@
  */
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ActorId, AgentConfigId, ToolCallId } from "../../src/domain/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
 import { declareBody } from "../support/RawHttp.ts"
-import { expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest, TestAppLive } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
 
 const MiB = 1024 * 1024
 
@@ -26,7 +26,7 @@ const artifactCount = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ count: 
   Effect.orDie
 )
 
-it.layer(TestAppLive())("agents", (it) => {
+describeApp()("agents", (it) => {
   it.effect("launch: 201 with an idle agent; get; list paginated and filtered by status; /api/v1 too", () =>
     Effect.gen(function*() {
       const { config, launch, org, owner, project, projectPath } = yield* agentProject()

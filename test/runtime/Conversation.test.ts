@@ -3,7 +3,7 @@
  * against the scripted provider: the timeline, the tool call and its result, the turn's usage,
  * and what the provider received (tools, history with the tool result, cache controls, reasoning).
  */
-import { expect, it } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ApiFormat } from "../../src/domain/Models.ts"
 import { eventually } from "../support/Polling.ts"
@@ -14,7 +14,7 @@ import { RuntimeTestLive } from "./RuntimeLayer.ts"
 
 const formats: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
 
-it.layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("conversation", (it) => {
+layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("conversation", (it) => {
   for (const format of formats) {
     it.effect(`${format}: input -> tool call -> custom result -> answer`, () =>
       Effect.gen(function*() {

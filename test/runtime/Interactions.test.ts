@@ -2,9 +2,8 @@
  * Tool calls that need a person: an approval approved and denied, a question answered and
  * declined; and the 409 rules of custom tool results (twice, built-in, awaiting approval).
  */
-import { expect, it } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { eventually } from "../support/Polling.ts"
 import { runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
@@ -13,7 +12,7 @@ import { RuntimeTestLive } from "./RuntimeLayer.ts"
 const completedTurns = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.filter((event) => event.event_kind === "turn" && event.turn_status === "completed").length
 
-it.layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("interactions", (it) => {
+layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("interactions", (it) => {
   it.effect("approval approved: the call goes from awaiting_authorization to ready, takes its result, the turn completes", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

@@ -3,7 +3,7 @@
  * parses frames as they arrive, and can be dropped like a lost connection.
  */
 import { HttpServer } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, TestServices } from "effect"
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from "node:http"
 
 export interface ServerSentEvent {
@@ -77,7 +77,7 @@ export const openEventStream = (path: string, token: string, headers: Record<str
           const deadline = Date.now() + timeoutMs
           while (eventFrames().length < count && Date.now() < deadline) yield* Effect.sleep("10 millis")
           return eventFrames()
-        }),
+        }).pipe(TestServices.provideLive),
       drop: Effect.sync(() => request?.destroy())
     }
     return stream

@@ -77,6 +77,8 @@ export interface ServerProcess {
   readonly exited: Promise<Exit>
   /** Sends SIGTERM and resolves with the exit. */
   readonly stop: () => Promise<Exit>
+  /** Kills the whole process group with SIGKILL (a crash) and resolves with the exit. */
+  readonly kill: () => Promise<Exit>
 }
 
 const collectOutput = (child: ChildProcess) => {
@@ -89,10 +91,10 @@ const collectOutput = (child: ChildProcess) => {
 const exitOf = (child: ChildProcess) =>
   new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })))
 
-/** How to kill each server process group still running. */
+/** How to kill each server's process group (npm and the server under it). */
 const leftovers = new Set<() => void>()
 
-/** Kills the servers a failed test left running. */
+/** Kills what a failed test left running, even a server whose npm has exited. */
 export const killLeftoverServers = () => {
   for (const kill of leftovers) {
     try {
@@ -121,7 +123,6 @@ export const startServer = async (dataDir: string, env: Record<string, string> =
   const output = collectOutput(child)
   const exited = exitOf(child)
   leftovers.add(killGroup)
-  void exited.then(() => leftovers.delete(killGroup))
   const listening = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       killGroup()
@@ -146,6 +147,10 @@ export const startServer = async (dataDir: string, env: Record<string, string> =
     exited,
     stop: () => {
       child.kill("SIGTERM")
+      return exited
+    },
+    kill: () => {
+      killGroup()
       return exited
     }
   }

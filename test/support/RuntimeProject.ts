@@ -25,6 +25,8 @@ export interface RuntimeProjectOptions {
   readonly supportsReasoning?: boolean
   /** Extra lines at the end of the config source. */
   readonly extraSource?: ReadonlyArray<string>
+  /** A project skill created first and listed in the config's `skills`. */
+  readonly skill?: { readonly name: string; readonly text: string }
 }
 
 export const runtimeSource = (options: RuntimeProjectOptions) => [
@@ -44,6 +46,7 @@ export const runtimeSource = (options: RuntimeProjectOptions) => [
   "    input_schema: { type: object }",
   "    permission: ask",
   ...(options.extraSource ?? []),
+  ...(options.skill === undefined ? [] : ["skills:", `  - name: ${options.skill.name}`]),
   ""
 ].join("\n")
 
@@ -73,7 +76,7 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
         name: "Scripted model",
         provider_model_slug: slug,
         context_window_tokens: options.contextWindow ?? 200_000,
-        max_output_tokens: 8_000,
+        max_output_tokens: Math.min(8_000, options.contextWindow ?? 200_000),
         default_max_output_tokens: options.maxOutputTokens ?? 1_000,
         supports_tools: true,
         supports_reasoning: options.supportsReasoning ?? false,
@@ -85,6 +88,17 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
       }
     })
     yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+    if (options.skill !== undefined) {
+      yield* client.skills.create({
+        path: { orgID: org.id },
+        payload: {
+          name: options.skill.name,
+          description: "A test skill",
+          owner_project_id: project.id,
+          content: { "SKILL.md": options.skill.text }
+        }
+      })
+    }
     const config = yield* client.agentConfigs.create({
       path: { orgID: org.id, projectID: project.id },
       payload: { source: runtimeSource(options), source_format: "yaml" }

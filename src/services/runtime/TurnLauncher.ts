@@ -1,8 +1,9 @@
 /**
- * Starts turn workflows. Launches go through a queue served by a fiber of this service, so a
- * workflow started from inside another (the next queued input, when a turn finishes) is a
- * separate execution, not a child of the turn that finished. Starting is idempotent: a turn's
- * execution id is derived from its id, and starting an existing execution changes nothing.
+ * Starts turn workflows. Launches go through a queue served by a fiber of this service, which
+ * starts each in a fiber of its own (starts of different agents' turns do not wait for each
+ * other), so a workflow started from inside another (the next queued input, when a turn finishes)
+ * is a separate execution, not a child of the turn that finished. Starting is idempotent: a
+ * turn's execution id is derived from its id, and starting an existing execution changes nothing.
  */
 import type { WorkflowEngine } from "@effect/workflow"
 import { Effect, Queue } from "effect"
@@ -13,10 +14,12 @@ export class TurnLauncher extends Effect.Service<TurnLauncher>()("TurnLauncher",
   scoped: Effect.gen(function*() {
     const pending = yield* Queue.unbounded<{ readonly turn_id: TurnId; readonly agent_id: AgentId }>()
     const context = yield* Effect.context<WorkflowEngine.WorkflowEngine>()
+    const scope = yield* Effect.scope
     yield* Queue.take(pending).pipe(
       Effect.flatMap((payload) =>
         TurnWorkflow.execute(payload, { discard: true }).pipe(
-          Effect.catchAllCause((cause) => Effect.logError("Could not start the turn workflow", cause))
+          Effect.catchAllCause((cause) => Effect.logError("Could not start the turn workflow", cause)),
+          Effect.forkIn(scope)
         )
       ),
       Effect.forever,

@@ -130,6 +130,9 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     const cancellation = yield* TurnCancellation
     const launcher = yield* TurnLauncher
 
+    const launchNext = (agentId: AgentId, next: Option.Option<TurnId>) =>
+      Option.match(next, { onNone: () => Effect.void, onSome: (turnId) => launcher.launch(agentId, turnId) })
+
     const turnState = (turnId: TurnId) =>
       sql<{ active: boolean; project_id: ProjectId; agent_config_id: AgentConfigId }>`
         SELECT t.status IN ('running', 'waiting') AS active, a.project_id, a.agent_config_id
@@ -274,7 +277,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
       sql.withTransaction(Effect.gen(function*() {
         yield* lifecycle.lockAgent(payload.agent_id)
-        if (!(yield* stillActive(payload.turn_id))) return stopped
+        if (!(yield* stillActive(payload.turn_id))) return { outcome: stopped, next: Option.none<TurnId>() }
         const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
         const calls = toolItems.map((item) => {
           const tool = setup.tools[item.name]
@@ -317,11 +320,37 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         yield* sql`INSERT INTO turn_steps ${
           sql.insert({ turn_id: payload.turn_id, step, outcome: JSON.stringify(Schema.encodeSync(StepOutcome)(outcome)) })
         }`
+        if (outcome._tag === "Finished") {
+          const next = yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, "completed", null)
+          return { outcome, next }
+        }
         yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
-        return outcome
-      })).pipe(Effect.orDie)
+        return { outcome, next: Option.none<TurnId>() }
+      })).pipe(
+        Effect.orDie,
+        Effect.tap(({ next }) => launchNext(payload.agent_id, next)),
+        Effect.map(({ outcome }) => outcome)
+      )
 
+    /** Ends the turn (when it still runs) and launches the agent's next queued input. */
+    const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
+      Effect.gen(function*() {
+        const next = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* lifecycle.lockAgent(payload.agent_id)
+          return yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, status, error)
+        })).pipe(Effect.orDie)
+        yield* launchNext(payload.agent_id, next)
+      })
+
+    /**
+     * One model call of the turn. A step without tool calls ends the turn in the transaction that
+     * records it; a step that fails ends it too; either way the next queued input is launched.
+     */
     const modelStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
+      Effect.tap(attemptStep(payload, step), (outcome) =>
+        outcome._tag === "Failed" ? finish(payload, "failed", outcome.error) : Effect.void)
+
+    const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
       Effect.gen(function*() {
         const turn = yield* turnState(payload.turn_id)
         if (Option.isNone(turn) || !turn.value.active) return stopped
@@ -353,16 +382,6 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
           )
         }
         return yield* record(payload, setup.right, step, answer.value.right)
-      })
-
-    /** Ends the turn (when it still runs) and launches the agent's next queued input. */
-    const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
-      Effect.gen(function*() {
-        const next = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* lifecycle.lockAgent(payload.agent_id)
-          return yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, status, error)
-        })).pipe(Effect.orDie)
-        if (Option.isSome(next)) yield* launcher.launch(payload.agent_id, next.value)
       })
 
     return { modelStep, finish } as const

@@ -2,20 +2,18 @@
  * The body of the turn workflow (docs/runtime.md, "Durability"): model step after model step,
  * each an Activity whose result is journaled, waiting between them on the DurableDeferreds of the
  * step's tool calls, until the model stops, the provider fails for good, or the turn is
- * cancelled. Whatever ends the turn, its last activity records the end and starts the agent's
- * next queued input, so an agent never stays `running` after its turn is over.
+ * cancelled. The step that ends the turn records the end and starts the agent's next queued
+ * input (a cancel does both itself); an internal error ends the turn through the `finish`
+ * Activity; so an agent never stays `running` after its turn is over.
  */
 import { Activity, DurableDeferred } from "@effect/workflow"
 import { Cause, Effect } from "effect"
 import { StepOutcome, TurnSteps } from "./TurnSteps.ts"
-import type { FinalTurnStatus } from "./TurnLifecycle.ts"
 import { turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
 
 const runTurn = (payload: TurnPayload) =>
   Effect.gen(function*() {
     const steps = yield* TurnSteps
-    const finish = (status: FinalTurnStatus, error: string | null) =>
-      Activity.make({ name: "finish", execute: steps.finish(payload, status, error) })
 
     const loop = Effect.gen(function*() {
       for (let step = 1;; step++) {
@@ -26,11 +24,9 @@ const runTurn = (payload: TurnPayload) =>
         })
         switch (outcome._tag) {
           case "Stopped":
-            return
           case "Failed":
-            return yield* finish("failed", outcome.error)
           case "Finished":
-            return yield* finish("completed", null)
+            return
           case "ToolCalls":
             for (const call of outcome.calls) {
               if (call.approval) {
@@ -47,7 +43,10 @@ const runTurn = (payload: TurnPayload) =>
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(
           Effect.logError("A turn failed on an internal error", Cause.die(defect)),
-          finish("failed", "The turn stopped on an internal error of the platform; send the input again.")
+          Activity.make({
+            name: "finish",
+            execute: steps.finish(payload, "failed", "The turn stopped on an internal error of the platform; send the input again.")
+          })
         )
       )
     )

@@ -1,0 +1,209 @@
+/**
+ * The agent runtime (docs/runtime.md): the server as a child process on the embedded PGlite, the
+ * scripted provider in this process answering every model call at once, so the figures measure
+ * the platform and not a model.
+ *
+ * - turns per second, p50 and p99 turn latency (from POST input to the turn's `completed` event,
+ *   read from each agent's event stream) with 1, 10 and 100 agents, each sending its next input
+ *   as soon as its turn completes, for BENCH_DURATION_SECONDS each;
+ * - events per second appended (every event the turns wrote, over the time they ran) and read
+ *   back through GET /events in pages of 500 (READERS agents at a time).
+ *
+ * Run on the embedded PGlite, then on a fresh Postgres database when one is reachable
+ * (DATABASE_URL's server, else the local one). `runtime()` returns rows `{ name, value, unit }`.
+ */
+import { Effect } from "effect"
+import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { createDatabase, DURATION_SECONDS, type FreshDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+
+export interface RuntimeRow {
+  readonly name: string
+  readonly value: number
+  readonly unit: string
+}
+
+const CONCURRENCY = [1, 10, 100] as const
+const PAGE = 500
+/** Agents whose events are read back at the same time. */
+const READERS = 10
+
+const request = async (method: string, url: string, token: string, body?: unknown) => {
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  if (response.status >= 300) throw new Error(`${method} ${url} answered ${response.status}: ${text}`)
+  return JSON.parse(text) as Record<string, any>
+}
+
+const setUp = async (baseUrl: string, token: string, providerUrl: string) => {
+  const org = await request("POST", `${baseUrl}/v1/orgs`, token, { name: "Runtime bench" })
+  const project = await request("POST", `${baseUrl}/v1/orgs/${org.id}/projects`, token, { name: "Bench" })
+  const secret = await request("POST", `${baseUrl}/v1/orgs/${org.id}/secrets`, token, { name: "Key", value: "sk-bench" })
+  const provider = await request("POST", `${baseUrl}/v1/orgs/${org.id}/model-provider-configs`, token, {
+    name: "Bench provider",
+    api_format: "openai-responses",
+    base_url: providerUrl,
+    auth_secret_id: secret.id
+  })
+  const model = await request("POST", `${baseUrl}/v1/orgs/${org.id}/models`, token, {
+    provider_config_id: provider.id,
+    name: "Bench model",
+    provider_model_slug: "bench-1",
+    context_window_tokens: 1_000_000,
+    supports_tools: true,
+    supports_reasoning: false,
+    input_modalities: ["text"],
+    output_modalities: ["text"]
+  })
+  await request("POST", `${baseUrl}/v1/orgs/${org.id}/models/${model.id}/grants`, token, { target_project_id: project.id })
+  const projectUrl = `${baseUrl}/v1/orgs/${org.id}/projects/${project.id}`
+  const config = await request("POST", `${projectUrl}/agent-configs`, token, {
+    source: "instruction: Answer briefly.\nmodel:\n  provider_config: Bench provider\n  name: Bench model\n",
+    source_format: "yaml"
+  })
+  return { projectUrl, configId: config.id as string }
+}
+
+/** An agent's event stream: resolves the waiter of a turn when its `completed` (or `failed`) event arrives. */
+const followTurns = async (agentUrl: string, token: string, abort: AbortSignal) => {
+  const waiters = new Map<string, (status: string) => void>()
+  const ended = new Map<string, string>()
+  const response = await fetch(`${agentUrl}/events/stream`, { headers: { authorization: `Bearer ${token}` }, signal: abort })
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  void (async () => {
+    let buffer = ""
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) return
+        buffer += value
+        let end: number
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const message = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          const data = message.split("\n").find((line) => line.startsWith("data: "))
+          if (data === undefined) continue
+          const event = JSON.parse(data.slice(6)) as { event_kind: string; turn_id: string; turn_status?: string }
+          if (event.event_kind !== "turn" || event.turn_status === "started") continue
+          const waiter = waiters.get(event.turn_id)
+          if (waiter === undefined) ended.set(event.turn_id, event.turn_status!)
+          else waiter(event.turn_status!)
+        }
+      }
+    } catch {
+      // Aborted at the end of the benchmark.
+    }
+  })()
+  return (turnId: string) =>
+    new Promise<string>((resolve) => {
+      const status = ended.get(turnId)
+      if (status !== undefined) return resolve(status)
+      waiters.set(turnId, resolve)
+    })
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+
+/** The figures on one server; `target` names its database in the rows. */
+const measureTarget = async (target: string, env: Record<string, string>, providerUrl: string): Promise<Array<RuntimeRow>> => {
+  const token = newToken()
+  const dataDir = temporaryDataDir()
+  const rows: Array<RuntimeRow> = []
+  try {
+    const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env })
+    try {
+      const { configId, projectUrl } = await setUp(server.baseUrl, token, providerUrl)
+      const agentUrls: Array<string> = []
+      let eventsWritten = 0
+      let writingMs = 0
+      for (const agents of CONCURRENCY) {
+        const label = `${agents} agent${agents === 1 ? "" : "s"}, ${target}`
+        const latencies: Array<number> = []
+        const abort = new AbortController()
+        const launched = await Promise.all(Array.from({ length: agents }, async () => {
+          const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+          const agentUrl = `${projectUrl}/agents/${agent.id}`
+          agentUrls.push(agentUrl)
+          return { agentUrl, turnEnded: await followTurns(agentUrl, token, abort.signal) }
+        }))
+        const runStart = performance.now()
+        const deadline = runStart + DURATION_SECONDS * 1000
+        await Promise.all(launched.map(async ({ agentUrl, turnEnded }) => {
+          while (performance.now() < deadline) {
+            const sent = performance.now()
+            const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "hi" }] })
+            const status = await turnEnded(accepted.event.turn_id)
+            if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+            latencies.push(performance.now() - sent)
+          }
+        }))
+        const elapsed = (performance.now() - runStart) / 1000
+        abort.abort()
+        writingMs += elapsed * 1000
+        // Each turn writes its input, started, model_output and completed events.
+        eventsWritten += latencies.length * 4
+        latencies.sort((a, b) => a - b)
+        rows.push(
+          { name: `turns per second, ${label}`, value: Math.round(latencies.length / elapsed), unit: "turns/s" },
+          { name: `turn latency p50, ${label}`, value: Math.round(percentile(latencies, 0.5)), unit: "ms" },
+          { name: `turn latency p99, ${label}`, value: Math.round(percentile(latencies, 0.99)), unit: "ms" }
+        )
+      }
+      rows.push({ name: `events appended per second (by turns), ${target}`, value: Math.round(eventsWritten / (writingMs / 1000)), unit: "events/s" })
+
+      const readStart = performance.now()
+      let eventsRead = 0
+      const unread = [...agentUrls]
+      await Promise.all(Array.from({ length: READERS }, async () => {
+        for (let agentUrl = unread.pop(); agentUrl !== undefined; agentUrl = unread.pop()) {
+          let after = 0
+          for (;;) {
+            const page = await request("GET", `${agentUrl}/events?after_sequence=${after}&limit=${PAGE}`, token)
+            eventsRead += page.data.length
+            after = page.next_after_sequence
+            if (!page.has_more) break
+          }
+        }
+      }))
+      if (eventsRead !== eventsWritten) throw new Error(`read back ${eventsRead} events, the turns wrote ${eventsWritten}`)
+      rows.push({
+        name: `events read per second (pages of ${PAGE}), ${target}`,
+        value: Math.round(eventsRead / ((performance.now() - readStart) / 1000)),
+        unit: "events/s"
+      })
+    } finally {
+      await server.stop()
+    }
+  } finally {
+    dataDir.remove()
+  }
+  return rows
+}
+
+/** The figures on the embedded PGlite, then on a fresh Postgres database when one is reachable. */
+export const runtime = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+  const { close, provider } = await startScriptedProvider({ record: false })
+  try {
+    await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
+    const providerUrl = provider.baseUrl("openai-responses")
+    const rows = await measureTarget("PGlite", {}, providerUrl)
+    let database: FreshDatabase
+    try {
+      database = await createDatabase()
+    } catch {
+      return rows
+    }
+    try {
+      rows.push(...await measureTarget("Postgres", { DATABASE_URL: database.url }, providerUrl))
+    } finally {
+      await database.drop()
+    }
+    return rows
+  } finally {
+    await close()
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * Durability (docs/runtime.md, "What happens on a crash"): the server runs as a child process
+ * (`npm start` on a temporary DATA_DIR with a bootstrap token), the scripted provider in this
+ * process. The server is killed with SIGKILL mid-turn, started again, and the turn finishes with
+ * every event exactly once (gapless sequences, the expected kinds in order) and no completed
+ * model call made again (the provider's request count).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import type { Client } from "../../src/api/Client.ts"
+import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
+import {
+  killLeftoverServers,
+  makeDataDir,
+  makeTemplateDataDir,
+  removeDataDir,
+  startServer,
+  withClient
+} from "../support/Processes.ts"
+import { runtimeSource } from "../support/RuntimeProject.ts"
+import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
+import { uniqueEmail } from "../support/TestApp.ts"
+
+const TIMEOUT_MS = 240_000
+
+let template: string
+const dataDirs: Array<string> = []
+let provider: ScriptedProviderShape
+let closeProvider: () => Promise<void>
+
+beforeAll(async () => {
+  template = await makeTemplateDataDir()
+  dataDirs.push(template)
+  const started = await startScriptedProvider()
+  provider = started.provider
+  closeProvider = started.close
+}, TIMEOUT_MS)
+
+afterAll(async () => {
+  killLeftoverServers()
+  dataDirs.forEach(removeDataDir)
+  await closeProvider()
+})
+
+const run = <A, E>(baseUrl: string, token: string, f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
+
+/** Polls `f` every 100 ms until `done` holds (up to 60 s). */
+const until = async <A>(f: () => Promise<A>, done: (value: A) => boolean, what: string): Promise<A> => {
+  const deadline = Date.now() + 60_000
+  while (true) {
+    const value = await f()
+    if (done(value)) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** A project with the scripted provider's model and the runtime test config, and an agent. */
+const setUp = (baseUrl: string, token: string, slug: string) =>
+  run(baseUrl, token, (client) =>
+    Effect.gen(function*() {
+      const org = yield* client.organizations.create({ payload: { name: "Crash" } })
+      const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+      const secret = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "Key", value: Redacted.make("sk-crash") } })
+      const providerConfig = yield* client.modelProviderConfigs.create({
+        path: { orgID: org.id },
+        payload: { name: "Scripted", api_format: "openai-responses", base_url: provider.baseUrl("openai-responses"), auth_secret_id: secret.id }
+      })
+      const model = yield* client.models.create({
+        path: { orgID: org.id },
+        payload: {
+          provider_config_id: providerConfig.id,
+          name: "Scripted model",
+          provider_model_slug: slug,
+          context_window_tokens: 200_000,
+          supports_tools: true,
+          supports_reasoning: false,
+          input_modalities: ["text"],
+          output_modalities: ["text"]
+        }
+      })
+      yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      const config = yield* client.agentConfigs.create({
+        path: { orgID: org.id, projectID: project.id },
+        payload: { source: runtimeSource({}), source_format: "yaml" }
+      })
+      const projectPath = { orgID: org.id, projectID: project.id }
+      const agent = yield* client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+      return { projectPath, agentPath: { ...projectPath, agentID: agent.id } }
+    }))
+
+type Paths = Awaited<ReturnType<typeof setUp>>
+
+const eventsOf = (baseUrl: string, token: string, paths: Paths) =>
+  run(baseUrl, token, (client) => client.agents.listEvents({ path: paths.agentPath, urlParams: { limit: 500 } })).then((page) => page.data)
+
+const agentOf = (baseUrl: string, token: string, paths: Paths) => run(baseUrl, token, (client) => client.agents.get({ path: paths.agentPath }))
+
+const requestsFor = async (slug: string) => (await Effect.runPromise(provider.requests)).filter((r) => r.body?.model === slug)
+
+const expectExactlyOnce = (events: ReadonlyArray<AgentEvent>, kinds: ReadonlyArray<string>) => {
+  expect(events.map((event) => event.event_kind)).toEqual(kinds)
+  expect(events.map((event) => event.sequence)).toEqual(kinds.map((_, index) => index + 1))
+  expect(events.map((event) => event.turn_sequence)).toEqual(kinds.map((_, index) => index))
+  expect(new Set(events.map((event) => event.id)).size).toBe(events.length)
+}
+
+describe.concurrent("crash and restart", () => {
+  it("killed with a model call in flight: the call is made again after the restart, the completed one is not", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const token = `crash-${randomBytes(16).toString("hex")}`
+    const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
+    const slug = `crash-a-${randomBytes(4).toString("hex")}`
+    await Effect.runPromise(provider.script([
+      Reply.toolCall("lookup", { query: "status" }, "call_a"),
+      Reply.answer([{ type: "text", text: "never delivered" }], { delay_ms: 600_000 }),
+      Reply.text("All good.")
+    ], { model: slug }))
+
+    const first = await startServer(dataDir, env)
+    const paths = await setUp(first.baseUrl, token, slug)
+    await run(first.baseUrl, token, (client) =>
+      client.agents.sendInput({ path: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "check" }] } }))
+    const calls = await until(
+      () => run(first.baseUrl, token, (client) => client.toolCalls.list({ path: paths.agentPath, urlParams: {} })),
+      (page) => page.data[0]?.state === "ready",
+      "the custom call"
+    )
+    await run(first.baseUrl, token, (client) =>
+      client.toolCalls.submitResult({
+        path: { ...paths.agentPath, toolCallID: calls.data[0].id },
+        payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "green" }] }
+      }))
+    await until(() => requestsFor(slug), (requests) => requests.length === 2, "the second model call")
+    await first.kill()
+
+    const second = await startServer(dataDir, env)
+    try {
+      const agent = await until(() => agentOf(second.baseUrl, token, paths), (a) => a.status === "idle", "the turn to finish")
+      expect(agent.current_turn_id).toBeNull()
+      const events = await eventsOf(second.baseUrl, token, paths)
+      expectExactlyOnce(events, ["agent_input", "turn", "tool_call", "tool_result", "model_output", "turn"])
+      expect(events[5]).toMatchObject({ turn_status: "completed" })
+      expect(events[4]).toMatchObject({ content_blocks: [{ type: "text", text: "All good." }] })
+      const requests = await requestsFor(slug)
+      expect(requests).toHaveLength(3)
+      expect(requests[1].aborted).toBe(true)
+      expect(JSON.stringify(requests[2].body)).toContain("green")
+      const turn = await run(second.baseUrl, token, (client) =>
+        client.agents.getTurn({ path: { ...paths.agentPath, turnID: events[0].turn_id! } }))
+      expect(turn).toMatchObject({ status: "completed", model_calls: 2 })
+    } finally {
+      await second.stop()
+    }
+  }, TIMEOUT_MS)
+
+  it("killed while waiting for an approval, and again right after approving: the turn finishes, nothing twice", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const token = `crash-${randomBytes(16).toString("hex")}`
+    const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
+    const slug = `crash-b-${randomBytes(4).toString("hex")}`
+    await Effect.runPromise(provider.script([Reply.toolCall("deploy", { env: "prod" }, "call_b"), Reply.text("Deployed.")], { model: slug }))
+
+    const first = await startServer(dataDir, env)
+    const paths = await setUp(first.baseUrl, token, slug)
+    await run(first.baseUrl, token, (client) =>
+      client.agents.sendInput({ path: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "deploy" }] } }))
+    await until(() => agentOf(first.baseUrl, token, paths), (a) => a.status === "waiting", "the approval")
+    await first.kill()
+
+    const second = await startServer(dataDir, env)
+    const interactions = await run(second.baseUrl, token, (client) =>
+      client.interactions.listForAgent({ path: paths.agentPath, urlParams: {} }))
+    expect(interactions.data).toHaveLength(1)
+    await run(second.baseUrl, token, (client) =>
+      client.interactions.resolve({
+        path: { ...paths.projectPath, interactionID: interactions.data[0].id },
+        payload: { decision: "approve" }
+      }))
+    await second.kill()
+
+    const third = await startServer(dataDir, env)
+    try {
+      const calls = await until(
+        () => run(third.baseUrl, token, (client) => client.toolCalls.list({ path: paths.agentPath, urlParams: {} })),
+        (page) => page.data[0]?.state === "ready",
+        "the approved call"
+      )
+      await run(third.baseUrl, token, (client) =>
+        client.toolCalls.submitResult({
+          path: { ...paths.agentPath, toolCallID: calls.data[0].id },
+          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "v2 live" }] }
+        }))
+      await until(() => agentOf(third.baseUrl, token, paths), (a) => a.status === "idle", "the turn to finish")
+      const events = await eventsOf(third.baseUrl, token, paths)
+      expectExactlyOnce(events, [
+        "agent_input",
+        "turn",
+        "tool_call",
+        "interaction",
+        "interaction",
+        "tool_result",
+        "model_output",
+        "turn"
+      ])
+      expect(events[7]).toMatchObject({ turn_status: "completed" })
+      const requests = await requestsFor(slug)
+      expect(requests).toHaveLength(2)
+      expect(JSON.stringify(requests[1].body)).toContain("v2 live")
+    } finally {
+      await third.stop()
+    }
+  }, TIMEOUT_MS)
+})

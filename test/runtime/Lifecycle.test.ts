@@ -1,0 +1,168 @@
+/**
+ * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, and while
+ * waiting for a tool result), provider errors (a 429 retried, a provider that keeps failing).
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { MAX_BACKLOG } from "../../src/services/runtime/AgentRuntime.ts"
+import { eventually } from "../support/Polling.ts"
+import { runtimeProject } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { expectFailure } from "../support/TestApp.ts"
+import { RuntimeTestLive } from "./RuntimeLayer.ts"
+
+const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
+  events.flatMap((event) => event.event_kind === "turn" ? [event.turn_status] : [])
+
+layer(RuntimeTestLive, { timeout: 120_000, excludeTestServices: true })("lifecycle", (it) => {
+  it.effect("backlog: inputs wait in order, run one turn each in order; past the bound, agent_backlog_full", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.text("first", { delay_ms: 1500 }), Reply.text("second"), Reply.text("third")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const first = yield* rt.send(agent.id, "one")
+      const second = yield* rt.send(agent.id, "two")
+      const third = yield* rt.send(agent.id, "three")
+      expect([first.disposition, second.disposition, third.disposition]).toEqual(["started", "queued", "queued"])
+      const backlog = yield* rt.client.agents.listBacklog({ path: rt.agentPath(agent.id), urlParams: {} })
+      expect(backlog.data.map((input) => input.id)).toEqual([second.event.agent_input_id, third.event.agent_input_id])
+      yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).filter((s) => s === "completed").length === 3, "three turns")
+      const events = yield* rt.events(agent.id)
+      const outputs = events.flatMap((event) => event.event_kind === "model_output" ? [event] : [])
+      expect(outputs.map((event) => [event.turn_id, (event.content_blocks[0] as { text: string }).text])).toEqual([
+        [first.event.turn_id, "first"],
+        [second.event.turn_id, "second"],
+        [third.event.turn_id, "third"]
+      ])
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
+      const lastInput = JSON.stringify(requests[2].body!.input)
+      expect(lastInput.indexOf("one")).toBeLessThan(lastInput.indexOf("two"))
+      expect(lastInput.indexOf("two")).toBeLessThan(lastInput.indexOf("three"))
+    }))
+
+  it.effect(`the backlog holds ${MAX_BACKLOG} queued inputs; the next is agent_backlog_full; withdrawing one makes room`, () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.hang()], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "busy")
+      const queued = yield* Effect.forEach(Array.from({ length: MAX_BACKLOG }, (_, i) => i), (i) => rt.send(agent.id, `queued ${i}`))
+      expect(queued.every((input) => input.disposition === "queued")).toBe(true)
+      const full = yield* expectFailure(rt.send(agent.id, "one too many"))
+      expect(full._tag).toBe("AgentBacklogFull")
+      yield* rt.client.agents.withdrawInput({ path: { ...rt.agentPath(agent.id), inputID: queued[0].event.agent_input_id } })
+      const again = yield* rt.send(agent.id, "fits now")
+      expect(again.disposition).toBe("queued")
+      const twice = yield* expectFailure(
+        rt.client.agents.withdrawInput({ path: { ...rt.agentPath(agent.id), inputID: queued[0].event.agent_input_id } })
+      )
+      expect(twice._tag).toBe("StateTransitionConflict")
+      const events = yield* rt.client.agents.listEvents({ path: rt.agentPath(agent.id), urlParams: { before_sequence: 0, limit: 3 } })
+      expect(events.data.find((event) => event.event_kind === "turn" && event.turn_id === queued[0].event.turn_id)).toMatchObject({
+        turn_status: "cancelled"
+      })
+    }))
+
+  it.effect("cancel with a model call in flight: the call is aborted, the turn cancelled, the next input runs", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { format: "anthropic-messages" })
+      yield* provider.script([Reply.hang(), Reply.text("next one done")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const first = yield* rt.send(agent.id, "slow")
+      const second = yield* rt.send(agent.id, "after")
+      const before = (yield* provider.requests).length
+      yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
+      const control = yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
+      expect(control).toMatchObject({ event_kind: "control", control_type: "cancel_current", turn_id: first.event.turn_id })
+      yield* eventually(provider.requests, (all) => all.filter((r) => r.body?.model === rt.slug)[0]?.aborted === true, "the call aborted")
+      yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      const firstTurn = events.filter((event) => event.turn_id === first.event.turn_id).map((event) => event.event_kind)
+      expect(firstTurn).toEqual(["agent_input", "turn", "control", "turn"])
+      expect(events.find((e) => e.event_kind === "turn" && e.turn_id === first.event.turn_id && e.turn_status === "cancelled")).toBeDefined()
+      expect(events.find((e) => e.event_kind === "turn" && e.turn_id === second.event.turn_id && e.turn_status === "completed")).toBeDefined()
+      expect((yield* provider.requests).length - before).toBe(2)
+      const nothing = yield* expectFailure(rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } }))
+      expect(nothing._tag).toBe("StateTransitionConflict")
+    }))
+
+  it.effect("cancel while waiting for a custom tool result and an approval: calls cancelled, interaction closed, results refused", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([
+        Reply.answer([{ type: "tool_call", name: "lookup", input: { query: "a" } }, { type: "tool_call", name: "deploy", input: {} }]),
+        Reply.text("fresh start")
+      ], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const first = yield* rt.send(agent.id, "do both")
+      yield* rt.waiting(agent.id)
+      yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
+      yield* rt.idle(agent.id)
+      const calls = yield* rt.toolCalls(agent.id)
+      expect(calls.map((call) => call.state)).toEqual(["cancelled", "cancelled"])
+      const [interaction] = yield* rt.interactions(agent.id)
+      expect(interaction.status).toBe("closed")
+      const refused = yield* expectFailure(rt.client.toolCalls.submitResult({
+        path: { ...rt.agentPath(agent.id), toolCallID: calls[0].id },
+        payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "late" }] }
+      }))
+      expect(refused._tag).toBe("StateTransitionConflict")
+      const closed = yield* expectFailure(rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: interaction.id },
+        payload: { decision: "approve" }
+      }))
+      expect(closed._tag).toBe("StateTransitionConflict")
+      const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: first.event.turn_id! } })
+      expect(turn.status).toBe("cancelled")
+
+      // The next turn sends the cancelled calls with failed results, as every provider requires.
+      yield* rt.send(agent.id, "again")
+      yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
+      const outputs = (requests[1].body!.input as Array<any>).filter((item) => item.type === "function_call_output")
+      expect(outputs).toHaveLength(2)
+      expect(outputs[0].output).toContain("cancelled")
+    }))
+
+  it.effect("a 429 is retried and the turn completes", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { format: "openai-chat-completions" })
+      yield* provider.script([Reply.error(429, "Rate limit reached", { retry_after: "0" }), Reply.text("after the limit")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "hello")
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      expect(turnStatuses(events)).toEqual(["started", "completed"])
+      expect((yield* provider.requests).filter((request) => request.body?.model === rt.slug)).toHaveLength(2)
+    }))
+
+  it.effect("a provider that keeps failing: the turn fails with its message, the agent goes on to the next input", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([
+        Reply.error(503, "The engine is overloaded"),
+        Reply.error(503, "The engine is overloaded"),
+        Reply.error(503, "The engine is overloaded"),
+        Reply.text("recovered")
+      ], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const first = yield* rt.send(agent.id, "one")
+      yield* rt.send(agent.id, "two")
+      yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the second turn")
+      const events = yield* rt.events(agent.id)
+      const failed = events.find((event) => event.event_kind === "turn" && event.turn_status === "failed")
+      expect(failed).toMatchObject({ turn_id: first.event.turn_id })
+      expect((failed as { error: string }).error).toContain("The engine is overloaded")
+      expect((failed as { error: string }).error).toContain("503")
+      const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: first.event.turn_id! } })
+      expect(turn).toMatchObject({ status: "failed" })
+      yield* rt.idle(agent.id)
+    }))
+})

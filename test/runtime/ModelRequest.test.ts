@@ -1,0 +1,125 @@
+/**
+ * What the provider receives: the model settings of the config (cache retention, reasoning
+ * effort, output cap, conversation key), and compaction with a tiny context window.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { eventually } from "../support/Polling.ts"
+import { runtimeProject } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { RuntimeTestLive } from "./RuntimeLayer.ts"
+
+const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
+  events.flatMap((event) => event.event_kind === "turn" ? [event.turn_status] : [])
+
+layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("model request", (it) => {
+  it.effect("openai-responses: reasoning effort, output cap and the agent id as prompt cache key; reasoning summaries recorded", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { supportsReasoning: true, modelLines: ["reasoning: { effort: high }"], maxOutputTokens: 777 })
+      yield* provider.script([Reply.answer([{ type: "reasoning", text: "Thinking it over" }, { type: "text", text: "Done" }])], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "think")
+      yield* rt.idle(agent.id)
+      const [request] = (yield* provider.requests).filter((r) => r.body?.model === rt.slug)
+      expect(request.body).toMatchObject({
+        reasoning: { effort: "high" },
+        max_output_tokens: 777,
+        prompt_cache_key: agent.id,
+        instructions: "You are the runtime test agent."
+      })
+      expect(request.headers.authorization).toBe("Bearer sk-scripted-key")
+      const output = (yield* rt.events(agent.id)).find((event) => event.event_kind === "model_output")
+      expect(output).toMatchObject({
+        content_blocks: [{ type: "reasoning_summary", text: "Thinking it over" }, { type: "text", text: "Done" }]
+      })
+    }))
+
+  it.effect("the instruction carries the SKILL.md text of the config's skills", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, {
+        format: "anthropic-messages",
+        skill: { name: "release-notes", text: "# Release notes\nAlways list breaking changes first." }
+      })
+      yield* provider.script([Reply.text("ok")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "write notes")
+      yield* rt.idle(agent.id)
+      const [request] = (yield* provider.requests).filter((r) => r.body?.model === rt.slug)
+      const system = request.body!.system[0].text as string
+      expect(system.startsWith("You are the runtime test agent.")).toBe(true)
+      expect(system).toContain("## release-notes")
+      expect(system).toContain("Always list breaking changes first.")
+    }))
+
+  it.effect("cache_retention none sends no cache key; anthropic long sends one-hour cache controls", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const none = yield* runtimeProject(provider, { modelLines: ["cache_retention: none"] })
+      const long = yield* runtimeProject(provider, { format: "anthropic-messages", modelLines: ["cache_retention: long"] })
+      yield* provider.script([Reply.text("a")], { model: none.slug })
+      yield* provider.script([Reply.text("b")], { model: long.slug })
+      const agentNone = yield* none.launch()
+      const agentLong = yield* long.launch()
+      yield* none.send(agentNone.id, "hi")
+      yield* long.send(agentLong.id, "hi")
+      yield* none.idle(agentNone.id)
+      yield* long.idle(agentLong.id)
+      const requests = yield* provider.requests
+      const noneBody = requests.find((r) => r.body?.model === none.slug)!.body!
+      expect(noneBody.prompt_cache_key).toBeUndefined()
+      const longBody = requests.find((r) => r.body?.model === long.slug)!.body!
+      expect(longBody.system[0].cache_control).toEqual({ type: "ephemeral", ttl: "1h" })
+      expect(longBody.tools.at(-1).cache_control).toEqual({ type: "ephemeral", ttl: "1h" })
+      expect(longBody.headers).toBeUndefined()
+      expect(requests.find((r) => r.body?.model === long.slug)!.headers["x-api-key"]).toBe("sk-scripted-key")
+    }))
+
+  it.effect("compaction: earlier turns are summarized by the model when the input does not fit, and the turn goes on", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { contextWindow: 1600, maxOutputTokens: 200 })
+      const filler = (word: string) => Array.from({ length: 450 }, () => word).join(" ")
+      yield* provider.script([
+        Reply.text("noted apples"),
+        Reply.text("SUMMARY: the user talked about apples"),
+        Reply.text("noted bananas")
+      ], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, filler("apple"))
+      yield* rt.idle(agent.id)
+      const second = yield* rt.send(agent.id, filler("banana"))
+      yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).filter((s) => s === "completed").length === 2, "two turns")
+      const events = yield* rt.events(agent.id)
+      const firstEnd = events.find((event) => event.event_kind === "turn" && event.turn_status === "completed")!
+      const compaction = events.find((event) => event.event_kind === "compaction")
+      expect(compaction).toMatchObject({
+        turn_id: second.event.turn_id,
+        compacted_through_sequence: firstEnd.sequence,
+        content_blocks: [{ type: "text", text: "SUMMARY: the user talked about apples" }]
+      })
+      const requests = (yield* provider.requests).filter((r) => r.body?.model === rt.slug)
+      expect(requests).toHaveLength(3)
+      expect(JSON.stringify(requests[1].body)).toContain("apple apple")
+      expect(JSON.stringify(requests[1].body)).not.toContain("banana")
+      const last = JSON.stringify(requests[2].body)
+      expect(last).toContain("SUMMARY: the user talked about apples")
+      expect(last).toContain("banana banana")
+      expect(last).not.toContain("apple apple")
+    }))
+
+  it.effect("an input that cannot fit even after compaction fails its turn with the reason", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { contextWindow: 1600, maxOutputTokens: 200 })
+      const agent = yield* rt.launch()
+      const input = yield* rt.send(agent.id, Array.from({ length: 2000 }, () => "cherry").join(" "))
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      const failed = events.find((event) => event.event_kind === "turn" && event.turn_status === "failed")
+      expect(failed).toMatchObject({ turn_id: input.event.turn_id })
+      expect((failed as { error: string }).error).toContain("context window")
+      expect((yield* provider.requests).filter((r) => r.body?.model === rt.slug)).toHaveLength(0)
+    }))
+})
