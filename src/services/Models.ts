@@ -34,7 +34,7 @@ import {
 import type { ListQuery } from "../domain/Pagination.ts"
 import { toPage } from "../domain/Pagination.ts"
 import { Access } from "./Access.ts"
-import { requireGrantTarget } from "./Grants.ts"
+import { grantStore } from "./Grants.ts"
 import { pageRequest } from "./Paging.ts"
 import { firstOr, onDuplicate, onForeignKeyViolation } from "./Sql.ts"
 
@@ -249,6 +249,13 @@ const nameTaken = (name: string) => () =>
 export class Models extends Effect.Service<Models>()("Models", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const grants = grantStore(sql, {
+      table: "model_grants",
+      resourceColumn: "model_id",
+      resourceLabel: "Model",
+      newId: ModelGrantId.make,
+      toGrant
+    })
     const access = yield* Access
 
     const selectModel = sql`
@@ -355,36 +362,14 @@ export class Models extends Effect.Service<Models>()("Models", {
       Effect.gen(function*() {
         yield* access.requireOrgRole(orgId, "admin")
         yield* findRow(modelId, orgId)
-        yield* requireGrantTarget(sql, orgId, input.target_project_id)
-        const rows = yield* sql<GrantRow>`
-          INSERT INTO model_grants ${
-          sql.insert({ id: ModelGrantId.make(), org_id: orgId, model_id: modelId, target_project_id: input.target_project_id })
-        }
-          RETURNING id, org_id, model_id, target_project_id, created_at`.pipe(
-          onDuplicate(() => new Conflict({ error: `Model ${modelId} is granted to project ${input.target_project_id} already` }))
-        )
-        return toGrant(rows[0])
+        return yield* grants.create(orgId, modelId, input.target_project_id)
       })
 
     const listGrants = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* get(orgId, modelId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<GrantRow>`
-          SELECT id, org_id, model_id, target_project_id, created_at FROM model_grants
-          WHERE model_id = ${modelId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toGrant), limit, (grant) => grant.id)
-      })
+      Effect.zipRight(get(orgId, modelId), grants.list(modelId, query))
 
     const removeGrant = (orgId: OrgId, modelId: ConfiguredModelId, grantId: ModelGrantId) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        const rows = yield* sql<{ id: ModelGrantId }>`
-          DELETE FROM model_grants WHERE id = ${grantId} AND model_id = ${modelId} AND org_id = ${orgId}
-          RETURNING id`.pipe(Effect.orDie)
-        yield* firstOr(() => new NotFound({ error: `Grant ${grantId} of model ${modelId} not found` }))(rows)
-      })
+      Effect.zipRight(access.requireOrgRole(orgId, "admin"), Effect.zipRight(findRow(modelId, orgId), grants.remove(modelId, grantId)))
 
     /** The model `modelName` of the provider config `providerConfigName`, when it is granted to the project. */
     const resolveForProject = (orgId: OrgId, projectId: ProjectId, providerConfigName: string, modelName: string) =>

@@ -14,7 +14,7 @@ import { CurrentPrincipal } from "../domain/Principal.ts"
 import { type CreateSecret, Secret, SecretGrant } from "../domain/Secrets.ts"
 import { SecretKey } from "../layers/SecretKey.ts"
 import { Access } from "./Access.ts"
-import { requireGrantTarget } from "./Grants.ts"
+import { grantStore } from "./Grants.ts"
 import { MemberRemovalGuards } from "./MemberRemovalGuards.ts"
 import { pageRequest } from "./Paging.ts"
 import { open, seal } from "./SecretBox.ts"
@@ -64,6 +64,13 @@ const describeReferrer = (referrer: Referrer) => `${referrer.kind} "${referrer.n
 export class Secrets extends Effect.Service<Secrets>()("Secrets", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const grants = grantStore(sql, {
+      table: "secret_grants",
+      resourceColumn: "secret_id",
+      resourceLabel: "Secret",
+      newId: SecretGrantId.make,
+      toGrant
+    })
     const access = yield* Access
     const guards = yield* MemberRemovalGuards
     const key = yield* SecretKey
@@ -200,39 +207,13 @@ export class Secrets extends Effect.Service<Secrets>()("Secrets", {
       })
 
     const createGrant = (orgId: OrgId, secretId: SecretId, input: CreateGrant) =>
-      Effect.gen(function*() {
-        yield* grantable(orgId, secretId)
-        yield* requireGrantTarget(sql, orgId, input.target_project_id)
-        const rows = yield* sql<GrantRow>`
-          INSERT INTO secret_grants ${
-          sql.insert({ id: SecretGrantId.make(), org_id: orgId, secret_id: secretId, target_project_id: input.target_project_id })
-        }
-          RETURNING id, org_id, secret_id, target_project_id, created_at`.pipe(
-          onDuplicate(() =>
-            new Conflict({ error: `Secret ${secretId} is granted to project ${input.target_project_id} already` })
-          )
-        )
-        return toGrant(rows[0])
-      })
+      Effect.zipRight(grantable(orgId, secretId), grants.create(orgId, secretId, input.target_project_id))
 
     const listGrants = (orgId: OrgId, secretId: SecretId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* visible(orgId, secretId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<GrantRow>`
-          SELECT id, org_id, secret_id, target_project_id, created_at FROM secret_grants
-          WHERE secret_id = ${secretId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toGrant), limit, (grant) => grant.id)
-      })
+      Effect.zipRight(visible(orgId, secretId), grants.list(secretId, query))
 
     const removeGrant = (orgId: OrgId, secretId: SecretId, grantId: SecretGrantId) =>
-      Effect.gen(function*() {
-        yield* grantable(orgId, secretId)
-        const rows = yield* sql<{ id: SecretGrantId }>`
-          DELETE FROM secret_grants WHERE id = ${grantId} AND secret_id = ${secretId} RETURNING id`.pipe(Effect.orDie)
-        yield* firstOr(() => new NotFound({ error: `Grant ${grantId} of secret ${secretId} not found` }))(rows)
-      })
+      Effect.zipRight(grantable(orgId, secretId), grants.remove(secretId, grantId))
 
     /**
      * The secret `name` as a project sees it: the personal secret of `userId` in the

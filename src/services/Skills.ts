@@ -21,7 +21,7 @@ import {
   SkillVersion
 } from "../domain/Skills.ts"
 import { Access } from "./Access.ts"
-import { requireGrantTarget } from "./Grants.ts"
+import { grantStore } from "./Grants.ts"
 import { MemberRemovalGuards } from "./MemberRemovalGuards.ts"
 import { pageRequest } from "./Paging.ts"
 import { firstOr, onDuplicate } from "./Sql.ts"
@@ -109,6 +109,13 @@ const checkContent = (content: SkillContent, pointer: string) => {
 export class Skills extends Effect.Service<Skills>()("Skills", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const grants = grantStore(sql, {
+      table: "skill_grants",
+      resourceColumn: "skill_id",
+      resourceLabel: "Skill",
+      newId: SkillGrantId.make,
+      toGrant
+    })
     const access = yield* Access
     const guards = yield* MemberRemovalGuards
 
@@ -275,41 +282,19 @@ export class Skills extends Effect.Service<Skills>()("Skills", {
     const createGrant = (orgId: OrgId, skillId: SkillId, targetProjectId: ProjectId) =>
       Effect.gen(function*() {
         const skill = yield* changeable(orgId, skillId)
-        yield* requireGrantTarget(sql, orgId, targetProjectId)
         if (skill.owner_project_id === targetProjectId) {
           return yield* Effect.fail(
             new Conflict({ error: `Project ${targetProjectId} owns skill ${skillId}; it needs no grant` })
           )
         }
-        const rows = yield* sql<SkillGrantRow>`
-          INSERT INTO skill_grants ${
-          sql.insert({ id: SkillGrantId.make(), org_id: orgId, skill_id: skillId, target_project_id: targetProjectId })
-        } RETURNING *`.pipe(
-          onDuplicate(() =>
-            new Conflict({ error: `Skill ${skillId} is granted to project ${targetProjectId} already` })
-          )
-        )
-        return toGrant(rows[0])
+        return yield* grants.create(orgId, skillId, targetProjectId)
       })
 
     const listGrants = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* visible(orgId, skillId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<SkillGrantRow>`
-          SELECT * FROM skill_grants
-          WHERE skill_id = ${skillId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toGrant), limit, (grant) => grant.id)
-      })
+      Effect.zipRight(visible(orgId, skillId), grants.list(skillId, query))
 
     const removeGrant = (orgId: OrgId, skillId: SkillId, grantId: SkillGrantId) =>
-      Effect.gen(function*() {
-        yield* changeable(orgId, skillId)
-        const rows = yield* sql<{ id: SkillGrantId }>`
-          DELETE FROM skill_grants WHERE id = ${grantId} AND skill_id = ${skillId} RETURNING id`.pipe(Effect.orDie)
-        yield* firstOr(() => new NotFound({ error: `Grant ${grantId} of skill ${skillId} not found` }))(rows)
-      })
+      Effect.zipRight(changeable(orgId, skillId), grants.remove(skillId, grantId))
 
     /** Skills of the organization `projectId` may use, with how; `only` narrows by name or id. */
     const usable = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, only: Statement.Fragment) =>
