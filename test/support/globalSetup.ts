@@ -1,6 +1,6 @@
 /**
- * With DATABASE_URL set, migrate that database once before the test files start (they run in
- * parallel, and each would otherwise race to create the migrations table).
+ * With DATABASE_URL set, migrate that database once before the test files start; each file then
+ * runs on a copy of it (perFileDatabase.ts).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"

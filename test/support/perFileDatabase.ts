@@ -1,0 +1,35 @@
+/**
+ * With DATABASE_URL set, every test file gets a database of its own: a copy of the database at
+ * DATABASE_URL (migrated once by globalSetup.ts), made before the file runs and dropped after.
+ * The workflow engine runs one runner per database (docs/runtime.md), so two test processes
+ * sharing one database would pick up each other's turns. Both the in-process app
+ * (TestApp.ts) and the servers spawned as processes (Processes.ts) read DATABASE_URL.
+ */
+import { afterAll } from "vitest"
+import pg from "pg"
+import { randomBytes } from "node:crypto"
+
+const base = process.env.TEST_BASE_DATABASE_URL ?? process.env.DATABASE_URL
+
+if (base !== undefined) {
+  process.env.TEST_BASE_DATABASE_URL = base
+  const baseUrl = new URL(base)
+  const template = baseUrl.pathname.slice(1)
+  const name = `${template}_${randomBytes(5).toString("hex")}`
+  const adminUrl = new URL(base)
+  adminUrl.pathname = "/postgres"
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: adminUrl.toString() })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)
+  const fileUrl = new URL(base)
+  fileUrl.pathname = `/${name}`
+  process.env.DATABASE_URL = fileUrl.toString()
+  afterAll(() => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+}
