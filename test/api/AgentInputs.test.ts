@@ -26,7 +26,8 @@ const scriptedProject = (replies: ReadonlyArray<ScriptedReply>) =>
   Effect.gen(function*() {
     const provider = yield* ScriptedProvider
     const slug = `model-${randomBytes(4).toString("hex")}`
-    const setup = yield* agentProject({ label: "Inputs", baseUrl: provider.baseUrl("openai-chat-completions"), format: "openai-chat-completions", slug })
+    const format = "openai-chat-completions"
+    const setup = yield* agentProject({ label: "Inputs", baseUrl: provider.baseUrl(format), format, slug })
     yield* provider.script(replies, { model: slug })
     return { ...setup, provider, client: setup.owner.client }
   })
@@ -101,7 +102,10 @@ it.layer(TestLive)("agent inputs", (it) => {
       const agentPath = { ...projectPath, agentID: agent.id }
       const actor = yield* client.actors.create({ path: projectPath, payload: { external_id: "user-1" } })
       const payload = {
-        content_blocks: [text("Deploy please"), { type: "media" as const, media_type: "text/plain", data: Buffer.from("log").toString("base64") }],
+        content_blocks: [
+          text("Deploy please"),
+          { type: "media" as const, media_type: "text/plain", data: Buffer.from("log").toString("base64") }
+        ],
         input_idempotency_key: "req-1",
         actor_id: actor.id
       }
@@ -184,6 +188,15 @@ it.layer(TestLive)("agent inputs", (it) => {
       expect(firstTurn.status).toBe("cancelled")
       // Room again in the backlog.
       expect((yield* send("now it fits")).disposition).toBe("queued")
+
+      // Leave nothing running for a later process on the same database: withdraw the backlog, cancel the turn.
+      let rest = yield* client.agents.listBacklog({ path: agentPath, urlParams: { limit: 100 } })
+      while (rest.data.length > 0) {
+        for (const input of rest.data) yield* client.agents.withdrawInput({ path: { ...agentPath, inputID: input.id } })
+        rest = yield* client.agents.listBacklog({ path: agentPath, urlParams: { limit: 100 } })
+      }
+      yield* client.agents.control({ path: agentPath, payload: { control_type: "cancel_current" } })
+      yield* eventually(client.agents.get({ path: agentPath }), (current) => current.status === "idle", "the agent idle")
     }), { timeout: 120_000 })
 
   it.effect("cancel_current with nothing running is 409", () =>

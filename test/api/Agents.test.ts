@@ -212,7 +212,10 @@ describeApp()("agents", (it) => {
       })
       for (const actor_id of [foreign.id, ActorId.make()]) {
         const error = yield* expectFailure(
-          owner.client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text: "hi" }], actor_id } })
+          owner.client.agents.sendInput({
+            path: agentPath,
+            payload: { content_blocks: [{ type: "text", text: "hi" }], actor_id }
+          })
         )
         expect(error).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/actor_id" }] })
       }

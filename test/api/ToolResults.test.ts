@@ -165,6 +165,12 @@ it.layer(TestLive)("tool results", (it) => {
       const accepted = yield* client.toolCalls.submitResult({ path, payload: { outcome: "succeeded", content_blocks: atLimits } })
       expect(accepted.tool_result.content_blocks.filter((block) => block.type === "media_ref").length).toBe(20)
       expect(yield* artifactsOf(agent.id)).toBe(20)
+      // The turn goes on with the result (a megabyte of text may not fit the model's window: it may fail).
+      yield* eventually(
+        client.agents.listTurns({ path: agentPath, urlParams: {} }),
+        (page) => page.data.every((turn) => turn.status === "completed" || turn.status === "failed"),
+        "the turn to finish"
+      )
     }), { timeout: 120_000 })
 
   it.effect("a built-in call (ask_question) refuses results (409); the question is answered through interactions", () =>

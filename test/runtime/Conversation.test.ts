@@ -3,18 +3,18 @@
  * against the scripted provider: the timeline, the tool call and its result, the turn's usage,
  * and what the provider received (tools, history with the tool result, cache controls, reasoning).
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ApiFormat } from "../../src/domain/Models.ts"
 import { eventually } from "../support/Polling.ts"
 import { runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { ID_PATTERN } from "../support/TestApp.ts"
-import { RuntimeTestLive } from "./RuntimeLayer.ts"
+import { describeRuntime } from "./RuntimeLayer.ts"
 
 const formats: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
 
-layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("conversation", (it) => {
+describeRuntime()("conversation", (it) => {
   for (const format of formats) {
     it.effect(`${format}: input -> tool call -> custom result -> answer`, () =>
       Effect.gen(function*() {

@@ -2,17 +2,17 @@
  * Tool calls that need a person: an approval approved and denied, a question answered and
  * declined; and the 409 rules of custom tool results (twice, built-in, awaiting approval).
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
-import { RuntimeTestLive } from "./RuntimeLayer.ts"
+import { describeRuntime } from "./RuntimeLayer.ts"
 
 const completedTurns = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.filter((event) => event.event_kind === "turn" && event.turn_status === "completed").length
 
-layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("interactions", (it) => {
+describeRuntime()("interactions", (it) => {
   it.effect("approval approved: the call goes from awaiting_authorization to ready, takes its result, the turn completes", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

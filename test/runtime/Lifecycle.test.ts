@@ -2,19 +2,19 @@
  * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, and while
  * waiting for a tool result), provider errors (a 429 retried, a provider that keeps failing).
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentRuntime.ts"
 import { eventually } from "../support/Polling.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
-import { RuntimeTestLive } from "./RuntimeLayer.ts"
+import { describeRuntime } from "./RuntimeLayer.ts"
 
 const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.flatMap((event) => event.event_kind === "turn" ? [event.turn_status] : [])
 
-layer(RuntimeTestLive, { timeout: 120_000, excludeTestServices: true })("lifecycle", (it) => {
+describeRuntime("120 seconds")("lifecycle", (it) => {
   it.effect("backlog: inputs wait in order, run one turn each in order; past the bound, agent_backlog_full", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

@@ -2,17 +2,17 @@
  * What the provider receives: the model settings of the config (cache retention, reasoning
  * effort, output cap, conversation key), and compaction with a tiny context window.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { eventually } from "../support/Polling.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { RuntimeTestLive } from "./RuntimeLayer.ts"
+import { describeRuntime } from "./RuntimeLayer.ts"
 
 const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.flatMap((event) => event.event_kind === "turn" ? [event.turn_status] : [])
 
-layer(RuntimeTestLive, { timeout: 60_000, excludeTestServices: true })("model request", (it) => {
+describeRuntime()("model request", (it) => {
   it.effect("openai-responses: reasoning effort, output cap and the agent id as prompt cache key; reasoning summaries recorded", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

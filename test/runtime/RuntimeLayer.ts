@@ -2,6 +2,7 @@
  * The layer of the runtime tests: the real server over a real database (test/support/TestApp.ts),
  * the scripted provider on loopback, and model retries with short delays.
  */
+import { layer } from "@effect/vitest"
 import { Duration, Layer } from "effect"
 import { ModelRetryPolicy } from "../../src/services/runtime/ModelClient.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
@@ -15,3 +16,7 @@ export const fastRetries = Layer.succeed(ModelRetryPolicy, {
 })
 
 export const RuntimeTestLive = Layer.mergeAll(TestAppLive(), ScriptedProvider.layer).pipe(Layer.provide(fastRetries))
+
+/** A describe block over one runtime test app (the real clock, as describeApp in test/support/TestApp.ts). */
+export const describeRuntime = (timeout: Duration.DurationInput = "60 seconds") =>
+  layer(RuntimeTestLive, { timeout, excludeTestServices: true })

@@ -50,7 +50,7 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
         Effect.gen(function*() {
           yield* agents.readAgent(path.orgID, path.projectID, path.agentID)
           const artifact = yield* artifacts.get(path.agentID, path.artifactID)
-          // Caller-chosen media types are served as downloads that never run in a browser.
+          // The media type is the caller's: a browser must not sniff it or run the bytes as a page.
           return HttpServerResponse.uint8Array(artifact.bytes, {
             contentType: artifact.media_type,
             headers: {

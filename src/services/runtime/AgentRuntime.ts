@@ -161,7 +161,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
       input: SubmittedInput
     ): Effect.Effect<InputAccepted, IdempotencyKeyConflict | AgentBacklogFull> =>
       Effect.gen(function*() {
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+        const outcome = yield* timeline.transaction(Effect.gen(function*() {
           const agent = yield* lockExisting(agentId)
           if (input.input_idempotency_key !== null) {
             const [first] = yield* sql<{ request_hash: string; event_sequence: string; disposition: "started" | "queued" }>`
@@ -228,7 +228,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
       })
 
     const withdrawInput = (agentId: AgentId, inputId: InputId): Effect.Effect<void, NotFound | StateTransitionConflict> =>
-      sql.withTransaction(Effect.gen(function*() {
+      timeline.transaction(Effect.gen(function*() {
         yield* lockExisting(agentId)
         const [input] = yield* sql<{ status: "queued" | "started" | "withdrawn"; turn_id: TurnId }>`
           SELECT status, turn_id FROM agent_inputs WHERE id = ${inputId} AND agent_id = ${agentId} FOR UPDATE`
@@ -257,7 +257,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
 
     const cancelCurrent = (agentId: AgentId, actorId: ActorId | null): Effect.Effect<ControlEventType, StateTransitionConflict> =>
       Effect.gen(function*() {
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+        const outcome = yield* timeline.transaction(Effect.gen(function*() {
           const agent = yield* lockExisting(agentId)
           const turnId = agent.current_turn_id
           if (turnId === null) {
@@ -322,7 +322,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
       result: SubmittedToolResult
     ): Effect.Effect<ToolResultAccepted, NotFound | StateTransitionConflict> =>
       Effect.gen(function*() {
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+        const outcome = yield* timeline.transaction(Effect.gen(function*() {
           yield* lifecycle.lockAgent(agentId)
           const [call] = yield* sql<ToolCallRow>`
             SELECT * FROM tool_calls WHERE id = ${toolCallId} AND agent_id = ${agentId} FOR UPDATE`
@@ -376,7 +376,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
           SELECT agent_id FROM interactions WHERE id = ${interactionId} AND project_id = ${projectId}`
         if (owner === undefined) return yield* Effect.fail(notFound)
         const agentId = owner.agent_id
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+        const outcome = yield* timeline.transaction(Effect.gen(function*() {
           yield* lifecycle.lockAgent(agentId)
           const [pending] = yield* sql<InteractionRow>`SELECT * FROM interactions WHERE id = ${interactionId} FOR UPDATE`
           if (pending === undefined) return yield* Effect.fail(notFound)
@@ -472,7 +472,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
           AND EXISTS (SELECT 1 FROM agent_inputs i WHERE i.agent_id = a.id AND i.status = 'queued')`
       yield* Effect.forEach(idle, (agent) =>
         Effect.flatMap(
-          sql.withTransaction(Effect.gen(function*() {
+          timeline.transaction(Effect.gen(function*() {
             const locked = yield* lockExisting(agent.id)
             return locked.current_turn_id === null ? yield* lifecycle.startNext(agent.id) : Option.none<TurnId>()
           })),

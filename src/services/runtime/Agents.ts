@@ -256,7 +256,6 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
         return toAgent(row)
       })
 
-    
     /** The agent as it is now (after the engine acted on it), for an answer. */
     const current = (projectId: ProjectId, agentId: AgentId) =>
       Effect.map(Effect.orDie(agentRow(projectId, agentId)), toAgent)

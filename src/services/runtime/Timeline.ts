@@ -6,11 +6,14 @@
  * allocated in the same transaction as the insert and concurrent appends to one agent serialize.
  * Called inside a caller's transaction, it joins it: the events become visible when that commits.
  *
- * Waiting: appends in this process wake waiters at once; appends by another process sharing the
- * database are seen by the poll every POLL_INTERVAL (docs/runtime.md).
+ * Waiting: appends in this process wake waiters once the events are visible, that is when the
+ * transaction they belong to commits (a transaction that appends events is opened with
+ * `transaction`, which wakes the waiters after its commit: a waiter woken earlier would read on
+ * another connection before the commit, find nothing and sleep until its next poll); appends by
+ * another process sharing the database are seen by the poll every POLL_INTERVAL (docs/runtime.md).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, PubSub, Queue } from "effect"
+import { Duration, Effect, FiberRef, PubSub, Queue } from "effect"
 import { NotFound } from "../../domain/Errors.ts"
 import { type AgentId, type AgentConfigId, EventId, type OrgId, type ProjectId } from "../../domain/Ids.ts"
 import {
@@ -64,6 +67,25 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   scoped: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     const appended = yield* PubSub.sliding<AgentId>(1024)
+    /** The agents whose events the current `transaction` appended, woken when it commits. */
+    const uncommittedAppends = yield* FiberRef.make<Set<AgentId> | undefined>(undefined)
+
+    const wake = (agentId: AgentId) =>
+      Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) => {
+        if (pending === undefined) return PubSub.publish(appended, agentId)
+        pending.add(agentId)
+        return Effect.void
+      })
+
+    /** `sql.withTransaction` for a transaction that appends events: their waiters are woken once it commits. */
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => {
+        if (outer !== undefined) return sql.withTransaction(effect)
+        const pending = new Set<AgentId>()
+        return sql.withTransaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
+          Effect.tap(() => PubSub.publishAll(appended, pending))
+        )
+      })
 
     const append = (agentId: AgentId, events: ReadonlyArray<NewEvent>) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -109,7 +131,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         return inserted.map(toEvent)
       })).pipe(
         Effect.orDie,
-        Effect.tap(() => PubSub.publish(appended, agentId))
+        Effect.tap(() => wake(agentId))
       )
 
     /** One page of events (spec 4.1): forward after `after_sequence`, or backward before `before_sequence` (0: from the latest), which takes precedence. */
@@ -168,6 +190,6 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         }
       }))
 
-    return { append, list, waitForEvents } as const
+    return { append, transaction, list, waitForEvents } as const
   })
 }) {}

@@ -258,7 +258,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         const response = answer.value.right
         const summary = response.output.flatMap((item) => item.type === "assistant_text" ? [item.text] : []).join("")
         const through = Math.max(...finished.map((turn) => turn.endSequence ?? 0))
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* timeline.transaction(Effect.gen(function*() {
           yield* lifecycle.lockAgent(payload.agent_id)
           if (!(yield* stillActive(payload.turn_id))) return
           yield* timeline.append(payload.agent_id, [{
@@ -275,7 +275,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
 
     /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
     const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
-      sql.withTransaction(Effect.gen(function*() {
+      timeline.transaction(Effect.gen(function*() {
         yield* lifecycle.lockAgent(payload.agent_id)
         if (!(yield* stillActive(payload.turn_id))) return { outcome: stopped, next: Option.none<TurnId>() }
         const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
@@ -335,7 +335,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     /** Ends the turn (when it still runs) and launches the agent's next queued input. */
     const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
       Effect.gen(function*() {
-        const next = yield* sql.withTransaction(Effect.gen(function*() {
+        const next = yield* timeline.transaction(Effect.gen(function*() {
           yield* lifecycle.lockAgent(payload.agent_id)
           return yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, status, error)
         })).pipe(Effect.orDie)
