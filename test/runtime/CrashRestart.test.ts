@@ -6,7 +6,7 @@
  * model call made again (the provider's request count).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Client } from "../../src/api/Client.ts"
 import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
@@ -18,7 +18,7 @@ import {
   startServer,
   withClient
 } from "../support/Processes.ts"
-import { runtimeSource } from "../support/RuntimeProject.ts"
+import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
@@ -62,28 +62,15 @@ const setUp = (baseUrl: string, token: string, slug: string) =>
     Effect.gen(function*() {
       const org = yield* client.organizations.create({ payload: { name: "Crash" } })
       const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
-      const secret = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "Key", value: Redacted.make("sk-crash") } })
-      const providerConfig = yield* client.modelProviderConfigs.create({
-        path: { orgID: org.id },
-        payload: { name: "Scripted", api_format: "openai-responses", base_url: provider.baseUrl("openai-responses"), auth_secret_id: secret.id }
-      })
-      const model = yield* client.models.create({
-        path: { orgID: org.id },
-        payload: {
-          provider_config_id: providerConfig.id,
-          name: "Scripted model",
-          provider_model_slug: slug,
-          context_window_tokens: 200_000,
-          supports_tools: true,
-          supports_reasoning: false,
-          input_modalities: ["text"],
-          output_modalities: ["text"]
-        }
+      const { model } = yield* scriptedModel(client, org.id, {
+        format: "openai-responses",
+        baseUrl: provider.baseUrl("openai-responses"),
+        slug
       })
       yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
       const config = yield* client.agentConfigs.create({
         path: { orgID: org.id, projectID: project.id },
-        payload: { source: runtimeSource({}), source_format: "yaml" }
+        payload: { source: agentSource({ label: "crash" }), source_format: "yaml" }
       })
       const projectPath = { orgID: org.id, projectID: project.id }
       const agent = yield* client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })

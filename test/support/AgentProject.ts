@@ -4,8 +4,9 @@
  * tests that run turns), a model granted to the project, and an agent config with a custom tool
  * `lookup` (allowed), a custom tool `deploy` (asks for approval) and the built-in tools.
  */
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import type { ApiFormat } from "../../src/domain/Models.ts"
+import { agentSource, scriptedModel } from "./ScriptedModel.ts"
 import { newUser } from "./TestApp.ts"
 
 export interface AgentProjectOptions {
@@ -17,24 +18,6 @@ export interface AgentProjectOptions {
   readonly slug?: string
 }
 
-export const agentConfigSource = (label: string) => [
-  `instruction: You are the ${label} test agent.`,
-  "model:",
-  "  provider_config: Scripted",
-  "  name: Scripted model",
-  "tools:",
-  "  lookup:",
-  "    type: custom",
-  "    description: Looks a thing up",
-  "    input_schema: { type: object, properties: { query: { type: string } } }",
-  "  deploy:",
-  "    type: custom",
-  "    description: Deploys",
-  "    input_schema: { type: object }",
-  "    permission: ask",
-  ""
-].join("\n")
-
 export const agentProject = (options: AgentProjectOptions = {}) =>
   Effect.gen(function*() {
     const label = options.label ?? "Agents"
@@ -43,33 +26,11 @@ export const agentProject = (options: AgentProjectOptions = {}) =>
     const org = yield* owner.client.organizations.create({ payload: { name: label } })
     const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
     const otherProject = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Other" } })
-    const secret = yield* owner.client.secrets.create({
-      path: { orgID: org.id },
-      payload: { name: "Provider key", value: Redacted.make("sk-test-key") }
-    })
-    const provider = yield* owner.client.modelProviderConfigs.create({
-      path: { orgID: org.id },
-      payload: {
-        name: "Scripted",
-        api_format: format,
-        base_url: options.baseUrl ?? "http://127.0.0.1:9/v1",
-        auth_secret_id: secret.id
-      }
-    })
-    const model = yield* owner.client.models.create({
-      path: { orgID: org.id },
-      payload: {
-        provider_config_id: provider.id,
-        name: "Scripted model",
-        provider_model_slug: options.slug ?? "scripted-1",
-        context_window_tokens: 200_000,
-        max_output_tokens: 8_000,
-        default_max_output_tokens: 1_000,
-        supports_tools: true,
-        supports_reasoning: false,
-        input_modalities: ["text", "image"],
-        output_modalities: ["text"]
-      }
+    const { model, provider } = yield* scriptedModel(owner.client, org.id, {
+      format,
+      baseUrl: options.baseUrl ?? "http://127.0.0.1:9/v1",
+      slug: options.slug ?? "scripted-1",
+      inputModalities: ["text", "image"]
     })
     for (const target of [project, otherProject]) {
       yield* owner.client.models.createGrant({
@@ -79,7 +40,7 @@ export const agentProject = (options: AgentProjectOptions = {}) =>
     }
     const config = yield* owner.client.agentConfigs.create({
       path: { orgID: org.id, projectID: project.id },
-      payload: { source: agentConfigSource(label), source_format: "yaml" }
+      payload: { source: agentSource({ label }), source_format: "yaml" }
     })
     const projectPath = { orgID: org.id, projectID: project.id }
     const launch = (payload: { readonly name?: string; readonly metadata?: Record<string, unknown> } = {}) =>

@@ -7,13 +7,14 @@
  * The config offers a custom tool `lookup` (allowed), a custom tool `deploy` (asks for approval),
  * `ask_question`, and the built-in `read_file` set to `ask` (no machine: its call fails).
  */
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../src/domain/Ids.ts"
 import type { ApiFormat } from "../../src/domain/Models.ts"
 import type { Client } from "../../src/api/Client.ts"
 import { eventually } from "./Polling.ts"
 import type { ScriptedProviderShape } from "./ScriptedProvider.ts"
+import { agentSource, scriptedModel } from "./ScriptedModel.ts"
 import { newUser } from "./TestApp.ts"
 
 export interface RuntimeProjectOptions {
@@ -29,27 +30,6 @@ export interface RuntimeProjectOptions {
   readonly skill?: { readonly name: string; readonly text: string }
 }
 
-export const runtimeSource = (options: RuntimeProjectOptions) => [
-  "instruction: You are the runtime test agent.",
-  "model:",
-  "  provider_config: Scripted",
-  "  name: Scripted model",
-  ...(options.modelLines ?? []).map((line) => `  ${line}`),
-  "tools:",
-  "  lookup:",
-  "    type: custom",
-  "    description: Looks a thing up",
-  "    input_schema: { type: object, properties: { query: { type: string } } }",
-  "  deploy:",
-  "    type: custom",
-  "    description: Deploys",
-  "    input_schema: { type: object }",
-  "    permission: ask",
-  ...(options.extraSource ?? []),
-  ...(options.skill === undefined ? [] : ["skills:", `  - name: ${options.skill.name}`]),
-  ""
-].join("\n")
-
 /** Text content blocks. */
 export const text = (value: string) => [{ type: "text" as const, text: value }]
 
@@ -61,31 +41,13 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
     const client: Client = owner.client
     const org = yield* client.organizations.create({ payload: { name: "Runtime" } })
     const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
-    const secret = yield* client.secrets.create({
-      path: { orgID: org.id },
-      payload: { name: "Provider key", value: Redacted.make("sk-scripted-key") }
-    })
-    const providerConfig = yield* client.modelProviderConfigs.create({
-      path: { orgID: org.id },
-      payload: { name: "Scripted", api_format: format, base_url: provider.baseUrl(format), auth_secret_id: secret.id }
-    })
-    const model = yield* client.models.create({
-      path: { orgID: org.id },
-      payload: {
-        provider_config_id: providerConfig.id,
-        name: "Scripted model",
-        provider_model_slug: slug,
-        context_window_tokens: options.contextWindow ?? 200_000,
-        max_output_tokens: Math.min(8_000, options.contextWindow ?? 200_000),
-        default_max_output_tokens: options.maxOutputTokens ?? 1_000,
-        supports_tools: true,
-        supports_reasoning: options.supportsReasoning ?? false,
-        ...(options.supportsReasoning === true
-          ? { default_reasoning_effort: "medium", supported_reasoning_efforts: ["low", "medium", "high"] }
-          : {}),
-        input_modalities: ["text"],
-        output_modalities: ["text"]
-      }
+    const { model } = yield* scriptedModel(client, org.id, {
+      format,
+      baseUrl: provider.baseUrl(format),
+      slug,
+      ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow }),
+      ...(options.maxOutputTokens === undefined ? {} : { defaultMaxOutputTokens: options.maxOutputTokens }),
+      ...(options.supportsReasoning === undefined ? {} : { supportsReasoning: options.supportsReasoning })
     })
     yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
     if (options.skill !== undefined) {
@@ -101,7 +63,15 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
     }
     const config = yield* client.agentConfigs.create({
       path: { orgID: org.id, projectID: project.id },
-      payload: { source: runtimeSource(options), source_format: "yaml" }
+      payload: {
+        source: agentSource({
+          label: "runtime",
+          ...(options.modelLines === undefined ? {} : { modelLines: options.modelLines }),
+          ...(options.extraSource === undefined ? {} : { extraSource: options.extraSource }),
+          ...(options.skill === undefined ? {} : { skills: [options.skill.name] })
+        }),
+        source_format: "yaml"
+      }
     })
     const projectPath = { orgID: org.id, projectID: project.id }
     const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
