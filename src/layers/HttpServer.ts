@@ -167,7 +167,10 @@ const RequestGuards = HttpApiBuilder.middleware(Api, (app) =>
     )
   }).pipe(Effect.catchAllCause(toApiError)))
 
-/** Every request gets an `x-request-id` (the caller's, or a new one) and one log line. */
+/**
+ * Every request gets an `x-request-id` (the caller's, or a new one) and one log line. Its work
+ * runs with the tracer off: nothing exports spans, and one per SQL statement costs throughput.
+ */
 const requestLog = HttpMiddleware.make((app) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -178,7 +181,8 @@ const requestLog = HttpMiddleware.make((app) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
     const response = yield* app.pipe(
-      Effect.catchAllCause((cause) => Effect.map(HttpServerError.causeResponse(cause), ([response]) => response))
+      Effect.catchAllCause((cause) => Effect.map(HttpServerError.causeResponse(cause), ([response]) => response)),
+      Effect.withTracerEnabled(false)
     )
     yield* Effect.logInfo("request").pipe(
       Effect.annotateLogs({

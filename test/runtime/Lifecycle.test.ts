@@ -71,9 +71,9 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       const rt = yield* runtimeProject(provider, { format: "anthropic-messages" })
       yield* provider.script([Reply.hang(), Reply.text("next one done")], { model: rt.slug })
       const agent = yield* rt.launch()
+      const before = (yield* provider.requests).length
       const first = yield* rt.send(agent.id, "slow")
       const second = yield* rt.send(agent.id, "after")
-      const before = (yield* provider.requests).length
       yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
       const control = yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
       expect(control).toMatchObject({ event_kind: "control", control_type: "cancel_current", turn_id: first.event.turn_id })

@@ -16,7 +16,7 @@ import {
   NotFound,
   StateTransitionConflict
 } from "../../domain/Errors.ts"
-import type { ActorId, AgentId, EventId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/Ids.ts"
+import type { ActorId, AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/Ids.ts"
 import { InputId, TurnId as TurnIdSchema } from "../../domain/Ids.ts"
 import type { CompiledTool } from "../../domain/agent-config/Compiled.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
@@ -28,7 +28,7 @@ import {
   ToolResult,
   ToolResultAccepted
 } from "../../domain/runtime/Resources.ts"
-import { toToolCall } from "./Agents.ts"
+import { type InteractionRow, toInteraction, toToolCall, type ToolCallRow } from "./RuntimeRows.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolDispatch } from "./ToolDispatch.ts"
 import { TurnCancellation } from "./TurnCancellation.ts"
@@ -62,56 +62,6 @@ interface Signal {
   readonly token: string
   readonly value: TurnSignal
 }
-
-interface ToolCallRow {
-  readonly id: ToolCallId
-  readonly agent_id: AgentId
-  readonly turn_id: TurnId
-  readonly provider_call_id: string
-  readonly name: string
-  readonly input: Record<string, unknown>
-  readonly type: "built_in" | "custom"
-  readonly state: "awaiting_authorization" | "ready" | "running" | "completed" | "cancelled"
-  readonly outcome: "succeeded" | "failed" | null
-  readonly result_event_id: EventId | null
-  readonly deferred_token: string | null
-  readonly created_at: Date
-  readonly completed_at: Date | null
-}
-
-interface InteractionRow {
-  readonly id: InteractionId
-  readonly agent_id: AgentId
-  readonly project_id: ProjectId
-  readonly turn_id: TurnId
-  readonly tool_call_id: ToolCallId | null
-  readonly kind: "approval" | "question"
-  readonly status: "pending" | "resolved" | "closed"
-  readonly question: string | null
-  readonly decision: "approve" | "deny" | null
-  readonly answer: string | null
-  readonly message: string | null
-  readonly deferred_token: string
-  readonly created_at: Date
-  readonly resolved_at: Date | null
-}
-
-const toInteraction = (row: InteractionRow) =>
-  new Interaction({
-    id: row.id,
-    agent_id: row.agent_id,
-    project_id: row.project_id,
-    turn_id: row.turn_id,
-    tool_call_id: row.tool_call_id,
-    kind: row.kind,
-    status: row.status,
-    question: row.question,
-    decision: row.decision,
-    answer: row.answer,
-    message: row.message,
-    created_at: row.created_at,
-    resolved_at: row.resolved_at
-  })
 
 const agentNotFound = (agentId: AgentId) => new NotFound({ error: `Agent ${agentId} not found` })
 

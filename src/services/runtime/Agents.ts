@@ -10,7 +10,6 @@ import { InvalidRequest, NotFound } from "../../domain/Errors.ts"
 import type {
   ActorId,
   AgentConfigId,
-  EventId,
   InputId,
   InteractionId,
   OrgId,
@@ -27,13 +26,12 @@ import {
   AgentInput,
   type AgentStatus,
   Interaction,
-  ToolCall,
-  type ToolCallState,
   Turn
 } from "../../domain/runtime/Resources.ts"
 import { Access } from "../Access.ts"
 import { pageRequest } from "../Paging.ts"
 import { firstOr } from "../Sql.ts"
+import { type InteractionRow, toInteraction, toToolCall, type ToolCallRow } from "./RuntimeRows.ts"
 import { Timeline } from "./Timeline.ts"
 
 interface AgentRow {
@@ -75,37 +73,6 @@ interface TurnRow {
   readonly cache_write_tokens: string | number
   readonly started_at: Date
   readonly completed_at: Date | null
-}
-
-interface ToolCallRow {
-  readonly id: ToolCallId
-  readonly agent_id: AgentId
-  readonly turn_id: TurnId
-  readonly provider_call_id: string
-  readonly name: string
-  readonly input: Record<string, unknown>
-  readonly type: "built_in" | "custom"
-  readonly state: ToolCallState
-  readonly outcome: "succeeded" | "failed" | null
-  readonly result_event_id: EventId | null
-  readonly created_at: Date
-  readonly completed_at: Date | null
-}
-
-interface InteractionRow {
-  readonly id: InteractionId
-  readonly agent_id: AgentId
-  readonly project_id: ProjectId
-  readonly turn_id: TurnId
-  readonly tool_call_id: ToolCallId | null
-  readonly kind: Interaction["kind"]
-  readonly status: Interaction["status"]
-  readonly question: string | null
-  readonly decision: "approve" | "deny" | null
-  readonly answer: string | null
-  readonly message: string | null
-  readonly created_at: Date
-  readonly resolved_at: Date | null
 }
 
 const toAgent = (row: AgentRow) =>
@@ -152,38 +119,6 @@ const toTurn = (row: TurnRow) =>
     started_at: row.started_at,
     completed_at: row.completed_at,
     duration_ms: row.completed_at === null ? null : row.completed_at.getTime() - row.started_at.getTime()
-  })
-
-export const toToolCall = (row: ToolCallRow) =>
-  new ToolCall({
-    id: row.id,
-    agent_id: row.agent_id,
-    turn_id: row.turn_id,
-    provider_call_id: row.provider_call_id,
-    name: row.name,
-    input: row.input,
-    type: row.type,
-    state: row.state,
-    created_at: row.created_at,
-    ...(row.outcome === null ? {} : { outcome: row.outcome }),
-    ...(row.completed_at === null ? {} : { completed_at: row.completed_at })
-  })
-
-const toInteraction = (row: InteractionRow) =>
-  new Interaction({
-    id: row.id,
-    agent_id: row.agent_id,
-    project_id: row.project_id,
-    turn_id: row.turn_id,
-    tool_call_id: row.tool_call_id,
-    kind: row.kind,
-    status: row.status,
-    question: row.question,
-    decision: row.decision,
-    answer: row.answer,
-    message: row.message,
-    created_at: row.created_at,
-    resolved_at: row.resolved_at
   })
 
 /** A Server-Sent Events stream sends this comment when no event came for this long. */
