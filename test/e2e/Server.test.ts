@@ -21,6 +21,8 @@ import {
   withClient
 } from "../support/Processes.ts"
 
+const describeServers = usesEmbeddedDatabase ? describe.concurrent : describe
+
 const PROCESS_TEST_TIMEOUT_MS = 240_000
 /** SIGTERM must end the process this soon once nothing is in flight. */
 const PROMPT_EXIT_MS = 5_000
@@ -87,7 +89,10 @@ const within = <A>(promise: Promise<A>, ms: number, what: string) =>
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms))
   ])
 
-describe.concurrent("the server process", () => {
+// Concurrent only on the embedded database, where each test has its own data directory: on
+// Postgres the tests share the file's database, and a database serves one server process at a
+// time (docs/runtime.md).
+describeServers("the server process", () => {
   it("answers health probes; SIGTERM drains the in-flight request and exits 0; data and the bootstrap key survive restarts", async () => {
     const dataDir = newDataDir()
     const bootstrap = { AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("admin") }

@@ -16,11 +16,14 @@ import {
   makeTemplateDataDir,
   removeDataDir,
   startServer,
+  usesEmbeddedDatabase,
   withClient
 } from "../support/Processes.ts"
 import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
+
+const describeServers = usesEmbeddedDatabase ? describe.concurrent : describe
 
 const TIMEOUT_MS = 240_000
 
@@ -93,7 +96,10 @@ const expectExactlyOnce = (events: ReadonlyArray<AgentEvent>, kinds: ReadonlyArr
   expect(new Set(events.map((event) => event.id)).size).toBe(events.length)
 }
 
-describe.concurrent("crash and restart", () => {
+// Concurrent only on the embedded database, where each test has its own data directory: on
+// Postgres the tests share the file's database, and a database serves one server process at a
+// time (docs/runtime.md).
+describeServers("crash and restart", () => {
   it("killed with a model call in flight: the call is made again after the restart, the completed one is not", async () => {
     const dataDir = makeDataDir(template)
     dataDirs.push(dataDir)
