@@ -179,6 +179,9 @@ describeServers("the server process", () => {
       expect(cliWhileServing.code).toBe(1)
       expect(cliWhileServing.stderr).toContain(`is in use by process ${serverPid}`)
       expect(cliWhileServing.stderr).toContain("DATABASE_URL")
+    } else {
+      // A second server on the same Postgres database stops at start-up (one runner per database).
+      await expect(startServer(dataDir)).rejects.toThrow("Another server process is running on this database")
     }
     // The server was not disturbed.
     expect((await withClient(server.baseUrl, token, (client) => client.user.get())).id).toBe(user.id)
