@@ -132,6 +132,14 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
 
 /**
+ * Whether JSON text holds a `\u0000` escape (an escape preceded by an even number of
+ * backslashes). Postgres text and jsonb cannot store NUL, so such a string would fail deep in a
+ * write; it is refused up front, once for every route. (A raw NUL byte is not valid JSON at all.)
+ */
+const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/
+const containsNulEscape = (json: string): boolean => json.includes("u0000") && NUL_ESCAPE.test(json)
+
+/**
  * Before a route runs: serve `/api/v1/...` as `/v1/...`, refuse bodies that are not JSON (415)
  * or too large for their route (413, from Content-Length before anything is read, and from the
  * stream for a body without one).
@@ -161,7 +169,17 @@ const RequestGuards = HttpApiBuilder.middleware(Api, (app) =>
         )
       }
     }
-    return yield* app.pipe(
+    const refuseNulCharacters = Effect.gen(function*() {
+      if (hasBody(request) && containsNulEscape(yield* request.text)) {
+        return yield* Effect.fail(
+          new Errors.InvalidRequest({
+            error: "The body contains a NUL character (\\u0000) in a string; text cannot hold it. " +
+              "Remove it, or send binary data as base64"
+          })
+        )
+      }
+    })
+    return yield* Effect.zipRight(refuseNulCharacters, app).pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, request),
       HttpServerRequest.withMaxBodySize(Option.some(bodyLimit))
     )

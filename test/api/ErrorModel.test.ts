@@ -48,6 +48,24 @@ describeApp()("error model", (it) => {
       expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name", message: "is missing" }] })
     }))
 
+  it.effect("a NUL character in any string of the body is 400 before anything is written", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Nul" } })
+      const invitation = yield* post(
+        `/v1/orgs/${org.id}/invitations`,
+        token,
+        "{\"email\":\"a\\u0000@example.test\",\"role\":\"member\"}"
+      )
+      expect(invitation.status).toBe(400)
+      expect(invitation.json).toEqual({ error: expect.stringContaining("NUL"), code: "invalid_request" })
+      expect((yield* client.invitations.list({ path: { orgID: org.id }, urlParams: {} })).data).toEqual([])
+      // An escaped backslash followed by "u0000" is ordinary text.
+      const literal = yield* post("/v1/orgs", token, JSON.stringify({ name: "back\\u0000slash" }))
+      expect(literal.status).toBe(201)
+      expect(literal.json!.name).toBe("back\\u0000slash")
+    }))
+
   it.effect("a body that is not application/json is 415", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
