@@ -5,9 +5,9 @@
  * previous bootstrap key.
  */
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
-import { Email } from "../domain/Users.ts"
-import { ApiKeys } from "../services/ApiKeys.ts"
-import { Users } from "../services/Users.ts"
+import { Email } from "../domain/tenancy/Users.ts"
+import { ApiKeys } from "../services/tenancy/ApiKeys.ts"
+import { Users } from "../services/tenancy/Users.ts"
 import { AppConfig } from "./AppConfig.ts"
 
 export const BOOTSTRAP_KEY_NAME = "bootstrap"

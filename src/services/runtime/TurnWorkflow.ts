@@ -11,7 +11,7 @@
  */
 import { DurableDeferred, Workflow } from "@effect/workflow"
 import { Schema } from "effect"
-import { AgentId, type ToolCallId, TurnId } from "../../domain/Ids.ts"
+import { AgentId, type ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 
 export const TurnWorkflow = Workflow.make({
   name: "AgentTurn",
