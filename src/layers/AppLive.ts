@@ -1,70 +1,43 @@
 /**
- * Composition: the database (migrated before anything uses it), the services, the bootstrap
- * user; then the HTTP app on a real listener (main) or a test listener (test/support).
+ * Composition (docs/architecture.md, "Wiring"): the database, migrated before anything uses it;
+ * the capabilities over it, each one layer whose services declare their own dependencies; the
+ * bootstrap user; then the HTTP app on a real listener (main) or a test listener (test/support).
  */
+import { HttpServer } from "@effect/platform"
 import { Layer } from "effect"
-import { Access } from "../services/tenancy/Access.ts"
-import { AgentConfigs } from "../services/configuration/AgentConfigs.ts"
-import { ApiKeys } from "../services/tenancy/ApiKeys.ts"
-import { Invitations } from "../services/tenancy/Invitations.ts"
-import { MemberRemovalGuards } from "../services/tenancy/MemberRemovalGuards.ts"
-import { Members } from "../services/tenancy/Members.ts"
-import { ModelProviderConfigs } from "../services/configuration/ModelProviderConfigs.ts"
+import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
 import { Models } from "../services/configuration/Models.ts"
-import { Organizations } from "../services/tenancy/Organizations.ts"
-import { ProjectMembers } from "../services/tenancy/ProjectMembers.ts"
-import { Projects } from "../services/tenancy/Projects.ts"
 import { Secrets } from "../services/configuration/Secrets.ts"
-import { Skills } from "../services/configuration/Skills.ts"
-import { Users } from "../services/tenancy/Users.ts"
 import { Actors } from "../services/runtime/Actors.ts"
 import { AgentCommands } from "../services/runtime/AgentCommands.ts"
 import { Agents } from "../services/runtime/Agents.ts"
 import { Artifacts } from "../services/runtime/Artifacts.ts"
 import { Timeline } from "../services/runtime/Timeline.ts"
+import { IdGenerator } from "../services/shared/Ids.ts"
+import { Transactions } from "../services/shared/Transactions.ts"
+import { Access } from "../services/tenancy/Access.ts"
+import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive, NodeServerLive } from "./HttpServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
-import { RuntimeLive } from "./Runtime.ts"
-import { SecretKey } from "./SecretKey.ts"
-import { HttpServer } from "@effect/platform"
+import { RuntimeLive as TurnEngineLive } from "./Runtime.ts"
 
 /** The SQL client, available only once migrations have run. */
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
 
-/** Secrets, model provider configs and models, with the server's secret key. */
-const ConfigurationServicesLive = Layer.mergeAll(ModelProviderConfigs.Default, Models.Default).pipe(
-  Layer.provideMerge(Secrets.Default),
-  Layer.provideMerge(SecretKey.layer)
+const RuntimeLive = AgentCommands.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(Agents.Default, Actors.Default, Artifacts.Default)),
+  Layer.provideMerge(TurnEngineLive),
+  Layer.provideMerge(Timeline.Default),
+  Layer.provide(Layer.mergeAll(Access.Default, Models.Default, Secrets.Default, IdGenerator.Default))
 )
 
-const FoundationServicesLive = Layer.mergeAll(
-  Users.Default,
-  ApiKeys.Default,
-  Organizations.Default,
-  Projects.Default,
-  ProjectMembers.Default,
-  Members.Default,
-  Invitations.Default,
-  Skills.Default
-).pipe(
-  Layer.provideMerge(ConfigurationServicesLive),
-  Layer.provideMerge(Layer.merge(Access.Default, MemberRemovalGuards.Default))
-)
-
-/** What the agents API reads and asks of the engine (the engine, AgentRuntime, is provided below it). */
-const AgentApiServicesLive = AgentCommands.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(Agents.Default, Actors.Default, Artifacts.Default))
-)
+/** The kernel every capability uses: id generation and transactions. */
+const SharedLive = Layer.merge(IdGenerator.Default, Transactions.Default)
 
 /** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
-export const ServicesLive = BootstrapLive.pipe(
-  Layer.provideMerge(AgentApiServicesLive),
-  Layer.provideMerge(RuntimeLive),
-  Layer.provideMerge(Timeline.Default),
-  Layer.provideMerge(AgentConfigs.Default),
-  Layer.provideMerge(FoundationServicesLive),
+export const ServicesLive = Layer.mergeAll(SharedLive, TenancyLive, ConfigurationLive, RuntimeLive, BootstrapLive).pipe(
   Layer.provideMerge(DatabaseReadyLive)
 )
 

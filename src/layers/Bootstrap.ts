@@ -12,13 +12,21 @@ import { AppConfig } from "./AppConfig.ts"
 
 export const BOOTSTRAP_KEY_NAME = "bootstrap"
 
+export class InvalidBootstrapEmail extends Schema.TaggedError<InvalidBootstrapEmail>()("InvalidBootstrapEmail", {
+  email: Schema.String
+}) {
+  override get message() {
+    return `AGENT_PLATFORM_BOOTSTRAP_EMAIL is not an e-mail address: ${this.email}`
+  }
+}
+
 export const BootstrapLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const token = config.bootstrapToken
     if (Option.isNone(token)) return
     const email = yield* Schema.decode(Email)(config.bootstrapEmail).pipe(
-      Effect.mapError(() => new Error(`AGENT_PLATFORM_BOOTSTRAP_EMAIL is not an e-mail address: ${config.bootstrapEmail}`))
+      Effect.mapError(() => new InvalidBootstrapEmail({ email: config.bootstrapEmail }))
     )
     const user = yield* Effect.flatMap(Users, (users) => users.ensure(email))
     const created = yield* Effect.flatMap(ApiKeys, (apiKeys) =>
@@ -27,4 +35,4 @@ export const BootstrapLive = Layer.effectDiscard(
       Option.isSome(created) ? "bootstrap API key installed" : "bootstrap API key already installed"
     ).pipe(Effect.annotateLogs({ user_id: user.id, email: user.email }))
   })
-)
+).pipe(Layer.provide(Layer.merge(Users.Default, ApiKeys.Default)))

@@ -14,6 +14,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Effect, Layer, Option } from "effect"
+import Pg from "pg"
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { AppConfig } from "./AppConfig.ts"
@@ -21,6 +22,28 @@ import { AppConfig } from "./AppConfig.ts"
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
   readonly message: string
 }> {}
+
+const TIMESTAMPTZ_OID = 1184
+const INT8_OID = 20
+
+/**
+ * How column values arrive, for both databases: `timestamptz` as Postgres writes it
+ * (`2026-11-23 08:50:36.123+00`, which the domain's `Timestamp` decodes into a Date) and `int8`
+ * (counts, sequences, token totals) as a number when it is one exactly; a larger one (the
+ * workflow engine's 64-bit message ids) stays the text Postgres sent.
+ */
+const types: Pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") => {
+    if (oid === TIMESTAMPTZ_OID) return (text: string) => text
+    if (oid === INT8_OID) {
+      return (text: string) => {
+        const value = Number(text)
+        return Number.isSafeInteger(value) ? value : text
+      }
+    }
+    return Pg.types.getTypeParser(oid, format)
+  })
+}
 
 const isAlive = (pid: number): boolean => {
   try {
@@ -131,7 +154,8 @@ const embedded = (dataDir: string) =>
         port,
         username: "postgres",
         database: "postgres",
-        maxConnections: 1
+        maxConnections: 1,
+        types
       })
     })
   )
@@ -139,7 +163,7 @@ const embedded = (dataDir: string) =>
 export const DatabaseLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => PgClient.layer({ url, maxConnections: 10 }),
+      onSome: (url) => PgClient.layer({ url, maxConnections: 10, types }),
       onNone: () => embedded(config.dataDir)
     }))
 )

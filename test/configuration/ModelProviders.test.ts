@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { ModelProviderConfigId } from "../../src/domain/shared/Ids.ts"
-import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 const openai = { name: "OpenAI", api_format: "openai-responses", base_url: "https://api.openai.com/v1" } as const
 
@@ -84,7 +84,7 @@ describeApp()("model provider configs", (it) => {
 
       // A cluster-managed config (installed by the operator, straight into the database) is read-only here.
       const sql = yield* SqlClient.SqlClient
-      const clusterId = ModelProviderConfigId.make()
+      const clusterId = yield* newId(ModelProviderConfigId)
       yield* sql`
         INSERT INTO model_provider_configs (id, org_id, name, api_format, base_url, management_kind)
         VALUES (${clusterId}, ${org.id}, 'Cluster', 'anthropic-messages', 'https://api.anthropic.com/v1', 'cluster')`

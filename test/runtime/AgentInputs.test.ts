@@ -13,7 +13,7 @@ import { agentProject } from "../support/AgentProject.ts"
 import { eventually } from "../support/Polling.ts"
 import { getBytes } from "../support/RawHttp.ts"
 import { Reply, ScriptedProvider, type ScriptedReply } from "../support/ScriptedProvider.ts"
-import { expectFailure, ID_PATTERN, TestAppLive } from "../support/TestApp.ts"
+import { expectFailure, ID_PATTERN, newId, TestAppLive } from "../support/TestApp.ts"
 
 const artifactsOf = (agentId: AgentId) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ count: string }>`SELECT count(*) FROM artifacts WHERE agent_id = ${agentId}`)
@@ -167,7 +167,7 @@ it.layer(TestLive)("agent inputs", (it) => {
         (yield* expectFailure(client.agents.withdrawInput({ path: { ...agentPath, inputID: running.event.agent_input_id } })))
           ._tag
       ).toBe("StateTransitionConflict")
-      expect((yield* expectFailure(client.agents.withdrawInput({ path: { ...agentPath, inputID: InputId.make() } })))._tag)
+      expect((yield* expectFailure(client.agents.withdrawInput({ path: { ...agentPath, inputID: yield* newId(InputId) } })))._tag)
         .toBe("NotFound")
 
       // Fill the backlog to its bound: 2 queued now, 98 more, then one too many.

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { ActorId, AgentConfigId, ToolCallId } from "../../src/domain/shared/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
 import { declareBody } from "../support/RawHttp.ts"
-import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 const MiB = 1024 * 1024
 
@@ -87,7 +87,7 @@ describeApp()("agents", (it) => {
     Effect.gen(function*() {
       const { config, otherProject, org, owner, projectPath } = yield* agentProject()
       const unknown = yield* expectFailure(
-        owner.client.agents.create({ path: projectPath, payload: { agent_config_id: AgentConfigId.make() } })
+        owner.client.agents.create({ path: projectPath, payload: { agent_config_id: yield* newId(AgentConfigId) } })
       )
       expect(unknown).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/agent_config_id" }] })
       // The config exists, in another project of the same organization.
@@ -210,7 +210,7 @@ describeApp()("agents", (it) => {
         path: { orgID: org.id, projectID: otherProject.id },
         payload: { external_id: "x" }
       })
-      for (const actor_id of [foreign.id, ActorId.make()]) {
+      for (const actor_id of [foreign.id, yield* newId(ActorId)]) {
         const error = yield* expectFailure(
           owner.client.agents.sendInput({
             path: agentPath,
@@ -323,7 +323,7 @@ describeApp()("agents", (it) => {
       expect(resolve.status).toBe(404)
       const result = yield* expectFailure(
         owner.client.toolCalls.submitResult({
-          path: { ...agentPath, toolCallID: ToolCallId.make() },
+          path: { ...agentPath, toolCallID: yield* newId(ToolCallId) },
           payload: { outcome: "succeeded", content_blocks: [] }
         })
       )

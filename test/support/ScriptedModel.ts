@@ -7,7 +7,7 @@
 import { Effect, Redacted } from "effect"
 import type { Client } from "../../src/api/Client.ts"
 import type { OrgId } from "../../src/domain/shared/Ids.ts"
-import type { ApiFormat } from "../../src/domain/configuration/Models.ts"
+import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 
 export interface ScriptedModelOptions {
   readonly format: ApiFormat

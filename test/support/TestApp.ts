@@ -11,10 +11,11 @@ import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
 import { AppConfig } from "../../src/layers/AppConfig.ts"
-import { AppLive } from "../../src/layers/AppLive.ts"
+import { AppLive, ServicesLive } from "../../src/layers/AppLive.ts"
+import type { IdSchema } from "../../src/domain/shared/Ids.ts"
+import { IdGenerator } from "../../src/services/shared/Ids.ts"
 import { ApiKeys } from "../../src/services/tenancy/ApiKeys.ts"
 import { Users } from "../../src/services/tenancy/Users.ts"
-import { ServicesLive } from "../../src/layers/AppLive.ts"
 
 export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
   Layer.succeed(AppConfig, {
@@ -54,6 +55,9 @@ export const newUser = (label = "user") =>
     const client = yield* makeClient({ token: key.token })
     return { user, token: key.token, client }
   }).pipe(Effect.orDie)
+
+/** A new id of the kind `schema` describes, for requests about resources that do not exist. */
+export const newId = <Id extends string>(schema: IdSchema<Id>) => Effect.flatMap(IdGenerator, (ids) => ids.make(schema))
 
 /** A typed client that sends `token` (or none). */
 export const clientWith = (token?: string) => makeClient(token === undefined ? {} : { token })

@@ -1,7 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
-import { CreateGrant } from "../../domain/configuration/Grants.ts"
 import { ConfiguredModelId, ModelGrantId, OrgId } from "../../domain/shared/Ids.ts"
 import {
   ConfiguredModel,
@@ -14,9 +13,16 @@ import {
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { OrgPath } from "../tenancy/OrganizationsApi.ts"
 import { Authentication } from "../Security.ts"
+import { grantEndpoints } from "./GrantEndpoints.ts"
 
 const ModelPath = Schema.Struct({ orgID: OrgId, modelID: ConfiguredModelId })
-const ModelGrantPath = Schema.Struct({ orgID: OrgId, modelID: ConfiguredModelId, grantID: ModelGrantId })
+
+const grants = grantEndpoints({
+  route: "/orgs/:orgID/models/:modelID",
+  resourcePath: ModelPath,
+  grantPath: Schema.Struct({ ...ModelPath.fields, grantID: ModelGrantId }),
+  grant: ModelGrant
+})
 
 export class ModelsApi extends HttpApiGroup.make("models")
   .add(
@@ -65,29 +71,9 @@ export class ModelsApi extends HttpApiGroup.make("models")
       .addError(Forbidden.Wire)
       .addError(Conflict.Wire)
   )
-  .add(
-    HttpApiEndpoint.post("createGrant", "/orgs/:orgID/models/:modelID/grants")
-      .setPath(ModelPath)
-      .setPayload(CreateGrant)
-      .addSuccess(ModelGrant, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
-  )
-  .add(
-    HttpApiEndpoint.get("listGrants", "/orgs/:orgID/models/:modelID/grants")
-      .setPath(ModelPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(ModelGrant))
-      .addError(NotFound.Wire)
-  )
-  .add(
-    HttpApiEndpoint.del("removeGrant", "/orgs/:orgID/models/:modelID/grants/:grantID")
-      .setPath(ModelGrantPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-  )
+  .add(grants.createGrant)
+  .add(grants.listGrants)
+  .add(grants.removeGrant)
   .middleware(Authentication)
   .annotate(
     OpenApi.Description,

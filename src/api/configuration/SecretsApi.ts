@@ -1,15 +1,21 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
-import { CreateGrant } from "../../domain/configuration/Grants.ts"
 import { OrgId, SecretGrantId, SecretId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { CreateSecret, RotateSecretValue, Secret, SecretGrant } from "../../domain/configuration/Secrets.ts"
 import { OrgPath } from "../tenancy/OrganizationsApi.ts"
 import { Authentication } from "../Security.ts"
+import { grantEndpoints } from "./GrantEndpoints.ts"
 
 const SecretPath = Schema.Struct({ orgID: OrgId, secretID: SecretId })
-const SecretGrantPath = Schema.Struct({ orgID: OrgId, secretID: SecretId, grantID: SecretGrantId })
+
+const grants = grantEndpoints({
+  route: "/orgs/:orgID/secrets/:secretID",
+  resourcePath: SecretPath,
+  grantPath: Schema.Struct({ ...SecretPath.fields, grantID: SecretGrantId }),
+  grant: SecretGrant
+})
 
 export class SecretsApi extends HttpApiGroup.make("secrets")
   .add(
@@ -50,29 +56,9 @@ export class SecretsApi extends HttpApiGroup.make("secrets")
       .addError(Forbidden.Wire)
       .addError(Conflict.Wire)
   )
-  .add(
-    HttpApiEndpoint.post("createGrant", "/orgs/:orgID/secrets/:secretID/grants")
-      .setPath(SecretPath)
-      .setPayload(CreateGrant)
-      .addSuccess(SecretGrant, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
-  )
-  .add(
-    HttpApiEndpoint.get("listGrants", "/orgs/:orgID/secrets/:secretID/grants")
-      .setPath(SecretPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(SecretGrant))
-      .addError(NotFound.Wire)
-  )
-  .add(
-    HttpApiEndpoint.del("removeGrant", "/orgs/:orgID/secrets/:secretID/grants/:grantID")
-      .setPath(SecretGrantPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-  )
+  .add(grants.createGrant)
+  .add(grants.listGrants)
+  .add(grants.removeGrant)
   .middleware(Authentication)
   .annotate(
     OpenApi.Description,

@@ -3,18 +3,24 @@ import { Schema } from "effect"
 import { Conflict, Forbidden, InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { OrgId, SkillGrantId, SkillId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
-import { CreateGrant } from "../../domain/configuration/Grants.ts"
 import { CreateSkill, CreateSkillVersion, Skill, SkillGrant, SkillVersion } from "../../domain/configuration/Skills.ts"
 import { OrgPath } from "../tenancy/OrganizationsApi.ts"
 import { Authentication } from "../Security.ts"
+import { grantEndpoints } from "./GrantEndpoints.ts"
 
-export const SkillPath = Schema.Struct({ orgID: OrgId, skillID: SkillId })
-export const SkillVersionPath = Schema.Struct({
+const SkillPath = Schema.Struct({ orgID: OrgId, skillID: SkillId })
+const SkillVersionPath = Schema.Struct({
   orgID: OrgId,
   skillID: SkillId,
   version: Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
 })
-export const SkillGrantPath = Schema.Struct({ orgID: OrgId, skillID: SkillId, grantID: SkillGrantId })
+
+const grants = grantEndpoints({
+  route: "/orgs/:orgID/skills/:skillID",
+  resourcePath: SkillPath,
+  grantPath: Schema.Struct({ ...SkillPath.fields, grantID: SkillGrantId }),
+  grant: SkillGrant
+})
 
 export class SkillsApi extends HttpApiGroup.make("skills")
   .add(
@@ -71,30 +77,9 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       .addSuccess(SkillVersion)
       .addError(NotFound.Wire)
   )
-  .add(
-    HttpApiEndpoint.post("createGrant", "/orgs/:orgID/skills/:skillID/grants")
-      .setPath(SkillPath)
-      .setPayload(CreateGrant)
-      .addSuccess(SkillGrant, { status: 201 })
-      .addError(InvalidRequest.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
-  )
-  .add(
-    HttpApiEndpoint.get("listGrants", "/orgs/:orgID/skills/:skillID/grants")
-      .setPath(SkillPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(SkillGrant))
-      .addError(NotFound.Wire)
-  )
-  .add(
-    HttpApiEndpoint.del("removeGrant", "/orgs/:orgID/skills/:skillID/grants/:grantID")
-      .setPath(SkillGrantPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-  )
+  .add(grants.createGrant)
+  .add(grants.listGrants)
+  .add(grants.removeGrant)
   .middleware(Authentication)
   .annotate(
     OpenApi.Description,

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
-import { AddProjectMember, ProjectMember } from "../../domain/tenancy/Projects.ts"
+import { AddProjectMember, ProjectMember } from "../../domain/tenancy/ProjectMembers.ts"
 import { ProjectPath } from "./ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 

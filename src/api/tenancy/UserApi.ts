@@ -3,7 +3,8 @@ import { Schema } from "effect"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ApiKeyId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
-import { CreateApiKey, CreatedPersonalApiKey, PersonalApiKey, User } from "../../domain/tenancy/Users.ts"
+import { CreateApiKey, CreatedPersonalApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
+import { User } from "../../domain/tenancy/Users.ts"
 import { Authentication } from "../Security.ts"
 
 export class UserApi extends HttpApiGroup.make("user")

@@ -1,25 +1,26 @@
 /**
- * Model provider configs (mpc_), configured models (mdl_) and their immutable revisions (mrev_)
- * (spec 2.4, docs/models.md).
+ * Configured models (mdl_) and their immutable revisions (mrev_) (spec 2.4, docs/models.md): a
+ * model is a name under a provider config; its settings live in revisions.
  */
 import { Schema } from "effect"
-import { ConfiguredModelId, ModelGrantId, ModelProviderConfigId, ModelRevisionId, OrgId, ProjectId, SecretId } from "../shared/Ids.ts"
+import {
+  ConfiguredModelId,
+  ModelGrantId,
+  ModelProviderConfigId,
+  ModelRevisionId,
+  OrgId,
+  ProjectId,
+  type SecretId
+} from "../shared/Ids.ts"
 import { ListQuery } from "../shared/Pagination.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { Description } from "./Secrets.ts"
+import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
-
-/** The wire protocol of a model endpoint (spec 2.4, ModelAPIFormat). */
-export const ApiFormat = Schema.Literal("openai-responses", "openai-chat-completions", "anthropic-messages")
-export type ApiFormat = typeof ApiFormat.Type
+import type { ApiFormat } from "./ModelProviderConfigs.ts"
 
 /** Spec 2.4, ModelCacheRetention; `short` when omitted. */
 export const CacheRetention = Schema.Literal("none", "short", "long")
 export type CacheRetention = typeof CacheRetention.Type
-
-/** tenant: managed through this API; cluster: installed by the operator, read-only here. */
-export const ManagementKind = Schema.Literal("tenant", "cluster")
-export type ManagementKind = typeof ManagementKind.Type
 
 /** Integers the database stores (Postgres `integer`). */
 export const MAX_INT = 2_147_483_647
@@ -30,58 +31,6 @@ export const DEFAULT_REASONING_EFFORT = "medium"
 export const NO_REASONING_EFFORT = "none"
 export const DEFAULT_API_VARIANT = "default"
 
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
-
-/** The API root including its version path, e.g. https://api.openai.com/v1. */
-export const BaseUrl = Schema.String.pipe(
-  Schema.filter((text) => {
-    if (!URL.canParse(text)) return "must be an absolute http(s) URL such as https://api.openai.com/v1"
-    const url = new URL(text)
-    if (url.protocol !== "http:" && url.protocol !== "https:") return "must use http or https"
-    if (url.username !== "" || url.password !== "") {
-      return "must not carry credentials; reference a secret with auth_secret_id"
-    }
-    if (url.search !== "" || url.hash !== "") return "must not have a query or fragment"
-    return true
-  })
-)
-
-// ---------------------------------------------------------------- provider configs
-
-export class ModelProviderConfig extends Schema.Class<ModelProviderConfig>("ModelProviderConfig")({
-  id: ModelProviderConfigId,
-  org_id: OrgId,
-  name: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  api_format: ApiFormat,
-  base_url: Schema.String,
-  auth_secret_id: Schema.NullOr(SecretId),
-  management_kind: ManagementKind,
-  created_at: Timestamp,
-  updated_at: Timestamp
-}) {}
-
-export const CreateModelProviderConfig = Schema.Struct({
-  name: ResourceName,
-  api_format: ApiFormat,
-  base_url: BaseUrl,
-  auth_secret_id: Schema.optional(Schema.NullOr(SecretId)),
-  description: Schema.optional(Schema.NullOr(Description))
-}).annotations(strict)
-export type CreateModelProviderConfig = typeof CreateModelProviderConfig.Type
-
-/** Each field present is changed; `null` clears `auth_secret_id` or `description`. */
-export const UpdateModelProviderConfig = Schema.Struct({
-  name: Schema.optional(ResourceName),
-  api_format: Schema.optional(ApiFormat),
-  base_url: Schema.optional(BaseUrl),
-  auth_secret_id: Schema.optional(Schema.NullOr(SecretId)),
-  description: Schema.optional(Schema.NullOr(Description))
-}).annotations(strict)
-export type UpdateModelProviderConfig = typeof UpdateModelProviderConfig.Type
-
-// ---------------------------------------------------------------- configured models
-
 const Tokens = Schema.Int.pipe(Schema.between(1, MAX_INT))
 const Label = Schema.String.pipe(
   Schema.minLength(1, { message: () => "must not be empty" }),
@@ -89,8 +38,8 @@ const Label = Schema.String.pipe(
 )
 const Modalities = Schema.Array(Label).pipe(Schema.minItems(1, { message: () => "must list at least one modality" }))
 
-/** The fields a revision carries, as they travel on the wire. */
-const revisionFields = {
+/** The settings a revision holds. */
+export const ModelSettings = Schema.Struct({
   provider_model_slug: Schema.String,
   api_variant: Schema.String,
   context_window_tokens: Schema.Int,
@@ -103,7 +52,8 @@ const revisionFields = {
   supported_reasoning_efforts: Schema.Array(Schema.String),
   input_modalities: Schema.Array(Schema.String),
   output_modalities: Schema.Array(Schema.String)
-}
+})
+export type ModelSettings = typeof ModelSettings.Type
 
 export class ConfiguredModel extends Schema.Class<ConfiguredModel>("ConfiguredModel")({
   id: ConfiguredModelId,
@@ -112,7 +62,7 @@ export class ConfiguredModel extends Schema.Class<ConfiguredModel>("ConfiguredMo
   provider_config: Schema.String.annotations({ description: "the provider config's name" }),
   name: Schema.String,
   current_revision_id: ModelRevisionId,
-  ...revisionFields,
+  ...ModelSettings.fields,
   created_at: Timestamp,
   updated_at: Timestamp
 }) {}
@@ -120,12 +70,12 @@ export class ConfiguredModel extends Schema.Class<ConfiguredModel>("ConfiguredMo
 export class ModelRevision extends Schema.Class<ModelRevision>("ModelRevision")({
   id: ModelRevisionId,
   model_id: ConfiguredModelId,
-  ...revisionFields,
+  ...ModelSettings.fields,
   created_at: Timestamp
 }) {}
 
-/** The revision fields a request may set; each bound that one field can check alone is checked here. */
-const revisionInput = {
+/** The revision settings a request may set; each bound that one field can check alone is checked here. */
+const settingsInput = {
   provider_model_slug: Label,
   api_variant: Schema.optional(Label),
   context_window_tokens: Tokens,
@@ -140,10 +90,14 @@ const revisionInput = {
   output_modalities: Modalities
 }
 
+/** Revision settings as a request gives them: the optional ones fall back to defaults (ModelSettingsRules.ts). */
+export const ModelSettingsInput = Schema.Struct(settingsInput)
+export type ModelSettingsInput = typeof ModelSettingsInput.Type
+
 export const CreateConfiguredModel = Schema.Struct({
   provider_config_id: ModelProviderConfigId,
   name: ResourceName,
-  ...revisionInput
+  ...settingsInput
 }).annotations(strict)
 export type CreateConfiguredModel = typeof CreateConfiguredModel.Type
 

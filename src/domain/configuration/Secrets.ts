@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { OrgId, ProjectId, SecretGrantId, SecretId, UserId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
+import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 /** Who a secret belongs to: the organization (managed by its admins) or one member (personal). */
@@ -29,8 +30,6 @@ export const SecretValue = Schema.Redacted(
 export const Description = Schema.String.pipe(
   Schema.maxLength(MAX_DESCRIPTION_LENGTH, { message: () => `must be at most ${MAX_DESCRIPTION_LENGTH} characters` })
 )
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 export class Secret extends Schema.Class<Secret>("Secret")({
   id: SecretId,

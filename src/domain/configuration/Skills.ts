@@ -5,7 +5,9 @@
  */
 import { Schema } from "effect"
 import { OrgId, ProjectId, SkillGrantId, SkillId, UserId } from "../shared/Ids.ts"
+import { pointerSegment } from "../shared/JsonPointer.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
+import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 /** Limits of one version's content (docs/skills.md). */
@@ -16,8 +18,6 @@ export const SKILL_DESCRIPTION_MAX_LENGTH = 1024
 
 /** The main file of every version. */
 export const SKILL_MAIN_FILE = "SKILL.md"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 export const SkillContent = Schema.Struct({
   [SKILL_MAIN_FILE]: Schema.String,
@@ -51,15 +51,13 @@ const pathProblem = (path: string): string | undefined => {
   return undefined
 }
 
-const pointerSegment = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1")
+const utf8 = new TextEncoder()
+const utf8Bytes = (text: string) => utf8.encode(text).length
 
 /** UTF-8 size of the content: SKILL.md, every file's path and text. */
 export const skillContentBytes = (content: SkillContent): number =>
-  Buffer.byteLength(content[SKILL_MAIN_FILE], "utf8") +
-  Object.entries(content.files ?? {}).reduce(
-    (total, [path, text]) => total + Buffer.byteLength(path, "utf8") + Buffer.byteLength(text, "utf8"),
-    0
-  )
+  utf8Bytes(content[SKILL_MAIN_FILE]) +
+  Object.entries(content.files ?? {}).reduce((total, [path, text]) => total + utf8Bytes(path) + utf8Bytes(text), 0)
 
 /** Shape problems of content (paths, empty SKILL.md, file count); size is checked apart. */
 export const skillContentProblems = (content: SkillContent, pointer: string): ReadonlyArray<SkillContentProblem> => {

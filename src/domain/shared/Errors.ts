@@ -1,5 +1,5 @@
 /**
- * The error model (spec 7, ARCHITECTURE.md 3).
+ * The error model (spec 7; docs/api-conventions.md).
  *
  * Every error is a tagged class for use in code (`Effect.fail(new NotFound({ error }))`,
  * `Effect.catchTag("NotFound", ...)`), and travels as `{ error, code, ...extra }` with no `_tag`:
@@ -24,26 +24,29 @@ const withIssues = { issues: Schema.optional(Schema.Array(Issue)) }
 const withDigest = { current_digest: Schema.optional(Digest) }
 const withDetails = { details: Schema.optional(Schema.String) }
 
+const without = (record: Readonly<Record<string, unknown>>, key: string) =>
+  Object.fromEntries(Object.entries(record).filter(([name]) => name !== key))
+
 /**
  * The wire form of an error class: `{ error, code, ...extra }`, decoded back into the class,
  * annotated with the HTTP status of its code.
  */
-const onWire = <Self extends { readonly _tag: string; readonly error: string }, const Code extends string>(
-  self: Schema.Schema<Self, any> & {
-    readonly identifier: string
-    readonly fields: Schema.Struct.Fields
-    new(props: any): Self
-  },
+const onWire = <
+  Self,
+  const Tag extends string,
+  Fields extends { readonly _tag: Schema.tag<Tag>; readonly error: typeof Schema.String },
+  const Code extends string
+>(
+  self: Schema.TaggedErrorClass<Self, Tag, Fields>,
   code: Code,
   status: number
-): Schema.Schema<Self, { readonly error: string; readonly code: Code }> => {
-  const { _tag: _, error, ...extra } = self.fields
-  const wire = Schema.Struct({ error, code: Schema.Literal(code), ...extra })
-  return Schema.transform(wire, Schema.typeSchema(self), {
+) => {
+  const { _tag, ...fields } = self.fields
+  return Schema.transform(Schema.Struct({ ...fields, code: Schema.Literal(code) }), self, {
     strict: false,
-    decode: ({ code: _, ...rest }) => new self(rest),
-    encode: ({ _tag: _, ...rest }) => ({ ...rest, code })
-  }).annotations({ ...HttpApiSchema.annotations({ status }), identifier: self.identifier }) as any
+    decode: (wire) => ({ ...without(wire, "code"), _tag: self._tag }),
+    encode: (error) => ({ ...without(error, "_tag"), code })
+  }).annotations({ ...HttpApiSchema.annotations({ status }), identifier: self.identifier })
 }
 
 const plain = { error: Schema.String }

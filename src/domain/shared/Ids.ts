@@ -1,54 +1,27 @@
 /**
- * Public identifiers: a lowercase prefix, "_", then 26 characters of [a-z2-7].
- *
- * The 26 characters carry 128 bits: a 48-bit millisecond timestamp followed by 80 random bits,
- * written in base32 with the alphabet in ASCII order so that ids compare (as strings, in
- * Postgres and in JavaScript) in creation order. Ids made in the same millisecond by one process
- * increment the random part, so they stay ordered too.
+ * Public identifiers: a lowercase prefix, "_", then 26 characters of [a-z2-7] (docs/api-conventions.md).
+ * This module holds their schemas only; ids are made on the server by `IdGenerator`
+ * (src/services/shared/Ids.ts), time-ordered so that they sort in creation order.
  */
 import { Schema } from "effect"
-import { randomBytes } from "node:crypto"
 
-const ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
-const RANDOM_BITS = 80n
-const RANDOM_MASK = (1n << RANDOM_BITS) - 1n
-
-let lastMillis = 0n
-let lastRandom = 0n
-
-const nextValue = (): bigint => {
-  const now = BigInt(Date.now())
-  if (now > lastMillis) {
-    lastMillis = now
-    lastRandom = BigInt("0x" + randomBytes(10).toString("hex"))
-  } else {
-    lastRandom = (lastRandom + 1n) & RANDOM_MASK
-    if (lastRandom === 0n) lastMillis += 1n
-  }
-  return (lastMillis << RANDOM_BITS) | lastRandom
-}
-
-/** 128 bits, shifted left by 2 to fill 26 five-bit characters (130 bits). */
-const encode = (value: bigint): string => {
-  let rest = value << 2n
-  let out = ""
-  for (let i = 0; i < 26; i++) {
-    out = ALPHABET[Number(rest & 31n)] + out
-    rest >>= 5n
-  }
-  return out
-}
-
-/** The branded schema and generator for one id prefix. */
-export const makeId = <const Prefix extends string, const Brand extends string>(prefix: Prefix, brand: Brand) => {
-  const schema = Schema.String.pipe(
-    Schema.pattern(new RegExp(`^${prefix}_[a-z2-7]{26}$`), {
-      message: () => `must be an id of the form ${prefix}_ followed by 26 characters of [a-z2-7]`
-    }),
-    Schema.brand(brand)
+/** The branded schema of one id prefix, which carries its prefix for the generator. */
+export const makeId = <const Prefix extends string, const Brand extends string>(prefix: Prefix, brand: Brand) =>
+  Object.assign(
+    Schema.String.pipe(
+      Schema.pattern(new RegExp(`^${prefix}_[a-z2-7]{26}$`), {
+        message: () => `must be an id of the form ${prefix}_ followed by 26 characters of [a-z2-7]`
+      }),
+      Schema.brand(brand)
+    ),
+    { prefix }
   )
-  const make = (): typeof schema.Type => `${prefix}_${encode(nextValue())}` as typeof schema.Type
-  return Object.assign(schema, { prefix, make })
+
+/** Any id schema: what `IdGenerator.make` takes. */
+export interface IdSchema<Id extends string = string> extends Schema.Schema<Id, string> {
+  readonly prefix: string
+  /** Checks and brands an id made from the prefix. */
+  readonly make: (id: string) => Id
 }
 
 export const OrgId = makeId("org", "OrgId")

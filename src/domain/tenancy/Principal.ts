@@ -4,7 +4,7 @@
  */
 import { Context } from "effect"
 import type { ApiKeyId, OrgId, UserId } from "../shared/Ids.ts"
-import type { AssignableRole } from "./Organizations.ts"
+import type { AssignableRole } from "./Members.ts"
 
 export type Principal =
   | { readonly kind: "user"; readonly userId: UserId; readonly keyId: ApiKeyId }

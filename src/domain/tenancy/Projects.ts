@@ -1,5 +1,6 @@
+/** Projects of an organization; names are unique within it. */
 import { Schema } from "effect"
-import { OrgId, ProjectId, UserId } from "../shared/Ids.ts"
+import { OrgId, ProjectId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
@@ -11,20 +12,3 @@ export class Project extends Schema.Class<Project>("Project")({
 }) {}
 
 export const ProjectInput = Schema.Struct({ name: ResourceName })
-
-/** Project roles: a project admin manages the project's members and resources. */
-export const ProjectRole = Schema.Literal("member", "admin")
-export type ProjectRole = typeof ProjectRole.Type
-
-export class ProjectMember extends Schema.Class<ProjectMember>("ProjectMember")({
-  project_id: ProjectId,
-  user_id: UserId,
-  email: Schema.String,
-  role: ProjectRole,
-  created_at: Timestamp
-}) {}
-
-export const AddProjectMember = Schema.Struct({
-  user_id: UserId,
-  role: Schema.optional(ProjectRole).annotations({ description: "member when omitted" })
-})

@@ -1,6 +1,6 @@
+/** Users: a person, known by their e-mail address. */
 import { Schema } from "effect"
-import { ApiKeyId, UserId } from "../shared/Ids.ts"
-import { ResourceName } from "../shared/ResourceName.ts"
+import { UserId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 export const Email = Schema.Trim.pipe(
@@ -13,17 +13,4 @@ export class User extends Schema.Class<User>("User")({
   id: UserId,
   email: Schema.String,
   created_at: Timestamp
-}) {}
-
-export const CreateApiKey = Schema.Struct({ name: ResourceName })
-
-export class PersonalApiKey extends Schema.Class<PersonalApiKey>("PersonalApiKey")({
-  id: ApiKeyId,
-  name: Schema.String,
-  created_at: Timestamp
-}) {}
-
-export class CreatedPersonalApiKey extends Schema.Class<CreatedPersonalApiKey>("CreatedPersonalApiKey")({
-  ...PersonalApiKey.fields,
-  token: Schema.String.annotations({ description: "shown once; store it now" })
 }) {}

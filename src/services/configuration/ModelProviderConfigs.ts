@@ -3,160 +3,125 @@
  * with which credential (a secret). Org admins manage them; every member can read them.
  * Cluster-managed configs are read-only here.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type {
+  CreateModelProviderConfig,
+  UpdateModelProviderConfig
+} from "../../domain/configuration/ModelProviderConfigs.ts"
 import { Conflict, Forbidden, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
-import { type OrgId, ModelProviderConfigId, type SecretId } from "../../domain/shared/Ids.ts"
-import {
-  type ApiFormat,
-  type CreateModelProviderConfig,
-  type ManagementKind,
-  ModelProviderConfig,
-  type UpdateModelProviderConfig
-} from "../../domain/configuration/Models.ts"
+import { ModelProviderConfigId, type OrgId, type SecretId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { toPage } from "../../domain/shared/Pagination.ts"
+import { replaceFailure, someOrFail } from "../shared/Failures.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { paged } from "../shared/Paging.ts"
+import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
-import { pageRequest } from "../shared/Paging.ts"
+import { ModelProviderConfigsRepository } from "./ModelProviderConfigsRepository.ts"
+import { ModelsRepository } from "./ModelsRepository.ts"
 import { Secrets } from "./Secrets.ts"
-import { firstOr, onDuplicate } from "../shared/Sql.ts"
-
-interface ProviderConfigRow {
-  readonly id: ModelProviderConfigId
-  readonly org_id: OrgId
-  readonly name: string
-  readonly description: string | null
-  readonly api_format: ApiFormat
-  readonly base_url: string
-  readonly auth_secret_id: SecretId | null
-  readonly management_kind: ManagementKind
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const COLUMNS = "id, org_id, name, description, api_format, base_url, auth_secret_id, management_kind, created_at, updated_at"
-
-const toProviderConfig = (row: ProviderConfigRow) => new ModelProviderConfig(row, { disableValidation: true })
-const notFound = (id: ModelProviderConfigId) => () => new NotFound({ error: `Model provider config ${id} not found` })
-const nameTaken = (name: string) => () =>
-  new Conflict({ error: `The organization has a model provider config named "${name}" already; pick another name` })
 
 export class ModelProviderConfigs extends Effect.Service<ModelProviderConfigs>()("ModelProviderConfigs", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const access = yield* Access
+    const configs = yield* ModelProviderConfigsRepository
+    const models = yield* ModelsRepository
     const secrets = yield* Secrets
-    const columns = sql.unsafe(COLUMNS)
+    const access = yield* Access
+    const ids = yield* IdGenerator
+    const { transaction } = yield* Transactions
+
+    const notFound = (id: ModelProviderConfigId) => () => new NotFound({ error: `Model provider config ${id} not found` })
+    const nameTaken = (name: string) => () =>
+      new Conflict({ error: `The organization has a model provider config named "${name}" already; pick another name` })
 
     /** The credential must be a secret the caller can see in this organization; held until the transaction ends. */
     const requireAuthSecret = (orgId: OrgId, secretId: SecretId) =>
       secrets.visible(orgId, secretId, "share").pipe(
-        Effect.catchTag("NotFound", () =>
-          Effect.fail(
+        replaceFailure(
+          "NotFound",
+          () =>
             new InvalidRequest({
               error: `Secret ${secretId} is neither an organization secret of ${orgId} nor one of your personal secrets there`,
               issues: [{ path: "/auth_secret_id", message: "no such secret visible to the caller in this organization" }]
-            })
-          ))
+            }),
+          "Debug"
+        )
       )
 
-    const find = (orgId: OrgId, id: ModelProviderConfigId, lock: boolean) =>
-      Effect.flatMap(
-        sql<ProviderConfigRow>`
-          SELECT ${columns} FROM model_provider_configs WHERE id = ${id} AND org_id = ${orgId}
-          ${lock ? sql`FOR UPDATE` : sql``}`.pipe(Effect.orDie),
-        firstOr(notFound(id))
-      )
-
-    /** A tenant-managed config the caller (an org admin) may change. */
+    /** A tenant-managed config the caller (an org admin) may change, locked until the transaction ends. */
     const changeable = (orgId: OrgId, id: ModelProviderConfigId, action: string) =>
       Effect.gen(function*() {
         yield* access.requireOrgRole(orgId, "admin")
-        const row = yield* find(orgId, id, true)
-        if (row.management_kind === "cluster") {
+        const config = yield* configs.findInOrg(orgId, id, "update").pipe(someOrFail(notFound(id)))
+        if (config.management_kind === "cluster") {
           return yield* Effect.fail(
             new Forbidden({ error: `Model provider config ${id} is cluster-managed; it cannot be ${action} through this API` })
           )
         }
-        return row
+        return config
       })
 
     const create = (orgId: OrgId, input: CreateModelProviderConfig) =>
-      Effect.gen(function*() {
+      transaction(Effect.gen(function*() {
         yield* access.requireOrgRole(orgId, "admin")
         const authSecretId = input.auth_secret_id ?? null
         if (authSecretId !== null) yield* requireAuthSecret(orgId, authSecretId)
-        const rows = yield* sql<ProviderConfigRow>`
-          INSERT INTO model_provider_configs ${
-          sql.insert({
-            id: ModelProviderConfigId.make(),
-            org_id: orgId,
-            name: input.name,
-            description: input.description ?? null,
-            api_format: input.api_format,
-            base_url: input.base_url,
-            auth_secret_id: authSecretId,
-            management_kind: "tenant"
-          })
-        }
-          RETURNING ${columns}`.pipe(onDuplicate(nameTaken(input.name)))
-        return toProviderConfig(rows[0])
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        return yield* configs.insert({
+          id: yield* ids.make(ModelProviderConfigId),
+          org_id: orgId,
+          name: input.name,
+          description: input.description ?? null,
+          api_format: input.api_format,
+          base_url: input.base_url,
+          auth_secret_id: authSecretId,
+          management_kind: "tenant"
+        }).pipe(replaceFailure("UniqueViolation", nameTaken(input.name), "Debug"))
+      }))
 
     const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* access.orgRole(orgId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<ProviderConfigRow>`
-          SELECT ${columns} FROM model_provider_configs
-          WHERE org_id = ${orgId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toProviderConfig), limit, (config) => config.id)
-      })
+      Effect.zipRight(access.orgRole(orgId), paged(query, (keyset) => configs.page(orgId, keyset), (config) => config.id))
 
     const get = (orgId: OrgId, id: ModelProviderConfigId) =>
-      Effect.gen(function*() {
-        yield* access.orgRole(orgId)
-        return toProviderConfig(yield* find(orgId, id, false))
-      })
+      Effect.zipRight(access.orgRole(orgId), configs.findInOrg(orgId, id).pipe(someOrFail(notFound(id))))
 
     const update = (orgId: OrgId, id: ModelProviderConfigId, patch: UpdateModelProviderConfig) =>
-      Effect.gen(function*() {
-        const row = yield* changeable(orgId, id, "changed")
-        const authSecretId = patch.auth_secret_id === undefined ? row.auth_secret_id : patch.auth_secret_id
-        if (authSecretId !== null && authSecretId !== row.auth_secret_id) yield* requireAuthSecret(orgId, authSecretId)
-        const name = patch.name ?? row.name
-        const rows = yield* sql<ProviderConfigRow>`
-          UPDATE model_provider_configs SET ${
-          sql.update({
-            name,
-            description: patch.description === undefined ? row.description : patch.description,
-            api_format: patch.api_format ?? row.api_format,
-            base_url: patch.base_url ?? row.base_url,
-            auth_secret_id: authSecretId
-          })
-        }, updated_at = now()
-          WHERE id = ${id}
-          RETURNING ${columns}`.pipe(onDuplicate(nameTaken(name)))
-        return toProviderConfig(rows[0])
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      transaction(Effect.gen(function*() {
+        const config = yield* changeable(orgId, id, "changed")
+        const authSecretId = patch.auth_secret_id === undefined ? config.auth_secret_id : patch.auth_secret_id
+        if (authSecretId !== null && authSecretId !== config.auth_secret_id) yield* requireAuthSecret(orgId, authSecretId)
+        const name = patch.name ?? config.name
+        return yield* configs.update({
+          id,
+          name,
+          description: patch.description === undefined ? config.description : patch.description,
+          api_format: patch.api_format ?? config.api_format,
+          base_url: patch.base_url ?? config.base_url,
+          auth_secret_id: authSecretId
+        }).pipe(replaceFailure("UniqueViolation", nameTaken(name), "Debug"))
+      }))
 
     const remove = (orgId: OrgId, id: ModelProviderConfigId) =>
-      Effect.gen(function*() {
+      transaction(Effect.gen(function*() {
         yield* changeable(orgId, id, "deleted")
-        const models = yield* sql<{ id: string; name: string }>`
-          SELECT id, name FROM configured_models WHERE provider_config_id = ${id} ORDER BY id`
-        if (models.length > 0) {
+        const inUse = yield* models.ofProviderConfig(id)
+        if (inUse.length > 0) {
           return yield* Effect.fail(
             new Conflict({
               error: `Model provider config ${id} has configured models: ` +
-                models.map((model) => `"${model.name}" (${model.id})`).join(", ") + `; delete them first`
+                inUse.map((model) => `"${model.name}" (${model.id})`).join(", ") + `; delete them first`
             })
           )
         }
-        yield* sql`DELETE FROM model_provider_configs WHERE id = ${id}`
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        yield* configs.remove(id)
+      }))
 
     return { create, list, get, update, remove } as const
-  })
+  }),
+  dependencies: [
+    ModelProviderConfigsRepository.Default,
+    ModelsRepository.Default,
+    Secrets.Default,
+    Access.Default,
+    IdGenerator.Default,
+    Transactions.Default
+  ]
 }) {}

@@ -1,131 +1,75 @@
 /**
  * Secrets (docs/secrets.md): organization secrets, managed by org admins and visible to every
  * member as metadata; personal secrets, visible to and managed by their owner only. Values are
- * sealed with AES-256-GCM (SecretBox) and only `reveal` opens them, for the runtime.
+ * sealed with AES-256-GCM (SecretBox.ts) and only `reveal` opens them, for the runtime.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option, Redacted } from "effect"
-import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
+import { Effect, Either, Option, Redacted, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
-import { type OrgId, type ProjectId, SecretGrantId, SecretId, type UserId } from "../../domain/shared/Ids.ts"
+import type { CreateSecret } from "../../domain/configuration/Secrets.ts"
+import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
+import { type OrgId, type ProjectId, type SecretGrantId, SecretId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { toPage } from "../../domain/shared/Pagination.ts"
-import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
-import { type CreateSecret, Secret, SecretGrant } from "../../domain/configuration/Secrets.ts"
 import { SecretKey } from "../../layers/SecretKey.ts"
+import { replaceFailure, someOrFail } from "../shared/Failures.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { paged } from "../shared/Paging.ts"
+import type { RowLock } from "../shared/Sql.ts"
+import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
-import { grantStore } from "./Grants.ts"
-import { MemberRemovalGuards } from "../tenancy/MemberRemovalGuards.ts"
-import { pageRequest } from "../shared/Paging.ts"
+import { Grants } from "./Grants.ts"
 import { open, seal } from "./SecretBox.ts"
-import { firstOr, onDuplicate } from "../shared/Sql.ts"
+import { SecretGrantsRepository } from "./SecretGrantsRepository.ts"
+import { describeReferrer, SecretReferences } from "./SecretReferences.ts"
+import { SecretsRepository } from "./SecretsRepository.ts"
 
-interface SecretRow {
-  readonly id: SecretId
-  readonly org_id: OrgId
-  readonly owner_user_id: UserId | null
-  readonly name: string
-  readonly description: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
+/** A stored secret value that the configured key does not open. */
+export class SecretUndecryptable extends Schema.TaggedError<SecretUndecryptable>()("SecretUndecryptable", {
+  secret_id: SecretId,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Secret ${this.secret_id} does not decrypt with the configured key (${this.reason}); ` +
+      "was AGENT_PLATFORM_SECRET_KEY changed?"
+  }
 }
-
-interface GrantRow {
-  readonly id: SecretGrantId
-  readonly org_id: OrgId
-  readonly secret_id: SecretId
-  readonly target_project_id: ProjectId
-  readonly created_at: Date
-}
-
-const toSecret = (row: SecretRow) =>
-  new Secret({ ...row, owner: row.owner_user_id === null ? "organization" : "personal" }, { disableValidation: true })
-const toGrant = (row: GrantRow) => new SecretGrant(row, { disableValidation: true })
-
-const notFound = (secretId: SecretId) => () => new NotFound({ error: `Secret ${secretId} not found` })
-const nameTaken = (name: string, personal: boolean) => () =>
-  new Conflict({
-    error: personal
-      ? `You have a personal secret named "${name}" in this organization already; pick another name or rotate its value`
-      : `The organization has a secret named "${name}" already; pick another name or rotate its value`
-  })
-
-/** A model provider config (or, later, another resource) that holds a secret. */
-interface Referrer {
-  readonly secret_id: SecretId
-  readonly secret_name: string
-  readonly kind: string
-  readonly id: string
-  readonly name: string
-}
-
-const describeReferrer = (referrer: Referrer) => `${referrer.kind} "${referrer.name}" (${referrer.id})`
 
 export class Secrets extends Effect.Service<Secrets>()("Secrets", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const grants = grantStore(sql, {
-      table: "secret_grants",
-      resourceColumn: "secret_id",
-      resourceLabel: "Secret",
-      newId: SecretGrantId.make,
-      toGrant
-    })
+    const secrets = yield* SecretsRepository
+    const secretGrants = yield* SecretGrantsRepository
+    const references = yield* SecretReferences
+    const grants = yield* Grants
     const access = yield* Access
-    const guards = yield* MemberRemovalGuards
+    const ids = yield* IdGenerator
     const key = yield* SecretKey
+    const { transaction } = yield* Transactions
 
-    const callerUserId = Effect.map(
-      CurrentPrincipal,
-      (principal): UserId | null => principal.kind === "user" ? principal.userId : null
-    )
-
-    const selectSecret = sql`SELECT id, org_id, owner_user_id, name, description, created_at, updated_at FROM secrets`
+    const notFound = (secretId: SecretId) => () => new NotFound({ error: `Secret ${secretId} not found` })
+    const nameTaken = (name: string, personal: boolean) => () =>
+      new Conflict({
+        error: personal
+          ? `You have a personal secret named "${name}" in this organization already; pick another name or rotate its value`
+          : `The organization has a secret named "${name}" already; pick another name or rotate its value`
+      })
 
     /**
      * A secret of the organization the caller may see: an organization secret, or one of the
      * caller's personal secrets. `lock` holds the row until the transaction ends.
      */
-    const visible = (orgId: OrgId, secretId: SecretId, lock: "none" | "share" | "update" = "none") =>
+    const visible = (orgId: OrgId, secretId: SecretId, lock: RowLock = "none") =>
       Effect.gen(function*() {
         yield* access.orgRole(orgId)
-        const userId = yield* callerUserId
-        const rows = yield* sql<SecretRow>`
-          ${selectSecret}
-          WHERE id = ${secretId} AND org_id = ${orgId} AND (owner_user_id IS NULL OR owner_user_id = ${userId})
-          ${lock === "share" ? sql`FOR SHARE` : lock === "update" ? sql`FOR UPDATE` : sql``}`.pipe(Effect.orDie)
-        return yield* firstOr(notFound(secretId))(rows)
+        const userId = yield* access.callerUserId
+        return yield* secrets.findVisible(orgId, secretId, userId, lock).pipe(someOrFail(notFound(secretId)))
       })
 
     /** A visible secret the caller may change: org admins change organization secrets, owners their own. */
-    const manageable = (orgId: OrgId, secretId: SecretId, lock: "none" | "update" = "none") =>
+    const manageable = (orgId: OrgId, secretId: SecretId, lock: RowLock = "none") =>
       Effect.gen(function*() {
-        const row = yield* visible(orgId, secretId, lock)
-        if (row.owner_user_id === null) yield* access.requireOrgRole(orgId, "admin")
-        return row
+        const secret = yield* visible(orgId, secretId, lock)
+        if (secret.owner === "organization") yield* access.requireOrgRole(orgId, "admin")
+        return secret
       })
-
-    /** Everything that holds one of these secrets, named for a `conflict` message. */
-    const referrersOf = (secretIds: ReadonlyArray<SecretId>) =>
-      secretIds.length === 0
-        ? Effect.succeed<ReadonlyArray<Referrer>>([])
-        : sql<Referrer>`
-          SELECT s.id AS secret_id, s.name AS secret_name, 'model provider config' AS kind, c.id, c.name
-          FROM model_provider_configs c JOIN secrets s ON s.id = c.auth_secret_id
-          WHERE c.auth_secret_id IN ${sql.in(secretIds)}
-          ORDER BY c.id`.pipe(Effect.orDie)
-
-    yield* guards.register((orgId, userId) =>
-      Effect.gen(function*() {
-        const personal = yield* sql<{ id: SecretId }>`
-          SELECT id FROM secrets WHERE org_id = ${orgId} AND owner_user_id = ${userId}`.pipe(Effect.orDie)
-        const referrers = yield* referrersOf(personal.map((row) => row.id))
-        return referrers.map((referrer) =>
-          `personal secret "${referrer.secret_name}" (${referrer.secret_id}) is used by ${describeReferrer(referrer)}; ` +
-          `point it at another secret first`
-        )
-      })
-    )
 
     const create = (orgId: OrgId, input: CreateSecret) =>
       Effect.gen(function*() {
@@ -133,53 +77,36 @@ export class Secrets extends Effect.Service<Secrets>()("Secrets", {
         const ownerUserId = personal ? yield* access.requireUser : null
         if (personal) yield* access.orgRole(orgId)
         else yield* access.requireOrgRole(orgId, "admin")
-        const id = SecretId.make()
-        const rows = yield* sql<SecretRow>`
-          INSERT INTO secrets ${
-          sql.insert({
-            id,
-            org_id: orgId,
-            owner_user_id: ownerUserId,
-            name: input.name,
-            description: input.description ?? null,
-            value_sealed: seal(key, input.value, id)
-          })
-        }
-          RETURNING id, org_id, owner_user_id, name, description, created_at, updated_at`.pipe(
-          onDuplicate(nameTaken(input.name, personal))
-        )
-        return toSecret(rows[0])
+        const id = yield* ids.make(SecretId)
+        return yield* secrets.insert({
+          id,
+          org_id: orgId,
+          owner_user_id: ownerUserId,
+          name: input.name,
+          description: input.description ?? null,
+          value_sealed: seal(key, input.value, id)
+        }).pipe(replaceFailure("UniqueViolation", nameTaken(input.name, personal), "Debug"))
       })
 
     const list = (orgId: OrgId, query: ListQuery) =>
       Effect.gen(function*() {
         yield* access.orgRole(orgId)
-        const userId = yield* callerUserId
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<SecretRow>`
-          ${selectSecret}
-          WHERE org_id = ${orgId} AND (owner_user_id IS NULL OR owner_user_id = ${userId})
-          ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toSecret), limit, (secret) => secret.id)
+        const userId = yield* access.callerUserId
+        return yield* paged(query, (keyset) => secrets.page(orgId, userId, keyset), (secret) => secret.id)
       })
 
-    const get = (orgId: OrgId, secretId: SecretId) => Effect.map(visible(orgId, secretId), toSecret)
+    const get = (orgId: OrgId, secretId: SecretId) => visible(orgId, secretId)
 
     const rotate = (orgId: OrgId, secretId: SecretId, value: Redacted.Redacted<string>) =>
-      Effect.gen(function*() {
-        yield* manageable(orgId, secretId)
-        const rows = yield* sql<SecretRow>`
-          UPDATE secrets SET value_sealed = ${seal(key, value, secretId)}, updated_at = now()
-          WHERE id = ${secretId}
-          RETURNING id, org_id, owner_user_id, name, description, created_at, updated_at`.pipe(Effect.orDie)
-        return toSecret(yield* firstOr(notFound(secretId))(rows))
-      })
+      Effect.zipRight(
+        manageable(orgId, secretId),
+        secrets.rotate(secretId, seal(key, value, secretId)).pipe(someOrFail(notFound(secretId)))
+      )
 
     const remove = (orgId: OrgId, secretId: SecretId) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(Effect.gen(function*() {
         yield* manageable(orgId, secretId, "update")
-        const referrers = yield* referrersOf([secretId])
+        const referrers = yield* references.referrersOf([secretId])
         if (referrers.length > 0) {
           return yield* Effect.fail(
             new Conflict({
@@ -188,14 +115,14 @@ export class Secrets extends Effect.Service<Secrets>()("Secrets", {
             })
           )
         }
-        yield* sql`DELETE FROM secrets WHERE id = ${secretId}`
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* secrets.remove(secretId)
+      }))
 
     /** Only organization secrets are granted; a personal secret is usable by its owner alone. */
     const grantable = (orgId: OrgId, secretId: SecretId) =>
       Effect.gen(function*() {
-        const row = yield* manageable(orgId, secretId)
-        if (row.owner_user_id !== null) {
+        const secret = yield* manageable(orgId, secretId)
+        if (secret.owner === "personal") {
           return yield* Effect.fail(
             new InvalidRequest({
               error: `Secret ${secretId} is a personal secret: it is usable by its owner in every project of ` +
@@ -203,17 +130,17 @@ export class Secrets extends Effect.Service<Secrets>()("Secrets", {
             })
           )
         }
-        return row
+        return secret
       })
 
     const createGrant = (orgId: OrgId, secretId: SecretId, input: CreateGrant) =>
-      Effect.zipRight(grantable(orgId, secretId), grants.create(orgId, secretId, input.target_project_id))
+      Effect.zipRight(grantable(orgId, secretId), grants.create(secretGrants, orgId, secretId, input))
 
     const listGrants = (orgId: OrgId, secretId: SecretId, query: ListQuery) =>
-      Effect.zipRight(visible(orgId, secretId), grants.list(secretId, query))
+      Effect.zipRight(visible(orgId, secretId), grants.list(secretGrants, secretId, query))
 
     const removeGrant = (orgId: OrgId, secretId: SecretId, grantId: SecretGrantId) =>
-      Effect.zipRight(grantable(orgId, secretId), grants.remove(secretId, grantId))
+      Effect.zipRight(grantable(orgId, secretId), grants.remove(secretGrants, secretId, grantId))
 
     /**
      * The secret `name` as a project sees it: the personal secret of `userId` in the
@@ -221,30 +148,24 @@ export class Secrets extends Effect.Service<Secrets>()("Secrets", {
      * granted to the project.
      */
     const resolveForProject = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, name: string) =>
-      sql<{ id: SecretId }>`
-        SELECT s.id FROM secrets s
-        WHERE s.org_id = ${orgId} AND s.name = ${name.normalize("NFC")} AND (
-          s.owner_user_id = ${userId} OR (
-            s.owner_user_id IS NULL AND EXISTS (
-              SELECT 1 FROM secret_grants g WHERE g.secret_id = s.id AND g.target_project_id = ${projectId})))
-        ORDER BY s.owner_user_id IS NULL LIMIT 1`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]).pipe(Option.map(({ id }) => ({ id })))),
-        Effect.orDie
-      )
+      Effect.gen(function*() {
+        const named = yield* secrets.named(orgId, name.normalize("NFC"))
+        const personal = named.find((secret) => secret.owner_user_id !== null && secret.owner_user_id === userId)
+        if (personal !== undefined) return Option.some({ id: personal.id })
+        const organization = named.find((secret) => secret.owner === "organization")
+        if (organization === undefined) return Option.none()
+        const granted = yield* secretGrants.grantedAmong(projectId, [organization.id])
+        return granted.has(organization.id) ? Option.some({ id: organization.id }) : Option.none()
+      })
 
     /** The decrypted value, for the runtime only (provider API keys, machine environments). */
     const reveal = (secretId: SecretId) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ value_sealed: string }>`
-          SELECT value_sealed FROM secrets WHERE id = ${secretId}`.pipe(Effect.orDie)
-        const row = yield* firstOr(notFound(secretId))(rows)
-        return yield* Effect.try({
-          try: () => open(key, row.value_sealed, secretId),
-          catch: () =>
-            new Error(
-              `Secret ${secretId} does not decrypt with the configured key; was AGENT_PLATFORM_SECRET_KEY changed?`
-            )
-        }).pipe(Effect.orDie)
+        const { value_sealed } = yield* secrets.sealedValue(secretId).pipe(someOrFail(notFound(secretId)))
+        return yield* Either.match(open(key, value_sealed, secretId), {
+          onLeft: (unreadable) => Effect.die(new SecretUndecryptable({ secret_id: secretId, reason: unreadable.reason })),
+          onRight: Effect.succeed
+        })
       })
 
     return {
@@ -260,5 +181,15 @@ export class Secrets extends Effect.Service<Secrets>()("Secrets", {
       resolveForProject,
       reveal
     } as const
-  })
+  }),
+  dependencies: [
+    SecretsRepository.Default,
+    SecretGrantsRepository.Default,
+    SecretReferences.Default,
+    Grants.Default,
+    Access.Default,
+    IdGenerator.Default,
+    SecretKey.layer,
+    Transactions.Default
+  ]
 }) {}

@@ -6,10 +6,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { ActorId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
-import { type ListQuery, toPage } from "../../domain/shared/Pagination.ts"
+import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { Actor } from "../../domain/runtime/Resources.ts"
 import { Access } from "../tenancy/Access.ts"
-import { pageRequest } from "../shared/Paging.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { paged } from "../shared/Paging.ts"
+import { withDates } from "./LegacyRows.ts"
 
 interface ActorRow {
   readonly id: ActorId
@@ -24,6 +26,7 @@ export class Actors extends Effect.Service<Actors>()("Actors", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const access = yield* Access
+    const ids = yield* IdGenerator
 
     /** The actor of `external_id` in the project, and whether this request made it (201) or found it (200). */
     const create = (
@@ -35,24 +38,23 @@ export class Actors extends Effect.Service<Actors>()("Actors", {
         yield* access.requireProjectAccess(orgId, projectId, "write")
         const inserted = yield* sql<ActorRow>`
           INSERT INTO actors (id, org_id, project_id, external_id, display_name)
-          VALUES (${ActorId.make()}, ${orgId}, ${projectId}, ${input.external_id}, ${input.display_name ?? null})
+          VALUES (${yield* ids.make(ActorId)}, ${orgId}, ${projectId}, ${input.external_id}, ${input.display_name ?? null})
           ON CONFLICT (project_id, external_id) DO NOTHING
           RETURNING *`
-        if (inserted.length > 0) return { actor: new Actor(inserted[0]), created: true }
+        if (inserted.length > 0) return { actor: new Actor(withDates(inserted[0])), created: true }
         const [existing] = yield* sql<ActorRow>`
           SELECT * FROM actors WHERE project_id = ${projectId} AND external_id = ${input.external_id}`
-        return { actor: new Actor(existing), created: false }
+        return { actor: new Actor(withDates(existing)), created: false }
       }).pipe(Effect.catchTag("SqlError", Effect.die))
 
     const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
       Effect.gen(function*() {
         yield* access.projectAccess(orgId, projectId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<ActorRow>`
-          SELECT * FROM actors
-          WHERE project_id = ${projectId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map((row) => new Actor(row)), limit, (actor) => actor.id)
+        return yield* paged(query, ({ after, limit }) =>
+          sql<ActorRow>`
+            SELECT * FROM actors
+            WHERE project_id = ${projectId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
+            ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map((row) => new Actor(withDates(row))))), (actor) => actor.id)
       })
 
     /** Fails with `invalid_request` at `field` unless `actorId` is an actor of the project. */

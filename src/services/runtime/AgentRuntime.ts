@@ -29,6 +29,7 @@ import {
   ToolResultAccepted
 } from "../../domain/runtime/Resources.ts"
 import { type InteractionRow, toInteraction, toToolCall, type ToolCallRow } from "./RuntimeRows.ts"
+import { IdGenerator } from "../shared/Ids.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolDispatch } from "./ToolDispatch.ts"
 import { TurnCancellation } from "./TurnCancellation.ts"
@@ -86,6 +87,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
     const launcher = yield* TurnLauncher
     const cancellation = yield* TurnCancellation
     const dispatcher = yield* ToolDispatch
+    const ids = yield* IdGenerator
     const engine = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof resolveSignal>>>()
 
     const lockExisting = (agentId: AgentId) =>
@@ -143,8 +145,8 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
               )
             }
           }
-          const inputId = InputId.make()
-          const turnId = TurnIdSchema.make()
+          const inputId = yield* ids.make(InputId)
+          const turnId = yield* ids.make(TurnIdSchema)
           const [event] = yield* timeline.append(agentId, [{
             event_kind: "agent_input",
             turn_id: turnId,

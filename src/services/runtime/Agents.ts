@@ -18,7 +18,7 @@ import type {
   TurnId
 } from "../../domain/shared/Ids.ts"
 import { AgentId } from "../../domain/shared/Ids.ts"
-import { type ListQuery, toPage } from "../../domain/shared/Pagination.ts"
+import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { AgentEvent, type EventsQuery } from "../../domain/runtime/Events.ts"
 import {
@@ -29,8 +29,9 @@ import {
   Turn
 } from "../../domain/runtime/Resources.ts"
 import { Access } from "../tenancy/Access.ts"
-import { pageRequest } from "../shared/Paging.ts"
-import { firstOr } from "../shared/Sql.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { paged } from "../shared/Paging.ts"
+import { firstOr, withDates } from "./LegacyRows.ts"
 import { type InteractionRow, toInteraction, toToolCall, type ToolCallRow } from "./RuntimeRows.ts"
 import { Timeline } from "./Timeline.ts"
 
@@ -75,8 +76,9 @@ interface TurnRow {
   readonly completed_at: Date | null
 }
 
-const toAgent = (row: AgentRow) =>
-  new Agent({
+const toAgent = (stored: AgentRow) => {
+  const row = withDates(stored)
+  return new Agent({
     id: row.id,
     org_id: row.org_id,
     project_id: row.project_id,
@@ -88,9 +90,11 @@ const toAgent = (row: AgentRow) =>
     created_at: row.created_at,
     updated_at: row.updated_at
   })
+}
 
-const toInput = (row: InputRow) =>
-  new AgentInput({
+const toInput = (stored: InputRow) => {
+  const row = withDates(stored)
+  return new AgentInput({
     id: row.id,
     agent_id: row.agent_id,
     turn_id: row.turn_id,
@@ -101,9 +105,11 @@ const toInput = (row: InputRow) =>
     input_idempotency_key: row.idempotency_key,
     created_at: row.created_at
   })
+}
 
-const toTurn = (row: TurnRow) =>
-  new Turn({
+const toTurn = (stored: TurnRow) => {
+  const row = withDates(stored)
+  return new Turn({
     id: row.id,
     agent_id: row.agent_id,
     input_id: row.input_id,
@@ -120,6 +126,7 @@ const toTurn = (row: TurnRow) =>
     completed_at: row.completed_at,
     duration_ms: row.completed_at === null ? null : row.completed_at.getTime() - row.started_at.getTime()
   })
+}
 
 /** A Server-Sent Events stream sends this comment when no event came for this long. */
 export const SSE_HEARTBEAT_INTERVAL = Duration.seconds(15)
@@ -141,6 +148,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const sql = yield* PgClient.PgClient
     const access = yield* Access
     const timeline = yield* Timeline
+    const ids = yield* IdGenerator
 
     const agentRow = (projectId: ProjectId, agentId: AgentId) =>
       sql<AgentRow>`SELECT * FROM agents WHERE id = ${agentId} AND project_id = ${projectId}`.pipe(
@@ -185,7 +193,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
         }
         const [row] = yield* sql<AgentRow>`
           INSERT INTO agents (id, org_id, project_id, agent_config_id, name, metadata)
-          VALUES (${AgentId.make()}, ${orgId}, ${projectId}, ${input.agent_config_id}, ${input.name ?? null},
+          VALUES (${yield* ids.make(AgentId)}, ${orgId}, ${projectId}, ${input.agent_config_id}, ${input.name ?? null},
             ${sql.json(input.metadata ?? {})})
           RETURNING *`.pipe(Effect.orDie)
         return toAgent(row)
@@ -198,26 +206,30 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>
       Effect.gen(function*() {
         yield* access.projectAccess(orgId, projectId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<AgentRow>`
+        return yield* paged(
+          query,
+          ({ after, limit }) => sql<AgentRow>`
           SELECT * FROM agents
           WHERE project_id = ${projectId}
             ${query.status === undefined ? sql`` : sql`AND status = ${query.status}`}
             ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toAgent), limit, (agent) => agent.id)
+          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toAgent))),
+          (agent) => agent.id
+        )
       })
 
     /** The queued inputs of an agent, oldest (next to run) first. */
     const backlog = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
       Effect.gen(function*() {
         yield* readAgent(orgId, projectId, agentId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<InputRow>`
+        return yield* paged(
+          query,
+          ({ after, limit }) => sql<InputRow>`
           SELECT * FROM agent_inputs
           WHERE agent_id = ${agentId} AND status = 'queued' ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toInput), limit, (input) => input.id)
+          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toInput))),
+          (input) => input.id
+        )
       })
 
     /** The input recorded first under an idempotency key of the agent, if any. */
@@ -254,12 +266,14 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const turns = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
       Effect.gen(function*() {
         yield* readAgent(orgId, projectId, agentId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<TurnRow>`
+        return yield* paged(
+          query,
+          ({ after, limit }) => sql<TurnRow>`
           SELECT * FROM turns
           WHERE agent_id = ${agentId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toTurn), limit, (turn) => turn.id)
+          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toTurn))),
+          (turn) => turn.id
+        )
       })
 
     const turn = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, turnId: TurnId) =>
@@ -274,12 +288,14 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const toolCalls = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
       Effect.gen(function*() {
         yield* readAgent(orgId, projectId, agentId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<ToolCallRow>`
+        return yield* paged(
+          query,
+          ({ after, limit }) => sql<ToolCallRow>`
           SELECT * FROM tool_calls
           WHERE agent_id = ${agentId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toToolCall), limit, (call) => call.id)
+          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toToolCall))),
+          (call) => call.id
+        )
       })
 
     /** A tool call of an agent (access already checked). */
@@ -296,12 +312,14 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const agentInteractions = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
       Effect.gen(function*() {
         yield* readAgent(orgId, projectId, agentId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<InteractionRow>`
+        return yield* paged(
+          query,
+          ({ after, limit }) => sql<InteractionRow>`
           SELECT * FROM interactions
           WHERE agent_id = ${agentId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toInteraction), limit, (interaction) => interaction.id)
+          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toInteraction))),
+          (interaction) => interaction.id
+        )
       })
 
     /** The interactions of every agent of the project, oldest first, optionally of one status. */
@@ -312,14 +330,16 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     ) =>
       Effect.gen(function*() {
         yield* access.projectAccess(orgId, projectId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<InteractionRow>`
+        return yield* paged(
+          query,
+          ({ after, limit }) => sql<InteractionRow>`
           SELECT * FROM interactions
           WHERE project_id = ${projectId}
             ${query.status === undefined ? sql`` : sql`AND status = ${query.status}`}
             ${after === undefined ? sql`` : sql`AND id > ${after}`}
-          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toInteraction), limit, (interaction) => interaction.id)
+          ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map(toInteraction))),
+          (interaction) => interaction.id
+        )
       })
 
     /** An interaction of the project (access already checked). */

@@ -7,7 +7,6 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { createHash } from "node:crypto"
 import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { type AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock, InlineMediaBlock, SubmittedContentBlock, TextBlock } from "../../domain/runtime/ContentBlocks.ts"
@@ -17,7 +16,9 @@ import {
   MAX_MEDIA_TOTAL_BYTES,
   MAX_NON_MEDIA_BYTES
 } from "../../domain/runtime/Limits.ts"
-import { firstOr } from "../shared/Sql.ts"
+import { sha256 as contentHash } from "../shared/Hash.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { firstOr } from "./LegacyRows.ts"
 
 /** A submitted block checked against the limits, its media decoded. */
 export type PreparedBlock =
@@ -115,15 +116,15 @@ export interface Artifact {
 export class Artifacts extends Effect.Service<Artifacts>()("Artifacts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const ids = yield* IdGenerator
 
     /** Stores the media of prepared blocks for `agentId`; the blocks as recorded, media as `media_ref`. */
     const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) =>
       sql.withTransaction(Effect.forEach(blocks, (prepared): Effect.Effect<ContentBlock, unknown> => {
         if (prepared.type === "text") return Effect.succeed(prepared.block)
         const { block, bytes } = prepared
-        const id = ArtifactId.make()
-        const sha256 = "sha256:" + createHash("sha256").update(bytes).digest("hex")
-        return Effect.as(
+        const sha256 = contentHash(bytes)
+        return Effect.flatMap(ids.make(ArtifactId), (id) => Effect.as(
           sql`
             INSERT INTO artifacts (id, agent_id, media_type, size_bytes, sha256, bytes)
             VALUES (${id}, ${agentId}, ${block.media_type}, ${bytes.length}, ${sha256}, ${bytes})`,
@@ -135,7 +136,7 @@ export class Artifacts extends Effect.Service<Artifacts>()("Artifacts", {
             sha256,
             ...(block.metadata === undefined ? {} : { metadata: block.metadata })
           }
-        )
+        ))
       })).pipe(Effect.orDie)
 
     /** The bytes of an artifact of `agentId`. */

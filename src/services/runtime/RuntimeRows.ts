@@ -4,6 +4,7 @@
  */
 import type { AgentId, EventId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Interaction, ToolCall, type ToolCallState } from "../../domain/runtime/Resources.ts"
+import { withDates } from "./LegacyRows.ts"
 
 export interface ToolCallRow {
   readonly id: ToolCallId
@@ -38,8 +39,9 @@ export interface InteractionRow {
   readonly resolved_at: Date | null
 }
 
-export const toToolCall = (row: ToolCallRow) =>
-  new ToolCall({
+export const toToolCall = (stored: ToolCallRow) => {
+  const row = withDates(stored)
+  return new ToolCall({
     id: row.id,
     agent_id: row.agent_id,
     turn_id: row.turn_id,
@@ -52,9 +54,11 @@ export const toToolCall = (row: ToolCallRow) =>
     ...(row.outcome === null ? {} : { outcome: row.outcome }),
     ...(row.completed_at === null ? {} : { completed_at: row.completed_at })
   })
+}
 
-export const toInteraction = (row: InteractionRow) =>
-  new Interaction({
+export const toInteraction = (stored: InteractionRow) => {
+  const row = withDates(stored)
+  return new Interaction({
     id: row.id,
     agent_id: row.agent_id,
     project_id: row.project_id,
@@ -69,3 +73,4 @@ export const toInteraction = (row: InteractionRow) =>
     created_at: row.created_at,
     resolved_at: row.resolved_at
   })
+}

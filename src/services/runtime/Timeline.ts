@@ -15,6 +15,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, FiberRef, PubSub, Queue } from "effect"
 import { NotFound } from "../../domain/shared/Errors.ts"
+import { IdGenerator } from "../shared/Ids.ts"
 import { type AgentId, type AgentConfigId, EventId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import {
   type AgentEvent,
@@ -38,7 +39,7 @@ interface EventRow {
   readonly is_opening_event: boolean
   readonly event_kind: string
   readonly data: Record<string, unknown>
-  readonly created_at: Date
+  readonly created_at: string
 }
 
 const toEvent = (row: EventRow): AgentEvent =>
@@ -54,7 +55,7 @@ const toEvent = (row: EventRow): AgentEvent =>
     is_opening_event: row.is_opening_event,
     sequence: Number(row.sequence),
     event_kind: row.event_kind,
-    created_at: row.created_at
+    created_at: new Date(row.created_at)
   }) as AgentEvent
 
 /** The kind-specific fields of an event, stored as JSON. */
@@ -66,6 +67,7 @@ const dataOf = (event: NewEvent): Record<string, unknown> => {
 export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   scoped: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
+    const ids = yield* IdGenerator
     const appended = yield* PubSub.sliding<AgentId>(1024)
     /** The agents whose events the current `transaction` appended, woken when it commits. */
     const uncommittedAppends = yield* FiberRef.make<Set<AgentId> | undefined>(undefined)
@@ -105,6 +107,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
             GROUP BY turn_id`
           for (const row of rows) lastTurnSequence.set(row.turn_id, Number(row.last))
         }
+        const eventIds = yield* Effect.forEach(events, () => ids.make(EventId))
         const rows = events.map((event, index) => {
           let turnSequence: number | null = null
           if (event.turn_id !== null) {
@@ -114,7 +117,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
           return {
             agent_id: agentId,
             sequence: first + index,
-            id: EventId.make(),
+            id: eventIds[index],
             agent_config_id: agent.agent_config_id,
             turn_id: event.turn_id,
             turn_sequence: turnSequence,

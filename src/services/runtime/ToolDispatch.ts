@@ -18,6 +18,7 @@ import type { CompiledTool } from "../../domain/configuration/agent-config/Compi
 import { type AgentId, InteractionId, type ProjectId, type ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import { IdGenerator } from "../shared/Ids.ts"
 import { Timeline } from "./Timeline.ts"
 import { ASK_QUESTION, questionOf } from "./ToolDefinitions.ts"
 import { signalToken, type TurnPayload } from "./TurnWorkflow.ts"
@@ -38,6 +39,7 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const timeline = yield* Timeline
+    const ids = yield* IdGenerator
 
     /** Completes a call with its result, recorded on the timeline; the result's event. */
     const completeCall = (
@@ -72,7 +74,7 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
       kind: "approval" | "question"
     ) =>
       Effect.gen(function*() {
-        const id = InteractionId.make()
+        const id = yield* ids.make(InteractionId)
         const token = yield* signalToken(payload, kind, call.id)
         const question = kind === "question" ? questionOf(call.input) : null
         yield* sql`INSERT INTO interactions ${

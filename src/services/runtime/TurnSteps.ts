@@ -22,6 +22,7 @@ import { budgetOf, type Budget, describeOverflow, estimateInputTokens } from "./
 import { conversationOf, REPLAY_METADATA_KEY, type TimelineView, viewOf } from "./Conversation.ts"
 import { ModelClient } from "./ModelClient.ts"
 import type { AssistantItem, ConversationItem, ModelRequest, ModelResponse, Usage } from "./ModelMessages.ts"
+import { IdGenerator } from "../shared/Ids.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolDispatch } from "./ToolDispatch.ts"
 import { toolDefinitions } from "./ToolDefinitions.ts"
@@ -129,6 +130,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     const dispatcher = yield* ToolDispatch
     const cancellation = yield* TurnCancellation
     const launcher = yield* TurnLauncher
+    const ids = yield* IdGenerator
 
     const launchNext = (agentId: AgentId, next: Option.Option<TurnId>) =>
       Option.match(next, { onNone: () => Effect.void, onSome: (turnId) => launcher.launch(agentId, turnId) })
@@ -279,11 +281,12 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         yield* lifecycle.lockAgent(payload.agent_id)
         if (!(yield* stillActive(payload.turn_id))) return { outcome: stopped, next: Option.none<TurnId>() }
         const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
-        const calls = toolItems.map((item) => {
-          const tool = setup.tools[item.name]
-          const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
-          return { id: ToolCallId.make(), item, tool, type }
-        })
+        const calls = yield* Effect.forEach(toolItems, (item) =>
+          Effect.map(ids.make(ToolCallId), (id) => {
+            const tool = setup.tools[item.name]
+            const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
+            return { id, item, tool, type }
+          }))
         yield* timeline.append(payload.agent_id, outputEvents(payload.turn_id, response.output, calls))
         const planned: Array<PlannedCall> = []
         for (const call of calls) {

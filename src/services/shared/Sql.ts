@@ -1,38 +1,57 @@
-import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+/**
+ * What repositories do with database failures. A failed query or a row that does not decode is
+ * a defect: the cause is kept, and the request that met it is logged and answered with 500. The
+ * violations of a constraint that guards a rule (a unique name, a row still referenced) become
+ * these typed failures, which the service turns into the error its caller sees.
+ */
+import type { SqlClient, Statement } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Schema } from "effect"
+import Pg from "pg"
+
+export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("UniqueViolation", {
+  constraint: Schema.String
+}) {
+  override get message() {
+    return `The unique constraint ${this.constraint} refused the row`
+  }
+}
+
+export class ForeignKeyViolation extends Schema.TaggedError<ForeignKeyViolation>()("ForeignKeyViolation", {
+  constraint: Schema.String
+}) {
+  override get message() {
+    return `The foreign key ${this.constraint} refused the change`
+  }
+}
 
 const UNIQUE_VIOLATION = "23505"
-
-const isUniqueViolation = (error: SqlError): boolean =>
-  typeof error.cause === "object" && error.cause !== null && (error.cause as { code?: unknown }).code === UNIQUE_VIOLATION
-
-/** Turns a unique-key violation into `onDuplicate()`; any other database failure is a defect. */
-export const onDuplicate = <E2>(onDuplicate: () => E2) =>
-<A, E, R>(self: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | E2, R> =>
-  Effect.catchIf(
-    self,
-    (error): error is SqlError => typeof error === "object" && error !== null && (error as any)._tag === "SqlError",
-    (error) => isUniqueViolation(error) ? Effect.fail(onDuplicate()) : Effect.die(error)
-  ) as any
-
-/** The first row, or `onEmpty()` when the query returned none. */
-export const firstOr = <E>(onEmpty: () => E) => <A>(rows: ReadonlyArray<A>): Effect.Effect<A, E> =>
-  rows.length === 0 ? Effect.fail(onEmpty()) : Effect.succeed(rows[0])
-
 const FOREIGN_KEY_VIOLATION = "23503"
 
-/**
- * Turns a foreign-key violation (a row still referenced, or a reference to a row just deleted)
- * into `onViolation()`; any other database failure is a defect.
- */
-export const onForeignKeyViolation = <E2>(onViolation: () => E2) =>
-<A, E, R>(self: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | E2, R> =>
-  Effect.catchIf(
-    self,
-    (error): error is SqlError => typeof error === "object" && error !== null && (error as any)._tag === "SqlError",
-    (error) =>
-      typeof error.cause === "object" && error.cause !== null &&
-        (error.cause as { code?: unknown }).code === FOREIGN_KEY_VIOLATION
-        ? Effect.fail(onViolation())
-        : Effect.die(error)
-  ) as any
+export const isSqlError = (error: unknown): error is SqlError => error instanceof SqlError
+
+/** The constraint a failed statement violated, when it failed with that kind of violation. */
+const violated = (error: unknown, code: string): string | undefined =>
+  isSqlError(error) && error.cause instanceof Pg.DatabaseError && error.cause.code === code
+    ? error.cause.constraint ?? "unknown"
+    : undefined
+
+/** A unique-key violation is `UniqueViolation`; any other failure is a defect. */
+export const uniqueOrDie = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, UniqueViolation, R> =>
+  Effect.catchAll(self, (error) => {
+    const constraint = violated(error, UNIQUE_VIOLATION)
+    return constraint === undefined ? Effect.die(error) : Effect.fail(new UniqueViolation({ constraint }))
+  })
+
+/** A foreign-key violation is `ForeignKeyViolation`; any other failure is a defect. */
+export const foreignKeyOrDie = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, ForeignKeyViolation, R> =>
+  Effect.catchAll(self, (error) => {
+    const constraint = violated(error, FOREIGN_KEY_VIOLATION)
+    return constraint === undefined ? Effect.die(error) : Effect.fail(new ForeignKeyViolation({ constraint }))
+  })
+
+/** A lock a read takes on the rows it finds, held until the transaction ends. */
+export type RowLock = "none" | "share" | "update"
+
+export const lockClause = (sql: SqlClient.SqlClient, lock: RowLock): Statement.Fragment =>
+  lock === "share" ? sql`FOR SHARE` : lock === "update" ? sql`FOR UPDATE` : sql``

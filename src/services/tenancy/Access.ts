@@ -4,12 +4,15 @@
  * A resource outside the caller's organizations is `not_found`; `forbidden` is for a caller
  * who can see it but whose role may not act.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
-import { ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Organizations.ts"
+import { ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Members.ts"
 import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
+import { someOrFail } from "../shared/Failures.ts"
+import { MembersRepository } from "./MembersRepository.ts"
+import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
+import { ProjectsRepository } from "./ProjectsRepository.ts"
 
 /** What a caller may do in a project, weakest first. */
 export type ProjectAccess = "read" | "write" | "admin"
@@ -17,25 +20,19 @@ const PROJECT_ACCESS_RANK: Record<ProjectAccess, number> = { read: 0, write: 1, 
 
 export class Access extends Effect.Service<Access>()("Access", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-
-    const roleIn = (orgId: OrgId) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        if (principal.kind === "organization") {
-          return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none()
-        }
-        const rows = yield* sql<{ role: OrgRole }>`
-          SELECT role FROM org_members WHERE org_id = ${orgId} AND user_id = ${principal.userId}`
-        return Option.fromNullable(rows[0]?.role)
-      }).pipe(Effect.orDie)
+    const members = yield* MembersRepository
+    const projects = yield* ProjectsRepository
+    const projectMembers = yield* ProjectMembersRepository
 
     /** The caller's role in an organization it belongs to. */
     const orgRole = (orgId: OrgId) =>
-      Effect.flatMap(roleIn(orgId), Option.match({
-        onNone: () => Effect.fail(new NotFound({ error: `Organization ${orgId} not found` })),
-        onSome: Effect.succeed
-      }))
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        if (principal.kind === "organization") {
+          return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none<OrgRole>()
+        }
+        return Option.map(yield* members.find(orgId, principal.userId), (membership) => membership.role)
+      }).pipe(someOrFail(() => new NotFound({ error: `Organization ${orgId} not found` })))
 
     /** The caller's role in the organization, at least `minimum`. */
     const requireOrgRole = (orgId: OrgId, minimum: OrgRole) =>
@@ -54,28 +51,27 @@ export class Access extends Effect.Service<Access>()("Access", {
           new Forbidden({ error: "An organization API key does not act as a user; use a personal API key" })
         ))
 
+    /** The calling user, or null for an organization API key. */
+    const callerUserId = Effect.map(
+      CurrentPrincipal,
+      (principal): UserId | null => principal.kind === "user" ? principal.userId : null
+    )
+
     /** What the caller may do in a project of an organization it belongs to. */
     const projectAccess = (orgId: OrgId, projectId: ProjectId) =>
       Effect.gen(function*() {
         const role = yield* orgRole(orgId)
+        yield* projects.findInOrg(orgId, projectId).pipe(
+          someOrFail(() => new NotFound({ error: `Project ${projectId} not found` }))
+        )
+        if (role !== "member") return "admin" as ProjectAccess
         const principal = yield* CurrentPrincipal
-        const userId: UserId | null = principal.kind === "user" ? principal.userId : null
-        const rows = yield* sql<{ member_role: "admin" | "member" | null }>`
-          SELECT pm.role AS member_role
-          FROM projects p
-          LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = ${userId}
-          WHERE p.id = ${projectId} AND p.org_id = ${orgId}`.pipe(Effect.orDie)
-        if (rows.length === 0) return yield* Effect.fail(new NotFound({ error: `Project ${projectId} not found` }))
-        const access: ProjectAccess = role !== "member"
-          ? "admin"
-          : principal.kind === "organization"
-          ? "write"
-          : rows[0].member_role === "admin"
-          ? "admin"
-          : rows[0].member_role === "member"
-          ? "write"
-          : "read"
-        return access
+        if (principal.kind === "organization") return "write" as ProjectAccess
+        const membership = yield* projectMembers.find(projectId, principal.userId)
+        return Option.match(membership, {
+          onNone: (): ProjectAccess => "read",
+          onSome: ({ role }): ProjectAccess => role === "admin" ? "admin" : "write"
+        })
       })
 
     /** The caller's access to the project, at least `minimum`. */
@@ -87,6 +83,7 @@ export class Access extends Effect.Service<Access>()("Access", {
             new Forbidden({ error: `This needs ${minimum} access to project ${projectId}; the caller has ${access}` })
           ))
 
-    return { orgRole, requireOrgRole, requireUser, projectAccess, requireProjectAccess } as const
-  })
+    return { orgRole, requireOrgRole, requireUser, callerUserId, projectAccess, requireProjectAccess } as const
+  }),
+  dependencies: [MembersRepository.Default, ProjectsRepository.Default, ProjectMembersRepository.Default]
 }) {}

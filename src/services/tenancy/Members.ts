@@ -1,85 +1,90 @@
 /**
- * Organization membership. Admins and owners manage members; only an owner can remove or
- * demote an owner; the last owner can neither leave nor be demoted. Any member may leave.
+ * Organization members (src/domain/tenancy/Members.ts). Admins change roles and remove members,
+ * only an owner changes an owner, the last owner stays, and a member leaves of their own accord.
+ * Removal also ends the user's project memberships in the organization, and is refused while
+ * something the member owns personally is in use (spec 4.1): a personal secret that a resource
+ * holds (SecretReferences), a personal skill an agent's configuration uses (SkillReferences).
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, UserId } from "../../domain/shared/Ids.ts"
-import { type AssignableRole, Member, ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Organizations.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { toPage } from "../../domain/shared/Pagination.ts"
+import { type AssignableRole, Member, ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Members.ts"
 import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
+import { someOrFail } from "../shared/Failures.ts"
+import { paged } from "../shared/Paging.ts"
+import { Transactions } from "../shared/Transactions.ts"
+import { SecretReferences } from "../configuration/SecretReferences.ts"
+import { SkillReferences } from "../configuration/SkillReferences.ts"
 import { Access } from "./Access.ts"
-import { MemberRemovalGuards } from "./MemberRemovalGuards.ts"
-import { pageRequest } from "../shared/Paging.ts"
-import { firstOr } from "../shared/Sql.ts"
-
-interface MemberRow {
-  readonly org_id: OrgId
-  readonly user_id: UserId
-  readonly email: string
-  readonly role: OrgRole
-  readonly created_at: Date
-}
-
-const toMember = (row: MemberRow) => new Member(row, { disableValidation: true })
+import { type Membership, MembersRepository } from "./MembersRepository.ts"
+import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
+import { ProjectsRepository } from "./ProjectsRepository.ts"
+import { UsersRepository } from "./UsersRepository.ts"
 
 export class Members extends Effect.Service<Members>()("Members", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const members = yield* MembersRepository
+    const users = yield* UsersRepository
+    const projects = yield* ProjectsRepository
+    const projectMembers = yield* ProjectMembersRepository
     const access = yield* Access
-    const guards = yield* MemberRemovalGuards
+    const secretReferences = yield* SecretReferences
+    const skillReferences = yield* SkillReferences
+    const { transaction } = yield* Transactions
+
+    /** Memberships with their users' e-mail addresses. */
+    const withEmails = (memberships: ReadonlyArray<Membership>) =>
+      Effect.map(users.findByIds(memberships.map((membership) => membership.user_id)), (found) => {
+        const emails = new Map(found.map((user) => [user.id, user.email]))
+        return memberships.map((membership) => new Member({ ...membership, email: emails.get(membership.user_id) ?? "" }))
+      })
 
     const list = (orgId: OrgId, query: ListQuery) =>
       Effect.gen(function*() {
         yield* access.orgRole(orgId)
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<MemberRow>`
-          SELECT m.org_id, m.user_id, u.email, m.role, m.created_at
-          FROM org_members m JOIN users u ON u.id = m.user_id
-          WHERE m.org_id = ${orgId} ${after === undefined ? sql`` : sql`AND m.user_id > ${after}`}
-          ORDER BY m.user_id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toMember), limit, (member) => member.user_id)
+        return yield* paged(
+          query,
+          (keyset) => Effect.flatMap(members.page(orgId, keyset), withEmails),
+          (member) => member.user_id
+        )
       })
 
-    /** The member row, locked for the rest of the transaction, with the organization's owner count. */
+    /** The membership, locked for the rest of the transaction, with the organization's owner count. */
     const lockTarget = (orgId: OrgId, userId: UserId) =>
       Effect.gen(function*() {
-        const owners = yield* sql<{ user_id: UserId }>`
-          SELECT user_id FROM org_members WHERE org_id = ${orgId} AND role = 'owner' FOR UPDATE`
-        const target = yield* sql<MemberRow>`
-          SELECT m.org_id, m.user_id, u.email, m.role, m.created_at
-          FROM org_members m JOIN users u ON u.id = m.user_id
-          WHERE m.org_id = ${orgId} AND m.user_id = ${userId} FOR UPDATE OF m`.pipe(
-          Effect.flatMap(firstOr(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` })))
+        const owners = yield* members.lockOwners(orgId)
+        const target = yield* members.lock(orgId, userId).pipe(
+          someOrFail(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` }))
         )
         return { target, ownerCount: owners.length }
       })
 
-    const requireOwnerToChangeOwner = (callerRole: OrgRole, target: MemberRow, action: string) =>
+    const requireOwnerToChangeOwner = (callerRole: OrgRole, target: Membership, action: string) =>
       target.role === "owner" && callerRole !== "owner"
         ? Effect.fail(new Forbidden({ error: `Only an owner can ${action} an owner` }))
         : Effect.void
 
-    const refuseLastOwner = (target: MemberRow, ownerCount: number, action: string) =>
+    const refuseLastOwner = (target: Membership, ownerCount: number, action: string) =>
       target.role === "owner" && ownerCount <= 1
         ? Effect.fail(
-          new Conflict({ error: `${target.user_id} is the last owner of ${target.org_id}; make another owner before you ${action} them` })
+          new Conflict({
+            error: `${target.user_id} is the last owner of ${target.org_id}; make another owner before you ${action} them`
+          })
         )
         : Effect.void
 
     const updateRole = (orgId: OrgId, userId: UserId, role: AssignableRole) =>
       Effect.gen(function*() {
         const callerRole = yield* access.requireOrgRole(orgId, "admin")
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        const updated = yield* transaction(Effect.gen(function*() {
           const { ownerCount, target } = yield* lockTarget(orgId, userId)
           yield* requireOwnerToChangeOwner(callerRole, target, "demote")
           yield* refuseLastOwner(target, ownerCount, "demote")
-          const rows = yield* sql<{ role: OrgRole }>`
-            UPDATE org_members SET role = ${role} WHERE org_id = ${orgId} AND user_id = ${userId} RETURNING role`
-          return toMember({ ...target, role: rows[0].role })
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+          return yield* members.updateRole(orgId, userId, role)
+        }))
+        const [member] = yield* withEmails([updated])
+        return member
       })
 
     const remove = (orgId: OrgId, userId: UserId) =>
@@ -90,23 +95,34 @@ export class Members extends Effect.Service<Members>()("Members", {
         if (!leaving && ORG_ROLE_RANK[callerRole] < ORG_ROLE_RANK.admin) {
           return yield* Effect.fail(new Forbidden({ error: "Only admins and owners can remove other members" }))
         }
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           const { ownerCount, target } = yield* lockTarget(orgId, userId)
           yield* requireOwnerToChangeOwner(callerRole, target, "remove")
           yield* refuseLastOwner(target, ownerCount, "remove")
-          const blockers = yield* guards.blockers(orgId, userId)
+          const blockers = [
+            ...yield* secretReferences.memberRemovalBlockers(orgId, userId),
+            ...yield* skillReferences.memberRemovalBlockers(orgId, userId)
+          ]
           if (blockers.length > 0) {
             return yield* Effect.fail(
               new Conflict({ error: `${userId} cannot be removed from ${orgId}: ${blockers.join("; ")}` })
             )
           }
-          yield* sql`
-            DELETE FROM project_members
-            WHERE user_id = ${userId} AND project_id IN (SELECT id FROM projects WHERE org_id = ${orgId})`
-          yield* sql`DELETE FROM org_members WHERE org_id = ${orgId} AND user_id = ${userId}`
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+          yield* projectMembers.removeUserFrom(userId, yield* projects.idsOf(orgId))
+          yield* members.remove(orgId, userId)
+        }))
       })
 
     return { list, updateRole, remove } as const
-  })
+  }),
+  dependencies: [
+    MembersRepository.Default,
+    UsersRepository.Default,
+    ProjectsRepository.Default,
+    ProjectMembersRepository.Default,
+    Access.Default,
+    SecretReferences.Default,
+    SkillReferences.Default,
+    Transactions.Default
+  ]
 }) {}

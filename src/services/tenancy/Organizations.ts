@@ -1,66 +1,45 @@
-import { SqlClient } from "@effect/sql"
+/** Organizations (src/domain/tenancy/Organizations.ts): whoever creates one becomes its owner. */
 import { Effect } from "effect"
 import { NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, type UserId } from "../../domain/shared/Ids.ts"
-import { Organization } from "../../domain/tenancy/Organizations.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { toPage } from "../../domain/shared/Pagination.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
-import { pageRequest } from "../shared/Paging.ts"
-import { firstOr } from "../shared/Sql.ts"
-
-interface OrganizationRow {
-  readonly id: OrgId
-  readonly name: string
-  readonly created_at: Date
-}
-
-const toOrganization = (row: OrganizationRow) => new Organization(row, { disableValidation: true })
+import { someOrFail } from "../shared/Failures.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { paged } from "../shared/Paging.ts"
+import { Transactions } from "../shared/Transactions.ts"
+import { MembersRepository } from "./MembersRepository.ts"
+import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 
 export class Organizations extends Effect.Service<Organizations>()("Organizations", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const organizations = yield* OrganizationsRepository
+    const members = yield* MembersRepository
+    const ids = yield* IdGenerator
+    const { transaction } = yield* Transactions
+
+    const notFound = (orgId: OrgId) => () => new NotFound({ error: `Organization ${orgId} not found` })
 
     /** A new organization whose owner is `ownerId`. */
     const create = (name: string, ownerId: UserId) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<OrganizationRow>`
-          INSERT INTO organizations ${sql.insert({ id: OrgId.make(), name })} RETURNING id, name, created_at`
-        yield* sql`INSERT INTO org_members ${sql.insert({ org_id: rows[0].id, user_id: ownerId, role: "owner" })}`
-        return toOrganization(rows[0])
-      })).pipe(Effect.orDie)
+      transaction(Effect.gen(function*() {
+        const organization = yield* organizations.insert({ id: yield* ids.make(OrgId), name })
+        yield* members.insert({ org_id: organization.id, user_id: ownerId, role: "owner" })
+        return organization
+      }))
 
     /** The organizations the caller belongs to (an organization key: its own). */
     const list = (principal: Principal, query: ListQuery) =>
       Effect.gen(function*() {
-        const { after, limit } = yield* pageRequest(query)
-        const rows = yield* sql<OrganizationRow>`
-          SELECT o.id, o.name, o.created_at FROM organizations o
-          WHERE ${
-          principal.kind === "user"
-            ? sql`o.id IN (SELECT org_id FROM org_members WHERE user_id = ${principal.userId})`
-            : sql`o.id = ${principal.orgId}`
-        }
-          ${after === undefined ? sql`` : sql`AND o.id > ${after}`}
-          ORDER BY o.id LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toOrganization), limit, (org) => org.id)
+        const orgIds = principal.kind === "user" ? yield* members.orgIdsOf(principal.userId) : [principal.orgId]
+        return yield* paged(query, (keyset) => organizations.pageAmong(orgIds, keyset), (org) => org.id)
       })
 
-    const get = (orgId: OrgId) =>
-      sql<OrganizationRow>`SELECT id, name, created_at FROM organizations WHERE id = ${orgId}`.pipe(
-        Effect.orDie,
-        Effect.flatMap(firstOr(() => new NotFound({ error: `Organization ${orgId} not found` }))),
-        Effect.map(toOrganization)
-      )
+    const get = (orgId: OrgId) => organizations.findById(orgId).pipe(someOrFail(notFound(orgId)))
 
-    const rename = (orgId: OrgId, name: string) =>
-      sql<OrganizationRow>`
-        UPDATE organizations SET name = ${name} WHERE id = ${orgId} RETURNING id, name, created_at`.pipe(
-        Effect.orDie,
-        Effect.flatMap(firstOr(() => new NotFound({ error: `Organization ${orgId} not found` }))),
-        Effect.map(toOrganization)
-      )
+    const rename = (orgId: OrgId, name: string) => organizations.rename(orgId, name).pipe(someOrFail(notFound(orgId)))
 
     return { create, list, get, rename } as const
-  })
+  }),
+  dependencies: [OrganizationsRepository.Default, MembersRepository.Default, IdGenerator.Default, Transactions.Default]
 }) {}

@@ -1,54 +1,37 @@
-import { SqlClient } from "@effect/sql"
+/** Users (src/domain/tenancy/Users.ts): made by the CLI, the bootstrap step and tests; read by everyone. */
 import { Effect, Option } from "effect"
 import { Conflict, NotFound } from "../../domain/shared/Errors.ts"
 import { UserId } from "../../domain/shared/Ids.ts"
 import type { Email } from "../../domain/tenancy/Users.ts"
-import { User } from "../../domain/tenancy/Users.ts"
-import { firstOr } from "../shared/Sql.ts"
-
-interface UserRow {
-  readonly id: UserId
-  readonly email: string
-  readonly created_at: Date
-}
-
-const toUser = (row: UserRow) => new User(row, { disableValidation: true })
+import { replaceFailure, someOrFail } from "../shared/Failures.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { UsersRepository } from "./UsersRepository.ts"
 
 export class Users extends Effect.Service<Users>()("Users", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const users = yield* UsersRepository
+    const ids = yield* IdGenerator
 
-    const findByEmail = (email: string) =>
-      sql<UserRow>`SELECT id, email, created_at FROM users WHERE lower(email) = lower(${email})`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toUser)),
-        Effect.orDie
-      )
+    const taken = (email: string) => () => new Conflict({ error: `A user with e-mail ${email} exists already` })
 
     const create = (email: Email) =>
       Effect.gen(function*() {
-        if (Option.isSome(yield* findByEmail(email))) {
-          return yield* Effect.fail(new Conflict({ error: `A user with e-mail ${email} exists already` }))
-        }
-        const rows = yield* sql<UserRow>`
-          INSERT INTO users ${sql.insert({ id: UserId.make(), email })}
-          RETURNING id, email, created_at`.pipe(Effect.orDie)
-        return toUser(rows[0])
+        if (Option.isSome(yield* users.findByEmail(email))) return yield* Effect.fail(taken(email)())
+        return yield* users.insert({ id: yield* ids.make(UserId), email }).pipe(
+          replaceFailure("UniqueViolation", taken(email), "Debug")
+        )
       })
 
-    const get = (id: UserId) =>
-      sql<UserRow>`SELECT id, email, created_at FROM users WHERE id = ${id}`.pipe(
-        Effect.orDie,
-        Effect.flatMap(firstOr(() => new NotFound({ error: `User ${id} not found` }))),
-        Effect.map(toUser)
-      )
+    const get = (id: UserId) => users.findById(id).pipe(someOrFail(() => new NotFound({ error: `User ${id} not found` })))
 
     /** The user with this e-mail, created when there is none. */
     const ensure = (email: Email) =>
-      Effect.flatMap(findByEmail(email), Option.match({
+      Effect.flatMap(users.findByEmail(email), Option.match({
         onSome: Effect.succeed,
         onNone: () => Effect.orDie(create(email))
       }))
 
-    return { create, get, findByEmail, ensure } as const
-  })
+    return { create, get, findByEmail: users.findByEmail, ensure } as const
+  }),
+  dependencies: [UsersRepository.Default, IdGenerator.Default]
 }) {}

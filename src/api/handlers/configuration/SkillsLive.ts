@@ -13,6 +13,6 @@ export const SkillsLive = HttpApiBuilder.group(Api, "skills", (handlers) =>
       .handle("createVersion", ({ path, payload }) => skills.createVersion(path.orgID, path.skillID, payload.content))
       .handle("listVersions", ({ path, urlParams }) => skills.listVersions(path.orgID, path.skillID, urlParams))
       .handle("getVersion", ({ path }) => skills.getVersion(path.orgID, path.skillID, path.version))
-      .handle("createGrant", ({ path, payload }) => skills.createGrant(path.orgID, path.skillID, payload.target_project_id))
+      .handle("createGrant", ({ path, payload }) => skills.createGrant(path.orgID, path.skillID, payload))
       .handle("listGrants", ({ path, urlParams }) => skills.listGrants(path.orgID, path.skillID, urlParams))
       .handle("removeGrant", ({ path }) => skills.removeGrant(path.orgID, path.skillID, path.grantID))))

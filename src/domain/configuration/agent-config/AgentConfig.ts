@@ -4,9 +4,10 @@
  */
 import { Schema } from "effect"
 import { AgentConfigId, ConfiguredModelId, ModelRevisionId, OrgId, ProjectId } from "../../shared/Ids.ts"
-import { ApiFormat, CacheRetention, type ResolvedModel } from "../Models.ts"
+import { strict } from "../../shared/Strict.ts"
 import { Timestamp } from "../../shared/Timestamp.ts"
-import { type ModelOverrides, effectiveOutputTokens } from "./Compile.ts"
+import { ApiFormat } from "../ModelProviderConfigs.ts"
+import { CacheRetention } from "../Models.ts"
 import { CompiledAgentConfig } from "./Compiled.ts"
 
 export const SourceFormat = Schema.Literal("yaml", "json")
@@ -58,35 +59,5 @@ export const CreateAgentConfig = Schema.Struct({
     AgentConfigDefinitionObject
   ).annotations({ description: "YAML or JSON text, or (with source_format json) the definition as an object" }),
   source_format: SourceFormat
-}).annotations({ parseOptions: { onExcessProperty: "error" } })
+}).annotations(strict)
 export type CreateAgentConfig = typeof CreateAgentConfig.Type
-
-/**
- * The model of a config as of now: the configured model's current revision and names, narrowed
- * by the config's overrides.
- */
-export const renderModel = (current: ResolvedModel, overrides: ModelOverrides): AgentConfigModel => {
-  const revision = current.revision
-  const { ceiling, perRequest } = effectiveOutputTokens(revision, overrides)
-  return new AgentConfigModel({
-    provider_config: current.providerConfig.name,
-    name: current.model.name,
-    provider_model_slug: revision.providerModelSlug,
-    configured_model_id: current.model.id,
-    current_revision_id: revision.id,
-    api_format: current.providerConfig.apiFormat,
-    api_variant: revision.apiVariant,
-    context_window_tokens: Math.min(revision.contextWindowTokens, overrides.context_window_tokens ?? Infinity),
-    max_output_tokens: ceiling,
-    default_max_output_tokens: perRequest,
-    default_cache_retention: overrides.cache_retention ?? revision.defaultCacheRetention,
-    supports_tools: revision.supportsTools,
-    supports_reasoning: revision.supportsReasoning,
-    default_reasoning_effort: revision.supportsReasoning
-      ? overrides.reasoning_effort ?? revision.defaultReasoningEffort
-      : revision.defaultReasoningEffort,
-    supported_reasoning_efforts: revision.supportedReasoningEfforts,
-    input_modalities: revision.inputModalities,
-    output_modalities: revision.outputModalities
-  }, { disableValidation: true })
-}

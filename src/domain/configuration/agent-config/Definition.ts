@@ -11,12 +11,11 @@ import { Schema } from "effect"
 import { AgentConfigId, MachinePoolId, SkillId } from "../../shared/Ids.ts"
 import { CacheRetention, MAX_INT } from "../Models.ts"
 import { ResourceName } from "../../shared/ResourceName.ts"
+import { strict } from "../../shared/Strict.ts"
 
 export const MAX_DEPTH = { min: 1, max: 8, default: 3 } as const
 export const MAX_SUBAGENTS = { min: 1, max: MAX_INT, default: 8 } as const
 export const DEFINITION_VERSION = "v1"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 const between = (min: number, max: number) =>
   Schema.Int.pipe(

@@ -1,0 +1,132 @@
+/**
+ * The `configured_models` table and its `model_revisions`: a model row points at its current
+ * revision, which holds the settings; revisions are never changed.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema, Struct } from "effect"
+import { ConfiguredModel, ModelRevision, ModelSettings } from "../../domain/configuration/Models.ts"
+import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId } from "../../domain/shared/Ids.ts"
+import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
+
+/** A model with its current revision's settings, as stored: a ConfiguredModel without its provider config's name. */
+export const StoredModel = Schema.Struct(Struct.omit(ConfiguredModel.fields, "provider_config"))
+export type StoredModel = typeof StoredModel.Type
+
+const NewModel = Schema.Struct({
+  id: ConfiguredModelId,
+  org_id: OrgId,
+  provider_config_id: ModelProviderConfigId,
+  name: Schema.String,
+  current_revision_id: ModelRevisionId
+})
+const NewRevision = Schema.Struct({ id: ModelRevisionId, model_id: ConfiguredModelId, ...ModelSettings.fields })
+
+const SETTINGS = Object.keys(ModelSettings.fields)
+
+export class ModelsRepository extends Effect.Service<ModelsRepository>()("ModelsRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const selectModel = sql`
+      SELECT m.id, m.org_id, m.provider_config_id, m.name, m.current_revision_id, m.created_at, m.updated_at,
+        ${sql.unsafe(SETTINGS.map((column) => "r." + column).join(", "))}
+      FROM configured_models m JOIN model_revisions r ON r.id = m.current_revision_id`
+
+    const insertModel = SqlSchema.void({
+      Request: NewModel,
+      execute: (model) => sql`INSERT INTO configured_models ${sql.insert(model)}`
+    })
+
+    const insertRevision = SqlSchema.void({
+      Request: NewRevision,
+      execute: (revision) => sql`INSERT INTO model_revisions ${sql.insert(revision)}`
+    })
+
+    const find = SqlSchema.findOne({
+      Request: Schema.Struct({ id: ConfiguredModelId, orgId: Schema.UndefinedOr(OrgId) }),
+      Result: StoredModel,
+      execute: ({ id, orgId }) =>
+        sql`${selectModel} WHERE m.id = ${id} ${orgId === undefined ? sql`` : sql`AND m.org_id = ${orgId}`}`
+    })
+
+    const lockInOrg = SqlSchema.findOne({
+      Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
+      Result: Schema.Struct({ id: ConfiguredModelId }),
+      execute: ({ id, orgId }) => sql`SELECT id FROM configured_models WHERE id = ${id} AND org_id = ${orgId} FOR UPDATE`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({
+        orgId: OrgId,
+        providerConfigId: Schema.UndefinedOr(ModelProviderConfigId),
+        ...KeysetFields
+      }),
+      Result: StoredModel,
+      execute: ({ orgId, providerConfigId, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "m.id", keyset)
+        return sql`
+          ${selectModel} WHERE m.org_id = ${orgId}
+          ${providerConfigId === undefined ? sql`` : sql`AND m.provider_config_id = ${providerConfigId}`}
+          ${after} ${orderAndLimit}`
+      }
+    })
+
+    const setCurrent = SqlSchema.void({
+      Request: Schema.Struct({ id: ConfiguredModelId, name: Schema.String, revisionId: ModelRevisionId }),
+      execute: ({ id, name, revisionId }) => sql`
+        UPDATE configured_models SET name = ${name}, current_revision_id = ${revisionId}, updated_at = now()
+        WHERE id = ${id}`
+    })
+
+    const revisions = SqlSchema.findAll({
+      Request: Schema.Struct({ modelId: ConfiguredModelId, ...KeysetFields }),
+      Result: ModelRevision,
+      execute: ({ modelId, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "id", keyset, "descending")
+        return sql`SELECT * FROM model_revisions WHERE model_id = ${modelId} ${after} ${orderAndLimit}`
+      }
+    })
+
+    const removeInOrg = SqlSchema.findOne({
+      Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
+      Result: Schema.Struct({ id: ConfiguredModelId }),
+      execute: ({ id, orgId }) => sql`DELETE FROM configured_models WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
+    })
+
+    const named = SqlSchema.findOne({
+      Request: Schema.Struct({ providerConfigId: ModelProviderConfigId, name: Schema.String }),
+      Result: StoredModel,
+      execute: ({ name, providerConfigId }) =>
+        sql`${selectModel} WHERE m.provider_config_id = ${providerConfigId} AND m.name = ${name}`
+    })
+
+    const ofProviderConfig = SqlSchema.findAll({
+      Request: ModelProviderConfigId,
+      Result: Schema.Struct({ id: ConfiguredModelId, name: Schema.String }),
+      execute: (configId) =>
+        sql`SELECT id, name FROM configured_models WHERE provider_config_id = ${configId} ORDER BY id`
+    })
+
+    return {
+      /** Fails with UniqueViolation when the provider config has a model of that name. */
+      insertModel: (model: typeof NewModel.Type) => uniqueOrDie(insertModel(model)),
+      insertRevision: (revision: typeof NewRevision.Type) => Effect.orDie(insertRevision(revision)),
+      /** The model (of the organization, when given) with its current settings. */
+      find: (id: ConfiguredModelId, orgId?: OrgId) => Effect.orDie(find({ id, orgId })),
+      /** Locks the model for a change until the transaction ends; whether it exists. */
+      lockInOrg: (id: ConfiguredModelId, orgId: OrgId) => Effect.map(Effect.orDie(lockInOrg({ id, orgId })), Option.isSome),
+      page: (orgId: OrgId, providerConfigId: ModelProviderConfigId | undefined, keyset: Keyset) =>
+        Effect.orDie(page({ orgId, providerConfigId, ...keyset })),
+      /** Fails with UniqueViolation when the provider config has another model of that name. */
+      setCurrent: (id: ConfiguredModelId, name: string, revisionId: ModelRevisionId) =>
+        uniqueOrDie(setCurrent({ id, name, revisionId })),
+      /** Revisions, newest first. */
+      revisions: (modelId: ConfiguredModelId, keyset: Keyset) => Effect.orDie(revisions({ modelId, ...keyset })),
+      /** Deletes the model with its revisions; whether it existed. ForeignKeyViolation while agent configs use it. */
+      removeInOrg: (id: ConfiguredModelId, orgId: OrgId) =>
+        Effect.map(foreignKeyOrDie(removeInOrg({ id, orgId })), Option.isSome),
+      named: (providerConfigId: ModelProviderConfigId, name: string) => Effect.orDie(named({ providerConfigId, name })),
+      ofProviderConfig: (configId: ModelProviderConfigId) => Effect.orDie(ofProviderConfig(configId))
+    } as const
+  })
+}) {}

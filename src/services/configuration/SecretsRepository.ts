@@ -1,0 +1,106 @@
+/**
+ * The `secrets` table. A secret's value is kept sealed (SecretBox.ts) in `value_sealed`, which
+ * only `sealedValue` reads.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { Secret } from "../../domain/configuration/Secrets.ts"
+import { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
+import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+
+const COLUMNS = "id, org_id, name, description, owner_user_id, created_at, updated_at, " +
+  "CASE WHEN owner_user_id IS NULL THEN 'organization' ELSE 'personal' END AS owner"
+
+const NewSecret = Schema.Struct({
+  id: SecretId,
+  org_id: OrgId,
+  owner_user_id: Schema.NullOr(UserId),
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  value_sealed: Schema.String
+})
+
+export class SecretsRepository extends Effect.Service<SecretsRepository>()("SecretsRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.unsafe(COLUMNS)
+
+    /** Organization secrets, and the personal secrets of `userId`. */
+    const visibleTo = (userId: string | null) => sql`(owner_user_id IS NULL OR owner_user_id = ${userId})`
+
+    const insert = SqlSchema.single({
+      Request: NewSecret,
+      Result: Secret,
+      execute: (secret) => sql`INSERT INTO secrets ${sql.insert(secret)} RETURNING ${columns}`
+    })
+
+    const findVisible = SqlSchema.findOne({
+      Request: Schema.Struct({
+        orgId: OrgId,
+        secretId: SecretId,
+        userId: Schema.NullOr(UserId),
+        lock: Schema.Literal("none", "share", "update")
+      }),
+      Result: Secret,
+      execute: ({ lock, orgId, secretId, userId }) => sql`
+        SELECT ${columns} FROM secrets
+        WHERE id = ${secretId} AND org_id = ${orgId} AND ${visibleTo(userId)} ${lockClause(sql, lock)}`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId), ...KeysetFields }),
+      Result: Secret,
+      execute: ({ orgId, userId, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
+        return sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND ${visibleTo(userId)} ${after} ${orderAndLimit}`
+      }
+    })
+
+    const rotate = SqlSchema.findOne({
+      Request: Schema.Struct({ id: SecretId, sealed: Schema.String }),
+      Result: Secret,
+      execute: ({ id, sealed }) =>
+        sql`UPDATE secrets SET value_sealed = ${sealed}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`
+    })
+
+    const sealedValue = SqlSchema.findOne({
+      Request: SecretId,
+      Result: Schema.Struct({ value_sealed: Schema.String }),
+      execute: (id) => sql`SELECT value_sealed FROM secrets WHERE id = ${id}`
+    })
+
+    const named = SqlSchema.findAll({
+      Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
+      Result: Secret,
+      execute: ({ name, orgId }) => sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND name = ${name}`
+    })
+
+    const personalOf = SqlSchema.findAll({
+      Request: Schema.Struct({ orgId: OrgId, userId: UserId }),
+      Result: Secret,
+      execute: ({ orgId, userId }) =>
+        sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND owner_user_id = ${userId} ORDER BY id`
+    })
+
+    const remove = SqlSchema.void({
+      Request: SecretId,
+      execute: (id) => sql`DELETE FROM secrets WHERE id = ${id}`
+    })
+
+    return {
+      /** Fails with UniqueViolation when the owner has a secret of that name. */
+      insert: (secret: typeof NewSecret.Type) => uniqueOrDie(insert(secret)),
+      /** A secret of the organization that `userId` (null: an organization key) may see. */
+      findVisible: (orgId: OrgId, secretId: SecretId, userId: UserId | null, lock: RowLock = "none") =>
+        Effect.orDie(findVisible({ orgId, secretId, userId, lock })),
+      page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => Effect.orDie(page({ orgId, userId, ...keyset })),
+      rotate: (id: SecretId, sealed: string) => Effect.orDie(rotate({ id, sealed })),
+      remove: (id: SecretId) => Effect.orDie(remove(id)),
+      sealedValue: (id: SecretId) => Effect.orDie(sealedValue(id)),
+      /** Every secret of the organization named `name`: its organization secret and members' personal ones. */
+      named: (orgId: OrgId, name: string) => Effect.orDie(named({ orgId, name })),
+      personalOf: (orgId: OrgId, userId: UserId) => Effect.orDie(personalOf({ orgId, userId }))
+    } as const
+  })
+}) {}

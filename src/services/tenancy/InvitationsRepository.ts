@@ -1,0 +1,62 @@
+/** The `org_invitations` table: one pending invitation per organization and e-mail address. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema, Struct } from "effect"
+import { InvitationId, OrgId } from "../../domain/shared/Ids.ts"
+import { Invitation } from "../../domain/tenancy/Invitations.ts"
+import { OrgRole } from "../../domain/tenancy/Members.ts"
+import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { uniqueOrDie } from "../shared/Sql.ts"
+
+/** An invitation as stored: an Invitation without its organization's name. */
+export const StoredInvitation = Schema.Struct(Struct.omit(Invitation.fields, "org_name"))
+export type StoredInvitation = typeof StoredInvitation.Type
+
+const NewInvitation = Schema.Struct({ id: InvitationId, org_id: OrgId, email: Schema.String, role: OrgRole })
+
+const COLUMNS = "id, org_id, email, role AS org_role, created_at"
+
+export class InvitationsRepository extends Effect.Service<InvitationsRepository>()("InvitationsRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.unsafe(COLUMNS)
+
+    const insert = SqlSchema.single({
+      Request: NewInvitation,
+      Result: StoredInvitation,
+      execute: (invitation) => sql`INSERT INTO org_invitations ${sql.insert(invitation)} RETURNING ${columns}`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ orgId: OrgId, ...KeysetFields }),
+      Result: StoredInvitation,
+      execute: ({ orgId, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
+        return sql`SELECT ${columns} FROM org_invitations WHERE org_id = ${orgId} ${after} ${orderAndLimit}`
+      }
+    })
+
+    const remove = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: OrgId, id: InvitationId }),
+      Result: Schema.Struct({ id: InvitationId }),
+      execute: ({ id, orgId }) => sql`DELETE FROM org_invitations WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
+    })
+
+    const take = SqlSchema.findOne({
+      Request: Schema.Struct({ id: InvitationId, email: Schema.String }),
+      Result: StoredInvitation,
+      execute: ({ email, id }) =>
+        sql`DELETE FROM org_invitations WHERE id = ${id} AND lower(email) = lower(${email}) RETURNING ${columns}`
+    })
+
+    return {
+      /** Fails with UniqueViolation when the address has a pending invitation to the organization. */
+      insert: (invitation: typeof NewInvitation.Type) => uniqueOrDie(insert(invitation)),
+      page: (orgId: OrgId, keyset: Keyset) => Effect.orDie(page({ orgId, ...keyset })),
+      /** Whether there was such an invitation to remove. */
+      remove: (orgId: OrgId, id: InvitationId) =>
+        Effect.map(Effect.orDie(remove({ orgId, id })), Option.isSome),
+      /** Removes and returns the invitation when it names `email`. */
+      take: (id: InvitationId, email: string) => Effect.orDie(take({ id, email }))
+    } as const
+  })
+}) {}

@@ -1,0 +1,87 @@
+/** The `org_members` table: who belongs to which organization, with which role. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema, Struct } from "effect"
+import { OrgId, UserId } from "../../domain/shared/Ids.ts"
+import { Member, OrgRole } from "../../domain/tenancy/Members.ts"
+import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+
+/** A membership as stored: a Member without the user's e-mail. */
+export const Membership = Schema.Struct(Struct.omit(Member.fields, "email"))
+export type Membership = typeof Membership.Type
+
+const MemberKey = Schema.Struct({ orgId: OrgId, userId: UserId })
+const NewMembership = Schema.Struct({ org_id: OrgId, user_id: UserId, role: OrgRole })
+
+export class MembersRepository extends Effect.Service<MembersRepository>()("MembersRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.findOne({
+      Request: NewMembership,
+      Result: Membership,
+      execute: (membership) =>
+        sql`INSERT INTO org_members ${sql.insert(membership)} ON CONFLICT (org_id, user_id) DO NOTHING RETURNING *`
+    })
+
+    const find = (lock: "" | "FOR SHARE" | "FOR UPDATE") =>
+      SqlSchema.findOne({
+        Request: MemberKey,
+        Result: Membership,
+        execute: ({ orgId, userId }) =>
+          sql`SELECT * FROM org_members WHERE org_id = ${orgId} AND user_id = ${userId} ${sql.unsafe(lock)}`
+      })
+    const findMembership = find("")
+    const shareMembership = find("FOR SHARE")
+    const lockMembership = find("FOR UPDATE")
+
+    const orgIdsOf = SqlSchema.findAll({
+      Request: UserId,
+      Result: Schema.Struct({ org_id: OrgId }),
+      execute: (userId) => sql`SELECT org_id FROM org_members WHERE user_id = ${userId}`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ orgId: OrgId, ...KeysetFields }),
+      Result: Membership,
+      execute: ({ orgId, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "user_id", keyset)
+        return sql`SELECT * FROM org_members WHERE org_id = ${orgId} ${after} ${orderAndLimit}`
+      }
+    })
+
+    const lockOwners = SqlSchema.findAll({
+      Request: OrgId,
+      Result: Schema.Struct({ user_id: UserId }),
+      execute: (orgId) => sql`SELECT user_id FROM org_members WHERE org_id = ${orgId} AND role = 'owner' FOR UPDATE`
+    })
+
+    const updateRole = SqlSchema.single({
+      Request: Schema.Struct({ orgId: OrgId, userId: UserId, role: OrgRole }),
+      Result: Membership,
+      execute: ({ orgId, role, userId }) =>
+        sql`UPDATE org_members SET role = ${role} WHERE org_id = ${orgId} AND user_id = ${userId} RETURNING *`
+    })
+
+    const remove = SqlSchema.void({
+      Request: MemberKey,
+      execute: ({ orgId, userId }) => sql`DELETE FROM org_members WHERE org_id = ${orgId} AND user_id = ${userId}`
+    })
+
+    return {
+      /** Adds the membership; none when the user is a member already. */
+      insert: (membership: typeof NewMembership.Type) => Effect.orDie(insert(membership)),
+      find: (orgId: OrgId, userId: UserId) => Effect.orDie(findMembership({ orgId, userId })),
+      /** The membership, held until the transaction ends so that it is not removed meanwhile. */
+      share: (orgId: OrgId, userId: UserId) => Effect.orDie(shareMembership({ orgId, userId })),
+      /** The membership, locked for a change until the transaction ends. */
+      lock: (orgId: OrgId, userId: UserId) => Effect.orDie(lockMembership({ orgId, userId })),
+      /** The owners of the organization, locked until the transaction ends. */
+      lockOwners: (orgId: OrgId) => Effect.orDie(lockOwners(orgId)),
+      orgIdsOf: (userId: UserId) =>
+        Effect.map(Effect.orDie(orgIdsOf(userId)), (rows) => rows.map((row) => row.org_id)),
+      page: (orgId: OrgId, keyset: Keyset) => Effect.orDie(page({ orgId, ...keyset })),
+      updateRole: (orgId: OrgId, userId: UserId, role: OrgRole) => Effect.orDie(updateRole({ orgId, userId, role })),
+      remove: (orgId: OrgId, userId: UserId) => Effect.orDie(remove({ orgId, userId }))
+    } as const
+  })
+}) {}

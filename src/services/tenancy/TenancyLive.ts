@@ -1,0 +1,21 @@
+/** The tenancy capability: users, API keys, organizations, members, invitations, projects, access. */
+import { Layer } from "effect"
+import { Access } from "./Access.ts"
+import { ApiKeys } from "./ApiKeys.ts"
+import { Invitations } from "./Invitations.ts"
+import { Members } from "./Members.ts"
+import { Organizations } from "./Organizations.ts"
+import { ProjectMembers } from "./ProjectMembers.ts"
+import { Projects } from "./Projects.ts"
+import { Users } from "./Users.ts"
+
+export const TenancyLive = Layer.mergeAll(
+  Access.Default,
+  Users.Default,
+  ApiKeys.Default,
+  Organizations.Default,
+  Members.Default,
+  Invitations.Default,
+  Projects.Default,
+  ProjectMembers.Default
+)
