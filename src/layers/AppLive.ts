@@ -6,32 +6,17 @@
 import { HttpServer } from "@effect/platform"
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
-import { Models } from "../services/configuration/Models.ts"
-import { Secrets } from "../services/configuration/Secrets.ts"
-import { Actors } from "../services/runtime/Actors.ts"
-import { AgentCommands } from "../services/runtime/AgentCommands.ts"
-import { Agents } from "../services/runtime/Agents.ts"
-import { Artifacts } from "../services/runtime/Artifacts.ts"
-import { Timeline } from "../services/runtime/Timeline.ts"
+import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
-import { Access } from "../services/tenancy/Access.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive, NodeServerLive } from "./HttpServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
-import { RuntimeLive as TurnEngineLive } from "./Runtime.ts"
 
 /** The SQL client, available only once migrations have run. */
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
-
-const RuntimeLive = AgentCommands.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(Agents.Default, Actors.Default, Artifacts.Default)),
-  Layer.provideMerge(TurnEngineLive),
-  Layer.provideMerge(Timeline.Default),
-  Layer.provide(Layer.mergeAll(Access.Default, Models.Default, Secrets.Default, IdGenerator.Default))
-)
 
 /** The kernel every capability uses: id generation and transactions. */
 const SharedLive = Layer.merge(IdGenerator.Default, Transactions.Default)

@@ -4,7 +4,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { MAX_BACKLOG } from "../../src/services/runtime/AgentRuntime.ts"
+import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
 import { eventually } from "../support/Polling.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"

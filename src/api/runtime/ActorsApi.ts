@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
-import { Actor, CreateActor } from "../../domain/runtime/Resources.ts"
+import { Actor, CreateActor } from "../../domain/runtime/Actors.ts"
 import { ProjectPath } from "../tenancy/ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 

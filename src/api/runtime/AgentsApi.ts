@@ -12,17 +12,9 @@ import {
 import { AgentId, ArtifactId, InputId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery, Sequence } from "../../domain/runtime/Events.ts"
-import {
-  Agent,
-  AgentInput,
-  AgentStatus,
-  Control,
-  InputAccepted,
-  LaunchAgent,
-  LaunchedAgent,
-  SendInput,
-  Turn
-} from "../../domain/runtime/Resources.ts"
+import { Agent, AgentStatus, Control, LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
+import { AgentInput, InputAccepted, SendInput } from "../../domain/runtime/Inputs.ts"
+import { Turn } from "../../domain/runtime/Turns.ts"
 import { ProjectPath } from "../tenancy/ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Forbidden, InvalidRequest, NotFound, RequestTooLarge, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import { ToolCallId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
-import { SubmitToolResult, ToolCall, ToolResultAccepted } from "../../domain/runtime/Resources.ts"
+import { SubmitToolResult, ToolCall, ToolResultAccepted } from "../../domain/runtime/ToolCalls.ts"
 import { AgentPath } from "./AgentsApi.ts"
 import { Authentication } from "../Security.ts"
 

@@ -1,30 +1,19 @@
 /**
- * Actors: the external users a project attributes inputs to (docs/agents-api.md). One actor per
- * (project, external_id): creating it again returns the existing one.
+ * Actors (src/domain/runtime/Actors.ts): the external users a project attributes inputs to. One
+ * actor per (project, external_id): creating it again returns the existing one.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { ActorId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { Actor } from "../../domain/runtime/Resources.ts"
-import { Access } from "../tenancy/Access.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { paged } from "../shared/Paging.ts"
-import { withDates } from "./LegacyRows.ts"
-
-interface ActorRow {
-  readonly id: ActorId
-  readonly org_id: OrgId
-  readonly project_id: ProjectId
-  readonly external_id: string
-  readonly display_name: string | null
-  readonly created_at: Date
-}
+import { Access } from "../tenancy/Access.ts"
+import { ActorsRepository } from "./ActorsRepository.ts"
 
 export class Actors extends Effect.Service<Actors>()("Actors", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const actors = yield* ActorsRepository
     const access = yield* Access
     const ids = yield* IdGenerator
 
@@ -36,43 +25,42 @@ export class Actors extends Effect.Service<Actors>()("Actors", {
     ) =>
       Effect.gen(function*() {
         yield* access.requireProjectAccess(orgId, projectId, "write")
-        const inserted = yield* sql<ActorRow>`
-          INSERT INTO actors (id, org_id, project_id, external_id, display_name)
-          VALUES (${yield* ids.make(ActorId)}, ${orgId}, ${projectId}, ${input.external_id}, ${input.display_name ?? null})
-          ON CONFLICT (project_id, external_id) DO NOTHING
-          RETURNING *`
-        if (inserted.length > 0) return { actor: new Actor(withDates(inserted[0])), created: true }
-        const [existing] = yield* sql<ActorRow>`
-          SELECT * FROM actors WHERE project_id = ${projectId} AND external_id = ${input.external_id}`
-        return { actor: new Actor(withDates(existing)), created: false }
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+        const inserted = yield* actors.insert({
+          id: yield* ids.make(ActorId),
+          org_id: orgId,
+          project_id: projectId,
+          external_id: input.external_id,
+          display_name: input.display_name ?? null
+        })
+        if (Option.isSome(inserted)) return { actor: inserted.value, created: true }
+        const existing = yield* actors.findByExternalId(projectId, input.external_id).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.dieMessage(`The actor ${input.external_id} of project ${projectId} vanished`),
+            onSome: Effect.succeed
+          }))
+        )
+        return { actor: existing, created: false }
+      })
 
     const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* access.projectAccess(orgId, projectId)
-        return yield* paged(query, ({ after, limit }) =>
-          sql<ActorRow>`
-            SELECT * FROM actors
-            WHERE project_id = ${projectId} ${after === undefined ? sql`` : sql`AND id > ${after}`}
-            ORDER BY id LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.map((rows) => rows.map((row) => new Actor(withDates(row))))), (actor) => actor.id)
-      })
+      Effect.zipRight(
+        access.projectAccess(orgId, projectId),
+        paged(query, (keyset) => actors.page(projectId, keyset), (actor) => actor.id)
+      )
 
     /** Fails with `invalid_request` at `field` unless `actorId` is an actor of the project. */
     const requireInProject = (projectId: ProjectId, actorId: ActorId, field: string) =>
-      sql<{ id: ActorId }>`SELECT id FROM actors WHERE id = ${actorId} AND project_id = ${projectId}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) =>
-          rows.length > 0
-            ? Effect.void
-            : Effect.fail(
-              new InvalidRequest({
-                error: `${field}: ${actorId} is not an actor of project ${projectId}; create it with POST /actors first`,
-                issues: [{ path: field, message: "not an actor of this project" }]
-              })
-            )
-        )
-      )
+      Effect.flatMap(actors.isInProject(projectId, actorId), (found) =>
+        found
+          ? Effect.void
+          : Effect.fail(
+            new InvalidRequest({
+              error: `${field}: ${actorId} is not an actor of project ${projectId}; create it with POST /actors first`,
+              issues: [{ path: field, message: "not an actor of this project" }]
+            })
+          ))
 
     return { create, list, requireInProject } as const
-  })
+  }),
+  dependencies: [ActorsRepository.Default, Access.Default, IdGenerator.Default]
 }) {}

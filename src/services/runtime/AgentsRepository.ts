@@ -1,11 +1,90 @@
-/** The `agents` table. */
+/**
+ * The `agents` table. An agent row is the lock of its runtime state: every runtime transaction
+ * takes it first (`lock`), and it holds the last sequence of the agent's timeline.
+ */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { AgentConfigId, AgentId } from "../../domain/shared/Ids.ts"
+import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
+import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+
+const NewAgent = Schema.Struct({
+  id: AgentId,
+  org_id: OrgId,
+  project_id: ProjectId,
+  agent_config_id: AgentConfigId,
+  name: Schema.NullOr(Schema.String),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/** What appending events needs of the agent: the sequences it allocated and the agent's identity. */
+export const Allocated = Schema.Struct({
+  last_sequence: Schema.Int,
+  agent_config_id: AgentConfigId,
+  org_id: OrgId,
+  project_id: ProjectId
+})
 
 export class AgentsRepository extends Effect.Service<AgentsRepository>()("AgentsRepository", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.single({
+      Request: NewAgent,
+      Result: Agent,
+      execute: (agent) =>
+        sql`INSERT INTO agents ${sql.insert({ ...agent, metadata: JSON.stringify(agent.metadata) })} RETURNING *`
+    })
+
+    const findInProject = SqlSchema.findOne({
+      Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
+      Result: Agent,
+      execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId}`
+    })
+
+    const findById = SqlSchema.findOne({
+      Request: AgentId,
+      Result: Agent,
+      execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
+    })
+
+    const lock = SqlSchema.findOne({
+      Request: AgentId,
+      Result: Agent,
+      execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(AgentStatus), ...KeysetFields }),
+      Result: Agent,
+      execute: ({ projectId, status, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
+        return sql`
+          SELECT * FROM agents WHERE project_id = ${projectId}
+          ${status === undefined ? sql`` : sql`AND status = ${status}`} ${after} ${orderAndLimit}`
+      }
+    })
+
+    const allocateSequences = SqlSchema.findOne({
+      Request: Schema.Struct({ id: AgentId, count: Schema.Int }),
+      Result: Allocated,
+      execute: ({ count, id }) => sql`
+        UPDATE agents SET last_sequence = last_sequence + ${count}, updated_at = now() WHERE id = ${id}
+        RETURNING last_sequence, agent_config_id, org_id, project_id`
+    })
+
+    const setCurrentTurn = SqlSchema.void({
+      Request: Schema.Struct({ id: AgentId, turnId: Schema.NullOr(TurnId), status: AgentStatus }),
+      execute: ({ id, status, turnId }) => sql`
+        UPDATE agents SET status = ${status}, current_turn_id = ${turnId}, updated_at = now() WHERE id = ${id}`
+    })
+
+    const setStatus = SqlSchema.void({
+      Request: Schema.Struct({ id: AgentId, turnId: TurnId, status: AgentStatus }),
+      execute: ({ id, status, turnId }) => sql`
+        UPDATE agents SET status = ${status}, updated_at = now()
+        WHERE id = ${id} AND current_turn_id = ${turnId} AND status <> ${status}`
+    })
 
     const runningConfigs = SqlSchema.findAll({
       Request: Schema.Array(AgentConfigId),
@@ -17,6 +96,20 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
     })
 
     return {
+      insert: (agent: typeof NewAgent.Type) => Effect.orDie(insert(agent)),
+      findInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(findInProject({ projectId, id })),
+      findById: (id: AgentId) => Effect.orDie(findById(id)),
+      /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
+      lock: (id: AgentId) => Effect.orDie(lock(id)),
+      page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>
+        Effect.orDie(page({ projectId, status, ...keyset })),
+      /** Takes the next `count` sequences of the agent's timeline (locking the row); none when the agent is gone. */
+      allocateSequences: (id: AgentId, count: number) => Effect.orDie(allocateSequences({ id, count })),
+      /** Makes `turnId` the agent's current turn (null: none) with `status`. */
+      setCurrentTurn: (id: AgentId, turnId: TurnId | null, status: AgentStatus) =>
+        Effect.orDie(setCurrentTurn({ id, turnId, status })),
+      /** Sets the status of the agent while `turnId` is its current turn. */
+      setStatus: (id: AgentId, turnId: TurnId, status: AgentStatus) => Effect.orDie(setStatus({ id, turnId, status })),
       /** The agents that run one of these configs, oldest first. */
       runningConfigs: (configIds: ReadonlyArray<AgentConfigId>) => Effect.orDie(runningConfigs(configIds))
     } as const

@@ -5,7 +5,6 @@
  * `prepare` checks a submission against the limits of spec 8 and decodes its media without
  * storing anything; `store` then keeps the bytes and returns the blocks as they are recorded.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { type AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
@@ -16,9 +15,11 @@ import {
   MAX_MEDIA_TOTAL_BYTES,
   MAX_NON_MEDIA_BYTES
 } from "../../domain/runtime/Limits.ts"
-import { sha256 as contentHash } from "../shared/Hash.ts"
+import { someOrFail } from "../shared/Failures.ts"
+import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { firstOr } from "./LegacyRows.ts"
+import { Transactions } from "../shared/Transactions.ts"
+import { ArtifactsRepository } from "./ArtifactsRepository.ts"
 
 /** A submitted block checked against the limits, its media decoded. */
 export type PreparedBlock =
@@ -107,46 +108,39 @@ export const prepareBlocks = (
     ))
   })
 
-export interface Artifact {
-  readonly id: ArtifactId
-  readonly media_type: string
-  readonly bytes: Uint8Array
-}
-
 export class Artifacts extends Effect.Service<Artifacts>()("Artifacts", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const artifacts = yield* ArtifactsRepository
     const ids = yield* IdGenerator
+    const { transaction } = yield* Transactions
 
     /** Stores the media of prepared blocks for `agentId`; the blocks as recorded, media as `media_ref`. */
     const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) =>
-      sql.withTransaction(Effect.forEach(blocks, (prepared): Effect.Effect<ContentBlock, unknown> => {
+      transaction(Effect.forEach(blocks, (prepared): Effect.Effect<ContentBlock> => {
         if (prepared.type === "text") return Effect.succeed(prepared.block)
         const { block, bytes } = prepared
-        const sha256 = contentHash(bytes)
-        return Effect.flatMap(ids.make(ArtifactId), (id) => Effect.as(
-          sql`
-            INSERT INTO artifacts (id, agent_id, media_type, size_bytes, sha256, bytes)
-            VALUES (${id}, ${agentId}, ${block.media_type}, ${bytes.length}, ${sha256}, ${bytes})`,
-          {
+        const hash = sha256(bytes)
+        return Effect.gen(function*() {
+          const id = yield* ids.make(ArtifactId)
+          yield* artifacts.insert({ id, agent_id: agentId, media_type: block.media_type, size_bytes: bytes.length, sha256: hash, bytes })
+          return {
             type: "media_ref" as const,
             artifact_id: id,
             media_type: block.media_type,
             size_bytes: bytes.length,
-            sha256,
+            sha256: hash,
             ...(block.metadata === undefined ? {} : { metadata: block.metadata })
           }
-        ))
-      })).pipe(Effect.orDie)
+        })
+      }))
 
     /** The bytes of an artifact of `agentId`. */
     const get = (agentId: AgentId, artifactId: ArtifactId) =>
-      sql<Artifact>`
-        SELECT id, media_type, bytes FROM artifacts WHERE id = ${artifactId} AND agent_id = ${agentId}`.pipe(
-        Effect.orDie,
-        Effect.flatMap(firstOr(() => new NotFound({ error: `Artifact ${artifactId} not found for agent ${agentId}` })))
+      artifacts.find(agentId, artifactId).pipe(
+        someOrFail(() => new NotFound({ error: `Artifact ${artifactId} not found for agent ${agentId}` }))
       )
 
     return { store, get } as const
-  })
+  }),
+  dependencies: [ArtifactsRepository.Default, IdGenerator.Default, Transactions.Default]
 }) {}

@@ -11,15 +11,16 @@
  *
  * Each step writes its events to the timeline in the same transaction as the state change.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
-import { type AgentId, InteractionId, type ProjectId, type ToolCallId } from "../../domain/shared/Ids.ts"
+import { type AgentId, InteractionId, type ProjectId, type ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { InteractionsRepository } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
+import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { ASK_QUESTION, questionOf } from "./ToolDefinitions.ts"
 import { signalToken, type TurnPayload } from "./TurnWorkflow.ts"
 
@@ -37,14 +38,15 @@ export const NO_MACHINE_RESULT = (name: string) =>
 
 export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const toolCalls = yield* ToolCallsRepository
+    const interactions = yield* InteractionsRepository
     const timeline = yield* Timeline
     const ids = yield* IdGenerator
 
     /** Completes a call with its result, recorded on the timeline; the result's event. */
     const completeCall = (
       agentId: AgentId,
-      turnId: TurnPayload["turn_id"],
+      turnId: TurnId,
       callId: ToolCallId,
       outcome: "succeeded" | "failed",
       contentBlocks: ReadonlyArray<ContentBlock>
@@ -58,13 +60,11 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
           outcome,
           content_blocks: contentBlocks
         }])
-        yield* sql`
-          UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${event.id}, completed_at = now()
-          WHERE id = ${callId}`
+        yield* toolCalls.complete(callId, outcome, event.id)
         return event as Extract<AgentEvent, { event_kind: "tool_result" }>
-      }).pipe(Effect.orDie)
+      })
 
-    const failCall = (agentId: AgentId, turnId: TurnPayload["turn_id"], callId: ToolCallId, message: string) =>
+    const failCall = (agentId: AgentId, turnId: TurnId, callId: ToolCallId, message: string) =>
       completeCall(agentId, turnId, callId, "failed", [{ type: "text", text: message }])
 
     const openInteraction = (
@@ -77,19 +77,16 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
         const id = yield* ids.make(InteractionId)
         const token = yield* signalToken(payload, kind, call.id)
         const question = kind === "question" ? questionOf(call.input) : null
-        yield* sql`INSERT INTO interactions ${
-          sql.insert({
-            id,
-            agent_id: payload.agent_id,
-            project_id: projectId,
-            turn_id: payload.turn_id,
-            tool_call_id: call.id,
-            kind,
-            status: "pending",
-            question,
-            deferred_token: token
-          })
-        }`
+        yield* interactions.insert({
+          id,
+          agent_id: payload.agent_id,
+          project_id: projectId,
+          turn_id: payload.turn_id,
+          tool_call_id: call.id,
+          kind,
+          question,
+          deferred_token: token
+        })
         const text = question ?? `The agent asks to call the tool ${call.name} with the input ${JSON.stringify(call.input)}.`
         yield* timeline.append(payload.agent_id, [{
           event_kind: "interaction",
@@ -101,7 +98,7 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
           tool_call_id: call.id,
           content_blocks: [{ type: "text", text }]
         }])
-      }).pipe(Effect.orDie)
+      })
 
     /**
      * Moves a call (its row already inserted) to its next state; `approved` once its approval was
@@ -120,16 +117,16 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
           return "none"
         }
         if (tool.permission === "ask" && !approved) {
-          yield* sql`UPDATE tool_calls SET state = 'awaiting_authorization' WHERE id = ${call.id}`
+          yield* toolCalls.setState(call.id, "awaiting_authorization")
           yield* openInteraction(payload, projectId, call, "approval")
           return "approval"
         }
         if (tool.type === "custom") {
-          yield* sql`UPDATE tool_calls SET state = 'ready' WHERE id = ${call.id}`
+          yield* toolCalls.setState(call.id, "ready")
           return "result"
         }
         if (call.name === ASK_QUESTION) {
-          yield* sql`UPDATE tool_calls SET state = 'running' WHERE id = ${call.id}`
+          yield* toolCalls.setState(call.id, "running")
           yield* openInteraction(payload, projectId, call, "question")
           return "question"
         }
@@ -142,8 +139,9 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
             : `The built-in tool ${call.name} cannot run on this server.`
         )
         return "none"
-      }).pipe(Effect.orDie)
+      })
 
     return { dispatch, completeCall, failCall } as const
-  })
+  }),
+  dependencies: [ToolCallsRepository.Default, InteractionsRepository.Default, Timeline.Default, IdGenerator.Default]
 }) {}

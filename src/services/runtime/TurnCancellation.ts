@@ -2,17 +2,17 @@
  * Cancellation of a turn's model call in flight (docs/runtime.md, "Cancel"). The cancelled state
  * is in the database (the `turns` row); this service makes a call in this process stop at once:
  * `cancelled(turnId)` completes when `cancel(turnId)` is called here, or when the row shows the
- * turn finished (checked every POLL_INTERVAL, for a cancel made by another process).
+ * turn finished (checked every CANCEL_POLL_INTERVAL, for a cancel made by another process).
  */
-import { SqlClient } from "@effect/sql"
-import { Deferred, Duration, Effect, FiberId, Schedule } from "effect"
+import { Deferred, Duration, Effect, Either, FiberId, Option, Schedule } from "effect"
 import type { TurnId } from "../../domain/shared/Ids.ts"
+import { TurnsRepository } from "./TurnsRepository.ts"
 
 export const CANCEL_POLL_INTERVAL = Duration.seconds(1)
 
 export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCancellation", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const turns = yield* TurnsRepository
     const waiting = new Map<TurnId, Deferred.Deferred<void>>()
 
     const signalOf = (turnId: TurnId) =>
@@ -25,11 +25,8 @@ export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCa
       })
 
     const finishedInDatabase = (turnId: TurnId) =>
-      sql<{ active: boolean }>`
-        SELECT status IN ('running', 'waiting') AS active FROM turns WHERE id = ${turnId}`.pipe(
-        Effect.map((rows) => rows[0]?.active !== true),
-        Effect.orDie,
-        Effect.repeat({ schedule: Schedule.spaced(CANCEL_POLL_INTERVAL), until: (finished) => finished }),
+      turns.isActive(turnId).pipe(
+        Effect.repeat({ schedule: Schedule.spaced(CANCEL_POLL_INTERVAL), until: (active) => !active }),
         Effect.asVoid
       )
 
@@ -50,6 +47,14 @@ export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCa
         return signal
       }).pipe(Effect.flatMap((signal) => signal === undefined ? Effect.void : Deferred.succeed(signal, undefined)))
 
-    return { cancelled, cancel } as const
-  })
+    /** Runs `call` unless the turn is cancelled first: its outcome, or none when cancelled. */
+    const unlessCancelled = <A, E, R>(turnId: TurnId, call: Effect.Effect<A, E, R>) =>
+      Effect.raceFirst(
+        Effect.map(Effect.either(call), Option.some),
+        Effect.as(cancelled(turnId), Option.none<Either.Either<A, E>>())
+      ).pipe(Effect.interruptible)
+
+    return { cancelled, cancel, unlessCancelled } as const
+  }),
+  dependencies: [TurnsRepository.Default]
 }) {}

@@ -5,15 +5,15 @@
  * is a separate execution, not a child of the turn that finished. Starting is idempotent: a
  * turn's execution id is derived from its id, and starting an existing execution changes nothing.
  */
-import type { WorkflowEngine } from "@effect/workflow"
-import { Effect, Queue } from "effect"
+import { WorkflowEngine } from "@effect/workflow"
+import { Effect, Option, Queue } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { TurnWorkflow } from "./TurnWorkflow.ts"
 
 export class TurnLauncher extends Effect.Service<TurnLauncher>()("TurnLauncher", {
   scoped: Effect.gen(function*() {
     const pending = yield* Queue.unbounded<{ readonly turn_id: TurnId; readonly agent_id: AgentId }>()
-    const context = yield* Effect.context<WorkflowEngine.WorkflowEngine>()
+    const engine = yield* WorkflowEngine.WorkflowEngine
     const scope = yield* Effect.scope
     yield* Queue.take(pending).pipe(
       Effect.flatMap((payload) =>
@@ -23,12 +23,16 @@ export class TurnLauncher extends Effect.Service<TurnLauncher>()("TurnLauncher",
         )
       ),
       Effect.forever,
-      Effect.provide(context),
+      Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
       Effect.forkScoped
     )
 
     const launch = (agentId: AgentId, turnId: TurnId) => Effect.asVoid(Queue.offer(pending, { turn_id: turnId, agent_id: agentId }))
 
-    return { launch } as const
+    /** Launches the turn a transaction started, if it started one (after it committed). */
+    const launchNext = (agentId: AgentId, next: Option.Option<TurnId>) =>
+      Option.match(next, { onNone: () => Effect.void, onSome: (turnId) => launch(agentId, turnId) })
+
+    return { launch, launchNext } as const
   })
 }) {}

@@ -8,39 +8,43 @@
  * result, an approval or an answer, `idle` with no current turn; a turn ending starts the oldest
  * queued input's turn in the same transaction, so an agent with a backlog is never idle.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
-import type { AgentStatus } from "../../domain/runtime/Resources.ts"
+import type { Agent } from "../../domain/runtime/Agents.ts"
+import { AgentsRepository } from "./AgentsRepository.ts"
+import { InputsRepository } from "./InputsRepository.ts"
+import { InteractionsRepository } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
-
-export interface LockedAgent {
-  readonly status: AgentStatus
-  readonly current_turn_id: TurnId | null
-}
+import { ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { TurnsRepository } from "./TurnsRepository.ts"
 
 export type FinalTurnStatus = "completed" | "failed" | "cancelled"
 
 export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycle", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const agents = yield* AgentsRepository
+    const inputs = yield* InputsRepository
+    const turns = yield* TurnsRepository
+    const toolCalls = yield* ToolCallsRepository
+    const interactions = yield* InteractionsRepository
     const timeline = yield* Timeline
 
     /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
-    const lockAgent = (agentId: AgentId) =>
-      sql<LockedAgent>`SELECT status, current_turn_id FROM agents WHERE id = ${agentId} FOR UPDATE`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<Agent>> => agents.lock(agentId)
+
+    /** Locks the agent row for the rest of the transaction; the agent must exist. */
+    const lockExisting = (agentId: AgentId) =>
+      Effect.flatMap(lockAgent(agentId), Option.match({
+        onNone: () => Effect.dieMessage(`Agent ${agentId} does not exist`),
+        onSome: Effect.succeed
+      }))
 
     /** Makes the input's turn the agent's current turn and records its start. */
     const startTurn = (agentId: AgentId, input: { readonly id: InputId; readonly turn_id: TurnId }) =>
       Effect.gen(function*() {
-        yield* sql`INSERT INTO turns ${sql.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id, status: "running" })}`
-        yield* sql`UPDATE agent_inputs SET status = 'started' WHERE id = ${input.id}`
-        yield* sql`
-          UPDATE agents SET status = 'running', current_turn_id = ${input.turn_id}, updated_at = now()
-          WHERE id = ${agentId}`
+        yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
+        yield* inputs.setStatus(input.id, "started")
+        yield* agents.setCurrentTurn(agentId, input.turn_id, "running")
         yield* timeline.append(agentId, [{
           event_kind: "turn",
           turn_id: input.turn_id,
@@ -49,22 +53,14 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
           error: null,
           usage: null
         }])
-      }).pipe(Effect.orDie)
+      })
 
     /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
     const startNext = (agentId: AgentId) =>
-      Effect.gen(function*() {
-        const [next] = yield* sql<{ id: InputId; turn_id: TurnId }>`
-          SELECT id, turn_id FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued'
-          ORDER BY id LIMIT 1`
-        if (next === undefined) {
-          yield* sql`
-            UPDATE agents SET status = 'idle', current_turn_id = NULL, updated_at = now() WHERE id = ${agentId}`
-          return Option.none<TurnId>()
-        }
-        yield* startTurn(agentId, next)
-        return Option.some(next.turn_id)
-      }).pipe(Effect.orDie)
+      Effect.flatMap(inputs.oldestQueued(agentId), Option.match({
+        onNone: () => Effect.as(agents.setCurrentTurn(agentId, null, "idle"), Option.none<TurnId>()),
+        onSome: (next) => Effect.as(startTurn(agentId, next), Option.some(next.turn_id))
+      }))
 
     /**
      * Ends a running or waiting turn with its final status (and records it with the turn's token
@@ -72,48 +68,36 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
      */
     const finishTurn = (agentId: AgentId, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
       Effect.gen(function*() {
-        const [turn] = yield* sql<{
-          input_tokens: string
-          output_tokens: string
-          cache_read_tokens: string
-          cache_write_tokens: string
-        }>`
-          UPDATE turns SET status = ${status}, error = ${error}, completed_at = now()
-          WHERE id = ${turnId} AND status IN ('running', 'waiting')
-          RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
-        if (turn === undefined) return Option.none<TurnId>()
+        const usage = yield* turns.finish(turnId, status, error)
+        if (Option.isNone(usage)) return Option.none<TurnId>()
         yield* timeline.append(agentId, [{
           event_kind: "turn",
           turn_id: turnId,
           is_opening_event: false,
           turn_status: status,
           error,
-          usage: {
-            input_tokens: Number(turn.input_tokens),
-            output_tokens: Number(turn.output_tokens),
-            cache_read_tokens: Number(turn.cache_read_tokens),
-            cache_write_tokens: Number(turn.cache_write_tokens)
-          }
+          usage: usage.value
         }])
         return yield* startNext(agentId)
-      }).pipe(Effect.orDie)
+      })
 
     /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
     const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{ waiting: boolean }>`
-          SELECT EXISTS (
-            SELECT 1 FROM tool_calls WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready')
-          ) OR EXISTS (
-            SELECT 1 FROM interactions WHERE turn_id = ${turnId} AND status = 'pending'
-          ) AS waiting`
-        const status = row?.waiting === true ? "waiting" : "running"
-        yield* sql`UPDATE turns SET status = ${status} WHERE id = ${turnId} AND status IN ('running', 'waiting')`
-        yield* sql`
-          UPDATE agents SET status = ${status}, updated_at = now()
-          WHERE id = ${agentId} AND current_turn_id = ${turnId} AND status <> ${status}`
-      }).pipe(Effect.orDie)
+        const waiting = (yield* toolCalls.hasOpen(turnId)) || (yield* interactions.hasPending(turnId))
+        const status = waiting ? "waiting" : "running"
+        yield* turns.setStatus(turnId, status)
+        yield* agents.setStatus(agentId, turnId, status)
+      })
 
-    return { lockAgent, startTurn, startNext, finishTurn, refreshStatus } as const
-  })
+    return { lockAgent, lockExisting, startTurn, startNext, finishTurn, refreshStatus } as const
+  }),
+  dependencies: [
+    AgentsRepository.Default,
+    InputsRepository.Default,
+    TurnsRepository.Default,
+    ToolCallsRepository.Default,
+    InteractionsRepository.Default,
+    Timeline.Default
+  ]
 }) {}

@@ -1,5 +1,5 @@
 /**
- * The turn as a durable workflow (ARCHITECTURE.md 5, docs/runtime.md): one execution per turn,
+ * The turn as a durable workflow (docs/runtime.md): one execution per turn,
  * keyed by the turn id, on @effect/cluster with its journal in the application's database. What
  * the turn waits for from outside is a DurableDeferred named after the tool call it belongs to:
  *
@@ -7,11 +7,11 @@
  * - `result/<tool call id>`: a client submits the result of a custom tool call;
  * - `question/<tool call id>`: a person answers (or declines) an `ask_question` call.
  *
- * Their tokens are stored on the tool_calls / interactions rows; AgentRuntime resolves them.
+ * Their tokens are stored on the tool_calls / interactions rows; TurnSignals resolves them.
  */
 import { DurableDeferred, Workflow } from "@effect/workflow"
 import { Schema } from "effect"
-import { AgentId, type ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 
 export const TurnWorkflow = Workflow.make({
   name: "AgentTurn",
@@ -20,6 +20,23 @@ export const TurnWorkflow = Workflow.make({
 })
 
 export type TurnPayload = typeof TurnWorkflow.payloadSchema.Type
+
+/** A tool call of a step and what the turn waits for on it: first its approval (if any), then its result or answer. */
+export const PlannedCall = Schema.Struct({
+  tool_call_id: ToolCallId,
+  approval: Schema.Boolean,
+  then: Schema.Literal("result", "question", "none")
+})
+export type PlannedCall = typeof PlannedCall.Type
+
+/** What a model call of a turn ended with, journaled by its Activity and recorded in `turn_steps`. */
+export const StepOutcome = Schema.Union(
+  Schema.TaggedStruct("ToolCalls", { calls: Schema.Array(PlannedCall) }),
+  Schema.TaggedStruct("Finished", {}),
+  Schema.TaggedStruct("Failed", { error: Schema.String }),
+  Schema.TaggedStruct("Stopped", {})
+)
+export type StepOutcome = typeof StepOutcome.Type
 
 /** What resolves a wait: a decision on an approval, a completed call or answered question, or the turn's cancellation. */
 export const TurnSignal = Schema.Literal("approve", "deny", "completed", "cancelled")

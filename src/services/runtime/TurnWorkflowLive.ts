@@ -8,8 +8,8 @@
  */
 import { Activity, DurableDeferred } from "@effect/workflow"
 import { Cause, Effect } from "effect"
-import { StepOutcome, TurnSteps } from "./TurnSteps.ts"
-import { turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
+import { TurnSteps } from "./TurnSteps.ts"
+import { StepOutcome, turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
 
 const runTurn = (payload: TurnPayload) =>
   Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { Actor } from "../../../domain/runtime/Resources.ts"
+import { Actor } from "../../../domain/runtime/Actors.ts"
 import { Actors } from "../../../services/runtime/Actors.ts"
 import { Api } from "../../Api.ts"
 

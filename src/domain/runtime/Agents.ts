@@ -1,0 +1,40 @@
+/** Agents (spec 2.11): an agent runs an agent config of its project, one turn at a time. */
+import { Schema } from "effect"
+import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../shared/Ids.ts"
+import { Timestamp } from "../shared/Timestamp.ts"
+import { InputAccepted, SendInput } from "./Inputs.ts"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** idle: nothing to do; running: a turn is working; waiting: a turn waits for a tool result, an approval or an answer. */
+export const AgentStatus = Schema.Literal("idle", "running", "waiting")
+export type AgentStatus = typeof AgentStatus.Type
+
+export class Agent extends Schema.Class<Agent>("Agent")({
+  id: AgentId,
+  org_id: OrgId,
+  project_id: ProjectId,
+  agent_config_id: AgentConfigId,
+  name: Schema.NullOr(Schema.String),
+  metadata: JsonObject,
+  status: AgentStatus,
+  current_turn_id: Schema.NullOr(TurnId),
+  created_at: Timestamp,
+  updated_at: Timestamp
+}) {}
+
+export const LaunchAgent = Schema.Struct({
+  agent_config_id: AgentConfigId,
+  name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
+  metadata: Schema.optional(JsonObject),
+  input: Schema.optional(SendInput)
+})
+export type LaunchAgent = typeof LaunchAgent.Type
+
+/** The answer to a launch: the agent, and, when it was launched with an input, the answer to that input. */
+export class LaunchedAgent extends Schema.Class<LaunchedAgent>("LaunchedAgent")({
+  ...Agent.fields,
+  input: Schema.optional(InputAccepted)
+}) {}
+
+export const Control = Schema.Struct({ control_type: Schema.Literal("cancel_current") })

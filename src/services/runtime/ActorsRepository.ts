@@ -1,0 +1,59 @@
+/** The `actors` table: one actor per (project, external_id). */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { ActorId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
+import { Actor } from "../../domain/runtime/Actors.ts"
+import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+
+const NewActor = Schema.Struct({
+  id: ActorId,
+  org_id: OrgId,
+  project_id: ProjectId,
+  external_id: Schema.String,
+  display_name: Schema.NullOr(Schema.String)
+})
+
+export class ActorsRepository extends Effect.Service<ActorsRepository>()("ActorsRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.findOne({
+      Request: NewActor,
+      Result: Actor,
+      execute: (actor) =>
+        sql`INSERT INTO actors ${sql.insert(actor)} ON CONFLICT (project_id, external_id) DO NOTHING RETURNING *`
+    })
+
+    const findByExternalId = SqlSchema.findOne({
+      Request: Schema.Struct({ projectId: ProjectId, externalId: Schema.String }),
+      Result: Actor,
+      execute: ({ externalId, projectId }) =>
+        sql`SELECT * FROM actors WHERE project_id = ${projectId} AND external_id = ${externalId}`
+    })
+
+    const findInProject = SqlSchema.findOne({
+      Request: Schema.Struct({ projectId: ProjectId, id: ActorId }),
+      Result: Actor,
+      execute: ({ id, projectId }) => sql`SELECT * FROM actors WHERE id = ${id} AND project_id = ${projectId}`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ projectId: ProjectId, ...KeysetFields }),
+      Result: Actor,
+      execute: ({ projectId, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
+        return sql`SELECT * FROM actors WHERE project_id = ${projectId} ${after} ${orderAndLimit}`
+      }
+    })
+
+    return {
+      /** Adds the actor; none when the project has one with this external_id already. */
+      insert: (actor: typeof NewActor.Type) => Effect.orDie(insert(actor)),
+      findByExternalId: (projectId: ProjectId, externalId: string) =>
+        Effect.orDie(findByExternalId({ projectId, externalId })),
+      isInProject: (projectId: ProjectId, id: ActorId) =>
+        Effect.map(Effect.orDie(findInProject({ projectId, id })), Option.isSome),
+      page: (projectId: ProjectId, keyset: Keyset) => Effect.orDie(page({ projectId, ...keyset }))
+    } as const
+  })
+}) {}

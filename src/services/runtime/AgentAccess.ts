@@ -1,0 +1,33 @@
+/**
+ * An agent as a caller may reach it: the caller's access to the agent's project, and the agent
+ * belonging to it (else `not_found`). Every runtime route starts here.
+ */
+import { Effect } from "effect"
+import { NotFound } from "../../domain/shared/Errors.ts"
+import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
+import { someOrFail } from "../shared/Failures.ts"
+import { Access } from "../tenancy/Access.ts"
+import { AgentsRepository } from "./AgentsRepository.ts"
+
+export class AgentAccess extends Effect.Service<AgentAccess>()("AgentAccess", {
+  effect: Effect.gen(function*() {
+    const agents = yield* AgentsRepository
+    const access = yield* Access
+
+    const agentOf = (projectId: ProjectId, agentId: AgentId) =>
+      agents.findInProject(projectId, agentId).pipe(
+        someOrFail(() => new NotFound({ error: `Agent ${agentId} not found in project ${projectId}` }))
+      )
+
+    /** The agent, for a caller who may read its project. */
+    const read = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
+      Effect.zipRight(access.projectAccess(orgId, projectId), agentOf(projectId, agentId))
+
+    /** The agent, for a caller who may act in its project (write access). */
+    const write = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
+      Effect.zipRight(access.requireProjectAccess(orgId, projectId, "write"), agentOf(projectId, agentId))
+
+    return { read, write } as const
+  }),
+  dependencies: [AgentsRepository.Default, Access.Default]
+}) {}

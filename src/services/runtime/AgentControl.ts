@@ -1,0 +1,105 @@
+/**
+ * Control of a running agent (docs/runtime.md, "Cancel"): `cancel_current` stops the current
+ * turn. In one transaction, the control event is recorded, the turn's open tool calls are
+ * cancelled and its pending interactions closed, and the turn ends (starting the next queued
+ * input); after the commit the model call in flight stops and the turn's waits are resolved.
+ */
+import { Effect } from "effect"
+import { StateTransitionConflict } from "../../domain/shared/Errors.ts"
+import type { ActorId, AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
+import type { ControlEvent } from "../../domain/runtime/Events.ts"
+import { AgentAccess } from "./AgentAccess.ts"
+import { InteractionsRepository } from "./InteractionsRepository.ts"
+import { Timeline } from "./Timeline.ts"
+import { ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { TurnCancellation } from "./TurnCancellation.ts"
+import { TurnLauncher } from "./TurnLauncher.ts"
+import { TurnLifecycle } from "./TurnLifecycle.ts"
+import { type Signal, TurnSignals } from "./TurnSignals.ts"
+
+type ControlEventType = typeof ControlEvent.Type
+
+export class AgentControl extends Effect.Service<AgentControl>()("AgentControl", {
+  effect: Effect.gen(function*() {
+    const agentAccess = yield* AgentAccess
+    const toolCalls = yield* ToolCallsRepository
+    const interactions = yield* InteractionsRepository
+    const timeline = yield* Timeline
+    const lifecycle = yield* TurnLifecycle
+    const launcher = yield* TurnLauncher
+    const cancellation = yield* TurnCancellation
+    const signals = yield* TurnSignals
+
+    /** Cancels the agent's current turn; the control event. */
+    const cancel = (agentId: AgentId, actorId: ActorId | null): Effect.Effect<ControlEventType, StateTransitionConflict> =>
+      Effect.gen(function*() {
+        const outcome = yield* timeline.transaction(Effect.gen(function*() {
+          const agent = yield* lifecycle.lockExisting(agentId)
+          const turnId = agent.current_turn_id
+          if (turnId === null) {
+            return yield* Effect.fail(
+              new StateTransitionConflict({ error: `Agent ${agentId} has no running turn to cancel` })
+            )
+          }
+          const [control] = yield* timeline.append(agentId, [{
+            event_kind: "control",
+            turn_id: turnId,
+            is_opening_event: false,
+            control_type: "cancel_current",
+            actor_id: actorId
+          }])
+          const cancelledCalls = yield* toolCalls.cancelOpen(turnId)
+          const closed = yield* interactions.closePending(turnId)
+          if (closed.length > 0) {
+            yield* timeline.append(agentId, closed.map((interaction) => ({
+              event_kind: "interaction" as const,
+              turn_id: turnId,
+              is_opening_event: false,
+              interaction_id: interaction.id,
+              interaction_kind: interaction.kind,
+              interaction_status: "closed" as const,
+              tool_call_id: interaction.tool_call_id,
+              content_blocks: [{ type: "text" as const, text: "Closed: the turn was cancelled." }]
+            })))
+          }
+          const next = yield* lifecycle.finishTurn(agentId, turnId, "cancelled", "The turn was cancelled by a cancel_current control.")
+          const waits: Array<Signal> = [
+            ...cancelledCalls.flatMap((call) =>
+              call.deferred_token === null
+                ? []
+                : [{ kind: "result" as const, toolCallId: call.id, token: call.deferred_token, value: "cancelled" as const }]
+            ),
+            ...closed.flatMap((interaction) =>
+              interaction.tool_call_id === null ? [] : [{
+                kind: interaction.kind,
+                toolCallId: interaction.tool_call_id,
+                token: interaction.deferred_token,
+                value: "cancelled" as const
+              }]
+            )
+          ]
+          return { control: control as ControlEventType, turnId, next, waits }
+        }))
+        yield* cancellation.cancel(outcome.turnId)
+        yield* signals.send(outcome.waits)
+        yield* launcher.launchNext(agentId, outcome.next)
+        return outcome.control
+      })
+
+    /** `cancel_current`, for a caller who may act in the agent's project. */
+    const cancelCurrent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
+      Effect.zipRight(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null))
+
+    return { cancelCurrent } as const
+  }),
+  dependencies: [
+    AgentAccess.Default,
+    ToolCallsRepository.Default,
+    InteractionsRepository.Default,
+    Timeline.Default,
+    TurnLifecycle.Default,
+    TurnLauncher.Default,
+    TurnCancellation.Default,
+    TurnSignals.Default
+  ]
+}) {}

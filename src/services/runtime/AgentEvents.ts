@@ -1,0 +1,53 @@
+/**
+ * The timeline as the API reads it (spec 4.1): pages of events, and the live stream of
+ * Server-Sent Events, `id:` the sequence, `event:` the kind, `data:` the event as JSON.
+ */
+import { Sse } from "@effect/experimental"
+import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
+import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
+import { AgentEvent, type EventsQuery } from "../../domain/runtime/Events.ts"
+import { AgentAccess } from "./AgentAccess.ts"
+import { Timeline } from "./Timeline.ts"
+
+/** A Server-Sent Events stream sends this comment when no event came for this long. */
+export const SSE_HEARTBEAT_INTERVAL = Duration.seconds(15)
+
+const encodeEvent = Schema.encodeSync(Schema.parseJson(AgentEvent))
+
+const toServerSentEvent = (event: AgentEvent) =>
+  Sse.encoder.write({ _tag: "Event", id: String(event.sequence), event: event.event_kind, data: encodeEvent(event) })
+
+/** An SSE comment line: ignored by clients, it keeps the connection (and proxies) awake. */
+const comment = (text: string) => `: ${text}\n\n`
+
+export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
+  effect: Effect.gen(function*() {
+    const agentAccess = yield* AgentAccess
+    const timeline = yield* Timeline
+
+    const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: EventsQuery) =>
+      Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.list(agent, query))
+
+    /**
+     * The timeline after `afterSequence` as Server-Sent Events, then live, until the client
+     * leaves: a comment opens the stream (so the response starts at once), one comment more
+     * after each SSE_HEARTBEAT_INTERVAL without events.
+     */
+    const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
+      Effect.map(agentAccess.read(orgId, projectId, agentId), (agent) =>
+        Stream.make(comment(`events of ${agentId} after sequence ${afterSequence}`)).pipe(
+          Stream.concat(Stream.unfoldChunkEffect(afterSequence, (after) =>
+            Effect.map(timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL), (events) =>
+              Option.some(
+                events.length === 0
+                  ? [Chunk.of(comment("heartbeat")), after] as const
+                  : [Chunk.fromIterable(events.map(toServerSentEvent)), events[events.length - 1].sequence] as const
+              ))
+          )),
+          Stream.encodeText
+        ))
+
+    return { list, stream } as const
+  }),
+  dependencies: [AgentAccess.Default, Timeline.Default]
+}) {}

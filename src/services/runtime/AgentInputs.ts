@@ -1,0 +1,209 @@
+/**
+ * Agent inputs (docs/agents-api.md, docs/runtime.md): sending one (idempotent under a key,
+ * bounded backlog), withdrawing a queued one, and reading the backlog. An input starts its turn
+ * at once when the agent is idle, else it waits in the backlog; each change is one transaction
+ * that locks the agent row first and writes the timeline with it.
+ */
+import { Effect, Option } from "effect"
+import { AgentBacklogFull, IdempotencyKeyConflict, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
+import { type ActorId, type AgentId, InputId, type OrgId, type ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import type { ListQuery } from "../../domain/shared/Pagination.ts"
+import type { Agent } from "../../domain/runtime/Agents.ts"
+import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
+import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import { InputAccepted, type SendInput } from "../../domain/runtime/Inputs.ts"
+import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
+import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
+import { sha256 } from "../shared/Hash.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { paged } from "../shared/Paging.ts"
+import { Actors } from "./Actors.ts"
+import { AgentAccess } from "./AgentAccess.ts"
+import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
+import { type Disposition, InputsRepository } from "./InputsRepository.ts"
+import { Timeline } from "./Timeline.ts"
+import { TurnLauncher } from "./TurnLauncher.ts"
+import { TurnLifecycle } from "./TurnLifecycle.ts"
+
+/** Queued inputs an agent holds at most (docs/runtime.md); past it, `agent_backlog_full`. */
+export const MAX_BACKLOG = 100
+
+/** The answer to an input, and whether it replays the first answer under its idempotency key (200) or is new (201). */
+export interface SentInput {
+  readonly accepted: InputAccepted
+  readonly replayed: boolean
+}
+
+type InputEvent = Extract<AgentEvent, { event_kind: "agent_input" }>
+
+/** An input to record, its media already stored. */
+interface NewInput {
+  readonly content_blocks: ReadonlyArray<ContentBlock>
+  readonly actor_id: ActorId | null
+  readonly input_idempotency_key: string | null
+  /** sha256 of the canonical JSON of the request as submitted. */
+  readonly request_hash: string
+}
+
+/** sha256 of the canonical JSON of an input as submitted: what idempotent replays must match. */
+const requestHash = (input: SendInput) =>
+  sha256(canonicalJson({ content_blocks: input.content_blocks, actor_id: input.actor_id ?? null } as unknown as JsonValue))
+
+export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
+  effect: Effect.gen(function*() {
+    const inputs = yield* InputsRepository
+    const agentAccess = yield* AgentAccess
+    const actors = yield* Actors
+    const artifacts = yield* Artifacts
+    const timeline = yield* Timeline
+    const lifecycle = yield* TurnLifecycle
+    const launcher = yield* TurnLauncher
+    const ids = yield* IdGenerator
+
+    const eventAt = (agent: Agent, sequence: number) =>
+      Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
+
+    /** Records the input and starts its turn when the agent is idle; the first answer again for a repeated key. */
+    const record = (agentId: AgentId, input: NewInput) =>
+      Effect.gen(function*() {
+        const outcome = yield* timeline.transaction(Effect.gen(function*() {
+          const agent = yield* lifecycle.lockExisting(agentId)
+          const key = input.input_idempotency_key
+          const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
+          if (Option.isSome(first)) {
+            if (first.value.request_hash !== input.request_hash) {
+              return yield* Effect.fail(
+                new IdempotencyKeyConflict({
+                  error: `The input_idempotency_key ${key} was already used on this agent ` +
+                    `for a different input; use a new key for a new input`
+                })
+              )
+            }
+            const event = yield* eventAt(agent, first.value.event_sequence)
+            return { event, disposition: first.value.disposition, started: Option.none<TurnId>() }
+          }
+          const startsNow = agent.current_turn_id === null
+          if (!startsNow && (yield* inputs.countQueued(agentId)) >= MAX_BACKLOG) {
+            return yield* Effect.fail(
+              new AgentBacklogFull({
+                error: `Agent ${agentId} already has ${MAX_BACKLOG} queued inputs; wait for its turns to finish, ` +
+                  `or withdraw queued inputs, before sending more`
+              })
+            )
+          }
+          const inputId = yield* ids.make(InputId)
+          const turnId = yield* ids.make(TurnId)
+          const [event] = yield* timeline.append(agentId, [{
+            event_kind: "agent_input",
+            turn_id: turnId,
+            is_opening_event: true,
+            agent_input_id: inputId,
+            input_kind: "content",
+            content_blocks: input.content_blocks,
+            actor_id: input.actor_id,
+            input_idempotency_key: key
+          }])
+          const disposition: Disposition = startsNow ? "started" : "queued"
+          yield* inputs.insert({
+            id: inputId,
+            agent_id: agentId,
+            turn_id: turnId,
+            status: "queued",
+            event_sequence: event.sequence,
+            content_blocks: input.content_blocks,
+            actor_id: input.actor_id,
+            input_idempotency_key: key,
+            request_hash: input.request_hash,
+            disposition
+          })
+          if (startsNow) yield* lifecycle.startTurn(agentId, { id: inputId, turn_id: turnId })
+          return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
+        }))
+        yield* launcher.launchNext(agentId, outcome.started)
+        return new InputAccepted({ event: outcome.event, disposition: outcome.disposition })
+      })
+
+    /** Checks an input's actor and size limits; nothing is stored. */
+    const check = (projectId: ProjectId, input: SendInput, field: string) =>
+      Effect.zipRight(
+        input.actor_id === undefined ? Effect.void : actors.requireInProject(projectId, input.actor_id, `${field}/actor_id`),
+        prepareBlocks(input.content_blocks, `${field}/content_blocks`)
+      )
+
+    /**
+     * Records an input of a checked request. A key already used on this agent is recorded with
+     * the blocks it recorded first (no media stored again): the answer is the first one when the
+     * request is the same, `idempotency_key_conflict` when not.
+     */
+    const submit = (agentId: AgentId, input: SendInput, prepared: ReadonlyArray<PreparedBlock>) =>
+      Effect.gen(function*() {
+        const key = input.input_idempotency_key ?? null
+        const recorded = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
+        const content_blocks = Option.isSome(recorded) ? recorded.value.content_blocks : yield* artifacts.store(agentId, prepared)
+        const accepted = yield* record(agentId, {
+          content_blocks,
+          actor_id: input.actor_id ?? null,
+          input_idempotency_key: key,
+          request_hash: requestHash(input)
+        })
+        const sent: SentInput = { accepted, replayed: Option.isSome(recorded) }
+        return sent
+      })
+
+    const send = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, input: SendInput) =>
+      Effect.gen(function*() {
+        yield* agentAccess.write(orgId, projectId, agentId)
+        const prepared = yield* check(projectId, input, "")
+        return yield* submit(agentId, input, prepared)
+      })
+
+    const withdraw = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, inputId: InputId) =>
+      Effect.zipRight(
+        agentAccess.write(orgId, projectId, agentId),
+        timeline.transaction(Effect.gen(function*() {
+          yield* lifecycle.lockExisting(agentId)
+          const input = yield* inputs.lock(agentId, inputId)
+          if (Option.isNone(input)) {
+            return yield* Effect.fail(new NotFound({ error: `Input ${inputId} not found on agent ${agentId}` }))
+          }
+          if (input.value.status !== "queued") {
+            return yield* Effect.fail(
+              new StateTransitionConflict({
+                error: input.value.status === "started"
+                  ? `Input ${inputId} has already started its turn; cancel the current turn instead`
+                  : `Input ${inputId} was already withdrawn`
+              })
+            )
+          }
+          yield* inputs.setStatus(inputId, "withdrawn")
+          yield* timeline.append(agentId, [{
+            event_kind: "turn",
+            turn_id: input.value.turn_id,
+            is_opening_event: false,
+            turn_status: "cancelled",
+            error: "The input was withdrawn from the backlog before its turn started.",
+            usage: null
+          }])
+        }))
+      )
+
+    /** The queued inputs of an agent, oldest (next to run) first. */
+    const backlog = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
+      Effect.zipRight(
+        agentAccess.read(orgId, projectId, agentId),
+        paged(query, (keyset) => inputs.backlog(agentId, keyset), (input) => input.id)
+      )
+
+    return { check, submit, send, withdraw, backlog } as const
+  }),
+  dependencies: [
+    InputsRepository.Default,
+    AgentAccess.Default,
+    Actors.Default,
+    Artifacts.Default,
+    Timeline.Default,
+    TurnLifecycle.Default,
+    TurnLauncher.Default,
+    IdGenerator.Default
+  ]
+}) {}

@@ -1,0 +1,92 @@
+/**
+ * Compaction (docs/runtime.md, "Compaction"): when a model request does not fit the context
+ * window, the finished turns of the agent are summarized by the model into a `compaction` event,
+ * which replaces them in later requests.
+ */
+import { Effect, Either, Option } from "effect"
+import type { Agent } from "../../domain/runtime/Agents.ts"
+import type { TurnId } from "../../domain/shared/Ids.ts"
+import { conversationOf } from "./Conversation.ts"
+import { ModelClient } from "./ModelClient.ts"
+import type { ConversationItem } from "./ModelMessages.ts"
+import { Timeline } from "./Timeline.ts"
+import type { History } from "./TurnHistory.ts"
+import { TurnCancellation } from "./TurnCancellation.ts"
+import { TurnLifecycle } from "./TurnLifecycle.ts"
+import type { TurnSetup } from "./TurnSetups.ts"
+import { TurnsRepository } from "./TurnsRepository.ts"
+
+export const COMPACTION_INSTRUCTION =
+  "You compact conversations so that an assistant can continue them with less context. Summarize the " +
+  "conversation you are given: the user's goals and requests, decisions made, facts learned, tool calls " +
+  "and results that still matter, and anything left open. Be concise and complete; answer with the summary only."
+
+const COMPACTION_REQUEST = "Summarize the conversation above."
+
+/** Why compacting did not happen: nothing to compact, the turn was cancelled, or the model failed. */
+export type CompactionProblem =
+  | { readonly _tag: "NothingToCompact" }
+  | { readonly _tag: "Cancelled" }
+  | { readonly _tag: "ModelFailed"; readonly message: string }
+
+export class Compaction extends Effect.Service<Compaction>()("Compaction", {
+  effect: Effect.gen(function*() {
+    const client = yield* ModelClient
+    const cancellation = yield* TurnCancellation
+    const timeline = yield* Timeline
+    const lifecycle = yield* TurnLifecycle
+    const turns = yield* TurnsRepository
+
+    /** Summarizes the finished turns of the history into a `compaction` event of `turnId`; the problem when it could not. */
+    const compact = (
+      agent: Agent,
+      turnId: TurnId,
+      setup: TurnSetup,
+      history: History
+    ): Effect.Effect<Option.Option<CompactionProblem>> =>
+      Effect.gen(function*() {
+        const finished = history.view.turns.filter((turn) => turn.turnId !== turnId && turn.endSequence !== undefined)
+        if (finished.length === 0) return Option.some<CompactionProblem>({ _tag: "NothingToCompact" })
+        const conversation: Array<ConversationItem> = [
+          ...conversationOf({ compaction: history.view.compaction, turns: finished }, history.providerCallIds),
+          { type: "user_message", content: [{ type: "text", text: COMPACTION_REQUEST }] }
+        ]
+        const answer = yield* cancellation.unlessCancelled(
+          turnId,
+          client.respond({ ...setup.base, instruction: COMPACTION_INSTRUCTION, tools: [], conversation })
+        )
+        if (Option.isNone(answer)) return Option.some<CompactionProblem>({ _tag: "Cancelled" })
+        if (Either.isLeft(answer.value)) {
+          return Option.some<CompactionProblem>({
+            _tag: "ModelFailed",
+            message: `Compacting earlier turns failed: the model provider answered: ${answer.value.left.message}`
+          })
+        }
+        const response = answer.value.right
+        const summary = response.output.flatMap((item) => item.type === "assistant_text" ? [item.text] : []).join("")
+        const through = Math.max(...finished.map((turn) => turn.endSequence ?? 0))
+        yield* timeline.transaction(Effect.gen(function*() {
+          yield* lifecycle.lockAgent(agent.id)
+          if (!(yield* turns.isActive(turnId, true))) return
+          yield* timeline.append(agent.id, [{
+            event_kind: "compaction",
+            turn_id: turnId,
+            is_opening_event: false,
+            compacted_through_sequence: through,
+            content_blocks: [{ type: "text", text: summary }]
+          }])
+          yield* turns.addUsage(turnId, response.usage, 1)
+        }))
+        return Option.none<CompactionProblem>()
+      })
+
+    return { compact } as const
+  }),
+  dependencies: [
+    ModelClient.Default,
+    TurnCancellation.Default,
+    Timeline.Default,
+    TurnLifecycle.Default,
+    TurnsRepository.Default
+  ]
+}) {}

@@ -1,0 +1,127 @@
+/**
+ * The `agent_events` table: the timeline, one row per event, its kind-specific fields in `data`.
+ * Rows carry no organization or project: the agent's are given by the caller, which has the agent.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { AgentConfigId, AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentEvent, type NewEvent } from "../../domain/runtime/Events.ts"
+
+/** The event fields kept in columns; the others are the event's `data`. */
+const COLUMNS = [
+  "id",
+  "agent_id",
+  "agent_config_id",
+  "turn_id",
+  "turn_sequence",
+  "is_opening_event",
+  "sequence",
+  "event_kind",
+  "created_at",
+  "org_id",
+  "project_id"
+] as const
+
+const splitData = (event: Readonly<Record<string, unknown>>) => ({
+  data: Object.fromEntries(Object.entries(event).filter(([key]) => !(COLUMNS as ReadonlyArray<string>).includes(key))),
+  columns: Object.fromEntries(Object.entries(event).filter(([key]) => (COLUMNS as ReadonlyArray<string>).includes(key)))
+})
+
+/** A row: the event's columns and its `data`, decoded into the event. */
+const EventFromRow = Schema.transform(
+  Schema.Struct(
+    { data: Schema.Record({ key: Schema.String, value: Schema.Unknown }) },
+    Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  ),
+  AgentEvent,
+  {
+    strict: false,
+    decode: ({ data, ...columns }) => ({ ...data, ...columns }),
+    encode: (event) => {
+      const { columns, data } = splitData(event)
+      return { ...columns, data }
+    }
+  }
+)
+
+/** The agent whose events are read: its id, and the organization and project its events name. */
+export interface AgentRef {
+  readonly id: AgentId
+  readonly org_id: OrgId
+  readonly project_id: ProjectId
+}
+
+const AgentFields = { agentId: AgentId, orgId: OrgId, projectId: ProjectId }
+const EventRows = Schema.Array(Schema.Struct({
+  sequence: Schema.Int,
+  id: EventId,
+  agent_config_id: AgentConfigId,
+  turn_id: Schema.NullOr(TurnId),
+  turn_sequence: Schema.NullOr(Schema.Int),
+  is_opening_event: Schema.Boolean,
+  event_kind: Schema.String,
+  data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}))
+
+/** The kind-specific fields of a new event: what goes in `data`. */
+export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(event).data
+
+export class EventsRepository extends Effect.Service<EventsRepository>()("EventsRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const selectFor = (orgId: string, projectId: string) =>
+      sql`SELECT *, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM agent_events`
+
+    const insert = SqlSchema.findAll({
+      Request: Schema.Struct({ ...AgentFields, rows: EventRows }),
+      Result: EventFromRow,
+      execute: ({ agentId, orgId, projectId, rows }) => sql`
+        INSERT INTO agent_events ${sql.insert(rows.map((row) => ({ ...row, agent_id: agentId, data: JSON.stringify(row.data) })))}
+        RETURNING *, ${orgId}::text AS org_id, ${projectId}::text AS project_id`
+    })
+
+    const after = SqlSchema.findAll({
+      Request: Schema.Struct({ ...AgentFields, after: Schema.Int, limit: Schema.Int }),
+      Result: EventFromRow,
+      execute: ({ after, agentId, limit, orgId, projectId }) => sql`
+        ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} AND sequence > ${after}
+        ORDER BY sequence LIMIT ${limit}`
+    })
+
+    const before = SqlSchema.findAll({
+      Request: Schema.Struct({ ...AgentFields, before: Schema.Int, limit: Schema.Int }),
+      Result: EventFromRow,
+      execute: ({ agentId, before, limit, orgId, projectId }) => sql`
+        ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} ${before === 0 ? sql`` : sql`AND sequence < ${before}`}
+        ORDER BY sequence DESC LIMIT ${limit}`
+    })
+
+    const lastTurnSequences = SqlSchema.findAll({
+      Request: Schema.Struct({ agentId: AgentId, turnIds: Schema.Array(TurnId) }),
+      Result: Schema.Struct({ turn_id: TurnId, last: Schema.Int }),
+      execute: ({ agentId, turnIds }) =>
+        turnIds.length === 0 ? Effect.succeed([]) : sql`
+          SELECT turn_id, max(turn_sequence) AS last FROM agent_events
+          WHERE agent_id = ${agentId} AND ${sql.in("turn_id", turnIds)}
+          GROUP BY turn_id`
+    })
+
+    const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
+
+    return {
+      insert: (agent: AgentRef, rows: typeof EventRows.Type) => Effect.orDie(insert({ ...ref(agent), rows })),
+      /** At most `limit` events after `sequence`, oldest first. */
+      after: (agent: AgentRef, sequence: number, limit: number) =>
+        Effect.orDie(after({ ...ref(agent), after: sequence, limit })),
+      /** At most `limit` events before `sequence` (0: from the latest), newest first. */
+      before: (agent: AgentRef, sequence: number, limit: number) =>
+        Effect.orDie(before({ ...ref(agent), before: sequence, limit })),
+      /** The last `turn_sequence` of each of these turns of the agent. */
+      lastTurnSequences: (agentId: AgentId, turnIds: ReadonlyArray<TurnId>) =>
+        Effect.map(
+          Effect.orDie(lastTurnSequences({ agentId, turnIds })),
+          (rows) => new Map(rows.map((row) => [row.turn_id, row.last]))
+        )
+    } as const
+  })
+}) {}

@@ -1,0 +1,37 @@
+/**
+ * The runtime capability (docs/runtime.md): the services of the agents API, and the turn engine
+ * on the durable workflow engine: the turn workflow is registered first, then the recovery of
+ * what a stopped process left unfinished runs, before the server listens.
+ */
+import { Layer } from "effect"
+import { SingleRunnerLock, WorkflowEngineLive } from "../../layers/WorkflowEngine.ts"
+import { Actors } from "./Actors.ts"
+import { AgentControl } from "./AgentControl.ts"
+import { AgentEvents } from "./AgentEvents.ts"
+import { AgentInputs } from "./AgentInputs.ts"
+import { Agents } from "./Agents.ts"
+import { Artifacts } from "./Artifacts.ts"
+import { Interactions } from "./Interactions.ts"
+import { Timeline } from "./Timeline.ts"
+import { ToolCalls } from "./ToolCalls.ts"
+import { TurnRecoveryLive } from "./TurnRecovery.ts"
+import { Turns } from "./Turns.ts"
+import { TurnSteps } from "./TurnSteps.ts"
+import { TurnWorkflowLive } from "./TurnWorkflowLive.ts"
+
+/** The turn workflow registered on the engine, then the start-up recovery (in that order). */
+const TurnEngineLive = TurnRecoveryLive.pipe(Layer.provide(TurnWorkflowLive.pipe(Layer.provide(TurnSteps.Default))))
+
+export const RuntimeLive = Layer.mergeAll(
+  Agents.Default,
+  AgentInputs.Default,
+  AgentControl.Default,
+  AgentEvents.Default,
+  Turns.Default,
+  ToolCalls.Default,
+  Interactions.Default,
+  Actors.Default,
+  Artifacts.Default,
+  Timeline.Default,
+  TurnEngineLive
+).pipe(Layer.provide(WorkflowEngineLive.pipe(Layer.provide(SingleRunnerLock))))

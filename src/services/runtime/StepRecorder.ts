@@ -1,0 +1,148 @@
+/**
+ * Recording a model call's response (docs/runtime.md, "The loop"): its output on the timeline
+ * (text and reasoning summaries, tool calls), the dispatch of each tool call, the turn's usage
+ * and the step's `turn_steps` row, all in ONE transaction, so a model call whose output is
+ * recorded is never made again after a crash. A response without tool calls ends the turn.
+ */
+import { Effect, Option } from "effect"
+import { isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
+import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
+import type { NewEvent } from "../../domain/runtime/Events.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { REPLAY_METADATA_KEY } from "./Conversation.ts"
+import type { AssistantItem, ModelResponse } from "./ModelMessages.ts"
+import { Timeline } from "./Timeline.ts"
+import { ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { ToolDispatch } from "./ToolDispatch.ts"
+import { TurnLauncher } from "./TurnLauncher.ts"
+import { TurnLifecycle } from "./TurnLifecycle.ts"
+import type { TurnSetup } from "./TurnSetups.ts"
+import { TurnsRepository } from "./TurnsRepository.ts"
+import type { PlannedCall, StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
+import { signalToken } from "./TurnWorkflow.ts"
+
+const stopped: StepOutcome = { _tag: "Stopped" }
+
+/** The model's output as timeline events: consecutive text and reasoning in one `model_output`, each tool call its own event. */
+const outputEvents = (
+  turnId: TurnId,
+  output: ReadonlyArray<AssistantItem>,
+  calls: ReadonlyArray<{ readonly id: ToolCallId; readonly type: "built_in" | "custom" }>
+): Array<NewEvent> => {
+  const events: Array<NewEvent> = []
+  let blocks: Array<Extract<NewEvent, { event_kind: "model_output" }>["content_blocks"][number]> = []
+  const flush = () => {
+    if (blocks.length > 0) {
+      events.push({ event_kind: "model_output", turn_id: turnId, is_opening_event: false, content_blocks: blocks })
+    }
+    blocks = []
+  }
+  let callIndex = 0
+  for (const item of output) {
+    switch (item.type) {
+      case "assistant_text":
+        if (item.text !== "") blocks.push({ type: "text", text: item.text })
+        break
+      case "assistant_reasoning":
+        blocks.push(
+          item.replay === undefined
+            ? { type: "reasoning_summary", text: item.summary }
+            : { type: "reasoning_summary", text: item.summary, metadata: { [REPLAY_METADATA_KEY]: item.replay } }
+        )
+        break
+      case "tool_call": {
+        flush()
+        const call = calls[callIndex++]
+        events.push({
+          event_kind: "tool_call",
+          turn_id: turnId,
+          is_opening_event: false,
+          tool_call_id: call.id,
+          tool_name: item.name,
+          tool_type: call.type,
+          tool_input: item.input
+        })
+        break
+      }
+    }
+  }
+  flush()
+  return events
+}
+
+export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder", {
+  effect: Effect.gen(function*() {
+    const timeline = yield* Timeline
+    const lifecycle = yield* TurnLifecycle
+    const turns = yield* TurnsRepository
+    const toolCalls = yield* ToolCallsRepository
+    const dispatcher = yield* ToolDispatch
+    const launcher = yield* TurnLauncher
+    const ids = yield* IdGenerator
+
+    /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
+    const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
+      timeline.transaction(Effect.gen(function*() {
+        yield* lifecycle.lockAgent(payload.agent_id)
+        if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
+        const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
+        const calls = yield* Effect.forEach(toolItems, (item) =>
+          Effect.map(ids.make(ToolCallId), (id) => {
+            const tool = setup.tools[item.name]
+            const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
+            return { id, item, tool, type }
+          }))
+        yield* timeline.append(payload.agent_id, outputEvents(payload.turn_id, response.output, calls))
+        const planned: Array<PlannedCall> = []
+        for (const call of calls) {
+          const token = call.type === "custom" ? yield* signalToken(payload, "result", call.id) : null
+          yield* toolCalls.insert({
+            id: call.id,
+            agent_id: payload.agent_id,
+            turn_id: payload.turn_id,
+            provider_call_id: call.item.call_id,
+            name: call.item.name,
+            input: call.item.input,
+            type: call.type,
+            deferred_token: token
+          })
+          const wait = yield* dispatcher.dispatch(
+            payload,
+            setup.projectId,
+            { id: call.id, name: call.item.name, input: call.item.input },
+            call.tool,
+            false
+          )
+          const afterApproval = call.type === "custom" ? "result" : call.item.name === "ask_question" ? "question" : "none"
+          planned.push(
+            wait === "approval"
+              ? { tool_call_id: call.id, approval: true, then: afterApproval }
+              : { tool_call_id: call.id, approval: false, then: wait }
+          )
+        }
+        const outcome: StepOutcome = planned.length === 0 ? { _tag: "Finished" } : { _tag: "ToolCalls", calls: planned }
+        yield* turns.addUsage(payload.turn_id, response.usage, 1)
+        yield* turns.recordStep(payload.turn_id, step, outcome)
+        if (outcome._tag === "Finished") {
+          const next = yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, "completed", null)
+          return { outcome, next }
+        }
+        yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
+        return { outcome, next: Option.none<TurnId>() }
+      })).pipe(
+        Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
+        Effect.map(({ outcome }) => outcome)
+      )
+
+    return { record } as const
+  }),
+  dependencies: [
+    Timeline.Default,
+    TurnLifecycle.Default,
+    TurnsRepository.Default,
+    ToolCallsRepository.Default,
+    ToolDispatch.Default,
+    TurnLauncher.Default,
+    IdGenerator.Default
+  ]
+}) {}

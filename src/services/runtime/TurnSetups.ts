@@ -1,0 +1,119 @@
+/**
+ * What a turn's model requests are made of (docs/runtime.md, "The model request"): the agent's
+ * compiled config, its model's current revision and credential, the texts of its skills, and the
+ * context budget. Read at each model call, so a turn follows a model's new revision.
+ */
+import { Effect, Option, Redacted, Schema } from "effect"
+import type { CompiledSkill, CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
+import { AgentConfigId, ConfiguredModelId, ProjectId } from "../../domain/shared/Ids.ts"
+import type { Agent } from "../../domain/runtime/Agents.ts"
+import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
+import { Models } from "../configuration/Models.ts"
+import { Secrets } from "../configuration/Secrets.ts"
+import { SkillsRepository } from "../configuration/SkillsRepository.ts"
+import { replaceFailure, someOrFail } from "../shared/Failures.ts"
+import { type Budget, budgetOf } from "./ContextBudget.ts"
+import type { ModelRequest } from "./ModelMessages.ts"
+import { toolDefinitions } from "./ToolDefinitions.ts"
+
+/** The settings of a turn's model requests. */
+export interface TurnSetup {
+  readonly projectId: ProjectId
+  readonly tools: Readonly<Record<string, CompiledTool>>
+  readonly base: Omit<ModelRequest, "conversation">
+  readonly budget: Budget
+}
+
+/** A turn cannot run because what its agent's config names is gone; the turn fails with the message. */
+export class AgentConfigGone extends Schema.TaggedError<AgentConfigGone>()("AgentConfigGone", {
+  agent_config_id: AgentConfigId
+}) {
+  override get message() {
+    return `The agent config ${this.agent_config_id} no longer exists.`
+  }
+}
+
+export class ConfiguredModelGone extends Schema.TaggedError<ConfiguredModelGone>()("ConfiguredModelGone", {
+  configured_model_id: ConfiguredModelId
+}) {
+  override get message() {
+    return `The configured model ${this.configured_model_id} of this agent's config no longer exists.`
+  }
+}
+
+export class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("ApiKeySecretGone", {
+  provider_config: Schema.String
+}) {
+  override get message() {
+    return `The API key secret of the model provider config ${this.provider_config} no longer exists.`
+  }
+}
+
+export type TurnSetupFailure = AgentConfigGone | ConfiguredModelGone | ApiKeySecretGone
+
+const skillsSection = (skills: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
+  skills.length === 0
+    ? ""
+    : "\n\n# Skills\n" + skills.map((skill) => `\n## ${skill.name}\n\n${skill.text}`).join("\n")
+
+export class TurnSetups extends Effect.Service<TurnSetups>()("TurnSetups", {
+  effect: Effect.gen(function*() {
+    const configs = yield* AgentConfigsRepository
+    const skills = yield* SkillsRepository
+    const models = yield* Models
+    const secrets = yield* Secrets
+
+    /** The SKILL.md texts of the config's skills (a deleted skill is left out). */
+    const skillTexts = (compiled: ReadonlyArray<CompiledSkill>) =>
+      Effect.map(
+        Effect.forEach(compiled, (skill) =>
+          Effect.map(skills.findVersion(skill.skill_id, skill.version), (version) =>
+            Option.map(version, (found) => ({ name: skill.name, text: found.content["SKILL.md"] })))),
+        (found) => found.flatMap(Option.toArray)
+      )
+
+    /** The setup of the agent's next model request. */
+    const of = (agent: Agent): Effect.Effect<TurnSetup, TurnSetupFailure> =>
+      Effect.gen(function*() {
+        const compiled = yield* configs.compiledDefinition(agent.agent_config_id).pipe(
+          someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))
+        )
+        const modelId = compiled.model.configured_model_id
+        const model = yield* models.current(modelId).pipe(
+          replaceFailure("NotFound", () => new ConfiguredModelGone({ configured_model_id: modelId }), "Debug")
+        )
+        const authSecretId = model.providerConfig.authSecretId
+        const apiKey = authSecretId === null
+          ? Redacted.make("")
+          : yield* secrets.reveal(authSecretId).pipe(
+            replaceFailure("NotFound", () => new ApiKeySecretGone({ provider_config: model.providerConfig.name }), "Debug")
+          )
+        const texts = yield* skillTexts(compiled.skills ?? [])
+        const tools = compiled.tools ?? {}
+        const maxOutputTokens = compiled.model.default_max_output_tokens ?? model.revision.defaultMaxOutputTokens ?? undefined
+        const reasoningEffort = model.revision.supportsReasoning
+          ? compiled.model.reasoning.effort ?? model.revision.defaultReasoningEffort
+          : undefined
+        return {
+          projectId: agent.project_id,
+          tools,
+          base: {
+            apiFormat: model.providerConfig.apiFormat,
+            baseUrl: model.providerConfig.baseUrl,
+            apiKey,
+            model: model.revision.providerModelSlug,
+            instruction: compiled.instruction + skillsSection(texts),
+            tools: model.revision.supportsTools ? toolDefinitions(tools) : [],
+            maxOutputTokens,
+            reasoningEffort,
+            cacheRetention: compiled.model.cache_retention,
+            conversationKey: agent.id
+          },
+          budget: budgetOf(compiled.model.context_window_tokens, maxOutputTokens)
+        }
+      })
+
+    return { of } as const
+  }),
+  dependencies: [AgentConfigsRepository.Default, SkillsRepository.Default, Models.Default, Secrets.Default]
+}) {}

@@ -1,0 +1,140 @@
+/**
+ * The `turns` table and its `turn_steps`: a turn's status, token usage and timing, and the
+ * recorded outcome of each of its completed model calls (docs/runtime.md, "Durability").
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema, Struct } from "effect"
+import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
+import { TokenUsage } from "../../domain/runtime/Events.ts"
+import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
+import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { StepOutcome } from "./TurnWorkflow.ts"
+
+/** A turn as stored: its usage in four columns, its duration not kept. */
+const TurnRow = Schema.Struct({ ...Struct.omit(Turn.fields, "usage", "duration_ms"), ...TokenUsage.fields })
+type TurnRow = typeof TurnRow.Type
+
+const usageOf = (row: TokenUsage): TokenUsage => ({
+  input_tokens: row.input_tokens,
+  output_tokens: row.output_tokens,
+  cache_read_tokens: row.cache_read_tokens,
+  cache_write_tokens: row.cache_write_tokens
+})
+
+const toTurn = (row: TurnRow) =>
+  new Turn({
+    id: row.id,
+    agent_id: row.agent_id,
+    input_id: row.input_id,
+    status: row.status,
+    error: row.error,
+    model_calls: row.model_calls,
+    usage: usageOf(row),
+    started_at: row.started_at,
+    completed_at: row.completed_at,
+    duration_ms: row.completed_at === null ? null : row.completed_at.getTime() - row.started_at.getTime()
+  })
+
+/** The statuses of a turn that has not ended. */
+const ACTIVE = ["running", "waiting"] as const
+
+export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const active = sql`status IN ${sql.in(ACTIVE)}`
+
+    const insert = SqlSchema.void({
+      Request: Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId }),
+      execute: (turn) => sql`INSERT INTO turns ${sql.insert({ ...turn, status: "running" })}`
+    })
+
+    const find = SqlSchema.findOne({
+      Request: Schema.Struct({ agentId: AgentId, id: TurnId }),
+      Result: TurnRow,
+      execute: ({ agentId, id }) => sql`SELECT * FROM turns WHERE id = ${id} AND agent_id = ${agentId}`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ agentId: AgentId, ...KeysetFields }),
+      Result: TurnRow,
+      execute: ({ agentId, ...keyset }) => {
+        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
+        return sql`SELECT * FROM turns WHERE agent_id = ${agentId} ${after} ${orderAndLimit}`
+      }
+    })
+
+    const isActive = SqlSchema.findOne({
+      Request: Schema.Struct({ id: TurnId, lock: Schema.Boolean }),
+      Result: Schema.Struct({ active: Schema.Boolean }),
+      execute: ({ id, lock }) =>
+        sql`SELECT ${active} AS active FROM turns WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
+    })
+
+    const finish = SqlSchema.findOne({
+      Request: Schema.Struct({ id: TurnId, status: TurnStatus, error: Schema.NullOr(Schema.String) }),
+      Result: TokenUsage,
+      execute: ({ error, id, status }) => sql`
+        UPDATE turns SET status = ${status}, error = ${error}, completed_at = now()
+        WHERE id = ${id} AND ${active}
+        RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
+    })
+
+    const setStatus = SqlSchema.void({
+      Request: Schema.Struct({ id: TurnId, status: TurnStatus }),
+      execute: ({ id, status }) => sql`UPDATE turns SET status = ${status} WHERE id = ${id} AND ${active}`
+    })
+
+    const addUsage = SqlSchema.void({
+      Request: Schema.Struct({ id: TurnId, modelCalls: Schema.Int, ...TokenUsage.fields }),
+      execute: (usage) => sql`
+        UPDATE turns SET model_calls = model_calls + ${usage.modelCalls},
+          input_tokens = input_tokens + ${usage.input_tokens}, output_tokens = output_tokens + ${usage.output_tokens},
+          cache_read_tokens = cache_read_tokens + ${usage.cache_read_tokens},
+          cache_write_tokens = cache_write_tokens + ${usage.cache_write_tokens}
+        WHERE id = ${usage.id}`
+    })
+
+    const unfinished = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: TurnId, agent_id: AgentId }),
+      execute: () => sql`SELECT id, agent_id FROM turns WHERE ${active} ORDER BY id`
+    })
+
+    const recordedStep = SqlSchema.findOne({
+      Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
+      Result: Schema.Struct({ outcome: StepOutcome }),
+      execute: ({ step, turnId }) => sql`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`
+    })
+
+    const recordStep = SqlSchema.void({
+      Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
+      execute: ({ outcome, step, turnId }) =>
+        sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}`
+    })
+
+    return {
+      /** A new running turn. */
+      insert: (turn: { readonly id: TurnId; readonly agent_id: AgentId; readonly input_id: InputId }) =>
+        Effect.orDie(insert(turn)),
+      find: (agentId: AgentId, id: TurnId) => Effect.map(Effect.orDie(find({ agentId, id })), Option.map(toTurn)),
+      page: (agentId: AgentId, keyset: Keyset) =>
+        Effect.map(Effect.orDie(page({ agentId, ...keyset })), (rows) => rows.map(toTurn)),
+      /** Whether the turn is running or waiting; `lock` holds its row until the transaction ends. */
+      isActive: (id: TurnId, lock = false) =>
+        Effect.map(Effect.orDie(isActive({ id, lock })), (row) => Option.isSome(row) && row.value.active),
+      /** Ends a running or waiting turn with its final status; its token usage, or none when it had ended already. */
+      finish: (id: TurnId, status: TurnStatus, error: string | null) => Effect.orDie(finish({ id, status, error })),
+      /** Sets the status of a turn that has not ended. */
+      setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
+      addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
+        Effect.orDie(addUsage({ id, modelCalls, ...usageOf(usage) })),
+      /** The running and waiting turns, oldest first. */
+      unfinished: Effect.orDie(unfinished(undefined)),
+      /** The recorded outcome of the turn's `step`-th model call. */
+      recordedStep: (turnId: TurnId, step: number) =>
+        Effect.map(Effect.orDie(recordedStep({ turnId, step })), Option.map((row) => row.outcome)),
+      recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
+        Effect.orDie(recordStep({ turnId, step, outcome }))
+    } as const
+  })
+}) {}
