@@ -4,7 +4,7 @@
  */
 import { layer } from "@effect/vitest"
 import { Duration, Layer } from "effect"
-import { ModelRetryPolicy } from "../../src/services/runtime/ModelClient.ts"
+import { ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { TestAppLive } from "../support/TestApp.ts"
 

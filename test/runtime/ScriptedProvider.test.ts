@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted } from "effect"
-import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/ModelClient.ts"
-import type { ModelRequest } from "../../src/services/runtime/ModelMessages.ts"
+import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
+import type { ModelRequest } from "../../src/services/runtime/model/ModelMessages.ts"
 import { Reply, ScriptedProvider, startScriptedProvider } from "../support/ScriptedProvider.ts"
 
 const request = (baseUrl: string, model: string, apiKey = "sk-test"): ModelRequest => ({

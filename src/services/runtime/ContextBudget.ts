@@ -6,7 +6,7 @@
  * JSON per token: providers count differently, so the estimate is deliberately simple and the
  * safety reserve absorbs its error.
  */
-import type { ModelRequest } from "./ModelMessages.ts"
+import type { ModelRequest } from "./model/ModelMessages.ts"
 
 export const CHARS_PER_TOKEN = 4
 export const DEFAULT_OUTPUT_RESERVE = 4096

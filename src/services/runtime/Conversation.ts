@@ -7,7 +7,7 @@
  */
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { ConversationItem, ModelContentBlock, ReasoningReplay } from "./ModelMessages.ts"
+import type { ConversationItem, ModelContentBlock, ReasoningReplay } from "./model/ModelMessages.ts"
 
 /** The metadata key under which a reasoning summary block keeps what its provider needs replayed. */
 export const REPLAY_METADATA_KEY = "provider_replay"

@@ -4,7 +4,7 @@
  */
 import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
-import type { ToolDefinition } from "./ModelMessages.ts"
+import type { ToolDefinition } from "./model/ModelMessages.ts"
 
 export const ASK_QUESTION = "ask_question"
 

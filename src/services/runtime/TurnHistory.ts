@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { conversationOf, type TimelineView, viewOf } from "./Conversation.ts"
-import type { ConversationItem } from "./ModelMessages.ts"
+import type { ConversationItem } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 

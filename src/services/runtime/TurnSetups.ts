@@ -13,7 +13,7 @@ import { Secrets } from "../configuration/Secrets.ts"
 import { SkillsRepository } from "../configuration/SkillsRepository.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { type Budget, budgetOf } from "./ContextBudget.ts"
-import type { ModelRequest } from "./ModelMessages.ts"
+import type { ModelRequest } from "./model/ModelMessages.ts"
 import { toolDefinitions } from "./ToolDefinitions.ts"
 
 /** The settings of a turn's model requests. */

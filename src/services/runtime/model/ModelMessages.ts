@@ -6,8 +6,8 @@
  * AnthropicMessages.ts) translate to and from each wire format; docs/model-adapters.md.
  */
 import { Redacted, Schema } from "effect"
-import { ApiFormat } from "../../domain/configuration/ModelProviderConfigs.ts"
-import { CacheRetention } from "../../domain/configuration/Models.ts"
+import { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
+import { CacheRetention } from "../../../domain/configuration/Models.ts"
 
 export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 export type TextBlock = typeof TextBlock.Type

@@ -10,13 +10,14 @@ import { Sse } from "@effect/experimental"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Context, Duration, Effect, Option, Stream } from "effect"
-import type { ApiFormat } from "../../domain/configuration/ModelProviderConfigs.ts"
+import { Clock, Context, Duration, Effect, Option, Schedule, Stream } from "effect"
+import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
 import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
+import { errorMessage } from "./ProviderJson.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
 
 export interface RetryPolicy {
@@ -54,8 +55,8 @@ interface AttemptFailure {
 
 const retryableStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500
 
-/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
-const retryAfterOf = (headers: Readonly<Record<string, string | undefined>>): Option.Option<Duration.Duration> => {
+/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date (from `now`). */
+const retryAfterOf = (headers: Readonly<Record<string, string | undefined>>, now: number): Option.Option<Duration.Duration> => {
   const millis = Number(headers["retry-after-ms"])
   if (headers["retry-after-ms"] !== undefined && Number.isFinite(millis) && millis >= 0) {
     return Option.some(Duration.millis(millis))
@@ -65,7 +66,7 @@ const retryAfterOf = (headers: Readonly<Record<string, string | undefined>>): Op
   const seconds = Number(value)
   if (value.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return Option.some(Duration.seconds(seconds))
   const date = Date.parse(value)
-  return Number.isNaN(date) ? Option.none() : Option.some(Duration.millis(Math.max(0, date - Date.now())))
+  return Number.isNaN(date) ? Option.none() : Option.some(Duration.millis(Math.max(0, date - now)))
 }
 
 const connectionFailure = (cause: HttpClientError.HttpClientError): AttemptFailure => ({
@@ -74,54 +75,48 @@ const connectionFailure = (cause: HttpClientError.HttpClientError): AttemptFailu
   retryAfter: Option.none()
 })
 
-const statusFailure = (adapter: WireAdapter, response: HttpClientResponse.HttpClientResponse) =>
-  Effect.map(Effect.orElseSucceed(response.text, () => ""), (text): AttemptFailure => {
-    let message: string | undefined
-    try {
-      message = adapter.errorMessage(JSON.parse(text))
-    } catch {
-      message = undefined
-    }
-    return {
+const statusFailure = (response: HttpClientResponse.HttpClientResponse) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.orElseSucceed(response.text, () => "")
+    const now = yield* Clock.currentTimeMillis
+    const failure: AttemptFailure = {
       error: new ModelProviderError({
         status: response.status,
-        message: message ?? (text.trim() === "" ? `The model provider answered HTTP ${response.status}` : text.slice(0, 1000))
+        message: errorMessage(text) ??
+          (text.trim() === "" ? `The model provider answered HTTP ${response.status}` : text.slice(0, 1000))
       }),
       retryable: retryableStatus(response.status),
-      retryAfter: retryAfterOf(response.headers)
+      retryAfter: retryAfterOf(response.headers, now)
     }
+    return failure
   })
+
+/**
+ * When to try a failed attempt again: only a retryable failure, at most `maxAttempts` in all,
+ * after its `retry-after` when it gives one no longer than `maxRetryAfter`, else after the
+ * exponential backoff from `initialDelay` (doubling, at most `maxDelay`).
+ */
+const retrySchedule = (policy: RetryPolicy) =>
+  Schedule.exponential(policy.initialDelay, 2).pipe(
+    Schedule.intersect(Schedule.recurs(policy.maxAttempts - 1)),
+    Schedule.intersect(Schedule.identity<AttemptFailure>()),
+    Schedule.whileInput((failure: AttemptFailure) => failure.retryable),
+    Schedule.modifyDelay(([, failure], backoff) =>
+      Option.getOrElse(
+        Option.filter(failure.retryAfter, Duration.lessThanOrEqualTo(policy.maxRetryAfter)),
+        () => Duration.min(backoff, policy.maxDelay)
+      ))
+  )
 
 /** Runs `attempt` until it succeeds, fails for good, or the policy's attempts are spent. */
 const withRetries = <A>(attempt: Effect.Effect<A, AttemptFailure>): Effect.Effect<A, ModelProviderError> =>
-  Effect.gen(function*() {
-    const policy = yield* ModelRetryPolicy
-    const loop = (attemptNumber: number): Effect.Effect<A, ModelProviderError> =>
-      Effect.catchAll(attempt, (failure) => {
-        if (!failure.retryable || attemptNumber >= policy.maxAttempts) return Effect.fail(failure.error)
-        const backoff = Duration.min(
-          Duration.times(policy.initialDelay, 2 ** (attemptNumber - 1)),
-          policy.maxDelay
-        )
-        const delay = Option.match(Option.filter(failure.retryAfter, Duration.lessThanOrEqualTo(policy.maxRetryAfter)), {
-          onNone: () => backoff,
-          onSome: (retryAfter) => retryAfter
-        })
-        return Effect.zipRight(Effect.sleep(delay), loop(attemptNumber + 1))
-      })
-    return yield* loop(1)
-  })
+  Effect.flatMap(ModelRetryPolicy, (policy) =>
+    attempt.pipe(
+      Effect.retry(retrySchedule(policy)),
+      Effect.mapError((failure) => failure.error)
+    ))
 
 const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}${path}`
-
-const decodeWith = <A>(decode: () => A) =>
-  Effect.try({
-    try: decode,
-    catch: (cause) =>
-      cause instanceof ModelProviderError
-        ? cause
-        : new ModelProviderError({ status: null, message: `Could not read the model provider's answer: ${String(cause)}` })
-  })
 
 export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
   effect: Effect.gen(function*() {
@@ -140,7 +135,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         Effect.flatMap((response) =>
           response.status >= 200 && response.status < 300
             ? Effect.succeed(response)
-            : Effect.flatMap(statusFailure(adapter, response), Effect.fail)
+            : Effect.flatMap(statusFailure(response), Effect.fail)
         )
       )
 
@@ -156,7 +151,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
           ),
           Stream.decodeText(),
           Stream.pipeThroughChannel(Sse.makeChannel()),
-          Stream.mapEffect((event) => decodeWith(() => decode(event))),
+          Stream.mapEffect(decode),
           Stream.flattenIterables,
           Stream.tap((event) => Effect.sync(() => (complete ||= event.type === "done"))),
           Stream.concat(Stream.suspend(() =>
@@ -179,8 +174,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         const body = yield* withRetries(
           Effect.flatMap(open(adapter, request, false), (response) => Effect.mapError(response.text, connectionFailure))
         )
-        const events = yield* decodeWith(() => adapter.decodeResponse(JSON.parse(body)))
-        return foldEvents(events)
+        return foldEvents(yield* adapter.decodeResponse(body))
       })
 
     return { stream, respond, generate } as const

@@ -1,0 +1,137 @@
+/**
+ * `anthropic-messages`: POST {base_url}/messages (base_url is the API root with its version,
+ * e.g. https://api.anthropic.com/v1). Cache breakpoints on the tools, the system prompt and the
+ * last message; extended thinking from the reasoning effort, its blocks replayed with their
+ * signatures. docs/model-adapters.md.
+ */
+import { Redacted } from "effect"
+import { decodeResponse, streamDecoder } from "./AnthropicMessagesDecoding.ts"
+import type { ConversationItem, ModelRequest } from "./ModelMessages.ts"
+import type { WireAdapter } from "./WireAdapter.ts"
+
+export const ANTHROPIC_VERSION = "2023-06-01"
+
+/** `max_tokens` is required by this format: sent when the model's output cap is unknown. */
+export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192
+
+/** Thinking budget per reasoning effort, before the cap that keeps room for the answer. */
+export const THINKING_BUDGETS: Readonly<Record<string, number>> = {
+  minimal: 1024,
+  low: 4096,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768
+}
+
+/** The smallest budget the format accepts, and the room always left for the visible answer. */
+const MIN_THINKING_BUDGET = 1024
+const ANSWER_RESERVE = 1024
+
+type Block = Record<string, unknown>
+type Message = { role: "user" | "assistant"; content: Array<Block> }
+
+const cacheControl = (request: ModelRequest): Block | undefined => {
+  switch (request.cacheRetention) {
+    case "none":
+      return undefined
+    case "short":
+      return { type: "ephemeral" }
+    case "long":
+      return { type: "ephemeral", ttl: "1h" }
+  }
+}
+
+const blocksOf = (item: ConversationItem): { role: "user" | "assistant"; blocks: ReadonlyArray<Block> } => {
+  switch (item.type) {
+    case "user_message":
+      return {
+        role: "user",
+        blocks: item.content.filter((block) => block.text !== "").map((block) => ({ type: "text", text: block.text }))
+      }
+    case "tool_result": {
+      const content = item.content.filter((block) => block.text !== "").map((block) => ({ type: "text", text: block.text }))
+      return {
+        role: "user",
+        blocks: [{
+          type: "tool_result",
+          tool_use_id: item.call_id,
+          ...(content.length > 0 ? { content } : {}),
+          ...(item.outcome === "failed" ? { is_error: true } : {})
+        }]
+      }
+    }
+    case "assistant_text":
+      return { role: "assistant", blocks: item.text === "" ? [] : [{ type: "text", text: item.text }] }
+    case "assistant_reasoning": {
+      const replay = item.replay?.api_format === "anthropic-messages" ? item.replay : undefined
+      if (replay?.kind === "signature") {
+        return { role: "assistant", blocks: [{ type: "thinking", thinking: item.summary, signature: replay.data }] }
+      }
+      if (replay?.kind === "redacted") return { role: "assistant", blocks: [{ type: "redacted_thinking", data: replay.data }] }
+      return { role: "assistant", blocks: [] }
+    }
+    case "tool_call":
+      return { role: "assistant", blocks: [{ type: "tool_use", id: item.call_id, name: item.name, input: item.input }] }
+  }
+}
+
+/** Thinking blocks cannot carry a cache breakpoint. */
+const isThinking = (block: Block) => block.type === "thinking" || block.type === "redacted_thinking"
+
+const messages = (request: ModelRequest): Array<Message> => {
+  const result: Array<Message> = []
+  for (const item of request.conversation) {
+    const { blocks, role } = blocksOf(item)
+    if (blocks.length === 0) continue
+    const last = result[result.length - 1]
+    if (last !== undefined && last.role === role) last.content.push(...blocks)
+    else result.push({ role, content: [...blocks] })
+  }
+  const control = cacheControl(request)
+  const lastMessage = result[result.length - 1]
+  if (control !== undefined && lastMessage !== undefined) {
+    let index = lastMessage.content.length - 1
+    while (index >= 0 && isThinking(lastMessage.content[index])) index--
+    if (index >= 0) lastMessage.content[index] = { ...lastMessage.content[index], cache_control: control }
+  }
+  return result
+}
+
+/** The thinking budget for the request's effort, or undefined when thinking is off or cannot fit. */
+export const thinkingBudget = (effort: string | undefined, maxTokens: number) => {
+  if (effort === undefined || effort === "none") return undefined
+  const budget = Math.min(THINKING_BUDGETS[effort] ?? THINKING_BUDGETS.medium, maxTokens - ANSWER_RESERVE)
+  return budget >= MIN_THINKING_BUDGET ? budget : undefined
+}
+
+const body = (request: ModelRequest, stream: boolean): Record<string, unknown> => {
+  const control = cacheControl(request)
+  const maxTokens = request.maxOutputTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS
+  const budget = thinkingBudget(request.reasoningEffort, maxTokens)
+  return {
+    model: request.model,
+    max_tokens: maxTokens,
+    system: [{ type: "text", text: request.instruction, ...(control === undefined ? {} : { cache_control: control }) }],
+    messages: messages(request),
+    ...(request.tools.length > 0
+      ? {
+        tools: request.tools.map((tool, index) => ({
+          name: tool.name,
+          description: tool.description,
+          input_schema: tool.input_schema,
+          ...(control !== undefined && index === request.tools.length - 1 ? { cache_control: control } : {})
+        }))
+      }
+      : {}),
+    ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
+    stream
+  }
+}
+
+export const AnthropicMessages: WireAdapter = {
+  path: "/messages",
+  headers: (request) => ({ "x-api-key": Redacted.value(request.apiKey), "anthropic-version": ANTHROPIC_VERSION }),
+  body,
+  streamDecoder,
+  decodeResponse
+}

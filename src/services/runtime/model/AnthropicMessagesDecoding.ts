@@ -1,0 +1,209 @@
+/**
+ * `anthropic-messages`: reading what the format sends back, streamed (`message_start`,
+ * `content_block_*`, `message_delta`, `message_stop`, `error` events) or whole, into ModelEvents.
+ * docs/model-adapters.md.
+ */
+import { Either, Schema } from "effect"
+import type { ModelEvent, StopReason, Usage } from "./ModelMessages.ts"
+import { ModelProviderError, parseToolInput } from "./ModelMessages.ts"
+import { Count, decodeJson, Maybe, Text, typedEvents } from "./ProviderJson.ts"
+import type { SseEvent } from "./WireAdapter.ts"
+
+const stopReasonOf = (stopReason: string | undefined): StopReason => {
+  switch (stopReason) {
+    case "tool_use":
+      return "tool_calls"
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "max_tokens"
+    case "refusal":
+      return "content_filter"
+  }
+  return "end_turn"
+}
+
+/** Token counts: input, cached input read, cached input written. */
+const InputUsage = Schema.Struct({
+  input_tokens: Count,
+  cache_read_input_tokens: Count,
+  cache_creation_input_tokens: Count
+})
+type InputUsage = typeof InputUsage.Type
+const AnthropicUsage = Schema.Struct({ ...InputUsage.fields, output_tokens: Count })
+
+const Block = Schema.Struct({
+  type: Schema.String,
+  id: Text,
+  name: Text,
+  text: Maybe(Schema.String),
+  thinking: Maybe(Schema.String),
+  signature: Text,
+  data: Text,
+  input: Maybe(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+})
+
+const ErrorBody = Schema.Struct({ error: Maybe(Schema.Struct({ message: Maybe(Schema.String) })) })
+
+const streamEvent = typedEvents({
+  message_start: Schema.Struct({ message: Schema.Struct({ usage: Maybe(AnthropicUsage) }) }),
+  content_block_start: Schema.Struct({ index: Count, content_block: Block }),
+  content_block_delta: Schema.Struct({
+    index: Count,
+    delta: Schema.Struct({ type: Text, text: Text, thinking: Text, signature: Text, partial_json: Text })
+  }),
+  content_block_stop: Schema.Struct({ index: Count }),
+  message_delta: Schema.Struct({
+    delta: Maybe(Schema.Struct({ stop_reason: Maybe(Schema.String) })),
+    usage: Maybe(Schema.Struct({
+      input_tokens: Maybe(Schema.Number),
+      cache_read_input_tokens: Count,
+      cache_creation_input_tokens: Count,
+      output_tokens: Maybe(Schema.Number)
+    }))
+  }),
+  message_stop: Schema.Struct({}),
+  error: ErrorBody
+})
+
+const decodeMessage = decodeJson(Schema.Struct({
+  type: Maybe(Schema.String),
+  content: Maybe(Schema.Array(Block)),
+  usage: Maybe(AnthropicUsage),
+  stop_reason: Maybe(Schema.String),
+  ...ErrorBody.fields
+}))
+
+/** Input counts all input tokens, cached or not (the format reports the three apart). */
+const usageOf = (input: InputUsage, outputTokens: number): Usage => ({
+  input_tokens: input.input_tokens + input.cache_read_input_tokens + input.cache_creation_input_tokens,
+  output_tokens: outputTokens,
+  cache_read_tokens: input.cache_read_input_tokens,
+  cache_write_tokens: input.cache_creation_input_tokens
+})
+
+const NO_INPUT: InputUsage = { input_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }
+
+const streamError = (body: typeof ErrorBody.Type, data: string) =>
+  new ModelProviderError({ status: null, message: body.error?.message ?? data })
+
+interface OpenBlock {
+  readonly type: string
+  readonly id: string
+  readonly name: string
+  json: string
+  signature: string
+  readonly data: string
+}
+
+export const streamDecoder = () => {
+  const blocks = new Map<number, OpenBlock>()
+  let inputUsage = NO_INPUT
+  let outputTokens = 0
+  let stopReason: string | undefined
+  return (sse: SseEvent): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+    Either.flatMap(streamEvent(sse), (decoded): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> => {
+      if (decoded === undefined) return Either.right([])
+      switch (decoded.type) {
+        case "message_start": {
+          const usage = decoded.event.message.usage
+          inputUsage = usage ?? NO_INPUT
+          outputTokens = usage?.output_tokens ?? 0
+          return Either.right([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
+        }
+        case "content_block_start": {
+          const block = decoded.event.content_block
+          blocks.set(decoded.event.index, {
+            type: block.type,
+            id: block.id,
+            name: block.name,
+            json: "",
+            signature: block.signature,
+            data: block.data
+          })
+          const text = block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : undefined
+          if (text === undefined || text === "") return Either.right([])
+          return Either.right([{ type: block.type === "text" ? "text_delta" : "reasoning_delta", text }])
+        }
+        case "content_block_delta": {
+          const open = blocks.get(decoded.event.index)
+          const delta = decoded.event.delta
+          switch (delta.type) {
+            case "text_delta":
+              return Either.right([{ type: "text_delta", text: delta.text }])
+            case "thinking_delta":
+              return Either.right([{ type: "reasoning_delta", text: delta.thinking }])
+            case "signature_delta":
+              if (open !== undefined) open.signature += delta.signature
+              return Either.right([])
+            case "input_json_delta":
+              if (open !== undefined) open.json += delta.partial_json
+              return Either.right([])
+          }
+          return Either.right([])
+        }
+        case "content_block_stop": {
+          const open = blocks.get(decoded.event.index)
+          blocks.delete(decoded.event.index)
+          switch (open?.type) {
+            case "tool_use":
+              return Either.right([{ type: "tool_call", call_id: open.id, name: open.name, input: parseToolInput(open.json) }])
+            case "thinking":
+              return Either.right([{
+                type: "reasoning_done",
+                replay: { api_format: "anthropic-messages", kind: "signature", data: open.signature }
+              }])
+            case "redacted_thinking":
+              return Either.right([{
+                type: "reasoning_done",
+                replay: { api_format: "anthropic-messages", kind: "redacted", data: open.data }
+              }])
+          }
+          return Either.right([])
+        }
+        case "message_delta": {
+          stopReason = decoded.event.delta?.stop_reason ?? stopReason
+          const usage = decoded.event.usage
+          if (usage?.input_tokens !== undefined) {
+            inputUsage = {
+              input_tokens: usage.input_tokens,
+              cache_read_input_tokens: usage.cache_read_input_tokens,
+              cache_creation_input_tokens: usage.cache_creation_input_tokens
+            }
+          }
+          outputTokens = usage?.output_tokens || outputTokens
+          return Either.right([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
+        }
+        case "message_stop":
+          return Either.right([{ type: "done", stop_reason: stopReasonOf(stopReason) }])
+        case "error":
+          return Either.left(streamError(decoded.event, sse.data))
+      }
+    })
+}
+
+const blockEvents = (block: typeof Block.Type): ReadonlyArray<ModelEvent> => {
+  switch (block.type) {
+    case "text":
+      return [{ type: "text_delta", text: block.text ?? "" }]
+    case "thinking":
+      return [
+        { type: "reasoning_delta", text: block.thinking ?? "" },
+        { type: "reasoning_done", replay: { api_format: "anthropic-messages", kind: "signature", data: block.signature } }
+      ]
+    case "redacted_thinking":
+      return [{ type: "reasoning_done", replay: { api_format: "anthropic-messages", kind: "redacted", data: block.data } }]
+    case "tool_use":
+      return [{ type: "tool_call", call_id: block.id, name: block.name, input: block.input ?? {} }]
+  }
+  return []
+}
+
+export const decodeResponse = (body: string): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+  Either.flatMap(decodeMessage(body), (message) =>
+    message.type === "error"
+      ? Either.left(streamError(message, body))
+      : Either.right([
+        ...(message.content ?? []).flatMap(blockEvents),
+        { type: "usage", usage: usageOf(message.usage ?? NO_INPUT, message.usage?.output_tokens ?? 0) },
+        { type: "done", stop_reason: stopReasonOf(message.stop_reason) }
+      ]))

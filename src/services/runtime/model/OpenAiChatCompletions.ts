@@ -1,0 +1,241 @@
+/**
+ * `openai-chat-completions`: POST {base_url}/chat/completions, the format most third-party
+ * routes speak. Reasoning text is read from `reasoning_content` / `reasoning` where a route sends
+ * it (the vendor's own route does not); it is not replayed. docs/model-adapters.md.
+ */
+import { Either, Schema } from "effect"
+import type { ConversationItem, ModelEvent, ModelRequest, StopReason, ToolCall, Usage } from "./ModelMessages.ts"
+import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
+import { Count, decodeJson, Maybe } from "./ProviderJson.ts"
+import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
+import { bearer } from "./WireAdapter.ts"
+
+type Message = Record<string, unknown>
+
+const messages = (request: ModelRequest): ReadonlyArray<Message> => {
+  const result: Array<Message> = [{ role: "system", content: request.instruction }]
+  let assistant: { content: string | null; tool_calls: Array<unknown> } | undefined
+  const closeAssistant = () => {
+    if (assistant === undefined) return
+    result.push({
+      role: "assistant",
+      content: assistant.content,
+      ...(assistant.tool_calls.length > 0 ? { tool_calls: assistant.tool_calls } : {})
+    })
+    assistant = undefined
+  }
+  const openAssistant = () => (assistant ??= { content: null, tool_calls: [] })
+  const toolCall = (item: ToolCall) => ({
+    id: item.call_id,
+    type: "function",
+    function: { name: item.name, arguments: JSON.stringify(item.input) }
+  })
+  for (const item of request.conversation as ReadonlyArray<ConversationItem>) {
+    switch (item.type) {
+      case "user_message":
+        closeAssistant()
+        result.push({ role: "user", content: blocksText(item.content) })
+        break
+      case "assistant_text": {
+        const open = openAssistant()
+        open.content = open.content === null ? item.text : `${open.content}\n\n${item.text}`
+        break
+      }
+      case "assistant_reasoning":
+        break
+      case "tool_call":
+        openAssistant().tool_calls.push(toolCall(item))
+        break
+      case "tool_result":
+        closeAssistant()
+        result.push({ role: "tool", tool_call_id: item.call_id, content: toolResultText(item) })
+        break
+    }
+  }
+  closeAssistant()
+  return result
+}
+
+const body = (request: ModelRequest, stream: boolean): Record<string, unknown> => ({
+  model: request.model,
+  messages: messages(request),
+  ...(request.tools.length > 0
+    ? {
+      tools: request.tools.map((tool) => ({
+        type: "function",
+        function: { name: tool.name, description: tool.description, parameters: tool.input_schema }
+      }))
+    }
+    : {}),
+  stream,
+  ...(stream ? { stream_options: { include_usage: true } } : {}),
+  ...(request.maxOutputTokens !== undefined ? { max_completion_tokens: request.maxOutputTokens } : {}),
+  ...(request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
+    ? { reasoning_effort: request.reasoningEffort }
+    : {}),
+  ...(request.cacheRetention === "none" ? {} : { prompt_cache_key: request.conversationKey }),
+  ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
+})
+
+const ChatUsage = Schema.Struct({
+  prompt_tokens: Count,
+  completion_tokens: Count,
+  prompt_tokens_details: Maybe(Schema.Struct({ cached_tokens: Count }))
+})
+
+const ErrorField = { error: Maybe(Schema.Struct({ message: Maybe(Schema.String) })) }
+
+/** What a message (whole) or a delta (streamed) carries. */
+const MessageFields = {
+  content: Maybe(Schema.String),
+  refusal: Maybe(Schema.String),
+  reasoning_content: Maybe(Schema.String),
+  reasoning: Maybe(Schema.String)
+}
+
+const FunctionCall = Maybe(Schema.Struct({ name: Maybe(Schema.String), arguments: Maybe(Schema.String) }))
+
+const decodeChunk = decodeJson(Schema.Struct({
+  choices: Maybe(Schema.Array(Schema.Struct({
+    delta: Maybe(Schema.Struct({
+      ...MessageFields,
+      tool_calls: Maybe(Schema.Array(Schema.Struct({ index: Count, id: Maybe(Schema.String), function: FunctionCall })))
+    })),
+    finish_reason: Maybe(Schema.String)
+  }))),
+  usage: Maybe(ChatUsage),
+  ...ErrorField
+}))
+
+const decodeCompletion = decodeJson(Schema.Struct({
+  choices: Maybe(Schema.Array(Schema.Struct({
+    message: Maybe(Schema.Struct({
+      ...MessageFields,
+      tool_calls: Maybe(Schema.Array(Schema.Struct({ id: Maybe(Schema.String), function: FunctionCall })))
+    })),
+    finish_reason: Maybe(Schema.String)
+  }))),
+  usage: Maybe(ChatUsage),
+  ...ErrorField
+}))
+
+const usageOf = (usage: typeof ChatUsage.Type | undefined): Usage => ({
+  input_tokens: usage?.prompt_tokens ?? 0,
+  output_tokens: usage?.completion_tokens ?? 0,
+  cache_read_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+  cache_write_tokens: 0
+})
+
+const stopReasonOf = (finishReason: string | undefined, sawToolCall: boolean): StopReason => {
+  switch (finishReason) {
+    case "length":
+      return "max_tokens"
+    case "content_filter":
+      return "content_filter"
+    case "tool_calls":
+    case "function_call":
+      return "tool_calls"
+  }
+  return sawToolCall ? "tool_calls" : "end_turn"
+}
+
+const reasoningOf = (message: { readonly reasoning_content?: string; readonly reasoning?: string }) =>
+  message.reasoning_content ?? message.reasoning
+
+/** An `error` in a body that otherwise looks like an answer. */
+const errorOf = (body: { readonly error?: { readonly message?: string } }) =>
+  body.error === undefined
+    ? undefined
+    : new ModelProviderError({ status: null, message: body.error.message ?? JSON.stringify(body.error) })
+
+const streamDecoder = () => {
+  const toolCalls = new Map<number, { id: string; name: string; arguments: string }>()
+  let finishReason: string | undefined
+  let usage: Usage | undefined
+  let reasoningOpen = false
+  const closeReasoning = (): ReadonlyArray<ModelEvent> => {
+    if (!reasoningOpen) return []
+    reasoningOpen = false
+    return [{ type: "reasoning_done", replay: undefined }]
+  }
+  const done = (): ReadonlyArray<ModelEvent> => {
+    const calls = [...toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]): ModelEvent => ({
+      type: "tool_call",
+      call_id: call.id,
+      name: call.name,
+      input: parseToolInput(call.arguments)
+    }))
+    return [
+      ...closeReasoning(),
+      ...calls,
+      ...(usage === undefined ? [] : [{ type: "usage", usage } as const]),
+      { type: "done", stop_reason: stopReasonOf(finishReason, calls.length > 0) }
+    ]
+  }
+  return (sse: SseEvent): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> => {
+    if (sse.data.trim() === "[DONE]") return Either.right(done())
+    return Either.flatMap(decodeChunk(sse.data), (chunk) => {
+      const error = errorOf(chunk)
+      if (error !== undefined) return Either.left(error)
+      if (chunk.usage !== undefined) usage = usageOf(chunk.usage)
+      const events: Array<ModelEvent> = []
+      for (const choice of chunk.choices ?? []) {
+        const delta = choice.delta ?? {}
+        const reasoning = reasoningOf(delta)
+        if (reasoning !== undefined && reasoning !== "") {
+          reasoningOpen = true
+          events.push({ type: "reasoning_delta", text: reasoning })
+        }
+        const content = delta.content ?? delta.refusal
+        if (content !== undefined && content !== "") events.push(...closeReasoning(), { type: "text_delta", text: content })
+        for (const call of delta.tool_calls ?? []) {
+          const current = toolCalls.get(call.index) ?? { id: "", name: "", arguments: "" }
+          toolCalls.set(call.index, {
+            id: call.id ?? current.id,
+            name: current.name + (call.function?.name ?? ""),
+            arguments: current.arguments + (call.function?.arguments ?? "")
+          })
+        }
+        finishReason = choice.finish_reason ?? finishReason
+      }
+      return Either.right(events)
+    })
+  }
+}
+
+const decodeResponse = (body: string): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+  Either.flatMap(decodeCompletion(body), (completion) => {
+    const error = errorOf(completion)
+    if (error !== undefined) return Either.left(error)
+    const choice = completion.choices?.[0]
+    const message = choice?.message ?? {}
+    const events: Array<ModelEvent> = []
+    const reasoning = reasoningOf(message)
+    if (reasoning !== undefined && reasoning !== "") {
+      events.push({ type: "reasoning_delta", text: reasoning }, { type: "reasoning_done", replay: undefined })
+    }
+    const content = message.content ?? message.refusal
+    if (content !== undefined && content !== "") events.push({ type: "text_delta", text: content })
+    for (const call of message.tool_calls ?? []) {
+      events.push({
+        type: "tool_call",
+        call_id: call.id ?? "",
+        name: call.function?.name ?? "",
+        input: parseToolInput(call.function?.arguments ?? "")
+      })
+    }
+    const sawToolCall = events.some((event) => event.type === "tool_call")
+    events.push(
+      { type: "usage", usage: usageOf(completion.usage) },
+      { type: "done", stop_reason: stopReasonOf(choice?.finish_reason, sawToolCall) }
+    )
+    return Either.right(events)
+  })
+
+export const OpenAiChatCompletions: WireAdapter = {
+  path: "/chat/completions",
+  headers: bearer,
+  body,
+  streamDecoder,
+  decodeResponse
+}

@@ -1,0 +1,67 @@
+/**
+ * Reading what model providers send with Schemas: an adapter describes the parts of an answer it
+ * uses; fields a provider may leave out or send as null are optional; anything else that does not
+ * fit is a ModelProviderError saying so, not a thrown exception.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import { ModelProviderError } from "./ModelMessages.ts"
+
+/** A field a provider may leave out or send as null. */
+export const Maybe = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(schema, { nullable: true })
+
+/** A token count a provider may leave out or send as null: 0 then. */
+export const Count = Schema.optionalWith(Schema.Number, { nullable: true, default: () => 0 })
+
+/** A text a provider may leave out or send as null: "" then. */
+export const Text = Schema.optionalWith(Schema.String, { nullable: true, default: () => "" })
+
+const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+/** Parses a provider's JSON text and decodes it with `schema`. */
+export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (text: string): Either.Either<A, ModelProviderError> =>
+    Either.flatMap(
+      Either.mapLeft(
+        parseJson(text),
+        () => new ModelProviderError({ status: null, message: `The provider sent malformed JSON: ${text.slice(0, 200)}` })
+      ),
+      (json) => decodeValue(decode, json)
+    )
+}
+
+const decodeValue = <A>(decode: (value: unknown) => Either.Either<A, ParseResult.ParseError>, value: unknown) =>
+  Either.mapLeft(decode(value), (error) =>
+    new ModelProviderError({
+      status: null,
+      message: `Could not read the model provider's answer: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+    }))
+
+/** An event of a stream whose events are told apart by their `type`, decoded with the schema of its type. */
+export type TypedEvent<Schemas extends Record<string, Schema.Schema.AnyNoContext>> = {
+  readonly [K in keyof Schemas]: { readonly type: K; readonly event: Schema.Schema.Type<Schemas[K]> }
+}[keyof Schemas]
+
+const Envelope = Schema.Struct({ type: Maybe(Schema.String) })
+
+/**
+ * A decoder of streamed events told apart by their `type` (in the JSON, else the SSE event's
+ * name): the event decoded with the schema of its type, or undefined for a type not listed.
+ */
+export const typedEvents = <Schemas extends Record<string, Schema.Schema.AnyNoContext>>(schemas: Schemas) => {
+  const decoders = Object.fromEntries(
+    Object.entries(schemas).map(([type, schema]) => [type, Schema.decodeUnknownEither(schema)])
+  )
+  const envelope = Schema.decodeUnknownEither(Envelope)
+  return (sse: { readonly event: string; readonly data: string }): Either.Either<TypedEvent<Schemas> | undefined, ModelProviderError> =>
+    Either.flatMap(decodeJson(Schema.Unknown)(sse.data), (json) => {
+      const type = Either.match(envelope(json), { onLeft: () => undefined, onRight: (found) => found.type }) ?? sse.event
+      const decode = Object.hasOwn(decoders, type) ? decoders[type] : undefined
+      if (decode === undefined) return Either.right(undefined)
+      return Either.map(decodeValue(decode, json), (event) => ({ type, event }) as TypedEvent<Schemas>)
+    })
+}
+
+/** The provider's message in an error body (`{ "error": { "message": ... } }`), if it has one. */
+export const errorMessage = (body: string): string | undefined =>
+  Either.getOrUndefined(decodeJson(Schema.Struct({ error: Schema.Struct({ message: Schema.String }) }))(body))?.error.message

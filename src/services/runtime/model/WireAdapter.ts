@@ -1,0 +1,26 @@
+/**
+ * What each wire format supplies to the ModelClient: the request it sends and the decoding of
+ * what comes back, streamed or whole (with Schemas, ProviderJson.ts). The transport, retries and
+ * folding are shared.
+ */
+import type { Either } from "effect"
+import { Redacted } from "effect"
+import type { ModelEvent, ModelProviderError, ModelRequest } from "./ModelMessages.ts"
+
+export interface SseEvent {
+  readonly event: string
+  readonly data: string
+}
+
+export interface WireAdapter {
+  /** Appended to the request's base URL. */
+  readonly path: string
+  readonly headers: (request: ModelRequest) => Record<string, string>
+  readonly body: (request: ModelRequest, stream: boolean) => Record<string, unknown>
+  /** A decoder for one streamed response (it keeps the state of partial blocks); an in-stream error fails. */
+  readonly streamDecoder: () => (event: SseEvent) => Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError>
+  /** The events of a whole (non-streamed) response body. */
+  readonly decodeResponse: (body: string) => Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError>
+}
+
+export const bearer = (request: ModelRequest) => ({ authorization: `Bearer ${Redacted.value(request.apiKey)}` })
