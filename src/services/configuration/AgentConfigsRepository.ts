@@ -9,7 +9,7 @@ import { AgentConfig } from "../../domain/configuration/agent-config/AgentConfig
 import { CompiledAgentConfig } from "../../domain/configuration/agent-config/Compiled.ts"
 import { ModelOverrides } from "../../domain/configuration/agent-config/ModelOverrides.ts"
 import { AgentConfigId, ConfiguredModelId, OrgId, ProjectId, SkillId } from "../../domain/shared/Ids.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A config as stored: an AgentConfig whose model is kept as the configured model and the overrides it renders from. */
 export const StoredAgentConfig = Schema.Struct({
@@ -69,13 +69,11 @@ export class AgentConfigsRepository extends Effect.Service<AgentConfigsRepositor
       execute: ({ id, projectId }) => sql`SELECT * FROM agent_configs WHERE id = ${id} AND project_id = ${projectId}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ projectId: ProjectId, ...KeysetFields }),
-      Result: StoredAgentConfig,
-      execute: ({ projectId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset, "descending")
-        return sql`SELECT * FROM agent_configs WHERE project_id = ${projectId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ projectId: ProjectId }),
+      result: StoredAgentConfig,
+      order: "descending",
+      select: ({ projectId }) => sql`SELECT * FROM agent_configs WHERE project_id = ${projectId}`
     })
 
     const limitsOf = SqlSchema.findAll({
@@ -115,7 +113,7 @@ export class AgentConfigsRepository extends Effect.Service<AgentConfigsRepositor
         Effect.orDie(findByContent({ projectId, sourceHash, effectiveHash })),
       findInProject: (projectId: ProjectId, id: AgentConfigId) => Effect.orDie(findInProject({ projectId, id })),
       /** Newest first. */
-      page: (projectId: ProjectId, keyset: Keyset) => Effect.orDie(page({ projectId, ...keyset })),
+      page: (projectId: ProjectId, keyset: Keyset) => page({ projectId }, keyset),
       /** The depth and subagent limits of the configs of the project among `ids`. */
       limitsOf: (projectId: ProjectId, ids: ReadonlyArray<string>) => Effect.orDie(limitsOf({ projectId, ids })),
       compiledDefinition: (id: AgentConfigId) =>

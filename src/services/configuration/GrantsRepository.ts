@@ -8,7 +8,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { IdSchema } from "../../domain/shared/Ids.ts"
 import { OrgId, ProjectId } from "../../domain/shared/Ids.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 export interface GrantTable<ResourceId extends string, GrantId extends string, Grant, GrantEncoded> {
@@ -44,13 +44,10 @@ export const grantsRepository = <ResourceId extends string, GrantId extends stri
         sql`INSERT INTO ${table} ${sql.insert({ ...grant, [spec.resourceColumn]: resource_id })} RETURNING *`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ resourceId: spec.resourceId, ...KeysetFields }),
-      Result: spec.grant,
-      execute: ({ resourceId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM ${table} WHERE ${resourceColumn} = ${resourceId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: spec.resourceId,
+      result: spec.grant,
+      select: (resourceId) => sql`SELECT * FROM ${table} WHERE ${resourceColumn} = ${resourceId}`
     })
 
     const remove = SqlSchema.findOne({
@@ -74,7 +71,7 @@ export const grantsRepository = <ResourceId extends string, GrantId extends stri
       grantId: spec.grantId,
       /** Fails with UniqueViolation when the resource is granted to the project already. */
       insert: (grant: NewGrant<ResourceId, GrantId>) => uniqueOrDie(insert(grant)),
-      page: (resourceId: ResourceId, keyset: Keyset) => Effect.orDie(page({ resourceId, ...keyset })),
+      page: (resourceId: ResourceId, keyset: Keyset) => page(resourceId, keyset),
       /** Whether there was such a grant to remove. */
       remove: (resourceId: ResourceId, grantId: GrantId) =>
         Effect.map(Effect.orDie(remove({ resourceId, grantId })), Option.isSome),

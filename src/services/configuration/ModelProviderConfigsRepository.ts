@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ApiFormat, ManagementKind, ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ModelProviderConfigId, OrgId, SecretId } from "../../domain/shared/Ids.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 const Settings = {
@@ -48,13 +48,10 @@ export class ModelProviderConfigsRepository extends Effect.Service<ModelProvider
         execute: ({ name, orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId} AND name = ${name}`
       })
 
-      const page = SqlSchema.findAll({
-        Request: Schema.Struct({ orgId: OrgId, ...KeysetFields }),
-        Result: ModelProviderConfig,
-        execute: ({ orgId, ...keyset }) => {
-          const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-          return sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId} ${after} ${orderAndLimit}`
-        }
+      const page = keysetQuery(sql, {
+        filter: Schema.Struct({ orgId: OrgId }),
+        result: ModelProviderConfig,
+        select: ({ orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId}`
       })
 
       const update = SqlSchema.single({
@@ -85,7 +82,7 @@ export class ModelProviderConfigsRepository extends Effect.Service<ModelProvider
           Effect.orDie(findInOrg({ orgId, id, lock })),
         findByIds: (ids: ReadonlyArray<ModelProviderConfigId>) => Effect.orDie(findByIds(ids)),
         findByName: (orgId: OrgId, name: string) => Effect.orDie(findByName({ orgId, name })),
-        page: (orgId: OrgId, keyset: Keyset) => Effect.orDie(page({ orgId, ...keyset })),
+        page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
         /** Fails with UniqueViolation when the organization has a config of the new name. */
         update: (config: typeof ProviderConfigUpdate.Type) => uniqueOrDie(update(config)),
         remove: (id: ModelProviderConfigId) => Effect.orDie(remove(id)),

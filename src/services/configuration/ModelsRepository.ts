@@ -6,7 +6,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema, Struct } from "effect"
 import { ConfiguredModel, ModelRevision, ModelSettings } from "../../domain/configuration/Models.ts"
 import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId } from "../../domain/shared/Ids.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
 
 /** A model with its current revision's settings, as stored: a ConfiguredModel without its provider config's name. */
@@ -55,20 +55,13 @@ export class ModelsRepository extends Effect.Service<ModelsRepository>()("Models
       execute: ({ id, orgId }) => sql`SELECT id FROM configured_models WHERE id = ${id} AND org_id = ${orgId} FOR UPDATE`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({
-        orgId: OrgId,
-        providerConfigId: Schema.UndefinedOr(ModelProviderConfigId),
-        ...KeysetFields
-      }),
-      Result: StoredModel,
-      execute: ({ orgId, providerConfigId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "m.id", keyset)
-        return sql`
-          ${selectModel} WHERE m.org_id = ${orgId}
-          ${providerConfigId === undefined ? sql`` : sql`AND m.provider_config_id = ${providerConfigId}`}
-          ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId, providerConfigId: Schema.UndefinedOr(ModelProviderConfigId) }),
+      result: StoredModel,
+      column: "m.id",
+      select: ({ orgId, providerConfigId }) => sql`
+        ${selectModel} WHERE m.org_id = ${orgId}
+        ${providerConfigId === undefined ? sql`` : sql`AND m.provider_config_id = ${providerConfigId}`}`
     })
 
     const setCurrent = SqlSchema.void({
@@ -78,13 +71,11 @@ export class ModelsRepository extends Effect.Service<ModelsRepository>()("Models
         WHERE id = ${id}`
     })
 
-    const revisions = SqlSchema.findAll({
-      Request: Schema.Struct({ modelId: ConfiguredModelId, ...KeysetFields }),
-      Result: ModelRevision,
-      execute: ({ modelId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset, "descending")
-        return sql`SELECT * FROM model_revisions WHERE model_id = ${modelId} ${after} ${orderAndLimit}`
-      }
+    const revisions = keysetQuery(sql, {
+      filter: Schema.Struct({ modelId: ConfiguredModelId }),
+      result: ModelRevision,
+      order: "descending",
+      select: ({ modelId }) => sql`SELECT * FROM model_revisions WHERE model_id = ${modelId}`
     })
 
     const removeInOrg = SqlSchema.findOne({
@@ -116,12 +107,12 @@ export class ModelsRepository extends Effect.Service<ModelsRepository>()("Models
       /** Locks the model for a change until the transaction ends; whether it exists. */
       lockInOrg: (id: ConfiguredModelId, orgId: OrgId) => Effect.map(Effect.orDie(lockInOrg({ id, orgId })), Option.isSome),
       page: (orgId: OrgId, providerConfigId: ModelProviderConfigId | undefined, keyset: Keyset) =>
-        Effect.orDie(page({ orgId, providerConfigId, ...keyset })),
+        page({ orgId, providerConfigId }, keyset),
       /** Fails with UniqueViolation when the provider config has another model of that name. */
       setCurrent: (id: ConfiguredModelId, name: string, revisionId: ModelRevisionId) =>
         uniqueOrDie(setCurrent({ id, name, revisionId })),
       /** Revisions, newest first. */
-      revisions: (modelId: ConfiguredModelId, keyset: Keyset) => Effect.orDie(revisions({ modelId, ...keyset })),
+      revisions: (modelId: ConfiguredModelId, keyset: Keyset) => revisions({ modelId }, keyset),
       /** Deletes the model with its revisions; whether it existed. ForeignKeyViolation while agent configs use it. */
       removeInOrg: (id: ConfiguredModelId, orgId: OrgId) =>
         Effect.map(foreignKeyOrDie(removeInOrg({ id, orgId })), Option.isSome),

@@ -6,7 +6,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Secret } from "../../domain/configuration/Secrets.ts"
 import { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 const COLUMNS = "id, org_id, name, description, owner_user_id, created_at, updated_at, " +
@@ -48,13 +48,10 @@ export class SecretsRepository extends Effect.Service<SecretsRepository>()("Secr
         WHERE id = ${secretId} AND org_id = ${orgId} AND ${visibleTo(userId)} ${lockClause(sql, lock)}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId), ...KeysetFields }),
-      Result: Secret,
-      execute: ({ orgId, userId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND ${visibleTo(userId)} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId) }),
+      result: Secret,
+      select: ({ orgId, userId }) => sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND ${visibleTo(userId)}`
     })
 
     const rotate = SqlSchema.findOne({
@@ -94,7 +91,7 @@ export class SecretsRepository extends Effect.Service<SecretsRepository>()("Secr
       /** A secret of the organization that `userId` (null: an organization key) may see. */
       findVisible: (orgId: OrgId, secretId: SecretId, userId: UserId | null, lock: RowLock = "none") =>
         Effect.orDie(findVisible({ orgId, secretId, userId, lock })),
-      page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => Effect.orDie(page({ orgId, userId, ...keyset })),
+      page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => page({ orgId, userId }, keyset),
       rotate: (id: SecretId, sealed: string) => Effect.orDie(rotate({ id, sealed })),
       remove: (id: SecretId) => Effect.orDie(remove(id)),
       sealedValue: (id: SecretId) => Effect.orDie(sealedValue(id)),

@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Skill, SkillContent, SkillVersion } from "../../domain/configuration/Skills.ts"
 import { OrgId, ProjectId, SkillId, UserId } from "../../domain/shared/Ids.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery, keysetQueryBy } from "../shared/Paging.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 const NewSkill = Schema.Struct({
@@ -43,13 +43,10 @@ export class SkillsRepository extends Effect.Service<SkillsRepository>()("Skills
         sql`SELECT * FROM skills WHERE id = ${skillId} AND org_id = ${orgId} AND ${visibleTo(userId)}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId), ...KeysetFields }),
-      Result: Skill,
-      execute: ({ orgId, userId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM skills WHERE org_id = ${orgId} AND ${visibleTo(userId)} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId) }),
+      result: Skill,
+      select: ({ orgId, userId }) => sql`SELECT * FROM skills WHERE org_id = ${orgId} AND ${visibleTo(userId)}`
     })
 
     const nextVersion = SqlSchema.findOne({
@@ -58,13 +55,11 @@ export class SkillsRepository extends Effect.Service<SkillsRepository>()("Skills
       execute: (id) => sql`UPDATE skills SET latest_version = latest_version + 1 WHERE id = ${id} RETURNING latest_version`
     })
 
-    const versions = SqlSchema.findAll({
-      Request: Schema.Struct({ skillId: SkillId, after: Schema.UndefinedOr(Schema.Int), limit: Schema.Int }),
-      Result: SkillVersion,
-      execute: ({ skillId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "version", keyset)
-        return sql`SELECT * FROM skill_versions WHERE skill_id = ${skillId} ${after} ${orderAndLimit}`
-      }
+    const versions = keysetQueryBy(sql, Schema.Int, {
+      filter: SkillId,
+      result: SkillVersion,
+      column: "version",
+      select: (skillId) => sql`SELECT * FROM skill_versions WHERE skill_id = ${skillId}`
     })
 
     const findVersion = SqlSchema.findOne({
@@ -102,7 +97,7 @@ export class SkillsRepository extends Effect.Service<SkillsRepository>()("Skills
       /** A skill of the organization that `userId` (null: an organization key) may see. */
       findVisible: (orgId: OrgId, skillId: SkillId, userId: UserId | null) =>
         Effect.orDie(findVisible({ orgId, skillId, userId })),
-      page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => Effect.orDie(page({ orgId, userId, ...keyset })),
+      page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => page({ orgId, userId }, keyset),
       remove: (id: SkillId) => Effect.orDie(remove(id)),
       /** Adds the next version (the skill row is locked until the transaction ends); none when the skill is gone. */
       insertNextVersion: (skillId: SkillId, content: SkillContent, sizeBytes: number) =>
@@ -114,7 +109,7 @@ export class SkillsRepository extends Effect.Service<SkillsRepository>()("Skills
               Effect.asSome(Effect.orDie(insertVersion({ skill_id: skillId, version: latest_version, content, size_bytes: sizeBytes })))
           })
         ),
-      versions: (skillId: SkillId, keyset: Keyset<number>) => Effect.orDie(versions({ skillId, ...keyset })),
+      versions: (skillId: SkillId, keyset: Keyset<number>) => versions(skillId, keyset),
       findVersion: (skillId: SkillId, version: number) => Effect.orDie(findVersion({ skillId, version })),
       /** The skills of the organization named `name`, whoever owns them. */
       named: (orgId: OrgId, name: string) => Effect.orDie(where({ orgId, name, id: undefined })),

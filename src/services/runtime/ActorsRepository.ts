@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { ActorId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { Actor } from "../../domain/runtime/Actors.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 const NewActor = Schema.Struct({
   id: ActorId,
@@ -37,13 +37,10 @@ export class ActorsRepository extends Effect.Service<ActorsRepository>()("Actors
       execute: ({ id, projectId }) => sql`SELECT * FROM actors WHERE id = ${id} AND project_id = ${projectId}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ projectId: ProjectId, ...KeysetFields }),
-      Result: Actor,
-      execute: ({ projectId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM actors WHERE project_id = ${projectId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ projectId: ProjectId }),
+      result: Actor,
+      select: ({ projectId }) => sql`SELECT * FROM actors WHERE project_id = ${projectId}`
     })
 
     return {
@@ -53,7 +50,7 @@ export class ActorsRepository extends Effect.Service<ActorsRepository>()("Actors
         Effect.orDie(findByExternalId({ projectId, externalId })),
       isInProject: (projectId: ProjectId, id: ActorId) =>
         Effect.map(Effect.orDie(findInProject({ projectId, id })), Option.isSome),
-      page: (projectId: ProjectId, keyset: Keyset) => Effect.orDie(page({ projectId, ...keyset }))
+      page: (projectId: ProjectId, keyset: Keyset) => page({ projectId }, keyset)
     } as const
   })
 }) {}

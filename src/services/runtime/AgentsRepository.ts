@@ -6,7 +6,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 const NewAgent = Schema.Struct({
   id: AgentId,
@@ -54,15 +54,12 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(AgentStatus), ...KeysetFields }),
-      Result: Agent,
-      execute: ({ projectId, status, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(AgentStatus) }),
+      result: Agent,
+      select: ({ projectId, status }) => sql`
           SELECT * FROM agents WHERE project_id = ${projectId}
-          ${status === undefined ? sql`` : sql`AND status = ${status}`} ${after} ${orderAndLimit}`
-      }
+          ${status === undefined ? sql`` : sql`AND status = ${status}`}`
     })
 
     const allocateSequences = SqlSchema.findOne({
@@ -102,7 +99,7 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
       lock: (id: AgentId) => Effect.orDie(lock(id)),
       page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>
-        Effect.orDie(page({ projectId, status, ...keyset })),
+        page({ projectId, status }, keyset),
       /** Takes the next `count` sequences of the agent's timeline (locking the row); none when the agent is gone. */
       allocateSequences: (id: AgentId, count: number) => Effect.orDie(allocateSequences({ id, count })),
       /** Makes `turnId` the agent's current turn (null: none) with `status`. */

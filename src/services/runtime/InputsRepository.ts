@@ -7,7 +7,7 @@ import { Effect, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { AgentInput, InputStatus } from "../../domain/runtime/Inputs.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 export const Disposition = Schema.Literal("started", "queued")
 export type Disposition = typeof Disposition.Type
@@ -73,13 +73,10 @@ export class InputsRepository extends Effect.Service<InputsRepository>()("Inputs
         sql`SELECT id, turn_id FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued' ORDER BY id LIMIT 1`
     })
 
-    const backlog = SqlSchema.findAll({
-      Request: Schema.Struct({ agentId: AgentId, ...KeysetFields }),
-      Result: AgentInput,
-      execute: ({ agentId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued' ${after} ${orderAndLimit}`
-      }
+    const backlog = keysetQuery(sql, {
+      filter: Schema.Struct({ agentId: AgentId }),
+      result: AgentInput,
+      select: ({ agentId }) => sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued'`
     })
 
     const agentsWithQueued = SqlSchema.findAll({
@@ -99,7 +96,7 @@ export class InputsRepository extends Effect.Service<InputsRepository>()("Inputs
       /** The queued input to run next. */
       oldestQueued: (agentId: AgentId) => Effect.orDie(oldestQueued(agentId)),
       /** Queued inputs, oldest (next to run) first. */
-      backlog: (agentId: AgentId, keyset: Keyset) => Effect.orDie(backlog({ agentId, ...keyset })),
+      backlog: (agentId: AgentId, keyset: Keyset) => backlog({ agentId }, keyset),
       /** The agents with queued inputs. */
       agentsWithQueued: Effect.map(Effect.orDie(agentsWithQueued(undefined)), (rows) => rows.map((row) => row.agent_id))
     } as const

@@ -6,7 +6,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Decision, Interaction, InteractionKind, InteractionStatus } from "../../domain/runtime/Interactions.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** An interaction as stored: with the token of the wait its resolution resolves. */
 export const StoredInteraction = Schema.Struct({ ...Interaction.fields, deferred_token: Schema.String })
@@ -70,24 +70,18 @@ export class InteractionsRepository extends Effect.Service<InteractionsRepositor
         WHERE id = ${id} RETURNING *`
     })
 
-    const pageForAgent = SqlSchema.findAll({
-      Request: Schema.Struct({ agentId: AgentId, ...KeysetFields }),
-      Result: StoredInteraction,
-      execute: ({ agentId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM interactions WHERE agent_id = ${agentId} ${after} ${orderAndLimit}`
-      }
+    const pageForAgent = keysetQuery(sql, {
+      filter: Schema.Struct({ agentId: AgentId }),
+      result: StoredInteraction,
+      select: ({ agentId }) => sql`SELECT * FROM interactions WHERE agent_id = ${agentId}`
     })
 
-    const pageForProject = SqlSchema.findAll({
-      Request: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(InteractionStatus), ...KeysetFields }),
-      Result: StoredInteraction,
-      execute: ({ projectId, status, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`
+    const pageForProject = keysetQuery(sql, {
+      filter: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(InteractionStatus) }),
+      result: StoredInteraction,
+      select: ({ projectId, status }) => sql`
           SELECT * FROM interactions WHERE project_id = ${projectId}
-          ${status === undefined ? sql`` : sql`AND status = ${status}`} ${after} ${orderAndLimit}`
-      }
+          ${status === undefined ? sql`` : sql`AND status = ${status}`}`
     })
 
     const hasPending = SqlSchema.single({
@@ -120,9 +114,9 @@ export class InteractionsRepository extends Effect.Service<InteractionsRepositor
         readonly answer: string | null
         readonly message: string | null
       }) => Effect.orDie(resolve(resolution)),
-      pageForAgent: (agentId: AgentId, keyset: Keyset) => Effect.orDie(pageForAgent({ agentId, ...keyset })),
+      pageForAgent: (agentId: AgentId, keyset: Keyset) => pageForAgent({ agentId }, keyset),
       pageForProject: (projectId: ProjectId, status: typeof InteractionStatus.Type | undefined, keyset: Keyset) =>
-        Effect.orDie(pageForProject({ projectId, status, ...keyset })),
+        pageForProject({ projectId, status }, keyset),
       hasPending: (turnId: TurnId) => Effect.map(Effect.orDie(hasPending(turnId)), (row) => row.pending),
       /** The resolved interactions about tool calls of these turns. */
       resolvedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(resolvedWaits(turnIds))

@@ -7,7 +7,7 @@ import { Effect, Schema, Struct } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome, ToolType } from "../../domain/runtime/ToolCalls.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A tool call as stored: its outcome and end as nullable columns, the event of its result, its wait's token. */
 export const StoredToolCall = Schema.Struct({
@@ -80,13 +80,10 @@ export class ToolCallsRepository extends Effect.Service<ToolCallsRepository>()("
         sql`SELECT * FROM tool_calls WHERE id = ${id} AND agent_id = ${agentId} ${lock ? sql`FOR UPDATE` : sql``}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ agentId: AgentId, ...KeysetFields }),
-      Result: StoredToolCall,
-      execute: ({ agentId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM tool_calls WHERE agent_id = ${agentId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ agentId: AgentId }),
+      result: StoredToolCall,
+      select: ({ agentId }) => sql`SELECT * FROM tool_calls WHERE agent_id = ${agentId}`
     })
 
     const providerCallIds = SqlSchema.findAll({
@@ -124,7 +121,7 @@ export class ToolCallsRepository extends Effect.Service<ToolCallsRepository>()("
       cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
       /** The call of the agent; `lock` holds it until the transaction ends. */
       find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
-      page: (agentId: AgentId, keyset: Keyset) => Effect.orDie(page({ agentId, ...keyset })),
+      page: (agentId: AgentId, keyset: Keyset) => page({ agentId }, keyset),
       /** The ids the provider gave the agent's calls, by call id. */
       providerCallIds: (agentId: AgentId) =>
         Effect.map(Effect.orDie(providerCallIds(agentId)), (rows) => new Map(rows.map((row) => [row.id, row.provider_call_id]))),

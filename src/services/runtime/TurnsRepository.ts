@@ -7,7 +7,7 @@ import { Effect, Option, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { TokenUsage } from "../../domain/runtime/Events.ts"
 import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
 
 /** A turn as stored: its usage in four columns, its duration not kept. */
@@ -54,13 +54,10 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       execute: ({ agentId, id }) => sql`SELECT * FROM turns WHERE id = ${id} AND agent_id = ${agentId}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ agentId: AgentId, ...KeysetFields }),
-      Result: TurnRow,
-      execute: ({ agentId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM turns WHERE agent_id = ${agentId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ agentId: AgentId }),
+      result: TurnRow,
+      select: ({ agentId }) => sql`SELECT * FROM turns WHERE agent_id = ${agentId}`
     })
 
     const isActive = SqlSchema.findOne({
@@ -118,7 +115,7 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
         Effect.orDie(insert(turn)),
       find: (agentId: AgentId, id: TurnId) => Effect.map(Effect.orDie(find({ agentId, id })), Option.map(toTurn)),
       page: (agentId: AgentId, keyset: Keyset) =>
-        Effect.map(Effect.orDie(page({ agentId, ...keyset })), (rows) => rows.map(toTurn)),
+        Effect.map(page({ agentId }, keyset), (rows) => rows.map(toTurn)),
       /** Whether the turn is running or waiting; `lock` holds its row until the transaction ends. */
       isActive: (id: TurnId, lock = false) =>
         Effect.map(Effect.orDie(isActive({ id, lock })), (row) => Option.isSome(row) && row.value.active),

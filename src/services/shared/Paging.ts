@@ -1,11 +1,11 @@
 /**
  * Keyset pagination, the one way lists page (docs/api-conventions.md, "Lists"). A service turns
  * a list request into a `Keyset` (the key to start after, how many rows to read) with `paged`; the
- * repository reads that window with `keysetSql`; `paged` makes the page and its next cursor. A
- * cursor is the base64url of the last key returned; one this server did not make is
+ * repository reads that window with a `keysetQuery`; `paged` makes the page and its next cursor.
+ * A cursor is the base64url of the last key returned; one this server did not make is
  * `invalid_request`.
  */
-import type { SqlClient, Statement } from "@effect/sql"
+import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Either, Encoding, Schema } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { DEFAULT_PAGE_LIMIT, type ListQuery, type PageOf } from "../../domain/shared/Pagination.ts"
@@ -16,8 +16,6 @@ export interface Keyset<Key = string> {
   readonly limit: number
 }
 
-/** The fields of a keyset on ids, for the Request schema of a repository's page query. */
-export const KeysetFields = { after: Schema.UndefinedOr(Schema.String), limit: Schema.Int }
 
 /** How a list's key is written into a cursor and read back. */
 export interface CursorKey<Key> {
@@ -90,7 +88,7 @@ export const paged = <A, E, R>(
  * The SQL of a keyset window on `column` (ascending unless told): `after` is the condition to AND
  * into the WHERE clause, `orderAndLimit` ends the query.
  */
-export const keysetSql = <Key extends string | number>(
+const keysetSql = <Key>(
   sql: SqlClient.SqlClient,
   column: string,
   keyset: Keyset<Key>,
@@ -105,3 +103,38 @@ export const keysetSql = <Key extends string | number>(
     ? sql`ORDER BY ${sql(column)} LIMIT ${keyset.limit + 1}`
     : sql`ORDER BY ${sql(column)} DESC LIMIT ${keyset.limit + 1}`
 })
+
+export interface KeysetQueryOptions<Filter, FilterEncoded, A, AEncoded> {
+  /** What selects the list's rows (an organization id, a project id and a status, ...). */
+  readonly filter: Schema.Schema<Filter, FilterEncoded>
+  /** The rows, decoded. */
+  readonly result: Schema.Schema<A, AEncoded>
+  /** The query up to the end of its WHERE clause; the keyset's condition is ANDed to it. */
+  readonly select: (filter: FilterEncoded) => Statement.Fragment
+  /** The key column (`id` unless told). */
+  readonly column?: string
+  readonly order?: "ascending" | "descending"
+}
+
+/** A repository's query of one page of a list keyed by `key` (ids: `keysetQuery`). */
+export const keysetQueryBy = <Key extends string | number, KeyEncoded, Filter, FilterEncoded, A, AEncoded>(
+  sql: SqlClient.SqlClient,
+  key: Schema.Schema<Key, KeyEncoded>,
+  options: KeysetQueryOptions<Filter, FilterEncoded, A, AEncoded>
+) => {
+  const query = SqlSchema.findAll({
+    Request: Schema.Struct({ filter: options.filter, after: Schema.UndefinedOr(key), limit: Schema.Int }),
+    Result: options.result,
+    execute: ({ filter, ...keyset }) => {
+      const { after, orderAndLimit } = keysetSql(sql, options.column ?? "id", keyset, options.order)
+      return sql`${options.select(filter)} ${after} ${orderAndLimit}`
+    }
+  })
+  return (filter: Filter, keyset: Keyset<Key>) => Effect.orDie(query({ filter, ...keyset }))
+}
+
+/** A repository's query of one page of a list keyed by id. */
+export const keysetQuery = <Filter, FilterEncoded, A, AEncoded>(
+  sql: SqlClient.SqlClient,
+  options: KeysetQueryOptions<Filter, FilterEncoded, A, AEncoded>
+) => keysetQueryBy(sql, Schema.String, options)

@@ -4,7 +4,7 @@ import { Effect, Option, Schema } from "effect"
 import { ApiKeyId, OrgId, UserId } from "../../domain/shared/Ids.ts"
 import { OrganizationApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
 import { AssignableRole } from "../../domain/tenancy/Members.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** Whom a key acts for: its user, or its organization with the key's role. */
 export const KeyOwner = Schema.Union(
@@ -39,22 +39,16 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       execute: (key) => sql`INSERT INTO api_keys ${sql.insert(key)} RETURNING *`
     })
 
-    const pagePersonal = SqlSchema.findAll({
-      Request: Schema.Struct({ userId: UserId, ...KeysetFields }),
-      Result: PersonalApiKey,
-      execute: ({ userId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM api_keys WHERE user_id = ${userId} ${after} ${orderAndLimit}`
-      }
+    const pagePersonal = keysetQuery(sql, {
+      filter: Schema.Struct({ userId: UserId }),
+      result: PersonalApiKey,
+      select: ({ userId }) => sql`SELECT * FROM api_keys WHERE user_id = ${userId}`
     })
 
-    const pageForOrganization = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, ...KeysetFields }),
-      Result: OrganizationApiKey,
-      execute: ({ orgId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM api_keys WHERE org_id = ${orgId} ${after} ${orderAndLimit}`
-      }
+    const pageForOrganization = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId }),
+      result: OrganizationApiKey,
+      select: ({ orgId }) => sql`SELECT * FROM api_keys WHERE org_id = ${orgId}`
     })
 
     const remove = SqlSchema.findOne({
@@ -81,8 +75,8 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       findOwner: (tokenHash: string) => findOwner(tokenHash).pipe(Effect.catchTag("ParseError", Effect.die)),
       insertPersonal: (key: typeof NewPersonalKey.Type) => Effect.orDie(insertPersonal(key)),
       insertForOrganization: (key: typeof NewOrganizationKey.Type) => Effect.orDie(insertForOrganization(key)),
-      pagePersonal: (userId: UserId, keyset: Keyset) => Effect.orDie(pagePersonal({ userId, ...keyset })),
-      pageForOrganization: (orgId: OrgId, keyset: Keyset) => Effect.orDie(pageForOrganization({ orgId, ...keyset })),
+      pagePersonal: (userId: UserId, keyset: Keyset) => pagePersonal({ userId }, keyset),
+      pageForOrganization: (orgId: OrgId, keyset: Keyset) => pageForOrganization({ orgId }, keyset),
       /** Deletes the key when it belongs to `owner`; whether it did. */
       remove: (owner: { readonly userId: UserId } | { readonly orgId: OrgId }, keyId: ApiKeyId) =>
         Effect.map(

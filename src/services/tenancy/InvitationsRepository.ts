@@ -4,7 +4,7 @@ import { Effect, Option, Schema, Struct } from "effect"
 import { InvitationId, OrgId } from "../../domain/shared/Ids.ts"
 import { Invitation } from "../../domain/tenancy/Invitations.ts"
 import { OrgRole } from "../../domain/tenancy/Members.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 /** An invitation as stored: an Invitation without its organization's name. */
@@ -26,13 +26,10 @@ export class InvitationsRepository extends Effect.Service<InvitationsRepository>
       execute: (invitation) => sql`INSERT INTO org_invitations ${sql.insert(invitation)} RETURNING ${columns}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, ...KeysetFields }),
-      Result: StoredInvitation,
-      execute: ({ orgId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT ${columns} FROM org_invitations WHERE org_id = ${orgId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId }),
+      result: StoredInvitation,
+      select: ({ orgId }) => sql`SELECT ${columns} FROM org_invitations WHERE org_id = ${orgId}`
     })
 
     const remove = SqlSchema.findOne({
@@ -51,7 +48,7 @@ export class InvitationsRepository extends Effect.Service<InvitationsRepository>
     return {
       /** Fails with UniqueViolation when the address has a pending invitation to the organization. */
       insert: (invitation: typeof NewInvitation.Type) => uniqueOrDie(insert(invitation)),
-      page: (orgId: OrgId, keyset: Keyset) => Effect.orDie(page({ orgId, ...keyset })),
+      page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
       /** Whether there was such an invitation to remove. */
       remove: (orgId: OrgId, id: InvitationId) =>
         Effect.map(Effect.orDie(remove({ orgId, id })), Option.isSome),

@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
 import { OrgId, UserId } from "../../domain/shared/Ids.ts"
 import { Member, OrgRole } from "../../domain/tenancy/Members.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A membership as stored: a Member without the user's e-mail. */
 export const Membership = Schema.Struct(Struct.omit(Member.fields, "email"))
@@ -40,13 +40,11 @@ export class MembersRepository extends Effect.Service<MembersRepository>()("Memb
       execute: (userId) => sql`SELECT org_id FROM org_members WHERE user_id = ${userId}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, ...KeysetFields }),
-      Result: Membership,
-      execute: ({ orgId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "user_id", keyset)
-        return sql`SELECT * FROM org_members WHERE org_id = ${orgId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId }),
+      result: Membership,
+      column: "user_id",
+      select: ({ orgId }) => sql`SELECT * FROM org_members WHERE org_id = ${orgId}`
     })
 
     const lockOwners = SqlSchema.findAll({
@@ -79,7 +77,7 @@ export class MembersRepository extends Effect.Service<MembersRepository>()("Memb
       lockOwners: (orgId: OrgId) => Effect.orDie(lockOwners(orgId)),
       orgIdsOf: (userId: UserId) =>
         Effect.map(Effect.orDie(orgIdsOf(userId)), (rows) => rows.map((row) => row.org_id)),
-      page: (orgId: OrgId, keyset: Keyset) => Effect.orDie(page({ orgId, ...keyset })),
+      page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
       updateRole: (orgId: OrgId, userId: UserId, role: OrgRole) => Effect.orDie(updateRole({ orgId, userId, role })),
       remove: (orgId: OrgId, userId: UserId) => Effect.orDie(remove({ orgId, userId }))
     } as const

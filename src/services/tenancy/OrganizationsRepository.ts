@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { OrgId } from "../../domain/shared/Ids.ts"
 import { Organization } from "../../domain/tenancy/Organizations.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 const NewOrganization = Schema.Struct({ id: OrgId, name: Schema.String })
 
@@ -29,15 +29,11 @@ export class OrganizationsRepository extends Effect.Service<OrganizationsReposit
       execute: ({ id, name }) => sql`UPDATE organizations SET name = ${name} WHERE id = ${id} RETURNING *`
     })
 
-    const pageAmong = SqlSchema.findAll({
-      Request: Schema.Struct({ ids: Schema.Array(OrgId), ...KeysetFields }),
-      Result: Organization,
-      execute: ({ ids, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return ids.length === 0
-          ? Effect.succeed([])
-          : sql`SELECT * FROM organizations WHERE ${sql.in("id", ids)} ${after} ${orderAndLimit}`
-      }
+    const pageAmong = keysetQuery(sql, {
+      filter: Schema.Struct({ ids: Schema.Array(OrgId) }),
+      result: Organization,
+      select: ({ ids }) =>
+        ids.length === 0 ? sql`SELECT * FROM organizations WHERE false` : sql`SELECT * FROM organizations WHERE ${sql.in("id", ids)}`
     })
 
     return {
@@ -45,7 +41,7 @@ export class OrganizationsRepository extends Effect.Service<OrganizationsReposit
       findById: (id: OrgId) => Effect.orDie(findById(id)),
       rename: (id: OrgId, name: string) => Effect.orDie(rename({ id, name })),
       /** A page of the organizations among `ids`. */
-      pageAmong: (ids: ReadonlyArray<OrgId>, keyset: Keyset) => Effect.orDie(pageAmong({ ids, ...keyset }))
+      pageAmong: (ids: ReadonlyArray<OrgId>, keyset: Keyset) => pageAmong({ ids }, keyset)
     } as const
   })
 }) {}

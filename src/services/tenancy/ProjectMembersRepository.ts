@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema, Struct } from "effect"
 import { ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { ProjectMember, ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 /** A project membership as stored: a ProjectMember without the user's e-mail. */
@@ -30,13 +30,11 @@ export class ProjectMembersRepository extends Effect.Service<ProjectMembersRepos
         sql`SELECT * FROM project_members WHERE project_id = ${projectId} AND user_id = ${userId}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ projectId: ProjectId, ...KeysetFields }),
-      Result: ProjectMembership,
-      execute: ({ projectId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "user_id", keyset)
-        return sql`SELECT * FROM project_members WHERE project_id = ${projectId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ projectId: ProjectId }),
+      result: ProjectMembership,
+      column: "user_id",
+      select: ({ projectId }) => sql`SELECT * FROM project_members WHERE project_id = ${projectId}`
     })
 
     const remove = SqlSchema.findOne({
@@ -58,7 +56,7 @@ export class ProjectMembersRepository extends Effect.Service<ProjectMembersRepos
       /** Fails with UniqueViolation when the user is a member of the project already. */
       insert: (membership: typeof NewProjectMembership.Type) => uniqueOrDie(insert(membership)),
       find: (projectId: ProjectId, userId: UserId) => Effect.orDie(find({ projectId, userId })),
-      page: (projectId: ProjectId, keyset: Keyset) => Effect.orDie(page({ projectId, ...keyset })),
+      page: (projectId: ProjectId, keyset: Keyset) => page({ projectId }, keyset),
       /** Whether there was such a membership to remove. */
       remove: (projectId: ProjectId, userId: UserId) =>
         Effect.map(Effect.orDie(remove({ projectId, userId })), Option.isSome),

@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { Project } from "../../domain/tenancy/Projects.ts"
-import { type Keyset, KeysetFields, keysetSql } from "../shared/Paging.ts"
+import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 const NewProject = Schema.Struct({ id: ProjectId, org_id: OrgId, name: Schema.String })
@@ -24,13 +24,10 @@ export class ProjectsRepository extends Effect.Service<ProjectsRepository>()("Pr
       execute: ({ orgId, projectId }) => sql`SELECT * FROM projects WHERE id = ${projectId} AND org_id = ${orgId}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, ...KeysetFields }),
-      Result: Project,
-      execute: ({ orgId, ...keyset }) => {
-        const { after, orderAndLimit } = keysetSql(sql, "id", keyset)
-        return sql`SELECT * FROM projects WHERE org_id = ${orgId} ${after} ${orderAndLimit}`
-      }
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId }),
+      result: Project,
+      select: ({ orgId }) => sql`SELECT * FROM projects WHERE org_id = ${orgId}`
     })
 
     const idsOf = SqlSchema.findAll({
@@ -55,7 +52,7 @@ export class ProjectsRepository extends Effect.Service<ProjectsRepository>()("Pr
       insert: (project: typeof NewProject.Type) => uniqueOrDie(insert(project)),
       /** The project, when it belongs to the organization. */
       findInOrg: (orgId: OrgId, projectId: ProjectId) => Effect.orDie(findInOrg({ orgId, projectId })),
-      page: (orgId: OrgId, keyset: Keyset) => Effect.orDie(page({ orgId, ...keyset })),
+      page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
       idsOf: (orgId: OrgId) => Effect.map(Effect.orDie(idsOf(orgId)), (rows) => rows.map((row) => row.id)),
       /** Fails with UniqueViolation when the organization has a project of that name. */
       rename: (id: ProjectId, name: string) => uniqueOrDie(rename({ id, name })),
