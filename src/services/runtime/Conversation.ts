@@ -7,7 +7,10 @@
  */
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { ConversationItem, ModelContentBlock, ReasoningReplay } from "./model/ModelMessages.ts"
+import { Schema } from "effect"
+import { type ConversationItem, type ModelContentBlock, ReasoningReplay } from "./model/ModelMessages.ts"
+
+const isReasoningReplay = Schema.is(ReasoningReplay)
 
 /** The metadata key under which a reasoning summary block keeps what its provider needs replayed. */
 export const REPLAY_METADATA_KEY = "provider_replay"
@@ -34,7 +37,7 @@ export const modelBlocks = (blocks: ReadonlyArray<ContentBlock>): ReadonlyArray<
 
 const replayOf = (block: ContentBlock): ReasoningReplay | undefined => {
   const replay = block.metadata?.[REPLAY_METADATA_KEY]
-  return typeof replay === "object" && replay !== null ? replay as ReasoningReplay : undefined
+  return isReasoningReplay(replay) ? replay : undefined
 }
 
 type TurnEventOf<K extends AgentEvent["event_kind"]> = Extract<AgentEvent, { event_kind: K }>

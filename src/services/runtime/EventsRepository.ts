@@ -22,9 +22,11 @@ const COLUMNS = [
   "project_id"
 ] as const
 
+const COLUMN_SET: ReadonlySet<string> = new Set(COLUMNS)
+
 const splitData = (event: Readonly<Record<string, unknown>>) => ({
-  data: Object.fromEntries(Object.entries(event).filter(([key]) => !(COLUMNS as ReadonlyArray<string>).includes(key))),
-  columns: Object.fromEntries(Object.entries(event).filter(([key]) => (COLUMNS as ReadonlyArray<string>).includes(key)))
+  data: Object.fromEntries(Object.entries(event).filter(([key]) => !COLUMN_SET.has(key))),
+  columns: Object.fromEntries(Object.entries(event).filter(([key]) => COLUMN_SET.has(key)))
 })
 
 /** A row: the event's columns and its `data`, decoded into the event. */

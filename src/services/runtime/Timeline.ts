@@ -14,7 +14,7 @@
  * another process sharing the database are seen by the poll every POLL_INTERVAL (docs/runtime.md).
  */
 import { Clock, Duration, Effect, FiberRef, Option, PubSub, Queue } from "effect"
-import { type AgentId, EventId, type TurnId } from "../../domain/shared/Ids.ts"
+import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
@@ -57,8 +57,8 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         (last) =>
           newEvents.map((event) => {
             if (event.turn_id === null) return null
-            const next = (last.get(event.turn_id as TurnId) ?? -1) + 1
-            last.set(event.turn_id as TurnId, next)
+            const next = (last.get(event.turn_id) ?? -1) + 1
+            last.set(event.turn_id, next)
             return next
           })
       )

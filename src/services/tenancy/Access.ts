@@ -58,19 +58,19 @@ export class Access extends Effect.Service<Access>()("Access", {
     )
 
     /** What the caller may do in a project of an organization it belongs to. */
-    const projectAccess = (orgId: OrgId, projectId: ProjectId) =>
+    const projectAccess = (orgId: OrgId, projectId: ProjectId): Effect.Effect<ProjectAccess, NotFound, CurrentPrincipal> =>
       Effect.gen(function*() {
         const role = yield* orgRole(orgId)
         yield* projects.findInOrg(orgId, projectId).pipe(
           someOrFail(() => new NotFound({ error: `Project ${projectId} not found` }))
         )
-        if (role !== "member") return "admin" as ProjectAccess
+        if (role !== "member") return "admin"
         const principal = yield* CurrentPrincipal
-        if (principal.kind === "organization") return "write" as ProjectAccess
+        if (principal.kind === "organization") return "write"
         const membership = yield* projectMembers.find(projectId, principal.userId)
         return Option.match(membership, {
-          onNone: (): ProjectAccess => "read",
-          onSome: ({ role }): ProjectAccess => role === "admin" ? "admin" : "write"
+          onNone: () => "read" as const,
+          onSome: ({ role }) => role === "admin" ? "admin" as const : "write" as const
         })
       })
 

@@ -5,7 +5,7 @@
  * a workflow Activity. The adapters (OpenAiResponses.ts, OpenAiChatCompletions.ts,
  * AnthropicMessages.ts) translate to and from each wire format; docs/model-adapters.md.
  */
-import { Redacted, Schema } from "effect"
+import { Option, Redacted, Schema } from "effect"
 import { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { CacheRetention } from "../../../domain/configuration/Models.ts"
 
@@ -188,15 +188,10 @@ export const blocksText = (blocks: ReadonlyArray<ModelContentBlock>) => blocks.m
 export const toolResultText = (result: ToolResult) =>
   result.outcome === "failed" ? `The tool call failed.\n${blocksText(result.content)}` : blocksText(result.content)
 
+const decodeToolInput = Schema.decodeUnknownOption(
+  Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+)
+
 /** Parses the JSON arguments a model produced for a tool call; anything but an object is kept under `_raw`. */
-export const parseToolInput = (json: string): Record<string, unknown> => {
-  if (json.trim() === "") return {}
-  try {
-    const value: unknown = JSON.parse(json)
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? value as Record<string, unknown>
-      : { _raw: json }
-  } catch {
-    return { _raw: json }
-  }
-}
+export const parseToolInput = (json: string): Record<string, unknown> =>
+  json.trim() === "" ? {} : Option.getOrElse(decodeToolInput(json), () => ({ _raw: json }))

@@ -4,7 +4,7 @@
  * it (the vendor's own route does not); it is not replayed. docs/model-adapters.md.
  */
 import { Either, Schema } from "effect"
-import type { ConversationItem, ModelEvent, ModelRequest, StopReason, ToolCall, Usage } from "./ModelMessages.ts"
+import type { ModelEvent, ModelRequest, StopReason, ToolCall, Usage } from "./ModelMessages.ts"
 import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
@@ -30,7 +30,7 @@ const messages = (request: ModelRequest): ReadonlyArray<Message> => {
     type: "function",
     function: { name: item.name, arguments: JSON.stringify(item.input) }
   })
-  for (const item of request.conversation as ReadonlyArray<ConversationItem>) {
+  for (const item of request.conversation) {
     switch (item.type) {
       case "user_message":
         closeAssistant()
