@@ -20,7 +20,7 @@ import { paged } from "../shared/Paging.ts"
 import { Actors } from "./Actors.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
-import { type Disposition, InputsRepository } from "./InputsRepository.ts"
+import { type Disposition, AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
@@ -51,7 +51,7 @@ const requestHash = (input: SendInput) =>
 
 export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
   effect: Effect.gen(function*() {
-    const inputs = yield* InputsRepository
+    const inputs = yield* AgentInputsRepository
     const agentAccess = yield* AgentAccess
     const actors = yield* Actors
     const artifacts = yield* Artifacts
@@ -197,7 +197,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
     return { check, submit, send, withdraw, backlog } as const
   }),
   dependencies: [
-    InputsRepository.Default,
+    AgentInputsRepository.Default,
     AgentAccess.Default,
     Actors.Default,
     Artifacts.Default,

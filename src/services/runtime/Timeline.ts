@@ -19,13 +19,13 @@ import { DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent 
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
-import { type AgentRef, dataOf, EventsRepository } from "./EventsRepository.ts"
+import { type AgentRef, dataOf, AgentEventsRepository } from "./AgentEventsRepository.ts"
 
 export const POLL_INTERVAL = Duration.seconds(1)
 
 export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   scoped: Effect.gen(function*() {
-    const events = yield* EventsRepository
+    const events = yield* AgentEventsRepository
     const agents = yield* AgentsRepository
     const ids = yield* IdGenerator
     const transactions = yield* Transactions
@@ -138,5 +138,5 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
 
     return { append, transaction, list, waitForEvents } as const
   }),
-  dependencies: [EventsRepository.Default, AgentsRepository.Default, IdGenerator.Default, Transactions.Default]
+  dependencies: [AgentEventsRepository.Default, AgentsRepository.Default, IdGenerator.Default, Transactions.Default]
 }) {}

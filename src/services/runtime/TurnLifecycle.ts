@@ -12,7 +12,7 @@ import { Effect, Option } from "effect"
 import type { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
-import { InputsRepository } from "./InputsRepository.ts"
+import { AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
@@ -23,7 +23,7 @@ export type FinalTurnStatus = "completed" | "failed" | "cancelled"
 export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycle", {
   effect: Effect.gen(function*() {
     const agents = yield* AgentsRepository
-    const inputs = yield* InputsRepository
+    const inputs = yield* AgentInputsRepository
     const turns = yield* TurnsRepository
     const toolCalls = yield* ToolCallsRepository
     const interactions = yield* InteractionsRepository
@@ -94,7 +94,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
   }),
   dependencies: [
     AgentsRepository.Default,
-    InputsRepository.Default,
+    AgentInputsRepository.Default,
     TurnsRepository.Default,
     ToolCallsRepository.Default,
     InteractionsRepository.Default,

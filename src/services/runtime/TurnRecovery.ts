@@ -7,7 +7,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
-import { InputsRepository } from "./InputsRepository.ts"
+import { AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
@@ -20,7 +20,7 @@ export const recoverUnfinishedTurns = Effect.gen(function*() {
   const turns = yield* TurnsRepository
   const toolCalls = yield* ToolCallsRepository
   const interactions = yield* InteractionsRepository
-  const inputs = yield* InputsRepository
+  const inputs = yield* AgentInputsRepository
   const timeline = yield* Timeline
   const lifecycle = yield* TurnLifecycle
   const launcher = yield* TurnLauncher
@@ -73,7 +73,7 @@ export const TurnRecoveryLive = Layer.effectDiscard(recoverUnfinishedTurns).pipe
     TurnsRepository.Default,
     ToolCallsRepository.Default,
     InteractionsRepository.Default,
-    InputsRepository.Default,
+    AgentInputsRepository.Default,
     Timeline.Default,
     TurnLifecycle.Default,
     TurnLauncher.Default,

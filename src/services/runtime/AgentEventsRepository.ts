@@ -68,7 +68,7 @@ const EventRows = Schema.Array(Schema.Struct({
 /** The kind-specific fields of a new event: what goes in `data`. */
 export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(event).data
 
-export class EventsRepository extends Effect.Service<EventsRepository>()("EventsRepository", {
+export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>()("AgentEventsRepository", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const selectFor = (orgId: string, projectId: string) =>

@@ -28,7 +28,7 @@ const NewInput = Schema.Struct({
 const COLUMNS = "id, agent_id, turn_id, status, event_sequence, content_blocks, actor_id, " +
   "idempotency_key AS input_idempotency_key, request_hash, disposition, created_at"
 
-export class InputsRepository extends Effect.Service<InputsRepository>()("InputsRepository", {
+export class AgentInputsRepository extends Effect.Service<AgentInputsRepository>()("AgentInputsRepository", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql.unsafe(COLUMNS)
