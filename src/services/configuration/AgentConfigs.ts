@@ -9,6 +9,7 @@ import { AgentConfig, type CreateAgentConfig } from "../../domain/configuration/
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import { compile } from "../../domain/configuration/agent-config/Compile.ts"
 import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
+import type { ResolvedModel } from "../../domain/configuration/Models.ts"
 import { referencesOf } from "../../domain/configuration/agent-config/References.ts"
 import { parseSource } from "../../domain/configuration/agent-config/Source.ts"
 import { sortIssues, validateDefinition } from "../../domain/configuration/agent-config/Validate.ts"
@@ -63,14 +64,14 @@ export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs",
     const ids = yield* IdGenerator
     const { transaction } = yield* Transactions
 
+    /** The config as the API shows it, its model rendered from `current`, the model's current revision. */
+    const renderWith = (stored: StoredAgentConfig, current: ResolvedModel) => {
+      const { configured_model_id: _, model_overrides, ...config } = stored
+      return new AgentConfig({ ...config, model: renderModel(current, model_overrides) })
+    }
+
     const render = (stored: StoredAgentConfig) =>
-      Effect.map(
-        Effect.orDie(models.current(stored.configured_model_id)),
-        (current) => {
-          const { configured_model_id: _, model_overrides, ...config } = stored
-          return new AgentConfig({ ...config, model: renderModel(current, model_overrides) })
-        }
-      )
+      Effect.map(Effect.orDie(models.current(stored.configured_model_id)), (current) => renderWith(stored, current))
 
     const create = (orgId: OrgId, projectId: ProjectId, input: CreateAgentConfig) =>
       Effect.gen(function*() {
@@ -111,11 +112,13 @@ export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs",
           model_overrides: modelOverrides,
           compiled_definition: compiled
         }, modelIds))
-        if (Option.isSome(inserted)) return { config: yield* render(inserted.value), created: true }
+        // The model just resolved is the config's model at its current revision: the effective
+        // hash covers what each name resolved to, so a config found by it uses the same model.
+        if (Option.isSome(inserted)) return { config: renderWith(inserted.value, model), created: true }
         const existing = yield* configs.findByContent(projectId, sourceHash, effectiveHash).pipe(
           someOrFail(() => new NotFound({ error: `Project ${projectId} not found` }))
         )
-        return { config: yield* render(existing), created: false }
+        return { config: renderWith(existing, model), created: false }
       })
 
     const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
