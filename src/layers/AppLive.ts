@@ -8,6 +8,7 @@ import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
+import { Readiness } from "../services/shared/Readiness.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
@@ -18,8 +19,8 @@ import { MigrationsLive } from "./Migrations.ts"
 /** The SQL client, available only once migrations have run. */
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
 
-/** The kernel every capability uses: id generation and transactions. */
-const SharedLive = Layer.merge(IdGenerator.Default, Transactions.Default)
+/** The kernel every capability uses (id generation, transactions) and the readiness probe. */
+const SharedLive = Layer.mergeAll(IdGenerator.Default, Transactions.Default, Readiness.Default)
 
 /** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
 export const ServicesLive = Layer.mergeAll(SharedLive, TenancyLive, ConfigurationLive, RuntimeLive, BootstrapLive).pipe(
