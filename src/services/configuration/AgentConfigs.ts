@@ -27,12 +27,6 @@ import { AgentConfigNames } from "./AgentConfigNames.ts"
 import { AgentConfigsRepository, type StoredAgentConfig } from "./AgentConfigsRepository.ts"
 import { Models } from "./Models.ts"
 
-/** The outcome of a create: the config, and whether this request made it (201) or found it (200). */
-export interface CreatedAgentConfig {
-  readonly config: AgentConfig
-  readonly created: boolean
-}
-
 const invalid = (issues: ReadonlyArray<Issue>) =>
   new ValidationFailed({
     error: `The agent config source has ${issues.length} problem${issues.length === 1 ? "" : "s"}: ` +
@@ -73,6 +67,7 @@ export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs",
     const render = (stored: StoredAgentConfig) =>
       Effect.map(Effect.orDie(models.current(stored.configured_model_id)), (current) => renderWith(stored, current))
 
+    /** The config of the source, and whether this request made it (201) or found it (200). */
     const create = (orgId: OrgId, projectId: ProjectId, input: CreateAgentConfig) =>
       Effect.gen(function*() {
         yield* access.requireProjectAccess(orgId, projectId, "write")

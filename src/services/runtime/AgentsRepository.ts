@@ -18,7 +18,7 @@ const NewAgent = Schema.Struct({
 })
 
 /** What appending events needs of the agent: the sequences it allocated and the agent's identity. */
-export const Allocated = Schema.Struct({
+const Allocated = Schema.Struct({
   last_sequence: Schema.Int,
   agent_config_id: AgentConfigId,
   org_id: OrgId,
