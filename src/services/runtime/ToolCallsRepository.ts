@@ -6,7 +6,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
-import { ToolCall, ToolCallState, ToolOutcome, ToolType } from "../../domain/runtime/ToolCalls.ts"
+import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A tool call as stored: its outcome and end as nullable columns, the event of its result, its wait's token. */
@@ -28,13 +28,7 @@ export const toToolCall = ({ completed_at, deferred_token: _, outcome, result_ev
   })
 
 const NewToolCall = Schema.Struct({
-  id: ToolCallId,
-  agent_id: AgentId,
-  turn_id: TurnId,
-  provider_call_id: Schema.String,
-  name: Schema.String,
-  input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  type: ToolType,
+  ...Struct.pick(ToolCall.fields, "id", "agent_id", "turn_id", "provider_call_id", "name", "input", "type"),
   deferred_token: Schema.NullOr(Schema.String)
 })
 

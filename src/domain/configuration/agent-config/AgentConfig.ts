@@ -7,31 +7,34 @@ import { AgentConfigId, ConfiguredModelId, ModelRevisionId, OrgId, ProjectId } f
 import { strict } from "../../shared/Strict.ts"
 import { Timestamp } from "../../shared/Timestamp.ts"
 import { ApiFormat } from "../ModelProviderConfigs.ts"
-import { CacheRetention } from "../Models.ts"
+import { ModelSettings } from "../Models.ts"
 import { CompiledAgentConfig } from "./Compiled.ts"
 
 export const SourceFormat = Schema.Literal("yaml", "json")
 
 const Hash = Schema.String.pipe(Schema.pattern(/^sha256:[0-9a-f]{64}$/))
 
+const settings = ModelSettings.fields
+
+/** The model's settings as the config narrows them, with the names of the model and its provider config. */
 export class AgentConfigModel extends Schema.Class<AgentConfigModel>("AgentConfigModel")({
   provider_config: Schema.String,
   name: Schema.String,
-  provider_model_slug: Schema.String,
+  provider_model_slug: settings.provider_model_slug,
   configured_model_id: ConfiguredModelId,
   current_revision_id: ModelRevisionId,
   api_format: ApiFormat,
-  api_variant: Schema.String,
-  context_window_tokens: Schema.Int,
-  max_output_tokens: Schema.NullOr(Schema.Int),
-  default_max_output_tokens: Schema.optional(Schema.NullOr(Schema.Int)),
-  default_cache_retention: CacheRetention,
-  supports_tools: Schema.Boolean,
-  supports_reasoning: Schema.Boolean,
-  default_reasoning_effort: Schema.String,
-  supported_reasoning_efforts: Schema.Array(Schema.String),
-  input_modalities: Schema.Array(Schema.String),
-  output_modalities: Schema.Array(Schema.String)
+  api_variant: settings.api_variant,
+  context_window_tokens: settings.context_window_tokens,
+  max_output_tokens: settings.max_output_tokens,
+  default_max_output_tokens: Schema.optional(settings.default_max_output_tokens),
+  default_cache_retention: settings.default_cache_retention,
+  supports_tools: settings.supports_tools,
+  supports_reasoning: settings.supports_reasoning,
+  default_reasoning_effort: settings.default_reasoning_effort,
+  supported_reasoning_efforts: settings.supported_reasoning_efforts,
+  input_modalities: settings.input_modalities,
+  output_modalities: settings.output_modalities
 }) {}
 
 export class AgentConfig extends Schema.Class<AgentConfig>("AgentConfig")({
