@@ -3,7 +3,7 @@
  * immutable revisions; every PATCH adds one and makes it current. Org admins manage models and
  * their project grants; every member can read them. A project uses only the models granted to it.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import type { ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import {
@@ -23,6 +23,7 @@ import {
   type ProjectId
 } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
+import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { paged } from "../shared/Paging.ts"
@@ -59,6 +60,8 @@ const resolved = (model: StoredModel, config: ModelProviderConfig): ResolvedMode
   }
 })
 
+const makeModel = constructor(ConfiguredModel, Schema.Struct(ConfiguredModel.fields))
+
 export class Models extends Effect.Service<Models>()("Models", {
   effect: Effect.gen(function*() {
     const models = yield* ModelsRepository
@@ -80,7 +83,7 @@ export class Models extends Effect.Service<Models>()("Models", {
         (configs) => {
           const names = new Map(configs.map((config) => [config.id, config.name]))
           return stored.map((model) =>
-            new ConfiguredModel({ ...model, provider_config: names.get(model.provider_config_id) ?? "" })
+            makeModel({ ...model, provider_config: names.get(model.provider_config_id) ?? "" })
           )
         }
       )

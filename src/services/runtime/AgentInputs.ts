@@ -4,7 +4,7 @@
  * at once when the agent is idle, else it waits in the backlog; each change is one transaction
  * that locks the agent row first and writes the timeline with it.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { AgentBacklogFull, IdempotencyKeyConflict, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import { type ActorId, type AgentId, InputId, type OrgId, type ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -14,6 +14,7 @@ import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { InputAccepted, type SendInput } from "../../domain/runtime/Inputs.ts"
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
+import { constructor } from "../shared/Construct.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { paged } from "../shared/Paging.ts"
@@ -48,6 +49,8 @@ interface NewInput {
 /** sha256 of the canonical JSON of an input as submitted: what idempotent replays must match. */
 const requestHash = (input: SendInput) =>
   sha256(canonicalJson({ content_blocks: input.content_blocks, actor_id: input.actor_id ?? null } as unknown as JsonValue))
+
+const makeInputAccepted = constructor(InputAccepted, Schema.Struct(InputAccepted.fields))
 
 export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
   effect: Effect.gen(function*() {
@@ -120,7 +123,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
           return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
         }))
         yield* launcher.launchNext(agentId, outcome.started)
-        return new InputAccepted({ event: outcome.event, disposition: outcome.disposition })
+        return makeInputAccepted({ event: outcome.event, disposition: outcome.disposition })
       })
 
     /** Checks an input's actor and size limits; nothing is stored. */

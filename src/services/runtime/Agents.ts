@@ -3,18 +3,21 @@
  * reading them. What happens to an agent afterwards belongs to its inputs (AgentInputs), its
  * control (AgentControl), its tool calls (ToolCalls) and interactions (Interactions).
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { AgentId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { type AgentStatus, type LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
+import { constructor } from "../shared/Construct.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentInputs } from "./AgentInputs.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
+
+const makeLaunchedAgent = constructor(LaunchedAgent, Schema.Struct(LaunchedAgent.fields))
 
 export class Agents extends Effect.Service<Agents>()("Agents", {
   effect: Effect.gen(function*() {
@@ -53,7 +56,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
         const input = request.input
         const prepared = input === undefined ? undefined : yield* agentInputs.check(projectId, input, "/input")
         const agent = yield* create(orgId, projectId, request)
-        if (input === undefined || prepared === undefined) return new LaunchedAgent({ ...agent })
+        if (input === undefined || prepared === undefined) return makeLaunchedAgent({ ...agent })
         // A new agent has an empty backlog and no idempotency keys yet.
         const { accepted } = yield* agentInputs.submit(agent.id, input, prepared).pipe(
           Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die })
@@ -64,7 +67,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
             onSome: Effect.succeed
           }))
         )
-        return new LaunchedAgent({ ...current, input: accepted })
+        return makeLaunchedAgent({ ...current, input: accepted })
       })
 
     const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>

@@ -4,12 +4,13 @@
  * not ready, all before its media are stored; then, in one transaction, the call completes with
  * its `tool_result` event, and after the commit the turn's wait on it is resolved.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { type SubmitToolResult, ToolResult, ToolResultAccepted } from "../../domain/runtime/ToolCalls.ts"
+import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { paged } from "../shared/Paging.ts"
 import { AgentAccess } from "./AgentAccess.ts"
@@ -44,6 +45,9 @@ const refusal = (call: StoredToolCall): StateTransitionConflict | undefined => {
       return new StateTransitionConflict({ error: `Tool call ${call.id} is ${call.state} and takes no result` })
   }
 }
+
+const makeResult = constructor(ToolResult, Schema.Struct(ToolResult.fields))
+const makeAccepted = constructor(ToolResultAccepted, Schema.Struct(ToolResultAccepted.fields))
 
 export class ToolCalls extends Effect.Service<ToolCalls>()("ToolCalls", {
   effect: Effect.gen(function*() {
@@ -89,9 +93,9 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("ToolCalls", {
         if (call.deferred_token !== null) {
           yield* signals.send([{ kind: "result", toolCallId, token: call.deferred_token, value: "completed" }])
         }
-        return new ToolResultAccepted({
+        return makeAccepted({
           tool_call: toToolCall(call),
-          tool_result: new ToolResult({
+          tool_result: makeResult({
             event_id: event.id,
             agent_id: agentId,
             tool_call_id: toolCallId,

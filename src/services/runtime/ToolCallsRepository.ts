@@ -7,6 +7,7 @@ import { Effect, Schema, Struct } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
+import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A tool call as stored: its outcome and end as nullable columns, the event of its result, its wait's token. */
@@ -20,8 +21,10 @@ export const StoredToolCall = Schema.Struct({
 export type StoredToolCall = typeof StoredToolCall.Type
 
 /** The tool call as the API shows it. */
+const makeToolCall = constructor(ToolCall, Schema.Struct(ToolCall.fields))
+
 export const toToolCall = ({ completed_at, deferred_token: _, outcome, result_event_id: __, ...call }: StoredToolCall) =>
-  new ToolCall({
+  makeToolCall({
     ...call,
     ...(outcome === null ? {} : { outcome }),
     ...(completed_at === null ? {} : { completed_at })

@@ -7,6 +7,7 @@ import { Effect, Option, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { TokenUsage } from "../../domain/runtime/Events.ts"
 import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
+import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
 
@@ -21,8 +22,10 @@ const usageOf = (row: TokenUsage): TokenUsage => ({
   cache_write_tokens: row.cache_write_tokens
 })
 
+const makeTurn = constructor(Turn, Schema.Struct(Turn.fields))
+
 const toTurn = (row: TurnRow) =>
-  new Turn({
+  makeTurn({
     id: row.id,
     agent_id: row.agent_id,
     input_id: row.input_id,

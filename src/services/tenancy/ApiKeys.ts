@@ -3,7 +3,7 @@
  * is stored, and requests are authenticated by looking the hash up. Deleting a key revokes it at
  * once: there is no cache between a request and the table.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { AuthenticationUnavailable, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
 import { ApiKeyId, type OrgId, type UserId } from "../../domain/shared/Ids.ts"
@@ -11,6 +11,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { CreatedOrganizationApiKey, CreatedPersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
 import type { AssignableRole } from "../../domain/tenancy/Members.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
+import { constructor } from "../shared/Construct.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -26,6 +27,9 @@ const principalOf = (key: KeyOwner): Principal =>
   key.user_id !== null
     ? { kind: "user", userId: key.user_id, keyId: key.id }
     : { kind: "organization", orgId: key.org_id, role: key.role, keyId: key.id }
+
+const makePersonal = constructor(CreatedPersonalApiKey, Schema.Struct(CreatedPersonalApiKey.fields))
+const makeForOrganization = constructor(CreatedOrganizationApiKey, Schema.Struct(CreatedOrganizationApiKey.fields))
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
   effect: Effect.gen(function*() {
@@ -53,7 +57,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
           name,
           user_id: userId
         })
-        return new CreatedPersonalApiKey({ ...key, token })
+        return makePersonal({ ...key, token })
       })
 
     const createPersonal = (userId: UserId, name: string) => createPersonalWith(userId, name, newToken())
@@ -68,7 +72,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
           org_id: orgId,
           role
         })
-        return new CreatedOrganizationApiKey({ ...key, token })
+        return makeForOrganization({ ...key, token })
       })
 
     const listPersonal = (userId: UserId, query: ListQuery) =>

@@ -3,13 +3,14 @@
  * address with a role (only an owner may invite an owner); the user with that e-mail accepts and
  * becomes a member. One pending invitation per address and organization.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { InvitationId, type OrgId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { Invitation } from "../../domain/tenancy/Invitations.ts"
 import { Member, type OrgRole } from "../../domain/tenancy/Members.ts"
 import type { Email } from "../../domain/tenancy/Users.ts"
+import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { paged } from "../shared/Paging.ts"
@@ -19,6 +20,9 @@ import { type StoredInvitation, InvitationsRepository } from "./InvitationsRepos
 import { MembersRepository } from "./MembersRepository.ts"
 import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
+
+const makeInvitation = constructor(Invitation, Schema.Struct(Invitation.fields))
+const makeMember = constructor(Member, Schema.Struct(Member.fields))
 
 export class Invitations extends Effect.Service<Invitations>()("Invitations", {
   effect: Effect.gen(function*() {
@@ -39,7 +43,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         organizations.findById(orgId),
         (organization) =>
           stored.map((invitation) =>
-            new Invitation({ ...invitation, org_name: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }) })
+            makeInvitation({ ...invitation, org_name: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }) })
           )
       )
 
@@ -95,7 +99,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
           const joined = yield* members.insert({ org_id: invitation.org_id, user_id: userId, role: invitation.org_role }).pipe(
             someOrFail(() => new Conflict({ error: `You are a member of ${invitation.org_id} already` }))
           )
-          return new Member({ ...joined, email: user.email })
+          return makeMember({ ...joined, email: user.email })
         }))
       })
 

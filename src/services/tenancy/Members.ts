@@ -5,12 +5,13 @@
  * something the member owns personally is in use (spec 4.1): a personal secret that a resource
  * holds (SecretReferences), a personal skill an agent's configuration uses (SkillReferences).
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { type AssignableRole, Member, ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Members.ts"
 import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
+import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
@@ -21,6 +22,8 @@ import { type Membership, MembersRepository } from "./MembersRepository.ts"
 import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
+
+const makeMember = constructor(Member, Schema.Struct(Member.fields))
 
 export class Members extends Effect.Service<Members>()("Members", {
   effect: Effect.gen(function*() {
@@ -37,7 +40,7 @@ export class Members extends Effect.Service<Members>()("Members", {
     const withEmails = (memberships: ReadonlyArray<Membership>) =>
       Effect.map(users.findByIds(memberships.map((membership) => membership.user_id)), (found) => {
         const emails = new Map(found.map((user) => [user.id, user.email]))
-        return memberships.map((membership) => new Member({ ...membership, email: emails.get(membership.user_id) ?? "" }))
+        return memberships.map((membership) => makeMember({ ...membership, email: emails.get(membership.user_id) ?? "" }))
       })
 
     const list = (orgId: OrgId, query: ListQuery) =>

@@ -3,11 +3,12 @@
  * project. Organization admins and project admins manage it; a project member must be a member
  * of the organization.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { Conflict, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { ProjectMember, type ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
+import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
@@ -15,6 +16,8 @@ import { Access } from "./Access.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { type ProjectMembership, ProjectMembersRepository } from "./ProjectMembersRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
+
+const makeProjectMember = constructor(ProjectMember, Schema.Struct(ProjectMember.fields))
 
 export class ProjectMembers extends Effect.Service<ProjectMembers>()("ProjectMembers", {
   effect: Effect.gen(function*() {
@@ -29,7 +32,7 @@ export class ProjectMembers extends Effect.Service<ProjectMembers>()("ProjectMem
       Effect.map(users.findByIds(memberships.map((membership) => membership.user_id)), (found) => {
         const emails = new Map(found.map((user) => [user.id, user.email]))
         return memberships.map((membership) =>
-          new ProjectMember({ ...membership, email: emails.get(membership.user_id) ?? "" })
+          makeProjectMember({ ...membership, email: emails.get(membership.user_id) ?? "" })
         )
       })
 
