@@ -9,9 +9,10 @@ import {
   RequestTooLarge,
   StateTransitionConflict
 } from "../domain/Errors.ts"
+import { DecimalInteger } from "../domain/DecimalInteger.ts"
 import { AgentId, ArtifactId, InputId, OrgId, ProjectId, TurnId } from "../domain/Ids.ts"
 import { ListQuery, Page } from "../domain/Pagination.ts"
-import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery, Sequence } from "../domain/runtime/Events.ts"
+import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery } from "../domain/runtime/Events.ts"
 import {
   Agent,
   AgentInput,
@@ -28,7 +29,7 @@ import { Authentication } from "./Security.ts"
 
 export const AgentPath = Schema.Struct({ orgID: OrgId, projectID: ProjectId, agentID: AgentId })
 
-const SequenceParam = Schema.NumberFromString.pipe(Schema.compose(Sequence))
+const SequenceParam = DecimalInteger(0)
 
 const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
 

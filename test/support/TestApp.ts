@@ -25,6 +25,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     bootstrapToken: Option.none(),
     bootstrapEmail: "admin@localhost",
     secretKey: Option.some(Redacted.make(randomBytes(32).toString("base64"))),
+    corsOrigins: [],
     ...overrides
   })
 
