@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { DecimalInteger } from "../domain/DecimalInteger.ts"
 import { Conflict, Forbidden, InvalidRequest, NotFound, RequestTooLarge } from "../domain/Errors.ts"
 import { OrgId, SkillGrantId, SkillId } from "../domain/Ids.ts"
 import { ListQuery, Page } from "../domain/Pagination.ts"
@@ -12,7 +13,7 @@ export const SkillPath = Schema.Struct({ orgID: OrgId, skillID: SkillId })
 export const SkillVersionPath = Schema.Struct({
   orgID: OrgId,
   skillID: SkillId,
-  version: Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+  version: DecimalInteger(1)
 })
 export const SkillGrantPath = Schema.Struct({ orgID: OrgId, skillID: SkillId, grantID: SkillGrantId })
 

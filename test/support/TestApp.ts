@@ -5,13 +5,13 @@
  * and projects, so tests never depend on each other's data.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
 import { AppConfig } from "../../src/layers/AppConfig.ts"
 import { AppLive } from "../../src/layers/AppLive.ts"
+import { NodeTestServerLive } from "../../src/layers/http/NodeServer.ts"
 import { ApiKeys } from "../../src/services/ApiKeys.ts"
 import { Users } from "../../src/services/Users.ts"
 import { ServicesLive } from "../../src/layers/AppLive.ts"
@@ -33,7 +33,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
 export const TestAppLive = (overrides: Partial<AppConfig["Type"]> = {}) =>
   AppLive.pipe(
     Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(NodeTestServerLive),
     Layer.provide(testConfig(overrides)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
