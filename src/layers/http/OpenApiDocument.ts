@@ -17,11 +17,6 @@ const DECODE_ERROR_REF = `#/components/schemas/${DECODE_ERROR}`
 
 type Json = Record<string, any>
 
-const issueSchema = (): Json => {
-  const { $defs } = JSONSchema.make(Issue) as Json
-  return $defs.Issue
-}
-
 /** Leaves HttpApiDecodeError out of an `anyOf` of error bodies. */
 const withoutDecodeError = (schema: Json | undefined): Json | undefined => {
   if (schema?.anyOf === undefined) return schema
@@ -40,7 +35,9 @@ export const describeWireErrors = (spec: Json): Json => {
   }
   const schemas = spec.components.schemas as Json
   delete schemas[DECODE_ERROR]
-  schemas.Issue = issueSchema()
+  // Ours, written into the document's own components (with what it refers to, such as Int).
+  delete schemas.Issue
+  JSONSchema.fromAST(Issue.ast, { definitions: schemas, definitionPath: "#/components/schemas/", target: "openApi3.1" })
   if (!JSON.stringify(spec).includes("#/components/schemas/PropertyKey")) delete schemas.PropertyKey
   return spec
 }
