@@ -29,7 +29,7 @@ import { NodeServerLive } from "./http/NodeServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
 import { RuntimeLive } from "./Runtime.ts"
 import { SecretKey } from "./SecretKey.ts"
-import { HttpServer } from "@effect/platform"
+import { withStartupLog } from "./Startup.ts"
 
 /** The SQL client, available only once migrations have run. */
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
@@ -77,7 +77,7 @@ export const AppLive = HttpAppLive.pipe(Layer.provide(ServicesLive))
  * listener, so on shutdown the listener closes first, letting in-flight requests finish while
  * the database is still open, and the database closes last.
  */
-export const ServerLive = HttpServer.withLogAddress(HttpAppLive).pipe(
+export const ServerLive = withStartupLog(HttpAppLive).pipe(
   Layer.provide(NodeServerLive),
   Layer.provide(ServicesLive)
 )
