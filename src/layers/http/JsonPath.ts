@@ -1,62 +1,51 @@
 /**
  * Where a streaming JSON scan is: one entry per open container (an object's current key, an
- * array's current index) in fixed-size arrays, and the first bytes of the string being read.
- * Keys are kept as their raw bytes and decoded only when a problem names them.
+ * array's current index), and the first bytes of the string being read. Strings are kept as
+ * their raw bytes (one character per byte) and decoded only when a problem names them; plain
+ * arrays, since a scan lives as long as one request and most bodies are a few levels deep.
  */
 
-/** Bytes of a string kept: enough for any key or short value the scan needs to recognise. */
-const HEAD_BYTES = 256
+/** Bytes kept of a key: enough to name it in a problem and to recognise the keys a scan looks for. */
+const KEY_HEAD_BYTES = 256
+/** Bytes kept of a string value: enough to recognise the short values a scan looks for (`"media"`). */
+const VALUE_HEAD_BYTES = 16
 
-const utf8 = new TextDecoder()
+const ESCAPED = 1
+const TRUNCATED = 2
 
-interface RawText {
-  readonly bytes: Uint8Array
-  readonly escaped: boolean
-  readonly truncated: boolean
-}
-
-const decode = ({ bytes, escaped, truncated }: RawText): string => {
-  const text = utf8.decode(bytes)
+/** The text of raw string bytes held one per character (escapes as written, `flags` saying whether there are any). */
+const decode = (raw: string, flags: number): string => {
+  const text = Buffer.from(raw, "latin1").toString("utf8")
   // Escapes were checked by the scanner; JSON.parse resolves them. A truncated head may end
   // inside an escape, so it is shown as written.
-  const decoded = escaped && !truncated ? JSON.parse(`"${text}"`) as string : text
-  return truncated ? decoded + "…" : decoded
+  if (flags & TRUNCATED) return text + "…"
+  return flags & ESCAPED ? JSON.parse(`"${text}"`) as string : text
 }
 
-const matches = (raw: RawText, ascii: string): boolean => {
-  if (raw.escaped || raw.truncated) return !raw.truncated && decode(raw) === ascii
-  if (raw.bytes.length !== ascii.length) return false
-  for (let i = 0; i < ascii.length; i++) if (raw.bytes[i] !== ascii.charCodeAt(i)) return false
-  return true
-}
-
-const EMPTY: RawText = { bytes: new Uint8Array(0), escaped: false, truncated: false }
+const matches = (raw: string, flags: number, ascii: string): boolean =>
+  flags === 0 ? raw === ascii : !(flags & TRUNCATED) && decode(raw, flags) === ascii
 
 export class JsonPath {
   /** Open containers; entry 0 is the top level, outside any container. */
   depth = 0
-  private readonly objects: Uint8Array
-  private readonly indexes: Float64Array
-  private readonly keys: Array<RawText>
-  private readonly head = new Uint8Array(HEAD_BYTES)
-  private headLength = 0
-  private headEscaped = false
-  private headTruncated = false
+  private readonly objects: Array<boolean> = [false]
+  private readonly indexes: Array<number> = [0]
+  /** Each object's current key, raw, and its flags. */
+  private readonly keys: Array<string> = [""]
+  private readonly keyFlags: Array<number> = [0]
+  private head = ""
+  private headFlags = 0
+  private headLimit = KEY_HEAD_BYTES
   /** The last two bytes of the current string: `last` and the one before it. */
   private last = 0
   private beforeLast = 0
 
-  constructor(maxDepth: number) {
-    this.objects = new Uint8Array(maxDepth + 1)
-    this.indexes = new Float64Array(maxDepth + 1)
-    this.keys = new Array<RawText>(maxDepth + 1).fill(EMPTY)
-  }
-
   push(isObject: boolean) {
-    this.depth++
-    this.objects[this.depth] = isObject ? 1 : 0
-    this.indexes[this.depth] = 0
-    this.keys[this.depth] = EMPTY
+    const depth = ++this.depth
+    this.objects[depth] = isObject
+    this.indexes[depth] = 0
+    this.keys[depth] = ""
+    this.keyFlags[depth] = 0
   }
 
   pop() {
@@ -64,12 +53,7 @@ export class JsonPath {
   }
 
   isObject(depth: number): boolean {
-    return this.objects[depth] === 1
-  }
-
-  /** The index of the current element of the array at `depth`. */
-  index(depth: number): number {
-    return this.indexes[depth]
+    return this.objects[depth]
   }
 
   nextIndex() {
@@ -78,33 +62,30 @@ export class JsonPath {
 
   /** Whether the current key of the object at `depth` is `name` (ASCII). */
   keyIs(depth: number, name: string): boolean {
-    return matches(this.keys[depth], name)
+    return matches(this.keys[depth], this.keyFlags[depth], name)
   }
 
-  startString() {
-    this.headLength = 0
-    this.headEscaped = false
-    this.headTruncated = false
+  startString(isKey: boolean) {
+    this.headLimit = isKey ? KEY_HEAD_BYTES : VALUE_HEAD_BYTES
+    this.head = ""
+    this.headFlags = 0
     this.last = 0
     this.beforeLast = 0
   }
 
-  /** Keeps `bytes[start, end)` of the current string, up to HEAD_BYTES in all. */
+  /** Keeps `bytes[start, end)` of the current string, up to its head's limit. */
   collect(bytes: Uint8Array, start: number, end: number) {
-    if (end > start) {
-      this.beforeLast = end - start >= 2 ? bytes[end - 2] : this.last
-      this.last = bytes[end - 1]
-    }
-    const room = HEAD_BYTES - this.headLength
-    if (end - start > room) this.headTruncated = true
-    if (room <= 0 || end <= start) return
+    if (end <= start) return
+    this.beforeLast = end - start >= 2 ? bytes[end - 2] : this.last
+    this.last = bytes[end - 1]
+    const room = this.headLimit - this.head.length
+    if (end - start > room) this.headFlags |= TRUNCATED
     const stop = Math.min(end, start + room)
-    this.head.set(bytes.subarray(start, stop), this.headLength)
-    this.headLength += stop - start
+    for (let i = start; i < stop; i++) this.head += String.fromCharCode(bytes[i])
   }
 
   markEscaped() {
-    this.headEscaped = true
+    this.headFlags |= ESCAPED
   }
 
   /** How many `=` end the string just read (the padding of base64 text). */
@@ -114,21 +95,22 @@ export class JsonPath {
 
   /** The string just read becomes the current key of the innermost object. */
   setKeyFromString() {
-    this.keys[this.depth] = this.headText()
+    this.keys[this.depth] = this.head
+    this.keyFlags[this.depth] = this.headFlags
   }
 
   /** Whether the string just read is `value` (ASCII). */
   stringIs(value: string): boolean {
-    return matches(this.headText(), value)
+    return matches(this.head, this.headFlags, value)
   }
 
   /** The JSON Pointer (RFC 6901) of the current value; without the innermost key when `withInnermostKey` is false. */
   pointer(withInnermostKey = true): string {
     let pointer = ""
     for (let depth = 1; depth <= this.depth; depth++) {
-      if (this.objects[depth] === 0) pointer += "/" + this.indexes[depth]
+      if (!this.objects[depth]) pointer += "/" + this.indexes[depth]
       else if (depth < this.depth || withInnermostKey) {
-        pointer += "/" + decode(this.keys[depth]).replaceAll("~", "~0").replaceAll("/", "~1")
+        pointer += "/" + decode(this.keys[depth], this.keyFlags[depth]).replaceAll("~", "~0").replaceAll("/", "~1")
       }
     }
     return pointer
@@ -141,9 +123,5 @@ export class JsonPath {
     const pointer = this.pointer()
     this.depth = saved
     return pointer
-  }
-
-  private headText(): RawText {
-    return { bytes: this.head.slice(0, this.headLength), escaped: this.headEscaped, truncated: this.headTruncated }
   }
 }

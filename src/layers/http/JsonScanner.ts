@@ -66,7 +66,7 @@ const hex4 = (code: number) => "\\u" + code.toString(16).padStart(4, "0")
 
 export class JsonScanner {
   /** Where the scan is: one entry per open container, and the current string's first bytes. */
-  readonly path = new JsonPath(MAX_NESTING_DEPTH)
+  readonly path = new JsonPath()
   private state = VALUE
   private position = 0
   private whitespace = 0
@@ -117,20 +117,24 @@ export class JsonScanner {
     const length = bytes.length
     let i = 0
     while (i < length) {
-      if (this.state === STRING) {
+      const state = this.state
+      if (state === STRING) {
         // The hot loop: the bytes of a string up to its end, an escape, or a byte to look at.
         const runStart = i
+        let need = this.utf8Need
         for (; i < length; i++) {
           const byte = bytes[i]
-          if (this.utf8Need > 0) {
+          if (need > 0) {
             if (byte < this.utf8Low || byte > this.utf8High) return this.encodingProblem(base + i)
             this.utf8Low = 0x80
             this.utf8High = 0xbf
-            this.utf8Need--
+            need--
           } else if (byte >= 0x80) {
             if (!this.utf8Lead(byte)) return this.encodingProblem(base + i)
+            need = this.utf8Need
           } else if (byte === QUOTE || byte === BACKSLASH || byte < 0x20) break
         }
+        this.utf8Need = need
         this.path.collect(bytes, runStart, i)
         if (i === length) break
         const byte = bytes[i]
@@ -147,9 +151,42 @@ export class JsonScanner {
         if (problem !== undefined) return problem
         continue
       }
+      if (state === NUMBER) {
+        // Digits in the middle of a number need no more than a glance.
+        let digits = this.numberState
+        for (; i < length; i++) {
+          const byte = bytes[i]
+          if (byte >= 0x30 && byte <= 0x39 && (digits === 2 || digits === 4 || digits === 7)) continue
+          this.numberState = digits
+          if (!this.numberByte(byte)) break
+          digits = this.numberState
+        }
+        this.numberState = digits
+        if (i === length) break
+        this.position = base + i
+        if (!(digits === 1 || digits === 2 || digits === 4 || digits === 7)) return this.syntaxProblem("an incomplete number")
+        this.state = this.afterValue()
+        continue // the byte after the number is read in the new state
+      }
       const byte = bytes[i]
+      if (state <= AFTER_VALUE || state === END) {
+        if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) {
+          this.whitespace++
+          if (byte === 0x0a) {
+            this.line++
+            this.lineStart = base + i + 1
+          }
+          i++
+          continue
+        }
+        this.position = base + i
+        const problem = this.structural(byte)
+        if (problem !== undefined) return problem
+        i++
+        continue
+      }
       this.position = base + i
-      switch (this.state) {
+      switch (state) {
         case ESCAPE: {
           this.path.collect(bytes, i, i + 1)
           if (byte === 0x75) {
@@ -178,10 +215,10 @@ export class JsonScanner {
         }
         case LOW_SURROGATE:
         case LOW_SURROGATE_U: {
-          const wanted = this.state === LOW_SURROGATE ? BACKSLASH : 0x75
+          const wanted = state === LOW_SURROGATE ? BACKSLASH : 0x75
           if (byte !== wanted) return this.surrogateProblem(this.unicodeValue)
           this.path.collect(bytes, i, i + 1)
-          if (this.state === LOW_SURROGATE) this.state = LOW_SURROGATE_U
+          if (state === LOW_SURROGATE) this.state = LOW_SURROGATE_U
           else {
             this.state = UNICODE
             this.unicodeDigits = 0
@@ -189,22 +226,10 @@ export class JsonScanner {
           }
           break
         }
-        case NUMBER: {
-          if (this.numberByte(byte)) break
-          if (!(this.numberState === 1 || this.numberState === 2 || this.numberState === 4 || this.numberState === 7)) {
-            return this.syntaxProblem("an incomplete number")
-          }
-          this.state = this.afterValue()
-          continue // the byte after the number is read in the new state
-        }
         case LITERAL: {
           if (byte !== this.literal[this.literalIndex]) return this.unexpected(byte)
           if (++this.literalIndex === this.literal.length) this.state = this.afterValue()
           break
-        }
-        default: {
-          const problem = this.structural(byte)
-          if (problem !== undefined) return problem
         }
       }
       i++
@@ -222,16 +247,8 @@ export class JsonScanner {
     return this.syntaxProblem("an unexpected end of the body")
   }
 
-  /** Whitespace, punctuation and the first byte of a value. */
+  /** Punctuation and the first byte of a value (whitespace is skipped before). */
   private structural(byte: number): BodyProblem | undefined {
-    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) {
-      this.whitespace++
-      if (byte === 0x0a) {
-        this.line++
-        this.lineStart = this.position + 1
-      }
-      return undefined
-    }
     switch (this.state) {
       case COLON:
         if (byte !== 0x3a) return this.unexpected(byte)
@@ -306,7 +323,7 @@ export class JsonScanner {
     this.state = STRING
     this.stringIsKey = isKey
     this.stringStart = this.canonicalPosition()
-    this.path.startString()
+    this.path.startString(isKey)
   }
 
   private endString(): BodyProblem | undefined {
