@@ -144,6 +144,18 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       }
     }))
 
+  it.effect("a body in another content type is 415, even an empty one that would be read as a form", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      for (const contentType of ["multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "text/plain"]) {
+        const response = yield* rawRequest(
+          HttpClientRequest.post("/v1/orgs").pipe(HttpClientRequest.bearerToken(token), HttpClientRequest.bodyText("", contentType))
+        )
+        expect(response.status).toBe(415)
+        expect(response.json).toMatchObject({ code: "unsupported_media_type" })
+      }
+    }))
+
   it.effect("an Authorization header without the Bearer scheme is 401 saying the scheme is missing", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
@@ -158,19 +170,19 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       const agent = yield* launch()
       const path = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/inputs`
       const declared = 47 * MiB
-      const text = yield* exchange(
-        head(path, { Authorization: `Bearer ${owner.token}`, "Content-Length": declared }),
-        streamOf('{"content_blocks":[{"type":"text","text":"', "t", declared)
-      )
-      expect(text.status).toBe(413)
-      expect(text.json).toMatchObject({ code: "request_too_large", error: expect.stringContaining("non-media") })
-      expect(text.bodyBytesSent).toBeLessThan(declared / 2)
-      const media = yield* exchange(
-        head(path, { Authorization: `Bearer ${owner.token}`, "Content-Length": declared }),
-        streamOf('{"content_blocks":[{"data":"', "AAAA", declared)
-      )
-      expect(media.status).toBe(413)
-      expect(media.json).toMatchObject({ code: "request_too_large", error: expect.stringContaining("/content_blocks/0") })
-      expect(media.bodyBytesSent).toBeLessThan(declared / 2)
+      // A text block past 1 MiB; a media block (its type not yet known) past 10 MiB decoded.
+      const cases = [
+        ['{"content_blocks":[{"type":"text","text":"', "t", "non-media"],
+        ['{"content_blocks":[{"data":"', "AAAA", "/content_blocks/0"]
+      ] as const
+      for (const [prefix, filler, named] of cases) {
+        const response = yield* exchange(
+          head(path, { Authorization: `Bearer ${owner.token}`, "Content-Length": declared }),
+          streamOf(prefix, filler, declared)
+        )
+        expect(response.status).toBe(413)
+        expect(response.json).toMatchObject({ code: "request_too_large", error: expect.stringContaining(named) })
+        expect(response.bodyBytesSent).toBeLessThan(declared / 2)
+      }
     }))
 })

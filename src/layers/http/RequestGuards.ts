@@ -7,7 +7,7 @@
  * authentication. A response to a request whose body was not read to its end closes the
  * connection, so the rest of an unwanted body is never read. Failures are mapped by ErrorMapping.
  */
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import type { IncomingMessage } from "node:http"
 import { Api } from "../../api/Api.ts"
@@ -32,8 +32,10 @@ const headerProblem = (
   request: HttpServerRequest.HttpServerRequest,
   { endpoint, searchParams }: RouteMatch
 ): Errors.UnsupportedMediaType | Errors.RequestTooLarge | Errors.Unauthorized | Errors.InvalidRequest | undefined => {
-  if (hasBody(request)) {
-    const contentType = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
+  const contentType = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
+  // An empty body may still name a content type that would be read another way (a form, multipart).
+  const declaresOther = contentType !== "" && contentType !== "application/json" && HttpMethod.hasBody(request.method)
+  if (hasBody(request) || declaresOther) {
     if (contentType !== "application/json") {
       return new Errors.UnsupportedMediaType({
         error: `Send the body as application/json${contentType ? `, not ${contentType}` : ""}`
