@@ -165,7 +165,7 @@ interface Frame {
 }
 
 /** The issues of `root`, one per path, the first MAX_ISSUES of them, and how many more there were. */
-export const formatIssues = (root: ParseResult.ParseIssue, part: RequestPart) => {
+const formatIssues = (root: ParseResult.ParseIssue, part: RequestPart) => {
   const byPath = new Map<string, string>()
   let more = 0
   const add = (path: string, message: string) => {

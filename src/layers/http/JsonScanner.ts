@@ -107,11 +107,6 @@ export class JsonScanner {
     return this.stringIsKey
   }
 
-  /** True when the body held nothing but whitespace. */
-  get isEmpty(): boolean {
-    return !this.sawValue
-  }
-
   write(bytes: Uint8Array): BodyProblem | undefined {
     const base = this.position
     const length = bytes.length

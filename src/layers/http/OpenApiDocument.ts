@@ -24,7 +24,7 @@ const withoutDecodeError = (schema: Json | undefined): Json | undefined => {
   return members.length === 1 ? members[0] : { ...schema, anyOf: members }
 }
 
-export const describeWireErrors = (spec: Json): Json => {
+const describeWireErrors = (spec: Json): Json => {
   for (const operations of Object.values(spec.paths as Record<string, Json>)) {
     for (const operation of Object.values(operations)) {
       for (const response of Object.values((operation.responses ?? {}) as Record<string, Json>)) {
