@@ -127,14 +127,16 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       expect(response.bodyBytesSent).toBeLessThan(8 * MiB)
     }))
 
-  it.effect("16 anonymous requests declaring 47 MiB each are answered 401 without their bodies being read", () =>
+  it.effect("16 unauthenticated requests declaring 47 MiB each are answered 401 without their bodies being read", () =>
     Effect.gen(function*() {
       const path = `/v1/orgs/${OrgId.make()}/projects/${ProjectId.make()}/agents/${AgentId.make()}/tool-calls/${ToolCallId.make()}/result`
+      // Half without a key, half with a key that does not exist.
       const responses = yield* Effect.all(
-        Array.from({ length: 16 }, () =>
-          exchange(head(path, { "Content-Length": 49283072 }), ['{"outcome":"succeeded","content_blocks":[']).pipe(
-            Effect.timeout("20 seconds")
-          )),
+        Array.from({ length: 16 }, (_, index) =>
+          exchange(
+            head(path, { "Content-Length": 49283072, ...(index % 2 === 0 ? {} : { Authorization: "Bearer apk_not-a-key" }) }),
+            ['{"outcome":"succeeded","content_blocks":[']
+          ).pipe(Effect.timeout("20 seconds"))),
         { concurrency: "unbounded" }
       )
       for (const response of responses) {

@@ -9,7 +9,8 @@ import { Effect } from "effect"
 import type { Readable } from "node:stream"
 import { RequestTooLarge } from "../../domain/Errors.ts"
 import { ContentBlockBudget } from "./ContentBlockBudget.ts"
-import { type BodyProblem, invalid, JsonScanner } from "./JsonScanner.ts"
+import { type BodyProblem, invalid } from "./BodyProblems.ts"
+import { JsonScanner } from "./JsonScanner.ts"
 
 export interface BodyRules {
   /** Largest body accepted, in bytes. */

@@ -3,7 +3,7 @@
  * anything parses it. It checks the syntax and the UTF-8, bounds the nesting at
  * MAX_NESTING_DEPTH, and refuses `\u0000` and unpaired surrogate escapes (Postgres text and jsonb
  * can hold neither), naming the field by its JSON Pointer. No recursion anywhere: the nesting is
- * a fixed-size stack. A `ScanObserver` (ContentBlockBudget) follows the structure to enforce
+ * a stack of at most MAX_NESTING_DEPTH entries. A `ScanObserver` (ContentBlockBudget) follows the structure to enforce
  * limits on parts of the body while they stream in.
  *
  * Sizes: the scanner keeps the "canonical" position, the number of bytes the JSON read so far
@@ -11,17 +11,29 @@
  * counted as `JSON.stringify` writes the character), so a limit on part of a body means the same
  * whatever the formatting.
  */
-import { InvalidRequest, RequestTooLarge } from "../../domain/Errors.ts"
+import {
+  type BodyProblem,
+  notJson,
+  notUtf8,
+  nulCharacter,
+  tooDeep,
+  unexpectedByte,
+  unpairedSurrogate
+} from "./BodyProblems.ts"
+import {
+  canonicalSize,
+  hexValue,
+  inDigits,
+  LITERALS,
+  nextNumberState,
+  numberCanEnd,
+  numberStart,
+  SIMPLE_ESCAPES,
+  utf8Lead
+} from "./JsonGrammar.ts"
 import { JsonPath } from "./JsonPath.ts"
 
 export const MAX_NESTING_DEPTH = 64
-
-/** Why a body is refused. */
-export type BodyProblem = InvalidRequest | RequestTooLarge
-
-/** A problem with one field of the body (the whole body when `path` is undefined). */
-export const invalid = (error: string, path?: string, message?: string): InvalidRequest =>
-  new InvalidRequest(path === undefined ? { error } : { error, issues: [{ path, message: message ?? error }] })
 
 /** Follows the structure of the body; any callback may stop the scan with a problem. */
 export interface ScanObserver {
@@ -39,30 +51,6 @@ const VALUE = 0, VALUE_OR_CLOSE = 1, KEY_OR_CLOSE = 2, KEY = 3, COLON = 4, AFTER
   ESCAPE = 7, UNICODE = 8, LOW_SURROGATE = 9, LOW_SURROGATE_U = 10, NUMBER = 11, LITERAL = 12, END = 13
 
 const QUOTE = 0x22, BACKSLASH = 0x5c
-const LITERALS: Record<number, Uint8Array> = {
-  0x74: new TextEncoder().encode("true"),
-  0x66: new TextEncoder().encode("false"),
-  0x6e: new TextEncoder().encode("null")
-}
-/** Canonical size of the character of a one-letter escape (`\n` stays two bytes, `\/` becomes `/`). */
-const SIMPLE_ESCAPES: Record<number, number> = { 0x22: 2, 0x5c: 2, 0x2f: 1, 0x62: 2, 0x66: 2, 0x6e: 2, 0x72: 2, 0x74: 2 }
-
-/** Bytes `JSON.stringify` writes for the character `code` (not a surrogate). */
-const canonicalSize = (code: number): number =>
-  code === 0x22 || code === 0x5c || code === 8 || code === 9 || code === 10 || code === 12 || code === 13
-    ? 2
-    : code < 0x20
-    ? 6
-    : code < 0x80
-    ? 1
-    : code < 0x800
-    ? 2
-    : 3
-
-const hexValue = (byte: number): number =>
-  byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : -1
-
-const hex4 = (code: number) => "\\u" + code.toString(16).padStart(4, "0")
 
 export class JsonScanner {
   /** Where the scan is: one entry per open container, and the current string's first bytes. */
@@ -125,8 +113,11 @@ export class JsonScanner {
             this.utf8High = 0xbf
             need--
           } else if (byte >= 0x80) {
-            if (!this.utf8Lead(byte)) return this.encodingProblem(base + i)
-            need = this.utf8Need
+            const lead = utf8Lead(byte)
+            if (lead < 0) return this.encodingProblem(base + i)
+            need = lead & 0xff
+            this.utf8Low = (lead >> 8) & 0xff
+            this.utf8High = lead >> 16
           } else if (byte === QUOTE || byte === BACKSLASH || byte < 0x20) break
         }
         this.utf8Need = need
@@ -151,15 +142,15 @@ export class JsonScanner {
         let digits = this.numberState
         for (; i < length; i++) {
           const byte = bytes[i]
-          if (byte >= 0x30 && byte <= 0x39 && (digits === 2 || digits === 4 || digits === 7)) continue
-          this.numberState = digits
-          if (!this.numberByte(byte)) break
-          digits = this.numberState
+          if (byte >= 0x30 && byte <= 0x39 && inDigits(digits)) continue
+          const next = nextNumberState(digits, byte)
+          if (next < 0) break
+          digits = next
         }
         this.numberState = digits
         if (i === length) break
         this.position = base + i
-        if (!(digits === 1 || digits === 2 || digits === 4 || digits === 7)) return this.syntaxProblem("an incomplete number")
+        if (!numberCanEnd(digits)) return this.syntaxProblem("an incomplete number")
         this.state = this.afterValue()
         continue // the byte after the number is read in the new state
       }
@@ -235,7 +226,7 @@ export class JsonScanner {
 
   /** The body is complete: anything left open is a syntax error. */
   end(): BodyProblem | undefined {
-    if (this.state === NUMBER && [1, 2, 4, 7].includes(this.numberState) && this.path.depth === 0) {
+    if (this.state === NUMBER && numberCanEnd(this.numberState) && this.path.depth === 0) {
       this.state = END
     }
     if (this.state === END || (this.state === VALUE && !this.sawValue)) return undefined
@@ -276,13 +267,7 @@ export class JsonScanner {
       return undefined
     }
     if (byte === 0x7b || byte === 0x5b) {
-      if (this.path.depth === MAX_NESTING_DEPTH) {
-        return invalid(
-          `The request body nests arrays and objects deeper than ${MAX_NESTING_DEPTH} levels`,
-          this.path.pointer(),
-          `nests deeper than ${MAX_NESTING_DEPTH} levels`
-        )
-      }
+      if (this.path.depth === MAX_NESTING_DEPTH) return tooDeep(this.path.pointer(), MAX_NESTING_DEPTH)
       const start = this.canonicalPosition()
       const isObject = byte === 0x7b
       this.path.push(isObject)
@@ -291,7 +276,7 @@ export class JsonScanner {
     }
     if (byte === 0x2d || (byte >= 0x30 && byte <= 0x39)) {
       this.state = NUMBER
-      this.numberState = byte === 0x2d ? 0 : byte === 0x30 ? 1 : 2
+      this.numberState = numberStart(byte)
       return undefined
     }
     const literal = LITERALS[byte]
@@ -350,47 +335,9 @@ export class JsonScanner {
       return undefined
     }
     if (code >= 0xdc00 && code <= 0xdfff) return this.surrogateProblem(code)
-    if (code === 0) {
-      return invalid(
-        "The body contains a NUL character (\\u0000) in a string; text cannot hold it. " +
-          "Remove it, or send binary data as base64",
-        this.currentPointer(),
-        "must not contain a NUL character (\\u0000)"
-      )
-    }
+    if (code === 0) return nulCharacter(this.currentPointer())
     this.adjustment += canonicalSize(code) - 6
     return undefined
-  }
-
-  /** A UTF-8 lead byte: sets how many continuation bytes follow and the range of the first. */
-  private utf8Lead(byte: number): boolean {
-    if (byte >= 0xc2 && byte <= 0xdf) this.utf8Need = 1
-    else if (byte >= 0xe0 && byte <= 0xef) {
-      this.utf8Need = 2
-      if (byte === 0xe0) this.utf8Low = 0xa0
-      if (byte === 0xed) this.utf8High = 0x9f // no encoded surrogates
-    } else if (byte >= 0xf0 && byte <= 0xf4) {
-      this.utf8Need = 3
-      if (byte === 0xf0) this.utf8Low = 0x90
-      if (byte === 0xf4) this.utf8High = 0x8f // nothing above U+10FFFF
-    } else return false
-    return true
-  }
-
-  /** Advances the number's grammar by one byte; false when the byte is not part of it. */
-  private numberByte(byte: number): boolean {
-    const digit = byte >= 0x30 && byte <= 0x39
-    const state = this.numberState
-    if (digit) {
-      if (state === 1) return false
-      this.numberState = state === 0 ? (byte === 0x30 ? 1 : 2) : state === 3 ? 4 : state === 5 || state === 6 ? 7 : state
-      return true
-    }
-    if (byte === 0x2e && (state === 1 || state === 2)) this.numberState = 3
-    else if ((byte === 0x65 || byte === 0x45) && (state === 1 || state === 2 || state === 4)) this.numberState = 5
-    else if ((byte === 0x2b || byte === 0x2d) && state === 5) this.numberState = 6
-    else return false
-    return true
   }
 
   /** The pointer of the string being read: its value's field, or for a key the object holding it. */
@@ -399,27 +346,19 @@ export class JsonScanner {
   }
 
   private surrogateProblem(code: number): BodyProblem {
-    const where = this.stringIsKey ? "a property name" : "a string"
-    return invalid(
-      `The request body holds an unpaired UTF-16 surrogate escape (${hex4(code)}) in ${where}; text cannot hold it`,
-      this.currentPointer(),
-      `${this.stringIsKey ? "has a property name that contains" : "contains"} an unpaired surrogate escape ` +
-        `(${hex4(code)}); write a character outside the Basic Multilingual Plane as a pair such as \\ud83d\\ude00`
-    )
+    return unpairedSurrogate(this.currentPointer(), code, this.stringIsKey)
   }
 
   private encodingProblem(position: number): BodyProblem {
     this.position = position
-    return invalid("The request body is not valid UTF-8", this.currentPointer(), "is not valid UTF-8 text")
+    return notUtf8(this.currentPointer())
   }
 
   private unexpected(byte: number): BodyProblem {
-    const shown = byte >= 0x21 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `byte 0x${byte.toString(16)}`
-    return this.syntaxProblem(`an unexpected ${shown}`)
+    return this.syntaxProblem(unexpectedByte(byte))
   }
 
   private syntaxProblem(what: string): BodyProblem {
-    const column = this.position - this.lineStart + 1
-    return invalid(`The request body is not valid JSON: ${what} at line ${this.line}, column ${column}`)
+    return notJson(what, this.line, this.position - this.lineStart + 1)
   }
 }
