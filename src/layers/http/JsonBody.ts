@@ -72,18 +72,17 @@ const readScanned = (source: Readable, rules: BodyRules) =>
   })
 
 export class JsonBody {
-  /** The bytes, read once; a refused body fails with a RequestError whose cause is the problem. */
-  readonly bytes: Effect.Effect<Buffer, HttpServerError.RequestError>
+  private cached: Effect.Effect<Buffer, HttpServerError.RequestError> | undefined = undefined
   private parsedValue: { readonly value: unknown } | undefined = undefined
-  private done = false
 
-  constructor(request: HttpServerRequest.HttpServerRequest, rules: BodyRules) {
-    this.bytes = Effect.runSync(
+  constructor(private readonly request: HttpServerRequest.HttpServerRequest, private readonly rules: BodyRules) {}
+
+  /** The bytes, read once; a refused body fails with a RequestError whose cause is the problem. */
+  get bytes(): Effect.Effect<Buffer, HttpServerError.RequestError> {
+    const request = this.request
+    return this.cached ??= Effect.runSync(
       Effect.cached(
-        readScanned(request.source as Readable, rules).pipe(
-          Effect.tap(() => {
-            this.done = true
-          }),
+        readScanned(request.source as Readable, this.rules).pipe(
           Effect.mapError((problem) => new HttpServerError.RequestError({ request, reason: "Decode", cause: problem }))
         )
       )
@@ -107,11 +106,6 @@ export class JsonBody {
   /** The parsed body, once a route has read it. */
   get parsed(): { readonly value: unknown } | undefined {
     return this.parsedValue
-  }
-
-  /** Whether the whole body was read and accepted. */
-  get isComplete(): boolean {
-    return this.done
   }
 }
 
