@@ -1,16 +1,27 @@
 /**
- * The server: `npm start`. Configuration from the environment (README, ARCHITECTURE.md 6).
- * SIGTERM or SIGINT stops accepting, lets in-flight requests finish, then closes the database.
+ * The server: `npm start`. Configuration from the environment (README, docs/operations.md).
+ * The port is checked first; a start-up failure an operator can fix is one line on stderr and a
+ * non-zero exit. SIGTERM or SIGINT stops accepting, lets in-flight requests finish, then closes
+ * the database, and logs "stopped".
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Layer } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import { AppConfig } from "./layers/AppConfig.ts"
 import { ServerLive } from "./layers/AppLive.ts"
 import { JsonLogsLive } from "./layers/Logging.ts"
+import { PortAvailable, startupProblem, StoppedLog } from "./layers/Startup.ts"
 
 ServerLive.pipe(
+  // Built first (so released last): the port check before DATA_DIR or a database is touched.
+  Layer.provide(PortAvailable),
+  Layer.provide(StoppedLog),
   Layer.provide(AppConfig.fromEnv),
   Layer.provide(JsonLogsLive),
   Layer.launch,
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+  Effect.tapErrorCause((cause) =>
+    Effect.sync(() => {
+      process.stderr.write((startupProblem(cause) ?? Cause.pretty(cause)) + "\n")
+    })
+  ),
+  NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

@@ -1,6 +1,6 @@
 /**
  * The whole HTTP API, safe to import from a client. Served under `/v1`; the server also answers
- * the same routes under `/api/v1` (src/layers/HttpServer.ts).
+ * the same routes under `/api/v1` (src/layers/http/RequestGuards.ts).
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { InternalError, InvalidRequest, NotFound, RequestTooLarge, UnsupportedMediaType } from "../domain/shared/Errors.ts"

@@ -1,7 +1,8 @@
 /**
- * Configuration from the environment (ARCHITECTURE.md 6). Read once at start-up.
+ * Configuration from the environment (README, docs/operations.md). Read once at start-up. A
+ * variable set to an empty string (`DATABASE_URL=` in a .env file) counts as unset.
  */
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, type ConfigError, Context, Effect, Layer, Option, type Redacted } from "effect"
 
 export interface AppConfigShape {
   /** A real Postgres; when absent the embedded PGlite database in `dataDir` is used. */
@@ -18,20 +19,41 @@ export interface AppConfigShape {
    * rest (and of machine tokens). Unset: generated once into `dataDir/secret.key` (src/layers/SecretKey.ts).
    */
   readonly secretKey: Option.Option<Redacted.Redacted>
+  /** Browser origins allowed to call the API (CORS), e.g. `https://app.example.com`; none by default. */
+  readonly corsOrigins: ReadonlyArray<string>
 }
+
+/** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
+const optional = <A>(config: (name: string) => Config.Config<A>, name: string) =>
+  Effect.flatMap(
+    Config.option(Config.string(name)),
+    (raw): Effect.Effect<Option.Option<A>, ConfigError.ConfigError> =>
+      Option.isSome(raw) && raw.value.trim() !== "" ? Effect.map(config(name), Option.some) : Effect.succeed(Option.none())
+  )
+
+/** The comma-separated origins of AGENT_PLATFORM_CORS_ORIGINS, without blanks or a trailing slash. */
+const parseOrigins = (text: string): ReadonlyArray<string> =>
+  text.split(",").map((origin) => origin.trim().replace(/\/+$/, "")).filter((origin) => origin !== "")
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
   static readonly fromEnv = Layer.effect(
     AppConfig,
     Effect.gen(function*() {
       return {
-        databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")),
-        dataDir: yield* Config.withDefault(Config.string("DATA_DIR"), "./.data"),
-        host: yield* Config.withDefault(Config.string("HOST"), "127.0.0.1"),
-        port: yield* Config.withDefault(Config.port("PORT"), 8787),
-        bootstrapToken: yield* Config.option(Config.redacted("AGENT_PLATFORM_BOOTSTRAP_TOKEN")),
-        bootstrapEmail: yield* Config.withDefault(Config.string("AGENT_PLATFORM_BOOTSTRAP_EMAIL"), "admin@localhost"),
-        secretKey: yield* Config.option(Config.redacted("AGENT_PLATFORM_SECRET_KEY"))
+        databaseUrl: yield* optional((name) => Config.redacted(name), "DATABASE_URL"),
+        dataDir: Option.getOrElse(yield* optional(Config.string, "DATA_DIR"), () => "./.data"),
+        host: Option.getOrElse(yield* optional(Config.string, "HOST"), () => "127.0.0.1"),
+        port: Option.getOrElse(yield* optional(Config.port, "PORT"), () => 8787),
+        bootstrapToken: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_BOOTSTRAP_TOKEN"),
+        bootstrapEmail: Option.getOrElse(
+          yield* optional(Config.string, "AGENT_PLATFORM_BOOTSTRAP_EMAIL"),
+          () => "admin@localhost"
+        ),
+        secretKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_SECRET_KEY"),
+        corsOrigins: Option.match(yield* optional(Config.string, "AGENT_PLATFORM_CORS_ORIGINS"), {
+          onNone: () => [],
+          onSome: parseOrigins
+        })
       }
     })
   )

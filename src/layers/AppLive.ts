@@ -3,7 +3,6 @@
  * the capabilities over it, each one layer whose services declare their own dependencies; the
  * bootstrap user; then the HTTP app on a real listener (main) or a test listener (test/support).
  */
-import { HttpServer } from "@effect/platform"
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
@@ -13,8 +12,10 @@ import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
-import { HttpAppLive, NodeServerLive } from "./HttpServer.ts"
+import { HttpAppLive } from "./http/HttpApp.ts"
+import { NodeServerLive } from "./http/NodeServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
+import { withStartupLog } from "./Startup.ts"
 
 /** The SQL client, available only once migrations have run. */
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
@@ -35,7 +36,7 @@ export const AppLive = HttpAppLive.pipe(Layer.provide(ServicesLive))
  * listener, so on shutdown the listener closes first, letting in-flight requests finish while
  * the database is still open, and the database closes last.
  */
-export const ServerLive = HttpServer.withLogAddress(HttpAppLive).pipe(
+export const ServerLive = withStartupLog(HttpAppLive).pipe(
   Layer.provide(NodeServerLive),
   Layer.provide(ServicesLive)
 )

@@ -2,7 +2,7 @@
  * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
  * Postgres in WASM) in DATA_DIR, served on a loopback socket so the same `@effect/sql-pg` driver
  * talks to both. PGlite is a single session, so its pool holds exactly one connection
- * (EFFECT-NOTES.md 3). On shutdown the pool closes first, then PGlite flushes and closes, so the
+ * (docs/operations.md). On shutdown the pool closes first, then PGlite flushes and closes, so the
  * data directory is never left half-written.
  *
  * PGlite must never be opened by two processes at once (both would write the same files): the
@@ -13,11 +13,12 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Data, Effect, Layer, Option } from "effect"
+import { Data, Effect, Layer, Option, Redacted } from "effect"
 import Pg from "pg"
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { AppConfig } from "./AppConfig.ts"
+import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
+import { prepareDataDir } from "./DataDir.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
   readonly message: string
@@ -76,7 +77,7 @@ const isBeingWritten = (lockFile: string): boolean => {
 /** Creates the lock file holding this pid; false when it exists already. */
 const createLock = (lockFile: string): boolean => {
   try {
-    writeFileSync(lockFile, `${process.pid}\n`, { flag: "wx" })
+    writeFileSync(lockFile, `${process.pid}\n`, { flag: "wx", mode: 0o600 })
     return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
@@ -109,7 +110,7 @@ const lockDataDirectory = (dataDir: string) => {
       : isAlive(owner)
   return Effect.acquireRelease(
     Effect.gen(function*() {
-      mkdirSync(dataDir, { recursive: true })
+      prepareDataDir(dataDir)
       if (!createLock(lockFile)) {
         const owner = readLockOwner(lockFile)
         if (isHeld(owner)) return yield* Effect.fail(inUse(owner))
@@ -133,7 +134,7 @@ const embedded = (dataDir: string) =>
       const location = dataDir === "memory://" ? dataDir : join(dataDir, "pg")
       if (location !== "memory://") {
         yield* lockDataDirectory(dataDir)
-        mkdirSync(location, { recursive: true })
+        mkdirSync(location, { recursive: true, mode: 0o700 })
       }
       const db = yield* Effect.acquireRelease(
         Effect.promise(() => PGlite.create(location)),
@@ -159,6 +160,20 @@ const embedded = (dataDir: string) =>
       })
     })
   )
+
+/** Which database `config` names, for the start-up log: never the password. */
+export const describeDatabase = (config: AppConfigShape): string =>
+  Option.match(config.databaseUrl, {
+    onNone: () => config.dataDir === "memory://" ? "embedded PGlite in memory" : `embedded PGlite in ${resolve(config.dataDir, "pg")}`,
+    onSome: (url) => {
+      try {
+        const { hostname, pathname, port, username } = new URL(Redacted.value(url))
+        return `PostgreSQL ${pathname.slice(1) || "postgres"} at ${hostname}:${port || 5432}${username ? ` as ${decodeURIComponent(username)}` : ""}`
+      } catch {
+        return "PostgreSQL (DATABASE_URL is not a URL: see the driver's error)"
+      }
+    }
+  })
 
 export const DatabaseLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>

@@ -6,11 +6,15 @@
  * and reused on every later start. With the in-memory data directory of tests and nothing set,
  * the key lives as long as the process, like the data.
  */
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { readFileSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { AppConfig } from "./AppConfig.ts"
+import { prepareDataDir } from "./DataDir.ts"
+
+/** The key is missing its file, unreadable, or not 32 bytes: the message says which and what to do. */
+export class InvalidSecretKey extends Data.TaggedError("InvalidSecretKey")<{ readonly message: string }> {}
 
 export const SECRET_KEY_BYTES = 32
 export const SECRET_KEY_FILE = "secret.key"
@@ -30,7 +34,7 @@ export class SecretKey extends Context.Tag("SecretKey")<SecretKey, Redacted.Reda
 }
 
 /** 64 hex characters, or base64 (standard or url-safe) of exactly 32 bytes. */
-export const parseKey = (text: string, source: string): Effect.Effect<Redacted.Redacted<Buffer>, Error> => {
+export const parseKey = (text: string, source: string): Effect.Effect<Redacted.Redacted<Buffer>, InvalidSecretKey> => {
   const trimmed = text.trim()
   const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed)
     ? Buffer.from(trimmed, "hex")
@@ -40,10 +44,10 @@ export const parseKey = (text: string, source: string): Effect.Effect<Redacted.R
   return bytes.length === SECRET_KEY_BYTES
     ? Effect.succeed(Redacted.make(bytes))
     : Effect.fail(
-      new Error(
-        `${source} must be ${SECRET_KEY_BYTES} bytes written as 64 hex characters or as base64 ` +
+      new InvalidSecretKey({
+        message: `${source} must be ${SECRET_KEY_BYTES} bytes written as 64 hex characters or as base64 ` +
           `(generate one with: openssl rand -base64 32)`
-      )
+      })
     )
 }
 
@@ -52,7 +56,7 @@ const keyFile = (path: string) =>
   Effect.gen(function*() {
     const created = yield* Effect.try({
       try: () => {
-        mkdirSync(join(path, ".."), { recursive: true })
+        prepareDataDir(dirname(path))
         writeFileSync(path, randomBytes(SECRET_KEY_BYTES).toString("base64") + "\n", { mode: 0o600, flag: "wx" })
         return true
       },
@@ -62,12 +66,12 @@ const keyFile = (path: string) =>
         (error) => (error as NodeJS.ErrnoException)?.code === "EEXIST",
         () => Effect.succeed(false)
       ),
-      Effect.mapError((error) => new Error(`Cannot create the secret key file ${path}: ${String(error)}`))
+      Effect.mapError((error) => new InvalidSecretKey({ message: `Cannot create the secret key file ${path}: ${String(error)}` }))
     )
     if (created) yield* Effect.logInfo("generated a secret key").pipe(Effect.annotateLogs({ path }))
     const text = yield* Effect.try({
       try: () => readFileSync(path, "utf8"),
-      catch: (error) => new Error(`Cannot read the secret key file ${path}: ${String(error)}`)
+      catch: (error) => new InvalidSecretKey({ message: `Cannot read the secret key file ${path}: ${String(error)}` })
     })
     return yield* parseKey(text, path)
   })

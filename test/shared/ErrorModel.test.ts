@@ -45,7 +45,7 @@ describeApp()("error model", (it) => {
       const response = yield* post("/v1/orgs", token, JSON.stringify({ title: "x" }))
       expect(response.status).toBe(400)
       expect(Object.keys(response.json!).sort()).toEqual(["code", "error", "issues"])
-      expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name", message: "is missing" }] })
+      expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name", message: "is required" }] })
     }))
 
   it.effect("a NUL character in any string of the body is 400 before anything is written", () =>
@@ -58,7 +58,11 @@ describeApp()("error model", (it) => {
         "{\"email\":\"a\\u0000@example.test\",\"role\":\"member\"}"
       )
       expect(invitation.status).toBe(400)
-      expect(invitation.json).toEqual({ error: expect.stringContaining("NUL"), code: "invalid_request" })
+      expect(invitation.json).toEqual({
+        error: expect.stringContaining("NUL"),
+        code: "invalid_request",
+        issues: [{ path: "/email", message: expect.stringContaining("NUL") }]
+      })
       expect((yield* client.invitations.list({ path: { orgID: org.id }, urlParams: {} })).data).toEqual([])
       // An escaped backslash followed by "u0000" is ordinary text.
       const literal = yield* post("/v1/orgs", token, JSON.stringify({ name: "back\\u0000slash" }))

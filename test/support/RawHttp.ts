@@ -2,6 +2,7 @@
 import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
+import { connect } from "node:net"
 
 /**
  * POSTs the headers of a JSON body of `length` bytes and only its first byte: a server that
@@ -43,3 +44,82 @@ export const getBytes = (path: string, token: string) =>
       Effect.scoped,
       Effect.orDie
     )
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+  readonly json: Record<string, any> | undefined
+  /** Request body bytes written before the response had fully arrived. */
+  readonly bodyBytesSent: number
+}
+
+/** The response in `bytes` once it has fully arrived (by its content-length), else undefined. */
+const parseResponse = (bytes: Buffer): Omit<RawResponse, "bodyBytesSent"> | undefined => {
+  const end = bytes.indexOf("\r\n\r\n")
+  if (end < 0) return undefined
+  const [statusLine, ...lines] = bytes.subarray(0, end).toString("latin1").split("\r\n")
+  const headers = Object.fromEntries(lines.map((line) => {
+    const colon = line.indexOf(":")
+    return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]
+  }))
+  const length = Number(headers["content-length"] ?? 0)
+  if (bytes.length < end + 4 + length) return undefined
+  const text = bytes.subarray(end + 4, end + 4 + length).toString("utf8")
+  return {
+    status: Number(statusLine.split(" ")[1]),
+    headers,
+    text,
+    json: (headers["content-type"] ?? "").includes("json") ? JSON.parse(text) : undefined
+  }
+}
+
+/**
+ * A raw HTTP/1.1 exchange with the test server over its own TCP connection: writes `head` (the
+ * request line and headers, without the blank line), then the body: each element of `body` in
+ * turn, or, for a function, what it returns until it returns undefined (backpressure respected).
+ * Stops sending as soon as the response has fully arrived, and resolves with it; a server that
+ * answers before reading the whole body is seen answering early (`bodyBytesSent`).
+ */
+export const exchange = (head: string, body: ReadonlyArray<string | Buffer> | (() => Buffer | undefined) = []) =>
+  Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const port = (server.address as HttpServer.TcpAddress).port
+    return yield* Effect.async<RawResponse, Error>((resume) => {
+      const socket = connect(port, "127.0.0.1")
+      let received = Buffer.alloc(0)
+      let sent = 0
+      let answered = false
+      const next = Array.isArray(body)
+        ? (() => {
+          let index = 0
+          return () => index < body.length ? Buffer.from(body[index++]) : undefined
+        })()
+        : body as () => Buffer | undefined
+      const pump = () => {
+        while (!answered && !socket.destroyed) {
+          const chunk = next()
+          if (chunk === undefined) return
+          sent += chunk.length
+          if (!socket.write(chunk)) return void socket.once("drain", pump)
+        }
+      }
+      socket.on("data", (chunk) => {
+        received = Buffer.concat([received, chunk])
+        const response = parseResponse(received)
+        if (response !== undefined && !answered) {
+          answered = true
+          socket.destroy()
+          resume(Effect.succeed({ ...response, bodyBytesSent: sent }))
+        }
+      })
+      // A server that stops reading a body may reset the connection once it has answered.
+      socket.on("error", () => undefined)
+      socket.on("close", () => {
+        if (!answered) resume(Effect.fail(new Error(`the connection closed without a whole response: ${received}`)))
+      })
+      socket.write(head.replace(/\r?\n/g, "\r\n").trimEnd() + "\r\n\r\n")
+      pump()
+      return Effect.sync(() => socket.destroy())
+    })
+  })

@@ -5,13 +5,13 @@
  * and projects, so tests never depend on each other's data.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
 import { AppConfig } from "../../src/layers/AppConfig.ts"
 import { AppLive, ServicesLive } from "../../src/layers/AppLive.ts"
+import { NodeTestServerLive } from "../../src/layers/http/NodeServer.ts"
 import type { IdSchema } from "../../src/domain/shared/Ids.ts"
 import { IdGenerator } from "../../src/services/shared/Ids.ts"
 import { ApiKeys } from "../../src/services/tenancy/ApiKeys.ts"
@@ -26,6 +26,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     bootstrapToken: Option.none(),
     bootstrapEmail: "admin@localhost",
     secretKey: Option.some(Redacted.make(randomBytes(32).toString("base64"))),
+    corsOrigins: [],
     ...overrides
   })
 
@@ -33,7 +34,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
 export const TestAppLive = (overrides: Partial<AppConfig["Type"]> = {}) =>
   AppLive.pipe(
     Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(NodeTestServerLive),
     Layer.provide(testConfig(overrides)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )

@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { DecimalInteger } from "../../domain/shared/DecimalInteger.ts"
 import { Conflict, Forbidden, InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { OrgId, SkillGrantId, SkillId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
@@ -12,7 +13,7 @@ const SkillPath = Schema.Struct({ orgID: OrgId, skillID: SkillId })
 const SkillVersionPath = Schema.Struct({
   orgID: OrgId,
   skillID: SkillId,
-  version: Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+  version: DecimalInteger(1)
 })
 
 const grants = grantEndpoints({

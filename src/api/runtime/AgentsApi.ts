@@ -9,9 +9,10 @@ import {
   RequestTooLarge,
   StateTransitionConflict
 } from "../../domain/shared/Errors.ts"
+import { DecimalInteger } from "../../domain/shared/DecimalInteger.ts"
 import { AgentId, ArtifactId, InputId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
-import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery, Sequence } from "../../domain/runtime/Events.ts"
+import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery } from "../../domain/runtime/Events.ts"
 import { Agent, AgentStatus, Control, LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
 import { AgentInput, InputAccepted, SendInput } from "../../domain/runtime/Inputs.ts"
 import { Turn } from "../../domain/runtime/Turns.ts"
@@ -20,7 +21,7 @@ import { Authentication } from "../Security.ts"
 
 export const AgentPath = Schema.Struct({ orgID: OrgId, projectID: ProjectId, agentID: AgentId })
 
-const SequenceParam = Schema.NumberFromString.pipe(Schema.compose(Sequence))
+const SequenceParam = DecimalInteger(0)
 
 const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
 

@@ -25,6 +25,7 @@ import {
   ToolCallId,
   TurnId
 } from "../shared/Ids.ts"
+import { DecimalInteger } from "../shared/DecimalInteger.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { ContentBlock } from "./ContentBlocks.ts"
 
@@ -141,9 +142,9 @@ export const DEFAULT_EVENTS_LIMIT = 100
 export const MAX_EVENTS_LIMIT = 500
 
 export const EventsQuery = Schema.Struct({
-  after_sequence: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, MAX_SAFE))),
-  before_sequence: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, MAX_SAFE))),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, MAX_EVENTS_LIMIT)))
+  after_sequence: Schema.optional(DecimalInteger(0, MAX_SAFE)),
+  before_sequence: Schema.optional(DecimalInteger(0, MAX_SAFE)),
+  limit: Schema.optional(DecimalInteger(1, MAX_EVENTS_LIMIT))
 })
 export type EventsQuery = typeof EventsQuery.Type
 

@@ -4,14 +4,13 @@
  * server makes and reads it (src/services/shared/Paging.ts).
  */
 import { Schema } from "effect"
+import { DecimalInteger } from "./DecimalInteger.ts"
 
 export const DEFAULT_PAGE_LIMIT = 20
 export const MAX_PAGE_LIMIT = 100
 
 export const ListQuery = Schema.Struct({
-  limit: Schema.optional(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, MAX_PAGE_LIMIT))
-  ),
+  limit: Schema.optional(DecimalInteger(1, MAX_PAGE_LIMIT)),
   cursor: Schema.optional(Schema.String)
 })
 export type ListQuery = typeof ListQuery.Type

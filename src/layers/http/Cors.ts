@@ -1,0 +1,33 @@
+/**
+ * CORS for browsers on the origins of AGENT_PLATFORM_CORS_ORIGINS (none by default). A request
+ * from an allowed origin gets the CORS headers, and its preflight (`OPTIONS`) is answered 204
+ * with the methods and headers the API takes (Authorization, Content-Type, Last-Event-ID,
+ * X-Request-Id), exposing `x-request-id`. Any other origin gets no CORS header at all (and its
+ * preflight reaches the router, which has no OPTIONS route). No credentials: the API
+ * authenticates with a bearer token, not cookies.
+ */
+import { type HttpApp, HttpMiddleware, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+
+/** How long a browser may cache a preflight answer, in seconds. */
+const PREFLIGHT_MAX_AGE = 600
+
+export const corsFor = (
+  origins: ReadonlyArray<string>
+): <E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> => {
+  if (origins.length === 0) return (app) => app
+  const allowed = new Set(origins)
+  const cors = HttpMiddleware.cors({
+    // A predicate, not the list: with one origin @effect/platform would send it to every caller.
+    allowedOrigins: (origin) => allowed.has(origin),
+    allowedMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+    allowedHeaders: ["authorization", "content-type", "last-event-id", "x-request-id"],
+    exposedHeaders: ["x-request-id"],
+    maxAge: PREFLIGHT_MAX_AGE
+  })
+  return (app) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const origin = request.headers["origin"]
+      return origin !== undefined && allowed.has(origin) ? cors(app) : app
+    })
+}

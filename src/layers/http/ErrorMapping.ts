@@ -1,0 +1,64 @@
+/**
+ * What can escape a route, mapped onto the error model: our errors pass through (the Api encodes
+ * them with their status), a body the scanner refused answers the scanner's error, a decode
+ * failure is explained in the caller's words, an unknown route is `not_found`. Anything else is
+ * a bug: logged in full with the request id, answered with a bare `500 internal_error`.
+ */
+import { HttpApiError, HttpServerError } from "@effect/platform"
+import { Cause, Effect } from "effect"
+import * as Errors from "../../domain/shared/Errors.ts"
+
+/** The tags of our error classes (a TaggedError's identifier is its tag). */
+const API_ERROR_TAGS: ReadonlySet<string> = new Set(
+  Object.values(Errors).flatMap((value) => "Wire" in value ? [value.identifier] : [])
+)
+
+/** The errors declared at the Api level, the only ones an Api middleware's type may fail with. */
+export type ApiLevelError =
+  | Errors.InvalidRequest
+  | Errors.NotFound
+  | Errors.RequestTooLarge
+  | Errors.UnsupportedMediaType
+  | Errors.InternalError
+
+/**
+ * Any of our errors as an Api-level one: the Api encodes every error an endpoint or group
+ * declares (its error schema is the union of them all), such as a route's 409 or the guards'
+ * 401; the middleware's type only knows the Api-level ones.
+ */
+export const asApiLevel = (error: { readonly _tag: string }): ApiLevelError => error as ApiLevelError
+
+const isApiError = (error: unknown): error is { readonly _tag: string } =>
+  typeof error === "object" && error !== null && API_ERROR_TAGS.has((error as { _tag?: string })._tag ?? "")
+
+const internalError = (cause: Cause.Cause<unknown>) =>
+  Effect.zipRight(
+    Effect.logError("unhandled failure", cause),
+    Effect.fail(new Errors.InternalError({ error: "Internal error; it has been logged" }))
+  )
+
+/**
+ * `explainDecodeFailure` names the part of the request that failed its schema, or answers
+ * undefined when none did (the failure came from inside the handler).
+ */
+export const toApiError = (
+  cause: Cause.Cause<unknown>,
+  explainDecodeFailure: () => Errors.InvalidRequest | undefined
+): Effect.Effect<never, ApiLevelError> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const error = Cause.squash(cause)
+  if (isApiError(error)) return Effect.fail(asApiLevel(error))
+  if (error instanceof HttpServerError.RequestError) {
+    // A body refused by the scanner travels as the cause of the RequestError of reading it.
+    if (isApiError(error.cause)) return Effect.fail(asApiLevel(error.cause))
+    return Effect.fail(new Errors.InvalidRequest({ error: "The request body could not be read" }))
+  }
+  if (error instanceof HttpApiError.HttpApiDecodeError) {
+    const explained = explainDecodeFailure()
+    return explained === undefined ? internalError(cause) : Effect.fail(explained)
+  }
+  if (error instanceof HttpServerError.RouteNotFound) {
+    return Effect.fail(new Errors.NotFound({ error: `No route ${error.request.method} ${error.request.url.split("?")[0]}` }))
+  }
+  return internalError(cause)
+}

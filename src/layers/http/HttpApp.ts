@@ -1,0 +1,64 @@
+/**
+ * The HTTP app: the Api with its handlers behind the request guards, the OpenAPI document at
+ * /v1/openapi.json, the docs page at /docs, a pointer at /, CORS for the configured origins, and
+ * one log line per request. docs/api-conventions.md describes what a caller sees.
+ */
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { ActorsLive } from "../../api/handlers/runtime/ActorsLive.ts"
+import { AgentConfigsLive } from "../../api/handlers/configuration/AgentConfigsLive.ts"
+import { AgentsLive } from "../../api/handlers/runtime/AgentsLive.ts"
+import { AuthenticationLive } from "../../api/handlers/AuthenticationLive.ts"
+import { HealthLive } from "../../api/handlers/HealthLive.ts"
+import { InteractionsLive } from "../../api/handlers/runtime/InteractionsLive.ts"
+import { InvitationsLive } from "../../api/handlers/tenancy/InvitationsLive.ts"
+import { MembersLive } from "../../api/handlers/tenancy/MembersLive.ts"
+import { ModelProviderConfigsLive } from "../../api/handlers/configuration/ModelProviderConfigsLive.ts"
+import { ModelsLive } from "../../api/handlers/configuration/ModelsLive.ts"
+import { OrganizationApiKeysLive } from "../../api/handlers/tenancy/OrganizationApiKeysLive.ts"
+import { OrganizationsLive } from "../../api/handlers/tenancy/OrganizationsLive.ts"
+import { ProjectMembersLive } from "../../api/handlers/tenancy/ProjectMembersLive.ts"
+import { ProjectsLive } from "../../api/handlers/tenancy/ProjectsLive.ts"
+import { SecretsLive } from "../../api/handlers/configuration/SecretsLive.ts"
+import { SkillsLive } from "../../api/handlers/configuration/SkillsLive.ts"
+import { ToolCallsLive } from "../../api/handlers/runtime/ToolCallsLive.ts"
+import { UserLive } from "../../api/handlers/tenancy/UserLive.ts"
+import { AppConfig } from "../AppConfig.ts"
+import { corsFor } from "./Cors.ts"
+import { ServedApi } from "./OpenApiDocument.ts"
+import { RequestGuards } from "./RequestGuards.ts"
+import { requestLog } from "./RequestLog.ts"
+import { DOCS_PATH, OPENAPI_PATH, RootPageLive } from "./RootPage.ts"
+
+const HandlersLive = Layer.mergeAll(
+  HealthLive,
+  UserLive,
+  OrganizationsLive,
+  OrganizationApiKeysLive,
+  MembersLive,
+  InvitationsLive,
+  ProjectsLive,
+  ProjectMembersLive,
+  SecretsLive,
+  ModelProviderConfigsLive,
+  ModelsLive,
+  SkillsLive,
+  AgentConfigsLive,
+  AgentsLive,
+  ToolCallsLive,
+  InteractionsLive,
+  ActorsLive
+).pipe(Layer.provide(AuthenticationLive))
+
+/** The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. */
+export const HttpAppLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => HttpApiBuilder.serve((app) => requestLog(corsFor(config.corsOrigins)(app))))
+).pipe(
+  Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
+  Layer.provide(RootPageLive),
+  Layer.provide(RequestGuards),
+  Layer.provide(HttpApiBuilder.api(ServedApi).pipe(Layer.provide(HandlersLive))),
+  // Request spans cost a third of the throughput and nothing exports them.
+  HttpMiddleware.withTracerDisabledWhen(() => true)
+)

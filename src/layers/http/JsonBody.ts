@@ -1,0 +1,112 @@
+/**
+ * A request's JSON body, read once, when a route first asks for it, through the JsonScanner (and
+ * the ContentBlockBudget where the route takes content blocks) as the bytes arrive, under the
+ * route's size limit. A body the scanner refuses stops being read at once: the refusal is the
+ * response, and the connection closes after it (RequestGuards).
+ */
+import { HttpServerError, type HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import type { Readable } from "node:stream"
+import { RequestTooLarge } from "../../domain/shared/Errors.ts"
+import { ContentBlockBudget } from "./ContentBlockBudget.ts"
+import { type BodyProblem, invalid } from "./BodyProblems.ts"
+import { JsonScanner } from "./JsonScanner.ts"
+
+export interface BodyRules {
+  /** Largest body accepted, in bytes. */
+  readonly limit: number
+  /** Where the body holds arrays of submitted content blocks (their per-part limits apply). */
+  readonly contentBlockPaths: ReadonlyArray<ReadonlyArray<string>>
+}
+
+export const mebibytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 100) / 100} MiB`
+
+/** Reads `source` to its end through the scanner: the bytes, or the first problem found. */
+const readScanned = (source: Readable, rules: BodyRules) =>
+  Effect.async<Buffer, BodyProblem>((resume) => {
+    const scanner = new JsonScanner(
+      rules.contentBlockPaths.length > 0 ? new ContentBlockBudget(rules.contentBlockPaths) : undefined
+    )
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onGone)
+      source.off("aborted", onGone)
+    }
+    const refuse = (problem: BodyProblem) => {
+      stop()
+      source.pause()
+      resume(Effect.fail(problem))
+    }
+    function onData(chunk: Buffer) {
+      size += chunk.length
+      if (size > rules.limit) {
+        return refuse(
+          new RequestTooLarge({ error: `The request body is larger than this route accepts (${mebibytes(rules.limit)})` })
+        )
+      }
+      const problem = scanner.write(chunk)
+      if (problem !== undefined) return refuse(problem)
+      chunks.push(chunk)
+    }
+    function onEnd() {
+      stop()
+      const problem = scanner.end()
+      resume(problem === undefined ? Effect.succeed(Buffer.concat(chunks, size)) : Effect.fail(problem))
+    }
+    function onGone() {
+      stop()
+      resume(Effect.interrupt)
+    }
+    if (source.readableEnded) {
+      resume(Effect.fail(invalid("The request body was already read")))
+      return
+    }
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onGone)
+    source.on("aborted", onGone)
+    return Effect.sync(stop)
+  })
+
+export class JsonBody {
+  private cached: Effect.Effect<Buffer, HttpServerError.RequestError> | undefined = undefined
+  private parsedValue: { readonly value: unknown } | undefined = undefined
+
+  constructor(private readonly request: HttpServerRequest.HttpServerRequest, private readonly rules: BodyRules) {}
+
+  /** The bytes, read once; a refused body fails with a RequestError whose cause is the problem. */
+  get bytes(): Effect.Effect<Buffer, HttpServerError.RequestError> {
+    const request = this.request
+    return this.cached ??= Effect.runSync(
+      Effect.cached(
+        readScanned(request.source as Readable, this.rules).pipe(
+          Effect.mapError((problem) => new HttpServerError.RequestError({ request, reason: "Decode", cause: problem }))
+        )
+      )
+    )
+  }
+
+  /** The body as text. */
+  get text(): Effect.Effect<string, HttpServerError.RequestError> {
+    return Effect.map(this.bytes, (bytes) => bytes.toString("utf8"))
+  }
+
+  /** The parsed body; `null` for an empty one (as @effect/platform reads it). */
+  get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
+    return Effect.map(this.bytes, (bytes) => {
+      // The scanner checked the syntax: JSON.parse cannot fail here.
+      this.parsedValue ??= { value: bytes.length === 0 || bytes.every(isWhitespace) ? null : JSON.parse(bytes.toString("utf8")) }
+      return this.parsedValue.value
+    })
+  }
+
+  /** The parsed body, once a route has read it. */
+  get parsed(): { readonly value: unknown } | undefined {
+    return this.parsedValue
+  }
+}
+
+const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d

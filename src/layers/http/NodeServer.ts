@@ -1,0 +1,111 @@
+/**
+ * The node:http listener on HOST:PORT.
+ *
+ * - What Node answers itself (a request line or headers over its 16 KiB limit, malformed HTTP, a
+ *   request not received in time) gets our JSON error body instead of an empty one.
+ * - An answer given before the request's body has fully arrived (a refused body, a 401) closes
+ *   the connection, after a lingering close (see `linger`).
+ * - Shutdown logs how many requests it drains, closes keep-alive connections as soon as they
+ *   are idle, and after SHUTDOWN_GRACE_MS every connection left.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
+import { AppConfig } from "../AppConfig.ts"
+import { beginShutdown } from "../Logging.ts"
+
+/** How long shutdown waits for in-flight requests before closing their connections. */
+export const SHUTDOWN_GRACE_MS = 10_000
+
+/** How long a connection keeps reading (and dropping) a refused body after the answer. */
+export const LINGER_MS = 2_000
+
+/**
+ * A lingering close, as nginx does it. After an answer with `Connection: close` to a request
+ * whose body is still arriving, Node ends the connection and destroys it as soon as the answer
+ * is written (socket.destroySoon); a client still sending its body then gets a reset, and many
+ * clients lose the answer with it. Instead the rest of the body is read and dropped (never
+ * kept), and the connection is destroyed when the client has sent everything or after
+ * LINGER_MS, whichever comes first.
+ */
+const linger = (request: IncomingMessage, response: ServerResponse) => {
+  if (request.complete || response.getHeader("connection") !== "close") return
+  const socket = request.socket
+  socket.off("finish", socket.destroy)
+  request.resume()
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+  socket.once("close", () => clearTimeout(timer))
+  socket.once("end", () => socket.destroy())
+}
+
+/** Status, reason phrase, code and message of each error Node's parser reports. */
+const clientErrorResponse = (code: string | undefined) =>
+  code === "HPE_HEADER_OVERFLOW"
+    ? [431, "Request Header Fields Too Large", "request_too_large", "The request line and headers are larger than 16 KiB; send long data in a body"] as const
+    : code === "ERR_HTTP_REQUEST_TIMEOUT"
+    ? [408, "Request Timeout", "invalid_request", "The request did not arrive in time"] as const
+    : [400, "Bad Request", "invalid_request", "The request is not valid HTTP/1.1"] as const
+
+/** Answers a request Node's parser refused, unless a request on the connection is already being answered. */
+const answerClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
+  const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage !== undefined
+  if (error.code === "ECONNRESET" || !socket.writable || inProgress) {
+    socket.destroy()
+    return
+  }
+  const [status, reason, code, message] = clientErrorResponse(error.code)
+  const body = JSON.stringify({ error: message, code })
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`
+  )
+}
+
+const makeServer = () => {
+  let inFlight = 0
+  const server = createServer()
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    inFlight++
+    response.once("close", () => inFlight--)
+    response.once("finish", () => linger(request, response))
+  })
+  server.on("clientError", answerClientError)
+  const close = server.close.bind(server)
+  server.close = ((callback?: (error?: Error) => void) => {
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 50)
+    const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS)
+    return close((error) => {
+      clearInterval(closeIdle)
+      clearTimeout(deadline)
+      callback?.(error)
+    })
+  }) as typeof server.close
+  return { server, inFlight: () => inFlight }
+}
+
+/** The same server on a random loopback port, with an HttpClient pointed at it (tests and benchmarks). */
+export const NodeTestServerLive = HttpServer.layerTestClient.pipe(
+  Layer.provide(NodeHttpClient.layerWithoutAgent),
+  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provideMerge(NodeHttpServer.layer(() => makeServer().server, { host: "127.0.0.1", port: 0 }))
+)
+
+/** Listening on HOST:PORT; on shutdown, says how many requests it waits for. */
+export const NodeServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => {
+    const { inFlight, server } = makeServer()
+    const announceShutdown = Layer.scopedDiscard(
+      Effect.addFinalizer(() =>
+        Effect.suspend(() => {
+          beginShutdown()
+          return Effect.logInfo(`shutting down: draining ${inFlight()} requests`)
+        })
+      )
+    )
+    return announceShutdown.pipe(
+      Layer.provideMerge(NodeHttpServer.layer(() => server, { host: config.host, port: config.port }))
+    )
+  })
+)

@@ -1,0 +1,190 @@
+/**
+ * The streaming body guard, through raw HTTP against the real server: nesting, encoding, NUL and
+ * lone surrogates answered 400 with the field's JSON Pointer; the route's size limit from
+ * Content-Length and from a chunked stream (413, then the connection closes); per-part limits of
+ * the content block routes refused while the body streams in; no body read before the caller is
+ * authenticated.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { AgentId, OrgId, ProjectId, ToolCallId } from "../../src/domain/shared/Ids.ts"
+import { agentProject } from "../support/AgentProject.ts"
+import { exchange } from "../support/RawHttp.ts"
+import { describeApp, newId, newUser, rawRequest } from "../support/TestApp.ts"
+
+const MiB = 1024 * 1024
+
+const postJson = (path: string, token: string, body: string | Uint8Array) =>
+  rawRequest(
+    HttpClientRequest.post(path).pipe(
+      HttpClientRequest.bearerToken(token),
+      typeof body === "string"
+        ? HttpClientRequest.bodyText(body, "application/json")
+        : HttpClientRequest.bodyUint8Array(body, "application/json")
+    )
+  )
+
+const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
+
+/** Request head for a JSON POST. */
+const head = (path: string, headers: Record<string, string | number>) =>
+  [`POST ${path} HTTP/1.1`, "Host: 127.0.0.1", "Content-Type: application/json", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)]
+    .join("\n")
+
+/** `prefix`, then `filler` in 64 KiB writes up to `total` bytes; as chunked-encoding frames when `chunked`. */
+const streamOf = (prefix: string, filler: string, total: number, chunked = false) => {
+  let sent = 0
+  const block = Buffer.from(filler.repeat(Math.ceil(65536 / filler.length)).slice(0, 65536))
+  const frame = (data: Buffer) =>
+    chunked ? Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")]) : data
+  return () => {
+    if (sent >= total) return undefined
+    const data = sent === 0 ? Buffer.from(prefix) : block.subarray(0, Math.min(block.length, total - sent))
+    sent += data.length
+    return frame(data)
+  }
+}
+
+describeApp()("request bodies are checked as they arrive", (it) => {
+  it.effect("nesting deeper than 64 levels is 400 naming where it went too deep; 64 levels pass the guard", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const deep = yield* postJson("/v1/orgs", token, `{"name":"x","extra":${nested(5000)}}`)
+      expect(deep.status).toBe(400)
+      expect(deep.json).toMatchObject({
+        code: "invalid_request",
+        error: expect.stringContaining("deeper than 64 levels"),
+        issues: [{ path: "/extra" + "/0".repeat(63), message: "nests deeper than 64 levels" }]
+      })
+      // 64 levels reach the route, which answers for its own reasons (the field is unknown).
+      const deepest = yield* postJson("/v1/orgs", token, `{"name":"x","extra":${nested(63)}}`)
+      expect(deepest.status).not.toBe(500)
+      expect(String(deepest.json?.error)).not.toContain("deeper")
+    }))
+
+  it.effect("invalid UTF-8 and a \\u0000 escape are 400 naming the field", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const bytes = Buffer.concat([Buffer.from('{"name":"ab'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
+      const invalidUtf8 = yield* postJson("/v1/orgs", token, bytes)
+      expect(invalidUtf8.status).toBe(400)
+      expect(invalidUtf8.json).toEqual({
+        error: "The request body is not valid UTF-8",
+        code: "invalid_request",
+        issues: [{ path: "/name", message: "is not valid UTF-8 text" }]
+      })
+      const nul = yield* postJson("/v1/orgs", token, '{"name":"a\\u0000b"}')
+      expect(nul.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name" }] })
+      const syntax = yield* postJson("/v1/orgs", token, '{"name":\n  "x",}')
+      expect(syntax.json).toEqual({
+        error: "The request body is not valid JSON: an unexpected '}' at line 2, column 7",
+        code: "invalid_request"
+      })
+    }))
+
+  it.effect("lone surrogate escapes are 400 naming the field: values, property names, content blocks", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const base = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      const cases: ReadonlyArray<readonly [string, string, string]> = [
+        [`${base}/${agent.id}/inputs`, '{"content_blocks":[{"type":"text","text":"\\ud83d"}]}', "/content_blocks/0/text"],
+        [
+          `${base}/${agent.id}/inputs`,
+          '{"content_blocks":[{"type":"text","text":"hi"}],"input_idempotency_key":"\\udc00"}',
+          "/input_idempotency_key"
+        ],
+        [base, `{"agent_config_id":"${agent.agent_config_id}","metadata":{"\\ud800":"\\udfff"}}`, "/metadata"],
+        ["/v1/orgs", '{"name":"\\ud83d\\ude00 \\ude00"}', "/name"]
+      ]
+      for (const [path, body, pointer] of cases) {
+        const response = yield* postJson(path, owner.token, body)
+        expect(response.status).toBe(400)
+        expect(response.json).toMatchObject({
+          code: "invalid_request",
+          issues: [{ path: pointer, message: expect.stringContaining("unpaired surrogate") }]
+        })
+      }
+      // A proper pair is an ordinary character.
+      const pair = yield* postJson("/v1/orgs", owner.token, '{"name":"\\ud83d\\ude00"}')
+      expect(pair.status).toBe(201)
+      expect(pair.json!.name).toBe("😀")
+      expect((yield* owner.client.agents.listEvents({ path: { ...projectPath, agentID: agent.id }, urlParams: {} })).data)
+        .toEqual([])
+    }))
+
+  it.effect("a chunked body over the route's limit is answered 413, then the connection closes", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* exchange(
+        head("/v1/orgs", { Authorization: `Bearer ${token}`, "Transfer-Encoding": "chunked" }),
+        streamOf('{"name":"', "x", 8 * MiB, true)
+      )
+      expect(response.status).toBe(413)
+      expect(response.json).toEqual({ error: expect.stringContaining("1 MiB"), code: "request_too_large" })
+      expect(response.headers.connection).toBe("close")
+      expect(response.bodyBytesSent).toBeLessThan(8 * MiB)
+    }))
+
+  it.effect("16 unauthenticated requests declaring 47 MiB each are answered 401 without their bodies being read", () =>
+    Effect.gen(function*() {
+      const path = `/v1/orgs/${yield* newId(OrgId)}/projects/${yield* newId(ProjectId)}/agents/${yield* newId(AgentId)}/tool-calls/${yield* newId(ToolCallId)}/result`
+      // Half without a key, half with a key that does not exist.
+      const responses = yield* Effect.all(
+        Array.from({ length: 16 }, (_, index) =>
+          exchange(
+            head(path, { "Content-Length": 49283072, ...(index % 2 === 0 ? {} : { Authorization: "Bearer apk_not-a-key" }) }),
+            ['{"outcome":"succeeded","content_blocks":[']
+          ).pipe(Effect.timeout("20 seconds"))),
+        { concurrency: "unbounded" }
+      )
+      for (const response of responses) {
+        expect(response.status).toBe(401)
+        expect(response.json).toMatchObject({ code: "unauthorized" })
+        expect(response.headers.connection).toBe("close")
+      }
+    }))
+
+  it.effect("a body in another content type is 415, even an empty one that would be read as a form", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      for (const contentType of ["multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "text/plain"]) {
+        const response = yield* rawRequest(
+          HttpClientRequest.post("/v1/orgs").pipe(HttpClientRequest.bearerToken(token), HttpClientRequest.bodyText("", contentType))
+        )
+        expect(response.status).toBe(415)
+        expect(response.json).toMatchObject({ code: "unsupported_media_type" })
+      }
+    }))
+
+  it.effect("an Authorization header without the Bearer scheme is 401 saying the scheme is missing", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* rawRequest(HttpClientRequest.get("/v1/user").pipe(HttpClientRequest.setHeader("authorization", token)))
+      expect(response.status).toBe(401)
+      expect(response.json).toEqual({ error: expect.stringContaining("Bearer scheme"), code: "unauthorized" })
+    }))
+
+  it.effect("a content block over its limit is refused while the body streams in, long before 47 MiB arrive", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const path = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/inputs`
+      const declared = 47 * MiB
+      // A text block past 1 MiB; a media block (its type not yet known) past 10 MiB decoded.
+      const cases = [
+        ['{"content_blocks":[{"type":"text","text":"', "t", "non-media"],
+        ['{"content_blocks":[{"data":"', "AAAA", "/content_blocks/0"]
+      ] as const
+      for (const [prefix, filler, named] of cases) {
+        const response = yield* exchange(
+          head(path, { Authorization: `Bearer ${owner.token}`, "Content-Length": declared }),
+          streamOf(prefix, filler, declared)
+        )
+        expect(response.status).toBe(413)
+        expect(response.json).toMatchObject({ code: "request_too_large", error: expect.stringContaining(named) })
+        expect(response.bodyBytesSent).toBeLessThan(declared / 2)
+      }
+    }))
+})

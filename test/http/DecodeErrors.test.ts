@@ -1,0 +1,140 @@
+/**
+ * Requests that do not match the API, answered in the caller's words: what was expected, the
+ * allowed values and fields, the schema's own message where it has one; never the value sent
+ * (a secret sent in the wrong shape stays out of the answer), never a schema's internals.
+ * Integers in queries and paths are plain decimal; unknown query parameters are refused.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { InteractionId } from "../../src/domain/shared/Ids.ts"
+import { agentProject } from "../support/AgentProject.ts"
+import { describeApp, newId, newUser, rawRequest } from "../support/TestApp.ts"
+
+const send = (method: "POST" | "PUT", path: string, token: string, body?: unknown) =>
+  rawRequest(
+    HttpClientRequest.make(method)(path).pipe(
+      HttpClientRequest.bearerToken(token),
+      body === undefined ? (request) => request : HttpClientRequest.bodyUnsafeJson(body)
+    )
+  )
+
+const get = (path: string, token: string) => rawRequest(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
+
+/** Nothing of Effect's own formatting: no schema printed, no value quoted. */
+const expectPlainWords = (text: string) => {
+  for (const internal of ["Expected", "actual", "readonly", "_tag", "{ "]) expect(text).not.toContain(internal)
+}
+
+describeApp()("decode errors in the caller's words", (it) => {
+  it.effect("a secret value of the wrong type is refused without being echoed, on create and on rotate", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Secrets" } })
+      const secret = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "api", value: Redacted.make("first") } })
+      const value = "sk-live-do-not-echo-4242"
+      const shapes: ReadonlyArray<unknown> = [[value], { key: value }, { nested: [value] }, 4242, true]
+      for (const shape of shapes) {
+        const created = yield* send("POST", `/v1/orgs/${org.id}/secrets`, token, { name: "leak", value: shape })
+        const rotated = yield* send("PUT", `/v1/orgs/${org.id}/secrets/${secret.id}/value`, token, { value: shape })
+        for (const response of [created, rotated]) {
+          expect(response.status).toBe(400)
+          expect(response.json).toMatchObject({
+            code: "invalid_request",
+            issues: [{ path: "/value", message: expect.stringContaining("expected a string") }]
+          })
+          expect(response.text).not.toContain(value)
+          expect(response.text).not.toContain("4242")
+          expectPlainWords(String(response.json!.error))
+        }
+      }
+    }))
+
+  it.effect("messages name what is expected: required fields, allowed fields and values, types, the schema's own message", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Words" } })
+      const missing = yield* send("POST", `/v1/orgs/${org.id}/secrets`, token, { name: "a" })
+      expect(missing.json).toEqual({
+        error: "The request body does not match the API: /value: is required",
+        code: "invalid_request",
+        issues: [{ path: "/value", message: "is required" }]
+      })
+      const extra = yield* send("POST", `/v1/orgs/${org.id}/secrets`, token, { name: "a", value: "v", colour: "red" })
+      expect(extra.json!.issues).toEqual([
+        { path: "/colour", message: "is not allowed here; allowed fields: name, value, description, owner" }
+      ])
+      const long = yield* send("POST", "/v1/orgs", token, { name: "n".repeat(300) })
+      expect(long.json!.issues).toEqual([{ path: "/name", message: "must be at most 64 characters (got 300)" }])
+      expect(long.text).not.toContain("n".repeat(65))
+      const wrongType = yield* send("POST", "/v1/orgs", token, { name: 12 })
+      expect(wrongType.json!.issues).toEqual([{ path: "/name", message: "expected a string" }])
+
+      const { config, owner, projectPath } = yield* agentProject()
+      const decision = yield* send(
+        "POST",
+        `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/interactions/${yield* newId(InteractionId)}/resolve`,
+        owner.token,
+        { decision: "yes" }
+      )
+      expect(decision.json!.issues).toEqual([{ path: "/decision", message: "must be one of: approve, deny" }])
+      const agents = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      const blocks = yield* send("POST", agents, owner.token, {
+        agent_config_id: config.id,
+        name: "x".repeat(300),
+        input: { content_blocks: "hi" }
+      })
+      expect(blocks.json!.issues).toEqual([
+        { path: "/name", message: "expected a string of 1 to 64 characters" },
+        { path: "/input/content_blocks", message: "expected an array with at least 1 item" }
+      ])
+      expect(blocks.text).not.toContain("x".repeat(65))
+      for (const response of [missing, extra, long, wrongType, decision, blocks]) expectPlainWords(String(response.json!.error))
+    }))
+
+  it.effect("a POST without a body says the body is missing", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* send("POST", "/v1/orgs", token)
+      expect(response.status).toBe(400)
+      expect(response.json).toMatchObject({ code: "invalid_request", error: expect.stringContaining("body is missing") })
+    }))
+
+  it.effect("integers in queries and paths are plain decimal; anything else is 400 naming the parameter", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const events = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/events`
+      for (const written of ["0x10", "1e2", "%2B1", "%201", "1.0", "01", "-1", "99999999999999999999"]) {
+        const limit = yield* get(`/v1/orgs?limit=${written}`, owner.token)
+        expect(limit.status).toBe(400)
+        expect(limit.json).toMatchObject({
+          code: "invalid_request",
+          issues: [{ path: "/limit", message: "expected an integer between 1 and 100, written in decimal digits" }]
+        })
+        const after = yield* get(`${events}?after_sequence=${written}`, owner.token)
+        expect(after.status).toBe(400)
+        expect(after.json).toMatchObject({ issues: [{ path: "/after_sequence" }] })
+      }
+      expect((yield* get(`/v1/orgs?limit=2`, owner.token)).status).toBe(200)
+      expect((yield* get(`${events}?after_sequence=0&limit=500`, owner.token)).status).toBe(200)
+      const skill = yield* get(`/v1/orgs/${projectPath.orgID}/skills/skl_${"a".repeat(26)}/versions/1e0`, owner.token)
+      expect(skill.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/version" }] })
+    }))
+
+  it.effect("unknown query parameters are 400 naming them and the allowed ones", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const events = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/events`
+      const camel = yield* get(`${events}?afterSequence=3`, owner.token)
+      expect(camel.status).toBe(400)
+      expect(camel.json).toEqual({
+        error: "Unknown query parameter afterSequence; allowed parameters: after_sequence, before_sequence, limit",
+        code: "invalid_request",
+        issues: [{ path: "/afterSequence", message: "is not allowed here; allowed parameters: after_sequence, before_sequence, limit" }]
+      })
+      const none = yield* get("/v1/user?verbose=1", owner.token)
+      expect(none.json).toMatchObject({ code: "invalid_request", error: expect.stringContaining("takes no query parameters") })
+    }))
+})

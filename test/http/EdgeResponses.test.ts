@@ -1,0 +1,120 @@
+/**
+ * What the HTTP edge answers outside the Api's routes: Node's own refusals (headers or URL over
+ * 16 KiB, malformed HTTP) in our error shape, the pointer at `/`, CORS for configured origins
+ * only, and an OpenAPI document whose 400 describes the body really sent.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { exchange } from "../support/RawHttp.ts"
+import { describeApp, newUser, rawRequest } from "../support/TestApp.ts"
+
+const ALLOWED = "https://app.example.test"
+
+describeApp()("what Node answers itself, in our error shape", (it) => {
+  it.effect("headers or a query over 16 KiB are 431 request_too_large with a JSON body", () =>
+    Effect.gen(function*() {
+      const header = yield* exchange(`GET /v1/user HTTP/1.1\nHost: x\nX-Padding: ${"p".repeat(17_000)}`)
+      expect(header.status).toBe(431)
+      expect(header.headers["content-type"]).toBe("application/json")
+      expect(header.json).toEqual({ error: expect.stringContaining("16 KiB"), code: "request_too_large" })
+      const query = yield* exchange(`GET /v1/orgs?cursor=${"c".repeat(17_000)} HTTP/1.1\nHost: x`)
+      expect(query.status).toBe(431)
+      expect(query.json).toMatchObject({ code: "request_too_large" })
+    }))
+
+  it.effect("malformed HTTP is 400 invalid_request with a JSON body", () =>
+    Effect.gen(function*() {
+      for (const head of ["NOT HTTP AT ALL", "GET /v1/user HTTP/1.1\nHost: x\nContent-Length: twelve"]) {
+        const response = yield* exchange(head)
+        expect(response.status).toBe(400)
+        expect(response.json).toEqual({ error: expect.any(String), code: "invalid_request" })
+      }
+    }))
+})
+
+describeApp()("the root, the OpenAPI document and CORS without configured origins", (it) => {
+  it.effect("GET / points at the docs, the OpenAPI document and the version", () =>
+    Effect.gen(function*() {
+      const response = yield* rawRequest(HttpClientRequest.get("/"))
+      expect(response.status).toBe(200)
+      expect(response.json).toEqual({ name: "agent-platform", version: "0.1.0", docs: "/docs", openapi: "/v1/openapi.json" })
+    }))
+
+  it.effect("the 400 of every operation is the invalid_request body, with issues of path and message", () =>
+    Effect.gen(function*() {
+      const document = (yield* rawRequest(HttpClientRequest.get("/v1/openapi.json"))).json as any
+      expect(JSON.stringify(document)).not.toContain("HttpApiDecodeError")
+      for (const path of Object.values(document.paths) as Array<any>) {
+        for (const operation of Object.values(path) as Array<any>) {
+          const schema = operation.responses["400"].content["application/json"].schema
+          const refs = (schema.anyOf ?? [schema]).map((member: any) => member.$ref)
+          expect(refs).toContain("#/components/schemas/InvalidRequest")
+          for (const ref of refs) expect(["InvalidRequest", "ValidationFailed"]).toContain(ref.split("/").pop())
+        }
+      }
+      const resolve = (schema: any) => schema.$ref ? document.components.schemas[schema.$ref.split("/").pop()] : schema
+      const issue = document.components.schemas.Issue
+      expect(issue).toMatchObject({ type: "object", required: ["path", "message"] })
+      expect(Object.fromEntries(Object.entries(issue.properties).map(([name, schema]) => [name, resolve(schema).type])))
+        .toEqual({ path: "string", message: "string", line: "integer", column: "integer" })
+      const limit = document.paths["/v1/orgs"].get.parameters.find((parameter: any) => parameter.name === "limit")
+      expect(limit.schema).toEqual({ type: "integer", minimum: 1, maximum: 100 })
+    }))
+
+  it.effect("no origin is allowed by default: no CORS headers, preflight not answered", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const response = yield* rawRequest(
+        HttpClientRequest.get("/v1/user").pipe(HttpClientRequest.bearerToken(token), HttpClientRequest.setHeader("origin", ALLOWED))
+      )
+      expect(response.status).toBe(200)
+      expect(response.headers["access-control-allow-origin"]).toBeUndefined()
+      const preflight = yield* rawRequest(
+        HttpClientRequest.make("OPTIONS")("/v1/user").pipe(HttpClientRequest.setHeader("origin", ALLOWED))
+      )
+      expect(preflight.status).toBe(404)
+    }))
+})
+
+describeApp({ corsOrigins: [ALLOWED, "https://other.example.test"] })("CORS for configured origins", (it) => {
+  const preflight = (origin: string) =>
+    rawRequest(
+      HttpClientRequest.make("OPTIONS")("/v1/orgs").pipe(
+        HttpClientRequest.setHeaders({
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization, content-type"
+        })
+      )
+    )
+
+  it.effect("an allowed origin's preflight is 204 with the methods and headers the API takes", () =>
+    Effect.gen(function*() {
+      const response = yield* preflight(ALLOWED)
+      expect(response.status).toBe(204)
+      expect(response.headers["access-control-allow-origin"]).toBe(ALLOWED)
+      expect(response.headers["access-control-allow-methods"]).toContain("POST")
+      expect(response.headers["access-control-allow-headers"]!.split(",")).toEqual(
+        expect.arrayContaining(["authorization", "content-type", "last-event-id"])
+      )
+      expect(response.headers["access-control-expose-headers"]).toBe("x-request-id")
+    }))
+
+  it.effect("an allowed origin's requests carry the CORS headers; another origin's carry none", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const from = (origin: string) =>
+        rawRequest(
+          HttpClientRequest.get("/v1/user").pipe(HttpClientRequest.bearerToken(token), HttpClientRequest.setHeader("origin", origin))
+        )
+      const allowed = yield* from(ALLOWED)
+      expect(allowed.headers["access-control-allow-origin"]).toBe(ALLOWED)
+      expect(allowed.headers["access-control-expose-headers"]).toBe("x-request-id")
+      const refused = yield* from("https://evil.example.test")
+      expect(refused.status).toBe(200)
+      expect(Object.keys(refused.headers).filter((name) => name.startsWith("access-control-"))).toEqual([])
+      const refusedPreflight = yield* preflight("https://evil.example.test")
+      expect(Object.keys(refusedPreflight.headers).filter((name) => name.startsWith("access-control-"))).toEqual([])
+    }))
+})

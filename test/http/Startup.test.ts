@@ -1,0 +1,173 @@
+/**
+ * Start-up and shutdown as an operator sees them, with the server as a real process: an empty
+ * DATABASE_URL is the embedded database, the first log line says where the docs and the
+ * database are, a port in use stops the process with one line before DATA_DIR exists, shutdown
+ * says what it drains and stays quiet about the workflow engine, and DATA_DIR is private (0700,
+ * files 0600) under a permissive umask.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs"
+import { createServer, type Server } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  killLeftoverServers,
+  makeDataDir,
+  makeTemplateDataDir,
+  removeDataDir,
+  startServer,
+  usesEmbeddedDatabase,
+  withClient
+} from "../support/Processes.ts"
+import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
+import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
+import { uniqueEmail } from "../support/TestApp.ts"
+
+const describeServers = usesEmbeddedDatabase ? describe.concurrent : describe
+const TIMEOUT_MS = 240_000
+
+let template: string
+const dataDirs: Array<string> = []
+let provider: ScriptedProviderShape
+let closeProvider: () => Promise<void>
+
+beforeAll(async () => {
+  template = await makeTemplateDataDir()
+  dataDirs.push(template)
+  const started = await startScriptedProvider()
+  provider = started.provider
+  closeProvider = started.close
+}, TIMEOUT_MS)
+
+afterAll(async () => {
+  killLeftoverServers()
+  dataDirs.forEach(removeDataDir)
+  await closeProvider()
+})
+
+/** A path for DATA_DIR that does not exist yet. */
+const freshDataDirPath = () => {
+  const parent = mkdtempSync(join(tmpdir(), "agent-platform-startup-"))
+  dataDirs.push(parent)
+  return join(parent, "data")
+}
+
+const logLines = (output: string) =>
+  output.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { message: string; logLevel: string })
+
+/** Every path under `dir` with its permission bits. */
+const modesUnder = (dir: string): Array<readonly [string, number]> => {
+  const found: Array<readonly [string, number]> = []
+  const pending = [dir]
+  while (pending.length > 0) {
+    const path = pending.pop()!
+    const stats = statSync(path)
+    found.push([path, stats.mode & 0o777])
+    if (stats.isDirectory()) for (const name of readdirSync(path)) pending.push(join(path, name))
+  }
+  return found
+}
+
+describeServers("start-up and shutdown", () => {
+  it("an empty DATABASE_URL is the embedded database; the start-up line names it and the docs", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const server = await startServer(dataDir, { DATABASE_URL: "" })
+    try {
+      const listening = logLines(server.output()).find((line) => line.message.startsWith("Listening on"))!
+      expect(listening.message).toBe(
+        `Listening on ${server.baseUrl}; API docs at ${server.baseUrl}/docs, OpenAPI at ${server.baseUrl}/v1/openapi.json; ` +
+          `database: embedded PGlite in ${join(dataDir, "pg")}`
+      )
+      const root = await fetch(`${server.baseUrl}/`).then((response) => response.json())
+      expect(root).toMatchObject({ docs: "/docs", openapi: "/v1/openapi.json" })
+    } finally {
+      expect((await server.stop()).code).toBe(0)
+    }
+  }, TIMEOUT_MS)
+
+  it("a port in use stops the process at once with one line, before DATA_DIR is created", async () => {
+    const occupied: Server = await new Promise((resolve) => {
+      const server = createServer()
+      server.listen(0, "127.0.0.1", () => resolve(server))
+    })
+    const port = (occupied.address() as { port: number }).port
+    const dataDir = freshDataDirPath()
+    try {
+      const failure = await startServer(dataDir, { PORT: String(port) }).then(
+        () => "started",
+        (error: Error) => error.message
+      )
+      const [summary, ...output] = failure.split("\n")
+      expect(summary).toMatch(/^the server exited \([1-9]\d*\) before listening:$/)
+      expect(output.filter((line) => line.trim() !== "")).toEqual([`port ${port} is in use; set PORT`])
+      expect(existsSync(dataDir)).toBe(false)
+    } finally {
+      occupied.close()
+    }
+  }, TIMEOUT_MS)
+
+  it("SIGTERM mid-turn: 'shutting down: draining N requests', then 'stopped', no workflow engine warnings", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const token = `startup-${randomBytes(16).toString("hex")}`
+    const slug = `startup-${randomBytes(4).toString("hex")}`
+    await Effect.runPromise(provider.script([Reply.hang()], { model: slug }))
+    const server = await startServer(dataDir, {
+      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("startup")
+    })
+    await withClient(server.baseUrl, token, (client) =>
+      Effect.gen(function*() {
+        const org = yield* client.organizations.create({ payload: { name: "Stop" } })
+        const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+        const { model } = yield* scriptedModel(client, org.id, {
+          format: "openai-responses",
+          baseUrl: provider.baseUrl("openai-responses"),
+          slug
+        })
+        yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+        const config = yield* client.agentConfigs.create({
+          path: { orgID: org.id, projectID: project.id },
+          payload: { source: agentSource({ label: "stop" }), source_format: "yaml" }
+        })
+        yield* client.agents.create({
+          path: { orgID: org.id, projectID: project.id },
+          payload: { agent_config_id: config.id, input: { content_blocks: [{ type: "text", text: "wait" }] } }
+        })
+      }))
+    const deadline = Date.now() + 60_000
+    while ((await Effect.runPromise(provider.requests)).every((request) => request.body?.model !== slug)) {
+      if (Date.now() > deadline) throw new Error("the model call did not start")
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const exit = await server.stop()
+    expect(exit.code).toBe(0)
+    const messages = logLines(server.output()).map((line) => line.message)
+    const draining = messages.findIndex((message) => /^shutting down: draining \d+ requests$/.test(message))
+    expect(draining).toBeGreaterThan(0)
+    expect(messages.at(-1)).toBe("stopped")
+    expect(messages).not.toContain("No healthy runners available")
+  }, TIMEOUT_MS)
+
+  it("DATA_DIR is 0700 and every file under it 0600, under umask 022", async () => {
+    const dataDir = freshDataDirPath()
+    const previous = process.umask(0o022)
+    try {
+      const server = await startServer(dataDir)
+      try {
+        const modes = modesUnder(dataDir)
+        expect(modes.map(([path]) => path)).toContain(join(dataDir, "secret.key"))
+        if (usesEmbeddedDatabase) expect(modes.map(([path]) => path)).toContain(join(dataDir, "pg.lock"))
+        const wrong = modes.filter(([path, mode]) => mode !== (statSync(path).isDirectory() ? 0o700 : 0o600))
+        expect(wrong.map(([path, mode]) => `${mode.toString(8)} ${path}`)).toEqual([])
+      } finally {
+        await server.stop()
+      }
+    } finally {
+      process.umask(previous)
+    }
+  }, TIMEOUT_MS)
+})
