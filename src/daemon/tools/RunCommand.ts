@@ -70,7 +70,7 @@ export const runCommand = (input: RunCommandInput, context: ToolContext) =>
       Effect.mapError((error) => operationError("internal_error", `the command could not start: ${error.message}`))
     )
     // Once, whichever comes first: the command ended, or (a cancel) the scope closing, before the process's own release.
-    const endGroup = yield* Effect.once(endProcessGroup(child.pid))
+    const endGroup = yield* Effect.once(Effect.uninterruptible(endProcessGroup(child.pid)))
     yield* Effect.addFinalizer(() => endGroup)
     const output = new CappedOutput()
     const collect = (stream: "stdout" | "stderr") =>
