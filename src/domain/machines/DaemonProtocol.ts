@@ -64,6 +64,7 @@ export const Welcome = Schema.Struct({
   machine_id: MachineId,
   heartbeat_interval_seconds: Schema.Number.pipe(Schema.int(), Schema.positive())
 })
+export type Welcome = typeof Welcome.Type
 
 export const Request = Schema.extend(
   Schema.Struct({ type: Schema.Literal("request"), request_id: RequestId }),
@@ -75,18 +76,21 @@ export type Request = typeof Request.Type
 export const RequestEnvelope = Schema.Struct({ type: Schema.Literal("request"), request_id: RequestId })
 
 export const Cancel = Schema.Struct({ type: Schema.Literal("cancel"), request_id: RequestId })
+export type Cancel = typeof Cancel.Type
 
 /** The server stored these results: the daemon may forget them. */
 export const Ack = Schema.Struct({
   type: Schema.Literal("ack"),
   request_ids: Schema.NonEmptyArray(RequestId)
 })
+export type Ack = typeof Ack.Type
 
 export const Token = Schema.Struct({
   type: Schema.Literal("token"),
   machine_token: Schema.String,
   machine_token_expires_in: Schema.Number.pipe(Schema.int(), Schema.positive())
 })
+export type Token = typeof Token.Type
 
 export const HeartbeatAck = Schema.Struct({ type: Schema.Literal("heartbeat_ack") })
 
@@ -110,6 +114,7 @@ export type CloseReason = typeof CloseReason.Type
 
 /** Sent just before the server closes the socket. */
 export const Close = Schema.Struct({ type: Schema.Literal("close"), reason: CloseReason, message: Schema.String })
+export type Close = typeof Close.Type
 
 export const ServerMessage = Schema.Union(Welcome, Request, Cancel, Ack, Token, HeartbeatAck, Close)
 export type ServerMessage = typeof ServerMessage.Type
@@ -130,6 +135,7 @@ export const Hello = Schema.Struct({
   operations: Schema.Array(Schema.String),
   tools: Schema.Array(Schema.String)
 })
+export type Hello = typeof Hello.Type
 
 export const Heartbeat = Schema.Struct({ type: Schema.Literal("heartbeat") })
 

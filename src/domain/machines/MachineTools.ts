@@ -41,6 +41,7 @@ export const ReadFileInput = Schema.Struct({
   offset: Schema.optional(Count(1, Number.MAX_SAFE_INTEGER, "Line number to start at (1 is the first line)")),
   limit: Schema.optional(Count(1, READ_MAX_LINES, `How many lines to read (default ${READ_DEFAULT_LINES})`))
 })
+export type ReadFileInput = typeof ReadFileInput.Type
 export const ReadFileOutput = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
@@ -55,22 +56,26 @@ export const ReadFileOutput = Schema.Struct({
   truncated: Schema.Boolean,
   next_offset: Schema.optional(NonNegativeInt)
 })
+export type ReadFileOutput = typeof ReadFileOutput.Type
 
 export const ListFilesInput = Schema.Struct({
   path: Path("Path of the directory"),
   recursive: Schema.optional(Schema.Boolean.annotations({ description: "Also list the contents of subdirectories" }))
 })
+export type ListFilesInput = typeof ListFilesInput.Type
 export const FileEntry = Schema.Struct({
   /** Relative to the listed directory. */
   path: Schema.String,
   type: Schema.Literal("file", "directory", "symlink", "other"),
   size: Schema.optional(NonNegativeInt)
 })
+export type FileEntry = typeof FileEntry.Type
 export const ListFilesOutput = Schema.Struct({
   path: Schema.String,
   entries: Schema.Array(FileEntry),
   truncated: Schema.Boolean
 })
+export type ListFilesOutput = typeof ListFilesOutput.Type
 
 export const SearchFilesInput = Schema.Struct({
   pattern: Schema.String.pipe(Schema.minLength(1)).annotations({
@@ -79,12 +84,14 @@ export const SearchFilesInput = Schema.Struct({
   path: Schema.optional(Path("Directory (or file) to search; the working directory by default")),
   case_insensitive: Schema.optional(Schema.Boolean.annotations({ description: "Ignore letter case" }))
 })
+export type SearchFilesInput = typeof SearchFilesInput.Type
 export const SearchMatch = Schema.Struct({
   /** Relative to the searched directory. */
   path: Schema.String,
   line: NonNegativeInt,
   text: Schema.String
 })
+export type SearchMatch = typeof SearchMatch.Type
 export const SearchFilesOutput = Schema.Struct({
   path: Schema.String,
   matches: Schema.Array(SearchMatch),
@@ -94,6 +101,7 @@ export const SearchFilesOutput = Schema.Struct({
   /** The search stopped at a cap before the end. */
   truncated: Schema.Boolean
 })
+export type SearchFilesOutput = typeof SearchFilesOutput.Type
 
 export const WriteFileInput = Schema.Struct({
   path: Path("Path of the file; missing parent directories are created"),
@@ -102,12 +110,14 @@ export const WriteFileInput = Schema.Struct({
     Digest("Digest of the file as last read (read_file gives it); required when the file exists")
   )
 })
+export type WriteFileInput = typeof WriteFileInput.Type
 export const WriteFileOutput = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
   size: NonNegativeInt,
   created: Schema.Boolean
 })
+export type WriteFileOutput = typeof WriteFileOutput.Type
 
 export const EditFileInput = Schema.Struct({
   path: Path("Path of the file"),
@@ -118,12 +128,14 @@ export const EditFileInput = Schema.Struct({
   replace_all: Schema.optional(Schema.Boolean.annotations({ description: "Replace every occurrence" })),
   expected_digest: Schema.optional(Digest("Digest of the file as last read (read_file gives it); required"))
 })
+export type EditFileInput = typeof EditFileInput.Type
 export const EditFileOutput = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
   size: NonNegativeInt,
   replacements: NonNegativeInt
 })
+export type EditFileOutput = typeof EditFileOutput.Type
 
 export const RunCommandInput = Schema.Struct({
   command: Schema.String.pipe(Schema.minLength(1)).annotations({ description: "Shell command to run (/bin/sh -c)" }),
@@ -131,6 +143,7 @@ export const RunCommandInput = Schema.Struct({
     Count(1, COMMAND_MAX_TIMEOUT_SECONDS, `Seconds before the command is killed (default ${COMMAND_DEFAULT_TIMEOUT_SECONDS})`)
   )
 })
+export type RunCommandInput = typeof RunCommandInput.Type
 export const RunCommandOutput = Schema.Struct({
   /** Null when the shell was ended by a signal (a timeout or a cancel). */
   exit_code: Schema.NullOr(Schema.Number.pipe(Schema.int())),
@@ -140,6 +153,7 @@ export const RunCommandOutput = Schema.Struct({
   timed_out: Schema.Boolean,
   duration_ms: NonNegativeInt
 })
+export type RunCommandOutput = typeof RunCommandOutput.Type
 
 export const MachineToolName = Schema.Literal(
   "read_file",
