@@ -7,7 +7,7 @@ import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Operation, Outcome } from "../../src/domain/machines/DaemonProtocol.ts"
@@ -76,6 +76,15 @@ export const outputOf = <A = any>(outcome: Outcome): A => {
 export const failureOf = (outcome: Outcome) => {
   if (outcome.outcome !== "failed") throw new Error(`expected a failure, got ${JSON.stringify(outcome.output).slice(0, 500)}`)
   return outcome.error
+}
+
+/** The content of a file once a process has written it (a command that reports its pid, say). */
+export const contentOnceWritten = async (path: string): Promise<string> => {
+  for (;;) {
+    const content = existsSync(path) ? readFileSync(path, "utf8") : ""
+    if (content.endsWith("\n")) return content
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 /** The processes of a group that are still running (zombies waiting to be reaped are not). */

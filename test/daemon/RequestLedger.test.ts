@@ -14,7 +14,7 @@ import { Outbox } from "../../src/daemon/Outbox.ts"
 import { RequestLedger } from "../../src/daemon/RequestLedger.ts"
 import { RequestRunner } from "../../src/daemon/RequestRunner.ts"
 import { StateFile } from "../../src/daemon/StateFile.ts"
-import { livingProcessesOf, makeTree, type Tree } from "./Fixtures.ts"
+import { contentOnceWritten, livingProcessesOf, makeTree, type Tree } from "./Fixtures.ts"
 
 const SERVER = "http://127.0.0.1:1"
 
@@ -103,8 +103,7 @@ describe("the request ledger", () => {
   it("does not run again a request that was running when the daemon stopped: it answers interrupted", async () => {
     const first = await startDaemon()
     await first.runner((runner) => runner.run(command("req-long", "echo $$ > group; echo run >> runs; sleep 100")))
-    while (!existsSync(tree.path("group")) || readFileSync(tree.path("group"), "utf8") === "") await new Promise((r) => setTimeout(r, 20))
-    const group = Number(readFileSync(tree.path("group"), "utf8"))
+    const group = Number(await contentOnceWritten(tree.path("group")))
     await first.stop()
     expect(livingProcessesOf(group)).toEqual([])
 
@@ -121,10 +120,10 @@ describe("the request ledger", () => {
   it("cancels a running request (its process group killed), and a request cancelled before it arrived never runs", async () => {
     const daemon = await startDaemon()
     await daemon.runner((runner) => runner.run(command("req-c", "echo $$ > group; sleep 100")))
-    while (!existsSync(tree.path("group")) || readFileSync(tree.path("group"), "utf8") === "") await new Promise((r) => setTimeout(r, 20))
+    const group = Number(await contentOnceWritten(tree.path("group")))
     await daemon.runner((runner) => runner.cancel("req-c"))
     expect(await daemon.nextSent()).toMatchObject({ request_id: "req-c", outcome: "failed", error: { code: "cancelled" } })
-    expect(livingProcessesOf(Number(readFileSync(tree.path("group"), "utf8")))).toEqual([])
+    expect(livingProcessesOf(group)).toEqual([])
 
     await daemon.runner((runner) => runner.cancel("req-early"))
     expect(await daemon.nextSent()).toMatchObject({ request_id: "req-early", error: { code: "cancelled" } })

@@ -6,11 +6,10 @@
 import { NodeContext } from "@effect/platform-node"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import { existsSync, readFileSync } from "node:fs"
 import { COMMAND_OUTPUT_MAX_BYTES } from "../../src/domain/machines/MachineTools.ts"
 import { Directories } from "../../src/daemon/Directories.ts"
 import { execute } from "../../src/daemon/Executor.ts"
-import { failureOf, livingProcessesOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
+import { contentOnceWritten, failureOf, livingProcessesOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
 
 let tree: Tree
 beforeEach(() => {
@@ -83,8 +82,7 @@ describe("run_command", () => {
         cwd: tree.root,
         env: {}
       }))
-      while (!existsSync(pidFile) || readFileSync(pidFile, "utf8") === "") yield* Effect.sleep("20 millis")
-      const group = Number(readFileSync(pidFile, "utf8"))
+      const group = Number(yield* Effect.promise(() => contentOnceWritten(pidFile)))
       expect(livingProcessesOf(group).length).toBeGreaterThan(0)
       yield* Fiber.interrupt(fiber)
       return group

@@ -10,9 +10,14 @@ export const METADATA_MAX_KEY_LENGTH = 64
 export const METADATA_MAX_VALUE_LENGTH = 512
 export const OBSERVED_PLATFORM_KEY = "observed_platform"
 
-const Key = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(METADATA_MAX_KEY_LENGTH))
 const Value = Schema.String.pipe(Schema.maxLength(METADATA_MAX_VALUE_LENGTH))
-const Pairs = Schema.Record({ key: Key, value: Value })
+// Keys are checked by a filter: a Record whose key schema refuses a key drops that pair silently.
+const Pairs = Schema.Record({ key: Schema.String, value: Value }).pipe(
+  Schema.filter((metadata) => {
+    const bad = Object.keys(metadata).find((key) => key.length === 0 || key.length > METADATA_MAX_KEY_LENGTH)
+    return bad === undefined || `keys must be 1 to ${METADATA_MAX_KEY_LENGTH} characters (got ${JSON.stringify(bad.slice(0, 80))})`
+  })
+)
 
 const atMost = (pairs: number) => (metadata: Readonly<Record<string, string>>) =>
   Object.keys(metadata).length <= pairs || `must have at most ${pairs} pairs (got ${Object.keys(metadata).length})`
