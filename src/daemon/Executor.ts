@@ -6,6 +6,7 @@
 import type { CommandExecutor } from "@effect/platform"
 import { Effect, ParseResult, Schema } from "effect"
 import * as fs from "node:fs/promises"
+import * as nodePath from "node:path"
 import type { Operation, Outcome, ToolOperation } from "../domain/machines/DaemonProtocol.ts"
 import { MACHINE_TOOLS } from "../domain/machines/MachineTools.ts"
 import { absolutePath, Directories, resolveExisting } from "./Directories.ts"
@@ -24,7 +25,9 @@ const toolContext = (operation: ToolOperation): Effect.Effect<ToolContext, Opera
   Effect.gen(function*() {
     const roots = yield* Directories
     const given = operation.cwd ?? roots[0]
-    if (given === undefined) return yield* Effect.fail(operationError("invalid_request", "the machine has no directory to work in"))
+    if (given === undefined || !nodePath.isAbsolute(given)) {
+      return yield* Effect.fail(operationError("invalid_request", `the working directory must be an absolute path (got ${JSON.stringify(given)})`))
+    }
     const cwd = yield* Effect.flatMap(absolutePath(given, "/"), resolveExisting)
     const isDirectory = yield* Effect.promise(() => fs.stat(cwd).then((stat) => stat.isDirectory(), () => false))
     if (!isDirectory) return yield* Effect.fail(operationError("invalid_request", `the working directory ${cwd} is not a directory`))

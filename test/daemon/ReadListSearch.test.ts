@@ -215,6 +215,7 @@ describe("the request's working directory", () => {
     const outcome = await tree.run({ operation: "tool", tool_call_id: "tcl_x", tool: "read_file", input: { path: "top.txt" }, cwd: null, env: {} })
     expect(outputOf(outcome).content).toBe("top\n")
     expect(failureOf(await tree.tool("read_file", { path: "x" }, { cwd: tree.path("top.txt") })).code).toBe("invalid_request")
+    expect(failureOf(await tree.tool("read_file", { path: "top.txt" }, { cwd: "machine" })).code).toBe("invalid_request")
     symlinkSync(tree.outside, tree.path("escape"))
     expect(failureOf(await tree.tool("list_files", { path: "." }, { cwd: tree.path("escape") })).code).toBe("forbidden")
   })

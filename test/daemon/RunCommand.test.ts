@@ -43,8 +43,10 @@ describe("run_command", () => {
 
   it(`keeps at most ${COMMAND_OUTPUT_MAX_BYTES} bytes of stdout and stderr together`, async () => {
     const output = outputOf(await run("head -c 50000 /dev/zero | tr '\\0' e >&2; head -c 50000 /dev/zero | tr '\\0' o"))
-    expect(output.stderr).toBe("e".repeat(50000))
-    expect(output.stdout).toBe("o".repeat(COMMAND_OUTPUT_MAX_BYTES - 50000))
+    // The two pipes are read concurrently: which one fills the budget first varies.
+    expect(output.stderr).toMatch(/^e*$/)
+    expect(output.stdout).toMatch(/^o*$/)
+    expect(output.stderr.length + output.stdout.length).toBe(COMMAND_OUTPUT_MAX_BYTES)
     expect(output).toMatchObject({ exit_code: 0, output_truncated: true })
   })
 

@@ -33,9 +33,9 @@ const signalGroup = (group: number, signal: NodeJS.Signals | 0) =>
 export const endProcessGroup = (group: number) =>
   Effect.gen(function*() {
     if (!(yield* signalGroup(group, "SIGTERM"))) return
+    // Bounded by the schedule, not by a timeout: this runs uninterruptibly (see runCommand).
     yield* signalGroup(group, 0).pipe(
-      Effect.repeat({ schedule: Schedule.spaced("50 millis"), while: (alive) => alive }),
-      Effect.timeoutOption(COMMAND_KILL_GRACE)
+      Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo(COMMAND_KILL_GRACE)), while: (alive) => alive })
     )
     yield* signalGroup(group, "SIGKILL")
   })
