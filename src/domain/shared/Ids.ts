@@ -76,3 +76,5 @@ export type ArtifactId = typeof ArtifactId.Type
 // Machines
 export const MachinePoolId = makeId("mpo", "MachinePoolId")
 export type MachinePoolId = typeof MachinePoolId.Type
+export const MachineId = makeId("mch", "MachineId")
+export type MachineId = typeof MachineId.Type

@@ -1,0 +1,200 @@
+/**
+ * One connection to the machine WebSocket, from the upgrade to its end (docs/daemon-protocol.md):
+ * the daemon says hello, waits for the welcome, re-sends every unacknowledged result, then
+ * serves the server's messages in order while it sends heartbeats and asks for a fresh machine
+ * token before the current one expires. A connection always ends in an error: `ConnectionLost`
+ * (the daemon reconnects) or `DaemonStop` (it cannot go on, e.g. no protocol version in common).
+ */
+import { Socket } from "@effect/platform"
+import { Clock, Data, Deferred, Effect, Either, Fiber, Queue, Ref, Schedule, Schema } from "effect"
+import WebSocket from "ws"
+import {
+  type DaemonMessage,
+  DaemonMessageJson,
+  OPERATIONS,
+  PROTOCOL_VERSION,
+  RequestEnvelope,
+  type ServerMessage,
+  ServerMessageJson,
+  type Welcome
+} from "../domain/machines/DaemonProtocol.ts"
+import { MachineToolName } from "../domain/machines/MachineTools.ts"
+import type { RegisterMachineResponse } from "../domain/machines/Registration.ts"
+import { DaemonConfig, machineFacts } from "./DaemonConfig.ts"
+import { Outbox } from "./Outbox.ts"
+import { RequestLedger } from "./RequestLedger.ts"
+import { RequestRunner } from "./RequestRunner.ts"
+
+export class ConnectionLost extends Data.TaggedError("ConnectionLost")<{
+  readonly message: string
+  /** The connection got as far as the welcome (the reconnect backoff starts afresh). */
+  readonly welcomed: boolean
+}> {}
+
+export class DaemonStop extends Data.TaggedError("DaemonStop")<{ readonly message: string }> {}
+
+export const WELCOME_TIMEOUT = "10 seconds"
+/** The server is taken for gone after this many heartbeat intervals without a message from it. */
+export const SILENT_INTERVALS = 3
+/** A token is refreshed after this share of its lifetime, and asked for again this often until one comes. */
+const REFRESH_AT = 2 / 3
+const REFRESH_RETRY_MS = 30_000
+
+const webSocketUrl = (server: URL, path: string) => {
+  const url = new URL(path, server)
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:"
+  return url
+}
+
+const describeSocketError = (error: Socket.SocketError) => {
+  if (error.reason === "Close") return `the connection closed (${error.code}${error.closeReason ? ` ${error.closeReason}` : ""})`
+  const cause = error.cause as { message?: unknown; error?: { message?: unknown } } | undefined
+  const detail = cause?.error?.message ?? cause?.message ?? String(error.cause)
+  return `the connection failed (${error.reason}): ${detail}`
+}
+
+const TOOL_NAMES: ReadonlyArray<string> = MachineToolName.literals
+
+export const connect = (registration: RegisterMachineResponse) =>
+  Effect.gen(function*() {
+    const config = yield* DaemonConfig
+    const ledger = yield* RequestLedger
+    const runner = yield* RequestRunner
+    const outbox = yield* Outbox
+    const url = webSocketUrl(config.server, registration.machine_ws_path)
+
+    const socket = yield* Socket.fromWebSocket(
+      Effect.acquireRelease(
+        Effect.sync(() =>
+          new WebSocket(url, { headers: { authorization: `Bearer ${registration.machine_token}` } }) as unknown as globalThis.WebSocket
+        ),
+        (ws) => Effect.sync(() => ws.close(1000))
+      ),
+      { openTimeout: "10 seconds", closeCodeIsError: () => true }
+    )
+    const write = yield* socket.writer
+    const send = (message: DaemonMessage) =>
+      write(Schema.encodeSync(DaemonMessageJson)(message)).pipe(
+        Effect.catchAll((error) => Effect.logDebug(`a message was not sent: ${error.message}`))
+      )
+
+    const welcomed = yield* Ref.make(false)
+    const lost = (message: string) => Effect.flatMap(Ref.get(welcomed), (welcomed) => Effect.fail(new ConnectionLost({ message, welcomed })))
+    const welcome = yield* Deferred.make<Welcome>()
+    const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
+    const refreshAt = yield* Ref.make((yield* Clock.currentTimeMillis) + registration.machine_token_expires_in * 1000 * REFRESH_AT)
+    const closeReason = yield* Ref.make("")
+
+    // Messages are handled one at a time, in the order they came.
+    const inbox = yield* Queue.unbounded<string | Uint8Array>()
+    const socketFiber = yield* socket.runRaw((data) => void Queue.unsafeOffer(inbox, data), {
+      onOpen: send({
+        type: "hello",
+        protocol_version: PROTOCOL_VERSION,
+        machine_id: registration.machine.id,
+        ...machineFacts(),
+        directories: config.directories,
+        operations: OPERATIONS,
+        tools: TOOL_NAMES
+      })
+    }).pipe(Effect.forkScoped)
+
+    /** A request this daemon cannot decode is still answered, under its id; anything else is ignored. */
+    const undecodable = (text: string, problem: string) => {
+      const envelope = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({
+        ...RequestEnvelope.fields,
+        operation: Schema.optional(Schema.Unknown),
+        tool: Schema.optional(Schema.Unknown)
+      })))(text)
+      if (Either.isLeft(envelope)) return Effect.logWarning(`ignored a message this daemon does not understand: ${problem}`)
+      const { request_id, operation, tool } = envelope.right
+      const known = OPERATIONS.includes(operation as never) && (operation !== "tool" || TOOL_NAMES.includes(tool as string))
+      return runner.refuse(
+        request_id,
+        known
+          ? { code: "invalid_request", message: `the request is invalid: ${problem}` }
+          : { code: "unsupported_operation", message: `this daemon does not know ${String(operation)}${operation === "tool" ? ` ${String(tool)}` : ""}; update it` }
+      )
+    }
+
+    const handle = (message: ServerMessage): Effect.Effect<void, DaemonStop> => {
+      switch (message.type) {
+        case "welcome":
+          return message.protocol_version === PROTOCOL_VERSION
+            ? Deferred.succeed(welcome, message)
+            : Effect.fail(new DaemonStop({
+              message: `the server chose protocol version ${message.protocol_version}; this daemon speaks ${PROTOCOL_VERSION}`
+            }))
+        case "request":
+          return runner.run(message)
+        case "cancel":
+          return runner.cancel(message.request_id)
+        case "ack":
+          return ledger.acknowledge(message.request_ids)
+        case "token":
+          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Ref.set(refreshAt, now + message.machine_token_expires_in * 1000 * REFRESH_AT))
+        case "heartbeat_ack":
+          return Effect.void
+        case "close":
+          return message.reason === "protocol_version_unsupported"
+            ? Effect.fail(new DaemonStop({ message: `the server does not speak this daemon's protocol: ${message.message}; update the daemon` }))
+            : Ref.set(closeReason, `${message.reason}: ${message.message}`)
+      }
+    }
+
+    const consumer = Queue.take(inbox).pipe(
+      Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(heardAt, now))),
+      Effect.flatMap((data) => {
+        const text = typeof data === "string" ? data : new TextDecoder().decode(data)
+        return Schema.decodeUnknown(ServerMessageJson)(text).pipe(
+          Effect.matchEffect({ onFailure: (error) => undecodable(text, error.message), onSuccess: handle })
+        )
+      }),
+      Effect.forever
+    )
+
+    const heartbeats = (intervalSeconds: number) =>
+      Effect.gen(function*() {
+        const silentMs = (yield* Clock.currentTimeMillis) - (yield* Ref.get(heardAt))
+        if (silentMs > SILENT_INTERVALS * intervalSeconds * 1000) {
+          return yield* lost(`the server sent nothing for ${Math.round(silentMs / 1000)} s`)
+        }
+        yield* send({ type: "heartbeat" })
+      }).pipe(Effect.repeat(Schedule.spaced(`${intervalSeconds} seconds`)))
+
+    const tokenRefresh = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (now < (yield* Ref.get(refreshAt))) return
+      yield* send({ type: "refresh_token" })
+      yield* Ref.set(refreshAt, now + REFRESH_RETRY_MS)
+    }).pipe(Effect.repeat(Schedule.spaced("1 second")))
+
+    const session = Effect.gen(function*() {
+      const { heartbeat_interval_seconds } = yield* Deferred.await(welcome).pipe(
+        Effect.timeoutFail({ duration: WELCOME_TIMEOUT, onTimeout: () => new ConnectionLost({ message: "no welcome from the server", welcomed: false }) })
+      )
+      yield* Ref.set(welcomed, true)
+      yield* outbox.attach(send)
+      for (const { request_id, outcome } of yield* ledger.unacknowledged) yield* send({ type: "result", request_id, ...outcome })
+      yield* Effect.logInfo(`connected to ${url.origin} as machine ${registration.machine.id}`)
+      return yield* Effect.all([heartbeats(heartbeat_interval_seconds), tokenRefresh], { concurrency: "unbounded" })
+    })
+
+    const socketEnd = Fiber.join(socketFiber).pipe(
+      Effect.either,
+      Effect.flatMap((ended) =>
+        Effect.flatMap(Ref.get(closeReason), (reason) =>
+          lost(reason !== "" ? `the server closed the connection: ${reason}` : Either.isLeft(ended) ? describeSocketError(ended.left) : "the connection closed"))
+      )
+    )
+
+    return yield* session.pipe(
+      Effect.zipRight(Effect.never),
+      Effect.raceFirst(socketEnd),
+      Effect.raceFirst(consumer)
+    )
+  }).pipe(
+    Effect.ensuring(Effect.flatMap(Outbox, (outbox) => outbox.detach)),
+    Effect.scoped
+  )

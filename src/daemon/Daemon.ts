@@ -1,0 +1,62 @@
+/**
+ * The daemon's life: register (the same machine again when the state file names one), connect,
+ * serve until the connection ends, and start over. Reconnects back off exponentially
+ * (RECONNECT_BACKOFF) while attempts fail before the welcome, and start afresh after a
+ * connection that was welcomed. Stops only on what retrying cannot fix: a refused registration
+ * (bad or revoked token, invalid name) or no protocol version in common. Requests keep running
+ * across reconnects; SIGTERM or SIGINT interrupts the daemon, which kills running commands.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { Effect, Layer, Schedule } from "effect"
+import { connect, ConnectionLost, DaemonStop } from "./Connection.ts"
+import { Directories } from "./Directories.ts"
+import { Outbox } from "./Outbox.ts"
+import { registerMachine } from "./RegisterMachine.ts"
+import { RequestLedger } from "./RequestLedger.ts"
+import { RequestRunner } from "./RequestRunner.ts"
+import { StateFile } from "./StateFile.ts"
+
+/** 0.5 s, doubling, at most 30 s, jittered. */
+export const RECONNECT_BACKOFF = Schedule.exponential("500 millis").pipe(
+  Schedule.union(Schedule.spaced("30 seconds")),
+  Schedule.jittered
+)
+const PAUSE_AFTER_WELCOMED = "1 second"
+
+/** Request handling: the state file, the ledger, the runner, over the machine's directories. */
+export const requestHandlingLayer = (options: { readonly statePath: string; readonly server: string; readonly directories: ReadonlyArray<string> }) =>
+  RequestRunner.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      RequestLedger.layer.pipe(Layer.provideMerge(StateFile.layer(options.statePath, options.server))),
+      Outbox.layer,
+      Directories.layer(options.directories),
+      NodeContext.layer
+    ))
+  )
+
+/** One registration and one connection; ends in ConnectionLost or DaemonStop. */
+const cycle = Effect.gen(function*() {
+  const stateFile = yield* StateFile
+  const { machine_id } = yield* stateFile.get
+  const registration = yield* registerMachine(machine_id).pipe(
+    Effect.mapError((error) =>
+      error.retryable
+        ? new ConnectionLost({ message: error.message, welcomed: false })
+        : new DaemonStop({ message: error.message })
+    )
+  )
+  const registered = registration.machine.id
+  if (registered !== machine_id) {
+    yield* Effect.logInfo(`registered as a new machine ${registered}${machine_id === null ? "" : ` (${machine_id} is gone)`}`)
+    // Results of another machine's requests have nowhere to go: a new machine starts with an empty ledger.
+    yield* stateFile.modify((state) => [undefined, { ...state, machine_id: registered, requests: {} }])
+  }
+  return yield* connect(registration)
+})
+
+export const runDaemon = cycle.pipe(
+  Effect.tapError((error) => error._tag === "ConnectionLost" ? Effect.logWarning(`${error.message}; reconnecting`) : Effect.void),
+  Effect.retry({ schedule: RECONNECT_BACKOFF, while: (error) => error._tag === "ConnectionLost" && !error.welcomed }),
+  Effect.catchTag("ConnectionLost", () => Effect.sleep(PAUSE_AFTER_WELCOMED)),
+  Effect.forever
+)

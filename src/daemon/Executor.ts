@@ -1,0 +1,73 @@
+/**
+ * Executes one operation of a request and says how it went: the operation's output, or the
+ * failure (OperationFailure) that stopped it. Never fails: a defect is an `internal_error`
+ * result, logged.
+ */
+import type { CommandExecutor } from "@effect/platform"
+import { Effect, ParseResult, Schema } from "effect"
+import * as fs from "node:fs/promises"
+import * as nodePath from "node:path"
+import type { Operation, Outcome, ToolOperation } from "../domain/machines/DaemonProtocol.ts"
+import { MACHINE_TOOLS } from "../domain/machines/MachineTools.ts"
+import { absolutePath, Directories, resolveExisting } from "./Directories.ts"
+import { readFileOperation, writeFileOperation } from "./FileOperations.ts"
+import { type OperationError, operationError } from "./OperationError.ts"
+import { TOOL_RUNNERS } from "./tools/MachineToolRunners.ts"
+import type { ToolContext } from "./tools/ToolContext.ts"
+
+const describeIssues = (error: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => `${["input", ...issue.path].join(".")}: ${issue.message}`)
+    .join("; ")
+
+/** The call's working directory (the first of the machine's directories when it gives none), resolved. */
+const toolContext = (operation: ToolOperation): Effect.Effect<ToolContext, OperationError, Directories> =>
+  Effect.gen(function*() {
+    const roots = yield* Directories
+    const given = operation.cwd ?? roots[0]
+    if (given === undefined || !nodePath.isAbsolute(given)) {
+      return yield* Effect.fail(operationError("invalid_request", `the working directory must be an absolute path (got ${JSON.stringify(given)})`))
+    }
+    const cwd = yield* Effect.flatMap(absolutePath(given, "/"), resolveExisting)
+    const isDirectory = yield* Effect.promise(() => fs.stat(cwd).then((stat) => stat.isDirectory(), () => false))
+    if (!isDirectory) return yield* Effect.fail(operationError("invalid_request", `the working directory ${cwd} is not a directory`))
+    return { cwd, env: operation.env }
+  })
+
+const runTool = (operation: ToolOperation) =>
+  Effect.gen(function*() {
+    const tool = MACHINE_TOOLS[operation.tool] as { input: Schema.Schema<unknown>; output: Schema.Schema<unknown> }
+    const input = yield* Schema.decodeUnknown(tool.input, { errors: "all" })(operation.input).pipe(
+      Effect.mapError((error) => operationError("invalid_request", `the input of ${operation.tool} is invalid: ${describeIssues(error)}`))
+    )
+    const context = yield* toolContext(operation)
+    const run = TOOL_RUNNERS[operation.tool] as (input: unknown, context: ToolContext) => Effect.Effect<unknown, OperationError, Directories | CommandExecutor.CommandExecutor>
+    const output = yield* run(input, context)
+    return yield* Schema.encode(tool.output)(output).pipe(Effect.orDie)
+  })
+
+const run = (operation: Operation) => {
+  switch (operation.operation) {
+    case "tool":
+      return runTool(operation)
+    case "file.read":
+      return readFileOperation(operation)
+    case "file.write":
+      return writeFileOperation(operation)
+  }
+}
+
+export const execute = (operation: Operation): Effect.Effect<Outcome, never, Directories | CommandExecutor.CommandExecutor> =>
+  run(operation).pipe(
+    Effect.map((output): Outcome => ({ outcome: "succeeded", output })),
+    Effect.catchTag("OperationError", ({ code, message, current_digest }) =>
+      Effect.succeed<Outcome>({
+        outcome: "failed",
+        error: { code, message, ...(current_digest === undefined ? {} : { current_digest }) }
+      })),
+    Effect.catchAllDefect((defect) =>
+      Effect.logError("an operation failed unexpectedly", defect).pipe(
+        Effect.as<Outcome>({ outcome: "failed", error: { code: "internal_error", message: `the daemon failed: ${String(defect)}` } })
+      )
+    )
+  )

@@ -1,0 +1,126 @@
+/**
+ * Files as the executor reads and replaces them: digests, text or binary, the read-only rule and
+ * the digest precondition of every replacement (a file that exists is replaced only by a caller
+ * who names the digest it last read, and only while the file still has that digest).
+ */
+import { Effect } from "effect"
+import { createHash, randomBytes } from "node:crypto"
+import { constants, createReadStream } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as nodePath from "node:path"
+import type { FileDigest } from "../domain/machines/MachineFiles.ts"
+import { attempt, type WriteTarget } from "./Directories.ts"
+import { type OperationError, operationError } from "./OperationError.ts"
+
+export const digestOf = (bytes: Uint8Array): FileDigest => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
+
+/** The digest of a file, read as a stream. */
+export const digestOfFile = (path: string): Effect.Effect<FileDigest, OperationError> =>
+  attempt(path, async () => {
+    const hash = createHash("sha256")
+    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+    return `sha256:${hash.digest("hex")}` as FileDigest
+  })
+
+/** The text of the bytes, or undefined when they are binary: a NUL byte, or not valid UTF-8. A BOM is kept. */
+export const textOf = (bytes: Uint8Array): string | undefined => {
+  if (bytes.includes(0)) return undefined
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+export interface ExistingFile {
+  readonly size: number
+  readonly mode: number
+  /** Its permission bits let nobody write it, or the daemon's user may not. */
+  readonly readOnly: boolean
+}
+
+/** An existing regular file (already resolved): `not_a_file` for anything else. */
+export const existingFile = (path: string): Effect.Effect<ExistingFile, OperationError> =>
+  attempt(path, async () => {
+    const stat = await fs.stat(path)
+    if (!stat.isFile()) return undefined
+    const writable = (stat.mode & 0o222) !== 0 && await fs.access(path, constants.W_OK).then(() => true, () => false)
+    return { size: stat.size, mode: stat.mode & 0o7777, readOnly: !writable }
+  }).pipe(
+    Effect.flatMap((file) =>
+      file === undefined
+        ? Effect.fail(operationError("not_a_file", `${path} is a directory or another kind of entry, not a file`))
+        : Effect.succeed(file)
+    )
+  )
+
+/** The whole file, if it is at most `maxBytes` long (`unprocessable` otherwise). */
+export const readWhole = (path: string, file: ExistingFile, maxBytes: number, purpose: string) =>
+  file.size > maxBytes
+    ? Effect.fail(operationError("unprocessable", `${path} is ${file.size} bytes; ${purpose} handles files up to ${maxBytes} bytes`))
+    : attempt(path, () => fs.readFile(path))
+
+export const refuseReadOnly = (path: string, file: ExistingFile) =>
+  file.readOnly ? Effect.fail(operationError("file_read_only", `${path} is read-only`)) : Effect.void
+
+/**
+ * The digest precondition: `current` is the file's digest now (undefined when it does not exist),
+ * `expected` the caller's.
+ */
+export const checkDigest = (path: string, current: FileDigest | undefined, expected: FileDigest | undefined) => {
+  if (current === undefined) {
+    return expected === undefined
+      ? Effect.void
+      : Effect.fail(operationError("file_content_conflict", `${path} no longer exists; write it without expected_digest to create it`))
+  }
+  if (expected === undefined) {
+    return Effect.fail(operationError(
+      "expected_digest_required",
+      `${path} exists: give the digest you last read as expected_digest to replace it (current_digest is its digest now; confirm the replacement before using it)`,
+      current
+    ))
+  }
+  return expected === current
+    ? Effect.void
+    : Effect.fail(operationError("file_content_conflict", `${path} changed since it was read: read it again`, current))
+}
+
+/**
+ * Writes the file through a temporary file renamed over it, so that a reader never sees half of
+ * it; keeps the permission bits of the file it replaces, creates missing parent directories.
+ */
+export const writeAtomically = (target: WriteTarget, bytes: Uint8Array, mode: number | undefined) =>
+  attempt(target.path, async () => {
+    const directory = nodePath.dirname(target.path)
+    if (!target.parentExists) await fs.mkdir(directory, { recursive: true })
+    const temporary = nodePath.join(directory, `.${nodePath.basename(target.path)}.${randomBytes(6).toString("hex")}.tmp`)
+    try {
+      await fs.writeFile(temporary, bytes, { flag: "wx", ...(mode === undefined ? {} : { mode }) })
+      if (mode !== undefined) await fs.chmod(temporary, mode)
+      await fs.rename(temporary, target.path)
+    } catch (error) {
+      await fs.rm(temporary, { force: true })
+      throw error
+    }
+  })
+
+export interface Written {
+  readonly digest: FileDigest
+  readonly size: number
+  readonly created: boolean
+}
+
+/** Creates or replaces the whole file under the digest precondition. */
+export const replaceFile = (
+  target: WriteTarget,
+  bytes: Uint8Array,
+  expected: FileDigest | undefined
+): Effect.Effect<Written, OperationError> =>
+  Effect.gen(function*() {
+    const existing = target.exists ? yield* existingFile(target.path) : undefined
+    if (existing !== undefined) yield* refuseReadOnly(target.path, existing)
+    const current = existing === undefined ? undefined : yield* digestOfFile(target.path)
+    yield* checkDigest(target.path, current, expected)
+    yield* writeAtomically(target, bytes, existing?.mode)
+    return { digest: digestOf(bytes), size: bytes.byteLength, created: existing === undefined }
+  })

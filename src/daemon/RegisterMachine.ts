@@ -1,0 +1,65 @@
+/**
+ * Registration over HTTP (`POST /api/v1/machines/register`), with the daemon token or personal
+ * key, naming the machine id of the last registration so that the same machine is registered
+ * again. A refusal (4xx other than 408 and 429) is final: retrying would not change it.
+ */
+import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { Data, Effect, Option, Redacted, Schema } from "effect"
+import type { MachineId } from "../domain/shared/Ids.ts"
+import { RegisterMachineRequest, RegisterMachineResponse } from "../domain/machines/Registration.ts"
+import { DaemonConfig, machineFacts } from "./DaemonConfig.ts"
+
+export class RegistrationError extends Data.TaggedError("RegistrationError")<{
+  readonly message: string
+  readonly retryable: boolean
+}> {}
+
+const ErrorBody = Schema.Struct({ error: Schema.String, code: Schema.String })
+
+export const REGISTRATION_TIMEOUT = "30 seconds"
+
+/** An error's message with its cause's (the transport error says what failed: refused, reset, unknown host). */
+const describe = (error: { readonly message: string; readonly cause?: unknown }): string => {
+  const cause = error.cause as { readonly message?: unknown; readonly cause?: unknown } | undefined
+  return typeof cause?.message === "string" && cause.message !== "" ? `${error.message}: ${describe(cause as { message: string })}` : error.message
+}
+
+const isRetryableStatus = (status: number) => status >= 500 || status === 408 || status === 429
+
+export const registerMachine = (machineId: MachineId | null) =>
+  Effect.gen(function*() {
+    const config = yield* DaemonConfig
+    const client = yield* HttpClient.HttpClient
+    const request = yield* HttpClientRequest.post(new URL("api/v1/machines/register", config.server)).pipe(
+      HttpClientRequest.bearerToken(Redacted.value(config.token)),
+      HttpClientRequest.acceptJson,
+      HttpClientRequest.schemaBodyJson(RegisterMachineRequest)({
+        machine_name: config.machineName,
+        ...machineFacts(),
+        machine_id: machineId,
+        directories: config.directories
+      }),
+      Effect.orDie
+    )
+    const response = yield* client.execute(request).pipe(
+      Effect.timeoutFail({ duration: REGISTRATION_TIMEOUT, onTimeout: () => new Error(`no answer within ${REGISTRATION_TIMEOUT}`) }),
+      Effect.mapError((error) =>
+        new RegistrationError({ message: `the server ${config.server} cannot be reached: ${describe(error)}`, retryable: true })
+      )
+    )
+    if (response.status >= 200 && response.status < 300) {
+      return yield* HttpClientResponse.schemaBodyJson(RegisterMachineResponse)(response).pipe(
+        Effect.mapError((error) =>
+          new RegistrationError({ message: `the server's answer to registration is not understood: ${error.message}`, retryable: false })
+        )
+      )
+    }
+    const body = yield* HttpClientResponse.schemaBodyJson(ErrorBody)(response).pipe(Effect.option)
+    const said = Option.match(body, { onNone: () => "", onSome: ({ code, error }) => `: ${code}: ${error}` })
+    return yield* Effect.fail(
+      new RegistrationError({
+        message: `the server refused the registration (HTTP ${response.status})${said}`,
+        retryable: isRetryableStatus(response.status)
+      })
+    )
+  }).pipe(Effect.scoped)

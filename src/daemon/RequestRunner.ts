@@ -1,0 +1,87 @@
+/**
+ * Runs the server's requests: each request id is admitted through the ledger, executed once, its
+ * outcome recorded and then sent. Requests run concurrently and outlive the connection they came
+ * on (a command keeps running while the daemon reconnects). A repeated id is answered from the
+ * ledger: nothing while it runs, its stored outcome once done, `already_executed` once
+ * acknowledged. A cancel ends the running operation (a command's process group is killed) and
+ * answers `cancelled`; a cancel for an id never seen answers `cancelled` too, and the request,
+ * should it come later, is not run.
+ */
+import type { CommandExecutor } from "@effect/platform"
+import { Context, Deferred, Effect, FiberMap, Layer } from "effect"
+import type { Outcome, Request, RequestId } from "../domain/machines/DaemonProtocol.ts"
+import type { OperationFailure } from "../domain/machines/OperationFailure.ts"
+import type { Directories } from "./Directories.ts"
+import { execute } from "./Executor.ts"
+import { Outbox } from "./Outbox.ts"
+import { RequestLedger } from "./RequestLedger.ts"
+
+const failed = (error: OperationFailure): Outcome => ({ outcome: "failed", error })
+
+const CANCELLED = failed({ code: "cancelled", message: "The request was cancelled." })
+const ALREADY_EXECUTED = failed({
+  code: "already_executed",
+  message: "This request was executed before and its result acknowledged; it was not run again."
+})
+
+export class RequestRunner extends Context.Tag("daemon/RequestRunner")<RequestRunner, {
+  readonly run: (request: Request) => Effect.Effect<void>
+  /** Answers a request this daemon cannot execute (it did not decode) with a failure. */
+  readonly refuse: (id: RequestId, failure: OperationFailure) => Effect.Effect<void>
+  readonly cancel: (id: RequestId) => Effect.Effect<void>
+}>() {
+  static readonly layer = Layer.scoped(RequestRunner, Effect.gen(function*() {
+    const ledger = yield* RequestLedger
+    const outbox = yield* Outbox
+    const context = yield* Effect.context<Directories | CommandExecutor.CommandExecutor>()
+    const running = yield* FiberMap.make<RequestId>()
+    const cancels = new Map<RequestId, Deferred.Deferred<void>>()
+
+    const deliver = (id: RequestId, outcome: Outcome) =>
+      outbox.send({ type: "result", request_id: id, ...outcome })
+
+    const finish = (id: RequestId, outcome: Outcome) =>
+      Effect.zipRight(ledger.complete(id, outcome), deliver(id, outcome))
+
+    /** Admits the id: a new one goes to `onNew`, a known one is answered from the ledger. */
+    const admit = (id: RequestId, onNew: Effect.Effect<void>) =>
+      Effect.flatMap(ledger.admit(id), (admission) => {
+        switch (admission._tag) {
+          case "new":
+            return onNew
+          case "running":
+            return Effect.void
+          case "done":
+            return deliver(id, admission.outcome)
+          case "acknowledged":
+            return deliver(id, ALREADY_EXECUTED)
+        }
+      })
+
+    /** Starts the operation in the background; returns once it is started. */
+    const start = (request: Request) =>
+      Effect.gen(function*() {
+        const cancelled = yield* Deferred.make<void>()
+        cancels.set(request.request_id, cancelled)
+        yield* FiberMap.run(
+          running,
+          request.request_id,
+          execute(request).pipe(
+            Effect.raceFirst(Effect.as(Deferred.await(cancelled), CANCELLED)),
+            Effect.flatMap((outcome) => finish(request.request_id, outcome)),
+            Effect.ensuring(Effect.sync(() => cancels.delete(request.request_id))),
+            Effect.provide(context)
+          )
+        )
+      })
+
+    return {
+      run: (request) => admit(request.request_id, start(request)),
+      refuse: (id, failure) => admit(id, finish(id, failed(failure))),
+      cancel: (id) => {
+        const cancelled = cancels.get(id)
+        return cancelled === undefined ? admit(id, finish(id, CANCELLED)) : Effect.asVoid(Deferred.succeed(cancelled, undefined))
+      }
+    }
+  }))
+}

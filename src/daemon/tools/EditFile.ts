@@ -1,0 +1,41 @@
+/**
+ * `edit_file`: replaces exact text in a text file of at most EDIT_MAX_BYTES, under the digest
+ * precondition (checked first, so a caller without the digest learns it). The text must occur
+ * once, or `replace_all` be set.
+ */
+import { Effect } from "effect"
+import { EDIT_MAX_BYTES, type EditFileInput, type EditFileOutput } from "../../domain/machines/MachineTools.ts"
+import { checkDigest, digestOf, existingFile, readWhole, refuseReadOnly, textOf, writeAtomically } from "../FileAccess.ts"
+import { operationError } from "../OperationError.ts"
+import { resolveInput, type ToolContext } from "./ToolContext.ts"
+
+const occurrences = (text: string, search: string) => {
+  let count = 0
+  for (let at = text.indexOf(search); at !== -1; at = text.indexOf(search, at + search.length)) count++
+  return count
+}
+
+export const editFile = (input: EditFileInput, context: ToolContext) =>
+  Effect.gen(function*() {
+    const path = yield* resolveInput(context, input.path)
+    const file = yield* existingFile(path)
+    yield* refuseReadOnly(path, file)
+    const bytes = yield* readWhole(path, file, EDIT_MAX_BYTES, "edit_file")
+    yield* checkDigest(path, digestOf(bytes), input.expected_digest)
+    const text = textOf(bytes)
+    if (text === undefined) return yield* Effect.fail(operationError("unprocessable", `${path} is a binary file, not text`))
+    const count = occurrences(text, input.old_text)
+    if (count === 0) return yield* Effect.fail(operationError("unprocessable", `old_text does not occur in ${path}`))
+    if (count > 1 && input.replace_all !== true) {
+      return yield* Effect.fail(operationError(
+        "unprocessable",
+        `old_text occurs ${count} times in ${path}: give more surrounding text to pick one, or set replace_all`
+      ))
+    }
+    const edited = Buffer.from(text.split(input.old_text).join(input.new_text), "utf8")
+    if (edited.byteLength > EDIT_MAX_BYTES) {
+      return yield* Effect.fail(operationError("request_too_large", `the edited file would be ${edited.byteLength} bytes; edit_file writes at most ${EDIT_MAX_BYTES}`))
+    }
+    yield* writeAtomically({ path, exists: true, parentExists: true }, edited, file.mode)
+    return { path, digest: digestOf(edited), size: edited.byteLength, replacements: count } satisfies EditFileOutput
+  })

@@ -1,0 +1,27 @@
+/** The function that runs each built-in machine tool. */
+import type { CommandExecutor } from "@effect/platform"
+import type { Effect } from "effect"
+import type { MachineToolInput, MachineToolName, MachineToolOutput } from "../../domain/machines/MachineTools.ts"
+import type { Directories } from "../Directories.ts"
+import type { OperationError } from "../OperationError.ts"
+import { editFile } from "./EditFile.ts"
+import { listFiles } from "./ListFiles.ts"
+import { readFile } from "./ReadFile.ts"
+import { runCommand } from "./RunCommand.ts"
+import { searchFiles } from "./SearchFiles.ts"
+import type { ToolContext } from "./ToolContext.ts"
+import { writeFile } from "./WriteFile.ts"
+
+export const TOOL_RUNNERS: {
+  readonly [T in MachineToolName]: (
+    input: MachineToolInput<T>,
+    context: ToolContext
+  ) => Effect.Effect<MachineToolOutput<T>, OperationError, Directories | CommandExecutor.CommandExecutor>
+} = {
+  read_file: readFile,
+  list_files: listFiles,
+  search_files: searchFiles,
+  write_file: writeFile,
+  edit_file: editFile,
+  run_command: runCommand
+}

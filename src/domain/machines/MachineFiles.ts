@@ -1,0 +1,61 @@
+/**
+ * Files on a machine: the digest that guards every replacement, and the raw file operations the
+ * HTTP files route needs (`GET|PUT /machines/{machineID}/files?path=`), which the daemon executes
+ * (docs/daemon-protocol.md).
+ */
+import { Schema } from "effect"
+
+/** The SHA-256 of a file's bytes: `sha256:` then 64 lowercase hexadecimal digits. */
+export const FileDigest = Schema.String.pipe(
+  Schema.pattern(/^sha256:[0-9a-f]{64}$/, {
+    message: () => "must be a digest of the form sha256: followed by 64 lowercase hexadecimal digits"
+  })
+).annotations({ identifier: "FileDigest", description: "sha256: followed by the 64 hexadecimal digits of the file's SHA-256" })
+export type FileDigest = typeof FileDigest.Type
+
+/** How `content` is written: UTF-8 text as is, or any bytes in base64. */
+export const FileEncoding = Schema.Literal("utf-8", "base64")
+export type FileEncoding = typeof FileEncoding.Type
+
+/** The largest file the files route reads or writes whole (decoded bytes). */
+export const FILE_TRANSFER_MAX_BYTES = 10 * 1024 * 1024
+
+/** A whole file: text as `utf-8`, anything that is not valid UTF-8 text as `base64`. */
+export const FileContent = Schema.Struct({
+  path: Schema.String,
+  digest: FileDigest,
+  size: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+  encoding: FileEncoding,
+  content: Schema.String,
+  /** The file's permission bits let nobody write it, or the daemon's user may not. */
+  read_only: Schema.Boolean
+}).annotations({ identifier: "FileContent" })
+export type FileContent = typeof FileContent.Type
+
+/** Reads a whole file (at most FILE_TRANSFER_MAX_BYTES). */
+export const FileReadOperation = Schema.Struct({
+  operation: Schema.Literal("file.read"),
+  path: Schema.String
+})
+
+/**
+ * Creates or replaces a whole file. Replacing an existing file requires `expected_digest`, the
+ * digest the caller last read; a file that changed since is a `file_content_conflict`.
+ */
+export const FileWriteOperation = Schema.Struct({
+  operation: Schema.Literal("file.write"),
+  path: Schema.String,
+  content: Schema.String,
+  encoding: Schema.optionalWith(FileEncoding, { default: () => "utf-8" }),
+  expected_digest: Schema.optional(FileDigest)
+})
+
+/** The file as written. */
+export const WrittenFile = Schema.Struct({
+  path: Schema.String,
+  digest: FileDigest,
+  size: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+  /** No file existed at the path before. */
+  created: Schema.Boolean
+}).annotations({ identifier: "WrittenFile" })
+export type WrittenFile = typeof WrittenFile.Type

@@ -1,0 +1,54 @@
+/**
+ * `POST /api/v1/machines/register` (spec 4.2): a daemon registers its machine, or re-registers it
+ * with the `machine_id` it was given before, and receives a short-lived token for the machine
+ * WebSocket. Authenticated with a daemon token or a personal API key.
+ */
+import { Schema } from "effect"
+import { ResourceName } from "../shared/ResourceName.ts"
+import { MachineId } from "../shared/Ids.ts"
+import { MachineDescriptor } from "./Machine.ts"
+import { MachineMetadataInput } from "./MachineMetadata.ts"
+
+export const MAX_DIRECTORIES = 64
+const MAX_PATH_LENGTH = 4096
+const MAX_FIELD_LENGTH = 255
+
+const Field = (description: string) =>
+  Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_FIELD_LENGTH)).annotations({ description })
+
+/** An absolute path: `/…` on POSIX systems, `C:\…` on Windows. */
+export const AbsolutePath = Schema.String.pipe(
+  Schema.maxLength(MAX_PATH_LENGTH),
+  Schema.pattern(/^(\/|[A-Za-z]:[\\/])/, { message: () => "must be an absolute path" })
+).annotations({ identifier: "AbsolutePath" })
+
+/** A semantic version, such as 1.4.0 or 2.0.0-rc.1. */
+export const SemanticVersion = Schema.String.pipe(
+  Schema.pattern(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, {
+    message: () => "must be a semantic version such as 1.4.0"
+  })
+)
+
+export const RegisterMachineRequest = Schema.Struct({
+  machine_name: ResourceName.annotations({ description: "Friendly name, unique among the owner's machines" }),
+  hostname: Field("Host name of the machine"),
+  platform: Field("Operating system, e.g. linux, darwin"),
+  architecture: Field("CPU architecture, e.g. x86_64, arm64"),
+  daemon_version: SemanticVersion,
+  machine_id: Schema.optional(Schema.NullOr(MachineId)).annotations({
+    description: "The id a previous registration gave, to register the same machine again"
+  }),
+  directories: Schema.optional(Schema.Array(AbsolutePath).pipe(Schema.maxItems(MAX_DIRECTORIES))).annotations({
+    description: "Absolute paths the daemon may touch; every file a tool reads or writes lies inside one"
+  }),
+  metadata: Schema.optional(MachineMetadataInput)
+}).annotations({ identifier: "RegisterMachineRequest" })
+export type RegisterMachineRequest = typeof RegisterMachineRequest.Type
+
+export const RegisterMachineResponse = Schema.Struct({
+  machine: MachineDescriptor,
+  machine_token: Schema.String,
+  machine_token_expires_in: Schema.Number.pipe(Schema.int(), Schema.positive()),
+  machine_ws_path: Schema.String
+}).annotations({ identifier: "RegisterMachineResponse" })
+export type RegisterMachineResponse = typeof RegisterMachineResponse.Type

@@ -1,0 +1,222 @@
+/**
+ * The reading tools on a real directory tree: read_file's line window, caps, digest and binary
+ * detection; list_files and search_files with their caps; paths that escape the machine's
+ * directory through `..` or a symlink are refused before anything is read.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  LIST_MAX_ENTRIES,
+  READ_DEFAULT_LINES,
+  READ_MAX_BYTES,
+  SEARCH_MAX_MATCHES
+} from "../../src/domain/machines/MachineTools.ts"
+import { failureOf, makeTree, outputOf, sha256, type Tree } from "./Fixtures.ts"
+
+let tree: Tree
+beforeEach(() => {
+  tree = makeTree()
+})
+afterEach(() => tree.remove())
+
+const lines = (count: number) => Array.from({ length: count }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
+
+describe("read_file", () => {
+  it("reads a text file with its digest, size and line count, relative to the cwd or absolute", async () => {
+    const text = "héllo\nworld\nlast line without newline"
+    tree.write("src/a.txt", text)
+    const relative = outputOf(await tree.tool("read_file", { path: "a.txt" }, { cwd: tree.path("src") }))
+    expect(relative).toEqual({
+      path: tree.path("src/a.txt"),
+      digest: sha256(text),
+      size: Buffer.byteLength(text),
+      encoding: "utf-8",
+      content: text,
+      start_line: 1,
+      end_line: 3,
+      total_lines: 3,
+      truncated: false
+    })
+    expect(outputOf(await tree.tool("read_file", { path: tree.path("src/a.txt") }))).toEqual(relative)
+  })
+
+  it("reads a window of lines with offset and limit, and says where the next one starts", async () => {
+    tree.write("many.txt", lines(10))
+    const window = outputOf(await tree.tool("read_file", { path: "many.txt", offset: 3, limit: 4 }))
+    expect(window.content).toBe("line 3\nline 4\nline 5\nline 6\n")
+    expect(window).toMatchObject({ start_line: 3, end_line: 6, total_lines: 10, truncated: true, next_offset: 7 })
+    const end = outputOf(await tree.tool("read_file", { path: "many.txt", offset: 9 }))
+    expect(end).toMatchObject({ content: "line 9\nline 10\n", end_line: 10, truncated: false })
+    expect(end.next_offset).toBeUndefined()
+    const past = outputOf(await tree.tool("read_file", { path: "many.txt", offset: 50 }))
+    expect(past).toMatchObject({ content: "", start_line: 50, end_line: 49, total_lines: 10, truncated: false })
+  })
+
+  it(`returns at most ${READ_DEFAULT_LINES} lines by default and at most ${READ_MAX_BYTES} bytes of text`, async () => {
+    tree.write("long.txt", lines(READ_DEFAULT_LINES + 5))
+    expect(outputOf(await tree.tool("read_file", { path: "long.txt" }))).toMatchObject({
+      end_line: READ_DEFAULT_LINES,
+      truncated: true,
+      next_offset: READ_DEFAULT_LINES + 1
+    })
+    const wide = Array.from({ length: 600 }, (_, i) => `${i}`.padEnd(999, "x")).join("\n") + "\n"
+    tree.write("wide.txt", wide)
+    const capped = outputOf(await tree.tool("read_file", { path: "wide.txt" }))
+    expect(Buffer.byteLength(capped.content)).toBeLessThanOrEqual(READ_MAX_BYTES)
+    expect(capped.end_line).toBe(Math.floor(READ_MAX_BYTES / 1000))
+    expect(capped).toMatchObject({ total_lines: 600, truncated: true, next_offset: capped.end_line + 1, digest: sha256(wide) })
+    const next = outputOf(await tree.tool("read_file", { path: "wide.txt", offset: capped.next_offset }))
+    expect(next.content.startsWith(`${capped.end_line}x`)).toBe(true)
+  })
+
+  it("cuts a single line longer than the cap, on a character boundary", async () => {
+    const line = "é".repeat(READ_MAX_BYTES)
+    tree.write("one-line.txt", line)
+    const output = outputOf(await tree.tool("read_file", { path: "one-line.txt" }))
+    expect(output.content).toBe("é".repeat(READ_MAX_BYTES / 2))
+    expect(output).toMatchObject({ end_line: 1, total_lines: 1, truncated: true, size: READ_MAX_BYTES * 2 })
+  })
+
+  it("reports a binary file (NUL byte or invalid UTF-8) without its content", async () => {
+    const withNul = Buffer.from([0x68, 0x69, 0x00, 0x01])
+    tree.write("nul.bin", withNul)
+    expect(outputOf(await tree.tool("read_file", { path: "nul.bin" }))).toMatchObject({
+      encoding: "binary",
+      content: "",
+      size: 4,
+      digest: sha256(withNul)
+    })
+    tree.write("latin1.txt", Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
+    expect(outputOf(await tree.tool("read_file", { path: "latin1.txt" }))).toMatchObject({ encoding: "binary", content: "" })
+  })
+
+  it("answers not_found, not_a_file and invalid_request", async () => {
+    expect(failureOf(await tree.tool("read_file", { path: "missing.txt" })).code).toBe("not_found")
+    mkdirSync(tree.path("dir"))
+    expect(failureOf(await tree.tool("read_file", { path: "dir" })).code).toBe("not_a_file")
+    const invalid = failureOf(await tree.tool("read_file", { limit: 0 }))
+    expect(invalid.code).toBe("invalid_request")
+    expect(invalid.message).toContain("input.path")
+    expect(invalid.message).toContain("input.limit")
+  })
+})
+
+describe("paths that escape the machine's directories", () => {
+  it("are refused through .. and absolute paths", async () => {
+    for (const path of ["../outside/secret.txt", `${tree.outside}/secret.txt`, "sub/../../outside/secret.txt"]) {
+      const failure = failureOf(await tree.tool("read_file", { path }))
+      expect(failure.code).toBe("forbidden")
+      expect(failure.message).toContain(tree.root)
+    }
+    expect(failureOf(await tree.tool("list_files", { path: ".." })).code).toBe("forbidden")
+    expect(failureOf(await tree.tool("search_files", { pattern: "secret", path: tree.outside })).code).toBe("forbidden")
+    expect(failureOf(await tree.tool("read_file", { path: "secret.txt" }, { cwd: tree.outside })).code).toBe("forbidden")
+  })
+
+  it("are refused through a symlink to a file or a directory outside, and allowed through one inside", async () => {
+    tree.link("out-dir", tree.outside)
+    tree.link("out-file", `${tree.outside}/secret.txt`)
+    tree.write("in/real.txt", "inside\n")
+    tree.link("in-link", tree.path("in"))
+    expect(failureOf(await tree.tool("read_file", { path: "out-dir/secret.txt" })).code).toBe("forbidden")
+    expect(failureOf(await tree.tool("read_file", { path: "out-file" })).code).toBe("forbidden")
+    expect(failureOf(await tree.tool("list_files", { path: "out-dir" })).code).toBe("forbidden")
+    expect(failureOf(await tree.tool("read_file", { path: "x.txt" }, { cwd: tree.path("out-dir") })).code).toBe("forbidden")
+    expect(failureOf(await tree.run({ operation: "file.read", path: tree.path("out-file") })).code).toBe("forbidden")
+    const inside = outputOf(await tree.tool("read_file", { path: "in-link/real.txt" }))
+    expect(inside).toMatchObject({ path: tree.path("in/real.txt"), content: "inside\n" })
+  })
+
+  it("are never followed by list_files or search_files walking the tree", async () => {
+    tree.link("out-dir", tree.outside)
+    tree.write("notes.txt", "no secret here\n")
+    const listing = outputOf(await tree.tool("list_files", { path: ".", recursive: true }))
+    expect(listing.entries).toEqual([
+      { path: "notes.txt", type: "file", size: 15 },
+      { path: "out-dir", type: "symlink" }
+    ])
+    const search = outputOf(await tree.tool("search_files", { pattern: "secret" }))
+    expect(search.matches).toEqual([{ path: "notes.txt", line: 1, text: "no secret here" }])
+  })
+})
+
+describe("list_files", () => {
+  it("lists a directory, or its tree without descending into .git and node_modules", async () => {
+    tree.write("b.txt", "bb")
+    tree.write("a/one.txt", "1")
+    tree.write("a/deeper/two.txt", "22")
+    tree.write(".git/HEAD", "ref")
+    tree.write("node_modules/x/index.js", "")
+    const flat = outputOf(await tree.tool("list_files", { path: tree.root }))
+    expect(flat).toEqual({
+      path: tree.root,
+      entries: [
+        { path: ".git", type: "directory" },
+        { path: "a", type: "directory" },
+        { path: "b.txt", type: "file", size: 2 },
+        { path: "node_modules", type: "directory" }
+      ],
+      truncated: false
+    })
+    const deep = outputOf(await tree.tool("list_files", { path: ".", recursive: true }))
+    expect(deep.entries.map((entry: { path: string }) => entry.path)).toEqual([
+      ".git",
+      "a",
+      "b.txt",
+      "node_modules",
+      "a/deeper",
+      "a/one.txt",
+      "a/deeper/two.txt"
+    ])
+    expect(failureOf(await tree.tool("list_files", { path: "b.txt" })).code).toBe("unprocessable")
+  })
+
+  it(`stops at ${LIST_MAX_ENTRIES} entries`, async () => {
+    mkdirSync(tree.path("many"))
+    for (let i = 0; i <= LIST_MAX_ENTRIES; i++) writeFileSync(tree.path("many", `f${String(i).padStart(4, "0")}`), "")
+    const listing = outputOf(await tree.tool("list_files", { path: "many" }))
+    expect(listing.entries).toHaveLength(LIST_MAX_ENTRIES)
+    expect(listing.truncated).toBe(true)
+  })
+})
+
+describe("search_files", () => {
+  it("finds lines by regular expression, literally when the pattern is not one, ignoring case on request", async () => {
+    tree.write("src/a.ts", "const foo = 1\nfoo(bar)\nFOO\n")
+    tree.write("src/b.ts", "nothing\n")
+    tree.write("data.bin", Buffer.from([0x66, 0x6f, 0x6f, 0x00]))
+    const regex = outputOf(await tree.tool("search_files", { pattern: "^foo\\(" }))
+    expect(regex).toEqual({
+      path: tree.root,
+      matches: [{ path: "src/a.ts", line: 2, text: "foo(bar)" }],
+      files_searched: 2,
+      files_skipped: 1,
+      truncated: false
+    })
+    const literal = outputOf(await tree.tool("search_files", { pattern: "foo(", path: "src" }))
+    expect(literal.matches).toEqual([{ path: "a.ts", line: 2, text: "foo(bar)" }])
+    const anyCase = outputOf(await tree.tool("search_files", { pattern: "foo", path: "src/a.ts", case_insensitive: true }))
+    expect(anyCase.matches.map((match: { line: number }) => match.line)).toEqual([1, 2, 3])
+  })
+
+  it(`stops at ${SEARCH_MAX_MATCHES} matches`, async () => {
+    tree.write("hits.txt", "hit\n".repeat(SEARCH_MAX_MATCHES + 1))
+    const search = outputOf(await tree.tool("search_files", { pattern: "hit" }))
+    expect(search.matches).toHaveLength(SEARCH_MAX_MATCHES)
+    expect(search.truncated).toBe(true)
+    tree.write("hits.txt", "hit\n".repeat(SEARCH_MAX_MATCHES))
+    expect(outputOf(await tree.tool("search_files", { pattern: "hit" })).truncated).toBe(false)
+  })
+})
+
+describe("the request's working directory", () => {
+  it("defaults to the machine's first directory and must be a directory inside it", async () => {
+    tree.write("top.txt", "top\n")
+    const outcome = await tree.run({ operation: "tool", tool_call_id: "tcl_x", tool: "read_file", input: { path: "top.txt" }, cwd: null, env: {} })
+    expect(outputOf(outcome).content).toBe("top\n")
+    expect(failureOf(await tree.tool("read_file", { path: "x" }, { cwd: tree.path("top.txt") })).code).toBe("invalid_request")
+    expect(failureOf(await tree.tool("read_file", { path: "top.txt" }, { cwd: "machine" })).code).toBe("invalid_request")
+    symlinkSync(tree.outside, tree.path("escape"))
+    expect(failureOf(await tree.tool("list_files", { path: "." }, { cwd: tree.path("escape") })).code).toBe("forbidden")
+  })
+})

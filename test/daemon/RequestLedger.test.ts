@@ -1,0 +1,170 @@
+/**
+ * The request ledger through the request runner, on a real state file: a request id runs once
+ * however often it arrives, its result is kept until acknowledged and re-sent after a restart,
+ * a request that was running when the daemon stopped is not run again, and cancels.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Queue, Scope } from "effect"
+import { spawn } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import type { DaemonMessage, Request } from "../../src/domain/machines/DaemonProtocol.ts"
+import { Directories } from "../../src/daemon/Directories.ts"
+import { Outbox } from "../../src/daemon/Outbox.ts"
+import { RequestLedger } from "../../src/daemon/RequestLedger.ts"
+import { RequestRunner } from "../../src/daemon/RequestRunner.ts"
+import { StateFile } from "../../src/daemon/StateFile.ts"
+import { contentOnceWritten, livingProcessesOf, makeTree, type Tree } from "./Fixtures.ts"
+
+const SERVER = "http://127.0.0.1:1"
+
+let tree: Tree
+beforeEach(() => {
+  tree = makeTree()
+})
+afterEach(() => tree.remove())
+
+/** A daemon's request handling on the tree's state file, its results collected as the connection would send them. */
+const startDaemon = async () => {
+  const scope = Effect.runSync(Scope.make())
+  const state = StateFile.layer(tree.path("..", "state.json"), SERVER)
+  const ledger = RequestLedger.layer.pipe(Layer.provideMerge(state))
+  const layer = RequestRunner.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(ledger, Outbox.layer, Directories.layer([tree.root]), NodeContext.layer))
+  )
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const sent = Effect.runSync(Queue.unbounded<DaemonMessage>())
+  const use = <A>(effect: Effect.Effect<A, never, RequestRunner | RequestLedger | Outbox>) =>
+    Effect.runPromise(Effect.provide(effect, context))
+  await use(Effect.flatMap(Outbox, (outbox) => outbox.attach((message) => Queue.offer(sent, message))))
+  return {
+    runner: (f: (runner: typeof RequestRunner.Service) => Effect.Effect<void>) => use(Effect.flatMap(RequestRunner, f)),
+    ledger: <A>(f: (ledger: typeof RequestLedger.Service) => Effect.Effect<A>) => use(Effect.flatMap(RequestLedger, f)),
+    nextSent: () => Effect.runPromise(Queue.take(sent).pipe(Effect.timeout("20 seconds"))),
+    sentNow: () => Array.from(Effect.runSync(Queue.takeAll(sent))),
+    stop: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+const command = (request_id: string, command: string): Request => ({
+  type: "request",
+  request_id,
+  operation: "tool",
+  tool_call_id: "tcl_ledger",
+  tool: "run_command",
+  input: { command },
+  cwd: null,
+  env: {}
+})
+
+const runs = () => (existsSync(tree.path("runs")) ? readFileSync(tree.path("runs"), "utf8").split("\n").filter(Boolean).length : 0)
+
+describe("the request ledger", () => {
+  it("runs a request id once: a repeat while it runs is ignored, a repeat once done gets the stored result", async () => {
+    const daemon = await startDaemon()
+    const request = command("req-1", "echo run >> runs; sleep 0.3; echo finished")
+    await daemon.runner((runner) => runner.run(request))
+    await daemon.runner((runner) => runner.run(request))
+    const result = await daemon.nextSent()
+    expect(result).toMatchObject({ type: "result", request_id: "req-1", outcome: "succeeded", output: { exit_code: 0, stdout: "finished\n" } })
+    expect(daemon.sentNow()).toEqual([])
+    await daemon.runner((runner) => runner.run(request))
+    expect(await daemon.nextSent()).toEqual(result)
+    expect(runs()).toBe(1)
+    await daemon.stop()
+  })
+
+  it("keeps results until acknowledged, across a restart, and never runs an acknowledged id again", async () => {
+    const first = await startDaemon()
+    await first.runner((runner) => runner.run(command("req-a", "echo a >> runs")))
+    await first.runner((runner) => runner.run(command("req-b", "echo b >> runs")))
+    const results = [await first.nextSent(), await first.nextSent()]
+    await first.stop()
+
+    const second = await startDaemon()
+    const unacknowledged = await second.ledger((ledger) => ledger.unacknowledged)
+    expect(unacknowledged.map((entry) => entry.request_id).sort()).toEqual(["req-a", "req-b"])
+    expect(unacknowledged.map(({ request_id, outcome }) => ({ type: "result", request_id, ...outcome })).sort((a, b) => a.request_id.localeCompare(b.request_id)))
+      .toEqual([...results].sort((a, b) => (a as { request_id: string }).request_id.localeCompare((b as { request_id: string }).request_id)))
+    // The server re-sends a request whose result it never got: answered from the ledger.
+    await second.runner((runner) => runner.run(command("req-a", "echo a >> runs")))
+    expect(await second.nextSent()).toMatchObject({ request_id: "req-a", outcome: "succeeded" })
+    await second.ledger((ledger) => ledger.acknowledge(["req-a"]))
+    expect((await second.ledger((ledger) => ledger.unacknowledged)).map((entry) => entry.request_id)).toEqual(["req-b"])
+    await second.stop()
+
+    const third = await startDaemon()
+    await third.runner((runner) => runner.run(command("req-a", "echo a >> runs")))
+    expect(await third.nextSent()).toMatchObject({ request_id: "req-a", outcome: "failed", error: { code: "already_executed" } })
+    expect(runs()).toBe(2)
+    await third.stop()
+  })
+
+  it("does not run again a request that was running when the daemon stopped: it answers interrupted", async () => {
+    const first = await startDaemon()
+    await first.runner((runner) => runner.run(command("req-long", "echo $$ > group; echo run >> runs; sleep 100")))
+    const group = Number(await contentOnceWritten(tree.path("group")))
+    await first.stop()
+    expect(livingProcessesOf(group)).toEqual([])
+
+    const second = await startDaemon()
+    expect(await second.ledger((ledger) => ledger.unacknowledged)).toEqual([
+      { request_id: "req-long", outcome: { outcome: "failed", error: { code: "interrupted", message: expect.any(String) } } }
+    ])
+    await second.runner((runner) => runner.run(command("req-long", "echo run >> runs; sleep 100")))
+    expect(await second.nextSent()).toMatchObject({ request_id: "req-long", error: { code: "interrupted" } })
+    expect(runs()).toBe(1)
+    await second.stop()
+  })
+
+  it("cancels a running request (its process group killed), and a request cancelled before it arrived never runs", async () => {
+    const daemon = await startDaemon()
+    await daemon.runner((runner) => runner.run(command("req-c", "echo $$ > group; sleep 100")))
+    const group = Number(await contentOnceWritten(tree.path("group")))
+    await daemon.runner((runner) => runner.cancel("req-c"))
+    expect(await daemon.nextSent()).toMatchObject({ request_id: "req-c", outcome: "failed", error: { code: "cancelled" } })
+    expect(livingProcessesOf(group)).toEqual([])
+
+    await daemon.runner((runner) => runner.cancel("req-early"))
+    expect(await daemon.nextSent()).toMatchObject({ request_id: "req-early", error: { code: "cancelled" } })
+    await daemon.runner((runner) => runner.run(command("req-early", "echo run >> runs")))
+    expect(await daemon.nextSent()).toMatchObject({ request_id: "req-early", error: { code: "cancelled" } })
+    expect(runs()).toBe(0)
+    await daemon.stop()
+  })
+
+  it("answers a request it cannot decode once, under its id", async () => {
+    const daemon = await startDaemon()
+    const failure = { code: "unsupported_operation" as const, message: "unknown operation git.worktree" }
+    await daemon.runner((runner) => runner.refuse("req-new-op", failure))
+    expect(await daemon.nextSent()).toEqual({ type: "result", request_id: "req-new-op", outcome: "failed", error: failure })
+    await daemon.stop()
+  })
+})
+
+describe("the state file", () => {
+  const open = (path: string, server = SERVER) => Effect.runPromise(Effect.scoped(Layer.build(StateFile.layer(path, server))))
+
+  it("is held by one daemon at a time: a live holder refuses, a stale lock is taken over", async () => {
+    const path = tree.path("..", "locked.json")
+    const holder = spawn("sleep", ["30"])
+    try {
+      writeFileSync(`${path}.lock`, String(holder.pid))
+      await expect(open(path)).rejects.toThrow(`another daemon (pid ${holder.pid}) uses it`)
+    } finally {
+      holder.kill("SIGKILL")
+    }
+    await new Promise((resolve) => holder.once("exit", resolve))
+    await open(path)
+    expect(existsSync(`${path}.lock`)).toBe(false)
+  })
+
+  it("belongs to one server, and a damaged one is refused with what to do", async () => {
+    const daemon = await startDaemon()
+    await daemon.stop()
+    const path = tree.path("..", "state.json")
+    await expect(open(path, "http://elsewhere:9")).rejects.toThrow(`belongs to the server ${SERVER}`)
+    writeFileSync(path, "{not json")
+    await expect(open(path)).rejects.toThrow("is damaged; move it away")
+  })
+})
