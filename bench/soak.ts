@@ -18,7 +18,7 @@ import { createDatabase, type FreshDatabase, newToken, startProcess, temporaryDa
 export const SOAK_MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 10)
 const AGENTS = 100
 const SAMPLE_INTERVAL_MS = 10_000
-const TURN_POLL_MS = 200
+const TURN_POLL_MS = 500
 
 export interface SoakResult {
   readonly target: string
