@@ -63,7 +63,7 @@ export const sendInput = (connection: Connection, fleet: Fleet, agentID: AgentId
       Effect.catchTag("ResponseError", () => Effect.succeed(undefined))
     ))
 
-export const agentOf = (connection: Connection, fleet: Fleet, agentID: AgentId) =>
+const agentOf = (connection: Connection, fleet: Fleet, agentID: AgentId) =>
   call(connection, (client) => client.agents.get({ path: agentPath(fleet, agentID) }))
 
 /** The agent's whole timeline, oldest first. */

@@ -7,7 +7,7 @@ import fc from "fast-check"
 import { randomBytes } from "node:crypto"
 
 /** Lone UTF-16 surrogates: valid JSON escapes, not storable text. */
-export const LONE_SURROGATES = ["\ud800", "\udfff", "a\ud83d", "\udc00b", "\ud83d\ud83d"]
+const LONE_SURROGATES = ["\ud800", "\udfff", "a\ud83d", "\udc00b", "\ud83d\ud83d"]
 
 /** Strings with characters text columns cannot hold (NUL) or that no name should contain. */
 const ODD_STRINGS = [

@@ -28,7 +28,7 @@ export interface RawResponse {
 }
 
 /** How long one answer may take before the exchange counts as a hang. */
-export const ANSWER_TIMEOUT_MS = 20_000
+const ANSWER_TIMEOUT_MS = 20_000
 
 /** Sends `request` to 127.0.0.1:`port`; fails when the connection breaks or no answer comes in time. */
 export const exchange = (port: number, request: RawRequest): Promise<RawResponse> =>

@@ -19,7 +19,7 @@ export interface ValueContext {
 const MAX_DEPTH = 4
 
 /** Small JSON values, for schemas that accept anything. */
-export const anyJson = fc.jsonValue({ maxDepth: 2 })
+const anyJson = fc.jsonValue({ maxDepth: 2 })
 
 const integerIn = (schema: Schema) => {
   const min = typeof schema.minimum === "number" ? schema.minimum : -1_000

@@ -18,7 +18,7 @@ import type { RawResponse } from "./HttpExchange.ts"
 import type { Operation } from "./OpenApiDocument.ts"
 
 /** The spec's error codes and the status of each. */
-export const CODE_STATUS: Readonly<Record<string, number>> = {
+const CODE_STATUS: Readonly<Record<string, number>> = {
   invalid_request: 400,
   validation_failed: 400,
   not_a_file: 400,
