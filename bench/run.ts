@@ -1,38 +1,71 @@
 /**
- * `npm run bench`: runs every benchmark, one after the other (they would compete for the CPU),
- * and prints three tables: HTTP throughput (each HTTP benchmark is a `Benchmark` of
- * bench/Harness.ts; add it to HTTP_BENCHMARKS), then the agent runtime's figures
- * (bench/runtime.ts), then the JSON body scanner every request body goes through
- * (bench/bodyScanner.ts). BENCH_DURATION_SECONDS (default 10) sets the length of each measurement.
+ * `npm run bench`: runs the benchmarks one after the other (they would compete for the CPU) and
+ * prints, in order: HTTP throughput (each HTTP benchmark is a `Benchmark` of bench/Harness.ts; add
+ * it to HTTP_BENCHMARKS), the agent runtime's figures (bench/runtime.ts), the crash loop
+ * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set.
+ * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
+ *
+ * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
+ * (names: http, runtime, scanner, crash-loop, soak; several with commas). A broken crash-loop invariant
+ * makes the run exit non-zero.
  */
 import { loadavg } from "node:os"
-import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
 import { agentConfigs } from "./agentConfigs.ts"
 import { bodyScanner } from "./bodyScanner.ts"
+import { crashLoop, formatCrashLoop } from "./crashLoop.ts"
+import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
 import { orgGet } from "./orgGet.ts"
 import { runtime } from "./runtime.ts"
+import { formatSoak, soak, SOAK_MINUTES } from "./soak.ts"
+
+/** Prints `{name, value, unit}` rows as an aligned table. */
+const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: number; readonly unit: string }>) => {
+  const nameWidth = Math.max(...rows.map((row) => row.name.length), 4)
+  console.log(`${"name".padEnd(nameWidth)}  ${"value".padStart(10)}  unit`)
+  for (const row of rows) {
+    console.log(`${row.name.padEnd(nameWidth)}  ${row.value.toFixed(1).padStart(10)}  ${row.unit}`)
+  }
+}
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
+const PARTS = ["http", "runtime", "scanner", "crash-loop", "soak"] as const
 
-const rows: Array<Row> = []
-for (const benchmark of HTTP_BENCHMARKS) {
-  rows.push(...(await benchmark()))
-}
-const runtimeRows = await runtime()
-const scannerRows = await bodyScanner()
+const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
+const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
+if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(", ")}; the parts are ${PARTS.join(", ")}`)
+const selected = (part: typeof PARTS[number]) =>
+  only === undefined ? part !== "soak" || process.env.BENCH_SOAK_MINUTES !== undefined : only.includes(part)
 
-console.log(
-  `${CONNECTIONS} connections, ${DURATION_SECONDS} s per case, node ${process.version}, ` +
-    `load average ${loadavg().map((load) => load.toFixed(1)).join(" ")}\n`
-)
-console.log(formatTable(rows))
-console.log("\nAgent runtime (scripted provider answering at once)\n")
-const nameWidth = Math.max(...runtimeRows.map((row) => row.name.length), 4)
-console.log(`${"name".padEnd(nameWidth)}  ${"value".padStart(10)}  unit`)
-for (const row of runtimeRows) {
-  console.log(`${row.name.padEnd(nameWidth)}  ${row.value.toFixed(1).padStart(10)}  ${row.unit}`)
+if (selected("http")) {
+  const rows: Array<Row> = []
+  for (const benchmark of HTTP_BENCHMARKS) {
+    rows.push(...(await benchmark()))
+  }
+  console.log(
+    `${CONNECTIONS} connections, ${DURATION_SECONDS} s per case, node ${process.version}, ` +
+      `load average ${loadavg().map((load) => load.toFixed(1)).join(" ")}\n`
+  )
+  console.log(formatTable(rows))
 }
-console.log("\nJSON body scanner (in process, 64 KiB chunks; median of repeated runs)\n")
-for (const row of scannerRows) {
-  console.log(`${row.name.padEnd(nameWidth)}  ${row.value.toFixed(1).padStart(10)}  ${row.unit}`)
+
+if (selected("runtime")) {
+  const runtimeRows = await runtime()
+  console.log("\nAgent runtime (scripted provider answering at once)\n")
+  printRows(runtimeRows)
+}
+
+if (selected("scanner")) {
+  const scannerRows = await bodyScanner()
+  console.log("\nJSON body scanner (in process, 64 KiB chunks; median of repeated runs)\n")
+  printRows(scannerRows)
+}
+
+if (selected("crash-loop")) {
+  const result = await crashLoop()
+  console.log(`\n${formatCrashLoop(result)}`)
+  if (!result.ok) process.exitCode = 1
+}
+
+if (selected("soak")) {
+  console.log(`\n${formatSoak(await soak(SOAK_MINUTES))}`)
 }

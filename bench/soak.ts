@@ -1,0 +1,139 @@
+/**
+ * The soak (run only when asked: `BENCH_SOAK_MINUTES=10 npm run bench -- soak`): the server as a
+ * child process in production mode, 100 agents each sending an input, waiting for its turn to
+ * end, and sending the next, for BENCH_SOAK_MINUTES (default 10), against the scripted provider
+ * answering at once. The server's resident memory (VmRSS of /proc/<pid>/status) is sampled every
+ * 10 s and printed as a series, with the first and the last minute's averages and their ratio:
+ * a ratio well above 1 under a steady load is a leak to look for.
+ *
+ * On the embedded database by default; BENCH_SOAK_DATABASE=postgres uses a fresh database on the
+ * local Postgres (DATABASE_URL's server when set), dropped afterwards.
+ */
+import { Effect } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
+import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { createFleet } from "./AgentFleet.ts"
+import { createDatabase, type FreshDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+
+export const SOAK_MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 10)
+const AGENTS = 100
+const SAMPLE_INTERVAL_MS = 10_000
+const TURN_POLL_MS = 500
+
+export interface SoakResult {
+  readonly target: string
+  readonly minutes: number
+  /** Seconds since the start, RSS in MiB. */
+  readonly samples: ReadonlyArray<{ readonly seconds: number; readonly rssMiB: number }>
+  readonly turns: number
+  readonly errors: number
+}
+
+/** The pid of the server listening on `port`: the process whose environment holds PORT=<port> and that runs src/main.ts. */
+const serverPid = (port: number): number => {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8")
+      if (!cmdline.includes("src/main.ts")) continue
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`PORT=${port}`)) return Number(entry)
+    } catch {
+      // The process ended meanwhile, or is not ours to read.
+    }
+  }
+  throw new Error(`no server process listens on port ${port}`)
+}
+
+const rssMiB = (pid: number) => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((text) => text.startsWith("VmRSS:"))
+  return Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024
+}
+
+const json = async (method: string, url: string, token: string, body?: unknown) => {
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  if (response.status >= 300) throw new Error(`${method} ${url} answered ${response.status}: ${text}`)
+  return JSON.parse(text) as Record<string, any>
+}
+
+/** One agent's loop: an input, its turn to the end, the next input. Returns the turns done and the errors met. */
+const driveAgent = async (agentUrl: string, token: string, until: number) => {
+  let turns = 0
+  let errors = 0
+  while (Date.now() < until) {
+    try {
+      const accepted = await json("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "soak" }] })
+      for (;;) {
+        const turn = await json("GET", `${agentUrl}/turns/${accepted.event.turn_id}`, token)
+        if (turn.status !== "running" && turn.status !== "waiting") break
+        await new Promise((resolve) => setTimeout(resolve, TURN_POLL_MS))
+      }
+      turns++
+    } catch {
+      errors++
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+    }
+  }
+  return { turns, errors }
+}
+
+export const soak = async (minutes: number): Promise<SoakResult> => {
+  const onPostgres = process.env.BENCH_SOAK_DATABASE === "postgres"
+  const database: FreshDatabase | undefined = onPostgres ? await createDatabase() : undefined
+  const dataDir = temporaryDataDir()
+  const { close, provider } = await startScriptedProvider({ record: false })
+  try {
+    await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
+    const token = newToken()
+    const server = await startProcess("src/main.ts", {
+      DATA_DIR: dataDir.dir,
+      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      ...(database === undefined ? {} : { DATABASE_URL: database.url })
+    })
+    try {
+      const pid = serverPid(Number(new URL(server.baseUrl).port))
+      const fleet = await createFleet({ baseUrl: server.baseUrl, token }, provider.baseUrl("openai-responses"), "soak-1", AGENTS)
+      const projectUrl = `${server.baseUrl}/v1/orgs/${fleet.projectPath.orgID}/projects/${fleet.projectPath.projectID}`
+      const started = Date.now()
+      const until = started + minutes * 60_000
+      const samples: Array<{ seconds: number; rssMiB: number }> = []
+      const sample = () => samples.push({ seconds: Math.round((Date.now() - started) / 1000), rssMiB: rssMiB(pid) })
+      sample()
+      const sampler = setInterval(sample, SAMPLE_INTERVAL_MS)
+      const results = await Promise.all(fleet.agents.map((agent) => driveAgent(`${projectUrl}/agents/${agent}`, token, until)))
+      clearInterval(sampler)
+      sample()
+      return {
+        target: onPostgres ? "Postgres" : "embedded PGlite",
+        minutes,
+        samples,
+        turns: results.reduce((sum, result) => sum + result.turns, 0),
+        errors: results.reduce((sum, result) => sum + result.errors, 0)
+      }
+    } finally {
+      await server.stop()
+    }
+  } finally {
+    await close()
+    dataDir.remove()
+    await database?.drop()
+  }
+}
+
+const average = (values: ReadonlyArray<number>) => values.reduce((sum, value) => sum + value, 0) / Math.max(values.length, 1)
+
+export const formatSoak = (result: SoakResult): string => {
+  const end = result.samples[result.samples.length - 1]?.seconds ?? 0
+  const first = average(result.samples.filter((s) => s.seconds < 60).map((s) => s.rssMiB))
+  const last = average(result.samples.filter((s) => s.seconds > end - 60).map((s) => s.rssMiB))
+  return [
+    `Soak on ${result.target}: ${AGENTS} agents for ${result.minutes} min, ${result.turns} turns ` +
+    `(${(result.turns / (result.minutes * 60)).toFixed(1)}/s), ${result.errors} errors`,
+    `  RSS every ${SAMPLE_INTERVAL_MS / 1000} s (MiB): ${result.samples.map((s) => s.rssMiB.toFixed(0)).join(" ")}`,
+    `  first minute ${first.toFixed(0)} MiB, last minute ${last.toFixed(0)} MiB, ratio ${(last / first).toFixed(2)}`
+  ].join("\n")
+}
