@@ -12,12 +12,12 @@ import { TurnLauncher } from "../services/runtime/TurnLauncher.ts"
 import { TurnLifecycle } from "../services/runtime/TurnLifecycle.ts"
 import { TurnSteps } from "../services/runtime/TurnSteps.ts"
 import { TurnWorkflowLive } from "../services/runtime/TurnWorkflowLive.ts"
-import { SingleRunnerLock, WorkflowEngineLive } from "./WorkflowEngine.ts"
+import { WorkflowEngineLive } from "./WorkflowEngine.ts"
 
 const TurnServicesLive = TurnSteps.Default.pipe(
   Layer.provideMerge(Layer.mergeAll(ToolDispatch.Default, TurnCancellation.Default, TurnLifecycle.Default)),
   Layer.provideMerge(Layer.merge(TurnLauncher.Default, ModelClient.Default)),
-  Layer.provideMerge(WorkflowEngineLive.pipe(Layer.provide(SingleRunnerLock)))
+  Layer.provideMerge(WorkflowEngineLive)
 )
 
 export const RuntimeLive = AgentRuntime.Default.pipe(

@@ -10,7 +10,7 @@
  * - `finish(turn, status, error)`: ends the turn and starts the agent's next queued input.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Either, Option, Redacted, Schema } from "effect"
+import { Data, Effect, Either, Option, Redacted, Schema } from "effect"
 import type { CompiledAgentConfig, CompiledTool } from "../../domain/agent-config/Compiled.ts"
 import { isBuiltinTool } from "../../domain/agent-config/BuiltinTools.ts"
 import type { AgentConfigId, AgentId, ProjectId, SkillId } from "../../domain/Ids.ts"
@@ -65,6 +65,8 @@ interface TurnSetup {
 }
 
 const decodeOutcome = Schema.decodeUnknownSync(StepOutcome)
+
+class StepAlreadyRecorded extends Data.TaggedError("StepAlreadyRecorded") {}
 
 const skillsSection = (skills: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
   skills.length === 0
@@ -273,7 +275,18 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         return Option.none<string>()
       })
 
-    /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
+    const recordedStep = (turnId: TurnId, step: number) =>
+      sql<{ outcome: unknown }>`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => decodeOutcome(row.outcome))),
+        Effect.orDie
+      )
+
+    /**
+     * Records a model response and dispatches its tool calls, in one transaction with the step's
+     * row. When the step is recorded already (the same step ran twice at once: a workflow moving to
+     * another process while its model call was still running on the first), the transaction is
+     * rolled back and the recorded outcome returned, so the output is recorded once.
+     */
     const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
       timeline.transaction(Effect.gen(function*() {
         yield* lifecycle.lockAgent(payload.agent_id)
@@ -317,9 +330,10 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         }
         const outcome: StepOutcome = planned.length === 0 ? { _tag: "Finished" } : { _tag: "ToolCalls", calls: planned }
         yield* addUsage(payload.turn_id, response.usage, 1)
-        yield* sql`INSERT INTO turn_steps ${
+        const inserted = yield* sql`INSERT INTO turn_steps ${
           sql.insert({ turn_id: payload.turn_id, step, outcome: JSON.stringify(Schema.encodeSync(StepOutcome)(outcome)) })
-        }`
+        } ON CONFLICT DO NOTHING RETURNING step`
+        if (inserted.length === 0) return yield* new StepAlreadyRecorded()
         if (outcome._tag === "Finished") {
           const next = yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, "completed", null)
           return { outcome, next }
@@ -327,6 +341,11 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
         return { outcome, next: Option.none<TurnId>() }
       })).pipe(
+        Effect.catchTag("StepAlreadyRecorded", () =>
+          Effect.map(recordedStep(payload.turn_id, step), (outcome) => ({
+            outcome: Option.getOrElse(outcome, () => stopped),
+            next: Option.none<TurnId>()
+          }))),
         Effect.orDie,
         Effect.tap(({ next }) => launchNext(payload.agent_id, next)),
         Effect.map(({ outcome }) => outcome)
@@ -354,9 +373,8 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
       Effect.gen(function*() {
         const turn = yield* turnState(payload.turn_id)
         if (Option.isNone(turn) || !turn.value.active) return stopped
-        const [recorded] = yield* sql<{ outcome: unknown }>`
-          SELECT outcome FROM turn_steps WHERE turn_id = ${payload.turn_id} AND step = ${step}`.pipe(Effect.orDie)
-        if (recorded !== undefined) return decodeOutcome(recorded.outcome)
+        const recorded = yield* recordedStep(payload.turn_id, step)
+        if (Option.isSome(recorded)) return recorded.value
 
         const setup = yield* Effect.either(setupOf(payload.agent_id, turn.value.project_id, turn.value.agent_config_id))
         if (Either.isLeft(setup)) return failed(setup.left)
