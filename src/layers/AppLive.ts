@@ -21,12 +21,11 @@ import { Actors } from "../services/Actors.ts"
 import { AgentCommands } from "../services/runtime/AgentCommands.ts"
 import { Agents } from "../services/runtime/Agents.ts"
 import { Artifacts } from "../services/runtime/Artifacts.ts"
-import { Timeline } from "../services/runtime/Timeline.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive, NodeServerLive } from "./HttpServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
-import { RuntimeLive } from "./Runtime.ts"
+import { RuntimeLive, TimelineLive } from "./Runtime.ts"
 import { SecretKey } from "./SecretKey.ts"
 import { HttpServer } from "@effect/platform"
 
@@ -62,7 +61,7 @@ const AgentApiServicesLive = AgentCommands.Default.pipe(
 export const ServicesLive = BootstrapLive.pipe(
   Layer.provideMerge(AgentApiServicesLive),
   Layer.provideMerge(RuntimeLive),
-  Layer.provideMerge(Timeline.Default),
+  Layer.provideMerge(TimelineLive),
   Layer.provideMerge(AgentConfigs.Default),
   Layer.provideMerge(FoundationServicesLive),
   Layer.provideMerge(DatabaseReadyLive)

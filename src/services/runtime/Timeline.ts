@@ -10,10 +10,12 @@
  * transaction they belong to commits (a transaction that appends events is opened with
  * `transaction`, which wakes the waiters after its commit: a waiter woken earlier would read on
  * another connection before the commit, find nothing and sleep until its next poll); appends by
- * another process sharing the database are seen by the poll every POLL_INTERVAL (docs/runtime.md).
+ * another process sharing the database wake them through EventNotifications (Postgres NOTIFY,
+ * sent by the append's statement when its transaction commits). A waiter also reads every
+ * POLL_INTERVAL, a safety net only (docs/scale-out.md).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, FiberRef, PubSub, Queue } from "effect"
+import { Duration, Effect, FiberRef, Queue } from "effect"
 import { NotFound } from "../../domain/Errors.ts"
 import { type AgentId, type AgentConfigId, EventId, type OrgId, type ProjectId } from "../../domain/Ids.ts"
 import {
@@ -23,8 +25,9 @@ import {
   type EventsQuery,
   type NewEvent
 } from "../../domain/runtime/Events.ts"
+import { EventNotifications } from "./EventNotifications.ts"
 
-export const POLL_INTERVAL = Duration.seconds(1)
+export const POLL_INTERVAL = Duration.seconds(5)
 
 interface EventRow {
   readonly agent_id: AgentId
@@ -66,13 +69,13 @@ const dataOf = (event: NewEvent): Record<string, unknown> => {
 export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   scoped: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const appended = yield* PubSub.sliding<AgentId>(1024)
+    const notifications = yield* EventNotifications
     /** The agents whose events the current `transaction` appended, woken when it commits. */
     const uncommittedAppends = yield* FiberRef.make<Set<AgentId> | undefined>(undefined)
 
     const wake = (agentId: AgentId) =>
       Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) => {
-        if (pending === undefined) return PubSub.publish(appended, agentId)
+        if (pending === undefined) return notifications.wake([agentId])
         pending.add(agentId)
         return Effect.void
       })
@@ -83,7 +86,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         if (outer !== undefined) return sql.withTransaction(effect)
         const pending = new Set<AgentId>()
         return sql.withTransaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
-          Effect.tap(() => PubSub.publishAll(appended, pending))
+          Effect.tap(() => notifications.wake(pending))
         )
       })
 
@@ -92,7 +95,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         const [agent] = yield* sql<{ last_sequence: string; agent_config_id: AgentConfigId; org_id: OrgId; project_id: ProjectId }>`
           UPDATE agents SET last_sequence = last_sequence + ${events.length}, updated_at = now()
           WHERE id = ${agentId}
-          RETURNING last_sequence, agent_config_id, org_id, project_id`
+          RETURNING last_sequence, agent_config_id, org_id, project_id${notifications.notifyOnCommit(agentId)}`
         if (agent === undefined) return yield* Effect.die(new NotFound({ error: `Agent ${agentId} not found` }))
         const first = Number(agent.last_sequence) - events.length + 1
 
@@ -176,7 +179,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
      */
     const waitForEvents = (agentId: AgentId, afterSequence: number, timeout: Duration.DurationInput) =>
       Effect.scoped(Effect.gen(function*() {
-        const wakeups = yield* PubSub.subscribe(appended)
+        const wakeups = yield* notifications.subscribe
         const deadline = Date.now() + Duration.toMillis(timeout)
         while (true) {
           const page = yield* list(agentId, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
