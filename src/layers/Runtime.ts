@@ -1,9 +1,13 @@
 /**
  * The agent runtime's composition (docs/runtime.md): the workflow engine over the application's
  * database, the turn workflow registered on it, and AgentRuntime, which recovers unfinished work
- * once the workflow is registered. Needs the SQL client, Timeline, Models and Secrets.
+ * once the workflow is registered, and again every RECOVERY_SWEEP_INTERVAL on one process of the
+ * cluster (a cluster singleton): a process that dies right after a commit leaves what should have
+ * followed it undone, and on a shared database the others go on without restarting.
+ * Needs the SQL client, Timeline, Models and Secrets.
  */
-import { Effect, Layer, Option } from "effect"
+import { Singleton } from "@effect/cluster"
+import { Duration, Effect, Layer, Option } from "effect"
 import { AgentRuntime } from "../services/runtime/AgentRuntime.ts"
 import { EventNotifications } from "../services/runtime/EventNotifications.ts"
 import { ModelClient } from "../services/runtime/ModelClient.ts"
@@ -29,7 +33,20 @@ const TurnServicesLive = TurnSteps.Default.pipe(
   Layer.provideMerge(WorkflowEngineLive)
 )
 
-export const RuntimeLive = AgentRuntime.Default.pipe(
+export const RECOVERY_SWEEP_INTERVAL = Duration.seconds(30)
+
+const RecoverySweepLive = Singleton.make(
+  "AgentRuntime/RecoverySweep",
+  Effect.flatMap(AgentRuntime, (runtime) =>
+    runtime.recover.pipe(
+      Effect.catchAllCause((cause) => Effect.logError("The recovery sweep failed", cause)),
+      Effect.delay(RECOVERY_SWEEP_INTERVAL),
+      Effect.forever
+    ))
+)
+
+export const RuntimeLive = RecoverySweepLive.pipe(
+  Layer.provideMerge(AgentRuntime.Default),
   Layer.provide(TurnWorkflowLive),
   Layer.provideMerge(TurnServicesLive)
 )

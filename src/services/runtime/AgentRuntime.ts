@@ -34,7 +34,7 @@ import { ToolDispatch } from "./ToolDispatch.ts"
 import { TurnCancellation } from "./TurnCancellation.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
-import { resolveSignal, type SignalKind, type TurnSignal } from "./TurnWorkflow.ts"
+import { resolveSignal, type SignalKind, signalSent, turnStarted, type TurnSignal } from "./TurnWorkflow.ts"
 
 /** Queued inputs an agent holds at most (docs/runtime.md); past it, `agent_backlog_full`. */
 export const MAX_BACKLOG = 100
@@ -86,7 +86,9 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
     const launcher = yield* TurnLauncher
     const cancellation = yield* TurnCancellation
     const dispatcher = yield* ToolDispatch
-    const engine = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof resolveSignal>>>()
+    const engine = yield* Effect.context<
+      Effect.Effect.Context<ReturnType<typeof resolveSignal> | ReturnType<typeof turnStarted>>
+    >()
 
     const lockExisting = (agentId: AgentId) =>
       Effect.flatMap(lifecycle.lockAgent(agentId), Option.match({
@@ -392,14 +394,21 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
       }).pipe(Effect.catchTag("SqlError", Effect.die))
 
     /**
-     * After a start: starts the workflow of every unfinished turn (a no-op for one that exists),
-     * resolves again the waits whose resolution was committed but maybe not delivered, and starts
-     * the turn of any idle agent's oldest queued input.
+     * After a start, and every RECOVERY_SWEEP_INTERVAL on one process of the cluster
+     * (src/layers/Runtime.ts): starts the workflow of every unfinished turn whose workflow was never
+     * started, resolves again every wait whose resolution was committed but never sent (a process
+     * that died between a commit and what follows it), and starts the turn of any idle agent's
+     * oldest queued input. What was sent is left to the cluster, which delivers it wherever the
+     * workflow's shard is. Every step is idempotent, so processes may run it at the same time.
      */
     const recover = Effect.gen(function*() {
       const unfinished = yield* sql<{ id: TurnId; agent_id: AgentId }>`
         SELECT id, agent_id FROM turns WHERE status IN ('running', 'waiting') ORDER BY id`
-      yield* Effect.forEach(unfinished, (turn) => launcher.launch(turn.agent_id, turn.id), { discard: true })
+      const unstarted = yield* Effect.filter(unfinished, (turn) =>
+        Effect.map(turnStarted({ turn_id: turn.id, agent_id: turn.agent_id }), (started) => !started)).pipe(
+          Effect.provide(engine)
+        )
+      yield* Effect.forEach(unstarted, (turn) => launcher.launch(turn.agent_id, turn.id), { discard: true })
       const results = yield* sql<{ id: ToolCallId; deferred_token: string }>`
         SELECT c.id, c.deferred_token FROM tool_calls c JOIN turns t ON t.id = c.turn_id
         WHERE t.status IN ('running', 'waiting') AND c.state = 'completed' AND c.type = 'custom'
@@ -407,7 +416,7 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
       const resolutions = yield* sql<InteractionRow>`
         SELECT i.* FROM interactions i JOIN turns t ON t.id = i.turn_id
         WHERE t.status IN ('running', 'waiting') AND i.status = 'resolved' AND i.tool_call_id IS NOT NULL`
-      yield* sendSignals([
+      const committed: ReadonlyArray<Signal> = [
         ...results.map((call) => ({ kind: "result" as const, toolCallId: call.id, token: call.deferred_token, value: "completed" as const })),
         ...resolutions.map((interaction) => ({
           kind: interaction.kind,
@@ -415,7 +424,11 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
           token: interaction.deferred_token,
           value: interaction.kind === "approval" ? interaction.decision ?? "deny" : "completed" as TurnSignal
         }))
-      ])
+      ]
+      const unsent = yield* Effect.filter(committed, (signal) => Effect.map(signalSent(signal.token), (sent) => !sent)).pipe(
+        Effect.provide(engine)
+      )
+      yield* sendSignals(unsent)
       const idle = yield* sql<{ id: AgentId }>`
         SELECT a.id FROM agents a
         WHERE a.current_turn_id IS NULL
@@ -428,13 +441,16 @@ export class AgentRuntime extends Effect.Service<AgentRuntime>()("AgentRuntime",
           })),
           (next) => launchNext(agent.id, next)
         ), { discard: true })
-      if (unfinished.length + idle.length > 0) {
-        yield* Effect.logInfo(`Recovered ${unfinished.length} unfinished turns and ${idle.length} idle agents with queued inputs`)
+      if (unstarted.length + unsent.length + idle.length > 0) {
+        yield* Effect.logInfo(
+          `Recovery: started the workflows of ${unstarted.length} turns, sent ${unsent.length} committed ` +
+            `resolutions, started the queued input of ${idle.length} idle agents`
+        )
       }
     }).pipe(Effect.orDie)
 
     yield* recover
 
-    return { submitInput, withdrawInput, cancelCurrent, submitToolResult, resolveInteraction } as const
+    return { submitInput, withdrawInput, cancelCurrent, submitToolResult, resolveInteraction, recover } as const
   })
 }) {}
