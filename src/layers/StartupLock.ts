@@ -1,9 +1,9 @@
 /**
- * Start-up steps that create tables (our migrations, the cluster's storage tables) run one
- * process at a time: several server processes started together on a fresh Postgres would
- * otherwise race to create the same tables (the migrator creates its table after a failed
- * look-up, and the cluster uses `CREATE TABLE IF NOT EXISTS`, which concurrent sessions can fail
- * too), and all but one would stop at start-up.
+ * Start-up steps that create what must exist once (our migrations, the cluster's storage tables,
+ * the bootstrap user) run one process at a time: several server processes started together on a
+ * fresh Postgres would otherwise race to create the same tables (the migrator creates its table
+ * after a failed look-up, and the cluster uses `CREATE TABLE IF NOT EXISTS`, which concurrent
+ * sessions can fail too) and the same user, and all but one would stop at start-up.
  *
  * The lock is a session-level advisory lock on a connection reserved for it while the step runs;
  * Postgres also releases it when the session ends, so a process that dies holding it leaves
