@@ -90,8 +90,8 @@ const within = <A>(promise: Promise<A>, ms: number, what: string) =>
   ])
 
 // Concurrent only on the embedded database, where each test has its own data directory: on
-// Postgres the tests share the file's database, and a database serves one server process at a
-// time (docs/runtime.md).
+// Postgres the tests share the file's database, where their servers would form one cluster and run
+// each other's turns (docs/scale-out.md), which the restarts here would disturb.
 describeServers("the server process", () => {
   it("answers health probes; SIGTERM drains the in-flight request and exits 0; data and the bootstrap key survive restarts", async () => {
     const dataDir = newDataDir()
