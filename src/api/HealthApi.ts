@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ServiceUnavailable } from "../domain/Errors.ts"
+import { ServiceUnavailable } from "../domain/shared/Errors.ts"
 
 export const HealthStatus = Schema.Struct({ status: Schema.String })
 

@@ -5,8 +5,8 @@
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AuthenticationUnavailable, Unauthorized } from "../domain/Errors.ts"
-import { CurrentPrincipal } from "../domain/Principal.ts"
+import { AuthenticationUnavailable, Unauthorized } from "../domain/shared/Errors.ts"
+import { CurrentPrincipal } from "../domain/tenancy/Principal.ts"
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
   failure: Schema.Union(Unauthorized.Wire, AuthenticationUnavailable.Wire),

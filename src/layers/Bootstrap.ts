@@ -6,9 +6,9 @@
  * together would otherwise all create the same user.
  */
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
-import { Email } from "../domain/Users.ts"
-import { ApiKeys } from "../services/ApiKeys.ts"
-import { Users } from "../services/Users.ts"
+import { Email } from "../domain/tenancy/Users.ts"
+import { ApiKeys } from "../services/tenancy/ApiKeys.ts"
+import { Users } from "../services/tenancy/Users.ts"
 import { AppConfig } from "./AppConfig.ts"
 import { withStartupLock } from "./StartupLock.ts"
 

@@ -5,7 +5,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import type { ApiFormat } from "../../src/domain/Models.ts"
+import type { ApiFormat } from "../../src/domain/configuration/Models.ts"
 import { eventually } from "../support/Polling.ts"
 import { runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"

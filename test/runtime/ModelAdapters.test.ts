@@ -8,7 +8,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Duration, Effect, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import type { ApiFormat } from "../../src/domain/Models.ts"
+import type { ApiFormat } from "../../src/domain/configuration/Models.ts"
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../src/services/runtime/AnthropicMessages.ts"
 import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/ModelClient.ts"
 import type { ConversationItem, ModelRequest, ModelResponse } from "../../src/services/runtime/ModelMessages.ts"

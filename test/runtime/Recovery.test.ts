@@ -9,7 +9,7 @@ import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "@
 import { expect } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { ToolCallId, TurnId } from "../../src/domain/Ids.ts"
+import type { ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
 import { AgentRuntime } from "../../src/services/runtime/AgentRuntime.ts"
 import { signalSent, turnStarted, TurnWorkflow, type TurnPayload } from "../../src/services/runtime/TurnWorkflow.ts"
 import { eventually } from "../support/Polling.ts"

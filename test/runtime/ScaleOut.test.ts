@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import type { AgentId } from "../../src/domain/Ids.ts"
+import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import type { Client } from "../../src/api/Client.ts"
 import { waitForShards } from "../support/ClusterShards.ts"
 import { eventually } from "../support/Polling.ts"

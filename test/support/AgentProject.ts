@@ -5,7 +5,7 @@
  * `lookup` (allowed), a custom tool `deploy` (asks for approval) and the built-in tools.
  */
 import { Effect } from "effect"
-import type { ApiFormat } from "../../src/domain/Models.ts"
+import type { ApiFormat } from "../../src/domain/configuration/Models.ts"
 import { agentSource, scriptedModel } from "./ScriptedModel.ts"
 import { newUser } from "./TestApp.ts"
 

@@ -9,8 +9,8 @@
  */
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import type { AgentId } from "../../src/domain/Ids.ts"
-import type { ApiFormat } from "../../src/domain/Models.ts"
+import type { AgentId } from "../../src/domain/shared/Ids.ts"
+import type { ApiFormat } from "../../src/domain/configuration/Models.ts"
 import type { Client } from "../../src/api/Client.ts"
 import { eventually } from "./Polling.ts"
 import type { ScriptedProviderShape } from "./ScriptedProvider.ts"

@@ -6,8 +6,8 @@
  */
 import { Effect, Redacted } from "effect"
 import type { Client } from "../../src/api/Client.ts"
-import type { OrgId } from "../../src/domain/Ids.ts"
-import type { ApiFormat } from "../../src/domain/Models.ts"
+import type { OrgId } from "../../src/domain/shared/Ids.ts"
+import type { ApiFormat } from "../../src/domain/configuration/Models.ts"
 
 export interface ScriptedModelOptions {
   readonly format: ApiFormat

@@ -20,7 +20,7 @@ import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { ApiFormat } from "../../src/domain/Models.ts"
+import type { ApiFormat } from "../../src/domain/configuration/Models.ts"
 
 /** One part of a scripted model answer, in output order. */
 export type ScriptedOutput =

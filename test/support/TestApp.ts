@@ -12,8 +12,8 @@ import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
 import { AppConfig } from "../../src/layers/AppConfig.ts"
 import { AppLive } from "../../src/layers/AppLive.ts"
-import { ApiKeys } from "../../src/services/ApiKeys.ts"
-import { Users } from "../../src/services/Users.ts"
+import { ApiKeys } from "../../src/services/tenancy/ApiKeys.ts"
+import { Users } from "../../src/services/tenancy/Users.ts"
 import { ServicesLive } from "../../src/layers/AppLive.ts"
 
 export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>

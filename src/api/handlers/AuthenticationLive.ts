@@ -1,5 +1,5 @@
 import { Effect, Layer, Redacted } from "effect"
-import { ApiKeys } from "../../services/ApiKeys.ts"
+import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
 import { Authentication } from "../Security.ts"
 
 export const AuthenticationLive = Layer.effect(

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { ServiceUnavailable } from "../../domain/Errors.ts"
+import { ServiceUnavailable } from "../../domain/shared/Errors.ts"
 import { LATEST_MIGRATION_ID } from "../../layers/Migrations.ts"
 import { Api } from "../Api.ts"
 

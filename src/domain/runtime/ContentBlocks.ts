@@ -7,7 +7,7 @@
  * returns as a `media_ref`.
  */
 import { Schema } from "effect"
-import { ArtifactId } from "../Ids.ts"
+import { ArtifactId } from "../shared/Ids.ts"
 
 const Metadata = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 

@@ -24,8 +24,8 @@ import {
   ProjectId,
   ToolCallId,
   TurnId
-} from "../Ids.ts"
-import { Timestamp } from "../Timestamp.ts"
+} from "../shared/Ids.ts"
+import { Timestamp } from "../shared/Timestamp.ts"
 import { ContentBlock } from "./ContentBlocks.ts"
 
 const MAX_SAFE = 9007199254740991

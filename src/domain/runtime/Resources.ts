@@ -14,8 +14,8 @@ import {
   ProjectId,
   ToolCallId,
   TurnId
-} from "../Ids.ts"
-import { Timestamp } from "../Timestamp.ts"
+} from "../shared/Ids.ts"
+import { Timestamp } from "../shared/Timestamp.ts"
 import { ContentBlock, SubmittedContentBlock } from "./ContentBlocks.ts"
 import { AgentInputEvent, ControlEvent, TokenUsage } from "./Events.ts"
 

@@ -4,11 +4,11 @@
  * and hands the request to the engine (AgentRuntime), which owns every runtime state change.
  */
 import { Effect } from "effect"
-import { StateTransitionConflict } from "../../domain/Errors.ts"
-import type { AgentId, InputId, InteractionId, OrgId, ProjectId, ToolCallId } from "../../domain/Ids.ts"
-import { canonicalJson } from "../../domain/agent-config/Canonical.ts"
-import type { JsonValue } from "../../domain/agent-config/Definition.ts"
-import { sha256 } from "../../domain/agent-config/Hash.ts"
+import { StateTransitionConflict } from "../../domain/shared/Errors.ts"
+import type { AgentId, InputId, InteractionId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
+import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
+import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
+import { sha256 } from "../shared/Hash.ts"
 import type {
   InputAccepted,
   LaunchAgent,
@@ -17,8 +17,8 @@ import type {
   SubmitToolResult
 } from "../../domain/runtime/Resources.ts"
 import { LaunchedAgent } from "../../domain/runtime/Resources.ts"
-import { Access } from "../Access.ts"
-import { Actors } from "../Actors.ts"
+import { Access } from "../tenancy/Access.ts"
+import { Actors } from "./Actors.ts"
 import { AgentRuntime } from "./AgentRuntime.ts"
 import { Agents } from "./Agents.ts"
 import { Artifacts, prepareBlocks } from "./Artifacts.ts"

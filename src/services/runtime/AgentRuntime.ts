@@ -15,10 +15,10 @@ import {
   IdempotencyKeyConflict,
   NotFound,
   StateTransitionConflict
-} from "../../domain/Errors.ts"
-import type { ActorId, AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/Ids.ts"
-import { InputId, TurnId as TurnIdSchema } from "../../domain/Ids.ts"
-import type { CompiledTool } from "../../domain/agent-config/Compiled.ts"
+} from "../../domain/shared/Errors.ts"
+import type { ActorId, AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import { InputId, TurnId as TurnIdSchema } from "../../domain/shared/Ids.ts"
+import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent, ControlEvent } from "../../domain/runtime/Events.ts"
 import {

@@ -6,7 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
-import { InvalidRequest, NotFound } from "../../domain/Errors.ts"
+import { InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import type {
   ActorId,
   AgentConfigId,
@@ -16,9 +16,9 @@ import type {
   ProjectId,
   ToolCallId,
   TurnId
-} from "../../domain/Ids.ts"
-import { AgentId } from "../../domain/Ids.ts"
-import { type ListQuery, toPage } from "../../domain/Pagination.ts"
+} from "../../domain/shared/Ids.ts"
+import { AgentId } from "../../domain/shared/Ids.ts"
+import { type ListQuery, toPage } from "../../domain/shared/Pagination.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { AgentEvent, type EventsQuery } from "../../domain/runtime/Events.ts"
 import {
@@ -28,9 +28,9 @@ import {
   Interaction,
   Turn
 } from "../../domain/runtime/Resources.ts"
-import { Access } from "../Access.ts"
-import { pageRequest } from "../Paging.ts"
-import { firstOr } from "../Sql.ts"
+import { Access } from "../tenancy/Access.ts"
+import { pageRequest } from "../shared/Paging.ts"
+import { firstOr } from "../shared/Sql.ts"
 import { type InteractionRow, toInteraction, toToolCall, type ToolCallRow } from "./RuntimeRows.ts"
 import { Timeline } from "./Timeline.ts"
 

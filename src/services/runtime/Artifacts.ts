@@ -8,8 +8,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/Errors.ts"
-import { type AgentId, ArtifactId } from "../../domain/Ids.ts"
+import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
+import { type AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock, InlineMediaBlock, SubmittedContentBlock, TextBlock } from "../../domain/runtime/ContentBlocks.ts"
 import {
   MAX_INLINE_MEDIA_BLOCKS,
@@ -17,7 +17,7 @@ import {
   MAX_MEDIA_TOTAL_BYTES,
   MAX_NON_MEDIA_BYTES
 } from "../../domain/runtime/Limits.ts"
-import { firstOr } from "../Sql.ts"
+import { firstOr } from "../shared/Sql.ts"
 
 /** A submitted block checked against the limits, its media decoded. */
 export type PreparedBlock =

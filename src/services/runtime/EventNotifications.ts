@@ -16,7 +16,7 @@ import { PgClient } from "@effect/sql-pg"
 import type { Statement } from "@effect/sql"
 import { Context, Duration, Effect, Layer, PubSub, type Queue, type Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import type { AgentId } from "../../domain/Ids.ts"
+import type { AgentId } from "../../domain/shared/Ids.ts"
 
 export const CHANNEL = "agent_events"
 export const HEARTBEAT_INTERVAL = Duration.seconds(10)

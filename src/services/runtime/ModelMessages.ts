@@ -6,7 +6,7 @@
  * AnthropicMessages.ts) translate to and from each wire format; docs/model-adapters.md.
  */
 import { Redacted, Schema } from "effect"
-import { ApiFormat, CacheRetention } from "../../domain/Models.ts"
+import { ApiFormat, CacheRetention } from "../../domain/configuration/Models.ts"
 
 export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 export type TextBlock = typeof TextBlock.Type

@@ -2,7 +2,7 @@
  * Rows of the runtime's tables (migration 0006) that more than one service reads, and their wire
  * form: tool calls and interactions. The engine (AgentRuntime) and the reads (Agents) share them.
  */
-import type { AgentId, EventId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/Ids.ts"
+import type { AgentId, EventId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Interaction, ToolCall, type ToolCallState } from "../../domain/runtime/Resources.ts"
 
 export interface ToolCallRow {

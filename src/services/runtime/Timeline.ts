@@ -16,8 +16,8 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, FiberRef, Queue } from "effect"
-import { NotFound } from "../../domain/Errors.ts"
-import { type AgentId, type AgentConfigId, EventId, type OrgId, type ProjectId } from "../../domain/Ids.ts"
+import { NotFound } from "../../domain/shared/Errors.ts"
+import { type AgentId, type AgentConfigId, EventId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import {
   type AgentEvent,
   DEFAULT_EVENTS_LIMIT,

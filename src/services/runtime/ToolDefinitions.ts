@@ -2,8 +2,8 @@
  * The tools a turn offers the model: the enabled tools of the compiled config. Custom tools
  * carry their own description and input schema; built-in tools get theirs here.
  */
-import { BUILTIN_TOOLS } from "../../domain/agent-config/BuiltinTools.ts"
-import type { CompiledTool } from "../../domain/agent-config/Compiled.ts"
+import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTools.ts"
+import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import type { ToolDefinition } from "./ModelMessages.ts"
 
 export const ASK_QUESTION = "ask_question"

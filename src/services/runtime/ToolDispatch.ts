@@ -13,9 +13,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { BUILTIN_TOOLS } from "../../domain/agent-config/BuiltinTools.ts"
-import type { CompiledTool } from "../../domain/agent-config/Compiled.ts"
-import { type AgentId, InteractionId, type ProjectId, type ToolCallId } from "../../domain/Ids.ts"
+import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTools.ts"
+import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
+import { type AgentId, InteractionId, type ProjectId, type ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { Timeline } from "./Timeline.ts"

@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Deferred, Duration, Effect, FiberId, Schedule } from "effect"
-import type { TurnId } from "../../domain/Ids.ts"
+import type { TurnId } from "../../domain/shared/Ids.ts"
 
 export const CANCEL_POLL_INTERVAL = Duration.seconds(1)
 

@@ -7,7 +7,7 @@
  */
 import type { WorkflowEngine } from "@effect/workflow"
 import { Effect, Queue } from "effect"
-import type { AgentId, TurnId } from "../../domain/Ids.ts"
+import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { TurnWorkflow } from "./TurnWorkflow.ts"
 
 export class TurnLauncher extends Effect.Service<TurnLauncher>()("TurnLauncher", {

@@ -10,7 +10,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { AgentId, InputId, TurnId } from "../../domain/Ids.ts"
+import type { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import type { AgentStatus } from "../../domain/runtime/Resources.ts"
 import { Timeline } from "./Timeline.ts"
 

@@ -12,7 +12,7 @@
 import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "@effect/cluster"
 import { DurableDeferred, Workflow } from "@effect/workflow"
 import { Effect, Option, Schema } from "effect"
-import { AgentId, type ToolCallId, TurnId } from "../../domain/Ids.ts"
+import { AgentId, type ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 
 export const TurnWorkflow = Workflow.make({
   name: "AgentTurn",

@@ -1,0 +1,12 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Invitations } from "../../../services/tenancy/Invitations.ts"
+import { Api } from "../../Api.ts"
+
+export const InvitationsLive = HttpApiBuilder.group(Api, "invitations", (handlers) =>
+  Effect.map(Invitations, (invitations) =>
+    handlers
+      .handle("create", ({ path, payload }) => invitations.create(path.orgID, payload.email, payload.role))
+      .handle("list", ({ path, urlParams }) => invitations.list(path.orgID, urlParams))
+      .handle("remove", ({ path }) => invitations.remove(path.orgID, path.invitationID))
+      .handle("accept", ({ path }) => invitations.accept(path.invitationID))))

@@ -1,0 +1,21 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Access } from "../../../services/tenancy/Access.ts"
+import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
+import { Api } from "../../Api.ts"
+
+export const OrganizationApiKeysLive = HttpApiBuilder.group(Api, "organizationApiKeys", (handlers) =>
+  Effect.gen(function*() {
+    const access = yield* Access
+    const apiKeys = yield* ApiKeys
+    return handlers
+      .handle("create", ({ path, payload }) =>
+        Effect.zipRight(
+          access.requireOrgRole(path.orgID, "admin"),
+          apiKeys.createForOrganization(path.orgID, payload.name, payload.role)
+        ))
+      .handle("list", ({ path, urlParams }) =>
+        Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), apiKeys.listForOrganization(path.orgID, urlParams)))
+      .handle("remove", ({ path }) =>
+        Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), apiKeys.remove({ orgId: path.orgID }, path.keyID)))
+  }))

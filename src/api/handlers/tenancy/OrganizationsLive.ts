@@ -1,0 +1,21 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CurrentPrincipal } from "../../../domain/tenancy/Principal.ts"
+import { Access } from "../../../services/tenancy/Access.ts"
+import { Organizations } from "../../../services/tenancy/Organizations.ts"
+import { Api } from "../../Api.ts"
+
+export const OrganizationsLive = HttpApiBuilder.group(Api, "organizations", (handlers) =>
+  Effect.gen(function*() {
+    const access = yield* Access
+    const organizations = yield* Organizations
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(access.requireUser, (userId) => organizations.create(payload.name, userId)))
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => organizations.list(principal, urlParams)))
+      .handle("get", ({ path }) =>
+        Effect.zipRight(access.orgRole(path.orgID), organizations.get(path.orgID)))
+      .handle("update", ({ path, payload }) =>
+        Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), organizations.rename(path.orgID, payload.name)))
+  }))

@@ -1,0 +1,21 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Access } from "../../../services/tenancy/Access.ts"
+import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
+import { Users } from "../../../services/tenancy/Users.ts"
+import { Api } from "../../Api.ts"
+
+export const UserLive = HttpApiBuilder.group(Api, "user", (handlers) =>
+  Effect.gen(function*() {
+    const access = yield* Access
+    const users = yield* Users
+    const apiKeys = yield* ApiKeys
+    return handlers
+      .handle("get", () => Effect.flatMap(access.requireUser, (userId) => Effect.orDie(users.get(userId))))
+      .handle("createApiKey", ({ payload }) =>
+        Effect.flatMap(access.requireUser, (userId) => apiKeys.createPersonal(userId, payload.name)))
+      .handle("listApiKeys", ({ urlParams }) =>
+        Effect.flatMap(access.requireUser, (userId) => apiKeys.listPersonal(userId, urlParams)))
+      .handle("deleteApiKey", ({ path }) =>
+        Effect.flatMap(access.requireUser, (userId) => apiKeys.remove({ userId }, path.keyID)))
+  }))

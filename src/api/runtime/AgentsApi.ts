@@ -1,0 +1,167 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  AgentBacklogFull,
+  Forbidden,
+  IdempotencyKeyConflict,
+  InvalidRequest,
+  NotFound,
+  RequestTooLarge,
+  StateTransitionConflict
+} from "../../domain/shared/Errors.ts"
+import { AgentId, ArtifactId, InputId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
+import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery, Sequence } from "../../domain/runtime/Events.ts"
+import {
+  Agent,
+  AgentInput,
+  AgentStatus,
+  Control,
+  InputAccepted,
+  LaunchAgent,
+  LaunchedAgent,
+  SendInput,
+  Turn
+} from "../../domain/runtime/Resources.ts"
+import { ProjectPath } from "../tenancy/ProjectsApi.ts"
+import { Authentication } from "../Security.ts"
+
+export const AgentPath = Schema.Struct({ orgID: OrgId, projectID: ProjectId, agentID: AgentId })
+
+const SequenceParam = Schema.NumberFromString.pipe(Schema.compose(Sequence))
+
+const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
+
+export class AgentsApi extends HttpApiGroup.make("agents")
+  .add(
+    HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/agents")
+      .setPath(ProjectPath)
+      .setPayload(LaunchAgent)
+      .addSuccess(LaunchedAgent, { status: 201 })
+      .addError(InvalidRequest.Wire)
+      .addError(RequestTooLarge.Wire)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .annotate(
+        OpenApi.Description,
+        "Launches an idle agent running an agent config of the project. With `input`, that input is sent at once " +
+          "and the answer carries its result as `input`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/agents")
+      .setPath(ProjectPath)
+      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: Schema.optional(AgentStatus) }))
+      .addSuccess(Page(Agent))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Description, "Oldest first; `status` keeps the agents in that status")
+  )
+  .add(
+    HttpApiEndpoint.get("get", AGENT)
+      .setPath(AgentPath)
+      .addSuccess(Agent)
+      .addError(NotFound.Wire)
+  )
+  .add(
+    HttpApiEndpoint.post("sendInput", `${AGENT}/inputs`)
+      .setPath(AgentPath)
+      .setPayload(SendInput)
+      .addSuccess(InputAccepted.annotations({ description: "a new input, started or queued" }), { status: 201 })
+      .addSuccess(InputAccepted.annotations({ description: "the first answer under this input_idempotency_key" }))
+      .addError(InvalidRequest.Wire)
+      .addError(RequestTooLarge.Wire)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(IdempotencyKeyConflict.Wire)
+      .addError(AgentBacklogFull.Wire)
+      .annotate(
+        OpenApi.Description,
+        "Records an input: it starts a turn when the agent is idle, else waits in the backlog (at most 100 queued). " +
+          "Inline media are stored as artifacts and recorded as media_ref blocks."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listBacklog", `${AGENT}/backlog`)
+      .setPath(AgentPath)
+      .setUrlParams(ListQuery)
+      .addSuccess(Page(AgentInput))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Description, "The queued inputs, oldest (next to run) first")
+  )
+  .add(
+    HttpApiEndpoint.del("withdrawInput", `${AGENT}/backlog/:inputID`)
+      .setPath(Schema.Struct({ ...AgentPath.fields, inputID: InputId }))
+      .addSuccess(Schema.Void)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(StateTransitionConflict.Wire)
+      .annotate(OpenApi.Description, "Removes a queued input from the backlog; its turn never runs")
+  )
+  .add(
+    HttpApiEndpoint.post("control", `${AGENT}/control`)
+      .setPath(AgentPath)
+      .setPayload(Control)
+      .addSuccess(ControlEvent)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(StateTransitionConflict.Wire)
+      .annotate(
+        OpenApi.Description,
+        "`cancel_current` stops the current turn and records a control event; the next queued input then runs. " +
+          "With no turn running: state_transition_conflict."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listEvents", `${AGENT}/events`)
+      .setPath(AgentPath)
+      .setUrlParams(EventsQuery)
+      .addSuccess(EventsPage)
+      .addError(NotFound.Wire)
+      .annotate(
+        OpenApi.Description,
+        `One page of the timeline, chronological within the page (spec 4.1). limit: 1 to 500, default ${DEFAULT_EVENTS_LIMIT}.`
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("streamEvents", `${AGENT}/events/stream`)
+      .setPath(AgentPath)
+      .setUrlParams(Schema.Struct({ after_sequence: Schema.optional(SequenceParam) }))
+      .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(SequenceParam) }))
+      .addSuccess(
+        HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+          description: "Server-Sent Events: `id:` the sequence, `event:` the event_kind, `data:` the event as JSON; " +
+            "a `: heartbeat` comment every 15 s without events"
+        })
+      )
+      .addError(NotFound.Wire)
+      .annotate(
+        OpenApi.Description,
+        "The timeline as Server-Sent Events, from after `Last-Event-ID` (or `after_sequence`; the header wins), " +
+          "then live. Reconnecting with the last id received misses and repeats nothing."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listTurns", `${AGENT}/turns`)
+      .setPath(AgentPath)
+      .setUrlParams(ListQuery)
+      .addSuccess(Page(Turn))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Description, "Oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("getTurn", `${AGENT}/turns/:turnID`)
+      .setPath(Schema.Struct({ ...AgentPath.fields, turnID: TurnId }))
+      .addSuccess(Turn)
+      .addError(NotFound.Wire)
+  )
+  .add(
+    HttpApiEndpoint.get("getArtifact", `${AGENT}/artifacts/:artifactID`)
+      .setPath(Schema.Struct({ ...AgentPath.fields, artifactID: ArtifactId }))
+      .addSuccess(
+        HttpApiSchema.Uint8Array().annotations({ description: "The bytes, served with the media type they were sent with" })
+      )
+      .addError(NotFound.Wire)
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Agents: launch, inputs and backlog, control, timeline, turns and artifacts")
+{}

@@ -1,0 +1,44 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Forbidden, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
+import { InteractionId } from "../../domain/shared/Ids.ts"
+import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
+import { Interaction, InteractionStatus, ResolveInteraction } from "../../domain/runtime/Resources.ts"
+import { AgentPath } from "./AgentsApi.ts"
+import { ProjectPath } from "../tenancy/ProjectsApi.ts"
+import { Authentication } from "../Security.ts"
+
+export class InteractionsApi extends HttpApiGroup.make("interactions")
+  .add(
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/interactions")
+      .setPath(ProjectPath)
+      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: Schema.optional(InteractionStatus) }))
+      .addSuccess(Page(Interaction))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Description, "The approvals and questions of every agent of the project, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("listForAgent", "/orgs/:orgID/projects/:projectID/agents/:agentID/interactions")
+      .setPath(AgentPath)
+      .setUrlParams(ListQuery)
+      .addSuccess(Page(Interaction))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Description, "The agent's approvals and questions, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.post("resolve", "/orgs/:orgID/projects/:projectID/interactions/:interactionID/resolve")
+      .setPath(Schema.Struct({ ...ProjectPath.fields, interactionID: InteractionId }))
+      .setPayload(ResolveInteraction)
+      .addSuccess(Interaction)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(StateTransitionConflict.Wire)
+      .annotate(
+        OpenApi.Description,
+        "Approves or denies a pending approval (with an optional message), or answers a question (approve with " +
+          "`answer`) or declines it (deny). Resolving twice: state_transition_conflict."
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Approvals and questions that pause agents")
+{}

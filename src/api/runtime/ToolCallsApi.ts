@@ -1,0 +1,48 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Forbidden, InvalidRequest, NotFound, RequestTooLarge, StateTransitionConflict } from "../../domain/shared/Errors.ts"
+import { ToolCallId } from "../../domain/shared/Ids.ts"
+import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
+import { SubmitToolResult, ToolCall, ToolResultAccepted } from "../../domain/runtime/Resources.ts"
+import { AgentPath } from "./AgentsApi.ts"
+import { Authentication } from "../Security.ts"
+
+export const ToolCallPath = Schema.Struct({ ...AgentPath.fields, toolCallID: ToolCallId })
+
+const TOOL_CALLS = "/orgs/:orgID/projects/:projectID/agents/:agentID/tool-calls"
+
+export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
+  .add(
+    HttpApiEndpoint.get("list", TOOL_CALLS)
+      .setPath(AgentPath)
+      .setUrlParams(ListQuery)
+      .addSuccess(Page(ToolCall))
+      .addError(NotFound.Wire)
+      .annotate(OpenApi.Description, "The agent's tool calls, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", `${TOOL_CALLS}/:toolCallID`)
+      .setPath(ToolCallPath)
+      .addSuccess(ToolCall)
+      .addError(NotFound.Wire)
+  )
+  .add(
+    HttpApiEndpoint.post("submitResult", `${TOOL_CALLS}/:toolCallID/result`)
+      .setPath(ToolCallPath)
+      .setPayload(SubmitToolResult)
+      .addSuccess(ToolResultAccepted, { status: 201 })
+      .addError(InvalidRequest.Wire)
+      .addError(RequestTooLarge.Wire)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(StateTransitionConflict.Wire)
+      .annotate(
+        OpenApi.Description,
+        "Submits the result of a ready custom tool call (spec 4.1): the first accepted result completes it; a later " +
+          "one, or one for a built-in call, is 409. Limits (spec 8): at most 20 inline media blocks (invalid_request), " +
+          "each at most 10 MiB decoded, 24 MiB of media, 1 MiB of other blocks, 48 MiB body (request_too_large)."
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Tool calls of agents and the results of custom tools")
+{}

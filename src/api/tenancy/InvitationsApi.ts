@@ -1,0 +1,45 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
+import { InvitationId, OrgId } from "../../domain/shared/Ids.ts"
+import { CreateInvitation, Invitation, Member } from "../../domain/tenancy/Organizations.ts"
+import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
+import { OrgPath } from "./OrganizationsApi.ts"
+import { Authentication } from "../Security.ts"
+
+export class InvitationsApi extends HttpApiGroup.make("invitations")
+  .add(
+    HttpApiEndpoint.post("create", "/orgs/:orgID/invitations")
+      .setPath(OrgPath)
+      .setPayload(CreateInvitation)
+      .addSuccess(Invitation, { status: 201 })
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(Conflict.Wire)
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/orgs/:orgID/invitations")
+      .setPath(OrgPath)
+      .setUrlParams(ListQuery)
+      .addSuccess(Page(Invitation))
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/orgs/:orgID/invitations/:invitationID")
+      .setPath(Schema.Struct({ orgID: OrgId, invitationID: InvitationId }))
+      .addSuccess(Schema.Void)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+  )
+  .add(
+    HttpApiEndpoint.post("accept", "/invitations/:invitationID/accept")
+      .setPath(Schema.Struct({ invitationID: InvitationId }))
+      .addSuccess(Member)
+      .addError(NotFound.Wire)
+      .addError(Forbidden.Wire)
+      .addError(Conflict.Wire)
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Invitations to an organization, accepted by the user whose e-mail they name")
+{}

@@ -1,0 +1,55 @@
+/**
+ * The names and ids a definition refers to, which the service resolves against the database
+ * before compiling, and the shape of what it found.
+ */
+import type { SecretId, SkillId } from "../../shared/Ids.ts"
+import type { ResolvedModel } from "../Models.ts"
+import type { AgentConfigDefinition, McpServer, MachineSource, ModelReference, SkillReference } from "./Definition.ts"
+
+export interface References {
+  readonly models: ReadonlyArray<ModelReference>
+  readonly secretNames: ReadonlyArray<string>
+  readonly skills: ReadonlyArray<SkillReference>
+  readonly agentConfigIds: ReadonlyArray<string>
+}
+
+export type SkillResolution =
+  | { readonly _tag: "Found"; readonly id: SkillId; readonly name: string; readonly latestVersion: number }
+  | { readonly _tag: "Ambiguous"; readonly ids: ReadonlyArray<SkillId> }
+
+/** What the names resolved to; a name absent from its map did not resolve. */
+export interface Resolutions {
+  readonly models: ReadonlyMap<string, ResolvedModel>
+  readonly secrets: ReadonlyMap<string, SecretId>
+  readonly skills: ReadonlyMap<string, SkillResolution>
+  readonly agentConfigs: ReadonlyMap<string, { readonly maxDepth: number; readonly maxSubagents: number }>
+}
+
+export const modelKey = (ref: ModelReference): string => JSON.stringify([ref.provider_config, ref.name])
+export const skillKey = (ref: SkillReference): string =>
+  ref.id !== undefined ? `id:${ref.id}` : `name:${ref.name ?? ""}`
+
+const machineSecrets = (sources: ReadonlyArray<MachineSource> | undefined) =>
+  (sources ?? []).flatMap((source) =>
+    Object.values(source.secret_env_overlay ?? {}).filter((name): name is string => name !== null)
+  )
+const mcpSecrets = (servers: Readonly<Record<string, McpServer>> | undefined) =>
+  Object.values(servers ?? {}).flatMap((server) => server.auth === undefined ? [] : [server.auth.secret])
+
+export const referencesOf = (definition: AgentConfigDefinition): References => {
+  const subagents = Object.values(definition.subagents ?? {})
+  return {
+    models: [definition.model, ...subagents.flatMap((sub) => sub.model === undefined ? [] : [sub.model])],
+    secretNames: Array.from(
+      new Set([
+        ...machineSecrets(definition.machine_sources),
+        ...mcpSecrets(definition.mcp),
+        ...(definition.event_webhook?.signing_secret === undefined ? [] : [definition.event_webhook.signing_secret]),
+        ...(definition.git_credentials === undefined ? [] : [definition.git_credentials.token_secret]),
+        ...subagents.flatMap((sub) => [...machineSecrets(sub.machine_sources), ...mcpSecrets(sub.mcp)])
+      ])
+    ),
+    skills: [...(definition.skills ?? []), ...subagents.flatMap((sub) => sub.skills ?? [])],
+    agentConfigIds: subagents.flatMap((sub) => sub.agent_config_id === undefined ? [] : [sub.agent_config_id])
+  }
+}

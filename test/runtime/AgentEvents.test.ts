@@ -1,0 +1,244 @@
+/**
+ * The timeline routes: list events (spec 4.1 paging in both directions) and the Server-Sent
+ * Events stream (resume without gap or repeat). Events are appended through the Timeline service
+ * (the engine's way of writing them), so each test knows exactly which sequences exist.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import type { AgentId } from "../../src/domain/shared/Ids.ts"
+import { DEFAULT_EVENTS_LIMIT } from "../../src/domain/runtime/Events.ts"
+import { SSE_HEARTBEAT_INTERVAL } from "../../src/services/runtime/Agents.ts"
+import { Timeline } from "../../src/services/runtime/Timeline.ts"
+import { agentProject } from "../support/AgentProject.ts"
+import { openEventStream } from "../support/EventStreamClient.ts"
+import { eventually, sleepLive } from "../support/Polling.ts"
+import { describeApp, rawRequest } from "../support/TestApp.ts"
+
+/** Appends one `model_output` event per text; returns their sequences. */
+const appendOutputs = (agentId: AgentId, texts: ReadonlyArray<string>) =>
+  Effect.flatMap(Timeline, (timeline) =>
+    timeline.append(
+      agentId,
+      texts.map((text) => ({
+        event_kind: "model_output" as const,
+        turn_id: null,
+        is_opening_event: false,
+        content_blocks: [{ type: "text" as const, text }]
+      }))
+    )).pipe(Effect.map((events) => events.map((event) => event.sequence)))
+
+const setUp = Effect.gen(function*() {
+  const setup = yield* agentProject({ label: "Events" })
+  const agent = yield* setup.launch()
+  const agentPath = { ...setup.projectPath, agentID: agent.id }
+  const list = (urlParams: { after_sequence?: number; before_sequence?: number; limit?: number }) =>
+    setup.owner.client.agents.listEvents({ path: agentPath, urlParams })
+  const streamPath = `/v1/orgs/${setup.org.id}/projects/${setup.project.id}/agents/${agent.id}/events/stream`
+  return { ...setup, agent, agentPath, list, streamPath }
+})
+
+const sequences = (page: { readonly data: ReadonlyArray<{ readonly sequence: number }> }) =>
+  page.data.map((event) => event.sequence)
+
+describeApp()("agent events", (it) => {
+  it.effect("an agent without events: both directions return nothing at the request boundary", () =>
+    Effect.gen(function*() {
+      const { list } = yield* setUp
+      expect(yield* list({})).toEqual({ data: [], next_after_sequence: 0, has_more: false, next_before_sequence: null })
+      expect(yield* list({ after_sequence: 7 })).toEqual({
+        data: [],
+        next_after_sequence: 7,
+        has_more: false,
+        next_before_sequence: null
+      })
+      expect(yield* list({ before_sequence: 0 })).toEqual({
+        data: [],
+        next_after_sequence: 0,
+        has_more: false,
+        next_before_sequence: null
+      })
+      expect(yield* list({ before_sequence: 3 })).toEqual({
+        data: [],
+        next_after_sequence: 3,
+        has_more: false,
+        next_before_sequence: null
+      })
+    }))
+
+  it.effect("forward pagination walks from the boundary to the present", () =>
+    Effect.gen(function*() {
+      const { agent, list } = yield* setUp
+      expect(yield* appendOutputs(agent.id, ["a", "b", "c", "d", "e"])).toEqual([1, 2, 3, 4, 5])
+
+      const all = yield* list({})
+      expect(sequences(all)).toEqual([1, 2, 3, 4, 5])
+      expect(all).toMatchObject({ next_after_sequence: 5, has_more: false, next_before_sequence: null })
+      expect(all.data[0]).toMatchObject({
+        event_kind: "model_output",
+        agent_id: agent.id,
+        org_id: agent.org_id,
+        project_id: agent.project_id,
+        agent_config_id: agent.agent_config_id,
+        content_blocks: [{ type: "text", text: "a" }]
+      })
+
+      const first = yield* list({ limit: 2 })
+      expect(sequences(first)).toEqual([1, 2])
+      expect(first).toMatchObject({ next_after_sequence: 2, has_more: true, next_before_sequence: null })
+      const second = yield* list({ after_sequence: first.next_after_sequence, limit: 2 })
+      expect(sequences(second)).toEqual([3, 4])
+      expect(second).toMatchObject({ next_after_sequence: 4, has_more: true, next_before_sequence: null })
+      const third = yield* list({ after_sequence: second.next_after_sequence, limit: 2 })
+      expect(sequences(third)).toEqual([5])
+      expect(third).toMatchObject({ next_after_sequence: 5, has_more: false, next_before_sequence: null })
+      // At the end: nothing, and the boundary comes back as next_after_sequence.
+      const end = yield* list({ after_sequence: 5, limit: 2 })
+      expect(end).toEqual({ data: [], next_after_sequence: 5, has_more: false, next_before_sequence: null })
+      // after_sequence 0 is the beginning of the log.
+      expect(sequences(yield* list({ after_sequence: 0, limit: 1 }))).toEqual([1])
+      // New events appear to the next forward request.
+      yield* appendOutputs(agent.id, ["f"])
+      expect(sequences(yield* list({ after_sequence: end.next_after_sequence }))).toEqual([6])
+    }))
+
+  it.effect("backward pagination starts at the latest and walks to the beginning; before_sequence wins", () =>
+    Effect.gen(function*() {
+      const { agent, list } = yield* setUp
+      yield* appendOutputs(agent.id, ["a", "b", "c", "d", "e"])
+
+      const latest = yield* list({ before_sequence: 0, limit: 2 })
+      expect(sequences(latest)).toEqual([4, 5])
+      expect(latest).toMatchObject({ has_more: true, next_before_sequence: 4, next_after_sequence: 5 })
+      const older = yield* list({ before_sequence: latest.next_before_sequence!, limit: 2 })
+      expect(sequences(older)).toEqual([2, 3])
+      expect(older).toMatchObject({ has_more: true, next_before_sequence: 2, next_after_sequence: 3 })
+      const oldest = yield* list({ before_sequence: older.next_before_sequence!, limit: 2 })
+      expect(sequences(oldest)).toEqual([1])
+      // Nothing older remains: null.
+      expect(oldest).toMatchObject({ has_more: false, next_before_sequence: null, next_after_sequence: 1 })
+      const beyond = yield* list({ before_sequence: 1, limit: 2 })
+      expect(beyond).toEqual({ data: [], next_after_sequence: 1, has_more: false, next_before_sequence: null })
+      // Exactly the rest: no more, so null.
+      const exact = yield* list({ before_sequence: 3, limit: 2 })
+      expect(sequences(exact)).toEqual([1, 2])
+      expect(exact).toMatchObject({ has_more: false, next_before_sequence: null })
+      // A boundary past the end returns the latest events before it.
+      expect(sequences(yield* list({ before_sequence: 100, limit: 2 }))).toEqual([4, 5])
+
+      // before_sequence takes precedence over after_sequence.
+      const both = yield* list({ after_sequence: 1, before_sequence: 0, limit: 2 })
+      expect(sequences(both)).toEqual([4, 5])
+      expect(both.next_before_sequence).toBe(4)
+      const bothOlder = yield* list({ after_sequence: 4, before_sequence: 3 })
+      expect(sequences(bothOlder)).toEqual([1, 2])
+    }))
+
+  it.effect(`limit is 1 to 500, default ${DEFAULT_EVENTS_LIMIT}; bad query values are invalid_request`, () =>
+    Effect.gen(function*() {
+      const { agent, list, owner, agentPath } = yield* setUp
+      yield* appendOutputs(agent.id, Array.from({ length: DEFAULT_EVENTS_LIMIT + 5 }, (_, i) => `e${i}`))
+      const page = yield* list({})
+      expect(page.data.length).toBe(DEFAULT_EVENTS_LIMIT)
+      expect(page).toMatchObject({ has_more: true, next_after_sequence: DEFAULT_EVENTS_LIMIT })
+      expect((yield* list({ limit: 500 })).data.length).toBe(DEFAULT_EVENTS_LIMIT + 5)
+      expect((yield* list({ limit: 1 })).data.length).toBe(1)
+      const base = `/v1/orgs/${agentPath.orgID}/projects/${agentPath.projectID}/agents/${agent.id}/events`
+      for (
+        const [query, field] of [
+          ["limit=0", "/limit"],
+          ["limit=501", "/limit"],
+          ["limit=2.5", "/limit"],
+          ["after_sequence=-1", "/after_sequence"],
+          ["before_sequence=abc", "/before_sequence"]
+        ] as const
+      ) {
+        const response = yield* rawRequest(
+          HttpClientRequest.get(`${base}?${query}`).pipe(HttpClientRequest.bearerToken(owner.token))
+        )
+        expect(response.status, query).toBe(400)
+        expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: field }] })
+      }
+    }))
+
+  it.effect("SSE: id = sequence, event = kind, data = the event; resumes after a dropped connection", () =>
+    Effect.gen(function*() {
+      const { agent, list, owner, streamPath } = yield* setUp
+      yield* appendOutputs(agent.id, ["a", "b", "c"])
+
+      const first = yield* openEventStream(streamPath, owner.token)
+      expect(first.status).toBe(200)
+      expect(first.headers["content-type"]).toContain("text/event-stream")
+      expect(first.headers["cache-control"]).toBe("no-cache")
+      const initial = yield* first.events(3)
+      expect(initial.map((frame) => frame.id)).toEqual(["1", "2", "3"])
+      expect(initial.every((frame) => frame.event === "model_output")).toBe(true)
+      const listed = yield* list({})
+      expect(initial.map((frame) => JSON.parse(frame.data!))).toEqual(
+        listed.data.map((event) => ({ ...event, created_at: event.created_at.toISOString() }))
+      )
+      // Live: an event appended while connected arrives.
+      yield* appendOutputs(agent.id, ["d"])
+      const live = yield* first.events(4)
+      expect(live.map((frame) => frame.id)).toEqual(["1", "2", "3", "4"])
+      yield* first.drop
+
+      // Events appended while disconnected.
+      yield* appendOutputs(agent.id, ["e", "f"])
+      const lastSeen = live[live.length - 1].id!
+      const resumed = yield* openEventStream(streamPath, owner.token, { "last-event-id": lastSeen })
+      const rest = yield* resumed.events(2)
+      yield* appendOutputs(agent.id, ["g"])
+      const afterLive = yield* resumed.events(3)
+      expect(afterLive.map((frame) => frame.id)).toEqual(["5", "6", "7"])
+      expect(afterLive.map((frame) => JSON.parse(frame.data!).content_blocks[0].text)).toEqual(["e", "f", "g"])
+      expect(rest.length).toBeGreaterThanOrEqual(2)
+      // Nothing more than that arrived (no repeat).
+      yield* sleepLive("200 millis")
+      expect((yield* resumed.events(0)).length).toBe(3)
+      yield* resumed.drop
+    }))
+
+  it.effect("SSE: after_sequence resumes too; Last-Event-ID wins over it; a bad Last-Event-ID is 400", () =>
+    Effect.gen(function*() {
+      const { agent, owner, streamPath } = yield* setUp
+      yield* appendOutputs(agent.id, ["a", "b", "c", "d"])
+      const byQuery = yield* openEventStream(`${streamPath}?after_sequence=2`, owner.token)
+      expect((yield* byQuery.events(2)).map((frame) => frame.id)).toEqual(["3", "4"])
+      yield* byQuery.drop
+      const both = yield* openEventStream(`${streamPath}?after_sequence=1`, owner.token, { "last-event-id": "3" })
+      expect((yield* both.events(1)).map((frame) => frame.id)).toEqual(["4"])
+      yield* sleepLive("100 millis")
+      expect((yield* both.events(0)).length).toBe(1)
+      // The stream opens with a comment, so headers arrive at once even when nothing is new.
+      expect(both.frames()[0].comment).toBeDefined()
+      yield* both.drop
+      const bad = yield* rawRequest(
+        HttpClientRequest.get(streamPath).pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.setHeader("last-event-id", "nope")
+        )
+      )
+      expect(bad.status).toBe(400)
+      expect(bad.json).toMatchObject({ code: "invalid_request" })
+      const unauthenticated = yield* rawRequest(HttpClientRequest.get(streamPath))
+      expect(unauthenticated.status).toBe(401)
+    }))
+
+  it.effect("SSE: a heartbeat comment after 15 s without events, and events still flow after it", () =>
+    Effect.gen(function*() {
+      const { agent, owner, streamPath } = yield* setUp
+      const stream = yield* openEventStream(streamPath, owner.token)
+      const started = Date.now()
+      yield* eventually(
+        Effect.sync(() => stream.frames().map((frame) => frame.comment)),
+        (comments) => comments.includes("heartbeat"),
+        "a heartbeat",
+        "30 seconds"
+      )
+      expect(Date.now() - started).toBeGreaterThanOrEqual(Duration.toMillis(SSE_HEARTBEAT_INTERVAL) - 1000)
+      yield* appendOutputs(agent.id, ["after the heartbeat"])
+      expect((yield* stream.events(1)).map((frame) => frame.id)).toEqual(["1"])
+      yield* stream.drop
+    }), { timeout: 50_000 })
+})

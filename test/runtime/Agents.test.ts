@@ -1,0 +1,350 @@
+/**
+ * The agents API without running a turn: launching, listing and reading agents, actors, the
+ * checks an input passes before it reaches the engine (references, size limits), access and
+ * tenant isolation. Flows that need the engine are in AgentRuntimeApi.test.ts.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { ActorId, AgentConfigId, ToolCallId } from "../../src/domain/shared/Ids.ts"
+import { agentProject } from "../support/AgentProject.ts"
+import { declareBody } from "../support/RawHttp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
+
+const MiB = 1024 * 1024
+
+/** Base64 of `bytes` bytes. */
+const media = (bytes: number, media_type = "application/octet-stream") => ({
+  type: "media" as const,
+  media_type,
+  data: Buffer.alloc(bytes, 7).toString("base64")
+})
+
+const artifactCount = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ count: string }>`SELECT count(*) FROM artifacts`).pipe(
+  Effect.map((rows) => Number(rows[0].count)),
+  Effect.orDie
+)
+
+describeApp()("agents", (it) => {
+  it.effect("launch: 201 with an idle agent; get; list paginated and filtered by status; /api/v1 too", () =>
+    Effect.gen(function*() {
+      const { config, launch, org, owner, project, projectPath } = yield* agentProject()
+      const [agent, response] = yield* owner.client.agents.create({
+        path: projectPath,
+        payload: { agent_config_id: config.id, name: "Support", metadata: { team: "blue" } },
+        withResponse: true
+      })
+      expect(response.status).toBe(201)
+      expect(agent.id).toMatch(ID_PATTERN("agt"))
+      expect(agent).toMatchObject({
+        org_id: org.id,
+        project_id: project.id,
+        agent_config_id: config.id,
+        name: "Support",
+        metadata: { team: "blue" },
+        status: "idle",
+        current_turn_id: null
+      })
+      expect(agent.input).toBeUndefined()
+      const second = yield* launch()
+      expect(second).toMatchObject({ name: null, metadata: {} })
+
+      const got = yield* owner.client.agents.get({ path: { ...projectPath, agentID: agent.id } })
+      expect(got.id).toBe(agent.id)
+
+      const first = yield* owner.client.agents.list({ path: projectPath, urlParams: { limit: 1 } })
+      expect(first.data.map((a) => a.id)).toEqual([agent.id])
+      expect(first.has_more).toBe(true)
+      const rest = yield* owner.client.agents.list({
+        path: projectPath,
+        urlParams: { limit: 1, cursor: first.next_cursor! }
+      })
+      expect(rest.data.map((a) => a.id)).toEqual([second.id])
+      expect(rest.has_more).toBe(false)
+      const idle = yield* owner.client.agents.list({ path: projectPath, urlParams: { status: "idle" } })
+      expect(idle.data.map((a) => a.id)).toEqual([agent.id, second.id])
+      const running = yield* owner.client.agents.list({ path: projectPath, urlParams: { status: "running" } })
+      expect(running.data).toEqual([])
+
+      const raw = yield* rawRequest(
+        HttpClientRequest.get(`/api/v1/orgs/${org.id}/projects/${project.id}/agents/${agent.id}`).pipe(
+          HttpClientRequest.bearerToken(owner.token)
+        )
+      )
+      expect(raw.status).toBe(200)
+      expect(raw.json).toMatchObject({ id: agent.id, status: "idle" })
+      const badStatus = yield* rawRequest(
+        HttpClientRequest.get(`/v1/orgs/${org.id}/projects/${project.id}/agents?status=sleeping`).pipe(
+          HttpClientRequest.bearerToken(owner.token)
+        )
+      )
+      expect(badStatus.status).toBe(400)
+      expect(badStatus.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/status" }] })
+    }))
+
+  it.effect("launch: a config that is not the project's is invalid_request naming agent_config_id", () =>
+    Effect.gen(function*() {
+      const { config, otherProject, org, owner, projectPath } = yield* agentProject()
+      const unknown = yield* expectFailure(
+        owner.client.agents.create({ path: projectPath, payload: { agent_config_id: AgentConfigId.make() } })
+      )
+      expect(unknown).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/agent_config_id" }] })
+      // The config exists, in another project of the same organization.
+      const elsewhere = yield* expectFailure(
+        owner.client.agents.create({
+          path: { orgID: org.id, projectID: otherProject.id },
+          payload: { agent_config_id: config.id }
+        })
+      )
+      expect(elsewhere).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/agent_config_id" }] })
+      const malformed = yield* rawRequest(
+        HttpClientRequest.post(`/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`).pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ agent_config_id: "acfg_nope" })
+        )
+      )
+      expect(malformed.status).toBe(400)
+      expect(malformed.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/agent_config_id" }] })
+      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toEqual([])
+    }))
+
+  it.effect("tenant isolation: another organization's agents are not found on every route", () =>
+    Effect.gen(function*() {
+      const { launch, otherProject, org, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const stranger = yield* newUser("stranger")
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const attempts = [
+        stranger.client.agents.get({ path: agentPath }),
+        stranger.client.agents.list({ path: projectPath, urlParams: {} }),
+        stranger.client.agents.listEvents({ path: agentPath, urlParams: {} }),
+        stranger.client.agents.listBacklog({ path: agentPath, urlParams: {} }),
+        stranger.client.agents.listTurns({ path: agentPath, urlParams: {} }),
+        stranger.client.toolCalls.list({ path: agentPath, urlParams: {} }),
+        stranger.client.interactions.listForAgent({ path: agentPath, urlParams: {} }),
+        stranger.client.interactions.list({ path: projectPath, urlParams: { status: "pending" } }),
+        stranger.client.actors.list({ path: projectPath, urlParams: {} }),
+        stranger.client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text: "hi" }] } }),
+        stranger.client.agents.control({ path: agentPath, payload: { control_type: "cancel_current" } })
+      ] as const
+      for (const attempt of attempts) {
+        expect((yield* expectFailure(attempt as Effect.Effect<unknown, { _tag: string }>))._tag).toBe("NotFound")
+      }
+      // The owner's own agent through another of its projects is not found either.
+      const crossed = yield* expectFailure(
+        owner.client.agents.get({ path: { orgID: org.id, projectID: otherProject.id, agentID: agent.id } })
+      )
+      expect(crossed._tag).toBe("NotFound")
+      const stream = yield* rawRequest(
+        HttpClientRequest.get(`/v1/orgs/${org.id}/projects/${otherProject.id}/agents/${agent.id}/events/stream`).pipe(
+          HttpClientRequest.bearerToken(owner.token)
+        )
+      )
+      expect(stream.status).toBe(404)
+      expect(stream.json).toMatchObject({ code: "not_found" })
+    }))
+
+  it.effect("a member without project membership reads agents but may not act on them (403)", () =>
+    Effect.gen(function*() {
+      const { launch, org, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const reader = yield* newUser("reader")
+      yield* joinOrganization(owner, org.id, reader, "member")
+      const agentPath = { ...projectPath, agentID: agent.id }
+      expect((yield* reader.client.agents.get({ path: agentPath })).id).toBe(agent.id)
+      const denied = [
+        reader.client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text: "hi" }] } }),
+        reader.client.agents.control({ path: agentPath, payload: { control_type: "cancel_current" } }),
+        reader.client.actors.create({ path: projectPath, payload: { external_id: "u1" } })
+      ] as const
+      for (const attempt of denied) {
+        expect((yield* expectFailure(attempt as Effect.Effect<unknown, { _tag: string }>))._tag).toBe("Forbidden")
+      }
+    }))
+
+  it.effect("actors: 201, the same external_id again is 200 with the same actor; list; project-scoped", () =>
+    Effect.gen(function*() {
+      const { org, otherProject, owner, projectPath } = yield* agentProject()
+      const [actor, created] = yield* owner.client.actors.create({
+        path: projectPath,
+        payload: { external_id: "customer-42", display_name: "Ada" },
+        withResponse: true
+      })
+      expect(created.status).toBe(201)
+      expect(actor.id).toMatch(ID_PATTERN("act"))
+      expect(actor).toMatchObject({ external_id: "customer-42", display_name: "Ada", project_id: projectPath.projectID })
+      const [again, found] = yield* owner.client.actors.create({
+        path: projectPath,
+        payload: { external_id: "customer-42", display_name: "Someone else" },
+        withResponse: true
+      })
+      expect(found.status).toBe(200)
+      expect(again).toEqual(actor)
+      const other = yield* owner.client.actors.create({ path: projectPath, payload: { external_id: "customer-43" } })
+      expect(other.display_name).toBeNull()
+      const page = yield* owner.client.actors.list({ path: projectPath, urlParams: {} })
+      expect(page.data.map((a) => a.id)).toEqual([actor.id, other.id])
+      // The same external id in another project is another actor.
+      const elsewhere = yield* owner.client.actors.create({
+        path: { orgID: org.id, projectID: otherProject.id },
+        payload: { external_id: "customer-42" }
+      })
+      expect(elsewhere.id).not.toBe(actor.id)
+      const empty = yield* rawRequest(
+        HttpClientRequest.post(`/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/actors`).pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ external_id: "" })
+        )
+      )
+      expect(empty.status).toBe(400)
+      expect(empty.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/external_id" }] })
+    }))
+
+  it.effect("inputs: an actor_id that is not an actor of the project is invalid_request; nothing recorded", () =>
+    Effect.gen(function*() {
+      const { launch, org, otherProject, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const foreign = yield* owner.client.actors.create({
+        path: { orgID: org.id, projectID: otherProject.id },
+        payload: { external_id: "x" }
+      })
+      for (const actor_id of [foreign.id, ActorId.make()]) {
+        const error = yield* expectFailure(
+          owner.client.agents.sendInput({
+            path: agentPath,
+            payload: { content_blocks: [{ type: "text", text: "hi" }], actor_id }
+          })
+        )
+        expect(error).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/actor_id" }] })
+      }
+      const launched = yield* expectFailure(
+        owner.client.agents.create({
+          path: projectPath,
+          payload: {
+            agent_config_id: agent.agent_config_id,
+            input: { content_blocks: [{ type: "text", text: "hi" }], actor_id: foreign.id }
+          }
+        })
+      )
+      expect(launched).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/input/actor_id" }] })
+      const events = yield* owner.client.agents.listEvents({ path: agentPath, urlParams: {} })
+      expect(events.data).toEqual([])
+      // The failed launch made no agent.
+      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data.map((a) => a.id)).toEqual([
+        agent.id
+      ])
+    }))
+
+  it.effect("inputs: every size limit answers before anything is stored", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const before = yield* artifactCount
+      const send = (content_blocks: ReadonlyArray<ReturnType<typeof media> | { type: "text"; text: string }>) =>
+        expectFailure(owner.client.agents.sendInput({ path: agentPath, payload: { content_blocks } }))
+
+      const tooMany = yield* send(Array.from({ length: 21 }, () => media(10)))
+      expect(tooMany).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/content_blocks" }] })
+      const bigBlock = yield* send([media(10 * MiB + 1)])
+      expect(bigBlock._tag).toBe("RequestTooLarge")
+      expect((bigBlock as { error: string }).error).toContain("/content_blocks/0")
+      const bigTotal = yield* send([media(9 * MiB), media(9 * MiB), media(7 * MiB)])
+      expect(bigTotal._tag).toBe("RequestTooLarge")
+      expect((bigTotal as { error: string }).error).toContain("media")
+      const bigText = yield* send([{ type: "text", text: "x".repeat(MiB) }])
+      expect(bigText._tag).toBe("RequestTooLarge")
+      expect((bigText as { error: string }).error).toContain("non-media")
+      const notBase64 = yield* send([{ type: "media", media_type: "image/png", data: "not base64!" }])
+      expect(notBase64).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/content_blocks/0/data" }] })
+      const noBlocks = yield* rawRequest(
+        HttpClientRequest.post(
+          `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/inputs`
+        ).pipe(HttpClientRequest.bearerToken(owner.token), HttpClientRequest.bodyUnsafeJson({ content_blocks: [] }))
+      )
+      expect(noBlocks.status).toBe(400)
+      expect(noBlocks.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/content_blocks" }] })
+
+      expect(yield* artifactCount).toBe(before)
+      expect((yield* owner.client.agents.listEvents({ path: agentPath, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.agents.listBacklog({ path: agentPath, urlParams: {} })).data).toEqual([])
+    }), { timeout: 60_000 })
+
+  it.effect("a body over 48 MiB is refused from its Content-Length; other routes keep the 1 MiB cap", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const base = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}`
+      const declare = (path: string, length: number) => declareBody(path, owner.token, length)
+      const overall = yield* declare(`${base}/agents/${agent.id}/inputs`, 48 * MiB + 1)
+      expect(overall.status).toBe(413)
+      expect(overall.json).toMatchObject({ code: "request_too_large" })
+      const launchTooLarge = yield* declare(`${base}/agents`, 48 * MiB + 1)
+      expect(launchTooLarge.status).toBe(413)
+      const actors = yield* declare(`${base}/actors`, MiB + 1)
+      expect(actors.status).toBe(413)
+      // Under 48 MiB the inputs route reads the body (and refuses it for its content, not its size).
+      const accepted = yield* rawRequest(
+        HttpClientRequest.post(`${base}/agents/${agent.id}/inputs`).pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ content_blocks: [{ type: "text", text: "x".repeat(2 * MiB) }] })
+        )
+      )
+      expect(accepted.status).toBe(413)
+      expect(String(accepted.json?.error)).toContain("non-media")
+    }))
+
+  it.effect("unknown agents, turns, tool calls, interactions and artifacts are 404", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const base = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}`
+      for (
+        const path of [
+          `${base}/agents/agt_${"a".repeat(26)}`,
+          `${base}/agents/${agent.id}/turns/turn_${"a".repeat(26)}`,
+          `${base}/agents/${agent.id}/tool-calls/tcl_${"a".repeat(26)}`,
+          `${base}/agents/${agent.id}/artifacts/art_${"a".repeat(26)}`
+        ]
+      ) {
+        const response = yield* rawRequest(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(owner.token)))
+        expect(response.status).toBe(404)
+        expect(response.json).toMatchObject({ code: "not_found" })
+      }
+      const resolve = yield* rawRequest(
+        HttpClientRequest.post(`${base}/interactions/intr_${"a".repeat(26)}/resolve`).pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ decision: "approve" })
+        )
+      )
+      expect(resolve.status).toBe(404)
+      const result = yield* expectFailure(
+        owner.client.toolCalls.submitResult({
+          path: { ...agentPath, toolCallID: ToolCallId.make() },
+          payload: { outcome: "succeeded", content_blocks: [] }
+        })
+      )
+      expect(result._tag).toBe("NotFound")
+    }))
+
+  it.effect("the OpenAPI document lists the routes, the event stream as text/event-stream", () =>
+    Effect.gen(function*() {
+      const response = yield* rawRequest(HttpClientRequest.get("/v1/openapi.json"))
+      const paths = (response.json as { paths: Record<string, any> }).paths
+      const stream = paths["/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/events/stream"]
+      expect(Object.keys(stream.get.responses["200"].content)).toEqual(["text/event-stream"])
+      for (
+        const path of [
+          "/v1/orgs/{orgID}/projects/{projectID}/agents",
+          "/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/inputs",
+          "/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/backlog/{inputID}",
+          "/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/tool-calls/{toolCallID}/result",
+          "/v1/orgs/{orgID}/projects/{projectID}/interactions/{interactionID}/resolve",
+          "/v1/orgs/{orgID}/projects/{projectID}/actors"
+        ]
+      ) expect(paths[path]).toBeDefined()
+    }))
+})
