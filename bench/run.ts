@@ -6,16 +6,17 @@
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, scanner, crash-loop, soak; several with commas). A broken crash-loop invariant
+ * (names: http, runtime, scale-out, scanner, crash-loop, soak; several with commas). A broken crash-loop invariant
  * makes the run exit non-zero.
  */
-import { loadavg } from "node:os"
+import { cpus, loadavg } from "node:os"
 import { agentConfigs } from "./agentConfigs.ts"
 import { bodyScanner } from "./bodyScanner.ts"
 import { crashLoop, formatCrashLoop } from "./crashLoop.ts"
 import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
 import { orgGet } from "./orgGet.ts"
 import { runtime } from "./runtime.ts"
+import { scaleOut } from "./scaleOut.ts"
 import { formatSoak, soak, SOAK_MINUTES } from "./soak.ts"
 
 /** Prints `{name, value, unit}` rows as an aligned table. */
@@ -28,7 +29,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "scanner", "crash-loop", "soak"] as const
+const PARTS = ["http", "runtime", "scale-out", "scanner", "crash-loop", "soak"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -52,6 +53,15 @@ if (selected("runtime")) {
   const runtimeRows = await runtime()
   console.log("\nAgent runtime (scripted provider answering at once)\n")
   printRows(runtimeRows)
+}
+
+if (selected("scale-out")) {
+  const scaleOutRows = await scaleOut()
+  console.log(
+    `\nSeveral server processes on one Postgres (inputs round-robin over them). This machine has ${cpus().length} ` +
+      `cores, shared by every process: more processes than cores show what scale-out costs, not a speed-up.\n`
+  )
+  printRows(scaleOutRows.length > 0 ? scaleOutRows : [{ name: "skipped: no Postgres reachable", value: 0, unit: "" }])
 }
 
 if (selected("scanner")) {

@@ -27,7 +27,7 @@ const PAGE = 500
 /** Agents whose events are read back at the same time. */
 const READERS = 10
 
-const request = async (method: string, url: string, token: string, body?: unknown) => {
+export const request = async (method: string, url: string, token: string, body?: unknown) => {
   const response = await fetch(url, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
@@ -38,7 +38,7 @@ const request = async (method: string, url: string, token: string, body?: unknow
   return JSON.parse(text) as Record<string, any>
 }
 
-const setUp = async (baseUrl: string, token: string, providerUrl: string) => {
+export const setUp = async (baseUrl: string, token: string, providerUrl: string) => {
   const org = await request("POST", `${baseUrl}/v1/orgs`, token, { name: "Runtime bench" })
   const project = await request("POST", `${baseUrl}/v1/orgs/${org.id}/projects`, token, { name: "Bench" })
   const secret = await request("POST", `${baseUrl}/v1/orgs/${org.id}/secrets`, token, { name: "Key", value: "sk-bench" })
@@ -68,7 +68,7 @@ const setUp = async (baseUrl: string, token: string, providerUrl: string) => {
 }
 
 /** An agent's event stream: resolves the waiter of a turn when its `completed` (or `failed`) event arrives. */
-const followTurns = async (agentUrl: string, token: string, abort: AbortSignal) => {
+export const followTurns = async (agentUrl: string, token: string, abort: AbortSignal) => {
   const waiters = new Map<string, (status: string) => void>()
   const ended = new Map<string, string>()
   const response = await fetch(`${agentUrl}/events/stream`, { headers: { authorization: `Bearer ${token}` }, signal: abort })
@@ -105,8 +105,43 @@ const followTurns = async (agentUrl: string, token: string, abort: AbortSignal) 
     })
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+
+export interface DrivenAgent {
+  /** Where its next input goes (benchmarks over several processes spread them). */
+  readonly inputsUrl: () => string
+  readonly turnEnded: (turnId: string) => Promise<string>
+}
+
+/**
+ * Each agent sends an input and, as soon as its turn completes, the next, for
+ * BENCH_DURATION_SECONDS: the turn latencies (POST to the `completed` event on the stream, sorted)
+ * and the seconds it ran.
+ */
+export const driveTurns = async (agents: ReadonlyArray<DrivenAgent>, token: string) => {
+  const latencies: Array<number> = []
+  const runStart = performance.now()
+  const deadline = runStart + DURATION_SECONDS * 1000
+  await Promise.all(agents.map(async ({ inputsUrl, turnEnded }) => {
+    while (performance.now() < deadline) {
+      const sent = performance.now()
+      const accepted = await request("POST", inputsUrl(), token, { content_blocks: [{ type: "text", text: "hi" }] })
+      const status = await turnEnded(accepted.event.turn_id)
+      if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+      latencies.push(performance.now() - sent)
+    }
+  }))
+  latencies.sort((a, b) => a - b)
+  return { latencies, elapsed: (performance.now() - runStart) / 1000 }
+}
+
+/** turns/s, p50 and p99 of a run. */
+export const turnRows = (label: string, latencies: ReadonlyArray<number>, elapsed: number): Array<RuntimeRow> => [
+  { name: `turns per second, ${label}`, value: Math.round(latencies.length / elapsed), unit: "turns/s" },
+  { name: `turn latency p50, ${label}`, value: Math.round(percentile(latencies, 0.5)), unit: "ms" },
+  { name: `turn latency p99, ${label}`, value: Math.round(percentile(latencies, 0.99)), unit: "ms" }
+]
 
 /** The figures on one server; `target` names its database in the rows. */
 const measureTarget = async (target: string, env: Record<string, string>, providerUrl: string): Promise<Array<RuntimeRow>> => {
@@ -122,7 +157,6 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
       let writingMs = 0
       for (const agents of CONCURRENCY) {
         const label = `${agents} agent${agents === 1 ? "" : "s"}, ${target}`
-        const latencies: Array<number> = []
         const abort = new AbortController()
         const launched = await Promise.all(Array.from({ length: agents }, async () => {
           const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
@@ -130,28 +164,15 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
           agentUrls.push(agentUrl)
           return { agentUrl, turnEnded: await followTurns(agentUrl, token, abort.signal) }
         }))
-        const runStart = performance.now()
-        const deadline = runStart + DURATION_SECONDS * 1000
-        await Promise.all(launched.map(async ({ agentUrl, turnEnded }) => {
-          while (performance.now() < deadline) {
-            const sent = performance.now()
-            const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "hi" }] })
-            const status = await turnEnded(accepted.event.turn_id)
-            if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
-            latencies.push(performance.now() - sent)
-          }
-        }))
-        const elapsed = (performance.now() - runStart) / 1000
+        const { elapsed, latencies } = await driveTurns(launched.map(({ agentUrl, turnEnded }) => ({
+          inputsUrl: () => `${agentUrl}/inputs`,
+          turnEnded
+        })), token)
         abort.abort()
         writingMs += elapsed * 1000
         // Each turn writes its input, started, model_output and completed events.
         eventsWritten += latencies.length * 4
-        latencies.sort((a, b) => a - b)
-        rows.push(
-          { name: `turns per second, ${label}`, value: Math.round(latencies.length / elapsed), unit: "turns/s" },
-          { name: `turn latency p50, ${label}`, value: Math.round(percentile(latencies, 0.5)), unit: "ms" },
-          { name: `turn latency p99, ${label}`, value: Math.round(percentile(latencies, 0.99)), unit: "ms" }
-        )
+        rows.push(...turnRows(label, latencies, elapsed))
       }
       rows.push({ name: `events appended per second (by turns), ${target}`, value: Math.round(eventsWritten / (writingMs / 1000)), unit: "events/s" })
 

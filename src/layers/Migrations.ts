@@ -5,6 +5,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { PgMigrator } from "@effect/sql-pg"
 import { Layer } from "effect"
+import { withStartupLock } from "./StartupLock.ts"
 import foundation from "./migrations/0001_foundation.ts"
 import secretsAndModels from "./migrations/0002_secrets_and_models.ts"
 import skills from "./migrations/0003_skills.ts"
@@ -28,4 +29,5 @@ export const LATEST_MIGRATION_ID = Math.max(...Object.keys(migrations).map((name
 
 export const runMigrations = PgMigrator.run({ loader: PgMigrator.fromRecord(migrations) })
 
-export const MigrationsLive = Layer.effectDiscard(runMigrations).pipe(Layer.provide(NodeContext.layer))
+/** At start-up, one process at a time (src/layers/StartupLock.ts). */
+export const MigrationsLive = Layer.effectDiscard(withStartupLock(runMigrations)).pipe(Layer.provide(NodeContext.layer))

@@ -15,7 +15,7 @@ import { AppConfig } from "./AppConfig.ts"
 import { DataDirectoryInUse, describeDatabase } from "./Database.ts"
 import { DOCS_PATH, OPENAPI_PATH } from "./http/RootPage.ts"
 import { InvalidSecretKey } from "./SecretKey.ts"
-import { RunnerAlreadyActive } from "./WorkflowEngine.ts"
+import { RunnerAddressUnavailable } from "./cluster/SocketRunnerCluster.ts"
 
 export class PortInUse extends Data.TaggedError("PortInUse")<{ readonly message: string }> {}
 
@@ -64,7 +64,7 @@ export const StoppedLog = Layer.scopedDiscard(
 export const startupProblem = (cause: Cause.Cause<unknown>): string | undefined => {
   const error = Cause.squash(cause)
   if (
-    error instanceof PortInUse || error instanceof DataDirectoryInUse || error instanceof RunnerAlreadyActive ||
+    error instanceof PortInUse || error instanceof DataDirectoryInUse || error instanceof RunnerAddressUnavailable ||
     error instanceof InvalidSecretKey
   ) return error.message
   if (ConfigError.isConfigError(error)) return `configuration: ${String(error)}`

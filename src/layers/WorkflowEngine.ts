@@ -1,65 +1,51 @@
 /**
- * The durable workflow engine (ARCHITECTURE.md 5): `@effect/cluster` on a single runner, its
- * messages and workflow journal in the application's own database (tables `cluster_*`), so a
- * restarted process resumes every unfinished workflow from where it stopped. docs/runtime.md
- * explains the choices below.
+ * The durable workflow engine (docs/runtime.md): `@effect/workflow` on `@effect/cluster`, its
+ * messages and workflow journals in the application's own database (tables `cluster_*`), so a
+ * restarted process, or another one, resumes every unfinished workflow from where it stopped.
  *
- * - Runner storage is in memory: with one runner per database every shard belongs to this
- *   process, and the SQL runner storage would hold a reserved connection forever for its shard
- *   locks, which the one-connection pool of the embedded PGlite cannot spare.
- * - Storage is polled every 500 ms instead of every 10 s, so work that reaches this runner only
- *   through the database (written while an entity was starting or stopping) waits at most half
- *   a second. Messages sent within the process, such as `DurableDeferred.succeed` from an HTTP
- *   handler, are delivered at once either way.
- * - Shutdown waits 2 s (not 15 s) for running workflows to stop; one still running then is
- *   resumed from its journal at the next start, exactly as after a crash.
+ * - Embedded PGlite: ONE process (its data directory lock) with `SingleRunner` and runner storage
+ *   in memory: every shard belongs to this process, and the SQL runner storage would hold a
+ *   reserved connection forever for its shard locks, which PGlite's one-connection pool cannot
+ *   spare.
+ * - Postgres: every process is a runner of one cluster (src/layers/cluster/SocketRunnerCluster.ts,
+ *   docs/scale-out.md): shards spread over the processes, a workflow runs on the process that holds
+ *   its shard, and a dead process's shards move to the others.
+ *
+ * Timing, for both (docs/runtime.md, "Timing"): storage is polled every 500 ms instead of 10 s, so
+ * work that reaches a runner only through the database waits at most half a second; shutdown waits
+ * 2 s (not 15 s) for running workflows, one still running then is resumed from its journal, as
+ * after a crash. Between processes (docs/scale-out.md, "When a process dies"): runners re-read
+ * the runner list every second, the health check pings the other runners every 2 s, and a runner
+ * that stopped refreshing its registration for 10 s counts as gone.
  */
 import { ClusterWorkflowEngine, SingleRunner } from "@effect/cluster"
 import type { ShardingConfig } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
-import { Data, Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { AppConfig } from "./AppConfig.ts"
+import { socketRunnerCluster } from "./cluster/SocketRunnerCluster.ts"
 
-export const workflowShardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+type ShardingSettings = Partial<ShardingConfig.ShardingConfig["Type"]>
+
+export const workflowShardingConfig: ShardingSettings = {
   entityMessagePollInterval: Duration.millis(500),
   entityReplyPollInterval: Duration.millis(100),
   entityTerminationTimeout: Duration.seconds(2)
 }
 
-/** `WorkflowEngine` over the `SqlClient` of the application. */
-export const WorkflowEngineLive = ClusterWorkflowEngine.layer.pipe(
-  Layer.provide(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: workflowShardingConfig })),
-  Layer.orDie
-)
+/** How fast a dead process's shards move to the others (docs/scale-out.md, "When a process dies"). */
+export const clusterShardingConfig: ShardingSettings = {
+  ...workflowShardingConfig,
+  refreshAssignmentsInterval: Duration.seconds(1),
+  runnerHealthCheckInterval: Duration.seconds(2),
+  shardLockExpiration: Duration.seconds(10)
+}
 
-export class RunnerAlreadyActive extends Data.TaggedError("RunnerAlreadyActive")<{
-  readonly message: string
-}> {}
+const singleRunner = SingleRunner.layer({ runnerStorage: "memory", shardingConfig: workflowShardingConfig })
 
-/** A fixed key for the advisory lock below ("agent-platform runner"). */
-const RUNNER_LOCK_KEY = 4_731_220_914
-
-/**
- * One runner per database. On a real Postgres the process holds a session-level advisory lock on
- * a reserved connection for as long as it runs, so a second server started on the same database
- * stops at start-up with a clear message instead of claiming every shard as well. The lock ends
- * with the session, so a killed process never leaves it behind. (The embedded database is guarded
- * by its data directory lock: src/layers/Database.ts.)
- */
-export const SingleRunnerLock = Layer.scopedDiscard(
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    if (Option.isNone(config.databaseUrl)) return
-    const sql = yield* SqlClient.SqlClient
-    const connection = yield* Effect.orDie(sql.reserve)
-    const [row] = yield* Effect.orDie(
-      connection.execute("SELECT pg_try_advisory_lock($1) AS locked", [RUNNER_LOCK_KEY], undefined)
+/** `WorkflowEngine`, and the `Sharding` under it (for cluster singletons), over the application's `SqlClient`. */
+export const WorkflowEngineLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(
+      Option.isSome(config.databaseUrl) ? socketRunnerCluster(clusterShardingConfig) : singleRunner
     )
-    if (row?.locked !== true) {
-      return yield* new RunnerAlreadyActive({
-        message: "Another server process is running on this database. Run one server process per " +
-          "database (docs/runtime.md): stop the other one, or give this one its own DATABASE_URL."
-      })
-    }
-  })
-)
+  )))

@@ -97,8 +97,8 @@ const expectExactlyOnce = (events: ReadonlyArray<AgentEvent>, kinds: ReadonlyArr
 }
 
 // Concurrent only on the embedded database, where each test has its own data directory: on
-// Postgres the tests share the file's database, and a database serves one server process at a
-// time (docs/runtime.md).
+// Postgres the tests share the file's database, where their servers would form one cluster and run
+// each other's turns (docs/scale-out.md), which the restarts here would disturb.
 describeServers("crash and restart", () => {
   it("killed with a model call in flight: the call is made again after the restart, the completed one is not", async () => {
     const dataDir = makeDataDir(template)

@@ -1,6 +1,7 @@
 /**
- * A raw Server-Sent Events client over node:http for tests: opens the agent's event stream,
- * parses frames as they arrive, and can be dropped like a lost connection.
+ * A raw Server-Sent Events client over node:http for tests: opens the agent's event stream (on
+ * the in-process test server, or on a server process at a port), parses frames as they arrive,
+ * and can be dropped like a lost connection.
  */
 import { HttpServer } from "@effect/platform"
 import { Effect, TestServices } from "effect"
@@ -12,6 +13,8 @@ export interface ServerSentEvent {
   readonly data: string | undefined
   /** The comment, for a frame that is only a comment (`: heartbeat`). */
   readonly comment: string | undefined
+  /** When the frame arrived (Date.now()). */
+  readonly receivedAt: number
 }
 
 export interface OpenStream {
@@ -35,14 +38,17 @@ const parseFrame = (frame: string): ServerSentEvent => {
       fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, "")
     }
   }
-  return { id: fields.id, event: fields.event, data: fields.data, comment }
+  return { id: fields.id, event: fields.event, data: fields.data, comment, receivedAt: Date.now() }
 }
 
 /** Opens `path` on the test server with `token` and extra headers (such as `last-event-id`). */
 export const openEventStream = (path: string, token: string, headers: Record<string, string> = {}) =>
+  Effect.flatMap(HttpServer.HttpServer, (server) =>
+    openEventStreamAt((server.address as HttpServer.TcpAddress).port, path, token, headers))
+
+/** Opens `path` on the server listening on 127.0.0.1:`port`. */
+export const openEventStreamAt = (port: number, path: string, token: string, headers: Record<string, string> = {}) =>
   Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const port = (server.address as HttpServer.TcpAddress).port
     const frames: Array<ServerSentEvent> = []
     let buffer = ""
     let request: ClientRequest | undefined

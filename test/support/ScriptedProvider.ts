@@ -105,6 +105,8 @@ export interface RecordedRequest {
   /** The parsed JSON body (undefined when it was not JSON). */
   readonly body: Record<string, any> | undefined
   readonly stream: boolean
+  /** When the request's body had arrived (Date.now()): a scripted delay counts from here. */
+  readonly receivedAt: number
   /** The client closed the connection before the answer was complete. */
   aborted: boolean
 }
@@ -610,6 +612,7 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
       headers: { ...request.headers },
       body,
       stream: body?.stream === true,
+      receivedAt: Date.now(),
       aborted: false
     }
     if (options.record !== false) recorded.push(record)

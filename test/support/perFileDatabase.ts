@@ -1,8 +1,8 @@
 /**
  * With DATABASE_URL set, every test file gets a database of its own: a copy of the database at
  * DATABASE_URL (migrated once by globalSetup.ts), made before the file runs and dropped after.
- * The workflow engine runs one runner per database (docs/runtime.md), so two test processes
- * sharing one database would pick up each other's turns. Both the in-process app
+ * Server processes sharing a database form one cluster (docs/scale-out.md), so two test files
+ * sharing one would run each other's turns. Both the in-process app
  * (TestApp.ts) and the servers spawned as processes (Processes.ts) read DATABASE_URL.
  */
 import { afterAll } from "vitest"

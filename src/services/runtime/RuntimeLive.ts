@@ -4,7 +4,7 @@
  * what a stopped process left unfinished runs, before the server listens.
  */
 import { Layer } from "effect"
-import { SingleRunnerLock, WorkflowEngineLive } from "../../layers/WorkflowEngine.ts"
+import { WorkflowEngineLive } from "../../layers/WorkflowEngine.ts"
 import { Actors } from "./Actors.ts"
 import { AgentControl } from "./AgentControl.ts"
 import { AgentEvents } from "./AgentEvents.ts"
@@ -34,4 +34,4 @@ export const RuntimeLive = Layer.mergeAll(
   Artifacts.Default,
   Timeline.Default,
   TurnEngineLive
-).pipe(Layer.provide(WorkflowEngineLive.pipe(Layer.provide(SingleRunnerLock))))
+).pipe(Layer.provideMerge(WorkflowEngineLive))

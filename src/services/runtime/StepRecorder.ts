@@ -3,8 +3,12 @@
  * (text and reasoning summaries, tool calls), the dispatch of each tool call, the turn's usage
  * and the step's `turn_steps` row, all in ONE transaction, so a model call whose output is
  * recorded is never made again after a crash. A response without tool calls ends the turn.
+ *
+ * When the step is recorded already (the same step ran twice at once: a workflow moving to another
+ * process while its model call was still running on the first), the transaction is rolled back
+ * and the recorded outcome returned, so the output is recorded once.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { NewEvent } from "../../domain/runtime/Events.ts"
@@ -22,6 +26,15 @@ import type { PlannedCall, StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
 import { signalToken } from "./TurnWorkflow.ts"
 
 const stopped: StepOutcome = { _tag: "Stopped" }
+
+/** The step being recorded was recorded by another run of it: its transaction rolls back. */
+class StepAlreadyRecorded extends Schema.TaggedError<StepAlreadyRecorded>()("StepAlreadyRecorded", {
+  step: Schema.Int
+}) {
+  override get message() {
+    return `Model call ${this.step} of the turn was recorded by another run of it`
+  }
+}
 
 /** The model's output as timeline events: consecutive text and reasoning in one `model_output`, each tool call its own event. */
 const outputEvents = (
@@ -122,7 +135,7 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
         }
         const outcome: StepOutcome = planned.length === 0 ? { _tag: "Finished" } : { _tag: "ToolCalls", calls: planned }
         yield* turns.addUsage(payload.turn_id, response.usage, 1)
-        yield* turns.recordStep(payload.turn_id, step, outcome)
+        if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
         if (outcome._tag === "Finished") {
           const next = yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, "completed", null)
           return { outcome, next }
@@ -130,6 +143,11 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
         yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
         return { outcome, next: Option.none<TurnId>() }
       })).pipe(
+        Effect.catchTag("StepAlreadyRecorded", () =>
+          Effect.map(turns.recordedStep(payload.turn_id, step), (recorded) => ({
+            outcome: Option.getOrElse(recorded, () => stopped),
+            next: Option.none<TurnId>()
+          }))),
         Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
         Effect.map(({ outcome }) => outcome)
       )

@@ -7,21 +7,23 @@
  * concurrent appends to one agent serialize. Called inside a caller's transaction, it joins it:
  * the events become visible when that commits.
  *
- * Waiting: appends in this process wake waiters once the events are visible, that is when the
- * transaction they belong to commits (a transaction that appends events is opened with
- * `transaction`, which wakes the waiters after its commit: a waiter woken earlier would read on
- * another connection before the commit, find nothing and sleep until its next poll); appends by
- * another process sharing the database are seen by the poll every POLL_INTERVAL (docs/runtime.md).
+ * Waiting: every append belongs to a `transaction` (its own, or the caller's it joins), which
+ * wakes this process's waiters once it commits (a waiter woken earlier would read on another
+ * connection before the commit, find nothing and sleep until its next poll), and tells the other
+ * processes sharing the database through EventNotifications (a Postgres NOTIFY sent inside the
+ * transaction, delivered at its commit). A waiter also reads every POLL_INTERVAL, a safety net
+ * only (docs/scale-out.md).
  */
-import { Clock, Duration, Effect, FiberRef, Option, PubSub, Queue } from "effect"
+import { Clock, Duration, Effect, FiberRef, Option, Queue } from "effect"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { type AgentRef, dataOf, AgentEventsRepository } from "./AgentEventsRepository.ts"
+import { EventNotifications } from "./EventNotifications.ts"
 
-export const POLL_INTERVAL = Duration.seconds(1)
+export const POLL_INTERVAL = Duration.seconds(5)
 
 export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   scoped: Effect.gen(function*() {
@@ -29,26 +31,25 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
     const agents = yield* AgentsRepository
     const ids = yield* IdGenerator
     const transactions = yield* Transactions
-    const appended = yield* PubSub.sliding<AgentId>(1024)
+    const notifications = yield* EventNotifications
     /** The agents whose events the current `transaction` appended, woken when it commits. */
     const uncommittedAppends = yield* FiberRef.make<Set<AgentId> | undefined>(undefined)
 
-    const wake = (agentId: AgentId) =>
-      Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) => {
-        if (pending === undefined) return PubSub.publish(appended, agentId)
-        pending.add(agentId)
-        return Effect.void
-      })
-
-    /** A transaction that appends events: their waiters are woken once it commits. */
+    /**
+     * A transaction that appends events (or joins the one in progress): the other processes are
+     * told inside it, this process's waiters once it has committed.
+     */
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => {
         if (outer !== undefined) return transactions.transaction(effect)
         const pending = new Set<AgentId>()
-        return transactions.transaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
-          Effect.tap(() => PubSub.publishAll(appended, pending))
-        )
+        return transactions.transaction(
+          Effect.locally(effect, uncommittedAppends, pending).pipe(Effect.tap(() => notifications.announce(pending)))
+        ).pipe(Effect.tap(() => notifications.wake(pending)))
       })
+
+    const appending = (agentId: AgentId) =>
+      Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) => Effect.sync(() => pending?.add(agentId)))
 
     /** The sequence of each new event within its turn: the opening event is 0, the turn's later events count up. */
     const turnSequences = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>) =>
@@ -64,7 +65,8 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
       )
 
     const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>) =>
-      transactions.transaction(Effect.gen(function*() {
+      transaction(Effect.gen(function*() {
+        yield* appending(agentId)
         const allocated = yield* agents.allocateSequences(agentId, newEvents.length)
         if (Option.isNone(allocated)) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
         const { agent_config_id, last_sequence, org_id, project_id } = allocated.value
@@ -84,7 +86,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
             data: dataOf(event)
           }))
         )
-      })).pipe(Effect.tap(() => wake(agentId)))
+      }))
 
     /**
      * One page of events (spec 4.1): forward after `after_sequence`, or backward before
@@ -122,7 +124,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
      */
     const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.DurationInput) =>
       Effect.scoped(Effect.gen(function*() {
-        const wakeups = yield* PubSub.subscribe(appended)
+        const wakeups = yield* notifications.subscribe
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
         while (true) {
           const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
@@ -138,5 +140,11 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
 
     return { append, transaction, list, waitForEvents } as const
   }),
-  dependencies: [AgentEventsRepository.Default, AgentsRepository.Default, IdGenerator.Default, Transactions.Default]
+  dependencies: [
+    AgentEventsRepository.Default,
+    AgentsRepository.Default,
+    IdGenerator.Default,
+    Transactions.Default,
+    EventNotifications.Default
+  ]
 }) {}

@@ -1,11 +1,16 @@
 /**
- * The start-up step of the runtime (docs/runtime.md, "Durability"): what a stopped process left
- * unfinished is picked up again. It starts the workflow of every unfinished turn (a no-op for one
- * that exists), resolves again the waits whose resolution was committed but maybe not delivered,
- * and starts the turn of any idle agent's oldest queued input. It runs once the turn workflow is
- * registered, before the server listens.
+ * The recovery of the runtime (docs/runtime.md, "Durability"): what a stopped process left
+ * unfinished is picked up again. It starts the workflow of every unfinished turn whose workflow
+ * was never started, sends every wait resolution that was committed but never sent (a process that
+ * died between a commit and what follows it), and starts the turn of any idle agent's oldest
+ * queued input. What was sent is left to the cluster, which delivers it wherever the workflow's
+ * shard is. It runs once the turn workflow is registered, before the server listens, and again
+ * every RECOVERY_SWEEP_INTERVAL on one process of the cluster (a cluster singleton): on a shared
+ * database the other processes go on without restarting. Every step is idempotent, so processes
+ * may run it at the same time.
  */
-import { Effect, Layer, Option } from "effect"
+import { type MessageStorage, type Sharding, Singleton } from "@effect/cluster"
+import { Duration, Effect, Layer, Option } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
@@ -15,8 +20,11 @@ import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
 import { type Signal, TurnSignals } from "./TurnSignals.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
+import { signalSent, turnStarted } from "./TurnWorkflow.ts"
 
-export const recoverUnfinishedTurns = Effect.gen(function*() {
+export const RECOVERY_SWEEP_INTERVAL = Duration.seconds(30)
+
+const makeRecovery = Effect.gen(function*() {
   const turns = yield* TurnsRepository
   const toolCalls = yield* ToolCallsRepository
   const interactions = yield* InteractionsRepository
@@ -25,51 +33,64 @@ export const recoverUnfinishedTurns = Effect.gen(function*() {
   const lifecycle = yield* TurnLifecycle
   const launcher = yield* TurnLauncher
   const signals = yield* TurnSignals
+  /** The cluster's message storage, asked what was sent already. */
+  const cluster = yield* Effect.context<Sharding.Sharding | MessageStorage.MessageStorage>()
 
-  const unfinished = yield* turns.unfinished
-  yield* Effect.forEach(unfinished, (turn) => launcher.launch(turn.agent_id, turn.id), { discard: true })
+  const recover = Effect.gen(function*() {
+    const unfinished = yield* turns.unfinished
+    const unstarted = yield* Effect.filter(unfinished, (turn) =>
+      Effect.map(turnStarted({ turn_id: turn.id, agent_id: turn.agent_id }), (started) => !started))
+    yield* Effect.forEach(unstarted, (turn) => launcher.launch(turn.agent_id, turn.id), { discard: true })
 
-  const turnIds = unfinished.map((turn) => turn.id)
-  const results = yield* toolCalls.completedWaits(turnIds)
-  const resolutions = yield* interactions.resolvedWaits(turnIds)
-  yield* signals.send([
-    ...results.flatMap((call): ReadonlyArray<Signal> =>
-      call.deferred_token === null
-        ? []
-        : [{ kind: "result", toolCallId: call.id, token: call.deferred_token, value: "completed" }]
-    ),
-    ...resolutions.flatMap((interaction): ReadonlyArray<Signal> =>
-      interaction.tool_call_id === null ? [] : [{
-        kind: interaction.kind,
-        toolCallId: interaction.tool_call_id,
-        token: interaction.deferred_token,
-        value: interaction.kind === "approval" ? interaction.decision ?? "deny" : "completed"
-      }]
-    )
-  ])
+    const turnIds = unfinished.map((turn) => turn.id)
+    const results = yield* toolCalls.completedWaits(turnIds)
+    const resolutions = yield* interactions.resolvedWaits(turnIds)
+    const committed: ReadonlyArray<Signal> = [
+      ...results.flatMap((call): ReadonlyArray<Signal> =>
+        call.deferred_token === null
+          ? []
+          : [{ kind: "result", toolCallId: call.id, token: call.deferred_token, value: "completed" }]
+      ),
+      ...resolutions.flatMap((interaction): ReadonlyArray<Signal> =>
+        interaction.tool_call_id === null ? [] : [{
+          kind: interaction.kind,
+          toolCallId: interaction.tool_call_id,
+          token: interaction.deferred_token,
+          value: interaction.kind === "approval" ? interaction.decision ?? "deny" : "completed"
+        }]
+      )
+    ]
+    const unsent = yield* Effect.filter(committed, (signal) => Effect.map(signalSent(signal.token), (sent) => !sent))
+    yield* signals.send(unsent)
 
-  /** Starts the oldest queued input of an agent left idle; whether the agent was idle. */
-  const startBacklog = (agentId: AgentId) =>
-    Effect.gen(function*() {
-      const { idle, next } = yield* timeline.transaction(Effect.gen(function*() {
-        const agent = yield* lifecycle.lockExisting(agentId)
-        return agent.current_turn_id === null
-          ? { idle: true, next: yield* lifecycle.startNext(agentId) }
-          : { idle: false, next: Option.none<TurnId>() }
-      }))
-      yield* launcher.launchNext(agentId, next)
-      return idle
-    })
-  const idle = (yield* Effect.forEach(yield* inputs.agentsWithQueued, startBacklog)).filter(Boolean).length
+    /** Starts the oldest queued input of an agent left idle; whether the agent was idle. */
+    const startBacklog = (agentId: AgentId) =>
+      Effect.gen(function*() {
+        const { idle, next } = yield* timeline.transaction(Effect.gen(function*() {
+          const agent = yield* lifecycle.lockExisting(agentId)
+          return agent.current_turn_id === null
+            ? { idle: true, next: yield* lifecycle.startNext(agentId) }
+            : { idle: false, next: Option.none<TurnId>() }
+        }))
+        yield* launcher.launchNext(agentId, next)
+        return idle
+      })
+    const idle = (yield* Effect.forEach(yield* inputs.agentsWithQueued, startBacklog)).filter(Boolean).length
 
-  if (unfinished.length + idle > 0) {
-    yield* Effect.logInfo(`Recovered ${unfinished.length} unfinished turns and ${idle} idle agents with queued inputs`)
-  }
+    if (unstarted.length + unsent.length + idle > 0) {
+      yield* Effect.logInfo(
+        `Recovery: started the workflows of ${unstarted.length} turns, sent ${unsent.length} committed ` +
+          `resolutions, started the queued input of ${idle} idle agents`
+      )
+    }
+  }).pipe(Effect.provide(cluster))
+
+  return { recover } as const
 })
 
-/** The recovery as a layer of the runtime's composition. */
-export const TurnRecoveryLive = Layer.effectDiscard(recoverUnfinishedTurns).pipe(
-  Layer.provide(Layer.mergeAll(
+export class TurnRecovery extends Effect.Service<TurnRecovery>()("TurnRecovery", {
+  effect: makeRecovery,
+  dependencies: [
     TurnsRepository.Default,
     ToolCallsRepository.Default,
     InteractionsRepository.Default,
@@ -78,5 +99,21 @@ export const TurnRecoveryLive = Layer.effectDiscard(recoverUnfinishedTurns).pipe
     TurnLifecycle.Default,
     TurnLauncher.Default,
     TurnSignals.Default
-  ))
+  ]
+}) {}
+
+/** The recovery again every RECOVERY_SWEEP_INTERVAL, on the one process of the cluster that holds the singleton. */
+const RecoverySweepLive = Singleton.make(
+  "AgentRuntime/RecoverySweep",
+  Effect.flatMap(TurnRecovery, (recovery) => recovery.recover).pipe(
+    Effect.catchAllCause((cause) => Effect.logError("The recovery sweep failed", cause)),
+    Effect.delay(RECOVERY_SWEEP_INTERVAL),
+    Effect.forever
+  )
 )
+
+/** The recovery as a start-up step of the runtime's composition, then as a sweep. */
+export const TurnRecoveryLive = Layer.merge(
+  Layer.effectDiscard(Effect.flatMap(TurnRecovery, (recovery) => recovery.recover)),
+  RecoverySweepLive
+).pipe(Layer.provideMerge(TurnRecovery.Default))

@@ -9,8 +9,9 @@
  *
  * Their tokens are stored on the tool_calls / interactions rows; TurnSignals resolves them.
  */
+import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "@effect/cluster"
 import { DurableDeferred, Workflow } from "@effect/workflow"
-import { Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { AgentId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 
 export const TurnWorkflow = Workflow.make({
@@ -57,3 +58,33 @@ export const resolveSignal = (kind: SignalKind, toolCallId: ToolCallId, token: s
     token: DurableDeferred.Token.make(token),
     value
   })
+
+/**
+ * Whether a message to a turn's workflow is in the cluster's storage: sent once, it is delivered
+ * (on whichever process holds the workflow's shard), so recovery need not send it again. The keys
+ * are the ones ClusterWorkflowEngine gives its messages: entity `Workflow/<name>` per execution, the
+ * `run` message with primary key "", a `deferred` message keyed by the deferred's name
+ * (test/runtime/Recovery.test.ts checks them).
+ */
+const messageSaved = (executionId: string, tag: "run" | "deferred", id: string) =>
+  Effect.gen(function*() {
+    const sharding = yield* Sharding.Sharding
+    const storage = yield* MessageStorage.MessageStorage
+    const entityId = EntityId.make(executionId)
+    const address = EntityAddress.make({
+      entityType: EntityType.EntityType.make(`Workflow/${TurnWorkflow.name}`),
+      entityId,
+      shardId: sharding.getShardId(entityId, "default")
+    })
+    return Option.isSome(yield* storage.requestIdForPrimaryKey({ address, tag, id }))
+  })
+
+/** Whether the turn's workflow was started (its `run` message saved). */
+export const turnStarted = (payload: TurnPayload) =>
+  Effect.flatMap(TurnWorkflow.executionId(payload), (executionId) => messageSaved(executionId, "run", ""))
+
+/** Whether the resolution of the wait with this token was sent (its `deferred` message saved). */
+export const signalSent = (token: string) => {
+  const parsed = DurableDeferred.TokenParsed.fromString(token)
+  return messageSaved(parsed.executionId, "deferred", parsed.deferredName)
+}

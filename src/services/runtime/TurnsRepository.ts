@@ -106,10 +106,12 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       execute: ({ step, turnId }) => sql`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`
     })
 
-    const recordStep = SqlSchema.void({
+    const recordStep = SqlSchema.findOne({
       Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
+      Result: Schema.Struct({ step: Schema.Int }),
       execute: ({ outcome, step, turnId }) =>
-        sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}`
+        sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}
+          ON CONFLICT DO NOTHING RETURNING step`
     })
 
     return {
@@ -133,8 +135,9 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       /** The recorded outcome of the turn's `step`-th model call. */
       recordedStep: (turnId: TurnId, step: number) =>
         Effect.map(Effect.orDie(recordedStep({ turnId, step })), Option.map((row) => row.outcome)),
+      /** Records the outcome of the turn's `step`-th model call; false when that step was recorded already. */
       recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
-        Effect.orDie(recordStep({ turnId, step, outcome }))
+        Effect.map(Effect.orDie(recordStep({ turnId, step, outcome })), Option.isSome)
     } as const
   })
 }) {}

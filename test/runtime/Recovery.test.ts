@@ -1,0 +1,81 @@
+/**
+ * Recovery of what a process that died right after a commit left undone (docs/runtime.md, "What
+ * happens on a crash"; docs/scale-out.md): here, the workflow of a turn that was never started.
+ * Recovery asks the cluster's storage whether a turn's workflow was started and whether a wait's
+ * resolution was sent (`turnStarted`, `signalSent`), so this also pins the keys
+ * ClusterWorkflowEngine gives the turn workflow's messages.
+ */
+import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "@effect/cluster"
+import { expect } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
+import { TurnRecovery } from "../../src/services/runtime/TurnRecovery.ts"
+import { signalSent, turnStarted, TurnWorkflow, type TurnPayload } from "../../src/services/runtime/TurnWorkflow.ts"
+import { eventually } from "../support/Polling.ts"
+import { runtimeProject, text } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { describeRuntime } from "./RuntimeLayer.ts"
+
+const tokenOf = (toolCallId: ToolCallId) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ deferred_token: string }>`SELECT deferred_token FROM tool_calls WHERE id = ${toolCallId}`.pipe(
+      Effect.map((rows) => rows[0].deferred_token)
+    ))
+
+/** Removes every message of a turn's workflow from the cluster's storage: as if it had never been started. */
+const forgetWorkflow = (payload: TurnPayload) =>
+  Effect.gen(function*() {
+    const sharding = yield* Sharding.Sharding
+    const storage = yield* MessageStorage.MessageStorage
+    const entityId = EntityId.make(yield* TurnWorkflow.executionId(payload))
+    yield* storage.clearAddress(EntityAddress.make({
+      entityType: EntityType.EntityType.make("Workflow/AgentTurn"),
+      entityId,
+      shardId: sharding.getShardId(entityId, "default")
+    }))
+  })
+
+describeRuntime()("recovery", (it) => {
+  it.effect("a turn whose workflow was never started is started by recovery; its recorded model call is not made again", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.toolCall("lookup", { query: "status" }), Reply.text("All green.")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const accepted = yield* rt.send(agent.id, "Check the status")
+      const payload = { turn_id: accepted.event.turn_id as TurnId, agent_id: agent.id }
+      yield* rt.waiting(agent.id)
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call.state).toBe("ready")
+      expect(yield* turnStarted(payload)).toBe(true)
+      const token = yield* tokenOf(call.id)
+      expect(yield* signalSent(token)).toBe(false)
+
+      yield* forgetWorkflow(payload)
+      expect(yield* turnStarted(payload)).toBe(false)
+      yield* Effect.flatMap(TurnRecovery, (recovery) => recovery.recover)
+      yield* eventually(turnStarted(payload), (started) => started, "the workflow started again")
+
+      yield* rt.client.toolCalls.submitResult({
+        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: text("green") }
+      })
+      expect(yield* signalSent(token)).toBe(true)
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      expect(events.map((event) => event.event_kind)).toEqual([
+        "agent_input",
+        "turn",
+        "tool_call",
+        "tool_result",
+        "model_output",
+        "turn"
+      ])
+      expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6])
+      expect(events[5]).toMatchObject({ turn_status: "completed" })
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
+      expect(requests).toHaveLength(2)
+      expect(JSON.stringify(requests[1].body)).toContain("green")
+    }))
+})
