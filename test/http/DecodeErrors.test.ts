@@ -92,6 +92,28 @@ describeApp()("decode errors in the caller's words", (it) => {
       for (const response of [missing, extra, long, wrongType, decision, blocks]) expectPlainWords(String(response.json!.error))
     }))
 
+  it.effect("unknown body fields are refused on every route, nested ones too, naming the field and the allowed ones", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Strict" } })
+      const typo = yield* send("POST", `/v1/orgs/${org.id}/projects`, token, { name: "p", descripton: "typo" })
+      expect(typo.status).toBe(400)
+      expect(typo.json).toMatchObject({
+        code: "invalid_request",
+        issues: [{ path: "/descripton", message: "is not allowed here; allowed fields: name" }]
+      })
+      const orgExtra = yield* send("POST", "/v1/orgs", token, { name: "o", extra: 1 })
+      expect(orgExtra.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/extra" }] })
+
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const nested = yield* send("POST", `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/inputs`, owner.token, {
+        content_blocks: [{ type: "text", text: "hi", xx: 1 }]
+      })
+      expect(nested.status).toBe(400)
+      expect(nested.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/content_blocks/0/xx" }] })
+    }))
+
   it.effect("a POST without a body says the body is missing", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()

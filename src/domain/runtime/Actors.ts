@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { ActorId, OrgId, ProjectId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
+import { strict } from "../shared/Strict.ts"
 
 export class Actor extends Schema.Class<Actor>("Actor")({
   id: ActorId,
@@ -15,4 +16,4 @@ export class Actor extends Schema.Class<Actor>("Actor")({
 export const CreateActor = Schema.Struct({
   external_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
   display_name: Schema.optional(Schema.String.pipe(Schema.maxLength(255)))
-})
+}).annotations(strict)

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { InputAccepted, SendInput } from "./Inputs.ts"
+import { strict } from "../shared/Strict.ts"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -28,7 +29,7 @@ export const LaunchAgent = Schema.Struct({
   name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
   metadata: Schema.optional(JsonObject),
   input: Schema.optional(SendInput)
-})
+}).annotations(strict)
 export type LaunchAgent = typeof LaunchAgent.Type
 
 /** The answer to a launch: the agent, and, when it was launched with an input, the answer to that input. */
@@ -37,4 +38,4 @@ export class LaunchedAgent extends Schema.Class<LaunchedAgent>("LaunchedAgent")(
   input: Schema.optional(InputAccepted)
 }) {}
 
-export const Control = Schema.Struct({ control_type: Schema.Literal("cancel_current") })
+export const Control = Schema.Struct({ control_type: Schema.Literal("cancel_current") }).annotations(strict)

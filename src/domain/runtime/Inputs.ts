@@ -4,6 +4,7 @@ import { ActorId, AgentId, InputId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { ContentBlock, SubmittedContentBlock } from "./ContentBlocks.ts"
 import { AgentInputEvent } from "./Events.ts"
+import { strict } from "../shared/Strict.ts"
 
 export const InputStatus = Schema.Literal("queued", "started", "withdrawn")
 
@@ -24,7 +25,7 @@ export const SendInput = Schema.Struct({
   content_blocks: Schema.Array(SubmittedContentBlock).pipe(Schema.minItems(1)),
   input_idempotency_key: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
   actor_id: Schema.optional(ActorId)
-})
+}).annotations(strict)
 export type SendInput = typeof SendInput.Type
 
 /** The answer to an input: its timeline event, and whether it started a turn or waits in the backlog. */

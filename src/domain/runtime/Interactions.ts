@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
+import { strict } from "../shared/Strict.ts"
 
 export const InteractionKind = Schema.Literal("approval", "question")
 export const InteractionStatus = Schema.Literal("pending", "resolved", "closed")
@@ -27,5 +28,5 @@ export const ResolveInteraction = Schema.Struct({
   decision: Decision,
   answer: Schema.optional(Schema.String),
   message: Schema.optional(Schema.String)
-})
+}).annotations(strict)
 export type ResolveInteraction = typeof ResolveInteraction.Type

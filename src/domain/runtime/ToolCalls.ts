@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { ContentBlock, SubmittedContentBlock } from "./ContentBlocks.ts"
+import { strict } from "../shared/Strict.ts"
 
 export const ToolCallState = Schema.Literal("awaiting_authorization", "ready", "running", "completed", "cancelled")
 export type ToolCallState = typeof ToolCallState.Type
@@ -36,7 +37,7 @@ export class ToolResult extends Schema.Class<ToolResult>("ToolResult")({
 export const SubmitToolResult = Schema.Struct({
   outcome: ToolOutcome,
   content_blocks: Schema.Array(SubmittedContentBlock)
-})
+}).annotations(strict)
 export type SubmitToolResult = typeof SubmitToolResult.Type
 
 export class ToolResultAccepted extends Schema.Class<ToolResultAccepted>("ToolResultAccepted")({

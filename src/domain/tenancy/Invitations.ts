@@ -4,6 +4,7 @@ import { InvitationId, OrgId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { OrgRole } from "./Members.ts"
 import { Email } from "./Users.ts"
+import { strict } from "../shared/Strict.ts"
 
 export class Invitation extends Schema.Class<Invitation>("Invitation")({
   id: InvitationId,
@@ -14,4 +15,4 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
   created_at: Timestamp
 }) {}
 
-export const CreateInvitation = Schema.Struct({ email: Email, role: OrgRole })
+export const CreateInvitation = Schema.Struct({ email: Email, role: OrgRole }).annotations(strict)

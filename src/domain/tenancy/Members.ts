@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { OrgId, UserId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
+import { strict } from "../shared/Strict.ts"
 
 /** Organization roles, weakest first. */
 export const OrgRole = Schema.Literal("member", "admin", "owner")
@@ -20,4 +21,4 @@ export class Member extends Schema.Class<Member>("Member")({
   created_at: Timestamp
 }) {}
 
-export const UpdateMember = Schema.Struct({ role: AssignableRole })
+export const UpdateMember = Schema.Struct({ role: AssignableRole }).annotations(strict)

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { ProjectId, UserId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
+import { strict } from "../shared/Strict.ts"
 
 /** Project roles: a project admin manages the project's members and resources. */
 export const ProjectRole = Schema.Literal("member", "admin")
@@ -18,4 +19,4 @@ export class ProjectMember extends Schema.Class<ProjectMember>("ProjectMember")(
 export const AddProjectMember = Schema.Struct({
   user_id: UserId,
   role: Schema.optional(ProjectRole).annotations({ description: "member when omitted" })
-})
+}).annotations(strict)
