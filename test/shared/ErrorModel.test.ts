@@ -45,7 +45,13 @@ describeApp()("error model", (it) => {
       const response = yield* post("/v1/orgs", token, JSON.stringify({ title: "x" }))
       expect(response.status).toBe(400)
       expect(Object.keys(response.json!).sort()).toEqual(["code", "error", "issues"])
-      expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name", message: "is required" }] })
+      expect(response.json).toMatchObject({
+        code: "invalid_request",
+        issues: [
+          { path: "/title", message: "is not allowed here; allowed fields: name" },
+          { path: "/name", message: "is required" }
+        ]
+      })
     }))
 
   it.effect("a NUL character in any string of the body is 400 before anything is written", () =>
