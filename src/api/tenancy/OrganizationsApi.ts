@@ -32,7 +32,7 @@ export class OrganizationsApi extends HttpApiGroup.make("organizations")
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID")
-      .annotate(OpenApi.Summary, "Update an organization")
+      .annotate(OpenApi.Summary, "Rename an organization")
       .setPath(OrgPath)
       .setPayload(OrganizationInput)
       .addSuccess(Organization)
