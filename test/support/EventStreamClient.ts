@@ -24,6 +24,8 @@ export interface OpenStream {
   readonly events: (count: number, timeoutMs?: number) => Effect.Effect<ReadonlyArray<ServerSentEvent>>
   /** Every frame so far, comments included. */
   readonly frames: () => ReadonlyArray<ServerSentEvent>
+  /** Waits (up to `timeoutMs`) until the server ended the response; when it did (Date.now()), if it did. */
+  readonly ended: (timeoutMs?: number) => Effect.Effect<number | undefined>
   /** Drops the connection. */
   readonly drop: Effect.Effect<void>
 }
@@ -72,6 +74,10 @@ export const openEventStreamAt = (port: number, path: string, token: string, hea
         end = buffer.indexOf("\n\n")
       }
     })
+    let endedAt: number | undefined
+    response.on("end", () => {
+      endedAt = Date.now()
+    })
     response.on("error", () => undefined)
     const eventFrames = () => frames.filter((frame) => frame.id !== undefined)
     const stream: OpenStream = {
@@ -83,6 +89,12 @@ export const openEventStreamAt = (port: number, path: string, token: string, hea
           const deadline = Date.now() + timeoutMs
           while (eventFrames().length < count && Date.now() < deadline) yield* Effect.sleep("10 millis")
           return eventFrames()
+        }).pipe(TestServices.provideLive),
+      ended: (timeoutMs = 5_000) =>
+        Effect.gen(function*() {
+          const deadline = Date.now() + timeoutMs
+          while (endedAt === undefined && Date.now() < deadline) yield* Effect.sleep("10 millis")
+          return endedAt
         }).pipe(TestServices.provideLive),
       drop: Effect.sync(() => request?.destroy())
     }

@@ -130,7 +130,8 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .annotate(
         OpenApi.Description,
         "The timeline as Server-Sent Events, from after `Last-Event-ID` (or `after_sequence`; the header wins), " +
-          "then live. Reconnecting with the last id received misses and repeats nothing."
+          "then live. Reconnecting with the last id received misses and repeats nothing. Ends with a `stream_closed` " +
+          "event (no id) within a few seconds of the caller losing access (key deleted, member removed, project deleted)."
       )
   )
   .add(
