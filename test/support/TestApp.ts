@@ -27,6 +27,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     bootstrapEmail: "admin@localhost",
     secretKey: Option.some(Redacted.make(randomBytes(32).toString("base64"))),
     corsOrigins: [],
+    blockPrivateNetworks: false,
     ...overrides
   })
 

@@ -22,6 +22,7 @@ import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
 import { errorMessage } from "./ProviderJson.ts"
+import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
 import { secretRedactor } from "../../shared/SecretRedaction.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
 
@@ -134,8 +135,24 @@ const withRetries = <A>(attempt: Effect.Effect<A, AttemptFailure>): Effect.Effec
 const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}${path}`
 
 export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
-  effect: Effect.gen(function*() {
-    const http = yield* HttpClient.HttpClient
+  scoped: Effect.gen(function*() {
+    const policy = yield* NetworkPolicy
+    // Blocking private targets: connections check what the host resolves to as they connect.
+    const http = policy.lookup === undefined
+      ? yield* HttpClient.HttpClient
+      : yield* Effect.provideServiceEffect(
+        NodeHttpClient.make,
+        NodeHttpClient.HttpAgent,
+        NodeHttpClient.makeAgent({ lookup: policy.lookup })
+      )
+
+    /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
+    const checkTarget = (request: ModelRequest) =>
+      policy.checkTarget(request.baseUrl).pipe(
+        Effect.mapError((refused) =>
+          new ModelProviderError({ status: null, message: `The model provider was not called: ${refused.message}` })
+        )
+      )
 
     /** One attempt at opening a call: the response once its status is a success. */
     const open = (adapter: WireAdapter, request: ModelRequest, stream: boolean, redact: Redact) =>
@@ -158,6 +175,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       const redact = redactorOf(request)
       return Stream.unwrap(Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
+        yield* checkTarget(request)
         const response = yield* withRetries(open(adapter, request, true, redact))
         const decode = adapter.streamDecoder()
         let complete = false
@@ -191,6 +209,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       const redact = redactorOf(request)
       return Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
+        yield* checkTarget(request)
         const body = yield* withRetries(
           Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
         )
@@ -200,5 +219,5 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
 
     return { stream, respond, generate } as const
   }),
-  dependencies: [NodeHttpClient.layer]
+  dependencies: [NodeHttpClient.layer, NetworkPolicy.Default]
 }) {}
