@@ -43,13 +43,16 @@ const parseFrame = (frame: string): ServerSentEvent => {
   return { id: fields.id, event: fields.event, data: fields.data, comment, receivedAt: Date.now() }
 }
 
-/** Opens `path` on the test server with `token` and extra headers (such as `last-event-id`). */
-export const openEventStream = (path: string, token: string, headers: Record<string, string> = {}) =>
+/**
+ * Opens `path` on the test server with `token` (none: no Authorization header, as a browser's
+ * EventSource sends) and extra headers (such as `last-event-id`).
+ */
+export const openEventStream = (path: string, token: string | undefined, headers: Record<string, string> = {}) =>
   Effect.flatMap(HttpServer.HttpServer, (server) =>
     openEventStreamAt((server.address as HttpServer.TcpAddress).port, path, token, headers))
 
 /** Opens `path` on the server listening on 127.0.0.1:`port`. */
-export const openEventStreamAt = (port: number, path: string, token: string, headers: Record<string, string> = {}) =>
+export const openEventStreamAt = (port: number, path: string, token: string | undefined, headers: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const frames: Array<ServerSentEvent> = []
     let buffer = ""
@@ -59,7 +62,11 @@ export const openEventStreamAt = (port: number, path: string, token: string, hea
         host: "127.0.0.1",
         port,
         path,
-        headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", ...headers }
+        headers: {
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          accept: "text/event-stream",
+          ...headers
+        }
       }, (response) => resume(Effect.succeed(response)))
       request.on("error", (error) => resume(Effect.fail(error)))
       request.end()
