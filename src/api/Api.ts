@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { InternalError, InvalidRequest, NotFound, RequestTooLarge, UnsupportedMediaType } from "../domain/shared/Errors.ts"
 import { ActorsApi } from "./runtime/ActorsApi.ts"
 import { AgentConfigsApi } from "./configuration/AgentConfigsApi.ts"
+import { AgentEventStreamApi } from "./runtime/AgentEventStreamApi.ts"
 import { AgentsApi } from "./runtime/AgentsApi.ts"
 import { HealthApi } from "./HealthApi.ts"
 import { InteractionsApi } from "./runtime/InteractionsApi.ts"
@@ -38,6 +39,7 @@ export class Api extends HttpApi.make("agent-platform")
   .add(ModelsApi)
   .add(AgentConfigsApi)
   .add(AgentsApi)
+  .add(AgentEventStreamApi)
   .add(ToolCallsApi)
   .add(InteractionsApi)
   .add(ActorsApi)

@@ -17,3 +17,24 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
     )
   }
 }) {}
+
+/**
+ * The event stream's authentication: a stream token in the query (`?stream_token=`, minted by
+ * `POST .../events/stream-token`, for a browser's EventSource, which cannot send headers), else
+ * the bearer API key. Only the event stream route has it.
+ */
+export class StreamAuthentication extends HttpApiMiddleware.Tag<StreamAuthentication>()("StreamAuthentication", {
+  failure: Schema.Union(Unauthorized.Wire, AuthenticationUnavailable.Wire),
+  provides: CurrentPrincipal,
+  security: {
+    streamToken: HttpApiSecurity.apiKey({ key: "stream_token", in: "query" }).pipe(
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "A stream token from `POST .../events/stream-token`: valid 5 minutes, for that agent's stream only"
+      )
+    ),
+    bearer: HttpApiSecurity.bearer.pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "A personal or organization API key: `Authorization: Bearer <token>`")
+    )
+  }
+}) {}

@@ -21,6 +21,12 @@ export interface AppConfigShape {
   readonly secretKey: Option.Option<Redacted.Redacted>
   /** Browser origins allowed to call the API (CORS), e.g. `https://app.example.com`; none by default. */
   readonly corsOrigins: ReadonlyArray<string>
+  /**
+   * AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS=true (the hosted profile): model provider base URLs, MCP
+   * and webhook URLs may not point at private, loopback or link-local addresses
+   * (services/shared/NetworkPolicy.ts). Off by default: the embedded setup calls local providers.
+   */
+  readonly blockPrivateNetworks: boolean
 }
 
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
@@ -53,7 +59,11 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
         corsOrigins: Option.match(yield* optional(Config.string, "AGENT_PLATFORM_CORS_ORIGINS"), {
           onNone: () => [],
           onSome: parseOrigins
-        })
+        }),
+        blockPrivateNetworks: Option.getOrElse(
+          yield* optional(Config.boolean, "AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS"),
+          () => false
+        )
       }
     })
   )

@@ -33,6 +33,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     bootstrapEmail: "admin@localhost",
     secretKey: Option.some(TEST_SECRET_KEY),
     corsOrigins: [],
+    blockPrivateNetworks: false,
     ...overrides
   })
 

@@ -15,15 +15,16 @@ import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery } from "../../domain/runtime/Events.ts"
 import { Agent, AgentStatus, Control, LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
 import { AgentInput, InputAccepted, SendInput } from "../../domain/runtime/Inputs.ts"
+import { StreamToken } from "../../domain/runtime/StreamTokens.ts"
 import { Turn } from "../../domain/runtime/Turns.ts"
 import { ProjectPath } from "../tenancy/ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 
 export const AgentPath = Schema.Struct({ orgID: OrgId, projectID: ProjectId, agentID: AgentId })
 
-const SequenceParam = DecimalInteger(0)
+export const SequenceParam = DecimalInteger(0)
 
-const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
+export const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
 
 export class AgentsApi extends HttpApiGroup.make("agents")
   .annotate(OpenApi.Title, "Agents")
@@ -125,22 +126,16 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       )
   )
   .add(
-    HttpApiEndpoint.get("streamEvents", `${AGENT}/events/stream`)
-      .annotate(OpenApi.Summary, "Stream the agent's events")
+    HttpApiEndpoint.post("mintStreamToken", `${AGENT}/events/stream-token`)
+      .annotate(OpenApi.Summary, "Mint a token for the agent's event stream")
       .setPath(AgentPath)
-      .setUrlParams(Schema.Struct({ after_sequence: Schema.optional(SequenceParam) }))
-      .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(SequenceParam) }))
-      .addSuccess(
-        HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
-          description: "Server-Sent Events: `id:` the sequence, `event:` the event_kind, `data:` the event as JSON; " +
-            "a `: heartbeat` comment every 15 s without events"
-        })
-      )
+      .addSuccess(StreamToken)
       .addError(NotFound.Wire)
       .annotate(
         OpenApi.Description,
-        "The timeline as Server-Sent Events, from after `Last-Event-ID` (or `after_sequence`; the header wins), " +
-          "then live. Reconnecting with the last id received misses and repeats nothing."
+        "A short-lived token (5 minutes) for this agent's event stream, sent as `?stream_token=` where a client " +
+          "cannot send an Authorization header (a browser's EventSource). It acts as the calling API key: deleting " +
+          "that key invalidates it."
       )
   )
   .add(

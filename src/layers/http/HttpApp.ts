@@ -7,9 +7,11 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { ActorsLive } from "../../api/handlers/runtime/ActorsLive.ts"
 import { AgentConfigsLive } from "../../api/handlers/configuration/AgentConfigsLive.ts"
+import { AgentEventStreamLive } from "../../api/handlers/runtime/AgentEventStreamLive.ts"
 import { AgentsLive } from "../../api/handlers/runtime/AgentsLive.ts"
 import { AuthenticationLive } from "../../api/handlers/AuthenticationLive.ts"
 import { HealthLive } from "../../api/handlers/HealthLive.ts"
+import { StreamAuthenticationLive } from "../../api/handlers/StreamAuthenticationLive.ts"
 import { InteractionsLive } from "../../api/handlers/runtime/InteractionsLive.ts"
 import { InvitationsLive } from "../../api/handlers/tenancy/InvitationsLive.ts"
 import { MembersLive } from "../../api/handlers/tenancy/MembersLive.ts"
@@ -45,10 +47,11 @@ const HandlersLive = Layer.mergeAll(
   SkillsLive,
   AgentConfigsLive,
   AgentsLive,
+  AgentEventStreamLive,
   ToolCallsLive,
   InteractionsLive,
   ActorsLive
-).pipe(Layer.provide(AuthenticationLive))
+).pipe(Layer.provide(Layer.merge(AuthenticationLive, StreamAuthenticationLive)))
 
 /** The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. */
 export const HttpAppLive = Layer.unwrapEffect(

@@ -101,6 +101,7 @@ export class TurnSetups extends Effect.Service<TurnSetups>()("TurnSetups", {
             apiFormat: model.providerConfig.apiFormat,
             baseUrl: model.providerConfig.baseUrl,
             apiKey,
+            apiKeySecretId: authSecretId ?? undefined,
             model: model.revision.providerModelSlug,
             instruction: compiled.instruction + skillsSection(texts),
             tools: model.revision.supportsTools ? toolDefinitions(tools) : [],
