@@ -86,7 +86,7 @@ export const Reply = {
   }),
   answer: (
     output: ReadonlyArray<ScriptedOutput>,
-    options: { usage?: ScriptedUsage; stop?: "end_turn" | "max_tokens"; delay_ms?: number } = {}
+    options: { usage?: ScriptedUsage; stop?: "end_turn" | "max_tokens"; delay_ms?: number; word_delay_ms?: number } = {}
   ): ScriptedReply => ({ kind: "answer", output, ...options }),
   /** Text streamed word by word, `word_delay_ms` before each word. */
   slowText: (text: string, word_delay_ms: number): ScriptedReply => ({

@@ -123,6 +123,8 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .addSuccess(
         HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
           description: "Server-Sent Events: `id:` the sequence, `event:` the event_kind, `data:` the event as JSON; " +
+            "while the model answers, `text_delta` and `reasoning_summary_delta` events without `id:` " +
+            "(`data:` {agent_id, turn_id, step, kind, delta}; live only, never replayed); " +
             "a `: heartbeat` comment every 15 s without events"
         })
       )

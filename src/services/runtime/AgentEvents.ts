@@ -1,12 +1,15 @@
 /**
  * The timeline as the API reads it (spec 4.1): pages of events, and the live stream of
- * Server-Sent Events, `id:` the sequence, `event:` the kind, `data:` the event as JSON.
+ * Server-Sent Events, `id:` the sequence, `event:` the kind, `data:` the event as JSON; merged
+ * into it, the live output of the model (LiveOutput) as events without `id:`.
  */
 import { Sse } from "@effect/experimental"
 import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { AgentEvent, type EventsQuery } from "../../domain/runtime/Events.ts"
+import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../../domain/runtime/OutputDeltas.ts"
 import { AgentAccess } from "./AgentAccess.ts"
+import { LiveOutput } from "./LiveOutput.ts"
 import { Timeline } from "./Timeline.ts"
 
 /** A Server-Sent Events stream sends this comment when no event came for this long. */
@@ -17,6 +20,11 @@ const encodeEvent = Schema.encodeSync(Schema.parseJson(AgentEvent))
 const toServerSentEvent = (event: AgentEvent) =>
   Sse.encoder.write({ _tag: "Event", id: String(event.sequence), event: event.event_kind, data: encodeEvent(event) })
 
+const encodeDelta = Schema.encodeSync(Schema.parseJson(OutputDelta))
+
+/** Not part of the timeline: no `id:`, so a client's Last-Event-ID stays the last stored event's. */
+const toDeltaEvent = (delta: OutputDelta) => `event: ${OUTPUT_DELTA_EVENTS[delta.kind]}\ndata: ${encodeDelta(delta)}\n\n`
+
 /** An SSE comment line: ignored by clients, it keeps the connection (and proxies) awake. */
 const comment = (text: string) => `: ${text}\n\n`
 
@@ -24,6 +32,7 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
   effect: Effect.gen(function*() {
     const agentAccess = yield* AgentAccess
     const timeline = yield* Timeline
+    const live = yield* LiveOutput
 
     const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: EventsQuery) =>
       Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.list(agent, query))
@@ -31,7 +40,8 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
     /**
      * The timeline after `afterSequence` as Server-Sent Events, then live, until the client
      * leaves: a comment opens the stream (so the response starts at once), one comment more
-     * after each SSE_HEARTBEAT_INTERVAL without events.
+     * after each SSE_HEARTBEAT_INTERVAL without events. The live output of the agent's model calls
+     * is merged in from the moment the stream opens.
      */
     const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
       Effect.map(agentAccess.read(orgId, projectId, agentId), (agent) =>
@@ -44,10 +54,11 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
                   : [Chunk.fromIterable(events.map(toServerSentEvent)), events[events.length - 1].sequence] as const
               ))
           )),
+          Stream.merge(Stream.unwrapScoped(Effect.map(live.subscribe(agentId), Stream.map(toDeltaEvent)))),
           Stream.encodeText
         ))
 
     return { list, stream } as const
   }),
-  dependencies: [AgentAccess.Default, Timeline.Default]
+  dependencies: [AgentAccess.Default, Timeline.Default, LiveOutput.Default]
 }) {}

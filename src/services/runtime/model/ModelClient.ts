@@ -165,8 +165,12 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         )
       }))
 
-    const respond = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.map(Stream.runCollect(stream(request)), foldEvents)
+    /** The streamed call folded into a response; `observe` sees each event as it arrives (live output). */
+    const respond = (
+      request: ModelRequest,
+      observe?: (event: ModelEvent) => Effect.Effect<void>
+    ): Effect.Effect<ModelResponse, ModelProviderError> =>
+      Effect.map(Stream.runCollect(observe === undefined ? stream(request) : Stream.tap(stream(request), observe)), foldEvents)
 
     const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> =>
       Effect.gen(function*() {

@@ -1,0 +1,92 @@
+/**
+ * Live output of model calls (docs/agents-api.md, "Live output"): the text and reasoning-summary
+ * deltas of the step a turn is running, for the events streams of its agent. Nothing is stored.
+ *
+ * - This process: each delta is published at once on a PubSub the streams subscribe to.
+ * - Other processes (Postgres): the deltas gathered over FLUSH_INTERVAL go out together through
+ *   EventNotifications.broadcast (one statement per interval, not per delta; consecutive deltas
+ *   of one kind joined, cut into pieces of at most MAX_PIECE characters so that each notification
+ *   stays under Postgres' 8000 bytes), and the rest when the call ends, before its step is
+ *   recorded. What other processes broadcast is decoded and published here.
+ */
+import { Duration, Effect, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
+import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
+import { EventNotifications } from "./EventNotifications.ts"
+
+export const FLUSH_INTERVAL = Duration.millis(50)
+
+/** Characters per notification: at most 6 bytes each in JSON, so a piece and its fields stay under 8000 bytes. */
+const MAX_PIECE = 1000
+
+const encode = Schema.encodeSync(Schema.parseJson(OutputDelta))
+const decode = Schema.decodeUnknownOption(Schema.parseJson(OutputDelta))
+
+/** Consecutive deltas of one kind joined, then cut into pieces of at most MAX_PIECE code points. */
+const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> => {
+  const joined: Array<OutputDelta> = []
+  for (const delta of deltas) {
+    const last = joined[joined.length - 1]
+    if (last !== undefined && last.kind === delta.kind) joined[joined.length - 1] = { ...last, delta: last.delta + delta.delta }
+    else joined.push(delta)
+  }
+  return joined.flatMap((delta) => {
+    const codePoints = Array.from(delta.delta)
+    const payloads: Array<string> = []
+    for (let start = 0; start < codePoints.length; start += MAX_PIECE) {
+      payloads.push(encode({ ...delta, delta: codePoints.slice(start, start + MAX_PIECE).join("") }))
+    }
+    return payloads
+  })
+}
+
+/** Sends one delta of the step an emitter belongs to. */
+export type EmitDelta = (kind: OutputDeltaKind, text: string) => Effect.Effect<void>
+
+export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
+  scoped: Effect.gen(function*() {
+    const notifications = yield* EventNotifications
+    const deltas = yield* PubSub.sliding<OutputDelta>(4096)
+
+    if (notifications.shared) {
+      const fromOthers = yield* notifications.subscribeBroadcasts
+      yield* Queue.take(fromOthers).pipe(
+        Effect.flatMap((payload) =>
+          Option.match(decode(payload), { onNone: () => Effect.void, onSome: (delta) => PubSub.publish(deltas, delta) })
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
+
+    /** The emitter of one model call, for the life of the scope (which sends what is left when it closes). */
+    const emitter = (agentId: AgentId, turnId: TurnId, step: number): Effect.Effect<EmitDelta, never, Scope.Scope> =>
+      Effect.gen(function*() {
+        let pending: Array<OutputDelta> = []
+        if (notifications.shared) {
+          const flush = Effect.suspend(() => {
+            const batch = pending
+            pending = []
+            return notifications.broadcast(payloadsOf(batch))
+          })
+          yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL), flush)))
+          yield* Effect.addFinalizer(() => flush)
+        }
+        return (kind, text) =>
+          text === ""
+            ? Effect.void
+            : Effect.suspend(() => {
+              const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
+              if (notifications.shared) pending.push(delta)
+              return PubSub.publish(deltas, delta)
+            })
+      })
+
+    /** The live output of `agentId` from now on, as long as the scope lasts. */
+    const subscribe = (agentId: AgentId): Effect.Effect<Stream.Stream<OutputDelta>, never, Scope.Scope> =>
+      Effect.map(PubSub.subscribe(deltas), (queue) => Stream.fromQueue(queue).pipe(Stream.filter((delta) => delta.agent_id === agentId)))
+
+    return { emitter, subscribe } as const
+  }),
+  dependencies: [EventNotifications.Default]
+}) {}
