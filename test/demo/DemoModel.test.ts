@@ -6,6 +6,8 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import { DemoModelProcess } from "../support/DemoModelProcess.ts"
@@ -130,6 +132,45 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       const agent = yield* launch("call deploy {}")
       yield* idle(agent.id)
       expect(yield* outputs(agent.id)).toEqual(["I cannot call deploy: the tools offered are ask_question, edit_file, list_files, lookup, read_file, run_command, search_files, write_file."])
+    }))
+
+  it.effect("every agent config of examples/agent-configs compiles (provider configs demo and openai, models demo and fast)", () =>
+    Effect.gen(function*() {
+      const demo = yield* DemoModelProcess
+      const { client } = yield* newUser("examples")
+      const org = yield* client.organizations.create({ payload: { name: "Examples" } })
+      const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Configs" } })
+      for (const [providerName, modelName] of [["demo", "demo"], ["openai", "fast"]] as const) {
+        const provider = yield* client.modelProviderConfigs.create({
+          path: { orgID: org.id },
+          payload: { name: providerName, api_format: "openai-responses", base_url: demo.baseUrl }
+        })
+        const model = yield* client.models.create({
+          path: { orgID: org.id },
+          payload: {
+            provider_config_id: provider.id,
+            name: modelName,
+            provider_model_slug: modelName,
+            context_window_tokens: 100_000,
+            supports_tools: true,
+            supports_reasoning: false,
+            input_modalities: ["text"],
+            output_modalities: ["text"]
+          }
+        })
+        yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      }
+      const folder = join(import.meta.dirname, "..", "..", "examples", "agent-configs")
+      const files = readdirSync(folder).filter((file) => file.endsWith(".yaml"))
+      expect(files.length).toBeGreaterThanOrEqual(3)
+      for (const file of files) {
+        const source = readFileSync(join(folder, file), "utf8")
+        const config = yield* client.agentConfigs.create({
+          path: { orgID: org.id, projectID: project.id },
+          payload: { source, source_format: "yaml" }
+        })
+        expect(config.source).toBe(source)
+      }
     }))
 
   it.effect("\"slowly\" streams one word every ~200 ms; an unknown route is an OpenAI-shaped 404", () =>

@@ -55,6 +55,12 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
+/** For tests outside Effect: the started demo model, and `stop`. */
+export const startDemoModel = async () => {
+  const { child, shape } = await Effect.runPromise(start())
+  return { ...shape, stop: () => Effect.runPromise(stop(child)) }
+}
+
 export class DemoModelProcess extends Context.Tag("test/DemoModelProcess")<DemoModelProcess, DemoModelShape>() {
   static readonly layer = Layer.scoped(
     DemoModelProcess,
