@@ -52,7 +52,12 @@ export class Api extends HttpApi.make("agent-platform")
   .annotate(OpenApi.Version, API_VERSION)
   .annotate(
     OpenApi.Description,
-    "Organizations, projects, members and API keys of a self-hosted agent platform. " +
-      "Every route is also served under /api/v1."
+    "A self-hosted agent platform. Organizations hold members, invitations, API keys, projects, secrets, " +
+      "model provider configs, models and skills, granted to projects. A project creates agent configs from YAML " +
+      "or JSON and launches agents from them; agents take inputs (queued in a backlog while busy), run turns " +
+      "against the configured model, call tools, pause on approvals and questions (interactions) and record " +
+      "everything in an event timeline, readable page by page or as Server-Sent Events. " +
+      "Authenticate with `Authorization: Bearer <API key>`. Every /v1 route is also served under /api/v1."
   )
+  .annotate(OpenApi.Servers, [{ url: "/", description: "The server that serves this document" }])
 {}

@@ -15,6 +15,7 @@ import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive } from "./http/HttpApp.ts"
 import { NodeServerLive } from "./http/NodeServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
+import { SecretKeyCheckLive } from "./SecretKeyCheck.ts"
 import { withStartupLog } from "./Startup.ts"
 
 /** The SQL client, available only once migrations have run. */
@@ -23,8 +24,18 @@ export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(Database
 /** The kernel every capability uses (id generation, transactions) and the readiness probe. */
 const SharedLive = Layer.mergeAll(IdGenerator.Default, Transactions.Default, Readiness.Default)
 
-/** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
-export const ServicesLive = Layer.mergeAll(SharedLive, TenancyLive, ConfigurationLive, RuntimeLive, BootstrapLive).pipe(
+/**
+ * Every service, over a migrated database whose secrets this server's key opens, with the
+ * bootstrap user in place. Needs AppConfig.
+ */
+export const ServicesLive = Layer.mergeAll(
+  SharedLive,
+  TenancyLive,
+  ConfigurationLive,
+  RuntimeLive,
+  BootstrapLive,
+  SecretKeyCheckLive
+).pipe(
   Layer.provideMerge(DatabaseReadyLive)
 )
 

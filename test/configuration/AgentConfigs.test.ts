@@ -280,15 +280,37 @@ describeApp()("agent configs", (it) => {
       const { create, model, org, other, owner } = yield* setUp()
       const issues = issuesOf(yield* expectFailure(create(YAML_SOURCE, "yaml", other.id)))
       expect(issues).toEqual([{ path: "/model/name", message: expect.stringContaining("granted"), line: 6, column: 9 }])
-      const unknownProvider = issuesOf(
-        yield* expectFailure(create(YAML_SOURCE.replace("provider_config: Anthropic", "provider_config: Nope"), "yaml"))
-      )
-      expect(unknownProvider.map((issue) => issue.path)).toEqual(["/model/name"])
-
+      const unknownModel = issuesOf(yield* expectFailure(create(YAML_SOURCE.replace("name: Sonnet", "name: Sonet"), "yaml")))
+      expect(unknownModel).toEqual([{ path: "/model/name", message: expect.stringContaining('"Sonet"'), line: 6, column: 9 }])
       yield* owner.client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: other.id } })
       const created = yield* create(YAML_SOURCE, "yaml", other.id)
       expect(created.status).toBe(201)
       expect(created.config.compiled_definition.model.configured_model_id).toBe(model.id)
+    }))
+
+  it.effect("a provider config the organization lacks is an issue at provider_config, in YAML, JSON and subagents", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const mistyped = issuesOf(
+        yield* expectFailure(create(YAML_SOURCE.replace("provider_config: Anthropic", "provider_config: Antropic"), "yaml"))
+      )
+      expect(mistyped).toEqual([{
+        path: "/model/provider_config",
+        message: 'no model provider config "Antropic" in this organization; check the name',
+        line: 5,
+        column: 20
+      }])
+      const json = issuesOf(yield* expectFailure(create(
+        { instruction: "Help.", model: { provider_config: "openia", name: "Sonnet" } },
+        "json"
+      )))
+      expect(json).toHaveLength(1)
+      expect(json).toMatchObject([{ path: "/model/provider_config", message: expect.stringContaining('"openia"') }])
+      const subagent = issuesOf(yield* expectFailure(create(
+        YAML_SOURCE + "subagents:\n  helper:\n    description: Assists.\n    instruction: Assist.\n    model: { provider_config: openia, name: Sonnet }\n",
+        "yaml"
+      )))
+      expect(subagent.map((issue) => issue.path)).toEqual(["/subagents/helper/model/provider_config"])
     }))
 
   it.effect("model overrides may only narrow the model", () =>

@@ -12,8 +12,10 @@ export const ToolCallPath = Schema.Struct({ ...AgentPath.fields, toolCallID: Too
 const TOOL_CALLS = "/orgs/:orgID/projects/:projectID/agents/:agentID/tool-calls"
 
 export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
+  .annotate(OpenApi.Title, "Tool calls")
   .add(
     HttpApiEndpoint.get("list", TOOL_CALLS)
+      .annotate(OpenApi.Summary, "List the agent's tool calls")
       .setPath(AgentPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(ToolCall))
@@ -22,12 +24,14 @@ export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
   )
   .add(
     HttpApiEndpoint.get("get", `${TOOL_CALLS}/:toolCallID`)
+      .annotate(OpenApi.Summary, "Get a tool call")
       .setPath(ToolCallPath)
       .addSuccess(ToolCall)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.post("submitResult", `${TOOL_CALLS}/:toolCallID/result`)
+      .annotate(OpenApi.Summary, "Submit a custom tool call's result")
       .setPath(ToolCallPath)
       .setPayload(SubmitToolResult)
       .addSuccess(ToolResultAccepted, { status: 201 })

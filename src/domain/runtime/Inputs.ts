@@ -21,8 +21,16 @@ export class AgentInput extends Schema.Class<AgentInput>("AgentInput")({
   created_at: Timestamp
 }) {}
 
+/** A block that says nothing: text that is empty or only white space. */
+const isEmptyText = (block: SubmittedContentBlock) => block.type === "text" && block.text.trim() === ""
+
 export const SendInput = Schema.Struct({
-  content_blocks: Schema.Array(SubmittedContentBlock).pipe(Schema.minItems(1)),
+  content_blocks: Schema.Array(SubmittedContentBlock).pipe(
+    Schema.minItems(1),
+    Schema.filter((blocks) => !blocks.every(isEmptyText), {
+      message: () => "must hold some content: every block is empty text; send text or media"
+    })
+  ),
   input_idempotency_key: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
   actor_id: Schema.optional(ActorId)
 }).annotations(strict)

@@ -46,6 +46,10 @@ export class AgentConfigNames extends Effect.Service<AgentConfigNames>()("AgentC
             models.resolveForProject(orgId, projectId, ref.provider_config, ref.name),
             Option.map((model): [string, ResolvedModel] => [modelKey(ref), model])
           ))
+        const providerConfigNames = yield* Effect.filter(
+          new Set(references.models.map((ref) => ref.provider_config)),
+          (name) => models.providerConfigExists(orgId, name)
+        )
         const secretEntries = yield* Effect.forEach(references.secretNames, (name) =>
           Effect.map(
             secrets.resolveForProject(orgId, projectId, userId, name),
@@ -55,6 +59,7 @@ export class AgentConfigNames extends Effect.Service<AgentConfigNames>()("AgentC
         const limits = yield* configs.limitsOf(projectId, references.agentConfigIds)
         const resolutions: Resolutions = {
           models: new Map(modelEntries.flatMap(Option.toArray)),
+          providerConfigs: new Set(providerConfigNames),
           secrets: new Map(secretEntries.flatMap(Option.toArray)),
           skills: new Map(skillEntries.flatMap(Option.toArray)),
           agentConfigs: new Map(limits.map((row) => [row.id, { maxDepth: row.max_depth, maxSubagents: row.max_subagents }]))

@@ -187,6 +187,10 @@ export class Models extends Effect.Service<Models>()("Models", {
         return granted.has(model.value.id) ? Option.some(resolved(model.value, config.value)) : Option.none<ResolvedModel>()
       })
 
+    /** Whether the organization has a model provider config named `name`. */
+    const providerConfigExists = (orgId: OrgId, name: string) =>
+      Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
+
     /** The model with its provider config and current revision (`NotFound` once it is deleted). */
     const current = (modelId: ConfiguredModelId) =>
       Effect.gen(function*() {
@@ -206,6 +210,7 @@ export class Models extends Effect.Service<Models>()("Models", {
       listGrants,
       removeGrant,
       resolveForProject,
+      providerConfigExists,
       current
     } as const
   }),

@@ -130,6 +130,11 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
       addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
         Effect.orDie(addUsage({ id, modelCalls, ...usageOf(usage) })),
+      /** Counts a model call that failed (after its retries): one call, no tokens. */
+      addFailedCall: (id: TurnId) =>
+        Effect.orDie(
+          addUsage({ id, modelCalls: 1, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 })
+        ),
       /** The running and waiting turns, oldest first. */
       unfinished: Effect.orDie(unfinished(undefined)),
       /** The recorded outcome of the turn's `step`-th model call. */

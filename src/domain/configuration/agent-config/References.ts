@@ -20,6 +20,8 @@ export type SkillResolution =
 /** What the names resolved to; a name absent from its map did not resolve. */
 export interface Resolutions {
   readonly models: ReadonlyMap<string, ResolvedModel>
+  /** The referenced model provider config names (as written) that exist in the organization. */
+  readonly providerConfigs: ReadonlySet<string>
   readonly secrets: ReadonlyMap<string, SecretId>
   readonly skills: ReadonlyMap<string, SkillResolution>
   readonly agentConfigs: ReadonlyMap<string, { readonly maxDepth: number; readonly maxSubagents: number }>
