@@ -2,7 +2,8 @@
  * Live output of model calls (docs/agents-api.md, "Live output"): the text and reasoning-summary
  * deltas of the step a turn is running, for the events streams of its agent. Nothing is stored.
  *
- * - This process: each delta is published at once on a PubSub the streams subscribe to.
+ * - This process: each delta is published at once on its agent's PubSub, which exists while a
+ *   stream of that agent is open (a delta nobody watches costs a map lookup).
  * - Other processes (Postgres): the deltas gathered over FLUSH_INTERVAL go out together through
  *   EventNotifications.broadcast (one statement per interval, not per delta; consecutive deltas
  *   of one kind joined, cut into pieces of at most MAX_PIECE characters so that each notification
@@ -46,13 +47,20 @@ export type EmitDelta = (kind: OutputDeltaKind, text: string) => Effect.Effect<v
 export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
   scoped: Effect.gen(function*() {
     const notifications = yield* EventNotifications
-    const deltas = yield* PubSub.sliding<OutputDelta>(4096)
+    /** The agents with open streams, and how many each. */
+    const channels = new Map<AgentId, { readonly pubsub: PubSub.PubSub<OutputDelta>; subscribers: number }>()
+
+    const publish = (delta: OutputDelta) =>
+      Effect.suspend(() => {
+        const channel = channels.get(delta.agent_id)
+        return channel === undefined ? Effect.void : Effect.asVoid(PubSub.publish(channel.pubsub, delta))
+      })
 
     if (notifications.shared) {
       const fromOthers = yield* notifications.subscribeBroadcasts
       yield* Queue.take(fromOthers).pipe(
         Effect.flatMap((payload) =>
-          Option.match(decode(payload), { onNone: () => Effect.void, onSome: (delta) => PubSub.publish(deltas, delta) })
+          Option.match(decode(payload), { onNone: () => Effect.void, onSome: publish })
         ),
         Effect.forever,
         Effect.forkScoped
@@ -78,13 +86,29 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
             : Effect.suspend(() => {
               const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
               if (notifications.shared) pending.push(delta)
-              return PubSub.publish(deltas, delta)
+              return publish(delta)
             })
       })
 
     /** The live output of `agentId` from now on, as long as the scope lasts. */
     const subscribe = (agentId: AgentId): Effect.Effect<Stream.Stream<OutputDelta>, never, Scope.Scope> =>
-      Effect.map(PubSub.subscribe(deltas), (queue) => Stream.fromQueue(queue).pipe(Stream.filter((delta) => delta.agent_id === agentId)))
+      Effect.gen(function*() {
+        const fresh = yield* PubSub.sliding<OutputDelta>(4096)
+        const channel = yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            const existing = channels.get(agentId) ?? { pubsub: fresh, subscribers: 0 }
+            existing.subscribers++
+            channels.set(agentId, existing)
+            return existing
+          }),
+          (channel) =>
+            Effect.sync(() => {
+              channel.subscribers--
+              if (channel.subscribers === 0) channels.delete(agentId)
+            })
+        )
+        return Stream.fromQueue(yield* PubSub.subscribe(channel.pubsub))
+      })
 
     return { emitter, subscribe } as const
   }),
