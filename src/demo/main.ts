@@ -6,7 +6,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Cause, Config, Console, Effect, Layer } from "effect"
+import { Cause, Config, Console, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { DEMO_MODEL_SLUG, DemoApp } from "./DemoServer.ts"
 
@@ -34,11 +34,12 @@ HttpServer.serve(DemoApp).pipe(
   Layer.provide(Listener),
   Layer.launch,
   Effect.tapErrorCause((cause) =>
-    Console.error(
-      Cause.pretty(cause).includes("EADDRINUSE")
-        ? "The demo model's port is in use; set PORT (e.g. PORT=8790 npm run demo-model)"
-        : Cause.pretty(cause)
-    )
+    Effect.flatMap(DemoConfig, ({ host, port }) =>
+      Console.error(
+        Option.exists(Cause.failureOption(cause), (error) => "cause" in error && (error.cause as { code?: unknown } | undefined)?.code === "EADDRINUSE")
+          ? `${host}:${port} is in use; set PORT (e.g. PORT=8790 npm run demo-model)`
+          : Cause.pretty(cause)
+      )).pipe(Effect.orDie)
   ),
   NodeRuntime.runMain({ disableErrorReporting: true })
 )

@@ -6,6 +6,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
@@ -132,6 +133,20 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       const agent = yield* launch("call deploy {}")
       yield* idle(agent.id)
       expect(yield* outputs(agent.id)).toEqual(["I cannot call deploy: the tools offered are ask_question, edit_file, list_files, lookup, read_file, run_command, search_files, write_file."])
+    }))
+
+  it.effect("a second demo model on a port in use says so in one line and exits 1", () =>
+    Effect.gen(function*() {
+      const demo = yield* DemoModelProcess
+      const port = new URL(demo.baseUrl).port
+      const second = spawnSync(process.execPath, ["--import", "tsx", "src/demo/main.ts"], {
+        cwd: join(import.meta.dirname, "..", ".."),
+        env: { ...process.env, PORT: port, HOST: "127.0.0.1" },
+        encoding: "utf8",
+        timeout: 30_000
+      })
+      expect(second.status).toBe(1)
+      expect(second.stderr.trim()).toBe(`127.0.0.1:${port} is in use; set PORT (e.g. PORT=8790 npm run demo-model)`)
     }))
 
   it.effect("every agent config of examples/agent-configs compiles (provider configs demo and openai, models demo and fast)", () =>
