@@ -15,6 +15,9 @@
  *   baseUrl("openai-responses")        -> http://127.0.0.1:PORT/openai/v1
  *   baseUrl("openai-chat-completions") -> http://127.0.0.1:PORT/openai/v1
  *   baseUrl("anthropic-messages")      -> http://127.0.0.1:PORT/anthropic/v1
+ *
+ * The answers are written by src/demo/wire (shared with the demo model, `npm run demo-model`);
+ * `word_delay_ms` (Reply.slowText) streams an answer word by word, for live output.
  */
 import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
