@@ -1,7 +1,8 @@
 /**
  * Live output across processes (Postgres only): two server processes on one database, a stream
  * of each agent open on both; whichever process runs a turn, both streams get its text deltas
- * (no `id:`) before the stored model_output (LiveOutput through EventNotifications' pg_notify).
+ * (no `id:`) before the stored model_output (LiveOutput through EventNotifications' pg_notify);
+ * an answer too long for one notification arrives whole, in order.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -27,6 +28,8 @@ import { uniqueEmail } from "../support/TestApp.ts"
 const TIMEOUT_MS = 180_000
 const AGENTS = 4
 const ANSWER = "one two three four five six seven eight"
+/** Over 12,000 characters streamed at once: one 50 ms batch, cut into notifications under 8000 bytes. */
+const LONG = Array.from({ length: 1500 }, (_, index) => `wörd${index}😀\u0007`).join(" ")
 
 describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres only: set DATABASE_URL)", () => {
   const dataDirs: Array<string> = []
@@ -105,6 +108,27 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
           expect(deltas.every((frame) => frame.id === undefined)).toBe(true)
           expect(deltas.map((frame) => JSON.parse(frame.data!).delta).join("")).toBe(ANSWER)
         }
+      }
+
+      // A long answer, all at once, to the first agent: both streams get all of it, in order.
+      await Effect.runPromise(provider.script([Reply.answer([{ type: "text", text: LONG }])], { model: slug }))
+      await on(1, (client) =>
+        client.agents.sendInput({
+          path: { ...setup.projectPath, agentID: agents[0].id },
+          payload: { content_blocks: [{ type: "text", text: "At length" }] }
+        }))
+      for (const stream of streamsOf[0]) {
+        const frames = await Effect.runPromise(eventually(
+          Effect.sync(() => stream.frames()),
+          (all) => all.filter((frame) => frame.event === "model_output").length === 2,
+          "the second model_output frame",
+          "60 seconds"
+        ))
+        const first = frames.findIndex((frame) => frame.event === "model_output")
+        const second = frames.findLastIndex((frame) => frame.event === "model_output")
+        const deltas = frames.slice(first + 1, second).filter((frame) => frame.event === "text_delta")
+        expect(deltas.length).toBeGreaterThanOrEqual(2)
+        expect(deltas.map((frame) => JSON.parse(frame.data!).delta).join("")).toBe(LONG)
       }
     } finally {
       await Promise.all(streams.map((stream) => Effect.runPromise(stream.drop)))

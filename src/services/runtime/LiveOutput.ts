@@ -4,11 +4,13 @@
  *
  * - This process: each delta is published at once on its agent's PubSub, which exists while a
  *   stream of that agent is open (a delta nobody watches costs a map lookup).
- * - Other processes (Postgres): the deltas gathered over FLUSH_INTERVAL go out together through
- *   EventNotifications.broadcast (one statement per interval, not per delta; consecutive deltas
- *   of one kind joined, cut into pieces of at most MAX_PIECE characters so that each notification
- *   stays under Postgres' 8000 bytes), and the rest when the call ends, before its step is
- *   recorded. What other processes broadcast is decoded and published here.
+ * - Other processes (Postgres): the deltas of every model call of this process gathered over
+ *   FLUSH_INTERVAL go out together through EventNotifications.broadcast: one statement per
+ *   interval for the whole process, none per delta, none while nothing streams; consecutive
+ *   deltas of one step and kind joined, cut into pieces of at most MAX_PIECE characters so that
+ *   each notification stays under Postgres' 8000 bytes. A call that ends sends what is left
+ *   before its step is recorded. Sends take turns (one at a time), so the pieces of a step arrive
+ *   in order. What other processes broadcast is decoded and published here.
  */
 import { Duration, Effect, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
@@ -23,12 +25,15 @@ const MAX_PIECE = 1000
 const encode = Schema.encodeSync(Schema.parseJson(OutputDelta))
 const decode = Schema.decodeUnknownOption(Schema.parseJson(OutputDelta))
 
-/** Consecutive deltas of one kind joined, then cut into pieces of at most MAX_PIECE code points. */
+const sameSource = (a: OutputDelta, b: OutputDelta) =>
+  a.agent_id === b.agent_id && a.turn_id === b.turn_id && a.step === b.step && a.kind === b.kind
+
+/** Consecutive deltas of one step and kind joined, then cut into pieces of at most MAX_PIECE code points. */
 const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> => {
   const joined: Array<OutputDelta> = []
   for (const delta of deltas) {
     const last = joined[joined.length - 1]
-    if (last !== undefined && last.kind === delta.kind) joined[joined.length - 1] = { ...last, delta: last.delta + delta.delta }
+    if (last !== undefined && sameSource(last, delta)) joined[joined.length - 1] = { ...last, delta: last.delta + delta.delta }
     else joined.push(delta)
   }
   return joined.flatMap((delta) => {
@@ -56,7 +61,17 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
         return channel === undefined ? Effect.void : Effect.asVoid(PubSub.publish(channel.pubsub, delta))
       })
 
+    /** Deltas not yet sent to the other processes (Postgres only). */
+    let pending: Array<OutputDelta> = []
+    const sending = yield* Effect.makeSemaphore(1)
+    const flush = sending.withPermits(1)(Effect.suspend(() => {
+      const batch = pending
+      pending = []
+      return notifications.broadcast(payloadsOf(batch))
+    }))
+
     if (notifications.shared) {
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL), flush)))
       const fromOthers = yield* notifications.subscribeBroadcasts
       yield* Queue.take(fromOthers).pipe(
         Effect.flatMap((payload) =>
@@ -70,17 +85,8 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
     /** The emitter of one model call, for the life of the scope (which sends what is left when it closes). */
     const emitter = (agentId: AgentId, turnId: TurnId, step: number): Effect.Effect<EmitDelta, never, Scope.Scope> =>
       Effect.gen(function*() {
-        let pending: Array<OutputDelta> = []
-        if (notifications.shared) {
-          const flush = Effect.suspend(() => {
-            const batch = pending
-            pending = []
-            return notifications.broadcast(payloadsOf(batch))
-          })
-          yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL), flush)))
-          yield* Effect.addFinalizer(() => flush)
-        }
-        return (kind, text) =>
+        if (notifications.shared) yield* Effect.addFinalizer(() => flush)
+        const emit: EmitDelta = (kind, text) =>
           text === ""
             ? Effect.void
             : Effect.suspend(() => {
@@ -88,6 +94,7 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
               if (notifications.shared) pending.push(delta)
               return publish(delta)
             })
+        return emit
       })
 
     /** The live output of `agentId` from now on, as long as the scope lasts. */
