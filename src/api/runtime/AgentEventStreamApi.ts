@@ -24,6 +24,8 @@ export class AgentEventStreamApi extends HttpApiGroup.make("agentEventStream")
       .addSuccess(
         HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
           description: "Server-Sent Events: `id:` the sequence, `event:` the event_kind, `data:` the event as JSON; " +
+            "while the model answers, `text_delta` and `reasoning_summary_delta` events without `id:` " +
+            "(`data:` {agent_id, turn_id, step, kind, delta}; live only, never replayed); " +
             "a `: heartbeat` comment every 15 s without events"
         })
       )

@@ -10,6 +10,11 @@
  *   notifications (it woke its waiters itself) prove the LISTEN connection alive. A heartbeat
  *   notification every HEARTBEAT_INTERVAL checks that; when one does not come back, the listener
  *   is started again on a new connection. Timeline's poll remains the safety net meanwhile.
+ *
+ * Live output (LiveOutput) travels the same way: `broadcast` sends pieces of JSON (each a
+ * notification of its own, under Postgres' 8000-byte limit) outside any transaction, so they
+ * arrive at once; on the same channel and connection as the wake-ups, so another process sees a
+ * step's live output before the wake-up of the transaction that stores it.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Option, PubSub, type Queue, type Scope, Stream } from "effect"
@@ -21,7 +26,12 @@ export const CHANNEL = "agent_events"
 export const HEARTBEAT_INTERVAL = Duration.seconds(10)
 
 /** Listens until the connection stops echoing this process's own notifications; then returns. */
-const listenWhileAlive = (sql: PgClient.PgClient, origin: string, appended: PubSub.PubSub<AgentId>) =>
+const listenWhileAlive = (
+  sql: PgClient.PgClient,
+  origin: string,
+  appended: PubSub.PubSub<AgentId>,
+  broadcasts: PubSub.PubSub<string>
+) =>
   Effect.scoped(Effect.gen(function*() {
     let lastOwnNotice = Date.now()
     yield* sql.listen(CHANNEL).pipe(
@@ -31,7 +41,8 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, appended: PubS
           lastOwnNotice = Date.now()
           return Effect.void
         }
-        return PubSub.publish(appended, payload.slice(separator + 1) as AgentId)
+        const rest = payload.slice(separator + 1)
+        return rest.startsWith("{") ? PubSub.publish(broadcasts, rest) : PubSub.publish(appended, rest as AgentId)
       }),
       Effect.forkScoped
     )
@@ -46,8 +57,13 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, appended: PubS
   }))
 
 /** Keeps a LISTEN connection feeding `appended` for the life of the scope, reopening it when it goes silent. */
-const listenForOtherProcesses = (sql: PgClient.PgClient, origin: string, appended: PubSub.PubSub<AgentId>) =>
-  listenWhileAlive(sql, origin, appended).pipe(
+const listenForOtherProcesses = (
+  sql: PgClient.PgClient,
+  origin: string,
+  appended: PubSub.PubSub<AgentId>,
+  broadcasts: PubSub.PubSub<string>
+) =>
+  listenWhileAlive(sql, origin, appended, broadcasts).pipe(
     Effect.zipRight(Effect.logWarning(
       "The LISTEN connection for event wake-ups stopped delivering notifications; listening again on a new one"
     )),
@@ -62,10 +78,11 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     const sql = yield* PgClient.PgClient
     const config = yield* AppConfig
     const appended = yield* PubSub.sliding<AgentId>(1024)
+    const broadcasts = yield* PubSub.sliding<string>(4096)
     const shared = Option.isSome(config.databaseUrl)
     /** Tells this process's notifications from the others'. */
     const origin = randomBytes(8).toString("hex")
-    if (shared) yield* listenForOtherProcesses(sql, origin, appended)
+    if (shared) yield* listenForOtherProcesses(sql, origin, appended, broadcasts)
 
     /** Wakes this process's waiters for these agents (their events have committed). */
     const wake = (agentIds: Iterable<AgentId>): Effect.Effect<void> => Effect.asVoid(PubSub.publishAll(appended, agentIds))
@@ -79,6 +96,21 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
 
     const subscribe: Effect.Effect<Queue.Dequeue<AgentId>, never, Scope.Scope> = PubSub.subscribe(appended)
 
-    return { wake, announce, subscribe } as const
+    /**
+     * Outside any transaction: sends each payload (a JSON object, under 8000 bytes) to the other
+     * processes at once. Best effort: a failure is logged, never the caller's.
+     */
+    const broadcast = (payloads: ReadonlyArray<string>): Effect.Effect<void> =>
+      !shared || payloads.length === 0
+        ? Effect.void
+        : sql`SELECT pg_notify(${CHANNEL}, ${origin} || ' ' || payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
+          Effect.asVoid,
+          Effect.catchAllCause((cause) => Effect.logWarning("Sending live output to the other processes failed", cause))
+        )
+
+    /** What the other processes broadcast. */
+    const subscribeBroadcasts: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
+
+    return { wake, announce, subscribe, shared, broadcast, subscribeBroadcasts } as const
   })
 }) {}

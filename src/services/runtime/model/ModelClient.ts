@@ -202,8 +202,12 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       }).pipe(Effect.mapError(redactError(redact))))
     }
 
-    const respond = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.map(Stream.runCollect(stream(request)), foldEvents)
+    /** The streamed call folded into a response; `observe` sees each event as it arrives (live output). */
+    const respond = (
+      request: ModelRequest,
+      observe?: (event: ModelEvent) => Effect.Effect<void>
+    ): Effect.Effect<ModelResponse, ModelProviderError> =>
+      Effect.map(Stream.runCollect(observe === undefined ? stream(request) : Stream.tap(stream(request), observe)), foldEvents)
 
     const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
       const redact = redactorOf(request)
