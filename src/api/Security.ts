@@ -1,6 +1,6 @@
 /**
  * Authentication: one HttpApi security middleware. Today it has one scheme, bearer API keys;
- * the browser session cookie with its CSRF header (spec 5) joins as a second entry of
+ * the browser session cookie with its CSRF header joins as a second entry of
  * `security` with its own handler.
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"

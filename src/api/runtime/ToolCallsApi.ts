@@ -42,8 +42,8 @@ export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
       .addError(StateTransitionConflict.Wire)
       .annotate(
         OpenApi.Description,
-        "Submits the result of a ready custom tool call (spec 4.1): the first accepted result completes it; a later " +
-          "one, or one for a built-in call, is 409. Limits (spec 8): at most 20 inline media blocks (invalid_request), " +
+        "Submits the result of a ready custom tool call: the first accepted result completes it; a later " +
+          "one, or one for a built-in call, is 409. Limits: at most 20 inline media blocks (invalid_request), " +
           "each at most 10 MiB decoded, 24 MiB of media, 1 MiB of other blocks, 48 MiB body (request_too_large)."
       )
   )

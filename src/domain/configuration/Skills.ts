@@ -1,7 +1,7 @@
 /**
  * Skills (docs/skills.md): a named bundle of instructions (`SKILL.md`) and optional files, owned
  * by a project or personal to a member, with immutable numbered versions, shared with other
- * projects through grants (spec 2.10). Ownership never moves.
+ * projects through grants. Ownership never moves.
  */
 import { Schema } from "effect"
 import { OrgId, ProjectId, SkillGrantId, SkillId, UserId } from "../shared/Ids.ts"

@@ -1,4 +1,4 @@
-/** Agent inputs (spec 2.11): each opens a turn, at once when the agent is idle, else from the backlog. */
+/** Agent inputs: each opens a turn, at once when the agent is idle, else from the backlog. */
 import { Schema } from "effect"
 import { ActorId, AgentId, InputId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"

@@ -1,5 +1,5 @@
 /**
- * ResourceName (spec 2.2): 1 to 64 characters after Unicode NFC normalization; spaces and
+ * ResourceName: 1 to 64 characters after Unicode NFC normalization; spaces and
  * punctuation allowed; leading or trailing whitespace and invisible or control characters
  * (InvisibleCharacters.ts: Unicode category C and line or paragraph separators; a zero-width
  * joiner inside an emoji sequence is allowed) rejected.

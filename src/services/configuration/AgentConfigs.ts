@@ -1,5 +1,5 @@
 /**
- * Agent configs (spec 2.3, 4.1; docs/agent-configs.md): parse the source with positions,
+ * Agent configs (docs/agent-configs.md): parse the source with positions,
  * validate it, resolve its names for the project, compile, and store it once per distinct
  * (project, source, effective definition). Configs are immutable; their `model` is rendered at
  * response time from the configured model's current revision (AgentConfigModel.ts).

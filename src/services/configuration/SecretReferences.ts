@@ -1,7 +1,7 @@
 /**
  * What holds a secret: model provider configs today (machine pools and integrations join here).
  * A secret in use cannot be deleted, and a member whose personal secret is in use cannot be
- * removed from the organization (spec 4.1).
+ * removed from the organization.
  */
 import { Effect } from "effect"
 import type { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
