@@ -8,6 +8,8 @@ import { ActorsApi } from "./runtime/ActorsApi.ts"
 import { AgentConfigsApi } from "./configuration/AgentConfigsApi.ts"
 import { AgentsApi } from "./runtime/AgentsApi.ts"
 import { HealthApi } from "./HealthApi.ts"
+import { MachineRegistrationApi } from "./machines/MachineRegistrationApi.ts"
+import { MachinesApi } from "./machines/MachinesApi.ts"
 import { InteractionsApi } from "./runtime/InteractionsApi.ts"
 import { InvitationsApi } from "./tenancy/InvitationsApi.ts"
 import { MembersApi } from "./tenancy/MembersApi.ts"
@@ -41,6 +43,8 @@ export class Api extends HttpApi.make("agent-platform")
   .add(ToolCallsApi)
   .add(InteractionsApi)
   .add(ActorsApi)
+  .add(MachinesApi)
+  .add(MachineRegistrationApi)
   .prefix("/v1")
   .add(HealthApi)
   .addError(InvalidRequest.Wire)

@@ -5,6 +5,7 @@
  */
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
+import { MachinesLive } from "../services/machines/MachinesLive.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
@@ -24,7 +25,7 @@ export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(Database
 const SharedLive = Layer.mergeAll(IdGenerator.Default, Transactions.Default, Readiness.Default)
 
 /** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
-export const ServicesLive = Layer.mergeAll(SharedLive, TenancyLive, ConfigurationLive, RuntimeLive, BootstrapLive).pipe(
+export const ServicesLive = Layer.mergeAll(SharedLive, TenancyLive, ConfigurationLive, RuntimeLive, MachinesLive, BootstrapLive).pipe(
   Layer.provideMerge(DatabaseReadyLive)
 )
 

@@ -1,0 +1,190 @@
+/**
+ * Machines through the public surface: daemon tokens, registration (daemon token, personal key,
+ * re-registration, metadata limits), the machines routes and grants, cross-tenant isolation, and
+ * real daemons (child processes) connecting over the machine WebSocket.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { afterAll } from "vitest"
+import { MachineId } from "../../src/domain/shared/Ids.ts"
+import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { eventually } from "../support/Polling.ts"
+import { clientWith, describeApp, expectFailure, ID_PATTERN, newId, newUser, rawRequest } from "../support/TestApp.ts"
+
+afterAll(killDaemons)
+
+const facts = (name: string, extra: Record<string, unknown> = {}) => ({
+  machine_name: name,
+  hostname: "host-1",
+  platform: "linux",
+  architecture: "x86_64",
+  daemon_version: "1.0.0",
+  directories: ["/tmp"],
+  ...extra
+})
+
+/** Registration sent as raw JSON (the typed client refuses invalid bodies before sending them). */
+const rawRegister = (token: string, body: unknown) =>
+  rawRequest(HttpClientRequest.post("/api/v1/machines/register").pipe(
+    HttpClientRequest.bearerToken(token),
+    HttpClientRequest.bodyUnsafeJson(body)
+  ))
+
+const orgWithToken = Effect.gen(function*() {
+  const owner = yield* newUser("machines")
+  const org = yield* owner.client.organizations.create({ payload: { name: "Machines" } })
+  const token = yield* owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "ci" } })
+  const daemon = yield* clientWith(token.token)
+  return { owner, org, token, daemon }
+})
+
+describeApp()("machines", (it) => {
+  it.effect("daemon tokens: shown once, listed without the token, org admins only", () =>
+    Effect.gen(function*() {
+      const { org, owner, token } = yield* orgWithToken
+      expect(token.id).toMatch(ID_PATTERN("dtok"))
+      expect(token.token).toMatch(/^dtk_/)
+      expect(token).toMatchObject({ name: "ci", org_id: org.id, expires_at: null, last_used_at: null })
+      const page = yield* owner.client.machines.listDaemonTokens({ path: { orgID: org.id }, urlParams: {} })
+      expect(page.data.map((t) => t.id)).toEqual([token.id])
+      expect(JSON.stringify(page)).not.toContain(token.token)
+      const stranger = yield* newUser("stranger")
+      const hidden = yield* expectFailure(stranger.client.machines.listDaemonTokens({ path: { orgID: org.id }, urlParams: {} }))
+      expect(hidden._tag).toBe("NotFound")
+      const past = yield* expectFailure(
+        owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "old", expires_at: new Date(Date.now() - 1000) } })
+      )
+      expect(past._tag).toBe("InvalidRequest")
+    }))
+
+  it.effect("register with a daemon token, re-register by machine_id, names unique per owner, metadata limits", () =>
+    Effect.gen(function*() {
+      const { daemon, org, owner, token } = yield* orgWithToken
+      const first = yield* daemon.machineRegistration.register({ payload: facts("builder", { metadata: { team: "a" } }) })
+      expect(first.machine.id).toMatch(ID_PATTERN("mch"))
+      expect(first.machine).toMatchObject({
+        name: "builder",
+        status: "offline",
+        hostname: "host-1",
+        platform: "linux",
+        metadata: { team: "a", observed_platform: "linux" }
+      })
+      expect(first.machine_token.split(".")).toHaveLength(3)
+      expect(first.machine_token_expires_in).toBe(900)
+      expect(first.machine_ws_path).toBe("/api/v1/machines/ws")
+
+      const again = yield* daemon.machineRegistration.register({
+        payload: facts("builder", { machine_id: first.machine.id, platform: "darwin", daemon_version: "1.1.0" })
+      })
+      expect(again.machine.id).toBe(first.machine.id)
+      expect(again.machine).toMatchObject({ platform: "darwin", daemon_version: "1.1.0", metadata: { team: "a", observed_platform: "darwin" } })
+
+      const duplicate = yield* expectFailure(daemon.machineRegistration.register({ payload: facts("builder") }))
+      expect(duplicate._tag).toBe("Conflict")
+
+      const tooMany = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v"]))
+      for (
+        const metadata of [tooMany, { observed_platform: "x" }, { ["k".repeat(65)]: "v" }, { k: "v".repeat(513) }, { k: 1 }]
+      ) {
+        const refused = yield* rawRegister(token.token, facts("other", { metadata }))
+        expect(refused.status).toBe(400)
+        expect(refused.json).toMatchObject({ code: "invalid_request" })
+      }
+      const fifteen = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, "v"]))
+      const full = yield* daemon.machineRegistration.register({ payload: facts("other", { metadata: fifteen }) })
+      expect(Object.keys(full.machine.metadata)).toHaveLength(16)
+
+      const listed = yield* owner.client.machines.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(listed.data.map((m) => m.name).sort()).toEqual(["builder", "other"])
+      const updated = yield* owner.client.machines.update({
+        path: { orgID: org.id, machineID: first.machine.id },
+        payload: { name: "builder-2", metadata: { team: "b" } }
+      })
+      expect(updated).toMatchObject({ name: "builder-2", metadata: { team: "b", observed_platform: "darwin" } })
+    }))
+
+  it.effect("register with a personal API key: the user's machine in their only organization; other tokens refused", () =>
+    Effect.gen(function*() {
+      const { org, owner } = yield* orgWithToken
+      const personal = yield* owner.client.machineRegistration.register({ payload: facts("laptop") })
+      const seen = yield* owner.client.machines.get({ path: { orgID: org.id, machineID: personal.machine.id } })
+      expect(seen.name).toBe("laptop")
+      // Another member does not see it.
+      const orgKey = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "k", role: "admin" } })
+      const asOrg = yield* clientWith(orgKey.token)
+      const refused = yield* expectFailure(asOrg.machineRegistration.register({ payload: facts("x") }))
+      expect(refused._tag).toBe("Forbidden")
+      const hidden = yield* expectFailure(asOrg.machines.get({ path: { orgID: org.id, machineID: personal.machine.id } }))
+      expect(hidden._tag).toBe("NotFound")
+      const bad = yield* clientWith("dtk_not-a-token")
+      expect((yield* expectFailure(bad.machineRegistration.register({ payload: facts("x") })))._tag).toBe("Unauthorized")
+      // Personal machines are not granted.
+      const other = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "P" } })
+      const grant = yield* expectFailure(owner.client.machines.createGrant({
+        path: { orgID: org.id, machineID: personal.machine.id },
+        payload: { target_project_id: other.id }
+      }))
+      expect(grant._tag).toBe("InvalidRequest")
+    }))
+
+  it.effect("another organization's machine is not found; unknown ids are not found", () =>
+    Effect.gen(function*() {
+      const a = yield* orgWithToken
+      const b = yield* orgWithToken
+      const registered = yield* a.daemon.machineRegistration.register({ payload: facts("a-1") })
+      const path = { orgID: b.org.id, machineID: registered.machine.id }
+      expect((yield* expectFailure(b.owner.client.machines.get({ path })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.remove({ path })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.readFile({ path, urlParams: { path: "/tmp/x" } })))._tag).toBe("NotFound")
+      const crossed = { orgID: a.org.id, machineID: registered.machine.id }
+      expect((yield* expectFailure(b.owner.client.machines.get({ path: crossed })))._tag).toBe("NotFound")
+      const unknown = yield* newId(MachineId)
+      expect((yield* expectFailure(a.owner.client.machines.get({ path: { orgID: a.org.id, machineID: unknown } })))._tag).toBe("NotFound")
+      // Re-registering another organization's machine id makes a new machine.
+      const fresh = yield* b.daemon.machineRegistration.register({ payload: facts("b-1", { machine_id: registered.machine.id }) })
+      expect(fresh.machine.id).not.toBe(registered.machine.id)
+    }))
+
+  it.effect("the WebSocket refuses a missing or forged token with 401 before the upgrade", () =>
+    Effect.gen(function*() {
+      const { daemon, token } = yield* orgWithToken
+      const registered = yield* daemon.machineRegistration.register({ payload: facts("ws") })
+      const none = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws"))
+      expect(none.status).toBe(401)
+      expect(none.json).toMatchObject({ code: "unauthorized" })
+      const forged = registered.machine_token.slice(0, -4) + "AAAA"
+      const bad = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(forged)))
+      expect(bad.status).toBe(401)
+      const daemonToken = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(token.token)))
+      expect(daemonToken.status).toBe(401)
+      const good = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(registered.machine_token)))
+      expect(good.status).toBe(400)
+    }))
+
+  it.effect("a real daemon registers, comes online, re-registers the same machine after a restart, stops when its token is revoked", () =>
+    Effect.gen(function*() {
+      const { org, owner, token } = yield* orgWithToken
+      const server = yield* serverUrl
+      const dirs = daemonDirs()
+      const start = () => startDaemon({ server, token: token.token, name: "real-1", dirs: [dirs.work], state: dirs.state })
+      const list = (status?: "online" | "offline") =>
+        owner.client.machines.list({ path: { orgID: org.id }, urlParams: status === undefined ? {} : { status } }).pipe(
+          Effect.map((page) => page.data)
+        )
+      const first = start()
+      const [online] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online", "30 seconds")
+      expect(online).toMatchObject({ name: "real-1", status: "online", metadata: { observed_platform: process.platform } })
+      yield* Effect.promise(() => first.stop())
+      yield* eventually(list("offline"), (machines) => machines.length === 1, "the machine offline")
+      const second = start()
+      yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online again", "30 seconds")
+      expect((yield* list()).map((m) => m.id)).toEqual([online.id])
+      yield* owner.client.machines.removeDaemonToken({ path: { orgID: org.id, daemonTokenID: token.id } })
+      const exit = yield* Effect.promise(() =>
+        Promise.race([second.exited, new Promise((resolve) => setTimeout(() => resolve("still running"), 20_000))])
+      )
+      expect(exit).toMatchObject({ code: 1 })
+      expect(second.output()).toContain("401")
+    }), { timeout: 90_000 })
+})
