@@ -9,7 +9,8 @@
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
@@ -20,6 +21,10 @@ import { expectFailure } from "../support/TestApp.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
 
 afterAll(killDaemons)
+
+/** The bounded wait for an offline machine, short here (docs/machines.md). */
+const OFFLINE_WAIT_SECONDS = 3
+process.env.AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS = String(OFFLINE_WAIT_SECONDS)
 
 const digest = (text: string) => "sha256:" + createHash("sha256").update(text).digest("hex")
 
@@ -45,6 +50,30 @@ const connectedMachine = (rt: Effect.Effect.Success<ReturnType<typeof runtimePro
     })
     return { machine, daemon, work, dirs }
   })
+
+/** An agent config of the project whose machine tools run on `machineId` (no approvals). */
+const machineConfig = (setup: Effect.Effect.Success<ReturnType<typeof runtimeProject>>, machineId: string, cwd: string) =>
+  setup.client.agentConfigs.create({
+    path: setup.projectPath,
+    payload: {
+      source_format: "yaml",
+      source: [
+        "instruction: Work on the machine.",
+        "model: { provider_config: Scripted, name: Scripted model }",
+        "tools:",
+        "  run_command: { permission: allow }",
+        "machine_sources:",
+        `  - machine_id: ${machineId}`,
+        `    cwd: ${cwd}`,
+        ""
+      ].join("\n")
+    }
+  })
+
+const processRunning = (pattern: string) => {
+  const result = spawnSync("pgrep", ["-f", pattern])
+  return result.status === 0
+}
 
 describeRuntime("120 seconds")("machine tools", (it) => {
   it.effect("an agent lists, reads, writes, edits and runs a command on its machine and answers from the results", () =>
@@ -174,5 +203,66 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(escape._tag).toBe("Forbidden")
       const missing = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: join(work, "nope.txt") } }))
       expect(missing._tag).toBe("NotFound")
+    }), { timeout: 90_000 })
+
+  it.effect("deleting a machine is refused while a call runs on it; cancel_current kills the command; then the machine goes and its daemon registers anew", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      const marker = `sleep 41.${Math.floor(Math.random() * 1000)}`
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: `${marker}; echo finished > marker.txt` }),
+        Reply.text("unused")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running on the machine", "30 seconds")
+      const path = { orgID: rt.org.id, machineID: machine.id }
+      const refused = yield* expectFailure(rt.client.machines.remove({ path }))
+      expect(refused._tag).toBe("PendingWork")
+
+      yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
+      yield* rt.idle(agent.id)
+      yield* eventually(Effect.sync(() => processRunning(marker)), (running) => !running, "the command killed")
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call.state).toBe("cancelled")
+      // The daemon's `cancelled` result closes the request; then the machine may go.
+      yield* eventually(Effect.either(rt.client.machines.remove({ path })), (removed) => removed._tag === "Right", "the machine deleted")
+      expect(existsSync(join(work, "marker.txt"))).toBe(false)
+      const [replacement] = yield* eventually(
+        rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+        (machines) => machines.length === 1,
+        "the daemon registered as a new machine",
+        "30 seconds"
+      )
+      expect(replacement.id).not.toBe(machine.id)
+      expect(replacement.name).toBe("worker")
+    }), { timeout: 120_000 })
+
+  it.effect("a call to a machine that is offline waits, then fails saying so; the turn goes on", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { daemon, machine, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      yield* Effect.promise(() => daemon.stop())
+      yield* eventually(
+        rt.client.machines.get({ path: { orgID: rt.org.id, machineID: machine.id } }),
+        (m) => m.status === "offline",
+        "the machine offline"
+      )
+      yield* provider.script([Reply.toolCall("list_files", {}), Reply.text("The machine is offline.")], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const started = Date.now()
+      yield* rt.send(agent.id, "List")
+      yield* rt.idle(agent.id, "30 seconds")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(OFFLINE_WAIT_SECONDS * 1000)
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ state: "completed", outcome: "failed" })
+      const events = yield* rt.events(agent.id)
+      const result = events.find((event) => event.event_kind === "tool_result")
+      expect(JSON.stringify(result)).toContain("is offline")
     }), { timeout: 90_000 })
 })
