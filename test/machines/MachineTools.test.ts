@@ -48,7 +48,7 @@ const connectedMachine = (rt: Effect.Effect.Success<ReturnType<typeof runtimePro
       path: { orgID: rt.org.id, machineID: machine.id },
       payload: { target_project_id: rt.project.id }
     })
-    return { machine, daemon, work, dirs }
+    return { machine, daemon, work, dirs, token: token.token }
   })
 
 /** An agent config of the project whose machine tools run on `machineId` (no approvals). */
@@ -264,5 +264,31 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const events = yield* rt.events(agent.id)
       const result = events.find((event) => event.event_kind === "tool_result")
       expect(JSON.stringify(result)).toContain("is offline")
+    }), { timeout: 90_000 })
+
+  it.effect("a daemon killed mid-call and restarted answers the call it was running with interrupted; the turn goes on", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { daemon, dirs, machine, token, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      const marker = `sleep 42.${Math.floor(Math.random() * 1000)}`
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: marker }),
+        Reply.text("It was interrupted.")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running", "30 seconds")
+      yield* Effect.promise(() => daemon.kill())
+      spawnSync("pkill", ["-f", marker])
+      startDaemon({ server: yield* serverUrl, token, name: "worker", dirs: [work], state: dirs.state })
+      yield* rt.idle(agent.id, "30 seconds")
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ state: "completed", outcome: "failed" })
+      const events = yield* rt.events(agent.id)
+      expect(JSON.stringify(events.find((event) => event.event_kind === "tool_result"))).toContain("interrupted")
+      const machines = yield* rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} })
+      expect(machines.data.map((m) => m.id)).toEqual([machine.id])
     }), { timeout: 90_000 })
 })
