@@ -197,6 +197,10 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       })
       expect(written).toMatchObject({ digest: digest("x"), size: 1, created: false })
       expect(readFileSync(file, "utf8")).toBe("x")
+      // A body over the default 1 MiB JSON limit: the files route takes whole files of up to 10 MiB.
+      const big = "y".repeat(3 * 1024 * 1024)
+      const created = yield* rt.client.machines.writeFile({ path, urlParams: { path: join(work, "big.txt") }, payload: { content: big } })
+      expect(created).toMatchObject({ size: big.length, created: true, digest: digest(big) })
       const directory = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: work } }))
       expect(directory._tag).toBe("NotAFile")
       const escape = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: join(work, "..", "outside.txt") } }))

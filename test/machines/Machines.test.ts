@@ -7,6 +7,7 @@ import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { afterAll } from "vitest"
+import WebSocket from "ws"
 import { MachineId } from "../../src/domain/shared/Ids.ts"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
@@ -187,4 +188,83 @@ describeApp()("machines", (it) => {
       expect(exit).toMatchObject({ code: 1 })
       expect(second.output()).toContain("401")
     }), { timeout: 90_000 })
+})
+
+/** A raw machine WebSocket: the frames it received, and a way to send. */
+const openSocket = (url: string, token: string) =>
+  Effect.async<{ readonly socket: WebSocket; readonly frames: Array<Record<string, unknown>>; readonly closed: Promise<number> }, Error>(
+    (resume) => {
+      const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
+      const frames: Array<Record<string, unknown>> = []
+      const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)))
+      socket.on("message", (data) => frames.push(JSON.parse(String(data))))
+      socket.once("open", () => resume(Effect.succeed({ socket, frames, closed })))
+      socket.once("error", (error) => resume(Effect.fail(error)))
+    }
+  )
+
+describeApp()("the machine WebSocket, spoken by hand", (it) => {
+  it.effect("hello, welcome, heartbeat, token refresh (the new token opens a socket), an unknown result acknowledged", () =>
+    Effect.gen(function*() {
+      const { daemon } = yield* orgWithToken
+      const registered = yield* daemon.machineRegistration.register({ payload: facts("hand") })
+      const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
+      const { closed, frames, socket } = yield* openSocket(url, registered.machine_token)
+      const hello = {
+        type: "hello",
+        protocol_version: 1,
+        machine_id: registered.machine.id,
+        daemon_version: "1.0.0",
+        platform: "linux",
+        architecture: "x86_64",
+        hostname: "h",
+        directories: ["/tmp"],
+        operations: ["tool", "file.read", "file.write"],
+        tools: ["read_file"]
+      }
+      socket.send(JSON.stringify(hello))
+      yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "welcome"), "the welcome")
+      expect(frames[0]).toMatchObject({ type: "welcome", protocol_version: 1, machine_id: registered.machine.id, heartbeat_interval_seconds: 10 })
+      socket.send(JSON.stringify({ type: "heartbeat" }))
+      socket.send(JSON.stringify({ type: "refresh_token" }))
+      socket.send(JSON.stringify({ type: "result", request_id: "nobody-asked.1", outcome: "succeeded", output: {} }))
+      yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "ack"), "the ack")
+      expect(frames.map((frame) => frame.type)).toEqual(["welcome", "heartbeat_ack", "token", "ack"])
+      expect(frames[3]).toMatchObject({ request_ids: ["nobody-asked.1"] })
+      const fresh = frames[2] as { machine_token: string; machine_token_expires_in: number }
+      expect(fresh.machine_token_expires_in).toBe(900)
+      const second = yield* openSocket(url, fresh.machine_token)
+      second.socket.send(JSON.stringify(hello))
+      // The second connection of the machine replaces the first.
+      expect(yield* Effect.promise(() => closed)).toBe(1000)
+      expect(frames[frames.length - 1]).toMatchObject({ type: "close", reason: "superseded" })
+      second.socket.close()
+    }))
+
+  it.effect("a hello for another machine is a protocol error; a deleted machine's token is refused", () =>
+    Effect.gen(function*() {
+      const { daemon, org, owner } = yield* orgWithToken
+      const registered = yield* daemon.machineRegistration.register({ payload: facts("hand-2") })
+      const other = yield* daemon.machineRegistration.register({ payload: facts("hand-3") })
+      const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
+      const { closed, frames, socket } = yield* openSocket(url, registered.machine_token)
+      socket.send(JSON.stringify({
+        type: "hello",
+        protocol_version: 1,
+        machine_id: other.machine.id,
+        daemon_version: "1.0.0",
+        platform: "linux",
+        architecture: "x86_64",
+        hostname: "h",
+        directories: [],
+        operations: [],
+        tools: []
+      }))
+      expect(yield* Effect.promise(() => closed)).toBe(1002)
+      expect(frames).toEqual([{ type: "close", reason: "protocol_error", message: expect.stringContaining(other.machine.id) }])
+      yield* owner.client.machines.remove({ path: { orgID: org.id, machineID: registered.machine.id } })
+      const refused = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(registered.machine_token)))
+      expect(refused.status).toBe(401)
+      expect(String(refused.json?.error)).toContain("deleted")
+    }))
 })
