@@ -129,6 +129,25 @@ describeApp()("machines", (it) => {
       expect(grant._tag).toBe("InvalidRequest")
     }))
 
+  it.effect("a personal key of a user in several organizations names one in metadata.org_id", () =>
+    Effect.gen(function*() {
+      const { org, owner } = yield* orgWithToken
+      const second = yield* owner.client.organizations.create({ payload: { name: "Second" } })
+      const ambiguous = yield* expectFailure(owner.client.machineRegistration.register({ payload: facts("laptop") }))
+      expect(ambiguous._tag).toBe("InvalidRequest")
+      expect((ambiguous as { error: string }).error).toContain("metadata.org_id")
+      const named = yield* owner.client.machineRegistration.register({ payload: facts("laptop", { metadata: { org_id: second.id } }) })
+      const inSecond = yield* owner.client.machines.list({ path: { orgID: second.id }, urlParams: {} })
+      expect(inSecond.data.map((m) => m.id)).toEqual([named.machine.id])
+      const inFirst = yield* owner.client.machines.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(inFirst.data).toEqual([])
+      const stranger = yield* orgWithToken
+      const foreign = yield* expectFailure(
+        owner.client.machineRegistration.register({ payload: facts("laptop-2", { metadata: { org_id: stranger.org.id } }) })
+      )
+      expect(foreign._tag).toBe("NotFound")
+    }))
+
   it.effect("another organization's machine is not found; unknown ids are not found", () =>
     Effect.gen(function*() {
       const a = yield* orgWithToken
