@@ -295,4 +295,26 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const machines = yield* rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} })
       expect(machines.data.map((m) => m.id)).toEqual([machine.id])
     }), { timeout: 90_000 })
+
+  it.effect("a command past its timeout is killed and its result says so", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      const marker = `sleep 43.${Math.floor(Math.random() * 1000)}`
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: `${marker}; echo never`, timeout_seconds: 1 }),
+        Reply.text("It timed out.")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      yield* rt.idle(agent.id, "30 seconds")
+      const events = yield* rt.events(agent.id)
+      const result = events.find((event) => event.event_kind === "tool_result") as unknown as { content_blocks: ReadonlyArray<{ text: string }> }
+      const output = JSON.parse(result.content_blocks[0].text)
+      expect(output).toMatchObject({ timed_out: true, exit_code: null })
+      expect(output.stdout).not.toContain("never")
+      expect(processRunning(marker)).toBe(false)
+    }), { timeout: 90_000 })
 })

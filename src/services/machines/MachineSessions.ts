@@ -113,6 +113,7 @@ export class MachineSessions extends Effect.Service<MachineSessions>()("MachineS
     const session = (socket: Socket.Socket, claims: MachineTokenClaims) =>
       Effect.gen(function*() {
         const machineId: MachineId = claims.sub
+        const scope = yield* Effect.scope
         const write = yield* socket.writer
         const send = (message: ServerMessage) =>
           write(Schema.encodeSync(ServerMessageJson)(message)).pipe(Effect.catchAll(() => Effect.void))
@@ -228,9 +229,17 @@ export class MachineSessions extends Effect.Service<MachineSessions>()("MachineS
                 yield* Ref.set(tokenExpiresAt, (yield* Clock.currentTimeMillis) + token.expiresIn * 1000)
                 return yield* send({ type: "token", machine_token: token.token, machine_token_expires_in: token.expiresIn })
               }
-              case "result":
-                yield* results.fromDaemon(message.right)
-                return yield* send({ type: "ack", request_ids: [message.right.request_id] })
+              case "result": {
+                // Results are independent of each other: each is stored (and its turn woken) on its own
+                // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
+                const result = message.right
+                return yield* results.fromDaemon(result).pipe(
+                  Effect.zipRight(send({ type: "ack", request_ids: [result.request_id] })),
+                  Effect.catchAllCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
+                  Effect.forkIn(scope),
+                  Effect.asVoid
+                )
+              }
               case "hello":
                 return yield* close("protocol_error", "a second hello on one connection")
             }
