@@ -9,6 +9,8 @@ import { AgentConfigsApi } from "./configuration/AgentConfigsApi.ts"
 import { AgentEventStreamApi } from "./runtime/AgentEventStreamApi.ts"
 import { AgentsApi } from "./runtime/AgentsApi.ts"
 import { HealthApi } from "./HealthApi.ts"
+import { MachineRegistrationApi } from "./machines/MachineRegistrationApi.ts"
+import { MachinesApi } from "./machines/MachinesApi.ts"
 import { InteractionsApi } from "./runtime/InteractionsApi.ts"
 import { InvitationsApi } from "./tenancy/InvitationsApi.ts"
 import { MembersApi } from "./tenancy/MembersApi.ts"
@@ -43,6 +45,8 @@ export class Api extends HttpApi.make("agent-platform")
   .add(ToolCallsApi)
   .add(InteractionsApi)
   .add(ActorsApi)
+  .add(MachinesApi)
+  .add(MachineRegistrationApi)
   .prefix("/v1")
   .add(HealthApi)
   .addError(InvalidRequest.Wire)

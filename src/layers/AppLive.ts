@@ -5,6 +5,7 @@
  */
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
+import { MachinesLive } from "../services/machines/MachinesLive.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
@@ -33,6 +34,7 @@ export const ServicesLive = Layer.mergeAll(
   TenancyLive,
   ConfigurationLive,
   RuntimeLive,
+  MachinesLive,
   BootstrapLive,
   SecretKeyCheckLive
 ).pipe(

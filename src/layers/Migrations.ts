@@ -13,6 +13,7 @@ import agentConfigs from "./migrations/0004_agent_configs.ts"
 import agentsAndTimeline from "./migrations/0005_agents_and_timeline.ts"
 import runtimeState from "./migrations/0006_runtime_state.ts"
 import turnSteps from "./migrations/0007_turn_steps.ts"
+import machines from "./migrations/0008_machines.ts"
 import secretKeyCheck from "./migrations/0009_secret_key_check.ts"
 
 const migrations = {
@@ -23,6 +24,7 @@ const migrations = {
   "0005_agents_and_timeline": agentsAndTimeline,
   "0006_runtime_state": runtimeState,
   "0007_turn_steps": turnSteps,
+  "0008_machines": machines,
   "0009_secret_key_check": secretKeyCheck
 }
 

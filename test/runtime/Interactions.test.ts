@@ -133,7 +133,7 @@ describeRuntime()("interactions", (it) => {
   it.effect("a built-in tool that needs a machine fails at once saying no machine is connected", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider, { extraSource: ["machine_sources:", "  - machine_id: m-1"] })
+      const rt = yield* runtimeProject(provider, { extraSource: ["machine_sources:", "  - machine_pool_id: mpo_aaaaaaaaaaaaaaaaaaaaaaaaaa"] })
       yield* provider.script([Reply.toolCall("read_file", { path: "/etc/hosts" }), Reply.text("No machine then.")], { model: rt.slug })
       const agent = yield* rt.launch()
       yield* rt.send(agent.id, "Read the hosts file")

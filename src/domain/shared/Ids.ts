@@ -78,3 +78,7 @@ export const MachinePoolId = makeId("mpo", "MachinePoolId")
 export type MachinePoolId = typeof MachinePoolId.Type
 export const MachineId = makeId("mch", "MachineId")
 export type MachineId = typeof MachineId.Type
+export const MachineGrantId = makeId("mchgrant", "MachineGrantId")
+export type MachineGrantId = typeof MachineGrantId.Type
+export const DaemonTokenId = makeId("dtok", "DaemonTokenId")
+export type DaemonTokenId = typeof DaemonTokenId.Type

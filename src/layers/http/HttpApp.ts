@@ -5,6 +5,8 @@
  */
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { Effect, Layer } from "effect"
+import { MachineRegistrationLive, RegistrationAuthenticationLive } from "../../api/handlers/machines/MachineRegistrationLive.ts"
+import { MachinesLive } from "../../api/handlers/machines/MachinesLive.ts"
 import { ActorsLive } from "../../api/handlers/runtime/ActorsLive.ts"
 import { AgentConfigsLive } from "../../api/handlers/configuration/AgentConfigsLive.ts"
 import { AgentEventStreamLive } from "../../api/handlers/runtime/AgentEventStreamLive.ts"
@@ -27,6 +29,7 @@ import { ToolCallsLive } from "../../api/handlers/runtime/ToolCallsLive.ts"
 import { UserLive } from "../../api/handlers/tenancy/UserLive.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { corsFor } from "./Cors.ts"
+import { MachineSocketRouteLive } from "./MachineSocketRoute.ts"
 import { ServedApi } from "./OpenApiDocument.ts"
 import { RequestGuards } from "./RequestGuards.ts"
 import { requestLog } from "./RequestLog.ts"
@@ -50,8 +53,12 @@ const HandlersLive = Layer.mergeAll(
   AgentEventStreamLive,
   ToolCallsLive,
   InteractionsLive,
-  ActorsLive
-).pipe(Layer.provide(Layer.merge(AuthenticationLive, StreamAuthenticationLive)))
+  ActorsLive,
+  MachinesLive,
+  MachineRegistrationLive
+).pipe(
+  Layer.provide(Layer.mergeAll(AuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
+)
 
 /** The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. */
 export const HttpAppLive = Layer.unwrapEffect(
@@ -60,6 +67,7 @@ export const HttpAppLive = Layer.unwrapEffect(
   Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
   Layer.provide(RootPageLive),
+  Layer.provide(MachineSocketRouteLive),
   Layer.provide(RequestGuards),
   Layer.provide(HttpApiBuilder.api(ServedApi).pipe(Layer.provide(HandlersLive))),
   // Request spans cost a third of the throughput and nothing exports them.

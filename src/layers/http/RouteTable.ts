@@ -8,11 +8,16 @@ import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiMiddleware, Ht
 import { type Schema, SchemaAST as AST } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { SubmittedContentBlock } from "../../domain/runtime/ContentBlocks.ts"
+import { FILE_TRANSFER_MAX_BYTES } from "../../domain/machines/MachineFiles.ts"
+import { WriteFileBody } from "../../domain/machines/Machines.ts"
 import { MAX_MEDIA_REQUEST_BODY_BYTES } from "../../domain/runtime/Limits.ts"
 import type { BodyRules } from "./JsonBody.ts"
 
 /** Request bodies larger than this are refused with 413 `request_too_large`, unless their route allows more. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024
+
+/** A whole file written to a machine: its largest content in base64, and room for the rest of the body. */
+export const FILE_WRITE_BODY_LIMIT_BYTES = Math.ceil(FILE_TRANSFER_MAX_BYTES / 3) * 4 + 64 * 1024
 
 export interface Endpoint extends BodyRules {
   readonly schemas: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
@@ -74,7 +79,11 @@ const describe = (
     .flatMap((schema) => schema?._tag === "Some" ? propertyNames(schema.value) : [])
   return {
     schemas,
-    limit: contentBlockPaths.length > 0 ? MAX_MEDIA_REQUEST_BODY_BYTES : DEFAULT_BODY_LIMIT_BYTES,
+    limit: contentBlockPaths.length > 0
+      ? MAX_MEDIA_REQUEST_BODY_BYTES
+      : schemas.payloadSchema._tag === "Some" && schemas.payloadSchema.value.ast === WriteFileBody.ast
+      ? FILE_WRITE_BODY_LIMIT_BYTES
+      : DEFAULT_BODY_LIMIT_BYTES,
     contentBlockPaths,
     queryNames: [...new Set(query)].sort(),
     authenticated: [...middleware].some(HttpApiMiddleware.isSecurity)

@@ -2,12 +2,15 @@
  * Control of a running agent (docs/runtime.md, "Cancel"): `cancel_current` stops the current
  * turn. In one transaction, the control event is recorded, the turn's open tool calls are
  * cancelled and its pending interactions closed, and the turn ends (starting the next queued
- * input); after the commit the model call in flight stops and the turn's waits are resolved.
+ * input); after the commit the model call in flight stops, the turn's waits are resolved, and
+ * the daemons running its machine tool calls are told to cancel them (a command is killed).
  */
 import { Effect } from "effect"
 import { StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { ActorId, AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { ControlEvent } from "../../domain/runtime/Events.ts"
+import { MachineHub } from "../machines/MachineHub.ts"
+import { MachineRequestsRepository } from "../machines/MachineRequestsRepository.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
@@ -29,6 +32,8 @@ export class AgentControl extends Effect.Service<AgentControl>()("AgentControl",
     const launcher = yield* TurnLauncher
     const cancellation = yield* TurnCancellation
     const signals = yield* TurnSignals
+    const machineRequests = yield* MachineRequestsRepository
+    const hub = yield* MachineHub
 
     /** Cancels the agent's current turn; the control event. */
     const cancel = (agentId: AgentId, actorId: ActorId | null): Effect.Effect<ControlEventType, StateTransitionConflict> =>
@@ -49,6 +54,7 @@ export class AgentControl extends Effect.Service<AgentControl>()("AgentControl",
             actor_id: actorId
           }])
           const cancelledCalls = yield* toolCalls.cancelOpen(turnId)
+          const machinesToTell = yield* machineRequests.requestCancel(cancelledCalls.map((call) => call.id))
           const closed = yield* interactions.closePending(turnId)
           if (closed.length > 0) {
             yield* timeline.append(agentId, closed.map((interaction) => ({
@@ -78,9 +84,10 @@ export class AgentControl extends Effect.Service<AgentControl>()("AgentControl",
               }]
             )
           ]
-          return { control: control as ControlEventType, turnId, next, waits }
+          return { control: control as ControlEventType, turnId, next, waits, machinesToTell }
         }))
         yield* cancellation.cancel(outcome.turnId)
+        yield* hub.wake(outcome.machinesToTell)
         yield* signals.send(outcome.waits)
         yield* launcher.launchNext(agentId, outcome.next)
         return outcome.control
@@ -100,6 +107,8 @@ export class AgentControl extends Effect.Service<AgentControl>()("AgentControl",
     TurnLifecycle.Default,
     TurnLauncher.Default,
     TurnCancellation.Default,
-    TurnSignals.Default
+    TurnSignals.Default,
+    MachineRequestsRepository.Default,
+    MachineHub.Default
   ]
 }) {}

@@ -4,6 +4,7 @@
  * event and what it means for its tool call (approved: dispatched; denied: failed; answered:
  * completed with the answer; declined: failed); after the commit the turn's wait is resolved.
  */
+import { MachineHub } from "../machines/MachineHub.ts"
 import { Effect, Option } from "effect"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, InteractionId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
@@ -36,6 +37,7 @@ export class Interactions extends Effect.Service<Interactions>()("Interactions",
     const lifecycle = yield* TurnLifecycle
     const dispatcher = yield* ToolDispatch
     const signals = yield* TurnSignals
+    const hub = yield* MachineHub
 
     const page = (stored: Effect.Effect<ReadonlyArray<StoredInteraction>>) =>
       Effect.map(stored, (found) => found.map(toInteraction))
@@ -141,6 +143,8 @@ export class Interactions extends Effect.Service<Interactions>()("Interactions",
           return { resolved, waits }
         }))
         yield* signals.send(outcome.waits)
+        // An approved machine tool call's request is in its machine's mailbox now.
+        yield* hub.wake()
         return toInteraction(outcome.resolved)
       })
 
@@ -156,6 +160,7 @@ export class Interactions extends Effect.Service<Interactions>()("Interactions",
     Timeline.Default,
     TurnLifecycle.Default,
     ToolDispatch.Default,
-    TurnSignals.Default
+    TurnSignals.Default,
+    MachineHub.Default
   ]
 }) {}

@@ -9,9 +9,10 @@
  * and the recorded outcome returned, so the output is recorded once.
  */
 import { Effect, Option, Schema } from "effect"
-import { isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
+import { BUILTIN_TOOLS, isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { NewEvent } from "../../domain/runtime/Events.ts"
+import { MachineHub } from "../machines/MachineHub.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { REPLAY_METADATA_KEY } from "./Conversation.ts"
 import type { AssistantItem, ModelResponse } from "./model/ModelMessages.ts"
@@ -92,6 +93,7 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
     const dispatcher = yield* ToolDispatch
     const launcher = yield* TurnLauncher
     const ids = yield* IdGenerator
+    const hub = yield* MachineHub
 
     /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
     const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
@@ -108,7 +110,8 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
         yield* timeline.append(payload.agent_id, outputEvents(payload.turn_id, response.output, calls))
         const planned: Array<PlannedCall> = []
         for (const call of calls) {
-          const token = call.type === "custom" ? yield* signalToken(payload, "result", call.id) : null
+          const onMachine = call.type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[call.item.name]?.needsMachine === true
+          const token = call.type === "custom" || onMachine ? yield* signalToken(payload, "result", call.id) : null
           yield* toolCalls.insert({
             id: call.id,
             agent_id: payload.agent_id,
@@ -126,7 +129,7 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
             call.tool,
             false
           )
-          const afterApproval = call.type === "custom" ? "result" : call.item.name === "ask_question" ? "question" : "none"
+          const afterApproval = call.type === "custom" || onMachine ? "result" : call.item.name === "ask_question" ? "question" : "none"
           planned.push(
             wait === "approval"
               ? { tool_call_id: call.id, approval: true, then: afterApproval }
@@ -149,6 +152,7 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
             next: Option.none<TurnId>()
           }))),
         Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
+        Effect.tap(() => setup.machine === null ? Effect.void : hub.wake([setup.machine.machineId])),
         Effect.map(({ outcome }) => outcome)
       )
 
@@ -161,6 +165,7 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
     ToolCallsRepository.Default,
     ToolDispatch.Default,
     TurnLauncher.Default,
-    IdGenerator.Default
+    IdGenerator.Default,
+    MachineHub.Default
   ]
 }) {}

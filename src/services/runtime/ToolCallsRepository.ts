@@ -104,7 +104,7 @@ export class ToolCallsRepository extends Effect.Service<ToolCallsRepository>()("
       execute: (turnIds) =>
         turnIds.length === 0 ? Effect.succeed([]) : sql`
           SELECT id, deferred_token FROM tool_calls
-          WHERE ${sql.in("turn_id", turnIds)} AND state = 'completed' AND type = 'custom' AND deferred_token IS NOT NULL`
+          WHERE ${sql.in("turn_id", turnIds)} AND state = 'completed' AND deferred_token IS NOT NULL`
     })
 
     return {
@@ -124,7 +124,7 @@ export class ToolCallsRepository extends Effect.Service<ToolCallsRepository>()("
         Effect.map(Effect.orDie(providerCallIds(agentId)), (rows) => new Map(rows.map((row) => [row.id, row.provider_call_id]))),
       /** Whether a call of the turn awaits its approval or its result. */
       hasOpen: (turnId: TurnId) => Effect.map(Effect.orDie(hasOpen(turnId)), (row) => row.open),
-      /** The completed custom calls of these turns, with the tokens of the waits they resolved. */
+      /** The completed calls of these turns that the turn waited for (custom and machine calls), with their waits' tokens. */
       completedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(completedWaits(turnIds))
     } as const
   })

@@ -5,19 +5,27 @@
  *   and an approval interaction opens;
  * - a custom tool: the call is `ready` for the client's result;
  * - `ask_question`: the call is `running` and a question interaction opens; the answer is its result;
- * - a built-in tool that needs a machine: no machine is connected to this server yet, so the call
- *   completes at once with a failed result saying so;
+ * - a built-in tool that needs a machine, of an agent whose config names one: the call is `running`
+ *   and its request is stored in the machine's mailbox (docs/machines.md); the daemon's result
+ *   completes it (MachineResults) and resolves the turn's wait, like a custom tool's result;
+ * - a built-in tool that needs a machine, of an agent whose config names none: the call completes
+ *   at once with a failed result saying so;
  * - a tool the config does not offer: a failed result saying so.
  *
  * Each step writes its events to the timeline in the same transaction as the state change.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { type AgentId, InteractionId, type ProjectId, type ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import { machineTargetOf } from "../../domain/machines/MachineTarget.ts"
+import type { MachineToolName } from "../../domain/machines/MachineTools.ts"
+import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
+import { MachineRequestsRepository } from "../machines/MachineRequestsRepository.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { AgentsRepository } from "./AgentsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
@@ -36,12 +44,27 @@ export type NextWait = "approval" | "result" | "question" | "none"
 export const NO_MACHINE_RESULT = (name: string) =>
   `The built-in tool ${name} runs on a machine, and no machine is connected to this agent, so it did not run.`
 
+/** The id of a tool call's request to its machine (never reused: one request per call). */
+export const machineRequestId = (callId: ToolCallId) => `${callId}.1`
+
 export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch", {
   effect: Effect.gen(function*() {
     const toolCalls = yield* ToolCallsRepository
     const interactions = yield* InteractionsRepository
     const timeline = yield* Timeline
     const ids = yield* IdGenerator
+    const agents = yield* AgentsRepository
+    const configs = yield* AgentConfigsRepository
+    const machineRequests = yield* MachineRequestsRepository
+
+    /** The machine the agent's built-in tools run on, if its config names one. */
+    const machineOf = (agentId: AgentId) =>
+      Effect.gen(function*() {
+        const agent = yield* agents.findById(agentId)
+        if (Option.isNone(agent)) return null
+        const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
+        return Option.isNone(compiled) ? null : machineTargetOf(compiled.value)
+      })
 
     /** Completes a call with its result, recorded on the timeline; the result's event. */
     const completeCall = (
@@ -130,6 +153,26 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
           yield* openInteraction(payload, projectId, call, "question")
           return "question"
         }
+        const machine = BUILTIN_TOOLS[call.name]?.needsMachine === true ? yield* machineOf(payload.agent_id) : null
+        if (machine !== null) {
+          yield* toolCalls.setState(call.id, "running")
+          yield* machineRequests.insert({
+            request_id: machineRequestId(call.id),
+            machine_id: machine.machineId,
+            operation: {
+              operation: "tool",
+              tool_call_id: call.id,
+              tool: call.name as MachineToolName,
+              input: call.input,
+              cwd: machine.cwd,
+              env: machine.env
+            },
+            secret_env: machine.secretEnv,
+            agent_id: payload.agent_id,
+            tool_call_id: call.id
+          })
+          return "result"
+        }
         yield* failCall(
           payload.agent_id,
           payload.turn_id,
@@ -141,7 +184,15 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
         return "none"
       })
 
-    return { dispatch, completeCall, failCall } as const
+    return { dispatch, completeCall, failCall, machineOf } as const
   }),
-  dependencies: [ToolCallsRepository.Default, InteractionsRepository.Default, Timeline.Default, IdGenerator.Default]
+  dependencies: [
+    ToolCallsRepository.Default,
+    InteractionsRepository.Default,
+    Timeline.Default,
+    IdGenerator.Default,
+    AgentsRepository.Default,
+    AgentConfigsRepository.Default,
+    MachineRequestsRepository.Default
+  ]
 }) {}

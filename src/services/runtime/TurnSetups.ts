@@ -3,6 +3,7 @@
  * compiled config, its model's current revision and credential, the texts of its skills, and the
  * context budget. Read at each model call, so a turn follows a model's new revision.
  */
+import { type MachineTarget, machineTargetOf } from "../../domain/machines/MachineTarget.ts"
 import { Effect, Option, Redacted, Schema } from "effect"
 import type { CompiledSkill, CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { AgentConfigId, ConfiguredModelId, ProjectId } from "../../domain/shared/Ids.ts"
@@ -22,6 +23,8 @@ export interface TurnSetup {
   readonly tools: Readonly<Record<string, CompiledTool>>
   readonly base: Omit<ModelRequest, "conversation">
   readonly budget: Budget
+  /** Where the built-in machine tools run, when the config names a machine. */
+  readonly machine: MachineTarget | null
 }
 
 /** A turn cannot run because what its agent's config names is gone; the turn fails with the message. */
@@ -110,7 +113,8 @@ export class TurnSetups extends Effect.Service<TurnSetups>()("TurnSetups", {
             cacheRetention: compiled.model.cache_retention,
             conversationKey: agent.id
           },
-          budget: budgetOf(compiled.model.context_window_tokens, maxOutputTokens)
+          budget: budgetOf(compiled.model.context_window_tokens, maxOutputTokens),
+          machine: machineTargetOf(compiled)
         }
       })
 

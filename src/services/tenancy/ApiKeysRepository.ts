@@ -76,7 +76,15 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       execute: (hash) => sql`DELETE FROM api_keys WHERE token_hash = ${hash}`
     })
 
+    const exists = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: ApiKeyId }),
+      execute: (id) => sql`SELECT id FROM api_keys WHERE id = ${id}`
+    })
+
     return {
+      /** Whether the key still exists (it was not revoked). */
+      exists: (keyId: string) => Effect.map(Effect.orDie(exists(keyId)), Option.isSome),
       /** The key a token hash names. A database failure stays a failure: authentication answers 503 on it. */
       findOwner: (tokenHash: string) => findOwner(tokenHash).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** The key of an id, while it exists. */

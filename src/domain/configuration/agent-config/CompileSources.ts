@@ -33,6 +33,17 @@ export const compileMachineSources = (
     if ((source.machine_id === undefined) === (source.machine_pool_id === undefined)) {
       context.problem(at, "give exactly one of machine_id or machine_pool_id")
     }
+    if (source.machine_id !== undefined) {
+      if (context.resolutions.machines.has(source.machine_id)) {
+        context.resolved([...at, "machine_id"], source.machine_id)
+      } else {
+        context.problem(
+          [...at, "machine_id"],
+          `no machine ${source.machine_id} is usable by this project (a machine of the organization granted to it, ` +
+            "or your own personal machine); check the id or grant the machine to the project"
+        )
+      }
+    }
     if (
       source.initial_num_machines !== undefined && source.max_machines !== undefined &&
       source.initial_num_machines > source.max_machines

@@ -11,6 +11,7 @@ export interface References {
   readonly secretNames: ReadonlyArray<string>
   readonly skills: ReadonlyArray<SkillReference>
   readonly agentConfigIds: ReadonlyArray<string>
+  readonly machineIds: ReadonlyArray<string>
 }
 
 export type SkillResolution =
@@ -25,6 +26,8 @@ export interface Resolutions {
   readonly secrets: ReadonlyMap<string, SecretId>
   readonly skills: ReadonlyMap<string, SkillResolution>
   readonly agentConfigs: ReadonlyMap<string, { readonly maxDepth: number; readonly maxSubagents: number }>
+  /** The named machines the project may use. */
+  readonly machines: ReadonlySet<string>
 }
 
 export const modelKey = (ref: ModelReference): string => JSON.stringify([ref.provider_config, ref.name])
@@ -52,6 +55,12 @@ export const referencesOf = (definition: AgentConfigDefinition): References => {
       ])
     ),
     skills: [...(definition.skills ?? []), ...subagents.flatMap((sub) => sub.skills ?? [])],
-    agentConfigIds: subagents.flatMap((sub) => sub.agent_config_id === undefined ? [] : [sub.agent_config_id])
+    agentConfigIds: subagents.flatMap((sub) => sub.agent_config_id === undefined ? [] : [sub.agent_config_id]),
+    machineIds: Array.from(
+      new Set(
+        [...(definition.machine_sources ?? []), ...subagents.flatMap((sub) => sub.machine_sources ?? [])]
+          .flatMap((source) => source.machine_id === undefined ? [] : [source.machine_id])
+      )
+    )
   }
 }

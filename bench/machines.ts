@@ -1,0 +1,149 @@
+/**
+ * Built-in tool round trips (docs/machines.md): the server as a child process on the embedded
+ * PGlite, a real daemon (`src/daemon/main.ts`) connected to it, the scripted provider in this
+ * process answering each turn with one tool call and then a text. The figure is the time from the
+ * `tool_call` event to its `tool_result` event (the server's timestamps): server → daemon →
+ * server, the request stored, sent, executed, its result stored with the call's completion. For
+ * `read_file` of a 1 KiB file and `run_command` of `true`, with 1 agent (TURNS_ALONE turns) and
+ * 20 agents at once (TURNS_EACH turns each). `machines()` returns rows `{ name, value, unit }`.
+ */
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { newToken, ROOT, startProcess, temporaryDataDir } from "./Harness.ts"
+import { followTurns, percentile, request, type RuntimeRow } from "./runtime.ts"
+
+const TURNS_ALONE = 40
+const TURNS_EACH = 5
+const AGENTS = [1, 20] as const
+
+const CASES = [
+  { label: "read_file 1 KiB", tool: "read_file", input: { path: "one-kib.txt" } },
+  { label: "run_command true", tool: "run_command", input: { command: "true" } }
+] as const
+
+export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+  const { close, provider } = await startScriptedProvider({ record: false })
+  const token = newToken()
+  const dataDir = temporaryDataDir()
+  const work = realpathSync(mkdtempSync(join(tmpdir(), "agent-platform-bench-machine-")))
+  mkdirSync(join(work, "files"))
+  writeFileSync(join(work, "files", "one-kib.txt"), "x".repeat(1023) + "\n")
+  const rows: Array<RuntimeRow> = []
+  const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token })
+  let daemon: ReturnType<typeof spawn> | undefined
+  try {
+    const base = server.baseUrl
+    const org = await request("POST", `${base}/v1/orgs`, token, { name: "Machine bench" })
+    const project = await request("POST", `${base}/v1/orgs/${org.id}/projects`, token, { name: "Bench" })
+    const secret = await request("POST", `${base}/v1/orgs/${org.id}/secrets`, token, { name: "Key", value: "sk-bench" })
+    const providerConfig = await request("POST", `${base}/v1/orgs/${org.id}/model-provider-configs`, token, {
+      name: "Bench provider",
+      api_format: "openai-responses",
+      base_url: provider.baseUrl("openai-responses"),
+      auth_secret_id: secret.id
+    })
+    const daemonToken = await request("POST", `${base}/v1/orgs/${org.id}/daemon-tokens`, token, { name: "bench" })
+    daemon = spawn(process.execPath, [
+      "--import",
+      "tsx",
+      "src/daemon/main.ts",
+      "--server",
+      base,
+      "--name",
+      "bench",
+      "--dir",
+      join(work, "files"),
+      "--state",
+      join(work, "state.json")
+    ], { cwd: ROOT, env: { ...process.env, AGENT_PLATFORM_DAEMON_TOKEN: daemonToken.token }, stdio: "ignore" })
+    let machine: Record<string, any> | undefined
+    const deadline = Date.now() + 60_000
+    while (machine === undefined) {
+      if (Date.now() > deadline) throw new Error("the benchmark's daemon did not come online")
+      const page = await request("GET", `${base}/v1/orgs/${org.id}/machines?status=online`, token)
+      machine = page.data[0]
+      if (machine === undefined) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    await request("POST", `${base}/v1/orgs/${org.id}/machines/${machine.id}/grants`, token, { target_project_id: project.id })
+    const projectUrl = `${base}/v1/orgs/${org.id}/projects/${project.id}`
+    let modelCount = 0
+
+    /** An agent with its own model (its own reply queue) whose tools run on the machine. */
+    const launch = async (turns: number, tool: string, input: Record<string, unknown>) => {
+      const slug = `bench-machine-${modelCount++}`
+      const model = await request("POST", `${base}/v1/orgs/${org.id}/models`, token, {
+        provider_config_id: providerConfig.id,
+        name: slug,
+        provider_model_slug: slug,
+        context_window_tokens: 1_000_000,
+        supports_tools: true,
+        supports_reasoning: false,
+        input_modalities: ["text"],
+        output_modalities: ["text"]
+      })
+      await request("POST", `${base}/v1/orgs/${org.id}/models/${model.id}/grants`, token, { target_project_id: project.id })
+      const config = await request("POST", `${projectUrl}/agent-configs`, token, {
+        source: [
+          "instruction: Use the machine.",
+          `model: { provider_config: Bench provider, name: ${slug} }`,
+          "tools:",
+          "  run_command: { permission: allow }",
+          "machine_sources:",
+          `  - machine_id: ${machine!.id}`,
+          ""
+        ].join("\n"),
+        source_format: "yaml"
+      })
+      await Effect.runPromise(provider.script(
+        Array.from({ length: turns }).flatMap(() => [Reply.toolCall(tool, input), Reply.text("ok")]),
+        { model: slug }
+      ))
+      const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: config.id })
+      return `${projectUrl}/agents/${agent.id}`
+    }
+
+    for (const { input, label, tool } of CASES) {
+      for (const agents of AGENTS) {
+        const turns = agents === 1 ? TURNS_ALONE : TURNS_EACH
+        const abort = new AbortController()
+        const agentUrls = await Promise.all(Array.from({ length: agents }, () => launch(turns, tool, input)))
+        await Promise.all(agentUrls.map(async (agentUrl) => {
+          const turnEnded = await followTurns(agentUrl, token, abort.signal)
+          for (let turn = 0; turn < turns; turn++) {
+            const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "go" }] })
+            const status = await turnEnded(accepted.event.turn_id)
+            if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+          }
+        }))
+        abort.abort()
+        const roundTrips: Array<number> = []
+        for (const agentUrl of agentUrls) {
+          const page = await request("GET", `${agentUrl}/events?limit=500`, token)
+          const calledAt = new Map<string, number>()
+          for (const event of page.data) {
+            if (event.event_kind === "tool_call") calledAt.set(event.tool_call_id, Date.parse(event.created_at))
+            if (event.event_kind === "tool_result") {
+              if (event.outcome !== "succeeded") throw new Error(`a benchmark ${tool} failed: ${JSON.stringify(event.content_blocks)}`)
+              roundTrips.push(Date.parse(event.created_at) - calledAt.get(event.tool_call_id)!)
+            }
+          }
+        }
+        roundTrips.sort((a, b) => a - b)
+        const what = `${label}, ${agents} agent${agents === 1 ? "" : "s"} (${roundTrips.length} calls)`
+        rows.push({ name: `tool round trip p50, ${what}`, value: percentile(roundTrips, 0.5), unit: "ms" })
+        rows.push({ name: `tool round trip p99, ${what}`, value: percentile(roundTrips, 0.99), unit: "ms" })
+      }
+    }
+  } finally {
+    daemon?.kill("SIGTERM")
+    await server.stop()
+    dataDir.remove()
+    rmSync(work, { recursive: true, force: true })
+    await close()
+  }
+  return rows
+}

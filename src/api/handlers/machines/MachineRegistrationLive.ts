@@ -1,0 +1,47 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer, Option, Redacted } from "effect"
+import type { Registrant } from "../../../domain/machines/Registrant.ts"
+import { AuthenticationUnavailable, Forbidden, Unauthorized } from "../../../domain/shared/Errors.ts"
+import { DAEMON_TOKEN_PREFIX, DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
+import { Machines } from "../../../services/machines/Machines.ts"
+import { replaceFailure } from "../../../services/shared/Failures.ts"
+import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
+import { Api } from "../../Api.ts"
+import { RegistrationAuthentication } from "../../machines/MachineRegistrationApi.ts"
+
+/** A daemon token (`dtk_…`) names an organization; any other token must be a personal API key. */
+export const RegistrationAuthenticationLive = Layer.effect(
+  RegistrationAuthentication,
+  Effect.gen(function*() {
+    const daemonTokens = yield* DaemonTokens
+    const apiKeys = yield* ApiKeys
+    return RegistrationAuthentication.of({
+      bearer: (redacted) => {
+        const token = Redacted.value(redacted)
+        if (token.startsWith(DAEMON_TOKEN_PREFIX)) {
+          return daemonTokens.authenticate(token).pipe(
+            replaceFailure("SqlError", () =>
+              new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
+            Effect.flatMap(Option.match({
+              onNone: () => Effect.fail(new Unauthorized({ error: "The daemon token is not valid, has expired or has been revoked" })),
+              onSome: ({ orgId, tokenId }) =>
+                Effect.succeed<Registrant>({ kind: "daemon_token", orgId, credentialId: tokenId })
+            }))
+          )
+        }
+        return Effect.flatMap(apiKeys.authenticate(token), (principal) =>
+          principal.kind === "user"
+            ? Effect.succeed<Registrant>({ kind: "user", userId: principal.userId, credentialId: principal.keyId })
+            : Effect.fail(
+              new Forbidden({
+                error: "An organization API key cannot register machines; use a daemon token of the organization " +
+                  "(POST /v1/orgs/{orgID}/daemon-tokens) or a personal API key"
+              })
+            ))
+      }
+    })
+  })
+)
+
+export const MachineRegistrationLive = HttpApiBuilder.group(Api, "machineRegistration", (handlers) =>
+  Effect.map(Machines, (machines) => handlers.handle("register", ({ payload }) => machines.register(payload))))

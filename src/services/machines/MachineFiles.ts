@@ -1,0 +1,123 @@
+/**
+ * Files on a machine (`GET|PUT /orgs/{orgID}/machines/{machineID}/files?path=`), read and written
+ * by its daemon (`file.read`, `file.write`) inside the directories it registered. Reading needs
+ * to see the machine; writing to manage it (org admins for organization machines, the owner for a
+ * personal one). No daemon connected: `daemon_runtime_unregistered`. The daemon's failure codes
+ * are the API's own and are answered as they come.
+ */
+import { Effect, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import type { Operation, Outcome } from "../../domain/machines/DaemonProtocol.ts"
+import { FileContent, WrittenFile } from "../../domain/machines/MachineFiles.ts"
+import type { WriteFileBody } from "../../domain/machines/Machines.ts"
+import type { OperationFailure } from "../../domain/machines/OperationFailure.ts"
+import {
+  DaemonRuntimeUnregistered,
+  ExpectedDigestRequired,
+  FileContentConflict,
+  FileReadOnly,
+  Forbidden,
+  InvalidRequest,
+  NotAFile,
+  NotFound,
+  RequestTooLarge,
+  ServiceUnavailable,
+  Unprocessable
+} from "../../domain/shared/Errors.ts"
+import type { MachineId, OrgId } from "../../domain/shared/Ids.ts"
+import { MachineHub } from "./MachineHub.ts"
+import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
+import { MachineResults } from "./MachineResults.ts"
+import { Machines } from "./Machines.ts"
+import type { StoredMachine } from "./MachinesRepository.ts"
+
+/** How long the files route waits for the daemon's answer. */
+export const FILE_ANSWER_TIMEOUT_SECONDS = 60
+
+const failureOf = (error: OperationFailure) => {
+  const digest = error.current_digest === undefined ? {} : { current_digest: error.current_digest }
+  switch (error.code) {
+    case "invalid_request":
+      return new InvalidRequest({ error: error.message, issues: [{ path: "/path", message: error.message }] })
+    case "forbidden":
+      return new Forbidden({ error: error.message })
+    case "not_found":
+      return new NotFound({ error: error.message })
+    case "not_a_file":
+      return new NotAFile({ error: error.message })
+    case "file_read_only":
+      return new FileReadOnly({ error: error.message })
+    case "expected_digest_required":
+      return new ExpectedDigestRequired({ error: error.message, ...digest })
+    case "file_content_conflict":
+      return new FileContentConflict({ error: error.message, ...digest })
+    case "request_too_large":
+      return new RequestTooLarge({ error: error.message })
+    case "unprocessable":
+    case "unsupported_operation":
+      return new Unprocessable({ error: error.message })
+    default:
+      return new ServiceUnavailable({ error: `The machine's daemon could not do it (${error.code}): ${error.message}` })
+  }
+}
+
+export class MachineFiles extends Effect.Service<MachineFiles>()("MachineFiles", {
+  effect: Effect.gen(function*() {
+    const machines = yield* Machines
+    const requests = yield* MachineRequestsRepository
+    const results = yield* MachineResults
+    const hub = yield* MachineHub
+
+    const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
+      Effect.gen(function*() {
+        if (!machine.online) {
+          return yield* Effect.fail(
+            new DaemonRuntimeUnregistered({ error: `No daemon of machine ${machine.id} is connected; start it and try again` })
+          )
+        }
+        const requestId = `file-${randomBytes(12).toString("hex")}`
+        yield* requests.insert({
+          request_id: requestId,
+          machine_id: machine.id,
+          operation,
+          secret_env: {},
+          agent_id: null,
+          tool_call_id: null
+        })
+        yield* hub.wake([machine.id])
+        const outcome: Outcome = yield* results.await(requestId).pipe(
+          Effect.timeoutFail({
+            duration: `${FILE_ANSWER_TIMEOUT_SECONDS} seconds`,
+            onTimeout: () =>
+              new ServiceUnavailable({ error: `The daemon of machine ${machine.id} did not answer within ${FILE_ANSWER_TIMEOUT_SECONDS} s` })
+          })
+        )
+        if (outcome.outcome === "failed") return yield* Effect.fail(failureOf(outcome.error))
+        return yield* Schema.decodeUnknown(output)(outcome.output).pipe(
+          Effect.mapError(() => new ServiceUnavailable({ error: `The daemon of machine ${machine.id} answered something this server does not understand` }))
+        )
+      })
+
+    const read = (orgId: OrgId, machineId: MachineId, path: string) =>
+      Effect.flatMap(machines.visible(orgId, machineId), (machine) =>
+        run(machine, { operation: "file.read", path }, FileContent))
+
+    const write = (orgId: OrgId, machineId: MachineId, path: string, body: WriteFileBody) =>
+      Effect.flatMap(machines.manageable(orgId, machineId), (machine) =>
+        run(
+          machine,
+          {
+            operation: "file.write",
+            path,
+            content: body.content,
+            encoding: body.encoding ?? "utf-8",
+            ...(body.expected_digest === undefined ? {} : { expected_digest: body.expected_digest })
+          },
+          WrittenFile
+        ))
+
+    return { read, write } as const
+  }),
+  dependencies: [Machines.Default, MachineRequestsRepository.Default, MachineResults.Default, MachineHub.Default]
+}) {}
+

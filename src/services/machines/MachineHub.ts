@@ -1,0 +1,61 @@
+/**
+ * This process's machine connections (docs/machines.md): which machines have their daemon
+ * connected here, so that a change made here (a deleted machine, a revoked token, a new request
+ * or cancel) reaches the socket at once. Other processes find out on their own: each connection
+ * looks at its machine's mailbox every POLL interval and checks its machine and credential on
+ * every heartbeat.
+ */
+import { Effect, PubSub, type Queue, type Scope } from "effect"
+import type { CloseReason } from "../../domain/machines/DaemonProtocol.ts"
+import type { MachineId } from "../../domain/shared/Ids.ts"
+
+export interface LocalConnection {
+  readonly machineId: MachineId
+  readonly connectionId: string
+  readonly credentialId: string
+  /** Sends `close` with the reason and closes the socket. */
+  readonly close: (reason: CloseReason, message: string) => Effect.Effect<void>
+}
+
+export class MachineHub extends Effect.Service<MachineHub>()("MachineHub", {
+  effect: Effect.gen(function*() {
+    const connections = new Map<string, LocalConnection>()
+    /** Machines whose mailbox changed (an empty string: every machine). */
+    const changed = yield* PubSub.sliding<string>(1024)
+
+    const add = (connection: LocalConnection) =>
+      Effect.suspend(() => {
+        const previous = connections.get(connection.machineId)
+        connections.set(connection.machineId, connection)
+        return previous === undefined
+          ? Effect.void
+          : previous.close("superseded", "another connection of this machine replaced this one")
+      })
+
+    const remove = (connection: LocalConnection) =>
+      Effect.sync(() => {
+        if (connections.get(connection.machineId) === connection) connections.delete(connection.machineId)
+      })
+
+    const closeMachine = (machineId: MachineId, reason: CloseReason, message: string) =>
+      Effect.suspend(() => {
+        const connection = connections.get(machineId)
+        return connection === undefined ? Effect.void : connection.close(reason, message)
+      })
+
+    const closeCredential = (credentialId: string, reason: CloseReason, message: string) =>
+      Effect.forEach(
+        [...connections.values()].filter((connection) => connection.credentialId === credentialId),
+        (connection) => connection.close(reason, message),
+        { discard: true }
+      )
+
+    /** After a commit that added requests or cancels for these machines (none: any machine). */
+    const wake = (machineIds?: Iterable<MachineId>) =>
+      Effect.asVoid(machineIds === undefined ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
+
+    const subscribe: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(changed)
+
+    return { add, remove, closeMachine, closeCredential, wake, subscribe } as const
+  })
+}) {}

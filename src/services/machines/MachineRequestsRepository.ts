@@ -1,0 +1,139 @@
+/**
+ * The `machine_requests` table: the mailbox of requests to daemons (docs/daemon-protocol.md,
+ * "Delivery rules"). A request is stored before it is sent, sent again after each welcome until
+ * its result is stored, and completed by the first result (later copies change nothing). The
+ * secret part of a command's environment is stored as secret ids, revealed only when sent.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { Operation, Outcome, RequestId } from "../../domain/machines/DaemonProtocol.ts"
+import { AgentId, MachineId, ToolCallId } from "../../domain/shared/Ids.ts"
+import { Timestamp } from "../../domain/shared/Timestamp.ts"
+
+export const StoredRequest = Schema.Struct({
+  request_id: RequestId,
+  machine_id: MachineId,
+  operation: Operation,
+  secret_env: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }),
+  agent_id: Schema.NullOr(AgentId),
+  tool_call_id: Schema.NullOr(ToolCallId),
+  state: Schema.Literal("pending", "done"),
+  cancel_requested: Schema.Boolean,
+  outcome: Schema.NullOr(Outcome),
+  sent_at: Schema.NullOr(Timestamp),
+  created_at: Timestamp
+})
+export type StoredRequest = typeof StoredRequest.Type
+
+const NewRequest = Schema.Struct({
+  request_id: RequestId,
+  machine_id: MachineId,
+  operation: Operation,
+  secret_env: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }),
+  agent_id: Schema.NullOr(AgentId),
+  tool_call_id: Schema.NullOr(ToolCallId)
+})
+export type NewRequest = typeof NewRequest.Type
+
+export class MachineRequestsRepository extends Effect.Service<MachineRequestsRepository>()("MachineRequestsRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.void({
+      Request: NewRequest,
+      execute: (request) =>
+        sql`INSERT INTO machine_requests ${
+          sql.insert({
+            ...request,
+            operation: JSON.stringify(request.operation),
+            secret_env: JSON.stringify(request.secret_env),
+            state: "pending"
+          })
+        }`
+    })
+
+    const pending = SqlSchema.findAll({
+      Request: MachineId,
+      Result: StoredRequest,
+      execute: (machineId) => sql`
+        SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending' ORDER BY request_id`
+    })
+
+    const markSent = SqlSchema.void({
+      Request: Schema.Array(RequestId),
+      execute: (ids) =>
+        ids.length === 0 ? Effect.void : sql`
+          UPDATE machine_requests SET sent_at = now() WHERE ${sql.in("request_id", ids)} AND sent_at IS NULL`
+    })
+
+    const complete = SqlSchema.findOne({
+      Request: Schema.Struct({ requestId: Schema.String, outcome: Outcome }),
+      Result: StoredRequest,
+      execute: ({ outcome, requestId }) => sql`
+        UPDATE machine_requests SET state = 'done', outcome = ${JSON.stringify(outcome)}, completed_at = now()
+        WHERE request_id = ${requestId} AND state = 'pending' RETURNING *`
+    })
+
+    const find = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredRequest,
+      execute: (requestId) => sql`SELECT * FROM machine_requests WHERE request_id = ${requestId}`
+    })
+
+    const requestCancel = SqlSchema.findAll({
+      Request: Schema.Array(ToolCallId),
+      Result: Schema.Struct({ machine_id: MachineId }),
+      execute: (ids) =>
+        ids.length === 0 ? Effect.succeed([]) : sql`
+          UPDATE machine_requests SET cancel_requested = true
+          WHERE ${sql.in("tool_call_id", ids)} AND state = 'pending' RETURNING machine_id`
+    })
+
+    const runningOn = SqlSchema.single({
+      Request: MachineId,
+      Result: Schema.Struct({ running: Schema.Boolean }),
+      execute: (machineId) => sql`
+        SELECT EXISTS (
+          SELECT 1 FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending' AND tool_call_id IS NOT NULL
+        ) AS running`
+    })
+
+    /** Pending requests never sent, older than `seconds`, whose machine is not connected (or gone). */
+    const unsentOlderThan = SqlSchema.findAll({
+      Request: Schema.Struct({ seconds: Schema.Number, offlineAfter: Schema.Number }),
+      Result: StoredRequest,
+      execute: ({ offlineAfter, seconds }) => sql`
+        SELECT r.* FROM machine_requests r
+        WHERE r.state = 'pending' AND r.sent_at IS NULL
+          AND r.created_at < now() - make_interval(secs => ${seconds})
+          AND NOT EXISTS (
+            SELECT 1 FROM machines m WHERE m.id = r.machine_id AND m.connection_id IS NOT NULL
+              AND m.last_seen_at > now() - make_interval(secs => ${offlineAfter}))`
+    })
+
+    const pendingOf = SqlSchema.findAll({
+      Request: MachineId,
+      Result: StoredRequest,
+      execute: (machineId) => sql`SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending'`
+    })
+
+    return {
+      insert: (request: NewRequest) => Effect.orDie(insert(request)),
+      /** The machine's requests without a result, oldest first. */
+      pending: (machineId: MachineId) => Effect.orDie(pending(machineId)),
+      markSent: (ids: ReadonlyArray<string>) => Effect.orDie(markSent(ids)),
+      /** Stores the first result of a request; none when it had one already (or is unknown). */
+      complete: (requestId: string, outcome: Outcome) => Effect.orDie(complete({ requestId, outcome })),
+      find: (requestId: string) => Effect.orDie(find(requestId)),
+      /** Asks the daemons to cancel these tool calls' requests; the machines to tell. */
+      requestCancel: (toolCallIds: ReadonlyArray<ToolCallId>) =>
+        Effect.map(Effect.orDie(requestCancel(toolCallIds)), (rows) => new Set(rows.map((row) => row.machine_id))),
+      /** Whether a tool call's request waits for its result on the machine. */
+      toolCallRunningOn: (machineId: MachineId) => Effect.map(Effect.orDie(runningOn(machineId)), (row) => row.running),
+      unsentOlderThan: (seconds: number, offlineAfter: number) => Effect.orDie(unsentOlderThan({ seconds, offlineAfter })),
+      pendingOf: (machineId: MachineId) => Effect.orDie(pendingOf(machineId)),
+      findOutcome: (requestId: string) =>
+        Effect.map(Effect.orDie(find(requestId)), Option.flatMap((row) => Option.fromNullable(row.outcome)))
+    } as const
+  })
+}) {}

@@ -1,0 +1,100 @@
+/**
+ * A daemon's result for a request (docs/daemon-protocol.md, "Delivery rules"): the first one is
+ * stored; for a tool call's request, in the same transaction, the call completes with it on the
+ * agent's timeline (unless the call was cancelled meanwhile); after the commit the turn's wait is
+ * resolved and this process's waiters (the files route) are woken. Later copies change nothing.
+ * The caller acknowledges the result to the daemon once this returns.
+ */
+import { Deferred, Effect, Option } from "effect"
+import type { Outcome, Result } from "../../domain/machines/DaemonProtocol.ts"
+import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
+import { Timeline } from "../runtime/Timeline.ts"
+import { ToolCallsRepository } from "../runtime/ToolCallsRepository.ts"
+import { ToolDispatch } from "../runtime/ToolDispatch.ts"
+import { TurnLifecycle } from "../runtime/TurnLifecycle.ts"
+import { TurnSignals } from "../runtime/TurnSignals.ts"
+import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
+
+/** What the model reads: the tool's output as JSON, or the failure's code and message. */
+export const resultBlocks = (outcome: Outcome): ReadonlyArray<ContentBlock> => [{
+  type: "text",
+  text: outcome.outcome === "succeeded"
+    ? JSON.stringify(outcome.output)
+    : `${outcome.error.code}: ${outcome.error.message}${
+      outcome.error.current_digest === undefined ? "" : ` (current digest ${outcome.error.current_digest})`
+    }`
+}]
+
+const POLL = "500 millis"
+
+export class MachineResults extends Effect.Service<MachineResults>()("MachineResults", {
+  effect: Effect.gen(function*() {
+    const requests = yield* MachineRequestsRepository
+    const toolCalls = yield* ToolCallsRepository
+    const timeline = yield* Timeline
+    const lifecycle = yield* TurnLifecycle
+    const dispatcher = yield* ToolDispatch
+    const signals = yield* TurnSignals
+    /** Waiters of this process, by request id. */
+    const waiters = new Map<string, Deferred.Deferred<Outcome>>()
+
+    /** Stores the outcome of a request (the first one); completes its tool call if it has one. */
+    const complete = (requestId: string, outcome: Outcome) =>
+      Effect.gen(function*() {
+        const request = yield* requests.find(requestId)
+        if (Option.isNone(request) || request.value.state === "done") return
+        const { agent_id: agentId, tool_call_id: callId } = request.value
+        const signal = yield* timeline.transaction(Effect.gen(function*() {
+          if (agentId !== null) yield* lifecycle.lockAgent(agentId)
+          const stored = yield* requests.complete(requestId, outcome)
+          if (Option.isNone(stored) || agentId === null || callId === null) return Option.none()
+          const call = yield* toolCalls.find(agentId, callId, true)
+          if (Option.isNone(call) || call.value.state !== "running") return Option.none()
+          yield* dispatcher.completeCall(agentId, call.value.turn_id, callId, outcome.outcome, resultBlocks(outcome))
+          yield* lifecycle.refreshStatus(agentId, call.value.turn_id)
+          return Option.fromNullable(call.value.deferred_token)
+        }))
+        if (Option.isSome(signal) && callId !== null) {
+          yield* signals.send([{ kind: "result", toolCallId: callId, token: signal.value, value: "completed" }])
+        }
+        const waiter = waiters.get(requestId)
+        if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
+      })
+
+    const fromDaemon = (result: Result) => {
+      const { request_id, type: _, ...outcome } = result
+      return complete(request_id, outcome as Outcome)
+    }
+
+    /**
+     * Waits for a request's outcome: woken at once when this process stores it, else found by
+     * looking at the table every POLL (another process stored it).
+     */
+    const await_ = (requestId: string) =>
+      Effect.acquireUseRelease(
+        Effect.tap(Deferred.make<Outcome>(), (deferred) => Effect.sync(() => waiters.set(requestId, deferred))),
+        (deferred) =>
+          Effect.raceFirst(
+            Deferred.await(deferred),
+            Effect.gen(function*() {
+              while (true) {
+                yield* Effect.sleep(POLL)
+                const outcome = yield* requests.findOutcome(requestId)
+                if (Option.isSome(outcome)) return outcome.value
+              }
+            })
+          ),
+        () => Effect.sync(() => waiters.delete(requestId))
+      )
+
+    return { complete, fromDaemon, await: await_ } as const
+  }),
+  dependencies: [
+    MachineRequestsRepository.Default,
+    ToolCallsRepository.Default,
+    Timeline.Default,
+    TurnLifecycle.Default,
+    ToolDispatch.Default,
+    TurnSignals.Default
+  ]
+}) {}

@@ -1,0 +1,40 @@
+/**
+ * A request to a machine that is offline is not sent; when its machine has not come back after
+ * AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS (default 60), it fails with a result that says so
+ * (a tool call completes with it and its turn goes on). Every process sweeps; the first result
+ * stored wins, so two sweeps of one request change nothing.
+ */
+import { Config, Effect, Layer } from "effect"
+import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
+import { MachineResults } from "./MachineResults.ts"
+import { OFFLINE_AFTER_SECONDS } from "./MachinesRepository.ts"
+
+export const DEFAULT_OFFLINE_WAIT_SECONDS = 60
+const SWEEP_EVERY = "2 seconds"
+
+export const MachineSweeperLive = Layer.scopedDiscard(Effect.gen(function*() {
+  const requests = yield* MachineRequestsRepository
+  const results = yield* MachineResults
+  const wait = yield* Config.integer("AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS").pipe(
+    Config.withDefault(DEFAULT_OFFLINE_WAIT_SECONDS),
+    Effect.orDie
+  )
+  const sweep = Effect.gen(function*() {
+    const stale = yield* requests.unsentOlderThan(wait, OFFLINE_AFTER_SECONDS)
+    for (const request of stale) {
+      yield* results.complete(request.request_id, {
+        outcome: "failed",
+        error: {
+          code: "cancelled",
+          message: `Machine ${request.machine_id} is offline: no daemon of it connected within ${wait} s, so this did not run`
+        }
+      })
+    }
+  })
+  yield* sweep.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("sweeping requests of offline machines failed", cause)),
+    Effect.zipRight(Effect.sleep(SWEEP_EVERY)),
+    Effect.forever,
+    Effect.forkScoped
+  )
+})).pipe(Layer.provide(Layer.mergeAll(MachineRequestsRepository.Default, MachineResults.Default)))

@@ -1,0 +1,20 @@
+/**
+ * The machines capability (docs/machines.md): daemon tokens, machines, their files, the machine
+ * WebSocket's sessions, and the sweep of requests to offline machines. Results of tool calls
+ * resolve turns' waits, so it runs over the workflow engine.
+ */
+import { Layer } from "effect"
+import { WorkflowEngineLive } from "../../layers/WorkflowEngine.ts"
+import { DaemonTokens } from "./DaemonTokens.ts"
+import { MachineFiles } from "./MachineFiles.ts"
+import { Machines } from "./Machines.ts"
+import { MachineSessions } from "./MachineSessions.ts"
+import { MachineSweeperLive } from "./MachineSweeper.ts"
+
+export const MachinesLive = Layer.mergeAll(
+  DaemonTokens.Default,
+  Machines.Default,
+  MachineFiles.Default,
+  MachineSessions.Default,
+  MachineSweeperLive
+).pipe(Layer.provideMerge(WorkflowEngineLive))

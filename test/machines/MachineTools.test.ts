@@ -1,0 +1,320 @@
+/**
+ * An agent acting on a real machine: a daemon child process registered with a daemon token, the
+ * machine granted to the project and named in the agent config, and a scripted model that lists,
+ * reads, writes (digest required, then with it), edits, runs a command (with the source's env and
+ * a secret env) and tries to escape the machine's directory; it answers from the results. Also:
+ * the files route, a config naming a machine the project may not use, and deletion refused while
+ * a call runs.
+ */
+import { expect } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { createHash } from "node:crypto"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { eventually } from "../support/Polling.ts"
+import { runtimeProject } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { expectFailure } from "../support/TestApp.ts"
+import { describeRuntime } from "../runtime/RuntimeLayer.ts"
+
+afterAll(killDaemons)
+
+/** The bounded wait for an offline machine, short here (docs/machines.md). */
+const OFFLINE_WAIT_SECONDS = 3
+process.env.AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS = String(OFFLINE_WAIT_SECONDS)
+
+const digest = (text: string) => "sha256:" + createHash("sha256").update(text).digest("hex")
+
+/** An organization with a connected daemon in a fresh directory, its machine granted to the project. */
+const connectedMachine = (rt: Effect.Effect.Success<ReturnType<typeof runtimeProject>>) =>
+  Effect.gen(function*() {
+    const token = yield* rt.client.machines.createDaemonToken({ path: { orgID: rt.org.id }, payload: { name: "d" } })
+    const dirs = daemonDirs()
+    const work = join(dirs.root, "work")
+    mkdirSync(work)
+    writeFileSync(join(work, "notes.txt"), "hello machine\n")
+    writeFileSync(join(dirs.root, "outside.txt"), "secret outside\n")
+    const daemon = startDaemon({ server: yield* serverUrl, token: token.token, name: "worker", dirs: [work], state: dirs.state })
+    const [machine] = yield* eventually(
+      rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+      (machines) => machines.length === 1,
+      "the daemon online",
+      "30 seconds"
+    )
+    yield* rt.client.machines.createGrant({
+      path: { orgID: rt.org.id, machineID: machine.id },
+      payload: { target_project_id: rt.project.id }
+    })
+    return { machine, daemon, work, dirs, token: token.token }
+  })
+
+/** An agent config of the project whose machine tools run on `machineId` (no approvals). */
+const machineConfig = (setup: Effect.Effect.Success<ReturnType<typeof runtimeProject>>, machineId: string, cwd: string) =>
+  setup.client.agentConfigs.create({
+    path: setup.projectPath,
+    payload: {
+      source_format: "yaml",
+      source: [
+        "instruction: Work on the machine.",
+        "model: { provider_config: Scripted, name: Scripted model }",
+        "tools:",
+        "  run_command: { permission: allow }",
+        "machine_sources:",
+        `  - machine_id: ${machineId}`,
+        `    cwd: ${cwd}`,
+        ""
+      ].join("\n")
+    }
+  })
+
+const processRunning = (pattern: string) => {
+  const result = spawnSync("pgrep", ["-f", pattern])
+  return result.status === 0
+}
+
+describeRuntime("120 seconds")("machine tools", (it) => {
+  it.effect("an agent lists, reads, writes, edits and runs a command on its machine and answers from the results", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const setup = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(setup)
+      const secret = yield* setup.client.secrets.create({
+        path: { orgID: setup.org.id },
+        payload: { name: "Machine secret", value: Redacted.make("s3cret-value") }
+      })
+      yield* setup.client.secrets.createGrant({
+        path: { orgID: setup.org.id, secretID: secret.id },
+        payload: { target_project_id: setup.project.id }
+      })
+      const rt = yield* runtimeProject(provider, {
+        extraSource: [
+          "  write_file: { permission: allow }",
+          "  edit_file: { permission: allow }",
+          "  run_command: { permission: allow }",
+          "machine_sources:",
+          `  - machine_id: ${machine.id}`,
+          `    cwd: ${work}`,
+          "    env_overlay: { GREETING: hi-there }",
+          "    secret_env_overlay: { SECRET_VALUE: Machine secret }"
+        ]
+      }).pipe(Effect.either)
+      // A config of another organization's project cannot name the machine.
+      expect(rt._tag).toBe("Left")
+      const config = yield* setup.client.agentConfigs.create({
+        path: setup.projectPath,
+        payload: {
+          source_format: "yaml",
+          source: [
+            "instruction: Work on the machine.",
+            "model: { provider_config: Scripted, name: Scripted model }",
+            "tools:",
+            "  write_file: { permission: allow }",
+            "  edit_file: { permission: allow }",
+            "  run_command: { permission: allow }",
+            "machine_sources:",
+            `  - machine_id: ${machine.id}`,
+            `    cwd: ${work}`,
+            "    env_overlay: { GREETING: hi-there }",
+            "    secret_env_overlay: { SECRET_VALUE: Machine secret }",
+            ""
+          ].join("\n")
+        }
+      })
+      const original = "hello machine\n"
+      yield* provider.script([
+        Reply.toolCall("list_files", { path: "." }),
+        Reply.toolCall("read_file", { path: "notes.txt" }),
+        Reply.toolCall("write_file", { path: "notes.txt", content: "changed\n" }),
+        Reply.toolCall("write_file", { path: "notes.txt", content: "changed\n", expected_digest: digest(original) }),
+        Reply.toolCall("edit_file", { path: "notes.txt", old_text: "changed", new_text: "edited", expected_digest: digest("changed\n") }),
+        Reply.toolCall("run_command", {
+          command: "cat notes.txt; echo \"$GREETING\"; test \"$SECRET_VALUE\" = \"$(printf 's3cret-%s' value)\" && echo secret-ok"
+        }),
+        Reply.toolCall("read_file", { path: "../outside.txt" }),
+        Reply.text("The file now says edited.")
+      ], { model: setup.slug })
+      const agent = yield* setup.client.agents.create({ path: setup.projectPath, payload: { agent_config_id: config.id } })
+      yield* setup.send(agent.id, "Work on notes.txt")
+      yield* setup.idle(agent.id, "60 seconds")
+
+      const calls = yield* setup.toolCalls(agent.id)
+      expect(calls.map((call) => [call.name, call.state, call.outcome])).toEqual([
+        ["list_files", "completed", "succeeded"],
+        ["read_file", "completed", "succeeded"],
+        ["write_file", "completed", "failed"],
+        ["write_file", "completed", "succeeded"],
+        ["edit_file", "completed", "succeeded"],
+        ["run_command", "completed", "succeeded"],
+        ["read_file", "completed", "failed"]
+      ])
+      expect(readFileSync(join(work, "notes.txt"), "utf8")).toBe("edited\n")
+
+      const events = yield* setup.events(agent.id)
+      const results = events.flatMap((event) =>
+        event.event_kind === "tool_result" ? [JSON.stringify(event.content_blocks)] : []
+      )
+      expect(results[0]).toContain("notes.txt")
+      expect(results[1]).toContain("hello machine")
+      expect(results[2]).toContain("expected_digest_required")
+      expect(results[5]).toContain("edited")
+      expect(results[5]).toContain("hi-there")
+      expect(results[5]).toContain("secret-ok")
+      expect(results[6]).toContain("forbidden")
+      expect(results[6]).not.toContain("secret outside")
+      // The secret's value reached the command, never the timeline.
+      expect(JSON.stringify(events)).not.toContain("s3cret-value")
+      // The model read the results: its last request carries the command's output.
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === setup.slug)
+      expect(JSON.stringify(requests[requests.length - 1].body)).toContain("secret-ok")
+      const turn = events.find((event) => event.event_kind === "turn" && (event as { turn_status?: string }).turn_status === "completed")
+      expect(turn).toBeDefined()
+    }), { timeout: 120_000 })
+
+  it.effect("the files route reads and writes through the daemon with the digest rules", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      const path = { orgID: rt.org.id, machineID: machine.id }
+      const file = join(work, "notes.txt")
+      const read = yield* rt.client.machines.readFile({ path, urlParams: { path: file } })
+      expect(read).toMatchObject({ path: file, content: "hello machine\n", encoding: "utf-8", read_only: false, digest: digest("hello machine\n") })
+      const required = yield* expectFailure(rt.client.machines.writeFile({ path, urlParams: { path: file }, payload: { content: "x" } }))
+      expect(required).toMatchObject({ _tag: "ExpectedDigestRequired", current_digest: read.digest })
+      const conflict = yield* expectFailure(rt.client.machines.writeFile({
+        path,
+        urlParams: { path: file },
+        payload: { content: "x", expected_digest: digest("something else") }
+      }))
+      expect(conflict).toMatchObject({ _tag: "FileContentConflict", current_digest: read.digest })
+      const written = yield* rt.client.machines.writeFile({
+        path,
+        urlParams: { path: file },
+        payload: { content: "x", expected_digest: read.digest }
+      })
+      expect(written).toMatchObject({ digest: digest("x"), size: 1, created: false })
+      expect(readFileSync(file, "utf8")).toBe("x")
+      // A body over the default 1 MiB JSON limit: the files route takes whole files of up to 10 MiB.
+      const big = "y".repeat(3 * 1024 * 1024)
+      const created = yield* rt.client.machines.writeFile({ path, urlParams: { path: join(work, "big.txt") }, payload: { content: big } })
+      expect(created).toMatchObject({ size: big.length, created: true, digest: digest(big) })
+      const directory = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: work } }))
+      expect(directory._tag).toBe("NotAFile")
+      const escape = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: join(work, "..", "outside.txt") } }))
+      expect(escape._tag).toBe("Forbidden")
+      const missing = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: join(work, "nope.txt") } }))
+      expect(missing._tag).toBe("NotFound")
+    }), { timeout: 90_000 })
+
+  it.effect("deleting a machine is refused while a call runs on it; cancel_current kills the command; then the machine goes and its daemon registers anew", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      const marker = `sleep 41.${Math.floor(Math.random() * 1000)}`
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: `${marker}; echo finished > marker.txt` }),
+        Reply.text("unused")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running on the machine", "30 seconds")
+      const path = { orgID: rt.org.id, machineID: machine.id }
+      const refused = yield* expectFailure(rt.client.machines.remove({ path }))
+      expect(refused._tag).toBe("PendingWork")
+
+      yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
+      yield* rt.idle(agent.id)
+      yield* eventually(Effect.sync(() => processRunning(marker)), (running) => !running, "the command killed")
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call.state).toBe("cancelled")
+      // The daemon's `cancelled` result closes the request; then the machine may go.
+      yield* eventually(Effect.either(rt.client.machines.remove({ path })), (removed) => removed._tag === "Right", "the machine deleted")
+      expect(existsSync(join(work, "marker.txt"))).toBe(false)
+      const [replacement] = yield* eventually(
+        rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+        (machines) => machines.length === 1,
+        "the daemon registered as a new machine",
+        "30 seconds"
+      )
+      expect(replacement.id).not.toBe(machine.id)
+      expect(replacement.name).toBe("worker")
+    }), { timeout: 120_000 })
+
+  it.effect("a call to a machine that is offline waits, then fails saying so; the turn goes on", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { daemon, machine, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      yield* Effect.promise(() => daemon.stop())
+      yield* eventually(
+        rt.client.machines.get({ path: { orgID: rt.org.id, machineID: machine.id } }),
+        (m) => m.status === "offline",
+        "the machine offline"
+      )
+      yield* provider.script([Reply.toolCall("list_files", {}), Reply.text("The machine is offline.")], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const started = Date.now()
+      yield* rt.send(agent.id, "List")
+      yield* rt.idle(agent.id, "30 seconds")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(OFFLINE_WAIT_SECONDS * 1000)
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ state: "completed", outcome: "failed" })
+      const events = yield* rt.events(agent.id)
+      const result = events.find((event) => event.event_kind === "tool_result")
+      expect(JSON.stringify(result)).toContain("is offline")
+    }), { timeout: 90_000 })
+
+  it.effect("a daemon killed mid-call and restarted answers the call it was running with interrupted; the turn goes on", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { daemon, dirs, machine, token, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      const marker = `sleep 42.${Math.floor(Math.random() * 1000)}`
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: marker }),
+        Reply.text("It was interrupted.")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running", "30 seconds")
+      yield* Effect.promise(() => daemon.kill())
+      spawnSync("pkill", ["-f", marker])
+      startDaemon({ server: yield* serverUrl, token, name: "worker", dirs: [work], state: dirs.state })
+      yield* rt.idle(agent.id, "30 seconds")
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ state: "completed", outcome: "failed" })
+      const events = yield* rt.events(agent.id)
+      expect(JSON.stringify(events.find((event) => event.event_kind === "tool_result"))).toContain("interrupted")
+      const machines = yield* rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} })
+      expect(machines.data.map((m) => m.id)).toEqual([machine.id])
+    }), { timeout: 90_000 })
+
+  it.effect("a command past its timeout is killed and its result says so", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      const config = yield* machineConfig(rt, machine.id, work)
+      const marker = `sleep 43.${Math.floor(Math.random() * 1000)}`
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: `${marker}; echo never`, timeout_seconds: 1 }),
+        Reply.text("It timed out.")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      yield* rt.idle(agent.id, "30 seconds")
+      const events = yield* rt.events(agent.id)
+      const result = events.find((event) => event.event_kind === "tool_result") as unknown as { content_blocks: ReadonlyArray<{ text: string }> }
+      const output = JSON.parse(result.content_blocks[0].text)
+      expect(output).toMatchObject({ timed_out: true, exit_code: null })
+      expect(output.stdout).not.toContain("never")
+      expect(processRunning(marker)).toBe(false)
+    }), { timeout: 90_000 })
+})

@@ -1,0 +1,289 @@
+/**
+ * Machines through the public surface: daemon tokens, registration (daemon token, personal key,
+ * re-registration, metadata limits), the machines routes and grants, cross-tenant isolation, and
+ * real daemons (child processes) connecting over the machine WebSocket.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { afterAll } from "vitest"
+import WebSocket from "ws"
+import { MachineId } from "../../src/domain/shared/Ids.ts"
+import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { eventually } from "../support/Polling.ts"
+import { clientWith, describeApp, expectFailure, ID_PATTERN, newId, newUser, rawRequest } from "../support/TestApp.ts"
+
+afterAll(killDaemons)
+
+const facts = (name: string, extra: Record<string, unknown> = {}) => ({
+  machine_name: name,
+  hostname: "host-1",
+  platform: "linux",
+  architecture: "x86_64",
+  daemon_version: "1.0.0",
+  directories: ["/tmp"],
+  ...extra
+})
+
+/** Registration sent as raw JSON (the typed client refuses invalid bodies before sending them). */
+const rawRegister = (token: string, body: unknown) =>
+  rawRequest(HttpClientRequest.post("/api/v1/machines/register").pipe(
+    HttpClientRequest.bearerToken(token),
+    HttpClientRequest.bodyUnsafeJson(body)
+  ))
+
+const orgWithToken = Effect.gen(function*() {
+  const owner = yield* newUser("machines")
+  const org = yield* owner.client.organizations.create({ payload: { name: "Machines" } })
+  const token = yield* owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "ci" } })
+  const daemon = yield* clientWith(token.token)
+  return { owner, org, token, daemon }
+})
+
+describeApp()("machines", (it) => {
+  it.effect("daemon tokens: shown once, listed without the token, org admins only", () =>
+    Effect.gen(function*() {
+      const { org, owner, token } = yield* orgWithToken
+      expect(token.id).toMatch(ID_PATTERN("dtok"))
+      expect(token.token).toMatch(/^dtk_/)
+      expect(token).toMatchObject({ name: "ci", org_id: org.id, expires_at: null, last_used_at: null })
+      const page = yield* owner.client.machines.listDaemonTokens({ path: { orgID: org.id }, urlParams: {} })
+      expect(page.data.map((t) => t.id)).toEqual([token.id])
+      expect(JSON.stringify(page)).not.toContain(token.token)
+      const stranger = yield* newUser("stranger")
+      const hidden = yield* expectFailure(stranger.client.machines.listDaemonTokens({ path: { orgID: org.id }, urlParams: {} }))
+      expect(hidden._tag).toBe("NotFound")
+      const past = yield* expectFailure(
+        owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "old", expires_at: new Date(Date.now() - 1000) } })
+      )
+      expect(past._tag).toBe("InvalidRequest")
+    }))
+
+  it.effect("register with a daemon token, re-register by machine_id, names unique per owner, metadata limits", () =>
+    Effect.gen(function*() {
+      const { daemon, org, owner, token } = yield* orgWithToken
+      const first = yield* daemon.machineRegistration.register({ payload: facts("builder", { metadata: { team: "a" } }) })
+      expect(first.machine.id).toMatch(ID_PATTERN("mch"))
+      expect(first.machine).toMatchObject({
+        name: "builder",
+        status: "offline",
+        hostname: "host-1",
+        platform: "linux",
+        metadata: { team: "a", observed_platform: "linux" }
+      })
+      expect(first.machine_token.split(".")).toHaveLength(3)
+      expect(first.machine_token_expires_in).toBe(900)
+      expect(first.machine_ws_path).toBe("/api/v1/machines/ws")
+
+      const again = yield* daemon.machineRegistration.register({
+        payload: facts("builder", { machine_id: first.machine.id, platform: "darwin", daemon_version: "1.1.0" })
+      })
+      expect(again.machine.id).toBe(first.machine.id)
+      expect(again.machine).toMatchObject({ platform: "darwin", daemon_version: "1.1.0", metadata: { team: "a", observed_platform: "darwin" } })
+
+      const duplicate = yield* expectFailure(daemon.machineRegistration.register({ payload: facts("builder") }))
+      expect(duplicate._tag).toBe("Conflict")
+
+      const tooMany = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v"]))
+      for (
+        const metadata of [tooMany, { observed_platform: "x" }, { ["k".repeat(65)]: "v" }, { k: "v".repeat(513) }, { k: 1 }]
+      ) {
+        const refused = yield* rawRegister(token.token, facts("other", { metadata }))
+        expect(refused.status).toBe(400)
+        expect(refused.json).toMatchObject({ code: "invalid_request" })
+      }
+      const fifteen = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, "v"]))
+      const full = yield* daemon.machineRegistration.register({ payload: facts("other", { metadata: fifteen }) })
+      expect(Object.keys(full.machine.metadata)).toHaveLength(16)
+
+      const listed = yield* owner.client.machines.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(listed.data.map((m) => m.name).sort()).toEqual(["builder", "other"])
+      const updated = yield* owner.client.machines.update({
+        path: { orgID: org.id, machineID: first.machine.id },
+        payload: { name: "builder-2", metadata: { team: "b" } }
+      })
+      expect(updated).toMatchObject({ name: "builder-2", metadata: { team: "b", observed_platform: "darwin" } })
+    }))
+
+  it.effect("register with a personal API key: the user's machine in their only organization; other tokens refused", () =>
+    Effect.gen(function*() {
+      const { org, owner } = yield* orgWithToken
+      const personal = yield* owner.client.machineRegistration.register({ payload: facts("laptop") })
+      const seen = yield* owner.client.machines.get({ path: { orgID: org.id, machineID: personal.machine.id } })
+      expect(seen.name).toBe("laptop")
+      // Another member does not see it.
+      const orgKey = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "k", role: "admin" } })
+      const asOrg = yield* clientWith(orgKey.token)
+      const refused = yield* expectFailure(asOrg.machineRegistration.register({ payload: facts("x") }))
+      expect(refused._tag).toBe("Forbidden")
+      const hidden = yield* expectFailure(asOrg.machines.get({ path: { orgID: org.id, machineID: personal.machine.id } }))
+      expect(hidden._tag).toBe("NotFound")
+      const bad = yield* clientWith("dtk_not-a-token")
+      expect((yield* expectFailure(bad.machineRegistration.register({ payload: facts("x") })))._tag).toBe("Unauthorized")
+      // Personal machines are not granted.
+      const other = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "P" } })
+      const grant = yield* expectFailure(owner.client.machines.createGrant({
+        path: { orgID: org.id, machineID: personal.machine.id },
+        payload: { target_project_id: other.id }
+      }))
+      expect(grant._tag).toBe("InvalidRequest")
+    }))
+
+  it.effect("a personal key of a user in several organizations names one in metadata.org_id", () =>
+    Effect.gen(function*() {
+      const { org, owner } = yield* orgWithToken
+      const second = yield* owner.client.organizations.create({ payload: { name: "Second" } })
+      const ambiguous = yield* expectFailure(owner.client.machineRegistration.register({ payload: facts("laptop") }))
+      expect(ambiguous._tag).toBe("InvalidRequest")
+      expect((ambiguous as { error: string }).error).toContain("metadata.org_id")
+      const named = yield* owner.client.machineRegistration.register({ payload: facts("laptop", { metadata: { org_id: second.id } }) })
+      const inSecond = yield* owner.client.machines.list({ path: { orgID: second.id }, urlParams: {} })
+      expect(inSecond.data.map((m) => m.id)).toEqual([named.machine.id])
+      const inFirst = yield* owner.client.machines.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(inFirst.data).toEqual([])
+      const stranger = yield* orgWithToken
+      const foreign = yield* expectFailure(
+        owner.client.machineRegistration.register({ payload: facts("laptop-2", { metadata: { org_id: stranger.org.id } }) })
+      )
+      expect(foreign._tag).toBe("NotFound")
+    }))
+
+  it.effect("another organization's machine is not found; unknown ids are not found", () =>
+    Effect.gen(function*() {
+      const a = yield* orgWithToken
+      const b = yield* orgWithToken
+      const registered = yield* a.daemon.machineRegistration.register({ payload: facts("a-1") })
+      const path = { orgID: b.org.id, machineID: registered.machine.id }
+      expect((yield* expectFailure(b.owner.client.machines.get({ path })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.remove({ path })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.readFile({ path, urlParams: { path: "/tmp/x" } })))._tag).toBe("NotFound")
+      const crossed = { orgID: a.org.id, machineID: registered.machine.id }
+      expect((yield* expectFailure(b.owner.client.machines.get({ path: crossed })))._tag).toBe("NotFound")
+      const unknown = yield* newId(MachineId)
+      expect((yield* expectFailure(a.owner.client.machines.get({ path: { orgID: a.org.id, machineID: unknown } })))._tag).toBe("NotFound")
+      // Re-registering another organization's machine id makes a new machine.
+      const fresh = yield* b.daemon.machineRegistration.register({ payload: facts("b-1", { machine_id: registered.machine.id }) })
+      expect(fresh.machine.id).not.toBe(registered.machine.id)
+    }))
+
+  it.effect("the WebSocket refuses a missing or forged token with 401 before the upgrade", () =>
+    Effect.gen(function*() {
+      const { daemon, token } = yield* orgWithToken
+      const registered = yield* daemon.machineRegistration.register({ payload: facts("ws") })
+      const none = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws"))
+      expect(none.status).toBe(401)
+      expect(none.json).toMatchObject({ code: "unauthorized" })
+      const forged = registered.machine_token.slice(0, -4) + "AAAA"
+      const bad = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(forged)))
+      expect(bad.status).toBe(401)
+      const daemonToken = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(token.token)))
+      expect(daemonToken.status).toBe(401)
+      const good = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(registered.machine_token)))
+      expect(good.status).toBe(400)
+    }))
+
+  it.effect("a real daemon registers, comes online, re-registers the same machine after a restart, stops when its token is revoked", () =>
+    Effect.gen(function*() {
+      const { org, owner, token } = yield* orgWithToken
+      const server = yield* serverUrl
+      const dirs = daemonDirs()
+      const start = () => startDaemon({ server, token: token.token, name: "real-1", dirs: [dirs.work], state: dirs.state })
+      const list = (status?: "online" | "offline") =>
+        owner.client.machines.list({ path: { orgID: org.id }, urlParams: status === undefined ? {} : { status } }).pipe(
+          Effect.map((page) => page.data)
+        )
+      const first = start()
+      const [online] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online", "30 seconds")
+      expect(online).toMatchObject({ name: "real-1", status: "online", metadata: { observed_platform: process.platform } })
+      yield* Effect.promise(() => first.stop())
+      yield* eventually(list("offline"), (machines) => machines.length === 1, "the machine offline")
+      const second = start()
+      yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online again", "30 seconds")
+      expect((yield* list()).map((m) => m.id)).toEqual([online.id])
+      yield* owner.client.machines.removeDaemonToken({ path: { orgID: org.id, daemonTokenID: token.id } })
+      const exit = yield* Effect.promise(() =>
+        Promise.race([second.exited, new Promise((resolve) => setTimeout(() => resolve("still running"), 20_000))])
+      )
+      expect(exit).toMatchObject({ code: 1 })
+      expect(second.output()).toContain("401")
+    }), { timeout: 90_000 })
+})
+
+/** A raw machine WebSocket: the frames it received, and a way to send. */
+const openSocket = (url: string, token: string) =>
+  Effect.async<{ readonly socket: WebSocket; readonly frames: Array<Record<string, unknown>>; readonly closed: Promise<number> }, Error>(
+    (resume) => {
+      const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
+      const frames: Array<Record<string, unknown>> = []
+      const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)))
+      socket.on("message", (data) => frames.push(JSON.parse(String(data))))
+      socket.once("open", () => resume(Effect.succeed({ socket, frames, closed })))
+      socket.once("error", (error) => resume(Effect.fail(error)))
+    }
+  )
+
+describeApp()("the machine WebSocket, spoken by hand", (it) => {
+  it.effect("hello, welcome, heartbeat, token refresh (the new token opens a socket), an unknown result acknowledged", () =>
+    Effect.gen(function*() {
+      const { daemon } = yield* orgWithToken
+      const registered = yield* daemon.machineRegistration.register({ payload: facts("hand") })
+      const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
+      const { closed, frames, socket } = yield* openSocket(url, registered.machine_token)
+      const hello = {
+        type: "hello",
+        protocol_version: 1,
+        machine_id: registered.machine.id,
+        daemon_version: "1.0.0",
+        platform: "linux",
+        architecture: "x86_64",
+        hostname: "h",
+        directories: ["/tmp"],
+        operations: ["tool", "file.read", "file.write"],
+        tools: ["read_file"]
+      }
+      socket.send(JSON.stringify(hello))
+      yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "welcome"), "the welcome")
+      expect(frames[0]).toMatchObject({ type: "welcome", protocol_version: 1, machine_id: registered.machine.id, heartbeat_interval_seconds: 10 })
+      socket.send(JSON.stringify({ type: "heartbeat" }))
+      socket.send(JSON.stringify({ type: "refresh_token" }))
+      socket.send(JSON.stringify({ type: "result", request_id: "nobody-asked.1", outcome: "succeeded", output: {} }))
+      yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "ack"), "the ack")
+      expect(frames.map((frame) => frame.type)).toEqual(["welcome", "heartbeat_ack", "token", "ack"])
+      expect(frames[3]).toMatchObject({ request_ids: ["nobody-asked.1"] })
+      const fresh = frames[2] as { machine_token: string; machine_token_expires_in: number }
+      expect(fresh.machine_token_expires_in).toBe(900)
+      const second = yield* openSocket(url, fresh.machine_token)
+      second.socket.send(JSON.stringify(hello))
+      // The second connection of the machine replaces the first.
+      expect(yield* Effect.promise(() => closed)).toBe(1000)
+      expect(frames[frames.length - 1]).toMatchObject({ type: "close", reason: "superseded" })
+      second.socket.close()
+    }))
+
+  it.effect("a hello for another machine is a protocol error; a deleted machine's token is refused", () =>
+    Effect.gen(function*() {
+      const { daemon, org, owner } = yield* orgWithToken
+      const registered = yield* daemon.machineRegistration.register({ payload: facts("hand-2") })
+      const other = yield* daemon.machineRegistration.register({ payload: facts("hand-3") })
+      const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
+      const { closed, frames, socket } = yield* openSocket(url, registered.machine_token)
+      socket.send(JSON.stringify({
+        type: "hello",
+        protocol_version: 1,
+        machine_id: other.machine.id,
+        daemon_version: "1.0.0",
+        platform: "linux",
+        architecture: "x86_64",
+        hostname: "h",
+        directories: [],
+        operations: [],
+        tools: []
+      }))
+      expect(yield* Effect.promise(() => closed)).toBe(1002)
+      expect(frames).toEqual([{ type: "close", reason: "protocol_error", message: expect.stringContaining(other.machine.id) }])
+      yield* owner.client.machines.remove({ path: { orgID: org.id, machineID: registered.machine.id } })
+      const refused = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(registered.machine_token)))
+      expect(refused.status).toBe(401)
+      expect(String(refused.json?.error)).toContain("deleted")
+    }))
+})

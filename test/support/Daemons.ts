@@ -1,0 +1,88 @@
+/**
+ * Machine daemons as real child processes (`node --import tsx src/daemon/main.ts`, what
+ * `npm run daemon` runs) against a server on loopback: the in-process test server (its address
+ * from `serverUrl`) or a server process. The token goes through AGENT_PLATFORM_DAEMON_TOKEN.
+ */
+import { HttpServer } from "@effect/platform"
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, realpathSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const ROOT = join(import.meta.dirname, "..", "..")
+
+/** The address of the in-process test server. */
+export const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
+  const address = server.address
+  if (address._tag !== "TcpAddress") throw new Error("the test server listens on a TCP port")
+  return `http://127.0.0.1:${address.port}`
+})
+
+export interface DaemonProcess {
+  readonly output: () => string
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  readonly stop: () => Promise<unknown>
+  readonly kill: () => Promise<unknown>
+}
+
+const running = new Set<ChildProcess>()
+
+/** Kills every daemon a test left running. */
+export const killDaemons = () => {
+  for (const child of running) child.kill("SIGKILL")
+  running.clear()
+}
+
+/** A fresh directory for a daemon to work in (its real path) and a state file beside it. */
+export const daemonDirs = () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "agent-platform-daemon-")))
+  return { root, work: root, state: join(root, ".state.json") }
+}
+
+export const startDaemon = (options: {
+  readonly server: string
+  readonly token: string
+  readonly name: string
+  readonly dirs: ReadonlyArray<string>
+  readonly state: string
+}): DaemonProcess => {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/daemon/main.ts",
+      "--server",
+      options.server,
+      "--name",
+      options.name,
+      "--state",
+      options.state,
+      ...options.dirs.flatMap((dir) => ["--dir", dir])
+    ],
+    { cwd: ROOT, env: { ...process.env, AGENT_PLATFORM_DAEMON_TOKEN: options.token }, stdio: ["ignore", "pipe", "pipe"] }
+  )
+  running.add(child)
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += chunk))
+  child.stderr.on("data", (chunk) => (output += chunk))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => {
+      running.delete(child)
+      resolve({ code, signal })
+    })
+  )
+  return {
+    output: () => output,
+    exited,
+    stop: () => {
+      child.kill("SIGTERM")
+      return exited
+    },
+    kill: () => {
+      child.kill("SIGKILL")
+      return exited
+    }
+  }
+}
