@@ -5,6 +5,7 @@
  */
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
+import { MachinePools } from "../services/machines/MachinePools.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
@@ -32,6 +33,8 @@ export const ServicesLive = Layer.mergeAll(
   SharedLive,
   TenancyLive,
   ConfigurationLive,
+  // The machines capability: machine pools (docs/machine-pools.md).
+  MachinePools.Default,
   RuntimeLive,
   BootstrapLive,
   SecretKeyCheckLive

@@ -17,6 +17,7 @@ import { InvitationsLive } from "../../api/handlers/tenancy/InvitationsLive.ts"
 import { MembersLive } from "../../api/handlers/tenancy/MembersLive.ts"
 import { ModelProviderConfigsLive } from "../../api/handlers/configuration/ModelProviderConfigsLive.ts"
 import { ModelsLive } from "../../api/handlers/configuration/ModelsLive.ts"
+import { MachinePoolsLive } from "../../api/handlers/machines/MachinePoolsLive.ts"
 import { OrganizationApiKeysLive } from "../../api/handlers/tenancy/OrganizationApiKeysLive.ts"
 import { OrganizationsLive } from "../../api/handlers/tenancy/OrganizationsLive.ts"
 import { ProjectMembersLive } from "../../api/handlers/tenancy/ProjectMembersLive.ts"
@@ -44,6 +45,7 @@ const HandlersLive = Layer.mergeAll(
   SecretsLive,
   ModelProviderConfigsLive,
   ModelsLive,
+  MachinePoolsLive,
   SkillsLive,
   AgentConfigsLive,
   AgentsLive,

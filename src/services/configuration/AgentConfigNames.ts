@@ -1,7 +1,8 @@
 /**
  * Resolving the names and ids an agent config's definition refers to, for the project it is made
  * in (docs/agent-configs.md, "Names"): models granted to the project, secrets it may use, skills
- * it owns, was granted or that are the caller's, and other configs of the project.
+ * it owns, was granted or that are the caller's, machine pools granted to it, and other configs of
+ * the project.
  */
 import { Effect, Option } from "effect"
 import {
@@ -13,6 +14,7 @@ import {
 } from "../../domain/configuration/agent-config/References.ts"
 import type { ResolvedModel } from "../../domain/configuration/Models.ts"
 import type { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
+import { MachinePools } from "../machines/MachinePools.ts"
 import { AgentConfigsRepository } from "./AgentConfigsRepository.ts"
 import { Models } from "./Models.ts"
 import { Secrets } from "./Secrets.ts"
@@ -24,6 +26,7 @@ export class AgentConfigNames extends Effect.Service<AgentConfigNames>()("AgentC
     const secrets = yield* Secrets
     const skills = yield* Skills
     const configs = yield* AgentConfigsRepository
+    const machinePools = yield* MachinePools
 
     const resolveSkill = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, ref: References["skills"][number]) =>
       Effect.gen(function*() {
@@ -57,17 +60,19 @@ export class AgentConfigNames extends Effect.Service<AgentConfigNames>()("AgentC
           ))
         const skillEntries = yield* Effect.forEach(references.skills, (ref) => resolveSkill(orgId, projectId, userId, ref))
         const limits = yield* configs.limitsOf(projectId, references.agentConfigIds)
+        const pools = yield* machinePools.usableByProject(orgId, projectId, references.machinePoolIds)
         const resolutions: Resolutions = {
           models: new Map(modelEntries.flatMap(Option.toArray)),
           providerConfigs: new Set(providerConfigNames),
           secrets: new Map(secretEntries.flatMap(Option.toArray)),
           skills: new Map(skillEntries.flatMap(Option.toArray)),
-          agentConfigs: new Map(limits.map((row) => [row.id, { maxDepth: row.max_depth, maxSubagents: row.max_subagents }]))
+          agentConfigs: new Map(limits.map((row) => [row.id, { maxDepth: row.max_depth, maxSubagents: row.max_subagents }])),
+          machinePools: pools
         }
         return resolutions
       })
 
     return { resolve } as const
   }),
-  dependencies: [Models.Default, Secrets.Default, Skills.Default, AgentConfigsRepository.Default]
+  dependencies: [Models.Default, Secrets.Default, Skills.Default, AgentConfigsRepository.Default, MachinePools.Default]
 }) {}

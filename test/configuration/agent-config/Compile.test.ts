@@ -44,7 +44,8 @@ const resolutions = (resolvedModel = model()): Resolutions => ({
   providerConfigs: new Set(["P"]),
   secrets: new Map([["token", SECRET]]),
   skills: new Map([["name:s", { _tag: "Found", id: SKILL, name: "s", latestVersion: 4 }]]),
-  agentConfigs: new Map()
+  agentConfigs: new Map(),
+  machinePools: new Set()
 })
 
 const compileYaml = (yaml: string, resolved = resolutions()) => {

@@ -2,7 +2,7 @@
  * The names and ids a definition refers to, which the service resolves against the database
  * before compiling, and the shape of what it found.
  */
-import type { SecretId, SkillId } from "../../shared/Ids.ts"
+import type { MachinePoolId, SecretId, SkillId } from "../../shared/Ids.ts"
 import type { ResolvedModel } from "../Models.ts"
 import type { AgentConfigDefinition, McpServer, MachineSource, ModelReference, SkillReference } from "./Definition.ts"
 
@@ -11,6 +11,7 @@ export interface References {
   readonly secretNames: ReadonlyArray<string>
   readonly skills: ReadonlyArray<SkillReference>
   readonly agentConfigIds: ReadonlyArray<string>
+  readonly machinePoolIds: ReadonlyArray<MachinePoolId>
 }
 
 export type SkillResolution =
@@ -25,6 +26,8 @@ export interface Resolutions {
   readonly secrets: ReadonlyMap<string, SecretId>
   readonly skills: ReadonlyMap<string, SkillResolution>
   readonly agentConfigs: ReadonlyMap<string, { readonly maxDepth: number; readonly maxSubagents: number }>
+  /** The referenced machine pools that are pools of the organization granted to the project. */
+  readonly machinePools: ReadonlySet<string>
 }
 
 export const modelKey = (ref: ModelReference): string => JSON.stringify([ref.provider_config, ref.name])
@@ -52,6 +55,13 @@ export const referencesOf = (definition: AgentConfigDefinition): References => {
       ])
     ),
     skills: [...(definition.skills ?? []), ...subagents.flatMap((sub) => sub.skills ?? [])],
-    agentConfigIds: subagents.flatMap((sub) => sub.agent_config_id === undefined ? [] : [sub.agent_config_id])
+    agentConfigIds: subagents.flatMap((sub) => sub.agent_config_id === undefined ? [] : [sub.agent_config_id]),
+    machinePoolIds: Array.from(
+      new Set(
+        [...(definition.machine_sources ?? []), ...subagents.flatMap((sub) => sub.machine_sources ?? [])].flatMap((
+          source
+        ) => source.machine_pool_id === undefined ? [] : [source.machine_pool_id])
+      )
+    )
   }
 }
