@@ -32,6 +32,11 @@ export interface AppConfigShape {
    * since that provider runs code on this host (docs/machine-pools.md). Unset: `local` pools are refused.
    */
   readonly localProviderKey: Option.Option<Redacted.Redacted>
+  /**
+   * AGENT_PLATFORM_CLUSTER_POOLS_FILE: a JSON file of the machine pools the operator declares
+   * (`management_kind: cluster`), installed at start-up (docs/machine-pools.md). Unset: none.
+   */
+  readonly clusterPoolsFile: Option.Option<string>
 }
 
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
@@ -69,7 +74,8 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
           yield* optional(Config.boolean, "AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS"),
           () => false
         ),
-        localProviderKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_LOCAL_PROVIDER_KEY")
+        localProviderKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_LOCAL_PROVIDER_KEY"),
+        clusterPoolsFile: yield* optional(Config.string, "AGENT_PLATFORM_CLUSTER_POOLS_FILE")
       }
     })
   )

@@ -12,6 +12,7 @@ import { Readiness } from "../services/shared/Readiness.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
+import { ClusterPoolsLive } from "./ClusterPools.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive } from "./http/HttpApp.ts"
 import { NodeServerLive } from "./http/NodeServer.ts"
@@ -37,6 +38,7 @@ export const ServicesLive = Layer.mergeAll(
   MachinePools.Default,
   RuntimeLive,
   BootstrapLive,
+  ClusterPoolsLive.pipe(Layer.provide(MachinePools.Default)),
   SecretKeyCheckLive
 ).pipe(
   Layer.provideMerge(DatabaseReadyLive)

@@ -1,13 +1,14 @@
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { rmSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { MachinePoolId } from "../../src/domain/shared/Ids.ts"
+import { ClusterPoolsLive } from "../../src/layers/ClusterPools.ts"
 import {
   describeApp,
   expectFailure,
@@ -16,6 +17,7 @@ import {
   newId,
   newUser,
   rawRequest,
+  testConfig,
   type TestUser
 } from "../support/TestApp.ts"
 
@@ -504,6 +506,79 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
         provider_config: { host: "ftp://x" }
       })
       expect(issuePaths(badRequest)).toEqual(["/default_machine_provider_options/image", "/provider_config/host"])
+    }))
+})
+
+/** The start-up step of the operator's pools, run again with `pools` in a fresh file. */
+const installClusterPools = (pools: unknown, raw?: string) =>
+  Effect.gen(function*() {
+    const path = join(tmpdir(), `pools-cluster-${randomBytes(4).toString("hex")}.json`)
+    writeFileSync(path, raw ?? JSON.stringify({ pools }))
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(path, { force: true })))
+    return yield* Effect.scoped(
+      Layer.build(ClusterPoolsLive.pipe(Layer.provide(testConfig({ clusterPoolsFile: Option.some(path) }))))
+    ).pipe(Effect.as(path))
+  })
+
+describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) => {
+  it.scoped("installed at start-up as management_kind cluster, refusing tenant PATCH and DELETE; the file is the truth", () =>
+    Effect.gen(function*() {
+      const { dockerBody, org, owner, project } = yield* setUp()
+      const declared = (name: string, extra: Body = {}) => ({ ...dockerBody, org_id: org.id, name, ...extra })
+      yield* installClusterPools([declared("shared-a"), declared("shared-b")])
+      const listed = yield* owner.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(listed.data.map((p) => [p.name, p.management_kind])).toEqual([["shared-a", "cluster"], ["shared-b", "cluster"]])
+      const a = listed.data[0]
+      const at = `/v1/orgs/${org.id}/machine-pools/${a.id}`
+
+      const patch = yield* send(owner, "PATCH", at, { description: "mine now" })
+      expect(patch.status).toBe(403)
+      expect(patch.json!.code).toBe("forbidden")
+      expect(patch.json!.error).toContain("managed by the server's operator")
+      expect((yield* send(owner, "DELETE", at)).status).toBe(403)
+      // The same body from a tenant does not take over the operator's pool.
+      const { org_id: _, ...body } = declared("shared-a")
+      expect((yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, body)).status).toBe(409)
+      // Granting stays with the organization's admins.
+      const grant = yield* owner.client.machinePools.createGrant({
+        path: { orgID: org.id, poolID: a.id },
+        payload: { target_project_id: project.id }
+      })
+      expect(grant.machine_pool_id).toBe(a.id)
+
+      // A tenant pool takes a name the operator declares next: it is skipped, not replaced.
+      yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, { ...dockerBody, name: "shared-c" })
+      // Restart with a changed file: a changed, a dropped and a tenant-named pool.
+      yield* installClusterPools([declared("shared-a", { max_total_machines: 9 }), declared("shared-c")])
+      const after = yield* owner.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })
+      expect(after.data.map((p) => [p.name, p.management_kind, p.max_total_machines])).toEqual([
+        ["shared-a", "cluster", 9],
+        ["shared-c", "tenant", 4]
+      ])
+      expect(after.data[0].id).toBe(a.id)
+      expect((yield* owner.client.machinePools.listGrants({ path: { orgID: org.id, poolID: a.id }, urlParams: {} })).data)
+        .toHaveLength(1)
+    }))
+
+  it.scoped("a file that is not valid stops the start-up, naming the problem", () =>
+    Effect.gen(function*() {
+      const { dockerBody, org, owner } = yield* setUp()
+      const missingCpu = yield* Effect.flip(
+        installClusterPools([{ ...dockerBody, org_id: org.id, name: "x", default_machine_cpu: undefined }])
+      )
+      expect(missingCpu._tag).toBe("ClusterPoolsRefused")
+      expect(missingCpu.message).toContain("pools[0]")
+      expect(missingCpu.message).toContain("/default_machine_cpu is required for docker pools")
+      const twice = yield* Effect.flip(
+        installClusterPools([{ ...dockerBody, org_id: org.id, name: "x" }, { ...dockerBody, org_id: org.id, name: "x" }])
+      )
+      expect(twice.message).toContain("declared twice")
+      const notJson = yield* Effect.flip(installClusterPools([], "{ pools: oops"))
+      expect(notJson.message).toContain("is not a valid cluster pools file")
+      const unknownField = yield* Effect.flip(installClusterPools([{ ...dockerBody, org_id: org.id, name: "y", colour: "red" }]))
+      expect(unknownField.message).toContain("is not a valid cluster pools file")
+      // Nothing of a refused file was installed.
+      expect((yield* owner.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })).data).toEqual([])
     }))
 })
 

@@ -35,6 +35,7 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     corsOrigins: [],
     blockPrivateNetworks: false,
     localProviderKey: Option.none(),
+    clusterPoolsFile: Option.none(),
     ...overrides
   })
 

@@ -334,3 +334,14 @@ export const settingsProblems = (settings: PoolSettings): Array<Issue> => {
   }
   return issues
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cluster pools: declared by the operator in AGENT_PLATFORM_CLUSTER_POOLS_FILE
+
+/** One pool of the operator's file: a create body and the organization it belongs to. */
+export const ClusterPoolEntry = Schema.Struct({ org_id: OrgId, ...CreateMachinePool.fields }).annotations(strict)
+export type ClusterPoolEntry = typeof ClusterPoolEntry.Type
+
+/** The operator's file: `{ "pools": [ ... ] }`; (org_id, name) names each pool once. */
+export const ClusterPoolsFile = Schema.Struct({ pools: Schema.Array(ClusterPoolEntry) }).annotations(strict)
+export type ClusterPoolsFile = typeof ClusterPoolsFile.Type

@@ -73,6 +73,12 @@ export class MachinePoolsRepository extends Effect.Service<MachinePoolsRepositor
           WHERE ${sql.in("e.value", secretIds)}`
     })
 
+    const clusterPools = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: StoredPool,
+      execute: () => sql`SELECT * FROM machine_pools WHERE management_kind = 'cluster' ORDER BY id`
+    })
+
     const remove = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: OrgId, poolId: MachinePoolId }),
       Result: Schema.Struct({ id: MachinePoolId }),
@@ -107,6 +113,8 @@ export class MachinePoolsRepository extends Effect.Service<MachinePoolsRepositor
         Effect.map(Effect.orDie(inOrg({ orgId, poolIds })), (rows) => new Set(rows.map((row) => row.id))),
       /** The pools holding one of these secrets (as auth secret or in their secret environment). */
       usingSecrets: (secretIds: ReadonlyArray<SecretId>) => Effect.orDie(usingSecrets(secretIds)),
+      /** Every pool the operator declared. */
+      clusterPools: () => Effect.orDie(clusterPools(undefined)),
       /** Whether there was such a pool to delete. */
       remove: (orgId: OrgId, poolId: MachinePoolId) =>
         Effect.map(Effect.orDie(remove({ orgId, poolId })), (row) => row._tag === "Some")
