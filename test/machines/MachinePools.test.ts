@@ -582,6 +582,27 @@ describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) 
     }))
 })
 
+describeApp({ blockPrivateNetworks: true })("machine pools where private network targets are refused", (it) => {
+  it.effect("a docker host must be tcp:// and not a private address, for pools and for check-connection", () =>
+    Effect.gen(function*() {
+      const { auth, dockerBody, org, owner } = yield* setUp()
+      const path = `/v1/orgs/${org.id}/machine-pools`
+      for (const provider_config of [{}, { host: "unix:///var/run/docker.sock" }, { host: "tcp://127.0.0.1:2375" }, { host: "tcp://10.1.2.3:2375" }]) {
+        const refused = yield* send(owner, "POST", path, { ...dockerBody, provider_config })
+        expect(issuePaths(refused)).toEqual(["/provider_config/host"])
+      }
+      const publicHost = yield* send(owner, "POST", path, { ...dockerBody, provider_config: { host: "tcp://docker.example.test:2376" } })
+      expect(publicHost.status).toBe(201)
+      const check = yield* send(owner, "POST", `${path}/check-connection`, {
+        provider: "docker",
+        provider_auth_secret_id: auth.id,
+        provider_config: { host: "tcp://127.0.0.1:2375" },
+        default_machine_provider_options: { image: "node:22" }
+      })
+      expect(issuePaths(check)).toEqual(["/provider_config/host"])
+    }))
+})
+
 describeApp()("machine pools without the local provider key", (it) => {
   it.effect("local pools are refused and check-connection says why", () =>
     Effect.gen(function*() {

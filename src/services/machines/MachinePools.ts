@@ -134,16 +134,17 @@ export class MachinePools extends Effect.Service<MachinePools>()("MachinePools",
         return issues
       })
 
-    /** Where the operator refuses private targets, a docker pool may not name a unix socket or a private address. */
+    /**
+     * Where the operator refuses private targets, a docker pool's host must be `tcp://` (the
+     * default is a unix socket) and not a private address literal.
+     */
     const hostProblems = (settings: Pick<PoolSettings, "provider" | "provider_config">): Array<Issue> => {
-      if (settings.provider !== "docker" || !policy.blocking || typeof settings.provider_config.host !== "string") {
-        return []
-      }
+      if (settings.provider !== "docker" || !policy.blocking) return []
       const host = dockerHostOf(settings.provider_config)
       if (!host.startsWith("tcp://")) {
         return [{
           path: "/provider_config/host",
-          message: "must be tcp://host:port: this server refuses unix sockets for tenant pools (AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS)"
+          message: "must be given as tcp://host:port: this server refuses unix sockets for docker pools (AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS)"
         }]
       }
       const problem = policy.literalProblem(host.replace(/^tcp:/, "http:"))
