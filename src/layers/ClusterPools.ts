@@ -25,7 +25,10 @@ export const ClusterPoolsLive = Layer.effectDiscard(
     const file = yield* decodeFile(text).pipe(
       Effect.mapError((error) =>
         new ClusterPoolsRefused({
-          details: `${path} is not a valid cluster pools file: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          details: `${path} is not a valid cluster pools file: ` +
+            ParseResult.ArrayFormatter.formatErrorSync(error).slice(0, 10).map((issue) =>
+              `${issue.path.length === 0 ? "(the document)" : issue.path.join(".")}: ${issue.message.replaceAll("\n", " ")}`
+            ).join("; ")
         })
       )
     )
