@@ -520,6 +520,34 @@ const installClusterPools = (pools: unknown, raw?: string) =>
     ).pipe(Effect.as(path))
   })
 
+describeApp()("machine pools: a Docker host that never answers", (it) => {
+  it.scoped("check-connection gives up after 5 seconds with 422", () =>
+    Effect.gen(function*() {
+      const { auth, org, owner } = yield* setUp()
+      // Accepts connections and reads requests, never answers.
+      const silent = yield* Effect.acquireRelease(
+        Effect.async<{ server: Server; port: number }>((resume) => {
+          const server = createServer(() => {})
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, port: (server.address() as AddressInfo).port })))
+        }),
+        ({ server }) => Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+      )
+      const started = Date.now()
+      const hung = yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
+        provider: "docker",
+        provider_auth_secret_id: auth.id,
+        provider_config: { host: `tcp://127.0.0.1:${silent.port}` },
+        default_machine_provider_options: { image: "node:22" }
+      })
+      expect(hung.status).toBe(422)
+      expect(hung.json!.details).toContain("did not answer GET /_ping within 5 seconds")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_900)
+    }))
+})
+
 describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) => {
   it.scoped("installed at start-up as management_kind cluster, refusing tenant PATCH and DELETE; the file is the truth", () =>
     Effect.gen(function*() {
