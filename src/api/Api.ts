@@ -16,6 +16,7 @@ import { InvitationsApi } from "./tenancy/InvitationsApi.ts"
 import { MembersApi } from "./tenancy/MembersApi.ts"
 import { ModelProviderConfigsApi } from "./configuration/ModelProviderConfigsApi.ts"
 import { ModelsApi } from "./configuration/ModelsApi.ts"
+import { MachinePoolsApi } from "./machines/MachinePoolsApi.ts"
 import { OrganizationApiKeysApi } from "./tenancy/OrganizationApiKeysApi.ts"
 import { OrganizationsApi } from "./tenancy/OrganizationsApi.ts"
 import { ProjectMembersApi } from "./tenancy/ProjectMembersApi.ts"
@@ -39,6 +40,7 @@ export class Api extends HttpApi.make("agent-platform")
   .add(SecretsApi)
   .add(ModelProviderConfigsApi)
   .add(ModelsApi)
+  .add(MachinePoolsApi)
   .add(AgentConfigsApi)
   .add(AgentsApi)
   .add(AgentEventStreamApi)
@@ -59,7 +61,7 @@ export class Api extends HttpApi.make("agent-platform")
   .annotate(
     OpenApi.Description,
     "A self-hosted agent platform. Organizations hold members, invitations, API keys, projects, secrets, " +
-      "model provider configs, models and skills, granted to projects. A project creates agent configs from YAML " +
+      "model provider configs, models, skills and machine pools, granted to projects. A project creates agent configs from YAML " +
       "or JSON and launches agents from them; agents take inputs (queued in a backlog while busy), run turns " +
       "against the configured model, call tools, pause on approvals and questions (interactions) and record " +
       "everything in an event timeline, readable page by page or as Server-Sent Events. " +

@@ -27,6 +27,16 @@ export interface AppConfigShape {
    * (services/shared/NetworkPolicy.ts). Off by default: the embedded setup calls local providers.
    */
   readonly blockPrivateNetworks: boolean
+  /**
+   * AGENT_PLATFORM_LOCAL_PROVIDER_KEY: the key a `local` machine pool's auth secret must hold,
+   * since that provider runs code on this host (docs/machine-pools.md). Unset: `local` pools are refused.
+   */
+  readonly localProviderKey: Option.Option<Redacted.Redacted>
+  /**
+   * AGENT_PLATFORM_CLUSTER_POOLS_FILE: a JSON file of the machine pools the operator declares
+   * (`management_kind: cluster`), installed at start-up (docs/machine-pools.md). Unset: none.
+   */
+  readonly clusterPoolsFile: Option.Option<string>
 }
 
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
@@ -63,7 +73,9 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
         blockPrivateNetworks: Option.getOrElse(
           yield* optional(Config.boolean, "AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS"),
           () => false
-        )
+        ),
+        localProviderKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_LOCAL_PROVIDER_KEY"),
+        clusterPoolsFile: yield* optional(Config.string, "AGENT_PLATFORM_CLUSTER_POOLS_FILE")
       }
     })
   )

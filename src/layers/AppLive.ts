@@ -6,12 +6,14 @@
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
 import { MachinesLive } from "../services/machines/MachinesLive.ts"
+import { MachinePools } from "../services/machines/MachinePools.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
+import { ClusterPoolsLive } from "./ClusterPools.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive } from "./http/HttpApp.ts"
 import { NodeServerLive } from "./http/NodeServer.ts"
@@ -36,6 +38,7 @@ export const ServicesLive = Layer.mergeAll(
   RuntimeLive,
   MachinesLive,
   BootstrapLive,
+  ClusterPoolsLive.pipe(Layer.provide(MachinePools.Default)),
   SecretKeyCheckLive
 ).pipe(
   Layer.provideMerge(DatabaseReadyLive)

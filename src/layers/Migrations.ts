@@ -15,6 +15,7 @@ import runtimeState from "./migrations/0006_runtime_state.ts"
 import turnSteps from "./migrations/0007_turn_steps.ts"
 import machines from "./migrations/0008_machines.ts"
 import secretKeyCheck from "./migrations/0009_secret_key_check.ts"
+import machinePools from "./migrations/0010_machine_pools.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -25,7 +26,8 @@ const migrations = {
   "0006_runtime_state": runtimeState,
   "0007_turn_steps": turnSteps,
   "0008_machines": machines,
-  "0009_secret_key_check": secretKeyCheck
+  "0009_secret_key_check": secretKeyCheck,
+  "0010_machine_pools": machinePools
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

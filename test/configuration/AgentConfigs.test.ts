@@ -485,9 +485,31 @@ describeApp()("agent configs", (it) => {
   it.effect("secrets in secret_env_overlay resolve by name for the project", () =>
     Effect.gen(function*() {
       const { create, org, owner, project } = yield* setUp()
+      const auth = yield* owner.client.secrets.create({
+        path: { orgID: org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const pool = yield* owner.client.machinePools.create({
+        path: { orgID: org.id },
+        payload: {
+          name: "builders",
+          provider: "docker",
+          provider_auth_secret_id: auth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 2,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 2,
+          max_total_memory_mb: 1024
+        }
+      })
+      yield* owner.client.machinePools.createGrant({
+        path: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: project.id }
+      })
       const source = YAML_SOURCE + [
         "machine_sources:",
-        "  - machine_pool_id: mpo_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+        `  - machine_pool_id: ${pool.id}`,
         "    env_overlay: { MODE: ci }",
         "    secret_env_overlay:",
         "      GITHUB_TOKEN: GitHub token",
@@ -514,7 +536,7 @@ describeApp()("agent configs", (it) => {
       const created = yield* create(source, "yaml")
       expect(created.config.compiled_definition.machine_sources).toEqual([
         {
-          machine_pool_id: "mpo_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+          machine_pool_id: pool.id,
           env_overlay: { MODE: "ci" },
           secret_env_overlay: { GITHUB_TOKEN: secret.id, UNSET_ME: null }
         }
@@ -522,6 +544,75 @@ describeApp()("agent configs", (it) => {
       // With a machine source, the machine tools are on.
       expect(created.config.compiled_definition.tools?.read_file?.enabled).toBe(true)
       expect(JSON.stringify(created.config)).not.toContain("ghp_not_a_real_token")
+    }))
+
+  it.effect("a machine source's machine_pool_id must name a pool of the organization granted to the project", () =>
+    Effect.gen(function*() {
+      const { create, org, other, owner, project } = yield* setUp()
+      const auth = yield* owner.client.secrets.create({
+        path: { orgID: org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const pool = yield* owner.client.machinePools.create({
+        path: { orgID: org.id },
+        payload: {
+          name: "builders",
+          provider: "docker",
+          provider_auth_secret_id: auth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 2,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 2,
+          max_total_memory_mb: 1024
+        }
+      })
+      const source = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${pool.id}\n`
+      // Not granted to the project yet (granted to another project of the organization only).
+      yield* owner.client.machinePools.createGrant({
+        path: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: other.id }
+      })
+      const ungranted = issuesOf(yield* expectFailure(create(source, "yaml")))
+      expect(ungranted).toEqual([
+        {
+          path: "/machine_sources/0/machine_pool_id",
+          message: expect.stringContaining("is granted to this project"),
+          line: 8,
+          column: 22
+        }
+      ])
+      // A pool of another organization, even granted there, is no pool of this one.
+      const stranger = yield* setUp("Elsewhere")
+      const foreignAuth = yield* stranger.owner.client.secrets.create({
+        path: { orgID: stranger.org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const foreign = yield* stranger.owner.client.machinePools.create({
+        path: { orgID: stranger.org.id },
+        payload: {
+          name: "theirs",
+          provider: "docker",
+          provider_auth_secret_id: foreignAuth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 1,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 1,
+          max_total_memory_mb: 512
+        }
+      })
+      const foreignSource = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${foreign.id}\n`
+      const notOurs = issuesOf(yield* expectFailure(create(foreignSource, "yaml")))
+      expect(notOurs.map((issue) => issue.path)).toEqual(["/machine_sources/0/machine_pool_id"])
+
+      yield* owner.client.machinePools.createGrant({
+        path: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: project.id }
+      })
+      const created = yield* create(source, "yaml")
+      expect(created.status).toBe(201)
+      expect(created.config.compiled_definition.machine_sources).toEqual([{ machine_pool_id: pool.id }])
     }))
 
   it.effect("tools: custom tools, built-in overrides, unknown built-ins", () =>

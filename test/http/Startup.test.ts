@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -107,6 +107,23 @@ describeServers("start-up and shutdown", () => {
     } finally {
       occupied.close()
     }
+  }, TIMEOUT_MS)
+
+  it("a cluster pools file that is not valid stops the start-up with one line naming it", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const file = join(dataDir, "cluster-pools.json")
+    writeFileSync(file, `{ "pools": [{ "name": "shared" }] }`)
+    const failure = await startServer(dataDir, { AGENT_PLATFORM_CLUSTER_POOLS_FILE: file }).then(
+      () => "started",
+      (error: Error) => error.message
+    )
+    const [summary, ...output] = failure.split("\n")
+    expect(summary).toMatch(/^the server exited \([1-9]\d*\) before listening:$/)
+    const lines = output.filter((line) => line.trim() !== "" && !line.startsWith("{"))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(`AGENT_PLATFORM_CLUSTER_POOLS_FILE: ${file} is not a valid cluster pools file`)
+    expect(lines[0]).toContain("org_id")
   }, TIMEOUT_MS)
 
   it("SIGTERM mid-turn: 'shutting down: draining N requests', then 'stopped', no workflow engine warnings", async () => {

@@ -34,6 +34,8 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     secretKey: Option.some(TEST_SECRET_KEY),
     corsOrigins: [],
     blockPrivateNetworks: false,
+    localProviderKey: Option.none(),
+    clusterPoolsFile: Option.none(),
     ...overrides
   })
 

@@ -19,6 +19,7 @@ import { InvitationsLive } from "../../api/handlers/tenancy/InvitationsLive.ts"
 import { MembersLive } from "../../api/handlers/tenancy/MembersLive.ts"
 import { ModelProviderConfigsLive } from "../../api/handlers/configuration/ModelProviderConfigsLive.ts"
 import { ModelsLive } from "../../api/handlers/configuration/ModelsLive.ts"
+import { MachinePoolsLive } from "../../api/handlers/machines/MachinePoolsLive.ts"
 import { OrganizationApiKeysLive } from "../../api/handlers/tenancy/OrganizationApiKeysLive.ts"
 import { OrganizationsLive } from "../../api/handlers/tenancy/OrganizationsLive.ts"
 import { ProjectMembersLive } from "../../api/handlers/tenancy/ProjectMembersLive.ts"
@@ -47,6 +48,7 @@ const HandlersLive = Layer.mergeAll(
   SecretsLive,
   ModelProviderConfigsLive,
   ModelsLive,
+  MachinePoolsLive,
   SkillsLive,
   AgentConfigsLive,
   AgentsLive,
