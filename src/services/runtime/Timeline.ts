@@ -64,8 +64,15 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
           })
       )
 
+    /**
+     * Runs an append in the caller's transaction when there is one (no savepoint: an append
+     * fails only by a defect, which rolls the whole transaction back), else in its own.
+     */
+    const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => outer === undefined ? transaction(effect) : effect)
+
     const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>) =>
-      transaction(Effect.gen(function*() {
+      appendTransaction(Effect.gen(function*() {
         yield* appending(agentId)
         const allocated = yield* agents.allocateSequences(agentId, newEvents.length)
         if (Option.isNone(allocated)) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
