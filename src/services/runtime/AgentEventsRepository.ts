@@ -54,12 +54,17 @@ export interface AgentRef {
 }
 
 const AgentFields = { agentId: AgentId, orgId: OrgId, projectId: ProjectId }
+/**
+ * New rows. A turn's event is numbered within its turn by the insert itself: `turn_offset` is its
+ * place among the new events of its turn (1, 2, ...), added to the turn's last `turn_sequence`
+ * (-1 for a new turn, so its opening event is 0).
+ */
 const EventRows = Schema.Array(Schema.Struct({
   sequence: Schema.Int,
   id: EventId,
   agent_config_id: AgentConfigId,
   turn_id: Schema.NullOr(TurnId),
-  turn_sequence: Schema.NullOr(Schema.Int),
+  turn_offset: Schema.NullOr(Schema.Int),
   is_opening_event: Schema.Boolean,
   event_kind: Schema.String,
   data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -77,9 +82,24 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
     const insert = SqlSchema.findAll({
       Request: Schema.Struct({ ...AgentFields, rows: EventRows }),
       Result: EventFromRow,
-      execute: ({ agentId, orgId, projectId, rows }) => sql`
-        INSERT INTO agent_events ${sql.insert(rows.map((row) => ({ ...row, agent_id: agentId, data: JSON.stringify(row.data) })))}
-        RETURNING *, ${orgId}::text AS org_id, ${projectId}::text AS project_id`
+      execute: ({ agentId, orgId, projectId, rows }) =>
+        Effect.map(
+          sql<{ readonly sequence: number }>`
+            INSERT INTO agent_events
+              (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
+            SELECT ${agentId}, r.sequence, r.id, r.agent_config_id, r.turn_id,
+              CASE WHEN r.turn_id IS NULL THEN NULL ELSE r.turn_offset + COALESCE(
+                (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.agent_id = ${agentId} AND e.turn_id = r.turn_id),
+                -1
+              ) END,
+              r.is_opening_event, r.event_kind, r.data
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
+              sequence bigint, id text, agent_config_id text, turn_id text, turn_offset integer,
+              is_opening_event boolean, event_kind text, data jsonb
+            )
+            RETURNING *, ${orgId}::text AS org_id, ${projectId}::text AS project_id`,
+          (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
+        )
     })
 
     const after = SqlSchema.findAll({
@@ -98,16 +118,6 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
         ORDER BY sequence DESC LIMIT ${limit}`
     })
 
-    const lastTurnSequences = SqlSchema.findAll({
-      Request: Schema.Struct({ agentId: AgentId, turnIds: Schema.Array(TurnId) }),
-      Result: Schema.Struct({ turn_id: TurnId, last: Schema.Int }),
-      execute: ({ agentId, turnIds }) =>
-        turnIds.length === 0 ? Effect.succeed([]) : sql`
-          SELECT turn_id, max(turn_sequence) AS last FROM agent_events
-          WHERE agent_id = ${agentId} AND ${sql.in("turn_id", turnIds)}
-          GROUP BY turn_id`
-    })
-
     const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
 
     return {
@@ -117,13 +127,7 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
         Effect.orDie(after({ ...ref(agent), after: sequence, limit })),
       /** At most `limit` events before `sequence` (0: from the latest), newest first. */
       before: (agent: AgentRef, sequence: number, limit: number) =>
-        Effect.orDie(before({ ...ref(agent), before: sequence, limit })),
-      /** The last `turn_sequence` of each of these turns of the agent. */
-      lastTurnSequences: (agentId: AgentId, turnIds: ReadonlyArray<TurnId>) =>
-        Effect.map(
-          Effect.orDie(lastTurnSequences({ agentId, turnIds })),
-          (rows) => new Map(rows.map((row) => [row.turn_id, row.last]))
-        )
+        Effect.orDie(before({ ...ref(agent), before: sequence, limit }))
     } as const
   })
 }) {}
