@@ -99,6 +99,16 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
         yield* lifecycle.lockAgent(payload.agent_id)
         if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
         const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
+        if (toolItems.length === 0) {
+          // The turn ends: its output, usage and end are written with the turn's end (one append, one update).
+          const outcome: StepOutcome = { _tag: "Finished" }
+          if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
+          const next = yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, "completed", null, {
+            usage: response.usage,
+            events: outputEvents(payload.turn_id, response.output, [])
+          })
+          return { outcome, next }
+        }
         const calls = yield* Effect.forEach(toolItems, (item) =>
           Effect.map(ids.make(ToolCallId), (id) => {
             const tool = setup.tools[item.name]

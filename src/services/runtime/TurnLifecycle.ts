@@ -11,6 +11,7 @@
 import { Effect, Option } from "effect"
 import type { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
+import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
@@ -19,6 +20,16 @@ import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
 export type FinalTurnStatus = "completed" | "failed" | "cancelled"
+
+/** The `turn started` event of a turn. */
+const startedEvent = (turnId: TurnId): NewEvent => ({
+  event_kind: "turn",
+  turn_id: turnId,
+  is_opening_event: false,
+  turn_status: "started",
+  error: null,
+  usage: null
+})
 
 export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycle", {
   effect: Effect.gen(function*() {
@@ -39,20 +50,20 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         onSome: Effect.succeed
       }))
 
-    /** Makes the input's turn the agent's current turn and records its start. */
-    const startTurn = (agentId: AgentId, input: { readonly id: InputId; readonly turn_id: TurnId }) =>
+    /**
+     * Makes the input's turn the agent's current turn and records its start. `startedEventAppended`:
+     * the caller has appended `startedEvent(turn)` itself, with the events before it (one append).
+     */
+    const startTurn = (
+      agentId: AgentId,
+      input: { readonly id: InputId; readonly turn_id: TurnId },
+      startedEventAppended = false
+    ) =>
       Effect.gen(function*() {
         yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
         yield* inputs.setStatus(input.id, "started")
         yield* agents.setCurrentTurn(agentId, input.turn_id, "running")
-        yield* timeline.append(agentId, [{
-          event_kind: "turn",
-          turn_id: input.turn_id,
-          is_opening_event: false,
-          turn_status: "started",
-          error: null,
-          usage: null
-        }])
+        if (!startedEventAppended) yield* timeline.append(agentId, [startedEvent(input.turn_id)])
       })
 
     /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
@@ -64,13 +75,24 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
 
     /**
      * Ends a running or waiting turn with its final status (and records it with the turn's token
-     * usage), then starts the next queued input. Nothing when the turn had already ended.
+     * usage), then starts the next queued input. Nothing when the turn had already ended. With
+     * `last`, the turn's last model call is counted in the same update, and its output events are
+     * appended with the turn's end (one append).
      */
-    const finishTurn = (agentId: AgentId, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
+    const finishTurn = (
+      agentId: AgentId,
+      turnId: TurnId,
+      status: FinalTurnStatus,
+      error: string | null,
+      last?: { readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
+    ) =>
       Effect.gen(function*() {
-        const usage = yield* turns.finish(turnId, status, error)
-        if (Option.isNone(usage)) return Option.none<TurnId>()
-        yield* timeline.append(agentId, [{
+        const usage = yield* turns.finish(turnId, status, error, last?.usage)
+        if (Option.isNone(usage)) {
+          if (last !== undefined && last.events.length > 0) yield* timeline.append(agentId, last.events)
+          return Option.none<TurnId>()
+        }
+        yield* timeline.append(agentId, [...last?.events ?? [], {
           event_kind: "turn",
           turn_id: turnId,
           is_opening_event: false,
@@ -90,7 +112,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         yield* agents.setStatus(agentId, turnId, status)
       })
 
-    return { lockAgent, lockExisting, startTurn, startNext, finishTurn, refreshStatus } as const
+    return { lockAgent, lockExisting, startedEvent, startTurn, startNext, finishTurn, refreshStatus } as const
   }),
   dependencies: [
     AgentsRepository.Default,
