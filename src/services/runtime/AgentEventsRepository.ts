@@ -70,6 +70,10 @@ const EventRows = Schema.Array(Schema.Struct({
   data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }))
 
+/** A Postgres notification to send with an insert. */
+const Notice = Schema.Struct({ channel: Schema.String, payload: Schema.String })
+export type Notice = typeof Notice.Type
+
 /** The kind-specific fields of a new event: what goes in `data`. */
 export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(event).data
 
@@ -80,11 +84,12 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
       sql`SELECT *, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM agent_events`
 
     const insert = SqlSchema.findAll({
-      Request: Schema.Struct({ ...AgentFields, rows: EventRows }),
+      Request: Schema.Struct({ ...AgentFields, rows: EventRows, notice: Schema.NullOr(Notice) }),
       Result: EventFromRow,
-      execute: ({ agentId, orgId, projectId, rows }) =>
+      execute: ({ agentId, notice, orgId, projectId, rows }) =>
         Effect.map(
           sql<{ readonly sequence: number }>`
+            WITH inserted AS (
             INSERT INTO agent_events
               (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
             SELECT ${agentId}, r.sequence, r.id, r.agent_config_id, r.turn_id,
@@ -97,7 +102,9 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
               sequence bigint, id text, agent_config_id text, turn_id text, turn_offset integer,
               is_opening_event boolean, event_kind text, data jsonb
             )
-            RETURNING *, ${orgId}::text AS org_id, ${projectId}::text AS project_id`,
+            RETURNING *)
+            SELECT inserted.*, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM inserted
+            ${notice === null ? sql`` : sql`CROSS JOIN (SELECT pg_notify(${notice.channel}, ${notice.payload})) AS notified`}`,
           (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
         )
     })
@@ -121,7 +128,9 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
     const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
 
     return {
-      insert: (agent: AgentRef, rows: typeof EventRows.Type) => Effect.orDie(insert({ ...ref(agent), rows })),
+      /** Inserts the rows; with a notice, sends it too (`pg_notify`, delivered when the transaction commits). */
+      insert: (agent: AgentRef, rows: typeof EventRows.Type, notice: Notice | null) =>
+        Effect.orDie(insert({ ...ref(agent), rows, notice })),
       /** At most `limit` events after `sequence`, oldest first. */
       after: (agent: AgentRef, sequence: number, limit: number) =>
         Effect.orDie(after({ ...ref(agent), after: sequence, limit })),

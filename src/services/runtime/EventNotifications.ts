@@ -9,9 +9,9 @@
  * - The last committed sequence of each agent that this process knows of (the highest it was
  *   told, by its own appends or by another process's notification; bounded, least recently
  *   told forgotten first): a stream that has sent up to it waits without reading again.
- * - Postgres (any number of processes): `announce` runs `pg_notify` inside the appending
- *   transaction, which Postgres delivers when the transaction commits, to every process
- *   listening, with the agent's last sequence. Each process LISTENs on one connection and wakes its waiters for what other processes appended; its own
+ * - Postgres (any number of processes): the statement that inserts events also runs
+ *   `pg_notify` (`notice`), which Postgres delivers when the transaction commits, to every
+ *   process listening, with the agent's last sequence. Each process LISTENs on one connection and wakes its waiters for what other processes appended; its own
  *   notifications (it woke its waiters itself) prove the LISTEN connection alive. A heartbeat
  *   notification every HEARTBEAT_INTERVAL checks that; when one does not come back, the listener
  *   is started again on a new connection. Timeline's poll remains the safety net meanwhile.
@@ -22,6 +22,7 @@ import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { AppConfig } from "../../layers/AppConfig.ts"
+import type { Notice } from "./AgentEventsRepository.ts"
 
 export const CHANNEL = "agent_events"
 export const HEARTBEAT_INTERVAL = Duration.seconds(10)
@@ -120,22 +121,13 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
         }
       })
 
-    /** Inside the appending transaction: tells the other processes, when it commits, which agents have new events up to which sequence. */
-    const announce = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>): Effect.Effect<void> => {
-      if (!shared) return Effect.void
-      const agentIds: Array<string> = []
-      const sequences: Array<number> = []
-      for (const [agentId, events] of appended) {
-        if (events.length === 0) continue
-        agentIds.push(agentId)
-        sequences.push(events[events.length - 1].sequence)
-      }
-      return agentIds.length === 0
-        ? Effect.void
-        : sql`SELECT pg_notify(${CHANNEL}, ${origin} || ' ' || agent_id || ' ' || last_sequence)
-            FROM unnest(${agentIds}::text[], ${sequences}::int8[]) AS appended(agent_id, last_sequence)`
-          .pipe(Effect.asVoid, Effect.orDie)
-    }
+    /**
+     * The notification that tells the other processes, when the appending transaction commits,
+     * that the agent has events up to `lastSequence`: sent by the statement that inserts them
+     * (AgentEventsRepository.insert). None on the embedded database (one process).
+     */
+    const notice = (agentId: AgentId, lastSequence: number): Notice | null =>
+      shared ? { channel: CHANNEL, payload: `${origin} ${agentId} ${lastSequence}` } : null
 
     /** The highest sequence of the agent this process knows to be committed, if it knows one. */
     const lastKnown = (agentId: AgentId): number | undefined => known.get(agentId)
@@ -166,6 +158,6 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
         ({ woken }) => Deferred.await(woken)
       )
 
-    return { wake, announce, lastKnown, nextWake } as const
+    return { wake, notice, lastKnown, nextWake } as const
   })
 }) {}

@@ -9,10 +9,10 @@
  *
  * Waiting: every append belongs to a `transaction` (its own, or the caller's it joins), which
  * wakes this process's waiters once it commits (a waiter woken earlier would read on another
- * connection before the commit, find nothing and sleep until its next poll), and tells the other
- * processes sharing the database through EventNotifications (a Postgres NOTIFY sent inside the
- * transaction, delivered at its commit). A waiter also reads every POLL_INTERVAL, a safety net
- * only (docs/scale-out.md).
+ * connection before the commit), handing them the events it committed; the statement inserting
+ * the events tells the other processes sharing the database (a Postgres NOTIFY, delivered at the
+ * commit; EventNotifications). A waiter also reads every POLL_INTERVAL, a safety net only
+ * (docs/scale-out.md, docs/performance.md).
  */
 import { Clock, Duration, Effect, FiberRef, Option } from "effect"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
@@ -43,8 +43,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
 
     /**
      * A transaction that appends events (or joins the one in progress, in a savepoint whose
-     * appends count once it is released): the other processes are told inside it, this
-     * process's waiters once it has committed.
+     * appends count once it is released): this process's waiters are woken once it has committed.
      */
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => {
@@ -55,9 +54,9 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
           )
         }
         const pending = new Map<AgentId, Array<AgentEvent>>()
-        return transactions.transaction(
-          Effect.locally(effect, uncommittedAppends, pending).pipe(Effect.tap(() => notifications.announce(pending)))
-        ).pipe(Effect.tap(() => notifications.wake(pending)))
+        return transactions.transaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
+          Effect.tap(() => notifications.wake(pending))
+        )
       })
 
     const appended = (agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) =>
@@ -103,7 +102,8 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
             is_opening_event: event.is_opening_event,
             event_kind: event.event_kind,
             data: dataOf(event)
-          }))
+          })),
+          notifications.notice(agentId, last_sequence)
         )
         yield* appended(agentId, inserted)
         return inserted
