@@ -1,7 +1,7 @@
 /**
  * Wake-ups of event streams (docs/scale-out.md, "Event streams"; docs/performance.md): which
- * agents have new events. Timeline announces them inside a transaction that appended events and
- * wakes this process's waiters once it has committed; a waiter waits for one agent.
+ * agents have new events. Timeline wakes this process's waiters once a transaction that appended
+ * events has committed; a waiter waits for one agent.
  *
  * - Waiters are kept per agent, so an append wakes only the streams of its agent (not every
  *   stream of the process), and a wake-up from this process hands them the events it committed:
@@ -11,8 +11,9 @@
  *   told forgotten first): a stream that has sent up to it waits without reading again.
  * - Postgres (any number of processes): the statement that inserts events also runs
  *   `pg_notify` (`notice`), which Postgres delivers when the transaction commits, to every
- *   process listening, with the agent's last sequence. Each process LISTENs on one connection and wakes its waiters for what other processes appended; its own
- *   notifications (it woke its waiters itself) prove the LISTEN connection alive. A heartbeat
+ *   process listening, with the agent's last sequence. Each process LISTENs on one connection
+ *   and wakes its waiters for what other processes appended; its own notifications (it woke its
+ *   waiters itself) prove the LISTEN connection alive. A heartbeat
  *   notification every HEARTBEAT_INTERVAL checks that; when one does not come back, the listener
  *   is started again on a new connection. Timeline's poll remains the safety net meanwhile.
  */
@@ -63,7 +64,7 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, notified: Noti
     }
   }))
 
-/** Keeps a LISTEN connection feeding `appended` for the life of the scope, reopening it when it goes silent. */
+/** Keeps a LISTEN connection feeding `notified` for the life of the scope, reopening it when it goes silent. */
 const listenForOtherProcesses = (sql: PgClient.PgClient, origin: string, notified: Notified) =>
   listenWhileAlive(sql, origin, notified).pipe(
     Effect.zipRight(Effect.logWarning(

@@ -73,13 +73,8 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         onSome: (next) => Effect.as(startTurn(agentId, next), Option.some(next.turn_id))
       }))
 
-    /**
-     * Ends a running or waiting turn with its final status (and records it with the turn's token
-     * usage), then starts the next queued input. Nothing when the turn had already ended. With
-     * `last`, the turn's last model call is counted in the same update, and its output events are
-     * appended with the turn's end (one append).
-     */
-    const finishTurn = (
+    /** Ends the turn with `status`, counting `last`'s usage, appending `last`'s events before its end; none when it had ended. */
+    const endTurn = (
       agentId: AgentId,
       turnId: TurnId,
       status: FinalTurnStatus,
@@ -88,10 +83,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
     ) =>
       Effect.gen(function*() {
         const usage = yield* turns.finish(turnId, status, error, last?.usage)
-        if (Option.isNone(usage)) {
-          if (last !== undefined && last.events.length > 0) yield* timeline.append(agentId, last.events)
-          return Option.none<TurnId>()
-        }
+        if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
         yield* timeline.append(agentId, [...last?.events ?? [], {
           event_kind: "turn",
           turn_id: turnId,
@@ -100,8 +92,27 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
           error,
           usage: usage.value
         }])
-        return yield* startNext(agentId)
+        return Option.some(yield* startNext(agentId))
       })
+
+    /**
+     * Ends a running or waiting turn with its final status (and records it with the turn's token
+     * usage), then starts the next queued input. Nothing when the turn had already ended.
+     */
+    const finishTurn = (agentId: AgentId, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
+      Effect.map(endTurn(agentId, turnId, status, error), Option.flatten)
+
+    /**
+     * Completes a running turn with its last model call: the call's usage counted in the update
+     * that ends the turn, its output events appended with the turn's end (one append), then the
+     * next queued input started (the turn started, if any). None when the turn had already ended:
+     * nothing written then.
+     */
+    const completeTurn = (
+      agentId: AgentId,
+      turnId: TurnId,
+      last: { readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
+    ) => endTurn(agentId, turnId, "completed", null, last)
 
     /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
     const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
@@ -112,7 +123,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         yield* agents.setStatus(agentId, turnId, status)
       })
 
-    return { lockAgent, lockExisting, startedEvent, startTurn, startNext, finishTurn, refreshStatus } as const
+    return { lockAgent, lockExisting, startedEvent, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
   }),
   dependencies: [
     AgentsRepository.Default,
