@@ -112,7 +112,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
             id: inputId,
             agent_id: agentId,
             turn_id: turnId,
-            status: "queued",
+            status: startsNow ? "started" : "queued",
             event_sequence: event.sequence,
             content_blocks: input.content_blocks,
             actor_id: input.actor_id,

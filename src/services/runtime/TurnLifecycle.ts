@@ -51,19 +51,20 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
       }))
 
     /**
-     * Makes the input's turn the agent's current turn and records its start. `startedEventAppended`:
-     * the caller has appended `startedEvent(turn)` itself, with the events before it (one append).
+     * Makes the input's turn the agent's current turn and records its start. `newInput`: the
+     * caller has just recorded the input as `started` and appended `startedEvent(turn)` with it
+     * (one insert, one append).
      */
     const startTurn = (
       agentId: AgentId,
       input: { readonly id: InputId; readonly turn_id: TurnId },
-      startedEventAppended = false
+      newInput = false
     ) =>
       Effect.gen(function*() {
         yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
-        yield* inputs.setStatus(input.id, "started")
+        if (!newInput) yield* inputs.setStatus(input.id, "started")
         yield* agents.setCurrentTurn(agentId, input.turn_id, "running")
-        if (!startedEventAppended) yield* timeline.append(agentId, [startedEvent(input.turn_id)])
+        if (!newInput) yield* timeline.append(agentId, [startedEvent(input.turn_id)])
       })
 
     /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
