@@ -89,7 +89,9 @@ const cpuMillisecondsOf = (pid: number): number => {
 export const startProcess = async (entry: string, env: Record<string, string | undefined>): Promise<Process> => {
   const port = await freePort()
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
+  // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it exits (docs/performance.md).
+  const profile = process.env.BENCH_CPU_PROF_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", entry], {
     cwd: ROOT,
     env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "ignore", "pipe"]
