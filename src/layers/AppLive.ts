@@ -10,6 +10,7 @@ import { IdGenerator } from "../services/shared/Ids.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
+import { WorkspacesLive } from "../services/workspaces/WorkspacesLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive } from "./http/HttpApp.ts"
@@ -33,6 +34,7 @@ export const ServicesLive = Layer.mergeAll(
   TenancyLive,
   ConfigurationLive,
   RuntimeLive,
+  WorkspacesLive,
   BootstrapLive,
   SecretKeyCheckLive
 ).pipe(

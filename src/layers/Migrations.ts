@@ -14,6 +14,7 @@ import agentsAndTimeline from "./migrations/0005_agents_and_timeline.ts"
 import runtimeState from "./migrations/0006_runtime_state.ts"
 import turnSteps from "./migrations/0007_turn_steps.ts"
 import secretKeyCheck from "./migrations/0009_secret_key_check.ts"
+import userSettings from "./migrations/0011_user_settings.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -23,7 +24,8 @@ const migrations = {
   "0005_agents_and_timeline": agentsAndTimeline,
   "0006_runtime_state": runtimeState,
   "0007_turn_steps": turnSteps,
-  "0009_secret_key_check": secretKeyCheck
+  "0009_secret_key_check": secretKeyCheck,
+  "0011_user_settings": userSettings
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */
