@@ -175,7 +175,25 @@ describeApp()("user settings", (it) => {
       const foreign = yield* patchRaw(stranger, { code: { providers: { Anthropic: { model: "Sonnet" } } } })
       expect(foreign.status).toBe(400)
       expect(foreign.json).toMatchObject({ issues: [{ path: "/code/providers/Anthropic" }] })
-      expect(yield* user.client.userSettings.get()).toEqual(DEFAULTS)
+      expect(yield* stranger.client.userSettings.get()).toEqual(DEFAULTS)
+      // A provider entry without a model still names a provider config of the user's.
+      const thinkingOnly = yield* patchRaw(stranger, { code: { providers: { Anthropic: { thinking: "low" } } } })
+      expect(thinkingOnly.status).toBe(400)
+      expect(thinkingOnly.json).toMatchObject({ issues: [{ path: "/code/providers/Anthropic" }] })
+      expect(yield* user.client.userSettings.update({ payload: { code: { providers: { Anthropic: { thinking: "low" } } } } }))
+        .toMatchObject({ code: { providers: { Anthropic: { thinking: "low" } } } })
+      // Several problems are reported together, and nothing is stored.
+      const several = yield* patchRaw(user, {
+        notifications: { sms: { enabled: true } },
+        code: { default_provider: "Nope", providers: { Anthropic: { model: "Opus" } } }
+      })
+      expect(several.status).toBe(400)
+      expect((several.json!.issues as Array<{ path: string }>).map((issue) => issue.path).sort()).toEqual([
+        "/code/default_provider",
+        "/code/providers/Anthropic/model",
+        "/notifications/sms/phone_number"
+      ])
+      expect(yield* user.client.userSettings.get()).toEqual({ ...DEFAULTS, code: { providers: { Anthropic: { thinking: "low" } } } })
     }))
 
   it.effect("an organization API key is refused: settings belong to a person", () =>

@@ -189,16 +189,18 @@ export class Models extends Effect.Service<Models>()("Models", {
 
     /**
      * Where the model `modelName` of a provider config named `providerConfigName` exists among the
-     * organizations `orgIds`: `found` when one of them has it, else `no_model` when one of them has a
-     * provider config of that name, else `no_provider_config`.
+     * organizations `orgIds`: `found` when one of them has it (or, without a model name, has the
+     * provider config), else `no_model` when one of them has a provider config of that name, else
+     * `no_provider_config`.
      */
-    const namedInOrgs = (orgIds: ReadonlyArray<OrgId>, providerConfigName: string, modelName: string) =>
+    const namedInOrgs = (orgIds: ReadonlyArray<OrgId>, providerConfigName: string, modelName?: string) =>
       Effect.gen(function*() {
         let configFound = false
         for (const orgId of orgIds) {
           const config = yield* providerConfigs.findByName(orgId, providerConfigName.normalize("NFC"))
           if (Option.isNone(config)) continue
           configFound = true
+          if (modelName === undefined) return "found" as const
           const model = yield* models.named(config.value.id, modelName.normalize("NFC"))
           if (Option.isSome(model)) return "found" as const
         }

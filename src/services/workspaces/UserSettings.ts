@@ -1,9 +1,10 @@
 /**
  * A user's settings (docs/user-settings.md): read with the defaults in place, changed by a JSON
  * merge patch applied in one transaction with the user's row locked, so concurrent changes both
- * land. References are checked against the merged document: the default provider must be one of
- * the configured providers, a provider's model must exist in one of the user's organizations, an
- * enabled notification channel needs its address.
+ * land. The merged document is checked before it is stored: the default provider must be one of
+ * the configured providers, an enabled notification channel needs its address, and a provider
+ * entry the patch changes must name a provider config (and its model, a model under it) in one of
+ * the user's organizations.
  */
 import { Effect, Option, Schema } from "effect"
 import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
@@ -34,7 +35,7 @@ export class UserSettings extends Effect.Service<UserSettings>()("UserSettings",
     const get = (userId: UserId) =>
       Effect.map(settings.find(userId), Option.getOrElse(() => DEFAULT_USER_SETTINGS))
 
-    /** What is wrong with the merged document; models are checked only where the patch names one. */
+    /** What is wrong with the merged document; providers are checked only where the patch changes them. */
     const problems = (userId: UserId, document: UserSettingsDocument, patch: UserSettingsPatch) =>
       Effect.gen(function*() {
         const issues: Array<Issue> = []
@@ -59,12 +60,12 @@ export class UserSettings extends Effect.Service<UserSettings>()("UserSettings",
             message: `names the provider ${JSON.stringify(defaultProvider)}, which code.providers does not configure`
           })
         }
-        const named = Object.entries(patch.code?.providers ?? {}).flatMap(([provider, entry]) =>
-          typeof entry?.model === "string" ? [[provider, entry.model] as const] : []
+        const touched = Object.entries(patch.code?.providers ?? {}).flatMap(([provider, entry]) =>
+          entry === null ? [] : [[provider, entry.model ?? undefined] as const]
         )
-        if (named.length > 0) {
+        if (touched.length > 0) {
           const orgIds = yield* members.orgIdsOf(userId)
-          for (const [provider, model] of named) {
+          for (const [provider, model] of touched) {
             const found = yield* models.namedInOrgs(orgIds, provider, model)
             if (found === "no_provider_config") {
               issues.push({
