@@ -126,6 +126,12 @@ describeApp()("user settings", (it) => {
         [{ notifications: { email: { notification_email: "nobody" } } }, "/notifications/email/notification_email"],
         [{ notifications: { sms: { phone_number: "555-0123" } } }, "/notifications/sms/phone_number"],
         [{ code: { default_provider: "Anthropic" } }, "/code/default_provider"],
+        [{ code: { default_provider: "toString" } }, "/code/default_provider"],
+        [{ code: { default_provider: "" } }, "/code/default_provider"],
+        [{ code: { providers: { ["x".repeat(65)]: { thinking: "low" } } } }, "/code/providers/" + "x".repeat(65)],
+        [JSON.parse(`{"code": {"providers": {"__proto__": {"thinking": "low"}}}}`), "/code/providers/__proto__"],
+        [{ code: { providers: [] } }, "/code/providers"],
+        [{ notifications: "all" }, "/notifications"],
         [{ notifications: { email: { enabled: true } } }, "/notifications/email/notification_email"],
         [{ notifications: { sms: { enabled: true } } }, "/notifications/sms/phone_number"]
       ]

@@ -18,7 +18,9 @@ export const Thinking = Schema.Literal("none", "low", "medium", "high")
 /** A provider identifier: the name of a model provider config in one of the user's organizations. */
 export const ProviderKey = Schema.String.pipe(
   Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(64, { message: () => "must be at most 64 characters" })
+  Schema.maxLength(64, { message: () => "must be at most 64 characters" }),
+  // A JavaScript object cannot hold this key as data: it would be dropped instead of stored.
+  Schema.filter((key) => key !== "__proto__" || "is not a usable provider identifier")
 )
 /** The name of a configured model under the provider config the entry is keyed by. */
 export const ModelName = Schema.String.pipe(
@@ -98,12 +100,13 @@ const isObject = (value: unknown): value is { readonly [key: string]: Json } =>
  */
 export const mergePatch = (target: unknown, patch: unknown): unknown => {
   if (!isObject(patch)) return patch
-  const merged: Record<string, unknown> = isObject(target) ? { ...target } : {}
+  // A Map, so that a key such as `__proto__` stays an ordinary key.
+  const merged = new Map<string, unknown>(Object.entries(isObject(target) ? target : {}))
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete merged[key]
-    else merged[key] = mergePatch(merged[key], value)
+    if (value === null) merged.delete(key)
+    else merged.set(key, mergePatch(merged.get(key), value))
   }
-  return merged
+  return Object.fromEntries(merged)
 }
 
 /** The document with its defaults filled in where a key is missing. */

@@ -54,7 +54,7 @@ export class UserSettings extends Effect.Service<UserSettings>()("UserSettings",
           issues.push({ path: "/code/providers", message: `must configure at most ${MAX_PROVIDERS} providers` })
         }
         const defaultProvider = document.code?.default_provider
-        if (defaultProvider !== undefined && !(defaultProvider in providers)) {
+        if (defaultProvider !== undefined && !Object.hasOwn(providers, defaultProvider)) {
           issues.push({
             path: "/code/default_provider",
             message: `names the provider ${JSON.stringify(defaultProvider)}, which code.providers does not configure`
