@@ -25,11 +25,13 @@ import { SecretsApi } from "./configuration/SecretsApi.ts"
 import { SkillsApi } from "./configuration/SkillsApi.ts"
 import { ToolCallsApi } from "./runtime/ToolCallsApi.ts"
 import { UserApi } from "./tenancy/UserApi.ts"
+import { UserSettingsApi } from "./workspaces/UserSettingsApi.ts"
 
 export const API_VERSION = "0.1.0"
 
 export class Api extends HttpApi.make("agent-platform")
   .add(UserApi)
+  .add(UserSettingsApi)
   .add(OrganizationsApi)
   .add(OrganizationApiKeysApi)
   .add(MembersApi)

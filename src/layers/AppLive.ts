@@ -12,6 +12,7 @@ import { IdGenerator } from "../services/shared/Ids.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
+import { WorkspacesLive } from "../services/workspaces/WorkspacesLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
 import { ClusterPoolsLive } from "./ClusterPools.ts"
 import { DatabaseLive } from "./Database.ts"
@@ -37,6 +38,7 @@ export const ServicesLive = Layer.mergeAll(
   ConfigurationLive,
   RuntimeLive,
   MachinesLive,
+  WorkspacesLive,
   BootstrapLive,
   ClusterPoolsLive.pipe(Layer.provide(MachinePools.Default)),
   SecretKeyCheckLive

@@ -16,6 +16,7 @@ import turnSteps from "./migrations/0007_turn_steps.ts"
 import machines from "./migrations/0008_machines.ts"
 import secretKeyCheck from "./migrations/0009_secret_key_check.ts"
 import machinePools from "./migrations/0010_machine_pools.ts"
+import userSettings from "./migrations/0011_user_settings.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -27,7 +28,8 @@ const migrations = {
   "0007_turn_steps": turnSteps,
   "0008_machines": machines,
   "0009_secret_key_check": secretKeyCheck,
-  "0010_machine_pools": machinePools
+  "0010_machine_pools": machinePools,
+  "0011_user_settings": userSettings
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

@@ -28,6 +28,7 @@ import { SecretsLive } from "../../api/handlers/configuration/SecretsLive.ts"
 import { SkillsLive } from "../../api/handlers/configuration/SkillsLive.ts"
 import { ToolCallsLive } from "../../api/handlers/runtime/ToolCallsLive.ts"
 import { UserLive } from "../../api/handlers/tenancy/UserLive.ts"
+import { UserSettingsLive } from "../../api/handlers/workspaces/UserSettingsLive.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { corsFor } from "./Cors.ts"
 import { MachineSocketRouteLive } from "./MachineSocketRoute.ts"
@@ -39,6 +40,7 @@ import { DOCS_PATH, OPENAPI_PATH, RootPageLive } from "./RootPage.ts"
 const HandlersLive = Layer.mergeAll(
   HealthLive,
   UserLive,
+  UserSettingsLive,
   OrganizationsLive,
   OrganizationApiKeysLive,
   MembersLive,
