@@ -3,7 +3,7 @@
  * get past the handlers' own checks: names, e-mail addresses, agent config sources that compile
  * against each tenant's provider config "Scripted" and model "Scripted model", provider URLs on
  * loopback only (a fuzzed provider config must never send a turn off this machine), skill texts
- * and base64 media.
+ * base64 media, and file digests and absolute paths of machines.
  */
 import fc from "fast-check"
 import { agentSource } from "../support/ScriptedModel.ts"
@@ -35,5 +35,8 @@ const makeHints = (world: FuzzWorld): Hints => ({
   "SKILL.md": fc.string({ minLength: 1, maxLength: 40 }).map((text) => `# Skill\n${text}`),
   files: fc.dictionary(fc.stringMatching(/^[a-z]{1,8}(\/[a-z]{1,8})?\.md$/), fc.string({ maxLength: 40 }), { maxKeys: 2 }),
   media_type: fc.constantFrom("image/png", "text/plain", "application/pdf"),
-  data: fc.uint8Array({ minLength: 1, maxLength: 48 }).map((bytes) => Buffer.from(bytes).toString("base64"))
+  data: fc.uint8Array({ minLength: 1, maxLength: 48 }).map((bytes) => Buffer.from(bytes).toString("base64")),
+  // Longer than the generator's 40-character cap on patterned strings: it would never match.
+  FileDigest: fc.constantFrom(`sha256:${"0".repeat(64)}`, `sha256:${"ab".repeat(32)}`),
+  AbsolutePath: fc.constantFrom("/tmp", "/home/fuzz/work", "C:\\work")
 })

@@ -317,4 +317,43 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(output.stdout).not.toContain("never")
       expect(processRunning(marker)).toBe(false)
     }), { timeout: 90_000 })
+
+  it.effect("a machine tool that asks first runs on the machine once approved", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      // write_file asks by default.
+      const config = yield* rt.client.agentConfigs.create({
+        path: rt.projectPath,
+        payload: {
+          source_format: "yaml",
+          source: [
+            "instruction: Work on the machine.",
+            "model: { provider_config: Scripted, name: Scripted model }",
+            "machine_sources:",
+            `  - machine_id: ${machine.id}`,
+            `    cwd: ${work}`,
+            ""
+          ].join("\n")
+        }
+      })
+      yield* provider.script([
+        Reply.toolCall("write_file", { path: "approved.txt", content: "yes\n" }),
+        Reply.text("Written.")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Write it")
+      yield* rt.waiting(agent.id)
+      expect(existsSync(join(work, "approved.txt"))).toBe(false)
+      const [approval] = yield* rt.interactions(agent.id)
+      yield* rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: approval.id },
+        payload: { decision: "approve" }
+      })
+      yield* rt.idle(agent.id, "30 seconds")
+      expect(readFileSync(join(work, "approved.txt"), "utf8")).toBe("yes\n")
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ name: "write_file", state: "completed", outcome: "succeeded" })
+    }), { timeout: 90_000 })
 })

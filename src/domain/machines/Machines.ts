@@ -41,8 +41,8 @@ export const FileQuery = Schema.Struct({
   path: Schema.String.pipe(
     Schema.minLength(1),
     Schema.maxLength(4096),
-    Schema.pattern(/^(\/|[A-Za-z]:[\\/])/, { message: () => "must be an absolute path" })
-  )
+    Schema.filter((path) => /^(\/|[A-Za-z]:[\\/])/.test(path) || "must be an absolute path")
+  ).annotations({ description: "An absolute path (/… or C:\\…) inside one of the machine's directories" })
 })
 
 export const WriteFileBody = Schema.Struct({
