@@ -96,7 +96,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         if (Option.isNone(answer)) return stopped
         if (Either.isLeft(answer.value)) {
           const error = answer.value.left
-          yield* turns.addFailedCall(payload.turn_id)
+          if (error.notCalled !== true) yield* turns.addFailedCall(payload.turn_id)
           return failed(
             `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
           )

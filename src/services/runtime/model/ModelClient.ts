@@ -150,7 +150,11 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
     const checkTarget = (request: ModelRequest) =>
       policy.checkTarget(request.baseUrl).pipe(
         Effect.mapError((refused) =>
-          new ModelProviderError({ status: null, message: `The model provider was not called: ${refused.message}` })
+          new ModelProviderError({
+            status: null,
+            message: `The model provider was not called: ${refused.message}`,
+            notCalled: true
+          })
         )
       )
 

@@ -125,10 +125,15 @@ export const ModelResponse = Schema.Struct({
 })
 export type ModelResponse = typeof ModelResponse.Type
 
-/** The provider refused or failed the call after the retries; `status` is null when no HTTP response came. */
+/**
+ * The provider refused or failed the call after the retries; `status` is null when no HTTP
+ * response came. `notCalled` is true when the platform refused to make the call at all (a target
+ * the private-network setting forbids): it does not count as a model call.
+ */
 export class ModelProviderError extends Schema.TaggedError<ModelProviderError>()("ModelProviderError", {
   status: Schema.NullOr(Schema.Number),
-  message: Schema.String
+  message: Schema.String,
+  notCalled: Schema.optional(Schema.Boolean)
 }) {}
 
 /** Folds the events of one model call into its response (text and reasoning deltas joined per block). */
