@@ -6,7 +6,7 @@
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -66,8 +66,20 @@ export const newToken = () => `bench-${randomBytes(16).toString("hex")}`
 
 export interface Process {
   readonly baseUrl: string
+  /** The CPU time (user + system) the process has used so far, in milliseconds (Linux /proc). */
+  readonly cpuMilliseconds: () => number
   /** SIGTERM, and wait for the exit. */
   readonly stop: () => Promise<void>
+}
+
+/** Linux reports a process's CPU time in clock ticks of 1/100 s (USER_HZ). */
+const MILLISECONDS_PER_TICK = 10
+
+/** utime + stime of /proc/<pid>/stat (fields 14 and 15; the command name before them may hold spaces). */
+const cpuMillisecondsOf = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * MILLISECONDS_PER_TICK
 }
 
 /**
@@ -77,7 +89,9 @@ export interface Process {
 export const startProcess = async (entry: string, env: Record<string, string | undefined>): Promise<Process> => {
   const port = await freePort()
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
+  // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it exits (docs/performance.md).
+  const profile = process.env.BENCH_CPU_PROF_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", entry], {
     cwd: ROOT,
     env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "ignore", "pipe"]
@@ -99,6 +113,7 @@ export const startProcess = async (entry: string, env: Record<string, string | u
   }
   return {
     baseUrl,
+    cpuMilliseconds: () => cpuMillisecondsOf(child.pid!),
     stop: () => {
       child.kill("SIGTERM")
       return exited

@@ -7,8 +7,8 @@
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, machines, scale-out, scanner, crash-loop, soak; several with commas). A broken crash-loop invariant
- * makes the run exit non-zero.
+ * (names: http, runtime, statements, machines, scale-out, scanner, crash-loop, soak; several with
+ * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
 import { agentConfigs } from "./agentConfigs.ts"
@@ -20,6 +20,7 @@ import { orgGet } from "./orgGet.ts"
 import { runtime } from "./runtime.ts"
 import { scaleOut } from "./scaleOut.ts"
 import { formatSoak, soak, SOAK_MINUTES } from "./soak.ts"
+import { statements } from "./statements.ts"
 
 /** Prints `{name, value, unit}` rows as an aligned table. */
 const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: number; readonly unit: string }>) => {
@@ -31,7 +32,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "machines", "scale-out", "scanner", "crash-loop", "soak"] as const
+const PARTS = ["http", "runtime", "statements", "machines", "scale-out", "scanner", "crash-loop", "soak"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -55,6 +56,12 @@ if (selected("runtime")) {
   const runtimeRows = await runtime()
   console.log("\nAgent runtime (scripted provider answering at once)\n")
   printRows(runtimeRows)
+}
+
+if (selected("statements")) {
+  const statementRows = await statements()
+  console.log("\nSQL statements per turn on Postgres (counted by a wire-protocol proxy; docs/performance.md)\n")
+  printRows(statementRows)
 }
 
 if (selected("machines")) {

@@ -5,7 +5,8 @@
  *
  * - turns per second, p50 and p99 turn latency (from POST input to the turn's `completed` event,
  *   read from each agent's event stream) with 1, 10 and 100 agents, each sending its next input
- *   as soon as its turn completes, for BENCH_DURATION_SECONDS each;
+ *   as soon as its turn completes, for BENCH_DURATION_SECONDS each, and the server process's CPU
+ *   time per turn (on PGlite it includes the embedded database, which runs in that process);
  * - events per second appended (every event the turns wrote, over the time they ran) and read
  *   back through GET /events in pages of 500 (READERS agents at a time).
  *
@@ -164,6 +165,7 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
           agentUrls.push(agentUrl)
           return { agentUrl, turnEnded: await followTurns(agentUrl, token, abort.signal) }
         }))
+        const cpuBefore = server.cpuMilliseconds()
         const { elapsed, latencies } = await driveTurns(launched.map(({ agentUrl, turnEnded }) => ({
           inputsUrl: () => `${agentUrl}/inputs`,
           turnEnded
@@ -173,6 +175,11 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
         // Each turn writes its input, started, model_output and completed events.
         eventsWritten += latencies.length * 4
         rows.push(...turnRows(label, latencies, elapsed))
+        rows.push({
+          name: `server CPU per turn, ${label}`,
+          value: (server.cpuMilliseconds() - cpuBefore) / Math.max(latencies.length, 1),
+          unit: "ms"
+        })
       }
       rows.push({ name: `events appended per second (by turns), ${target}`, value: Math.round(eventsWritten / (writingMs / 1000)), unit: "events/s" })
 

@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { InternalError, InvalidRequest, NotFound, RequestTooLarge, UnsupportedMediaType } from "../domain/shared/Errors.ts"
 import { ActorsApi } from "./runtime/ActorsApi.ts"
 import { AgentConfigsApi } from "./configuration/AgentConfigsApi.ts"
+import { AgentEventStreamApi } from "./runtime/AgentEventStreamApi.ts"
 import { AgentsApi } from "./runtime/AgentsApi.ts"
 import { HealthApi } from "./HealthApi.ts"
 import { MachineRegistrationApi } from "./machines/MachineRegistrationApi.ts"
@@ -15,6 +16,7 @@ import { InvitationsApi } from "./tenancy/InvitationsApi.ts"
 import { MembersApi } from "./tenancy/MembersApi.ts"
 import { ModelProviderConfigsApi } from "./configuration/ModelProviderConfigsApi.ts"
 import { ModelsApi } from "./configuration/ModelsApi.ts"
+import { MachinePoolsApi } from "./machines/MachinePoolsApi.ts"
 import { OrganizationApiKeysApi } from "./tenancy/OrganizationApiKeysApi.ts"
 import { OrganizationsApi } from "./tenancy/OrganizationsApi.ts"
 import { ProjectMembersApi } from "./tenancy/ProjectMembersApi.ts"
@@ -23,11 +25,13 @@ import { SecretsApi } from "./configuration/SecretsApi.ts"
 import { SkillsApi } from "./configuration/SkillsApi.ts"
 import { ToolCallsApi } from "./runtime/ToolCallsApi.ts"
 import { UserApi } from "./tenancy/UserApi.ts"
+import { UserSettingsApi } from "./workspaces/UserSettingsApi.ts"
 
 export const API_VERSION = "0.1.0"
 
 export class Api extends HttpApi.make("agent-platform")
   .add(UserApi)
+  .add(UserSettingsApi)
   .add(OrganizationsApi)
   .add(OrganizationApiKeysApi)
   .add(MembersApi)
@@ -38,8 +42,10 @@ export class Api extends HttpApi.make("agent-platform")
   .add(SecretsApi)
   .add(ModelProviderConfigsApi)
   .add(ModelsApi)
+  .add(MachinePoolsApi)
   .add(AgentConfigsApi)
   .add(AgentsApi)
+  .add(AgentEventStreamApi)
   .add(ToolCallsApi)
   .add(InteractionsApi)
   .add(ActorsApi)
@@ -56,7 +62,12 @@ export class Api extends HttpApi.make("agent-platform")
   .annotate(OpenApi.Version, API_VERSION)
   .annotate(
     OpenApi.Description,
-    "Organizations, projects, members and API keys of a self-hosted agent platform. " +
-      "Every route is also served under /api/v1."
+    "A self-hosted agent platform. Organizations hold members, invitations, API keys, projects, secrets, " +
+      "model provider configs, models, skills and machine pools, granted to projects. A project creates agent configs from YAML " +
+      "or JSON and launches agents from them; agents take inputs (queued in a backlog while busy), run turns " +
+      "against the configured model, call tools, pause on approvals and questions (interactions) and record " +
+      "everything in an event timeline, readable page by page or as Server-Sent Events. " +
+      "Authenticate with `Authorization: Bearer <API key>`. Every /v1 route is also served under /api/v1."
   )
+  .annotate(OpenApi.Servers, [{ url: "/", description: "The server that serves this document" }])
 {}

@@ -1,13 +1,15 @@
 /**
  * The typed client of the Api: `yield* makeClient({ baseUrl })` gives one method per endpoint,
  * grouped as in the Api (`client.organizations.create({ payload: { name } })`), that fails with
- * the error classes of src/domain/Errors.ts.
+ * the error classes of src/domain/Errors.ts. The events stream, decoded as it arrives (stored
+ * events and live output): `streamAgentEvents(options, path)` (EventStream.ts).
  */
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "./Api.ts"
 
 export { Api }
+export { type AgentStreamItem, type AgentStreamOptions, streamAgentEvents } from "./EventStream.ts"
 
 export interface ClientOptions {
   readonly baseUrl?: string

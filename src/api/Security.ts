@@ -1,6 +1,6 @@
 /**
  * Authentication: one HttpApi security middleware. Today it has one scheme, bearer API keys;
- * the browser session cookie with its CSRF header (spec 5) joins as a second entry of
+ * the browser session cookie with its CSRF header joins as a second entry of
  * `security` with its own handler.
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
@@ -12,6 +12,27 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   failure: Schema.Union(Unauthorized.Wire, AuthenticationUnavailable.Wire),
   provides: CurrentPrincipal,
   security: {
+    bearer: HttpApiSecurity.bearer.pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "A personal or organization API key: `Authorization: Bearer <token>`")
+    )
+  }
+}) {}
+
+/**
+ * The event stream's authentication: a stream token in the query (`?stream_token=`, minted by
+ * `POST .../events/stream-token`, for a browser's EventSource, which cannot send headers), else
+ * the bearer API key. Only the event stream route has it.
+ */
+export class StreamAuthentication extends HttpApiMiddleware.Tag<StreamAuthentication>()("StreamAuthentication", {
+  failure: Schema.Union(Unauthorized.Wire, AuthenticationUnavailable.Wire),
+  provides: CurrentPrincipal,
+  security: {
+    streamToken: HttpApiSecurity.apiKey({ key: "stream_token", in: "query" }).pipe(
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "A stream token from `POST .../events/stream-token`: valid 5 minutes, for that agent's stream only"
+      )
+    ),
     bearer: HttpApiSecurity.bearer.pipe(
       HttpApiSecurity.annotate(OpenApi.Description, "A personal or organization API key: `Authorization: Bearer <token>`")
     )

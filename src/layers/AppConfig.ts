@@ -21,6 +21,22 @@ export interface AppConfigShape {
   readonly secretKey: Option.Option<Redacted.Redacted>
   /** Browser origins allowed to call the API (CORS), e.g. `https://app.example.com`; none by default. */
   readonly corsOrigins: ReadonlyArray<string>
+  /**
+   * AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS=true (the hosted profile): model provider base URLs, MCP
+   * and webhook URLs may not point at private, loopback or link-local addresses
+   * (services/shared/NetworkPolicy.ts). Off by default: the embedded setup calls local providers.
+   */
+  readonly blockPrivateNetworks: boolean
+  /**
+   * AGENT_PLATFORM_LOCAL_PROVIDER_KEY: the key a `local` machine pool's auth secret must hold,
+   * since that provider runs code on this host (docs/machine-pools.md). Unset: `local` pools are refused.
+   */
+  readonly localProviderKey: Option.Option<Redacted.Redacted>
+  /**
+   * AGENT_PLATFORM_CLUSTER_POOLS_FILE: a JSON file of the machine pools the operator declares
+   * (`management_kind: cluster`), installed at start-up (docs/machine-pools.md). Unset: none.
+   */
+  readonly clusterPoolsFile: Option.Option<string>
 }
 
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
@@ -53,7 +69,13 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
         corsOrigins: Option.match(yield* optional(Config.string, "AGENT_PLATFORM_CORS_ORIGINS"), {
           onNone: () => [],
           onSome: parseOrigins
-        })
+        }),
+        blockPrivateNetworks: Option.getOrElse(
+          yield* optional(Config.boolean, "AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS"),
+          () => false
+        ),
+        localProviderKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_LOCAL_PROVIDER_KEY"),
+        clusterPoolsFile: yield* optional(Config.string, "AGENT_PLATFORM_CLUSTER_POOLS_FILE")
       }
     })
   )

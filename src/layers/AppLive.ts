@@ -6,16 +6,20 @@
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
 import { MachinesLive } from "../services/machines/MachinesLive.ts"
+import { MachinePools } from "../services/machines/MachinePools.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
+import { WorkspacesLive } from "../services/workspaces/WorkspacesLive.ts"
 import { BootstrapLive } from "./Bootstrap.ts"
+import { ClusterPoolsLive } from "./ClusterPools.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HttpAppLive } from "./http/HttpApp.ts"
 import { NodeServerLive } from "./http/NodeServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
+import { SecretKeyCheckLive } from "./SecretKeyCheck.ts"
 import { withStartupLog } from "./Startup.ts"
 
 /** The SQL client, available only once migrations have run. */
@@ -24,8 +28,21 @@ export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(Database
 /** The kernel every capability uses (id generation, transactions) and the readiness probe. */
 const SharedLive = Layer.mergeAll(IdGenerator.Default, Transactions.Default, Readiness.Default)
 
-/** Every service, over a migrated database, with the bootstrap user in place. Needs AppConfig. */
-export const ServicesLive = Layer.mergeAll(SharedLive, TenancyLive, ConfigurationLive, RuntimeLive, MachinesLive, BootstrapLive).pipe(
+/**
+ * Every service, over a migrated database whose secrets this server's key opens, with the
+ * bootstrap user in place. Needs AppConfig.
+ */
+export const ServicesLive = Layer.mergeAll(
+  SharedLive,
+  TenancyLive,
+  ConfigurationLive,
+  RuntimeLive,
+  MachinesLive,
+  WorkspacesLive,
+  BootstrapLive,
+  ClusterPoolsLive.pipe(Layer.provide(MachinePools.Default)),
+  SecretKeyCheckLive
+).pipe(
   Layer.provideMerge(DatabaseReadyLive)
 )
 

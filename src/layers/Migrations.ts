@@ -14,6 +14,9 @@ import agentsAndTimeline from "./migrations/0005_agents_and_timeline.ts"
 import runtimeState from "./migrations/0006_runtime_state.ts"
 import turnSteps from "./migrations/0007_turn_steps.ts"
 import machines from "./migrations/0008_machines.ts"
+import secretKeyCheck from "./migrations/0009_secret_key_check.ts"
+import machinePools from "./migrations/0010_machine_pools.ts"
+import userSettings from "./migrations/0011_user_settings.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -23,7 +26,10 @@ const migrations = {
   "0005_agents_and_timeline": agentsAndTimeline,
   "0006_runtime_state": runtimeState,
   "0007_turn_steps": turnSteps,
-  "0008_machines": machines
+  "0008_machines": machines,
+  "0009_secret_key_check": secretKeyCheck,
+  "0010_machine_pools": machinePools,
+  "0011_user_settings": userSettings
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

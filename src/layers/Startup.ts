@@ -14,6 +14,7 @@ import { createServer } from "node:net"
 import { AppConfig } from "./AppConfig.ts"
 import { DataDirectoryInUse, describeDatabase } from "./Database.ts"
 import { DOCS_PATH, OPENAPI_PATH } from "./http/RootPage.ts"
+import { ClusterPoolsRefused } from "../services/machines/MachinePools.ts"
 import { InvalidSecretKey } from "./SecretKey.ts"
 import { RunnerAddressUnavailable } from "./cluster/SocketRunnerCluster.ts"
 
@@ -65,7 +66,7 @@ export const startupProblem = (cause: Cause.Cause<unknown>): string | undefined 
   const error = Cause.squash(cause)
   if (
     error instanceof PortInUse || error instanceof DataDirectoryInUse || error instanceof RunnerAddressUnavailable ||
-    error instanceof InvalidSecretKey
+    error instanceof InvalidSecretKey || error instanceof ClusterPoolsRefused
   ) return error.message
   if (ConfigError.isConfigError(error)) return `configuration: ${String(error)}`
   if (error instanceof HttpServerError.ServeError) {

@@ -280,15 +280,37 @@ describeApp()("agent configs", (it) => {
       const { create, model, org, other, owner } = yield* setUp()
       const issues = issuesOf(yield* expectFailure(create(YAML_SOURCE, "yaml", other.id)))
       expect(issues).toEqual([{ path: "/model/name", message: expect.stringContaining("granted"), line: 6, column: 9 }])
-      const unknownProvider = issuesOf(
-        yield* expectFailure(create(YAML_SOURCE.replace("provider_config: Anthropic", "provider_config: Nope"), "yaml"))
-      )
-      expect(unknownProvider.map((issue) => issue.path)).toEqual(["/model/name"])
-
+      const unknownModel = issuesOf(yield* expectFailure(create(YAML_SOURCE.replace("name: Sonnet", "name: Sonet"), "yaml")))
+      expect(unknownModel).toEqual([{ path: "/model/name", message: expect.stringContaining('"Sonet"'), line: 6, column: 9 }])
       yield* owner.client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: other.id } })
       const created = yield* create(YAML_SOURCE, "yaml", other.id)
       expect(created.status).toBe(201)
       expect(created.config.compiled_definition.model.configured_model_id).toBe(model.id)
+    }))
+
+  it.effect("a provider config the organization lacks is an issue at provider_config, in YAML, JSON and subagents", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const mistyped = issuesOf(
+        yield* expectFailure(create(YAML_SOURCE.replace("provider_config: Anthropic", "provider_config: Antropic"), "yaml"))
+      )
+      expect(mistyped).toEqual([{
+        path: "/model/provider_config",
+        message: 'no model provider config "Antropic" in this organization; check the name',
+        line: 5,
+        column: 20
+      }])
+      const json = issuesOf(yield* expectFailure(create(
+        { instruction: "Help.", model: { provider_config: "openia", name: "Sonnet" } },
+        "json"
+      )))
+      expect(json).toHaveLength(1)
+      expect(json).toMatchObject([{ path: "/model/provider_config", message: expect.stringContaining('"openia"') }])
+      const subagent = issuesOf(yield* expectFailure(create(
+        YAML_SOURCE + "subagents:\n  helper:\n    description: Assists.\n    instruction: Assist.\n    model: { provider_config: openia, name: Sonnet }\n",
+        "yaml"
+      )))
+      expect(subagent.map((issue) => issue.path)).toEqual(["/subagents/helper/model/provider_config"])
     }))
 
   it.effect("model overrides may only narrow the model", () =>
@@ -463,9 +485,31 @@ describeApp()("agent configs", (it) => {
   it.effect("secrets in secret_env_overlay resolve by name for the project", () =>
     Effect.gen(function*() {
       const { create, org, owner, project } = yield* setUp()
+      const auth = yield* owner.client.secrets.create({
+        path: { orgID: org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const pool = yield* owner.client.machinePools.create({
+        path: { orgID: org.id },
+        payload: {
+          name: "builders",
+          provider: "docker",
+          provider_auth_secret_id: auth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 2,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 2,
+          max_total_memory_mb: 1024
+        }
+      })
+      yield* owner.client.machinePools.createGrant({
+        path: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: project.id }
+      })
       const source = YAML_SOURCE + [
         "machine_sources:",
-        "  - machine_pool_id: mpo_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+        `  - machine_pool_id: ${pool.id}`,
         "    env_overlay: { MODE: ci }",
         "    secret_env_overlay:",
         "      GITHUB_TOKEN: GitHub token",
@@ -492,7 +536,7 @@ describeApp()("agent configs", (it) => {
       const created = yield* create(source, "yaml")
       expect(created.config.compiled_definition.machine_sources).toEqual([
         {
-          machine_pool_id: "mpo_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+          machine_pool_id: pool.id,
           env_overlay: { MODE: "ci" },
           secret_env_overlay: { GITHUB_TOKEN: secret.id, UNSET_ME: null }
         }
@@ -500,6 +544,75 @@ describeApp()("agent configs", (it) => {
       // With a machine source, the machine tools are on.
       expect(created.config.compiled_definition.tools?.read_file?.enabled).toBe(true)
       expect(JSON.stringify(created.config)).not.toContain("ghp_not_a_real_token")
+    }))
+
+  it.effect("a machine source's machine_pool_id must name a pool of the organization granted to the project", () =>
+    Effect.gen(function*() {
+      const { create, org, other, owner, project } = yield* setUp()
+      const auth = yield* owner.client.secrets.create({
+        path: { orgID: org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const pool = yield* owner.client.machinePools.create({
+        path: { orgID: org.id },
+        payload: {
+          name: "builders",
+          provider: "docker",
+          provider_auth_secret_id: auth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 2,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 2,
+          max_total_memory_mb: 1024
+        }
+      })
+      const source = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${pool.id}\n`
+      // Not granted to the project yet (granted to another project of the organization only).
+      yield* owner.client.machinePools.createGrant({
+        path: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: other.id }
+      })
+      const ungranted = issuesOf(yield* expectFailure(create(source, "yaml")))
+      expect(ungranted).toEqual([
+        {
+          path: "/machine_sources/0/machine_pool_id",
+          message: expect.stringContaining("is granted to this project"),
+          line: 8,
+          column: 22
+        }
+      ])
+      // A pool of another organization, even granted there, is no pool of this one.
+      const stranger = yield* setUp("Elsewhere")
+      const foreignAuth = yield* stranger.owner.client.secrets.create({
+        path: { orgID: stranger.org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const foreign = yield* stranger.owner.client.machinePools.create({
+        path: { orgID: stranger.org.id },
+        payload: {
+          name: "theirs",
+          provider: "docker",
+          provider_auth_secret_id: foreignAuth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 1,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 1,
+          max_total_memory_mb: 512
+        }
+      })
+      const foreignSource = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${foreign.id}\n`
+      const notOurs = issuesOf(yield* expectFailure(create(foreignSource, "yaml")))
+      expect(notOurs.map((issue) => issue.path)).toEqual(["/machine_sources/0/machine_pool_id"])
+
+      yield* owner.client.machinePools.createGrant({
+        path: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: project.id }
+      })
+      const created = yield* create(source, "yaml")
+      expect(created.status).toBe(201)
+      expect(created.config.compiled_definition.machine_sources).toEqual([{ machine_pool_id: pool.id }])
     }))
 
   it.effect("tools: custom tools, built-in overrides, unknown built-ins", () =>

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -109,6 +109,23 @@ describeServers("start-up and shutdown", () => {
     }
   }, TIMEOUT_MS)
 
+  it("a cluster pools file that is not valid stops the start-up with one line naming it", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const file = join(dataDir, "cluster-pools.json")
+    writeFileSync(file, `{ "pools": [{ "name": "shared" }] }`)
+    const failure = await startServer(dataDir, { AGENT_PLATFORM_CLUSTER_POOLS_FILE: file }).then(
+      () => "started",
+      (error: Error) => error.message
+    )
+    const [summary, ...output] = failure.split("\n")
+    expect(summary).toMatch(/^the server exited \([1-9]\d*\) before listening:$/)
+    const lines = output.filter((line) => line.trim() !== "" && !line.startsWith("{"))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(`AGENT_PLATFORM_CLUSTER_POOLS_FILE: ${file} is not a valid cluster pools file`)
+    expect(lines[0]).toContain("org_id")
+  }, TIMEOUT_MS)
+
   it("SIGTERM mid-turn: 'shutting down: draining N requests', then 'stopped', no workflow engine warnings", async () => {
     const dataDir = makeDataDir(template)
     dataDirs.push(dataDir)
@@ -152,15 +169,15 @@ describeServers("start-up and shutdown", () => {
     expect(messages).not.toContain("No healthy runners available")
   }, TIMEOUT_MS)
 
-  it("DATA_DIR is 0700 and every file under it 0600, under umask 022", async () => {
+  it("DATA_DIR is 0700 and every file under it 0600, under umask 022 (the embedded database and a generated key)", async () => {
     const dataDir = freshDataDirPath()
     const previous = process.umask(0o022)
     try {
-      const server = await startServer(dataDir)
+      const server = await startServer(dataDir, { DATABASE_URL: "", AGENT_PLATFORM_SECRET_KEY: "" })
       try {
         const modes = modesUnder(dataDir)
         expect(modes.map(([path]) => path)).toContain(join(dataDir, "secret.key"))
-        if (usesEmbeddedDatabase) expect(modes.map(([path]) => path)).toContain(join(dataDir, "pg.lock"))
+        expect(modes.map(([path]) => path)).toContain(join(dataDir, "pg.lock"))
         const wrong = modes.filter(([path, mode]) => mode !== (statSync(path).isDirectory() ? 0o700 : 0o600))
         expect(wrong.map(([path, mode]) => `${mode.toString(8)} ${path}`)).toEqual([])
       } finally {
@@ -169,5 +186,27 @@ describeServers("start-up and shutdown", () => {
     } finally {
       process.umask(previous)
     }
+  }, TIMEOUT_MS)
+
+  it("a server whose secret key is not the one the database's secrets are encrypted with refuses to start", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    // The embedded database in both runs: the test run's Postgres already knows the test key.
+    const withKey = (key: string) => ({ DATABASE_URL: "", AGENT_PLATFORM_SECRET_KEY: key.repeat(64) })
+    const first = await startServer(dataDir, withKey("a"))
+    expect((await first.stop()).code).toBe(0)
+    const failure = await startServer(dataDir, withKey("b")).then(
+      () => "started",
+      (error: Error) => error.message
+    )
+    const [summary, ...output] = failure.split("\n")
+    expect(summary).toMatch(/^the server exited \([1-9]\d*\) before listening:$/)
+    expect(output.filter((line) => line.trim() !== "")).toEqual([
+      expect.stringMatching(
+        /^the secret key differs from the one this database's secrets are encrypted with \(its fingerprint starts [0-9a-f]{8}, this key's [0-9a-f]{8}\); set AGENT_PLATFORM_SECRET_KEY to that key, the same on every server process$/
+      )
+    ])
+    const again = await startServer(dataDir, withKey("a"))
+    expect((await again.stop()).code).toBe(0)
   }, TIMEOUT_MS)
 })

@@ -1,5 +1,5 @@
 /**
- * The timeline routes: list events (spec 4.1 paging in both directions) and the Server-Sent
+ * The timeline routes: list events (paging in both directions) and the Server-Sent
  * Events stream (resume without gap or repeat). Events are appended through the Timeline service
  * (the engine's way of writing them), so each test knows exactly which sequences exist.
  */

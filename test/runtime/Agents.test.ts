@@ -237,6 +237,39 @@ describeApp()("agents", (it) => {
       ])
     }))
 
+  it.effect("an input of empty text blocks only is refused at content_blocks; empty text beside content is kept", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const base = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      // Raw requests: the typed client checks its payload before sending and would refuse these itself.
+      const post = (path: string, body: unknown) =>
+        rawRequest(
+          HttpClientRequest.post(path).pipe(HttpClientRequest.bearerToken(owner.token), HttpClientRequest.bodyUnsafeJson(body))
+        )
+      const empty = { type: "text", text: "" }
+      for (const content_blocks of [[empty], [empty, { type: "text", text: " \n\t" }]]) {
+        const refused = yield* post(`${base}/${agent.id}/inputs`, { content_blocks })
+        expect(refused.status).toBe(400)
+        expect(refused.json).toMatchObject({
+          code: "invalid_request",
+          issues: [{ path: "/content_blocks", message: expect.stringContaining("empty text") }]
+        })
+      }
+      const launched = yield* post(base, { agent_config_id: agent.agent_config_id, input: { content_blocks: [empty] } })
+      expect(launched.status).toBe(400)
+      expect(launched.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/input/content_blocks" }] })
+      expect((yield* owner.client.agents.listEvents({ path: agentPath, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toHaveLength(1)
+
+      const accepted = yield* owner.client.agents.sendInput({
+        path: agentPath,
+        payload: { content_blocks: [{ type: "text", text: "" }, { type: "text", text: "hi" }] }
+      })
+      expect(accepted.event.event_kind).toBe("agent_input")
+    }))
+
   it.effect("inputs: every size limit answers before anything is stored", () =>
     Effect.gen(function*() {
       const { launch, owner, projectPath } = yield* agentProject()

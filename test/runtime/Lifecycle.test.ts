@@ -162,7 +162,28 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect((failed as { error: string }).error).toContain("The engine is overloaded")
       expect((failed as { error: string }).error).toContain("503")
       const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: first.event.turn_id! } })
-      expect(turn).toMatchObject({ status: "failed" })
+      // One model call, retried twice by the client before it gave up.
+      expect(turn).toMatchObject({ status: "failed", model_calls: 1 })
       yield* rt.idle(agent.id)
+    }))
+
+  it.effect("a turn that failed on a provider 404 counts its model call", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.error(404, "The model does not exist or you do not have access to it.")], {
+        model: rt.slug
+      })
+      const agent = yield* rt.launch()
+      const sent = yield* rt.send(agent.id, "hello")
+      yield* rt.idle(agent.id)
+      const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: sent.event.turn_id! } })
+      expect(turn).toMatchObject({
+        status: "failed",
+        error: expect.stringContaining("HTTP 404"),
+        model_calls: 1,
+        usage: { input_tokens: 0, output_tokens: 0 }
+      })
+      expect((yield* provider.requests).filter((request) => request.body?.model === rt.slug)).toHaveLength(1)
     }))
 })

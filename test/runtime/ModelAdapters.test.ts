@@ -14,6 +14,7 @@ import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/model/
 import type { ConversationItem, ModelRequest, ModelResponse } from "../../src/services/runtime/model/ModelMessages.ts"
 import { ModelProviderError } from "../../src/services/runtime/model/ModelMessages.ts"
 import type { RecordedRequest } from "../support/ScriptedProvider.ts"
+import { TestModelClient } from "./RuntimeLayer.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 
 const formats: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
@@ -174,7 +175,7 @@ const expectSecondRequest = (format: ApiFormat, sent: RecordedRequest, callId: s
   }
 }
 
-const TestLayer = Layer.mergeAll(ModelClient.Default, ScriptedProvider.layer, fastRetries)
+const TestLayer = Layer.mergeAll(TestModelClient, ScriptedProvider.layer, fastRetries)
 
 layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelClient", (it) => {
   for (const format of formats) {

@@ -4,9 +4,9 @@
  */
 import { layer } from "@effect/vitest"
 import { Duration, Layer } from "effect"
-import { ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
+import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { TestAppLive } from "../support/TestApp.ts"
+import { TestAppLive, testConfig } from "../support/TestApp.ts"
 
 export const fastRetries = Layer.succeed(ModelRetryPolicy, {
   maxAttempts: 3,
@@ -14,6 +14,9 @@ export const fastRetries = Layer.succeed(ModelRetryPolicy, {
   maxDelay: Duration.millis(100),
   maxRetryAfter: Duration.seconds(1)
 })
+
+/** The model client alone (for the adapter tests), with the test configuration (private targets allowed). */
+export const TestModelClient = ModelClient.Default.pipe(Layer.provide(testConfig()))
 
 export const RuntimeTestLive = Layer.mergeAll(TestAppLive(), ScriptedProvider.layer).pipe(Layer.provide(fastRetries))
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
 import type { ModelRequest } from "../../src/services/runtime/model/ModelMessages.ts"
+import { TestModelClient } from "./RuntimeLayer.ts"
 import { Reply, ScriptedProvider, startScriptedProvider } from "../support/ScriptedProvider.ts"
 
 const request = (baseUrl: string, model: string, apiKey = "sk-test"): ModelRequest => ({
@@ -48,7 +49,7 @@ describe("ScriptedProvider", () => {
       yield* provider.answerByDefault(Reply.text("default"))
       expect(textOf(yield* client.generate(request(baseUrl, "c")))).toBe("default")
       expect((yield* provider.requests).map((sent) => sent.body?.model)).toEqual(["b", "a", "a", "c"])
-    }).pipe(Effect.provide(Layer.mergeAll(ModelClient.Default, ScriptedProvider.layer, noRetries))))
+    }).pipe(Effect.provide(Layer.mergeAll(TestModelClient, ScriptedProvider.layer, noRetries))))
 
   it.live("started outside Effect with recording off, it answers and keeps no requests", () =>
     Effect.gen(function*() {
@@ -59,5 +60,5 @@ describe("ScriptedProvider", () => {
       const response = yield* client.respond(request(provider.baseUrl("openai-chat-completions"), "bench"))
       expect(textOf(response)).toBe("at once")
       expect(yield* provider.requests).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(ModelClient.Default)))
+    }).pipe(Effect.scoped, Effect.provide(TestModelClient)))
 })

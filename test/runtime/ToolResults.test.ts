@@ -1,6 +1,6 @@
 /**
  * Tool calls, custom tool results and interactions through the HTTP API, with the engine running
- * turns against the scripted provider: the 409 rules, every size limit of spec 8 (nothing stored
+ * turns against the scripted provider: the 409 rules, every size limit (nothing stored
  * on failure), media_ref blocks downloadable from the artifacts route, approvals and questions.
  */
 import { SqlClient } from "@effect/sql"
@@ -124,7 +124,7 @@ it.layer(TestLive)("tool results", (it) => {
       expect((yield* getBytes(artifactPath, other.owner.token)).status).toBe(404)
     }), { timeout: 60_000 })
 
-  it.effect("every size limit of spec 8 refuses the result and stores nothing; the call stays ready", () =>
+  it.effect("every size limit refuses the result and stores nothing; the call stays ready", () =>
     Effect.gen(function*() {
       const { agent, agentPath, callIn, client, owner, projectPath } = yield* agentRunning([
         Reply.toolCall("lookup", { query: "big" }),

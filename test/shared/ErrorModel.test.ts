@@ -136,7 +136,12 @@ describeApp()("resource names", (it) => {
     ["a tab", "Ac\tme"],
     ["a zero-width space", "Ac\u200Bme"],
     ["a byte order mark", "\uFEFFAcme"],
-    ["a line separator", "Ac\u2028me"]
+    ["a line separator", "Ac\u2028me"],
+    ["a zero-width joiner between letters", "Ac\u200Dme"],
+    ["a leading zero-width joiner", "\u200D👨 team"],
+    ["a trailing zero-width joiner", "team 👨\u200D"],
+    ["a zero-width joiner between an emoji and a letter", "👨\u200Da team"],
+    ["a doubled zero-width joiner in an emoji sequence", "👨\u200D\u200D👩 team"]
   ]
   for (const [label, name] of rejected) {
     it.effect(`rejects ${label}`, () =>
@@ -147,6 +152,33 @@ describeApp()("resource names", (it) => {
         expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name" }] })
       }))
   }
+
+  it.effect("rejects a stray zero-width joiner in a project name, saying why", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Joiners" } })
+      const response = yield* post(`/v1/orgs/${org.id}/projects`, token, JSON.stringify({ name: "we\u200Db" }))
+      expect(response.status).toBe(400)
+      expect(response.json).toMatchObject({
+        code: "invalid_request",
+        issues: [{ path: "/name", message: "must not contain invisible or control characters" }]
+      })
+    }))
+
+  it.effect("accepts emoji joined by zero-width joiners in organization and project names", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const names = ["👨\u200D👩\u200D👧 team", "👩🏽\u200D💻 devs", "❤️\u200D🔥", "🏳️\u200D🌈 pride", "run 🏃\u200D♀️"]
+      for (const name of names) {
+        const created = yield* post("/v1/orgs", token, JSON.stringify({ name }))
+        expect(created.status, name).toBe(201)
+        expect(created.json!.name).toBe(name)
+      }
+      const org = yield* client.organizations.create({ payload: { name: "Family" } })
+      const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: names[0] } })
+      expect(project.name).toBe(names[0])
+      expect((yield* client.projects.get({ path: { orgID: org.id, projectID: project.id } })).name).toBe(names[0])
+    }))
 
   it.effect("accepts spaces, punctuation and 64 characters of any script", () =>
     Effect.gen(function*() {

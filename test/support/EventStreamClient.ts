@@ -24,6 +24,8 @@ export interface OpenStream {
   readonly events: (count: number, timeoutMs?: number) => Effect.Effect<ReadonlyArray<ServerSentEvent>>
   /** Every frame so far, comments included. */
   readonly frames: () => ReadonlyArray<ServerSentEvent>
+  /** Waits (up to `timeoutMs`) until the server ended the response; when it did (Date.now()), if it did. */
+  readonly ended: (timeoutMs?: number) => Effect.Effect<number | undefined>
   /** Drops the connection. */
   readonly drop: Effect.Effect<void>
 }
@@ -41,13 +43,16 @@ const parseFrame = (frame: string): ServerSentEvent => {
   return { id: fields.id, event: fields.event, data: fields.data, comment, receivedAt: Date.now() }
 }
 
-/** Opens `path` on the test server with `token` and extra headers (such as `last-event-id`). */
-export const openEventStream = (path: string, token: string, headers: Record<string, string> = {}) =>
+/**
+ * Opens `path` on the test server with `token` (none: no Authorization header, as a browser's
+ * EventSource sends) and extra headers (such as `last-event-id`).
+ */
+export const openEventStream = (path: string, token: string | undefined, headers: Record<string, string> = {}) =>
   Effect.flatMap(HttpServer.HttpServer, (server) =>
     openEventStreamAt((server.address as HttpServer.TcpAddress).port, path, token, headers))
 
 /** Opens `path` on the server listening on 127.0.0.1:`port`. */
-export const openEventStreamAt = (port: number, path: string, token: string, headers: Record<string, string> = {}) =>
+export const openEventStreamAt = (port: number, path: string, token: string | undefined, headers: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const frames: Array<ServerSentEvent> = []
     let buffer = ""
@@ -57,7 +62,11 @@ export const openEventStreamAt = (port: number, path: string, token: string, hea
         host: "127.0.0.1",
         port,
         path,
-        headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", ...headers }
+        headers: {
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          accept: "text/event-stream",
+          ...headers
+        }
       }, (response) => resume(Effect.succeed(response)))
       request.on("error", (error) => resume(Effect.fail(error)))
       request.end()
@@ -72,6 +81,10 @@ export const openEventStreamAt = (port: number, path: string, token: string, hea
         end = buffer.indexOf("\n\n")
       }
     })
+    let endedAt: number | undefined
+    response.on("end", () => {
+      endedAt = Date.now()
+    })
     response.on("error", () => undefined)
     const eventFrames = () => frames.filter((frame) => frame.id !== undefined)
     const stream: OpenStream = {
@@ -83,6 +96,12 @@ export const openEventStreamAt = (port: number, path: string, token: string, hea
           const deadline = Date.now() + timeoutMs
           while (eventFrames().length < count && Date.now() < deadline) yield* Effect.sleep("10 millis")
           return eventFrames()
+        }).pipe(TestServices.provideLive),
+      ended: (timeoutMs = 5_000) =>
+        Effect.gen(function*() {
+          const deadline = Date.now() + timeoutMs
+          while (endedAt === undefined && Date.now() < deadline) yield* Effect.sleep("10 millis")
+          return endedAt
         }).pipe(TestServices.provideLive),
       drop: Effect.sync(() => request?.destroy())
     }

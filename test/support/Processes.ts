@@ -7,6 +7,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { NodeHttpClient } from "@effect/platform-node"
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -42,12 +43,20 @@ export const makeDataDir = (template: string) => {
 
 export const removeDataDir = (dir: string) => rmSync(dir, { recursive: true, force: true })
 
+/**
+ * The secret key of every process on the test run's Postgres, which outlives their data
+ * directories (each embedded database keeps its key in its own data directory).
+ */
+const POSTGRES_SECRET_KEY = randomBytes(32).toString("base64")
+
 /** The configuration of a process: the test run's database, on `dataDir` when embedded. */
 const processEnv = (dataDir: string, env: Record<string, string>): NodeJS.ProcessEnv => {
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
   return {
     ...inherited,
-    ...(usesEmbeddedDatabase ? {} : { DATABASE_URL: process.env.DATABASE_URL }),
+    ...(usesEmbeddedDatabase
+      ? {}
+      : { DATABASE_URL: process.env.DATABASE_URL, AGENT_PLATFORM_SECRET_KEY: POSTGRES_SECRET_KEY }),
     DATA_DIR: dataDir,
     HOST: "127.0.0.1",
     ...env

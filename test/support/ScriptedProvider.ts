@@ -15,18 +15,30 @@
  *   baseUrl("openai-responses")        -> http://127.0.0.1:PORT/openai/v1
  *   baseUrl("openai-chat-completions") -> http://127.0.0.1:PORT/openai/v1
  *   baseUrl("anthropic-messages")      -> http://127.0.0.1:PORT/anthropic/v1
+ *
+ * The answers are written by src/demo/wire (shared with the demo model, `npm run demo-model`);
+ * `word_delay_ms` (Reply.slowText) streams an answer word by word, for live output.
  */
 import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
-import { createHash, randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
+import { anthropicStream, anthropicWhole } from "../../src/demo/wire/AnthropicMessagesEncoding.ts"
+import {
+  type AnswerPart,
+  estimatedUsage,
+  type ModelAnswer,
+  newId as id,
+  sse,
+  type StreamChunk,
+  words
+} from "../../src/demo/wire/ModelAnswer.ts"
+import { chatStream, chatWhole } from "../../src/demo/wire/OpenAiChatEncoding.ts"
+import { errorBody } from "../../src/demo/wire/ProviderErrors.ts"
+import { responsesObject, responsesStream, responsesWhole } from "../../src/demo/wire/OpenAiResponsesEncoding.ts"
 
 /** One part of a scripted model answer, in output order. */
-export type ScriptedOutput =
-  | { readonly type: "reasoning"; readonly text: string }
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "tool_call"; readonly name: string; readonly input: Record<string, unknown>; readonly call_id?: string }
+export type ScriptedOutput = AnswerPart
 
 export interface ScriptedUsage {
   readonly input_tokens?: number
@@ -44,6 +56,8 @@ export type ScriptedReply =
     /** `max_tokens` ends the answer as truncated at the output cap; otherwise it ends normally. */
     readonly stop?: "end_turn" | "max_tokens"
     readonly delay_ms?: number
+    /** Streamed word by word, waiting this long before each word of text or reasoning. */
+    readonly word_delay_ms?: number
   }
   | {
     readonly kind: "error"
@@ -75,8 +89,14 @@ export const Reply = {
   }),
   answer: (
     output: ReadonlyArray<ScriptedOutput>,
-    options: { usage?: ScriptedUsage; stop?: "end_turn" | "max_tokens"; delay_ms?: number } = {}
+    options: { usage?: ScriptedUsage; stop?: "end_turn" | "max_tokens"; delay_ms?: number; word_delay_ms?: number } = {}
   ): ScriptedReply => ({ kind: "answer", output, ...options }),
+  /** Text streamed word by word, `word_delay_ms` before each word. */
+  slowText: (text: string, word_delay_ms: number): ScriptedReply => ({
+    kind: "answer",
+    output: [{ type: "text", text }],
+    word_delay_ms
+  }),
   toolCall: (name: string, input: Record<string, unknown>, call_id?: string): ScriptedReply => ({
     kind: "answer",
     output: [call_id === undefined ? { type: "tool_call", name, input } : { type: "tool_call", name, input, call_id }]
@@ -123,14 +143,6 @@ export interface ScriptedProviderShape {
 
 const ANY_MODEL = "*"
 
-const id = (prefix: string) => `${prefix}${randomBytes(12).toString("hex")}`
-
-/** Text in the small pieces a vendor streams. */
-const pieces = (text: string): ReadonlyArray<string> => {
-  const result = text.match(/[\s\S]{1,12}/g)
-  return result === null ? [""] : result
-}
-
 const formatOf = (path: string): ApiFormat | undefined => {
   switch (path) {
     case "/openai/v1/responses":
@@ -143,363 +155,22 @@ const formatOf = (path: string): ApiFormat | undefined => {
   return undefined
 }
 
-interface Resolved {
-  readonly output: ReadonlyArray<ScriptedOutput & { readonly call_id?: string }>
-  readonly usage: Required<ScriptedUsage>
-  readonly stop: "end_turn" | "max_tokens"
-  readonly model: string
-  readonly includeEncrypted: boolean
-}
-
-const sse = (event: string | undefined, data: unknown) =>
-  `${event === undefined ? "" : `event: ${event}\n`}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`
-
-// ---------------------------------------------------------------- openai-responses
-
-const responsesItems = (answer: Resolved) =>
-  answer.output.map((part) => {
-    switch (part.type) {
-      case "reasoning":
-        return {
-          type: "reasoning" as const,
-          id: id("rs_"),
-          summary: [{ type: "summary_text", text: part.text }],
-          ...(answer.includeEncrypted ? { encrypted_content: `enc_${Buffer.from(part.text).toString("base64")}` } : {})
-        }
-      case "text":
-        return {
-          type: "message" as const,
-          id: id("msg_"),
-          status: "completed",
-          role: "assistant",
-          content: [{ type: "output_text", text: part.text, annotations: [] }]
-        }
-      case "tool_call":
-        return {
-          type: "function_call" as const,
-          id: id("fc_"),
-          call_id: part.call_id ?? id("call_"),
-          name: part.name,
-          arguments: JSON.stringify(part.input),
-          status: "completed"
-        }
-    }
-  })
-
-const responsesObject = (answer: Resolved, output: ReadonlyArray<unknown>, status: string, responseId: string) => ({
-  id: responseId,
-  object: "response",
-  created_at: Math.floor(Date.now() / 1000),
-  status,
-  model: answer.model,
-  output,
-  incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
-  usage: status === "in_progress" ? null : {
-    input_tokens: answer.usage.input_tokens,
-    input_tokens_details: { cached_tokens: answer.usage.cache_read_tokens },
-    output_tokens: answer.usage.output_tokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: answer.usage.input_tokens + answer.usage.output_tokens
-  }
-})
-
-const responsesStream = (answer: Resolved): ReadonlyArray<string> => {
-  const responseId = id("resp_")
-  const finalStatus = answer.stop === "max_tokens" ? "incomplete" : "completed"
-  const items = responsesItems(answer)
-  let sequence = 0
-  const event = (type: string, fields: Record<string, unknown>) => sse(type, { type, sequence_number: sequence++, ...fields })
-  const chunks = [
-    event("response.created", { response: responsesObject(answer, [], "in_progress", responseId) }),
-    event("response.in_progress", { response: responsesObject(answer, [], "in_progress", responseId) })
-  ]
-  items.forEach((item, output_index) => {
-    const item_id = item.id
-    switch (item.type) {
-      case "reasoning": {
-        const text = item.summary[0].text
-        chunks.push(event("response.output_item.added", { output_index, item: { type: "reasoning", id: item_id, summary: [] } }))
-        chunks.push(event("response.reasoning_summary_part.added", {
-          item_id,
-          output_index,
-          summary_index: 0,
-          part: { type: "summary_text", text: "" }
-        }))
-        for (const delta of pieces(text)) {
-          chunks.push(event("response.reasoning_summary_text.delta", { item_id, output_index, summary_index: 0, delta }))
-        }
-        chunks.push(event("response.reasoning_summary_text.done", { item_id, output_index, summary_index: 0, text }))
-        chunks.push(event("response.reasoning_summary_part.done", {
-          item_id,
-          output_index,
-          summary_index: 0,
-          part: { type: "summary_text", text }
-        }))
-        break
-      }
-      case "message": {
-        const text = item.content[0].text
-        chunks.push(event("response.output_item.added", {
-          output_index,
-          item: { ...item, status: "in_progress", content: [] }
-        }))
-        chunks.push(event("response.content_part.added", {
-          item_id,
-          output_index,
-          content_index: 0,
-          part: { type: "output_text", text: "", annotations: [] }
-        }))
-        for (const delta of pieces(text)) {
-          chunks.push(event("response.output_text.delta", { item_id, output_index, content_index: 0, delta, logprobs: [] }))
-        }
-        chunks.push(event("response.output_text.done", { item_id, output_index, content_index: 0, text, logprobs: [] }))
-        chunks.push(event("response.content_part.done", {
-          item_id,
-          output_index,
-          content_index: 0,
-          part: { type: "output_text", text, annotations: [] }
-        }))
-        break
-      }
-      case "function_call": {
-        chunks.push(event("response.output_item.added", {
-          output_index,
-          item: { ...item, arguments: "", status: "in_progress" }
-        }))
-        for (const delta of pieces(item.arguments)) {
-          chunks.push(event("response.function_call_arguments.delta", { item_id, output_index, delta }))
-        }
-        chunks.push(event("response.function_call_arguments.done", { item_id, output_index, arguments: item.arguments }))
-        break
-      }
-    }
-    chunks.push(event("response.output_item.done", { output_index, item }))
-  })
-  chunks.push(event(`response.${finalStatus}`, { response: responsesObject(answer, items, finalStatus, responseId) }))
-  return chunks
-}
-
-// ---------------------------------------------------------------- openai-chat-completions
-
-const chatToolCalls = (answer: Resolved) =>
-  answer.output.flatMap((part) =>
-    part.type === "tool_call"
-      ? [{ id: part.call_id ?? id("call_"), type: "function", function: { name: part.name, arguments: JSON.stringify(part.input) } }]
-      : []
-  )
-
-const chatFinishReason = (answer: Resolved, toolCalls: number) =>
-  answer.stop === "max_tokens" ? "length" : toolCalls > 0 ? "tool_calls" : "stop"
-
-const chatUsage = (answer: Resolved) => ({
-  prompt_tokens: answer.usage.input_tokens,
-  completion_tokens: answer.usage.output_tokens,
-  total_tokens: answer.usage.input_tokens + answer.usage.output_tokens,
-  prompt_tokens_details: { cached_tokens: answer.usage.cache_read_tokens }
-})
-
-const textOf = (answer: Resolved, type: "text" | "reasoning") =>
-  answer.output.flatMap((part) => part.type === type ? [part.text] : []).join("")
-
-const chatObject = (answer: Resolved) => {
-  const toolCalls = chatToolCalls(answer)
-  const text = textOf(answer, "text")
-  const reasoning = textOf(answer, "reasoning")
-  return {
-    id: id("chatcmpl-"),
-    object: "chat.completion",
-    created: Math.floor(Date.now() / 1000),
-    model: answer.model,
-    choices: [{
-      index: 0,
-      message: {
-        role: "assistant",
-        content: text === "" ? null : text,
-        refusal: null,
-        ...(reasoning === "" ? {} : { reasoning_content: reasoning }),
-        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {})
-      },
-      logprobs: null,
-      finish_reason: chatFinishReason(answer, toolCalls.length)
-    }],
-    usage: chatUsage(answer)
-  }
-}
-
-const chatStream = (answer: Resolved, includeUsage: boolean): ReadonlyArray<string> => {
-  const completionId = id("chatcmpl-")
-  const created = Math.floor(Date.now() / 1000)
-  const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) =>
-    sse(undefined, {
-      id: completionId,
-      object: "chat.completion.chunk",
-      created,
-      model: answer.model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason }]
-    })
-  const chunks = [chunk({ role: "assistant", content: "", refusal: null })]
-  let toolIndex = 0
-  for (const part of answer.output) {
-    switch (part.type) {
-      case "reasoning":
-        for (const piece of pieces(part.text)) chunks.push(chunk({ reasoning_content: piece }))
-        break
-      case "text":
-        for (const piece of pieces(part.text)) chunks.push(chunk({ content: piece }))
-        break
-      case "tool_call": {
-        const index = toolIndex++
-        chunks.push(chunk({
-          tool_calls: [{ index, id: part.call_id ?? id("call_"), type: "function", function: { name: part.name, arguments: "" } }]
-        }))
-        for (const piece of pieces(JSON.stringify(part.input))) {
-          chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }))
-        }
-        break
-      }
-    }
-  }
-  chunks.push(chunk({}, chatFinishReason(answer, toolIndex)))
-  if (includeUsage) {
-    chunks.push(sse(undefined, {
-      id: completionId,
-      object: "chat.completion.chunk",
-      created,
-      model: answer.model,
-      choices: [],
-      usage: chatUsage(answer)
-    }))
-  }
-  chunks.push(sse(undefined, "[DONE]"))
-  return chunks
-}
-
-// ---------------------------------------------------------------- anthropic-messages
-
-const signatureOf = (text: string) => `sig_${createHash("sha256").update(text).digest("base64")}`
-
-const anthropicContent = (answer: Resolved) =>
-  answer.output.map((part) => {
-    switch (part.type) {
-      case "reasoning":
-        return { type: "thinking" as const, thinking: part.text, signature: signatureOf(part.text) }
-      case "text":
-        return { type: "text" as const, text: part.text }
-      case "tool_call":
-        return { type: "tool_use" as const, id: part.call_id ?? id("toolu_"), name: part.name, input: part.input }
-    }
-  })
-
-const anthropicStopReason = (answer: Resolved) =>
-  answer.stop === "max_tokens"
-    ? "max_tokens"
-    : answer.output.some((part) => part.type === "tool_call")
-    ? "tool_use"
-    : "end_turn"
-
-const anthropicUsage = (answer: Resolved) => ({
-  input_tokens: answer.usage.input_tokens,
-  cache_creation_input_tokens: answer.usage.cache_write_tokens,
-  cache_read_input_tokens: answer.usage.cache_read_tokens,
-  output_tokens: answer.usage.output_tokens
-})
-
-const anthropicObject = (answer: Resolved) => ({
-  id: id("msg_"),
-  type: "message",
-  role: "assistant",
-  model: answer.model,
-  content: anthropicContent(answer),
-  stop_reason: anthropicStopReason(answer),
-  stop_sequence: null,
-  usage: anthropicUsage(answer)
-})
-
-const anthropicStream = (answer: Resolved): ReadonlyArray<string> => {
-  const event = (type: string, fields: Record<string, unknown>) => sse(type, { type, ...fields })
-  const chunks = [
-    event("message_start", {
-      message: { ...anthropicObject(answer), content: [], stop_reason: null, usage: { ...anthropicUsage(answer), output_tokens: 1 } }
-    }),
-    event("ping", {})
-  ]
-  anthropicContent(answer).forEach((block, index) => {
-    switch (block.type) {
-      case "thinking":
-        chunks.push(event("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } }))
-        for (const thinking of pieces(block.thinking)) {
-          chunks.push(event("content_block_delta", { index, delta: { type: "thinking_delta", thinking } }))
-        }
-        chunks.push(event("content_block_delta", { index, delta: { type: "signature_delta", signature: block.signature } }))
-        break
-      case "text":
-        chunks.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }))
-        for (const text of pieces(block.text)) {
-          chunks.push(event("content_block_delta", { index, delta: { type: "text_delta", text } }))
-        }
-        break
-      case "tool_use":
-        chunks.push(event("content_block_start", {
-          index,
-          content_block: { type: "tool_use", id: block.id, name: block.name, input: {} }
-        }))
-        for (const partial_json of pieces(JSON.stringify(block.input))) {
-          chunks.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } }))
-        }
-        break
-    }
-    chunks.push(event("content_block_stop", { index }))
-  })
-  chunks.push(event("message_delta", {
-    delta: { stop_reason: anthropicStopReason(answer), stop_sequence: null },
-    usage: { output_tokens: answer.usage.output_tokens }
-  }))
-  chunks.push(event("message_stop", {}))
-  return chunks
-}
-
-// ---------------------------------------------------------------- errors
-
-const openAiErrorType = (status: number) =>
-  status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : status === 401 ? "authentication_error" : "invalid_request_error"
-
-const anthropicErrorType = (status: number) => {
-  switch (status) {
-    case 400:
-      return "invalid_request_error"
-    case 401:
-      return "authentication_error"
-    case 403:
-      return "permission_error"
-    case 404:
-      return "not_found_error"
-    case 429:
-      return "rate_limit_error"
-    case 529:
-      return "overloaded_error"
-  }
-  return "api_error"
-}
-
-const errorBody = (format: ApiFormat | undefined, status: number, message: string) =>
-  format === "anthropic-messages"
-    ? { type: "error", error: { type: anthropicErrorType(status), message }, request_id: id("req_") }
-    : { error: { message, type: openAiErrorType(status), param: null, code: null } }
+type Resolved = ModelAnswer
 
 /** The stream of `output` cut short by the vendor's in-stream error event. */
 const brokenStream = (format: ApiFormat, answer: Resolved, message: string): ReadonlyArray<string> => {
   switch (format) {
     case "openai-responses": {
-      const chunks = responsesStream(answer)
+      const chunks = responsesStream(answer).map((chunk) => chunk.sse)
       const response = { ...responsesObject(answer, [], "failed", id("resp_")), error: { code: "server_error", message } }
       return [...chunks.slice(0, -1), sse("response.failed", { type: "response.failed", response })]
     }
     case "openai-chat-completions": {
-      const chunks = chatStream(answer, false)
+      const chunks = chatStream(answer, false).map((chunk) => chunk.sse)
       return [...chunks.slice(0, -2), sse(undefined, { error: { message, type: "server_error", param: null, code: null } })]
     }
     case "anthropic-messages": {
-      const chunks = anthropicStream(answer)
+      const chunks = anthropicStream(answer).map((chunk) => chunk.sse)
       return [
         ...chunks.slice(0, -2),
         sse("error", { type: "error", error: { type: "overloaded_error", message } })
@@ -529,6 +200,17 @@ const missingCredentials = (format: ApiFormat, request: IncomingMessage) =>
     ? undefined
     : "You didn't provide an API key."
 
+const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+/** Writes the chunks, waiting `wordDelayMs` before each delta (none when 0). */
+const writePaced = async (response: ServerResponse, chunks: ReadonlyArray<StreamChunk>, wordDelayMs: number) => {
+  for (const chunk of chunks) {
+    if (response.destroyed) return
+    if (chunk.delta && wordDelayMs > 0) await sleep(wordDelayMs)
+    response.write(chunk.sse)
+  }
+}
+
 export interface ScriptedProviderOptions {
   /** Keep every request for `requests` (default true; benchmarks turn it off to keep memory flat). */
   readonly record?: boolean
@@ -545,38 +227,25 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
     return queue?.shift() ?? fallback
   }
 
-  const resolve = (body: Record<string, any>, reply: Extract<ScriptedReply, { kind: "answer" }>): Resolved => {
-    const outputChars = reply.output.reduce(
-      (sum, part) => sum + (part.type === "tool_call" ? JSON.stringify(part.input).length + part.name.length : part.text.length),
-      0
-    )
-    return {
-      output: reply.output,
-      model: String(body.model ?? "scripted-model"),
-      stop: reply.stop ?? "end_turn",
-      includeEncrypted: Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content"),
-      usage: {
-        input_tokens: reply.usage?.input_tokens ?? Math.ceil(JSON.stringify(body).length / 4),
-        output_tokens: reply.usage?.output_tokens ?? Math.max(1, Math.ceil(outputChars / 4)),
-        cache_read_tokens: reply.usage?.cache_read_tokens ?? 0,
-        cache_write_tokens: reply.usage?.cache_write_tokens ?? 0
-      }
-    }
-  }
+  const resolve = (body: Record<string, any>, reply: Extract<ScriptedReply, { kind: "answer" }>): Resolved => ({
+    output: reply.output,
+    model: String(body.model ?? "scripted-model"),
+    stop: reply.stop ?? "end_turn",
+    includeEncrypted: Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content"),
+    usage: estimatedUsage(body, reply.output, reply.usage),
+    ...(reply.word_delay_ms === undefined ? {} : { split: words })
+  })
 
   const answer = (format: ApiFormat, body: Record<string, any>, reply: Extract<ScriptedReply, { kind: "answer" }>, stream: boolean) => {
     const resolved = resolve(body, reply)
     if (!stream) {
       switch (format) {
         case "openai-responses":
-          return {
-            stream: false,
-            json: responsesObject(resolved, responsesItems(resolved), resolved.stop === "max_tokens" ? "incomplete" : "completed", id("resp_"))
-          } as const
+          return { stream: false, json: responsesWhole(resolved) } as const
         case "openai-chat-completions":
-          return { stream: false, json: chatObject(resolved) } as const
+          return { stream: false, json: chatWhole(resolved) } as const
         case "anthropic-messages":
-          return { stream: false, json: anthropicObject(resolved) } as const
+          return { stream: false, json: anthropicWhole(resolved) } as const
       }
     }
     switch (format) {
@@ -668,7 +337,7 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
         const answered = answer(format, body, reply, record.stream)
         if (!answered.stream) return sendJson(response, 200, answered.json)
         response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
-        for (const chunk of answered.chunks) response.write(chunk)
+        await writePaced(response, answered.chunks, reply.word_delay_ms ?? 0)
         response.end()
         return
       }

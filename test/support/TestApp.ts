@@ -17,6 +17,12 @@ import { IdGenerator } from "../../src/services/shared/Ids.ts"
 import { ApiKeys } from "../../src/services/tenancy/ApiKeys.ts"
 import { Users } from "../../src/services/tenancy/Users.ts"
 
+/**
+ * One secret key for every app of a test file: apps of a file share its database, and a server
+ * refuses a key other than the one the database's secrets were encrypted with.
+ */
+const TEST_SECRET_KEY = Redacted.make(randomBytes(32).toString("base64"))
+
 export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
   Layer.succeed(AppConfig, {
     databaseUrl: Option.map(Option.fromNullable(process.env.DATABASE_URL), Redacted.make),
@@ -25,8 +31,11 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     port: 0,
     bootstrapToken: Option.none(),
     bootstrapEmail: "admin@localhost",
-    secretKey: Option.some(Redacted.make(randomBytes(32).toString("base64"))),
+    secretKey: Option.some(TEST_SECRET_KEY),
     corsOrigins: [],
+    blockPrivateNetworks: false,
+    localProviderKey: Option.none(),
+    clusterPoolsFile: Option.none(),
     ...overrides
   })
 

@@ -4,7 +4,7 @@
  * `<route>/grants`. The path schemas are checked where they are written (the caller), so the
  * builder stays generic over them.
  */
-import { HttpApiEndpoint } from "@effect/platform"
+import { HttpApiEndpoint, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CreateGrant } from "../../domain/configuration/Grants.ts"
 import { Conflict, Forbidden, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
@@ -26,10 +26,13 @@ export const grantEndpoints = <
   /** The resource's path parameters and `grantID`. */
   readonly grantPath: PathSchema<GrantPath>
   readonly grant: Schema.Schema<Grant, GrantEncoded>
+  /** The resource in the operations' summaries, e.g. `secret`. */
+  readonly noun: string
 }) => {
   const grants: HttpApiEndpoint.PathSegment = `${options.route}/grants`
   return {
     createGrant: HttpApiEndpoint.post("createGrant", grants)
+      .annotate(OpenApi.Summary, `Grant a ${options.noun} to a project`)
       .setPath(options.resourcePath)
       .setPayload(CreateGrant)
       .addSuccess(options.grant, { status: 201 })
@@ -38,11 +41,13 @@ export const grantEndpoints = <
       .addError(Forbidden.Wire)
       .addError(Conflict.Wire),
     listGrants: HttpApiEndpoint.get("listGrants", grants)
+      .annotate(OpenApi.Summary, `List the ${options.noun}'s grants`)
       .setPath(options.resourcePath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(options.grant))
       .addError(NotFound.Wire),
     removeGrant: HttpApiEndpoint.del("removeGrant", `${grants}/:grantID`)
+      .annotate(OpenApi.Summary, `Revoke a ${options.noun} grant`)
       .setPath(options.grantPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)

@@ -10,8 +10,10 @@ import { Authentication } from "../Security.ts"
 const ProviderConfigPath = Schema.Struct({ orgID: OrgId, modelProviderConfigID: ModelProviderConfigId })
 
 export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderConfigs")
+  .annotate(OpenApi.Title, "Model provider configs")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/model-provider-configs")
+      .annotate(OpenApi.Summary, "Create a model provider config")
       .setPath(OrgPath)
       .setPayload(CreateModelProviderConfig)
       .addSuccess(ModelProviderConfig, { status: 201 })
@@ -21,6 +23,7 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/model-provider-configs")
+      .annotate(OpenApi.Summary, "List model provider configs")
       .setPath(OrgPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(ModelProviderConfig))
@@ -28,12 +31,14 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID")
+      .annotate(OpenApi.Summary, "Get a model provider config")
       .setPath(ProviderConfigPath)
       .addSuccess(ModelProviderConfig)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID")
+      .annotate(OpenApi.Summary, "Update a model provider config")
       .setPath(ProviderConfigPath)
       .setPayload(UpdateModelProviderConfig)
       .addSuccess(ModelProviderConfig)
@@ -43,6 +48,7 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID")
+      .annotate(OpenApi.Summary, "Delete a model provider config")
       .setPath(ProviderConfigPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)

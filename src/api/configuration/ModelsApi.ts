@@ -21,12 +21,15 @@ const grants = grantEndpoints({
   route: "/orgs/:orgID/models/:modelID",
   resourcePath: ModelPath,
   grantPath: Schema.Struct({ ...ModelPath.fields, grantID: ModelGrantId }),
-  grant: ModelGrant
+  grant: ModelGrant,
+  noun: "model"
 })
 
 export class ModelsApi extends HttpApiGroup.make("models")
+  .annotate(OpenApi.Title, "Models")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/models")
+      .annotate(OpenApi.Summary, "Configure a model")
       .setPath(OrgPath)
       .setPayload(CreateConfiguredModel)
       .addSuccess(ConfiguredModel, { status: 201 })
@@ -36,6 +39,7 @@ export class ModelsApi extends HttpApiGroup.make("models")
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/models")
+      .annotate(OpenApi.Summary, "List configured models")
       .setPath(OrgPath)
       .setUrlParams(ModelListQuery)
       .addSuccess(Page(ConfiguredModel))
@@ -43,12 +47,14 @@ export class ModelsApi extends HttpApiGroup.make("models")
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/models/:modelID")
+      .annotate(OpenApi.Summary, "Get a configured model")
       .setPath(ModelPath)
       .addSuccess(ConfiguredModel)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/models/:modelID")
+      .annotate(OpenApi.Summary, "Update a model (records a new revision)")
       .setPath(ModelPath)
       .setPayload(UpdateConfiguredModel)
       .addSuccess(ConfiguredModel)
@@ -58,6 +64,7 @@ export class ModelsApi extends HttpApiGroup.make("models")
   )
   .add(
     HttpApiEndpoint.get("revisions", "/orgs/:orgID/models/:modelID/revisions")
+      .annotate(OpenApi.Summary, "List a model's revisions")
       .setPath(ModelPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(ModelRevision))
@@ -65,6 +72,7 @@ export class ModelsApi extends HttpApiGroup.make("models")
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/models/:modelID")
+      .annotate(OpenApi.Summary, "Delete a configured model")
       .setPath(ModelPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)

@@ -14,12 +14,15 @@ const grants = grantEndpoints({
   route: "/orgs/:orgID/secrets/:secretID",
   resourcePath: SecretPath,
   grantPath: Schema.Struct({ ...SecretPath.fields, grantID: SecretGrantId }),
-  grant: SecretGrant
+  grant: SecretGrant,
+  noun: "secret"
 })
 
 export class SecretsApi extends HttpApiGroup.make("secrets")
+  .annotate(OpenApi.Title, "Secrets")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/secrets")
+      .annotate(OpenApi.Summary, "Create a secret")
       .setPath(OrgPath)
       .setPayload(CreateSecret)
       .addSuccess(Secret, { status: 201 })
@@ -29,6 +32,7 @@ export class SecretsApi extends HttpApiGroup.make("secrets")
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/secrets")
+      .annotate(OpenApi.Summary, "List the organization's secrets")
       .setPath(OrgPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(Secret))
@@ -36,12 +40,14 @@ export class SecretsApi extends HttpApiGroup.make("secrets")
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/secrets/:secretID")
+      .annotate(OpenApi.Summary, "Get a secret (never its value)")
       .setPath(SecretPath)
       .addSuccess(Secret)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.put("rotate", "/orgs/:orgID/secrets/:secretID/value")
+      .annotate(OpenApi.Summary, "Replace a secret's value")
       .setPath(SecretPath)
       .setPayload(RotateSecretValue)
       .addSuccess(Secret)
@@ -50,6 +56,7 @@ export class SecretsApi extends HttpApiGroup.make("secrets")
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/secrets/:secretID")
+      .annotate(OpenApi.Summary, "Delete a secret")
       .setPath(SecretPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)

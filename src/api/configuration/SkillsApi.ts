@@ -20,12 +20,15 @@ const grants = grantEndpoints({
   route: "/orgs/:orgID/skills/:skillID",
   resourcePath: SkillPath,
   grantPath: Schema.Struct({ ...SkillPath.fields, grantID: SkillGrantId }),
-  grant: SkillGrant
+  grant: SkillGrant,
+  noun: "skill"
 })
 
 export class SkillsApi extends HttpApiGroup.make("skills")
+  .annotate(OpenApi.Title, "Skills")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/skills")
+      .annotate(OpenApi.Summary, "Create a skill")
       .setPath(OrgPath)
       .setPayload(CreateSkill)
       .addSuccess(Skill, { status: 201 })
@@ -37,6 +40,7 @@ export class SkillsApi extends HttpApiGroup.make("skills")
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/skills")
+      .annotate(OpenApi.Summary, "List skills")
       .setPath(OrgPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(Skill))
@@ -44,12 +48,14 @@ export class SkillsApi extends HttpApiGroup.make("skills")
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/skills/:skillID")
+      .annotate(OpenApi.Summary, "Get a skill")
       .setPath(SkillPath)
       .addSuccess(Skill)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/skills/:skillID")
+      .annotate(OpenApi.Summary, "Delete a skill")
       .setPath(SkillPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)
@@ -57,6 +63,7 @@ export class SkillsApi extends HttpApiGroup.make("skills")
   )
   .add(
     HttpApiEndpoint.post("createVersion", "/orgs/:orgID/skills/:skillID/versions")
+      .annotate(OpenApi.Summary, "Publish a new version of a skill")
       .setPath(SkillPath)
       .setPayload(CreateSkillVersion)
       .addSuccess(SkillVersion, { status: 201 })
@@ -67,6 +74,7 @@ export class SkillsApi extends HttpApiGroup.make("skills")
   )
   .add(
     HttpApiEndpoint.get("listVersions", "/orgs/:orgID/skills/:skillID/versions")
+      .annotate(OpenApi.Summary, "List a skill's versions")
       .setPath(SkillPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(SkillVersion))
@@ -74,6 +82,7 @@ export class SkillsApi extends HttpApiGroup.make("skills")
   )
   .add(
     HttpApiEndpoint.get("getVersion", "/orgs/:orgID/skills/:skillID/versions/:version")
+      .annotate(OpenApi.Summary, "Get a skill version")
       .setPath(SkillVersionPath)
       .addSuccess(SkillVersion)
       .addError(NotFound.Wire)

@@ -22,8 +22,10 @@ export class RegistrationAuthentication extends HttpApiMiddleware.Tag<Registrati
 }) {}
 
 export class MachineRegistrationApi extends HttpApiGroup.make("machineRegistration")
+  .annotate(OpenApi.Title, "Machine registration")
   .add(
     HttpApiEndpoint.post("register", "/machines/register")
+      .annotate(OpenApi.Summary, "Register a machine (daemons)")
       .setPayload(RegisterMachineRequest.annotations(strict))
       .addSuccess(RegisterMachineResponse)
       .addError(NotFound.Wire)

@@ -32,12 +32,15 @@ const grants = grantEndpoints({
   route: "/orgs/:orgID/machines/:machineID",
   resourcePath: MachinePath,
   grantPath: Schema.Struct({ ...MachinePath.fields, grantID: MachineGrantId }),
-  grant: MachineGrant
+  grant: MachineGrant,
+  noun: "machine"
 })
 
 export class MachinesApi extends HttpApiGroup.make("machines")
+  .annotate(OpenApi.Title, "Machines")
   .add(
     HttpApiEndpoint.post("createDaemonToken", "/orgs/:orgID/daemon-tokens")
+      .annotate(OpenApi.Summary, "Create a daemon token")
       .setPath(OrgPath)
       .setPayload(CreateDaemonToken)
       .addSuccess(CreatedDaemonToken, { status: 201 })
@@ -46,6 +49,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
   )
   .add(
     HttpApiEndpoint.get("listDaemonTokens", "/orgs/:orgID/daemon-tokens")
+      .annotate(OpenApi.Summary, "List the organization's daemon tokens")
       .setPath(OrgPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(DaemonToken))
@@ -54,6 +58,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
   )
   .add(
     HttpApiEndpoint.del("removeDaemonToken", "/orgs/:orgID/daemon-tokens/:daemonTokenID")
+      .annotate(OpenApi.Summary, "Revoke a daemon token")
       .setPath(DaemonTokenPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)
@@ -61,6 +66,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/machines")
+      .annotate(OpenApi.Summary, "List the organization's machines")
       .setPath(OrgPath)
       .setUrlParams(MachineListQuery)
       .addSuccess(Page(MachineDescriptor))
@@ -68,12 +74,14 @@ export class MachinesApi extends HttpApiGroup.make("machines")
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/machines/:machineID")
+      .annotate(OpenApi.Summary, "Get a machine")
       .setPath(MachinePath)
       .addSuccess(MachineDescriptor)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/machines/:machineID")
+      .annotate(OpenApi.Summary, "Rename a machine or change its metadata")
       .setPath(MachinePath)
       .setPayload(UpdateMachine)
       .addSuccess(MachineDescriptor)
@@ -83,6 +91,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/machines/:machineID")
+      .annotate(OpenApi.Summary, "Delete a machine")
       .setPath(MachinePath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)
@@ -94,6 +103,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
   .add(grants.removeGrant)
   .add(
     HttpApiEndpoint.get("readFile", "/orgs/:orgID/machines/:machineID/files")
+      .annotate(OpenApi.Summary, "Read a file on a machine")
       .setPath(MachinePath)
       .setUrlParams(FileQuery)
       .addSuccess(FileContent)
@@ -111,6 +121,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
   )
   .add(
     HttpApiEndpoint.put("writeFile", "/orgs/:orgID/machines/:machineID/files")
+      .annotate(OpenApi.Summary, "Write a file on a machine")
       .setPath(MachinePath)
       .setUrlParams(FileQuery)
       .setPayload(WriteFileBody)

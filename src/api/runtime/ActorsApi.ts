@@ -6,8 +6,10 @@ import { ProjectPath } from "../tenancy/ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 
 export class ActorsApi extends HttpApiGroup.make("actors")
+  .annotate(OpenApi.Title, "Actors")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/actors")
+      .annotate(OpenApi.Summary, "Create an actor")
       .setPath(ProjectPath)
       .setPayload(CreateActor)
       .addSuccess(Actor.annotations({ description: "a new actor" }), { status: 201 })
@@ -17,6 +19,7 @@ export class ActorsApi extends HttpApiGroup.make("actors")
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/actors")
+      .annotate(OpenApi.Summary, "List the project's actors")
       .setPath(ProjectPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(Actor))

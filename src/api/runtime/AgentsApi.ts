@@ -15,19 +15,22 @@ import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery } from "../../domain/runtime/Events.ts"
 import { Agent, AgentStatus, Control, LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
 import { AgentInput, InputAccepted, SendInput } from "../../domain/runtime/Inputs.ts"
+import { StreamToken } from "../../domain/runtime/StreamTokens.ts"
 import { Turn } from "../../domain/runtime/Turns.ts"
 import { ProjectPath } from "../tenancy/ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 
 export const AgentPath = Schema.Struct({ orgID: OrgId, projectID: ProjectId, agentID: AgentId })
 
-const SequenceParam = DecimalInteger(0)
+export const SequenceParam = DecimalInteger(0)
 
-const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
+export const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
 
 export class AgentsApi extends HttpApiGroup.make("agents")
+  .annotate(OpenApi.Title, "Agents")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/agents")
+      .annotate(OpenApi.Summary, "Launch an agent")
       .setPath(ProjectPath)
       .setPayload(LaunchAgent)
       .addSuccess(LaunchedAgent, { status: 201 })
@@ -43,6 +46,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/agents")
+      .annotate(OpenApi.Summary, "List the project's agents")
       .setPath(ProjectPath)
       .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: Schema.optional(AgentStatus) }))
       .addSuccess(Page(Agent))
@@ -51,12 +55,14 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("get", AGENT)
+      .annotate(OpenApi.Summary, "Get an agent")
       .setPath(AgentPath)
       .addSuccess(Agent)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.post("sendInput", `${AGENT}/inputs`)
+      .annotate(OpenApi.Summary, "Send an input to an agent")
       .setPath(AgentPath)
       .setPayload(SendInput)
       .addSuccess(InputAccepted.annotations({ description: "a new input, started or queued" }), { status: 201 })
@@ -75,6 +81,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("listBacklog", `${AGENT}/backlog`)
+      .annotate(OpenApi.Summary, "List the agent's queued inputs")
       .setPath(AgentPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(AgentInput))
@@ -83,6 +90,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.del("withdrawInput", `${AGENT}/backlog/:inputID`)
+      .annotate(OpenApi.Summary, "Withdraw a queued input")
       .setPath(Schema.Struct({ ...AgentPath.fields, inputID: InputId }))
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)
@@ -92,6 +100,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.post("control", `${AGENT}/control`)
+      .annotate(OpenApi.Summary, "Cancel the agent's current turn")
       .setPath(AgentPath)
       .setPayload(Control)
       .addSuccess(ControlEvent)
@@ -106,35 +115,32 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("listEvents", `${AGENT}/events`)
+      .annotate(OpenApi.Summary, "List the agent's events")
       .setPath(AgentPath)
       .setUrlParams(EventsQuery)
       .addSuccess(EventsPage)
       .addError(NotFound.Wire)
       .annotate(
         OpenApi.Description,
-        `One page of the timeline, chronological within the page (spec 4.1). limit: 1 to 500, default ${DEFAULT_EVENTS_LIMIT}.`
+        `One page of the timeline, chronological within the page. limit: 1 to 500, default ${DEFAULT_EVENTS_LIMIT}.`
       )
   )
   .add(
-    HttpApiEndpoint.get("streamEvents", `${AGENT}/events/stream`)
+    HttpApiEndpoint.post("mintStreamToken", `${AGENT}/events/stream-token`)
+      .annotate(OpenApi.Summary, "Mint a token for the agent's event stream")
       .setPath(AgentPath)
-      .setUrlParams(Schema.Struct({ after_sequence: Schema.optional(SequenceParam) }))
-      .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(SequenceParam) }))
-      .addSuccess(
-        HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
-          description: "Server-Sent Events: `id:` the sequence, `event:` the event_kind, `data:` the event as JSON; " +
-            "a `: heartbeat` comment every 15 s without events"
-        })
-      )
+      .addSuccess(StreamToken)
       .addError(NotFound.Wire)
       .annotate(
         OpenApi.Description,
-        "The timeline as Server-Sent Events, from after `Last-Event-ID` (or `after_sequence`; the header wins), " +
-          "then live. Reconnecting with the last id received misses and repeats nothing."
+        "A short-lived token (5 minutes) for this agent's event stream, sent as `?stream_token=` where a client " +
+          "cannot send an Authorization header (a browser's EventSource). It acts as the calling API key: deleting " +
+          "that key invalidates it."
       )
   )
   .add(
     HttpApiEndpoint.get("listTurns", `${AGENT}/turns`)
+      .annotate(OpenApi.Summary, "List the agent's turns")
       .setPath(AgentPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(Turn))
@@ -143,12 +149,14 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("getTurn", `${AGENT}/turns/:turnID`)
+      .annotate(OpenApi.Summary, "Get a turn")
       .setPath(Schema.Struct({ ...AgentPath.fields, turnID: TurnId }))
       .addSuccess(Turn)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.get("getArtifact", `${AGENT}/artifacts/:artifactID`)
+      .annotate(OpenApi.Summary, "Download an artifact")
       .setPath(Schema.Struct({ ...AgentPath.fields, artifactID: ArtifactId }))
       .addSuccess(
         HttpApiSchema.Uint8Array().annotations({ description: "The bytes, served with the media type they were sent with" })

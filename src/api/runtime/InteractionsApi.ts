@@ -9,8 +9,10 @@ import { ProjectPath } from "../tenancy/ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 
 export class InteractionsApi extends HttpApiGroup.make("interactions")
+  .annotate(OpenApi.Title, "Interactions")
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/interactions")
+      .annotate(OpenApi.Summary, "List the project's interactions")
       .setPath(ProjectPath)
       .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: Schema.optional(InteractionStatus) }))
       .addSuccess(Page(Interaction))
@@ -19,6 +21,7 @@ export class InteractionsApi extends HttpApiGroup.make("interactions")
   )
   .add(
     HttpApiEndpoint.get("listForAgent", "/orgs/:orgID/projects/:projectID/agents/:agentID/interactions")
+      .annotate(OpenApi.Summary, "List the agent's interactions")
       .setPath(AgentPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(Interaction))
@@ -27,6 +30,7 @@ export class InteractionsApi extends HttpApiGroup.make("interactions")
   )
   .add(
     HttpApiEndpoint.post("resolve", "/orgs/:orgID/projects/:projectID/interactions/:interactionID/resolve")
+      .annotate(OpenApi.Summary, "Resolve an interaction")
       .setPath(Schema.Struct({ ...ProjectPath.fields, interactionID: InteractionId }))
       .setPayload(ResolveInteraction)
       .addSuccess(Interaction)

@@ -12,8 +12,10 @@ export const ToolCallPath = Schema.Struct({ ...AgentPath.fields, toolCallID: Too
 const TOOL_CALLS = "/orgs/:orgID/projects/:projectID/agents/:agentID/tool-calls"
 
 export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
+  .annotate(OpenApi.Title, "Tool calls")
   .add(
     HttpApiEndpoint.get("list", TOOL_CALLS)
+      .annotate(OpenApi.Summary, "List the agent's tool calls")
       .setPath(AgentPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(ToolCall))
@@ -22,12 +24,14 @@ export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
   )
   .add(
     HttpApiEndpoint.get("get", `${TOOL_CALLS}/:toolCallID`)
+      .annotate(OpenApi.Summary, "Get a tool call")
       .setPath(ToolCallPath)
       .addSuccess(ToolCall)
       .addError(NotFound.Wire)
   )
   .add(
     HttpApiEndpoint.post("submitResult", `${TOOL_CALLS}/:toolCallID/result`)
+      .annotate(OpenApi.Summary, "Submit a custom tool call's result")
       .setPath(ToolCallPath)
       .setPayload(SubmitToolResult)
       .addSuccess(ToolResultAccepted, { status: 201 })
@@ -38,8 +42,8 @@ export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
       .addError(StateTransitionConflict.Wire)
       .annotate(
         OpenApi.Description,
-        "Submits the result of a ready custom tool call (spec 4.1): the first accepted result completes it; a later " +
-          "one, or one for a built-in call, is 409. Limits (spec 8): at most 20 inline media blocks (invalid_request), " +
+        "Submits the result of a ready custom tool call: the first accepted result completes it; a later " +
+          "one, or one for a built-in call, is 409. Limits: at most 20 inline media blocks (invalid_request), " +
           "each at most 10 MiB decoded, 24 MiB of media, 1 MiB of other blocks, 48 MiB body (request_too_large)."
       )
   )

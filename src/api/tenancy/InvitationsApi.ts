@@ -9,8 +9,10 @@ import { OrgPath } from "./OrganizationsApi.ts"
 import { Authentication } from "../Security.ts"
 
 export class InvitationsApi extends HttpApiGroup.make("invitations")
+  .annotate(OpenApi.Title, "Invitations")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/invitations")
+      .annotate(OpenApi.Summary, "Invite someone to the organization")
       .setPath(OrgPath)
       .setPayload(CreateInvitation)
       .addSuccess(Invitation, { status: 201 })
@@ -20,6 +22,7 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/invitations")
+      .annotate(OpenApi.Summary, "List the organization's invitations")
       .setPath(OrgPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(Invitation))
@@ -28,6 +31,7 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/invitations/:invitationID")
+      .annotate(OpenApi.Summary, "Withdraw an invitation")
       .setPath(Schema.Struct({ orgID: OrgId, invitationID: InvitationId }))
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)
@@ -35,6 +39,7 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
   )
   .add(
     HttpApiEndpoint.post("accept", "/invitations/:invitationID/accept")
+      .annotate(OpenApi.Summary, "Accept an invitation")
       .setPath(Schema.Struct({ invitationID: InvitationId }))
       .addSuccess(Member)
       .addError(NotFound.Wire)

@@ -10,8 +10,10 @@ import { Authentication } from "../Security.ts"
 const MemberPath = Schema.Struct({ orgID: OrgId, userID: UserId })
 
 export class MembersApi extends HttpApiGroup.make("members")
+  .annotate(OpenApi.Title, "Members")
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/members")
+      .annotate(OpenApi.Summary, "List the organization's members")
       .setPath(OrgPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(Member))
@@ -19,6 +21,7 @@ export class MembersApi extends HttpApiGroup.make("members")
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/members/:userID")
+      .annotate(OpenApi.Summary, "Change a member's role")
       .setPath(MemberPath)
       .setPayload(UpdateMember)
       .addSuccess(Member)
@@ -28,6 +31,7 @@ export class MembersApi extends HttpApiGroup.make("members")
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/members/:userID")
+      .annotate(OpenApi.Summary, "Remove a member from the organization")
       .setPath(MemberPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)

@@ -8,8 +8,10 @@ import { OrgPath } from "./OrganizationsApi.ts"
 import { Authentication } from "../Security.ts"
 
 export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKeys")
+  .annotate(OpenApi.Title, "Organization API keys")
   .add(
     HttpApiEndpoint.post("create", "/orgs/:orgID/api-keys")
+      .annotate(OpenApi.Summary, "Create an organization API key")
       .setPath(OrgPath)
       .setPayload(CreateOrganizationApiKey)
       .addSuccess(CreatedOrganizationApiKey, { status: 201 })
@@ -18,6 +20,7 @@ export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKe
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/api-keys")
+      .annotate(OpenApi.Summary, "List the organization's API keys")
       .setPath(OrgPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(OrganizationApiKey))
@@ -26,6 +29,7 @@ export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKe
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/api-keys/:keyID")
+      .annotate(OpenApi.Summary, "Revoke an organization API key")
       .setPath(Schema.Struct({ orgID: OrgId, keyID: ApiKeyId }))
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)

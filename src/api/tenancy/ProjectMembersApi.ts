@@ -8,8 +8,10 @@ import { ProjectPath } from "./ProjectsApi.ts"
 import { Authentication } from "../Security.ts"
 
 export class ProjectMembersApi extends HttpApiGroup.make("projectMembers")
+  .annotate(OpenApi.Title, "Project members")
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/members")
+      .annotate(OpenApi.Summary, "List the project's members")
       .setPath(ProjectPath)
       .setUrlParams(ListQuery)
       .addSuccess(Page(ProjectMember))
@@ -17,6 +19,7 @@ export class ProjectMembersApi extends HttpApiGroup.make("projectMembers")
   )
   .add(
     HttpApiEndpoint.post("add", "/orgs/:orgID/projects/:projectID/members")
+      .annotate(OpenApi.Summary, "Add a member to the project")
       .setPath(ProjectPath)
       .setPayload(AddProjectMember)
       .addSuccess(ProjectMember, { status: 201 })
@@ -26,6 +29,7 @@ export class ProjectMembersApi extends HttpApiGroup.make("projectMembers")
   )
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/projects/:projectID/members/:userID")
+      .annotate(OpenApi.Summary, "Remove a member from the project")
       .setPath(Schema.Struct({ orgID: OrgId, projectID: ProjectId, userID: UserId }))
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)

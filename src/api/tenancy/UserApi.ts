@@ -8,21 +8,30 @@ import { User } from "../../domain/tenancy/Users.ts"
 import { Authentication } from "../Security.ts"
 
 export class UserApi extends HttpApiGroup.make("user")
-  .add(HttpApiEndpoint.get("get", "/user").addSuccess(User).addError(Forbidden.Wire))
+  .annotate(OpenApi.Title, "User")
+  .add(
+    HttpApiEndpoint.get("get", "/user")
+      .annotate(OpenApi.Summary, "Get the calling user")
+      .addSuccess(User)
+      .addError(Forbidden.Wire)
+  )
   .add(
     HttpApiEndpoint.post("createApiKey", "/user/api-keys")
+      .annotate(OpenApi.Summary, "Create a personal API key")
       .setPayload(CreateApiKey)
       .addSuccess(CreatedPersonalApiKey, { status: 201 })
       .addError(Forbidden.Wire)
   )
   .add(
     HttpApiEndpoint.get("listApiKeys", "/user/api-keys")
+      .annotate(OpenApi.Summary, "List your personal API keys")
       .setUrlParams(ListQuery)
       .addSuccess(Page(PersonalApiKey))
       .addError(Forbidden.Wire)
   )
   .add(
     HttpApiEndpoint.del("deleteApiKey", "/user/api-keys/:keyID")
+      .annotate(OpenApi.Summary, "Revoke a personal API key")
       .setPath(Schema.Struct({ keyID: ApiKeyId }))
       .addSuccess(Schema.Void)
       .addError(Forbidden.Wire)

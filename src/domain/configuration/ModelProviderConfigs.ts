@@ -1,6 +1,6 @@
 /**
  * Model provider configs (mpc_): where a model is reached (an API format and a base URL) and with
- * which credential, a secret (spec 2.4, docs/models.md).
+ * which credential, a secret (docs/models.md).
  */
 import { Schema } from "effect"
 import { ModelProviderConfigId, OrgId, SecretId } from "../shared/Ids.ts"
@@ -9,7 +9,7 @@ import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { Description } from "./Secrets.ts"
 
-/** The wire protocol of a model endpoint (spec 2.4, ModelAPIFormat). */
+/** The wire protocol of a model endpoint (ModelAPIFormat). */
 export const ApiFormat = Schema.Literal("openai-responses", "openai-chat-completions", "anthropic-messages")
 export type ApiFormat = typeof ApiFormat.Type
 

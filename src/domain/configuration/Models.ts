@@ -1,5 +1,5 @@
 /**
- * Configured models (mdl_) and their immutable revisions (mrev_) (spec 2.4, docs/models.md): a
+ * Configured models (mdl_) and their immutable revisions (mrev_) (docs/models.md): a
  * model is a name under a provider config; its settings live in revisions.
  */
 import { Schema } from "effect"

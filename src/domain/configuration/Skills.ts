@@ -1,11 +1,12 @@
 /**
  * Skills (docs/skills.md): a named bundle of instructions (`SKILL.md`) and optional files, owned
  * by a project or personal to a member, with immutable numbered versions, shared with other
- * projects through grants (spec 2.10). Ownership never moves.
+ * projects through grants. Ownership never moves.
  */
 import { Schema } from "effect"
 import { OrgId, ProjectId, SkillGrantId, SkillId, UserId } from "../shared/Ids.ts"
 import { pointerSegment } from "../shared/JsonPointer.ts"
+import { hasInvisibleOrControl, INVISIBLE_OR_CONTROL_MESSAGE } from "../shared/InvisibleCharacters.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
@@ -35,12 +36,10 @@ export interface SkillContentProblem {
   readonly message: string
 }
 
-const INVISIBLE_OR_CONTROL = /[\p{C}\p{Zl}\p{Zp}]/u
-
 const pathProblem = (path: string): string | undefined => {
   if (path.length === 0) return "must not be empty"
   if (path.length > SKILL_PATH_MAX_LENGTH) return `must be at most ${SKILL_PATH_MAX_LENGTH} characters`
-  if (INVISIBLE_OR_CONTROL.test(path)) return "must not contain invisible or control characters"
+  if (hasInvisibleOrControl(path)) return INVISIBLE_OR_CONTROL_MESSAGE
   if (path.includes("\\")) return "must use / as separator, not \\"
   if (path.startsWith("/")) return "must be relative (no leading /)"
   const segments = path.split("/")

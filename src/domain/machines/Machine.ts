@@ -1,5 +1,5 @@
 /**
- * A machine (spec 2.13 MachineDescriptor): a computer a daemon registered, or one a machine pool
+ * A machine (MachineDescriptor): a computer a daemon registered, or one a machine pool
  * started (the same kind of machine).
  */
 import { Schema } from "effect"

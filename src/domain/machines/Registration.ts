@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/machines/register` (spec 4.2): a daemon registers its machine, or re-registers it
+ * `POST /api/v1/machines/register`: a daemon registers its machine, or re-registers it
  * with the `machine_id` it was given before, and receives a short-lived token for the machine
  * WebSocket. Authenticated with a daemon token or a personal API key.
  */

@@ -1,4 +1,4 @@
-/** Agents (spec 2.11): an agent runs an agent config of its project, one turn at a time. */
+/** Agents: an agent runs an agent config of its project, one turn at a time. */
 import { Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"

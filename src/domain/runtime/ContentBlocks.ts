@@ -1,5 +1,5 @@
 /**
- * Content blocks (spec 2.11): what inputs, model output and tool results are made of.
+ * Content blocks: what inputs, model output and tool results are made of.
  *
  * Stored and returned: `text`, `reasoning_summary` (a model's summary of its reasoning) and
  * `media_ref` (bytes kept as an artifact, downloadable from the agent's artifacts route).

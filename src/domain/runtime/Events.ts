@@ -1,5 +1,5 @@
 /**
- * The agent timeline (spec 2.12, 6): one ordered log of events per agent. `sequence` is gapless
+ * The agent timeline: one ordered log of events per agent. `sequence` is gapless
  * and strictly increasing per agent. Each input opens a turn: its `agent_input` event is the
  * turn's opening event (`turn_sequence` 0); the turn's later events count up from there.
  *

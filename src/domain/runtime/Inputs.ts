@@ -1,4 +1,4 @@
-/** Agent inputs (spec 2.11): each opens a turn, at once when the agent is idle, else from the backlog. */
+/** Agent inputs: each opens a turn, at once when the agent is idle, else from the backlog. */
 import { Schema } from "effect"
 import { ActorId, AgentId, InputId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
@@ -21,8 +21,16 @@ export class AgentInput extends Schema.Class<AgentInput>("AgentInput")({
   created_at: Timestamp
 }) {}
 
+/** A block that says nothing: text that is empty or only white space. */
+const isEmptyText = (block: SubmittedContentBlock) => block.type === "text" && block.text.trim() === ""
+
 export const SendInput = Schema.Struct({
-  content_blocks: Schema.Array(SubmittedContentBlock).pipe(Schema.minItems(1)),
+  content_blocks: Schema.Array(SubmittedContentBlock).pipe(
+    Schema.minItems(1),
+    Schema.filter((blocks) => !blocks.every(isEmptyText), {
+      message: () => "must hold some content: every block is empty text; send text or media"
+    })
+  ),
   input_idempotency_key: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
   actor_id: Schema.optional(ActorId)
 }).annotations(strict)

@@ -1,4 +1,4 @@
-/** Interactions (spec 2.11): approvals of tool calls and questions to a person, which pause a turn. */
+/** Interactions: approvals of tool calls and questions to a person, which pause a turn. */
 import { Schema } from "effect"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"

@@ -1,5 +1,5 @@
 /**
- * Size limits of submissions that carry content blocks (spec 8): tool results, and (the same
+ * Size limits of submissions that carry content blocks: tool results, and (the same
  * rules, docs/agents-api.md) agent inputs. Every limit is checked before anything is stored.
  */
 const MiB = 1024 * 1024

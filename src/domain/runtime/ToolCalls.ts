@@ -1,4 +1,4 @@
-/** Tool calls of a turn and their results (spec 2.11, 4.1). */
+/** Tool calls of a turn and their results. */
 import { Schema } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"

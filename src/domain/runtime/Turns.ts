@@ -1,4 +1,4 @@
-/** Turns (spec 2.11): the work an input starts, from its first model call to its end. */
+/** Turns: the work an input starts, from its first model call to its end. */
 import { Schema } from "effect"
 import { AgentId, InputId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"

@@ -1,5 +1,5 @@
 /**
- * The error model (spec 7; docs/api-conventions.md).
+ * The error model (docs/api-conventions.md).
  *
  * Every error is a tagged class for use in code (`Effect.fail(new NotFound({ error }))`,
  * `Effect.catchTag("NotFound", ...)`), and travels as `{ error, code, ...extra }` with no `_tag`:

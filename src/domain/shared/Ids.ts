@@ -76,6 +76,8 @@ export type ArtifactId = typeof ArtifactId.Type
 // Machines
 export const MachinePoolId = makeId("mpo", "MachinePoolId")
 export type MachinePoolId = typeof MachinePoolId.Type
+export const MachinePoolGrantId = makeId("mpogrant", "MachinePoolGrantId")
+export type MachinePoolGrantId = typeof MachinePoolGrantId.Type
 export const MachineId = makeId("mch", "MachineId")
 export type MachineId = typeof MachineId.Type
 export const MachineGrantId = makeId("mchgrant", "MachineGrantId")

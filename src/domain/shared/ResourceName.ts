@@ -1,20 +1,20 @@
 /**
- * ResourceName (spec 2.2): 1 to 64 characters after Unicode NFC normalization; spaces and
+ * ResourceName: 1 to 64 characters after Unicode NFC normalization; spaces and
  * punctuation allowed; leading or trailing whitespace and invisible or control characters
- * (Unicode category C: controls, format characters such as U+200B, private use, unassigned,
- * surrogates; and line or paragraph separators) rejected.
+ * (InvisibleCharacters.ts: Unicode category C and line or paragraph separators; a zero-width
+ * joiner inside an emoji sequence is allowed) rejected.
  */
 import { Schema } from "effect"
+import { hasInvisibleOrControl, INVISIBLE_OR_CONTROL_MESSAGE } from "./InvisibleCharacters.ts"
 
 const MAX_LENGTH = 64
-const INVISIBLE_OR_CONTROL = /[\p{C}\p{Zl}\p{Zp}]/u
 
 const problem = (name: string): string | undefined => {
   const length = [...name].length
   if (length < 1) return "must not be empty"
   if (length > MAX_LENGTH) return `must be at most ${MAX_LENGTH} characters (got ${length})`
   if (name.trim() !== name) return "must not start or end with whitespace"
-  if (INVISIBLE_OR_CONTROL.test(name)) return "must not contain invisible or control characters"
+  if (hasInvisibleOrControl(name)) return INVISIBLE_OR_CONTROL_MESSAGE
   return undefined
 }
 

@@ -14,7 +14,8 @@
  */
 import { RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { MAX_MEDIA_BLOCK_BYTES, MAX_MEDIA_TOTAL_BYTES, MAX_NON_MEDIA_BYTES } from "../../domain/runtime/Limits.ts"
-import type { JsonScanner, ScanObserver } from "./JsonScanner.ts"
+import type { JsonScanner } from "./JsonScanner.ts"
+import type { ScanObserver } from "./ScanObserver.ts"
 
 const mib = (bytes: number) => `${bytes / (1024 * 1024)} MiB`
 

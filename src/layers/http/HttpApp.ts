@@ -9,14 +9,17 @@ import { MachineRegistrationLive, RegistrationAuthenticationLive } from "../../a
 import { MachinesLive } from "../../api/handlers/machines/MachinesLive.ts"
 import { ActorsLive } from "../../api/handlers/runtime/ActorsLive.ts"
 import { AgentConfigsLive } from "../../api/handlers/configuration/AgentConfigsLive.ts"
+import { AgentEventStreamLive } from "../../api/handlers/runtime/AgentEventStreamLive.ts"
 import { AgentsLive } from "../../api/handlers/runtime/AgentsLive.ts"
 import { AuthenticationLive } from "../../api/handlers/AuthenticationLive.ts"
 import { HealthLive } from "../../api/handlers/HealthLive.ts"
+import { StreamAuthenticationLive } from "../../api/handlers/StreamAuthenticationLive.ts"
 import { InteractionsLive } from "../../api/handlers/runtime/InteractionsLive.ts"
 import { InvitationsLive } from "../../api/handlers/tenancy/InvitationsLive.ts"
 import { MembersLive } from "../../api/handlers/tenancy/MembersLive.ts"
 import { ModelProviderConfigsLive } from "../../api/handlers/configuration/ModelProviderConfigsLive.ts"
 import { ModelsLive } from "../../api/handlers/configuration/ModelsLive.ts"
+import { MachinePoolsLive } from "../../api/handlers/machines/MachinePoolsLive.ts"
 import { OrganizationApiKeysLive } from "../../api/handlers/tenancy/OrganizationApiKeysLive.ts"
 import { OrganizationsLive } from "../../api/handlers/tenancy/OrganizationsLive.ts"
 import { ProjectMembersLive } from "../../api/handlers/tenancy/ProjectMembersLive.ts"
@@ -25,6 +28,7 @@ import { SecretsLive } from "../../api/handlers/configuration/SecretsLive.ts"
 import { SkillsLive } from "../../api/handlers/configuration/SkillsLive.ts"
 import { ToolCallsLive } from "../../api/handlers/runtime/ToolCallsLive.ts"
 import { UserLive } from "../../api/handlers/tenancy/UserLive.ts"
+import { UserSettingsLive } from "../../api/handlers/workspaces/UserSettingsLive.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { corsFor } from "./Cors.ts"
 import { MachineSocketRouteLive } from "./MachineSocketRoute.ts"
@@ -36,6 +40,7 @@ import { DOCS_PATH, OPENAPI_PATH, RootPageLive } from "./RootPage.ts"
 const HandlersLive = Layer.mergeAll(
   HealthLive,
   UserLive,
+  UserSettingsLive,
   OrganizationsLive,
   OrganizationApiKeysLive,
   MembersLive,
@@ -45,15 +50,19 @@ const HandlersLive = Layer.mergeAll(
   SecretsLive,
   ModelProviderConfigsLive,
   ModelsLive,
+  MachinePoolsLive,
   SkillsLive,
   AgentConfigsLive,
   AgentsLive,
+  AgentEventStreamLive,
   ToolCallsLive,
   InteractionsLive,
   ActorsLive,
   MachinesLive,
   MachineRegistrationLive
-).pipe(Layer.provide(AuthenticationLive), Layer.provide(RegistrationAuthenticationLive))
+).pipe(
+  Layer.provide(Layer.mergeAll(AuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
+)
 
 /** The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. */
 export const HttpAppLive = Layer.unwrapEffect(

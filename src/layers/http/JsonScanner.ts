@@ -1,10 +1,11 @@
 /**
  * A streaming check of a JSON request body, fed chunk by chunk as the bytes arrive, before
- * anything parses it. It checks the syntax and the UTF-8, bounds the nesting at
- * MAX_NESTING_DEPTH, and refuses `\u0000` and unpaired surrogate escapes (Postgres text and jsonb
- * can hold neither), naming the field by its JSON Pointer. No recursion anywhere: the nesting is
- * a stack of at most MAX_NESTING_DEPTH entries. A `ScanObserver` (ContentBlockBudget) follows the structure to enforce
- * limits on parts of the body while they stream in.
+ * anything parses it. It checks the syntax, bounds the nesting at MAX_NESTING_DEPTH, and has the
+ * inside of each string read by a JsonStringReader (UTF-8, escapes, `\u0000` and unpaired
+ * surrogates refused), naming the field of any problem by its JSON Pointer (JsonPath). No
+ * recursion anywhere: the nesting is a stack of at most MAX_NESTING_DEPTH entries. A
+ * `ScanObserver` (ContentBlockBudget) follows the structure to enforce limits on parts of the body
+ * while they stream in.
  *
  * Sizes: the scanner keeps the "canonical" position, the number of bytes the JSON read so far
  * takes when written compactly by `JSON.stringify` (whitespace between tokens dropped, escapes
@@ -20,56 +21,36 @@ import {
   unexpectedByte,
   unpairedSurrogate
 } from "./BodyProblems.ts"
-import {
-  canonicalSize,
-  hexValue,
-  inDigits,
-  LITERALS,
-  nextNumberState,
-  numberCanEnd,
-  numberStart,
-  SIMPLE_ESCAPES,
-  utf8Lead
-} from "./JsonGrammar.ts"
+import { inDigits, LITERALS, nextNumberState, numberCanEnd, numberStart } from "./JsonGrammar.ts"
 import { JsonPath } from "./JsonPath.ts"
+import {
+  ESCAPE_DONE,
+  INVALID_ESCAPE,
+  INVALID_UNICODE_ESCAPE,
+  JsonStringReader,
+  NUL_CHARACTER
+} from "./JsonStringReader.ts"
+import type { ScanObserver } from "./ScanObserver.ts"
 
 export const MAX_NESTING_DEPTH = 64
 
-/** Follows the structure of the body; any callback may stop the scan with a problem. */
-export interface ScanObserver {
-  /** A container was opened at `scanner.depth` (an object when `isObject`). */
-  readonly opened: (scanner: JsonScanner, isObject: boolean, canonicalStart: number) => BodyProblem | undefined
-  /** The container at `scanner.depth` is about to close. */
-  readonly closing: (scanner: JsonScanner) => BodyProblem | undefined
-  /** A string value (not a key) ended; its key or index is the innermost of `scanner.path`. */
-  readonly stringEnded: (scanner: JsonScanner, canonicalStart: number) => BodyProblem | undefined
-  /** The end of a chunk. */
-  readonly checkpoint: (scanner: JsonScanner) => BodyProblem | undefined
-}
-
 const VALUE = 0, VALUE_OR_CLOSE = 1, KEY_OR_CLOSE = 2, KEY = 3, COLON = 4, AFTER_VALUE = 5, STRING = 6,
-  ESCAPE = 7, UNICODE = 8, LOW_SURROGATE = 9, LOW_SURROGATE_U = 10, NUMBER = 11, LITERAL = 12, END = 13
+  ESCAPE = 7, NUMBER = 8, LITERAL = 9, END = 10
 
 const QUOTE = 0x22, BACKSLASH = 0x5c
 
 export class JsonScanner {
   /** Where the scan is: one entry per open container, and the current string's first bytes. */
   readonly path = new JsonPath()
+  private readonly string = new JsonStringReader()
   private state = VALUE
   private position = 0
   private whitespace = 0
-  private adjustment = 0
   private line = 1
   private lineStart = 0
   private sawValue = false
   private stringIsKey = false
   private stringStart = -1
-  private unicodeDigits = 0
-  private unicodeValue = 0
-  private expectLow = false
-  private utf8Need = 0
-  private utf8Low = 0x80
-  private utf8High = 0xbf
   private numberState = 0
   private literal: Uint8Array = LITERALS[0x74]
   private literalIndex = 0
@@ -82,7 +63,7 @@ export class JsonScanner {
 
   /** The canonical position: bytes read so far as compact JSON (see the module comment). */
   canonicalPosition(): number {
-    return this.position - this.whitespace + this.adjustment
+    return this.position - this.whitespace + this.string.sizeChange
   }
 
   /** The canonical position where the string being read began, or -1 outside a string. */
@@ -102,33 +83,17 @@ export class JsonScanner {
     while (i < length) {
       const state = this.state
       if (state === STRING) {
-        // The hot loop: the bytes of a string up to its end, an escape, or a byte to look at.
-        const runStart = i
-        let need = this.utf8Need
-        for (; i < length; i++) {
-          const byte = bytes[i]
-          if (need > 0) {
-            if (byte < this.utf8Low || byte > this.utf8High) return this.encodingProblem(base + i)
-            this.utf8Low = 0x80
-            this.utf8High = 0xbf
-            need--
-          } else if (byte >= 0x80) {
-            const lead = utf8Lead(byte)
-            if (lead < 0) return this.encodingProblem(base + i)
-            need = lead & 0xff
-            this.utf8Low = (lead >> 8) & 0xff
-            this.utf8High = lead >> 16
-          } else if (byte === QUOTE || byte === BACKSLASH || byte < 0x20) break
-        }
-        this.utf8Need = need
-        this.path.collect(bytes, runStart, i)
-        if (i === length) break
-        const byte = bytes[i]
-        this.position = base + i
+        // The hot loop: the text of a string up to its end, an escape, or a byte to look at.
+        const stop = this.string.readText(bytes, i)
+        if (stop < 0) return notUtf8(this.currentPointer())
+        this.path.collect(bytes, i, stop)
+        if (stop === length) break
+        const byte = bytes[stop]
+        this.position = base + stop
         if (byte < 0x20) return this.syntaxProblem("a control character in a string (escape it)")
-        i++
+        i = stop + 1
         if (byte === BACKSLASH) {
-          this.path.collect(bytes, i - 1, i)
+          this.path.collect(bytes, stop, i)
           this.state = ESCAPE
           continue
         }
@@ -172,51 +137,17 @@ export class JsonScanner {
         continue
       }
       this.position = base + i
-      switch (state) {
-        case ESCAPE: {
-          this.path.collect(bytes, i, i + 1)
-          if (byte === 0x75) {
-            this.state = UNICODE
-            this.unicodeDigits = 0
-            this.unicodeValue = 0
-            break
-          }
-          const size = SIMPLE_ESCAPES[byte]
-          if (size === undefined) return this.syntaxProblem(`an invalid escape \\${String.fromCharCode(byte)}`)
+      if (state === ESCAPE) {
+        const outcome = this.string.readEscape(byte)
+        if (outcome > ESCAPE_DONE) return this.escapeProblem(outcome, byte)
+        this.path.collect(bytes, i, i + 1)
+        if (outcome === ESCAPE_DONE) {
           this.path.markEscaped()
-          this.adjustment += size - 2
           this.state = STRING
-          break
         }
-        case UNICODE: {
-          this.path.collect(bytes, i, i + 1)
-          const digit = hexValue(byte)
-          if (digit < 0) return this.syntaxProblem("an invalid \\u escape (four hexadecimal digits expected)")
-          this.unicodeValue = this.unicodeValue * 16 + digit
-          if (++this.unicodeDigits === 4) {
-            const problem = this.endUnicodeEscape()
-            if (problem !== undefined) return problem
-          }
-          break
-        }
-        case LOW_SURROGATE:
-        case LOW_SURROGATE_U: {
-          const wanted = state === LOW_SURROGATE ? BACKSLASH : 0x75
-          if (byte !== wanted) return this.surrogateProblem(this.unicodeValue)
-          this.path.collect(bytes, i, i + 1)
-          if (state === LOW_SURROGATE) this.state = LOW_SURROGATE_U
-          else {
-            this.state = UNICODE
-            this.unicodeDigits = 0
-            this.unicodeValue = 0
-          }
-          break
-        }
-        case LITERAL: {
-          if (byte !== this.literal[this.literalIndex]) return this.unexpected(byte)
-          if (++this.literalIndex === this.literal.length) this.state = this.afterValue()
-          break
-        }
+      } else { // LITERAL
+        if (byte !== this.literal[this.literalIndex]) return this.unexpected(byte)
+        if (++this.literalIndex === this.literal.length) this.state = this.afterValue()
       }
       i++
     }
@@ -318,40 +249,23 @@ export class JsonScanner {
     return this.observer?.stringEnded(this, start)
   }
 
-  private endUnicodeEscape(): BodyProblem | undefined {
-    const code = this.unicodeValue
-    this.path.markEscaped()
-    this.state = STRING
-    if (this.expectLow) {
-      this.expectLow = false
-      if (code < 0xdc00 || code > 0xdfff) return this.surrogateProblem(code)
-      this.adjustment -= 2 // the pair's 12 bytes are 4 in UTF-8; the high half counted -6
-      return undefined
-    }
-    if (code >= 0xd800 && code <= 0xdbff) {
-      this.expectLow = true
-      this.adjustment -= 6
-      this.state = LOW_SURROGATE
-      return undefined
-    }
-    if (code >= 0xdc00 && code <= 0xdfff) return this.surrogateProblem(code)
-    if (code === 0) return nulCharacter(this.currentPointer())
-    this.adjustment += canonicalSize(code) - 6
-    return undefined
-  }
-
   /** The pointer of the string being read: its value's field, or for a key the object holding it. */
   private currentPointer(): string {
     return this.stringIsKey ? this.path.pointer(false) : this.path.pointer()
   }
 
-  private surrogateProblem(code: number): BodyProblem {
-    return unpairedSurrogate(this.currentPointer(), code, this.stringIsKey)
-  }
-
-  private encodingProblem(position: number): BodyProblem {
-    this.position = position
-    return notUtf8(this.currentPointer())
+  /** Why the escape byte `byte` is refused (`outcome` from the string reader). */
+  private escapeProblem(outcome: number, byte: number): BodyProblem {
+    switch (outcome) {
+      case INVALID_ESCAPE:
+        return this.syntaxProblem(`an invalid escape \\${String.fromCharCode(byte)}`)
+      case INVALID_UNICODE_ESCAPE:
+        return this.syntaxProblem("an invalid \\u escape (four hexadecimal digits expected)")
+      case NUL_CHARACTER:
+        return nulCharacter(this.currentPointer())
+      default: // UNPAIRED_SURROGATE
+        return unpairedSurrogate(this.currentPointer(), this.string.code, this.stringIsKey)
+    }
   }
 
   private unexpected(byte: number): BodyProblem {

@@ -5,7 +5,8 @@
  * its body (`{_tag, issues, message}`) as a 400 answer of every operation, and its `Issue` (with
  * array paths) takes the name of ours. Neither is ever sent: the guards answer every decode
  * failure with `invalid_request` and issues of `{path, message, line?, column?}`. The document is
- * corrected here, once, for the JSON document and the docs page alike.
+ * corrected here, once, for the JSON document and the docs page alike; the same pass drops the
+ * repeated `$id` Effect gives `Schema.Unknown`, which a strict validator refuses.
  */
 import { OpenApi } from "@effect/platform"
 import { JSONSchema } from "effect"
@@ -24,6 +25,24 @@ const withoutDecodeError = (schema: Json | undefined): Json | undefined => {
   return members.length === 1 ? members[0] : { ...schema, anyOf: members }
 }
 
+/**
+ * Effect writes `Schema.Unknown` (a metadata value, a tool's input) as `{ "$id": "/schemas/unknown" }` at
+ * every use, and a JSON Schema `$id` must be unique in a document. Such a schema means "any JSON value":
+ * written as `{}`, the same in every place.
+ */
+const withoutBuiltinIds = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(withoutBuiltinIds)
+  if (value === null || typeof value !== "object") return value
+  const entries = Object.entries(value as Json)
+  const id = (value as Json).$id
+  if (typeof id === "string" && id.startsWith("/schemas/")) {
+    return Object.fromEntries(
+      entries.filter(([key]) => key !== "$id" && key !== "title").map(([key, inner]) => [key, withoutBuiltinIds(inner)])
+    )
+  }
+  return Object.fromEntries(entries.map(([key, inner]) => [key, withoutBuiltinIds(inner)]))
+}
+
 const describeWireErrors = (spec: Json): Json => {
   for (const operations of Object.values(spec.paths as Record<string, Json>)) {
     for (const operation of Object.values(operations)) {
@@ -39,7 +58,7 @@ const describeWireErrors = (spec: Json): Json => {
   delete schemas.Issue
   JSONSchema.fromAST(Issue.ast, { definitions: schemas, definitionPath: "#/components/schemas/", target: "openApi3.1" })
   if (!JSON.stringify(spec).includes("#/components/schemas/PropertyKey")) delete schemas.PropertyKey
-  return spec
+  return withoutBuiltinIds(spec) as Json
 }
 
 export const ServedApi = Api.annotate(OpenApi.Transform, describeWireErrors)

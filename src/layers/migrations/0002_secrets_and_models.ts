@@ -7,7 +7,7 @@ import { Effect } from "effect"
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // A personal secret belongs to a membership: removing the member deletes it (spec 4.1).
+  // A personal secret belongs to a membership: removing the member deletes it.
   yield* sql`
     CREATE TABLE secrets (
       id text PRIMARY KEY,

@@ -1,5 +1,5 @@
 /**
- * The `model` of an agent config as the API shows it (AgentConfigModel, spec 2.4): rendered at
+ * The `model` of an agent config as the API shows it (AgentConfigModel): rendered at
  * response time from the configured model's current revision and names, narrowed by the
  * config's overrides, so a config follows its model's later revisions.
  */

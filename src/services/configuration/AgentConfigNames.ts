@@ -1,8 +1,8 @@
 /**
  * Resolving the names and ids an agent config's definition refers to, for the project it is made
  * in (docs/agent-configs.md, "Names"): models granted to the project, secrets it may use, skills
- * it owns, was granted or that are the caller's, other configs of the project, and machines it
- * may use (the organization's granted to it, or the caller's personal ones).
+ * it owns, was granted or that are the caller's, other configs of the project, machines it may use
+ * (the organization's granted to it, or the caller's personal ones) and machine pools granted to it.
  */
 import { Effect, Option } from "effect"
 import {
@@ -15,6 +15,7 @@ import {
 import type { ResolvedModel } from "../../domain/configuration/Models.ts"
 import type { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
+import { MachinePools } from "../machines/MachinePools.ts"
 import { AgentConfigsRepository } from "./AgentConfigsRepository.ts"
 import { Models } from "./Models.ts"
 import { Secrets } from "./Secrets.ts"
@@ -27,6 +28,7 @@ export class AgentConfigNames extends Effect.Service<AgentConfigNames>()("AgentC
     const skills = yield* Skills
     const configs = yield* AgentConfigsRepository
     const machines = yield* MachinesRepository
+    const machinePools = yield* MachinePools
 
     const resolveSkill = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, ref: References["skills"][number]) =>
       Effect.gen(function*() {
@@ -49,6 +51,10 @@ export class AgentConfigNames extends Effect.Service<AgentConfigNames>()("AgentC
             models.resolveForProject(orgId, projectId, ref.provider_config, ref.name),
             Option.map((model): [string, ResolvedModel] => [modelKey(ref), model])
           ))
+        const providerConfigNames = yield* Effect.filter(
+          new Set(references.models.map((ref) => ref.provider_config)),
+          (name) => models.providerConfigExists(orgId, name)
+        )
         const secretEntries = yield* Effect.forEach(references.secretNames, (name) =>
           Effect.map(
             secrets.resolveForProject(orgId, projectId, userId, name),
@@ -57,17 +63,20 @@ export class AgentConfigNames extends Effect.Service<AgentConfigNames>()("AgentC
         const skillEntries = yield* Effect.forEach(references.skills, (ref) => resolveSkill(orgId, projectId, userId, ref))
         const limits = yield* configs.limitsOf(projectId, references.agentConfigIds)
         const usableMachines = yield* machines.usableAmong(orgId, projectId, userId, references.machineIds)
+        const pools = yield* machinePools.usableByProject(orgId, projectId, references.machinePoolIds)
         const resolutions: Resolutions = {
           models: new Map(modelEntries.flatMap(Option.toArray)),
+          providerConfigs: new Set(providerConfigNames),
           secrets: new Map(secretEntries.flatMap(Option.toArray)),
           skills: new Map(skillEntries.flatMap(Option.toArray)),
           agentConfigs: new Map(limits.map((row) => [row.id, { maxDepth: row.max_depth, maxSubagents: row.max_subagents }])),
-          machines: usableMachines
+          machines: usableMachines,
+          machinePools: pools
         }
         return resolutions
       })
 
     return { resolve } as const
   }),
-  dependencies: [Models.Default, Secrets.Default, Skills.Default, AgentConfigsRepository.Default, MachinesRepository.Default]
+  dependencies: [Models.Default, Secrets.Default, Skills.Default, AgentConfigsRepository.Default, MachinesRepository.Default, MachinePools.Default]
 }) {}

@@ -1,5 +1,5 @@
 /**
- * Agent configs (spec 2.3, 4.1; docs/agent-configs.md): parse the source with positions,
+ * Agent configs (docs/agent-configs.md): parse the source with positions,
  * validate it, resolve its names for the project, compile, and store it once per distinct
  * (project, source, effective definition). Configs are immutable; their `model` is rendered at
  * response time from the configured model's current revision (AgentConfigModel.ts).
@@ -8,6 +8,7 @@ import { Effect, Option, Schema } from "effect"
 import { AgentConfig, type CreateAgentConfig } from "../../domain/configuration/agent-config/AgentConfig.ts"
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import { compile } from "../../domain/configuration/agent-config/Compile.ts"
+import { urlsOf } from "../../domain/configuration/agent-config/Urls.ts"
 import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
 import type { ResolvedModel } from "../../domain/configuration/Models.ts"
 import { referencesOf } from "../../domain/configuration/agent-config/References.ts"
@@ -20,6 +21,7 @@ import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { NetworkPolicy } from "../shared/NetworkPolicy.ts"
 import { paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -60,6 +62,7 @@ export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs",
     const access = yield* Access
     const ids = yield* IdGenerator
     const { transaction } = yield* Transactions
+    const network = yield* NetworkPolicy
 
     /** The config as the API shows it, its model rendered from `current`, the model's current revision. */
     const renderWith = (stored: StoredAgentConfig, current: ResolvedModel) => {
@@ -80,6 +83,11 @@ export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs",
         const validated = validateDefinition(parsed.source)
         if (validated._tag === "Invalid") return yield* Effect.fail(invalid(validated.issues))
         const definition = validated.definition
+        const refusedUrls = urlsOf(definition).flatMap(({ path, url }) => {
+          const problem = network.literalProblem(url)
+          return problem === undefined ? [] : [parsed.source.issueAt(path, problem)]
+        })
+        if (refusedUrls.length > 0) return yield* Effect.fail(invalid(refusedUrls))
 
         const userId = yield* access.callerUserId
         const resolutions = yield* names.resolve(orgId, projectId, userId, referencesOf(definition))
@@ -137,6 +145,7 @@ export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs",
     return { create, list, get } as const
   }),
   dependencies: [
+    NetworkPolicy.Default,
     AgentConfigsRepository.Default,
     AgentConfigNames.Default,
     Models.Default,

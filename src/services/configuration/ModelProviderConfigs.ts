@@ -13,6 +13,7 @@ import { ModelProviderConfigId, type OrgId, type SecretId } from "../../domain/s
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { NetworkPolicy } from "../shared/NetworkPolicy.ts"
 import { paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -28,6 +29,15 @@ export class ModelProviderConfigs extends Effect.Service<ModelProviderConfigs>()
     const access = yield* Access
     const ids = yield* IdGenerator
     const { transaction } = yield* Transactions
+    const network = yield* NetworkPolicy
+
+    /** A base URL the operator's network policy refuses (a private address literal) is invalid at `/base_url`. */
+    const requireAllowedBaseUrl = (baseUrl: string | undefined) => {
+      const problem = baseUrl === undefined ? undefined : network.literalProblem(baseUrl)
+      return problem === undefined ? Effect.void : Effect.fail(
+        new InvalidRequest({ error: `base_url ${problem}`, issues: [{ path: "/base_url", message: problem }] })
+      )
+    }
 
     const notFound = (id: ModelProviderConfigId) => () => new NotFound({ error: `Model provider config ${id} not found` })
     const nameTaken = (name: string) => () =>
@@ -63,6 +73,7 @@ export class ModelProviderConfigs extends Effect.Service<ModelProviderConfigs>()
     const create = (orgId: OrgId, input: CreateModelProviderConfig) =>
       transaction(Effect.gen(function*() {
         yield* access.requireOrgRole(orgId, "admin")
+        yield* requireAllowedBaseUrl(input.base_url)
         const authSecretId = input.auth_secret_id ?? null
         if (authSecretId !== null) yield* requireAuthSecret(orgId, authSecretId)
         return yield* configs.insert({
@@ -86,6 +97,7 @@ export class ModelProviderConfigs extends Effect.Service<ModelProviderConfigs>()
     const update = (orgId: OrgId, id: ModelProviderConfigId, patch: UpdateModelProviderConfig) =>
       transaction(Effect.gen(function*() {
         const config = yield* changeable(orgId, id, "changed")
+        yield* requireAllowedBaseUrl(patch.base_url)
         const authSecretId = patch.auth_secret_id === undefined ? config.auth_secret_id : patch.auth_secret_id
         if (authSecretId !== null && authSecretId !== config.auth_secret_id) yield* requireAuthSecret(orgId, authSecretId)
         const name = patch.name ?? config.name
@@ -117,6 +129,7 @@ export class ModelProviderConfigs extends Effect.Service<ModelProviderConfigs>()
     return { create, list, get, update, remove } as const
   }),
   dependencies: [
+    NetworkPolicy.Default,
     ModelProviderConfigsRepository.Default,
     ModelsRepository.Default,
     Secrets.Default,

@@ -187,6 +187,30 @@ export class Models extends Effect.Service<Models>()("Models", {
         return granted.has(model.value.id) ? Option.some(resolved(model.value, config.value)) : Option.none<ResolvedModel>()
       })
 
+    /**
+     * Where the model `modelName` of a provider config named `providerConfigName` exists among the
+     * organizations `orgIds`: `found` when one of them has it (or, without a model name, has the
+     * provider config), else `no_model` when one of them has a provider config of that name, else
+     * `no_provider_config`.
+     */
+    const namedInOrgs = (orgIds: ReadonlyArray<OrgId>, providerConfigName: string, modelName?: string) =>
+      Effect.gen(function*() {
+        let configFound = false
+        for (const orgId of orgIds) {
+          const config = yield* providerConfigs.findByName(orgId, providerConfigName.normalize("NFC"))
+          if (Option.isNone(config)) continue
+          configFound = true
+          if (modelName === undefined) return "found" as const
+          const model = yield* models.named(config.value.id, modelName.normalize("NFC"))
+          if (Option.isSome(model)) return "found" as const
+        }
+        return configFound ? "no_model" as const : "no_provider_config" as const
+      })
+
+    /** Whether the organization has a model provider config named `name`. */
+    const providerConfigExists = (orgId: OrgId, name: string) =>
+      Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
+
     /** The model with its provider config and current revision (`NotFound` once it is deleted). */
     const current = (modelId: ConfiguredModelId) =>
       Effect.gen(function*() {
@@ -197,6 +221,7 @@ export class Models extends Effect.Service<Models>()("Models", {
 
     return {
       create,
+      namedInOrgs,
       list,
       get,
       update,
@@ -206,6 +231,7 @@ export class Models extends Effect.Service<Models>()("Models", {
       listGrants,
       removeGrant,
       resolveForProject,
+      providerConfigExists,
       current
     } as const
   }),

@@ -1,10 +1,12 @@
 /**
- * What holds a secret: model provider configs today (machine pools and integrations join here).
+ * What holds a secret: model provider configs and machine pools (their auth secret and their
+ * secret environment); integrations join here.
  * A secret in use cannot be deleted, and a member whose personal secret is in use cannot be
- * removed from the organization (spec 4.1).
+ * removed from the organization.
  */
 import { Effect } from "effect"
 import type { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
+import { MachinePoolsRepository } from "../machines/MachinePoolsRepository.ts"
 import { ModelProviderConfigsRepository } from "./ModelProviderConfigsRepository.ts"
 import { SecretsRepository } from "./SecretsRepository.ts"
 
@@ -22,15 +24,21 @@ export class SecretReferences extends Effect.Service<SecretReferences>()("Secret
   effect: Effect.gen(function*() {
     const providerConfigs = yield* ModelProviderConfigsRepository
     const secrets = yield* SecretsRepository
+    const pools = yield* MachinePoolsRepository
 
     /** Everything that holds one of these secrets. */
     const referrersOf = (secretIds: ReadonlyArray<SecretId>) =>
-      Effect.map(providerConfigs.usingSecrets(secretIds), (configs) =>
-        configs.flatMap((config): ReadonlyArray<Referrer> =>
-          config.auth_secret_id === null
-            ? []
-            : [{ secretId: config.auth_secret_id, kind: "model provider config", id: config.id, name: config.name }]
-        ))
+      Effect.map(
+        Effect.zip(providerConfigs.usingSecrets(secretIds), pools.usingSecrets(secretIds)),
+        ([configs, poolRows]) => [
+          ...configs.flatMap((config): ReadonlyArray<Referrer> =>
+            config.auth_secret_id === null
+              ? []
+              : [{ secretId: config.auth_secret_id, kind: "model provider config", id: config.id, name: config.name }]
+          ),
+          ...poolRows.map((pool): Referrer => ({ secretId: pool.secret_id, kind: "machine pool", id: pool.id, name: pool.name }))
+        ]
+      )
 
     /** Why the member cannot leave the organization now: their personal secrets in use; empty when none is. */
     const memberRemovalBlockers = (orgId: OrgId, userId: UserId) =>
@@ -46,5 +54,5 @@ export class SecretReferences extends Effect.Service<SecretReferences>()("Secret
 
     return { referrersOf, memberRemovalBlockers } as const
   }),
-  dependencies: [ModelProviderConfigsRepository.Default, SecretsRepository.Default]
+  dependencies: [ModelProviderConfigsRepository.Default, SecretsRepository.Default, MachinePoolsRepository.Default]
 }) {}

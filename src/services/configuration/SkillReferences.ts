@@ -1,6 +1,6 @@
 /**
  * What uses a skill: the configurations of agents. A member whose personal skill an agent's
- * configuration uses cannot be removed from the organization (spec 4.1).
+ * configuration uses cannot be removed from the organization.
  */
 import { Effect } from "effect"
 import type { OrgId, UserId } from "../../domain/shared/Ids.ts"

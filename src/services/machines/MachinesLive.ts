@@ -1,12 +1,13 @@
 /**
- * The machines capability (docs/machines.md): daemon tokens, machines, their files, the machine
- * WebSocket's sessions, and the sweep of requests to offline machines. Results of tool calls
- * resolve turns' waits, so it runs over the workflow engine.
+ * The machines capability (docs/machines.md, docs/machine-pools.md): daemon tokens, machines,
+ * machine pools, their files, the machine WebSocket's sessions, and the sweep of requests to
+ * offline machines. Results of tool calls resolve turns' waits, so it runs over the workflow engine.
  */
 import { Layer } from "effect"
 import { WorkflowEngineLive } from "../../layers/WorkflowEngine.ts"
 import { DaemonTokens } from "./DaemonTokens.ts"
 import { MachineFiles } from "./MachineFiles.ts"
+import { MachinePools } from "./MachinePools.ts"
 import { Machines } from "./Machines.ts"
 import { MachineSessions } from "./MachineSessions.ts"
 import { MachineSweeperLive } from "./MachineSweeper.ts"
@@ -14,6 +15,7 @@ import { MachineSweeperLive } from "./MachineSweeper.ts"
 export const MachinesLive = Layer.mergeAll(
   DaemonTokens.Default,
   Machines.Default,
+  MachinePools.Default,
   MachineFiles.Default,
   MachineSessions.Default,
   MachineSweeperLive

@@ -1,12 +1,18 @@
 /**
- * The timeline as the API reads it (spec 4.1): pages of events, and the live stream of
- * Server-Sent Events, `id:` the sequence, `event:` the kind, `data:` the event as JSON.
+ * The timeline as the API reads it: pages of events, and the live stream of
+ * Server-Sent Events, `id:` the sequence, `event:` the kind, `data:` the event as JSON; merged
+ * into it, the live output of the model (LiveOutput) as events without `id:`. A stream ends with
+ * a `stream_closed` event once its caller's access is gone (StreamAccess).
  */
 import { Sse } from "@effect/experimental"
 import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { AgentEvent, type EventsQuery } from "../../domain/runtime/Events.ts"
+import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
+import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../../domain/runtime/OutputDeltas.ts"
 import { AgentAccess } from "./AgentAccess.ts"
+import { LiveOutput } from "./LiveOutput.ts"
+import { type AccessLost, StreamAccess } from "./StreamAccess.ts"
 import { Timeline } from "./Timeline.ts"
 
 /** A Server-Sent Events stream sends this comment when no event came for this long. */
@@ -17,6 +23,15 @@ const encodeEvent = Schema.encodeSync(Schema.parseJson(AgentEvent))
 const toServerSentEvent = (event: AgentEvent) =>
   Sse.encoder.write({ _tag: "Event", id: String(event.sequence), event: event.event_kind, data: encodeEvent(event) })
 
+/** The last frame of a stream whose access ended: no `id:`, so a reconnect resumes where the events stopped. */
+const closedEvent = (lost: AccessLost) =>
+  Sse.encoder.write({ _tag: "Event", id: undefined, event: "stream_closed", data: JSON.stringify(lost) })
+
+const encodeDelta = Schema.encodeSync(Schema.parseJson(OutputDelta))
+
+/** Not part of the timeline: no `id:`, so a client's Last-Event-ID stays the last stored event's. */
+const toDeltaEvent = (delta: OutputDelta) => `event: ${OUTPUT_DELTA_EVENTS[delta.kind]}\ndata: ${encodeDelta(delta)}\n\n`
+
 /** An SSE comment line: ignored by clients, it keeps the connection (and proxies) awake. */
 const comment = (text: string) => `: ${text}\n\n`
 
@@ -24,6 +39,8 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
   effect: Effect.gen(function*() {
     const agentAccess = yield* AgentAccess
     const timeline = yield* Timeline
+    const streamAccess = yield* StreamAccess
+    const live = yield* LiveOutput
 
     const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: EventsQuery) =>
       Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.list(agent, query))
@@ -31,10 +48,12 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
     /**
      * The timeline after `afterSequence` as Server-Sent Events, then live, until the client
      * leaves: a comment opens the stream (so the response starts at once), one comment more
-     * after each SSE_HEARTBEAT_INTERVAL without events.
+     * after each SSE_HEARTBEAT_INTERVAL without events. The live output of the agent's model calls
+     * is merged in from the moment the stream opens. It ends with a `stream_closed` event when
+     * the caller's access ends (its key deleted, its membership gone, the project deleted).
      */
     const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
-      Effect.map(agentAccess.read(orgId, projectId, agentId), (agent) =>
+      Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
         Stream.make(comment(`events of ${agentId} after sequence ${afterSequence}`)).pipe(
           Stream.concat(Stream.unfoldChunkEffect(afterSequence, (after) =>
             Effect.map(timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL), (events) =>
@@ -44,10 +63,15 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
                   : [Chunk.fromIterable(events.map(toServerSentEvent)), events[events.length - 1].sequence] as const
               ))
           )),
+          Stream.merge(Stream.unwrapScoped(Effect.map(live.subscribe(agentId), Stream.map(toDeltaEvent)))),
+          Stream.merge(
+            Stream.fromEffect(Effect.map(Effect.provide(streamAccess.lost(orgId, projectId, agentId), context), closedEvent)),
+            { haltStrategy: "right" }
+          ),
           Stream.encodeText
         ))
 
     return { list, stream } as const
   }),
-  dependencies: [AgentAccess.Default, Timeline.Default]
+  dependencies: [AgentAccess.Default, Timeline.Default, StreamAccess.Default, LiveOutput.Default]
 }) {}

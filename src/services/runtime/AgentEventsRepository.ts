@@ -54,16 +54,25 @@ export interface AgentRef {
 }
 
 const AgentFields = { agentId: AgentId, orgId: OrgId, projectId: ProjectId }
+/**
+ * New rows. A turn's event is numbered within its turn by the insert itself: `turn_offset` is its
+ * place among the new events of its turn (1, 2, ...), added to the turn's last `turn_sequence`
+ * (-1 for a new turn, so its opening event is 0).
+ */
 const EventRows = Schema.Array(Schema.Struct({
   sequence: Schema.Int,
   id: EventId,
   agent_config_id: AgentConfigId,
   turn_id: Schema.NullOr(TurnId),
-  turn_sequence: Schema.NullOr(Schema.Int),
+  turn_offset: Schema.NullOr(Schema.Int),
   is_opening_event: Schema.Boolean,
   event_kind: Schema.String,
   data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }))
+
+/** A Postgres notification to send with an insert. */
+const Notice = Schema.Struct({ channel: Schema.String, payload: Schema.String })
+export type Notice = typeof Notice.Type
 
 /** The kind-specific fields of a new event: what goes in `data`. */
 export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(event).data
@@ -75,11 +84,29 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
       sql`SELECT *, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM agent_events`
 
     const insert = SqlSchema.findAll({
-      Request: Schema.Struct({ ...AgentFields, rows: EventRows }),
+      Request: Schema.Struct({ ...AgentFields, rows: EventRows, notice: Schema.NullOr(Notice) }),
       Result: EventFromRow,
-      execute: ({ agentId, orgId, projectId, rows }) => sql`
-        INSERT INTO agent_events ${sql.insert(rows.map((row) => ({ ...row, agent_id: agentId, data: JSON.stringify(row.data) })))}
-        RETURNING *, ${orgId}::text AS org_id, ${projectId}::text AS project_id`
+      execute: ({ agentId, notice, orgId, projectId, rows }) =>
+        Effect.map(
+          sql<{ readonly sequence: number }>`
+            WITH inserted AS (
+            INSERT INTO agent_events
+              (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
+            SELECT ${agentId}, r.sequence, r.id, r.agent_config_id, r.turn_id,
+              CASE WHEN r.turn_id IS NULL THEN NULL ELSE r.turn_offset + COALESCE(
+                (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.agent_id = ${agentId} AND e.turn_id = r.turn_id),
+                -1
+              ) END,
+              r.is_opening_event, r.event_kind, r.data
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
+              sequence bigint, id text, agent_config_id text, turn_id text, turn_offset integer,
+              is_opening_event boolean, event_kind text, data jsonb
+            )
+            RETURNING *)
+            SELECT inserted.*, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM inserted
+            ${notice === null ? sql`` : sql`CROSS JOIN (SELECT pg_notify(${notice.channel}, ${notice.payload})) AS notified`}`,
+          (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
+        )
     })
 
     const after = SqlSchema.findAll({
@@ -98,32 +125,18 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
         ORDER BY sequence DESC LIMIT ${limit}`
     })
 
-    const lastTurnSequences = SqlSchema.findAll({
-      Request: Schema.Struct({ agentId: AgentId, turnIds: Schema.Array(TurnId) }),
-      Result: Schema.Struct({ turn_id: TurnId, last: Schema.Int }),
-      execute: ({ agentId, turnIds }) =>
-        turnIds.length === 0 ? Effect.succeed([]) : sql`
-          SELECT turn_id, max(turn_sequence) AS last FROM agent_events
-          WHERE agent_id = ${agentId} AND ${sql.in("turn_id", turnIds)}
-          GROUP BY turn_id`
-    })
-
     const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
 
     return {
-      insert: (agent: AgentRef, rows: typeof EventRows.Type) => Effect.orDie(insert({ ...ref(agent), rows })),
+      /** Inserts the rows; with a notice, sends it too (`pg_notify`, delivered when the transaction commits). */
+      insert: (agent: AgentRef, rows: typeof EventRows.Type, notice: Notice | null) =>
+        Effect.orDie(insert({ ...ref(agent), rows, notice })),
       /** At most `limit` events after `sequence`, oldest first. */
       after: (agent: AgentRef, sequence: number, limit: number) =>
         Effect.orDie(after({ ...ref(agent), after: sequence, limit })),
       /** At most `limit` events before `sequence` (0: from the latest), newest first. */
       before: (agent: AgentRef, sequence: number, limit: number) =>
-        Effect.orDie(before({ ...ref(agent), before: sequence, limit })),
-      /** The last `turn_sequence` of each of these turns of the agent. */
-      lastTurnSequences: (agentId: AgentId, turnIds: ReadonlyArray<TurnId>) =>
-        Effect.map(
-          Effect.orDie(lastTurnSequences({ agentId, turnIds })),
-          (rows) => new Map(rows.map((row) => [row.turn_id, row.last]))
-        )
+        Effect.orDie(before({ ...ref(agent), before: sequence, limit }))
     } as const
   })
 }) {}

@@ -96,6 +96,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
           }
           const inputId = yield* ids.make(InputId)
           const turnId = yield* ids.make(TurnId)
+          // An input that starts its turn is appended with the turn's `started` event (one append).
           const [event] = yield* timeline.append(agentId, [{
             event_kind: "agent_input",
             turn_id: turnId,
@@ -105,13 +106,13 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
             content_blocks: input.content_blocks,
             actor_id: input.actor_id,
             input_idempotency_key: key
-          }])
+          }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])])
           const disposition: Disposition = startsNow ? "started" : "queued"
           yield* inputs.insert({
             id: inputId,
             agent_id: agentId,
             turn_id: turnId,
-            status: "queued",
+            status: startsNow ? "started" : "queued",
             event_sequence: event.sequence,
             content_blocks: input.content_blocks,
             actor_id: input.actor_id,
@@ -119,7 +120,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
             request_hash: input.request_hash,
             disposition
           })
-          if (startsNow) yield* lifecycle.startTurn(agentId, { id: inputId, turn_id: turnId })
+          if (startsNow) yield* lifecycle.startTurn(agentId, { id: inputId, turn_id: turnId }, true)
           return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
         }))
         yield* launcher.launchNext(agentId, outcome.started)

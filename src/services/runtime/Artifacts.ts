@@ -2,7 +2,7 @@
  * Artifacts: the bytes of inline media submitted with inputs and tool results, stored once and
  * referenced from the timeline as `media_ref` blocks (docs/agents-api.md).
  *
- * `prepare` checks a submission against the limits of spec 8 and decodes its media without
+ * `prepare` checks a submission against the size limits of the API and decodes its media without
  * storing anything; `store` then keeps the bytes and returns the blocks as they are recorded.
  */
 import { Effect } from "effect"

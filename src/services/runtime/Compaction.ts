@@ -57,6 +57,7 @@ export class Compaction extends Effect.Service<Compaction>()("Compaction", {
         )
         if (Option.isNone(answer)) return Option.some<CompactionProblem>({ _tag: "Cancelled" })
         if (Either.isLeft(answer.value)) {
+          yield* turns.addFailedCall(turnId)
           return Option.some<CompactionProblem>({
             _tag: "ModelFailed",
             message: `Compacting earlier turns failed: the model provider answered: ${answer.value.left.message}`

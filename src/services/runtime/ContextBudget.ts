@@ -1,5 +1,5 @@
 /**
- * The context window rule (spec 2.4, docs/runtime.md "Compaction"): the estimated input of a
+ * The context window rule (docs/runtime.md "Compaction"): the estimated input of a
  * model request must fit the window minus the output reserve (the request's output cap, or a
  * quarter of the window up to DEFAULT_OUTPUT_RESERVE when it has none) and a safety reserve
  * (SAFETY_RESERVE_RATIO of the window). Input is estimated at CHARS_PER_TOKEN characters of its

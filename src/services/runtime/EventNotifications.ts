@@ -1,27 +1,55 @@
 /**
- * Wake-ups of event streams (docs/scale-out.md, "Event streams"): which agents have new events.
- * Timeline announces them inside a transaction that appended events and wakes this process's
- * waiters once it has committed; its waiters subscribe here.
+ * Wake-ups of event streams (docs/scale-out.md, "Event streams"; docs/performance.md): which
+ * agents have new events. Timeline wakes this process's waiters once a transaction that appended
+ * events has committed; a waiter waits for one agent.
  *
- * - The embedded database (one process): a PubSub of agent ids, nothing more.
- * - Postgres (any number of processes): the same PubSub, plus Postgres LISTEN/NOTIFY. `announce`
- *   runs `pg_notify` inside the appending transaction, which Postgres delivers when the
- *   transaction commits, to every process listening. Each process LISTENs on one connection and feeds what other processes appended into its PubSub; its own
- *   notifications (it woke its waiters itself) prove the LISTEN connection alive. A heartbeat
+ * - Waiters are kept per agent, so an append wakes only the streams of its agent (not every
+ *   stream of the process), and a wake-up from this process hands them the events it committed:
+ *   a stream that had read up to just before them sends them without reading the timeline.
+ * - The last committed sequence of each agent that this process knows of (the highest it was
+ *   told, by its own appends or by another process's notification; bounded, least recently
+ *   told forgotten first): a stream that has sent up to it waits without reading again.
+ * - Postgres (any number of processes): the statement that inserts events also runs
+ *   `pg_notify` (`notice`), which Postgres delivers when the transaction commits, to every
+ *   process listening, with the agent's last sequence. Each process LISTENs on one connection
+ *   and wakes its waiters for what other processes appended; its own notifications (it woke its
+ *   waiters itself) prove the LISTEN connection alive. A heartbeat
  *   notification every HEARTBEAT_INTERVAL checks that; when one does not come back, the listener
  *   is started again on a new connection. Timeline's poll remains the safety net meanwhile.
+ *
+ * Live output (LiveOutput) travels the same way: `broadcast` sends pieces of JSON (each a
+ * notification of its own, under Postgres' 8000-byte limit) outside any transaction, so they
+ * arrive at once; on the same channel and connection as the wake-ups, so another process sees a
+ * step's live output before the wake-up of the transaction that stores it.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Option, PubSub, type Queue, type Scope, Stream } from "effect"
+import { Deferred, Duration, Effect, Exit, FiberId, Option, PubSub, type Queue, type Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../domain/shared/Ids.ts"
+import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { AppConfig } from "../../layers/AppConfig.ts"
+import type { Notice } from "./AgentEventsRepository.ts"
 
 export const CHANNEL = "agent_events"
 export const HEARTBEAT_INTERVAL = Duration.seconds(10)
 
+/** Agents whose last committed sequence is remembered at most. */
+export const MAX_KNOWN_AGENTS = 50_000
+
+/** What woke a waiter: the events this process committed for the agent, or nothing (read them). */
+export type Wake = ReadonlyArray<AgentEvent> | undefined
+
+/** Where a process's notifications go: the agent, and its last sequence when the notice names it. */
+type Notified = (agentId: AgentId, lastSequence: number | undefined) => Effect.Effect<void>
+
+/** What a process hears from the others: wake-ups (`notified`) and live output (`broadcasts`, JSON). */
+interface Listeners {
+  readonly notified: Notified
+  readonly broadcasts: PubSub.PubSub<string>
+}
+
 /** Listens until the connection stops echoing this process's own notifications; then returns. */
-const listenWhileAlive = (sql: PgClient.PgClient, origin: string, appended: PubSub.PubSub<AgentId>) =>
+const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Listeners) =>
   Effect.scoped(Effect.gen(function*() {
     let lastOwnNotice = Date.now()
     yield* sql.listen(CHANNEL).pipe(
@@ -31,7 +59,12 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, appended: PubS
           lastOwnNotice = Date.now()
           return Effect.void
         }
-        return PubSub.publish(appended, payload.slice(separator + 1) as AgentId)
+        const rest = payload.slice(separator + 1)
+        if (rest.startsWith("{")) return PubSub.publish(listeners.broadcasts, rest)
+        const [agentId, sequence] = rest.split(" ")
+        if (agentId === undefined || agentId === "") return Effect.void
+        const lastSequence = sequence === undefined ? undefined : Number(sequence)
+        return listeners.notified(agentId as AgentId, Number.isSafeInteger(lastSequence) ? lastSequence : undefined)
       }),
       Effect.forkScoped
     )
@@ -45,9 +78,9 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, appended: PubS
     }
   }))
 
-/** Keeps a LISTEN connection feeding `appended` for the life of the scope, reopening it when it goes silent. */
-const listenForOtherProcesses = (sql: PgClient.PgClient, origin: string, appended: PubSub.PubSub<AgentId>) =>
-  listenWhileAlive(sql, origin, appended).pipe(
+/** Keeps a LISTEN connection feeding `listeners` for the life of the scope, reopening it when it goes silent. */
+const listenForOtherProcesses = (sql: PgClient.PgClient, origin: string, listeners: Listeners) =>
+  listenWhileAlive(sql, origin, listeners).pipe(
     Effect.zipRight(Effect.logWarning(
       "The LISTEN connection for event wake-ups stopped delivering notifications; listening again on a new one"
     )),
@@ -61,24 +94,101 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
   scoped: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     const config = yield* AppConfig
-    const appended = yield* PubSub.sliding<AgentId>(1024)
     const shared = Option.isSome(config.databaseUrl)
     /** Tells this process's notifications from the others'. */
     const origin = randomBytes(8).toString("hex")
-    if (shared) yield* listenForOtherProcesses(sql, origin, appended)
+    const waiters = new Map<AgentId, Set<(wake: Wake) => void>>()
+    /** The highest committed sequence this process was told of, per agent, least recently told first. */
+    const known = new Map<AgentId, number>()
 
-    /** Wakes this process's waiters for these agents (their events have committed). */
-    const wake = (agentIds: Iterable<AgentId>): Effect.Effect<void> => Effect.asVoid(PubSub.publishAll(appended, agentIds))
+    const tell = (agentId: AgentId, lastSequence: number) => {
+      const previous = known.get(agentId)
+      known.delete(agentId)
+      known.set(agentId, previous === undefined ? lastSequence : Math.max(previous, lastSequence))
+      if (known.size > MAX_KNOWN_AGENTS) known.delete(known.keys().next().value!)
+    }
 
-    /** Inside the appending transaction: tells the other processes, when it commits, which agents have new events. */
-    const announce = (agentIds: ReadonlySet<AgentId>): Effect.Effect<void> =>
-      !shared || agentIds.size === 0
+    const wakeWaiters = (agentId: AgentId, wake: Wake) => {
+      const callbacks = waiters.get(agentId)
+      if (callbacks === undefined) return
+      waiters.delete(agentId)
+      for (const callback of callbacks) callback(wake)
+    }
+
+    /** Another process appended events for the agent (its last sequence, when the notice names it). */
+    const notified: Notified = (agentId, lastSequence) =>
+      Effect.sync(() => {
+        // A notice without the sequence (a process of an earlier version): what this process knows may be behind.
+        if (lastSequence === undefined) known.delete(agentId)
+        else tell(agentId, lastSequence)
+        wakeWaiters(agentId, undefined)
+      })
+
+    const broadcasts = yield* PubSub.sliding<string>(4096)
+    if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts })
+
+    /** Wakes this process's waiters for these agents with the events just committed (in sequence order). */
+    const wake = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>): Effect.Effect<void> =>
+      Effect.sync(() => {
+        for (const [agentId, events] of appended) {
+          if (events.length === 0) continue
+          tell(agentId, events[events.length - 1].sequence)
+          wakeWaiters(agentId, events)
+        }
+      })
+
+    /**
+     * The notification that tells the other processes, when the appending transaction commits,
+     * that the agent has events up to `lastSequence`: sent by the statement that inserts them
+     * (AgentEventsRepository.insert). None on the embedded database (one process).
+     */
+    const notice = (agentId: AgentId, lastSequence: number): Notice | null =>
+      shared ? { channel: CHANNEL, payload: `${origin} ${agentId} ${lastSequence}` } : null
+
+    /** The highest sequence of the agent this process knows to be committed, if it knows one. */
+    const lastKnown = (agentId: AgentId): number | undefined => known.get(agentId)
+
+    /**
+     * Registers a waiter for the agent's next wake-up, for the life of the scope (register before
+     * reading the timeline, so a commit between the read and the wait is not missed): the wait.
+     */
+    const nextWake = (agentId: AgentId): Effect.Effect<Effect.Effect<Wake>, never, Scope.Scope> =>
+      Effect.map(
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const woken = Deferred.unsafeMake<Wake>(FiberId.none)
+            const callback = (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(wake))
+            const callbacks = waiters.get(agentId)
+            if (callbacks === undefined) waiters.set(agentId, new Set([callback]))
+            else callbacks.add(callback)
+            return { woken, callback }
+          }),
+          ({ callback }) =>
+            Effect.sync(() => {
+              const callbacks = waiters.get(agentId)
+              if (callbacks === undefined) return
+              callbacks.delete(callback)
+              if (callbacks.size === 0) waiters.delete(agentId)
+            })
+        ),
+        ({ woken }) => Deferred.await(woken)
+      )
+
+    /**
+     * Outside any transaction: sends each payload (a JSON object, under 8000 bytes) to the other
+     * processes at once. Best effort: a failure is logged, never the caller's.
+     */
+    const broadcast = (payloads: ReadonlyArray<string>): Effect.Effect<void> =>
+      !shared || payloads.length === 0
         ? Effect.void
-        : sql`SELECT pg_notify(${CHANNEL}, ${origin} || ' ' || agent_id) FROM unnest(${[...agentIds]}::text[]) AS agent_id`
-          .pipe(Effect.asVoid, Effect.orDie)
+        : sql`SELECT pg_notify(${CHANNEL}, ${origin} || ' ' || payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
+          Effect.asVoid,
+          Effect.catchAllCause((cause) => Effect.logWarning("Sending live output to the other processes failed", cause))
+        )
 
-    const subscribe: Effect.Effect<Queue.Dequeue<AgentId>, never, Scope.Scope> = PubSub.subscribe(appended)
+    /** What the other processes broadcast. */
+    const subscribeBroadcasts: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
 
-    return { wake, announce, subscribe } as const
+    return { wake, notice, lastKnown, nextWake, shared, broadcast, subscribeBroadcasts } as const
   })
 }) {}

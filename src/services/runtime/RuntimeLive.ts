@@ -12,6 +12,7 @@ import { AgentInputs } from "./AgentInputs.ts"
 import { Agents } from "./Agents.ts"
 import { Artifacts } from "./Artifacts.ts"
 import { Interactions } from "./Interactions.ts"
+import { StreamTokens } from "./StreamTokens.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCalls } from "./ToolCalls.ts"
 import { TurnRecoveryLive } from "./TurnRecovery.ts"
@@ -32,6 +33,7 @@ export const RuntimeLive = Layer.mergeAll(
   Interactions.Default,
   Actors.Default,
   Artifacts.Default,
+  StreamTokens.Default,
   Timeline.Default,
   TurnEngineLive
 ).pipe(Layer.provideMerge(WorkflowEngineLive))

@@ -37,6 +37,13 @@ class StepAlreadyRecorded extends Schema.TaggedError<StepAlreadyRecorded>()("Ste
   }
 }
 
+/** The turn had ended (cancelled) before its last model call was recorded: its transaction rolls back. */
+class TurnAlreadyEnded extends Schema.TaggedError<TurnAlreadyEnded>()("TurnAlreadyEnded", {}) {
+  override get message() {
+    return "The turn ended before its model call was recorded"
+  }
+}
+
 /** The model's output as timeline events: consecutive text and reasoning in one `model_output`, each tool call its own event. */
 const outputEvents = (
   turnId: TurnId,
@@ -99,8 +106,20 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
     const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
       timeline.transaction(Effect.gen(function*() {
         yield* lifecycle.lockAgent(payload.agent_id)
-        if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
         const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
+        if (toolItems.length === 0) {
+          // The turn ends: its output, usage and end are written with the turn's end (one append,
+          // one update, which finds whether the turn still runs: when not, all is rolled back).
+          const outcome: StepOutcome = { _tag: "Finished" }
+          if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
+          const next = yield* lifecycle.completeTurn(payload.agent_id, payload.turn_id, {
+            usage: response.usage,
+            events: outputEvents(payload.turn_id, response.output, [])
+          })
+          if (Option.isNone(next)) return yield* new TurnAlreadyEnded()
+          return { outcome, next: next.value }
+        }
+        if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
         const calls = yield* Effect.forEach(toolItems, (item) =>
           Effect.map(ids.make(ToolCallId), (id) => {
             const tool = setup.tools[item.name]
@@ -146,6 +165,7 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
         yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
         return { outcome, next: Option.none<TurnId>() }
       })).pipe(
+        Effect.catchTag("TurnAlreadyEnded", () => Effect.succeed({ outcome: stopped, next: Option.none<TurnId>() })),
         Effect.catchTag("StepAlreadyRecorded", () =>
           Effect.map(turns.recordedStep(payload.turn_id, step), (recorded) => ({
             outcome: Option.getOrElse(recorded, () => stopped),

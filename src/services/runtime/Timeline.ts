@@ -9,14 +9,14 @@
  *
  * Waiting: every append belongs to a `transaction` (its own, or the caller's it joins), which
  * wakes this process's waiters once it commits (a waiter woken earlier would read on another
- * connection before the commit, find nothing and sleep until its next poll), and tells the other
- * processes sharing the database through EventNotifications (a Postgres NOTIFY sent inside the
- * transaction, delivered at its commit). A waiter also reads every POLL_INTERVAL, a safety net
- * only (docs/scale-out.md).
+ * connection before the commit), handing them the events it committed; the statement inserting
+ * the events tells the other processes sharing the database (a Postgres NOTIFY, delivered at the
+ * commit; EventNotifications). A waiter also reads every POLL_INTERVAL, a safety net only
+ * (docs/scale-out.md, docs/performance.md).
  */
-import { Clock, Duration, Effect, FiberRef, Option, Queue } from "effect"
+import { Clock, Duration, Effect, FiberRef, Option } from "effect"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
-import { DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
+import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
@@ -32,60 +32,81 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
     const ids = yield* IdGenerator
     const transactions = yield* Transactions
     const notifications = yield* EventNotifications
-    /** The agents whose events the current `transaction` appended, woken when it commits. */
-    const uncommittedAppends = yield* FiberRef.make<Set<AgentId> | undefined>(undefined)
+    /** The events the current `transaction` appended, by agent, handed to the agents' waiters when it commits. */
+    const uncommittedAppends = yield* FiberRef.make<Map<AgentId, Array<AgentEvent>> | undefined>(undefined)
+
+    const addTo = (pending: Map<AgentId, Array<AgentEvent>>, agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) => {
+      const events = pending.get(agentId)
+      if (events === undefined) pending.set(agentId, [...inserted])
+      else events.push(...inserted)
+    }
 
     /**
-     * A transaction that appends events (or joins the one in progress): the other processes are
-     * told inside it, this process's waiters once it has committed.
+     * A transaction that appends events (or joins the one in progress, in a savepoint whose
+     * appends count once it is released): this process's waiters are woken once it has committed.
      */
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => {
-        if (outer !== undefined) return transactions.transaction(effect)
-        const pending = new Set<AgentId>()
-        return transactions.transaction(
-          Effect.locally(effect, uncommittedAppends, pending).pipe(Effect.tap(() => notifications.announce(pending)))
-        ).pipe(Effect.tap(() => notifications.wake(pending)))
+        if (outer !== undefined) {
+          const inner = new Map<AgentId, Array<AgentEvent>>()
+          return transactions.transaction(Effect.locally(effect, uncommittedAppends, inner)).pipe(
+            Effect.tap(() => Effect.sync(() => inner.forEach((events, agentId) => addTo(outer, agentId, events))))
+          )
+        }
+        const pending = new Map<AgentId, Array<AgentEvent>>()
+        return transactions.transaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
+          Effect.tap(() => notifications.wake(pending))
+        )
       })
 
-    const appending = (agentId: AgentId) =>
-      Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) => Effect.sync(() => pending?.add(agentId)))
+    const appended = (agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) =>
+      Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) =>
+        Effect.sync(() => {
+          if (pending !== undefined) addTo(pending, agentId, inserted)
+        }))
 
-    /** The sequence of each new event within its turn: the opening event is 0, the turn's later events count up. */
-    const turnSequences = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>) =>
-      Effect.map(
-        events.lastTurnSequences(agentId, [...new Set(newEvents.flatMap((event) => event.turn_id === null ? [] : [event.turn_id]))]),
-        (last) =>
-          newEvents.map((event) => {
-            if (event.turn_id === null) return null
-            const next = (last.get(event.turn_id) ?? -1) + 1
-            last.set(event.turn_id, next)
-            return next
-          })
-      )
+    /** The place of each new event among the new events of its turn (1, 2, ...); none without a turn. */
+    const turnOffsets = (newEvents: ReadonlyArray<NewEvent>) => {
+      const counts = new Map<string, number>()
+      return newEvents.map((event) => {
+        if (event.turn_id === null) return null
+        const offset = (counts.get(event.turn_id) ?? 0) + 1
+        counts.set(event.turn_id, offset)
+        return offset
+      })
+    }
+
+    /**
+     * Runs an append in the caller's transaction when there is one (no savepoint: an append
+     * fails only by a defect, which rolls the whole transaction back), else in its own.
+     */
+    const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => outer === undefined ? transaction(effect) : effect)
 
     const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>) =>
-      transaction(Effect.gen(function*() {
-        yield* appending(agentId)
+      appendTransaction(Effect.gen(function*() {
         const allocated = yield* agents.allocateSequences(agentId, newEvents.length)
         if (Option.isNone(allocated)) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
         const { agent_config_id, last_sequence, org_id, project_id } = allocated.value
         const first = last_sequence - newEvents.length + 1
-        const sequences = yield* turnSequences(agentId, newEvents)
+        const offsets = turnOffsets(newEvents)
         const eventIds = yield* Effect.forEach(newEvents, () => ids.make(EventId))
-        return yield* events.insert(
+        const inserted = yield* events.insert(
           { id: agentId, org_id, project_id },
           newEvents.map((event, index) => ({
             sequence: first + index,
             id: eventIds[index],
             agent_config_id,
             turn_id: event.turn_id,
-            turn_sequence: sequences[index],
+            turn_offset: offsets[index],
             is_opening_event: event.is_opening_event,
             event_kind: event.event_kind,
             data: dataOf(event)
-          }))
+          })),
+          notifications.notice(agentId, last_sequence)
         )
+        yield* appended(agentId, inserted)
+        return inserted
       }))
 
     /**
@@ -120,23 +141,33 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
 
     /**
      * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
-     * array when none came in time.
+     * array when none came in time. The timeline is not read while this process knows that
+     * nothing was committed after `afterSequence`, and events this process committed right after
+     * it are taken from the wake-up (docs/performance.md); every POLL_INTERVAL it is read anyway.
      */
     const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.DurationInput) =>
-      Effect.scoped(Effect.gen(function*() {
-        const wakeups = yield* notifications.subscribe
+      Effect.gen(function*() {
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
+        let polled = false
         while (true) {
-          const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
-          const remaining = deadline - (yield* Clock.currentTimeMillis)
-          if (page.data.length > 0 || remaining <= 0) return page.data
-          yield* Queue.take(wakeups).pipe(
-            Effect.repeat({ until: (woken) => woken === agent.id }),
-            Effect.timeout(Duration.min(POLL_INTERVAL, Duration.millis(remaining))),
-            Effect.ignore
-          )
+          const found = yield* Effect.scoped(Effect.gen(function*() {
+            const woken = yield* notifications.nextWake(agent.id)
+            if (polled || notifications.lastKnown(agent.id) !== afterSequence) {
+              const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
+              if (page.data.length > 0) return page.data
+            }
+            const remaining = deadline - (yield* Clock.currentTimeMillis)
+            if (remaining <= 0) return []
+            const wake = yield* Effect.timeout(woken, Duration.min(POLL_INTERVAL, Duration.millis(remaining))).pipe(Effect.option)
+            polled = Option.isNone(wake)
+            if (Option.isSome(wake) && wake.value !== undefined && wake.value[0]?.sequence === afterSequence + 1) {
+              return wake.value
+            }
+            return undefined
+          }))
+          if (found !== undefined) return found
         }
-      }))
+      })
 
     return { append, transaction, list, waitForEvents } as const
   }),

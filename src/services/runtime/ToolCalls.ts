@@ -1,6 +1,6 @@
 /**
- * Tool calls (spec 4.1): reading them, and the result of a ready custom tool call. A result is
- * checked against the size limits of spec 8 and refused with 409 when the call is built-in or
+ * Tool calls: reading them, and the result of a ready custom tool call. A result is
+ * checked against the size limits of the API and refused with 409 when the call is built-in or
  * not ready, all before its media are stored; then, in one transaction, the call completes with
  * its `tool_result` event, and after the commit the turn's wait on it is resolved.
  */
@@ -106,7 +106,7 @@ export class ToolCalls extends Effect.Service<ToolCalls>()("ToolCalls", {
         })
       })
 
-    /** The result of a custom tool call (spec 4.1). */
+    /** The result of a custom tool call. */
     const submitResult = (
       orgId: OrgId,
       projectId: ProjectId,

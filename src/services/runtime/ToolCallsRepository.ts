@@ -84,9 +84,10 @@ export class ToolCallsRepository extends Effect.Service<ToolCallsRepository>()("
     })
 
     const providerCallIds = SqlSchema.findAll({
-      Request: AgentId,
+      Request: Schema.Array(ToolCallId),
       Result: Schema.Struct({ id: ToolCallId, provider_call_id: Schema.String }),
-      execute: (agentId) => sql`SELECT id, provider_call_id FROM tool_calls WHERE agent_id = ${agentId}`
+      execute: (ids) =>
+        ids.length === 0 ? Effect.succeed([]) : sql`SELECT id, provider_call_id FROM tool_calls WHERE ${sql.in("id", ids)}`
     })
 
     const hasOpen = SqlSchema.single({
@@ -119,9 +120,9 @@ export class ToolCallsRepository extends Effect.Service<ToolCallsRepository>()("
       /** The call of the agent; `lock` holds it until the transaction ends. */
       find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
       page: (agentId: AgentId, keyset: Keyset) => page({ agentId }, keyset),
-      /** The ids the provider gave the agent's calls, by call id. */
-      providerCallIds: (agentId: AgentId) =>
-        Effect.map(Effect.orDie(providerCallIds(agentId)), (rows) => new Map(rows.map((row) => [row.id, row.provider_call_id]))),
+      /** The ids the provider gave these calls, by call id (none read when there are none). */
+      providerCallIds: (ids: ReadonlyArray<ToolCallId>) =>
+        Effect.map(Effect.orDie(providerCallIds(ids)), (rows) => rows.map((row) => [row.id, row.provider_call_id] as const)),
       /** Whether a call of the turn awaits its approval or its result. */
       hasOpen: (turnId: TurnId) => Effect.map(Effect.orDie(hasOpen(turnId)), (row) => row.open),
       /** The completed calls of these turns that the turn waited for (custom and machine calls), with their waits' tokens. */

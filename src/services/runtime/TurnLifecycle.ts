@@ -11,6 +11,7 @@
 import { Effect, Option } from "effect"
 import type { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
+import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
@@ -19,6 +20,16 @@ import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
 export type FinalTurnStatus = "completed" | "failed" | "cancelled"
+
+/** The `turn started` event of a turn. */
+const startedEvent = (turnId: TurnId): NewEvent => ({
+  event_kind: "turn",
+  turn_id: turnId,
+  is_opening_event: false,
+  turn_status: "started",
+  error: null,
+  usage: null
+})
 
 export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycle", {
   effect: Effect.gen(function*() {
@@ -39,20 +50,21 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         onSome: Effect.succeed
       }))
 
-    /** Makes the input's turn the agent's current turn and records its start. */
-    const startTurn = (agentId: AgentId, input: { readonly id: InputId; readonly turn_id: TurnId }) =>
+    /**
+     * Makes the input's turn the agent's current turn and records its start. `newInput`: the
+     * caller has just recorded the input as `started` and appended `startedEvent(turn)` with it
+     * (one insert, one append).
+     */
+    const startTurn = (
+      agentId: AgentId,
+      input: { readonly id: InputId; readonly turn_id: TurnId },
+      newInput = false
+    ) =>
       Effect.gen(function*() {
         yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
-        yield* inputs.setStatus(input.id, "started")
+        if (!newInput) yield* inputs.setStatus(input.id, "started")
         yield* agents.setCurrentTurn(agentId, input.turn_id, "running")
-        yield* timeline.append(agentId, [{
-          event_kind: "turn",
-          turn_id: input.turn_id,
-          is_opening_event: false,
-          turn_status: "started",
-          error: null,
-          usage: null
-        }])
+        if (!newInput) yield* timeline.append(agentId, [startedEvent(input.turn_id)])
       })
 
     /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
@@ -62,15 +74,18 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         onSome: (next) => Effect.as(startTurn(agentId, next), Option.some(next.turn_id))
       }))
 
-    /**
-     * Ends a running or waiting turn with its final status (and records it with the turn's token
-     * usage), then starts the next queued input. Nothing when the turn had already ended.
-     */
-    const finishTurn = (agentId: AgentId, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
+    /** Ends the turn with `status`, counting `last`'s usage, appending `last`'s events before its end; none when it had ended. */
+    const endTurn = (
+      agentId: AgentId,
+      turnId: TurnId,
+      status: FinalTurnStatus,
+      error: string | null,
+      last?: { readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
+    ) =>
       Effect.gen(function*() {
-        const usage = yield* turns.finish(turnId, status, error)
-        if (Option.isNone(usage)) return Option.none<TurnId>()
-        yield* timeline.append(agentId, [{
+        const usage = yield* turns.finish(turnId, status, error, last?.usage)
+        if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
+        yield* timeline.append(agentId, [...last?.events ?? [], {
           event_kind: "turn",
           turn_id: turnId,
           is_opening_event: false,
@@ -78,8 +93,27 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
           error,
           usage: usage.value
         }])
-        return yield* startNext(agentId)
+        return Option.some(yield* startNext(agentId))
       })
+
+    /**
+     * Ends a running or waiting turn with its final status (and records it with the turn's token
+     * usage), then starts the next queued input. Nothing when the turn had already ended.
+     */
+    const finishTurn = (agentId: AgentId, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
+      Effect.map(endTurn(agentId, turnId, status, error), Option.flatten)
+
+    /**
+     * Completes a running turn with its last model call: the call's usage counted in the update
+     * that ends the turn, its output events appended with the turn's end (one append), then the
+     * next queued input started (the turn started, if any). None when the turn had already ended:
+     * nothing written then.
+     */
+    const completeTurn = (
+      agentId: AgentId,
+      turnId: TurnId,
+      last: { readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
+    ) => endTurn(agentId, turnId, "completed", null, last)
 
     /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
     const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
@@ -90,7 +124,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         yield* agents.setStatus(agentId, turnId, status)
       })
 
-    return { lockAgent, lockExisting, startTurn, startNext, finishTurn, refreshStatus } as const
+    return { lockAgent, lockExisting, startedEvent, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
   }),
   dependencies: [
     AgentsRepository.Default,

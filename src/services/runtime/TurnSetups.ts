@@ -1,11 +1,13 @@
 /**
  * What a turn's model requests are made of (docs/runtime.md, "The model request"): the agent's
  * compiled config, its model's current revision and credential, the texts of its skills, and the
- * context budget. Read at each model call, so a turn follows a model's new revision.
+ * context budget. Read at each model call, so a turn follows a model's new revision, its provider
+ * config's changes and its secret's rotation; a compiled config is never changed nor deleted, so
+ * it is read once and remembered (COMPILED_CACHE_SIZE configs, least recently used forgotten).
  */
 import { type MachineTarget, machineTargetOf } from "../../domain/machines/MachineTarget.ts"
 import { Effect, Option, Redacted, Schema } from "effect"
-import type { CompiledSkill, CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
+import type { CompiledAgentConfig, CompiledSkill, CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { AgentConfigId, ConfiguredModelId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
@@ -52,6 +54,9 @@ export class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("Ap
   }
 }
 
+/** Compiled agent configs remembered at most. */
+export const COMPILED_CACHE_SIZE = 1000
+
 export type TurnSetupFailure = AgentConfigGone | ConfiguredModelGone | ApiKeySecretGone
 
 const skillsSection = (skills: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
@@ -75,10 +80,29 @@ export class TurnSetups extends Effect.Service<TurnSetups>()("TurnSetups", {
         (found) => found.flatMap(Option.toArray)
       )
 
+    /** Least recently used first. */
+    const compiledConfigs = new Map<AgentConfigId, CompiledAgentConfig>()
+
+    /** The compiled definition of the config, from memory when it was read before. */
+    const compiledDefinition = (configId: AgentConfigId) => {
+      const remembered = compiledConfigs.get(configId)
+      if (remembered !== undefined) {
+        compiledConfigs.delete(configId)
+        compiledConfigs.set(configId, remembered)
+        return Effect.succeed(Option.some(remembered))
+      }
+      return Effect.tap(configs.compiledDefinition(configId), (found) =>
+        Effect.sync(() => {
+          if (Option.isNone(found)) return
+          compiledConfigs.set(configId, found.value)
+          if (compiledConfigs.size > COMPILED_CACHE_SIZE) compiledConfigs.delete(compiledConfigs.keys().next().value!)
+        }))
+    }
+
     /** The setup of the agent's next model request. */
     const of = (agent: Agent): Effect.Effect<TurnSetup, TurnSetupFailure> =>
       Effect.gen(function*() {
-        const compiled = yield* configs.compiledDefinition(agent.agent_config_id).pipe(
+        const compiled = yield* compiledDefinition(agent.agent_config_id).pipe(
           someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))
         )
         const modelId = compiled.model.configured_model_id
@@ -104,6 +128,7 @@ export class TurnSetups extends Effect.Service<TurnSetups>()("TurnSetups", {
             apiFormat: model.providerConfig.apiFormat,
             baseUrl: model.providerConfig.baseUrl,
             apiKey,
+            apiKeySecretId: authSecretId ?? undefined,
             model: model.revision.providerModelSlug,
             instruction: compiled.instruction + skillsSection(texts),
             tools: model.revision.supportsTools ? toolDefinitions(tools) : [],

@@ -3,7 +3,8 @@
  *
  * - `modelStep(turn, n)`: the n-th model call of a turn. It builds the request from the timeline
  *   (compacting earlier turns first when the input does not fit), calls the model through the
- *   adapter of the model's api format, and records the response (StepRecorder). Run again after
+ *   adapter of the model's api format (its text and reasoning summary going out live as they
+ *   come, LiveOutput), and records the response (StepRecorder). Run again after
  *   a crash, it returns the recorded step instead of calling the model again; a call that never
  *   completed is made again.
  * - `finish(turn, status, error)`: ends the turn and starts the agent's next queued input.
@@ -11,8 +12,10 @@
 import { Effect, Either, Option } from "effect"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { Compaction } from "./Compaction.ts"
+import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
 import { ModelClient } from "./model/ModelClient.ts"
+import type { ModelEvent } from "./model/ModelMessages.ts"
 import { StepRecorder } from "./StepRecorder.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnCancellation } from "./TurnCancellation.ts"
@@ -39,6 +42,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     const recorder = yield* StepRecorder
     const client = yield* ModelClient
     const cancellation = yield* TurnCancellation
+    const live = yield* LiveOutput
 
     /** Ends the turn (when it still runs) and launches the agent's next queued input. */
     const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
@@ -78,13 +82,21 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
           if (estimate > setup.right.budget.input) return failed(describeOverflow(estimate, setup.right.budget))
         }
 
+        const request = { ...setup.right.base, conversation: history.conversation }
         const answer = yield* cancellation.unlessCancelled(
           payload.turn_id,
-          client.respond({ ...setup.right.base, conversation: history.conversation })
+          Effect.scoped(Effect.flatMap(live.emitter(payload.agent_id, payload.turn_id, step), (emit) =>
+            client.respond(request, (event: ModelEvent) =>
+              event.type === "text_delta"
+                ? emit("text", event.text)
+                : event.type === "reasoning_delta"
+                ? emit("reasoning_summary", event.text)
+                : Effect.void)))
         )
         if (Option.isNone(answer)) return stopped
         if (Either.isLeft(answer.value)) {
           const error = answer.value.left
+          yield* turns.addFailedCall(payload.turn_id)
           return failed(
             `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
           )
@@ -113,6 +125,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     Compaction.Default,
     StepRecorder.Default,
     ModelClient.Default,
-    TurnCancellation.Default
+    TurnCancellation.Default,
+    LiveOutput.Default
   ]
 }) {}

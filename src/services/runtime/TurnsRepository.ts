@@ -22,6 +22,8 @@ const usageOf = (row: TokenUsage): TokenUsage => ({
   cache_write_tokens: row.cache_write_tokens
 })
 
+const NO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }
+
 const makeTurn = constructor(Turn, Schema.Struct(Turn.fields))
 
 const toTurn = (row: TurnRow) =>
@@ -71,11 +73,21 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
     })
 
     const finish = SqlSchema.findOne({
-      Request: Schema.Struct({ id: TurnId, status: TurnStatus, error: Schema.NullOr(Schema.String) }),
+      Request: Schema.Struct({
+        id: TurnId,
+        status: TurnStatus,
+        error: Schema.NullOr(Schema.String),
+        modelCalls: Schema.Int,
+        ...TokenUsage.fields
+      }),
       Result: TokenUsage,
-      execute: ({ error, id, status }) => sql`
-        UPDATE turns SET status = ${status}, error = ${error}, completed_at = now()
-        WHERE id = ${id} AND ${active}
+      execute: (turn) => sql`
+        UPDATE turns SET status = ${turn.status}, error = ${turn.error}, completed_at = now(),
+          model_calls = model_calls + ${turn.modelCalls},
+          input_tokens = input_tokens + ${turn.input_tokens}, output_tokens = output_tokens + ${turn.output_tokens},
+          cache_read_tokens = cache_read_tokens + ${turn.cache_read_tokens},
+          cache_write_tokens = cache_write_tokens + ${turn.cache_write_tokens}
+        WHERE id = ${turn.id} AND ${active}
         RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
     })
 
@@ -124,12 +136,27 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       /** Whether the turn is running or waiting; `lock` holds its row until the transaction ends. */
       isActive: (id: TurnId, lock = false) =>
         Effect.map(Effect.orDie(isActive({ id, lock })), (row) => Option.isSome(row) && row.value.active),
-      /** Ends a running or waiting turn with its final status; its token usage, or none when it had ended already. */
-      finish: (id: TurnId, status: TurnStatus, error: string | null) => Effect.orDie(finish({ id, status, error })),
+      /**
+       * Ends a running or waiting turn with its final status (counting a last model call's usage
+       * when given); its token usage, or none when it had ended already.
+       */
+      finish: (id: TurnId, status: TurnStatus, error: string | null, lastCall?: TokenUsage) =>
+        Effect.orDie(finish({
+          id,
+          status,
+          error,
+          modelCalls: lastCall === undefined ? 0 : 1,
+          ...usageOf(lastCall ?? NO_USAGE)
+        })),
       /** Sets the status of a turn that has not ended. */
       setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
       addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
         Effect.orDie(addUsage({ id, modelCalls, ...usageOf(usage) })),
+      /** Counts a model call that failed (after its retries): one call, no tokens. */
+      addFailedCall: (id: TurnId) =>
+        Effect.orDie(
+          addUsage({ id, modelCalls: 1, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 })
+        ),
       /** The running and waiting turns, oldest first. */
       unfinished: Effect.orDie(unfinished(undefined)),
       /** The recorded outcome of the turn's `step`-th model call. */

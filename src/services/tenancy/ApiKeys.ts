@@ -49,6 +49,13 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
           }))
         )
 
+    /**
+     * Whom the key `keyId` acts for, while it exists: for a connection that outlives the request
+     * that authenticated it (an event stream, a stream token) to check its key again.
+     */
+    const principalOfKey = (keyId: ApiKeyId): Effect.Effect<Option.Option<Principal>> =>
+      Effect.map(keys.findOwnerById(keyId), Option.map(principalOf))
+
     const createPersonalWith = (userId: UserId, name: string, token: string) =>
       Effect.gen(function*() {
         const key = yield* keys.insertPersonal({
@@ -100,6 +107,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
 
     return {
       authenticate,
+      principalOfKey,
       createPersonal,
       createForOrganization,
       listPersonal,

@@ -27,6 +27,12 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       execute: (hash) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE token_hash = ${hash}`
     })
 
+    const findOwnerById = SqlSchema.findOne({
+      Request: ApiKeyId,
+      Result: KeyOwner,
+      execute: (keyId) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE id = ${keyId}`
+    })
+
     const insertPersonal = SqlSchema.single({
       Request: NewPersonalKey,
       Result: PersonalApiKey,
@@ -81,6 +87,8 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       exists: (keyId: string) => Effect.map(Effect.orDie(exists(keyId)), Option.isSome),
       /** The key a token hash names. A database failure stays a failure: authentication answers 503 on it. */
       findOwner: (tokenHash: string) => findOwner(tokenHash).pipe(Effect.catchTag("ParseError", Effect.die)),
+      /** The key of an id, while it exists. */
+      findOwnerById: (keyId: ApiKeyId) => Effect.orDie(findOwnerById(keyId)),
       insertPersonal: (key: typeof NewPersonalKey.Type) => Effect.orDie(insertPersonal(key)),
       insertForOrganization: (key: typeof NewOrganizationKey.Type) => Effect.orDie(insertForOrganization(key)),
       pagePersonal: (userId: UserId, keyset: Keyset) => pagePersonal({ userId }, keyset),

@@ -2,7 +2,7 @@
  * Organization members (src/domain/tenancy/Members.ts). Admins change roles and remove members,
  * only an owner changes an owner, the last owner stays, and a member leaves of their own accord.
  * Removal also ends the user's project memberships in the organization, and is refused while
- * something the member owns personally is in use (spec 4.1): a personal secret that a resource
+ * something the member owns personally is in use: a personal secret that a resource
  * holds (SecretReferences), a personal skill an agent's configuration uses (SkillReferences).
  */
 import { Effect, Schema } from "effect"

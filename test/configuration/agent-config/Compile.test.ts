@@ -41,10 +41,12 @@ const SKILL = "skl_aaaaaaaaaaaaaaaaaaaaaaaaaa" as SkillId
 
 const resolutions = (resolvedModel = model()): Resolutions => ({
   models: new Map([[modelKey({ provider_config: "P", name: "M" }), resolvedModel]]),
+  providerConfigs: new Set(["P"]),
   secrets: new Map([["token", SECRET]]),
   skills: new Map([["name:s", { _tag: "Found", id: SKILL, name: "s", latestVersion: 4 }]]),
   agentConfigs: new Map(),
-  machines: new Map()
+  machines: new Map(),
+  machinePools: new Set()
 })
 
 const compileYaml = (yaml: string, resolved = resolutions()) => {
@@ -105,6 +107,11 @@ describe("compile", () => {
     })
     const noModel = compileYaml(BASE, { ...resolutions(), models: new Map() })
     expect(noModel).toMatchObject({ _tag: "Invalid", issues: [{ path: "/model/name", line: 2, column: 36 }] })
+    const noProviderConfig = compileYaml(BASE, { ...resolutions(), models: new Map(), providerConfigs: new Set() })
+    expect(noProviderConfig).toMatchObject({
+      _tag: "Invalid",
+      issues: [{ path: "/model/provider_config", message: expect.stringContaining('"P"'), line: 2, column: 27 }]
+    })
   })
 
   it("with a model without tools, turns the defaults off and refuses tools", () => {

@@ -26,7 +26,7 @@ describe("validateDefinition", () => {
       _tag: "Invalid",
       issues: [
         { path: "/instruction", message: "must contain a non-whitespace character", line: 1, column: 14 },
-        { path: "/tools/t/permission", message: `Expected "allow" | "ask", actual "maybe"`, line: 5, column: 17 },
+        { path: "/tools/t/permission", message: `Expected "allow" | "ask", got a string`, line: 5, column: 17 },
         { path: "/tools/t/input_schema/x", message: "must be a finite number", line: 6, column: 24 },
         { path: "/extra", message: expect.stringContaining("is not allowed here"), line: 7, column: 1 }
       ]

@@ -6,6 +6,7 @@ import { AgentEvents } from "../../../services/runtime/AgentEvents.ts"
 import { AgentInputs } from "../../../services/runtime/AgentInputs.ts"
 import { Agents } from "../../../services/runtime/Agents.ts"
 import { Artifacts } from "../../../services/runtime/Artifacts.ts"
+import { StreamTokens } from "../../../services/runtime/StreamTokens.ts"
 import { Turns } from "../../../services/runtime/Turns.ts"
 import { Api } from "../../Api.ts"
 
@@ -18,6 +19,7 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
     const inputs = yield* AgentInputs
     const control = yield* AgentControl
     const events = yield* AgentEvents
+    const streamTokens = yield* StreamTokens
     const turns = yield* Turns
     const artifacts = yield* Artifacts
     return handlers
@@ -34,15 +36,7 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
       .handle("withdrawInput", ({ path }) => inputs.withdraw(path.orgID, path.projectID, path.agentID, path.inputID))
       .handle("control", ({ path }) => control.cancelCurrent(path.orgID, path.projectID, path.agentID))
       .handle("listEvents", ({ path, urlParams }) => events.list(path.orgID, path.projectID, path.agentID, urlParams))
-      .handle("streamEvents", ({ headers, path, urlParams }) =>
-        Effect.map(
-          events.stream(path.orgID, path.projectID, path.agentID, headers["last-event-id"] ?? urlParams.after_sequence ?? 0),
-          (stream) =>
-            HttpServerResponse.stream(stream, {
-              contentType: "text/event-stream",
-              headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-            })
-        ))
+      .handle("mintStreamToken", ({ path }) => streamTokens.mint(path.orgID, path.projectID, path.agentID))
       .handle("listTurns", ({ path, urlParams }) => turns.list(path.orgID, path.projectID, path.agentID, urlParams))
       .handle("getTurn", ({ path }) => turns.get(path.orgID, path.projectID, path.agentID, path.turnID))
       .handle("getArtifact", ({ path }) =>

@@ -1,6 +1,6 @@
 /**
- * The AgentConfig resource (spec 2.3), its rendered model (AgentConfigModel, spec 2.4) and the
- * body of createAgentConfig (spec 4.1).
+ * The AgentConfig resource, its rendered model (AgentConfigModel) and the
+ * body of createAgentConfig.
  */
 import { Schema } from "effect"
 import { AgentConfigId, ConfiguredModelId, ModelRevisionId, OrgId, ProjectId } from "../../shared/Ids.ts"
@@ -52,7 +52,7 @@ export class AgentConfig extends Schema.Class<AgentConfig>("AgentConfig")({
 
 const AgentConfigDefinitionObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
   identifier: "AgentConfigDefinitionObject",
-  description: "An AgentConfigDefinition (spec 2.5) as a JSON object; checked like a source text, with issues " +
+  description: "An AgentConfigDefinition as a JSON object; checked like a source text, with issues " +
     "positioned in the stored canonical JSON"
 })
 

@@ -1,5 +1,5 @@
 /**
- * Compiling a valid definition with its resolved names into a CompiledAgentConfig (spec 2.6),
+ * Compiling a valid definition with its resolved names into a CompiledAgentConfig,
  * checking on the way what needs more than one field or the database: names that must resolve,
  * model overrides that may only narrow the model, built-in tool names, "exactly one of" choices.
  * Every problem is an issue positioned at the node it is about. Pure: no IO. The steps are

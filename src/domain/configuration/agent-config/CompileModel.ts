@@ -46,6 +46,13 @@ const narrowingProblems = (context: CompileContext, path: Path, ref: ModelRefere
 /** The compiled model of `ref`, or undefined (with problems recorded) when it does not resolve or fit. */
 export const compileModel = (context: CompileContext, path: Path, ref: ModelReference): CompiledModel | undefined => {
   const model = context.resolutions.models.get(modelKey(ref))
+  if (model === undefined && !context.resolutions.providerConfigs.has(ref.provider_config)) {
+    context.problem(
+      [...path, "provider_config"],
+      `no model provider config "${ref.provider_config}" in this organization; check the name`
+    )
+    return undefined
+  }
   if (model === undefined) {
     context.problem(
       [...path, "name"],

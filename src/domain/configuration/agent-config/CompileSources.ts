@@ -45,6 +45,12 @@ export const compileMachineSources = (
         )
       }
     }
+    if (source.machine_pool_id !== undefined && !context.resolutions.machinePools.has(source.machine_pool_id)) {
+      context.problem(
+        [...at, "machine_pool_id"],
+        `no machine pool ${source.machine_pool_id} is granted to this project; check the id, or grant the organization's pool to the project`
+      )
+    }
     if (
       source.initial_num_machines !== undefined && source.max_machines !== undefined &&
       source.initial_num_machines > source.max_machines

@@ -1,5 +1,5 @@
 /**
- * CompiledAgentConfig (spec 2.6): the definition with names resolved to ids, defaults filled in
+ * CompiledAgentConfig: the definition with names resolved to ids, defaults filled in
  * (built-in tools, max_depth, max_subagents, empty collections), model settings resolved, and
  * the overrides each subagent derives from its parent. Read-only; no additional properties.
  */

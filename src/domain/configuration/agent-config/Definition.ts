@@ -1,5 +1,5 @@
 /**
- * AgentConfigDefinition (spec 2.5, docs/agent-configs.md): the document a config source holds.
+ * AgentConfigDefinition (docs/agent-configs.md): the document a config source holds.
  * No object in it takes properties it does not list. Maps keyed by name: `tools`, `mcp`,
  * `subagents`, `interaction_handlers`; lists: `machine_sources`, `skills`, `memory_stores`.
  *
@@ -187,6 +187,6 @@ export const AgentConfigDefinition = Schema.Struct({
 }).annotations({
   ...strict,
   identifier: "AgentConfigDefinition",
-  description: "The agent config document (spec 2.5; docs/agent-configs.md)"
+  description: "The agent config document (docs/agent-configs.md)"
 })
 export type AgentConfigDefinition = typeof AgentConfigDefinition.Type

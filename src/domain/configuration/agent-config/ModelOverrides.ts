@@ -1,5 +1,5 @@
 /**
- * The overrides a config's model reference sets (spec 2.5): they may only narrow the configured
+ * The overrides a config's model reference sets: they may only narrow the configured
  * model. A config keeps them, so that its model is rendered from every later revision too.
  */
 import { Schema } from "effect"

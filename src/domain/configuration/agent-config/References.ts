@@ -2,7 +2,7 @@
  * The names and ids a definition refers to, which the service resolves against the database
  * before compiling, and the shape of what it found.
  */
-import type { MachineId, SecretId, SkillId } from "../../shared/Ids.ts"
+import type { MachineId, MachinePoolId, SecretId, SkillId } from "../../shared/Ids.ts"
 import type { ResolvedModel } from "../Models.ts"
 import type { AgentConfigDefinition, McpServer, MachineSource, ModelReference, SkillReference } from "./Definition.ts"
 
@@ -12,6 +12,7 @@ export interface References {
   readonly skills: ReadonlyArray<SkillReference>
   readonly agentConfigIds: ReadonlyArray<string>
   readonly machineIds: ReadonlyArray<string>
+  readonly machinePoolIds: ReadonlyArray<MachinePoolId>
 }
 
 export type SkillResolution =
@@ -21,11 +22,15 @@ export type SkillResolution =
 /** What the names resolved to; a name absent from its map did not resolve. */
 export interface Resolutions {
   readonly models: ReadonlyMap<string, ResolvedModel>
+  /** The referenced model provider config names (as written) that exist in the organization. */
+  readonly providerConfigs: ReadonlySet<string>
   readonly secrets: ReadonlyMap<string, SecretId>
   readonly skills: ReadonlyMap<string, SkillResolution>
   readonly agentConfigs: ReadonlyMap<string, { readonly maxDepth: number; readonly maxSubagents: number }>
   /** The machines the project may use, by the id or name a source gave. */
   readonly machines: ReadonlyMap<string, MachineId>
+  /** The referenced machine pools that are pools of the organization granted to the project. */
+  readonly machinePools: ReadonlySet<string>
 }
 
 export const modelKey = (ref: ModelReference): string => JSON.stringify([ref.provider_config, ref.name])
@@ -41,6 +46,7 @@ const mcpSecrets = (servers: Readonly<Record<string, McpServer>> | undefined) =>
 
 export const referencesOf = (definition: AgentConfigDefinition): References => {
   const subagents = Object.values(definition.subagents ?? {})
+  const machineSources = [...(definition.machine_sources ?? []), ...subagents.flatMap((sub) => sub.machine_sources ?? [])]
   return {
     models: [definition.model, ...subagents.flatMap((sub) => sub.model === undefined ? [] : [sub.model])],
     secretNames: Array.from(
@@ -54,11 +60,9 @@ export const referencesOf = (definition: AgentConfigDefinition): References => {
     ),
     skills: [...(definition.skills ?? []), ...subagents.flatMap((sub) => sub.skills ?? [])],
     agentConfigIds: subagents.flatMap((sub) => sub.agent_config_id === undefined ? [] : [sub.agent_config_id]),
-    machineIds: Array.from(
-      new Set(
-        [...(definition.machine_sources ?? []), ...subagents.flatMap((sub) => sub.machine_sources ?? [])]
-          .flatMap((source) => source.machine_id === undefined ? [] : [source.machine_id])
-      )
+    machineIds: Array.from(new Set(machineSources.flatMap((source) => source.machine_id === undefined ? [] : [source.machine_id]))),
+    machinePoolIds: Array.from(
+      new Set(machineSources.flatMap((source) => source.machine_pool_id === undefined ? [] : [source.machine_pool_id]))
     )
   }
 }

@@ -1,7 +1,9 @@
 /**
  * Checks a parsed source against AgentConfigDefinition and turns every problem into one issue
  * with its JSON pointer and position: an unknown property points at its key, a missing one at
- * the object that lacks it, any other problem at the offending value.
+ * the object that lacks it, any other problem at the offending value. A message never quotes the
+ * value (it may be a secret's value put where a secret's name belongs): "Expected string, got an
+ * array".
  */
 import { Either, ParseResult, Schema } from "effect"
 import type { Issue } from "../../shared/Errors.ts"
@@ -10,8 +12,30 @@ import type { ParsedSource } from "./Source.ts"
 
 const decode = Schema.decodeUnknownEither(AgentConfigDefinition, { errors: "all", onExcessProperty: "error" })
 
-/** "Expected X, actual Y" from each member of a union, merged into one message. */
-const EXPECTED = /^Expected (.*), actual (.*)$/s
+/** "Expected X, actual Y" from each member of a union, merged into one message ("actual" dropped). */
+const EXPECTED = /^Expected (.*?), actual /s
+
+/** What kind of value a JSON value is, in words, without the value. */
+const kindOf = (value: unknown): string =>
+  value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "an array"
+    : typeof value === "object"
+    ? "an object"
+    : typeof value === "string"
+    ? "a string"
+    : typeof value === "number"
+    ? "a number"
+    : typeof value === "boolean"
+    ? "a boolean"
+    : "a value of another kind"
+
+const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
+  path.reduce<unknown>(
+    (value, key) => typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined,
+    root
+  )
 
 const messageFor = (tag: string, message: string): string => {
   if (tag === "Missing") return "is required"
@@ -63,9 +87,9 @@ export const validateDefinition = (source: ParsedSource): ValidationResult => {
   for (const found of byPath.values()) {
     if (found.tag === "Type" && refined.has(JSON.stringify(found.path.map(String)))) continue
     const matches = found.messages.map((message) => EXPECTED.exec(message))
-    const message = found.messages.length > 1 && matches.every((m) => m !== null)
-      ? `Expected ${matches.map((m) => m![1]).join(" | ")}, actual ${matches[0]![2]}`
-      : messageFor(found.tag, found.messages[0])
+    const message = matches.every((m) => m !== null)
+      ? `Expected ${matches.map((m) => m![1]).join(" | ")}, got ${kindOf(valueAt(value, found.path))}`
+      : messageFor(found.tag, found.messages.find((_, index) => matches[index] === null)!)
     issues.push(source.issueAt(found.path, message, found.tag === "Unexpected" ? "key" : "value"))
   }
   return { _tag: "Invalid", issues: sortIssues(issues) }

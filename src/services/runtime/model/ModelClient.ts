@@ -5,12 +5,16 @@
  * exponential backoff, honouring `retry-after`, on 408/409/429/5xx and connection errors; after
  * the last attempt, or on any other status, it fails with ModelProviderError carrying the
  * provider's message. Interrupting a call aborts its HTTP request.
+ *
+ * Everything the provider sends back (error bodies, response bodies, stream events) has the
+ * call's secret values (its API key) redacted before it is decoded, so no error, output or log
+ * line made from it can carry them (services/shared/SecretRedaction.ts).
  */
 import { Sse } from "@effect/experimental"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Clock, Context, Duration, Effect, Option, Schedule, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Option, type Redacted, Schedule, Stream } from "effect"
 import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
@@ -18,6 +22,8 @@ import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
 import { errorMessage } from "./ProviderJson.ts"
+import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
+import { secretRedactor } from "../../shared/SecretRedaction.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
 
 export interface RetryPolicy {
@@ -69,15 +75,25 @@ const retryAfterOf = (headers: Readonly<Record<string, string | undefined>>, now
   return Number.isNaN(date) ? Option.none() : Option.some(Duration.millis(Math.max(0, date - now)))
 }
 
+type Redact = (text: string) => string
+
+/** The redaction of the secret values a request uses: its API key. */
+const redactorOf = (request: ModelRequest): Redact =>
+  secretRedactor([{ id: request.apiKeySecretId, value: request.apiKey as Redacted.Redacted<string> }])
+
+/** The error with its message redacted (a last guard: provider text is redacted before it is decoded). */
+const redactError = (redact: Redact) => (error: ModelProviderError) =>
+  new ModelProviderError({ status: error.status, message: redact(error.message) })
+
 const connectionFailure = (cause: HttpClientError.HttpClientError): AttemptFailure => ({
   error: new ModelProviderError({ status: null, message: `Could not reach the model provider: ${cause.message}` }),
   retryable: true,
   retryAfter: Option.none()
 })
 
-const statusFailure = (response: HttpClientResponse.HttpClientResponse) =>
+const statusFailure = (response: HttpClientResponse.HttpClientResponse, redact: Redact) =>
   Effect.gen(function*() {
-    const text = yield* Effect.orElseSucceed(response.text, () => "")
+    const text = redact(yield* Effect.orElseSucceed(response.text, () => ""))
     const now = yield* Clock.currentTimeMillis
     const failure: AttemptFailure = {
       error: new ModelProviderError({
@@ -119,11 +135,27 @@ const withRetries = <A>(attempt: Effect.Effect<A, AttemptFailure>): Effect.Effec
 const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}${path}`
 
 export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
-  effect: Effect.gen(function*() {
-    const http = yield* HttpClient.HttpClient
+  scoped: Effect.gen(function*() {
+    const policy = yield* NetworkPolicy
+    // Blocking private targets: connections check what the host resolves to as they connect.
+    const http = policy.lookup === undefined
+      ? yield* HttpClient.HttpClient
+      : yield* Effect.provideServiceEffect(
+        NodeHttpClient.make,
+        NodeHttpClient.HttpAgent,
+        NodeHttpClient.makeAgent({ lookup: policy.lookup })
+      )
+
+    /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
+    const checkTarget = (request: ModelRequest) =>
+      policy.checkTarget(request.baseUrl).pipe(
+        Effect.mapError((refused) =>
+          new ModelProviderError({ status: null, message: `The model provider was not called: ${refused.message}` })
+        )
+      )
 
     /** One attempt at opening a call: the response once its status is a success. */
-    const open = (adapter: WireAdapter, request: ModelRequest, stream: boolean) =>
+    const open = (adapter: WireAdapter, request: ModelRequest, stream: boolean, redact: Redact) =>
       http.execute(
         HttpClientRequest.post(joinUrl(request.baseUrl, adapter.path)).pipe(
           HttpClientRequest.setHeaders(adapter.headers(request)),
@@ -135,14 +167,16 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         Effect.flatMap((response) =>
           response.status >= 200 && response.status < 300
             ? Effect.succeed(response)
-            : Effect.flatMap(statusFailure(response), Effect.fail)
+            : Effect.flatMap(statusFailure(response, redact), Effect.fail)
         )
       )
 
-    const stream = (request: ModelRequest): Stream.Stream<ModelEvent, ModelProviderError> =>
-      Stream.unwrap(Effect.gen(function*() {
+    const stream = (request: ModelRequest): Stream.Stream<ModelEvent, ModelProviderError> => {
+      const redact = redactorOf(request)
+      return Stream.unwrap(Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
-        const response = yield* withRetries(open(adapter, request, true))
+        yield* checkTarget(request)
+        const response = yield* withRetries(open(adapter, request, true, redact))
         const decode = adapter.streamDecoder()
         let complete = false
         return response.stream.pipe(
@@ -151,6 +185,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
           ),
           Stream.decodeText(),
           Stream.pipeThroughChannel(Sse.makeChannel()),
+          Stream.map((event) => ({ ...event, data: redact(event.data) })),
           Stream.mapEffect(decode),
           Stream.flattenIterables,
           Stream.tap((event) => Effect.sync(() => (complete ||= event.type === "done"))),
@@ -161,23 +196,32 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
                 message: "The model provider closed the stream before the response was complete"
               })
             )
-          ))
+          )),
+          Stream.mapError(redactError(redact))
         )
-      }))
+      }).pipe(Effect.mapError(redactError(redact))))
+    }
 
-    const respond = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.map(Stream.runCollect(stream(request)), foldEvents)
+    /** The streamed call folded into a response; `observe` sees each event as it arrives (live output). */
+    const respond = (
+      request: ModelRequest,
+      observe?: (event: ModelEvent) => Effect.Effect<void>
+    ): Effect.Effect<ModelResponse, ModelProviderError> =>
+      Effect.map(Stream.runCollect(observe === undefined ? stream(request) : Stream.tap(stream(request), observe)), foldEvents)
 
-    const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.gen(function*() {
+    const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
+      const redact = redactorOf(request)
+      return Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
+        yield* checkTarget(request)
         const body = yield* withRetries(
-          Effect.flatMap(open(adapter, request, false), (response) => Effect.mapError(response.text, connectionFailure))
+          Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
         )
-        return foldEvents(yield* adapter.decodeResponse(body))
-      })
+        return foldEvents(yield* adapter.decodeResponse(redact(body)))
+      }).pipe(Effect.mapError(redactError(redact)))
+    }
 
     return { stream, respond, generate } as const
   }),
-  dependencies: [NodeHttpClient.layer]
+  dependencies: [NodeHttpClient.layer, NetworkPolicy.Default]
 }) {}

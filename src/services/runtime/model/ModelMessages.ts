@@ -8,6 +8,7 @@
 import { Option, Redacted, Schema } from "effect"
 import { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { CacheRetention } from "../../../domain/configuration/Models.ts"
+import type { SecretId } from "../../../domain/shared/Ids.ts"
 
 export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 export type TextBlock = typeof TextBlock.Type
@@ -76,6 +77,8 @@ export interface ModelRequest {
   /** The API root including its version path, e.g. https://api.openai.com/v1. */
   readonly baseUrl: string
   readonly apiKey: Redacted.Redacted
+  /** The secret `apiKey` was read from: what the provider echoes of the key is redacted as `[redacted secret <id>]`. */
+  readonly apiKeySecretId?: SecretId | undefined
   /** The provider's model slug. */
   readonly model: string
   /** The system instruction. */

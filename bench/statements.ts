@@ -1,0 +1,185 @@
+/**
+ * SQL statements per turn (docs/performance.md): the server as a child process on a fresh Postgres
+ * database, reached through a proxy in this process that reads the Postgres wire protocol the
+ * server sends and counts each statement it runs (a simple `Query`, or an `Execute` of the extended
+ * protocol, named by the text of the statement its portal was bound to). One agent runs
+ * STATEMENT_TURNS turns one after the other (after a warm-up); the rows are the statements per
+ * turn, in total and by text (the most frequent first), and the server's CPU time per turn.
+ *
+ * The count includes everything the server sent meanwhile: the workflow engine's own tables and
+ * its background polling (a few statements a second, whatever the turns do), so it is measured
+ * over a known number of turns run back to back.
+ */
+import { Effect } from "effect"
+import { createServer, type Socket } from "node:net"
+import { connect } from "node:net"
+import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { createDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+import { followTurns, request, type RuntimeRow, setUp } from "./runtime.ts"
+
+const TURNS = Number(process.env.STATEMENT_TURNS ?? 100)
+const WARM_UP_TURNS = 10
+/** Statements listed by text. */
+const TOP = Number(process.env.STATEMENT_TOP ?? 40)
+
+const SSL_REQUEST = 80877103
+const GSS_REQUEST = 80877104
+
+/** Counts of the statements seen, by normalized text. */
+class StatementCounter {
+  readonly counts = new Map<string, number>()
+  total = 0
+  add(text: string) {
+    const key = text.replace(/\s+/g, " ").trim().slice(0, 140)
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1)
+    this.total++
+  }
+  reset() {
+    this.counts.clear()
+    this.total = 0
+  }
+}
+
+/** Reads the frontend messages of one connection: its statements go to `counter`. */
+const frontendReader = (counter: StatementCounter) => {
+  let buffer = Buffer.alloc(0)
+  let startup = true
+  const statements = new Map<string, string>()
+  const portals = new Map<string, string>()
+  const cString = (data: Buffer, offset: number) => {
+    const end = data.indexOf(0, offset)
+    return { value: data.toString("utf8", offset, end), next: end + 1 }
+  }
+  return (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk])
+    for (;;) {
+      if (startup) {
+        if (buffer.length < 8) return
+        const length = buffer.readInt32BE(0)
+        if (buffer.length < length) return
+        const code = buffer.readInt32BE(4)
+        buffer = buffer.subarray(length)
+        if (code !== SSL_REQUEST && code !== GSS_REQUEST) startup = false
+        continue
+      }
+      if (buffer.length < 5) return
+      const type = String.fromCharCode(buffer[0])
+      const length = buffer.readInt32BE(1)
+      if (buffer.length < length + 1) return
+      const body = buffer.subarray(5, length + 1)
+      buffer = buffer.subarray(length + 1)
+      switch (type) {
+        case "Q":
+          counter.add(cString(body, 0).value)
+          break
+        case "P": {
+          const name = cString(body, 0)
+          statements.set(name.value, cString(body, name.next).value)
+          break
+        }
+        case "B": {
+          const portal = cString(body, 0)
+          const statement = cString(body, portal.next)
+          portals.set(portal.value, statements.get(statement.value) ?? "?")
+          break
+        }
+        case "E":
+          counter.add(portals.get(cString(body, 0).value) ?? "?")
+          break
+      }
+    }
+  }
+}
+
+/** A TCP proxy to `target` counting the statements sent through it. */
+const startProxy = async (target: URL, counter: StatementCounter) => {
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname)
+    sockets.add(client).add(upstream)
+    const read = frontendReader(counter)
+    client.on("data", (chunk) => {
+      read(chunk)
+      upstream.write(chunk)
+    })
+    upstream.pipe(client)
+    const close = () => {
+      client.destroy()
+      upstream.destroy()
+      sockets.delete(client)
+      sockets.delete(upstream)
+    }
+    client.on("close", close).on("error", close)
+    upstream.on("close", close).on("error", close)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      })
+  }
+}
+
+/** Statements per turn on Postgres, in total and by text, and the server's CPU time per turn. */
+export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+  const { close, provider } = await startScriptedProvider({ record: false })
+  const counter = new StatementCounter()
+  try {
+    await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
+    const database = await createDatabase()
+    const proxy = await startProxy(new URL(database.url), counter)
+    const dataDir = temporaryDataDir()
+    try {
+      const url = new URL(database.url)
+      url.hostname = "127.0.0.1"
+      url.port = String(proxy.port)
+      const token = newToken()
+      const server = await startProcess("src/main.ts", {
+        DATA_DIR: dataDir.dir,
+        AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+        DATABASE_URL: url.toString()
+      })
+      try {
+        const { configId, projectUrl } = await setUp(server.baseUrl, token, provider.baseUrl("openai-responses"))
+        const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+        const agentUrl = `${projectUrl}/agents/${agent.id}`
+        const abort = new AbortController()
+        const turnEnded = await followTurns(agentUrl, token, abort.signal)
+        const turn = async () => {
+          const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "hi" }] })
+          const status = await turnEnded(accepted.event.turn_id)
+          if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+        }
+        for (let i = 0; i < WARM_UP_TURNS; i++) await turn()
+        counter.reset()
+        const cpuBefore = server.cpuMilliseconds()
+        const started = performance.now()
+        for (let i = 0; i < TURNS; i++) await turn()
+        const elapsed = performance.now() - started
+        const cpu = server.cpuMilliseconds() - cpuBefore
+        const total = counter.total
+        const byText = [...counter.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
+        abort.abort()
+        return [
+          { name: `SQL statements per turn (1 agent, ${TURNS} turns, Postgres)`, value: total / TURNS, unit: "statements" },
+          { name: "server CPU per turn (1 agent, Postgres)", value: cpu / TURNS, unit: "ms" },
+          { name: "turn latency mean (1 agent, Postgres)", value: elapsed / TURNS, unit: "ms" },
+          ...byText.map(([text, count]) => ({ name: `  ${text}`, value: count / TURNS, unit: "per turn" }))
+        ]
+      } finally {
+        await server.stop()
+      }
+    } finally {
+      dataDir.remove()
+      await proxy.close()
+      await database.drop()
+    }
+  } finally {
+    await close()
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The agent events stream for the typed client: `streamAgentEvents(options, path)` opens
+ * `GET .../agents/{agentID}/events/stream` and yields its Server-Sent Events decoded: the stored
+ * events of the timeline (`{ type: "event", event }`, resume after `event.sequence` with
+ * `lastEventId`) and the live output of the model (`{ type: "delta", delta }`, never replayed).
+ * Frames of kinds it does not know are skipped. The stream does not end by itself; interrupting
+ * it closes the connection. A refused request fails with the HTTP client's ResponseError.
+ */
+import { Sse } from "@effect/experimental"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, Option, Schema, Stream } from "effect"
+import { AgentEvent } from "../domain/runtime/Events.ts"
+import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../domain/runtime/OutputDeltas.ts"
+import type { AgentId, OrgId, ProjectId } from "../domain/shared/Ids.ts"
+
+export type AgentStreamItem =
+  | { readonly type: "event"; readonly event: AgentEvent }
+  | { readonly type: "delta"; readonly delta: OutputDelta }
+
+export interface AgentStreamOptions {
+  readonly baseUrl?: string
+  /** Sent as `Authorization: Bearer <token>`. */
+  readonly token?: string
+  /** Start after this sequence (the `id:` of the last stored event received). */
+  readonly lastEventId?: number
+}
+
+export interface AgentStreamPath {
+  readonly orgID: OrgId
+  readonly projectID: ProjectId
+  readonly agentID: AgentId
+}
+
+const decodeEvent = Schema.decodeUnknown(Schema.parseJson(AgentEvent))
+const decodeDelta = Schema.decodeUnknown(Schema.parseJson(OutputDelta))
+const deltaEvents: ReadonlyArray<string> = Object.values(OUTPUT_DELTA_EVENTS)
+
+const itemOf = (frame: Sse.Event) =>
+  frame.id !== undefined
+    ? Effect.map(decodeEvent(frame.data), (event): Option.Option<AgentStreamItem> => Option.some({ type: "event", event }))
+    : deltaEvents.includes(frame.event)
+    ? Effect.map(decodeDelta(frame.data), (delta): Option.Option<AgentStreamItem> => Option.some({ type: "delta", delta }))
+    : Effect.succeed(Option.none<AgentStreamItem>())
+
+export const streamAgentEvents = (options: AgentStreamOptions, path: AgentStreamPath) =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const http = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
+    const url = `${(options.baseUrl ?? "").replace(/\/+$/, "")}/v1/orgs/${path.orgID}/projects/${path.projectID}` +
+      `/agents/${path.agentID}/events/stream`
+    const request = HttpClientRequest.get(url).pipe(
+      HttpClientRequest.setHeader("accept", "text/event-stream"),
+      options.token === undefined ? (request) => request : HttpClientRequest.bearerToken(options.token),
+      options.lastEventId === undefined
+        ? (request) => request
+        : HttpClientRequest.setHeader("last-event-id", String(options.lastEventId))
+    )
+    const response = yield* http.execute(request)
+    return response.stream.pipe(
+      Stream.decodeText(),
+      Stream.pipeThroughChannel(Sse.makeChannel()),
+      Stream.mapEffect(itemOf),
+      Stream.filterMap((item) => item)
+    )
+  }))

@@ -1,0 +1,35 @@
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Redacted } from "effect"
+import { Unauthorized } from "../../domain/shared/Errors.ts"
+import { StreamTokens } from "../../services/runtime/StreamTokens.ts"
+import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
+import { StreamAuthentication } from "../Security.ts"
+
+const missing = new Unauthorized({
+  error: "Send an API key as 'Authorization: Bearer <token>', or a stream token as ?stream_token= " +
+    "(POST .../events/stream-token: valid 5 minutes, for one agent, while the key that minted it exists)"
+})
+
+/**
+ * The stream token first (bound to the agent of the path), else the bearer key. The answer to a
+ * request that has neither is the bearer's failure, or the stream token's when only one was sent.
+ */
+export const StreamAuthenticationLive = Layer.effect(
+  StreamAuthentication,
+  Effect.gen(function*() {
+    const apiKeys = yield* ApiKeys
+    const streamTokens = yield* StreamTokens
+    const byStreamToken = (token: string) =>
+      Effect.flatMap(HttpRouter.params, (params) => streamTokens.authenticate(token, params.agentID))
+    return StreamAuthentication.of({
+      streamToken: (token) => Redacted.value(token) === "" ? Effect.fail(missing) : byStreamToken(Redacted.value(token)),
+      bearer: (token) =>
+        Redacted.value(token) !== ""
+          ? apiKeys.authenticate(Redacted.value(token))
+          : Effect.flatMap(HttpServerRequest.ParsedSearchParams, (query) => {
+            const sent = query.stream_token
+            return typeof sent === "string" && sent !== "" ? byStreamToken(sent) : Effect.fail(missing)
+          })
+    })
+  })
+)

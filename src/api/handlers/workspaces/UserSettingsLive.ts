@@ -1,0 +1,14 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Access } from "../../../services/tenancy/Access.ts"
+import { UserSettings } from "../../../services/workspaces/UserSettings.ts"
+import { Api } from "../../Api.ts"
+
+export const UserSettingsLive = HttpApiBuilder.group(Api, "userSettings", (handlers) =>
+  Effect.gen(function*() {
+    const access = yield* Access
+    const settings = yield* UserSettings
+    return handlers
+      .handle("get", () => Effect.flatMap(access.requireUser, settings.get))
+      .handle("update", ({ payload }) => Effect.flatMap(access.requireUser, (userId) => settings.update(userId, payload)))
+  }))

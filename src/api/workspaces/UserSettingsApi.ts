@@ -1,0 +1,32 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Forbidden } from "../../domain/shared/Errors.ts"
+import { UserSettings, UserSettingsPatch } from "../../domain/workspaces/UserSettings.ts"
+import { Authentication } from "../Security.ts"
+
+export class UserSettingsApi extends HttpApiGroup.make("userSettings")
+  .annotate(OpenApi.Title, "User settings")
+  .add(
+    HttpApiEndpoint.get("get", "/user/settings")
+      .annotate(OpenApi.Summary, "Get your settings")
+      .addSuccess(UserSettings)
+      .addError(Forbidden.Wire)
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/user/settings")
+      .annotate(OpenApi.Summary, "Change your settings")
+      .annotate(
+        OpenApi.Description,
+        "A JSON merge patch: objects merge key by key, null removes a key (a default comes back), any other " +
+          "value replaces it. Answers the whole stored document."
+      )
+      .setPayload(UserSettingsPatch)
+      .addSuccess(UserSettings)
+      .addError(Forbidden.Wire)
+  )
+  .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "The calling user's settings, one document per user (personal API keys only). Served as " +
+      "/api/v1/user/settings, like every route of this document."
+  )
+{}

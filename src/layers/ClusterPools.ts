@@ -1,0 +1,51 @@
+/**
+ * AGENT_PLATFORM_CLUSTER_POOLS_FILE: at start, install the machine pools the operator declares
+ * (`management_kind: cluster`, docs/machine-pools.md). A file that cannot be read, is not valid
+ * JSON of the documented shape, or declares a pool the server refuses stops the start-up with a
+ * message naming the problem. One process at a time (src/layers/StartupLock.ts).
+ */
+import { Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { readFile } from "node:fs/promises"
+import { ClusterPoolsFile } from "../domain/machines/MachinePools.ts"
+import { ClusterPoolsRefused, MachinePools } from "../services/machines/MachinePools.ts"
+import { AppConfig } from "./AppConfig.ts"
+import { withStartupLock } from "./StartupLock.ts"
+
+const decodeFile = Schema.decodeUnknown(Schema.parseJson(ClusterPoolsFile), { errors: "all" })
+
+export const ClusterPoolsLive = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (Option.isNone(config.clusterPoolsFile)) return
+    const path = config.clusterPoolsFile.value
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(path, "utf8"),
+      catch: (error) => new ClusterPoolsRefused({ details: `cannot read ${path}: ${(error as Error).message}` })
+    })
+    const file = yield* decodeFile(text).pipe(
+      Effect.mapError((error) =>
+        new ClusterPoolsRefused({
+          details: `${path} is not a valid cluster pools file: ` +
+            ParseResult.ArrayFormatter.formatErrorSync(error).slice(0, 10).map((issue) =>
+              `${issue.path.length === 0 ? "(the document)" : issue.path.join(".")}: ${issue.message.replaceAll("\n", " ")}`
+            ).join("; ")
+        })
+      )
+    )
+    const pools = yield* MachinePools
+    const result = yield* withStartupLock(pools.installClusterPools(file))
+    if (result.skipped.length > 0) {
+      yield* Effect.logWarning(
+        "cluster pools skipped: a tenant pool of the organization has the name already; rename one of them"
+      ).pipe(Effect.annotateLogs({ pools: result.skipped.join(", ") }))
+    }
+    yield* Effect.logInfo("cluster pools installed").pipe(
+      Effect.annotateLogs({
+        installed: result.installed,
+        updated: result.updated,
+        unchanged: result.unchanged,
+        removed: result.removed
+      })
+    )
+  })
+)

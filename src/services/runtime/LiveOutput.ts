@@ -1,0 +1,123 @@
+/**
+ * Live output of model calls (docs/agents-api.md, "Live output"): the text and reasoning-summary
+ * deltas of the step a turn is running, for the events streams of its agent. Nothing is stored.
+ *
+ * - This process: each delta is published at once on its agent's PubSub, which exists while a
+ *   stream of that agent is open (a delta nobody watches costs a map lookup).
+ * - Other processes (Postgres): the deltas of every model call of this process gathered over
+ *   FLUSH_INTERVAL go out together through EventNotifications.broadcast: one statement per
+ *   interval for the whole process, none per delta, none while nothing streams; consecutive
+ *   deltas of one step and kind joined, cut into pieces of at most MAX_PIECE characters so that
+ *   each notification stays under Postgres' 8000 bytes. A call that ends sends what is left
+ *   before its step is recorded. Sends take turns (one at a time), so the pieces of a step arrive
+ *   in order. What other processes broadcast is decoded and published here.
+ */
+import { Duration, Effect, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
+import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
+import { EventNotifications } from "./EventNotifications.ts"
+
+export const FLUSH_INTERVAL = Duration.millis(50)
+
+/** Characters per notification: at most 6 bytes each in JSON, so a piece and its fields stay under 8000 bytes. */
+const MAX_PIECE = 1000
+
+const encode = Schema.encodeSync(Schema.parseJson(OutputDelta))
+const decode = Schema.decodeUnknownOption(Schema.parseJson(OutputDelta))
+
+const sameSource = (a: OutputDelta, b: OutputDelta) =>
+  a.agent_id === b.agent_id && a.turn_id === b.turn_id && a.step === b.step && a.kind === b.kind
+
+/** Consecutive deltas of one step and kind joined, then cut into pieces of at most MAX_PIECE code points. */
+const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> => {
+  const joined: Array<OutputDelta> = []
+  for (const delta of deltas) {
+    const last = joined[joined.length - 1]
+    if (last !== undefined && sameSource(last, delta)) joined[joined.length - 1] = { ...last, delta: last.delta + delta.delta }
+    else joined.push(delta)
+  }
+  return joined.flatMap((delta) => {
+    const codePoints = Array.from(delta.delta)
+    const payloads: Array<string> = []
+    for (let start = 0; start < codePoints.length; start += MAX_PIECE) {
+      payloads.push(encode({ ...delta, delta: codePoints.slice(start, start + MAX_PIECE).join("") }))
+    }
+    return payloads
+  })
+}
+
+/** Sends one delta of the step an emitter belongs to. */
+export type EmitDelta = (kind: OutputDeltaKind, text: string) => Effect.Effect<void>
+
+export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
+  scoped: Effect.gen(function*() {
+    const notifications = yield* EventNotifications
+    /** The agents with open streams, and how many each. */
+    const channels = new Map<AgentId, { readonly pubsub: PubSub.PubSub<OutputDelta>; subscribers: number }>()
+
+    const publish = (delta: OutputDelta) =>
+      Effect.suspend(() => {
+        const channel = channels.get(delta.agent_id)
+        return channel === undefined ? Effect.void : Effect.asVoid(PubSub.publish(channel.pubsub, delta))
+      })
+
+    /** Deltas not yet sent to the other processes (Postgres only). */
+    let pending: Array<OutputDelta> = []
+    const sending = yield* Effect.makeSemaphore(1)
+    const flush = sending.withPermits(1)(Effect.suspend(() => {
+      const batch = pending
+      pending = []
+      return notifications.broadcast(payloadsOf(batch))
+    }))
+
+    if (notifications.shared) {
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL), flush)))
+      const fromOthers = yield* notifications.subscribeBroadcasts
+      yield* Queue.take(fromOthers).pipe(
+        Effect.flatMap((payload) =>
+          Option.match(decode(payload), { onNone: () => Effect.void, onSome: publish })
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
+
+    /** The emitter of one model call, for the life of the scope (which sends what is left when it closes). */
+    const emitter = (agentId: AgentId, turnId: TurnId, step: number): Effect.Effect<EmitDelta, never, Scope.Scope> =>
+      Effect.gen(function*() {
+        if (notifications.shared) yield* Effect.addFinalizer(() => flush)
+        const emit: EmitDelta = (kind, text) =>
+          text === ""
+            ? Effect.void
+            : Effect.suspend(() => {
+              const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
+              if (notifications.shared) pending.push(delta)
+              return publish(delta)
+            })
+        return emit
+      })
+
+    /** The live output of `agentId` from now on, as long as the scope lasts. */
+    const subscribe = (agentId: AgentId): Effect.Effect<Stream.Stream<OutputDelta>, never, Scope.Scope> =>
+      Effect.gen(function*() {
+        const fresh = yield* PubSub.sliding<OutputDelta>(4096)
+        const channel = yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            const existing = channels.get(agentId) ?? { pubsub: fresh, subscribers: 0 }
+            existing.subscribers++
+            channels.set(agentId, existing)
+            return existing
+          }),
+          (channel) =>
+            Effect.sync(() => {
+              channel.subscribers--
+              if (channel.subscribers === 0) channels.delete(agentId)
+            })
+        )
+        return Stream.fromQueue(yield* PubSub.subscribe(channel.pubsub))
+      })
+
+    return { emitter, subscribe } as const
+  }),
+  dependencies: [EventNotifications.Default]
+}) {}

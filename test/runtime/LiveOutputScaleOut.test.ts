@@ -1,0 +1,138 @@
+/**
+ * Live output across processes (Postgres only): two server processes on one database, a stream
+ * of each agent open on both; whichever process runs a turn, both streams get its text deltas
+ * (no `id:`) before the stored model_output (LiveOutput through EventNotifications' pg_notify);
+ * an answer too long for one notification arrives whole, in order.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import type { Client } from "../../src/api/Client.ts"
+import { waitForShards } from "../support/ClusterShards.ts"
+import { type OpenStream, openEventStreamAt } from "../support/EventStreamClient.ts"
+import { eventually } from "../support/Polling.ts"
+import {
+  killLeftoverServers,
+  makeDataDir,
+  makeTemplateDataDir,
+  removeDataDir,
+  type ServerProcess,
+  startServer,
+  usesEmbeddedDatabase,
+  withClient
+} from "../support/Processes.ts"
+import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
+import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
+import { uniqueEmail } from "../support/TestApp.ts"
+
+const TIMEOUT_MS = 180_000
+const AGENTS = 4
+const ANSWER = "one two three four five six seven eight"
+/** Over 12,000 characters streamed at once: one 50 ms batch, cut into notifications under 8000 bytes. */
+const LONG = Array.from({ length: 1500 }, (_, index) => `wörd${index}😀\u0007`).join(" ")
+
+describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres only: set DATABASE_URL)", () => {
+  const dataDirs: Array<string> = []
+  let provider: ScriptedProviderShape
+  let closeProvider: () => Promise<void>
+
+  beforeAll(async () => {
+    dataDirs.push(await makeTemplateDataDir())
+    const started = await startScriptedProvider()
+    provider = started.provider
+    closeProvider = started.close
+  }, TIMEOUT_MS)
+
+  afterAll(async () => {
+    killLeftoverServers()
+    dataDirs.forEach(removeDataDir)
+    await closeProvider?.()
+  })
+
+  it("both processes' streams get every turn's deltas before its model_output", async () => {
+    const token = `live-${randomBytes(16).toString("hex")}`
+    const env = {
+      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("live"),
+      AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64"),
+      RUNNER_PORT: "0"
+    }
+    const slug = `live-${randomBytes(4).toString("hex")}`
+    await Effect.runPromise(provider.script(Array.from({ length: AGENTS }, () => Reply.slowText(ANSWER, 40)), { model: slug }))
+    const servers: Array<ServerProcess> = await Promise.all([0, 1].map(() => {
+      const dataDir = makeDataDir(dataDirs[0])
+      dataDirs.push(dataDir)
+      return startServer(dataDir, env)
+    }))
+    const on = <A, E>(index: number, f: (client: Client) => Effect.Effect<A, E>) => withClient(servers[index].baseUrl, token, f)
+    const streams: Array<OpenStream> = []
+    try {
+      await waitForShards(process.env.DATABASE_URL!, 2)
+      const setup = await on(0, (client) =>
+        Effect.gen(function*() {
+          const org = yield* client.organizations.create({ payload: { name: "Live" } })
+          const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+          const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
+          yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+          const config = yield* client.agentConfigs.create({
+            path: { orgID: org.id, projectID: project.id },
+            payload: { source: agentSource({ label: "live" }), source_format: "yaml" }
+          })
+          return { projectPath: { orgID: org.id, projectID: project.id }, configId: config.id }
+        }))
+      const agents = await Promise.all(Array.from({ length: AGENTS }, (_, index) =>
+        on(index % 2, (client) => client.agents.create({ path: setup.projectPath, payload: { agent_config_id: setup.configId } }))))
+      const streamsOf = await Promise.all(agents.map(async (agent) => {
+        const path = `/v1/orgs/${setup.projectPath.orgID}/projects/${setup.projectPath.projectID}/agents/${agent.id}/events/stream`
+        const pair = await Promise.all(servers.map((server) => Effect.runPromise(openEventStreamAt(server.port, path, token))))
+        streams.push(...pair)
+        return pair
+      }))
+      await Promise.all(agents.map((agent, index) =>
+        on(index % 2, (client) =>
+          client.agents.sendInput({
+            path: { ...setup.projectPath, agentID: agent.id },
+            payload: { content_blocks: [{ type: "text", text: `Go ${index}` }] }
+          }))))
+      for (const pair of streamsOf) {
+        for (const stream of pair) {
+          const frames = await Effect.runPromise(eventually(
+            Effect.sync(() => stream.frames()),
+            (all) => all.some((frame) => frame.event === "model_output"),
+            "the model_output frame",
+            "60 seconds"
+          ))
+          const outputAt = frames.findIndex((frame) => frame.event === "model_output")
+          const deltas = frames.slice(0, outputAt).filter((frame) => frame.event === "text_delta")
+          expect(deltas.length).toBeGreaterThanOrEqual(2)
+          expect(deltas.every((frame) => frame.id === undefined)).toBe(true)
+          expect(deltas.map((frame) => JSON.parse(frame.data!).delta).join("")).toBe(ANSWER)
+        }
+      }
+
+      // A long answer, all at once, to the first agent: both streams get all of it, in order.
+      await Effect.runPromise(provider.script([Reply.answer([{ type: "text", text: LONG }])], { model: slug }))
+      await on(1, (client) =>
+        client.agents.sendInput({
+          path: { ...setup.projectPath, agentID: agents[0].id },
+          payload: { content_blocks: [{ type: "text", text: "At length" }] }
+        }))
+      for (const stream of streamsOf[0]) {
+        const frames = await Effect.runPromise(eventually(
+          Effect.sync(() => stream.frames()),
+          (all) => all.filter((frame) => frame.event === "model_output").length === 2,
+          "the second model_output frame",
+          "60 seconds"
+        ))
+        const first = frames.findIndex((frame) => frame.event === "model_output")
+        const second = frames.findLastIndex((frame) => frame.event === "model_output")
+        const deltas = frames.slice(first + 1, second).filter((frame) => frame.event === "text_delta")
+        expect(deltas.length).toBeGreaterThanOrEqual(2)
+        expect(deltas.map((frame) => JSON.parse(frame.data!).delta).join("")).toBe(LONG)
+      }
+    } finally {
+      await Promise.all(streams.map((stream) => Effect.runPromise(stream.drop)))
+      await Promise.all(servers.map((server) => server.stop()))
+    }
+  }, TIMEOUT_MS)
+})
