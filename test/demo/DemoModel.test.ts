@@ -5,7 +5,7 @@
  * asks for `run_command`, and "slowly" streams one word every ~200 ms.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -17,7 +17,8 @@ import { newUser, TestAppLive } from "../support/TestApp.ts"
 
 const TestLive = Layer.merge(TestAppLive(), DemoModelProcess.layer)
 
-const CONFIG = [
+/** The config; its only machine source a pool (granted, never started here): machine tools fail at once, saying no machine is connected. */
+const configSource = (poolId: string) => [
   "instruction: You are a demo agent.",
   "model:",
   "  provider_config: Demo",
@@ -30,7 +31,7 @@ const CONFIG = [
   "  run_command:",
   "    permission: allow",
   "machine_sources:",
-  "  - machine_id: mch_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+  `  - machine_pool_id: ${poolId}`,
   ""
 ].join("\n")
 
@@ -59,9 +60,25 @@ const demoProject = (format: ApiFormat) =>
       }
     })
     yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+    const auth = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
+    const pool = yield* client.machinePools.create({
+      path: { orgID: org.id },
+      payload: {
+        name: "builders",
+        provider: "docker",
+        provider_auth_secret_id: auth.id,
+        default_machine_provider_options: { image: "node:22" },
+        max_total_machines: 4,
+        default_machine_cpu: 2,
+        default_machine_memory_mb: 2048,
+        max_total_cpu: 8,
+        max_total_memory_mb: 8192
+      } as never
+    })
+    yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
     const config = yield* client.agentConfigs.create({
       path: { orgID: org.id, projectID: project.id },
-      payload: { source: CONFIG, source_format: "yaml" }
+      payload: { source: configSource(pool.id), source_format: "yaml" }
     })
     const projectPath = { orgID: org.id, projectID: project.id }
     const launch = (text: string) =>

@@ -178,6 +178,11 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const { machine, work } = yield* connectedMachine(rt)
+      // A source may name the machine; the compiled config holds its id.
+      const named = yield* machineConfig(rt, "worker", work)
+      expect(named.compiled_definition.machine_sources?.[0]?.machine_id).toBe(machine.id)
+      const unknown = yield* expectFailure(machineConfig(rt, "no-such-machine", work))
+      expect(JSON.stringify(unknown)).toContain("/machine_sources/0/machine_id")
       const path = { orgID: rt.org.id, machineID: machine.id }
       const file = join(work, "notes.txt")
       const read = yield* rt.client.machines.readFile({ path, urlParams: { path: file } })

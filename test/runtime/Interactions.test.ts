@@ -3,8 +3,9 @@
  * declined; and the 409 rules of custom tool results (twice, built-in, awaiting approval).
  */
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { runtimeProject, text } from "../support/RuntimeProject.ts"
+import { agentSource } from "../support/ScriptedModel.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
@@ -130,12 +131,35 @@ describeRuntime()("interactions", (it) => {
       expect(toolMessage.content).toContain("eu-west")
     }))
 
-  it.effect("a built-in tool that needs a machine fails at once saying no machine is connected", () =>
+  it.effect("a built-in tool of a config whose only machine source is a pool fails at once saying no machine is connected", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider, { extraSource: ["machine_sources:", "  - machine_pool_id: mpo_aaaaaaaaaaaaaaaaaaaaaaaaaa"] })
+      const rt = yield* runtimeProject(provider)
+      const auth = yield* rt.client.secrets.create({ path: { orgID: rt.org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
+      const pool = yield* rt.client.machinePools.create({
+        path: { orgID: rt.org.id },
+        payload: {
+          name: "builders",
+          provider: "docker",
+          provider_auth_secret_id: auth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 4,
+          default_machine_cpu: 2,
+          default_machine_memory_mb: 2048,
+          max_total_cpu: 8,
+          max_total_memory_mb: 8192
+        } as never
+      })
+      yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+      const config = yield* rt.client.agentConfigs.create({
+        path: rt.projectPath,
+        payload: {
+          source_format: "yaml",
+          source: agentSource({ label: "pool", extraSource: ["machine_sources:", `  - machine_pool_id: ${pool.id}`] })
+        }
+      })
       yield* provider.script([Reply.toolCall("read_file", { path: "/etc/hosts" }), Reply.text("No machine then.")], { model: rt.slug })
-      const agent = yield* rt.launch()
+      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Read the hosts file")
       yield* rt.idle(agent.id)
       const events = yield* rt.events(agent.id)

@@ -171,14 +171,14 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
         UPDATE machines SET connection_id = NULL WHERE id = ${id} AND connection_id = ${connectionId}`
     })
 
-    /** Of these machines, the ones the project may use: the caller's own, or the organization's granted to it. */
+    /** Of these machine ids or names, the machines the project may use: the caller's own, or the organization's granted to it. */
     const usableAmong = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId, userId: Schema.NullOr(UserId), ids: Schema.Array(Schema.String) }),
-      Result: Schema.Struct({ id: MachineId }),
-      execute: ({ ids, orgId, projectId, userId }) =>
-        ids.length === 0 ? Effect.succeed([]) : sql`
-          SELECT m.id FROM machines m
-          WHERE m.org_id = ${orgId} AND ${sql.in("m.id", ids)} AND (
+      Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId, userId: Schema.NullOr(UserId), refs: Schema.Array(Schema.String) }),
+      Result: Schema.Struct({ id: MachineId, name: Schema.String, personal: Schema.Boolean }),
+      execute: ({ orgId, projectId, refs, userId }) =>
+        refs.length === 0 ? Effect.succeed([]) : sql`
+          SELECT m.id, m.name, m.owner_user_id IS NOT NULL AS personal FROM machines m
+          WHERE m.org_id = ${orgId} AND (${sql.in("m.id", refs)} OR ${sql.in("m.name", refs)}) AND (
             (m.owner_user_id IS NOT NULL AND m.owner_user_id = ${userId}) OR
             (m.owner_user_id IS NULL AND EXISTS (
               SELECT 1 FROM machine_grants g WHERE g.machine_id = m.id AND g.target_project_id = ${projectId})))`
@@ -209,8 +209,19 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
         Effect.map(Effect.orDie(connect({ id, connectionId, operations, tools })), Option.isSome),
       heartbeat: (id: MachineId, connectionId: string) => Effect.orDie(heartbeat({ id, connectionId })),
       disconnect: (id: MachineId, connectionId: string) => Effect.orDie(disconnect({ id, connectionId })),
-      usableAmong: (orgId: OrgId, projectId: ProjectId, userId: UserId | null, ids: ReadonlyArray<string>) =>
-        Effect.map(Effect.orDie(usableAmong({ orgId, projectId, userId, ids })), (rows) => new Set<string>(rows.map((row) => row.id))),
+      /**
+       * What each reference (a machine id, or a name) resolves to among the machines the project may
+       * use; a name of a personal machine of the caller wins over an organization machine's.
+       */
+      usableAmong: (orgId: OrgId, projectId: ProjectId, userId: UserId | null, refs: ReadonlyArray<string>) =>
+        Effect.map(Effect.orDie(usableAmong({ orgId, projectId, userId, refs })), (rows) => {
+          const resolved = new Map<string, MachineId>()
+          for (const row of rows) resolved.set(row.id, row.id)
+          for (const row of [...rows].sort((a, b) => Number(a.personal) - Number(b.personal))) {
+            if (refs.includes(row.name)) resolved.set(row.name, row.id)
+          }
+          return resolved
+        }),
       byCredential: (credentialId: string) =>
         Effect.map(Effect.orDie(byCredential(credentialId)), (rows) => rows.map((row) => row.id))
     } as const

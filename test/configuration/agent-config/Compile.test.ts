@@ -45,7 +45,7 @@ const resolutions = (resolvedModel = model()): Resolutions => ({
   secrets: new Map([["token", SECRET]]),
   skills: new Map([["name:s", { _tag: "Found", id: SKILL, name: "s", latestVersion: 4 }]]),
   agentConfigs: new Map(),
-  machines: new Set(),
+  machines: new Map(),
   machinePools: new Set()
 })
 

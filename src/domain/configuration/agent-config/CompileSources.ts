@@ -33,14 +33,15 @@ export const compileMachineSources = (
     if ((source.machine_id === undefined) === (source.machine_pool_id === undefined)) {
       context.problem(at, "give exactly one of machine_id or machine_pool_id")
     }
+    const machineId = source.machine_id === undefined ? undefined : context.resolutions.machines.get(source.machine_id)
     if (source.machine_id !== undefined) {
-      if (context.resolutions.machines.has(source.machine_id)) {
-        context.resolved([...at, "machine_id"], source.machine_id)
+      if (machineId !== undefined) {
+        context.resolved([...at, "machine_id"], machineId)
       } else {
         context.problem(
           [...at, "machine_id"],
-          `no machine ${source.machine_id} is usable by this project (a machine of the organization granted to it, ` +
-            "or your own personal machine); check the id or grant the machine to the project"
+          `no machine ${JSON.stringify(source.machine_id)} is usable by this project (a machine of the organization ` +
+            "granted to it, or your own personal machine, by id or name); check it or grant the machine to the project"
         )
       }
     }
@@ -60,6 +61,7 @@ export const compileMachineSources = (
     const secretEnv = compileSecretEnv(context, at, source)
     return {
       ...rest,
+      ...(machineId === undefined ? {} : { machine_id: machineId }),
       ...(rest.machine_pool_id === undefined ? {} : { machine_pool_id: rest.machine_pool_id as MachinePoolId }),
       ...(secretEnv === undefined ? {} : { secret_env_overlay: secretEnv })
     }

@@ -2,7 +2,7 @@
  * The names and ids a definition refers to, which the service resolves against the database
  * before compiling, and the shape of what it found.
  */
-import type { MachinePoolId, SecretId, SkillId } from "../../shared/Ids.ts"
+import type { MachineId, MachinePoolId, SecretId, SkillId } from "../../shared/Ids.ts"
 import type { ResolvedModel } from "../Models.ts"
 import type { AgentConfigDefinition, McpServer, MachineSource, ModelReference, SkillReference } from "./Definition.ts"
 
@@ -27,8 +27,8 @@ export interface Resolutions {
   readonly secrets: ReadonlyMap<string, SecretId>
   readonly skills: ReadonlyMap<string, SkillResolution>
   readonly agentConfigs: ReadonlyMap<string, { readonly maxDepth: number; readonly maxSubagents: number }>
-  /** The named machines the project may use. */
-  readonly machines: ReadonlySet<string>
+  /** The machines the project may use, by the id or name a source gave. */
+  readonly machines: ReadonlyMap<string, MachineId>
   /** The referenced machine pools that are pools of the organization granted to the project. */
   readonly machinePools: ReadonlySet<string>
 }
