@@ -83,7 +83,7 @@ const redactorOf = (request: ModelRequest): Redact =>
 
 /** The error with its message redacted (a last guard: provider text is redacted before it is decoded). */
 const redactError = (redact: Redact) => (error: ModelProviderError) =>
-  new ModelProviderError({ status: error.status, message: redact(error.message) })
+  new ModelProviderError({ ...error, message: redact(error.message) })
 
 const connectionFailure = (cause: HttpClientError.HttpClientError): AttemptFailure => ({
   error: new ModelProviderError({ status: null, message: `Could not reach the model provider: ${cause.message}` }),
