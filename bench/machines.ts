@@ -12,7 +12,7 @@ import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { newToken, ROOT, startProcess, temporaryDataDir } from "./Harness.ts"
 import { followTurns, percentile, request, type RuntimeRow } from "./runtime.ts"
 
@@ -69,42 +69,12 @@ export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
       if (machine === undefined) await new Promise((resolve) => setTimeout(resolve, 200))
     }
     await request("POST", `${base}/v1/orgs/${org.id}/machines/${machine.id}/grants`, token, { target_project_id: project.id })
-    const projectUrl = `${base}/v1/orgs/${org.id}/projects/${project.id}`
     let modelCount = 0
 
-    /** An agent with its own model (its own reply queue) whose tools run on the machine. */
-    const launch = async (turns: number, tool: string, input: Record<string, unknown>) => {
-      const slug = `bench-machine-${modelCount++}`
-      const model = await request("POST", `${base}/v1/orgs/${org.id}/models`, token, {
-        provider_config_id: providerConfig.id,
-        name: slug,
-        provider_model_slug: slug,
-        context_window_tokens: 1_000_000,
-        supports_tools: true,
-        supports_reasoning: false,
-        input_modalities: ["text"],
-        output_modalities: ["text"]
-      })
-      await request("POST", `${base}/v1/orgs/${org.id}/models/${model.id}/grants`, token, { target_project_id: project.id })
-      const config = await request("POST", `${projectUrl}/agent-configs`, token, {
-        source: [
-          "instruction: Use the machine.",
-          `model: { provider_config: Bench provider, name: ${slug} }`,
-          "tools:",
-          "  run_command: { permission: allow }",
-          "machine_sources:",
-          `  - machine_id: ${machine!.id}`,
-          ""
-        ].join("\n"),
-        source_format: "yaml"
-      })
-      await Effect.runPromise(provider.script(
-        Array.from({ length: turns }).flatMap(() => [Reply.toolCall(tool, input), Reply.text("ok")]),
-        { model: slug }
-      ))
-      const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: config.id })
-      return `${projectUrl}/agents/${agent.id}`
-    }
+    const bench: BenchProject = { base, token, orgId: org.id, projectId: project.id, providerConfigId: providerConfig.id }
+    /** An agent whose tools run on the machine, answering each turn with one call of `tool`. */
+    const launch = (turns: number, tool: string, input: Record<string, unknown>) =>
+      toolAgent(bench, provider, `bench-machine-${modelCount++}`, [`  - machine_id: ${machine!.id}`], turns, tool, input)
 
     for (const { input, label, tool } of CASES) {
       for (const agents of AGENTS) {
@@ -120,18 +90,7 @@ export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
           }
         }))
         abort.abort()
-        const roundTrips: Array<number> = []
-        for (const agentUrl of agentUrls) {
-          const page = await request("GET", `${agentUrl}/events?limit=500`, token)
-          const calledAt = new Map<string, number>()
-          for (const event of page.data) {
-            if (event.event_kind === "tool_call") calledAt.set(event.tool_call_id, Date.parse(event.created_at))
-            if (event.event_kind === "tool_result") {
-              if (event.outcome !== "succeeded") throw new Error(`a benchmark ${tool} failed: ${JSON.stringify(event.content_blocks)}`)
-              roundTrips.push(Date.parse(event.created_at) - calledAt.get(event.tool_call_id)!)
-            }
-          }
-        }
+        const roundTrips = (await Promise.all(agentUrls.map((agentUrl) => toolRoundTrips(agentUrl, token, tool)))).flat()
         roundTrips.sort((a, b) => a - b)
         const what = `${label}, ${agents} agent${agents === 1 ? "" : "s"} (${roundTrips.length} calls)`
         rows.push({ name: `tool round trip p50, ${what}`, value: percentile(roundTrips, 0.5), unit: "ms" })
@@ -146,4 +105,75 @@ export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
     await close()
   }
   return rows
+}
+
+/** Where benchmark agents are made: a project of an organization with the scripted provider's config. */
+export interface BenchProject {
+  readonly base: string
+  readonly token: string
+  readonly orgId: string
+  readonly projectId: string
+  readonly providerConfigId: string
+}
+
+/**
+ * An agent with its own model (its own reply queue) whose built-in tools run where
+ * `machineSourceLines` say, scripted to answer each of `turns` turns with one call of `tool`
+ * and then a text. Answers the agent's URL.
+ */
+export const toolAgent = async (
+  bench: BenchProject,
+  provider: ScriptedProviderShape,
+  slug: string,
+  machineSourceLines: ReadonlyArray<string>,
+  turns: number,
+  tool: string,
+  input: Record<string, unknown>
+) => {
+  const { base, orgId, projectId, token } = bench
+  const projectUrl = `${base}/v1/orgs/${orgId}/projects/${projectId}`
+  const model = await request("POST", `${base}/v1/orgs/${orgId}/models`, token, {
+    provider_config_id: bench.providerConfigId,
+    name: slug,
+    provider_model_slug: slug,
+    context_window_tokens: 1_000_000,
+    supports_tools: true,
+    supports_reasoning: false,
+    input_modalities: ["text"],
+    output_modalities: ["text"]
+  })
+  await request("POST", `${base}/v1/orgs/${orgId}/models/${model.id}/grants`, token, { target_project_id: projectId })
+  const config = await request("POST", `${projectUrl}/agent-configs`, token, {
+    source: [
+      "instruction: Use the machine.",
+      `model: { provider_config: Bench provider, name: ${slug} }`,
+      "tools:",
+      "  run_command: { permission: allow }",
+      "machine_sources:",
+      ...machineSourceLines,
+      ""
+    ].join("\n"),
+    source_format: "yaml"
+  })
+  await Effect.runPromise(provider.script(
+    Array.from({ length: turns }).flatMap(() => [Reply.toolCall(tool, input), Reply.text("ok")]),
+    { model: slug }
+  ))
+  const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: config.id })
+  return `${projectUrl}/agents/${agent.id}`
+}
+
+/** How long each built-in call of the agent took, from its `tool_call` event to its `tool_result` (failures throw). */
+export const toolRoundTrips = async (agentUrl: string, token: string, tool: string) => {
+  const page = await request("GET", `${agentUrl}/events?limit=500`, token)
+  const calledAt = new Map<string, number>()
+  const roundTrips: Array<number> = []
+  for (const event of page.data) {
+    if (event.event_kind === "tool_call") calledAt.set(event.tool_call_id, Date.parse(event.created_at))
+    if (event.event_kind === "tool_result") {
+      if (event.outcome !== "succeeded") throw new Error(`a benchmark ${tool} failed: ${JSON.stringify(event.content_blocks)}`)
+      roundTrips.push(Date.parse(event.created_at) - calledAt.get(event.tool_call_id)!)
+    }
+  }
+  return roundTrips
 }

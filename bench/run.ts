@@ -2,12 +2,12 @@
  * `npm run bench`: runs the benchmarks one after the other (they would compete for the CPU) and
  * prints, in order: HTTP throughput (each HTTP benchmark is a `Benchmark` of bench/Harness.ts; add
  * it to HTTP_BENCHMARKS), the agent runtime's figures (bench/runtime.ts), built-in tool round trips
- * through a real daemon (bench/machines.ts), the crash loop
+ * through a real daemon (bench/machines.ts), machines from pools cold and warm (bench/pools.ts), the crash loop
  * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set.
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, machines, scale-out, scanner, crash-loop, soak; several with
+ * (names: http, runtime, statements, machines, pools, scale-out, scanner, crash-loop, soak; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
@@ -17,6 +17,7 @@ import { crashLoop, formatCrashLoop } from "./crashLoop.ts"
 import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
 import { machines } from "./machines.ts"
 import { orgGet } from "./orgGet.ts"
+import { pools } from "./pools.ts"
 import { runtime } from "./runtime.ts"
 import { scaleOut } from "./scaleOut.ts"
 import { formatSoak, soak, SOAK_MINUTES } from "./soak.ts"
@@ -32,7 +33,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "machines", "scale-out", "scanner", "crash-loop", "soak"] as const
+const PARTS = ["http", "runtime", "statements", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -67,6 +68,11 @@ if (selected("statements")) {
 if (selected("machines")) {
   console.log("\nBuilt-in tools on a machine (a real daemon on loopback; tool_call to tool_result on the timeline)\n")
   printRows(await machines())
+}
+
+if (selected("pools")) {
+  console.log("\nMachines from pools: an agent's built-in call when the pool must start its machine, and when it is up\n")
+  printRows(await pools())
 }
 
 if (selected("scale-out")) {

@@ -36,7 +36,8 @@ export const request = async (method: string, url: string, token: string, body?:
   })
   const text = await response.text()
   if (response.status >= 300) throw new Error(`${method} ${url} answered ${response.status}: ${text}`)
-  return JSON.parse(text) as Record<string, any>
+  // 204 (a delete) has no body.
+  return (text === "" ? {} : JSON.parse(text)) as Record<string, any>
 }
 
 export const setUp = async (baseUrl: string, token: string, providerUrl: string) => {

@@ -26,6 +26,7 @@ import { SkillsApi } from "./configuration/SkillsApi.ts"
 import { ToolCallsApi } from "./runtime/ToolCallsApi.ts"
 import { UserApi } from "./tenancy/UserApi.ts"
 import { UserSettingsApi } from "./workspaces/UserSettingsApi.ts"
+import { WorkspacesApi } from "./workspaces/WorkspacesApi.ts"
 
 export const API_VERSION = "0.1.0"
 
@@ -51,6 +52,7 @@ export class Api extends HttpApi.make("agent-platform")
   .add(ActorsApi)
   .add(MachinesApi)
   .add(MachineRegistrationApi)
+  .add(WorkspacesApi)
   .prefix("/v1")
   .add(HealthApi)
   .addError(InvalidRequest.Wire)

@@ -11,6 +11,7 @@ import type { Operation, Outcome, ToolOperation } from "../domain/machines/Daemo
 import { MACHINE_TOOLS } from "../domain/machines/MachineTools.ts"
 import { absolutePath, Directories, resolveExisting } from "./Directories.ts"
 import { readFileOperation, writeFileOperation } from "./FileOperations.ts"
+import { checkpointCreate, checkpointRestore, worktreeCreate } from "./GitOperations.ts"
 import { type OperationError, operationError } from "./OperationError.ts"
 import { TOOL_RUNNERS } from "./tools/MachineToolRunners.ts"
 import type { ToolContext } from "./tools/ToolContext.ts"
@@ -54,6 +55,12 @@ const run = (operation: Operation) => {
       return readFileOperation(operation)
     case "file.write":
       return writeFileOperation(operation)
+    case "worktree.create":
+      return worktreeCreate(operation)
+    case "checkpoint.create":
+      return checkpointCreate(operation)
+    case "checkpoint.restore":
+      return checkpointRestore(operation)
   }
 }
 

@@ -37,6 +37,21 @@ export interface AppConfigShape {
    * (`management_kind: cluster`), installed at start-up (docs/machine-pools.md). Unset: none.
    */
   readonly clusterPoolsFile: Option.Option<string>
+  /**
+   * AGENT_PLATFORM_SERVER_URL: the address the daemons of pool machines reach this server at.
+   * Unset: the listener's own address (a wildcard host read as 127.0.0.1).
+   */
+  readonly serverUrl: Option.Option<string>
+  /**
+   * AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS (default 60): how long a built-in call waits for a
+   * pool to admit it to a machine before it fails with `managed_work_admission_denied`.
+   */
+  readonly poolAdmissionWaitSeconds: number
+  /**
+   * AGENT_PLATFORM_POOL_MINUTE_SECONDS (default 60): how many seconds make one minute of
+   * `delete_after_idle_minutes`. Only tests and demonstrations shorten it.
+   */
+  readonly poolMinuteSeconds: number
 }
 
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
@@ -75,7 +90,13 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
           () => false
         ),
         localProviderKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_LOCAL_PROVIDER_KEY"),
-        clusterPoolsFile: yield* optional(Config.string, "AGENT_PLATFORM_CLUSTER_POOLS_FILE")
+        clusterPoolsFile: yield* optional(Config.string, "AGENT_PLATFORM_CLUSTER_POOLS_FILE"),
+        serverUrl: Option.map(yield* optional(Config.url, "AGENT_PLATFORM_SERVER_URL"), (url) => url.toString().replace(/\/+$/, "")),
+        poolAdmissionWaitSeconds: Option.getOrElse(
+          yield* optional(Config.integer, "AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS"),
+          () => 60
+        ),
+        poolMinuteSeconds: Option.getOrElse(yield* optional(Config.integer, "AGENT_PLATFORM_POOL_MINUTE_SECONDS"), () => 60)
       }
     })
   )

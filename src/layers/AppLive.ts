@@ -5,10 +5,11 @@
  */
 import { Layer } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
+import { ClusterPools } from "../services/machines/ClusterPools.ts"
 import { MachinesLive } from "../services/machines/MachinesLive.ts"
-import { MachinePools } from "../services/machines/MachinePools.ts"
 import { RuntimeLive } from "../services/runtime/RuntimeLive.ts"
 import { IdGenerator } from "../services/shared/Ids.ts"
+import { ListenAddress } from "../services/shared/ListenAddress.ts"
 import { Readiness } from "../services/shared/Readiness.ts"
 import { Transactions } from "../services/shared/Transactions.ts"
 import { TenancyLive } from "../services/tenancy/TenancyLive.ts"
@@ -20,13 +21,14 @@ import { HttpAppLive } from "./http/HttpApp.ts"
 import { NodeServerLive } from "./http/NodeServer.ts"
 import { MigrationsLive } from "./Migrations.ts"
 import { SecretKeyCheckLive } from "./SecretKeyCheck.ts"
+import { WorkflowEngineLive } from "./WorkflowEngine.ts"
 import { withStartupLog } from "./Startup.ts"
 
 /** The SQL client, available only once migrations have run. */
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
 
 /** The kernel every capability uses (id generation, transactions) and the readiness probe. */
-const SharedLive = Layer.mergeAll(IdGenerator.Default, Transactions.Default, Readiness.Default)
+const SharedLive = Layer.mergeAll(IdGenerator.Default, Transactions.Default, Readiness.Default, ListenAddress.Default)
 
 /**
  * Every service, over a migrated database whose secrets this server's key opens, with the
@@ -40,9 +42,11 @@ export const ServicesLive = Layer.mergeAll(
   MachinesLive,
   WorkspacesLive,
   BootstrapLive,
-  ClusterPoolsLive.pipe(Layer.provide(MachinePools.Default)),
+  ClusterPoolsLive.pipe(Layer.provide(ClusterPools.Default)),
   SecretKeyCheckLive
 ).pipe(
+  // Configuration and machines reach pool machines, whose results resolve turns' waits.
+  Layer.provide(WorkflowEngineLive),
   Layer.provideMerge(DatabaseReadyLive)
 )
 

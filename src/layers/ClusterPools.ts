@@ -7,7 +7,7 @@
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { ClusterPoolsFile } from "../domain/machines/MachinePools.ts"
-import { ClusterPoolsRefused, MachinePools } from "../services/machines/MachinePools.ts"
+import { ClusterPools, ClusterPoolsRefused } from "../services/machines/ClusterPools.ts"
 import { AppConfig } from "./AppConfig.ts"
 import { withStartupLock } from "./StartupLock.ts"
 
@@ -32,7 +32,7 @@ export const ClusterPoolsLive = Layer.effectDiscard(
         })
       )
     )
-    const pools = yield* MachinePools
+    const pools = yield* ClusterPools
     const result = yield* withStartupLock(pools.installClusterPools(file))
     if (result.skipped.length > 0) {
       yield* Effect.logWarning(

@@ -17,6 +17,8 @@ import machines from "./migrations/0008_machines.ts"
 import secretKeyCheck from "./migrations/0009_secret_key_check.ts"
 import machinePools from "./migrations/0010_machine_pools.ts"
 import userSettings from "./migrations/0011_user_settings.ts"
+import poolMachines from "./migrations/0012_pool_machines.ts"
+import workspaces from "./migrations/0013_workspaces.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -29,7 +31,9 @@ const migrations = {
   "0008_machines": machines,
   "0009_secret_key_check": secretKeyCheck,
   "0010_machine_pools": machinePools,
-  "0011_user_settings": userSettings
+  "0011_user_settings": userSettings,
+  "0012_pool_machines": poolMachines,
+  "0013_workspaces": workspaces
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

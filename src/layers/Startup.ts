@@ -14,7 +14,7 @@ import { createServer } from "node:net"
 import { AppConfig } from "./AppConfig.ts"
 import { DataDirectoryInUse, describeDatabase } from "./Database.ts"
 import { DOCS_PATH, OPENAPI_PATH } from "./http/RootPage.ts"
-import { ClusterPoolsRefused } from "../services/machines/MachinePools.ts"
+import { ClusterPoolsRefused } from "../services/machines/ClusterPools.ts"
 import { InvalidSecretKey } from "./SecretKey.ts"
 import { RunnerAddressUnavailable } from "./cluster/SocketRunnerCluster.ts"
 

@@ -17,7 +17,10 @@ import { newUser, TestAppLive } from "../support/TestApp.ts"
 
 const TestLive = Layer.merge(TestAppLive(), DemoModelProcess.layer)
 
-/** The config; its only machine source a pool (granted, never started here): machine tools fail at once, saying no machine is connected. */
+/**
+ * The config; its only machine source a docker pool whose image is not on the Docker host: the
+ * pool cannot start the machine, and the call fails saying why.
+ */
 const configSource = (poolId: string) => [
   "instruction: You are a demo agent.",
   "model:",
@@ -133,7 +136,7 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       }))
   }
 
-  it.effect("`run <command>` calls run_command; with no machine its failure is what the model answers from", () =>
+  it.effect("`run <command>` calls run_command; when the pool cannot start a machine, its failure is what the model answers from", () =>
     Effect.gen(function*() {
       const { agentPath, client, idle, launch, outputs } = yield* demoProject("openai-responses")
       const agent = yield* launch("run echo hi")
@@ -141,7 +144,9 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       const calls = yield* client.toolCalls.list({ path: agentPath(agent.id), urlParams: {} })
       expect(calls.data.map((call) => [call.name, call.input])).toEqual([["run_command", { command: "echo hi" }]])
       const [answer] = yield* outputs(agent.id)
-      expect(answer).toMatch(/^run_command answered: The tool call failed\.\nThe built-in tool run_command runs on a machine/)
+      expect(answer).toMatch(
+        /^run_command answered: The tool call failed\.\nupstream_unavailable: Pool machine mch_\w+ was deleted \(the provider failed to start it: /
+      )
     }))
 
   it.effect("a tool the request does not offer is not called; the answer says which tools there are", () =>

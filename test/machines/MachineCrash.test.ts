@@ -5,65 +5,29 @@
  * server is down; the server starts again on the same port, the daemon reconnects and delivers
  * the result it kept, and the turn finishes: the command ran once, every event exactly once.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdirSync, readFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { join } from "node:path"
 import type { Client } from "../../src/api/Client.ts"
 import { daemonDirs, killDaemons, startDaemon } from "../support/Daemons.ts"
-import { killLeftoverServers, makeDataDir, makeTemplateDataDir, removeDataDir, startServer, withClient } from "../support/Processes.ts"
+import { until } from "../support/Polling.ts"
+import { freePort, startServer, withClient } from "../support/Processes.ts"
 import { scriptedModel } from "../support/ScriptedModel.ts"
-import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
+import { Reply } from "../support/ScriptedProvider.ts"
+import { serverProcesses } from "../support/ServerProcesses.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
 const TIMEOUT_MS = 240_000
-let template: string
-const dataDirs: Array<string> = []
-let provider: ScriptedProviderShape
-let closeProvider: () => Promise<void>
+const servers = serverProcesses(TIMEOUT_MS, killDaemons)
 
-beforeAll(async () => {
-  template = await makeTemplateDataDir()
-  dataDirs.push(template)
-  const started = await startScriptedProvider()
-  provider = started.provider
-  closeProvider = started.close
-}, TIMEOUT_MS)
 
-afterAll(async () => {
-  killDaemons()
-  killLeftoverServers()
-  dataDirs.forEach(removeDataDir)
-  await closeProvider()
-})
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject())
-    })
-  })
-
-const until = async <A>(f: () => Promise<A>, done: (value: A) => boolean, what: string, ms = 60_000): Promise<A> => {
-  const deadline = Date.now() + ms
-  while (true) {
-    const value = await f().catch(() => undefined as A)
-    if (value !== undefined && done(value)) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 describe("machines: the server killed mid-call", () => {
   it("the daemon delivers the result it kept to the restarted server; the command ran once; the turn finishes", async () => {
-    const dataDir = makeDataDir(template)
-    dataDirs.push(dataDir)
+    const dataDir = servers.dataDir()
     const port = await freePort()
     const baseUrl = `http://127.0.0.1:${port}`
     const token = `crash-${randomBytes(16).toString("hex")}`
@@ -71,7 +35,7 @@ describe("machines: the server killed mid-call", () => {
     const run = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
     const slug = `machine-crash-${randomBytes(4).toString("hex")}`
     const marker = `sleep 4.${Math.floor(Math.random() * 1000)}`
-    await Effect.runPromise(provider.script([
+    await Effect.runPromise(servers.provider.script([
       Reply.toolCall("run_command", { command: `${marker}; echo ran >> count.txt` }, "call_m"),
       Reply.text("It ran.")
     ], { model: slug }))
@@ -84,7 +48,7 @@ describe("machines: the server killed mid-call", () => {
       Effect.gen(function*() {
         const org = yield* client.organizations.create({ payload: { name: "Crash" } })
         const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
-        const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
+        const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: servers.provider.baseUrl("openai-responses"), slug })
         yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
         const daemonToken = yield* client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "d" } })
         return { org, project, daemonToken }

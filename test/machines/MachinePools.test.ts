@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { MachinePoolId } from "../../src/domain/shared/Ids.ts"
 import { ClusterPoolsLive } from "../../src/layers/ClusterPools.ts"
+import { ClusterPools } from "../../src/services/machines/ClusterPools.ts"
 import {
   describeApp,
   expectFailure,
@@ -516,7 +517,7 @@ const installClusterPools = (pools: unknown, raw?: string) =>
     writeFileSync(path, raw ?? JSON.stringify({ pools }))
     yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(path, { force: true })))
     return yield* Effect.scoped(
-      Layer.build(ClusterPoolsLive.pipe(Layer.provide(testConfig({ clusterPoolsFile: Option.some(path) }))))
+      Layer.build(ClusterPoolsLive.pipe(Layer.provide(ClusterPools.Default), Layer.provide(testConfig({ clusterPoolsFile: Option.some(path) }))))
     ).pipe(Effect.as(path))
   })
 

@@ -5,59 +5,26 @@
  * every event exactly once (gapless sequences, the expected kinds in order) and no completed
  * model call made again (the provider's request count).
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Client } from "../../src/api/Client.ts"
 import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
-import {
-  killLeftoverServers,
-  makeDataDir,
-  makeTemplateDataDir,
-  removeDataDir,
-  startServer,
-  usesEmbeddedDatabase,
-  withClient
-} from "../support/Processes.ts"
+import { startServer, usesEmbeddedDatabase, withClient } from "../support/Processes.ts"
+import { until } from "../support/Polling.ts"
 import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
-import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
+import { Reply } from "../support/ScriptedProvider.ts"
+import { serverProcesses } from "../support/ServerProcesses.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
 const describeServers = usesEmbeddedDatabase ? describe.concurrent : describe
 
 const TIMEOUT_MS = 240_000
 
-let template: string
-const dataDirs: Array<string> = []
-let provider: ScriptedProviderShape
-let closeProvider: () => Promise<void>
-
-beforeAll(async () => {
-  template = await makeTemplateDataDir()
-  dataDirs.push(template)
-  const started = await startScriptedProvider()
-  provider = started.provider
-  closeProvider = started.close
-}, TIMEOUT_MS)
-
-afterAll(async () => {
-  killLeftoverServers()
-  dataDirs.forEach(removeDataDir)
-  await closeProvider()
-})
+const servers = serverProcesses(TIMEOUT_MS)
 
 const run = <A, E>(baseUrl: string, token: string, f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
 
-/** Polls `f` every 100 ms until `done` holds (up to 60 s). */
-const until = async <A>(f: () => Promise<A>, done: (value: A) => boolean, what: string): Promise<A> => {
-  const deadline = Date.now() + 60_000
-  while (true) {
-    const value = await f()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 /** A project with the scripted provider's model and the runtime test config, and an agent. */
 const setUp = (baseUrl: string, token: string, slug: string) =>
@@ -67,7 +34,7 @@ const setUp = (baseUrl: string, token: string, slug: string) =>
       const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
       const { model } = yield* scriptedModel(client, org.id, {
         format: "openai-responses",
-        baseUrl: provider.baseUrl("openai-responses"),
+        baseUrl: servers.provider.baseUrl("openai-responses"),
         slug
       })
       yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
@@ -87,7 +54,7 @@ const eventsOf = (baseUrl: string, token: string, paths: Paths) =>
 
 const agentOf = (baseUrl: string, token: string, paths: Paths) => run(baseUrl, token, (client) => client.agents.get({ path: paths.agentPath }))
 
-const requestsFor = async (slug: string) => (await Effect.runPromise(provider.requests)).filter((r) => r.body?.model === slug)
+const requestsFor = async (slug: string) => (await Effect.runPromise(servers.provider.requests)).filter((r) => r.body?.model === slug)
 
 const expectExactlyOnce = (events: ReadonlyArray<AgentEvent>, kinds: ReadonlyArray<string>) => {
   expect(events.map((event) => event.event_kind)).toEqual(kinds)
@@ -101,12 +68,11 @@ const expectExactlyOnce = (events: ReadonlyArray<AgentEvent>, kinds: ReadonlyArr
 // each other's turns (docs/scale-out.md), which the restarts here would disturb.
 describeServers("crash and restart", () => {
   it("killed with a model call in flight: the call is made again after the restart, the completed one is not", async () => {
-    const dataDir = makeDataDir(template)
-    dataDirs.push(dataDir)
+    const dataDir = servers.dataDir()
     const token = `crash-${randomBytes(16).toString("hex")}`
     const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
     const slug = `crash-a-${randomBytes(4).toString("hex")}`
-    await Effect.runPromise(provider.script([
+    await Effect.runPromise(servers.provider.script([
       Reply.toolCall("lookup", { query: "status" }, "call_a"),
       Reply.answer([{ type: "text", text: "never delivered" }], { delay_ms: 600_000 }),
       Reply.text("All good.")
@@ -150,12 +116,11 @@ describeServers("crash and restart", () => {
   }, TIMEOUT_MS)
 
   it("killed while waiting for an approval, and again right after approving: the turn finishes, nothing twice", async () => {
-    const dataDir = makeDataDir(template)
-    dataDirs.push(dataDir)
+    const dataDir = servers.dataDir()
     const token = `crash-${randomBytes(16).toString("hex")}`
     const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
     const slug = `crash-b-${randomBytes(4).toString("hex")}`
-    await Effect.runPromise(provider.script([Reply.toolCall("deploy", { env: "prod" }, "call_b"), Reply.text("Deployed.")], { model: slug }))
+    await Effect.runPromise(servers.provider.script([Reply.toolCall("deploy", { env: "prod" }, "call_b"), Reply.text("Deployed.")], { model: slug }))
 
     const first = await startServer(dataDir, env)
     const paths = await setUp(first.baseUrl, token, slug)

@@ -131,7 +131,7 @@ describeRuntime()("interactions", (it) => {
       expect(toolMessage.content).toContain("eu-west")
     }))
 
-  it.effect("a built-in tool of a config whose only machine source is a pool fails at once saying no machine is connected", () =>
+  it.effect("a built-in tool of a config whose only machine source is a pool that cannot start a machine fails saying why", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
@@ -165,7 +165,8 @@ describeRuntime()("interactions", (it) => {
       const events = yield* rt.events(agent.id)
       const result = events.find((event) => event.event_kind === "tool_result")
       expect(result).toMatchObject({ outcome: "failed" })
-      expect(JSON.stringify(result)).toContain("no machine is connected")
+      // The pool's image is not on the Docker host: the machine never starts, and the call says why.
+      expect(JSON.stringify(result)).toContain("the provider failed to start it")
       expect(completedTurns(events)).toBe(1)
     }))
 })

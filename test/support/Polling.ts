@@ -17,3 +17,17 @@ export const eventually = <A, E, R>(
     Effect.orDie,
     TestServices.provideLive
   )
+
+/**
+ * Calls `f` every 100 ms until `done` holds for its value (up to `ms`), for tests that drive
+ * child processes with promises; a call that throws counts as not yet.
+ */
+export const until = async <A>(f: () => Promise<A>, done: (value: A) => boolean, what: string, ms = 60_000): Promise<A> => {
+  const deadline = Date.now() + ms
+  while (true) {
+    const value = await f().catch(() => undefined)
+    if (value !== undefined && done(value)) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

@@ -63,7 +63,8 @@ const processEnv = (dataDir: string, env: Record<string, string>): NodeJS.Proces
   }
 }
 
-const freePort = () =>
+/** A loopback port free right now (a server restarted on it keeps its address for its daemons). */
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)

@@ -36,6 +36,9 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
     blockPrivateNetworks: false,
     localProviderKey: Option.none(),
     clusterPoolsFile: Option.none(),
+    serverUrl: Option.none(),
+    poolAdmissionWaitSeconds: 60,
+    poolMinuteSeconds: 60,
     ...overrides
   })
 

@@ -8,7 +8,7 @@ import {
   MachinePoolGrant,
   UpdateMachinePool
 } from "../../domain/machines/MachinePools.ts"
-import { Conflict, Forbidden, InvalidRequest, NotFound, Unprocessable } from "../../domain/shared/Errors.ts"
+import { Conflict, Forbidden, InvalidRequest, NotFound, PendingWork, Unprocessable } from "../../domain/shared/Errors.ts"
 import { MachinePoolGrantId, MachinePoolId, OrgId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { grantEndpoints } from "../configuration/GrantEndpoints.ts"
@@ -83,10 +83,12 @@ export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
   .add(
     HttpApiEndpoint.del("remove", "/orgs/:orgID/machine-pools/:poolID")
       .annotate(OpenApi.Summary, "Delete a machine pool")
+      .annotate(OpenApi.Description, "Deletes the pool's machines first; refused with pending_work while a tool call runs on one.")
       .setPath(MachinePoolPath)
       .addSuccess(Schema.Void)
       .addError(NotFound.Wire)
       .addError(Forbidden.Wire)
+      .addError(PendingWork.Wire)
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

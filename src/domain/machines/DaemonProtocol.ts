@@ -12,6 +12,13 @@ import { MachineId } from "../shared/Ids.ts"
 import { FileContent, FileReadOperation, FileWriteOperation, WrittenFile } from "./MachineFiles.ts"
 import { MACHINE_TOOLS, MachineToolName } from "./MachineTools.ts"
 import { OperationFailure } from "./OperationFailure.ts"
+import {
+  CheckpointContent,
+  CheckpointCreateOperation,
+  CheckpointRestoreOperation,
+  WorktreeCreateOperation,
+  WorktreeLocation
+} from "./WorkspaceOperations.ts"
 
 /** The version this code speaks. It changes only when a message changes in a way an older peer cannot read. */
 export const PROTOCOL_VERSION = 1
@@ -37,12 +44,26 @@ export const ToolOperation = Schema.Struct({
 })
 export type ToolOperation = typeof ToolOperation.Type
 
-export const Operation = Schema.Union(ToolOperation, FileReadOperation, FileWriteOperation)
+export const Operation = Schema.Union(
+  ToolOperation,
+  FileReadOperation,
+  FileWriteOperation,
+  WorktreeCreateOperation,
+  CheckpointCreateOperation,
+  CheckpointRestoreOperation
+)
 export type Operation = typeof Operation.Type
 export type OperationName = Operation["operation"]
 
 /** The operations this code knows, as a daemon lists them in its hello. */
-export const OPERATIONS: ReadonlyArray<OperationName> = ["tool", "file.read", "file.write"]
+export const OPERATIONS: ReadonlyArray<OperationName> = [
+  "tool",
+  "file.read",
+  "file.write",
+  "worktree.create",
+  "checkpoint.create",
+  "checkpoint.restore"
+]
 
 /** The schema of a succeeded result's `output` for an operation. */
 export const outputSchemaOf = (operation: Operation): Schema.Schema<any, any> => {
@@ -53,6 +74,11 @@ export const outputSchemaOf = (operation: Operation): Schema.Schema<any, any> =>
       return FileContent
     case "file.write":
       return WrittenFile
+    case "worktree.create":
+    case "checkpoint.restore":
+      return WorktreeLocation
+    case "checkpoint.create":
+      return CheckpointContent
   }
 }
 

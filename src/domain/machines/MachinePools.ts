@@ -5,6 +5,8 @@
  * rules of which fields each provider requires and refuses.
  */
 import { Schema } from "effect"
+import { canonicalJson } from "../configuration/agent-config/Canonical.ts"
+import type { JsonValue } from "../configuration/agent-config/Definition.ts"
 import { MAX_INT } from "../configuration/Models.ts"
 import { Description } from "../configuration/Secrets.ts"
 import type { Issue } from "../shared/Errors.ts"
@@ -84,6 +86,10 @@ export const PoolSettingsFields = {
 }
 export const PoolSettings = Schema.Struct(PoolSettingsFields)
 export type PoolSettings = typeof PoolSettings.Type
+
+const encodeSettings = Schema.encodeSync(PoolSettings)
+/** The settings as one comparable text (a create body sent again, a cluster pool declared again). */
+export const settingsText = (settings: PoolSettings) => canonicalJson(encodeSettings(settings) as unknown as JsonValue)
 
 export class MachinePool extends Schema.Class<MachinePool>("MachinePool")({
   id: MachinePoolId,

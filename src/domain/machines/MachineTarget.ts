@@ -1,13 +1,19 @@
 /**
  * Where an agent's built-in machine tools run: the first machine source of its compiled config
- * that names a machine, with that source's working directory and environment overlays (docs/machines.md).
+ * that names a machine or a machine pool, with that source's working directory and environment
+ * overlays (docs/machines.md, docs/machine-pools.md).
  */
 import { Schema } from "effect"
-import type { CompiledAgentConfig } from "../configuration/agent-config/Compiled.ts"
-import { MachineId, type SecretId } from "../shared/Ids.ts"
+import type { CompiledAgentConfig, CompiledMachineSource } from "../configuration/agent-config/Compiled.ts"
+import { MachineId, type MachinePoolId, type SecretId } from "../shared/Ids.ts"
+
+/** A machine named by the config, or a pool that gives the agent one. */
+export type MachinePlace =
+  | { readonly _tag: "Machine"; readonly machineId: MachineId }
+  | { readonly _tag: "Pool"; readonly poolId: MachinePoolId }
 
 export interface MachineTarget {
-  readonly machineId: MachineId
+  readonly place: MachinePlace
   readonly cwd: string | null
   /** Variables set for commands; a `null` of the config (unset) is left out: the daemon only adds variables. */
   readonly env: Readonly<Record<string, string>>
@@ -17,12 +23,26 @@ export interface MachineTarget {
 
 const isMachineId = Schema.is(MachineId)
 
+const placeOf = (source: CompiledMachineSource): MachinePlace | null =>
+  source.machine_id !== undefined && isMachineId(source.machine_id)
+    ? { _tag: "Machine", machineId: source.machine_id }
+    : source.machine_pool_id !== undefined
+    ? { _tag: "Pool", poolId: source.machine_pool_id }
+    : null
+
 export const machineTargetOf = (compiled: CompiledAgentConfig): MachineTarget | null => {
-  const source = (compiled.machine_sources ?? []).find((source) => source.machine_id !== undefined && isMachineId(source.machine_id))
-  if (source === undefined || source.machine_id === undefined || !isMachineId(source.machine_id)) return null
-  const env: Record<string, string> = {}
-  for (const [name, value] of Object.entries(source.env_overlay ?? {})) if (value !== null) env[name] = value
-  const secretEnv: Record<string, SecretId> = {}
-  for (const [name, value] of Object.entries(source.secret_env_overlay ?? {})) if (value !== null) secretEnv[name] = value
-  return { machineId: source.machine_id, cwd: source.cwd ?? null, env, secretEnv }
+  for (const source of compiled.machine_sources ?? []) {
+    const place = placeOf(source)
+    if (place === null) continue
+    const env: Record<string, string> = {}
+    for (const [name, value] of Object.entries(source.env_overlay ?? {})) if (value !== null) env[name] = value
+    const secretEnv: Record<string, SecretId> = {}
+    for (const [name, value] of Object.entries(source.secret_env_overlay ?? {})) if (value !== null) secretEnv[name] = value
+    return { place, cwd: source.cwd ?? null, env, secretEnv }
+  }
+  return null
 }
+
+/** The config's first source that names the pool (sizes, limits and overlays for its machines). */
+export const poolSourceOf = (compiled: CompiledAgentConfig, poolId: MachinePoolId): CompiledMachineSource | undefined =>
+  (compiled.machine_sources ?? []).find((source) => source.machine_pool_id === poolId && placeOf(source)?._tag === "Pool")

@@ -34,7 +34,11 @@ export const OperationFailureCode = Schema.Literal(
   /** This daemon does not know the operation or tool (it is older than the server). */
   "unsupported_operation",
   /** Something unexpected failed on the machine. */
-  "internal_error"
+  "internal_error",
+  /** A machine pool could not give the call a machine within its limits in time (the server's, docs/machine-pools.md). */
+  "managed_work_admission_denied",
+  /** The pool's provider failed to start the machine, or the machine was deleted before the call ran (the server's). */
+  "upstream_unavailable"
 )
 export type OperationFailureCode = typeof OperationFailureCode.Type
 

@@ -84,3 +84,13 @@ export const MachineGrantId = makeId("mchgrant", "MachineGrantId")
 export type MachineGrantId = typeof MachineGrantId.Type
 export const DaemonTokenId = makeId("dtok", "DaemonTokenId")
 export type DaemonTokenId = typeof DaemonTokenId.Type
+
+// Workspaces
+export const WorkspaceId = makeId("wsp", "WorkspaceId")
+export type WorkspaceId = typeof WorkspaceId.Type
+export const WorktreeId = makeId("wtr", "WorktreeId")
+export type WorktreeId = typeof WorktreeId.Type
+export const WorkspaceSessionId = makeId("wss", "WorkspaceSessionId")
+export type WorkspaceSessionId = typeof WorkspaceSessionId.Type
+export const UserMachinePathId = makeId("ump", "UserMachinePathId")
+export type UserMachinePathId = typeof UserMachinePathId.Type

@@ -7,10 +7,13 @@
 import { HttpApiError, HttpServerError } from "@effect/platform"
 import { Cause, Effect } from "effect"
 import * as Errors from "../../domain/shared/Errors.ts"
+import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
 
 /** The tags of our error classes (a TaggedError's identifier is its tag). */
 const API_ERROR_TAGS: ReadonlySet<string> = new Set(
-  Object.values(Errors).flatMap((value) => "Wire" in value ? [value.identifier] : [])
+  [...Object.values(Errors), SessionMachineOffline, SessionRefused, SessionMachineTimeout].flatMap((value) =>
+    "Wire" in value ? [value.identifier] : []
+  )
 )
 
 /** The errors declared at the Api level, the only ones an Api middleware's type may fail with. */

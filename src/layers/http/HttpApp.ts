@@ -3,7 +3,7 @@
  * /v1/openapi.json, the docs page at /docs, a pointer at /, CORS for the configured origins, and
  * one log line per request. docs/api-conventions.md describes what a caller sees.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { MachineRegistrationLive, RegistrationAuthenticationLive } from "../../api/handlers/machines/MachineRegistrationLive.ts"
 import { MachinesLive } from "../../api/handlers/machines/MachinesLive.ts"
@@ -28,7 +28,9 @@ import { SecretsLive } from "../../api/handlers/configuration/SecretsLive.ts"
 import { SkillsLive } from "../../api/handlers/configuration/SkillsLive.ts"
 import { ToolCallsLive } from "../../api/handlers/runtime/ToolCallsLive.ts"
 import { UserLive } from "../../api/handlers/tenancy/UserLive.ts"
+import { ListenAddress } from "../../services/shared/ListenAddress.ts"
 import { UserSettingsLive } from "../../api/handlers/workspaces/UserSettingsLive.ts"
+import { WorkspacesLive } from "../../api/handlers/workspaces/WorkspacesLive.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { corsFor } from "./Cors.ts"
 import { MachineSocketRouteLive } from "./MachineSocketRoute.ts"
@@ -41,6 +43,7 @@ const HandlersLive = Layer.mergeAll(
   HealthLive,
   UserLive,
   UserSettingsLive,
+  WorkspacesLive,
   OrganizationsLive,
   OrganizationApiKeysLive,
   MembersLive,
@@ -64,6 +67,12 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(Layer.mergeAll(AuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
 )
 
+/** Tells ListenAddress where the listener listens. */
+const ListenAddressRecorded = Layer.effectDiscard(Effect.gen(function*() {
+  const { address } = yield* HttpServer.HttpServer
+  if (address._tag === "TcpAddress") yield* (yield* ListenAddress).listen(address.hostname, address.port)
+}))
+
 /** The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. */
 export const HttpAppLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => HttpApiBuilder.serve((app) => requestLog(corsFor(config.corsOrigins)(app))))
@@ -75,5 +84,6 @@ export const HttpAppLive = Layer.unwrapEffect(
   Layer.provide(RequestGuards),
   Layer.provide(HttpApiBuilder.api(ServedApi).pipe(Layer.provide(HandlersLive))),
   // Request spans cost a third of the throughput and nothing exports them.
-  HttpMiddleware.withTracerDisabledWhen(() => true)
+  HttpMiddleware.withTracerDisabledWhen(() => true),
+  Layer.merge(ListenAddressRecorded)
 )

@@ -5,9 +5,8 @@
  * personal one). No daemon connected: `daemon_runtime_unregistered`. The daemon's failure codes
  * are the API's own and are answered as they come.
  */
-import { Effect, Schema } from "effect"
-import { randomBytes } from "node:crypto"
-import type { Operation, Outcome } from "../../domain/machines/DaemonProtocol.ts"
+import { Effect, type Schema } from "effect"
+import type { Operation } from "../../domain/machines/DaemonProtocol.ts"
 import { FileContent, WrittenFile } from "../../domain/machines/MachineFiles.ts"
 import type { WriteFileBody } from "../../domain/machines/Machines.ts"
 import type { OperationFailure } from "../../domain/machines/OperationFailure.ts"
@@ -25,11 +24,9 @@ import {
   Unprocessable
 } from "../../domain/shared/Errors.ts"
 import type { MachineId, OrgId } from "../../domain/shared/Ids.ts"
-import { MachineHub } from "./MachineHub.ts"
-import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
-import { MachineResults } from "./MachineResults.ts"
+import { MachineOperations } from "./MachineOperations.ts"
 import { Machines } from "./Machines.ts"
-import type { StoredMachine } from "./MachinesRepository.ts"
+import type { StoredMachine } from "./StoredMachine.ts"
 
 /** How long the files route waits for the daemon's answer. */
 export const FILE_ANSWER_TIMEOUT_SECONDS = 60
@@ -64,39 +61,18 @@ const failureOf = (error: OperationFailure) => {
 export class MachineFiles extends Effect.Service<MachineFiles>()("MachineFiles", {
   effect: Effect.gen(function*() {
     const machines = yield* Machines
-    const requests = yield* MachineRequestsRepository
-    const results = yield* MachineResults
-    const hub = yield* MachineHub
+    const operations = yield* MachineOperations
 
     const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
-      Effect.gen(function*() {
-        if (!machine.online) {
-          return yield* Effect.fail(
-            new DaemonRuntimeUnregistered({ error: `No daemon of machine ${machine.id} is connected; start it and try again` })
-          )
-        }
-        const requestId = `file-${randomBytes(12).toString("hex")}`
-        yield* requests.insert({
-          request_id: requestId,
-          machine_id: machine.id,
-          operation,
-          secret_env: {},
-          agent_id: null,
-          tool_call_id: null
-        })
-        yield* hub.wake([machine.id])
-        const outcome: Outcome = yield* results.await(requestId).pipe(
-          Effect.timeoutFail({
-            duration: `${FILE_ANSWER_TIMEOUT_SECONDS} seconds`,
-            onTimeout: () =>
-              new ServiceUnavailable({ error: `The daemon of machine ${machine.id} did not answer within ${FILE_ANSWER_TIMEOUT_SECONDS} s` })
-          })
+      operations.run(machine, operation, output, { requestPrefix: "file", timeoutSeconds: FILE_ANSWER_TIMEOUT_SECONDS }).pipe(
+        Effect.mapError((error) =>
+          error.kind === "offline"
+            ? new DaemonRuntimeUnregistered({ error: error.message })
+            : error.failure !== undefined
+            ? failureOf(error.failure)
+            : new ServiceUnavailable({ error: error.message })
         )
-        if (outcome.outcome === "failed") return yield* Effect.fail(failureOf(outcome.error))
-        return yield* Schema.decodeUnknown(output)(outcome.output).pipe(
-          Effect.mapError(() => new ServiceUnavailable({ error: `The daemon of machine ${machine.id} answered something this server does not understand` }))
-        )
-      })
+      )
 
     const read = (orgId: OrgId, machineId: MachineId, path: string) =>
       Effect.flatMap(machines.visible(orgId, machineId), (machine) =>
@@ -118,6 +94,6 @@ export class MachineFiles extends Effect.Service<MachineFiles>()("MachineFiles",
 
     return { read, write } as const
   }),
-  dependencies: [Machines.Default, MachineRequestsRepository.Default, MachineResults.Default, MachineHub.Default]
+  dependencies: [Machines.Default, MachineOperations.Default]
 }) {}
 

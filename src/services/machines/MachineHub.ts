@@ -7,7 +7,7 @@
  */
 import { Effect, PubSub, type Queue, type Scope } from "effect"
 import type { CloseReason } from "../../domain/machines/DaemonProtocol.ts"
-import type { MachineId } from "../../domain/shared/Ids.ts"
+import type { MachineId, MachinePoolId } from "../../domain/shared/Ids.ts"
 
 export interface LocalConnection {
   readonly machineId: MachineId
@@ -20,7 +20,10 @@ export interface LocalConnection {
 export class MachineHub extends Effect.Service<MachineHub>()("MachineHub", {
   effect: Effect.gen(function*() {
     const connections = new Map<string, LocalConnection>()
-    /** Machines whose mailbox changed (an empty string: every machine). */
+    /**
+     * Machines whose mailbox changed (an empty string: every machine), and pools with requests
+     * waiting for one of their machines (PoolScheduler listens for those).
+     */
     const changed = yield* PubSub.sliding<string>(1024)
 
     const add = (connection: LocalConnection) =>
@@ -50,8 +53,8 @@ export class MachineHub extends Effect.Service<MachineHub>()("MachineHub", {
         { discard: true }
       )
 
-    /** After a commit that added requests or cancels for these machines (none: any machine). */
-    const wake = (machineIds?: Iterable<MachineId>) =>
+    /** After a commit that added requests or cancels for these machines or pools (none: any machine). */
+    const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>
       Effect.asVoid(machineIds === undefined ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
 
     const subscribe: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(changed)

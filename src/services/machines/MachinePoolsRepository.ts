@@ -39,6 +39,12 @@ export class MachinePoolsRepository extends Effect.Service<MachinePoolsRepositor
         sql`SELECT * FROM machine_pools WHERE id = ${poolId} AND org_id = ${orgId} ${lockClause(sql, lock)}`
     })
 
+    const findById = SqlSchema.findOne({
+      Request: Schema.Struct({ poolId: MachinePoolId, lock: Schema.Literal("none", "share", "update") }),
+      Result: StoredPool,
+      execute: ({ lock, poolId }) => sql`SELECT * FROM machine_pools WHERE id = ${poolId} ${lockClause(sql, lock)}`
+    })
+
     const named = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
       Result: StoredPool,
@@ -71,6 +77,12 @@ export class MachinePoolsRepository extends Effect.Service<MachinePoolsRepositor
           SELECT p.id, p.name, e.value AS secret_id
           FROM machine_pools p, jsonb_each_text(p.default_machine_secret_env) e
           WHERE ${sql.in("e.value", secretIds)}`
+    })
+
+    const all = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: StoredPool,
+      execute: () => sql`SELECT * FROM machine_pools ORDER BY id`
     })
 
     const clusterPools = SqlSchema.findAll({
@@ -106,6 +118,8 @@ export class MachinePoolsRepository extends Effect.Service<MachinePoolsRepositor
           )
         ),
       find: (orgId: OrgId, poolId: MachinePoolId, lock: RowLock = "none") => Effect.orDie(find({ orgId, poolId, lock })),
+      /** A pool by id alone, for provisioning (its organization is the pool's own). */
+      findById: (poolId: MachinePoolId, lock: RowLock = "none") => Effect.orDie(findById({ poolId, lock })),
       named: (orgId: OrgId, name: string) => Effect.orDie(named({ orgId, name })),
       page: (orgId: OrgId, keyset: Keyset) => page(orgId, keyset),
       /** Which of `poolIds` are pools of the organization. */
@@ -113,6 +127,8 @@ export class MachinePoolsRepository extends Effect.Service<MachinePoolsRepositor
         Effect.map(Effect.orDie(inOrg({ orgId, poolIds })), (rows) => new Set(rows.map((row) => row.id))),
       /** The pools holding one of these secrets (as auth secret or in their secret environment). */
       usingSecrets: (secretIds: ReadonlyArray<SecretId>) => Effect.orDie(usingSecrets(secretIds)),
+      /** Every pool of every organization (start-up reconciliation with the providers). */
+      all: () => Effect.orDie(all(undefined)),
       /** Every pool the operator declared. */
       clusterPools: () => Effect.orDie(clusterPools(undefined)),
       /** Whether there was such a pool to delete. */

@@ -7,12 +7,15 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Operation, Outcome, RequestId } from "../../domain/machines/DaemonProtocol.ts"
-import { AgentId, MachineId, ToolCallId } from "../../domain/shared/Ids.ts"
+import type { RequestDefaults } from "../../domain/machines/PoolAdmission.ts"
+import { AgentId, MachineId, MachinePoolId, ToolCallId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 
 export const StoredRequest = Schema.Struct({
   request_id: RequestId,
-  machine_id: MachineId,
+  /** Null while a request for a pool machine waits for the pool to admit it (docs/machine-pools.md). */
+  machine_id: Schema.NullOr(MachineId),
+  machine_pool_id: Schema.NullOr(MachinePoolId),
   operation: Operation,
   secret_env: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }),
   agent_id: Schema.NullOr(AgentId),
@@ -27,7 +30,8 @@ export type StoredRequest = typeof StoredRequest.Type
 
 const NewRequest = Schema.Struct({
   request_id: RequestId,
-  machine_id: MachineId,
+  machine_id: Schema.NullOr(MachineId),
+  machine_pool_id: Schema.NullOr(MachinePoolId),
   operation: Operation,
   secret_env: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }),
   agent_id: Schema.NullOr(AgentId),
@@ -82,7 +86,7 @@ export class MachineRequestsRepository extends Effect.Service<MachineRequestsRep
 
     const requestCancel = SqlSchema.findAll({
       Request: Schema.Array(ToolCallId),
-      Result: Schema.Struct({ machine_id: MachineId }),
+      Result: Schema.Struct({ machine_id: Schema.NullOr(MachineId) }),
       execute: (ids) =>
         ids.length === 0 ? Effect.succeed([]) : sql`
           UPDATE machine_requests SET cancel_requested = true
@@ -104,7 +108,7 @@ export class MachineRequestsRepository extends Effect.Service<MachineRequestsRep
       Result: StoredRequest,
       execute: ({ offlineAfter, seconds }) => sql`
         SELECT r.* FROM machine_requests r
-        WHERE r.state = 'pending' AND r.sent_at IS NULL
+        WHERE r.state = 'pending' AND r.sent_at IS NULL AND r.machine_id IS NOT NULL
           AND r.created_at < now() - make_interval(secs => ${seconds})
           AND NOT EXISTS (
             SELECT 1 FROM machines m WHERE m.id = r.machine_id AND m.connection_id IS NOT NULL
@@ -117,8 +121,74 @@ export class MachineRequestsRepository extends Effect.Service<MachineRequestsRep
       execute: (machineId) => sql`SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending'`
     })
 
+    const unassignedPools = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ machine_pool_id: MachinePoolId }),
+      execute: () => sql`
+        SELECT DISTINCT machine_pool_id FROM machine_requests
+        WHERE machine_id IS NULL AND state = 'pending' AND machine_pool_id IS NOT NULL`
+    })
+
+    const unassigned = SqlSchema.findAll({
+      Request: MachinePoolId,
+      Result: StoredRequest,
+      execute: (poolId) => sql`
+        SELECT * FROM machine_requests WHERE machine_pool_id = ${poolId} AND machine_id IS NULL AND state = 'pending'
+        ORDER BY created_at, request_id`
+    })
+
+    const unassignedOlderThan = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: StoredRequest,
+      execute: (seconds) => sql`
+        SELECT * FROM machine_requests WHERE machine_id IS NULL AND state = 'pending' AND machine_pool_id IS NOT NULL
+          AND created_at < now() - make_interval(secs => ${seconds})`
+    })
+
+    const assign = SqlSchema.void({
+      Request: Schema.Struct({
+        requestId: Schema.String,
+        machineId: MachineId,
+        cwd: Schema.NullOr(Schema.String),
+        env: Schema.Record({ key: Schema.String, value: Schema.String }),
+        secretEnv: Schema.Record({ key: Schema.String, value: Schema.String })
+      }),
+      execute: ({ cwd, env, machineId, requestId, secretEnv }) => sql`
+        UPDATE machine_requests SET machine_id = ${machineId},
+          operation = jsonb_set(
+            CASE WHEN ${cwd}::text IS NOT NULL AND operation->>'cwd' IS NULL
+              THEN jsonb_set(operation, '{cwd}', to_jsonb(${cwd}::text)) ELSE operation END,
+            '{env}', ${JSON.stringify(env)}::jsonb || coalesce(operation->'env', '{}'::jsonb)),
+          secret_env = ${JSON.stringify(secretEnv)}::jsonb || secret_env
+        WHERE request_id = ${requestId} AND machine_id IS NULL`
+    })
+
+    const toolCallRunningInPool = SqlSchema.single({
+      Request: MachinePoolId,
+      Result: Schema.Struct({ running: Schema.Boolean }),
+      execute: (poolId) => sql`
+        SELECT EXISTS (
+          SELECT 1 FROM machine_requests WHERE machine_pool_id = ${poolId} AND state = 'pending' AND tool_call_id IS NOT NULL
+        ) AS running`
+    })
+
     return {
       insert: (request: NewRequest) => Effect.orDie(insert(request)),
+      /** The pools with requests waiting for a machine. */
+      unassignedPools: Effect.map(Effect.orDie(unassignedPools()), (rows) => rows.map((row) => row.machine_pool_id)),
+      /** The pool's requests waiting for a machine, oldest first. */
+      unassigned: (poolId: MachinePoolId) => Effect.orDie(unassigned(poolId)),
+      /** Requests that waited for a pool machine longer than `seconds`. */
+      unassignedOlderThan: (seconds: number) => Effect.orDie(unassignedOlderThan(seconds)),
+      /**
+       * Gives a waiting request its machine, with the pool's defaults under the call's own: `cwd`
+       * when the call has none, and environment variables (plain and secret ids) it does not set.
+       */
+      assign: (requestId: string, machineId: MachineId, defaults: RequestDefaults) =>
+        Effect.orDie(assign({ requestId, machineId, ...defaults })),
+      /** Whether a tool call waits for its result on a machine of the pool (or for one of its machines). */
+      toolCallRunningInPool: (poolId: MachinePoolId) =>
+        Effect.map(Effect.orDie(toolCallRunningInPool(poolId)), (row) => row.running),
       /** The machine's requests without a result, oldest first. */
       pending: (machineId: MachineId) => Effect.orDie(pending(machineId)),
       markSent: (ids: ReadonlyArray<string>) => Effect.orDie(markSent(ids)),
@@ -127,7 +197,10 @@ export class MachineRequestsRepository extends Effect.Service<MachineRequestsRep
       find: (requestId: string) => Effect.orDie(find(requestId)),
       /** Asks the daemons to cancel these tool calls' requests; the machines to tell. */
       requestCancel: (toolCallIds: ReadonlyArray<ToolCallId>) =>
-        Effect.map(Effect.orDie(requestCancel(toolCallIds)), (rows) => new Set(rows.map((row) => row.machine_id))),
+        Effect.map(
+          Effect.orDie(requestCancel(toolCallIds)),
+          (rows) => new Set(rows.flatMap((row) => row.machine_id === null ? [] : [row.machine_id]))
+        ),
       /** Whether a tool call's request waits for its result on the machine. */
       toolCallRunningOn: (machineId: MachineId) => Effect.map(Effect.orDie(runningOn(machineId)), (row) => row.running),
       unsentOlderThan: (seconds: number, offlineAfter: number) => Effect.orDie(unsentOlderThan({ seconds, offlineAfter })),

@@ -14,6 +14,7 @@ import { ToolDispatch } from "../runtime/ToolDispatch.ts"
 import { TurnLifecycle } from "../runtime/TurnLifecycle.ts"
 import { TurnSignals } from "../runtime/TurnSignals.ts"
 import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
+import { MachinesRepository } from "./MachinesRepository.ts"
 
 /** What the model reads: the tool's output as JSON, or the failure's code and message. */
 export const resultBlocks = (outcome: Outcome): ReadonlyArray<ContentBlock> => [{
@@ -30,6 +31,7 @@ const POLL = "500 millis"
 export class MachineResults extends Effect.Service<MachineResults>()("MachineResults", {
   effect: Effect.gen(function*() {
     const requests = yield* MachineRequestsRepository
+    const machines = yield* MachinesRepository
     const toolCalls = yield* ToolCallsRepository
     const timeline = yield* Timeline
     const lifecycle = yield* TurnLifecycle
@@ -47,6 +49,10 @@ export class MachineResults extends Effect.Service<MachineResults>()("MachineRes
         const signal = yield* timeline.transaction(Effect.gen(function*() {
           if (agentId !== null) yield* lifecycle.lockAgent(agentId)
           const stored = yield* requests.complete(requestId, outcome)
+          // A pool machine's idle time starts again with each result.
+          if (Option.isSome(stored) && stored.value.machine_pool_id !== null && stored.value.machine_id !== null) {
+            yield* machines.touch(stored.value.machine_id)
+          }
           if (Option.isNone(stored) || agentId === null || callId === null) return Option.none()
           const call = yield* toolCalls.find(agentId, callId, true)
           if (Option.isNone(call) || call.value.state !== "running") return Option.none()
@@ -91,6 +97,7 @@ export class MachineResults extends Effect.Service<MachineResults>()("MachineRes
   }),
   dependencies: [
     MachineRequestsRepository.Default,
+    MachinesRepository.Default,
     ToolCallsRepository.Default,
     Timeline.Default,
     TurnLifecycle.Default,

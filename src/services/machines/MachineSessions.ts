@@ -20,11 +20,12 @@ import {
   ServerMessageJson
 } from "../../domain/machines/DaemonProtocol.ts"
 import { Unauthorized } from "../../domain/shared/Errors.ts"
-import type { MachineId, SecretId } from "../../domain/shared/Ids.ts"
+import { type MachineId, MachinePoolId, type SecretId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
 import { ApiKeysRepository } from "../tenancy/ApiKeysRepository.ts"
 import { DaemonTokensRepository } from "./DaemonTokensRepository.ts"
 import { MachineHub } from "./MachineHub.ts"
+import { MachinePoolsRepository } from "./MachinePoolsRepository.ts"
 import { MachineRequestsRepository, type StoredRequest } from "./MachineRequestsRepository.ts"
 import { MachineResults } from "./MachineResults.ts"
 import { HEARTBEAT_INTERVAL_SECONDS, MachinesRepository, OFFLINE_AFTER_SECONDS } from "./MachinesRepository.ts"
@@ -48,10 +49,15 @@ export class MachineSessions extends Effect.Service<MachineSessions>()("MachineS
     const daemonTokens = yield* DaemonTokensRepository
     const apiKeys = yield* ApiKeysRepository
     const secrets = yield* Secrets
+    const pools = yield* MachinePoolsRepository
 
-    /** Whether the daemon token or API key that registered the machine still works. */
+    /** Whether the daemon token, API key or machine pool (for its machines) that registered the machine still works. */
     const credentialValid = (credentialId: string) =>
-      credentialId.startsWith("dtok_") ? daemonTokens.isValid(credentialId) : apiKeys.exists(credentialId)
+      credentialId.startsWith("dtok_")
+        ? daemonTokens.isValid(credentialId)
+        : Schema.is(MachinePoolId)(credentialId)
+        ? Effect.map(pools.findById(credentialId), Option.isSome)
+        : apiKeys.exists(credentialId)
 
     const authenticate = (authorization: string | undefined) =>
       Effect.gen(function*() {
@@ -66,7 +72,9 @@ export class MachineSessions extends Effect.Service<MachineSessions>()("MachineS
           }))
         )
         const machine = yield* machines.findById(claims.sub)
-        if (Option.isNone(machine)) return yield* Effect.fail(unauthorized(`Machine ${claims.sub} was deleted; register again`))
+        if (Option.isNone(machine) || machine.value.pool_state === "deleting" || machine.value.pool_state === "deleted") {
+          return yield* Effect.fail(unauthorized(`Machine ${claims.sub} was deleted; register again`))
+        }
         if (!(yield* credentialValid(claims.cred))) {
           return yield* Effect.fail(unauthorized("The daemon token or API key that registered this machine was revoked"))
         }
@@ -295,6 +303,7 @@ export class MachineSessions extends Effect.Service<MachineSessions>()("MachineS
     MachineHub.Default,
     DaemonTokensRepository.Default,
     ApiKeysRepository.Default,
-    Secrets.Default
+    Secrets.Default,
+    MachinePoolsRepository.Default
   ]
 }) {}

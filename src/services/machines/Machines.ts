@@ -9,12 +9,13 @@ import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import { OBSERVED_PLATFORM_KEY } from "../../domain/machines/MachineMetadata.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { MachineListQuery, UpdateMachine } from "../../domain/machines/Machines.ts"
-import { CurrentRegistrant } from "../../domain/machines/Registrant.ts"
+import { CurrentRegistrant, type Registrant } from "../../domain/machines/Registrant.ts"
 import type { RegisterMachineRequest, RegisterMachineResponse } from "../../domain/machines/Registration.ts"
 import { Conflict, InvalidRequest, NotFound, PendingWork } from "../../domain/shared/Errors.ts"
 import { type MachineGrantId, MachineId, OrgId, type ProjectId, type UserId } from "../../domain/shared/Ids.ts"
 import { Grants } from "../configuration/Grants.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
+import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { paged } from "../shared/Paging.ts"
 import type { RowLock } from "../shared/Sql.ts"
@@ -24,8 +25,10 @@ import { MembersRepository } from "../tenancy/MembersRepository.ts"
 import { MachineGrantsRepository } from "./MachineGrantsRepository.ts"
 import { MachineHub } from "./MachineHub.ts"
 import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
-import { MachinesRepository, type StoredMachine, toDescriptor } from "./MachinesRepository.ts"
+import { MachinesRepository } from "./MachinesRepository.ts"
+import { type StoredMachine, toDescriptor } from "./StoredMachine.ts"
 import { MachineTokens } from "./MachineTokens.ts"
+import { PoolMachines } from "./PoolMachines.ts"
 
 /** Where a daemon opens its WebSocket (served under /v1 too). */
 export const MACHINE_WS_PATH = "/api/v1/machines/ws"
@@ -44,6 +47,7 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
     const ids = yield* IdGenerator
     const tokens = yield* MachineTokens
     const hub = yield* MachineHub
+    const poolMachines = yield* PoolMachines
     const { transaction } = yield* Transactions
 
     const notFound = (machineId: MachineId) => () => new NotFound({ error: `Machine ${machineId} not found` })
@@ -93,11 +97,14 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
         return toDescriptor(updated)
       }))
 
-    /** Refused while a tool call runs on the machine; closes its connection once deleted. */
+    /**
+     * Refused while a tool call runs on the machine; closes its connection once deleted. A pool
+     * machine is stopped at its provider and kept as `deleted` (docs/machine-pools.md).
+     */
     const remove = (orgId: OrgId, machineId: MachineId) =>
       Effect.gen(function*() {
-        yield* transaction(Effect.gen(function*() {
-          yield* manageable(orgId, machineId, "update")
+        const poolMachine = yield* transaction(Effect.gen(function*() {
+          const machine = yield* manageable(orgId, machineId, "update")
           if (yield* requests.toolCallRunningOn(machineId)) {
             return yield* Effect.fail(
               new PendingWork({
@@ -105,15 +112,28 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
               })
             )
           }
-          yield* machines.remove(machineId)
+          if (machine.pool_state === null) return yield* Effect.as(machines.remove(machineId), Option.none())
+          return yield* machines.setPoolState(machineId, ["provisioning", "running"], "deleting", "deleted through the API")
         }))
+        if (Option.isSome(poolMachine)) yield* poolMachines.destroy(poolMachine.value)
         yield* hub.closeMachine(machineId, "machine_deleted", `machine ${machineId} was deleted`)
       })
 
-    /** Only organization machines are granted; a personal machine is usable by its owner alone. */
+    /**
+     * Only organization machines are granted; a personal machine is usable by its owner alone, a
+     * pool machine by the agent it was started for.
+     */
     const grantable = (orgId: OrgId, machineId: MachineId) =>
       Effect.gen(function*() {
         const machine = yield* manageable(orgId, machineId)
+        if (machine.machine_pool_id !== null) {
+          return yield* Effect.fail(
+            new InvalidRequest({
+              error: `Machine ${machineId} was started by machine pool ${machine.machine_pool_id} for one agent and is not ` +
+                "granted to projects; grant the pool instead (POST /orgs/{orgID}/machine-pools/{poolID}/grants)"
+            })
+          )
+        }
         if (machine.owner_user_id !== null) {
           return yield* Effect.fail(
             new InvalidRequest({
@@ -159,10 +179,52 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
         )
       })
 
+    /** Who registers with a pool machine's registration token: the live machine it was made for. */
+    const poolRegistrant = (token: string) =>
+      Effect.gen(function*() {
+        const tokenHash = sha256Hex(token)
+        const machine = yield* machines.byRegistrationToken(tokenHash)
+        if (Option.isNone(machine) || machine.value.machine_pool_id === null) return Option.none<Registrant>()
+        return Option.some<Registrant>({
+          kind: "pool_machine",
+          orgId: machine.value.org_id,
+          machineId: machine.value.id,
+          credentialId: machine.value.machine_pool_id,
+          tokenHash
+        })
+      })
+
+    /** A registration of a pool machine's daemon: the machine the token was made for, whatever it asks. */
+    const registerPoolMachine = (input: RegisterMachineRequest, tokenHash: string, credentialId: string) =>
+      Effect.gen(function*() {
+        const machine = yield* machines.registerPoolMachine(tokenHash, {
+          name: input.machine_name,
+          hostname: input.hostname,
+          platform: input.platform,
+          architecture: input.architecture,
+          daemon_version: input.daemon_version,
+          directories: input.directories ?? [],
+          metadata: { ...(input.metadata ?? {}), [OBSERVED_PLATFORM_KEY]: input.platform },
+          credential_id: credentialId
+        }).pipe(someOrFail(() => new Conflict({ error: "This pool machine was deleted meanwhile" })))
+        return yield* registered(machine, credentialId)
+      })
+
+    const registered = (machine: StoredMachine, credentialId: string) =>
+      Effect.map(tokens.issue(machine.id, credentialId), (token): RegisterMachineResponse => ({
+        machine: toDescriptor(machine),
+        machine_token: token.token,
+        machine_token_expires_in: token.expiresIn,
+        machine_ws_path: MACHINE_WS_PATH
+      }))
+
     /** `POST /api/v1/machines/register`: a new machine, or the same one again when `machine_id` names one of the caller's. */
     const register = (input: RegisterMachineRequest) =>
       Effect.gen(function*() {
         const registrant = yield* CurrentRegistrant
+        if (registrant.kind === "pool_machine") {
+          return yield* registerPoolMachine(input, registrant.tokenHash, registrant.credentialId)
+        }
         const orgId = registrant.kind === "daemon_token"
           ? registrant.orgId
           : yield* userOrganization(registrant.userId, input.metadata ?? {})
@@ -196,21 +258,27 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
               machines.insert({ id, org_id: orgId, owner_user_id: ownerUserId, ...facts(previous) }))
           return yield* saved.pipe(replaceFailure("UniqueViolation", nameTaken(input.machine_name, ownerUserId !== null), "Debug"))
         }))
-        const token = yield* tokens.issue(machine.id, registrant.credentialId)
-        const response: RegisterMachineResponse = {
-          machine: toDescriptor(machine),
-          machine_token: token.token,
-          machine_token_expires_in: token.expiresIn,
-          machine_ws_path: MACHINE_WS_PATH
-        }
-        return response
+        return yield* registered(machine, registrant.credentialId)
       })
 
     /** Of these machine ids, the ones an agent config of the project may name. */
     const usableAmong = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, machineIds: ReadonlyArray<string>) =>
       machines.usableAmong(orgId, projectId, userId, machineIds)
 
-    return { list, get, update, remove, createGrant, listGrants, removeGrant, register, usableAmong, visible, manageable } as const
+    return {
+      list,
+      get,
+      update,
+      remove,
+      createGrant,
+      listGrants,
+      removeGrant,
+      register,
+      poolRegistrant,
+      usableAmong,
+      visible,
+      manageable
+    } as const
   }),
   dependencies: [
     MachinesRepository.Default,
@@ -222,6 +290,7 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
     IdGenerator.Default,
     MachineTokens.Default,
     MachineHub.Default,
+    PoolMachines.Default,
     Transactions.Default
   ]
 }) {}

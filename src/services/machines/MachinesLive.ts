@@ -1,7 +1,7 @@
 /**
  * The machines capability (docs/machines.md, docs/machine-pools.md): daemon tokens, machines,
- * machine pools, their files, the machine WebSocket's sessions, and the sweep of requests to
- * offline machines. Results of tool calls resolve turns' waits, so it runs over the workflow engine.
+ * machine pools and the machines they start, their files, the machine WebSocket's sessions, and
+ * the sweep of requests to offline machines. Results of tool calls resolve turns' waits, so it runs over the workflow engine.
  */
 import { Layer } from "effect"
 import { WorkflowEngineLive } from "../../layers/WorkflowEngine.ts"
@@ -11,6 +11,8 @@ import { MachinePools } from "./MachinePools.ts"
 import { Machines } from "./Machines.ts"
 import { MachineSessions } from "./MachineSessions.ts"
 import { MachineSweeperLive } from "./MachineSweeper.ts"
+import { PoolMachines } from "./PoolMachines.ts"
+import { PoolSchedulerLive } from "./PoolScheduler.ts"
 
 export const MachinesLive = Layer.mergeAll(
   DaemonTokens.Default,
@@ -18,5 +20,7 @@ export const MachinesLive = Layer.mergeAll(
   MachinePools.Default,
   MachineFiles.Default,
   MachineSessions.Default,
-  MachineSweeperLive
+  MachineSweeperLive,
+  PoolMachines.Default,
+  PoolSchedulerLive
 ).pipe(Layer.provideMerge(WorkflowEngineLive))

@@ -1,17 +1,25 @@
 /**
  * The `machines` table. A machine is `online` while a connection of its daemon is registered on
  * the row (`connection_id`) and its last heartbeat is recent (OFFLINE_AFTER_SECONDS): a server
- * process that dies leaves its connections behind, and they turn offline by themselves.
+ * process that dies leaves its connections behind, and they turn offline by themselves. A pool
+ * machine (`machine_pool_id`) also has a lifecycle (`pool_state`, docs/machine-pools.md); it is
+ * `busy` while a request waits for its result on it.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema, Struct } from "effect"
-import { MachineDescriptor } from "../../domain/machines/Machine.ts"
+import { Effect, Option, Schema } from "effect"
 import { MachineMetadata } from "../../domain/machines/MachineMetadata.ts"
 import type { MachineStatus } from "../../domain/machines/Machines.ts"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
-import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+import {
+  Facts,
+  type MachineFacts,
+  NewMachine,
+  NewPoolMachine,
+  PoolMachineState,
+  StoredMachine
+} from "./StoredMachine.ts"
 
 /** The daemon sends a heartbeat this often (the welcome tells it). */
 export const HEARTBEAT_INTERVAL_SECONDS = 10
@@ -19,62 +27,14 @@ export const HEARTBEAT_INTERVAL_SECONDS = 10
 export const OFFLINE_AFTER_SECONDS = 3 * HEARTBEAT_INTERVAL_SECONDS
 
 const ONLINE = `(connection_id IS NOT NULL AND last_seen_at > now() - interval '${OFFLINE_AFTER_SECONDS} seconds')`
-const COLUMNS = `*, ${ONLINE} AS online`
+/** No sign of the daemon (a heartbeat, a connection) for as long as `online` allows. */
+const SILENT = `(last_seen_at < now() - interval '${OFFLINE_AFTER_SECONDS} seconds')`
+const BUSY = `(machine_pool_id IS NOT NULL AND EXISTS (
+  SELECT 1 FROM machine_requests r WHERE r.machine_id = machines.id AND r.state = 'pending'))`
+const COLUMNS = `*, ${ONLINE} AS online, ${BUSY} AS busy`
+/** A machine whose daemon may connect: not a pool machine being deleted or deleted. */
+const CONNECTABLE = `(pool_state IS NULL OR pool_state IN ('provisioning', 'running'))`
 
-/** A machine as stored. */
-export const StoredMachine = Schema.Struct({
-  ...Struct.omit(MachineDescriptor.fields, "status"),
-  org_id: OrgId,
-  owner_user_id: Schema.NullOr(UserId),
-  machine_pool_id: Schema.NullOr(MachinePoolId),
-  credential_id: Schema.String,
-  directories: Schema.Array(Schema.String),
-  connection_id: Schema.NullOr(Schema.String),
-  operations: Schema.Array(Schema.String),
-  tools: Schema.Array(Schema.String),
-  online: Schema.Boolean
-})
-export type StoredMachine = typeof StoredMachine.Type
-
-const makeDescriptor = constructor(MachineDescriptor, Schema.Struct(MachineDescriptor.fields))
-
-export const toDescriptor = (machine: StoredMachine): MachineDescriptor =>
-  makeDescriptor({
-    ...Struct.pick(
-      machine,
-      "id",
-      "name",
-      "created_at",
-      "updated_at",
-      "hostname",
-      "platform",
-      "architecture",
-      "daemon_version",
-      "last_seen_at",
-      "metadata"
-    ),
-    status: machine.online ? "online" : "offline"
-  })
-
-/** What a daemon reports when it registers. */
-const Facts = Schema.Struct({
-  name: Schema.String,
-  hostname: Schema.String,
-  platform: Schema.String,
-  architecture: Schema.String,
-  daemon_version: Schema.String,
-  directories: Schema.Array(Schema.String),
-  metadata: MachineMetadata,
-  credential_id: Schema.String
-})
-export type MachineFacts = typeof Facts.Type
-
-const NewMachine = Schema.Struct({
-  ...Facts.fields,
-  id: MachineId,
-  org_id: OrgId,
-  owner_user_id: Schema.NullOr(UserId)
-})
 
 /** Who sees a machine: the organization's machines, and the personal ones of `userId`. */
 const Visible = Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId) })
@@ -84,6 +44,7 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
     const sql = yield* SqlClient.SqlClient
     const columns = sql.unsafe(COLUMNS)
     const online = sql.unsafe(ONLINE)
+    const connectable = sql.unsafe(CONNECTABLE)
     const visibleTo = (userId: string | null) => sql`(owner_user_id IS NULL OR owner_user_id = ${userId})`
     const json = (value: unknown) => JSON.stringify(value)
 
@@ -153,7 +114,7 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
       execute: ({ connectionId, id, operations, tools }) => sql`
         UPDATE machines SET connection_id = ${connectionId}, operations = ${json(operations)}, tools = ${json(tools)},
           last_seen_at = now()
-        WHERE id = ${id} RETURNING id`
+        WHERE id = ${id} AND ${connectable} RETURNING id`
     })
 
     /** A heartbeat of the connection; none when the machine is gone or another connection took it over. */
@@ -161,7 +122,7 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
       Request: Schema.Struct({ id: MachineId, connectionId: Schema.String }),
       Result: Schema.Struct({ credential_id: Schema.String }),
       execute: ({ connectionId, id }) => sql`
-        UPDATE machines SET last_seen_at = now() WHERE id = ${id} AND connection_id = ${connectionId}
+        UPDATE machines SET last_seen_at = now() WHERE id = ${id} AND connection_id = ${connectionId} AND ${connectable}
         RETURNING credential_id`
     })
 
@@ -189,6 +150,135 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
       Request: Schema.String,
       Result: Schema.Struct({ id: MachineId }),
       execute: (credentialId) => sql`SELECT id FROM machines WHERE credential_id = ${credentialId}`
+    })
+
+    const insertPoolMachine = SqlSchema.single({
+      Request: NewPoolMachine,
+      Result: StoredMachine,
+      execute: (machine) =>
+        sql`INSERT INTO machines ${
+          sql.insert({
+            ...machine,
+            owner_user_id: null,
+            credential_id: machine.machine_pool_id,
+            hostname: "",
+            platform: "",
+            architecture: "",
+            daemon_version: "",
+            pool_state: "provisioning",
+            state_changed_at: new Date(),
+            last_used_at: new Date()
+          })
+        } RETURNING ${columns}`
+    })
+
+    /** The daemon of a pool machine registers (again, after a lost connection) with its machine's token. */
+    const registerPoolMachine = SqlSchema.findOne({
+      Request: Schema.Struct({ tokenHash: Schema.String, facts: Facts }),
+      Result: StoredMachine,
+      execute: ({ facts, tokenHash }) => sql`
+        UPDATE machines SET hostname = ${facts.hostname}, platform = ${facts.platform},
+          architecture = ${facts.architecture}, daemon_version = ${facts.daemon_version},
+          directories = ${json(facts.directories)}, metadata = ${json(facts.metadata)},
+          state_changed_at = CASE WHEN pool_state = 'provisioning' THEN now() ELSE state_changed_at END,
+          last_used_at = CASE WHEN pool_state = 'provisioning' THEN now() ELSE last_used_at END,
+          pool_state = 'running', updated_at = now()
+        WHERE registration_token_hash = ${tokenHash} AND pool_state IN ('provisioning', 'running') RETURNING ${columns}`
+    })
+
+    const byRegistrationToken = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredMachine,
+      execute: (tokenHash) => sql`
+        SELECT ${columns} FROM machines WHERE registration_token_hash = ${tokenHash} AND pool_state IN ('provisioning', 'running')`
+    })
+
+    const poolMachines = SqlSchema.findAll({
+      Request: Schema.Struct({ poolId: MachinePoolId, states: Schema.Array(PoolMachineState) }),
+      Result: StoredMachine,
+      execute: ({ poolId, states }) => sql`
+        SELECT ${columns} FROM machines WHERE machine_pool_id = ${poolId} AND ${sql.in("pool_state", states)} ORDER BY id`
+    })
+
+    const inPoolState = SqlSchema.findAll({
+      Request: PoolMachineState,
+      Result: StoredMachine,
+      execute: (state) => sql`SELECT ${columns} FROM machines WHERE pool_state = ${state} ORDER BY id`
+    })
+
+    const usage = SqlSchema.findAll({
+      Request: Schema.Array(MachinePoolId),
+      Result: Schema.Struct({ machine_pool_id: MachinePoolId, machines: Schema.Int, cpu: Schema.Int, memory_mb: Schema.Int }),
+      execute: (poolIds) =>
+        poolIds.length === 0 ? Effect.succeed([]) : sql`
+          SELECT machine_pool_id, count(*)::int AS machines, coalesce(sum(cpu), 0)::int AS cpu,
+            coalesce(sum(memory_mb), 0)::int AS memory_mb
+          FROM machines WHERE ${sql.in("machine_pool_id", poolIds)} AND pool_state IN ('provisioning', 'running', 'deleting')
+          GROUP BY machine_pool_id`
+    })
+
+    const setPoolState = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: MachineId,
+        from: Schema.Array(PoolMachineState),
+        to: PoolMachineState,
+        failure: Schema.NullOr(Schema.String)
+      }),
+      Result: StoredMachine,
+      execute: ({ failure, from, id, to }) => sql`
+        UPDATE machines SET pool_state = ${to}, state_changed_at = now(), updated_at = now(),
+          failure = coalesce(${failure}, failure), registration_token_hash = NULL
+        WHERE id = ${id} AND ${sql.in("pool_state", from)} RETURNING ${columns}`
+    })
+
+    const renewRegistrationToken = SqlSchema.void({
+      Request: Schema.Struct({ id: MachineId, tokenHash: Schema.String }),
+      execute: ({ id, tokenHash }) => sql`
+        UPDATE machines SET registration_token_hash = ${tokenHash}, state_changed_at = now()
+        WHERE id = ${id} AND pool_state = 'provisioning'`
+    })
+
+    const setProviderRef = SqlSchema.void({
+      Request: Schema.Struct({ id: MachineId, ref: Schema.String }),
+      execute: ({ id, ref }) => sql`UPDATE machines SET provider_ref = ${ref} WHERE id = ${id}`
+    })
+
+    const touch = SqlSchema.void({
+      Request: MachineId,
+      execute: (id) => sql`UPDATE machines SET last_used_at = now() WHERE id = ${id}`
+    })
+
+    /**
+     * Running pool machines to delete now, marked `deleting`: idle (no request waiting, unused for
+     * their idle minutes, a minute being `minuteSeconds`) or, in a pool with runtime protection,
+     * whose daemon stopped answering: not connected, and no sign of it for OFFLINE_AFTER_SECONDS
+     * (a daemon reconnecting after a blip or a server restart is not deleted).
+     */
+    const expire = SqlSchema.findAll({
+      Request: Schema.Struct({ minuteSeconds: Schema.Number }),
+      Result: StoredMachine,
+      execute: ({ minuteSeconds }) => sql`
+        UPDATE machines SET pool_state = 'deleting', state_changed_at = now(), updated_at = now(),
+          failure = CASE WHEN ${online} THEN 'idle for ' || delete_after_idle_minutes || ' minutes'
+            ELSE 'its daemon stopped answering (runtime protection)' END
+        WHERE pool_state = 'running' AND (
+          (delete_after_idle_minutes IS NOT NULL AND NOT ${sql.unsafe(BUSY)}
+            AND last_used_at < now() - make_interval(secs => delete_after_idle_minutes * ${minuteSeconds}))
+          OR (NOT ${online} AND ${sql.unsafe(SILENT)} AND EXISTS (
+            SELECT 1 FROM machine_pools p WHERE p.id = machines.machine_pool_id AND p.runtime_protection_enabled)))
+        RETURNING ${columns}`
+    })
+
+    /** Pool machines whose daemon never registered within `seconds`, marked `deleting`. */
+    const abandonProvisioning = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: StoredMachine,
+      execute: (seconds) => sql`
+        UPDATE machines SET pool_state = 'deleting', state_changed_at = now(), updated_at = now(),
+          registration_token_hash = NULL,
+          failure = 'its daemon did not register within ' || ${seconds} || ' seconds of provisioning'
+        WHERE pool_state = 'provisioning' AND state_changed_at < now() - make_interval(secs => ${seconds})
+        RETURNING ${columns}`
     })
 
     return {
@@ -222,6 +312,30 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
           }
           return resolved
         }),
+      /**
+       * A new pool machine, `provisioning`, waiting for its daemon to register with the token whose
+       * hash is given (the machine's own: it registers this machine only, until it is deleted).
+       */
+      insertPoolMachine: (machine: typeof NewPoolMachine.Type) => Effect.orDie(insertPoolMachine(machine)),
+      /** The live pool machine whose registration token has this hash. */
+      byRegistrationToken: (tokenHash: string) => Effect.orDie(byRegistrationToken(tokenHash)),
+      registerPoolMachine: (tokenHash: string, facts: MachineFacts) => Effect.orDie(registerPoolMachine({ tokenHash, facts })),
+      /** The pool's machines in these states, oldest first. */
+      poolMachines: (poolId: MachinePoolId, states: ReadonlyArray<PoolMachineState>) =>
+        Effect.orDie(poolMachines({ poolId, states })),
+      inPoolState: (state: PoolMachineState) => Effect.orDie(inPoolState(state)),
+      /** The machines, CPUs and memory the pools' machines hold (deleting ones still count). */
+      usage: (poolIds: ReadonlyArray<MachinePoolId>) => Effect.orDie(usage(poolIds)),
+      /** Moves a pool machine from one of `from` to `to`; none when it was in another state. */
+      setPoolState: (id: MachineId, from: ReadonlyArray<PoolMachineState>, to: PoolMachineState, failure: string | null = null) =>
+        Effect.orDie(setPoolState({ id, from, to, failure })),
+      setProviderRef: (id: MachineId, ref: string) => Effect.orDie(setProviderRef({ id, ref })),
+      /** A provisioning machine started again gets a new registration token (and a new provisioning time). */
+      renewRegistrationToken: (id: MachineId, tokenHash: string) => Effect.orDie(renewRegistrationToken({ id, tokenHash })),
+      /** A pool machine was used now (its idle time starts again). */
+      touch: (id: MachineId) => Effect.orDie(touch(id)),
+      expire: (minuteSeconds: number) => Effect.orDie(expire({ minuteSeconds })),
+      abandonProvisioning: (seconds: number) => Effect.orDie(abandonProvisioning(seconds)),
       byCredential: (credentialId: string) =>
         Effect.map(Effect.orDie(byCredential(credentialId)), (rows) => rows.map((row) => row.id))
     } as const

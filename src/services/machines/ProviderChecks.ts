@@ -4,17 +4,15 @@
  * the image present); for `local`, the operator's key and whether bubblewrap is installed. A
  * check that fails says why in `details` (`unprocessable`).
  */
-import { HttpClientRequest } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
-import { Duration, Effect, Option, Redacted, Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { constants } from "node:fs"
 import { access } from "node:fs/promises"
-import type * as Https from "node:https"
 import { delimiter, join } from "node:path"
 import { AppConfig } from "../../layers/AppConfig.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { NetworkPolicy } from "../shared/NetworkPolicy.ts"
+import { dockerMessage, dockerRequest, dockerTarget, isSocketHost } from "./providers/DockerEngine.ts"
 
 /** A provider that refused the credential or the config, or could not be reached; `details` says which. */
 export class ProviderCheckFailed extends Schema.TaggedError<ProviderCheckFailed>()("ProviderCheckFailed", {
@@ -27,31 +25,11 @@ export class ProviderCheckFailed extends Schema.TaggedError<ProviderCheckFailed>
 
 const fail = (details: string) => Effect.fail(new ProviderCheckFailed({ details }))
 
-/** How long one request to a provider may take. */
-const REQUEST_TIMEOUT = Duration.seconds(5)
-
-/** Where a docker host's API is reached: a unix socket, or an http base URL for tcp://. */
-const dockerTarget = (host: string) =>
-  host.startsWith("unix://") || host.startsWith("/")
-    ? { socketPath: host.replace(/^unix:\/\//, ""), baseUrl: "http://docker" }
-    : { socketPath: undefined, baseUrl: host.replace(/^tcp:\/\//, "http://").replace(/\/+$/, "") }
-
 const VersionBody = Schema.Struct({ Version: Schema.String, ApiVersion: Schema.String })
 const ImageBody = Schema.Struct({ Id: Schema.String })
 
-/** The first line of a Docker error body (`{"message": ...}`), for details. */
-const dockerMessage = (text: string) => {
-  try {
-    const parsed = JSON.parse(text) as { message?: unknown }
-    if (typeof parsed.message === "string") return parsed.message.slice(0, 300)
-  } catch {
-    // not JSON: the text itself
-  }
-  return text.slice(0, 300)
-}
-
 /** Whether `name` is an executable file in one of the PATH directories. */
-const onPath = (name: string) =>
+export const onPath = (name: string) =>
   Effect.promise(async () => {
     for (const dir of (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "")) {
       const candidate = join(dir, name)
@@ -105,35 +83,15 @@ export class ProviderChecks extends Effect.Service<ProviderChecks>()("ProviderCh
         })
       })
 
-    /** GET `path` on the Docker Engine API at `host`: the status and the body's text. */
+    /** GET `path` on the Docker Engine API at `host` (5 s): the status and the body's text. */
     const dockerGet = (host: string, path: string) =>
-      Effect.gen(function*() {
-        const target = dockerTarget(host)
-        const agentOptions = (target.socketPath !== undefined
-          ? { socketPath: target.socketPath }
-          : policy.lookup === undefined
-          ? {}
-          : { lookup: policy.lookup }) as Https.AgentOptions
-        const client = yield* NodeHttpClient.make.pipe(
-          Effect.provideServiceEffect(NodeHttpClient.HttpAgent, NodeHttpClient.makeAgent(agentOptions))
-        )
-        const response = yield* client.execute(HttpClientRequest.get(`${target.baseUrl}${path}`))
-        const text = yield* response.text
-        return { status: response.status, text }
-      }).pipe(
-        Effect.scoped,
-        Effect.timeoutFail({
-          duration: REQUEST_TIMEOUT,
-          onTimeout: () =>
-            new ProviderCheckFailed({ details: `The Docker Engine at ${host} did not answer GET ${path} within 5 seconds` })
-        }),
-        Effect.catchTag("RequestError", "ResponseError", (error) =>
-          fail(`Cannot reach the Docker Engine at ${host} (GET ${path}): ${error.cause instanceof Error ? error.cause.message : error.message}`))
+      dockerRequest(host, { method: "GET", path, lookup: policy.lookup }).pipe(
+        Effect.catchTag("DockerUnreachable", (unreachable) => fail(unreachable.details))
       )
 
     const docker = (host: string, image: string) =>
       Effect.gen(function*() {
-        if (!host.startsWith("unix://") && !host.startsWith("/")) {
+        if (!isSocketHost(host)) {
           yield* policy.checkTarget(dockerTarget(host).baseUrl).pipe(
             Effect.catchTag("PrivateNetworkTarget", (refused) => fail(`The Docker host ${host} is refused: ${refused.message}`))
           )

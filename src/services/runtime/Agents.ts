@@ -16,6 +16,7 @@ import { Access } from "../tenancy/Access.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentInputs } from "./AgentInputs.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
+import { PoolMachines } from "../machines/PoolMachines.ts"
 
 const makeLaunchedAgent = constructor(LaunchedAgent, Schema.Struct(LaunchedAgent.fields))
 
@@ -25,6 +26,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const configs = yield* AgentConfigsRepository
     const agentAccess = yield* AgentAccess
     const agentInputs = yield* AgentInputs
+    const poolMachines = yield* PoolMachines
     const access = yield* Access
     const ids = yield* IdGenerator
 
@@ -32,7 +34,8 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const create = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
       Effect.gen(function*() {
         yield* access.requireProjectAccess(orgId, projectId, "write")
-        if (Option.isNone(yield* configs.findInProject(projectId, request.agent_config_id))) {
+        const config = yield* configs.findInProject(projectId, request.agent_config_id)
+        if (Option.isNone(config)) {
           return yield* Effect.fail(
             new InvalidRequest({
               error: `agent_config_id: ${request.agent_config_id} is not an agent config of project ${projectId}`,
@@ -40,7 +43,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
             })
           )
         }
-        return yield* agents.insert({
+        const agent = yield* agents.insert({
           id: yield* ids.make(AgentId),
           org_id: orgId,
           project_id: projectId,
@@ -48,6 +51,8 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
           name: request.name ?? null,
           metadata: request.metadata ?? {}
         })
+        yield* poolMachines.provisionInitial(agent.id, config.value.compiled_definition)
+        return agent
       })
 
     /** A new agent; with `input`, that input recorded as its first (checked before the agent is made). */
@@ -84,6 +89,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     AgentAccess.Default,
     AgentInputs.Default,
     Access.Default,
-    IdGenerator.Default
+    IdGenerator.Default,
+    PoolMachines.Default
   ]
 }) {}

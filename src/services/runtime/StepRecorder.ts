@@ -172,7 +172,10 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
             next: Option.none<TurnId>()
           }))),
         Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
-        Effect.tap(() => setup.machine === null ? Effect.void : hub.wake([setup.machine.machineId])),
+        Effect.tap(() => {
+          const place = setup.machine?.place
+          return place === undefined ? Effect.void : hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
+        }),
         Effect.map(({ outcome }) => outcome)
       )
 

@@ -7,7 +7,9 @@
  * - `ask_question`: the call is `running` and a question interaction opens; the answer is its result;
  * - a built-in tool that needs a machine, of an agent whose config names one: the call is `running`
  *   and its request is stored in the machine's mailbox (docs/machines.md); the daemon's result
- *   completes it (MachineResults) and resolves the turn's wait, like a custom tool's result;
+ *   completes it (MachineResults) and resolves the turn's wait, like a custom tool's result; when
+ *   the config names a machine pool, the request waits unassigned until the pool admits it to a
+ *   machine of the agent's (PoolAdmission, docs/machine-pools.md);
  * - a built-in tool that needs a machine, of an agent whose config names none: the call completes
  *   at once with a failed result saying so;
  * - a tool the config does not offer: a failed result saying so.
@@ -158,7 +160,8 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
           yield* toolCalls.setState(call.id, "running")
           yield* machineRequests.insert({
             request_id: machineRequestId(call.id),
-            machine_id: machine.machineId,
+            machine_id: machine.place._tag === "Machine" ? machine.place.machineId : null,
+            machine_pool_id: machine.place._tag === "Pool" ? machine.place.poolId : null,
             operation: {
               operation: "tool",
               tool_call_id: call.id,

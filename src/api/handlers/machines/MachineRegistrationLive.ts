@@ -4,20 +4,31 @@ import type { Registrant } from "../../../domain/machines/Registrant.ts"
 import { AuthenticationUnavailable, Forbidden, Unauthorized } from "../../../domain/shared/Errors.ts"
 import { DAEMON_TOKEN_PREFIX, DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
 import { Machines } from "../../../services/machines/Machines.ts"
+import { POOL_MACHINE_TOKEN_PREFIX } from "../../../services/machines/PoolMachines.ts"
 import { replaceFailure } from "../../../services/shared/Failures.ts"
 import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
 import { Api } from "../../Api.ts"
 import { RegistrationAuthentication } from "../../machines/MachineRegistrationApi.ts"
 
-/** A daemon token (`dtk_…`) names an organization; any other token must be a personal API key. */
+/**
+ * A daemon token (`dtk_…`) names an organization; a pool machine's token (`mpt_…`) its machine;
+ * any other token must be a personal API key.
+ */
 export const RegistrationAuthenticationLive = Layer.effect(
   RegistrationAuthentication,
   Effect.gen(function*() {
     const daemonTokens = yield* DaemonTokens
     const apiKeys = yield* ApiKeys
+    const machines = yield* Machines
     return RegistrationAuthentication.of({
       bearer: (redacted) => {
         const token = Redacted.value(redacted)
+        if (token.startsWith(POOL_MACHINE_TOKEN_PREFIX)) {
+          return Effect.flatMap(machines.poolRegistrant(token), Option.match({
+            onNone: () => Effect.fail(new Unauthorized({ error: "The pool machine's registration token is not valid, or its machine was deleted" })),
+            onSome: Effect.succeed
+          }))
+        }
         if (token.startsWith(DAEMON_TOKEN_PREFIX)) {
           return daemonTokens.authenticate(token).pipe(
             replaceFailure("SqlError", () =>

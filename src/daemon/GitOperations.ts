@@ -1,0 +1,328 @@
+/**
+ * The workspace operations (src/domain/machines/WorkspaceOperations.ts): worktrees and
+ * checkpoints, made with the machine's `git` and `tar`. Repositories and worktrees live inside
+ * the machine's directories; a repository given as a path must lie inside them too. A git or tar
+ * that fails is `unprocessable` with its message.
+ */
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as nodePath from "node:path"
+import {
+  CHECKPOINT_MAX_BYTES,
+  type CheckpointContent,
+  type CheckpointCreateOperation,
+  CheckpointManifest,
+  type CheckpointRestoreOperation,
+  type WorktreeCreateOperation,
+  type WorktreeLocation
+} from "../domain/machines/WorkspaceOperations.ts"
+import { Directories, resolveExisting } from "./Directories.ts"
+import { type OperationError, operationError } from "./OperationError.ts"
+
+interface Ran {
+  readonly code: number | null
+  readonly stdout: Buffer
+  readonly stderr: string
+}
+
+/** Runs a program (no shell) and collects what it wrote. */
+const runProgram = (program: string, args: ReadonlyArray<string>, cwd: string, input?: Buffer) =>
+  Effect.async<Ran, OperationError>((resume) => {
+    const child = spawn(program, args, {
+      cwd,
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" }
+    })
+    const out: Array<Buffer> = []
+    let err = ""
+    child.stdout!.on("data", (chunk: Buffer) => out.push(chunk))
+    child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")))
+    child.once("error", (error) => resume(Effect.fail(operationError("unprocessable", `${program} could not run: ${error.message}`))))
+    child.once("close", (code) => resume(Effect.succeed({ code, stdout: Buffer.concat(out), stderr: err })))
+    if (child.stdin !== null) {
+      // A program that exits without reading all of its input must not take the daemon down.
+      child.stdin.on("error", () => {})
+      child.stdin.end(input)
+    }
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+/** `git args` in `cwd`; its output, trimmed. A non-zero exit is `unprocessable`. */
+const git = (cwd: string, ...args: ReadonlyArray<string>) =>
+  Effect.flatMap(runProgram("git", args, cwd), (ran) =>
+    ran.code === 0
+      ? Effect.succeed(ran.stdout.toString("utf8").trim())
+      : Effect.fail(operationError("unprocessable", `git ${args[0]} failed: ${ran.stderr.trim() || `exit code ${ran.code}`}`)))
+
+/** Whether `git args` succeeds. */
+const gitSucceeds = (cwd: string, ...args: ReadonlyArray<string>) =>
+  Effect.map(runProgram("git", args, cwd), (ran) => ran.code === 0)
+
+const exists = (path: string) => Effect.promise(() => fs.stat(path).then(() => true, () => false))
+
+/** The machine's first directory: where clones and worktrees are made. */
+const root = Effect.flatMap(Directories, (roots) =>
+  roots[0] === undefined
+    ? Effect.fail(operationError("unprocessable", "the daemon has no directory to make worktrees in (start it with --dir)"))
+    : Effect.succeed(roots[0]))
+
+const isAbsolutePath = (repository: string) => nodePath.isAbsolute(repository)
+
+/** Where a workspace's clone of a URL lives. */
+const clonePath = (workspaceId: string) =>
+  Effect.map(root, (dir) => nodePath.join(dir, ".agent-platform", "repositories", safeSegment(workspaceId)))
+
+const safeSegment = (segment: string) => segment.replace(/[^A-Za-z0-9_.-]/g, "_")
+
+/** Where a named worktree lives. */
+const worktreePath = (workspaceId: string, name: string) =>
+  Effect.map(root, (dir) => nodePath.join(dir, ".agent-platform", "worktrees", safeSegment(workspaceId), ...name.split("/")))
+
+/**
+ * When the machine's directory lies inside the repository (the repository itself registered as
+ * the directory), `.agent-platform/` (clones, worktrees, scratch files) is added to the
+ * repository's `info/exclude`, so that it is never taken for the repository's own files.
+ */
+const excludeOwnDirectory = (top: string) =>
+  Effect.gen(function*() {
+    const dir = yield* root
+    if (dir !== top && !dir.startsWith(top + nodePath.sep)) return
+    const relative = nodePath.relative(top, nodePath.join(dir, ".agent-platform"))
+    const exclude = yield* git(top, "rev-parse", "--git-path", "info/exclude")
+    const file = nodePath.resolve(top, exclude)
+    const line = `/${relative.split(nodePath.sep).join("/")}/`
+    const current = yield* Effect.promise(() => fs.readFile(file, "utf8").catch(() => ""))
+    if (current.split("\n").includes(line)) return
+    yield* Effect.promise(async () => {
+      await fs.mkdir(nodePath.dirname(file), { recursive: true })
+      await fs.appendFile(file, `${current === "" || current.endsWith("\n") ? "" : "\n"}${line}\n`)
+    })
+  })
+
+/**
+ * The workspace's repository on this machine: the path itself (which must be a git repository
+ * inside the directories), or the clone of the URL, cloned when missing. `fallback` makes a
+ * missing clone some other way (from a checkpoint's bundle) when cloning the URL fails.
+ */
+const repositoryOf = (
+  repository: string | null,
+  workspaceId: string,
+  fallback?: (path: string) => Effect.Effect<void, OperationError>
+) =>
+  Effect.gen(function*() {
+    if (repository === null) return null
+    const local = isAbsolutePath(repository)
+      ? yield* Effect.either(resolveExisting(nodePath.resolve(repository)))
+      : undefined
+    if (local !== undefined && local._tag === "Left" && (local.left.code === "not_found" || local.left.code === "forbidden")) {
+      // The repository of another machine (absent here, or outside this machine's directories):
+      // restored from a checkpoint beside this machine's clones.
+      const path = yield* clonePath(workspaceId)
+      if (!(yield* exists(nodePath.join(path, ".git")))) {
+        if (fallback === undefined) {
+          return yield* Effect.fail(local.left)
+        }
+        yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
+        yield* Effect.promise(() => fs.mkdir(path, { recursive: true }))
+        yield* fallback(path)
+      }
+      return path
+    }
+    if (local !== undefined) {
+      const path = yield* local
+      const top = yield* git(path, "rev-parse", "--show-toplevel").pipe(
+        Effect.mapError(() => operationError("unprocessable", `${path} is not a git repository`))
+      )
+      yield* excludeOwnDirectory(top)
+      return top
+    }
+    const path = yield* clonePath(workspaceId)
+    if (!(yield* exists(nodePath.join(path, ".git")))) {
+      yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
+      yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
+      const cloned = yield* git(nodePath.dirname(path), "clone", "--", repository, path).pipe(Effect.either)
+      if (cloned._tag === "Left") {
+        if (fallback === undefined) return yield* Effect.fail(cloned.left)
+        yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
+        yield* Effect.promise(() => fs.mkdir(path, { recursive: true }))
+        yield* fallback(path)
+      }
+    }
+    return path
+  })
+
+const describe = (path: string, created: boolean) =>
+  Effect.gen(function*() {
+    const branch = yield* git(path, "symbolic-ref", "--short", "-q", "HEAD").pipe(Effect.orElseSucceed(() => ""))
+    const head = yield* git(path, "rev-parse", "--verify", "-q", "HEAD").pipe(Effect.orElseSucceed(() => ""))
+    return { path, branch: branch === "" ? null : branch, head: head === "" ? null : head, created } satisfies WorktreeLocation
+  })
+
+/** Whether `path` is the top of a git worktree. */
+const isWorktree = (path: string) =>
+  Effect.flatMap(exists(path), (there) =>
+    there
+      ? Effect.map(
+        runProgram("git", ["rev-parse", "--show-toplevel"], path),
+        (ran) => ran.code === 0 && nodePath.resolve(ran.stdout.toString("utf8").trim()) === nodePath.resolve(path)
+      )
+      : Effect.succeed(false))
+
+/** The start of a new branch: `base_ref`, else `origin/<base_ref>`, else HEAD. */
+const startPoint = (repository: string, baseRef: string | null) =>
+  Effect.gen(function*() {
+    if (baseRef === null) return "HEAD"
+    for (const candidate of [baseRef, `origin/${baseRef}`]) {
+      if (yield* gitSucceeds(repository, "rev-parse", "--verify", "-q", `${candidate}^{commit}`)) return candidate
+    }
+    return yield* Effect.fail(operationError("unprocessable", `the base ref ${baseRef} does not exist in the repository`))
+  })
+
+export const worktreeCreate = (operation: typeof WorktreeCreateOperation.Type) =>
+  Effect.gen(function*() {
+    const repository = yield* repositoryOf(operation.repository, operation.workspace_id)
+    if (repository === null) {
+      if (operation.name !== null) {
+        return yield* Effect.fail(operationError("unprocessable", "a named worktree needs the workspace's repository"))
+      }
+      return { path: yield* root, branch: null, head: null, created: false } satisfies WorktreeLocation
+    }
+    if (operation.name === null) return yield* describe(repository, false)
+    const path = yield* worktreePath(operation.workspace_id, operation.name)
+    if (yield* isWorktree(path)) return yield* describe(path, false)
+    yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
+    const branchExists = yield* gitSucceeds(repository, "rev-parse", "--verify", "-q", `refs/heads/${operation.name}`)
+    if (branchExists) {
+      yield* git(repository, "worktree", "add", "--", path, operation.name)
+    } else {
+      const start = yield* startPoint(repository, operation.base_ref)
+      yield* git(repository, "worktree", "add", "-b", operation.name, "--", path, start)
+    }
+    return yield* describe(path, true)
+  })
+
+/** A scratch directory under the machine's first directory (a sandboxed machine may write nowhere else). */
+const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E | OperationError, R>) =>
+  Effect.acquireUseRelease(
+    Effect.flatMap(root, (dir) =>
+      Effect.promise(async () => {
+        const scratch = nodePath.join(dir, ".agent-platform", "tmp")
+        await fs.mkdir(scratch, { recursive: true })
+        return fs.mkdtemp(nodePath.join(scratch, "checkpoint-"))
+      })),
+    use,
+    (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+  )
+
+const tar = (cwd: string, args: ReadonlyArray<string>, input?: Buffer) =>
+  Effect.flatMap(runProgram("tar", args, cwd, input), (ran) =>
+    ran.code === 0
+      ? Effect.succeed(ran.stdout)
+      : Effect.fail(operationError("unprocessable", `tar failed: ${ran.stderr.trim() || `exit code ${ran.code}`}`)))
+
+export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Type) =>
+  Effect.gen(function*() {
+    if (!nodePath.isAbsolute(operation.path)) {
+      return yield* Effect.fail(operationError("invalid_request", `path must be absolute (got ${JSON.stringify(operation.path)})`))
+    }
+    const path = yield* resolveExisting(operation.path)
+    if (!(yield* isWorktree(path))) return yield* Effect.fail(operationError("unprocessable", `${path} is not the top of a git worktree`))
+    const head = yield* git(path, "rev-parse", "--verify", "HEAD").pipe(
+      Effect.mapError(() => operationError("unprocessable", `the worktree ${path} has no commit yet`))
+    )
+    const branchName = yield* git(path, "symbolic-ref", "--short", "-q", "HEAD").pipe(Effect.orElseSucceed(() => ""))
+    // `git stash create` makes a commit: it needs an identity, which a fresh machine may lack.
+    const hasIdentity = yield* gitSucceeds(path, "config", "user.email")
+    const identity = hasIdentity ? [] : ["-c", "user.name=agent-platform", "-c", "user.email=daemon@agent-platform.invalid"]
+    const stash = yield* git(path, ...identity, "stash", "create", "agent-platform checkpoint")
+    const listed = yield* git(path, "ls-files", "--others", "--exclude-standard", "-z")
+    const untracked = listed.split("\0").filter((file) => file !== "")
+    const suffix = randomBytes(6).toString("hex")
+    const refs = {
+      head: `refs/agent-platform/checkpoint-${suffix}-head`,
+      stash: stash === "" ? null : `refs/agent-platform/checkpoint-${suffix}-stash`
+    }
+    const manifest: CheckpointManifest = {
+      format: "agent-platform-checkpoint/1",
+      branch: branchName === "" ? null : branchName,
+      head,
+      stash: stash === "" ? null : stash,
+      refs,
+      untracked_files: untracked
+    }
+    const archive = yield* withTempDir((dir) =>
+      Effect.gen(function*() {
+        yield* git(path, "update-ref", refs.head, head)
+        if (refs.stash !== null) yield* git(path, "update-ref", refs.stash, stash)
+        const bundled = yield* git(path, "bundle", "create", nodePath.join(dir, "repository.bundle"), refs.head, ...(refs.stash === null ? [] : [refs.stash])).pipe(
+          Effect.ensuring(
+            Effect.zipRight(
+              runProgram("git", ["update-ref", "-d", refs.head], path),
+              refs.stash === null ? Effect.void : runProgram("git", ["update-ref", "-d", refs.stash], path)
+            ).pipe(Effect.ignore)
+          ),
+          Effect.either
+        )
+        if (bundled._tag === "Left") return yield* Effect.fail(bundled.left)
+        const files = yield* tar(path, ["-cf", "-", "--null", "-T", "-"], Buffer.from(untracked.map((file) => file + "\0").join("")))
+        yield* Effect.promise(() => fs.writeFile(nodePath.join(dir, "untracked.tar"), files))
+        yield* Effect.promise(() => fs.writeFile(nodePath.join(dir, "checkpoint.json"), JSON.stringify(manifest, null, 2)))
+        return yield* tar(dir, ["-cf", "-", "checkpoint.json", "repository.bundle", "untracked.tar"])
+      })
+    )
+    if (archive.byteLength > CHECKPOINT_MAX_BYTES) {
+      return yield* Effect.fail(
+        operationError("request_too_large", `the checkpoint is ${archive.byteLength} bytes; at most ${CHECKPOINT_MAX_BYTES} are sent`)
+      )
+    }
+    return { content: archive.toString("base64"), manifest } satisfies CheckpointContent
+  })
+
+export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.Type) =>
+  withTempDir((dir) =>
+    Effect.gen(function*() {
+      const bytes = Buffer.from(operation.content, "base64")
+      if (bytes.byteLength > CHECKPOINT_MAX_BYTES) {
+        return yield* Effect.fail(operationError("request_too_large", `the checkpoint is larger than ${CHECKPOINT_MAX_BYTES} bytes`))
+      }
+      yield* tar(dir, ["-xf", "-"], bytes)
+      const manifest = yield* Effect.tryPromise(() => fs.readFile(nodePath.join(dir, "checkpoint.json"), "utf8")).pipe(
+        Effect.flatMap((text) => Effect.try(() => JSON.parse(text) as unknown)),
+        Effect.flatMap((json) => Effect.try(() => CheckpointManifest.make(json as CheckpointManifest))),
+        Effect.mapError(() => operationError("invalid_request", "the checkpoint has no readable checkpoint.json"))
+      )
+      const bundle = nodePath.join(dir, "repository.bundle")
+      const repository = yield* repositoryOf(operation.repository, operation.workspace_id, (path) =>
+        Effect.asVoid(git(path, "init", "-q")))
+      if (repository === null) {
+        return yield* Effect.fail(operationError("unprocessable", "a checkpoint is restored into the workspace's repository; it has none"))
+      }
+      const refspecs = [`+${manifest.refs.head}:${manifest.refs.head}`, ...(manifest.refs.stash === null ? [] : [`+${manifest.refs.stash}:${manifest.refs.stash}`])]
+      yield* git(repository, "fetch", "--no-tags", bundle, ...refspecs)
+      const branch = manifest.branch ?? operation.name ?? "agent-platform-restored"
+      let path = repository
+      if (operation.name !== null) {
+        path = yield* worktreePath(operation.workspace_id, operation.name)
+        if (!(yield* isWorktree(path))) {
+          yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
+          yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
+          yield* git(repository, "worktree", "prune")
+          yield* git(repository, "worktree", "add", "-f", "-B", branch, "--", path, manifest.head)
+        }
+      }
+      // A repository just made from the bundle has no commit checked out yet: nothing to discard.
+      yield* runProgram("git", ["reset", "--hard", "-q"], path)
+      yield* git(path, "clean", "-fdq")
+      yield* git(path, "checkout", "-q", "-f", "-B", branch, manifest.head)
+      if (manifest.stash !== null) yield* git(path, "stash", "apply", "--index", manifest.stash)
+      if (manifest.untracked_files.length > 0) {
+        const files = yield* Effect.promise(() => fs.readFile(nodePath.join(dir, "untracked.tar")))
+        yield* tar(path, ["-xf", "-"], files)
+      }
+      yield* runProgram("git", ["update-ref", "-d", manifest.refs.head], repository)
+      if (manifest.refs.stash !== null) yield* runProgram("git", ["update-ref", "-d", manifest.refs.stash], repository)
+      return yield* describe(path, false)
+    })
+  )

@@ -1,0 +1,201 @@
+/**
+ * Workspaces (docs/workspaces.md): a person's workspace on a repository, in one project of one
+ * organization; its worktrees (WorktreeDescriptor, spec 2.13); the sessions started in it
+ * (`POST /api/v1/workspaces/{workspace_id}/sessions`); and worktree migration.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  AgentId,
+  MachineId,
+  MachinePoolId,
+  OrgId,
+  ProjectId,
+  UserMachinePathId,
+  WorkspaceId,
+  WorkspaceSessionId,
+  WorktreeId
+} from "../shared/Ids.ts"
+import { ResourceName } from "../shared/ResourceName.ts"
+import { strict } from "../shared/Strict.ts"
+import { Timestamp } from "../shared/Timestamp.ts"
+import { CodeMode, ModelName, ProviderKey, Thinking, VoiceLanguage } from "./UserSettings.ts"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** A git ref name as `git check-ref-format --branch` would take it (a conservative subset). */
+const REF_MESSAGE = "must be a git branch name: 1 to 100 characters of [A-Za-z0-9._/-], not starting with -, without .., " +
+  "//, @{, and not ending with /, . or .lock"
+
+export const GitRefName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9._\/-]{1,100}$/, { message: () => REF_MESSAGE }),
+  Schema.filter((ref) =>
+    !ref.startsWith("-") && !ref.includes("..") && !ref.includes("//") && !ref.endsWith("/") && !ref.endsWith(".") &&
+      !ref.endsWith(".lock") || REF_MESSAGE
+  )
+)
+
+/** A clonable URL, or an absolute path on the machine. */
+export const RepositoryUrl = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.maxLength(2048, { message: () => "must be at most 2048 characters" }),
+  Schema.filter((url) => !/[\0\n\r]/.test(url) && !url.startsWith("-") || "must not start with - or contain NUL or line breaks")
+)
+
+/** Where the repository comes from: a clonable URL or an absolute path on the machine; the ref new branches start from. */
+export const Repository = Schema.Struct({
+  url: Schema.optional(Schema.NullOr(RepositoryUrl)),
+  base_ref: Schema.optional(Schema.NullOr(GitRefName))
+}).annotations({ ...strict, identifier: "WorkspaceRepository" })
+export type Repository = typeof Repository.Type
+
+export class Workspace extends Schema.Class<Workspace>("Workspace")({
+  id: WorkspaceId,
+  name: Schema.String,
+  org_id: OrgId,
+  project_id: ProjectId,
+  repository: Schema.Struct({ url: Schema.NullOr(Schema.String), base_ref: Schema.NullOr(Schema.String) }),
+  default_machine_id: Schema.NullOr(MachineId),
+  machine_pool_id: Schema.NullOr(MachinePoolId),
+  sync_enabled: Schema.Boolean,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}) {}
+
+export const CreateWorkspace = Schema.Struct({
+  name: ResourceName,
+  org_id: OrgId,
+  project_id: ProjectId,
+  repository: Repository,
+  default_machine_id: Schema.optional(Schema.NullOr(MachineId)),
+  machine_pool_id: Schema.optional(Schema.NullOr(MachinePoolId)),
+  sync_enabled: Schema.optional(Schema.Boolean)
+}).annotations(strict)
+export type CreateWorkspace = typeof CreateWorkspace.Type
+
+export const UpdateWorkspace = Schema.Struct({
+  name: Schema.optional(ResourceName),
+  repository: Schema.optional(Schema.Struct({
+    url: Schema.optional(Schema.NullOr(RepositoryUrl)),
+    base_ref: Schema.optional(Schema.NullOr(GitRefName))
+  }).annotations(strict)),
+  default_machine_id: Schema.optional(Schema.NullOr(MachineId)),
+  machine_pool_id: Schema.optional(Schema.NullOr(MachinePoolId)),
+  sync_enabled: Schema.optional(Schema.Boolean)
+}).annotations(strict)
+export type UpdateWorkspace = typeof UpdateWorkspace.Type
+
+export const WorktreeType = Schema.Literal("LOCAL", "REMOTE")
+export type WorktreeType = typeof WorktreeType.Type
+
+/** A checkpoint's id: the SHA-256 of its bytes. */
+export const CheckpointId = Schema.String.pipe(Schema.pattern(/^sha256:[0-9a-f]{64}$/))
+
+export class WorktreeDescriptor extends Schema.Class<WorktreeDescriptor>("WorktreeDescriptor")({
+  id: WorktreeId,
+  workspace_id: WorkspaceId,
+  is_main: Schema.Boolean,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  name: Schema.NullOr(Schema.String),
+  path: Schema.NullOr(Schema.String),
+  worktree_type: Schema.NullOr(WorktreeType),
+  user_machine_path: Schema.optional(Schema.Struct({
+    id: UserMachinePathId,
+    machine_id: MachineId,
+    local_path: Schema.NullOr(Schema.String)
+  })),
+  managed_machine_id: Schema.NullOr(MachineId),
+  last_heartbeat_at: Schema.NullOr(Timestamp),
+  last_synced_checkpoint_id: Schema.NullOr(CheckpointId),
+  checkpoint_restore_pending: Schema.Boolean,
+  current_checkpoint_id: Schema.NullOr(CheckpointId),
+  checkpoint_metadata: JsonObject
+}) {}
+
+const OptionalId = Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))))
+
+/** Per-session overrides of the user's settings (the `code` and `voice` sections). */
+export const SessionSettings = Schema.Struct({
+  code: Schema.optional(Schema.Struct({
+    mode: Schema.optional(CodeMode),
+    default_provider: Schema.optional(ProviderKey),
+    providers: Schema.optional(Schema.Record({
+      key: ProviderKey,
+      value: Schema.Struct({ model: Schema.optional(ModelName), thinking: Schema.optional(Thinking) })
+    }))
+  })),
+  voice: Schema.optional(Schema.Struct({ language: Schema.optional(VoiceLanguage) }))
+}).annotations({ ...strict, identifier: "SessionSettings" })
+export type SessionSettings = typeof SessionSettings.Type
+
+export const LaunchSession = Schema.Struct({
+  machine_id: Schema.optional(Schema.NullOr(MachineId)),
+  user_session_id: Schema.optional(Schema.NullOr(WorkspaceSessionId)),
+  metadata: Schema.optional(JsonObject),
+  initial_prompt: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000)))),
+  worktree_name: Schema.optional(Schema.NullOr(GitRefName)),
+  session_settings: Schema.optional(Schema.NullOr(SessionSettings)),
+  resume_session_id: OptionalId,
+  agent_session_id: Schema.optional(Schema.NullOr(AgentId))
+}).annotations(strict)
+export type LaunchSession = typeof LaunchSession.Type
+
+export const SessionPayload = Schema.Struct({
+  session_id: WorkspaceSessionId,
+  agent_id: AgentId,
+  worktree_id: WorktreeId,
+  machine_id: MachineId,
+  events_path: Schema.String
+}).annotations({ identifier: "SessionPayload" })
+
+/**
+ * A session that runs: `{status: "ok", payload}`. One that could not start on its machine is an
+ * error answer of the same shape, `{status: "error", payload: {code, error}}` (SessionMachineOffline
+ * and the others below); a request that is wrong is the API's error body (docs/workspaces.md).
+ */
+export const LaunchedSession = Schema.Struct({ status: Schema.Literal("ok"), payload: SessionPayload })
+  .annotations({ identifier: "LaunchedSession" })
+export type LaunchedSession = typeof LaunchedSession.Type
+
+export const MigrateWorktree = Schema.Struct({
+  target_type: WorktreeType,
+  target_machine_id: Schema.optional(Schema.NullOr(MachineId)),
+  source: Schema.optional(Schema.Literal("checkpoint", "base_ref")),
+  worktree_name: Schema.optional(Schema.NullOr(GitRefName))
+}).annotations(strict)
+export type MigrateWorktree = typeof MigrateWorktree.Type
+
+export const MigratedWorktree = Schema.Struct({
+  worktree: WorktreeDescriptor,
+  status: Schema.Literal("migrated")
+}).annotations({ identifier: "MigratedWorktree" })
+
+/**
+ * A session that could not start on its machine answers `{status: "error", payload: {code, error}}`
+ * with the HTTP status of the code: 409 `daemon_runtime_unregistered` (no daemon connected),
+ * 422 `unprocessable` (the machine refused: git failed, the repository cannot be cloned),
+ * 503 `service_unavailable` (the daemon did not answer in time).
+ */
+const sessionFailure = <const Tag extends string, const Code extends string>(tag: Tag, code: Code, status: number) => {
+  class Failure extends Schema.TaggedError<Failure>()(tag, { error: Schema.String }) {
+    static readonly code = code
+    static readonly Wire = Schema.transform(
+      Schema.Struct({
+        status: Schema.Literal("error"),
+        payload: Schema.Struct({ code: Schema.Literal(code), error: Schema.String })
+      }),
+      Failure,
+      {
+        strict: false,
+        decode: (wire) => ({ _tag: tag, error: wire.payload.error }),
+        encode: (failure) => ({ status: "error" as const, payload: { code, error: failure.error } })
+      }
+    ).annotations({ ...HttpApiSchema.annotations({ status }), identifier: `${tag}Body` })
+  }
+  return Failure
+}
+
+export class SessionMachineOffline extends sessionFailure("SessionMachineOffline", "daemon_runtime_unregistered", 409) {}
+export class SessionRefused extends sessionFailure("SessionRefused", "unprocessable", 422) {}
+export class SessionMachineTimeout extends sessionFailure("SessionMachineTimeout", "service_unavailable", 503) {}

@@ -1,0 +1,365 @@
+/**
+ * Machines from pools (docs/machine-pools.md, "Provisioning"). A built-in call of an agent whose
+ * config names a pool is stored unassigned; `admit` (run by PoolScheduler on every process, one
+ * pool at a time under the pool's row lock) gives it a machine of the agent's: a free one, else a
+ * new one while the source's `max_machines` and the pool's totals allow, else the agent's busiest
+ * one to queue on; with none of those it waits, and fails with `managed_work_admission_denied`
+ * after AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS. A new machine is a `provisioning` row with a
+ * registration token of its own, started by the pool's provider once the row is committed; its
+ * daemon registers with the token (`running`) and receives the requests assigned to it. Idle
+ * machines, machines whose daemon stopped answering (runtime protection) and machines whose daemon
+ * never registered become `deleting`; `destroy` stops them at the provider and marks them `deleted`.
+ */
+import { Duration, Effect, FiberSet, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import type { CompiledAgentConfig, CompiledMachineSource } from "../../domain/configuration/agent-config/Compiled.ts"
+import type { Outcome } from "../../domain/machines/DaemonProtocol.ts"
+import { machineTargetOf, poolSourceOf } from "../../domain/machines/MachineTarget.ts"
+import { fits, requestDefaults, type Size, sizeOf, usageOf } from "../../domain/machines/PoolAdmission.ts"
+import type { OperationFailureCode } from "../../domain/machines/OperationFailure.ts"
+import { type AgentId, MachineId, type MachinePoolId, type SecretId } from "../../domain/shared/Ids.ts"
+import { AppConfig } from "../../layers/AppConfig.ts"
+import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
+import { Secrets } from "../configuration/Secrets.ts"
+import { AgentsRepository } from "../runtime/AgentsRepository.ts"
+import { sha256Hex } from "../shared/Hash.ts"
+import { IdGenerator } from "../shared/Ids.ts"
+import { ListenAddress } from "../shared/ListenAddress.ts"
+import { Transactions } from "../shared/Transactions.ts"
+import { MachineHub } from "./MachineHub.ts"
+import { MachinePoolsRepository, type StoredPool } from "./MachinePoolsRepository.ts"
+import { MachineRequestsRepository, type StoredRequest } from "./MachineRequestsRepository.ts"
+import { MachineResults } from "./MachineResults.ts"
+import { MachinesRepository } from "./MachinesRepository.ts"
+import { daemonArguments } from "./providers/DaemonLaunch.ts"
+import { MachineProviders } from "./providers/MachineProviders.ts"
+import { ProviderFailed, type ProviderPool } from "./providers/MachineProvider.ts"
+import type { StoredMachine } from "./StoredMachine.ts"
+
+/** The prefix of the token a pool machine's daemon registers with (that machine only, until it is deleted). */
+export const POOL_MACHINE_TOKEN_PREFIX = "mpt_"
+
+/** How long a pool machine's daemon has to register after it was started. */
+export const PROVISIONING_TIMEOUT_SECONDS = 120
+
+/** How long one call to a provider may take. */
+const PROVIDER_TIMEOUT = Duration.seconds(60)
+
+const failed = (code: OperationFailureCode, message: string): Outcome => ({ outcome: "failed", error: { code, message } })
+
+/** A machine row made in a transaction, to start at the provider once committed. */
+interface Launch {
+  readonly machine: StoredMachine
+  readonly token: string
+  readonly source: CompiledMachineSource
+}
+
+export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines", {
+  scoped: Effect.gen(function*() {
+    const machines = yield* MachinesRepository
+    const requests = yield* MachineRequestsRepository
+    const pools = yield* MachinePoolsRepository
+    const agents = yield* AgentsRepository
+    const configs = yield* AgentConfigsRepository
+    const secrets = yield* Secrets
+    const providers = yield* MachineProviders
+    const results = yield* MachineResults
+    const hub = yield* MachineHub
+    const address = yield* ListenAddress
+    const ids = yield* IdGenerator
+    const config = yield* AppConfig
+    const { transaction } = yield* Transactions
+    /** Machines being started at their provider (outliving the call that made them). */
+    const starting = yield* FiberSet.make()
+
+    /** The agent's source naming the pool, if its config (still) names it. */
+    const sourceOf = (agentId: AgentId, poolId: MachinePoolId) =>
+      Effect.gen(function*() {
+        const agent = yield* agents.findById(agentId)
+        if (Option.isNone(agent)) return undefined
+        const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
+        return Option.isNone(compiled) ? undefined : poolSourceOf(compiled.value, poolId)
+      })
+
+    /** A secret's value for the provider; a secret gone meanwhile fails the provisioning saying so. */
+    const revealed = (secretId: SecretId) =>
+      secrets.reveal(secretId).pipe(
+        Effect.map(Redacted.value),
+        Effect.mapError(() => new ProviderFailed({ details: `the pool's secret ${secretId} no longer exists` }))
+      )
+
+    const providerPoolOf = (pool: StoredPool) =>
+      Effect.map(revealed(pool.provider_auth_secret_id), (authSecret): ProviderPool => ({
+        poolId: pool.id,
+        providerConfig: pool.provider_config,
+        authSecret
+      }))
+
+    const newToken = () => POOL_MACHINE_TOKEN_PREFIX + randomBytes(32).toString("base64url")
+
+    /** A `provisioning` machine row for the agent (inside the caller's transaction). */
+    const newMachine = (pool: StoredPool, agentId: AgentId, source: CompiledMachineSource, size: Size) =>
+      Effect.gen(function*() {
+        const id = yield* ids.make(MachineId)
+        const token = newToken()
+        const machine = yield* machines.insertPoolMachine({
+          id,
+          org_id: pool.org_id,
+          machine_pool_id: pool.id,
+          agent_id: agentId,
+          name: `${pool.name.slice(0, 55)}-${id.slice(-8)}`,
+          cpu: size.cpu,
+          memory_mb: size.memoryMb,
+          delete_after_idle_minutes: source.delete_after_idle_minutes ?? pool.delete_after_idle_minutes,
+          registration_token_hash: sha256Hex(token)
+        })
+        return { machine, token, source } satisfies Launch
+      })
+
+    /** Starts a new machine at the pool's provider; a failure deletes the machine (its calls fail saying why). */
+    const start = (pool: StoredPool, launch: Launch) =>
+      Effect.gen(function*() {
+        const provider = providers.of(pool.provider)
+        const providerPool = yield* providerPoolOf(pool)
+        const secretEnv: Record<string, string> = {}
+        for (const [name, secretId] of Object.entries(pool.default_machine_secret_env)) {
+          secretEnv[name] = yield* revealed(secretId)
+        }
+        const machineId = launch.machine.id
+        const nodeArguments = daemonArguments({
+          server: yield* address.url,
+          machineId,
+          name: launch.machine.name,
+          workDirectory: provider.workDirectory(pool.id, machineId)
+        })
+        const ref = yield* provider.start(providerPool, {
+          machineId,
+          cpu: launch.machine.cpu,
+          memoryMb: launch.machine.memory_mb,
+          providerOptions: { ...pool.default_machine_provider_options, ...launch.source.machine_provider_options_overlay },
+          env: { ...pool.default_machine_env, ...secretEnv, AGENT_PLATFORM_DAEMON_TOKEN: launch.token },
+          nodeArguments
+        }).pipe(Effect.timeoutFail({
+          duration: PROVIDER_TIMEOUT,
+          onTimeout: () => new ProviderFailed({ details: `the provider did not start machine ${machineId} within 60 s` })
+        }))
+        yield* machines.setProviderRef(machineId, ref)
+      }).pipe(
+        Effect.catchAll((failure) =>
+          Effect.zipRight(
+            Effect.logWarning(`starting pool machine ${launch.machine.id} failed: ${failure.details}`),
+            machines.setPoolState(launch.machine.id, ["provisioning"], "deleting", `the provider failed to start it: ${failure.details}`)
+          )
+        )
+      )
+
+    const startAll = (pool: StoredPool, launches: ReadonlyArray<Launch>) =>
+      Effect.forEach(launches, (launch) => FiberSet.run(starting, start(pool, launch)), { discard: true })
+
+    /** Gives the pool's waiting requests machines, within its limits (docs/machine-pools.md, "Admission"). */
+    const admit = (poolId: MachinePoolId) =>
+      Effect.gen(function*() {
+        const refused: Array<{ readonly requestId: string; readonly outcome: Outcome }> = []
+        const assigned = new Set<MachineId>()
+        const decided = yield* transaction(Effect.gen(function*() {
+          const found = yield* pools.findById(poolId, "update")
+          const waiting = yield* requests.unassigned(poolId)
+          if (Option.isNone(found)) {
+            for (const request of waiting) {
+              refused.push({ requestId: request.request_id, outcome: failed("upstream_unavailable", `Machine pool ${poolId} was deleted`) })
+            }
+            return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
+          }
+          const pool = found.value
+          const held = yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"])
+          const usage = usageOf(held)
+          const live = held.filter((machine) => machine.pool_state !== "deleting")
+          const busy = new Set(live.filter((machine) => machine.busy).map((machine) => machine.id))
+          const sources = new Map<AgentId, CompiledMachineSource | undefined>()
+          const launches: Array<Launch> = []
+          const assign = (request: StoredRequest, machine: StoredMachine, source: CompiledMachineSource) =>
+            Effect.andThen(requests.assign(request.request_id, machine.id, requestDefaults(pool, source)), () => {
+              busy.add(machine.id)
+              assigned.add(machine.id)
+            })
+          for (const request of waiting) {
+            const agentId = request.agent_id
+            if (request.cancel_requested || agentId === null) {
+              refused.push({ requestId: request.request_id, outcome: failed("cancelled", "The call was cancelled before a machine ran it") })
+              continue
+            }
+            if (!sources.has(agentId)) sources.set(agentId, yield* sourceOf(agentId, poolId))
+            const source = sources.get(agentId)
+            if (source === undefined) {
+              refused.push({
+                requestId: request.request_id,
+                outcome: failed("managed_work_admission_denied", `The agent's config no longer names machine pool ${poolId}`)
+              })
+              continue
+            }
+            const mine = live.filter((machine) => machine.agent_id === agentId)
+            const free = mine.find((machine) => !busy.has(machine.id))
+            if (free !== undefined) {
+              yield* assign(request, free, source)
+              continue
+            }
+            const size = sizeOf(pool, source)
+            if (typeof size === "string") {
+              refused.push({
+                requestId: request.request_id,
+                outcome: failed("managed_work_admission_denied", `The agent's machine source asks for ${size} in machine pool ${pool.name}`)
+              })
+              continue
+            }
+            if (mine.length < (source.max_machines ?? 1) && fits(pool, usage, size)) {
+              const launch = yield* newMachine(pool, agentId, source, size)
+              launches.push(launch)
+              live.push(launch.machine)
+              usage.machines += 1
+              usage.cpu += size.cpu ?? 0
+              usage.memoryMb += size.memoryMb ?? 0
+              yield* assign(request, launch.machine, source)
+            } else if (mine.length > 0) {
+              yield* assign(request, mine[0], source)
+            }
+            // else: it waits for the pool to have room.
+          }
+          return Option.some([pool, launches] as const)
+        }))
+        yield* Effect.forEach(refused, ({ outcome, requestId }) => results.complete(requestId, outcome), { discard: true })
+        if (Option.isSome(decided)) yield* startAll(...decided.value)
+        if (assigned.size > 0) yield* hub.wake(assigned)
+      })
+
+    /** At an agent's launch: the `initial_num_machines` of its pool source, as far as the pool's limits allow. */
+    const provisionInitial = (agentId: AgentId, compiled: CompiledAgentConfig) =>
+      Effect.gen(function*() {
+        const target = machineTargetOf(compiled)
+        if (target === null || target.place._tag !== "Pool") return
+        const poolId = target.place.poolId
+        const source = poolSourceOf(compiled, poolId)
+        const wanted = Math.min(source?.initial_num_machines ?? 0, source?.max_machines ?? Number.MAX_SAFE_INTEGER)
+        if (source === undefined || wanted <= 0) return
+        const decided = yield* transaction(Effect.gen(function*() {
+          const found = yield* pools.findById(poolId, "update")
+          if (Option.isNone(found)) return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
+          const pool = found.value
+          const size = sizeOf(pool, source)
+          const usage = usageOf(yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"]))
+          const launches: Array<Launch> = []
+          while (typeof size !== "string" && launches.length < wanted && fits(pool, usage, size)) {
+            launches.push(yield* newMachine(pool, agentId, source, size))
+            usage.machines += 1
+            usage.cpu += size.cpu ?? 0
+            usage.memoryMb += size.memoryMb ?? 0
+          }
+          if (launches.length < wanted) {
+            yield* Effect.logWarning(
+              `agent ${agentId}: ${launches.length} of its ${wanted} initial machines fit in machine pool ${pool.name}`
+            )
+          }
+          return Option.some([pool, launches] as const)
+        }))
+        if (Option.isSome(decided)) yield* startAll(...decided.value)
+      })
+
+    /** Stops a `deleting` machine at its provider and marks it `deleted`; its unfinished requests fail. */
+    const destroy = (machine: StoredMachine) =>
+      Effect.gen(function*() {
+        const pool = machine.machine_pool_id === null ? Option.none() : yield* pools.findById(machine.machine_pool_id)
+        if (Option.isSome(pool)) {
+          const providerPool = yield* providerPoolOf(pool.value)
+          yield* providers.of(pool.value.provider).stop(providerPool, machine.id, machine.provider_ref)
+        }
+        const deleted = yield* machines.setPoolState(machine.id, ["deleting"], "deleted")
+        if (Option.isNone(deleted)) return
+        yield* hub.closeMachine(machine.id, "machine_deleted", `pool machine ${machine.id} was deleted`)
+        const why = deleted.value.failure ?? "deleted"
+        for (const request of yield* requests.pendingOf(machine.id)) {
+          yield* results.complete(
+            request.request_id,
+            failed("upstream_unavailable", `Pool machine ${machine.id} was deleted (${why}) before this finished`)
+          )
+        }
+      }).pipe(
+        Effect.catchAll((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
+      )
+
+    /** Marks idle, unanswering and never-registered machines `deleting`, then deletes every `deleting` one. */
+    const reap = Effect.gen(function*() {
+      yield* machines.expire(config.poolMinuteSeconds)
+      yield* machines.abandonProvisioning(PROVISIONING_TIMEOUT_SECONDS)
+      yield* Effect.forEach(yield* machines.inPoolState("deleting"), destroy, { concurrency: 4, discard: true })
+    })
+
+    /** Fails the calls that waited longer than the admission wait for a pool machine. */
+    const refuseOverdue = Effect.gen(function*() {
+      const wait = config.poolAdmissionWaitSeconds
+      for (const request of yield* requests.unassignedOlderThan(wait)) {
+        yield* results.complete(
+          request.request_id,
+          failed(
+            "managed_work_admission_denied",
+            `Machine pool ${request.machine_pool_id} had no room for another machine of this agent within ${wait} s ` +
+              "(its max_total_machines, CPU or memory limit, or the source's max_machines, was reached)"
+          )
+        )
+      }
+    })
+
+    /**
+     * One pool's machines at its provider and in the table made to agree: a provider machine the
+     * table does not hold (or holds as deleted) is stopped; a running machine the provider lost is
+     * deleted; a provisioning one it does not run (the server stopped before starting it) is
+     * started again with a new registration token.
+     */
+    const reconcilePool = (pool: StoredPool) =>
+      Effect.gen(function*() {
+        const provider = providers.of(pool.provider)
+        const providerPool = yield* providerPoolOf(pool)
+        const found = yield* provider.list(providerPool)
+        const rows = new Map(
+          (yield* machines.poolMachines(pool.id, ["provisioning", "running", "deleting", "deleted"])).map((row) => [row.id, row])
+        )
+        for (const machine of found) {
+          const row = rows.get(machine.machineId)
+          if (row === undefined || row.pool_state === "deleted") yield* provider.stop(providerPool, machine.machineId, machine.ref)
+        }
+        const alive = new Set(found.filter((machine) => machine.running).map((machine) => machine.machineId))
+        for (const row of rows.values()) {
+          if (alive.has(row.id)) continue
+          if (row.pool_state === "running") {
+            yield* machines.setPoolState(row.id, ["running"], "deleting", "its provider no longer runs it")
+          } else if (row.pool_state === "provisioning" && row.agent_id !== null) {
+            const token = newToken()
+            yield* machines.renewRegistrationToken(row.id, sha256Hex(token))
+            const source = yield* sourceOf(row.agent_id, pool.id)
+            yield* startAll(pool, [{ machine: row, token, source: source ?? {} }])
+          }
+        }
+      }).pipe(
+        Effect.catchAll((failure) =>
+          Effect.logWarning(`reconciling machine pool ${pool.id} with its provider failed: ${failure.details}`)
+        )
+      )
+
+    /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
+    const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
+
+    return { admit, provisionInitial, destroy, reap, refuseOverdue, reconcile } as const
+  }),
+  dependencies: [
+    MachinesRepository.Default,
+    MachineRequestsRepository.Default,
+    MachinePoolsRepository.Default,
+    AgentsRepository.Default,
+    AgentConfigsRepository.Default,
+    Secrets.Default,
+    MachineProviders.Default,
+    MachineResults.Default,
+    MachineHub.Default,
+    ListenAddress.Default,
+    IdGenerator.Default,
+    Transactions.Default
+  ]
+}) {}

@@ -1,0 +1,162 @@
+/**
+ * The `docker` machine provider (docs/machine-pools.md, "Docker provider"): a pool machine is a
+ * container on the pool's Docker host (`provider_config.host`), named `agent-platform-<machine id>`,
+ * labelled with its pool and machine, running `node` with the daemon's arguments from a read-only
+ * mount of the project at its own path, on the host's network, with the machine's CPU and memory as
+ * the container's limits. Every Docker failure is a ProviderFailed saying which step failed and
+ * Docker's own message.
+ */
+import { Duration, Effect, Schema } from "effect"
+import type { LookupFunction } from "node:net"
+import { dockerHostOf } from "../../../domain/machines/MachinePools.ts"
+import { MachineId } from "../../../domain/shared/Ids.ts"
+import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
+import { PROJECT_ROOT } from "./DaemonLaunch.ts"
+import { type DockerAnswer, dockerMessage, type DockerRequest, dockerRequest } from "./DockerEngine.ts"
+import { type MachineLaunch, type MachineProvider, type ProviderMachine, ProviderFailed, type ProviderPool } from "./MachineProvider.ts"
+
+/** The label naming a container's pool. */
+export const POOL_LABEL = "agent-platform.pool"
+/** The label naming a container's machine. */
+export const MACHINE_LABEL = "agent-platform.machine"
+
+/** The container of machine `machineId`. */
+/** The daemon's directory inside every container (Docker makes it). */
+export const WORK_DIRECTORY = "/workspace"
+
+export const containerName = (machineId: MachineId) => `agent-platform-${machineId}`
+
+/** Creating, starting and removing a container copy or delete its file system (slow on the vfs driver). */
+const CONTAINER_TIMEOUT = Duration.seconds(60)
+const LIST_TIMEOUT = Duration.seconds(15)
+
+const Created = Schema.Struct({ Id: Schema.String })
+const Listed = Schema.Array(Schema.Struct({
+  Id: Schema.String,
+  State: Schema.optional(Schema.String),
+  Labels: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
+}))
+const isMachineId = Schema.is(MachineId)
+
+const failed = (details: string) => Effect.fail(new ProviderFailed({ details }))
+
+/** The docker provider; `lookup` guards the connections to tcp:// hosts (NetworkPolicy's). */
+export const makeDockerProvider = (options: { readonly lookup?: LookupFunction | undefined } = {}): MachineProvider => {
+  /** One request to the pool's Docker host; an unreachable host fails saying which step it was for. */
+  const send = (pool: ProviderPool, step: string, request: Omit<DockerRequest, "lookup">) => {
+    const host = dockerHostOf(pool.providerConfig)
+    return dockerRequest(host, { ...request, lookup: options.lookup }).pipe(
+      Effect.catchTag("DockerUnreachable", (unreachable) => failed(`${step}: ${unreachable.details}`))
+    )
+  }
+
+  const refused = (step: string, answer: DockerAnswer) =>
+    failed(`${step}: Docker answered ${answer.status}: ${dockerMessage(answer.text)}`)
+
+  /** Removes a container (and its anonymous volumes), running or not; one that is gone is fine. */
+  const remove = (pool: ProviderPool, reference: string, step: string) =>
+    Effect.gen(function*() {
+      const answer = yield* send(pool, step, {
+        method: "DELETE",
+        path: `/containers/${encodeURIComponent(reference)}?force=true&v=true`,
+        timeout: CONTAINER_TIMEOUT
+      })
+      // 404: gone already; 409: Docker is removing it already.
+      if (answer.status === 204 || answer.status === 404) return
+      if (answer.status === 409 && /already in progress/i.test(dockerMessage(answer.text))) return
+      return yield* refused(step, answer)
+    })
+
+  const start = (pool: ProviderPool, launch: MachineLaunch) =>
+    Effect.gen(function*() {
+      const name = containerName(launch.machineId)
+      const image = launch.providerOptions.image
+      if (typeof image !== "string" || image === "") {
+        return yield* failed(`Cannot start machine ${launch.machineId}: the pool's provider options name no image`)
+      }
+      const body = {
+        Image: image,
+        Cmd: ["node", ...launch.nodeArguments],
+        Env: Object.entries(launch.env).map(([key, value]) => `${key}=${value}`),
+        WorkingDir: WORK_DIRECTORY,
+        Labels: { [POOL_LABEL]: pool.poolId, [MACHINE_LABEL]: launch.machineId },
+        HostConfig: {
+          NetworkMode: "host",
+          ...(launch.cpu === null ? {} : { NanoCpus: Math.round(launch.cpu * 1e9) }),
+          ...(launch.memoryMb === null ? {} : { Memory: launch.memoryMb * 1024 * 1024 }),
+          Binds: [`${PROJECT_ROOT}:${PROJECT_ROOT}:ro`],
+          RestartPolicy: { Name: "no" }
+        }
+      }
+      const createStep = `Creating container ${name} from image ${image}`
+      const create = send(pool, createStep, {
+        method: "POST",
+        path: `/containers/create?name=${encodeURIComponent(name)}`,
+        body,
+        timeout: CONTAINER_TIMEOUT
+      })
+      let answer = yield* create
+      if (answer.status === 409) {
+        // A container of that name exists (an earlier start of this machine): replace it.
+        yield* remove(pool, name, `Removing the earlier container ${name}`)
+        answer = yield* create
+      }
+      if (answer.status === 404) {
+        return yield* failed(`${createStep}: the image ${image} is not on the Docker host (${dockerMessage(answer.text)})`)
+      }
+      if (answer.status !== 201) return yield* refused(createStep, answer)
+      const created = yield* Schema.decodeUnknown(Schema.parseJson(Created))(answer.text).pipe(
+        Effect.mapError(() => new ProviderFailed({ details: `${createStep}: Docker answered without a container id` }))
+      )
+      const startStep = `Starting container ${name} (${created.Id.slice(0, 12)})`
+      const started = yield* send(pool, startStep, {
+        method: "POST",
+        path: `/containers/${created.Id}/start`,
+        timeout: CONTAINER_TIMEOUT
+      })
+      if (started.status !== 204 && started.status !== 304) {
+        // Do not leave a created container behind that will never run.
+        yield* remove(pool, created.Id, `Removing container ${name} that did not start`).pipe(Effect.ignore)
+        return yield* refused(startStep, started)
+      }
+      return created.Id
+    })
+
+  const stop = (pool: ProviderPool, machineId: MachineId, ref: string | null) =>
+    Effect.gen(function*() {
+      const name = containerName(machineId)
+      if (ref !== null && ref !== name) yield* remove(pool, ref, `Removing container ${name} (${ref.slice(0, 12)})`)
+      yield* remove(pool, name, `Removing container ${name}`)
+    })
+
+  const list = (pool: ProviderPool) =>
+    Effect.gen(function*() {
+      const step = `Listing the containers of pool ${pool.poolId}`
+      const filters = JSON.stringify({ label: [`${POOL_LABEL}=${pool.poolId}`] })
+      const answer = yield* send(pool, step, {
+        method: "GET",
+        path: `/containers/json?all=true&filters=${encodeURIComponent(filters)}`,
+        timeout: LIST_TIMEOUT
+      })
+      if (answer.status !== 200) return yield* refused(step, answer)
+      const containers = yield* Schema.decodeUnknown(Schema.parseJson(Listed))(answer.text).pipe(
+        Effect.mapError(() => new ProviderFailed({ details: `${step}: Docker answered with no container list` }))
+      )
+      const machines: Array<ProviderMachine> = []
+      for (const container of containers) {
+        const machineId = container.Labels?.[MACHINE_LABEL]
+        // A container someone else labelled with the pool, without a machine of ours: not ours.
+        if (machineId === undefined || !isMachineId(machineId)) continue
+        machines.push({ machineId, ref: container.Id, running: container.State === "running" })
+      }
+      return machines
+    })
+
+  return { workDirectory: () => WORK_DIRECTORY, start, stop, list }
+}
+
+/** The docker provider of this server, guarded by its network policy. */
+export class DockerProvider extends Effect.Service<DockerProvider>()("DockerProvider", {
+  effect: Effect.map(NetworkPolicy, (policy): MachineProvider => makeDockerProvider({ lookup: policy.lookup })),
+  dependencies: [NetworkPolicy.Default]
+}) {}

@@ -1,0 +1,64 @@
+/**
+ * What a machine pool's provider does for provisioning (docs/machine-pools.md, "Provisioning"):
+ * start a machine that runs the platform's daemon, stop one, and list the machines it runs for
+ * this server (start-up reconciliation). Every provider implements this one interface; the pool
+ * machinery (PoolMachines) never knows which one it talks to.
+ *
+ * A started machine runs the daemon (`src/daemon/main.ts`, the arguments from DaemonLaunch.ts) with the
+ * environment of `MachineLaunch.env`, which carries the machine's registration token in
+ * AGENT_PLATFORM_DAEMON_TOKEN; the daemon registers as the machine row `machineId` and connects.
+ */
+import { Schema } from "effect"
+import type { ProviderObject } from "../../../domain/machines/MachinePools.ts"
+import type { MachineId } from "../../../domain/shared/Ids.ts"
+import type { Effect } from "effect"
+
+/** The provider refused or failed to start, stop or list machines; `details` says why, for people. */
+export class ProviderFailed extends Schema.TaggedError<ProviderFailed>()("ProviderFailed", {
+  details: Schema.String
+}) {
+  override get message() {
+    return this.details
+  }
+}
+
+/** The pool settings a provider acts on. */
+export interface ProviderPool {
+  readonly poolId: string
+  readonly providerConfig: ProviderObject
+  /** The value of the pool's auth secret (docker: the credential document; local: the operator's key). */
+  readonly authSecret: string
+}
+
+/** One machine to start. */
+export interface MachineLaunch {
+  readonly machineId: MachineId
+  /** CPUs (docker: NanoCpus = cpu × 1e9); null when the provider refuses CPU fields. */
+  readonly cpu: number | null
+  readonly memoryMb: number | null
+  /** The pool's default options with the source's overlay applied (docker: `image`). */
+  readonly providerOptions: ProviderObject
+  /** The whole environment of the daemon: the pool's env, its secret env resolved, the daemon token. */
+  readonly env: Readonly<Record<string, string>>
+  /** The arguments to `node` that run the daemon (DaemonLaunch.ts); the provider picks the `node` binary. */
+  readonly nodeArguments: ReadonlyArray<string>
+}
+
+/** A machine the provider runs for this server, as `list` reports it. */
+export interface ProviderMachine {
+  readonly machineId: MachineId
+  /** The provider's own handle (a container id, a process id). */
+  readonly ref: string
+  readonly running: boolean
+}
+
+export interface MachineProvider {
+  /** Where the daemon of this machine works (its `--dir`, holding its state file), as the machine sees it. */
+  readonly workDirectory: (poolId: string, machineId: MachineId) => string
+  /** Starts the machine; answers the provider's handle. Starting an id that runs already replaces it. */
+  readonly start: (pool: ProviderPool, launch: MachineLaunch) => Effect.Effect<string, ProviderFailed>
+  /** Stops and removes the machine; a machine that is gone already is fine. */
+  readonly stop: (pool: ProviderPool, machineId: MachineId, ref: string | null) => Effect.Effect<void, ProviderFailed>
+  /** The machines of this pool the provider runs (started by this server, whatever its process). */
+  readonly list: (pool: ProviderPool) => Effect.Effect<ReadonlyArray<ProviderMachine>, ProviderFailed>
+}

@@ -1,0 +1,98 @@
+/** The `workspaces` table: a person's workspaces. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { MachineId, MachinePoolId, OrgId, ProjectId, UserId, WorkspaceId } from "../../domain/shared/Ids.ts"
+import { Timestamp } from "../../domain/shared/Timestamp.ts"
+import { Workspace } from "../../domain/workspaces/Workspaces.ts"
+import { constructor } from "../shared/Construct.ts"
+import { lockClause, type RowLock } from "../shared/Sql.ts"
+
+export const StoredWorkspace = Schema.Struct({
+  id: WorkspaceId,
+  user_id: UserId,
+  org_id: OrgId,
+  project_id: ProjectId,
+  name: Schema.String,
+  repository_url: Schema.NullOr(Schema.String),
+  base_ref: Schema.NullOr(Schema.String),
+  default_machine_id: Schema.NullOr(MachineId),
+  machine_pool_id: Schema.NullOr(MachinePoolId),
+  sync_enabled: Schema.Boolean,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type StoredWorkspace = typeof StoredWorkspace.Type
+
+const Fields = Schema.Struct({
+  name: Schema.String,
+  repository_url: Schema.NullOr(Schema.String),
+  base_ref: Schema.NullOr(Schema.String),
+  default_machine_id: Schema.NullOr(MachineId),
+  machine_pool_id: Schema.NullOr(MachinePoolId),
+  sync_enabled: Schema.Boolean
+})
+export type WorkspaceFields = typeof Fields.Type
+
+const NewWorkspace = Schema.Struct({ ...Fields.fields, id: WorkspaceId, user_id: UserId, org_id: OrgId, project_id: ProjectId })
+
+const makeWorkspace = constructor(Workspace, Schema.Struct(Workspace.fields))
+
+export const toWorkspace = (stored: StoredWorkspace): Workspace =>
+  makeWorkspace({
+    id: stored.id,
+    name: stored.name,
+    org_id: stored.org_id,
+    project_id: stored.project_id,
+    repository: { url: stored.repository_url, base_ref: stored.base_ref },
+    default_machine_id: stored.default_machine_id,
+    machine_pool_id: stored.machine_pool_id,
+    sync_enabled: stored.sync_enabled,
+    created_at: stored.created_at,
+    updated_at: stored.updated_at
+  })
+
+export class WorkspacesRepository extends Effect.Service<WorkspacesRepository>()("WorkspacesRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.single({
+      Request: NewWorkspace,
+      Result: StoredWorkspace,
+      execute: (workspace) => sql`INSERT INTO workspaces ${sql.insert(workspace)} RETURNING *`
+    })
+
+    const find = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: UserId, id: WorkspaceId, lock: Schema.Literal("none", "share", "update") }),
+      Result: StoredWorkspace,
+      execute: ({ id, lock, userId }) =>
+        sql`SELECT * FROM workspaces WHERE id = ${id} AND user_id = ${userId} ${lockClause(sql, lock)}`
+    })
+
+    const list = SqlSchema.findAll({
+      Request: UserId,
+      Result: StoredWorkspace,
+      execute: (userId) => sql`SELECT * FROM workspaces WHERE user_id = ${userId} ORDER BY id`
+    })
+
+    const update = SqlSchema.single({
+      Request: Schema.Struct({ id: WorkspaceId, fields: Fields }),
+      Result: StoredWorkspace,
+      execute: ({ fields, id }) =>
+        sql`UPDATE workspaces SET ${sql.update(fields)}, updated_at = now() WHERE id = ${id} RETURNING *`
+    })
+
+    const remove = SqlSchema.void({
+      Request: WorkspaceId,
+      execute: (id) => sql`DELETE FROM workspaces WHERE id = ${id}`
+    })
+
+    return {
+      insert: (workspace: typeof NewWorkspace.Type) => Effect.orDie(insert(workspace)),
+      /** The user's workspace; another user's is none. */
+      find: (userId: UserId, id: WorkspaceId, lock: RowLock = "none") => Effect.orDie(find({ userId, id, lock })),
+      list: (userId: UserId) => Effect.orDie(list(userId)),
+      update: (id: WorkspaceId, fields: WorkspaceFields) => Effect.orDie(update({ id, fields })),
+      remove: (id: WorkspaceId) => Effect.orDie(remove(id))
+    } as const
+  })
+}) {}

@@ -1,0 +1,123 @@
+/** The `worktrees` table: the worktrees of workspaces, the main one made with its workspace. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { MachineId, UserMachinePathId, WorkspaceId, WorktreeId } from "../../domain/shared/Ids.ts"
+import { Timestamp } from "../../domain/shared/Timestamp.ts"
+import { WorktreeDescriptor, WorktreeType } from "../../domain/workspaces/Workspaces.ts"
+import { constructor } from "../shared/Construct.ts"
+import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const StoredWorktree = Schema.Struct({
+  id: WorktreeId,
+  workspace_id: WorkspaceId,
+  is_main: Schema.Boolean,
+  name: Schema.NullOr(Schema.String),
+  path: Schema.NullOr(Schema.String),
+  worktree_type: Schema.NullOr(WorktreeType),
+  user_machine_path_id: Schema.NullOr(UserMachinePathId),
+  machine_id: Schema.NullOr(MachineId),
+  managed_machine_id: Schema.NullOr(MachineId),
+  last_heartbeat_at: Schema.NullOr(Timestamp),
+  last_synced_checkpoint_id: Schema.NullOr(Schema.String),
+  checkpoint_restore_pending: Schema.Boolean,
+  current_checkpoint_id: Schema.NullOr(Schema.String),
+  checkpoint_metadata: JsonObject,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type StoredWorktree = typeof StoredWorktree.Type
+
+/** The columns a change may set. */
+export type WorktreeChange = Partial<Omit<StoredWorktree, "id" | "workspace_id" | "is_main" | "created_at" | "updated_at">>
+
+const makeDescriptor = constructor(WorktreeDescriptor, Schema.Struct(WorktreeDescriptor.fields))
+
+export const toDescriptor = (stored: StoredWorktree): WorktreeDescriptor =>
+  makeDescriptor({
+    id: stored.id,
+    workspace_id: stored.workspace_id,
+    is_main: stored.is_main,
+    created_at: stored.created_at,
+    updated_at: stored.updated_at,
+    name: stored.name,
+    path: stored.path,
+    worktree_type: stored.worktree_type,
+    ...(stored.worktree_type === "LOCAL" && stored.machine_id !== null && stored.user_machine_path_id !== null
+      ? { user_machine_path: { id: stored.user_machine_path_id, machine_id: stored.machine_id, local_path: stored.path } }
+      : {}),
+    managed_machine_id: stored.managed_machine_id,
+    last_heartbeat_at: stored.last_heartbeat_at,
+    last_synced_checkpoint_id: stored.last_synced_checkpoint_id as WorktreeDescriptor["last_synced_checkpoint_id"],
+    checkpoint_restore_pending: stored.checkpoint_restore_pending,
+    current_checkpoint_id: stored.current_checkpoint_id as WorktreeDescriptor["current_checkpoint_id"],
+    checkpoint_metadata: stored.checkpoint_metadata
+  })
+
+const NewWorktree = Schema.Struct({
+  id: WorktreeId,
+  workspace_id: WorkspaceId,
+  is_main: Schema.Boolean,
+  name: Schema.NullOr(Schema.String),
+  worktree_type: Schema.NullOr(WorktreeType),
+  user_machine_path_id: Schema.NullOr(UserMachinePathId),
+  machine_id: Schema.NullOr(MachineId)
+})
+export type NewWorktree = typeof NewWorktree.Type
+
+export class WorktreesRepository extends Effect.Service<WorktreesRepository>()("WorktreesRepository", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.single({
+      Request: NewWorktree,
+      Result: StoredWorktree,
+      execute: (worktree) => sql`INSERT INTO worktrees ${sql.insert(worktree)} RETURNING *`
+    })
+
+    const ofWorkspace = SqlSchema.findAll({
+      Request: WorkspaceId,
+      Result: StoredWorktree,
+      execute: (workspaceId) =>
+        sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} ORDER BY is_main DESC, id`
+    })
+
+    const find = SqlSchema.findOne({
+      Request: Schema.Struct({ id: WorktreeId, lock: Schema.Literal("none", "share", "update") }),
+      Result: StoredWorktree,
+      execute: ({ id, lock }) => sql`SELECT * FROM worktrees WHERE id = ${id} ${lockClause(sql, lock)}`
+    })
+
+    const named = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: WorkspaceId, name: Schema.NullOr(Schema.String) }),
+      Result: StoredWorktree,
+      execute: ({ name, workspaceId }) =>
+        name === null
+          ? sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} AND is_main FOR UPDATE`
+          : sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} AND name = ${name} FOR UPDATE`
+    })
+
+    const update = (id: WorktreeId, change: WorktreeChange) => {
+      const { checkpoint_metadata, ...rest } = change
+      const columns: Record<string, unknown> = { ...rest }
+      if (checkpoint_metadata !== undefined) columns.checkpoint_metadata = JSON.stringify(checkpoint_metadata)
+      return Effect.orDie(
+        Effect.flatMap(
+          sql`UPDATE worktrees SET ${sql.update(columns)}, updated_at = now() WHERE id = ${id} RETURNING *`,
+          (rows) => Schema.decodeUnknown(StoredWorktree)(rows[0])
+        )
+      )
+    }
+
+    return {
+      /** Fails with UniqueViolation when the workspace has a worktree of that name (or a main one) already. */
+      insert: (worktree: NewWorktree) => uniqueOrDie(insert(worktree)),
+      ofWorkspace: (workspaceId: WorkspaceId) => Effect.orDie(ofWorkspace(workspaceId)),
+      find: (id: WorktreeId, lock: RowLock = "none") => Effect.orDie(find({ id, lock })),
+      /** The worktree of that name (null: the main one), locked for update. */
+      named: (workspaceId: WorkspaceId, name: string | null) => Effect.orDie(named({ workspaceId, name })),
+      update
+    } as const
+  })
+}) {}

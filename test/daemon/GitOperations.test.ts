@@ -1,0 +1,141 @@
+/**
+ * The workspace operations of the daemon on real repositories (docs/workspaces.md, "On the
+ * machine"): worktree.create (main, named, reused, from a base ref; refusals), checkpoint.create
+ * (the tar archive and its manifest) and checkpoint.restore into another machine's directory where
+ * the repository does not exist (made from the bundle), and the `.agent-platform/` exclusion when
+ * the machine's directory is the repository itself.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { failureOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
+
+/** `git status --porcelain` lines, sorted (not trimmed: a leading space is part of a line). */
+const statusOf = (cwd: string) =>
+  execFileSync("git", ["status", "--porcelain"], { cwd, encoding: "utf8" }).split("\n").filter((line) => line !== "").sort()
+
+const gitIn = (cwd: string, ...args: Array<string>) =>
+  execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.test", ...args], { cwd, encoding: "utf8" }).trim()
+
+let a: Tree
+let b: Tree
+beforeEach(() => {
+  a = makeTree()
+  b = makeTree()
+})
+afterEach(() => {
+  a.remove()
+  b.remove()
+})
+
+const repository = (tree: Tree) => {
+  const dir = tree.path("repo")
+  mkdirSync(dir)
+  gitIn(dir, "init", "-q", "-b", "main")
+  writeFileSync(join(dir, "README.md"), "# R\n")
+  gitIn(dir, "add", ".")
+  gitIn(dir, "commit", "-q", "-m", "first")
+  gitIn(dir, "branch", "release")
+  return dir
+}
+
+describe("worktree.create", () => {
+  it("the main worktree is the repository; a named one is made on its branch, then reused", async () => {
+    const repo = repository(a)
+    const place = { operation: "worktree.create" as const, repository: repo, workspace_id: "wsp_a", base_ref: null }
+    expect(outputOf(await a.run({ ...place, name: null }))).toMatchObject({ path: repo, branch: "main", created: false })
+    const made = outputOf(await a.run({ ...place, name: "feature/x", base_ref: "release" }))
+    expect(made).toMatchObject({ path: a.path(".agent-platform", "worktrees", "wsp_a", "feature", "x"), branch: "feature/x", created: true })
+    expect(gitIn(repo, "branch", "--list", "feature/x")).toContain("feature/x")
+    expect(outputOf(await a.run({ ...place, name: "feature/x" }))).toMatchObject({ path: made.path, created: false })
+    // The existing branch is checked out as it is.
+    expect(outputOf(await a.run({ ...place, name: "release" }))).toMatchObject({ branch: "release", created: true })
+  })
+
+  it("refuses: no repository for a named worktree, a missing base ref, a repository outside the directories, not a repository", async () => {
+    const repo = repository(a)
+    const place = { operation: "worktree.create" as const, workspace_id: "wsp_a", base_ref: null }
+    expect(failureOf(await a.run({ ...place, repository: null, name: "x" })).code).toBe("unprocessable")
+    expect(outputOf(await a.run({ ...place, repository: null, name: null }))).toMatchObject({ path: a.root, branch: null })
+    const missingRef = failureOf(await a.run({ ...place, repository: repo, name: "y", base_ref: "nope" }))
+    expect(missingRef).toMatchObject({ code: "unprocessable", message: expect.stringContaining("nope") })
+    expect(failureOf(await b.run({ ...place, repository: repo, name: "z" })).code).toBe("forbidden")
+    mkdirSync(a.path("plain"))
+    expect(failureOf(await a.run({ ...place, repository: a.path("plain"), name: null })).code).toBe("unprocessable")
+  })
+
+  it("excludes .agent-platform/ when the machine's directory is the repository", async () => {
+    gitIn(a.root, "init", "-q", "-b", "main")
+    writeFileSync(a.path("file.txt"), "x\n")
+    gitIn(a.root, "add", ".")
+    gitIn(a.root, "commit", "-q", "-m", "first")
+    outputOf(await a.run({ operation: "worktree.create", repository: a.root, workspace_id: "wsp_a", name: "w", base_ref: null }))
+    expect(readFileSync(join(a.root, ".git", "info", "exclude"), "utf8")).toContain("/.agent-platform/")
+    expect(gitIn(a.root, "status", "--porcelain")).toBe("")
+  })
+})
+
+describe("checkpoints", () => {
+  it("packs commits, uncommitted changes and untracked files; restores them where the repository is absent", async () => {
+    const repo = repository(a)
+    const place = { repository: repo, workspace_id: "wsp_a", name: "work" }
+    const { path } = outputOf(await a.run({ operation: "worktree.create", ...place, base_ref: null }))
+    writeFileSync(join(path, "new.txt"), "committed\n")
+    gitIn(path, "add", "new.txt")
+    gitIn(path, "commit", "-q", "-m", "second")
+    writeFileSync(join(path, "README.md"), "# R\nchanged\n")
+    writeFileSync(join(path, "staged.txt"), "staged\n")
+    gitIn(path, "add", "staged.txt")
+    writeFileSync(join(path, "loose.txt"), "untracked\n")
+    const head = gitIn(path, "rev-parse", "HEAD")
+
+    const packed = outputOf(await a.run({ operation: "checkpoint.create", path }))
+    expect(packed.manifest).toMatchObject({
+      format: "agent-platform-checkpoint/1",
+      branch: "work",
+      head,
+      untracked_files: ["loose.txt"]
+    })
+    expect(packed.manifest.stash).toMatch(/^[0-9a-f]{40}$/)
+    // The archive holds the three files.
+    const scratch = mkdtempSync(join(b.outside, "archive-"))
+    writeFileSync(join(scratch, "c.tar"), Buffer.from(packed.content, "base64"))
+    expect(execFileSync("tar", ["-tf", "c.tar"], { cwd: scratch, encoding: "utf8" }).trim().split("\n").sort())
+      .toEqual(["checkpoint.json", "repository.bundle", "untracked.tar"])
+    // The worktree on A is untouched, and no temporary ref is left.
+    expect(readFileSync(join(path, "README.md"), "utf8")).toBe("# R\nchanged\n")
+    expect(gitIn(repo, "for-each-ref", "refs/agent-platform")).toBe("")
+
+    const restored = outputOf(await b.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
+    expect(restored.path).toBe(b.path(".agent-platform", "worktrees", "wsp_a", "work"))
+    expect(restored).toMatchObject({ branch: "work", head })
+    expect(readFileSync(join(restored.path, "new.txt"), "utf8")).toBe("committed\n")
+    expect(readFileSync(join(restored.path, "README.md"), "utf8")).toBe("# R\nchanged\n")
+    expect(readFileSync(join(restored.path, "staged.txt"), "utf8")).toBe("staged\n")
+    expect(readFileSync(join(restored.path, "loose.txt"), "utf8")).toBe("untracked\n")
+    const status = statusOf(restored.path)
+    expect(status).toEqual([" M README.md", "?? loose.txt", "A  staged.txt"])
+
+    // Restoring again over changes discards them.
+    writeFileSync(join(restored.path, "README.md"), "scribbled\n")
+    writeFileSync(join(restored.path, "junk.txt"), "junk\n")
+    const again = outputOf(await b.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
+    expect(readFileSync(join(again.path, "README.md"), "utf8")).toBe("# R\nchanged\n")
+    expect(statusOf(again.path)).toEqual(status)
+  })
+
+  it("refuses a path that is no worktree, and content that is no checkpoint", async () => {
+    mkdirSync(a.path("plain"))
+    expect(failureOf(await a.run({ operation: "checkpoint.create", path: a.path("plain") })).code).toBe("unprocessable")
+    expect(failureOf(await a.run({ operation: "checkpoint.create", path: "relative" })).code).toBe("invalid_request")
+    const bad = failureOf(await a.run({
+      operation: "checkpoint.restore",
+      repository: null,
+      workspace_id: "wsp_a",
+      name: null,
+      content: Buffer.from("not a tar").toString("base64")
+    }))
+    expect(["unprocessable", "invalid_request"]).toContain(bad.code)
+  })
+})

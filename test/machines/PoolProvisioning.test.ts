@@ -1,0 +1,225 @@
+/**
+ * Machines from a `local` pool, end to end (docs/machine-pools.md, "Provisioning"): the server
+ * runs as a child process on a fixed port (daemons of pool machines reach it there, also after a
+ * restart), with the local provider enabled, a short admission wait and a short "minute" for idle
+ * deletion. Two agents whose configs name the pool run `run_command` in parallel, each on a machine
+ * the pool started for it; a third is refused by the pool's limit; the server is killed and
+ * started again, and the first agent's next call runs on the same machine (its file is there);
+ * then the idle machines are deleted and their daemons stopped.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import type { Client } from "../../src/api/Client.ts"
+import type { AgentId, MachinePoolId, OrgId, ProjectId } from "../../src/domain/shared/Ids.ts"
+import { until } from "../support/Polling.ts"
+import { freePort, startServer, withClient } from "../support/Processes.ts"
+import { Reply } from "../support/ScriptedProvider.ts"
+import { serverProcesses } from "../support/ServerProcesses.ts"
+import { ID_PATTERN, uniqueEmail } from "../support/TestApp.ts"
+
+const TIMEOUT_MS = 300_000
+const LOCAL_KEY = `local-key-${randomBytes(8).toString("hex")}`
+/** One "minute" of delete_after_idle_minutes, in seconds, for this server. */
+const MINUTE_SECONDS = 10
+const ADMISSION_WAIT_SECONDS = 8
+
+const servers = serverProcesses(TIMEOUT_MS, () => {
+  for (const id of poolIds) spawnSync("pkill", ["-KILL", "-f", id])
+})
+
+const poolIds: Array<string> = []
+
+
+
+const daemonsRunning = (machineId: string) => spawnSync("pgrep", ["-f", machineId]).status === 0
+
+/** The org's models, one per agent (scripts are queued per model slug), granted to the project. */
+const models = (client: Client, orgID: OrgId, projectID: ProjectId, names: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const secret = yield* client.secrets.create({ path: { orgID }, payload: { name: "Provider key", value: Redacted.make("sk-x") } })
+    const config = yield* client.modelProviderConfigs.create({
+      path: { orgID },
+      payload: { name: "Scripted", api_format: "openai-responses", base_url: servers.provider.baseUrl("openai-responses"), auth_secret_id: secret.id }
+    })
+    const slugs: Record<string, string> = {}
+    for (const name of names) {
+      const slug = `pool-${name}-${randomBytes(4).toString("hex")}`
+      const model = yield* client.models.create({
+        path: { orgID },
+        payload: {
+          provider_config_id: config.id,
+          name,
+          provider_model_slug: slug,
+          context_window_tokens: 100_000,
+          max_output_tokens: 4_000,
+          default_max_output_tokens: 1_000,
+          supports_tools: true,
+          supports_reasoning: false,
+          input_modalities: ["text"],
+          output_modalities: ["text"]
+        }
+      })
+      yield* client.models.createGrant({ path: { orgID, modelID: model.id }, payload: { target_project_id: projectID } })
+      slugs[name] = slug
+    }
+    return slugs
+  })
+
+const poolConfig = (client: Client, orgID: OrgId, projectID: ProjectId, model: string, poolId: MachinePoolId) =>
+  client.agentConfigs.create({
+    path: { orgID, projectID },
+    payload: {
+      source_format: "yaml",
+      source: [
+        "instruction: Work on the machine.",
+        `model: { provider_config: Scripted, name: ${model} }`,
+        "tools:",
+        "  run_command: { permission: allow }",
+        "machine_sources:",
+        `  - machine_pool_id: ${poolId}`,
+        "    env_overlay: { AGENT_NAME: " + model + " }",
+        ""
+      ].join("\n")
+    }
+  })
+
+describe("machine pools: machines from a local pool", () => {
+  it("agents get machines the pool starts, within its limits; a restart loses nothing; idle machines are deleted", async () => {
+    const dataDir = servers.dataDir()
+    const port = await freePort()
+    const baseUrl = `http://127.0.0.1:${port}`
+    const token = `pool-${randomBytes(16).toString("hex")}`
+    const env = {
+      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("pools"),
+      PORT: String(port),
+      AGENT_PLATFORM_LOCAL_PROVIDER_KEY: LOCAL_KEY,
+      AGENT_PLATFORM_POOL_MINUTE_SECONDS: String(MINUTE_SECONDS),
+      AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS: String(ADMISSION_WAIT_SECONDS)
+    }
+    const run = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
+    let server = await startServer(dataDir, env)
+
+    const setup = await run((client) =>
+      Effect.gen(function*() {
+        const org = yield* client.organizations.create({ payload: { name: "Pools" } })
+        const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+        const slugs = yield* models(client, org.id, project.id, ["Model A", "Model B", "Model C"])
+        const key = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+        const pool = yield* client.machinePools.create({
+          path: { orgID: org.id },
+          payload: {
+            name: "sandboxes",
+            provider: "local",
+            provider_auth_secret_id: key.id,
+            default_machine_provider_options: {},
+            max_total_machines: 2,
+            default_machine_memory_mb: 512,
+            default_machine_env: { POOL_GREETING: "from-the-pool" },
+            delete_after_idle_minutes: 5
+          }
+        })
+        yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
+        const configs = {
+          a: yield* poolConfig(client, org.id, project.id, "Model A", pool.id),
+          b: yield* poolConfig(client, org.id, project.id, "Model B", pool.id),
+          c: yield* poolConfig(client, org.id, project.id, "Model C", pool.id)
+        }
+        return { org, project, slugs, pool, configs }
+      }))
+    poolIds.push(setup.pool.id)
+    const projectPath = { orgID: setup.org.id, projectID: setup.project.id }
+    const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
+    const orgPath = { orgID: setup.org.id }
+    const poolPath = { orgID: setup.org.id, poolID: setup.pool.id }
+    const command = (label: string) => `echo ${label} > mine.txt; echo "$POOL_GREETING $AGENT_NAME"; pwd`
+    await Effect.runPromise(Effect.all([
+      servers.provider.script([Reply.toolCall("run_command", { command: command("a") }), Reply.text("A done.")], { model: setup.slugs["Model A"] }),
+      servers.provider.script([Reply.toolCall("run_command", { command: command("b") }), Reply.text("B done.")], { model: setup.slugs["Model B"] }),
+      servers.provider.script([Reply.toolCall("run_command", { command: command("c") }), Reply.text("C done.")], { model: setup.slugs["Model C"] })
+    ]))
+
+    const launch = (configId: string, text: string) =>
+      run((client) =>
+        client.agents.create({
+          path: projectPath,
+          payload: { agent_config_id: configId as never, input: { content_blocks: [{ type: "text", text }] } }
+        }))
+    const idle = (agentID: AgentId, ms = 90_000) =>
+      until(() => run((client) => client.agents.get({ path: agentPath(agentID) })), (a) => a.status === "idle" && a.current_turn_id === null, `agent ${agentID} idle`, ms)
+    const calls = (agentID: AgentId) =>
+      run((client) => client.toolCalls.list({ path: agentPath(agentID), urlParams: {} })).then((page) => page.data)
+    const results = (agentID: AgentId) =>
+      run((client) => client.agents.listEvents({ path: agentPath(agentID), urlParams: { limit: 200 } })).then((page) =>
+        page.data.flatMap((event) => event.event_kind === "tool_result" ? [JSON.stringify(event.content_blocks)] : [])
+      )
+    const poolMachines = () =>
+      run((client) => client.machines.list({ path: orgPath, urlParams: { limit: 100 } })).then((page) =>
+        page.data.filter((machine) => machine.name.startsWith("sandboxes-"))
+      )
+
+    // Two agents in parallel: each gets a machine of its own.
+    const [a, b] = await Promise.all([launch(setup.configs.a.id, "go a"), launch(setup.configs.b.id, "go b")])
+    await Promise.all([idle(a.id), idle(b.id)])
+    for (const agent of [a, b]) {
+      const [call] = await calls(agent.id)
+      expect([call.name, call.state, call.outcome]).toEqual(["run_command", "completed", "succeeded"])
+    }
+    const [resultA] = await results(a.id)
+    const [resultB] = await results(b.id)
+    expect(resultA).toContain("from-the-pool Model A")
+    expect(resultB).toContain("from-the-pool Model B")
+    const machines = await poolMachines()
+    expect(machines).toHaveLength(2)
+    for (const machine of machines) {
+      expect(machine.id).toMatch(ID_PATTERN("mch"))
+      expect(["idle", "online"]).toContain(machine.status)
+      expect(daemonsRunning(machine.id)).toBe(true)
+    }
+    // Each command ran in the work directory of a machine of its own.
+    const ranOn = (result: string) => machines.filter((machine) => result.includes(`${setup.pool.id}/${machine.id}/work`))
+    expect(ranOn(resultA)).toHaveLength(1)
+    expect(ranOn(resultB)).toHaveLength(1)
+    expect(ranOn(resultA)[0].id).not.toBe(ranOn(resultB)[0].id)
+    const usage = await run((client) => client.machinePools.get({ path: poolPath }))
+    expect(usage.usage).toEqual({ machines: 2, cpu: 0, memory_mb: 1024 })
+
+    // A third agent: the pool is full; its call waits, then fails with managed_work_admission_denied.
+    const c = await launch(setup.configs.c.id, "go c")
+    await idle(c.id, (ADMISSION_WAIT_SECONDS + 30) * 1000)
+    const [callC] = await calls(c.id)
+    expect([callC.state, callC.outcome]).toEqual(["completed", "failed"])
+    expect((await results(c.id))[0]).toContain("managed_work_admission_denied")
+    expect(await poolMachines()).toHaveLength(2)
+
+    // The server killed and started again on the same port: the machines carry on.
+    await server.kill()
+    server = await startServer(dataDir, env)
+    await Effect.runPromise(servers.provider.script(
+      [Reply.toolCall("run_command", { command: "cat mine.txt" }), Reply.text("Still there.")],
+      { model: setup.slugs["Model A"] }
+    ))
+    await run((client) => client.agents.sendInput({ path: agentPath(a.id), payload: { content_blocks: [{ type: "text", text: "again" }] } }))
+    await idle(a.id)
+    const secondCalls = await calls(a.id)
+    expect(secondCalls.map((call) => call.outcome)).toEqual(["succeeded", "succeeded"])
+    expect((await results(a.id))[1]).toContain(String.raw`\"stdout\":\"a\\n\"`)
+    expect(await poolMachines()).toHaveLength(2)
+
+    // Idle for delete_after_idle_minutes (5 "minutes" of MINUTE_SECONDS): both are deleted, their daemons stopped.
+    const deleted = await until(
+      poolMachines,
+      (list) => list.length === 2 && list.every((machine) => machine.status === "deleted"),
+      "the idle pool machines deleted",
+      (5 * MINUTE_SECONDS + 40) * 1000
+    )
+    for (const machine of deleted) expect(daemonsRunning(machine.id)).toBe(false)
+    const after = await run((client) => client.machinePools.get({ path: poolPath }))
+    expect(after.usage).toEqual({ machines: 0, cpu: 0, memory_mb: 0 })
+
+    await run((client) => client.machinePools.remove({ path: poolPath }))
+    await server.stop()
+  }, TIMEOUT_MS)
+})

@@ -1,0 +1,159 @@
+/**
+ * A worktree migrated to REMOTE (docs/workspaces.md, "Migration"): the LOCAL machine's daemon
+ * packs the worktree, the server stores the checkpoint, the workspace's `local` pool starts a
+ * machine (a real daemon process on this host) for the worktree's agent, and the checkpoint is
+ * restored there: committed, uncommitted and untracked work arrive. The pool machine is deleted
+ * at the end (its daemon stopped by the pool).
+ */
+import { layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { execFileSync } from "node:child_process"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import { fastRetries } from "../runtime/RuntimeLayer.ts"
+import { killDaemons } from "../support/Daemons.ts"
+import { eventually } from "../support/Polling.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { TestAppLive } from "../support/TestApp.ts"
+import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
+
+const ORIGINS = join(import.meta.dirname, "..", "..", ".scratch", "origins")
+const origins: Array<string> = []
+
+afterAll(() => {
+  killDaemons()
+  for (const origin of origins) rmSync(origin, { recursive: true, force: true })
+})
+
+const LOCAL_KEY = `local-key-${randomBytes(8).toString("hex")}`
+
+const RemoteTestLive = Layer.mergeAll(
+  TestAppLive({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }),
+  ScriptedProvider.layer
+).pipe(Layer.provide(fastRetries))
+
+layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("REMOTE worktrees", (it) => {
+  it.scoped("migrate to REMOTE: a pool machine is started and the checkpoint restored there", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { repo, rt, workspace } = yield* workspaceSetup(provider)
+      const orgID = rt.org.id
+      const key = yield* rt.client.secrets.create({ path: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+      const pool = yield* rt.client.machinePools.create({
+        path: { orgID },
+        payload: {
+          name: "sandboxes",
+          provider: "local",
+          provider_auth_secret_id: key.id,
+          default_machine_provider_options: {},
+          max_total_machines: 2,
+          default_machine_memory_mb: 512
+        }
+      })
+      yield* rt.client.machinePools.createGrant({ path: { orgID, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+      // Whatever happens below, the pool's machines (daemon processes on this host) are deleted.
+      yield* Effect.addFinalizer(() =>
+        rt.client.machines.list({ path: { orgID }, urlParams: { limit: 100 } }).pipe(
+          Effect.flatMap((page) =>
+            Effect.forEach(
+              page.data.filter((machine) => machine.name.startsWith("sandboxes")),
+              (machine) => Effect.ignore(rt.client.machines.remove({ path: { orgID, machineID: machine.id } }))
+            )
+          ),
+          Effect.ignore
+        )
+      )
+      yield* rt.client.workspaces.update({ path: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
+
+      const started = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/remote" }
+      })
+      const worktreeId = started.payload.worktree_id
+      const [local] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+        .filter((w) => w.id === worktreeId)
+      const pathA = local.path!
+      writeFileSync(join(pathA, "remote.txt"), "committed for the sandbox\n")
+      gitIn(pathA, "add", "remote.txt")
+      gitIn(pathA, "commit", "-q", "-m", "for the sandbox")
+      writeFileSync(join(pathA, "README.md"), "# Demo\nuncommitted, for the sandbox\n")
+      writeFileSync(join(pathA, "scratch.txt"), "untracked, for the sandbox\n")
+      const head = gitIn(pathA, "rev-parse", "HEAD")
+
+      const migrated = yield* rt.client.workspaces.migrate({
+        path: { worktree_id: worktreeId },
+        payload: { target_type: "REMOTE" }
+      })
+      expect(migrated.status).toBe("migrated")
+      const remote = migrated.worktree
+      expect(remote).toMatchObject({
+        id: worktreeId,
+        worktree_type: "REMOTE",
+        checkpoint_restore_pending: false,
+        checkpoint_metadata: { branch: "feature/remote", commit: head, uncommitted_changes: true, untracked_files: 1 }
+      })
+      expect(remote.current_checkpoint_id).toMatch(/^sha256:[0-9a-f]{64}$/)
+      expect(remote.last_synced_checkpoint_id).toBe(remote.current_checkpoint_id)
+      expect(remote.user_machine_path).toBeUndefined()
+      expect(remote.last_heartbeat_at).not.toBeNull()
+      const machineId = remote.managed_machine_id!
+      const poolMachine = yield* rt.client.machines.get({ path: { orgID, machineID: machineId } })
+      expect(poolMachine.name.startsWith("sandboxes")).toBe(true)
+      const pathB = remote.path!
+      expect(pathB).not.toBe(pathA)
+      expect(gitIn(pathB, "rev-parse", "--abbrev-ref", "HEAD")).toBe("feature/remote")
+      expect(gitIn(pathB, "rev-parse", "HEAD")).toBe(head)
+      expect(readFileSync(join(pathB, "remote.txt"), "utf8")).toBe("committed for the sandbox\n")
+      expect(readFileSync(join(pathB, "README.md"), "utf8")).toBe("# Demo\nuncommitted, for the sandbox\n")
+      expect(readFileSync(join(pathB, "scratch.txt"), "utf8")).toBe("untracked, for the sandbox\n")
+
+      // A session elsewhere is refused while the worktree is REMOTE.
+      const elsewhere = yield* Effect.either(rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/remote" }
+      }))
+      expect(elsewhere._tag === "Left" && elsewhere.left._tag).toBe("Conflict")
+
+      // From the base ref: refused without sync_enabled; with it, a new worktree of that name on a
+      // pool machine, cloned from the repository's URL.
+      const noSync = yield* Effect.either(rt.client.workspaces.migrate({
+        path: { worktree_id: worktreeId },
+        payload: { target_type: "REMOTE", source: "base_ref", worktree_name: "fresh" }
+      }))
+      expect(noSync._tag === "Left" && noSync.left._tag).toBe("Conflict")
+      // A sandboxed pool machine sees the host read-only but not its /tmp: the origin lives in the checkout.
+      const origin = join(ORIGINS, `origin-${randomBytes(6).toString("hex")}.git`)
+      mkdirSync(ORIGINS, { recursive: true })
+      execFileSync("git", ["clone", "-q", "--bare", repo, origin])
+      origins.push(origin)
+      yield* rt.client.workspaces.update({
+        path: { workspace_id: workspace.id },
+        payload: { sync_enabled: true, repository: { url: `file://${origin}` } }
+      })
+      const fresh = yield* rt.client.workspaces.migrate({
+        path: { worktree_id: worktreeId },
+        payload: { target_type: "REMOTE", source: "base_ref", worktree_name: "fresh" }
+      })
+      expect(fresh.worktree.id).not.toBe(worktreeId)
+      expect(fresh.worktree).toMatchObject({ name: "fresh", worktree_type: "REMOTE", is_main: false, current_checkpoint_id: null })
+      expect(gitIn(fresh.worktree.path!, "rev-parse", "--abbrev-ref", "HEAD")).toBe("fresh")
+      expect(gitIn(fresh.worktree.path!, "rev-parse", "HEAD")).toBe(gitIn(repo, "rev-parse", "main"))
+      expect(readFileSync(join(fresh.worktree.path!, "README.md"), "utf8")).toBe("# Demo\n")
+      const names = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })).map((w) => w.name)
+      expect(names).toEqual([null, "feature/remote", "fresh"])
+
+      // The pool machines go away with their daemons.
+      for (const id of [machineId, fresh.worktree.managed_machine_id!]) {
+        yield* rt.client.machines.remove({ path: { orgID, machineID: id } })
+        yield* eventually(
+          rt.client.machines.get({ path: { orgID, machineID: id } }).pipe(Effect.either),
+          (found) => found._tag === "Left" || found.right.status === "deleted",
+          "the pool machine deleted",
+          "60 seconds"
+        )
+      }
+    }), { timeout: 170_000 })
+})

@@ -1,0 +1,160 @@
+/**
+ * Sessions of a workspace with a real daemon and real git (docs/workspaces.md): a repository made
+ * in a temp dir, a personal machine (daemon registered with the personal API key), a session with
+ * an initial prompt and a worktree name: the branch and worktree exist on the machine, and the
+ * scripted model lists the files and writes one there through the session's agent. Also the
+ * error answers: offline machine, no model, no repository, another user's workspace.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import { describeRuntime } from "../runtime/RuntimeLayer.ts"
+import { killDaemons } from "../support/Daemons.ts"
+import { eventually } from "../support/Polling.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { expectFailure, ID_PATTERN, newId, newUser, rawRequest } from "../support/TestApp.ts"
+import { WorkspaceSessionId } from "../../src/domain/shared/Ids.ts"
+
+afterAll(killDaemons)
+
+import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
+
+describeRuntime("180 seconds")("workspace sessions", (it) => {
+  it.effect("a session with a worktree name and an initial prompt: the branch on the machine, the agent works there", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { daemon, machine, repo, rt, workspace } = yield* workspaceSetup(provider)
+      yield* provider.script([
+        Reply.toolCall("list_files", { path: "." }),
+        Reply.toolCall("write_file", { path: "NOTES.md", content: "written by the agent\n" }),
+        Reply.text("I listed the files and wrote NOTES.md.")
+      ], { model: rt.slug })
+      const launched = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { initial_prompt: "List the files and write NOTES.md", worktree_name: "feature/notes" }
+      }).pipe(Effect.tapError(() => Effect.sync(() => console.log(daemon.output()))))
+      expect(launched.status).toBe("ok")
+      const { payload } = launched
+      expect(payload.session_id).toMatch(ID_PATTERN("wss"))
+      expect(payload.agent_id).toMatch(ID_PATTERN("agt"))
+      expect(payload.worktree_id).toMatch(ID_PATTERN("wtr"))
+      expect(payload.machine_id).toBe(machine.id)
+      expect(payload.events_path).toBe(`/api/v1/orgs/${rt.org.id}/projects/${rt.project.id}/agents/${payload.agent_id}/events`)
+
+      // The branch exists in the repository and the worktree is checked out on it.
+      expect(gitIn(repo, "branch", "--list", "feature/notes")).toContain("feature/notes")
+      const worktrees = yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })
+      const named = worktrees.find((w) => w.id === payload.worktree_id)!
+      expect(named).toMatchObject({ is_main: false, name: "feature/notes", worktree_type: "LOCAL", checkpoint_restore_pending: false })
+      expect(named.path).toMatch(/\.agent-platform\/worktrees\/wsp_[a-z2-7]{26}\/feature\/notes$/)
+      expect(named.user_machine_path).toMatchObject({ machine_id: machine.id, local_path: named.path })
+      expect(gitIn(named.path!, "rev-parse", "--abbrev-ref", "HEAD")).toBe("feature/notes")
+
+      // The agent of the session is an agent of the project: its timeline, tool calls on the machine.
+      yield* rt.idle(payload.agent_id, "60 seconds")
+      const calls = yield* rt.toolCalls(payload.agent_id)
+      expect(calls.map((call) => [call.name, call.state, call.outcome])).toEqual([
+        ["list_files", "completed", "succeeded"],
+        ["write_file", "completed", "succeeded"]
+      ])
+      expect(readFileSync(join(named.path!, "NOTES.md"), "utf8")).toBe("written by the agent\n")
+      expect(existsSync(join(repo, "NOTES.md"))).toBe(false)
+      const events = yield* rt.events(payload.agent_id)
+      expect(JSON.stringify(events[0])).toContain("List the files and write NOTES.md")
+      const raw = yield* rawRequest(HttpClientRequest.get(payload.events_path).pipe(HttpClientRequest.bearerToken(rt.owner.token)))
+      expect(raw.status).toBe(200)
+
+      // The same worktree name again reuses the worktree; user_session_id reuses the session.
+      const again = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/notes" }
+      })
+      expect(again.payload.worktree_id).toBe(payload.worktree_id)
+      expect(again.payload.session_id).not.toBe(payload.session_id)
+      const reused = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { user_session_id: payload.session_id }
+      })
+      expect(reused).toEqual(launched)
+      const connected = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { agent_session_id: payload.agent_id }
+      })
+      expect(connected.payload.agent_id).toBe(payload.agent_id)
+
+      // Without a worktree name the session works in the main worktree: the repository itself.
+      const main = yield* rt.client.workspaces.launchSession({ path: { workspace_id: workspace.id }, payload: {} })
+      const list = yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })
+      const mainTree = list.find((w) => w.is_main)!
+      expect(main.payload.worktree_id).toBe(mainTree.id)
+      expect(mainTree.path).toBe(repo)
+    }), { timeout: 150_000 })
+
+  it.effect("errors: offline machine, no model, no repository for a worktree, unknown session, another user's workspace", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { daemon, rt, workspace } = yield* workspaceSetup(provider)
+      const path = { workspace_id: workspace.id }
+
+      const unknownSession = yield* expectFailure(
+        rt.client.workspaces.launchSession({ path, payload: { user_session_id: yield* newId(WorkspaceSessionId) } })
+      )
+      expect(unknownSession._tag).toBe("NotFound")
+
+      const unknownResume = yield* expectFailure(
+        rt.client.workspaces.launchSession({ path, payload: { resume_session_id: "not-a-session" } })
+      )
+      expect(unknownResume._tag).toBe("NotFound")
+
+      const noModel = yield* rawRequest(
+        HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyUnsafeJson({ session_settings: { code: { default_provider: "Nope", providers: { Nope: {} } } } })
+        )
+      )
+      expect(noModel.status).toBe(400)
+      expect(noModel.json!.code).toBe("invalid_request")
+
+      const bare = yield* rt.client.workspaces.create({
+        payload: { name: "Bare", org_id: rt.org.id, project_id: rt.project.id, repository: {} }
+      })
+      const noMachine = yield* expectFailure(rt.client.workspaces.launchSession({ path: { workspace_id: bare.id }, payload: {} }))
+      expect(noMachine._tag).toBe("InvalidRequest")
+      const noRepo = yield* expectFailure(
+        rt.client.workspaces.launchSession({
+          path: { workspace_id: bare.id },
+          payload: { machine_id: workspace.default_machine_id, worktree_name: "x" }
+        })
+      )
+      expect(noRepo._tag).toBe("InvalidRequest")
+
+      const stranger = yield* newUser("stranger")
+      const hidden = yield* rawRequest(
+        HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+          HttpClientRequest.bearerToken(stranger.token),
+          HttpClientRequest.bodyUnsafeJson({})
+        )
+      )
+      expect(hidden.status).toBe(404)
+
+      yield* Effect.promise(() => daemon.stop())
+      const offline = yield* eventually(
+        rawRequest(
+          HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+            HttpClientRequest.bearerToken(rt.owner.token),
+            HttpClientRequest.bodyUnsafeJson({ worktree_name: "later" })
+          )
+        ),
+        (response) => response.status === 409,
+        "the machine offline",
+        "45 seconds"
+      )
+      expect(offline.json).toEqual({
+        status: "error",
+        payload: { code: "daemon_runtime_unregistered", error: expect.stringContaining("No daemon") }
+      })
+    }), { timeout: 150_000 })
+})

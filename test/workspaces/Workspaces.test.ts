@@ -1,0 +1,216 @@
+/**
+ * The workspace routes without a daemon (docs/workspaces.md): create (with its main worktree),
+ * list, get, change, delete; the default machine must be one the user may use in the project;
+ * another user's workspace is 404; an organization API key is refused.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { MachineId } from "../../src/domain/shared/Ids.ts"
+import { clientWith, describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, rawRequest } from "../support/TestApp.ts"
+
+const facts = (name: string, orgId: string) => ({
+  machine_name: name,
+  hostname: "host",
+  platform: "linux",
+  architecture: "x86_64",
+  daemon_version: "0.1.0",
+  directories: ["/tmp"],
+  metadata: { org_id: orgId }
+})
+
+const ownerWithProject = Effect.gen(function*() {
+  const owner = yield* newUser("workspaces")
+  const org = yield* owner.client.organizations.create({ payload: { name: "Workspaces" } })
+  const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+  const machine = yield* owner.client.machineRegistration.register({ payload: facts("laptop", org.id) })
+  return { owner, org, project, machine: machine.machine }
+})
+
+describeApp()("workspaces", (it) => {
+  it.effect("create makes the main worktree; list, get, change, delete", () =>
+    Effect.gen(function*() {
+      const { machine, org, owner, project } = yield* ownerWithProject
+      const created = yield* owner.client.workspaces.create({
+        payload: {
+          name: "My repo",
+          org_id: org.id,
+          project_id: project.id,
+          repository: { url: "https://example.test/repo.git", base_ref: "main" },
+          default_machine_id: machine.id
+        }
+      })
+      expect(created.id).toMatch(ID_PATTERN("wsp"))
+      expect(created).toMatchObject({
+        name: "My repo",
+        org_id: org.id,
+        project_id: project.id,
+        repository: { url: "https://example.test/repo.git", base_ref: "main" },
+        default_machine_id: machine.id,
+        machine_pool_id: null,
+        sync_enabled: false
+      })
+      const worktrees = yield* owner.client.workspaces.listWorktrees({ path: { workspace_id: created.id } })
+      expect(worktrees).toHaveLength(1)
+      const [main] = worktrees
+      expect(main.id).toMatch(ID_PATTERN("wtr"))
+      expect(main).toMatchObject({
+        workspace_id: created.id,
+        is_main: true,
+        name: null,
+        path: null,
+        worktree_type: "LOCAL",
+        managed_machine_id: null,
+        last_heartbeat_at: null,
+        last_synced_checkpoint_id: null,
+        checkpoint_restore_pending: false,
+        current_checkpoint_id: null,
+        checkpoint_metadata: {}
+      })
+      expect(main.user_machine_path?.machine_id).toBe(machine.id)
+      expect(main.user_machine_path?.id).toMatch(ID_PATTERN("ump"))
+
+      const raw = yield* rawRequest(
+        HttpClientRequest.get(`/api/v1/worktrees/workspace/${created.id}`).pipe(HttpClientRequest.bearerToken(owner.token))
+      )
+      expect(raw.status).toBe(200)
+      expect(Object.keys((JSON.parse(raw.text) as Array<object>)[0]).sort()).toEqual([
+        "checkpoint_metadata",
+        "checkpoint_restore_pending",
+        "created_at",
+        "current_checkpoint_id",
+        "id",
+        "is_main",
+        "last_heartbeat_at",
+        "last_synced_checkpoint_id",
+        "managed_machine_id",
+        "name",
+        "path",
+        "updated_at",
+        "user_machine_path",
+        "workspace_id",
+        "worktree_type"
+      ])
+
+      expect((yield* owner.client.workspaces.list()).map((w) => w.id)).toEqual([created.id])
+      expect(yield* owner.client.workspaces.get({ path: { workspace_id: created.id } })).toEqual(created)
+      const changed = yield* owner.client.workspaces.update({
+        path: { workspace_id: created.id },
+        payload: { name: "Renamed", repository: { base_ref: "develop" }, default_machine_id: null, sync_enabled: true }
+      })
+      expect(changed).toMatchObject({
+        name: "Renamed",
+        repository: { url: "https://example.test/repo.git", base_ref: "develop" },
+        default_machine_id: null,
+        sync_enabled: true
+      })
+      const removed = yield* rawRequest(
+        HttpClientRequest.del(`/api/v1/workspaces/${created.id}`).pipe(HttpClientRequest.bearerToken(owner.token))
+      )
+      expect(removed.status).toBe(204)
+      const gone = yield* expectFailure(owner.client.workspaces.get({ path: { workspace_id: created.id } }))
+      expect(gone._tag).toBe("NotFound")
+      expect(yield* owner.client.workspaces.list()).toEqual([])
+    }))
+
+  it.effect("validation: project access, usable default machine, pool of the organization, bad fields", () =>
+    Effect.gen(function*() {
+      const { machine, org, owner, project } = yield* ownerWithProject
+      const base = { name: "W", org_id: org.id, project_id: project.id, repository: {} }
+      // Another member's personal machine is not usable by the owner.
+      const member = yield* newUser("member")
+      yield* joinOrganization(owner, org.id, member, "member")
+      const memberMachine = yield* member.client.machineRegistration.register({ payload: facts("theirs", org.id) })
+      const notUsable = yield* expectFailure(
+        owner.client.workspaces.create({ payload: { ...base, default_machine_id: memberMachine.machine.id } })
+      )
+      expect(notUsable._tag).toBe("InvalidRequest")
+      expect(notUsable._tag === "InvalidRequest" && notUsable.issues?.[0]?.path).toBe("/default_machine_id")
+      const unknown = yield* expectFailure(
+        owner.client.workspaces.create({ payload: { ...base, default_machine_id: yield* newId(MachineId) } })
+      )
+      expect(unknown._tag).toBe("InvalidRequest")
+      // An organization machine not granted to the project is not usable; granted it is.
+      const token = yield* owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "d" } })
+      const daemon = yield* clientWith(token.token)
+      const orgMachine = yield* daemon.machineRegistration.register({ payload: facts("shared", org.id) })
+      const notGranted = yield* expectFailure(
+        owner.client.workspaces.create({ payload: { ...base, default_machine_id: orgMachine.machine.id } })
+      )
+      expect(notGranted._tag).toBe("InvalidRequest")
+      yield* owner.client.machines.createGrant({
+        path: { orgID: org.id, machineID: orgMachine.machine.id },
+        payload: { target_project_id: project.id }
+      })
+      const granted = yield* owner.client.workspaces.create({ payload: { ...base, default_machine_id: orgMachine.machine.id } })
+      expect(granted.default_machine_id).toBe(orgMachine.machine.id)
+      // A stranger's project is not found; a member without project write access... members write by default.
+      const stranger = yield* newUser("stranger")
+      const strangers = yield* expectFailure(stranger.client.workspaces.create({ payload: base }))
+      expect(strangers._tag).toBe("NotFound")
+      // Unknown fields, a bad branch name, a bad name.
+      const badRef = yield* rawRequest(
+        HttpClientRequest.post("/api/v1/workspaces").pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ ...base, repository: { base_ref: "bad..ref" } })
+        )
+      )
+      expect(badRef.status).toBe(400)
+      expect(badRef.json!.code).toBe("invalid_request")
+      const extra = yield* rawRequest(
+        HttpClientRequest.post("/api/v1/workspaces").pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ ...base, colour: "red" })
+        )
+      )
+      expect(extra.status).toBe(400)
+      const noMachine = yield* owner.client.workspaces.create({ payload: base })
+      const [main] = yield* owner.client.workspaces.listWorktrees({ path: { workspace_id: noMachine.id } })
+      expect(main.worktree_type).toBeNull()
+      expect(main.user_machine_path).toBeUndefined()
+      expect(machine.id).toMatch(/^mch_/)
+    }))
+
+  it.effect("another user's workspace is 404 on every route; an organization API key is refused", () =>
+    Effect.gen(function*() {
+      const { org, owner, project } = yield* ownerWithProject
+      const created = yield* owner.client.workspaces.create({
+        payload: { name: "Mine", org_id: org.id, project_id: project.id, repository: {} }
+      })
+      // Even a fellow owner of the organization does not see it.
+      const other = yield* newUser("other")
+      yield* joinOrganization(owner, org.id, other, "owner")
+      const path = { workspace_id: created.id }
+      for (
+        const attempt of [
+          other.client.workspaces.get({ path }),
+          other.client.workspaces.update({ path, payload: { name: "x" } }),
+          other.client.workspaces.remove({ path }),
+          other.client.workspaces.listWorktrees({ path })
+        ]
+      ) {
+        const failure = yield* expectFailure(attempt as Effect.Effect<unknown, { readonly _tag: string }>)
+        expect(failure._tag).toBe("NotFound")
+      }
+      expect(yield* other.client.workspaces.list()).toEqual([])
+      const raw = yield* rawRequest(
+        HttpClientRequest.get(`/api/v1/workspaces/${created.id}`).pipe(HttpClientRequest.bearerToken(other.token))
+      )
+      expect(raw.status).toBe(404)
+      expect(raw.json!.code).toBe("not_found")
+
+      const key = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
+      const asOrg = yield* clientWith(key.token)
+      const listed = yield* expectFailure(asOrg.workspaces.list())
+      expect(listed._tag).toBe("Forbidden")
+      const refused = yield* rawRequest(
+        HttpClientRequest.post("/api/v1/workspaces").pipe(
+          HttpClientRequest.bearerToken(key.token),
+          HttpClientRequest.bodyUnsafeJson({ name: "W", org_id: org.id, project_id: project.id, repository: {} })
+        )
+      )
+      expect(refused.status).toBe(403)
+      expect(refused.json!.code).toBe("forbidden")
+      expect(String(refused.json!.error)).toContain("personal API key")
+    }))
+})

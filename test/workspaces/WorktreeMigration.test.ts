@@ -1,0 +1,174 @@
+/**
+ * Worktree migration with two real daemons and real git (docs/workspaces.md, "Migration"): the
+ * worktree of machine A (a commit, an uncommitted change, an untracked file) is packed by A's
+ * daemon into a checkpoint stored on the server, migrated to LOCAL machine B, and restored there
+ * when the next session starts on B. Also: target_machine_id required, an offline target, a
+ * worktree whose agent is in a turn, REMOTE refusals, another user's worktree.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import { describeRuntime } from "../runtime/RuntimeLayer.ts"
+import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { eventually } from "../support/Polling.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { expectFailure, newUser, rawRequest } from "../support/TestApp.ts"
+import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
+
+afterAll(killDaemons)
+
+describeRuntime("180 seconds")("worktree migration", (it) => {
+  it.effect("checkpoint on machine A, migrate to LOCAL machine B, restored at the next session on B", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { machine, repo, rt, workspace } = yield* workspaceSetup(provider)
+      const started = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/move" }
+      })
+      const worktreeId = started.payload.worktree_id
+      const [onA] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+        .filter((w) => w.id === worktreeId)
+      const pathA = onA.path!
+      // A commit, an uncommitted change to a tracked file, an untracked file.
+      writeFileSync(join(pathA, "committed.txt"), "committed\n")
+      gitIn(pathA, "add", "committed.txt")
+      gitIn(pathA, "commit", "-q", "-m", "work on A")
+      writeFileSync(join(pathA, "README.md"), "# Demo\nchanged on A, not committed\n")
+      writeFileSync(join(pathA, "untracked.txt"), "untracked on A\n")
+      const headA = gitIn(pathA, "rev-parse", "HEAD")
+
+      // Machine B: a second daemon of the same user, in another directory.
+      const dirsB = daemonDirs()
+      startDaemon({ server: yield* serverUrl, token: rt.owner.token, name: "desktop", dirs: [dirsB.work], state: dirsB.state })
+      const online = yield* eventually(
+        rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+        (machines) => machines.length === 2,
+        "machine B online",
+        "30 seconds"
+      )
+      const machineB = online.find((m) => m.id !== machine.id)!
+
+      // target_machine_id is required for LOCAL.
+      const missing = yield* rawRequest(
+        HttpClientRequest.post(`/api/v1/worktrees/${worktreeId}/migrate`).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyUnsafeJson({ target_type: "LOCAL" })
+        )
+      )
+      expect(missing.status).toBe(400)
+      expect(missing.json!.code).toBe("invalid_request")
+      // An offline target (registered, never connected).
+      const offline = yield* rt.client.machineRegistration.register({
+        payload: { machine_name: "asleep", hostname: "h", platform: "linux", architecture: "x86_64", daemon_version: "0.1.0" }
+      })
+      const toOffline = yield* rawRequest(
+        HttpClientRequest.post(`/api/v1/worktrees/${worktreeId}/migrate`).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyUnsafeJson({ target_type: "LOCAL", target_machine_id: offline.machine.id })
+        )
+      )
+      expect(toOffline.status).toBe(409)
+      expect(toOffline.json!.code).toBe("daemon_runtime_unregistered")
+      // Another user does not see the worktree.
+      const stranger = yield* newUser("stranger")
+      const hidden = yield* expectFailure(
+        stranger.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machineB.id } })
+      )
+      expect(hidden._tag).toBe("NotFound")
+
+      const migrated = yield* rt.client.workspaces.migrate({
+        path: { worktree_id: worktreeId },
+        payload: { target_type: "LOCAL", target_machine_id: machineB.id }
+      })
+      expect(migrated.status).toBe("migrated")
+      const moved = migrated.worktree
+      expect(moved.current_checkpoint_id).toMatch(/^sha256:[0-9a-f]{64}$/)
+      expect(moved).toMatchObject({
+        id: worktreeId,
+        name: "feature/move",
+        worktree_type: "LOCAL",
+        path: null,
+        checkpoint_restore_pending: true,
+        last_synced_checkpoint_id: moved.current_checkpoint_id,
+        managed_machine_id: null,
+        checkpoint_metadata: {
+          format: "agent-platform-checkpoint/1",
+          branch: "feature/move",
+          commit: headA,
+          uncommitted_changes: true,
+          untracked_files: 1,
+          source_machine_id: machine.id
+        }
+      })
+      expect(moved.user_machine_path?.machine_id).toBe(machineB.id)
+      // A is untouched.
+      expect(readFileSync(join(pathA, "untracked.txt"), "utf8")).toBe("untracked on A\n")
+
+      // The worktree is B's now: a session on A for it is refused until it is migrated back.
+      const onA2 = yield* rawRequest(
+        HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyUnsafeJson({ machine_id: machine.id, worktree_name: "feature/move" })
+        )
+      )
+      expect(onA2.status).toBe(409)
+      expect(onA2.json!.code).toBe("conflict")
+
+      // The next session on B restores the checkpoint into the worktree there.
+      const onB = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { machine_id: machineB.id, worktree_name: "feature/move" }
+      })
+      expect(onB.payload).toMatchObject({ worktree_id: worktreeId, machine_id: machineB.id })
+      const [restored] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+        .filter((w) => w.id === worktreeId)
+      expect(restored.checkpoint_restore_pending).toBe(false)
+      expect(restored.current_checkpoint_id).toBe(moved.current_checkpoint_id)
+      const pathB = restored.path!
+      expect(pathB.startsWith(dirsB.work)).toBe(true)
+      expect(restored.user_machine_path).toMatchObject({ machine_id: machineB.id, local_path: pathB })
+      expect(gitIn(pathB, "rev-parse", "--abbrev-ref", "HEAD")).toBe("feature/move")
+      expect(gitIn(pathB, "rev-parse", "HEAD")).toBe(headA)
+      expect(readFileSync(join(pathB, "committed.txt"), "utf8")).toBe("committed\n")
+      expect(readFileSync(join(pathB, "README.md"), "utf8")).toBe("# Demo\nchanged on A, not committed\n")
+      expect(readFileSync(join(pathB, "untracked.txt"), "utf8")).toBe("untracked on A\n")
+      expect(gitIn(pathB, "status", "--porcelain")).toContain("M README.md")
+      expect(repo.startsWith(dirsB.work)).toBe(false)
+
+      // REMOTE: needs the workspace's pool; from the base ref, needs sync_enabled; not provisioned here.
+      const noPool = yield* expectFailure(
+        rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "REMOTE" } })
+      )
+      expect(noPool._tag).toBe("InvalidRequest")
+      const noSync = yield* expectFailure(
+        rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "REMOTE", source: "base_ref" } })
+      )
+      expect(noSync._tag).toBe("Conflict")
+    }), { timeout: 150_000 })
+
+  it.effect("a worktree whose session's agent is in a turn is not migrated (409 state_transition_conflict)", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { machine, rt, workspace } = yield* workspaceSetup(provider)
+      yield* provider.script([
+        Reply.toolCall("write_file", { path: "WAIT.md", content: "waits for an approval\n" })
+      ], { model: rt.slug })
+      const started = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "busy", initial_prompt: "Write WAIT.md", session_settings: { code: { mode: "ask" } } }
+      })
+      yield* rt.waiting(started.payload.agent_id)
+      const busy = yield* rawRequest(
+        HttpClientRequest.post(`/api/v1/worktrees/${started.payload.worktree_id}/migrate`).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyUnsafeJson({ target_type: "LOCAL", target_machine_id: machine.id })
+        )
+      )
+      expect(busy.status).toBe(409)
+      expect(busy.json!.code).toBe("state_transition_conflict")
+    }), { timeout: 150_000 })
+})
