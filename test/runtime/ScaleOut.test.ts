@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import type { Client } from "../../src/api/Client.ts"
-import { waitForShards } from "../support/ClusterShards.ts"
+import { describeClusterState, waitForShards } from "../support/ClusterShards.ts"
 import { eventually } from "../support/Polling.ts"
 import { type OpenStream, openEventStreamAt } from "../support/EventStreamClient.ts"
 import {
@@ -137,6 +137,24 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
         return Date.now()
       }))
 
+      /** What a failure needs to be understood: each unfinished agent's stored events and stream, and the survivors' warnings. */
+      const unfinishedReport = async () => {
+        const lines: Array<string> = []
+        for (const [index, agentId] of agentIds.entries()) {
+          const frames = streams[index].frames().filter((frame) => frame.id !== undefined)
+          if (frames.length >= 4) continue
+          const stored = await on(OBSERVER, (client) => client.agents.listEvents({ path: agentPath(agentId), urlParams: { limit: 500 } }))
+            .then((page) => page.data.map((event) => ("turn_status" in event ? `${event.event_kind}:${event.turn_status}` : event.event_kind)).join(","))
+            .catch((cause) => `unreadable (${cause})`)
+          const ended = await Effect.runPromise(streams[index].ended(0))
+          lines.push(`agent ${index} ${agentId} (sent through ${senders[index]}): stream ${frames.length} events${ended === undefined ? "" : ", ended"}; stored: ${stored}`)
+        }
+        const warnings = servers.map((server, index) =>
+          `process ${index}:\n` + server.output().split("\n").filter((line) => /level=(WARN|ERROR|FATAL)/.test(line)).slice(-30).join("\n"))
+        const cluster = await describeClusterState(process.env.DATABASE_URL!).catch((cause) => `cluster state unreadable (${cause})`)
+        return [...lines, cluster, ...warnings].join("\n")
+      }
+
       // Kill one process while model calls are in flight and none is close to its answer: as soon
       // as half of them are in flight, or earlier if the first would otherwise come too close.
       const slowCalls = async () => (await Effect.runPromise(provider.requests)).filter((request) => request.body?.model === slug)
@@ -152,7 +170,9 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
         async () => streams.map((stream) => stream.frames().filter((frame) => frame.id !== undefined).length),
         (counts) => counts.every((count) => count >= 4),
         "every turn to finish on the survivors"
-      )
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await unfinishedReport()}`)
+      })
 
       const requests = (await Effect.runPromise(provider.requests)).filter((request) => request.body?.model === slug)
       const byAgent = agentIds.map((_, index) => requests.filter((request) => agentIndexOf(request, run) === index))

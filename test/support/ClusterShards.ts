@@ -39,3 +39,33 @@ export const waitForShards = async (databaseUrl: string, runners: number, timeou
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
+
+/**
+ * The cluster's state as text, for a failure report: its runners, and every message not yet
+ * processed (when it was last read, and whether a reply ends it).
+ */
+export const describeClusterState = async (databaseUrl: string) => {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const runners = await client.query(
+      "SELECT address, healthy, now() - last_heartbeat AS since_heartbeat FROM cluster_runners ORDER BY address"
+    )
+    const messages = await client.query(`
+      SELECT m.entity_type, m.entity_id, m.tag, m.shard_id, now() - m.last_read AS since_read,
+        (SELECT string_agg(r.kind::text, ',') FROM cluster_replies r WHERE r.request_id = m.request_id) AS replies
+      FROM cluster_messages m WHERE NOT m.processed ORDER BY m.rowid`)
+    const locks = await client.query(`
+      SELECT pid, count(*)::int AS shards FROM pg_locks
+      WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid BETWEEN 1000001 AND ${1_000_000 + SHARDS}
+      GROUP BY pid`)
+    return [
+      `runners: ${JSON.stringify(runners.rows)}`,
+      `shard locks by session: ${JSON.stringify(locks.rows)}`,
+      `unprocessed messages (${messages.rowCount}):`,
+      ...messages.rows.map((row) => JSON.stringify(row))
+    ].join("\n")
+  } finally {
+    await client.end()
+  }
+}

@@ -9,7 +9,7 @@
  * database the other processes go on without restarting. Every step is idempotent, so processes
  * may run it at the same time.
  */
-import { type MessageStorage, type Sharding, Singleton } from "@effect/cluster"
+import { type MessageStorage, Sharding, Singleton } from "@effect/cluster"
 import { Duration, Effect, Layer, Option } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentInputsRepository } from "./AgentInputsRepository.ts"
@@ -20,7 +20,7 @@ import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
 import { type Signal, TurnSignals } from "./TurnSignals.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
-import { signalSent, turnStarted } from "./TurnWorkflow.ts"
+import { markTurnMessagesUnread, signalSent, type TurnPayload, turnStarted } from "./TurnWorkflow.ts"
 
 export const RECOVERY_SWEEP_INTERVAL = Duration.seconds(30)
 
@@ -38,9 +38,13 @@ const makeRecovery = Effect.gen(function*() {
 
   const recover = Effect.gen(function*() {
     const unfinished = yield* turns.unfinished
-    const unstarted = yield* Effect.filter(unfinished, (turn) =>
-      Effect.map(turnStarted({ turn_id: turn.id, agent_id: turn.agent_id }), (started) => !started))
-    yield* Effect.forEach(unstarted, (turn) => launcher.launch(turn.agent_id, turn.id), { discard: true })
+    const payloads = unfinished.map((turn): TurnPayload => ({ turn_id: turn.id, agent_id: turn.agent_id }))
+    const startedFlags = yield* Effect.forEach(payloads, turnStarted)
+    const unstarted = payloads.filter((_, index) => !startedFlags[index])
+    yield* Effect.forEach(unstarted, (turn) => launcher.launch(turn.agent_id, turn.turn_id), { discard: true })
+    // What a started turn's workflow still has to process is read again (TurnWorkflow.markTurnMessagesUnread).
+    yield* Effect.forEach(payloads.filter((_, index) => startedFlags[index]), markTurnMessagesUnread, { discard: true })
+    yield* Effect.flatMap(Sharding.Sharding, (sharding) => sharding.pollStorage)
 
     const turnIds = unfinished.map((turn) => turn.id)
     const results = yield* toolCalls.completedWaits(turnIds)

@@ -66,16 +66,20 @@ export const resolveSignal = (kind: SignalKind, toolCallId: ToolCallId, token: s
  * `run` message with primary key "", a `deferred` message keyed by the deferred's name
  * (test/runtime/Recovery.test.ts checks them).
  */
-const messageSaved = (executionId: string, tag: "run" | "deferred", id: string) =>
-  Effect.gen(function*() {
-    const sharding = yield* Sharding.Sharding
-    const storage = yield* MessageStorage.MessageStorage
+const executionAddress = (executionId: string) =>
+  Effect.map(Sharding.Sharding, (sharding) => {
     const entityId = EntityId.make(executionId)
-    const address = EntityAddress.make({
+    return EntityAddress.make({
       entityType: EntityType.EntityType.make(`Workflow/${TurnWorkflow.name}`),
       entityId,
       shardId: sharding.getShardId(entityId, "default")
     })
+  })
+
+const messageSaved = (executionId: string, tag: "run" | "deferred", id: string) =>
+  Effect.gen(function*() {
+    const storage = yield* MessageStorage.MessageStorage
+    const address = yield* executionAddress(executionId)
     return Option.isSome(yield* storage.requestIdForPrimaryKey({ address, tag, id }))
   })
 
@@ -88,3 +92,17 @@ export const signalSent = (token: string) => {
   const parsed = DurableDeferred.TokenParsed.fromString(token)
   return messageSaved(parsed.executionId, "deferred", parsed.deferredName)
 }
+
+/**
+ * Marks the unprocessed messages of the turn's workflow unread, so that the process holding its
+ * shard reads them again at its next storage read. The cluster marks a message read when it
+ * fetches it, and fetches a read message again only ten minutes later; a message fetched while it
+ * could not be delivered (its shard being handed over, its entity closing) would wait that long
+ * (effect#8312). One already being processed is skipped, as at any read.
+ */
+export const markTurnMessagesUnread = (payload: TurnPayload) =>
+  Effect.gen(function*() {
+    const storage = yield* MessageStorage.MessageStorage
+    const executionId = yield* TurnWorkflow.executionId(payload)
+    yield* storage.resetAddress(yield* executionAddress(executionId))
+  })
