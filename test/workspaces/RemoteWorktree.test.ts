@@ -110,12 +110,26 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       expect(readFileSync(join(pathB, "README.md"), "utf8")).toBe("# Demo\nuncommitted, for the sandbox\n")
       expect(readFileSync(join(pathB, "scratch.txt"), "utf8")).toBe("untracked, for the sandbox\n")
 
-      // A session elsewhere is refused while the worktree is REMOTE.
+      // A session on the laptop is refused while the worktree is REMOTE; without a machine, the
+      // session works in the sandbox, on the agent the migration started there.
       const elsewhere = yield* Effect.either(rt.client.workspaces.launchSession({
         path: { workspace_id: workspace.id },
-        payload: { worktree_name: "feature/remote" }
+        payload: { worktree_name: "feature/remote", machine_id: started.payload.machine_id }
       }))
       expect(elsewhere._tag === "Left" && elsewhere.left._tag).toBe("Conflict")
+      const inSandbox = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/remote", metadata: { from: "phone" } }
+      })
+      expect(inSandbox.status).toBe("ok")
+      expect(inSandbox.payload).toMatchObject({ worktree_id: worktreeId, machine_id: machineId })
+      expect(inSandbox.payload.session_id).not.toBe(started.payload.session_id)
+      expect(inSandbox.payload.agent_id).not.toBe(started.payload.agent_id)
+      const again = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/remote", machine_id: machineId }
+      })
+      expect(again.payload).toMatchObject({ agent_id: inSandbox.payload.agent_id, machine_id: machineId })
 
       // From the base ref: refused without sync_enabled; with it, a new worktree of that name on a
       // pool machine, cloned from the repository's URL.

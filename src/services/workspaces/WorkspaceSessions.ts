@@ -167,7 +167,9 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
               new Conflict({
                 error: `Worktree ${row.id} is on ${row.worktree_type === "REMOTE" ? "a REMOTE sandbox" : `machine ${row.machine_id}`}` +
                   (row.checkpoint_restore_pending ? " (its checkpoint waits to be restored there)" : "") +
-                  `; start the session there, or migrate the worktree to machine ${machine.id} first`
+                  (row.worktree_type === "REMOTE"
+                    ? `; start the session without machine_id to work in the sandbox, or migrate the worktree to LOCAL on machine ${machine.id} first`
+                    : `; start the session there, or migrate the worktree to machine ${machine.id} first`)
               })
             )
           }
@@ -244,23 +246,40 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
               )
           )
           : Option.none<StoredSession>()
-        if (Option.isSome(previous)) {
-          const session = yield* sessions.insert({
-            id: yield* ids.make(WorkspaceSessionId),
-            workspace_id: workspace.id,
-            worktree_id: previous.value.worktree_id,
-            machine_id: previous.value.machine_id,
-            agent_id: previous.value.agent_id,
-            agent_config_id: previous.value.agent_config_id,
-            resume_session_id: input.resume_session_id ?? null,
-            metadata: input.metadata ?? {}
+        /** A new session on the agent, worktree and machine of `earlier`. */
+        const continuing = (earlier: StoredSession) =>
+          Effect.gen(function*() {
+            const session = yield* sessions.insert({
+              id: yield* ids.make(WorkspaceSessionId),
+              workspace_id: workspace.id,
+              worktree_id: earlier.worktree_id,
+              machine_id: earlier.machine_id,
+              agent_id: earlier.agent_id,
+              agent_config_id: earlier.agent_config_id,
+              resume_session_id: input.resume_session_id ?? null,
+              metadata: input.metadata ?? {}
+            })
+            yield* prompt(workspace, session.agent_id, input.initial_prompt)
+            return ok(workspace, session)
           })
-          yield* prompt(workspace, session.agent_id, input.initial_prompt)
-          return ok(workspace, session)
+        if (Option.isSome(previous)) return yield* continuing(previous.value)
+
+        // A worktree in a REMOTE sandbox: a new session on the sandbox's agent, which its migration started.
+        const name = input.worktree_name ?? null
+        const remote = Option.filter(yield* worktrees.named(workspace.id, name), (row) =>
+          row.worktree_type === "REMOTE" && (input.machine_id === undefined || input.machine_id === null || input.machine_id === row.managed_machine_id))
+        if (Option.isSome(remote)) {
+          const sandbox = yield* sessions.latestOfWorktree(remote.value.id).pipe(
+            Effect.flatMap(Option.match({
+              onSome: Effect.succeed,
+              onNone: () =>
+                Effect.fail(new Conflict({ error: `Worktree ${remote.value.id} is REMOTE without a sandbox session; migrate it again` }))
+            }))
+          )
+          return yield* continuing(sandbox)
         }
 
         const machine = yield* machineFor(workspace, userId, input.machine_id ?? workspace.default_machine_id, "/machine_id")
-        const name = input.worktree_name ?? null
         if (name !== null && workspace.repository_url === null) {
           return yield* Effect.fail(
             new InvalidRequest({

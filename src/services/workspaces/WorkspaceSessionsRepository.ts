@@ -43,6 +43,12 @@ export class WorkspaceSessionsRepository extends Effect.Service<WorkspaceSession
             ORDER BY id DESC LIMIT 1`
     })
 
+    const latestOfWorktree = SqlSchema.findOne({
+      Request: WorktreeId,
+      Result: StoredSession,
+      execute: (worktreeId) => sql`SELECT * FROM workspace_sessions WHERE worktree_id = ${worktreeId} ORDER BY id DESC LIMIT 1`
+    })
+
     /** Whether an agent of a session of the worktree is in a turn. */
     const busy = SqlSchema.single({
       Request: WorktreeId,
@@ -58,6 +64,8 @@ export class WorkspaceSessionsRepository extends Effect.Service<WorkspaceSession
       insert: (session: Omit<StoredSession, "created_at">) => Effect.orDie(insert(session)),
       find: (workspaceId: WorkspaceId, id: WorkspaceSessionId) => Effect.orDie(find({ workspaceId, id })),
       byAgent: (workspaceId: WorkspaceId, agentId: AgentId) => Effect.orDie(byAgent({ workspaceId, agentId })),
+      /** The worktree's most recent session. */
+      latestOfWorktree: (worktreeId: WorktreeId) => Effect.orDie(latestOfWorktree(worktreeId)),
       busy: (worktreeId: WorktreeId) => Effect.map(Effect.orDie(busy(worktreeId)), (row) => row.busy)
     } as const
   })
