@@ -131,6 +131,19 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       })
       expect(again.payload).toMatchObject({ agent_id: inSandbox.payload.agent_id, machine_id: machineId })
 
+      // last_heartbeat_at follows the sandbox daemon's heartbeats (every 10 s).
+      const listedRemote = rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }).pipe(
+        Effect.map((listed) => listed.find((w) => w.id === worktreeId)!)
+      )
+      const beating = yield* eventually(
+        listedRemote,
+        (w) => w.last_heartbeat_at!.getTime() > remote.last_heartbeat_at!.getTime(),
+        "the REMOTE worktree's heartbeat to move",
+        "30 seconds"
+      )
+      const seen = yield* rt.client.machines.get({ path: { orgID, machineID: machineId } })
+      expect(beating.last_heartbeat_at!.getTime()).toBeLessThanOrEqual(seen.last_seen_at.getTime())
+
       // From the base ref: refused without sync_enabled; with it, a new worktree of that name on a
       // pool machine, cloned from the repository's URL.
       const noSync = yield* Effect.either(rt.client.workspaces.migrate({

@@ -78,9 +78,11 @@ export class WorktreesRepository extends Effect.Service<WorktreesRepository>()("
 
     const ofWorkspace = SqlSchema.findAll({
       Request: WorkspaceId,
-      Result: StoredWorktree,
-      execute: (workspaceId) =>
-        sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} ORDER BY is_main DESC, id`
+      Result: Schema.Struct({ ...StoredWorktree.fields, managed_machine_seen_at: Schema.NullOr(Timestamp) }),
+      execute: (workspaceId) => sql`
+        SELECT worktrees.*, machines.last_seen_at AS managed_machine_seen_at FROM worktrees
+        LEFT JOIN machines ON machines.id = worktrees.managed_machine_id
+        WHERE worktrees.workspace_id = ${workspaceId} ORDER BY worktrees.is_main DESC, worktrees.id`
     })
 
     const find = SqlSchema.findOne({
@@ -113,7 +115,18 @@ export class WorktreesRepository extends Effect.Service<WorktreesRepository>()("
     return {
       /** Fails with UniqueViolation when the workspace has a worktree of that name (or a main one) already. */
       insert: (worktree: NewWorktree) => uniqueOrDie(insert(worktree)),
-      ofWorkspace: (workspaceId: WorkspaceId) => Effect.orDie(ofWorkspace(workspaceId)),
+      /**
+       * The workspace's worktrees, main first; a REMOTE worktree's `last_heartbeat_at` is the last
+       * sign of life of its sandbox's daemon (when later than the one stored at its placing).
+       */
+      ofWorkspace: (workspaceId: WorkspaceId) =>
+        Effect.map(Effect.orDie(ofWorkspace(workspaceId)), (rows) =>
+          rows.map(({ managed_machine_seen_at, ...stored }): StoredWorktree =>
+            stored.worktree_type === "REMOTE" && managed_machine_seen_at !== null &&
+              (stored.last_heartbeat_at === null || managed_machine_seen_at > stored.last_heartbeat_at)
+              ? { ...stored, last_heartbeat_at: managed_machine_seen_at }
+              : stored
+          )),
       find: (id: WorktreeId, lock: RowLock = "none") => Effect.orDie(find({ id, lock })),
       /** The worktree of that name (null: the main one), locked for update. */
       named: (workspaceId: WorkspaceId, name: string | null) => Effect.orDie(named({ workspaceId, name })),
