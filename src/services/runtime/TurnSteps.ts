@@ -57,9 +57,10 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
       Effect.gen(function*() {
         const agent = yield* agents.findById(payload.agent_id)
-        if (Option.isNone(agent) || !(yield* turns.isActive(payload.turn_id))) return stopped
-        const recorded = yield* turns.recordedStep(payload.turn_id, step)
-        if (Option.isSome(recorded)) return recorded.value
+        if (Option.isNone(agent)) return stopped
+        const state = yield* turns.stepState(payload.turn_id, step)
+        if (!state.active) return stopped
+        if (Option.isSome(state.recorded)) return state.recorded.value
 
         const setup = yield* Effect.either(setups.of(agent.value))
         if (Either.isLeft(setup)) return failed(setup.left.message)

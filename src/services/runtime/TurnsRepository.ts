@@ -118,6 +118,15 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       execute: ({ step, turnId }) => sql`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`
     })
 
+    const stepState = SqlSchema.findOne({
+      Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
+      Result: Schema.Struct({ active: Schema.Boolean, outcome: Schema.NullOr(StepOutcome) }),
+      execute: ({ step, turnId }) => sql`
+        SELECT ${active} AS active, turn_steps.outcome FROM turns
+        LEFT JOIN turn_steps ON turn_steps.turn_id = turns.id AND turn_steps.step = ${step}
+        WHERE turns.id = ${turnId}`
+    })
+
     const recordStep = SqlSchema.findOne({
       Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
       Result: Schema.Struct({ step: Schema.Int }),
@@ -162,6 +171,15 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       /** The recorded outcome of the turn's `step`-th model call. */
       recordedStep: (turnId: TurnId, step: number) =>
         Effect.map(Effect.orDie(recordedStep({ turnId, step })), Option.map((row) => row.outcome)),
+      /**
+       * In one read, at the start of the turn's `step`-th model call: whether the turn still runs
+       * (or waits), and that step's outcome when it was recorded already.
+       */
+      stepState: (turnId: TurnId, step: number) =>
+        Effect.map(Effect.orDie(stepState({ turnId, step })), (row) => ({
+          active: Option.isSome(row) && row.value.active,
+          recorded: Option.flatMap(row, (found) => Option.fromNullable(found.outcome))
+        })),
       /** Records the outcome of the turn's `step`-th model call; false when that step was recorded already. */
       recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
         Effect.map(Effect.orDie(recordStep({ turnId, step, outcome })), Option.isSome)

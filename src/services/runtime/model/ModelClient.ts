@@ -11,7 +11,7 @@
  * line made from it can carry them (services/shared/SecretRedaction.ts).
  */
 import { Sse } from "@effect/experimental"
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Clock, Context, Duration, Effect, Option, type Redacted, Schedule, Stream } from "effect"
@@ -137,14 +137,13 @@ const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, ""
 export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
   scoped: Effect.gen(function*() {
     const policy = yield* NetworkPolicy
-    // Blocking private targets: connections check what the host resolves to as they connect.
-    const http = policy.lookup === undefined
-      ? yield* HttpClient.HttpClient
-      : yield* Effect.provideServiceEffect(
-        NodeHttpClient.make,
-        NodeHttpClient.HttpAgent,
-        NodeHttpClient.makeAgent({ lookup: policy.lookup })
-      )
+    // Connections are kept open between calls (no TCP connect, nor TLS handshake, per model call);
+    // when private targets are blocked, they check what the host resolves to as they connect.
+    const http = yield* Effect.provideServiceEffect(
+      NodeHttpClient.make,
+      NodeHttpClient.HttpAgent,
+      NodeHttpClient.makeAgent(policy.lookup === undefined ? { keepAlive: true } : { keepAlive: true, lookup: policy.lookup })
+    )
 
     /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
     const checkTarget = (request: ModelRequest) =>
@@ -227,5 +226,5 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
 
     return { stream, respond, generate } as const
   }),
-  dependencies: [NodeHttpClient.layer, NetworkPolicy.Default]
+  dependencies: [NetworkPolicy.Default]
 }) {}
