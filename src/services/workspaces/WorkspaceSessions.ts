@@ -1,14 +1,14 @@
 /**
  * Sessions of a workspace (`POST /api/v1/workspaces/{workspace_id}/sessions`, docs/workspaces.md):
  * a worktree made (or found) on a machine through its daemon, and an ordinary agent of the
- * workspace's project whose config puts its machine tools on that machine with `cwd` = the
- * worktree. The first input of the agent is the initial prompt. A worktree waiting for a
- * checkpoint restore on this machine is restored first.
+ * workspace's project (SessionAgents) whose config puts its machine tools on that machine with
+ * `cwd` = the worktree. The first input of the agent is the initial prompt. A worktree waiting for
+ * a checkpoint restore on this machine is restored first; a session on a REMOTE worktree is one
+ * more session of the agent its migration started in the sandbox.
  */
 import { Effect, Option, Schema } from "effect"
 import { Conflict, Forbidden, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import {
-  type AgentConfigId,
   type AgentId,
   type MachineId,
   UserMachinePathId,
@@ -17,18 +17,14 @@ import {
   WorkspaceSessionId,
   WorktreeId
 } from "../../domain/shared/Ids.ts"
-import { type CodeSettings, effectiveCode, toolsOf } from "../../domain/workspaces/SessionCode.ts"
 import type { LaunchedSession, LaunchSession } from "../../domain/workspaces/Workspaces.ts"
-import { AgentConfigs } from "../configuration/AgentConfigs.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
-import { AgentInputs } from "../runtime/AgentInputs.ts"
-import { Agents } from "../runtime/Agents.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
-import { UserSettings } from "./UserSettings.ts"
+import { SessionAgents } from "./SessionAgents.ts"
 import { asSessionFailure, WorkspaceMachines } from "./WorkspaceMachines.ts"
 import { type StoredSession, WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
@@ -47,10 +43,7 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
     const checkpoints = yield* CheckpointsRepository
     const machines = yield* MachinesRepository
     const onMachine = yield* WorkspaceMachines
-    const settings = yield* UserSettings
-    const configs = yield* AgentConfigs
-    const agents = yield* Agents
-    const inputs = yield* AgentInputs
+    const sessionAgents = yield* SessionAgents
     const access = yield* Access
     const ids = yield* IdGenerator
 
@@ -64,15 +57,6 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
         events_path: eventsPath(workspace, session.agent_id)
       }
     })
-
-    const prompt = (workspace: StoredWorkspace, agentId: AgentId, text: string | null | undefined) =>
-      text === null || text === undefined
-        ? Effect.void
-        : inputs.send(workspace.org_id, workspace.project_id, agentId, { content_blocks: [{ type: "text", text }] }).pipe(
-          Effect.asVoid,
-          // No idempotency key is sent.
-          Effect.catchTag("IdempotencyKeyConflict", Effect.die)
-        )
 
     /** A machine the user may use in the workspace's project, as stored. */
     const machineFor = (workspace: StoredWorkspace, userId: UserId, machineId: MachineId | null, field: string) =>
@@ -89,68 +73,6 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
         return yield* machines.findById(machineId).pipe(
           someOrFail(() => new InvalidRequest({ error: `${field.slice(1)}: machine ${machineId} not found` }))
         )
-      })
-
-    /** The model of the session: the default provider (else the only configured one) and its model. */
-    const modelOf = (code: CodeSettings) =>
-      Effect.gen(function*() {
-        const providers = code.providers ?? {}
-        const keys = Object.keys(providers)
-        const provider = code.default_provider ?? (keys.length === 1 ? keys[0] : undefined)
-        const entry = provider === undefined ? undefined : providers[provider]
-        if (provider === undefined || entry?.model === undefined) {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              error: "No model for the session's agent: set code.default_provider and code.providers.<provider>.model " +
-                "in your settings (PATCH /api/v1/user/settings) or in session_settings",
-              issues: [{ path: "/session_settings/code", message: "names no provider with a model" }]
-            })
-          )
-        }
-        return { provider, model: entry.model, thinking: entry.thinking }
-      })
-
-    /** A new agent config and agent of the project for the session, working in `path` on the machine. */
-    const newAgent = (
-      workspace: StoredWorkspace,
-      source: Readonly<Record<string, unknown>>,
-      path: string,
-      branch: string | null,
-      code: CodeSettings,
-      metadata: Readonly<Record<string, unknown>>
-    ) =>
-      Effect.gen(function*() {
-        const { model, provider, thinking } = yield* modelOf(code)
-        const definition = {
-          instruction: `You are the coding agent of the workspace "${workspace.name}". You work in the directory ${path}` +
-            (branch === null ? "" : `, a git worktree on the branch ${branch}`) +
-            ". Use the machine tools to read, search, change files and run commands there.",
-          model: {
-            provider_config: provider,
-            name: model,
-            ...(thinking === undefined || thinking === "none" ? {} : { reasoning: { effort: thinking } })
-          },
-          tools: toolsOf(code.mode),
-          machine_sources: [source]
-        }
-        const created = yield* configs.create(workspace.org_id, workspace.project_id, {
-          source_format: "json",
-          source: definition
-        }).pipe(
-          Effect.catchTag("ValidationFailed", (failure) =>
-            Effect.fail(
-              new InvalidRequest({
-                error: `The session's agent config is not valid for project ${workspace.project_id} (check the model in ` +
-                  `your settings or session_settings): ${failure.error}`,
-                issues: failure.issues ?? []
-              })
-            ))
-        )
-        const agent = yield* agents.launch(workspace.org_id, workspace.project_id, {
-          agent_config_id: created.config.id,
-          metadata: { ...metadata }
-        })
-        return { agentId: agent.id as AgentId, configId: created.config.id as AgentConfigId }
       })
 
     /** Makes (or finds) the worktree on the machine, restoring a pending checkpoint there first; the stored row. */
@@ -226,7 +148,7 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
           const session = yield* sessions.find(workspace.id, input.user_session_id).pipe(
             someOrFail(sessionNotFound(input.user_session_id))
           )
-          yield* prompt(workspace, session.agent_id, input.initial_prompt)
+          yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
           return ok(workspace, session)
         }
 
@@ -259,7 +181,7 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
               resume_session_id: input.resume_session_id ?? null,
               metadata: input.metadata ?? {}
             })
-            yield* prompt(workspace, session.agent_id, input.initial_prompt)
+            yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
             return ok(workspace, session)
           })
         if (Option.isSome(previous)) return yield* continuing(previous.value)
@@ -288,11 +210,10 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
             })
           )
         }
-        const code = effectiveCode(yield* settings.get(userId), input.session_settings)
-        yield* modelOf(code)
+        const code = yield* sessionAgents.codeFor(userId, input.session_settings)
         const { location, row } = yield* placeWorktree(workspace, machine, name)
         const sessionId = yield* ids.make(WorkspaceSessionId)
-        const { agentId, configId } = yield* newAgent(workspace, { machine_id: machine.id, cwd: location.path }, location.path, location.branch, code, {
+        const { agentId, configId } = yield* sessionAgents.newAgent(workspace, { machine_id: machine.id, cwd: location.path }, location.path, location.branch, code, {
           workspace_id: workspace.id,
           workspace_session_id: sessionId,
           worktree_id: row.id
@@ -307,29 +228,11 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
           resume_session_id: null,
           metadata: input.metadata ?? {}
         })
-        yield* prompt(workspace, agentId, input.initial_prompt)
+        yield* sessionAgents.prompt(workspace, agentId, input.initial_prompt)
         return ok(workspace, session)
       })
 
-    /**
-     * The agent of a REMOTE worktree: its config names the workspace's pool (one machine, started
-     * at launch), with the caller's settings' model; the machine's path is not known yet, so the
-     * instruction names `path` and the tools start in the machine's first directory.
-     */
-    const sandboxAgent = (workspace: StoredWorkspace, userId: UserId, path: string, branch: string | null) =>
-      Effect.gen(function*() {
-        const code = effectiveCode(yield* settings.get(userId), null)
-        return yield* newAgent(
-          workspace,
-          { machine_pool_id: workspace.machine_pool_id, initial_num_machines: 1, max_machines: 1 },
-          path,
-          branch,
-          code,
-          { workspace_id: workspace.id }
-        )
-      })
-
-    return { launch, sandboxAgent, modelFor: (userId: UserId) => Effect.flatMap(settings.get(userId), (user) => modelOf(effectiveCode(user, null))) } as const
+    return { launch } as const
   }),
   dependencies: [
     Workspaces.Default,
@@ -338,10 +241,7 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
     CheckpointsRepository.Default,
     MachinesRepository.Default,
     WorkspaceMachines.Default,
-    UserSettings.Default,
-    AgentConfigs.Default,
-    Agents.Default,
-    AgentInputs.Default,
+    SessionAgents.Default,
     Access.Default,
     IdGenerator.Default
   ]

@@ -37,7 +37,7 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { asApiFailure, WorkspaceMachines } from "./WorkspaceMachines.ts"
-import { WorkspaceSessions } from "./WorkspaceSessions.ts"
+import { SessionAgents } from "./SessionAgents.ts"
 import { WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
@@ -53,7 +53,7 @@ export class WorktreeMigrations extends Effect.Service<WorktreeMigrations>()("Wo
     const onMachine = yield* WorkspaceMachines
     const access = yield* Access
     const ids = yield* IdGenerator
-    const sessionAgents = yield* WorkspaceSessions
+    const sessionAgents = yield* SessionAgents
 
     /**
      * A checkpoint of the worktree as it is now, made by its machine's daemon and stored; none
@@ -107,7 +107,7 @@ export class WorktreeMigrations extends Effect.Service<WorktreeMigrations>()("Wo
       Effect.gen(function*() {
         const poolId = workspace.machine_pool_id!
         const source = input.source ?? "checkpoint"
-        yield* sessionAgents.modelFor(userId)
+        yield* sessionAgents.codeFor(userId, null)
         const checkpoint = source === "checkpoint" ? yield* takeCheckpoint(workspace, worktree) : Option.none()
         const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
         if (source === "checkpoint" && currentId === null) {
@@ -253,6 +253,6 @@ export class WorktreeMigrations extends Effect.Service<WorktreeMigrations>()("Wo
     WorkspaceMachines.Default,
     Access.Default,
     IdGenerator.Default,
-    WorkspaceSessions.Default
+    SessionAgents.Default
   ]
 }) {}
