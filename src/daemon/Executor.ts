@@ -32,7 +32,7 @@ const toolContext = (operation: ToolOperation): Effect.Effect<ToolContext, Opera
     const cwd = yield* Effect.flatMap(absolutePath(given, "/"), resolveExisting)
     const isDirectory = yield* Effect.promise(() => fs.stat(cwd).then((stat) => stat.isDirectory(), () => false))
     if (!isDirectory) return yield* Effect.fail(operationError("invalid_request", `the working directory ${cwd} is not a directory`))
-    return { cwd, env: operation.env }
+    return { cwd, env: operation.env, unsetEnv: operation.unset_env }
   })
 
 const runTool = (operation: ToolOperation) =>

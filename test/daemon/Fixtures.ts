@@ -25,7 +25,7 @@ export interface Tree {
   readonly read: (name: string) => string
   readonly link: (name: string, target: string) => void
   readonly run: (operation: Operation) => Promise<Outcome>
-  readonly tool: (tool: MachineToolName, input: Record<string, unknown>, options?: { cwd?: string; env?: Record<string, string> }) => Promise<Outcome>
+  readonly tool: (tool: MachineToolName, input: Record<string, unknown>, options?: { cwd?: string; env?: Record<string, string>; unsetEnv?: ReadonlyArray<string> }) => Promise<Outcome>
   readonly remove: () => void
 }
 
@@ -58,7 +58,8 @@ export const makeTree = (): Tree => {
         tool,
         input,
         cwd: options.cwd ?? root,
-        env: options.env ?? {}
+        env: options.env ?? {},
+        unset_env: options.unsetEnv ?? []
       }),
     remove: () => rmSync(base, { recursive: true, force: true })
   }

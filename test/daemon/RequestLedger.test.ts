@@ -54,7 +54,8 @@ const command = (request_id: string, command: string): Request => ({
   tool: "run_command",
   input: { command },
   cwd: null,
-  env: {}
+  env: {},
+  unset_env: []
 })
 
 const runs = () => (existsSync(tree.path("runs")) ? readFileSync(tree.path("runs"), "utf8").split("\n").filter(Boolean).length : 0)

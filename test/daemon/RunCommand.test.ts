@@ -17,7 +17,10 @@ beforeEach(() => {
 })
 afterEach(() => tree.remove())
 
-const run = (command: string, options: { timeout_seconds?: number; cwd?: string; env?: Record<string, string> } = {}) =>
+const run = (
+  command: string,
+  options: { timeout_seconds?: number; cwd?: string; env?: Record<string, string>; unsetEnv?: ReadonlyArray<string> } = {}
+) =>
   tree.tool("run_command", { command, ...(options.timeout_seconds ? { timeout_seconds: options.timeout_seconds } : {}) }, options)
 
 /** The process group id a command printed first (`echo $$`: the shell leads its own group). */
@@ -39,6 +42,20 @@ describe("run_command", () => {
     tree.write("sub/marker", "")
     const output = outputOf(await run("pwd; echo \"$GREETING $HOME\"", { cwd: tree.path("sub"), env: { GREETING: "hello" } }))
     expect(output.stdout).toBe(`${tree.path("sub")}\nhello ${process.env.HOME}\n`)
+  })
+
+  it("does not pass on the daemon's variables the request unsets (a config overlay's null)", async () => {
+    process.env.AP_TEST_POOL_DEFAULT = "from the pool"
+    try {
+      const print = "echo \"${AP_TEST_POOL_DEFAULT-unset} ${HOME-unset}\""
+      expect(outputOf(await run(print)).stdout).toBe(`from the pool ${process.env.HOME}\n`)
+      expect(outputOf(await run(print, { unsetEnv: ["AP_TEST_POOL_DEFAULT"] })).stdout).toBe(`unset ${process.env.HOME}\n`)
+      // Unset and set again by the overlay: the overlay's value.
+      expect(outputOf(await run(print, { unsetEnv: ["AP_TEST_POOL_DEFAULT"], env: { AP_TEST_POOL_DEFAULT: "mine" } })).stdout)
+        .toBe(`mine ${process.env.HOME}\n`)
+    } finally {
+      delete process.env.AP_TEST_POOL_DEFAULT
+    }
   })
 
   it(`keeps at most ${COMMAND_OUTPUT_MAX_BYTES} bytes of stdout and stderr together`, async () => {
@@ -82,7 +99,8 @@ describe("run_command", () => {
         tool: "run_command",
         input: { command: `echo $$ > ${pidFile}; sleep 100 & sleep 100` },
         cwd: tree.root,
-        env: {}
+        env: {},
+        unset_env: []
       }))
       const group = Number(yield* Effect.promise(() => contentOnceWritten(pidFile)))
       expect(livingProcessesOf(group).length).toBeGreaterThan(0)

@@ -67,7 +67,8 @@ const models = (client: Client, orgID: OrgId, projectID: ProjectId, names: Reado
     return slugs
   })
 
-const poolConfig = (client: Client, orgID: OrgId, projectID: ProjectId, model: string, poolId: MachinePoolId) =>
+/** A config on the pool; `unset` names a pool default its overlay sets to null. */
+const poolConfig = (client: Client, orgID: OrgId, projectID: ProjectId, model: string, poolId: MachinePoolId, unset?: string) =>
   client.agentConfigs.create({
     path: { orgID, projectID },
     payload: {
@@ -79,7 +80,7 @@ const poolConfig = (client: Client, orgID: OrgId, projectID: ProjectId, model: s
         "  run_command: { permission: allow }",
         "machine_sources:",
         `  - machine_pool_id: ${poolId}`,
-        "    env_overlay: { AGENT_NAME: " + model + " }",
+        `    env_overlay: { AGENT_NAME: ${model}${unset === undefined ? "" : `, ${unset}: null`} }`,
         ""
       ].join("\n")
     }
@@ -117,14 +118,14 @@ describe("machine pools: machines from a local pool", () => {
             default_machine_provider_options: {},
             max_total_machines: 2,
             default_machine_memory_mb: 512,
-            default_machine_env: { POOL_GREETING: "from-the-pool" },
+            default_machine_env: { POOL_GREETING: "from-the-pool", POOL_HINT: "pool-only" },
             delete_after_idle_minutes: 5
           }
         })
         yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
         const configs = {
           a: yield* poolConfig(client, org.id, project.id, "Model A", pool.id),
-          b: yield* poolConfig(client, org.id, project.id, "Model B", pool.id),
+          b: yield* poolConfig(client, org.id, project.id, "Model B", pool.id, "POOL_HINT"),
           c: yield* poolConfig(client, org.id, project.id, "Model C", pool.id)
         }
         return { org, project, slugs, pool, configs }
@@ -134,7 +135,7 @@ describe("machine pools: machines from a local pool", () => {
     const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
     const orgPath = { orgID: setup.org.id }
     const poolPath = { orgID: setup.org.id, poolID: setup.pool.id }
-    const command = (label: string) => `echo ${label} > mine.txt; echo "$POOL_GREETING $AGENT_NAME"; pwd`
+    const command = (label: string) => `echo ${label} > mine.txt; echo "$POOL_GREETING $AGENT_NAME \${POOL_HINT-unset}"; pwd`
     await Effect.runPromise(Effect.all([
       servers.provider.script([Reply.toolCall("run_command", { command: command("a") }), Reply.text("A done.")], { model: setup.slugs["Model A"] }),
       servers.provider.script([Reply.toolCall("run_command", { command: command("b") }), Reply.text("B done.")], { model: setup.slugs["Model B"] }),
@@ -169,8 +170,9 @@ describe("machine pools: machines from a local pool", () => {
     }
     const [resultA] = await results(a.id)
     const [resultB] = await results(b.id)
-    expect(resultA).toContain("from-the-pool Model A")
-    expect(resultB).toContain("from-the-pool Model B")
+    expect(resultA).toContain("from-the-pool Model A pool-only")
+    // B's overlay unsets a pool default: its command does not see it, though its daemon has it.
+    expect(resultB).toContain("from-the-pool Model B unset")
     const machines = await poolMachines()
     expect(machines).toHaveLength(2)
     for (const machine of machines) {

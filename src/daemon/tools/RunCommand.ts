@@ -14,7 +14,7 @@ import {
   type RunCommandOutput
 } from "../../domain/machines/MachineTools.ts"
 import { operationError } from "../OperationError.ts"
-import type { ToolContext } from "./ToolContext.ts"
+import { commandEnvironment, type ToolContext } from "./ToolContext.ts"
 
 export const COMMAND_KILL_GRACE = Duration.seconds(2)
 
@@ -64,7 +64,7 @@ export const runCommand = (input: RunCommandInput, context: ToolContext) =>
     const started = yield* Clock.currentTimeMillis
     const child = yield* Command.make("/bin/sh", "-c", input.command).pipe(
       Command.workingDirectory(context.cwd),
-      Command.env(context.env),
+      Command.env(commandEnvironment(context), { extendEnv: false }),
       Command.feed(""),
       Command.start,
       Effect.mapError((error) => operationError("internal_error", `the command could not start: ${error.message}`))

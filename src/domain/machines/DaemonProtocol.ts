@@ -33,14 +33,19 @@ const Version = Schema.Number.pipe(Schema.int(), Schema.positive())
 
 // ---- Operations ----
 
-/** A built-in tool call of an agent. `cwd` resolves relative paths; `env` overlays the command's environment. */
+/**
+ * A built-in tool call of an agent. `cwd` resolves relative paths; `env` overlays the command's
+ * environment; `unset_env` names variables removed from the environment the command inherits from
+ * the daemon (a config's overlay that sets them to `null`).
+ */
 export const ToolOperation = Schema.Struct({
   operation: Schema.Literal("tool"),
   tool_call_id: Schema.String,
   tool: MachineToolName,
   input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   cwd: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
-  env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) })
+  env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
+  unset_env: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 export type ToolOperation = typeof ToolOperation.Type
 

@@ -15,8 +15,10 @@ export type MachinePlace =
 export interface MachineTarget {
   readonly place: MachinePlace
   readonly cwd: string | null
-  /** Variables set for commands; a `null` of the config (unset) is left out: the daemon only adds variables. */
+  /** Variables set for commands. */
   readonly env: Readonly<Record<string, string>>
+  /** Variables the config's overlays set to `null`: removed from what commands inherit (and from a pool's defaults). */
+  readonly unsetEnv: ReadonlyArray<string>
   /** Variables whose values are secrets, revealed by the server when the request is sent. */
   readonly secretEnv: Readonly<Record<string, SecretId>>
 }
@@ -35,10 +37,17 @@ export const machineTargetOf = (compiled: CompiledAgentConfig): MachineTarget | 
     const place = placeOf(source)
     if (place === null) continue
     const env: Record<string, string> = {}
-    for (const [name, value] of Object.entries(source.env_overlay ?? {})) if (value !== null) env[name] = value
     const secretEnv: Record<string, SecretId> = {}
-    for (const [name, value] of Object.entries(source.secret_env_overlay ?? {})) if (value !== null) secretEnv[name] = value
-    return { place, cwd: source.cwd ?? null, env, secretEnv }
+    const unsetEnv: Array<string> = []
+    for (const [name, value] of Object.entries(source.env_overlay ?? {})) {
+      if (value === null) unsetEnv.push(name)
+      else env[name] = value
+    }
+    for (const [name, value] of Object.entries(source.secret_env_overlay ?? {})) {
+      if (value === null) unsetEnv.push(name)
+      else secretEnv[name] = value
+    }
+    return { place, cwd: source.cwd ?? null, env, secretEnv, unsetEnv }
   }
   return null
 }

@@ -168,7 +168,8 @@ export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch",
               tool: call.name as MachineToolName,
               input: call.input,
               cwd: machine.cwd,
-              env: machine.env
+              env: machine.env,
+              unset_env: machine.unsetEnv
             },
             secret_env: machine.secretEnv,
             agent_id: payload.agent_id,
