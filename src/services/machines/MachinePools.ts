@@ -184,6 +184,17 @@ export class MachinePools extends Effect.Service<MachinePools>()("MachinePools",
         yield* Effect.forEach(doomed, poolMachines.destroy, { concurrency: 4, discard: true })
         yield* transaction(Effect.gen(function*() {
           yield* tenantManaged(orgId, poolId, "deleted")
+          // A call admitted meanwhile (the pool row was not held while its machines were stopped).
+          const arrived = (yield* requests.toolCallRunningInPool(poolId)) ||
+            (yield* machines.poolMachines(poolId, ["provisioning", "running"])).length > 0
+          if (arrived) {
+            return yield* Effect.fail(
+              new PendingWork({
+                error: `Pool ${poolId} was given work while its machines were being deleted (a tool call, or an ` +
+                  "agent's initial machine); cancel the agents' turns or wait for them to finish, then delete the pool again"
+              })
+            )
+          }
           if (!(yield* pools.remove(orgId, poolId))) return yield* Effect.fail(notFound(poolId)())
         }))
       })
