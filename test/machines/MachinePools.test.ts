@@ -1,15 +1,14 @@
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { rmSync, writeFileSync } from "node:fs"
+import { rmSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { MachinePoolId } from "../../src/domain/shared/Ids.ts"
-import { ClusterPoolsLive } from "../../src/layers/ClusterPools.ts"
-import { ClusterPools } from "../../src/services/machines/ClusterPools.ts"
+import { installClusterPools } from "../support/ClusterPoolsFile.ts"
 import {
   describeApp,
   expectFailure,
@@ -18,7 +17,6 @@ import {
   newId,
   newUser,
   rawRequest,
-  testConfig,
   type TestUser
 } from "../support/TestApp.ts"
 
@@ -510,17 +508,6 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
     }))
 })
 
-/** The start-up step of the operator's pools, run again with `pools` in a fresh file. */
-const installClusterPools = (pools: unknown, raw?: string) =>
-  Effect.gen(function*() {
-    const path = join(tmpdir(), `pools-cluster-${randomBytes(4).toString("hex")}.json`)
-    writeFileSync(path, raw ?? JSON.stringify({ pools }))
-    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(path, { force: true })))
-    return yield* Effect.scoped(
-      Layer.build(ClusterPoolsLive.pipe(Layer.provide(ClusterPools.Default), Layer.provide(testConfig({ clusterPoolsFile: Option.some(path) }))))
-    ).pipe(Effect.as(path))
-  })
-
 describeApp()("machine pools: a Docker host that never answers", (it) => {
   it.scoped("check-connection gives up after 5 seconds with 422", () =>
     Effect.gen(function*() {
@@ -602,7 +589,7 @@ describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) 
         installClusterPools([{ ...dockerBody, org_id: org.id, name: "x" }, { ...dockerBody, org_id: org.id, name: "x" }])
       )
       expect(twice.message).toContain("declared twice")
-      const notJson = yield* Effect.flip(installClusterPools([], "{ pools: oops"))
+      const notJson = yield* Effect.flip(installClusterPools([], { raw: "{ pools: oops" }))
       expect(notJson.message).toContain("is not a valid cluster pools file")
       const unknownField = yield* Effect.flip(installClusterPools([{ ...dockerBody, org_id: org.id, name: "y", colour: "red" }]))
       expect(unknownField.message).toContain("is not a valid cluster pools file")

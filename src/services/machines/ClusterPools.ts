@@ -8,7 +8,9 @@ import { type ClusterPoolsFile, settingsOf, settingsText } from "../../domain/ma
 import { MachinePoolId } from "../../domain/shared/Ids.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { MachinePoolsRepository } from "./MachinePoolsRepository.ts"
+import { MachinePoolsRepository, type StoredPool } from "./MachinePoolsRepository.ts"
+import { MachinesRepository } from "./MachinesRepository.ts"
+import { PoolMachines } from "./PoolMachines.ts"
 import { PoolSettingsValidation } from "./PoolSettingsValidation.ts"
 
 /** The operator's cluster pools file declares a pool the server cannot install. */
@@ -33,19 +35,39 @@ export interface ClusterPoolsInstalled {
 export class ClusterPools extends Effect.Service<ClusterPools>()("ClusterPools", {
   effect: Effect.gen(function*() {
     const pools = yield* MachinePoolsRepository
+    const machines = yield* MachinesRepository
+    const poolMachines = yield* PoolMachines
     const validation = yield* PoolSettingsValidation
     const ids = yield* IdGenerator
     const { transaction } = yield* Transactions
 
     /**
      * Installs the operator's pools (start-up): each declared pool is made or brought up to date
-     * as a `cluster` pool; a cluster pool no longer declared is deleted; a declared name taken by
-     * a tenant pool is skipped (and reported). All or nothing: one invalid entry refuses the file.
+     * as a `cluster` pool; a cluster pool no longer declared is deleted, its machines stopped
+     * first; a declared name taken by a tenant pool is skipped (and reported). All or nothing: one
+     * invalid entry refuses the file.
      */
     const installClusterPools = (file: ClusterPoolsFile) =>
+      Effect.flatMap(install(file), ({ dropped, result }) => Effect.as(Effect.forEach(dropped, retire, { discard: true }), result))
+
+    /** Stops a dropped pool's machines at its provider (a machine that cannot be stopped is left `deleting`), then deletes it. */
+    const retire = (pool: StoredPool) =>
+      Effect.gen(function*() {
+        const doomed = yield* transaction(Effect.gen(function*() {
+          const live = yield* machines.poolMachines(pool.id, ["provisioning", "running"])
+          yield* Effect.forEach(live, (machine) =>
+            machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", "its cluster pool was dropped by the operator"))
+          return yield* machines.poolMachines(pool.id, ["deleting"])
+        }))
+        yield* Effect.forEach(doomed, poolMachines.destroy, { concurrency: 4, discard: true })
+        yield* pools.remove(pool.org_id, pool.id)
+      })
+
+    /** The declared pools made or updated, in one transaction; the cluster pools no longer declared. */
+    const install = (file: ClusterPoolsFile) =>
       transaction(Effect.gen(function*() {
         const declared = new Set<string>()
-        let installed = 0, updated = 0, unchanged = 0, removed = 0
+        let installed = 0, updated = 0, unchanged = 0
         const skipped: Array<string> = []
         for (const [index, entry] of file.pools.entries()) {
           const { org_id: orgId, ...body } = entry
@@ -72,17 +94,19 @@ export class ClusterPools extends Effect.Service<ClusterPools>()("ClusterPools",
             updated++
           }
         }
-        for (const pool of yield* pools.clusterPools()) {
-          if (!declared.has(`${pool.org_id}/${pool.name}`)) {
-            yield* pools.remove(pool.org_id, pool.id)
-            removed++
-          }
-        }
-        const result: ClusterPoolsInstalled = { installed, updated, unchanged, removed, skipped }
-        return result
+        const dropped = (yield* pools.clusterPools()).filter((pool) => !declared.has(`${pool.org_id}/${pool.name}`))
+        const result: ClusterPoolsInstalled = { installed, updated, unchanged, removed: dropped.length, skipped }
+        return { dropped, result }
       }))
 
     return { installClusterPools } as const
   }),
-  dependencies: [MachinePoolsRepository.Default, PoolSettingsValidation.Default, IdGenerator.Default, Transactions.Default]
+  dependencies: [
+    MachinePoolsRepository.Default,
+    MachinesRepository.Default,
+    PoolMachines.Default,
+    PoolSettingsValidation.Default,
+    IdGenerator.Default,
+    Transactions.Default
+  ]
 }) {}

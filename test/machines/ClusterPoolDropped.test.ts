@@ -1,0 +1,84 @@
+/**
+ * A cluster pool the operator drops from AGENT_PLATFORM_CLUSTER_POOLS_FILE (docs/machine-pools.md,
+ * "Cluster pools"): at the next start-up its machines are stopped at the provider (their daemon
+ * processes end) and marked `deleted`, then the pool is deleted. Real daemon processes of the
+ * `local` provider.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { afterAll } from "vitest"
+import { installClusterPools } from "../support/ClusterPoolsFile.ts"
+import { eventually } from "../support/Polling.ts"
+import { runtimeProject } from "../support/RuntimeProject.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { TestAppLive } from "../support/TestApp.ts"
+import { fastRetries } from "../runtime/RuntimeLayer.ts"
+
+const LOCAL_KEY = `local-key-${randomBytes(8).toString("hex")}`
+const machineIds: Array<string> = []
+
+afterAll(() => {
+  for (const id of machineIds) spawnSync("pkill", ["-KILL", "-f", id])
+})
+
+/** Whether a process of the machine's daemon runs on this host. */
+const daemonRuns = (machineId: string) => spawnSync("pgrep", ["-f", machineId]).status === 0
+
+const DroppedTestLive = Layer.mergeAll(
+  TestAppLive({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }),
+  ScriptedProvider.layer
+).pipe(Layer.provide(fastRetries))
+
+layer(DroppedTestLive, { timeout: "180 seconds", excludeTestServices: true })("cluster pools dropped by the operator", (it) => {
+  it.scoped("the dropped pool's machines are stopped and deleted, then the pool", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const orgPath = { orgID: rt.org.id }
+      const key = yield* rt.client.secrets.create({ path: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+      const declared = {
+        org_id: rt.org.id,
+        name: "operators-local",
+        provider: "local",
+        provider_auth_secret_id: key.id,
+        default_machine_provider_options: {},
+        max_total_machines: 1
+      }
+      const config = { localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }
+      yield* installClusterPools([declared], { config })
+      const [pool] = (yield* rt.client.machinePools.list({ path: orgPath, urlParams: {} })).data
+      expect([pool.name, pool.management_kind]).toEqual(["operators-local", "cluster"])
+      yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+      const agentConfig = yield* rt.client.agentConfigs.create({
+        path: rt.projectPath,
+        payload: {
+          source_format: "yaml",
+          source: [
+            "instruction: Work on the machine.",
+            "model: { provider_config: Scripted, name: Scripted model }",
+            "machine_sources:",
+            `  - machine_pool_id: ${pool.id}`,
+            "    initial_num_machines: 1",
+            ""
+          ].join("\n")
+        }
+      })
+      yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: agentConfig.id } })
+      const machineOf = rt.client.machines.list({ path: orgPath, urlParams: {} }).pipe(
+        Effect.map((page) => page.data.find((machine) => machine.name.startsWith("operators-local-")))
+      )
+      const machine = (yield* eventually(machineOf, (found) => found?.status === "idle", "the pool machine idle", "90 seconds"))!
+      machineIds.push(machine.id)
+      expect(daemonRuns(machine.id)).toBe(true)
+
+      // The operator drops the pool from the file; the server starts again.
+      yield* installClusterPools([], { config })
+      const after = yield* rt.client.machines.get({ path: { orgID: rt.org.id, machineID: machine.id } })
+      expect(after.status).toBe("deleted")
+      expect(daemonRuns(machine.id)).toBe(false)
+      const gone = yield* Effect.either(rt.client.machinePools.get({ path: { orgID: rt.org.id, poolID: pool.id } }))
+      expect(gone._tag === "Left" && gone.left._tag).toBe("NotFound")
+    }))
+})
