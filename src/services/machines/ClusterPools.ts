@@ -50,7 +50,10 @@ export class ClusterPools extends Effect.Service<ClusterPools>()("ClusterPools",
     const installClusterPools = (file: ClusterPoolsFile) =>
       Effect.flatMap(install(file), ({ dropped, result }) => Effect.as(Effect.forEach(dropped, retire, { discard: true }), result))
 
-    /** Stops a dropped pool's machines at its provider (a machine that cannot be stopped is left `deleting`), then deletes it. */
+    /**
+     * Stops a dropped pool's machines at its provider, then deletes it; while one of them cannot
+     * be stopped, the pool stays (the next start-up tries again).
+     */
     const retire = (pool: StoredPool) =>
       Effect.gen(function*() {
         const doomed = yield* transaction(Effect.gen(function*() {
@@ -60,6 +63,13 @@ export class ClusterPools extends Effect.Service<ClusterPools>()("ClusterPools",
           return yield* machines.poolMachines(pool.id, ["deleting"])
         }))
         yield* Effect.forEach(doomed, poolMachines.destroy, { concurrency: 4, discard: true })
+        const left = yield* machines.poolMachines(pool.id, ["deleting"])
+        if (left.length > 0) {
+          return yield* Effect.logWarning(
+            `cluster pool ${pool.org_id}/${pool.name} was dropped from the file, but ${left.length} of its machines could ` +
+              "not be stopped at the provider; the pool stays until they are (the next start-up tries again)"
+          )
+        }
         yield* pools.remove(pool.org_id, pool.id)
       })
 
