@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { afterAll } from "vitest"
 import { installClusterPools } from "../support/ClusterPoolsFile.ts"
-import { eventually } from "../support/Polling.ts"
+import { agentOnPool } from "../support/PoolAgents.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { TestAppLive } from "../support/TestApp.ts"
@@ -51,25 +51,7 @@ layer(DroppedTestLive, { timeout: "180 seconds", excludeTestServices: true })("c
       const [pool] = (yield* rt.client.machinePools.list({ path: orgPath, urlParams: {} })).data
       expect([pool.name, pool.management_kind]).toEqual(["operators-local", "cluster"])
       yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      const agentConfig = yield* rt.client.agentConfigs.create({
-        path: rt.projectPath,
-        payload: {
-          source_format: "yaml",
-          source: [
-            "instruction: Work on the machine.",
-            "model: { provider_config: Scripted, name: Scripted model }",
-            "machine_sources:",
-            `  - machine_pool_id: ${pool.id}`,
-            "    initial_num_machines: 1",
-            ""
-          ].join("\n")
-        }
-      })
-      yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: agentConfig.id } })
-      const machineOf = rt.client.machines.list({ path: orgPath, urlParams: {} }).pipe(
-        Effect.map((page) => page.data.find((machine) => machine.name.startsWith("operators-local-")))
-      )
-      const machine = (yield* eventually(machineOf, (found) => found?.status === "idle", "the pool machine idle", "90 seconds"))!
+      const { machine } = yield* agentOnPool(rt, pool)
       machineIds.push(machine.id)
       expect(daemonRuns(machine.id)).toBe(true)
 

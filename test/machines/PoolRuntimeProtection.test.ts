@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { afterAll } from "vitest"
 import { eventually } from "../support/Polling.ts"
+import { agentOnPool } from "../support/PoolAgents.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { TestAppLive } from "../support/TestApp.ts"
@@ -50,26 +51,7 @@ layer(ProtectionTestLive, { timeout: "180 seconds", excludeTestServices: true })
           })
           poolIds.push(pool.id)
           yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-          const config = yield* rt.client.agentConfigs.create({
-            path: rt.projectPath,
-            payload: {
-              source_format: "yaml",
-              source: [
-                "instruction: Work on the machine.",
-                "model: { provider_config: Scripted, name: Scripted model }",
-                "machine_sources:",
-                `  - machine_pool_id: ${pool.id}`,
-                "    initial_num_machines: 1",
-                ""
-              ].join("\n")
-            }
-          })
-          yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
-          const machineOf = rt.client.machines.list({ path: orgPath, urlParams: {} }).pipe(
-            Effect.map((page) => page.data.find((machine) => machine.name.startsWith(`${name}-`)))
-          )
-          const idle = yield* eventually(machineOf, (machine) => machine?.status === "idle", `the ${name} machine idle`, "90 seconds")
-          return { machineOf, machine: idle! }
+          return yield* agentOnPool(rt, pool)
         })
       const guarded = yield* poolMachine(true)
       const unguarded = yield* poolMachine(false)

@@ -1,0 +1,34 @@
+/**
+ * An agent of the runtime project whose config names a machine pool with one initial machine
+ * (`initial_num_machines: 1`): launched, then waited for until the machine the pool started for it
+ * is `idle` (its daemon registered). Machines of a pool are named after it (`<pool name>-…`).
+ */
+import { Effect } from "effect"
+import type { MachinePoolId } from "../../src/domain/shared/Ids.ts"
+import { eventually } from "./Polling.ts"
+import type { RuntimeProject } from "./RuntimeProject.ts"
+
+export const agentOnPool = (rt: RuntimeProject, pool: { readonly id: MachinePoolId; readonly name: string }) =>
+  Effect.gen(function*() {
+    const config = yield* rt.client.agentConfigs.create({
+      path: rt.projectPath,
+      payload: {
+        source_format: "yaml",
+        source: [
+          "instruction: Work on the machine.",
+          "model: { provider_config: Scripted, name: Scripted model }",
+          "machine_sources:",
+          `  - machine_pool_id: ${pool.id}`,
+          "    initial_num_machines: 1",
+          ""
+        ].join("\n")
+      }
+    })
+    yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+    /** The pool's machine as listed now. */
+    const machineOf = rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} }).pipe(
+      Effect.map((page) => page.data.find((machine) => machine.name.startsWith(`${pool.name}-`)))
+    )
+    const idle = yield* eventually(machineOf, (machine) => machine?.status === "idle", `the ${pool.name} machine idle`, "90 seconds")
+    return { machineOf, machine: idle! }
+  })
