@@ -182,5 +182,11 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
           "60 seconds"
         )
       }
+      // Its sandbox gone, the REMOTE worktree takes no session until it is migrated to LOCAL.
+      const sandboxGone = yield* Effect.either(rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/remote" }
+      }))
+      expect(sandboxGone._tag === "Left" && sandboxGone.left._tag).toBe("Conflict")
     }), { timeout: 170_000 })
 })

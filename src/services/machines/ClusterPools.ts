@@ -9,7 +9,6 @@ import { MachinePoolId } from "../../domain/shared/Ids.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { MachinePoolsRepository, type StoredPool } from "./MachinePoolsRepository.ts"
-import { MachinesRepository } from "./MachinesRepository.ts"
 import { PoolMachines } from "./PoolMachines.ts"
 import { PoolSettingsValidation } from "./PoolSettingsValidation.ts"
 
@@ -35,7 +34,6 @@ export interface ClusterPoolsInstalled {
 export class ClusterPools extends Effect.Service<ClusterPools>()("ClusterPools", {
   effect: Effect.gen(function*() {
     const pools = yield* MachinePoolsRepository
-    const machines = yield* MachinesRepository
     const poolMachines = yield* PoolMachines
     const validation = yield* PoolSettingsValidation
     const ids = yield* IdGenerator
@@ -56,17 +54,11 @@ export class ClusterPools extends Effect.Service<ClusterPools>()("ClusterPools",
      */
     const retire = (pool: StoredPool) =>
       Effect.gen(function*() {
-        const doomed = yield* transaction(Effect.gen(function*() {
-          const live = yield* machines.poolMachines(pool.id, ["provisioning", "running"])
-          yield* Effect.forEach(live, (machine) =>
-            machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", "its cluster pool was dropped by the operator"))
-          return yield* machines.poolMachines(pool.id, ["deleting"])
-        }))
-        yield* Effect.forEach(doomed, poolMachines.destroy, { concurrency: 4, discard: true })
-        const left = yield* machines.poolMachines(pool.id, ["deleting"])
-        if (left.length > 0) {
+        yield* transaction(poolMachines.markPoolDeleting(pool.id, "its cluster pool was dropped by the operator"))
+        const left = yield* poolMachines.destroyPoolDeleting(pool.id)
+        if (left > 0) {
           return yield* Effect.logWarning(
-            `cluster pool ${pool.org_id}/${pool.name} was dropped from the file, but ${left.length} of its machines could ` +
+            `cluster pool ${pool.org_id}/${pool.name} was dropped from the file, but ${left} of its machines could ` +
               "not be stopped at the provider; the pool stays until they are (the next start-up tries again)"
           )
         }
@@ -113,7 +105,6 @@ export class ClusterPools extends Effect.Service<ClusterPools>()("ClusterPools",
   }),
   dependencies: [
     MachinePoolsRepository.Default,
-    MachinesRepository.Default,
     PoolMachines.Default,
     PoolSettingsValidation.Default,
     IdGenerator.Default,

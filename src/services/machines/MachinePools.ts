@@ -166,7 +166,7 @@ export class MachinePools extends Effect.Service<MachinePools>()("MachinePools",
      */
     const remove = (orgId: OrgId, poolId: MachinePoolId) =>
       Effect.gen(function*() {
-        const doomed = yield* transaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           yield* tenantManaged(orgId, poolId, "deleted")
           if (yield* requests.toolCallRunningInPool(poolId)) {
             return yield* Effect.fail(
@@ -176,12 +176,9 @@ export class MachinePools extends Effect.Service<MachinePools>()("MachinePools",
               })
             )
           }
-          const live = yield* machines.poolMachines(poolId, ["provisioning", "running"])
-          yield* Effect.forEach(live, (machine) =>
-            machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", "its pool was deleted"))
-          return [...live, ...yield* machines.poolMachines(poolId, ["deleting"])]
+          yield* poolMachines.markPoolDeleting(poolId, "its pool was deleted")
         }))
-        yield* Effect.forEach(doomed, poolMachines.destroy, { concurrency: 4, discard: true })
+        yield* poolMachines.destroyPoolDeleting(poolId)
         yield* transaction(Effect.gen(function*() {
           yield* tenantManaged(orgId, poolId, "deleted")
           // A call admitted meanwhile (the pool row was not held while its machines were stopped).

@@ -285,6 +285,20 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
         Effect.catchAll((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
       )
 
+    /** Marks the pool's provisioning and running machines `deleting`, saying why (inside the caller's transaction). */
+    const markPoolDeleting = (poolId: MachinePoolId, why: string) =>
+      Effect.flatMap(machines.poolMachines(poolId, ["provisioning", "running"]), (live) =>
+        Effect.forEach(live, (machine) => machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", why), {
+          discard: true
+        }))
+
+    /** Deletes the pool's `deleting` machines at its provider; how many are left (their provider failed). */
+    const destroyPoolDeleting = (poolId: MachinePoolId) =>
+      Effect.gen(function*() {
+        yield* Effect.forEach(yield* machines.poolMachines(poolId, ["deleting"]), destroy, { concurrency: 4, discard: true })
+        return (yield* machines.poolMachines(poolId, ["deleting"])).length
+      })
+
     /** Marks idle, unanswering and never-registered machines `deleting`, then deletes every `deleting` one. */
     const reap = Effect.gen(function*() {
       yield* machines.expire(config.poolMinuteSeconds)
@@ -346,7 +360,7 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
     /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
     const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
 
-    return { admit, provisionInitial, destroy, reap, refuseOverdue, reconcile } as const
+    return { admit, provisionInitial, destroy, markPoolDeleting, destroyPoolDeleting, reap, refuseOverdue, reconcile } as const
   }),
   dependencies: [
     MachinesRepository.Default,

@@ -191,6 +191,21 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
         const remote = Option.filter(yield* worktrees.named(workspace.id, name), (row) =>
           row.worktree_type === "REMOTE" && (input.machine_id === undefined || input.machine_id === null || input.machine_id === row.managed_machine_id))
         if (Option.isSome(remote)) {
+          const sandboxMachine = remote.value.managed_machine_id === null
+            ? Option.none<StoredMachine>()
+            : yield* machines.findById(remote.value.managed_machine_id)
+          const gone = Option.match(sandboxMachine, {
+            onNone: () => true,
+            onSome: (machine) => machine.pool_state === "deleting" || machine.pool_state === "deleted"
+          })
+          if (gone) {
+            return yield* Effect.fail(
+              new Conflict({
+                error: `The sandbox of worktree ${remote.value.id} was deleted; migrate the worktree to LOCAL ` +
+                  "(its last checkpoint is restored there) to work on it again"
+              })
+            )
+          }
           const sandbox = yield* sessions.latestOfWorktree(remote.value.id).pipe(
             Effect.flatMap(Option.match({
               onSome: Effect.succeed,
