@@ -1,5 +1,5 @@
 /**
- * The work of a turn's activities (docs/runtime.md, "The loop"):
+ * The steps of a turn's workflow (docs/runtime.md, "The loop"):
  *
  * - `modelStep(turn, n)`: the n-th model call of a turn. It builds the request from the timeline
  *   (compacting earlier turns first when the input does not fit), calls the model through the

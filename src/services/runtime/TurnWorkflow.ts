@@ -30,7 +30,7 @@ export const PlannedCall = Schema.Struct({
 })
 export type PlannedCall = typeof PlannedCall.Type
 
-/** What a model call of a turn ended with, journaled by its Activity and recorded in `turn_steps`. */
+/** What a model call of a turn ended with, recorded in `turn_steps` (the step's journal). */
 export const StepOutcome = Schema.Union(
   Schema.TaggedStruct("ToolCalls", { calls: Schema.Array(PlannedCall) }),
   Schema.TaggedStruct("Finished", {}),

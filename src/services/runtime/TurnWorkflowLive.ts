@@ -1,15 +1,20 @@
 /**
  * The body of the turn workflow (docs/runtime.md, "Durability"): model step after model step,
- * each an Activity whose result is journaled, waiting between them on the DurableDeferreds of the
- * step's tool calls, until the model stops, the provider fails for good, or the turn is
- * cancelled. The step that ends the turn records the end and starts the agent's next queued
- * input (a cancel does both itself); an internal error ends the turn through the `finish`
- * Activity; so an agent never stays `running` after its turn is over.
+ * waiting between them on the DurableDeferreds of the step's tool calls, until the model stops,
+ * the provider fails for good, or the turn is cancelled. The step that ends the turn records the
+ * end and starts the agent's next queued input (a cancel does both itself); an internal error
+ * ends the turn through `finish`; so an agent never stays `running` after its turn is over.
+ *
+ * The steps are not Activities: a step's journal is its `turn_steps` row, written in the
+ * transaction that records the model's answer, and a step run again (on every replay of the body,
+ * after a crash, or on a second process) returns that recorded outcome instead of calling the
+ * model again. An Activity would journal the same outcome a second time, in the cluster's tables,
+ * for about a tenth of a turn's CPU (docs/performance.md).
  */
-import { Activity, DurableDeferred } from "@effect/workflow"
+import { DurableDeferred } from "@effect/workflow"
 import { Cause, Effect } from "effect"
 import { TurnSteps } from "./TurnSteps.ts"
-import { StepOutcome, turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
+import { turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
 
 const runTurn = (payload: TurnPayload) =>
   Effect.gen(function*() {
@@ -17,11 +22,7 @@ const runTurn = (payload: TurnPayload) =>
 
     const loop = Effect.gen(function*() {
       for (let step = 1;; step++) {
-        const outcome = yield* Activity.make({
-          name: `model-call/${step}`,
-          success: StepOutcome,
-          execute: steps.modelStep(payload, step)
-        })
+        const outcome = yield* steps.modelStep(payload, step)
         switch (outcome._tag) {
           case "Stopped":
           case "Failed":
@@ -43,10 +44,7 @@ const runTurn = (payload: TurnPayload) =>
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(
           Effect.logError("A turn failed on an internal error", Cause.die(defect)),
-          Activity.make({
-            name: "finish",
-            execute: steps.finish(payload, "failed", "The turn stopped on an internal error of the platform; send the input again.")
-          })
+          steps.finish(payload, "failed", "The turn stopped on an internal error of the platform; send the input again.")
         )
       )
     )

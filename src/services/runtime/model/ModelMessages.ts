@@ -1,8 +1,7 @@
 /**
  * The normalized language of model calls, independent of any vendor's wire format: the request
  * the runtime builds from an agent's timeline, the events a model call streams back, and the
- * response they fold into. Every shape is a Schema, so a model call's result can be journaled by
- * a workflow Activity. The adapters (OpenAiResponses.ts, OpenAiChatCompletions.ts,
+ * response they fold into. Every shape is a Schema. The adapters (OpenAiResponses.ts, OpenAiChatCompletions.ts,
  * AnthropicMessages.ts) translate to and from each wire format; docs/model-adapters.md.
  */
 import { Option, Redacted, Schema } from "effect"
