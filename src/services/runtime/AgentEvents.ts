@@ -51,6 +51,8 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
      * after each SSE_HEARTBEAT_INTERVAL without events. The live output of the agent's model calls
      * is merged in from the moment the stream opens. It ends with a `stream_closed` event when
      * the caller's access ends (its key deleted, its membership gone, the project deleted).
+     * The events of one wake-up (committed together, such as a turn's output and its end) go out
+     * in one write.
      */
     const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
       Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
@@ -60,7 +62,7 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
               Option.some(
                 events.length === 0
                   ? [Chunk.of(comment("heartbeat")), after] as const
-                  : [Chunk.fromIterable(events.map(toServerSentEvent)), events[events.length - 1].sequence] as const
+                  : [Chunk.of(events.map(toServerSentEvent).join("")), events[events.length - 1].sequence] as const
               ))
           )),
           Stream.merge(Stream.unwrapScoped(Effect.map(live.subscribe(agentId), Stream.map(toDeltaEvent)))),
