@@ -1,10 +1,14 @@
 /**
  * The `agent_events` table: the timeline, one row per event, its kind-specific fields in `data`.
  * Rows carry no organization or project: the agent's are given by the caller, which has the agent.
+ *
+ * `append` takes the agent's next sequences in the statement that inserts the events: it advances
+ * `agents.last_sequence` (the one write of this repository to another table; the counter is the
+ * timeline's), so an append is one statement.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { AgentConfigId, AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentEvent, type NewEvent } from "../../domain/runtime/Events.ts"
 
 /** The event fields kept in columns; the others are the event's `data`. */
@@ -69,14 +73,15 @@ export interface AgentRef {
 
 const AgentFields = { agentId: AgentId, orgId: OrgId, projectId: ProjectId }
 /**
- * New rows. A turn's event is numbered within its turn by the insert itself: `turn_offset` is its
- * place among the new events of its turn (1, 2, ...), added to the turn's last `turn_sequence`
- * (-1 for a new turn, so its opening event is 0).
+ * New rows. `position` is the event's place among the new events (1, 2, ...): its sequence is the
+ * agent's last one before the append plus its position. A turn's event is numbered within its
+ * turn by the insert itself: `turn_offset` is its place among the new events of its turn
+ * (1, 2, ...), added to the turn's last `turn_sequence` (-1 for a new turn, so its opening event
+ * is 0).
  */
 const EventRows = Schema.Array(Schema.Struct({
-  sequence: Schema.Int,
+  position: Schema.Int,
   id: EventId,
-  agent_config_id: AgentConfigId,
   turn_id: Schema.NullOr(TurnId),
   turn_offset: Schema.NullOr(Schema.Int),
   is_opening_event: Schema.Boolean,
@@ -84,8 +89,8 @@ const EventRows = Schema.Array(Schema.Struct({
   data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }))
 
-/** A Postgres notification to send with an insert. */
-const Notice = Schema.Struct({ channel: Schema.String, payload: Schema.String })
+/** A Postgres notification to send with an append: its payload is `prefix`, a space, and the agent's last sequence. */
+const Notice = Schema.Struct({ channel: Schema.String, prefix: Schema.String })
 export type Notice = typeof Notice.Type
 
 /** The kind-specific fields of a new event: what goes in `data`. */
@@ -97,28 +102,35 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
     const selectFor = (orgId: string, projectId: string) =>
       sql`SELECT *, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM agent_events`
 
-    const insert = SqlSchema.findAll({
-      Request: Schema.Struct({ ...AgentFields, rows: EventRows, notice: Schema.NullOr(Notice) }),
+    const append = SqlSchema.findAll({
+      Request: Schema.Struct({ agentId: AgentId, rows: EventRows, notice: Schema.NullOr(Notice) }),
       Result: EventFromRow,
-      execute: ({ agentId, notice, orgId, projectId, rows }) =>
+      execute: ({ agentId, notice, rows }) =>
         Effect.map(
           sql<{ readonly sequence: number }>`
-            WITH inserted AS (
+            WITH allocated AS (
+              UPDATE agents SET last_sequence = last_sequence + ${rows.length}, updated_at = now() WHERE id = ${agentId}
+              RETURNING last_sequence - ${rows.length} AS before, last_sequence, agent_config_id, org_id, project_id
+            ), inserted AS (
             INSERT INTO agent_events
               (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
-            SELECT ${agentId}, r.sequence, r.id, r.agent_config_id, r.turn_id,
+            SELECT ${agentId}, allocated.before + r.position, r.id, allocated.agent_config_id, r.turn_id,
               CASE WHEN r.turn_id IS NULL THEN NULL ELSE r.turn_offset + COALESCE(
                 (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.agent_id = ${agentId} AND e.turn_id = r.turn_id),
                 -1
               ) END,
               r.is_opening_event, r.event_kind, r.data
-            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
-              sequence bigint, id text, agent_config_id text, turn_id text, turn_offset integer,
+            FROM allocated, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
+              position bigint, id text, turn_id text, turn_offset integer,
               is_opening_event boolean, event_kind text, data jsonb
             )
             RETURNING *)
-            SELECT inserted.*, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM inserted
-            ${notice === null ? sql`` : sql`CROSS JOIN (SELECT pg_notify(${notice.channel}, ${notice.payload})) AS notified`}`,
+            SELECT inserted.*, allocated.org_id, allocated.project_id FROM inserted, allocated
+            ${
+            notice === null
+              ? sql``
+              : sql`CROSS JOIN (SELECT pg_notify(${notice.channel}, ${notice.prefix} || ' ' || last_sequence) FROM allocated) AS notified`
+          }`,
           (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
         )
     })
@@ -142,9 +154,13 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
     const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
 
     return {
-      /** Inserts the rows; with a notice, sends it too (`pg_notify`, delivered when the transaction commits). */
-      insert: (agent: AgentRef, rows: typeof EventRows.Type, notice: Notice | null) =>
-        Effect.orDie(insert({ ...ref(agent), rows, notice })),
+      /**
+       * Appends the rows after the agent's last sequence, which it advances (locking the agent's
+       * row); with a notice, sends it too (`pg_notify`, delivered when the transaction commits).
+       * Nothing when the agent does not exist.
+       */
+      append: (agentId: AgentId, rows: typeof EventRows.Type, notice: Notice | null) =>
+        Effect.orDie(append({ agentId, rows, notice })),
       /** At most `limit` events after `sequence`, oldest first. */
       after: (agent: AgentRef, sequence: number, limit: number) =>
         Effect.orDie(after({ ...ref(agent), after: sequence, limit })),

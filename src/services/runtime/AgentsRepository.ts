@@ -1,6 +1,7 @@
 /**
  * The `agents` table. An agent row is the lock of its runtime state: every runtime transaction
- * takes it first (`lock`), and it holds the last sequence of the agent's timeline.
+ * takes it first (`lock`), and it holds the last sequence of the agent's timeline, which
+ * AgentEventsRepository.append advances in the statement that inserts the events.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -15,14 +16,6 @@ const NewAgent = Schema.Struct({
   agent_config_id: AgentConfigId,
   name: Schema.NullOr(Schema.String),
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-})
-
-/** What appending events needs of the agent: the sequences it allocated and the agent's identity. */
-const Allocated = Schema.Struct({
-  last_sequence: Schema.Int,
-  agent_config_id: AgentConfigId,
-  org_id: OrgId,
-  project_id: ProjectId
 })
 
 export class AgentsRepository extends Effect.Service<AgentsRepository>()("AgentsRepository", {
@@ -62,14 +55,6 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
           ${status === undefined ? sql`` : sql`AND status = ${status}`}`
     })
 
-    const allocateSequences = SqlSchema.findOne({
-      Request: Schema.Struct({ id: AgentId, count: Schema.Int }),
-      Result: Allocated,
-      execute: ({ count, id }) => sql`
-        UPDATE agents SET last_sequence = last_sequence + ${count}, updated_at = now() WHERE id = ${id}
-        RETURNING last_sequence, agent_config_id, org_id, project_id`
-    })
-
     const setCurrentTurn = SqlSchema.void({
       Request: Schema.Struct({ id: AgentId, turnId: Schema.NullOr(TurnId), status: AgentStatus }),
       execute: ({ id, status, turnId }) => sql`
@@ -100,8 +85,6 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       lock: (id: AgentId) => Effect.orDie(lock(id)),
       page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>
         page({ projectId, status }, keyset),
-      /** Takes the next `count` sequences of the agent's timeline (locking the row); none when the agent is gone. */
-      allocateSequences: (id: AgentId, count: number) => Effect.orDie(allocateSequences({ id, count })),
       /** Makes `turnId` the agent's current turn (null: none) with `status`. */
       setCurrentTurn: (id: AgentId, turnId: TurnId | null, status: AgentStatus) =>
         Effect.orDie(setCurrentTurn({ id, turnId, status })),

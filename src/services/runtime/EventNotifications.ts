@@ -139,11 +139,11 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
 
     /**
      * The notification that tells the other processes, when the appending transaction commits,
-     * that the agent has events up to `lastSequence`: sent by the statement that inserts them
-     * (AgentEventsRepository.insert). None on the embedded database (one process).
+     * that the agent has events up to its last sequence: sent by the statement that appends them
+     * (AgentEventsRepository.append, which adds the sequence). None on the embedded database (one
+     * process).
      */
-    const notice = (agentId: AgentId, lastSequence: number): Notice | null =>
-      shared ? { channel: CHANNEL, payload: `${origin} ${agentId} ${lastSequence}` } : null
+    const notice = (agentId: AgentId): Notice | null => shared ? { channel: CHANNEL, prefix: `${origin} ${agentId}` } : null
 
     /** The highest sequence of the agent this process knows to be committed, if it knows one. */
     const lastKnown = (agentId: AgentId): number | undefined => known.get(agentId)

@@ -2,10 +2,10 @@
  * The agent timeline: append events with gapless per-agent sequences, read them in pages
  * (spec 4.1), and wait for new ones (for streaming).
  *
- * `append` takes the agent's next sequences (`AgentsRepository.allocateSequences`, which locks
- * the agent row), so sequences are allocated in the same transaction as the insert and
- * concurrent appends to one agent serialize. Called inside a caller's transaction, it joins it:
- * the events become visible when that commits.
+ * `append` takes the agent's next sequences in the statement that inserts the events
+ * (`AgentEventsRepository.append`, which advances the agent row's last sequence and so locks it),
+ * so concurrent appends to one agent serialize. Called inside a caller's transaction, it joins
+ * it: the events become visible when that commits.
  *
  * Waiting: every append belongs to a `transaction` (its own, or the caller's it joins), which
  * wakes this process's waiters once it commits (a waiter woken earlier would read on another
@@ -19,7 +19,6 @@ import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { AgentsRepository } from "./AgentsRepository.ts"
 import { type AgentRef, dataOf, AgentEventsRepository } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
@@ -28,7 +27,6 @@ export const POLL_INTERVAL = Duration.seconds(5)
 export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   scoped: Effect.gen(function*() {
     const events = yield* AgentEventsRepository
-    const agents = yield* AgentsRepository
     const ids = yield* IdGenerator
     const transactions = yield* Transactions
     const notifications = yield* EventNotifications
@@ -85,26 +83,23 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
 
     const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>) =>
       appendTransaction(Effect.gen(function*() {
-        const allocated = yield* agents.allocateSequences(agentId, newEvents.length)
-        if (Option.isNone(allocated)) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
-        const { agent_config_id, last_sequence, org_id, project_id } = allocated.value
-        const first = last_sequence - newEvents.length + 1
+        if (newEvents.length === 0) return []
         const offsets = turnOffsets(newEvents)
         const eventIds = yield* Effect.forEach(newEvents, () => ids.make(EventId))
-        const inserted = yield* events.insert(
-          { id: agentId, org_id, project_id },
+        const inserted = yield* events.append(
+          agentId,
           newEvents.map((event, index) => ({
-            sequence: first + index,
+            position: index + 1,
             id: eventIds[index],
-            agent_config_id,
             turn_id: event.turn_id,
             turn_offset: offsets[index],
             is_opening_event: event.is_opening_event,
             event_kind: event.event_kind,
             data: dataOf(event)
           })),
-          notifications.notice(agentId, last_sequence)
+          notifications.notice(agentId)
         )
+        if (inserted.length === 0) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
         yield* appended(agentId, inserted)
         return inserted
       }))
@@ -173,7 +168,6 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   }),
   dependencies: [
     AgentEventsRepository.Default,
-    AgentsRepository.Default,
     IdGenerator.Default,
     Transactions.Default,
     EventNotifications.Default
