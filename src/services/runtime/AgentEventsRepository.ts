@@ -9,6 +9,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentStatus } from "../../domain/runtime/Agents.ts"
 import { AgentEvent, type NewEvent } from "../../domain/runtime/Events.ts"
 
 /** The event fields kept in columns; the others are the event's `data`. */
@@ -89,6 +90,10 @@ const EventRows = Schema.Array(Schema.Struct({
   data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }))
 
+/** The agent's status and current turn, when an append changes them (set by the statement that appends). */
+export const AgentTurnState = Schema.Struct({ status: AgentStatus, current_turn_id: Schema.NullOr(TurnId) })
+export type AgentTurnState = typeof AgentTurnState.Type
+
 /** A Postgres notification to send with an append: its payload is `prefix`, a space, and the agent's last sequence. */
 const Notice = Schema.Struct({ channel: Schema.String, prefix: Schema.String })
 export type Notice = typeof Notice.Type
@@ -103,13 +108,20 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
       sql`SELECT *, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM agent_events`
 
     const append = SqlSchema.findAll({
-      Request: Schema.Struct({ agentId: AgentId, rows: EventRows, notice: Schema.NullOr(Notice) }),
+      Request: Schema.Struct({
+        agentId: AgentId,
+        rows: EventRows,
+        state: Schema.NullOr(AgentTurnState),
+        notice: Schema.NullOr(Notice)
+      }),
       Result: EventFromRow,
-      execute: ({ agentId, notice, rows }) =>
+      execute: ({ agentId, notice, rows, state }) =>
         Effect.map(
           sql<{ readonly sequence: number }>`
             WITH allocated AS (
-              UPDATE agents SET last_sequence = last_sequence + ${rows.length}, updated_at = now() WHERE id = ${agentId}
+              UPDATE agents SET last_sequence = last_sequence + ${rows.length}, updated_at = now()
+              ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
+              WHERE id = ${agentId}
               RETURNING last_sequence - ${rows.length} AS before, last_sequence, agent_config_id, org_id, project_id
             ), inserted AS (
             INSERT INTO agent_events
@@ -156,11 +168,12 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
     return {
       /**
        * Appends the rows after the agent's last sequence, which it advances (locking the agent's
-       * row); with a notice, sends it too (`pg_notify`, delivered when the transaction commits).
-       * Nothing when the agent does not exist.
+       * row); with a state, sets the agent's status and current turn too; with a notice, sends
+       * it (`pg_notify`, delivered when the transaction commits). Nothing when the agent does not
+       * exist.
        */
-      append: (agentId: AgentId, rows: typeof EventRows.Type, notice: Notice | null) =>
-        Effect.orDie(append({ agentId, rows, notice })),
+      append: (agentId: AgentId, rows: typeof EventRows.Type, state: AgentTurnState | null, notice: Notice | null) =>
+        Effect.orDie(append({ agentId, rows, state, notice })),
       /** At most `limit` events after `sequence`, oldest first. */
       after: (agent: AgentRef, sequence: number, limit: number) =>
         Effect.orDie(after({ ...ref(agent), after: sequence, limit })),

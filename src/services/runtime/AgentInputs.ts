@@ -96,7 +96,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
           }
           const inputId = yield* ids.make(InputId)
           const turnId = yield* ids.make(TurnId)
-          // An input that starts its turn is appended with the turn's `started` event (one append).
+          // An input that starts its turn is appended with the turn's `started` event, the agent running it (one append).
           const [event] = yield* timeline.append(agentId, [{
             event_kind: "agent_input",
             turn_id: turnId,
@@ -106,7 +106,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
             content_blocks: input.content_blocks,
             actor_id: input.actor_id,
             input_idempotency_key: key
-          }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])])
+          }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined)
           const disposition: Disposition = startsNow ? "started" : "queued"
           yield* inputs.insert({
             id: inputId,

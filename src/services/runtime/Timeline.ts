@@ -19,7 +19,7 @@ import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { type AgentRef, dataOf, AgentEventsRepository } from "./AgentEventsRepository.ts"
+import { type AgentRef, type AgentTurnState, dataOf, AgentEventsRepository } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
 export const POLL_INTERVAL = Duration.seconds(5)
@@ -81,7 +81,8 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
     const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => outer === undefined ? transaction(effect) : effect)
 
-    const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>) =>
+    /** Appends the events; with `state`, the agent's status and current turn change in the same statement. */
+    const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state?: AgentTurnState) =>
       appendTransaction(Effect.gen(function*() {
         if (newEvents.length === 0) return []
         const offsets = turnOffsets(newEvents)
@@ -97,6 +98,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
             event_kind: event.event_kind,
             data: dataOf(event)
           })),
+          state ?? null,
           notifications.notice(agentId)
         )
         if (inserted.length === 0) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)

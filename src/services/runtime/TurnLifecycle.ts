@@ -15,6 +15,7 @@ import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
+import type { AgentTurnState } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
@@ -30,6 +31,12 @@ const startedEvent = (turnId: TurnId): NewEvent => ({
   error: null,
   usage: null
 })
+
+/** The agent running `turnId`, set by the append of the turn's `started` event. */
+const running = (turnId: TurnId): AgentTurnState => ({ status: "running", current_turn_id: turnId })
+
+/** The agent without a turn, set by the append of the last turn's end. */
+const idle: AgentTurnState = { status: "idle", current_turn_id: null }
 
 export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycle", {
   effect: Effect.gen(function*() {
@@ -52,8 +59,8 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
 
     /**
      * Makes the input's turn the agent's current turn and records its start. `newInput`: the
-     * caller has just recorded the input as `started` and appended `startedEvent(turn)` with it
-     * (one insert, one append).
+     * caller has just recorded the input as `started` and appended `startedEvent(turn)` with it,
+     * with the agent `running(turn)` (one insert, one append).
      */
     const startTurn = (
       agentId: AgentId,
@@ -62,9 +69,9 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
     ) =>
       Effect.gen(function*() {
         yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
-        if (!newInput) yield* inputs.setStatus(input.id, "started")
-        yield* agents.setCurrentTurn(agentId, input.turn_id, "running")
-        if (!newInput) yield* timeline.append(agentId, [startedEvent(input.turn_id)])
+        if (newInput) return
+        yield* inputs.setStatus(input.id, "started")
+        yield* timeline.append(agentId, [startedEvent(input.turn_id)], running(input.turn_id))
       })
 
     /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
@@ -74,7 +81,11 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         onSome: (next) => Effect.as(startTurn(agentId, next), Option.some(next.turn_id))
       }))
 
-    /** Ends the turn with `status`, counting `last`'s usage, appending `last`'s events before its end; none when it had ended. */
+    /**
+     * Ends the turn with `status`, counting `last`'s usage, appending `last`'s events before its
+     * end, then starts the oldest queued input's turn; when none is queued, the append of the end
+     * leaves the agent idle. None when the turn had ended; else the turn started, if any.
+     */
     const endTurn = (
       agentId: AgentId,
       turnId: TurnId,
@@ -85,6 +96,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
       Effect.gen(function*() {
         const usage = yield* turns.finish(turnId, status, error, last?.usage)
         if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
+        const next = yield* inputs.oldestQueued(agentId)
         yield* timeline.append(agentId, [...last?.events ?? [], {
           event_kind: "turn",
           turn_id: turnId,
@@ -92,8 +104,10 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
           turn_status: status,
           error,
           usage: usage.value
-        }])
-        return Option.some(yield* startNext(agentId))
+        }], Option.isNone(next) ? idle : undefined)
+        if (Option.isNone(next)) return Option.some(Option.none<TurnId>())
+        yield* startTurn(agentId, next.value)
+        return Option.some(Option.some(next.value.turn_id))
       })
 
     /**
@@ -124,7 +138,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         yield* agents.setStatus(agentId, turnId, status)
       })
 
-    return { lockAgent, lockExisting, startedEvent, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
+    return { lockAgent, lockExisting, startedEvent, running, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
   }),
   dependencies: [
     AgentsRepository.Default,
