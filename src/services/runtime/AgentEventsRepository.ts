@@ -3,8 +3,10 @@
  * Rows carry no organization or project: the agent's are given by the caller, which has the agent.
  *
  * `append` takes the agent's next sequences in the statement that inserts the events: it advances
- * `agents.last_sequence` (the one write of this repository to another table; the counter is the
- * timeline's), so an append is one statement.
+ * `agents.last_sequence` and, when the append starts or ends a turn, sets the agent's `status` and
+ * `current_turn_id` (the one write of this repository to another table: the counter is the
+ * timeline's, and the state changes with the events that record it), so an append is one
+ * statement.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"

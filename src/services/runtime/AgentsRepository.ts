@@ -1,7 +1,8 @@
 /**
  * The `agents` table. An agent row is the lock of its runtime state: every runtime transaction
  * takes it first (`lock`), and it holds the last sequence of the agent's timeline, which
- * AgentEventsRepository.append advances in the statement that inserts the events.
+ * AgentEventsRepository.append advances in the statement that inserts the events (setting the
+ * agent's status and current turn there too when the append starts or ends a turn).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"

@@ -81,7 +81,10 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
     const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => outer === undefined ? transaction(effect) : effect)
 
-    /** Appends the events; with `state`, the agent's status and current turn change in the same statement. */
+    /**
+     * Appends the events; with `state`, the agent's status and current turn change in the same
+     * statement (callers that change the state always append events: an empty append writes nothing).
+     */
     const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state?: AgentTurnState) =>
       appendTransaction(Effect.gen(function*() {
         if (newEvents.length === 0) return []
