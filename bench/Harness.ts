@@ -85,13 +85,18 @@ const cpuMillisecondsOf = (pid: number): number => {
 /**
  * Runs `node --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
  * Standard output (the log) goes to /dev/null; standard error is kept for the failure message.
+ * `preloads`: more modules for node to `--import` before the entry (after tsx, so they may be TypeScript).
  */
-export const startProcess = async (entry: string, env: Record<string, string | undefined>): Promise<Process> => {
+export const startProcess = async (
+  entry: string,
+  env: Record<string, string | undefined>,
+  preloads: ReadonlyArray<string> = []
+): Promise<Process> => {
   const port = await freePort()
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
   // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it exits (docs/performance.md).
   const profile = process.env.BENCH_CPU_PROF_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
-  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", entry], {
+  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", ...preloads.flatMap((module) => ["--import", module]), entry], {
     cwd: ROOT,
     env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "ignore", "pipe"]

@@ -4,16 +4,21 @@
  * end, and sending the next, for BENCH_SOAK_MINUTES (default 10), against the scripted provider
  * answering at once. The server's resident memory (VmRSS of /proc/<pid>/status) is sampled every
  * 10 s and printed as a series, with the first and the last minute's averages and their ratio:
- * a ratio well above 1 under a steady load is a leak to look for.
+ * a ratio well above 1 under a steady load is a leak to look for. The RSS alone does not tell:
+ * V8 lets the heap grow well past what is reachable before it collects. So the server also
+ * reports its heap used after every full garbage collection (bench/heapAfterGc.ts), the live
+ * heap, printed the same way.
  *
  * On the embedded database by default; BENCH_SOAK_DATABASE=postgres uses a fresh database on the
  * local Postgres (DATABASE_URL's server when set), dropped afterwards.
  */
 import { Effect } from "effect"
-import { readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { createFleet } from "./AgentFleet.ts"
-import { createDatabase, type FreshDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+import { createDatabase, type FreshDatabase, newToken, ROOT, startProcess, temporaryDataDir } from "./Harness.ts"
 
 export const SOAK_MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 10)
 const AGENTS = 100
@@ -25,6 +30,8 @@ export interface SoakResult {
   readonly minutes: number
   /** Seconds since the start, RSS in MiB. */
   readonly samples: ReadonlyArray<{ readonly seconds: number; readonly rssMiB: number }>
+  /** Seconds since the start, the heap used right after each full garbage collection in MiB. */
+  readonly liveHeap: ReadonlyArray<{ readonly seconds: number; readonly heapMiB: number }>
   readonly turns: number
   readonly errors: number
 }
@@ -43,6 +50,15 @@ const serverPid = (port: number): number => {
   }
   throw new Error(`no server process listens on port ${port}`)
 }
+
+/** The lines bench/heapAfterGc.ts wrote, from `started` on. */
+const liveHeapOf = (file: string, started: number) =>
+  existsSync(file)
+    ? readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => {
+      const [at, bytes] = line.split(" ").map(Number)
+      return { seconds: Math.round((at - started) / 1000), heapMiB: bytes / 2 ** 20 }
+    }).filter((sample) => sample.seconds >= 0)
+    : []
 
 const rssMiB = (pid: number) => {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((text) => text.startsWith("VmRSS:"))
@@ -89,11 +105,13 @@ export const soak = async (minutes: number): Promise<SoakResult> => {
   try {
     await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
     const token = newToken()
+    const heapLog = join(dataDir.dir, "heap-after-gc.log")
     const server = await startProcess("src/main.ts", {
       DATA_DIR: dataDir.dir,
       AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      BENCH_HEAP_LOG: heapLog,
       ...(database === undefined ? {} : { DATABASE_URL: database.url })
-    })
+    }, [pathToFileURL(join(ROOT, "bench/heapAfterGc.ts")).href])
     try {
       const pid = serverPid(Number(new URL(server.baseUrl).port))
       const fleet = await createFleet({ baseUrl: server.baseUrl, token }, provider.baseUrl("openai-responses"), "soak-1", AGENTS)
@@ -111,6 +129,7 @@ export const soak = async (minutes: number): Promise<SoakResult> => {
         target: onPostgres ? "Postgres" : "embedded PGlite",
         minutes,
         samples,
+        liveHeap: liveHeapOf(heapLog, started),
         turns: results.reduce((sum, result) => sum + result.turns, 0),
         errors: results.reduce((sum, result) => sum + result.errors, 0)
       }
@@ -126,14 +145,22 @@ export const soak = async (minutes: number): Promise<SoakResult> => {
 
 const average = (values: ReadonlyArray<number>) => values.reduce((sum, value) => sum + value, 0) / Math.max(values.length, 1)
 
+/** The averages of the first and the last minute's values, and their ratio. */
+const firstAndLastMinute = (series: ReadonlyArray<{ readonly seconds: number; readonly value: number }>, end: number) => {
+  const first = average(series.filter((s) => s.seconds < 60).map((s) => s.value))
+  const last = average(series.filter((s) => s.seconds > end - 60).map((s) => s.value))
+  return `first minute ${first.toFixed(0)} MiB, last minute ${last.toFixed(0)} MiB, ratio ${(last / first).toFixed(2)}`
+}
+
 export const formatSoak = (result: SoakResult): string => {
   const end = result.samples[result.samples.length - 1]?.seconds ?? 0
-  const first = average(result.samples.filter((s) => s.seconds < 60).map((s) => s.rssMiB))
-  const last = average(result.samples.filter((s) => s.seconds > end - 60).map((s) => s.rssMiB))
+  const live = result.liveHeap.map((s) => ({ seconds: s.seconds, value: s.heapMiB }))
   return [
     `Soak on ${result.target}: ${AGENTS} agents for ${result.minutes} min, ${result.turns} turns ` +
     `(${(result.turns / (result.minutes * 60)).toFixed(1)}/s), ${result.errors} errors`,
     `  RSS every ${SAMPLE_INTERVAL_MS / 1000} s (MiB): ${result.samples.map((s) => s.rssMiB.toFixed(0)).join(" ")}`,
-    `  first minute ${first.toFixed(0)} MiB, last minute ${last.toFixed(0)} MiB, ratio ${(last / first).toFixed(2)}`
+    `  ${firstAndLastMinute(result.samples.map((s) => ({ seconds: s.seconds, value: s.rssMiB })), end)}`,
+    `  live heap after each of ${live.length} full collections (MiB): ${live.map((s) => s.value.toFixed(0)).join(" ")}`,
+    `  ${firstAndLastMinute(live, end)}`
   ].join("\n")
 }
