@@ -1,9 +1,10 @@
 /**
  * What the provider receives: the model settings of the config (cache retention, reasoning
- * effort, output cap, conversation key), and compaction with a tiny context window.
+ * effort, output cap, conversation key), the model's current revision, provider config and key
+ * at each call, and compaction with a tiny context window.
  */
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { eventually } from "../support/Polling.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
@@ -121,5 +122,37 @@ describeRuntime()("model request", (it) => {
       expect(failed).toMatchObject({ turn_id: input.event.turn_id })
       expect((failed as { error: string }).error).toContain("context window")
       expect((yield* provider.requests).filter((r) => r.body?.model === rt.slug)).toHaveLength(0)
+    }))
+
+  it.effect("each call uses the model's current revision, its provider config as it is now and the key's latest value", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const agent = yield* rt.launch()
+      yield* provider.script([Reply.text("first")], { model: rt.slug })
+      yield* rt.send(agent.id, "one")
+      yield* rt.idle(agent.id)
+
+      const [model] = (yield* rt.client.models.list({ path: { orgID: rt.org.id }, urlParams: {} })).data
+      const renamedSlug = `${rt.slug}-next`
+      yield* rt.client.models.update({ path: { orgID: rt.org.id, modelID: model.id }, payload: { provider_model_slug: renamedSlug } })
+      const overLocalhost = provider.baseUrl(rt.format).replace("127.0.0.1", "localhost")
+      yield* rt.client.modelProviderConfigs.update({
+        path: { orgID: rt.org.id, modelProviderConfigID: model.provider_config_id },
+        payload: { base_url: overLocalhost }
+      })
+      const [secret] = (yield* rt.client.secrets.list({ path: { orgID: rt.org.id }, urlParams: {} })).data
+      yield* rt.client.secrets.rotate({ path: { orgID: rt.org.id, secretID: secret.id }, payload: { value: Redacted.make("sk-rotated") } })
+      yield* provider.script([Reply.text("second")], { model: renamedSlug })
+      yield* rt.send(agent.id, "two")
+      yield* rt.idle(agent.id)
+
+      const requests = yield* provider.requests
+      const first = requests.find((r) => r.body?.model === rt.slug)!
+      const second = requests.find((r) => r.body?.model === renamedSlug)!
+      expect(first.headers).toMatchObject({ authorization: "Bearer sk-scripted-key", host: expect.stringMatching(/^127\.0\.0\.1:/) })
+      expect(second.headers).toMatchObject({ authorization: "Bearer sk-rotated", host: expect.stringMatching(/^localhost:/) })
+      const ends = (yield* rt.events(agent.id)).filter((event) => event.event_kind === "turn" && event.turn_status !== "started")
+      expect(ends.map((event) => (event as { turn_status: string }).turn_status)).toEqual(["completed", "completed"])
     }))
 })

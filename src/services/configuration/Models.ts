@@ -5,7 +5,6 @@
  */
 import { Effect, Option, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
-import type { ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import {
   ConfiguredModel,
   type CreateConfiguredModel,
@@ -32,9 +31,9 @@ import { Access } from "../tenancy/Access.ts"
 import { Grants } from "./Grants.ts"
 import { ModelGrantsRepository } from "./ModelGrantsRepository.ts"
 import { ModelProviderConfigsRepository } from "./ModelProviderConfigsRepository.ts"
-import { ModelsRepository, type StoredModel } from "./ModelsRepository.ts"
+import { type CallProviderConfig, ModelsRepository, type StoredModel } from "./ModelsRepository.ts"
 
-const resolved = (model: StoredModel, config: ModelProviderConfig): ResolvedModel => ({
+const resolved = (model: StoredModel, config: CallProviderConfig): ResolvedModel => ({
   providerConfig: {
     id: config.id,
     name: config.name,
@@ -211,13 +210,12 @@ export class Models extends Effect.Service<Models>()("Models", {
     const providerConfigExists = (orgId: OrgId, name: string) =>
       Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
 
-    /** The model with its provider config and current revision (`NotFound` once it is deleted). */
+    /** The model with its provider config and current revision, in one read (`NotFound` once it is deleted). */
     const current = (modelId: ConfiguredModelId) =>
-      Effect.gen(function*() {
-        const model = yield* models.find(modelId).pipe(someOrFail(notFound(modelId)))
-        const [config] = yield* providerConfigs.findByIds([model.provider_config_id])
-        return resolved(model, config)
-      })
+      models.findForCall(modelId).pipe(
+        someOrFail(notFound(modelId)),
+        Effect.map(({ model, providerConfig }) => resolved(model, providerConfig))
+      )
 
     return {
       create,

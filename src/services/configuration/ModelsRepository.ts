@@ -1,9 +1,11 @@
 /**
  * The `configured_models` table and its `model_revisions`: a model row points at its current
- * revision, which holds the settings; revisions are never changed.
+ * revision, which holds the settings; revisions are never changed. `findForCall` reads the
+ * model's provider config (its parent) in the same statement, for a model call.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema, Struct } from "effect"
+import { ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ConfiguredModel, ModelRevision, ModelSettings } from "../../domain/configuration/Models.ts"
 import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
@@ -12,6 +14,21 @@ import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
 /** A model with its current revision's settings, as stored: a ConfiguredModel without its provider config's name. */
 export const StoredModel = Schema.Struct(Struct.omit(ConfiguredModel.fields, "provider_config"))
 export type StoredModel = typeof StoredModel.Type
+
+/** What a model call needs of the model's provider config. */
+export const CallProviderConfig = Schema.Struct(
+  Struct.pick(ModelProviderConfig.fields, "id", "name", "api_format", "base_url", "auth_secret_id")
+)
+export type CallProviderConfig = typeof CallProviderConfig.Type
+
+/** A StoredModel with its provider config's CallProviderConfig columns, prefixed `provider_`. */
+const StoredModelForCall = Schema.Struct({
+  ...StoredModel.fields,
+  provider_name: CallProviderConfig.fields.name,
+  provider_api_format: CallProviderConfig.fields.api_format,
+  provider_base_url: CallProviderConfig.fields.base_url,
+  provider_auth_secret_id: CallProviderConfig.fields.auth_secret_id
+})
 
 const NewModel = Schema.Struct({
   id: ConfiguredModelId,
@@ -22,15 +39,17 @@ const NewModel = Schema.Struct({
 })
 const NewRevision = Schema.Struct({ id: ModelRevisionId, model_id: ConfiguredModelId, ...ModelSettings.fields })
 
-const SETTINGS = Object.keys(ModelSettings.fields)
+/** A StoredModel's columns, of `configured_models m` and its current `model_revisions r`. */
+const MODEL_COLUMNS = [
+  "m.id, m.org_id, m.provider_config_id, m.name, m.current_revision_id, m.created_at, m.updated_at",
+  ...Object.keys(ModelSettings.fields).map((column) => "r." + column)
+].join(", ")
 
 export class ModelsRepository extends Effect.Service<ModelsRepository>()("ModelsRepository", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const selectModel = sql`
-      SELECT m.id, m.org_id, m.provider_config_id, m.name, m.current_revision_id, m.created_at, m.updated_at,
-        ${sql.unsafe(SETTINGS.map((column) => "r." + column).join(", "))}
-      FROM configured_models m JOIN model_revisions r ON r.id = m.current_revision_id`
+      SELECT ${sql.unsafe(MODEL_COLUMNS)} FROM configured_models m JOIN model_revisions r ON r.id = m.current_revision_id`
 
     const insertModel = SqlSchema.void({
       Request: NewModel,
@@ -47,6 +66,19 @@ export class ModelsRepository extends Effect.Service<ModelsRepository>()("Models
       Result: StoredModel,
       execute: ({ id, orgId }) =>
         sql`${selectModel} WHERE m.id = ${id} ${orgId === undefined ? sql`` : sql`AND m.org_id = ${orgId}`}`
+    })
+
+    const findForCall = SqlSchema.findOne({
+      Request: ConfiguredModelId,
+      Result: StoredModelForCall,
+      execute: (id) =>
+        sql`
+          SELECT ${sql.unsafe(MODEL_COLUMNS)}, p.name AS provider_name, p.api_format AS provider_api_format,
+            p.base_url AS provider_base_url, p.auth_secret_id AS provider_auth_secret_id
+          FROM configured_models m
+            JOIN model_revisions r ON r.id = m.current_revision_id
+            JOIN model_provider_configs p ON p.id = m.provider_config_id
+          WHERE m.id = ${id}`
     })
 
     const lockInOrg = SqlSchema.findOne({
@@ -104,6 +136,18 @@ export class ModelsRepository extends Effect.Service<ModelsRepository>()("Models
       insertRevision: (revision: typeof NewRevision.Type) => Effect.orDie(insertRevision(revision)),
       /** The model (of the organization, when given) with its current settings. */
       find: (id: ConfiguredModelId, orgId?: OrgId) => Effect.orDie(find({ id, orgId })),
+      /** The model with its current settings and what a model call needs of its provider config. */
+      findForCall: (id: ConfiguredModelId) =>
+        Effect.map(Effect.orDie(findForCall(id)), Option.map((row) => ({
+          model: row satisfies StoredModel,
+          providerConfig: {
+            id: row.provider_config_id,
+            name: row.provider_name,
+            api_format: row.provider_api_format,
+            base_url: row.provider_base_url,
+            auth_secret_id: row.provider_auth_secret_id
+          } satisfies CallProviderConfig
+        }))),
       /** Locks the model for a change until the transaction ends; whether it exists. */
       lockInOrg: (id: ConfiguredModelId, orgId: OrgId) => Effect.map(Effect.orDie(lockInOrg({ id, orgId })), Option.isSome),
       page: (orgId: OrgId, providerConfigId: ModelProviderConfigId | undefined, keyset: Keyset) =>

@@ -56,11 +56,13 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
 
     const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
       Effect.gen(function*() {
-        const agent = yield* agents.findById(payload.agent_id)
-        if (Option.isNone(agent)) return stopped
+        // A replayed step returns its recorded outcome after this one read. An agent's deletion
+        // deletes its turns, so an active turn's agent is read only when the step is to be made.
         const state = yield* turns.stepState(payload.turn_id, step)
         if (!state.active) return stopped
         if (Option.isSome(state.recorded)) return state.recorded.value
+        const agent = yield* agents.findById(payload.agent_id)
+        if (Option.isNone(agent)) return stopped
 
         const setup = yield* Effect.either(setups.of(agent.value))
         if (Either.isLeft(setup)) return failed(setup.left.message)
