@@ -14,9 +14,10 @@
  * Timing, for both (docs/runtime.md, "Timing"): storage is polled every 500 ms instead of 10 s, so
  * work that reaches a runner only through the database waits at most half a second; shutdown waits
  * 2 s (not 15 s) for running workflows, one still running then is resumed from its journal, as
- * after a crash. Between processes (docs/scale-out.md, "When a process dies"): runners re-read
- * the runner list every second, the health check pings the other runners every 2 s, and a runner
- * that stopped refreshing its registration for 10 s counts as gone.
+ * after a crash; a turn's entity leaves memory 15 s (not a minute) after its last message.
+ * Between processes (docs/scale-out.md, "When a process dies"): runners re-read the runner list
+ * every second, the health check pings the other runners every 2 s, and a runner that stopped
+ * refreshing its registration for 10 s counts as gone.
  */
 import { ClusterWorkflowEngine, SingleRunner } from "@effect/cluster"
 import type { ShardingConfig } from "@effect/cluster"
@@ -29,7 +30,8 @@ type ShardingSettings = Partial<ShardingConfig.ShardingConfig["Type"]>
 export const workflowShardingConfig: ShardingSettings = {
   entityMessagePollInterval: Duration.millis(500),
   entityReplyPollInterval: Duration.millis(100),
-  entityTerminationTimeout: Duration.seconds(2)
+  entityTerminationTimeout: Duration.seconds(2),
+  entityMaxIdleTime: Duration.seconds(15)
 }
 
 /** How fast a dead process's shards move to the others (docs/scale-out.md, "When a process dies"). */
