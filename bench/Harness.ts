@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import pg from "pg"
 
 /** One line of the table. A row without figures says in `note` why it was skipped. */
@@ -96,7 +97,11 @@ export const startProcess = async (
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
   // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it exits (docs/performance.md).
   const profile = process.env.BENCH_CPU_PROF_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
-  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", ...preloads.flatMap((module) => ["--import", module]), entry], {
+  // BENCH_ALLOCATION_PROF_DIR: the server writes a sampled allocation profile there when it exits.
+  const modules = process.env.BENCH_ALLOCATION_PROF_DIR === undefined
+    ? preloads
+    : [...preloads, pathToFileURL(join(ROOT, "bench/allocationProfile.ts")).href]
+  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", ...modules.flatMap((module) => ["--import", module]), entry], {
     cwd: ROOT,
     env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "ignore", "pipe"]
