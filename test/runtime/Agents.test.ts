@@ -145,7 +145,7 @@ describeApp()("agents", (it) => {
       expect(stream.json).toMatchObject({ code: "not_found" })
     }))
 
-  it.effect("a member without project membership reads agents but may not act on them (403)", () =>
+  it.effect("a member without project membership reads agents but may not act on them (403); made a project member, it may", () =>
     Effect.gen(function*() {
       const { launch, org, owner, projectPath } = yield* agentProject()
       const agent = yield* launch()
@@ -161,6 +161,14 @@ describeApp()("agents", (it) => {
       for (const attempt of denied) {
         expect((yield* expectFailure(attempt as Effect.Effect<unknown, { _tag: string }>))._tag).toBe("Forbidden")
       }
+      yield* owner.client.projectMembers.add({ path: projectPath, payload: { user_id: reader.user.id } })
+      const [actor, created] = yield* reader.client.actors.create({
+        path: projectPath,
+        payload: { external_id: "u1" },
+        withResponse: true
+      })
+      expect(created.status).toBe(201)
+      expect(actor.external_id).toBe("u1")
     }))
 
   it.effect("actors: 201, the same external_id again is 200 with the same actor; list; project-scoped", () =>

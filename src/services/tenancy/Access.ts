@@ -11,8 +11,10 @@ import { ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Members.ts"
 import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { MembersRepository } from "./MembersRepository.ts"
-import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
+
+const orgNotFound = (orgId: OrgId) => new NotFound({ error: `Organization ${orgId} not found` })
+const projectNotFound = (projectId: ProjectId) => new NotFound({ error: `Project ${projectId} not found` })
 
 /** What a caller may do in a project, weakest first. */
 export type ProjectAccess = "read" | "write" | "admin"
@@ -22,7 +24,6 @@ export class Access extends Effect.Service<Access>()("Access", {
   effect: Effect.gen(function*() {
     const members = yield* MembersRepository
     const projects = yield* ProjectsRepository
-    const projectMembers = yield* ProjectMembersRepository
 
     /** The caller's role in an organization it belongs to. */
     const orgRole = (orgId: OrgId) =>
@@ -32,7 +33,7 @@ export class Access extends Effect.Service<Access>()("Access", {
           return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none<OrgRole>()
         }
         return Option.map(yield* members.find(orgId, principal.userId), (membership) => membership.role)
-      }).pipe(someOrFail(() => new NotFound({ error: `Organization ${orgId} not found` })))
+      }).pipe(someOrFail(() => orgNotFound(orgId)))
 
     /** The caller's role in the organization, at least `minimum`. */
     const requireOrgRole = (orgId: OrgId, minimum: OrgRole) =>
@@ -57,21 +58,24 @@ export class Access extends Effect.Service<Access>()("Access", {
       (principal): UserId | null => principal.kind === "user" ? principal.userId : null
     )
 
-    /** What the caller may do in a project of an organization it belongs to. */
+    /**
+     * What the caller may do in a project of an organization it belongs to. A user's membership,
+     * the project and the user's project role are one read.
+     */
     const projectAccess = (orgId: OrgId, projectId: ProjectId): Effect.Effect<ProjectAccess, NotFound, CurrentPrincipal> =>
       Effect.gen(function*() {
-        const role = yield* orgRole(orgId)
-        yield* projects.findInOrg(orgId, projectId).pipe(
-          someOrFail(() => new NotFound({ error: `Project ${projectId} not found` }))
-        )
-        if (role !== "member") return "admin"
         const principal = yield* CurrentPrincipal
-        if (principal.kind === "organization") return "write"
-        const membership = yield* projectMembers.find(projectId, principal.userId)
-        return Option.match(membership, {
-          onNone: () => "read" as const,
-          onSome: ({ role }) => role === "admin" ? "admin" as const : "write" as const
-        })
+        if (principal.kind === "organization") {
+          const role = yield* orgRole(orgId)
+          yield* projects.findInOrg(orgId, projectId).pipe(someOrFail(() => projectNotFound(projectId)))
+          return role === "member" ? "write" : "admin"
+        }
+        const found = yield* members.standing(orgId, principal.userId, projectId)
+        if (Option.isNone(found)) return yield* orgNotFound(orgId)
+        const { project_found, project_role, role } = found.value
+        if (!project_found) return yield* projectNotFound(projectId)
+        if (role !== "member") return "admin"
+        return project_role === null ? "read" : project_role === "admin" ? "admin" : "write"
       })
 
     /** The caller's access to the project, at least `minimum`. */
@@ -85,5 +89,5 @@ export class Access extends Effect.Service<Access>()("Access", {
 
     return { orgRole, requireOrgRole, requireUser, callerUserId, projectAccess, requireProjectAccess } as const
   }),
-  dependencies: [MembersRepository.Default, ProjectsRepository.Default, ProjectMembersRepository.Default]
+  dependencies: [MembersRepository.Default, ProjectsRepository.Default]
 }) {}

@@ -1,8 +1,13 @@
-/** The `org_members` table: who belongs to which organization, with which role. */
+/**
+ * The `org_members` table: who belongs to which organization, with which role. `standing` reads a
+ * member's project in the same statement (the project and the member's role in it), for access
+ * checks, which run on nearly every request.
+ */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema, Struct } from "effect"
-import { OrgId, UserId } from "../../domain/shared/Ids.ts"
+import { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { Member, OrgRole } from "../../domain/tenancy/Members.ts"
+import { ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A membership as stored: a Member without the user's e-mail. */
@@ -10,6 +15,14 @@ export const Membership = Schema.Struct(Struct.omit(Member.fields, "email"))
 export type Membership = typeof Membership.Type
 
 const MemberKey = Schema.Struct({ orgId: OrgId, userId: UserId })
+
+/** A member's role in an organization, whether a project is the organization's, and the member's role in it. */
+export const Standing = Schema.Struct({
+  role: OrgRole,
+  project_found: Schema.Boolean,
+  project_role: Schema.NullOr(ProjectRole)
+})
+export type Standing = typeof Standing.Type
 const NewMembership = Schema.Struct({ org_id: OrgId, user_id: UserId, role: OrgRole })
 
 export class MembersRepository extends Effect.Service<MembersRepository>()("MembersRepository", {
@@ -33,6 +46,18 @@ export class MembersRepository extends Effect.Service<MembersRepository>()("Memb
     const findMembership = find("")
     const shareMembership = find("FOR SHARE")
     const lockMembership = find("FOR UPDATE")
+
+    const standing = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: OrgId, userId: UserId, projectId: ProjectId }),
+      Result: Standing,
+      execute: ({ orgId, projectId, userId }) =>
+        sql`
+          SELECT m.role, p.id IS NOT NULL AS project_found, pm.role AS project_role
+          FROM org_members m
+            LEFT JOIN projects p ON p.id = ${projectId} AND p.org_id = m.org_id
+            LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = m.user_id
+          WHERE m.org_id = ${orgId} AND m.user_id = ${userId}`
+    })
 
     const orgIdsOf = SqlSchema.findAll({
       Request: UserId,
@@ -69,6 +94,9 @@ export class MembersRepository extends Effect.Service<MembersRepository>()("Memb
       /** Adds the membership; none when the user is a member already. */
       insert: (membership: typeof NewMembership.Type) => Effect.orDie(insert(membership)),
       find: (orgId: OrgId, userId: UserId) => Effect.orDie(findMembership({ orgId, userId })),
+      /** The user's standing in the organization and in its project `projectId`; none when not a member. */
+      standing: (orgId: OrgId, userId: UserId, projectId: ProjectId) =>
+        Effect.orDie(standing({ orgId, userId, projectId })),
       /** The membership, held until the transaction ends so that it is not removed meanwhile. */
       share: (orgId: OrgId, userId: UserId) => Effect.orDie(shareMembership({ orgId, userId })),
       /** The membership, locked for a change until the transaction ends. */
