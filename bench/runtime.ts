@@ -8,14 +8,23 @@
  *   as soon as its turn completes, for BENCH_DURATION_SECONDS each, and the server process's CPU
  *   time per turn (on PGlite it includes the embedded database, which runs in that process);
  * - events per second appended (every event the turns wrote, over the time they ran) and read
- *   back through GET /events in pages of 500 (READERS agents at a time).
+ *   back through GET /events in pages of 500 (READERS agents at a time); one page of 500 read
+ *   again and again by one reader: its p50 latency and the server's CPU per page.
  *
  * Run on the embedded PGlite, then on a fresh Postgres database when one is reachable
  * (DATABASE_URL's server, else the local one). `runtime()` returns rows `{ name, value, unit }`.
  */
 import { Effect } from "effect"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
-import { createDatabase, DURATION_SECONDS, type FreshDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+import {
+  createDatabase,
+  DURATION_SECONDS,
+  type FreshDatabase,
+  newToken,
+  type Process,
+  startProcess,
+  temporaryDataDir
+} from "./Harness.ts"
 
 export interface RuntimeRow {
   readonly name: string
@@ -27,6 +36,8 @@ const CONCURRENCY = [1, 10, 100] as const
 const PAGE = 500
 /** Agents whose events are read back at the same time. */
 const READERS = 10
+/** Reads of one page, one after the other, for its latency. */
+const PAGE_READS = 100
 
 export const request = async (method: string, url: string, token: string, body?: unknown) => {
   const response = await fetch(url, {
@@ -145,6 +156,27 @@ export const turnRows = (label: string, latencies: ReadonlyArray<number>, elapse
   { name: `turn latency p99, ${label}`, value: Math.round(percentile(latencies, 0.99)), unit: "ms" }
 ]
 
+/**
+ * One reader reading the same page (the first agent's first PAGE events, or all it has) PAGE_READS
+ * times in a row, after a few reads to warm up: the latency's p50 and the server's CPU per page.
+ */
+const pageReads = async (server: Process, pageUrl: string, token: string, target: string): Promise<Array<RuntimeRow>> => {
+  let size = 0
+  for (let read = 0; read < 10; read++) size = (await request("GET", pageUrl, token)).data.length
+  const latencies: Array<number> = []
+  const cpuBefore = server.cpuMilliseconds()
+  for (let read = 0; read < PAGE_READS; read++) {
+    const sent = performance.now()
+    await request("GET", pageUrl, token)
+    latencies.push(performance.now() - sent)
+  }
+  latencies.sort((a, b) => a - b)
+  return [
+    { name: `page of ${size} events p50 (one reader), ${target}`, value: percentile(latencies, 0.5), unit: "ms" },
+    { name: `server CPU per page of ${size} events, ${target}`, value: (server.cpuMilliseconds() - cpuBefore) / PAGE_READS, unit: "ms" }
+  ]
+}
+
 /** The figures on one server; `target` names its database in the rows. */
 const measureTarget = async (target: string, env: Record<string, string>, providerUrl: string): Promise<Array<RuntimeRow>> => {
   const token = newToken()
@@ -204,6 +236,7 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
         value: Math.round(eventsRead / ((performance.now() - readStart) / 1000)),
         unit: "events/s"
       })
+      rows.push(...await pageReads(server, `${agentUrls[0]}/events?after_sequence=0&limit=${PAGE}`, token, target))
     } finally {
       await server.stop()
     }

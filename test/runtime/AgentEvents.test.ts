@@ -5,9 +5,9 @@
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
-import { Duration, Effect } from "effect"
-import type { AgentId } from "../../src/domain/shared/Ids.ts"
-import { DEFAULT_EVENTS_LIMIT } from "../../src/domain/runtime/Events.ts"
+import { Duration, Effect, Schema } from "effect"
+import { type AgentId, ArtifactId, InputId, InteractionId, ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
+import { AgentEvent, DEFAULT_EVENTS_LIMIT } from "../../src/domain/runtime/Events.ts"
 import { SSE_HEARTBEAT_INTERVAL } from "../../src/services/runtime/AgentEvents.ts"
 import { Timeline } from "../../src/services/runtime/Timeline.ts"
 import { agentProject } from "../support/AgentProject.ts"
@@ -197,6 +197,94 @@ describeApp()("agent events", (it) => {
       yield* sleepLive("200 millis")
       expect((yield* resumed.events(0)).length).toBe(3)
       yield* resumed.drop
+    }))
+
+  it.effect("a page sends every kind of event as the stream does, field for field", () =>
+    Effect.gen(function*() {
+      const { agent, owner, streamPath } = yield* setUp
+      const timeline = yield* Timeline
+      const id = <A>(schema: Schema.Schema<A, string>, prefix: string, letter: string) =>
+        Schema.decodeSync(schema)(`${prefix}_${letter.repeat(26)}`)
+      const turnId = id(TurnId, "turn", "t")
+      const toolCallId = id(ToolCallId, "tcl", "c")
+      const inTurn = { turn_id: turnId, is_opening_event: false }
+      const blocks = [
+        { type: "text" as const, text: "answer, with ünïcode and \"quotes\"", metadata: { source: "test" } },
+        { type: "reasoning_summary" as const, text: "thought" },
+        {
+          type: "media_ref" as const,
+          artifact_id: id(ArtifactId, "art", "a"),
+          media_type: "image/png",
+          size_bytes: 68,
+          sha256: "0".repeat(64)
+        }
+      ]
+      const appended = yield* timeline.append(agent.id, [
+        {
+          event_kind: "agent_input",
+          turn_id: turnId,
+          is_opening_event: true,
+          agent_input_id: id(InputId, "inp", "i"),
+          input_kind: "content",
+          content_blocks: [{ type: "text", text: "question" }],
+          actor_id: null,
+          input_idempotency_key: "key-1"
+        },
+        { event_kind: "turn", ...inTurn, turn_status: "started", error: null, usage: null },
+        { event_kind: "model_output", ...inTurn, content_blocks: blocks },
+        {
+          event_kind: "tool_call",
+          ...inTurn,
+          tool_call_id: toolCallId,
+          tool_name: "lookup",
+          tool_type: "custom",
+          tool_input: { query: "x", limit: 2.5, nested: { list: [1, "two", null, true] } }
+        },
+        { event_kind: "tool_result", ...inTurn, tool_call_id: toolCallId, outcome: "failed", content_blocks: blocks },
+        {
+          event_kind: "interaction",
+          ...inTurn,
+          interaction_id: id(InteractionId, "intr", "q"),
+          interaction_kind: "question",
+          interaction_status: "opened",
+          tool_call_id: null,
+          content_blocks: [{ type: "text", text: "which one?" }]
+        },
+        { event_kind: "control", turn_id: null, is_opening_event: false, control_type: "cancel_current", actor_id: null },
+        {
+          event_kind: "compaction",
+          turn_id: null,
+          is_opening_event: false,
+          compacted_through_sequence: 2,
+          content_blocks: [{ type: "text", text: "summary" }]
+        },
+        {
+          event_kind: "turn",
+          ...inTurn,
+          turn_status: "completed",
+          error: null,
+          usage: { input_tokens: 10, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 1 }
+        }
+      ])
+      const encoded = appended.map((event) => Schema.encodeSync(AgentEvent)(event))
+
+      const page = yield* rawRequest(
+        HttpClientRequest.get(`${streamPath.slice(0, -"/stream".length)}?limit=500`).pipe(
+          HttpClientRequest.bearerToken(owner.token)
+        )
+      )
+      expect(page.status).toBe(200)
+      expect(page.headers["content-type"]).toContain("application/json")
+      expect((page.json as { data: ReadonlyArray<unknown> }).data).toEqual(encoded)
+      // The columns come first, in the order of the event's fields.
+      expect(Object.keys((page.json as { data: ReadonlyArray<object> }).data[0]).slice(0, 11)).toEqual(
+        Object.keys(encoded[0]).slice(0, 11)
+      )
+
+      const stream = yield* openEventStream(streamPath, owner.token)
+      const frames = yield* stream.events(encoded.length)
+      expect(frames.map((frame) => JSON.parse(frame.data!))).toEqual(encoded)
+      yield* stream.drop
     }))
 
   it.effect("SSE: after_sequence resumes too; Last-Event-ID wins over it; a bad Last-Event-ID is 400", () =>

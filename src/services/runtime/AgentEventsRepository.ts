@@ -1,6 +1,8 @@
 /**
  * The `agent_events` table: the timeline, one row per event, its kind-specific fields in `data`.
  * Rows carry no organization or project: the agent's are given by the caller, which has the agent.
+ * Pages are read decoded into events (the domain's reads) or only checked against the events'
+ * encoded form (the API's pages, sent as read).
  *
  * `append` takes the agent's next sequences in the statement that inserts the events: it advances
  * `agents.last_sequence` and, when the append starts or ends a turn, sets the agent's `status` and
@@ -42,30 +44,42 @@ const splitData = (event: Readonly<Record<string, unknown>>) => {
   return { data, columns }
 }
 
-/** The event a row holds: its `data`'s fields, then its columns. */
-const joinData = (row: { readonly data: Readonly<Record<string, unknown>> } & Readonly<Record<string, unknown>>) => {
+/**
+ * The event a row holds: its columns (in the order they were selected), then its `data`'s
+ * fields. The event's schema checks the result, every field of it, so the row itself is not
+ * checked first.
+ */
+const joinData = (row: object) => {
+  const columns = row as Readonly<Record<string, unknown>>
+  const data = columns.data as Readonly<Record<string, unknown>>
   const event: Record<string, unknown> = {}
-  for (const key in row.data) event[key] = row.data[key]
-  for (const key in row) if (key !== "data") event[key] = row[key]
+  for (const key in columns) if (key !== "data") event[key] = columns[key]
+  for (const key in data) if (!COLUMN_SET.has(key)) event[key] = data[key]
   return event
 }
 
-/** A row: the event's columns and its `data`, decoded into the event. */
-const EventFromRow = Schema.transform(
-  Schema.Struct(
-    { data: Schema.Record({ key: Schema.String, value: Schema.Unknown }) },
-    Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  ),
-  AgentEvent,
-  {
-    strict: false,
-    decode: joinData,
-    encode: (event) => {
-      const { columns, data } = splitData(event)
-      return { ...columns, data }
-    }
-  }
-)
+/** A row as it arrives: the event's columns and its `data` (joinData). */
+const EventRow = Schema.Object
+
+const rowOf = (event: Readonly<Record<string, unknown>>) => {
+  const { columns, data } = splitData(event)
+  return { ...columns, data }
+}
+
+/** A row decoded into the event. */
+const EventFromRow = Schema.transform(EventRow, AgentEvent, { strict: false, decode: joinData, encode: rowOf })
+
+/**
+ * A row decoded into the event as the API sends it (`AgentEvent.Encoded`): checked against the
+ * event's encoded schema (its kind, fields and their types; not the ids' patterns). A page read
+ * this way is sent as it is, without decoding every event and encoding it back
+ * (docs/performance.md). The reads select `created_at` as the encoding writes it.
+ */
+const EncodedEventFromRow = Schema.transform(EventRow, Schema.encodedSchema(AgentEvent), {
+  strict: false,
+  decode: joinData,
+  encode: rowOf
+})
 
 /** The agent whose events are read: its id, and the organization and project its events name. */
 export interface AgentRef {
@@ -75,6 +89,15 @@ export interface AgentRef {
 }
 
 const AgentFields = { agentId: AgentId, orgId: OrgId, projectId: ProjectId }
+
+/** Pages of an agent's timeline, its events as `Event`. */
+export interface EventReads<Event> {
+  /** At most `limit` events after `sequence`, oldest first. */
+  readonly after: (agent: AgentRef, sequence: number, limit: number) => Effect.Effect<ReadonlyArray<Event>>
+  /** At most `limit` events before `sequence` (0: from the latest), newest first. */
+  readonly before: (agent: AgentRef, sequence: number, limit: number) => Effect.Effect<ReadonlyArray<Event>>
+}
+
 /**
  * New rows. `position` is the event's place among the new events (1, 2, ...): its sequence is the
  * agent's last one before the append plus its position. A turn's event is numbered within its
@@ -106,8 +129,13 @@ export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(ev
 export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>()("AgentEventsRepository", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // The columns in the order of the event's fields, which an encoded page keeps; `created_at`
+    // in RFC 3339 with milliseconds, as the event's encoding writes it.
     const selectFor = (orgId: string, projectId: string) =>
-      sql`SELECT *, ${orgId}::text AS org_id, ${projectId}::text AS project_id FROM agent_events`
+      sql`SELECT id, ${orgId}::text AS org_id, ${projectId}::text AS project_id, agent_id, agent_config_id, turn_id,
+        turn_sequence, is_opening_event, sequence,
+        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, event_kind, data
+        FROM agent_events`
 
     const append = SqlSchema.findAll({
       Request: Schema.Struct({
@@ -149,23 +177,29 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
         )
     })
 
-    const after = SqlSchema.findAll({
-      Request: Schema.Struct({ ...AgentFields, after: Schema.Int, limit: Schema.Int }),
-      Result: EventFromRow,
-      execute: ({ after, agentId, limit, orgId, projectId }) => sql`
-        ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} AND sequence > ${after}
-        ORDER BY sequence LIMIT ${limit}`
-    })
-
-    const before = SqlSchema.findAll({
-      Request: Schema.Struct({ ...AgentFields, before: Schema.Int, limit: Schema.Int }),
-      Result: EventFromRow,
-      execute: ({ agentId, before, limit, orgId, projectId }) => sql`
-        ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} ${before === 0 ? sql`` : sql`AND sequence < ${before}`}
-        ORDER BY sequence DESC LIMIT ${limit}`
-    })
-
     const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
+
+    /** Reads of the timeline, each row decoded with `Result`. */
+    const reads = <Event>(Result: Schema.Schema<Event, typeof EventRow.Encoded>): EventReads<Event> => {
+      const after = SqlSchema.findAll({
+        Request: Schema.Struct({ ...AgentFields, after: Schema.Int, limit: Schema.Int }),
+        Result,
+        execute: ({ after, agentId, limit, orgId, projectId }) => sql`
+          ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} AND sequence > ${after}
+          ORDER BY sequence LIMIT ${limit}`
+      })
+      const before = SqlSchema.findAll({
+        Request: Schema.Struct({ ...AgentFields, before: Schema.Int, limit: Schema.Int }),
+        Result,
+        execute: ({ agentId, before, limit, orgId, projectId }) => sql`
+          ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} ${before === 0 ? sql`` : sql`AND sequence < ${before}`}
+          ORDER BY sequence DESC LIMIT ${limit}`
+      })
+      return {
+        after: (agent, sequence, limit) => Effect.orDie(after({ ...ref(agent), after: sequence, limit })),
+        before: (agent, sequence, limit) => Effect.orDie(before({ ...ref(agent), before: sequence, limit }))
+      }
+    }
 
     return {
       /**
@@ -176,12 +210,10 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
        */
       append: (agentId: AgentId, rows: typeof EventRows.Type, state: AgentTurnState | null, notice: Notice | null) =>
         Effect.orDie(append({ agentId, rows, state, notice })),
-      /** At most `limit` events after `sequence`, oldest first. */
-      after: (agent: AgentRef, sequence: number, limit: number) =>
-        Effect.orDie(after({ ...ref(agent), after: sequence, limit })),
-      /** At most `limit` events before `sequence` (0: from the latest), newest first. */
-      before: (agent: AgentRef, sequence: number, limit: number) =>
-        Effect.orDie(before({ ...ref(agent), before: sequence, limit }))
+      /** The events as the domain has them. */
+      decoded: reads(EventFromRow),
+      /** The events as the API sends them. */
+      encoded: reads(EncodedEventFromRow)
     } as const
   })
 }) {}

@@ -19,10 +19,18 @@ import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { type AgentRef, type AgentTurnState, dataOf, AgentEventsRepository } from "./AgentEventsRepository.ts"
+import { type AgentRef, type AgentTurnState, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
 export const POLL_INTERVAL = Duration.seconds(5)
+
+/** A page of events of type `Event`: the fields of `EventsPage`. */
+interface Page<Event> {
+  readonly data: ReadonlyArray<Event>
+  readonly next_after_sequence: number
+  readonly has_more: boolean
+  readonly next_before_sequence: number | null
+}
 
 export class Timeline extends Effect.Service<Timeline>()("Timeline", {
   scoped: Effect.gen(function*() {
@@ -110,15 +118,16 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
       }))
 
     /**
-     * One page of events (spec 4.1): forward after `after_sequence`, or backward before
-     * `before_sequence` (0: from the latest), which takes precedence.
+     * One page of events (spec 4.1) read with `reads`: forward after `after_sequence`, or
+     * backward before `before_sequence` (0: from the latest), which takes precedence.
      */
-    const list = (agent: AgentRef, query: EventsQuery): Effect.Effect<EventsPage> =>
+    const pageOf = <Event extends { readonly sequence: number }>(reads: EventReads<Event>) =>
+    (agent: AgentRef, query: EventsQuery): Effect.Effect<Page<Event>> =>
       Effect.gen(function*() {
         const limit = query.limit ?? DEFAULT_EVENTS_LIMIT
         if (query.before_sequence !== undefined) {
           const before = query.before_sequence
-          const rows = yield* events.before(agent, before, limit + 1)
+          const rows = yield* reads.before(agent, before, limit + 1)
           const has_more = rows.length > limit
           const data = rows.slice(0, limit).reverse()
           return {
@@ -129,7 +138,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
           }
         }
         const after = query.after_sequence ?? 0
-        const rows = yield* events.after(agent, after, limit + 1)
+        const rows = yield* reads.after(agent, after, limit + 1)
         const data = rows.slice(0, limit)
         return {
           data,
@@ -138,6 +147,14 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
           next_before_sequence: null
         }
       })
+
+    /** One page of events. */
+    const list: (agent: AgentRef, query: EventsQuery) => Effect.Effect<EventsPage> = pageOf(events.decoded)
+
+    /** One page of events as the API sends it, without decoding the events and encoding them back. */
+    const listEncoded: (agent: AgentRef, query: EventsQuery) => Effect.Effect<typeof EventsPage.Encoded> = pageOf(
+      events.encoded
+    )
 
     /**
      * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
@@ -169,7 +186,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         }
       })
 
-    return { append, transaction, list, waitForEvents } as const
+    return { append, transaction, list, listEncoded, waitForEvents } as const
   }),
   dependencies: [
     AgentEventsRepository.Default,
