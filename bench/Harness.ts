@@ -84,7 +84,13 @@ const cpuMillisecondsOf = (pid: number): number => {
 }
 
 /**
- * Runs `node --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
+ * The V8 flags `npm start` gives the server (package.json's `start`; docs/operations.md), given to
+ * every process started here, the baseline's too, so that each runs as the server does.
+ */
+const SERVER_NODE_FLAGS = ["--max-semi-space-size=64"]
+
+/**
+ * Runs `node <SERVER_NODE_FLAGS> --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
  * Standard output (the log) goes to /dev/null; standard error is kept for the failure message.
  * `preloads`: more modules for node to `--import` before the entry (after tsx, so they may be TypeScript).
  */
@@ -101,7 +107,14 @@ export const startProcess = async (
   const modules = process.env.BENCH_ALLOCATION_PROF_DIR === undefined
     ? preloads
     : [...preloads, pathToFileURL(join(ROOT, "bench/allocationProfile.ts")).href]
-  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", ...modules.flatMap((module) => ["--import", module]), entry], {
+  const child: ChildProcess = spawn(process.execPath, [
+    ...SERVER_NODE_FLAGS,
+    ...profile,
+    "--import",
+    "tsx",
+    ...modules.flatMap((module) => ["--import", module]),
+    entry
+  ], {
     cwd: ROOT,
     env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "ignore", "pipe"]
