@@ -47,7 +47,10 @@ export const ServicesLive = Layer.mergeAll(
 ).pipe(
   // Configuration and machines reach pool machines, whose results resolve turns' waits.
   Layer.provide(WorkflowEngineLive),
-  Layer.provideMerge(DatabaseReadyLive)
+  Layer.provideMerge(DatabaseReadyLive),
+  // Tracing off for everything built from here on (services, their fibers, requests): nothing
+  // exports spans, and a span made costs an id, clock reads and its attributes (docs/operations.md).
+  Layer.provide(Layer.setTracerEnabled(false))
 )
 
 /** The HTTP app over the services; needs AppConfig and an HttpServer. */

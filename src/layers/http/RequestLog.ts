@@ -1,6 +1,6 @@
 /**
- * Every request gets an `x-request-id` (the caller's, or a new one) and one log line. Its work
- * runs with the tracer off: nothing exports spans, and one per SQL statement costs throughput.
+ * Every request gets an `x-request-id` (the caller's, or a new one) and one log line. (Tracing is
+ * off for the whole server: src/layers/AppLive.ts.)
  */
 import { HttpApp, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -16,8 +16,7 @@ export const requestLog = HttpMiddleware.make((app) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
     const response = yield* app.pipe(
-      Effect.catchAllCause((cause) => Effect.map(HttpServerError.causeResponse(cause), ([response]) => response)),
-      Effect.withTracerEnabled(false)
+      Effect.catchAllCause((cause) => Effect.map(HttpServerError.causeResponse(cause), ([response]) => response))
     )
     yield* Effect.logInfo("request").pipe(
       Effect.annotateLogs({
