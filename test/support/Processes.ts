@@ -17,8 +17,12 @@ import { type Client, makeClient } from "../../src/api/Client.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 
-/** How long a process may take to start (tsx, PGlite initialising a fresh directory, migrations). */
-export const START_TIMEOUT_MS = 60_000
+/**
+ * How long a process may take to start (tsx, PGlite initialising a fresh directory, migrations).
+ * A fresh embedded database alone takes about 12 s on a slow 2-core machine, and the start-up
+ * tests start six at once beside the other test files: 60 s was seen to run out there.
+ */
+export const START_TIMEOUT_MS = 120_000
 
 export const usesEmbeddedDatabase = process.env.DATABASE_URL === undefined
 
