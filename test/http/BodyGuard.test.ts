@@ -1,9 +1,9 @@
 /**
  * The streaming body guard, through raw HTTP against the real server: nesting, encoding, NUL and
  * lone surrogates answered 400 with the field's JSON Pointer; the route's size limit from
- * Content-Length and from a chunked stream (413, then the connection closes); per-part limits of
- * the content block routes refused while the body streams in; no body read before the caller is
- * authenticated.
+ * Content-Length and from a chunked stream (413, then the connection closes after a lingering
+ * close); per-part limits of the content block routes refused while the body streams in; no body
+ * read before the caller is authenticated.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -125,6 +125,23 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       expect(response.json).toEqual({ error: expect.stringContaining("1 MiB"), code: "request_too_large" })
       expect(response.headers.connection).toBe("close")
       expect(response.bodyBytesSent).toBeLessThan(8 * MiB)
+    }))
+
+  it.effect("after an early answer the server reads and drops what still arrives, then closes without a reset", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const path = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/inputs`
+      // A client that goes on sending its body after the answer has arrived (it has not read it
+      // yet): a connection destroyed at once would reset it, and many clients lose the answer then.
+      const response = yield* exchange(
+        head(path, { Authorization: `Bearer ${owner.token}`, "Content-Length": 47 * MiB }),
+        streamOf('{"content_blocks":[{"type":"text","text":"', "t", 47 * MiB),
+        { sendAfterAnswer: 2 * MiB }
+      )
+      expect(response.status).toBe(413)
+      expect(response.headers.connection).toBe("close")
+      expect(response.resetAfterAnswer).toBe(false)
     }))
 
   it.effect("16 unauthenticated requests declaring 47 MiB each are answered 401 without their bodies being read", () =>

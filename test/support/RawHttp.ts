@@ -52,10 +52,12 @@ export interface RawResponse {
   readonly json: Record<string, any> | undefined
   /** Request body bytes written before the response had fully arrived. */
   readonly bodyBytesSent: number
+  /** With `sendAfterAnswer`: the connection was reset after the response arrived. */
+  readonly resetAfterAnswer: boolean
 }
 
 /** The response in `bytes` once it has fully arrived (by its content-length), else undefined. */
-const parseResponse = (bytes: Buffer): Omit<RawResponse, "bodyBytesSent"> | undefined => {
+const parseResponse = (bytes: Buffer): Omit<RawResponse, "bodyBytesSent" | "resetAfterAnswer"> | undefined => {
   const end = bytes.indexOf("\r\n\r\n")
   if (end < 0) return undefined
   const [statusLine, ...lines] = bytes.subarray(0, end).toString("latin1").split("\r\n")
@@ -80,8 +82,16 @@ const parseResponse = (bytes: Buffer): Omit<RawResponse, "bodyBytesSent"> | unde
  * turn, or, for a function, what it returns until it returns undefined (backpressure respected).
  * Stops sending as soon as the response has fully arrived, and resolves with it; a server that
  * answers before reading the whole body is seen answering early (`bodyBytesSent`).
+ *
+ * `sendAfterAnswer`: once the response has arrived, go on sending that many more body bytes (as
+ * a client that has not looked at the response yet would), end the request's side and wait for
+ * the server to close; `resetAfterAnswer` says whether the connection was reset meanwhile.
  */
-export const exchange = (head: string, body: ReadonlyArray<string | Buffer> | (() => Buffer | undefined) = []) =>
+export const exchange = (
+  head: string,
+  body: ReadonlyArray<string | Buffer> | (() => Buffer | undefined) = [],
+  options: { readonly sendAfterAnswer?: number } = {}
+) =>
   Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const port = (server.address as HttpServer.TcpAddress).port
@@ -104,19 +114,36 @@ export const exchange = (head: string, body: ReadonlyArray<string | Buffer> | ((
           if (!socket.write(chunk)) return void socket.once("drain", pump)
         }
       }
+      let reset = false
+      let answer: RawResponse | undefined
+      const sendTheRest = (left: number) => {
+        while (left > 0 && !socket.destroyed) {
+          const size = Math.min(left, 65536)
+          left -= size
+          if (!socket.write(Buffer.alloc(size, 0x20))) return void socket.once("drain", () => sendTheRest(left))
+        }
+        socket.end()
+      }
       socket.on("data", (chunk) => {
         received = Buffer.concat([received, chunk])
-        const response = parseResponse(received)
-        if (response !== undefined && !answered) {
-          answered = true
+        const response = answered ? undefined : parseResponse(received)
+        if (response === undefined) return
+        answered = true
+        answer = { ...response, bodyBytesSent: sent, resetAfterAnswer: false }
+        if (options.sendAfterAnswer === undefined) {
           socket.destroy()
-          resume(Effect.succeed({ ...response, bodyBytesSent: sent }))
+          resume(Effect.succeed(answer))
+        } else {
+          sendTheRest(options.sendAfterAnswer)
         }
       })
       // A server that stops reading a body may reset the connection once it has answered.
-      socket.on("error", () => undefined)
+      socket.on("error", () => {
+        if (answered) reset = true
+      })
       socket.on("close", () => {
-        if (!answered) resume(Effect.fail(new Error(`the connection closed without a whole response: ${received}`)))
+        if (answer === undefined) resume(Effect.fail(new Error(`the connection closed without a whole response: ${received}`)))
+        else if (options.sendAfterAnswer !== undefined) resume(Effect.succeed({ ...answer, resetAfterAnswer: reset }))
       })
       socket.write(head.replace(/\r?\n/g, "\r\n").trimEnd() + "\r\n\r\n")
       pump()

@@ -29,10 +29,15 @@ export const LINGER_MS = 2_000
  * clients lose the answer with it. Instead the rest of the body is read and dropped (never
  * kept), and the connection is destroyed when the client has sent everything or after
  * LINGER_MS, whichever comes first.
+ *
+ * Runs on the answer's `finish`, after Node's own handler of it (registered before the request
+ * is emitted), which has ended the socket when the connection closes after this answer. That is
+ * what is checked, not the answer's `Connection` header: headers given to `writeHead` (as
+ * @effect/platform gives them) are not visible to `getHeader`.
  */
-const linger = (request: IncomingMessage, response: ServerResponse) => {
-  if (request.complete || response.getHeader("connection") !== "close") return
+const linger = (request: IncomingMessage) => {
   const socket = request.socket
+  if (request.complete || !socket.writableEnded) return
   socket.off("finish", socket.destroy)
   request.resume()
   const timer = setTimeout(() => socket.destroy(), LINGER_MS)
@@ -69,7 +74,7 @@ const makeServer = () => {
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     inFlight++
     response.once("close", () => inFlight--)
-    response.once("finish", () => linger(request, response))
+    response.once("finish", () => linger(request))
   })
   server.on("clientError", answerClientError)
   const close = server.close.bind(server)
