@@ -99,7 +99,8 @@ export const exchange = (
       const socket = connect(port, "127.0.0.1")
       let received = Buffer.alloc(0)
       let sent = 0
-      let answered = false
+      let answer: RawResponse | undefined
+      let reset = false
       const next = Array.isArray(body)
         ? (() => {
           let index = 0
@@ -107,15 +108,13 @@ export const exchange = (
         })()
         : body as () => Buffer | undefined
       const pump = () => {
-        while (!answered && !socket.destroyed) {
+        while (answer === undefined && !socket.destroyed) {
           const chunk = next()
           if (chunk === undefined) return
           sent += chunk.length
           if (!socket.write(chunk)) return void socket.once("drain", pump)
         }
       }
-      let reset = false
-      let answer: RawResponse | undefined
       const sendTheRest = (left: number) => {
         while (left > 0 && !socket.destroyed) {
           const size = Math.min(left, 65536)
@@ -125,10 +124,10 @@ export const exchange = (
         socket.end()
       }
       socket.on("data", (chunk) => {
+        if (answer !== undefined) return
         received = Buffer.concat([received, chunk])
-        const response = answered ? undefined : parseResponse(received)
+        const response = parseResponse(received)
         if (response === undefined) return
-        answered = true
         answer = { ...response, bodyBytesSent: sent, resetAfterAnswer: false }
         if (options.sendAfterAnswer === undefined) {
           socket.destroy()
@@ -139,7 +138,7 @@ export const exchange = (
       })
       // A server that stops reading a body may reset the connection once it has answered.
       socket.on("error", () => {
-        if (answered) reset = true
+        if (answer !== undefined) reset = true
       })
       socket.on("close", () => {
         if (answer === undefined) resume(Effect.fail(new Error(`the connection closed without a whole response: ${received}`)))
