@@ -13,11 +13,13 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Data, Effect, Layer, Option, Redacted } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import Pg from "pg"
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
+import { CancelSafePool } from "./CancelSafePool.ts"
 import { prepareDataDir } from "./DataDir.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
@@ -161,6 +163,45 @@ const embedded = (dataDir: string) =>
     })
   )
 
+/** Connections to a Postgres server per process. */
+const POSTGRES_POOL_SIZE = 10
+
+/**
+ * The pool for a Postgres server at `url`, as `PgClient.layer` makes it (checked with one query
+ * within 5 s, ended when the scope closes), but a CancelSafePool: with more than one connection a
+ * late cancel can stop another fiber's statement. (PGlite's single connection cannot: a cancel
+ * waiting for it runs when nobody else's statement does.)
+ */
+const postgresPool = (url: Redacted.Redacted) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const pool = new CancelSafePool({
+          connectionString: Redacted.value(url),
+          max: POSTGRES_POOL_SIZE,
+          application_name: "@effect/sql-pg",
+          types
+        })
+        // A connection that fails while idle is removed by the pool; the next statement gets another.
+        pool.on("error", () => undefined)
+        try {
+          await pool.query("SELECT 1")
+        } catch (cause) {
+          await pool.end()
+          throw cause
+        }
+        return pool
+      },
+      catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+    }).pipe(
+      Effect.timeoutFail({
+        duration: Duration.seconds(5),
+        onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+      })
+    ),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
 /** Which database `config` names, for the start-up log: never the password. */
 export const describeDatabase = (config: AppConfigShape): string =>
   Option.match(config.databaseUrl, {
@@ -178,7 +219,7 @@ export const describeDatabase = (config: AppConfigShape): string =>
 export const DatabaseLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => PgClient.layer({ url, maxConnections: 10, types }),
+      onSome: (url) => PgClient.layerFromPool({ acquire: postgresPool(url), types }),
       onNone: () => embedded(config.dataDir)
     }))
 )

@@ -147,10 +147,16 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
             .then((page) => page.data.map((event) => ("turn_status" in event ? `${event.event_kind}:${event.turn_status}` : event.event_kind)).join(","))
             .catch((cause) => `unreadable (${cause})`)
           const ended = await Effect.runPromise(streams[index].ended(0))
-          lines.push(`agent ${index} ${agentId} (sent through ${senders[index]}): stream ${frames.length} events${ended === undefined ? "" : ", ended"}; stored: ${stored}`)
+          const others = streams[index].frames().filter((frame) => frame.id === undefined && frame.comment === undefined)
+            .map((frame) => `${frame.event} ${frame.data}`)
+          lines.push(
+            `agent ${index} ${agentId} (sent through ${senders[index]}): stream ${frames.length} events` +
+              `${ended === undefined ? "" : `, ended ${ended - killedAt} ms after the kill`}` +
+              `${others.length === 0 ? "" : ` (other frames: ${others.join("; ")})`}; stored: ${stored}`
+          )
         }
         const warnings = servers.map((server, index) =>
-          `process ${index}:\n` + server.output().split("\n").filter((line) => /level=(WARN|ERROR|FATAL)/.test(line)).slice(-30).join("\n"))
+          `process ${index}:\n` + server.output().split("\n").filter((line) => /"logLevel":"(WARN|ERROR|FATAL)"/.test(line)).slice(-30).join("\n"))
         const cluster = await describeClusterState(process.env.DATABASE_URL!).catch((cause) => `cluster state unreadable (${cause})`)
         return [...lines, cluster, ...warnings].join("\n")
       }

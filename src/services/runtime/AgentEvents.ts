@@ -5,7 +5,7 @@
  * a `stream_closed` event once its caller's access is gone (StreamAccess).
  */
 import { Sse } from "@effect/experimental"
-import { Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
+import { Cause, Chunk, Duration, Effect, Option, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { AgentEvent, type EventsQuery } from "../../domain/runtime/Events.ts"
 import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
@@ -70,6 +70,10 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
           Stream.merge(
             Stream.fromEffect(Effect.map(Effect.provide(streamAccess.lost(orgId, projectId, agentId), context), closedEvent)),
             { haltStrategy: "right" }
+          ),
+          // The response ends when its stream fails, as when it ends: without this line nothing would say why.
+          Stream.tapErrorCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
           ),
           Stream.encodeText
         ))

@@ -1,0 +1,85 @@
+/**
+ * The `pg` pool under @effect/sql-pg, made safe against a cancel that stops another statement.
+ *
+ * When a fiber is interrupted during a statement, @effect/sql-pg cancels the statement with
+ * `SELECT pg_cancel_backend(<pid>)`, sent through the pool (so on another connection), and waits
+ * at most 5 s for it before it releases the statement's connection. A cancel stops whatever the
+ * backend process runs when it arrives. When every connection is busy, the cancel waits in the
+ * pool's queue (the 5 s end the wait, not the queued query), the interrupted statement's
+ * connection goes back to the pool, and the cancel, run at last, stops the statement of whoever
+ * took that connection next: it fails with 57014 "canceling statement due to user request"
+ * (Effect-TS/effect#8068; fixed in the @effect/sql-pg of Effect 4 only). Seen here with three
+ * processes under load: an event stream's read was cancelled so, and the stream ended.
+ *
+ * This pool retires such a connection instead: once a cancel of its backend is asked for while
+ * it is checked out, it is closed when released, never handed out again, so a late cancel finds
+ * its process gone. A cancel of a connection that is not checked out is not sent: nothing of
+ * the one who asked runs there any more.
+ *
+ * What is left: a statement that completes in the instant its fiber is interrupted releases its
+ * connection before the cancel is asked for; if another fiber has taken it in between, that
+ * fiber's statement is cancelled. The window is the time between two turns of the event loop,
+ * where the race above lasted as long as the pool stayed busy.
+ */
+import Pg from "pg"
+
+/** The statement @effect/sql-pg (0.53) sends to cancel an interrupted statement. */
+const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
+
+/** The backend process of a connection (set by `pg` when it connects; not in its types). */
+const processIdOf = (client: Pg.PoolClient): number | undefined => (client as { processID?: number }).processID
+
+type ConnectCallback = (err: Error | undefined, client: Pg.PoolClient | undefined, release: (release?: unknown) => void) => void
+
+export class CancelSafePool extends Pg.Pool {
+  /** Every open connection, by its backend process. */
+  readonly #byProcessId = new Map<number, Pg.PoolClient>()
+  readonly #checkedOut = new Set<Pg.PoolClient>()
+  /** Connections a cancel was asked for while they were checked out: closed when released. */
+  readonly #retiring = new WeakSet<Pg.PoolClient>()
+
+  constructor(config?: Pg.PoolConfig) {
+    super(config)
+    this.on("connect", (client) => {
+      const processId = processIdOf(client)
+      if (processId !== undefined) this.#byProcessId.set(processId, client)
+    })
+    this.on("remove", (client) => {
+      const processId = processIdOf(client)
+      if (processId !== undefined && this.#byProcessId.get(processId) === client) this.#byProcessId.delete(processId)
+    })
+  }
+
+  override connect(): Promise<Pg.PoolClient>
+  override connect(callback: ConnectCallback): void
+  override connect(callback?: ConnectCallback): Promise<Pg.PoolClient> | void {
+    if (callback === undefined) {
+      return new Promise((resolve, reject) => this.connect((err, client) => (err || !client ? reject(err) : resolve(client))))
+    }
+    super.connect((err, client, release) => {
+      if (err || !client) return callback(err, client, release)
+      this.#checkedOut.add(client)
+      const releaseOrRetire = (error?: unknown) => {
+        this.#checkedOut.delete(client)
+        release(error || (this.#retiring.has(client) ? new Error("a cancel was sent to this connection's statement") : undefined))
+      }
+      client.release = releaseOrRetire
+      callback(undefined, client, releaseOrRetire)
+    })
+  }
+
+  override query(...args: Array<any>): any {
+    const cancelled = typeof args[0] === "string" ? CANCEL_STATEMENT.exec(args[0]) : null
+    if (cancelled !== null) {
+      const client = this.#byProcessId.get(Number(cancelled[1]))
+      const callback = args[args.length - 1]
+      if (client === undefined || !this.#checkedOut.has(client)) {
+        // Nothing of the one who asked runs there: answer as a cancel that found nothing to stop.
+        if (typeof callback === "function") return void callback(undefined, { rows: [{ pg_cancel_backend: false }] })
+        return Promise.resolve({ rows: [{ pg_cancel_backend: false }] })
+      }
+      this.#retiring.add(client)
+    }
+    return (super.query as (...args: Array<any>) => any)(...args)
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * An interrupted statement's cancel never stops another fiber's statement (src/layers/CancelSafePool.ts).
+ *
+ * The race, made certain: every connection of the pool is busy, so the cancel of an interrupted
+ * statement waits in the pool's queue, behind a statement already waiting for a connection. The
+ * interrupted statement then completes: @effect/sql-pg releases its connection, which the waiting
+ * statement takes; the cancel runs when the next connection frees up, during that statement.
+ * With the pool @effect/sql-pg makes, that statement fails with 57014 ("canceling statement due
+ * to user request"); here it completes.
+ *
+ * Postgres only: the embedded database has one connection, where a waiting cancel runs when
+ * nobody else's statement does.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer } from "effect"
+import { DatabaseLive } from "../../src/layers/Database.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
+import { testConfig } from "../support/TestApp.ts"
+
+/** Connections of the pool (src/layers/Database.ts). */
+const POOL_SIZE = 10
+
+describe.skipIf(usesEmbeddedDatabase)("cancelled statements (Postgres only)", () => {
+  it.live("a late cancel finds the interrupted statement's connection retired, not another fiber's statement", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const backendOf = sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`
+      yield* backendOf // the pool is up
+      // Interrupted at once; the statement itself runs for a second more.
+      const interrupted = yield* Effect.fork(sql`SELECT pg_sleep(1)`)
+      // The rest of the pool, busy for 3 s: then the cancel gets a connection.
+      const busy = yield* Effect.forkAll(Array.from({ length: POOL_SIZE - 1 }, () => sql`SELECT pg_sleep(3)`))
+      yield* Effect.sleep("300 millis")
+      // First in the queue for a connection; it runs from about 1 s to 5 s, across the cancel.
+      const waiting = yield* Effect.fork(sql<{ done: string }>`SELECT 'done' AS done FROM pg_sleep(4)`)
+      yield* Effect.sleep("100 millis")
+      yield* Effect.fork(Fiber.interrupt(interrupted))
+
+      const result = yield* Fiber.join(waiting).pipe(Effect.either)
+      expect(result._tag === "Right" ? result.right : String(result.left.cause)).toEqual([{ done: "done" }])
+      yield* Fiber.join(busy)
+      // The pool goes on serving.
+      expect(yield* backendOf).toHaveLength(1)
+    }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(testConfig()))), Effect.scoped), 30_000)
+})
