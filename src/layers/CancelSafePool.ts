@@ -11,10 +11,17 @@
  * (Effect-TS/effect#8068; fixed in the @effect/sql-pg of Effect 4 only). Seen here with three
  * processes under load: an event stream's read was cancelled so, and the stream ended.
  *
- * This pool retires such a connection instead: once a cancel of its backend is asked for while
- * it is checked out, it is closed when released, never handed out again, so a late cancel finds
- * its process gone. A cancel of a connection that is not checked out is not sent: nothing of
- * the one who asked runs there any more.
+ * This pool does two things:
+ * - It sends a cancel at once, on a connection of its own (opened for it, closed after), instead
+ *   of through the pool's queue: it reaches the backend while the interrupted statement's
+ *   holder still waits for it, so it stops that statement or, when it has completed, nothing (a
+ *   backend waiting for its next command ignores a cancel). This covers a connection its holder
+ *   keeps using after the interruption (a reserved connection, such as the cluster's shard locks).
+ * - It retires the connection: once a cancel of its backend is asked for while it is checked
+ *   out, it is closed when released, never handed out again, so even a cancel that could not be
+ *   delivered in time finds its process gone.
+ * A cancel of a connection that is not checked out is not sent: nothing of the one who asked
+ * runs there any more.
  *
  * What is left: a statement that completes in the instant its fiber is interrupted releases its
  * connection before the cancel is asked for; if another fiber has taken it in between, that
@@ -70,16 +77,33 @@ export class CancelSafePool extends Pg.Pool {
 
   override query(...args: Array<any>): any {
     const cancelled = typeof args[0] === "string" ? CANCEL_STATEMENT.exec(args[0]) : null
-    if (cancelled !== null) {
-      const client = this.#byProcessId.get(Number(cancelled[1]))
-      const callback = args[args.length - 1]
-      if (client === undefined || !this.#checkedOut.has(client)) {
-        // Nothing of the one who asked runs there: answer as a cancel that found nothing to stop.
-        if (typeof callback === "function") return void callback(undefined, { rows: [{ pg_cancel_backend: false }] })
-        return Promise.resolve({ rows: [{ pg_cancel_backend: false }] })
-      }
-      this.#retiring.add(client)
+    if (cancelled === null) return (super.query as (...args: Array<any>) => any)(...args)
+    const sent = this.#cancel(Number(cancelled[1]), args[0])
+    const callback = args[args.length - 1]
+    if (typeof callback !== "function") return sent
+    sent.then((result) => callback(undefined, result), (error) => callback(error))
+  }
+
+  /** Cancels the statement of the connection to `processId`, when it is checked out: retired, and the cancel sent at once. */
+  #cancel(processId: number, statement: string): Promise<unknown> {
+    const client = this.#byProcessId.get(processId)
+    if (client === undefined || !this.#checkedOut.has(client)) {
+      // Nothing of the one who asked runs there any more: answered as a cancel that found nothing to stop.
+      return Promise.resolve({ rows: [{ pg_cancel_backend: false }] })
     }
-    return (super.query as (...args: Array<any>) => any)(...args)
+    this.#retiring.add(client)
+    return this.#sendAtOnce(statement)
+  }
+
+  /** Runs `statement` on a connection opened for it alone, closed after. */
+  async #sendAtOnce(statement: string) {
+    const canceller = new Pg.Client(this.options)
+    canceller.on("error", () => undefined)
+    try {
+      await canceller.connect()
+      return await canceller.query(statement)
+    } finally {
+      await canceller.end().catch(() => undefined)
+    }
   }
 }

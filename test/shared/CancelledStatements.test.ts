@@ -6,7 +6,8 @@
  * interrupted statement then completes: @effect/sql-pg releases its connection, which the waiting
  * statement takes; the cancel runs when the next connection frees up, during that statement.
  * With the pool @effect/sql-pg makes, that statement fails with 57014 ("canceling statement due
- * to user request"); here it completes.
+ * to user request"); here it completes. The same on a reserved connection, whose holder goes on
+ * with its next statement once @effect/sql-pg has given up waiting for the cancel.
  *
  * Postgres only: the embedded database has one connection, where a waiting cancel runs when
  * nobody else's statement does.
@@ -42,5 +43,20 @@ describe.skipIf(usesEmbeddedDatabase)("cancelled statements (Postgres only)", ()
       yield* Fiber.join(busy)
       // The pool goes on serving.
       expect(yield* backendOf).toHaveLength(1)
+    }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(testConfig()))), Effect.scoped), 30_000)
+
+  it.live("on a connection its holder keeps (reserved), the cancel stops the interrupted statement, not the holder's next one", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const reserved = yield* sql.reserve
+      // The rest of the pool, busy for longer than @effect/sql-pg waits for a cancel (5 s).
+      const busy = yield* Effect.forkAll(Array.from({ length: POOL_SIZE - 1 }, () => sql`SELECT pg_sleep(6)`))
+      yield* Effect.sleep("300 millis")
+      const first = yield* reserved.execute("SELECT pg_sleep(1)", [], undefined).pipe(Effect.timeoutOption("300 millis"))
+      expect(first._tag).toBe("None")
+      // Runs across the moment a cancel waiting for a pool connection would have been sent (6 s).
+      const next = yield* reserved.execute("SELECT 'done' AS done FROM pg_sleep(3)", [], undefined).pipe(Effect.either)
+      expect(next._tag === "Right" ? next.right : String(next.left.cause)).toEqual([{ done: "done" }])
+      yield* Fiber.join(busy)
     }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(testConfig()))), Effect.scoped), 30_000)
 })
