@@ -16,7 +16,8 @@
  *   of through the pool's queue: it reaches the backend while the interrupted statement's
  *   holder still waits for it, so it stops that statement or, when it has completed, nothing (a
  *   backend waiting for its next command ignores a cancel). This covers a connection its holder
- *   keeps using after the interruption (a reserved connection, such as the cluster's shard locks).
+ *   keeps using after the interruption (a reserved connection), as long as the holder waits for
+ *   the interruption to finish.
  * - It retires the connection: once a cancel of its backend is asked for while it is checked
  *   out, it is closed when released, never handed out again, so even a cancel that could not be
  *   delivered in time finds its process gone.
@@ -26,7 +27,9 @@
  * What is left: a statement that completes in the instant its fiber is interrupted releases its
  * connection before the cancel is asked for; if another fiber has taken it in between, that
  * fiber's statement is cancelled. The window is the time between two turns of the event loop,
- * where the race above lasted as long as the pool stayed busy.
+ * where the race above lasted as long as the pool stayed busy. And a holder that goes on without
+ * waiting for the interruption (@effect/cluster's shard-lock connection, at shutdown) may have
+ * its next statement cancelled; the cluster rebuilds that connection on an error.
  */
 import Pg from "pg"
 
