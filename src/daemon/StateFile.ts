@@ -15,6 +15,7 @@ import { homedir } from "node:os"
 import * as nodePath from "node:path"
 import { Outcome, RequestId } from "../domain/machines/DaemonProtocol.ts"
 import { MachineId } from "../domain/shared/Ids.ts"
+import { isAlive } from "../layers/ProcessLiveness.ts"
 
 export const LedgerEntry = Schema.Union(
   Schema.Struct({ state: Schema.Literal("running"), at: Schema.Number }),
@@ -58,15 +59,6 @@ export const defaultStatePath = (server: URL): string => {
 
 const failure = (message: string) => (cause: unknown) =>
   new StateFileError({ message: `${message}: ${cause instanceof Error ? cause.message : String(cause)}` })
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /** Takes the lock file, or fails when a live daemon holds it; a stale lock (its process gone) is taken over. */
 const lock = (path: string) =>

@@ -21,6 +21,7 @@ import { join, resolve } from "node:path"
 import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
 import { CancelSafePool } from "./CancelSafePool.ts"
 import { prepareDataDir } from "./DataDir.ts"
+import { isAlive } from "./ProcessLiveness.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
   readonly message: string
@@ -46,16 +47,6 @@ const types: Pg.CustomTypesConfig = {
     }
     return Pg.types.getTypeParser(oid, format)
   })
-}
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
 }
 
 const readLockOwner = (lockFile: string): number | undefined => {
