@@ -64,7 +64,7 @@ export class CancelSafePool extends Pg.Pool {
   override connect(callback: ConnectCallback): void
   override connect(callback?: ConnectCallback): Promise<Pg.PoolClient> | void {
     if (callback === undefined) {
-      return new Promise((resolve, reject) => this.connect((err, client) => (err || !client ? reject(err) : resolve(client))))
+      return new Promise((resolve, reject) => this.connect((err, client) => (client === undefined ? reject(err ?? new Error("No client returned")) : resolve(client))))
     }
     super.connect((err, client, release) => {
       if (err || !client) return callback(err, client, release)
