@@ -114,25 +114,33 @@ export class Artifacts extends Effect.Service<Artifacts>()("Artifacts", {
     const ids = yield* IdGenerator
     const { transaction } = yield* Transactions
 
-    /** Stores the media of prepared blocks for `agentId`; the blocks as recorded, media as `media_ref`. */
-    const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) =>
-      transaction(Effect.forEach(blocks, (prepared): Effect.Effect<ContentBlock> => {
-        if (prepared.type === "text") return Effect.succeed(prepared.block)
-        const { block, bytes } = prepared
-        const hash = sha256(bytes)
-        return Effect.gen(function*() {
-          const id = yield* ids.make(ArtifactId)
-          yield* artifacts.insert({ id, agent_id: agentId, media_type: block.media_type, size_bytes: bytes.length, sha256: hash, bytes })
-          return {
-            type: "media_ref" as const,
-            artifact_id: id,
-            media_type: block.media_type,
-            size_bytes: bytes.length,
-            sha256: hash,
-            ...(block.metadata === undefined ? {} : { metadata: block.metadata })
-          }
-        })
-      }))
+    /** The block as recorded: text as it came, media stored and referenced as `media_ref`. */
+    const storeBlock = (agentId: AgentId, prepared: PreparedBlock): Effect.Effect<ContentBlock> => {
+      if (prepared.type === "text") return Effect.succeed(prepared.block)
+      const { block, bytes } = prepared
+      const hash = sha256(bytes)
+      return Effect.gen(function*() {
+        const id = yield* ids.make(ArtifactId)
+        yield* artifacts.insert({ id, agent_id: agentId, media_type: block.media_type, size_bytes: bytes.length, sha256: hash, bytes })
+        return {
+          type: "media_ref" as const,
+          artifact_id: id,
+          media_type: block.media_type,
+          size_bytes: bytes.length,
+          sha256: hash,
+          ...(block.metadata === undefined ? {} : { metadata: block.metadata })
+        }
+      })
+    }
+
+    /**
+     * Stores the media of prepared blocks for `agentId`, in one transaction; the blocks as
+     * recorded. Blocks without media store nothing and open no transaction.
+     */
+    const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) => {
+      const stored = Effect.forEach(blocks, (prepared) => storeBlock(agentId, prepared))
+      return blocks.some((prepared) => prepared.type === "media") ? transaction(stored) : stored
+    }
 
     /** The bytes of an artifact of `agentId`. */
     const get = (agentId: AgentId, artifactId: ArtifactId) =>
