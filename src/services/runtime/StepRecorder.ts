@@ -20,22 +20,13 @@ import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { ToolDispatch } from "./ToolDispatch.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
-import { TurnLifecycle } from "./TurnLifecycle.ts"
+import { StepAlreadyRecorded, TurnLifecycle } from "./TurnLifecycle.ts"
 import type { TurnSetup } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import type { PlannedCall, StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
 import { signalToken } from "./TurnWorkflow.ts"
 
 const stopped: StepOutcome = { _tag: "Stopped" }
-
-/** The step being recorded was recorded by another run of it: its transaction rolls back. */
-class StepAlreadyRecorded extends Schema.TaggedError<StepAlreadyRecorded>()("StepAlreadyRecorded", {
-  step: Schema.Int
-}) {
-  override get message() {
-    return `Model call ${this.step} of the turn was recorded by another run of it`
-  }
-}
 
 /** The turn had ended (cancelled) before its last model call was recorded: its transaction rolls back. */
 class TurnAlreadyEnded extends Schema.TaggedError<TurnAlreadyEnded>()("TurnAlreadyEnded", {}) {
@@ -108,11 +99,12 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
         yield* lifecycle.lockAgent(payload.agent_id)
         const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
         if (toolItems.length === 0) {
-          // The turn ends: its output, usage and end are written with the turn's end (one append,
-          // one update, which finds whether the turn still runs: when not, all is rolled back).
+          // The turn ends: the step's row and the turn's end are one statement, which finds
+          // whether the turn still runs (when not, all is rolled back); its output and end one append.
           const outcome: StepOutcome = { _tag: "Finished" }
-          if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
           const next = yield* lifecycle.completeTurn(payload.agent_id, payload.turn_id, {
+            step,
+            outcome,
             usage: response.usage,
             events: outputEvents(payload.turn_id, response.output, [])
           })

@@ -8,7 +8,7 @@
  * result, an approval or an answer, `idle` with no current turn; a turn ending starts the oldest
  * queued input's turn in the same transaction, so an agent with a backlog is never idle.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
@@ -19,8 +19,18 @@ import type { AgentTurnState } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
+import type { StepOutcome } from "./TurnWorkflow.ts"
 
 export type FinalTurnStatus = "completed" | "failed" | "cancelled"
+
+/** The step being recorded was recorded by another run of it: its transaction rolls back. */
+export class StepAlreadyRecorded extends Schema.TaggedError<StepAlreadyRecorded>()("StepAlreadyRecorded", {
+  step: Schema.Int
+}) {
+  override get message() {
+    return `Model call ${this.step} of the turn was recorded by another run of it`
+  }
+}
 
 /** The `turn started` event of a turn. */
 const startedEvent = (turnId: TurnId): NewEvent => ({
@@ -82,22 +92,24 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
       }))
 
     /**
-     * Ends the turn with `status`, counting `last`'s usage, appending `last`'s events before its
-     * end, then starts the oldest queued input's turn; when none is queued, the append of the end
-     * leaves the agent idle. None when the turn had ended; else the turn started, if any.
+     * Ends the turn with `status` by `ended` (the update of its row: its token usage, none when
+     * the turn had ended already), appending `lastEvents` before its end, then starts the oldest
+     * queued input's turn; when none is queued, the append of the end leaves the agent idle. None
+     * when the turn had ended; else the turn started, if any.
      */
-    const endTurn = (
+    const endTurn = <E>(
       agentId: AgentId,
       turnId: TurnId,
       status: FinalTurnStatus,
       error: string | null,
-      last?: { readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
+      ended: Effect.Effect<Option.Option<TokenUsage>, E>,
+      lastEvents: ReadonlyArray<NewEvent> = []
     ) =>
       Effect.gen(function*() {
-        const usage = yield* turns.finish(turnId, status, error, last?.usage)
+        const usage = yield* ended
         if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
         const next = yield* inputs.oldestQueued(agentId)
-        yield* timeline.append(agentId, [...last?.events ?? [], {
+        yield* timeline.append(agentId, [...lastEvents, {
           event_kind: "turn",
           turn_id: turnId,
           is_opening_event: false,
@@ -115,19 +127,34 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
      * usage), then starts the next queued input. Nothing when the turn had already ended.
      */
     const finishTurn = (agentId: AgentId, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
-      Effect.map(endTurn(agentId, turnId, status, error), Option.flatten)
+      Effect.map(endTurn(agentId, turnId, status, error, turns.finish(turnId, status, error)), Option.flatten)
 
     /**
-     * Completes a running turn with its last model call: the call's usage counted in the update
-     * that ends the turn, its output events appended with the turn's end (one append), then the
-     * next queued input started (the turn started, if any). None when the turn had already ended:
-     * nothing written then.
+     * Completes a running turn with its last model call, its `step`-th: the step's outcome
+     * recorded and the call's usage counted by the update that ends the turn (one statement), its
+     * output events appended with the turn's end (one append), then the next queued input started
+     * (the turn started, if any). None when the turn had already ended; StepAlreadyRecorded when
+     * another run of the step recorded it. Nothing is written in either case.
      */
     const completeTurn = (
       agentId: AgentId,
       turnId: TurnId,
-      last: { readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
-    ) => endTurn(agentId, turnId, "completed", null, last)
+      last: {
+        readonly step: number
+        readonly outcome: StepOutcome
+        readonly usage: TokenUsage
+        readonly events: ReadonlyArray<NewEvent>
+      }
+    ) =>
+      endTurn(
+        agentId,
+        turnId,
+        "completed",
+        null,
+        Effect.flatMap(turns.complete(turnId, last.step, last.outcome, last.usage), ({ recorded, usage }) =>
+          recorded ? Effect.succeed(usage) : Effect.fail(new StepAlreadyRecorded({ step: last.step }))),
+        last.events
+      )
 
     /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
     const refreshStatus = (agentId: AgentId, turnId: TurnId) =>

@@ -22,8 +22,6 @@ const usageOf = (row: TokenUsage): TokenUsage => ({
   cache_write_tokens: row.cache_write_tokens
 })
 
-const NO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }
-
 const makeTurn = constructor(Turn, Schema.Struct(Turn.fields))
 
 const toTurn = (row: TurnRow) =>
@@ -73,22 +71,39 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
     })
 
     const finish = SqlSchema.findOne({
-      Request: Schema.Struct({
-        id: TurnId,
-        status: TurnStatus,
-        error: Schema.NullOr(Schema.String),
-        modelCalls: Schema.Int,
-        ...TokenUsage.fields
-      }),
+      Request: Schema.Struct({ id: TurnId, status: TurnStatus, error: Schema.NullOr(Schema.String) }),
       Result: TokenUsage,
       execute: (turn) => sql`
-        UPDATE turns SET status = ${turn.status}, error = ${turn.error}, completed_at = now(),
-          model_calls = model_calls + ${turn.modelCalls},
-          input_tokens = input_tokens + ${turn.input_tokens}, output_tokens = output_tokens + ${turn.output_tokens},
-          cache_read_tokens = cache_read_tokens + ${turn.cache_read_tokens},
-          cache_write_tokens = cache_write_tokens + ${turn.cache_write_tokens}
+        UPDATE turns SET status = ${turn.status}, error = ${turn.error}, completed_at = now()
         WHERE id = ${turn.id} AND ${active}
         RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
+    })
+
+    /**
+     * A last model call's `turn_steps` row, and the turn completed with the call's usage, in one
+     * statement: the turn is updated only when the row is new.
+     */
+    const complete = SqlSchema.single({
+      Request: Schema.Struct({ id: TurnId, step: Schema.Int, outcome: StepOutcome, ...TokenUsage.fields }),
+      Result: Schema.Struct({ recorded: Schema.Boolean, completed: Schema.Boolean, ...TokenUsage.fields }),
+      execute: (turn) => sql`
+        WITH recorded AS (
+          INSERT INTO turn_steps ${sql.insert({ turn_id: turn.id, step: turn.step, outcome: JSON.stringify(turn.outcome) })}
+          ON CONFLICT DO NOTHING RETURNING step
+        ), completed AS (
+          UPDATE turns SET status = ${"completed"}, error = NULL, completed_at = now(),
+            model_calls = model_calls + 1,
+            input_tokens = input_tokens + ${turn.input_tokens}, output_tokens = output_tokens + ${turn.output_tokens},
+            cache_read_tokens = cache_read_tokens + ${turn.cache_read_tokens},
+            cache_write_tokens = cache_write_tokens + ${turn.cache_write_tokens}
+          WHERE id = ${turn.id} AND ${active} AND EXISTS (SELECT 1 FROM recorded)
+          RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
+        )
+        SELECT EXISTS (SELECT 1 FROM recorded) AS recorded, completed.input_tokens IS NOT NULL AS completed,
+          COALESCE(completed.input_tokens, 0) AS input_tokens, COALESCE(completed.output_tokens, 0) AS output_tokens,
+          COALESCE(completed.cache_read_tokens, 0) AS cache_read_tokens,
+          COALESCE(completed.cache_write_tokens, 0) AS cache_write_tokens
+        FROM (SELECT 1) AS one LEFT JOIN completed ON true`
     })
 
     const setStatus = SqlSchema.void({
@@ -145,17 +160,17 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       /** Whether the turn is running or waiting; `lock` holds its row until the transaction ends. */
       isActive: (id: TurnId, lock = false) =>
         Effect.map(Effect.orDie(isActive({ id, lock })), (row) => Option.isSome(row) && row.value.active),
+      /** Ends a running or waiting turn with its final status; its token usage, or none when it had ended already. */
+      finish: (id: TurnId, status: TurnStatus, error: string | null) => Effect.orDie(finish({ id, status, error })),
       /**
-       * Ends a running or waiting turn with its final status (counting a last model call's usage
-       * when given); its token usage, or none when it had ended already.
+       * Records the outcome of the turn's last model call (its `step`-th) and completes the turn
+       * with the call's usage. `recorded` is false when that step was recorded already (nothing is
+       * written then); `usage` is the turn's token usage, none when the turn had ended already.
        */
-      finish: (id: TurnId, status: TurnStatus, error: string | null, lastCall?: TokenUsage) =>
-        Effect.orDie(finish({
-          id,
-          status,
-          error,
-          modelCalls: lastCall === undefined ? 0 : 1,
-          ...usageOf(lastCall ?? NO_USAGE)
+      complete: (id: TurnId, step: number, outcome: StepOutcome, lastCall: TokenUsage) =>
+        Effect.map(Effect.orDie(complete({ id, step, outcome, ...usageOf(lastCall) })), (row) => ({
+          recorded: row.recorded,
+          usage: row.completed ? Option.some(usageOf(row)) : Option.none()
         })),
       /** Sets the status of a turn that has not ended. */
       setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
