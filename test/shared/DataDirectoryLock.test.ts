@@ -23,11 +23,12 @@ const stateOf = (pid: number) => {
 
 /**
  * A process that is running (`sleep 30`) and its child that has exited and stays a zombie: the
- * shell starts `sleep 0` and then becomes `sleep 30`, which never reaps it.
+ * shell starts `sleep 2` and then becomes `sleep 30`, which never reaps it. The child outlives the
+ * shell's `exec` by far: a child that exits first may be reaped by the shell itself.
  */
 const zombieAndParent = Effect.acquireRelease(
   Effect.async<{ readonly zombie: number; readonly parent: number; readonly kill: () => void }>((resume) => {
-    const child = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
+    const child = spawn("sh", ["-c", "sleep 2 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
     child.stdout.once("data", (chunk: Buffer) =>
       resume(Effect.succeed({ zombie: Number(String(chunk).trim()), parent: child.pid!, kill: () => child.kill("SIGKILL") })))
   }),
