@@ -133,8 +133,9 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
      * Completes a running turn with its last model call, its `step`-th: the step's outcome
      * recorded and the call's usage counted by the update that ends the turn (one statement), its
      * output events appended with the turn's end (one append), then the next queued input started
-     * (the turn started, if any). None when the turn had already ended; StepAlreadyRecorded when
-     * another run of the step recorded it. Nothing is written in either case.
+     * (the turn started, if any). StepAlreadyRecorded when another run of the step recorded it
+     * (nothing written); none when the turn had already ended, and the caller rolls back the
+     * step's row.
      */
     const completeTurn = (
       agentId: AgentId,

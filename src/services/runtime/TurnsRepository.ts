@@ -70,6 +70,11 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
         sql`SELECT ${active} AS active FROM turns WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
     })
 
+    /** A step's row, unless the step was recorded already: its `step` returned when it is new. */
+    const insertStep = (turnId: string, step: number, outcome: typeof StepOutcome.Encoded) =>
+      sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}
+        ON CONFLICT DO NOTHING RETURNING step`
+
     const finish = SqlSchema.findOne({
       Request: Schema.Struct({ id: TurnId, status: TurnStatus, error: Schema.NullOr(Schema.String) }),
       Result: TokenUsage,
@@ -87,10 +92,7 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       Request: Schema.Struct({ id: TurnId, step: Schema.Int, outcome: StepOutcome, ...TokenUsage.fields }),
       Result: Schema.Struct({ recorded: Schema.Boolean, completed: Schema.Boolean, ...TokenUsage.fields }),
       execute: (turn) => sql`
-        WITH recorded AS (
-          INSERT INTO turn_steps ${sql.insert({ turn_id: turn.id, step: turn.step, outcome: JSON.stringify(turn.outcome) })}
-          ON CONFLICT DO NOTHING RETURNING step
-        ), completed AS (
+        WITH recorded AS (${insertStep(turn.id, turn.step, turn.outcome)}), completed AS (
           UPDATE turns SET status = ${"completed"}, error = NULL, completed_at = now(),
             model_calls = model_calls + 1,
             input_tokens = input_tokens + ${turn.input_tokens}, output_tokens = output_tokens + ${turn.output_tokens},
@@ -145,9 +147,7 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
     const recordStep = SqlSchema.findOne({
       Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
       Result: Schema.Struct({ step: Schema.Int }),
-      execute: ({ outcome, step, turnId }) =>
-        sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}
-          ON CONFLICT DO NOTHING RETURNING step`
+      execute: ({ outcome, step, turnId }) => insertStep(turnId, step, outcome)
     })
 
     return {
@@ -165,7 +165,8 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       /**
        * Records the outcome of the turn's last model call (its `step`-th) and completes the turn
        * with the call's usage. `recorded` is false when that step was recorded already (nothing is
-       * written then); `usage` is the turn's token usage, none when the turn had ended already.
+       * written then); `usage` is the turn's token usage, none when the turn had ended already
+       * (the step's row is written then: the caller's transaction rolls it back).
        */
       complete: (id: TurnId, step: number, outcome: StepOutcome, lastCall: TokenUsage) =>
         Effect.map(Effect.orDie(complete({ id, step, outcome, ...usageOf(lastCall) })), (row) => ({
