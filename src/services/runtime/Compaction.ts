@@ -6,7 +6,6 @@
 import { Effect, Either, Option } from "effect"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { TurnId } from "../../domain/shared/Ids.ts"
-import { conversationOf } from "./Conversation.ts"
 import { ModelClient } from "./model/ModelClient.ts"
 import type { ConversationItem } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
@@ -45,10 +44,10 @@ export class Compaction extends Effect.Service<Compaction>()("Compaction", {
       history: History
     ): Effect.Effect<Option.Option<CompactionProblem>> =>
       Effect.gen(function*() {
-        const finished = history.view.turns.filter((turn) => turn.turnId !== turnId && turn.endSequence !== undefined)
-        if (finished.length === 0) return Option.some<CompactionProblem>({ _tag: "NothingToCompact" })
+        const ended = history.view.ended
+        if (ended.length === 0) return Option.some<CompactionProblem>({ _tag: "NothingToCompact" })
         const conversation: Array<ConversationItem> = [
-          ...conversationOf({ compaction: history.view.compaction, turns: finished }, history.providerCallIds),
+          ...history.view.settled,
           { type: "user_message", content: [{ type: "text", text: COMPACTION_REQUEST }] }
         ]
         const answer = yield* cancellation.unlessCancelled(
@@ -65,7 +64,7 @@ export class Compaction extends Effect.Service<Compaction>()("Compaction", {
         }
         const response = answer.value.right
         const summary = response.output.flatMap((item) => item.type === "assistant_text" ? [item.text] : []).join("")
-        const through = Math.max(...finished.map((turn) => turn.endSequence ?? 0))
+        const through = ended[ended.length - 1].endSequence
         yield* timeline.transaction(Effect.gen(function*() {
           yield* lifecycle.lockAgent(agent.id)
           if (!(yield* turns.isActive(turnId, true))) return

@@ -4,6 +4,11 @@
  * their results; turns covered by the latest compaction are replaced by its summary. Queued and
  * withdrawn inputs are not part of it. A tool call left without a result (its turn was cancelled)
  * gets a failed result saying so, because every provider wants each call answered.
+ *
+ * Made by folding the events in, in sequence order (`foldView`), so that a process can keep it and
+ * add only what is new (TurnHistory.ts). A turn's items are made once, when it ends: nothing
+ * the model reads is appended to a turn after its end (its open tool calls are cancelled and its
+ * interactions closed with it), so only the turns still running keep their events.
  */
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
@@ -40,100 +45,209 @@ const replayOf = (block: ContentBlock): ReasoningReplay | undefined => {
   return isReasoningReplay(replay) ? replay : undefined
 }
 
-type TurnEventOf<K extends AgentEvent["event_kind"]> = Extract<AgentEvent, { event_kind: K }>
+type EventOf<K extends AgentEvent["event_kind"]> = Extract<AgentEvent, { event_kind: K }>
 
-export interface TimelineView {
-  /** The latest compaction, if any. */
-  readonly compaction: TurnEventOf<"compaction"> | undefined
-  /** Started turns not covered by the compaction, in the order they ran, each with its events in order. */
-  readonly turns: ReadonlyArray<{ readonly turnId: string; readonly events: ReadonlyArray<AgentEvent>; readonly endSequence: number | undefined }>
+/** The events of a turn the model reads. */
+type ContentEvent = EventOf<"agent_input" | "model_output" | "tool_call" | "tool_result">
+
+/** A turn that has not ended: queued (its input only) or running. */
+interface OpenTurn {
+  readonly started: boolean
+  readonly events: ReadonlyArray<ContentEvent>
 }
 
-/** Groups an agent's events (in sequence order) into the turns the model sees. */
-export const viewOf = (events: ReadonlyArray<AgentEvent>): TimelineView => {
-  let compaction: TurnEventOf<"compaction"> | undefined
-  const started = new Set<string>()
-  const ends = new Map<string, number>()
-  const byTurn = new Map<string, Array<AgentEvent>>()
-  for (const event of events) {
-    if (event.event_kind === "compaction") compaction = event
-    if (event.turn_id === null) continue
-    if (event.event_kind === "turn") {
-      if (event.turn_status === "started") started.add(event.turn_id)
-      else ends.set(event.turn_id, event.sequence)
-    }
-    const list = byTurn.get(event.turn_id) ?? []
-    list.push(event)
-    byTurn.set(event.turn_id, list)
+/** A turn that has ended, as the conversation items it makes (never changed again). */
+interface EndedTurn {
+  readonly endSequence: number
+  readonly items: ReadonlyArray<ConversationItem>
+  readonly bytes: number
+}
+
+/** The model's view of an agent's timeline up to an event; never changed once made (a fold makes a new one). */
+export interface ModelView {
+  /** The sequence of the last event folded in (0: none). */
+  readonly last: number
+  /** The latest compaction's summary, if any. */
+  readonly summary: ConversationItem | undefined
+  /** The turns that ended after the compaction, in the order they ran. */
+  readonly ended: ReadonlyArray<EndedTurn>
+  /** The summary's and the ended turns' items, in order. */
+  readonly settled: ReadonlyArray<ConversationItem>
+  /** About what `settled` holds in memory, in bytes. */
+  readonly settledBytes: number
+  /** Turns with an input and no end yet, by turn id. */
+  readonly open: ReadonlyMap<string, OpenTurn>
+  /** The ids the provider gave the open turns' tool calls, by call id. */
+  readonly providerCallIds: ReadonlyMap<string, string>
+  /** About what the view holds in memory, in bytes. */
+  readonly bytes: number
+}
+
+export const EMPTY_VIEW: ModelView = {
+  last: 0,
+  summary: undefined,
+  ended: [],
+  settled: [],
+  settledBytes: 0,
+  open: new Map(),
+  providerCallIds: new Map(),
+  bytes: 0
+}
+
+/** What an item or an event holds besides its text, in bytes (about; a decoded event's fields measured 1 KiB). */
+const ITEM_OVERHEAD_BYTES = 128
+const EVENT_OVERHEAD_BYTES = 1024
+
+const sum = <A>(values: Iterable<A>, f: (value: A) => number) => {
+  let total = 0
+  for (const value of values) total += f(value)
+  return total
+}
+
+/** The text of content blocks, in bytes (a media reference holds none). */
+const textBytes = (blocks: ReadonlyArray<ContentBlock>) => sum(blocks, (block) => block.type === "media_ref" ? 0 : block.text.length)
+
+const itemBytes = (item: ConversationItem): number => {
+  switch (item.type) {
+    case "user_message":
+    case "tool_result":
+      return ITEM_OVERHEAD_BYTES + sum(item.content, (block) => block.text.length)
+    case "assistant_text":
+      return ITEM_OVERHEAD_BYTES + item.text.length
+    case "assistant_reasoning":
+      return ITEM_OVERHEAD_BYTES + item.summary.length + (item.replay?.data.length ?? 0)
+    case "tool_call":
+      return ITEM_OVERHEAD_BYTES + item.name.length + JSON.stringify(item.input).length
   }
-  const through = compaction?.compacted_through_sequence ?? -1
-  const turns = [...started]
-    .filter((turnId) => {
-      const end = ends.get(turnId)
-      return end === undefined || end > through
-    })
-    .sort()
-    .map((turnId) => ({ turnId, events: byTurn.get(turnId) ?? [], endSequence: ends.get(turnId) }))
-  return { compaction, turns }
 }
 
-/** The conversation items of some turns; `providerCallIds` maps tool call ids to the ids the provider gave them. */
-export const itemsOf = (
-  turns: TimelineView["turns"],
+const eventBytes = (event: ContentEvent): number =>
+  EVENT_OVERHEAD_BYTES + (event.event_kind === "tool_call" ? JSON.stringify(event.tool_input).length : textBytes(event.content_blocks))
+
+/** The conversation items of one turn's events; a turn that has ended answers its unanswered calls as cancelled. */
+const itemsOf = (
+  events: ReadonlyArray<ContentEvent>,
+  ended: boolean,
   providerCallIds: ReadonlyMap<string, string>
 ): Array<ConversationItem> => {
   const items: Array<ConversationItem> = []
-  for (const turn of turns) {
-    const unanswered = new Map<string, string>()
-    for (const event of turn.events) {
-      switch (event.event_kind) {
-        case "agent_input":
-          items.push({ type: "user_message", content: modelBlocks(event.content_blocks) })
-          break
-        case "model_output":
-          for (const block of event.content_blocks) {
-            if (block.type === "text") items.push({ type: "assistant_text", text: block.text })
-            else if (block.type === "reasoning_summary") {
-              const replay = replayOf(block)
-              items.push(
-                replay === undefined
-                  ? { type: "assistant_reasoning", summary: block.text }
-                  : { type: "assistant_reasoning", summary: block.text, replay }
-              )
-            }
+  const unanswered = new Map<string, string>()
+  for (const event of events) {
+    switch (event.event_kind) {
+      case "agent_input":
+        items.push({ type: "user_message", content: modelBlocks(event.content_blocks) })
+        break
+      case "model_output":
+        for (const block of event.content_blocks) {
+          if (block.type === "text") items.push({ type: "assistant_text", text: block.text })
+          else if (block.type === "reasoning_summary") {
+            const replay = replayOf(block)
+            items.push(
+              replay === undefined
+                ? { type: "assistant_reasoning", summary: block.text }
+                : { type: "assistant_reasoning", summary: block.text, replay }
+            )
           }
-          break
-        case "tool_call": {
-          const callId = providerCallIds.get(event.tool_call_id) ?? event.tool_call_id
-          unanswered.set(event.tool_call_id, callId)
-          items.push({ type: "tool_call", call_id: callId, name: event.tool_name, input: event.tool_input })
-          break
         }
-        case "tool_result": {
-          const callId = unanswered.get(event.tool_call_id)
-          if (callId === undefined) break
-          unanswered.delete(event.tool_call_id)
-          items.push({ type: "tool_result", call_id: callId, outcome: event.outcome, content: modelBlocks(event.content_blocks) })
-          break
-        }
-        default:
-          break
+        break
+      case "tool_call": {
+        const callId = providerCallIds.get(event.tool_call_id) ?? event.tool_call_id
+        unanswered.set(event.tool_call_id, callId)
+        items.push({ type: "tool_call", call_id: callId, name: event.tool_name, input: event.tool_input })
+        break
+      }
+      case "tool_result": {
+        const callId = unanswered.get(event.tool_call_id)
+        if (callId === undefined) break
+        unanswered.delete(event.tool_call_id)
+        items.push({ type: "tool_result", call_id: callId, outcome: event.outcome, content: modelBlocks(event.content_blocks) })
+        break
       }
     }
-    if (turn.endSequence !== undefined) {
-      for (const callId of unanswered.values()) {
-        items.push({ type: "tool_result", call_id: callId, outcome: "failed", content: [{ type: "text", text: CANCELLED_RESULT }] })
-      }
+  }
+  if (ended) {
+    for (const callId of unanswered.values()) {
+      items.push({ type: "tool_result", call_id: callId, outcome: "failed", content: [{ type: "text", text: CANCELLED_RESULT }] })
     }
   }
   return items
 }
 
-/** The conversation the model is sent: the compaction's summary, then the turns after it. */
-export const conversationOf = (view: TimelineView, providerCallIds: ReadonlyMap<string, string>): Array<ConversationItem> => {
-  const summary = view.compaction === undefined ? [] : [{
-    type: "user_message" as const,
-    content: [{ type: "text" as const, text: SUMMARY_PREFIX + view.compaction.content_blocks.map((block) => block.type === "text" ? block.text : "").join("\n") }]
+const summaryOf = (compaction: EventOf<"compaction">): ConversationItem => ({
+  type: "user_message",
+  content: [{
+    type: "text",
+    text: SUMMARY_PREFIX + compaction.content_blocks.map((block) => block.type === "text" ? block.text : "").join("\n")
   }]
-  return [...summary, ...itemsOf(view.turns, providerCallIds)]
+})
+
+/**
+ * The view with `events` folded in: the agent's events after `view.last`, in sequence order, and
+ * the ids the provider gave their tool calls.
+ */
+export const foldView = (
+  view: ModelView,
+  events: ReadonlyArray<AgentEvent>,
+  providerCallIds: ReadonlyMap<string, string>
+): ModelView => {
+  if (events.length === 0) return view
+  let summary = view.summary
+  let ended = view.ended
+  const open = new Map(view.open)
+  const callIds = new Map([...view.providerCallIds, ...providerCallIds])
+  for (const event of events) {
+    if (event.event_kind === "compaction") {
+      summary = summaryOf(event)
+      const through = event.compacted_through_sequence
+      ended = ended.filter((turn) => turn.endSequence > through)
+      continue
+    }
+    if (event.turn_id === null) continue
+    const turn = open.get(event.turn_id)
+    switch (event.event_kind) {
+      case "turn": {
+        if (event.turn_status === "started") {
+          open.set(event.turn_id, { started: true, events: turn?.events ?? [] })
+          break
+        }
+        if (turn === undefined) break
+        open.delete(event.turn_id)
+        if (turn.started) {
+          const items = itemsOf(turn.events, true, callIds)
+          ended = [...ended, { endSequence: event.sequence, items, bytes: sum(items, itemBytes) }]
+        }
+        for (const call of turn.events) if (call.event_kind === "tool_call") callIds.delete(call.tool_call_id)
+        break
+      }
+      case "agent_input":
+      case "model_output":
+      case "tool_call":
+      case "tool_result":
+        open.set(event.turn_id, { started: turn?.started ?? false, events: [...(turn?.events ?? []), event] })
+        break
+    }
+  }
+  const unchanged = ended === view.ended && summary === view.summary
+  const settledBytes = unchanged
+    ? view.settledBytes
+    : (summary === undefined ? 0 : itemBytes(summary)) + sum(ended, (turn) => turn.bytes)
+  return {
+    last: events[events.length - 1].sequence,
+    summary,
+    ended,
+    settled: unchanged ? view.settled : [...(summary === undefined ? [] : [summary]), ...ended.flatMap((turn) => turn.items)],
+    settledBytes,
+    open,
+    providerCallIds: callIds,
+    bytes: settledBytes + sum(open.values(), (turn) => sum(turn.events, eventBytes))
+  }
+}
+
+/** The conversation the model is sent: the settled items, then the running turns' (in the order they started). */
+export const conversationOf = (view: ModelView): ReadonlyArray<ConversationItem> => {
+  const running = [...view.open].filter(([, turn]) => turn.started).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+  if (running.length === 0) return view.settled
+  const items = [...view.settled]
+  for (const [, turn] of running) for (const item of itemsOf(turn.events, false, view.providerCallIds)) items.push(item)
+  return items
 }

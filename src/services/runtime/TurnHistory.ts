@@ -1,19 +1,19 @@
 /**
- * The agent's timeline as the model sees it at a model call (Conversation.ts): every event,
- * grouped into turns, and the conversation items they make.
+ * The agent's timeline as the model sees it at a model call (Conversation.ts).
  *
- * Kept incrementally (docs/performance.md): this process remembers the events it has read of
- * recently active agents, and each model call reads only the events after the last one it has
- * (events are never changed, and an agent's sequences are gapless and committed in order, so
- * what follows the last read sequence is exactly what is new), with the provider ids of the new
- * tool calls only. What is remembered is bounded (MAX_CACHED_EVENTS, least recently used agents
- * forgotten first); a forgotten agent, or one after a restart, is read whole again.
+ * Kept incrementally (docs/performance.md): this process remembers the model's view of recently
+ * active agents, and each model call reads only the events after the last one folded in (events
+ * are never changed, and an agent's sequences are gapless and committed in order, so what follows
+ * the last read sequence is exactly what is new), with the provider ids of the new tool calls
+ * only. The view keeps an ended turn as its conversation items, not its events. What is remembered
+ * is bounded (MAX_CACHED_BYTES, least recently used agents forgotten first); a forgotten agent, or
+ * one after a restart, is read whole again.
  */
 import { Effect } from "effect"
 import type { AgentId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
-import { conversationOf, type TimelineView, viewOf } from "./Conversation.ts"
+import { conversationOf, EMPTY_VIEW, foldView, type ModelView } from "./Conversation.ts"
 import type { ConversationItem } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
@@ -21,46 +21,34 @@ import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 /** The events read per page. */
 const PAGE = 500
 
-/** Events remembered across all agents at most; past it, the least recently used agents are forgotten. */
-export const MAX_CACHED_EVENTS = 200_000
+/** What the views of all agents may hold at most (ModelView.bytes); past it, the least recently used agents are forgotten. */
+export const MAX_CACHED_BYTES = 64 * 2 ** 20
 
 export interface History {
-  readonly view: TimelineView
-  /** The ids the provider gave the agent's tool calls, by call id. */
-  readonly providerCallIds: ReadonlyMap<string, string>
+  readonly view: ModelView
   readonly conversation: ReadonlyArray<ConversationItem>
 }
-
-/** What this process has read of an agent's timeline: never changed once made (a read makes a new one). */
-interface Known {
-  readonly events: ReadonlyArray<AgentEvent>
-  /** The sequence of the last event in `events` (0: none). */
-  readonly last: number
-  readonly providerCallIds: ReadonlyMap<string, string>
-}
-
-const NOTHING_KNOWN: Known = { events: [], last: 0, providerCallIds: new Map() }
 
 export class TurnHistory extends Effect.Service<TurnHistory>()("TurnHistory", {
   effect: Effect.gen(function*() {
     const timeline = yield* Timeline
     const toolCalls = yield* ToolCallsRepository
     /** In least recently used order (a Map iterates in insertion order; a use re-inserts). */
-    const known = new Map<AgentId, Known>()
-    let knownEvents = 0
+    const known = new Map<AgentId, ModelView>()
+    let knownBytes = 0
 
-    const remember = (agentId: AgentId, next: Known) => {
+    const remember = (agentId: AgentId, next: ModelView) => {
       const previous = known.get(agentId)
       if (previous !== undefined) {
         known.delete(agentId)
-        knownEvents -= previous.events.length
+        knownBytes -= previous.bytes
       }
       known.set(agentId, next)
-      knownEvents += next.events.length
-      for (const [oldest, entry] of known) {
-        if (knownEvents <= MAX_CACHED_EVENTS || oldest === agentId) break
+      knownBytes += next.bytes
+      for (const [oldest, view] of known) {
+        if (knownBytes <= MAX_CACHED_BYTES || oldest === agentId) break
         known.delete(oldest)
-        knownEvents -= entry.events.length
+        knownBytes -= view.bytes
       }
     }
 
@@ -76,27 +64,22 @@ export class TurnHistory extends Effect.Service<TurnHistory>()("TurnHistory", {
         }
       })
 
-    /** What is known of the agent's timeline, brought up to date. */
+    /** The model's view of the agent's timeline, brought up to date. */
     const catchUp = (agent: Agent) =>
       Effect.gen(function*() {
-        const before = known.get(agent.id) ?? NOTHING_KNOWN
+        const before = known.get(agent.id) ?? EMPTY_VIEW
         const fresh = yield* eventsAfter(agent, before.last)
         if (fresh.length === 0) return before
         const newCalls = fresh.flatMap((event) => event.event_kind === "tool_call" ? [event.tool_call_id as ToolCallId] : [])
-        const providerCallIds = newCalls.length === 0
-          ? before.providerCallIds
-          : new Map([...before.providerCallIds, ...yield* toolCalls.providerCallIds(newCalls)])
-        const after: Known = { events: before.events.concat(fresh), last: fresh[fresh.length - 1].sequence, providerCallIds }
+        const providerCallIds = newCalls.length === 0 ? new Map<string, string>() : new Map(yield* toolCalls.providerCallIds(newCalls))
+        const after = foldView(before, fresh, providerCallIds)
         remember(agent.id, after)
         return after
       })
 
     /** The history of the agent as of now. */
     const of = (agent: Agent): Effect.Effect<History> =>
-      Effect.map(catchUp(agent), ({ events, providerCallIds }) => {
-        const view = viewOf(events)
-        return { view, providerCallIds, conversation: conversationOf(view, providerCallIds) }
-      })
+      Effect.map(catchUp(agent), (view) => ({ view, conversation: conversationOf(view) }))
 
     return { of } as const
   }),

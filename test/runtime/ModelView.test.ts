@@ -1,0 +1,88 @@
+/**
+ * The model's view of a timeline (Conversation.ts) folded in pieces equals the view folded at once:
+ * what TurnHistory relies on when it reads only the events after the last one it has. Also what
+ * the view shows while turns are queued, running, ended, cancelled with an open call, and compacted.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
+import { conversationOf, EMPTY_VIEW, foldView } from "../../src/services/runtime/Conversation.ts"
+
+const text = (value: string) => [{ type: "text" as const, text: value }]
+
+/** The agent's timeline: T1 with a tool call, T2 cancelled with a call open while T3 waits, a compaction in T3. */
+const timeline: ReadonlyArray<AgentEvent> = [
+  { event_kind: "agent_input", turn_id: "T1", content_blocks: text("first") },
+  { event_kind: "turn", turn_id: "T1", turn_status: "started" },
+  { event_kind: "model_output", turn_id: "T1", content_blocks: text("looking") },
+  { event_kind: "tool_call", turn_id: "T1", tool_call_id: "c1", tool_name: "lookup", tool_input: { q: 1 } },
+  { event_kind: "tool_result", turn_id: "T1", tool_call_id: "c1", outcome: "succeeded", content_blocks: text("found") },
+  { event_kind: "model_output", turn_id: "T1", content_blocks: text("done") },
+  { event_kind: "turn", turn_id: "T1", turn_status: "completed" },
+  { event_kind: "agent_input", turn_id: "T2", content_blocks: text("second") },
+  { event_kind: "turn", turn_id: "T2", turn_status: "started" },
+  { event_kind: "agent_input", turn_id: "T3", content_blocks: text("third") },
+  { event_kind: "tool_call", turn_id: "T2", tool_call_id: "c2", tool_name: "lookup", tool_input: { q: 2 } },
+  { event_kind: "interaction", turn_id: "T2", interaction_status: "opened", content_blocks: [] },
+  { event_kind: "control", turn_id: "T2", control_type: "cancel_current" },
+  { event_kind: "turn", turn_id: "T2", turn_status: "cancelled" },
+  { event_kind: "turn", turn_id: "T3", turn_status: "started" },
+  { event_kind: "compaction", turn_id: "T3", compacted_through_sequence: 14, content_blocks: text("S") },
+  { event_kind: "model_output", turn_id: "T3", content_blocks: text("answer") }
+].map((event, index) => ({ ...event, sequence: index + 1 }) as unknown as AgentEvent)
+
+const providerIds = new Map([["c1", "p1"], ["c2", "p2"]])
+
+/** The provider ids of the calls among `events`, as TurnHistory reads them. */
+const idsOf = (events: ReadonlyArray<AgentEvent>) =>
+  new Map(events.flatMap((event) => event.event_kind === "tool_call" ? [[event.tool_call_id, providerIds.get(event.tool_call_id)!] as const] : []))
+
+const foldAll = (events: ReadonlyArray<AgentEvent>) => foldView(EMPTY_VIEW, events, idsOf(events))
+
+describe("the model's view", () => {
+  it("folded in any two pieces equals folded at once, at every point of the timeline", () => {
+    for (let end = 1; end <= timeline.length; end++) {
+      const events = timeline.slice(0, end)
+      const whole = foldAll(events)
+      for (let cut = 0; cut <= end; cut++) {
+        const first = foldAll(events.slice(0, cut))
+        const second = foldView(first, events.slice(cut), idsOf(events.slice(cut)))
+        expect(conversationOf(second)).toEqual(conversationOf(whole))
+        expect(second.last).toBe(end)
+        expect(second.bytes).toBe(whole.bytes)
+        // The first piece's view is not changed by the second fold.
+        expect(conversationOf(first)).toEqual(conversationOf(foldAll(events.slice(0, cut))))
+      }
+    }
+  })
+
+  it("shows started turns with the provider's call ids, a cancelled call answered as failed, no queued input", () => {
+    const beforeT3 = foldAll(timeline.slice(0, 14))
+    expect(conversationOf(beforeT3)).toEqual([
+      { type: "user_message", content: text("first") },
+      { type: "assistant_text", text: "looking" },
+      { type: "tool_call", call_id: "p1", name: "lookup", input: { q: 1 } },
+      { type: "tool_result", call_id: "p1", outcome: "succeeded", content: text("found") },
+      { type: "assistant_text", text: "done" },
+      { type: "user_message", content: text("second") },
+      { type: "tool_call", call_id: "p2", name: "lookup", input: { q: 2 } },
+      { type: "tool_result", call_id: "p2", outcome: "failed", content: text("The tool call was cancelled before it produced a result.") }
+    ])
+    expect(beforeT3.ended.map((turn) => turn.endSequence)).toEqual([7, 14])
+    expect(beforeT3.providerCallIds.size).toBe(0)
+    // While T2 runs, its open call has no result yet.
+    expect(conversationOf(foldAll(timeline.slice(0, 11))).slice(-2)).toEqual([
+      { type: "user_message", content: text("second") },
+      { type: "tool_call", call_id: "p2", name: "lookup", input: { q: 2 } }
+    ])
+  })
+
+  it("replaces the turns a compaction covers by its summary", () => {
+    const view = foldAll(timeline)
+    expect(view.ended).toEqual([])
+    expect(conversationOf(view)).toEqual([
+      { type: "user_message", content: text("Summary of the earlier conversation:\nS") },
+      { type: "user_message", content: text("third") },
+      { type: "assistant_text", text: "answer" }
+    ])
+  })
+})
