@@ -1,7 +1,7 @@
 /**
  * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
- * Postgres in WASM) in DATA_DIR, served on a loopback socket so the same `@effect/sql-pg` driver
- * talks to both. PGlite is a single session, so its pool holds exactly one connection
+ * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
+ * stream (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one connection
  * (docs/operations.md). On shutdown the pool closes first, then PGlite flushes and closes, so the
  * data directory is never left half-written.
  *
@@ -11,7 +11,6 @@
  * longer alive (killed with SIGKILL, a crash) is taken over.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { SqlError } from "@effect/sql/SqlError"
 import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -21,6 +20,7 @@ import { join, resolve } from "node:path"
 import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
 import { CancelSafePool } from "./CancelSafePool.ts"
 import { prepareDataDir } from "./DataDir.ts"
+import { pgliteConnections } from "./PgliteConnection.ts"
 import { isAlive } from "./ProcessLiveness.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
@@ -133,19 +133,8 @@ const embedded = (dataDir: string) =>
         Effect.promise(() => PGlite.create(location)),
         (db) => Effect.promise(() => db.close())
       )
-      const server = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 })
-          await server.start()
-          return server
-        }),
-        (server) => Effect.promise(() => server.stop())
-      )
-      const address = server.getServerConn()
-      const port = Number(address.slice(address.lastIndexOf(":") + 1))
       return PgClient.layer({
-        host: "127.0.0.1",
-        port,
+        stream: pgliteConnections(db),
         username: "postgres",
         database: "postgres",
         maxConnections: 1,

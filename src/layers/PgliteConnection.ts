@@ -1,0 +1,129 @@
+/**
+ * An in-process connection to the embedded PGlite for the `pg` driver (`@effect/sql-pg`'s
+ * `stream` option): a stream the driver writes the Postgres wire protocol to. What the driver
+ * writes at once (a query's Parse, Bind, Describe, Execute and Sync, corked) runs on PGlite in
+ * one call, under PGlite's lock, and its answers go back to the driver in one piece.
+ *
+ * It replaces a loopback TCP server in front of PGlite (`@electric-sql/pglite-socket`): no port
+ * that any local user could connect to without a password, and no socket writes, event-loop hops
+ * and PGlite calls per message (docs/performance.md, "The embedded database without a socket").
+ *
+ * The driver sends an SSL request only when SSL is asked for (it never is here): it is answered
+ * "no" as a server without SSL would. A cancel request has nothing to stop (PGlite runs one
+ * statement at a time, to its end) and is dropped. A connection that ends inside a transaction
+ * rolls it back, as a server does for a client that goes away.
+ */
+import type { PGlite } from "@electric-sql/pglite"
+import { Duplex } from "node:stream"
+
+const SSL_REQUEST_CODE = 80877103
+const CANCEL_REQUEST_CODE = 80877102
+const NO_SSL = Buffer.from("N")
+
+class PgliteConnection extends Duplex {
+  /** Bytes written by the driver and not yet run: part of a message. */
+  private pending: Buffer = Buffer.alloc(0)
+  /** Whether the startup message has run (until then, messages carry no type byte). */
+  private started = false
+
+  constructor(private readonly db: PGlite) {
+    super()
+  }
+
+  /** The length of the complete message at `offset` of `pending`, or undefined while it is partial. */
+  private messageLengthAt(offset: number): number | undefined {
+    const header = this.started ? 5 : 4
+    if (this.pending.length - offset < header) return undefined
+    const length = this.started ? 1 + this.pending.readInt32BE(offset + 1) : this.pending.readInt32BE(offset)
+    return this.pending.length - offset >= length ? length : undefined
+  }
+
+  /** Takes the complete messages at the start of `pending`: during startup one at a time, after it all at once. */
+  private takeMessages(): Buffer | undefined {
+    let length = 0
+    for (let next = this.messageLengthAt(0); next !== undefined; next = this.messageLengthAt(length)) {
+      length += next
+      if (!this.started) break
+    }
+    if (length === 0) return undefined
+    const messages = this.pending.subarray(0, length)
+    this.pending = this.pending.subarray(length)
+    return messages
+  }
+
+  /** Runs the messages on PGlite; what it answers. */
+  private run(messages: Uint8Array): Promise<Array<Uint8Array>> {
+    const answers: Array<Uint8Array> = []
+    return this.db.runExclusive(() =>
+      this.db.execProtocolRawStream(messages, { onRawData: (data) => answers.push(data.slice()) })
+    ).then(() => answers)
+  }
+
+  /** Runs the complete messages written so far, in order; their answers go back in one piece. */
+  private async runMessages(): Promise<void> {
+    const answers: Array<Uint8Array> = []
+    for (let messages = this.takeMessages(); messages !== undefined; messages = this.takeMessages()) {
+      if (!this.started) {
+        const code = messages.readInt32BE(4)
+        if (code === SSL_REQUEST_CODE) {
+          answers.push(NO_SSL)
+          continue
+        }
+        if (code === CANCEL_REQUEST_CODE) continue
+        this.started = true
+      }
+      for (const answer of await this.run(messages)) answers.push(answer)
+    }
+    if (answers.length > 0) this.push(Buffer.concat(answers))
+  }
+
+  private receive(bytes: Buffer, done: (error?: Error | null) => void) {
+    this.pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes])
+    this.runMessages().then(() => done(), done)
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void) {
+    this.receive(chunk, done)
+  }
+
+  /** What the driver writes corked (a query's Parse, Bind, Describe, Execute and Sync) runs in one piece. */
+  override _writev(chunks: Array<{ chunk: Buffer }>, done: (error?: Error | null) => void) {
+    this.receive(Buffer.concat(chunks.map(({ chunk }) => chunk)), done)
+  }
+
+  override _read() {
+    // Answers are pushed as their messages run.
+  }
+
+  override _final(done: (error?: Error | null) => void) {
+    this.push(null)
+    done()
+  }
+
+  override _destroy(error: Error | null, done: (error?: Error | null) => void) {
+    if (!this.started || this.db.closed || !this.db.isInTransaction()) return done(error)
+    // A rollback that fails leaves nothing to undo: the database is closing.
+    this.db.exec("ROLLBACK").then(() => done(error), () => done(error))
+  }
+
+  // What the driver calls on a socket.
+  connect() {
+    process.nextTick(() => this.emit("connect"))
+    return this
+  }
+  setNoDelay() {
+    return this
+  }
+  setKeepAlive() {
+    return this
+  }
+  ref() {
+    return this
+  }
+  unref() {
+    return this
+  }
+}
+
+/** A new connection to `db` each time the driver opens one. */
+export const pgliteConnections = (db: PGlite) => (): Duplex => new PgliteConnection(db)
