@@ -54,6 +54,7 @@ type ContentEvent = EventOf<"agent_input" | "model_output" | "tool_call" | "tool
 interface OpenTurn {
   readonly started: boolean
   readonly events: ReadonlyArray<ContentEvent>
+  readonly bytes: number
 }
 
 /** A turn that has ended, as the conversation items it makes (never changed again). */
@@ -207,7 +208,7 @@ export const foldView = (
     switch (event.event_kind) {
       case "turn": {
         if (event.turn_status === "started") {
-          open.set(event.turn_id, { started: true, events: turn?.events ?? [] })
+          open.set(event.turn_id, { started: true, events: turn?.events ?? [], bytes: turn?.bytes ?? 0 })
           break
         }
         if (turn === undefined) break
@@ -223,7 +224,11 @@ export const foldView = (
       case "model_output":
       case "tool_call":
       case "tool_result":
-        open.set(event.turn_id, { started: turn?.started ?? false, events: [...(turn?.events ?? []), event] })
+        open.set(event.turn_id, {
+          started: turn?.started ?? false,
+          events: [...(turn?.events ?? []), event],
+          bytes: (turn?.bytes ?? 0) + eventBytes(event)
+        })
         break
     }
   }
@@ -239,7 +244,7 @@ export const foldView = (
     settledBytes,
     open,
     providerCallIds: callIds,
-    bytes: settledBytes + sum(open.values(), (turn) => sum(turn.events, eventBytes))
+    bytes: settledBytes + sum(open.values(), (turn) => turn.bytes)
   }
 }
 
