@@ -54,8 +54,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
     const env = {
       AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
       AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("live"),
-      AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64"),
-      RUNNER_PORT: "0"
+      AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64")
     }
     const slug = `live-${randomBytes(4).toString("hex")}`
     await Effect.runPromise(provider.script(Array.from({ length: AGENTS }, () => Reply.slowText(ANSWER, 40)), { model: slug }))

@@ -83,8 +83,7 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
       AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
       AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("scale"),
       // Every process must encrypt secrets with the same key (docs/scale-out.md).
-      AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64"),
-      RUNNER_PORT: "0"
+      AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64")
     }
     const slug = `scale-${run}`
     await Effect.runPromise(provider.script([

@@ -53,7 +53,7 @@ export const removeDataDir = (dir: string) => rmSync(dir, { recursive: true, for
  */
 const POSTGRES_SECRET_KEY = randomBytes(32).toString("base64")
 
-/** The configuration of a process: the test run's database, on `dataDir` when embedded. */
+/** The configuration of a process: the test run's database, on `dataDir` when embedded; a runner on any free port. */
 const processEnv = (dataDir: string, env: Record<string, string>): NodeJS.ProcessEnv => {
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
   return {
@@ -63,6 +63,9 @@ const processEnv = (dataDir: string, env: Record<string, string>): NodeJS.Proces
       : { DATABASE_URL: process.env.DATABASE_URL, AGENT_PLATFORM_SECRET_KEY: POSTGRES_SECRET_KEY }),
     DATA_DIR: dataDir,
     HOST: "127.0.0.1",
+    // Any free port for the cluster runner (on Postgres): its default, PORT + 1, may be taken by
+    // then, as a source port of another process's connection (a CI run failed so).
+    RUNNER_PORT: "0",
     ...env
   }
 }
