@@ -2,8 +2,8 @@
  * Live output of model calls (docs/agents-api.md, "Live output"): the text and reasoning-summary
  * deltas of the step a turn is running, for the events streams of its agent. Nothing is stored.
  *
- * - This process: each delta is published at once on its agent's PubSub, which exists while a
- *   stream of that agent is open (a delta nobody watches costs a map lookup).
+ * - This process: each delta is handed at once to the listeners of its agent, the streams of
+ *   that agent that are open (a delta nobody watches costs a map lookup).
  * - Other processes (Postgres): the deltas of every model call of this process gathered over
  *   FLUSH_INTERVAL go out together through EventNotifications.broadcast: one statement per
  *   interval for the whole process, none per delta, none while nothing streams; consecutive
@@ -12,7 +12,7 @@
  *   before its step is recorded. Sends take turns (one at a time), so the pieces of a step arrive
  *   in order. What other processes broadcast is decoded and published here.
  */
-import { Duration, Effect, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { Duration, Effect, Option, Queue, Schema, type Scope } from "effect"
 import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { EventNotifications } from "./EventNotifications.ts"
@@ -49,16 +49,19 @@ const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> =
 /** Sends one delta of the step an emitter belongs to. */
 export type EmitDelta = (kind: OutputDeltaKind, text: string) => Effect.Effect<void>
 
+/** Called with each delta of an agent, synchronously: it must not block (a stream buffers or drops it). */
+export type DeltaListener = (delta: OutputDelta) => void
+
 export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
   scoped: Effect.gen(function*() {
     const notifications = yield* EventNotifications
-    /** The agents with open streams, and how many each. */
-    const channels = new Map<AgentId, { readonly pubsub: PubSub.PubSub<OutputDelta>; subscribers: number }>()
+    /** The listeners of the agents with open streams. */
+    const listeners = new Map<AgentId, Set<DeltaListener>>()
 
     const publish = (delta: OutputDelta) =>
-      Effect.suspend(() => {
-        const channel = channels.get(delta.agent_id)
-        return channel === undefined ? Effect.void : Effect.asVoid(PubSub.publish(channel.pubsub, delta))
+      Effect.sync(() => {
+        const agentListeners = listeners.get(delta.agent_id)
+        if (agentListeners !== undefined) for (const listener of agentListeners) listener(delta)
       })
 
     /** Deltas not yet sent to the other processes (Postgres only). */
@@ -97,25 +100,21 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
         return emit
       })
 
-    /** The live output of `agentId` from now on, as long as the scope lasts. */
-    const subscribe = (agentId: AgentId): Effect.Effect<Stream.Stream<OutputDelta>, never, Scope.Scope> =>
-      Effect.gen(function*() {
-        const fresh = yield* PubSub.sliding<OutputDelta>(4096)
-        const channel = yield* Effect.acquireRelease(
+    /** Hands the live output of `agentId` to `listener` from now on, as long as the scope lasts. */
+    const subscribe = (agentId: AgentId, listener: DeltaListener): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const agentListeners = listeners.get(agentId)
+          if (agentListeners === undefined) listeners.set(agentId, new Set([listener]))
+          else agentListeners.add(listener)
+        }),
+        () =>
           Effect.sync(() => {
-            const existing = channels.get(agentId) ?? { pubsub: fresh, subscribers: 0 }
-            existing.subscribers++
-            channels.set(agentId, existing)
-            return existing
-          }),
-          (channel) =>
-            Effect.sync(() => {
-              channel.subscribers--
-              if (channel.subscribers === 0) channels.delete(agentId)
-            })
-        )
-        return Stream.fromQueue(yield* PubSub.subscribe(channel.pubsub))
-      })
+            const agentListeners = listeners.get(agentId)
+            agentListeners?.delete(listener)
+            if (agentListeners?.size === 0) listeners.delete(agentId)
+          })
+      )
 
     return { emitter, subscribe } as const
   }),
