@@ -10,7 +10,6 @@
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
  * line made from it can carry them (services/shared/SecretRedaction.ts).
  */
-import { Sse } from "@effect/experimental"
 import { HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
@@ -19,6 +18,7 @@ import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfi
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
 import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
+import { decodeModelStream } from "./ModelStreamDecoding.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
 import { errorMessage } from "./ProviderJson.ts"
@@ -174,32 +174,18 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         )
       )
 
+    /** The streamed call's events, decoded a network chunk at a time (ModelStreamDecoding.ts). */
     const stream = (request: ModelRequest): Stream.Stream<ModelEvent, ModelProviderError> => {
       const redact = redactorOf(request)
       return Stream.unwrap(Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
         yield* checkTarget(request)
         const response = yield* withRetries(open(adapter, request, true, redact))
-        const decode = adapter.streamDecoder()
-        let complete = false
         return response.stream.pipe(
           Stream.mapError((cause) =>
             new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
           ),
-          Stream.decodeText(),
-          Stream.pipeThroughChannel(Sse.makeChannel()),
-          Stream.map((event) => ({ ...event, data: redact(event.data) })),
-          Stream.mapEffect(decode),
-          Stream.flattenIterables,
-          Stream.tap((event) => Effect.sync(() => (complete ||= event.type === "done"))),
-          Stream.concat(Stream.suspend(() =>
-            complete ? Stream.empty : Stream.fail(
-              new ModelProviderError({
-                status: null,
-                message: "The model provider closed the stream before the response was complete"
-              })
-            )
-          )),
+          Stream.pipeThroughChannelOrFail(decodeModelStream(adapter.streamDecoder(), redact)),
           Stream.mapError(redactError(redact))
         )
       }).pipe(Effect.mapError(redactError(redact))))
@@ -210,7 +196,13 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       request: ModelRequest,
       observe?: (event: ModelEvent) => Effect.Effect<void>
     ): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.map(Stream.runCollect(observe === undefined ? stream(request) : Stream.tap(stream(request), observe)), foldEvents)
+      Effect.suspend(() => {
+        const events: Array<ModelEvent> = []
+        return Stream.runForEachChunk(stream(request), (chunk) => {
+          for (const event of chunk) events.push(event)
+          return observe === undefined ? Effect.void : Effect.forEach(chunk, observe, { discard: true })
+        }).pipe(Effect.map(() => foldEvents(events)))
+      })
 
     const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
       const redact = redactorOf(request)

@@ -1,0 +1,59 @@
+/**
+ * A streamed model response decoded in one stage of the stream (ModelClient): a model answers in
+ * many small pieces, and a stream stage per step (text, Server-Sent Events, redaction, the
+ * adapter's decoding) and per element cost more than the decoding itself.
+ */
+import { Sse } from "@effect/experimental"
+import { Channel, Chunk, Either } from "effect"
+import { type ModelEvent, ModelProviderError } from "./ModelMessages.ts"
+import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
+
+const incompleteStream = () =>
+  new ModelProviderError({ status: null, message: "The model provider closed the stream before the response was complete" })
+
+/**
+ * The decoding of one streamed model response, one network chunk at a time: bytes to text, text to
+ * Server-Sent Events (their data redacted), events to the adapter's ModelEvents. The events
+ * decoded before a failure (an in-stream error event) are passed on before it; a stream that
+ * ends before the adapter has seen its end fails.
+ */
+export const decodeModelStream = (
+  adapterDecoder: ReturnType<WireAdapter["streamDecoder"]>,
+  redact: (text: string) => string
+): Channel.Channel<Chunk.Chunk<ModelEvent>, Chunk.Chunk<Uint8Array>, ModelProviderError, ModelProviderError> => {
+  const text = new TextDecoder()
+  const parsed: Array<SseEvent> = []
+  // A `retry:` field is for browsers reconnecting an EventSource; a model call is not resumed.
+  const parser = Sse.makeParser((event) => event._tag === "Event" && parsed.push({ event: event.event, data: event.data }))
+  let complete = false
+
+  const decode = (chunks: Chunk.Chunk<Uint8Array>): { events: Array<ModelEvent>; failure?: ModelProviderError } => {
+    const events: Array<ModelEvent> = []
+    for (const bytes of chunks) {
+      if (parser.feed(text.decode(bytes, { stream: true })) !== undefined) {
+        return { events, failure: new ModelProviderError({ status: null, message: "The model provider sent a stream event too large to read" }) }
+      }
+    }
+    for (const sse of parsed.splice(0)) {
+      const decoded = adapterDecoder({ event: sse.event, data: redact(sse.data) })
+      if (Either.isLeft(decoded)) return { events, failure: decoded.left }
+      for (const event of decoded.right) {
+        events.push(event)
+        if (event.type === "done") complete = true
+      }
+    }
+    return { events }
+  }
+
+  const loop: Channel.Channel<Chunk.Chunk<ModelEvent>, Chunk.Chunk<Uint8Array>, ModelProviderError, ModelProviderError> =
+    Channel.readWithCause({
+      onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
+        const { events, failure } = decode(chunks)
+        const written = events.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(events))
+        return Channel.zipRight(written, failure === undefined ? loop : Channel.fail(failure))
+      },
+      onFailure: Channel.failCause,
+      onDone: () => complete ? Channel.void : Channel.fail(incompleteStream())
+    })
+  return loop
+}
