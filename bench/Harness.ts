@@ -116,7 +116,9 @@ export const startProcess = async (
     entry
   ], {
     cwd: ROOT,
-    env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), ...env },
+    // RUNNER_PORT: any free port for the cluster runner (on Postgres); its default, PORT + 1, may
+    // be taken by then, as a source port of another connection (a benchmark run failed so).
+    env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), RUNNER_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"]
   })
   let stderr = ""

@@ -26,8 +26,7 @@ const measureProcesses = async (processes: number, database: FreshDatabase, prov
     DATABASE_URL: database.url,
     AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
     // Every process must use the same key for secrets at rest.
-    AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64"),
-    RUNNER_PORT: "0"
+    AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64")
   }
   const dataDirs = Array.from({ length: processes }, () => temporaryDataDir())
   const servers: Array<Process> = []
