@@ -150,21 +150,25 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
 
     /**
      * Registers a waiter for the agent's next wake-up, for the life of the scope (register before
-     * reading the timeline, so a commit between the read and the wait is not missed): the wait.
+     * reading the timeline, so a commit between the read and the wait is not missed): the wait,
+     * the wake-up or none once `within` has passed. A timer ends it, not a fiber racing it
+     * (`Effect.timeout`): every stream of an agent waits at least twice a turn.
      */
-    const nextWake = (agentId: AgentId): Effect.Effect<Effect.Effect<Wake>, never, Scope.Scope> =>
+    const nextWake = (agentId: AgentId, within: Duration.Duration): Effect.Effect<Effect.Effect<Option.Option<Wake>>, never, Scope.Scope> =>
       Effect.map(
         Effect.acquireRelease(
           Effect.sync(() => {
-            const woken = Deferred.unsafeMake<Wake>(FiberId.none)
-            const callback = (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(wake))
+            const woken = Deferred.unsafeMake<Option.Option<Wake>>(FiberId.none)
+            const callback = (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(Option.some(wake)))
             const callbacks = waiters.get(agentId)
             if (callbacks === undefined) waiters.set(agentId, new Set([callback]))
             else callbacks.add(callback)
-            return { woken, callback }
+            const timer = setTimeout(() => Deferred.unsafeDone(woken, Exit.succeed(Option.none())), Duration.toMillis(within))
+            return { woken, callback, timer }
           }),
-          ({ callback }) =>
+          ({ callback, timer }) =>
             Effect.sync(() => {
+              clearTimeout(timer)
               const callbacks = waiters.get(agentId)
               if (callbacks === undefined) return
               callbacks.delete(callback)

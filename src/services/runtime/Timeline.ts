@@ -168,14 +168,14 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         let polled = false
         while (true) {
           const found = yield* Effect.scoped(Effect.gen(function*() {
-            const woken = yield* notifications.nextWake(agent.id)
+            const remaining = deadline - (yield* Clock.currentTimeMillis)
+            const woken = yield* notifications.nextWake(agent.id, Duration.min(POLL_INTERVAL, Duration.millis(Math.max(remaining, 0))))
             if (polled || notifications.lastKnown(agent.id) !== afterSequence) {
               const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
               if (page.data.length > 0) return page.data
             }
-            const remaining = deadline - (yield* Clock.currentTimeMillis)
             if (remaining <= 0) return []
-            const wake = yield* Effect.timeout(woken, Duration.min(POLL_INTERVAL, Duration.millis(remaining))).pipe(Effect.option)
+            const wake = yield* woken
             polled = Option.isNone(wake)
             if (Option.isSome(wake) && wake.value !== undefined && wake.value[0]?.sequence === afterSequence + 1) {
               return wake.value
