@@ -1,7 +1,9 @@
 /**
- * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, and while
- * waiting for a tool result), provider errors (a 429 retried, a provider that keeps failing).
+ * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, by this process
+ * or by another, and while waiting for a tool result), provider errors (a 429 retried, a provider
+ * that keeps failing).
  */
+import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
@@ -88,6 +90,24 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect((yield* provider.requests).length - before).toBe(2)
       const nothing = yield* expectFailure(rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } }))
       expect(nothing._tag).toBe("StateTransitionConflict")
+    }))
+
+  it.effect("a turn another process ended (its row only): its call in flight here is aborted, another agent's is not", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const sql = yield* SqlClient.SqlClient
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.hang(), Reply.hang()], { model: rt.slug })
+      const [ended, running] = [yield* rt.launch(), yield* rt.launch()]
+      const calls = Effect.map(provider.requests, (all) => all.filter((r) => r.body?.model === rt.slug))
+      const endedInput = yield* rt.send(ended.id, "ended elsewhere")
+      yield* eventually(calls, (all) => all.length === 1, "the first model call")
+      yield* rt.send(running.id, "still running")
+      yield* eventually(calls, (all) => all.length === 2, "the second model call")
+      yield* sql`UPDATE turns SET status = 'cancelled' WHERE id = ${endedInput.event.turn_id}`
+      yield* eventually(calls, (all) => all[0].aborted, "the first call aborted")
+      expect((yield* calls)[1].aborted).toBe(false)
+      yield* rt.client.agents.control({ path: rt.agentPath(running.id), payload: { control_type: "cancel_current" } })
     }))
 
   it.effect("cancel while waiting for a custom tool result and an approval: calls cancelled, interaction closed, results refused", () =>

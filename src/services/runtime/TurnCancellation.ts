@@ -2,16 +2,17 @@
  * Cancellation of a turn's model call in flight (docs/runtime.md, "Cancel"). The cancelled state
  * is in the database (the `turns` row); this service makes a call in this process stop at once:
  * `cancelled(turnId)` completes when `cancel(turnId)` is called here, or when the row shows the
- * turn finished (checked every CANCEL_POLL_INTERVAL, for a cancel made by another process).
+ * turn finished (a cancel made by another process). One read every CANCEL_POLL_INTERVAL checks
+ * every turn with a call in flight in this process, however many there are.
  */
-import { Deferred, Duration, Effect, Either, FiberId, Option, Schedule } from "effect"
+import { Deferred, Duration, Effect, Either, Exit, FiberId, Option } from "effect"
 import type { TurnId } from "../../domain/shared/Ids.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
 export const CANCEL_POLL_INTERVAL = Duration.seconds(1)
 
 export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCancellation", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const turns = yield* TurnsRepository
     const waiting = new Map<TurnId, Deferred.Deferred<void>>()
 
@@ -24,16 +25,28 @@ export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCa
         return created
       })
 
-    const finishedInDatabase = (turnId: TurnId) =>
-      turns.isActive(turnId).pipe(
-        Effect.repeat({ schedule: Schedule.spaced(CANCEL_POLL_INTERVAL), until: (active) => !active }),
-        Effect.asVoid
-      )
+    /** Signals the calls in flight whose turns have finished in the database. */
+    const signalFinished = Effect.suspend(() => {
+      const turnIds = [...waiting.keys()]
+      if (turnIds.length === 0) return Effect.void
+      return Effect.map(turns.activeAmong(turnIds), (active) => {
+        for (const turnId of turnIds) {
+          const signal = waiting.get(turnId)
+          if (signal !== undefined && !active.has(turnId)) Deferred.unsafeDone(signal, Exit.void)
+        }
+      })
+    })
+    yield* Effect.sleep(CANCEL_POLL_INTERVAL).pipe(
+      Effect.zipRight(signalFinished),
+      Effect.catchAllCause((cause) => Effect.logWarning("Checking the turns of model calls in flight for a cancel failed", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
 
     /** Completes once the turn is cancelled. */
     const cancelled = (turnId: TurnId) =>
       Effect.flatMap(signalOf(turnId), (signal) =>
-        Effect.raceFirst(Deferred.await(signal), Effect.delay(finishedInDatabase(turnId), CANCEL_POLL_INTERVAL)).pipe(
+        Deferred.await(signal).pipe(
           Effect.ensuring(Effect.sync(() => {
             if (waiting.get(turnId) === signal) waiting.delete(turnId)
           }))
@@ -54,7 +67,7 @@ export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCa
         Effect.as(cancelled(turnId), Option.none<Either.Either<A, E>>())
       ).pipe(Effect.interruptible)
 
-    return { cancelled, cancel, unlessCancelled } as const
+    return { cancel, unlessCancelled } as const
   }),
   dependencies: [TurnsRepository.Default]
 }) {}

@@ -70,6 +70,12 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
         sql`SELECT ${active} AS active FROM turns WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
     })
 
+    const activeAmong = SqlSchema.findAll({
+      Request: Schema.Array(TurnId),
+      Result: Schema.Struct({ id: TurnId }),
+      execute: (ids) => sql`SELECT id FROM turns WHERE id = ANY(${ids}::text[]) AND ${active}`
+    })
+
     /** A step's row, unless the step was recorded already: its `step` returned when it is new. */
     const insertStep = (turnId: string, step: number, outcome: typeof StepOutcome.Encoded) =>
       sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}
@@ -160,6 +166,9 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       /** Whether the turn is running or waiting; `lock` holds its row until the transaction ends. */
       isActive: (id: TurnId, lock = false) =>
         Effect.map(Effect.orDie(isActive({ id, lock })), (row) => Option.isSome(row) && row.value.active),
+      /** Which of these turns are running or waiting. */
+      activeAmong: (ids: ReadonlyArray<TurnId>) =>
+        Effect.map(Effect.orDie(activeAmong(ids)), (rows) => new Set(rows.map((row) => row.id))),
       /** Ends a running or waiting turn with its final status; its token usage, or none when it had ended already. */
       finish: (id: TurnId, status: TurnStatus, error: string | null) => Effect.orDie(finish({ id, status, error })),
       /**
