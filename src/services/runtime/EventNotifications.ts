@@ -27,6 +27,7 @@ import { Deferred, Duration, Effect, Exit, FiberId, Option, PubSub, type Queue, 
 import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
 import { AppConfig } from "../../layers/AppConfig.ts"
 import type { Notice } from "./AgentEventsRepository.ts"
 
@@ -97,7 +98,7 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     const shared = Option.isSome(config.databaseUrl)
     /** Tells this process's notifications from the others'. */
     const origin = randomBytes(8).toString("hex")
-    const waiters = new Map<AgentId, Set<(wake: Wake) => void>>()
+    const waiters = new KeyedCallbacks<AgentId, (wake: Wake) => void>()
     /** The highest committed sequence this process was told of, per agent, least recently told first. */
     const known = new Map<AgentId, number>()
 
@@ -109,10 +110,8 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     }
 
     const wakeWaiters = (agentId: AgentId, wake: Wake) => {
-      const callbacks = waiters.get(agentId)
-      if (callbacks === undefined) return
-      waiters.delete(agentId)
-      for (const callback of callbacks) callback(wake)
+      const callbacks = waiters.take(agentId)
+      if (callbacks !== undefined) for (const callback of callbacks) callback(wake)
     }
 
     /** Another process appended events for the agent (its last sequence, when the notice names it). */
@@ -155,28 +154,15 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
      * (`Effect.timeout`): every stream of an agent waits at least twice a turn.
      */
     const nextWake = (agentId: AgentId, within: Duration.Duration): Effect.Effect<Effect.Effect<Option.Option<Wake>>, never, Scope.Scope> =>
-      Effect.map(
-        Effect.acquireRelease(
-          Effect.sync(() => {
-            const woken = Deferred.unsafeMake<Option.Option<Wake>>(FiberId.none)
-            const callback = (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(Option.some(wake)))
-            const callbacks = waiters.get(agentId)
-            if (callbacks === undefined) waiters.set(agentId, new Set([callback]))
-            else callbacks.add(callback)
-            const timer = setTimeout(() => Deferred.unsafeDone(woken, Exit.succeed(Option.none())), Duration.toMillis(within))
-            return { woken, callback, timer }
-          }),
-          ({ callback, timer }) =>
-            Effect.sync(() => {
-              clearTimeout(timer)
-              const callbacks = waiters.get(agentId)
-              if (callbacks === undefined) return
-              callbacks.delete(callback)
-              if (callbacks.size === 0) waiters.delete(agentId)
-            })
-        ),
-        ({ woken }) => Deferred.await(woken)
-      )
+      Effect.gen(function*() {
+        const woken = Deferred.unsafeMake<Option.Option<Wake>>(FiberId.none)
+        yield* waiters.register(agentId, (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(Option.some(wake))))
+        yield* Effect.acquireRelease(
+          Effect.sync(() => setTimeout(() => Deferred.unsafeDone(woken, Exit.succeed(Option.none())), Duration.toMillis(within))),
+          (timer) => Effect.sync(() => clearTimeout(timer))
+        )
+        return Deferred.await(woken)
+      })
 
     /**
      * Outside any transaction: sends each payload (a JSON object, under 8000 bytes) to the other

@@ -15,6 +15,7 @@
 import { Duration, Effect, Option, Queue, Schema, type Scope } from "effect"
 import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
+import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
 export const FLUSH_INTERVAL = Duration.millis(50)
@@ -56,11 +57,11 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
   scoped: Effect.gen(function*() {
     const notifications = yield* EventNotifications
     /** The listeners of the agents with open streams. */
-    const listeners = new Map<AgentId, Set<DeltaListener>>()
+    const listeners = new KeyedCallbacks<AgentId, DeltaListener>()
 
     const publish = (delta: OutputDelta) =>
       Effect.sync(() => {
-        const agentListeners = listeners.get(delta.agent_id)
+        const agentListeners = listeners.of(delta.agent_id)
         if (agentListeners !== undefined) for (const listener of agentListeners) listener(delta)
       })
 
@@ -102,19 +103,7 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
 
     /** Hands the live output of `agentId` to `listener` from now on, as long as the scope lasts. */
     const subscribe = (agentId: AgentId, listener: DeltaListener): Effect.Effect<void, never, Scope.Scope> =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          const agentListeners = listeners.get(agentId)
-          if (agentListeners === undefined) listeners.set(agentId, new Set([listener]))
-          else agentListeners.add(listener)
-        }),
-        () =>
-          Effect.sync(() => {
-            const agentListeners = listeners.get(agentId)
-            agentListeners?.delete(listener)
-            if (agentListeners?.size === 0) listeners.delete(agentId)
-          })
-      )
+      listeners.register(agentId, listener)
 
     return { emitter, subscribe } as const
   }),
