@@ -153,7 +153,10 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
      * the wake-up or none once `within` has passed. A timer ends it, not a fiber racing it
      * (`Effect.timeout`): every stream of an agent waits at least twice a turn.
      */
-    const nextWake = (agentId: AgentId, within: Duration.Duration): Effect.Effect<Effect.Effect<Option.Option<Wake>>, never, Scope.Scope> =>
+    const nextWake = (
+      agentId: AgentId,
+      within: Duration.Duration
+    ): Effect.Effect<Effect.Effect<Option.Option<Wake>>, never, Scope.Scope> =>
       Effect.gen(function*() {
         const woken = Deferred.unsafeMake<Option.Option<Wake>>(FiberId.none)
         yield* waiters.register(agentId, (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(Option.some(wake))))

@@ -169,7 +169,8 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         while (true) {
           const found = yield* Effect.scoped(Effect.gen(function*() {
             const remaining = deadline - (yield* Clock.currentTimeMillis)
-            const woken = yield* notifications.nextWake(agent.id, Duration.min(POLL_INTERVAL, Duration.millis(Math.max(remaining, 0))))
+            const within = Duration.min(POLL_INTERVAL, Duration.millis(Math.max(remaining, 0)))
+            const woken = yield* notifications.nextWake(agent.id, within)
             if (polled || notifications.lastKnown(agent.id) !== afterSequence) {
               const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
               if (page.data.length > 0) return page.data

@@ -38,7 +38,9 @@ export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCa
     })
     yield* Effect.sleep(CANCEL_POLL_INTERVAL).pipe(
       Effect.zipRight(signalFinished),
-      Effect.catchAllCause((cause) => Effect.logWarning("Checking the turns of model calls in flight for a cancel failed", cause)),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("Checking the turns of model calls in flight for a cancel failed", cause)
+      ),
       Effect.forever,
       Effect.forkScoped
     )

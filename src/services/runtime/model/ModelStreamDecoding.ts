@@ -8,6 +8,9 @@ import { Channel, Chunk, Either } from "effect"
 import { type ModelEvent, ModelProviderError } from "./ModelMessages.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 
+/** Network chunks of a response in, its events out. */
+export type ModelStreamDecoding = Channel.Channel<Chunk.Chunk<ModelEvent>, Chunk.Chunk<Uint8Array>, ModelProviderError, ModelProviderError>
+
 const incompleteStream = () =>
   new ModelProviderError({ status: null, message: "The model provider closed the stream before the response was complete" })
 
@@ -20,7 +23,7 @@ const incompleteStream = () =>
 export const decodeModelStream = (
   adapterDecoder: ReturnType<WireAdapter["streamDecoder"]>,
   redact: (text: string) => string
-): Channel.Channel<Chunk.Chunk<ModelEvent>, Chunk.Chunk<Uint8Array>, ModelProviderError, ModelProviderError> => {
+): ModelStreamDecoding => {
   const text = new TextDecoder()
   const parsed: Array<SseEvent> = []
   // A `retry:` field is for browsers reconnecting an EventSource; a model call is not resumed.
@@ -31,7 +34,8 @@ export const decodeModelStream = (
     const events: Array<ModelEvent> = []
     for (const bytes of chunks) {
       if (parser.feed(text.decode(bytes, { stream: true })) !== undefined) {
-        return { events, failure: new ModelProviderError({ status: null, message: "The model provider sent a stream event too large to read" }) }
+        const message = "The model provider sent a stream event too large to read"
+        return { events, failure: new ModelProviderError({ status: null, message }) }
       }
     }
     for (const sse of parsed.splice(0)) {
@@ -45,7 +49,7 @@ export const decodeModelStream = (
     return { events }
   }
 
-  const loop: Channel.Channel<Chunk.Chunk<ModelEvent>, Chunk.Chunk<Uint8Array>, ModelProviderError, ModelProviderError> =
+  const loop: ModelStreamDecoding =
     Channel.readWithCause({
       onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
         const { events, failure } = decode(chunks)
