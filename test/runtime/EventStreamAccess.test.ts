@@ -1,9 +1,11 @@
 /**
  * An open event stream does not outlive its access: deleting the key that opened it, removing
- * its member from the organization, or deleting the agent's project ends it within 5 s with a
- * `stream_closed` event saying why; the events before are delivered, none after.
+ * its member from the organization, deleting the agent's project, or the agent leaving the project
+ * ends it within 5 s with a `stream_closed` event saying why; the events before are delivered, none
+ * after. The other streams of the same key go on.
  */
 import { expect } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import { Timeline } from "../../src/services/runtime/Timeline.ts"
@@ -101,5 +103,25 @@ describeApp()("event stream access", (it) => {
       expect(yield* stream.events(1)).toHaveLength(1)
       yield* owner.client.projects.remove({ path: { orgID: org.id, projectID: project.id } })
       yield* expectClosed(stream, Date.now(), "access_revoked")
+    }))
+
+  it.effect("an agent gone from its project ends its stream; the same key's stream on another agent goes on", () =>
+    Effect.gen(function*() {
+      const { agent, launch, owner, streamPath } = yield* setUp
+      const other = yield* launch()
+      const stream = yield* openEventStream(streamPath, owner.token)
+      const otherStream = yield* openEventStream(streamPath.replace(agent.id, other.id), owner.token)
+      expect([stream.status, otherStream.status]).toEqual([200, 200])
+
+      // No route deletes an agent; its row going (as with its project's) is what the check sees.
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DELETE FROM agents WHERE id = ${agent.id}`
+      const closed = yield* expectClosed(stream, Date.now(), "access_revoked")
+      expect(closed.message).toContain(agent.id)
+
+      yield* appendOutputs(other.id, ["a"])
+      expect(yield* otherStream.events(1)).toHaveLength(1)
+      expect(yield* otherStream.ended(10)).toBeUndefined()
+      yield* otherStream.drop
     }))
 })

@@ -9,6 +9,10 @@ import { someOrFail } from "../shared/Failures.ts"
 import { Access } from "../tenancy/Access.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 
+/** The failure of an agent that is not (or no longer) in the project. */
+export const agentNotFound = (projectId: ProjectId, agentId: AgentId) =>
+  new NotFound({ error: `Agent ${agentId} not found in project ${projectId}` })
+
 export class AgentAccess extends Effect.Service<AgentAccess>()("AgentAccess", {
   effect: Effect.gen(function*() {
     const agents = yield* AgentsRepository
@@ -16,7 +20,7 @@ export class AgentAccess extends Effect.Service<AgentAccess>()("AgentAccess", {
 
     const agentOf = (projectId: ProjectId, agentId: AgentId) =>
       agents.findInProject(projectId, agentId).pipe(
-        someOrFail(() => new NotFound({ error: `Agent ${agentId} not found in project ${projectId}` }))
+        someOrFail(() => agentNotFound(projectId, agentId))
       )
 
     /** The agent, for a caller who may read its project. */

@@ -42,6 +42,13 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
     })
 
+    const presentInProject = SqlSchema.findAll({
+      Request: Schema.Struct({ projectId: ProjectId, ids: Schema.Array(AgentId) }),
+      Result: Schema.Struct({ id: AgentId }),
+      execute: ({ ids, projectId }) =>
+        sql`SELECT id FROM agents WHERE project_id = ${projectId} AND id = ANY(${ids}::text[])`
+    })
+
     const lock = SqlSchema.findOne({
       Request: AgentId,
       Result: Agent,
@@ -82,6 +89,9 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       insert: (agent: typeof NewAgent.Type) => Effect.orDie(insert(agent)),
       findInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(findInProject({ projectId, id })),
       findById: (id: AgentId) => Effect.orDie(findById(id)),
+      /** Which of these agents are (still) in the project. */
+      presentInProject: (projectId: ProjectId, ids: ReadonlyArray<AgentId>) =>
+        Effect.map(Effect.orDie(presentInProject({ projectId, ids })), (rows) => new Set(rows.map((row) => row.id))),
       /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
       lock: (id: AgentId) => Effect.orDie(lock(id)),
       page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>

@@ -1,16 +1,23 @@
 /**
  * The access of a long-lived reader, checked again while it reads (docs/agents-api.md,
  * "Timeline"): the API key that opened an event stream must still exist, and whom it acts for
- * must still reach the agent (`AgentAccess.read`: organization membership, the project, the
- * agent). A stream ends within ACCESS_RECHECK_INTERVAL of losing either.
+ * must still reach the agent (its project's access, as `AgentAccess.read` checks it, and the agent
+ * still in the project). A stream ends within ACCESS_RECHECK_INTERVAL of losing either.
+ *
+ * The open streams of this process are checked together, once every ACCESS_RECHECK_INTERVAL: one
+ * read per API key, one read of the access per key and project, and one read of the agents per
+ * key and project, however many streams each has (a check of its own per stream cost three reads
+ * per stream, docs/performance.md).
  */
-import { Duration, Effect, Either, Option } from "effect"
-import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
+import { Array, Deferred, Duration, Effect, Either, Exit, FiberId, Option } from "effect"
+import type { AgentId, ApiKeyId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal.ts"
+import { Access } from "../tenancy/Access.ts"
 import { ApiKeys } from "../tenancy/ApiKeys.ts"
-import { AgentAccess } from "./AgentAccess.ts"
+import { agentNotFound } from "./AgentAccess.ts"
+import { AgentsRepository } from "./AgentsRepository.ts"
 
-/** How often an open stream checks its caller's access again. */
+/** How often the open streams' access is checked again. */
 export const ACCESS_RECHECK_INTERVAL = Duration.seconds(2)
 
 /** Why a stream ended: its key is gone, its caller no longer reaches the agent, or the check itself failed. */
@@ -19,50 +26,83 @@ export interface AccessLost {
   readonly message: string
 }
 
+/** An open stream's access: who opened it on which agent, and where to say what it lost. */
+interface Watch {
+  readonly keyId: ApiKeyId
+  readonly orgId: OrgId
+  readonly projectId: ProjectId
+  readonly agentId: AgentId
+  readonly lost: Deferred.Deferred<AccessLost>
+}
+
 export class StreamAccess extends Effect.Service<StreamAccess>()("StreamAccess", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const apiKeys = yield* ApiKeys
-    const agentAccess = yield* AgentAccess
+    const access = yield* Access
+    const agents = yield* AgentsRepository
+    const watches = new Set<Watch>()
 
-    /** What the caller lost since the stream opened, if anything. */
-    const check = (principal: Principal, orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
-      Effect.gen(function*() {
-        const current = yield* apiKeys.principalOfKey(principal.keyId)
-        if (Option.isNone(current)) {
-          return Option.some<AccessLost>({
-            reason: "api_key_revoked",
-            message: `The API key ${principal.keyId} that opened this stream was deleted`
-          })
-        }
-        const reached = yield* Effect.either(
-          Effect.provideService(agentAccess.read(orgId, projectId, agentId), CurrentPrincipal, current.value)
-        )
-        return Either.isLeft(reached)
-          ? Option.some<AccessLost>({ reason: "access_revoked", message: reached.left.error })
-          : Option.none<AccessLost>()
-      }).pipe(
-        // Fail closed: a stream whose access cannot be checked ends; the client reconnects.
-        Effect.catchAllCause((cause) =>
-          Effect.as(
-            Effect.logWarning("an event stream's access check failed", cause),
-            Option.some<AccessLost>({ reason: "access_check_failed", message: "The stream's access could not be checked" })
-          )
-        )
-      )
+    const end = (ended: ReadonlyArray<Watch>, lost: AccessLost) => {
+      for (const watch of ended) {
+        watches.delete(watch)
+        Deferred.unsafeDone(watch.lost, Exit.succeed(lost))
+      }
+    }
 
-    /**
-     * Waits (checking every ACCESS_RECHECK_INTERVAL) until the calling principal no longer reaches
-     * the agent; what it lost.
-     */
-    const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<AccessLost, never, CurrentPrincipal> =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(
-          Effect.zipRight(check(principal, orgId, projectId, agentId)),
-          Effect.repeat({ until: Option.isSome }),
-          Effect.map(Option.getOrThrow)
+    /** Fail closed: streams whose access cannot be checked end; their clients reconnect. */
+    const orEnd = (group: ReadonlyArray<Watch>) => (check: Effect.Effect<void>) =>
+      Effect.catchAllCause(check, (cause) =>
+        Effect.as(
+          Effect.logWarning("an event stream's access check failed", cause),
+          end(group, { reason: "access_check_failed", message: "The stream's access could not be checked" })
         ))
+
+    /** The streams one key opened in one project: the project's access, then which agents are still in it. */
+    const checkProject = (principal: Principal, group: Array.NonEmptyReadonlyArray<Watch>) => {
+      const { orgId, projectId } = group[0]
+      return Effect.gen(function*() {
+        const reached = yield* Effect.either(
+          Effect.provideService(access.projectAccess(orgId, projectId), CurrentPrincipal, principal)
+        )
+        if (Either.isLeft(reached)) return end(group, { reason: "access_revoked", message: reached.left.error })
+        const present = yield* agents.presentInProject(projectId, group.map((watch) => watch.agentId))
+        for (const watch of group) {
+          if (!present.has(watch.agentId)) {
+            end([watch], { reason: "access_revoked", message: agentNotFound(projectId, watch.agentId).error })
+          }
+        }
+      }).pipe(orEnd(group))
+    }
+
+    /** The streams one key opened: the key, then each project they read. */
+    const checkKey = (keyId: ApiKeyId, group: ReadonlyArray<Watch>) =>
+      Effect.gen(function*() {
+        const current = yield* apiKeys.principalOfKey(keyId)
+        if (Option.isNone(current)) {
+          return end(group, { reason: "api_key_revoked", message: `The API key ${keyId} that opened this stream was deleted` })
+        }
+        const byProject = Object.values(Array.groupBy(group, (watch) => `${watch.orgId}/${watch.projectId}`))
+        yield* Effect.forEach(byProject, (projectGroup) => checkProject(current.value, projectGroup), { discard: true })
+      }).pipe(orEnd(group))
+
+    const checkAll = Effect.suspend(() => {
+      const byKey = Array.groupBy([...watches], (watch) => watch.keyId)
+      return Effect.forEach(Object.values(byKey), (group) => checkKey(group[0].keyId, group), { discard: true })
+    })
+    yield* Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(Effect.zipRight(checkAll), Effect.forever, Effect.forkScoped)
+
+    /** Waits until the calling principal no longer reaches the agent; what it lost. */
+    const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<AccessLost, never, CurrentPrincipal> =>
+      Effect.flatMap(CurrentPrincipal, ({ keyId }) => {
+        const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.unsafeMake<AccessLost>(FiberId.none) }
+        return Effect.acquireUseRelease(
+          Effect.sync(() => watches.add(watch)),
+          () => Deferred.await(watch.lost),
+          () => Effect.sync(() => watches.delete(watch))
+        )
+      })
 
     return { lost } as const
   }),
-  dependencies: [ApiKeys.Default, AgentAccess.Default]
+  dependencies: [ApiKeys.Default, Access.Default, AgentsRepository.Default]
 }) {}
