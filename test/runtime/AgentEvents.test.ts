@@ -6,9 +6,12 @@
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
 import { Duration, Effect, Schema } from "effect"
-import { type AgentId, ArtifactId, InputId, InteractionId, ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
+import { type AgentId, ArtifactId, EventId, InputId, InteractionId, ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
 import { AgentEvent, DEFAULT_EVENTS_LIMIT } from "../../src/domain/runtime/Events.ts"
 import { SSE_HEARTBEAT_INTERVAL } from "../../src/services/runtime/AgentEvents.ts"
+import { AgentEventsRepository } from "../../src/services/runtime/AgentEventsRepository.ts"
+import { CATCH_UP_INTERVAL } from "../../src/services/runtime/EventNotifications.ts"
+import { IdGenerator } from "../../src/services/shared/Ids.ts"
 import { Timeline } from "../../src/services/runtime/Timeline.ts"
 import { agentProject } from "../support/AgentProject.ts"
 import { openEventStream } from "../support/EventStreamClient.ts"
@@ -27,6 +30,19 @@ const appendOutputs = (agentId: AgentId, texts: ReadonlyArray<string>) =>
         content_blocks: [{ type: "text" as const, text }]
       }))
     )).pipe(Effect.map((events) => events.map((event) => event.sequence)))
+
+/**
+ * Appends one `model_output` event as another process would with its notification lost: the
+ * row only, no wake-up, no NOTIFY.
+ */
+const appendUnannounced = (agentId: AgentId, text: string) =>
+  Effect.gen(function*() {
+    const events = yield* AgentEventsRepository
+    const id = yield* Effect.flatMap(IdGenerator, (ids) => ids.make(EventId))
+    const data = { content_blocks: [{ type: "text", text }] }
+    const row = { position: 1, id, turn_id: null, turn_offset: null, is_opening_event: false, event_kind: "model_output", data }
+    yield* events.append(agentId, [row], null, null)
+  }).pipe(Effect.provide(AgentEventsRepository.Default))
 
 const setUp = Effect.gen(function*() {
   const setup = yield* agentProject({ label: "Events" })
@@ -329,4 +345,20 @@ describeApp()("agent events", (it) => {
       expect((yield* stream.events(1)).map((frame) => frame.id)).toEqual(["1"])
       yield* stream.drop
     }), { timeout: 50_000 })
+
+  it.effect("SSE: an event whose wake-up never came still arrives, within the catch-up interval", () =>
+    Effect.gen(function*() {
+      const { agent, owner, streamPath } = yield* setUp
+      yield* appendOutputs(agent.id, ["a"])
+      const stream = yield* openEventStream(streamPath, owner.token)
+      expect((yield* stream.events(1)).map((frame) => frame.id)).toEqual(["1"])
+
+      yield* appendUnannounced(agent.id, "missed")
+      const appendedAt = Date.now()
+      const frames = yield* stream.events(2, Duration.toMillis(CATCH_UP_INTERVAL) + 3_000)
+      expect(Date.now() - appendedAt).toBeLessThanOrEqual(Duration.toMillis(CATCH_UP_INTERVAL) + 2_000)
+      expect(frames.map((frame) => frame.id)).toEqual(["1", "2"])
+      expect(JSON.parse(frames[1].data!).content_blocks[0].text).toBe("missed")
+      yield* stream.drop
+    }), { timeout: 30_000 })
 })

@@ -49,6 +49,12 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
         sql`SELECT id FROM agents WHERE project_id = ${projectId} AND id = ANY(${ids}::text[])`
     })
 
+    const lastSequences = SqlSchema.findAll({
+      Request: Schema.Array(AgentId),
+      Result: Schema.Struct({ id: AgentId, last_sequence: Schema.Number }),
+      execute: (ids) => sql`SELECT id, last_sequence FROM agents WHERE id = ANY(${ids}::text[])`
+    })
+
     const lock = SqlSchema.findOne({
       Request: AgentId,
       Result: Agent,
@@ -92,6 +98,8 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       /** Which of these agents are (still) in the project. */
       presentInProject: (projectId: ProjectId, ids: ReadonlyArray<AgentId>) =>
         Effect.map(Effect.orDie(presentInProject({ projectId, ids })), (rows) => new Set(rows.map((row) => row.id))),
+      /** The last sequence of each of these agents' timelines (an agent that does not exist is left out). */
+      lastSequences: (ids: ReadonlyArray<AgentId>) => Effect.orDie(lastSequences(ids)),
       /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
       lock: (id: AgentId) => Effect.orDie(lock(id)),
       page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>

@@ -15,7 +15,11 @@
  *   and wakes its waiters for what other processes appended; its own notifications (it woke its
  *   waiters itself) prove the LISTEN connection alive. A heartbeat
  *   notification every HEARTBEAT_INTERVAL checks that; when one does not come back, the listener
- *   is started again on a new connection. Timeline's poll remains the safety net meanwhile.
+ *   is started again on a new connection. The catch-up read remains the safety net meanwhile.
+ * - The safety net under all of it: every CATCH_UP_INTERVAL one read of the last sequences of
+ *   the agents that have waiters; the waiters of an agent whose timeline went further than this
+ *   process knew (a notification missed) are woken to read it. One read for all the streams of
+ *   the process, not one per stream (docs/performance.md).
  *
  * Live output (LiveOutput) travels the same way: `broadcast` sends pieces of JSON (each a
  * notification of its own, under Postgres' 8000-byte limit) outside any transaction, so they
@@ -30,9 +34,13 @@ import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
 import { AppConfig } from "../../layers/AppConfig.ts"
 import type { Notice } from "./AgentEventsRepository.ts"
+import { AgentsRepository } from "./AgentsRepository.ts"
 
 export const CHANNEL = "agent_events"
 export const HEARTBEAT_INTERVAL = Duration.seconds(10)
+
+/** How often the agents with waiters are read, in case a notification was missed. */
+export const CATCH_UP_INTERVAL = Duration.seconds(5)
 
 /** Agents whose last committed sequence is remembered at most. */
 export const MAX_KNOWN_AGENTS = 50_000
@@ -95,6 +103,7 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
   scoped: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     const config = yield* AppConfig
+    const agents = yield* AgentsRepository
     const shared = Option.isSome(config.databaseUrl)
     /** Tells this process's notifications from the others'. */
     const origin = randomBytes(8).toString("hex")
@@ -122,6 +131,26 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
         else tell(agentId, lastSequence)
         wakeWaiters(agentId, undefined)
       })
+
+    /** Wakes the waiters of the agents whose timelines went further than this process knew. */
+    const catchUp = Effect.suspend(() => {
+      const waitedFor = waiters.keys()
+      if (waitedFor.length === 0) return Effect.void
+      return Effect.map(agents.lastSequences(waitedFor), (rows) => {
+        for (const { id, last_sequence } of rows) {
+          const lastKnown = known.get(id)
+          if (lastKnown !== undefined && lastKnown >= last_sequence) continue
+          tell(id, last_sequence)
+          wakeWaiters(id, undefined)
+        }
+      })
+    })
+    yield* Effect.sleep(CATCH_UP_INTERVAL).pipe(
+      Effect.zipRight(catchUp),
+      Effect.catchAllCause((cause) => Effect.logWarning("Reading the last sequences of the agents streams wait for failed", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
 
     const broadcasts = yield* PubSub.sliding<string>(4096)
     if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts })
@@ -183,5 +212,6 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     const subscribeBroadcasts: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
 
     return { wake, notice, lastKnown, nextWake, shared, broadcast, subscribeBroadcasts } as const
-  })
+  }),
+  dependencies: [AgentsRepository.Default]
 }) {}

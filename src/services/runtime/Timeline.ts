@@ -11,8 +11,8 @@
  * wakes this process's waiters once it commits (a waiter woken earlier would read on another
  * connection before the commit), handing them the events it committed; the statement inserting
  * the events tells the other processes sharing the database (a Postgres NOTIFY, delivered at the
- * commit; EventNotifications). A waiter also reads every POLL_INTERVAL, a safety net only
- * (docs/scale-out.md, docs/performance.md).
+ * commit; EventNotifications, which also wakes the waiters of an agent whose timeline it finds
+ * went further than it was told, a safety net; docs/scale-out.md, docs/performance.md).
  */
 import { Clock, Duration, Effect, FiberRef, Option } from "effect"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
@@ -22,7 +22,6 @@ import { Transactions } from "../shared/Transactions.ts"
 import { type AgentRef, type AgentTurnState, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
-export const POLL_INTERVAL = Duration.seconds(5)
 
 /** A page of events of type `Event`: the fields of `EventsPage`. */
 interface Page<Event> {
@@ -160,24 +159,21 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
      * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
      * array when none came in time. The timeline is not read while this process knows that
      * nothing was committed after `afterSequence`, and events this process committed right after
-     * it are taken from the wake-up (docs/performance.md); every POLL_INTERVAL it is read anyway.
+     * it are taken from the wake-up (docs/performance.md).
      */
     const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.DurationInput) =>
       Effect.gen(function*() {
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
-        let polled = false
         while (true) {
           const found = yield* Effect.scoped(Effect.gen(function*() {
             const remaining = deadline - (yield* Clock.currentTimeMillis)
-            const within = Duration.min(POLL_INTERVAL, Duration.millis(Math.max(remaining, 0)))
-            const woken = yield* notifications.nextWake(agent.id, within)
-            if (polled || notifications.lastKnown(agent.id) !== afterSequence) {
+            const woken = yield* notifications.nextWake(agent.id, Duration.millis(Math.max(remaining, 0)))
+            if (notifications.lastKnown(agent.id) !== afterSequence) {
               const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
               if (page.data.length > 0) return page.data
             }
             if (remaining <= 0) return []
             const wake = yield* woken
-            polled = Option.isNone(wake)
             if (Option.isSome(wake) && wake.value !== undefined && wake.value[0]?.sequence === afterSequence + 1) {
               return wake.value
             }

@@ -13,6 +13,11 @@ export class KeyedCallbacks<K, C> {
     return this.#byKey.get(key)
   }
 
+  /** The keys that have callbacks now. */
+  keys(): ReadonlyArray<K> {
+    return [...this.#byKey.keys()]
+  }
+
   /** The callbacks of `key` now, removed. */
   take(key: K): ReadonlySet<C> | undefined {
     const callbacks = this.#byKey.get(key)
