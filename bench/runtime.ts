@@ -5,7 +5,8 @@
  *
  * - turns per second, p50 and p99 turn latency (from POST input to the turn's `completed` event,
  *   read from each agent's event stream) with 1, 10 and 100 agents, each sending its next input
- *   as soon as its turn completes, for BENCH_DURATION_SECONDS each, and the server process's CPU
+ *   as soon as its turn completes, for BENCH_DURATION_SECONDS each (after WARM_UP_SECONDS of
+ *   unmeasured turns before the first, so that the server's JIT is warm), and the server process's CPU
  *   time per turn (on PGlite it includes the embedded database, which runs in that process);
  * - events per second appended (every event the turns wrote, over the time they ran) and read
  *   back through GET /events in pages of 500 (READERS agents at a time); one page of 500 read
@@ -36,6 +37,8 @@ const CONCURRENCY = [1, 10, 100] as const
 const PAGE = 500
 /** Agents whose events are read back at the same time. */
 const READERS = 10
+/** Turns run, unmeasured, before a server's first measured case: its first turns run cold (JIT). */
+const WARM_UP_SECONDS = 3
 /** Reads of one page, one after the other, for its latency. */
 const PAGE_READS = 100
 
@@ -128,14 +131,14 @@ export interface DrivenAgent {
 }
 
 /**
- * Each agent sends an input and, as soon as its turn completes, the next, for
- * BENCH_DURATION_SECONDS: the turn latencies (POST to the `completed` event on the stream, sorted)
- * and the seconds it ran.
+ * Each agent sends an input and, as soon as its turn completes, the next, for `seconds`
+ * (BENCH_DURATION_SECONDS unless given): the turn latencies (POST to the `completed` event on the
+ * stream, sorted) and the seconds it ran.
  */
-export const driveTurns = async (agents: ReadonlyArray<DrivenAgent>, token: string) => {
+export const driveTurns = async (agents: ReadonlyArray<DrivenAgent>, token: string, seconds = DURATION_SECONDS) => {
   const latencies: Array<number> = []
   const runStart = performance.now()
-  const deadline = runStart + DURATION_SECONDS * 1000
+  const deadline = runStart + seconds * 1000
   await Promise.all(agents.map(async ({ inputsUrl, turnEnded }) => {
     while (performance.now() < deadline) {
       const sent = performance.now()
@@ -188,6 +191,8 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
       const { configId, projectUrl } = await setUp(server.baseUrl, token, providerUrl)
       const agentUrls: Array<string> = []
       let eventsWritten = 0
+      /** Events the warm-up's turns wrote: read back with the rest, not counted in the append rate. */
+      let warmUpEvents = 0
       let writingMs = 0
       for (const agents of CONCURRENCY) {
         const label = `${agents} agent${agents === 1 ? "" : "s"}, ${target}`
@@ -198,14 +203,13 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
           agentUrls.push(agentUrl)
           return { agentUrl, turnEnded: await followTurns(agentUrl, token, abort.signal) }
         }))
+        const driven = launched.map(({ agentUrl, turnEnded }) => ({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }))
+        // Each turn writes its input, started, model_output and completed events.
+        if (agents === CONCURRENCY[0]) warmUpEvents += (await driveTurns(driven, token, WARM_UP_SECONDS)).latencies.length * 4
         const cpuBefore = server.cpuMilliseconds()
-        const { elapsed, latencies } = await driveTurns(launched.map(({ agentUrl, turnEnded }) => ({
-          inputsUrl: () => `${agentUrl}/inputs`,
-          turnEnded
-        })), token)
+        const { elapsed, latencies } = await driveTurns(driven, token)
         abort.abort()
         writingMs += elapsed * 1000
-        // Each turn writes its input, started, model_output and completed events.
         eventsWritten += latencies.length * 4
         rows.push(...turnRows(label, latencies, elapsed))
         rows.push({
@@ -230,7 +234,9 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
           }
         }
       }))
-      if (eventsRead !== eventsWritten) throw new Error(`read back ${eventsRead} events, the turns wrote ${eventsWritten}`)
+      if (eventsRead !== eventsWritten + warmUpEvents) {
+        throw new Error(`read back ${eventsRead} events, the turns wrote ${eventsWritten + warmUpEvents}`)
+      }
       rows.push({
         name: `events read per second (pages of ${PAGE}), ${target}`,
         value: Math.round(eventsRead / ((performance.now() - readStart) / 1000)),
