@@ -147,7 +147,7 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     })
     yield* Effect.sleep(CATCH_UP_INTERVAL).pipe(
       Effect.zipRight(catchUp),
-      Effect.catchAllCause((cause) => Effect.logWarning("Reading the last sequences of the agents streams wait for failed", cause)),
+      Effect.catchAllCause((cause) => Effect.logWarning("The catch-up read of the waited-for agents' last sequences failed", cause)),
       Effect.forever,
       Effect.forkScoped
     )

@@ -22,7 +22,6 @@ import { Transactions } from "../shared/Transactions.ts"
 import { type AgentRef, type AgentTurnState, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
-
 /** A page of events of type `Event`: the fields of `EventsPage`. */
 interface Page<Event> {
   readonly data: ReadonlyArray<Event>
