@@ -12,15 +12,20 @@
  * connection before the commit), handing them the events it committed; the statement inserting
  * the events tells the other processes sharing the database (a Postgres NOTIFY, delivered at the
  * commit; EventNotifications, which also wakes the waiters of an agent whose timeline it finds
- * went further than it was told, a safety net; docs/scale-out.md, docs/performance.md).
+ * went further than it was told, a safety net; docs/scale-out.md, docs/performance.md). Observers
+ * (`observeCommits`) are told of the committed events too: TurnHistory folds them into the views
+ * it keeps.
  */
-import { Clock, Duration, Effect, FiberRef, Option } from "effect"
+import { Clock, Duration, Effect, FiberRef, Option, type Scope } from "effect"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { type AgentRef, type AgentTurnState, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
+
+/** Told of the events a transaction appended once it has committed, by agent, in sequence order. */
+export type CommitObserver = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>) => void
 
 /** A page of events of type `Event`: the fields of `EventsPage`. */
 interface Page<Event> {
@@ -38,6 +43,27 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
     const notifications = yield* EventNotifications
     /** The events the current `transaction` appended, by agent, handed to the agents' waiters when it commits. */
     const uncommittedAppends = yield* FiberRef.make<Map<AgentId, Array<AgentEvent>> | undefined>(undefined)
+    const commitObservers = new Set<CommitObserver>()
+
+    /** The events a transaction appended, once it has committed: to the waiters, then to the observers. */
+    const committed = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>) =>
+      Effect.zipRight(
+        notifications.wake(appended),
+        Effect.sync(() => {
+          for (const observer of commitObservers) observer(appended)
+        })
+      )
+
+    /**
+     * Calls `observer`, for the life of the scope, with the events each transaction of this
+     * process appended, by agent, in sequence order, once it has committed. Two transactions of
+     * one agent commit in sequence order, but their observers may be called in either order.
+     */
+    const observeCommits = (observer: CommitObserver): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Effect.sync(() => commitObservers.add(observer)),
+        () => Effect.sync(() => commitObservers.delete(observer))
+      )
 
     const addTo = (pending: Map<AgentId, Array<AgentEvent>>, agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) => {
       const events = pending.get(agentId)
@@ -59,7 +85,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         }
         const pending = new Map<AgentId, Array<AgentEvent>>()
         return transactions.transaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
-          Effect.tap(() => notifications.wake(pending))
+          Effect.tap(() => committed(pending))
         )
       })
 
@@ -182,7 +208,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         }
       })
 
-    return { append, transaction, list, listEncoded, waitForEvents } as const
+    return { append, transaction, observeCommits, list, listEncoded, waitForEvents } as const
   }),
   dependencies: [
     AgentEventsRepository.Default,

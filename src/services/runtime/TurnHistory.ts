@@ -5,9 +5,12 @@
  * active agents, and each model call reads only the events after the last one folded in (events
  * are never changed, and an agent's sequences are gapless and committed in order, so what follows
  * the last read sequence is exactly what is new), with the provider ids of the new tool calls
- * only. The view keeps an ended turn as its conversation items, not its events. What is remembered
- * is bounded (MAX_CACHED_BYTES, least recently used agents forgotten first); a forgotten agent, or
- * one after a restart, is read whole again.
+ * only. The events this process commits are folded in as they commit, when they follow the view's
+ * last event and hold no tool call (whose provider id is read with it), so a model call whose
+ * agent's last sequence the view has reached reads nothing. The view keeps an ended turn as its
+ * conversation items, not its events. What is remembered is bounded (MAX_CACHED_BYTES, least
+ * recently used agents forgotten first); a forgotten agent, or one after a restart, is read whole
+ * again.
  */
 import { Effect } from "effect"
 import type { AgentId, ToolCallId } from "../../domain/shared/Ids.ts"
@@ -17,6 +20,9 @@ import { conversationOf, EMPTY_VIEW, foldView, type ModelView } from "./Conversa
 import type { ConversationItem } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
+
+/** No new tool calls' provider ids. */
+const NO_CALL_IDS: ReadonlyMap<string, string> = new Map()
 
 /** The events read per page. */
 const PAGE = 500
@@ -30,7 +36,7 @@ export interface History {
 }
 
 export class TurnHistory extends Effect.Service<TurnHistory>()("TurnHistory", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const timeline = yield* Timeline
     const toolCalls = yield* ToolCallsRepository
     /** In least recently used order (a Map iterates in insertion order; a use re-inserts). */
@@ -52,6 +58,16 @@ export class TurnHistory extends Effect.Service<TurnHistory>()("TurnHistory", {
       }
     }
 
+    /** Folds the events this process committed into the views they continue. */
+    yield* timeline.observeCommits((appended) => {
+      for (const [agentId, events] of appended) {
+        const view = known.get(agentId)
+        if (view === undefined || events.length === 0 || events[0].sequence !== view.last + 1) continue
+        if (events.some((event) => event.event_kind === "tool_call")) continue
+        remember(agentId, foldView(view, events, NO_CALL_IDS))
+      }
+    })
+
     /** The events after `after`, oldest first. */
     const eventsAfter = (agent: Agent, after: number) =>
       Effect.gen(function*() {
@@ -65,21 +81,25 @@ export class TurnHistory extends Effect.Service<TurnHistory>()("TurnHistory", {
       })
 
     /** The model's view of the agent's timeline, brought up to date. */
-    const catchUp = (agent: Agent) =>
+    const catchUp = (agent: Agent, lastSequence: number | undefined) =>
       Effect.gen(function*() {
         const before = known.get(agent.id) ?? EMPTY_VIEW
+        if (lastSequence !== undefined && before.last >= lastSequence) return before
         const fresh = yield* eventsAfter(agent, before.last)
         if (fresh.length === 0) return before
         const newCalls = fresh.flatMap((event) => event.event_kind === "tool_call" ? [event.tool_call_id as ToolCallId] : [])
-        const providerCallIds = newCalls.length === 0 ? new Map<string, string>() : new Map(yield* toolCalls.providerCallIds(newCalls))
+        const providerCallIds = newCalls.length === 0 ? NO_CALL_IDS : new Map(yield* toolCalls.providerCallIds(newCalls))
         const after = foldView(before, fresh, providerCallIds)
         remember(agent.id, after)
         return after
       })
 
-    /** The history of the agent as of now. */
-    const of = (agent: Agent): Effect.Effect<History> =>
-      Effect.map(catchUp(agent), (view) => ({ view, conversation: conversationOf(view) }))
+    /**
+     * The history of the agent as of now; with the last sequence of its timeline (read with the
+     * agent), nothing is read when the view has reached it.
+     */
+    const of = (agent: Agent, lastSequence?: number): Effect.Effect<History> =>
+      Effect.map(catchUp(agent, lastSequence), (view) => ({ view, conversation: conversationOf(view) }))
 
     return { of } as const
   }),

@@ -10,7 +10,6 @@
  * - `finish(turn, status, error)`: ends the turn and starts the agent's next queued input.
  */
 import { Effect, Either, Option } from "effect"
-import { AgentsRepository } from "./AgentsRepository.ts"
 import { Compaction } from "./Compaction.ts"
 import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
@@ -31,7 +30,6 @@ const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
 
 export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
   effect: Effect.gen(function*() {
-    const agents = yield* AgentsRepository
     const turns = yield* TurnsRepository
     const timeline = yield* Timeline
     const lifecycle = yield* TurnLifecycle
@@ -56,20 +54,19 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
 
     const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
       Effect.gen(function*() {
-        // A replayed step returns its recorded outcome after this one read. An agent's deletion
-        // deletes its turns, so an active turn's agent is read only when the step is to be made.
+        // One read: the turn's state, the step's recorded outcome (a replayed step returns it),
+        // and the agent with its timeline's last sequence (no turn: its agent was deleted).
         const state = yield* turns.stepState(payload.turn_id, step)
-        if (!state.active) return stopped
-        if (Option.isSome(state.recorded)) return state.recorded.value
-        const agent = yield* agents.findById(payload.agent_id)
-        if (Option.isNone(agent)) return stopped
+        if (Option.isNone(state) || !state.value.active) return stopped
+        if (Option.isSome(state.value.recorded)) return state.value.recorded.value
+        const { agent, lastSequence } = state.value
 
-        const setup = yield* Effect.either(setups.of(agent.value))
+        const setup = yield* Effect.either(setups.of(agent))
         if (Either.isLeft(setup)) return failed(setup.left.message)
-        let history = yield* histories.of(agent.value)
+        let history = yield* histories.of(agent, lastSequence)
         let estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
         if (estimate > setup.right.budget.input) {
-          const problem = yield* compaction.compact(agent.value, payload.turn_id, setup.right, history)
+          const problem = yield* compaction.compact(agent, payload.turn_id, setup.right, history)
           if (Option.isSome(problem)) {
             switch (problem.value._tag) {
               case "Cancelled":
@@ -80,7 +77,7 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
                 return failed(problem.value.message)
             }
           }
-          history = yield* histories.of(agent.value)
+          history = yield* histories.of(agent)
           estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
           if (estimate > setup.right.budget.input) return failed(describeOverflow(estimate, setup.right.budget))
         }
@@ -118,7 +115,6 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     return { modelStep, finish } as const
   }),
   dependencies: [
-    AgentsRepository.Default,
     TurnsRepository.Default,
     Timeline.Default,
     TurnLifecycle.Default,

@@ -1,10 +1,12 @@
 /**
  * The `turns` table and its `turn_steps`: a turn's status, token usage and timing, and the
- * recorded outcome of each of its completed model calls (docs/runtime.md, "Durability").
+ * recorded outcome of each of its completed model calls (docs/runtime.md, "Durability"). A model
+ * step's first read joins the turn's agent (`stepState`).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
+import { Agent } from "../../domain/runtime/Agents.ts"
 import { TokenUsage } from "../../domain/runtime/Events.ts"
 import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
 import { constructor } from "../shared/Construct.ts"
@@ -37,6 +39,14 @@ const toTurn = (row: TurnRow) =>
     completed_at: row.completed_at,
     duration_ms: row.completed_at === null ? null : row.completed_at.getTime() - row.started_at.getTime()
   })
+
+/** What a model step reads first: its turn's state, its recorded outcome if any, the agent. */
+const StepState = Schema.Struct({
+  agent: Agent,
+  last_sequence: Schema.Number,
+  active: Schema.Boolean,
+  outcome: Schema.NullOr(StepOutcome)
+})
 
 /** The statuses of a turn that has not ended. */
 const ACTIVE = ["running", "waiting"] as const
@@ -141,13 +151,26 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
       execute: ({ step, turnId }) => sql`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`
     })
 
+    // Deleting an agent deletes its turns, so a turn found has its agent.
     const stepState = SqlSchema.findOne({
       Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
-      Result: Schema.Struct({ active: Schema.Boolean, outcome: Schema.NullOr(StepOutcome) }),
-      execute: ({ step, turnId }) => sql`
-        SELECT ${active} AS active, turn_steps.outcome FROM turns
-        LEFT JOIN turn_steps ON turn_steps.turn_id = turns.id AND turn_steps.step = ${step}
-        WHERE turns.id = ${turnId}`
+      Result: StepState,
+      execute: ({ step, turnId }) =>
+        Effect.map(
+          sql<{ readonly last_sequence: number; readonly turn_active: boolean; readonly step_outcome: unknown }>`
+            SELECT agents.*, turns.status IN ${sql.in(ACTIVE)} AS turn_active, turn_steps.outcome AS step_outcome
+            FROM turns
+              JOIN agents ON agents.id = turns.agent_id
+              LEFT JOIN turn_steps ON turn_steps.turn_id = turns.id AND turn_steps.step = ${step}
+            WHERE turns.id = ${turnId}`,
+          (rows) =>
+            rows.map((row) => ({
+              agent: row,
+              last_sequence: row.last_sequence,
+              active: row.turn_active,
+              outcome: row.step_outcome
+            }))
+        )
     })
 
     const recordStep = SqlSchema.findOne({
@@ -198,13 +221,16 @@ export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRep
         Effect.map(Effect.orDie(recordedStep({ turnId, step })), Option.map((row) => row.outcome)),
       /**
        * In one read, at the start of the turn's `step`-th model call: whether the turn still runs
-       * (or waits), and that step's outcome when it was recorded already.
+       * (or waits), that step's outcome when it was recorded already, and the turn's agent with
+       * the last sequence of its timeline. None when the turn is gone (its agent was deleted).
        */
       stepState: (turnId: TurnId, step: number) =>
-        Effect.map(Effect.orDie(stepState({ turnId, step })), (row) => ({
-          active: Option.isSome(row) && row.value.active,
-          recorded: Option.flatMap(row, (found) => Option.fromNullable(found.outcome))
-        })),
+        Effect.map(Effect.orDie(stepState({ turnId, step })), Option.map((row) => ({
+          agent: row.agent,
+          lastSequence: row.last_sequence,
+          active: row.active,
+          recorded: Option.fromNullable(row.outcome)
+        }))),
       /** Records the outcome of the turn's `step`-th model call; false when that step was recorded already. */
       recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
         Effect.map(Effect.orDie(recordStep({ turnId, step, outcome })), Option.isSome)
