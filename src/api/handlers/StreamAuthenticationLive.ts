@@ -25,7 +25,8 @@ export const StreamAuthenticationLive = Layer.effect(
       streamToken: (token) => Redacted.value(token) === "" ? Effect.fail(missing) : byStreamToken(Redacted.value(token)),
       bearer: (token) =>
         Redacted.value(token) !== ""
-          ? apiKeys.authenticate(Redacted.value(token))
+          ? Effect.flatMap(HttpRouter.params, (params) =>
+            apiKeys.authenticate(Redacted.value(token), { orgId: params.orgID, projectId: params.projectID }))
           : Effect.flatMap(HttpServerRequest.ParsedSearchParams, (query) => {
             const sent = query.stream_token
             return typeof sent === "string" && sent !== "" ? byStreamToken(sent) : Effect.fail(missing)

@@ -4,10 +4,33 @@
  */
 import { Context } from "effect"
 import type { ApiKeyId, OrgId, UserId } from "../shared/Ids.ts"
-import type { AssignableRole } from "./Members.ts"
+import type { AssignableRole, OrgRole } from "./Members.ts"
+import type { ProjectRole } from "./ProjectMembers.ts"
+
+/**
+ * The caller's standing in the organization, and the project, that its request's path names,
+ * read with its key in the same statement so that the request's access check need not read it
+ * again (Access). The ids are the path's, as sent.
+ */
+export interface PathStanding {
+  readonly orgId: string
+  readonly projectId: string | undefined
+  /** The user's role in the organization; null when not a member, and for an organization key. */
+  readonly role: OrgRole | null
+  /** Whether the path's project is the organization's (false without a project in the path). */
+  readonly projectFound: boolean
+  /** The user's role in the project; null when not a project member. */
+  readonly projectRole: ProjectRole | null
+}
 
 export type Principal =
-  | { readonly kind: "user"; readonly userId: UserId; readonly keyId: ApiKeyId }
-  | { readonly kind: "organization"; readonly orgId: OrgId; readonly role: AssignableRole; readonly keyId: ApiKeyId }
+  | { readonly kind: "user"; readonly userId: UserId; readonly keyId: ApiKeyId; readonly standing?: PathStanding }
+  | {
+    readonly kind: "organization"
+    readonly orgId: OrgId
+    readonly role: AssignableRole
+    readonly keyId: ApiKeyId
+    readonly standing?: PathStanding
+  }
 
 export class CurrentPrincipal extends Context.Tag("CurrentPrincipal")<CurrentPrincipal, Principal>() {}

@@ -2,13 +2,15 @@
  * Who may see and do what (docs/access.md).
  *
  * A resource outside the caller's organizations is `not_found`; `forbidden` is for a caller
- * who can see it but whose role may not act.
+ * who can see it but whose role may not act. The caller's standing in the organization and
+ * project of its request's path was read with its key (ApiKeys.authenticate); other
+ * organizations and projects, and callers without it (a stream's re-check), are read here.
  */
 import { Effect, Option } from "effect"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Members.ts"
-import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
+import { CurrentPrincipal, type PathStanding, type Principal } from "../../domain/tenancy/Principal.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
@@ -19,6 +21,17 @@ const projectNotFound = (projectId: ProjectId) => new NotFound({ error: `Project
 /** What a caller may do in a project, weakest first. */
 export type ProjectAccess = "read" | "write" | "admin"
 const PROJECT_ACCESS_RANK: Record<ProjectAccess, number> = { read: 0, write: 1, admin: 2 }
+
+/**
+ * The caller's standing read with its key (Principal's `standing`) when it is about this
+ * organization (and this project, when one is asked about); else undefined, and it is read.
+ */
+const standingIn = (principal: Principal, orgId: OrgId, projectId?: ProjectId): PathStanding | undefined => {
+  const standing = principal.standing
+  if (standing === undefined || standing.orgId !== orgId) return undefined
+  if (projectId !== undefined && standing.projectId !== projectId) return undefined
+  return standing
+}
 
 export class Access extends Effect.Service<Access>()("Access", {
   effect: Effect.gen(function*() {
@@ -32,6 +45,8 @@ export class Access extends Effect.Service<Access>()("Access", {
         if (principal.kind === "organization") {
           return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none<OrgRole>()
         }
+        const known = standingIn(principal, orgId)
+        if (known !== undefined) return Option.fromNullable(known.role)
         return Option.map(yield* members.find(orgId, principal.userId), (membership) => membership.role)
       }).pipe(someOrFail(() => orgNotFound(orgId)))
 
@@ -65,12 +80,20 @@ export class Access extends Effect.Service<Access>()("Access", {
     const projectAccess = (orgId: OrgId, projectId: ProjectId): Effect.Effect<ProjectAccess, NotFound, CurrentPrincipal> =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
+        const known = standingIn(principal, orgId, projectId)
         if (principal.kind === "organization") {
           const role = yield* orgRole(orgId)
-          yield* projects.findInOrg(orgId, projectId).pipe(someOrFail(() => projectNotFound(projectId)))
+          const projectFound = known !== undefined
+            ? known.projectFound
+            : Option.isSome(yield* projects.findInOrg(orgId, projectId))
+          if (!projectFound) return yield* projectNotFound(projectId)
           return role === "member" ? "write" : "admin"
         }
-        const found = yield* members.standing(orgId, principal.userId, projectId)
+        const found = known !== undefined
+          ? known.role === null
+            ? Option.none()
+            : Option.some({ role: known.role, project_found: known.projectFound, project_role: known.projectRole })
+          : yield* members.standing(orgId, principal.userId, projectId)
         if (Option.isNone(found)) return yield* orgNotFound(orgId)
         const { project_found, project_role, role } = found.value
         if (!project_found) return yield* projectNotFound(projectId)

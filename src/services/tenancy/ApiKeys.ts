@@ -3,6 +3,7 @@
  * is stored, and requests are authenticated by looking the hash up. Deleting a key revokes it at
  * once: there is no cache between a request and the table.
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { AuthenticationUnavailable, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
@@ -28,6 +29,12 @@ const principalOf = (key: KeyOwner): Principal =>
     ? { kind: "user", userId: key.user_id, keyId: key.id }
     : { kind: "organization", orgId: key.org_id, role: key.role, keyId: key.id }
 
+/** The organization and project ids a request's path names, as sent. */
+export interface RequestPath {
+  readonly orgId?: string | undefined
+  readonly projectId?: string | undefined
+}
+
 const makePersonal = constructor(CreatedPersonalApiKey, Schema.Struct(CreatedPersonalApiKey.fields))
 const makeForOrganization = constructor(CreatedOrganizationApiKey, Schema.Struct(CreatedOrganizationApiKey.fields))
 
@@ -37,15 +44,43 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     const ids = yield* IdGenerator
     const { transaction } = yield* Transactions
 
-    const authenticate = (token: string): Effect.Effect<Principal, Unauthorized | AuthenticationUnavailable> =>
+    /** Whom the key of `token` acts for, with its caller's standing in the organization and project of the request's path. */
+    const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError> => {
+      const hash = sha256Hex(token)
+      if (path.orgId === undefined) return Effect.map(keys.findOwner(hash), Option.map(principalOf))
+      const { orgId, projectId } = path
+      return Effect.map(
+        keys.findOwnerWithStanding(hash, orgId, projectId ?? null),
+        Option.map(({ owner, standing }): Principal => ({
+          ...principalOf(owner),
+          standing: {
+            orgId,
+            projectId,
+            role: standing.member_role,
+            projectFound: standing.project_found,
+            projectRole: standing.project_role
+          }
+        }))
+      )
+    }
+
+    /**
+     * The caller a bearer token names. `path`: the organization and project ids of the
+     * request's path, as sent (none for a route without them): the caller's standing there is
+     * read in the same statement (Principal's `standing`, used by Access).
+     */
+    const authenticate = (
+      token: string,
+      path: RequestPath = {}
+    ): Effect.Effect<Principal, Unauthorized | AuthenticationUnavailable> =>
       token.length === 0
         ? Effect.fail(new Unauthorized({ error: "Send an API key as 'Authorization: Bearer <token>'" }))
-        : keys.findOwner(sha256Hex(token)).pipe(
+        : lookUp(token, path).pipe(
           replaceFailure("SqlError", () =>
             new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new Unauthorized({ error: "The API key is not valid or has been revoked" })),
-            onSome: (key) => Effect.succeed(principalOf(key))
+            onSome: Effect.succeed
           }))
         )
 

@@ -1,9 +1,14 @@
-/** The `api_keys` table: personal keys (a `user_id`) and organization keys (an `org_id` and a `role`). */
+/**
+ * The `api_keys` table: personal keys (a `user_id`) and organization keys (an `org_id` and a
+ * `role`). A request's key is read with its caller's standing in the organization and project
+ * of the request's path (`findOwnerWithStanding`, joining the memberships and the project).
+ */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { ApiKeyId, OrgId, UserId } from "../../domain/shared/Ids.ts"
 import { OrganizationApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
-import { AssignableRole } from "../../domain/tenancy/Members.ts"
+import { AssignableRole, OrgRole } from "../../domain/tenancy/Members.ts"
+import { ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** Whom a key acts for: its user, or its organization with the key's role. */
@@ -12,6 +17,16 @@ export const KeyOwner = Schema.Union(
   Schema.Struct({ id: ApiKeyId, user_id: Schema.Null, org_id: OrgId, role: AssignableRole })
 )
 export type KeyOwner = typeof KeyOwner.Type
+
+/** A key's owner and its caller's standing in an organization and project (`findOwnerWithStanding`). */
+const OwnerWithStanding = Schema.Struct({
+  owner: KeyOwner,
+  standing: Schema.Struct({
+    member_role: Schema.NullOr(OrgRole),
+    project_found: Schema.Boolean,
+    project_role: Schema.NullOr(ProjectRole)
+  })
+})
 
 const Hashed = { id: ApiKeyId, token_hash: Schema.String, name: Schema.String }
 const NewPersonalKey = Schema.Struct({ ...Hashed, user_id: UserId })
@@ -25,6 +40,25 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       Request: Schema.String,
       Result: KeyOwner,
       execute: (hash) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE token_hash = ${hash}`
+    })
+
+    // The standing of MembersRepository.standing, for the key's user (none for an organization
+    // key), with the project looked up whether or not the user is a member.
+    const findOwnerWithStanding = SqlSchema.findOne({
+      Request: Schema.Struct({ hash: Schema.String, orgId: Schema.String, projectId: Schema.NullOr(Schema.String) }),
+      Result: OwnerWithStanding,
+      execute: ({ hash, orgId, projectId }) =>
+        Effect.map(
+          sql`
+            SELECT k.id, k.user_id, k.org_id, k.role,
+              m.role AS member_role, p.id IS NOT NULL AS project_found, pm.role AS project_role
+            FROM api_keys k
+              LEFT JOIN org_members m ON m.org_id = ${orgId} AND m.user_id = k.user_id
+              LEFT JOIN projects p ON p.id = ${projectId} AND p.org_id = ${orgId}
+              LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = k.user_id
+            WHERE k.token_hash = ${hash}`,
+          (rows) => rows.map((row) => ({ owner: row, standing: row }))
+        )
     })
 
     const findOwnerById = SqlSchema.findOne({
@@ -87,6 +121,13 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       exists: (keyId: string) => Effect.map(Effect.orDie(exists(keyId)), Option.isSome),
       /** The key a token hash names. A database failure stays a failure: authentication answers 503 on it. */
       findOwner: (tokenHash: string) => findOwner(tokenHash).pipe(Effect.catchTag("ParseError", Effect.die)),
+      /**
+       * The key a token hash names, with its caller's standing in the organization `orgId` and its
+       * project `projectId` (ids as a request's path sends them, unchecked), in one statement.
+       * A database failure stays a failure.
+       */
+      findOwnerWithStanding: (tokenHash: string, orgId: string, projectId: string | null) =>
+        findOwnerWithStanding({ hash: tokenHash, orgId, projectId }).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** The key of an id, while it exists. */
       findOwnerById: (keyId: ApiKeyId) => Effect.orDie(findOwnerById(keyId)),
       insertPersonal: (key: typeof NewPersonalKey.Type) => Effect.orDie(insertPersonal(key)),
