@@ -48,9 +48,9 @@ export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
     const streamAccess = yield* StreamAccess
     const live = yield* LiveOutput
 
-    /** A page of events, encoded: the handler sends it as it is. */
+    /** A page of events as JSON text (`EventsPage`): the handler sends it as it is. */
     const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: EventsQuery) =>
-      Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.listEncoded(agent, query))
+      Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.listJson(agent, query))
 
     /**
      * The timeline after `afterSequence` as Server-Sent Events, then live, until the client

@@ -1,8 +1,8 @@
 /**
  * The `agent_events` table: the timeline, one row per event, its kind-specific fields in `data`.
  * Rows carry no organization or project: the agent's are given by the caller, which has the agent.
- * Pages are read decoded into events (the domain's reads) or only checked against the events'
- * encoded form (the API's pages, sent as read).
+ * Pages are read decoded into events (the domain's reads) or as the JSON text of each event,
+ * written by Postgres (the API's pages, sent as read).
  *
  * `append` takes the agent's next sequences in the statement that inserts the events: it advances
  * `agents.last_sequence` and, when the append starts or ends a turn, sets the agent's `status` and
@@ -10,7 +10,7 @@
  * timeline's, and the state changes with the events that record it), so an append is one
  * statement.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentStatus } from "../../domain/runtime/Agents.ts"
@@ -32,6 +32,9 @@ const COLUMNS = [
 ] as const
 
 const COLUMN_SET: ReadonlySet<string> = new Set(COLUMNS)
+
+/** The columns as a Postgres array literal: the keys `data` never holds. */
+const COLUMN_ARRAY = `{${COLUMNS.join(",")}}`
 
 /**
  * The event's fields split into its columns and its `data`. Plain loops: an object rest pattern
@@ -70,16 +73,12 @@ const rowOf = (event: Readonly<Record<string, unknown>>) => {
 const EventFromRow = Schema.transform(EventRow, AgentEvent, { strict: false, decode: joinData, encode: rowOf })
 
 /**
- * A row decoded into the event as the API sends it (`AgentEvent.Encoded`): checked against the
- * event's encoded schema (its kind, fields and their types; not the ids' patterns). A page read
- * this way is sent as it is, without decoding every event and encoding it back
- * (docs/performance.md). The reads select `created_at` as the encoding writes it.
+ * An event as the API sends it, written by Postgres: its JSON text (`json`), and its sequence for
+ * paging. A page of them is sent as it is read, without parsing a row, decoding an event or
+ * encoding it back (docs/performance.md).
  */
-const EncodedEventFromRow = Schema.transform(EventRow, Schema.encodedSchema(AgentEvent), {
-  strict: false,
-  decode: joinData,
-  encode: rowOf
-})
+export const EventJson = Schema.Struct({ sequence: Schema.Number, json: Schema.String })
+export type EventJson = typeof EventJson.Type
 
 /** The agent whose events are read: its id, and the organization and project its events name. */
 export interface AgentRef {
@@ -129,13 +128,26 @@ export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(ev
 export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>()("AgentEventsRepository", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // The columns in the order of the event's fields, which an encoded page keeps; `created_at`
-    // in RFC 3339 with milliseconds, as the event's encoding writes it.
-    const selectFor = (orgId: string, projectId: string) =>
+    // `created_at` in RFC 3339 with milliseconds, as the event's encoding writes it.
+    const createdAt = sql`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+    // The columns in the order of the event's fields, then `data`.
+    const selectRows = (orgId: string, projectId: string) =>
       sql`SELECT id, ${orgId}::text AS org_id, ${projectId}::text AS project_id, agent_id, agent_config_id, turn_id,
-        turn_sequence, is_opening_event, sequence,
-        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, event_kind, data
+        turn_sequence, is_opening_event, sequence, ${createdAt} AS created_at, event_kind, data
         FROM agent_events`
+
+    // The event's JSON as the API sends it: the columns in the order of the event's fields (an
+    // object of its own, its closing brace dropped), then the fields of `data` (its text without
+    // the opening brace), as joinData puts them together.
+    const selectJson = (orgId: string, projectId: string) =>
+      sql`SELECT sequence, left(json_build_object(
+          'id', id, 'org_id', ${orgId}::text, 'project_id', ${projectId}::text, 'agent_id', agent_id,
+          'agent_config_id', agent_config_id, 'turn_id', turn_id, 'turn_sequence', turn_sequence,
+          'is_opening_event', is_opening_event, 'sequence', sequence, 'created_at', ${createdAt},
+          'event_kind', event_kind
+        )::text, -1) || CASE WHEN fields = '{}'::jsonb THEN '}' ELSE ', ' || substr(fields::text, 2) END AS json
+        FROM agent_events, LATERAL (SELECT data - ${COLUMN_ARRAY}::text[] AS fields) AS kind_specific`
 
     const append = SqlSchema.findAll({
       Request: Schema.Struct({
@@ -179,20 +191,23 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
 
     const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
 
-    /** Reads of the timeline, each row decoded with `Result`. */
-    const reads = <Event>(Result: Schema.Schema<Event, typeof EventRow.Encoded>): EventReads<Event> => {
+    /** Reads of the timeline, the rows `select` makes, each decoded with `Result`. */
+    const reads = <Event, Row>(
+      select: (orgId: string, projectId: string) => Statement.Fragment,
+      Result: Schema.Schema<Event, Row>
+    ): EventReads<Event> => {
       const after = SqlSchema.findAll({
         Request: Schema.Struct({ ...AgentFields, after: Schema.Int, limit: Schema.Int }),
         Result,
         execute: ({ after, agentId, limit, orgId, projectId }) => sql`
-          ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} AND sequence > ${after}
+          ${select(orgId, projectId)} WHERE agent_id = ${agentId} AND sequence > ${after}
           ORDER BY sequence LIMIT ${limit}`
       })
       const before = SqlSchema.findAll({
         Request: Schema.Struct({ ...AgentFields, before: Schema.Int, limit: Schema.Int }),
         Result,
         execute: ({ agentId, before, limit, orgId, projectId }) => sql`
-          ${selectFor(orgId, projectId)} WHERE agent_id = ${agentId} ${before === 0 ? sql`` : sql`AND sequence < ${before}`}
+          ${select(orgId, projectId)} WHERE agent_id = ${agentId} ${before === 0 ? sql`` : sql`AND sequence < ${before}`}
           ORDER BY sequence DESC LIMIT ${limit}`
       })
       return {
@@ -211,9 +226,9 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
       append: (agentId: AgentId, rows: typeof EventRows.Type, state: AgentTurnState | null, notice: Notice | null) =>
         Effect.orDie(append({ agentId, rows, state, notice })),
       /** The events as the domain has them. */
-      decoded: reads(EventFromRow),
-      /** The events as the API sends them. */
-      encoded: reads(EncodedEventFromRow)
+      decoded: reads(selectRows, EventFromRow),
+      /** The events as the API sends them: their JSON text. */
+      json: reads(selectJson, EventJson)
     } as const
   })
 }) {}

@@ -175,10 +175,15 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
     /** One page of events. */
     const list: (agent: AgentRef, query: EventsQuery) => Effect.Effect<EventsPage> = pageOf(events.decoded)
 
-    /** One page of events as the API sends it, without decoding the events and encoding them back. */
-    const listEncoded: (agent: AgentRef, query: EventsQuery) => Effect.Effect<typeof EventsPage.Encoded> = pageOf(
-      events.encoded
-    )
+    /**
+     * One page of events as the API sends it (`EventsPage`), as JSON text: each event's JSON as
+     * Postgres wrote it, never parsed here.
+     */
+    const listJson = (agent: AgentRef, query: EventsQuery): Effect.Effect<string> =>
+      Effect.map(pageOf(events.json)(agent, query), (page) =>
+        `{"data":[${page.data.map((event) => event.json).join(",")}],` +
+        `"next_after_sequence":${page.next_after_sequence},"has_more":${page.has_more},` +
+        `"next_before_sequence":${page.next_before_sequence}}`)
 
     /**
      * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
@@ -208,7 +213,7 @@ export class Timeline extends Effect.Service<Timeline>()("Timeline", {
         }
       })
 
-    return { append, transaction, observeCommits, list, listEncoded, waitForEvents } as const
+    return { append, transaction, observeCommits, list, listJson, waitForEvents } as const
   }),
   dependencies: [
     AgentEventsRepository.Default,

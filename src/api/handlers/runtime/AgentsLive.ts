@@ -35,9 +35,12 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
       .handle("listBacklog", ({ path, urlParams }) => inputs.backlog(path.orgID, path.projectID, path.agentID, urlParams))
       .handle("withdrawInput", ({ path }) => inputs.withdraw(path.orgID, path.projectID, path.agentID, path.inputID))
       .handle("control", ({ path }) => control.cancelCurrent(path.orgID, path.projectID, path.agentID))
-      // The page is read encoded (AgentEventsRepository): sent as it is, not encoded again.
+      // The page is read as JSON text (AgentEventsRepository): sent as it is.
       .handle("listEvents", ({ path, urlParams }) =>
-        Effect.map(events.list(path.orgID, path.projectID, path.agentID, urlParams), HttpServerResponse.unsafeJson))
+        Effect.map(
+          events.list(path.orgID, path.projectID, path.agentID, urlParams),
+          (page) => HttpServerResponse.text(page, { contentType: "application/json" })
+        ))
       .handle("mintStreamToken", ({ path }) => streamTokens.mint(path.orgID, path.projectID, path.agentID))
       .handle("listTurns", ({ path, urlParams }) => turns.list(path.orgID, path.projectID, path.agentID, urlParams))
       .handle("getTurn", ({ path }) => turns.get(path.orgID, path.projectID, path.agentID, path.turnID))
