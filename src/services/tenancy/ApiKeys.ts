@@ -7,7 +7,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { AuthenticationUnavailable, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
-import { ApiKeyId, type OrgId, type UserId } from "../../domain/shared/Ids.ts"
+import { ApiKeyId, OrgId, ProjectId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { CreatedOrganizationApiKey, CreatedPersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
 import type { AssignableRole } from "../../domain/tenancy/Members.ts"
@@ -35,6 +35,9 @@ export interface RequestPath {
   readonly projectId?: string | undefined
 }
 
+const isOrgId = Schema.is(OrgId)
+const isProjectId = Schema.is(ProjectId)
+
 const makePersonal = constructor(CreatedPersonalApiKey, Schema.Struct(CreatedPersonalApiKey.fields))
 const makeForOrganization = constructor(CreatedOrganizationApiKey, Schema.Struct(CreatedOrganizationApiKey.fields))
 
@@ -47,8 +50,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     /** Whom the key of `token` acts for, with its caller's standing in the organization and project of the request's path. */
     const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError> => {
       const hash = sha256Hex(token)
-      if (path.orgId === undefined) return Effect.map(keys.findOwner(hash), Option.map(principalOf))
-      const { orgId, projectId } = path
+      // An id that is not well formed is not looked up: the route answers 400 for it.
+      if (!isOrgId(path.orgId)) return Effect.map(keys.findOwner(hash), Option.map(principalOf))
+      const orgId = path.orgId
+      const projectId = isProjectId(path.projectId) ? path.projectId : undefined
       return Effect.map(
         keys.findOwnerWithStanding(hash, orgId, projectId ?? null),
         Option.map(({ owner, standing }): Principal => ({
