@@ -74,8 +74,7 @@ const EventFromRow = Schema.transform(EventRow, AgentEvent, { strict: false, dec
  * paging. A page of them is sent as it is read, without parsing a row, decoding an event or
  * encoding it back (docs/performance.md).
  */
-export const EventJson = Schema.Struct({ sequence: Schema.Number, json: Schema.String })
-export type EventJson = typeof EventJson.Type
+const EventJson = Schema.Struct({ sequence: Schema.Number, json: Schema.String })
 
 /** The agent whose events are read: its id, and the organization and project its events name. */
 export interface AgentRef {
