@@ -353,6 +353,22 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           expect(yield* sentBy(model)).toHaveLength(1)
         }))
 
+      it.effect("an API key an HTTP header cannot carry fails the call without calling the provider", () =>
+        Effect.gen(function*() {
+          const model = newModel()
+          for (const apiKey of ["sk-line\nbreak", "sk-\u0000", "sk-\u20ac"]) {
+            const request = yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Hi" }] }], {
+              apiKey: Redacted.make(apiKey)
+            })
+            for (const mode of modes) {
+              const error = yield* Effect.flip(call(mode, request))
+              expect(error).toMatchObject({ _tag: "ModelProviderError", status: null, notCalled: true })
+              expect(error.message).toContain("holds a character an HTTP header cannot carry")
+            }
+          }
+          expect(yield* sentBy(model)).toHaveLength(0)
+        }))
+
       it.effect("a dropped connection is retried; a 400 is not", () =>
         Effect.gen(function*() {
           const provider = yield* ScriptedProvider

@@ -13,7 +13,7 @@
 import { HttpClientRequest } from "@effect/platform"
 import type { HttpClientError, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Clock, Context, Duration, Effect, Option, type Redacted, Schedule, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Option, Redacted, Schedule, Stream } from "effect"
 import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
@@ -132,6 +132,9 @@ const withRetries = <A>(attempt: Effect.Effect<A, AttemptFailure>): Effect.Effec
       Effect.mapError((failure) => failure.error)
     ))
 
+/** What Node's HTTP client refuses in a header's value (its `checkInvalidHeaderChar`). */
+const NOT_A_HEADER_CHARACTER = /[^\t\x20-\x7e\x80-\xff]/
+
 const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}${path}`
 
 export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
@@ -157,6 +160,23 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         )
       )
 
+    /**
+     * Before the first attempt: the API key must fit in an HTTP header (Node refuses a line break
+     * or another control character there, and a character above U+00FF), else no call is made.
+     */
+    const checkApiKey = (request: ModelRequest) =>
+      NOT_A_HEADER_CHARACTER.test(Redacted.value(request.apiKey))
+        ? Effect.fail(
+          new ModelProviderError({
+            status: null,
+            message: "The model provider was not called: its API key " +
+              `(secret ${request.apiKeySecretId ?? "of the provider config"}) holds a character an HTTP header cannot ` +
+              "carry (a line break, another control character, or one above U+00FF); rotate the secret with the key alone",
+            notCalled: true
+          })
+        )
+        : Effect.void
+
     /** One attempt at opening a call: the response once its status is a success. */
     const open = (adapter: WireAdapter, request: ModelRequest, stream: boolean, redact: Redact) =>
       http.execute(
@@ -180,6 +200,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       return Stream.unwrap(Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
         yield* checkTarget(request)
+        yield* checkApiKey(request)
         const response = yield* withRetries(open(adapter, request, true, redact))
         return response.stream.pipe(
           Stream.mapError((cause) =>
@@ -209,6 +230,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       return Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
         yield* checkTarget(request)
+        yield* checkApiKey(request)
         const body = yield* withRetries(
           Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
         )
