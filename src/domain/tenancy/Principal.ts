@@ -3,18 +3,18 @@
  * organization API key, acting for that organization only, with the key's role).
  */
 import { Context } from "effect"
-import type { ApiKeyId, OrgId, UserId } from "../shared/Ids.ts"
+import type { ApiKeyId, OrgId, ProjectId, UserId } from "../shared/Ids.ts"
 import type { AssignableRole, OrgRole } from "./Members.ts"
 import type { ProjectRole } from "./ProjectMembers.ts"
 
 /**
  * The caller's standing in the organization, and the project, that its request's path names,
  * read with its key in the same statement so that the request's access check need not read it
- * again (Access). The ids are the path's, as sent.
+ * again (Access). Only a path's well-formed ids are read so (a malformed one is the route's 400).
  */
 export interface PathStanding {
-  readonly orgId: string
-  readonly projectId: string | undefined
+  readonly orgId: OrgId
+  readonly projectId: ProjectId | undefined
   /** The user's role in the organization; null when not a member, and for an organization key. */
   readonly role: OrgRole | null
   /** Whether the path's project is the organization's (false without a project in the path). */

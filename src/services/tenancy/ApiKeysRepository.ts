@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { ApiKeyId, OrgId, UserId } from "../../domain/shared/Ids.ts"
+import { ApiKeyId, OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { OrganizationApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
 import { AssignableRole, OrgRole } from "../../domain/tenancy/Members.ts"
 import { ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
@@ -45,7 +45,7 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
     // The standing of MembersRepository.standing, for the key's user (none for an organization
     // key), with the project looked up whether or not the user is a member.
     const findOwnerWithStanding = SqlSchema.findOne({
-      Request: Schema.Struct({ hash: Schema.String, orgId: Schema.String, projectId: Schema.NullOr(Schema.String) }),
+      Request: Schema.Struct({ hash: Schema.String, orgId: OrgId, projectId: Schema.NullOr(ProjectId) }),
       Result: OwnerWithStanding,
       execute: ({ hash, orgId, projectId }) =>
         Effect.map(
@@ -123,10 +123,9 @@ export class ApiKeysRepository extends Effect.Service<ApiKeysRepository>()("ApiK
       findOwner: (tokenHash: string) => findOwner(tokenHash).pipe(Effect.catchTag("ParseError", Effect.die)),
       /**
        * The key a token hash names, with its caller's standing in the organization `orgId` and its
-       * project `projectId` (ids as a request's path sends them, unchecked), in one statement.
-       * A database failure stays a failure.
+       * project `projectId`, in one statement. A database failure stays a failure.
        */
-      findOwnerWithStanding: (tokenHash: string, orgId: string, projectId: string | null) =>
+      findOwnerWithStanding: (tokenHash: string, orgId: OrgId, projectId: ProjectId | null) =>
         findOwnerWithStanding({ hash: tokenHash, orgId, projectId }).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** The key of an id, while it exists. */
       findOwnerById: (keyId: ApiKeyId) => Effect.orDie(findOwnerById(keyId)),

@@ -164,7 +164,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
      * Before the first attempt: the API key must fit in an HTTP header (Node refuses a line break
      * or another control character there, and a character above U+00FF), else no call is made.
      */
-    const checkApiKey = (request: ModelRequest) =>
+    const checkApiKey = (request: ModelRequest): Effect.Effect<void, ModelProviderError> =>
       NOT_A_HEADER_CHARACTER.test(Redacted.value(request.apiKey))
         ? Effect.fail(
           new ModelProviderError({
@@ -176,6 +176,9 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
           })
         )
         : Effect.void
+
+    /** What is checked before a call's first attempt: its target, then its API key. */
+    const checkCall = (request: ModelRequest) => Effect.zipRight(checkTarget(request), checkApiKey(request))
 
     /** One attempt at opening a call: the response once its status is a success. */
     const open = (adapter: WireAdapter, request: ModelRequest, stream: boolean, redact: Redact) =>
@@ -199,8 +202,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       const redact = redactorOf(request)
       return Stream.unwrap(Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
-        yield* checkTarget(request)
-        yield* checkApiKey(request)
+        yield* checkCall(request)
         const response = yield* withRetries(open(adapter, request, true, redact))
         return response.stream.pipe(
           Stream.mapError((cause) =>
@@ -229,8 +231,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       const redact = redactorOf(request)
       return Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
-        yield* checkTarget(request)
-        yield* checkApiKey(request)
+        yield* checkCall(request)
         const body = yield* withRetries(
           Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
         )
