@@ -19,6 +19,7 @@ import machinePools from "./migrations/0010_machine_pools.ts"
 import userSettings from "./migrations/0011_user_settings.ts"
 import poolMachines from "./migrations/0012_pool_machines.ts"
 import workspaces from "./migrations/0013_workspaces.ts"
+import agentQueuedInputs from "./migrations/0014_agent_queued_inputs.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -33,7 +34,8 @@ const migrations = {
   "0010_machine_pools": machinePools,
   "0011_user_settings": userSettings,
   "0012_pool_machines": poolMachines,
-  "0013_workspaces": workspaces
+  "0013_workspaces": workspaces,
+  "0014_agent_queued_inputs": agentQueuedInputs
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

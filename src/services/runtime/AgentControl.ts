@@ -68,7 +68,7 @@ export class AgentControl extends Effect.Service<AgentControl>()("AgentControl",
               content_blocks: [{ type: "text" as const, text: "Closed: the turn was cancelled." }]
             })))
           }
-          const next = yield* lifecycle.finishTurn(agentId, turnId, "cancelled", "The turn was cancelled by a cancel_current control.")
+          const next = yield* lifecycle.finishTurn(agent, turnId, "cancelled", "The turn was cancelled by a cancel_current control.")
           const waits: Array<Signal> = [
             ...cancelledCalls.flatMap((call) =>
               call.deferred_token === null

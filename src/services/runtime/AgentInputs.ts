@@ -86,7 +86,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
             return { event, disposition: first.value.disposition, started: Option.none<TurnId>() }
           }
           const startsNow = agent.current_turn_id === null
-          if (!startsNow && (yield* inputs.countQueued(agentId)) >= MAX_BACKLOG) {
+          if (!startsNow && agent.queued_inputs >= MAX_BACKLOG) {
             return yield* Effect.fail(
               new AgentBacklogFull({
                 error: `Agent ${agentId} already has ${MAX_BACKLOG} queued inputs; wait for its turns to finish, ` +

@@ -25,6 +25,10 @@ const NewInput = Schema.Struct({
   content_blocks: Schema.Array(ContentBlock)
 })
 
+/** A queued input, as the turn that starts it needs it. */
+export const QueuedInput = Schema.Struct({ id: InputId, turn_id: TurnId })
+export type QueuedInput = typeof QueuedInput.Type
+
 const COLUMNS = "id, agent_id, turn_id, status, event_sequence, content_blocks, actor_id, " +
   "idempotency_key AS input_idempotency_key, request_hash, disposition, created_at"
 
@@ -48,12 +52,6 @@ export class AgentInputsRepository extends Effect.Service<AgentInputsRepository>
         sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND idempotency_key = ${key}`
     })
 
-    const countQueued = SqlSchema.single({
-      Request: AgentId,
-      Result: Schema.Struct({ queued: Schema.Int }),
-      execute: (agentId) => sql`SELECT count(*) AS queued FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued'`
-    })
-
     const lock = SqlSchema.findOne({
       Request: Schema.Struct({ agentId: AgentId, id: InputId }),
       Result: StoredInput,
@@ -68,7 +66,7 @@ export class AgentInputsRepository extends Effect.Service<AgentInputsRepository>
 
     const oldestQueued = SqlSchema.findOne({
       Request: AgentId,
-      Result: Schema.Struct({ id: InputId, turn_id: TurnId }),
+      Result: QueuedInput,
       execute: (agentId) =>
         sql`SELECT id, turn_id FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued' ORDER BY id LIMIT 1`
     })
@@ -89,7 +87,6 @@ export class AgentInputsRepository extends Effect.Service<AgentInputsRepository>
       insert: (input: typeof NewInput.Type) => Effect.orDie(insert(input)),
       /** The input recorded first under an idempotency key of the agent. */
       byIdempotencyKey: (agentId: AgentId, key: string) => Effect.orDie(byIdempotencyKey({ agentId, key })),
-      countQueued: (agentId: AgentId) => Effect.map(Effect.orDie(countQueued(agentId)), (row) => row.queued),
       /** The input of the agent, locked until the transaction ends. */
       lock: (agentId: AgentId, id: InputId) => Effect.orDie(lock({ agentId, id })),
       setStatus: (id: InputId, status: typeof InputStatus.Type) => Effect.orDie(setStatus({ id, status })),

@@ -2,7 +2,8 @@
  * The `agents` table. An agent row is the lock of its runtime state: every runtime transaction
  * takes it first (`lock`), and it holds the last sequence of the agent's timeline, which
  * AgentEventsRepository.append advances in the statement that inserts the events (setting the
- * agent's status and current turn there too when the append starts or ends a turn).
+ * agent's status and current turn there too when the append starts or ends a turn). It also
+ * counts the agent's queued inputs, which triggers on `agent_inputs` keep (migration 0014).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -18,6 +19,9 @@ const NewAgent = Schema.Struct({
   name: Schema.NullOr(Schema.String),
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
+
+/** An agent as its lock reads it: with the number of its queued inputs. */
+export class LockedAgent extends Agent.extend<LockedAgent>("LockedAgent")({ queued_inputs: Schema.Int }) {}
 
 export class AgentsRepository extends Effect.Service<AgentsRepository>()("AgentsRepository", {
   effect: Effect.gen(function*() {
@@ -57,7 +61,7 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
 
     const lock = SqlSchema.findOne({
       Request: AgentId,
-      Result: Agent,
+      Result: LockedAgent,
       execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
     })
 

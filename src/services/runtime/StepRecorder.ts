@@ -13,6 +13,7 @@ import { BUILTIN_TOOLS, isBuiltinTool } from "../../domain/configuration/agent-c
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { NewEvent } from "../../domain/runtime/Events.ts"
 import { MachineHub } from "../machines/MachineHub.ts"
+import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { REPLAY_METADATA_KEY } from "./Conversation.ts"
 import type { AssistantItem, ModelResponse } from "./model/ModelMessages.ts"
@@ -96,13 +97,14 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
     /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
     const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
       timeline.transaction(Effect.gen(function*() {
-        yield* lifecycle.lockAgent(payload.agent_id)
+        // A deleted agent's turns are deleted with it.
+        const agent = yield* someOrFail(() => new TurnAlreadyEnded())(lifecycle.lockAgent(payload.agent_id))
         const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
         if (toolItems.length === 0) {
           // The turn ends: the step's row and the turn's end are one statement, which finds
           // whether the turn still runs (when not, all is rolled back); its output and end one append.
           const outcome: StepOutcome = { _tag: "Finished" }
-          const next = yield* lifecycle.completeTurn(payload.agent_id, payload.turn_id, {
+          const next = yield* lifecycle.completeTurn(agent, payload.turn_id, {
             step,
             outcome,
             usage: response.usage,
@@ -151,7 +153,7 @@ export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder",
         yield* turns.addUsage(payload.turn_id, response.usage, 1)
         if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
         if (outcome._tag === "Finished") {
-          const next = yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, "completed", null)
+          const next = yield* lifecycle.finishTurn(agent, payload.turn_id, "completed", null)
           return { outcome, next }
         }
         yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)

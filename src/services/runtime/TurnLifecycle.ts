@@ -6,14 +6,15 @@
  *
  * An agent is `running` while its current turn works, `waiting` while that turn waits for a tool
  * result, an approval or an answer, `idle` with no current turn; a turn ending starts the oldest
- * queued input's turn in the same transaction, so an agent with a backlog is never idle.
+ * queued input's turn in the same transaction, so an agent with a backlog is never idle. The
+ * transitions that may start a queued input take the agent as its lock read it: its count of
+ * queued inputs says whether one waits, so none is looked for when none is queued.
  */
 import { Effect, Option, Schema } from "effect"
-import type { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
-import type { Agent } from "../../domain/runtime/Agents.ts"
+import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
-import { AgentsRepository } from "./AgentsRepository.ts"
-import { AgentInputsRepository } from "./AgentInputsRepository.ts"
+import { AgentsRepository, type LockedAgent } from "./AgentsRepository.ts"
+import { AgentInputsRepository, type QueuedInput } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import type { AgentTurnState } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
@@ -58,7 +59,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
     const timeline = yield* Timeline
 
     /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
-    const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<Agent>> => agents.lock(agentId)
+    const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<LockedAgent>> => agents.lock(agentId)
 
     /** Locks the agent row for the rest of the transaction; the agent must exist. */
     const lockExisting = (agentId: AgentId) =>
@@ -74,7 +75,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
      */
     const startTurn = (
       agentId: AgentId,
-      input: { readonly id: InputId; readonly turn_id: TurnId },
+      input: QueuedInput,
       newInput = false
     ) =>
       Effect.gen(function*() {
@@ -84,11 +85,15 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         yield* timeline.append(agentId, [startedEvent(input.turn_id)], running(input.turn_id))
       })
 
+    /** The oldest queued input of the locked agent; not looked for when it has none queued. */
+    const nextQueued = (agent: LockedAgent) =>
+      agent.queued_inputs === 0 ? Effect.succeed(Option.none<QueuedInput>()) : inputs.oldestQueued(agent.id)
+
     /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
-    const startNext = (agentId: AgentId) =>
-      Effect.flatMap(inputs.oldestQueued(agentId), Option.match({
-        onNone: () => Effect.as(agents.setCurrentTurn(agentId, null, "idle"), Option.none<TurnId>()),
-        onSome: (next) => Effect.as(startTurn(agentId, next), Option.some(next.turn_id))
+    const startNext = (agent: LockedAgent) =>
+      Effect.flatMap(nextQueued(agent), Option.match({
+        onNone: () => Effect.as(agents.setCurrentTurn(agent.id, null, "idle"), Option.none<TurnId>()),
+        onSome: (next) => Effect.as(startTurn(agent.id, next), Option.some(next.turn_id))
       }))
 
     /**
@@ -98,7 +103,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
      * when the turn had ended; else the turn started, if any.
      */
     const endTurn = <E>(
-      agentId: AgentId,
+      agent: LockedAgent,
       turnId: TurnId,
       status: FinalTurnStatus,
       error: string | null,
@@ -108,8 +113,8 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
       Effect.gen(function*() {
         const usage = yield* ended
         if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
-        const next = yield* inputs.oldestQueued(agentId)
-        yield* timeline.append(agentId, [...lastEvents, {
+        const next = yield* nextQueued(agent)
+        yield* timeline.append(agent.id, [...lastEvents, {
           event_kind: "turn",
           turn_id: turnId,
           is_opening_event: false,
@@ -118,7 +123,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
           usage: usage.value
         }], Option.isNone(next) ? idle : undefined)
         if (Option.isNone(next)) return Option.some(Option.none<TurnId>())
-        yield* startTurn(agentId, next.value)
+        yield* startTurn(agent.id, next.value)
         return Option.some(Option.some(next.value.turn_id))
       })
 
@@ -126,8 +131,8 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
      * Ends a running or waiting turn with its final status (and records it with the turn's token
      * usage), then starts the next queued input. Nothing when the turn had already ended.
      */
-    const finishTurn = (agentId: AgentId, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
-      Effect.map(endTurn(agentId, turnId, status, error, turns.finish(turnId, status, error)), Option.flatten)
+    const finishTurn = (agent: LockedAgent, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
+      Effect.map(endTurn(agent, turnId, status, error, turns.finish(turnId, status, error)), Option.flatten)
 
     /**
      * Completes a running turn with its last model call, its `step`-th: the step's outcome
@@ -138,7 +143,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
      * step's row.
      */
     const completeTurn = (
-      agentId: AgentId,
+      agent: LockedAgent,
       turnId: TurnId,
       last: {
         readonly step: number
@@ -148,7 +153,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
       }
     ) =>
       endTurn(
-        agentId,
+        agent,
         turnId,
         "completed",
         null,

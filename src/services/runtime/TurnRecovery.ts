@@ -73,7 +73,7 @@ const makeRecovery = Effect.gen(function*() {
         const { idle, next } = yield* timeline.transaction(Effect.gen(function*() {
           const agent = yield* lifecycle.lockExisting(agentId)
           return agent.current_turn_id === null
-            ? { idle: true, next: yield* lifecycle.startNext(agentId) }
+            ? { idle: true, next: yield* lifecycle.startNext(agent) }
             : { idle: false, next: Option.none<TurnId>() }
         }))
         yield* launcher.launchNext(agentId, next)

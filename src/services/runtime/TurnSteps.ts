@@ -46,8 +46,10 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
     const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
       Effect.gen(function*() {
         const next = yield* timeline.transaction(Effect.gen(function*() {
-          yield* lifecycle.lockAgent(payload.agent_id)
-          return yield* lifecycle.finishTurn(payload.agent_id, payload.turn_id, status, error)
+          // A deleted agent's turns are deleted with it: nothing to end.
+          const agent = yield* lifecycle.lockAgent(payload.agent_id)
+          if (Option.isNone(agent)) return Option.none()
+          return yield* lifecycle.finishTurn(agent.value, payload.turn_id, status, error)
         }))
         yield* launcher.launchNext(payload.agent_id, next)
       })
