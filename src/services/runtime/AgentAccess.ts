@@ -27,11 +27,18 @@ export class AgentAccess extends Effect.Service<AgentAccess>()("AgentAccess", {
     const read = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
       Effect.zipRight(access.projectAccess(orgId, projectId), agentOf(projectId, agentId))
 
+    /**
+     * Whether the caller may act in the project (write access), for a caller that then finds the
+     * agent in the project itself (`TurnLifecycle.lockInProject`) before anything of it is read
+     * or written.
+     */
+    const mayWrite = (orgId: OrgId, projectId: ProjectId) => access.requireProjectAccess(orgId, projectId, "write")
+
     /** The agent, for a caller who may act in its project (write access). */
     const write = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
-      Effect.zipRight(access.requireProjectAccess(orgId, projectId, "write"), agentOf(projectId, agentId))
+      Effect.zipRight(mayWrite(orgId, projectId), agentOf(projectId, agentId))
 
-    return { read, write } as const
+    return { read, mayWrite, write } as const
   }),
   dependencies: [AgentsRepository.Default, Access.Default]
 }) {}

@@ -66,11 +66,14 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
     const eventAt = (agent: Agent, sequence: number) =>
       Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
 
-    /** Records the input and starts its turn when the agent is idle; the first answer again for a repeated key. */
-    const record = (agentId: AgentId, input: NewInput) =>
+    /**
+     * Records the input and starts its turn when the agent is idle; the first answer again for a
+     * repeated key; `not_found` when the agent is not in the project.
+     */
+    const record = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
       Effect.gen(function*() {
         const outcome = yield* timeline.transaction(Effect.gen(function*() {
-          const agent = yield* lifecycle.lockExisting(agentId)
+          const agent = yield* lifecycle.lockInProject(projectId, agentId)
           const key = input.input_idempotency_key
           const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
           if (Option.isSome(first)) {
@@ -135,16 +138,18 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
       )
 
     /**
-     * Records an input of a checked request. A key already used on this agent is recorded with
-     * the blocks it recorded first (no media stored again): the answer is the first one when the
-     * request is the same, `idempotency_key_conflict` when not.
+     * Records an input of a checked request to an agent of the project; its media, if any, are
+     * stored first, so the caller must have found the agent in the project then. A key already
+     * used on this agent is recorded with the blocks it recorded first (no media stored again):
+     * the answer is the first one when the request is the same, `idempotency_key_conflict` when
+     * not.
      */
-    const submit = (agentId: AgentId, input: SendInput, prepared: ReadonlyArray<PreparedBlock>) =>
+    const submit = (projectId: ProjectId, agentId: AgentId, input: SendInput, prepared: ReadonlyArray<PreparedBlock>) =>
       Effect.gen(function*() {
         const key = input.input_idempotency_key ?? null
         const recorded = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
         const content_blocks = Option.isSome(recorded) ? recorded.value.content_blocks : yield* artifacts.store(agentId, prepared)
-        const accepted = yield* record(agentId, {
+        const accepted = yield* record(projectId, agentId, {
           content_blocks,
           actor_id: input.actor_id ?? null,
           input_idempotency_key: key,
@@ -154,11 +159,16 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
         return sent
       })
 
+    /**
+     * Sends an input. The agent is found in the project before media of the input are stored;
+     * an input without media finds it with the lock its transaction takes (one read fewer).
+     */
     const send = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, input: SendInput) =>
       Effect.gen(function*() {
-        yield* agentAccess.write(orgId, projectId, agentId)
+        yield* agentAccess.mayWrite(orgId, projectId)
         const prepared = yield* check(projectId, input, "")
-        return yield* submit(agentId, input, prepared)
+        if (prepared.some((block) => block.type === "media")) yield* agentAccess.write(orgId, projectId, agentId)
+        return yield* submit(projectId, agentId, input, prepared)
       })
 
     const withdraw = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, inputId: InputId) =>

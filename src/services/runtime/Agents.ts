@@ -63,7 +63,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
         const agent = yield* create(orgId, projectId, request)
         if (input === undefined || prepared === undefined) return makeLaunchedAgent({ ...agent })
         // A new agent has an empty backlog and no idempotency keys yet.
-        const { accepted } = yield* agentInputs.submit(agent.id, input, prepared).pipe(
+        const { accepted } = yield* agentInputs.submit(projectId, agent.id, input, prepared).pipe(
           Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die })
         )
         const current = yield* agents.findById(agent.id).pipe(

@@ -65,6 +65,12 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
     })
 
+    const lockInProject = SqlSchema.findOne({
+      Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
+      Result: LockedAgent,
+      execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} FOR UPDATE`
+    })
+
     const page = keysetQuery(sql, {
       filter: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(AgentStatus) }),
       result: Agent,
@@ -106,6 +112,8 @@ export class AgentsRepository extends Effect.Service<AgentsRepository>()("Agents
       lastSequences: (ids: ReadonlyArray<AgentId>) => Effect.orDie(lastSequences(ids)),
       /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
       lock: (id: AgentId) => Effect.orDie(lock(id)),
+      /** The agent when it is in the project, locked as by `lock`. */
+      lockInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(lockInProject({ projectId, id })),
       page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>
         page({ projectId, status }, keyset),
       /** Makes `turnId` the agent's current turn (null: none) with `status`. */

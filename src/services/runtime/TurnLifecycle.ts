@@ -11,8 +11,10 @@
  * queued inputs says whether one waits, so none is looked for when none is queued.
  */
 import { Effect, Option, Schema } from "effect"
-import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
+import type { AgentId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
+import { someOrFail } from "../shared/Failures.ts"
+import { agentNotFound } from "./AgentAccess.ts"
 import { AgentsRepository, type LockedAgent } from "./AgentsRepository.ts"
 import { AgentInputsRepository, type QueuedInput } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
@@ -60,6 +62,10 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
 
     /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
     const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<LockedAgent>> => agents.lock(agentId)
+
+    /** Locks the agent row for the rest of the transaction; `not_found` when the agent is not in the project. */
+    const lockInProject = (projectId: ProjectId, agentId: AgentId) =>
+      agents.lockInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
 
     /** Locks the agent row for the rest of the transaction; the agent must exist. */
     const lockExisting = (agentId: AgentId) =>
@@ -171,7 +177,7 @@ export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycl
         yield* agents.setStatus(agentId, turnId, status)
       })
 
-    return { lockAgent, lockExisting, startedEvent, running, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
+    return { lockAgent, lockInProject, lockExisting, startedEvent, running, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
   }),
   dependencies: [
     AgentsRepository.Default,
