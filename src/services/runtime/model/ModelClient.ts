@@ -10,18 +10,16 @@
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
  * line made from it can carry them (services/shared/SecretRedaction.ts).
  */
-import { HttpClientRequest } from "@effect/platform"
-import type { HttpClientError, HttpClientResponse } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
-import { Clock, Context, Duration, Effect, Option, Redacted, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Option, Redacted, Schedule, type Scope, Stream } from "effect"
 import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
 import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
-import { decodeModelStream } from "./ModelStreamDecoding.ts"
+import { makeModelStreamDecoder } from "./ModelStreamDecoding.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
 import { errorMessage } from "./ProviderJson.ts"
+import { type ExchangeFailed, makeProviderHttp, type ProviderResponse } from "./ProviderHttp.ts"
 import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
 import { secretRedactor } from "../../shared/SecretRedaction.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
@@ -85,13 +83,13 @@ const redactorOf = (request: ModelRequest): Redact =>
 const redactError = (redact: Redact) => (error: ModelProviderError) =>
   new ModelProviderError({ ...error, message: redact(error.message) })
 
-const connectionFailure = (cause: HttpClientError.HttpClientError): AttemptFailure => ({
+const connectionFailure = (cause: ExchangeFailed): AttemptFailure => ({
   error: new ModelProviderError({ status: null, message: `Could not reach the model provider: ${cause.message}` }),
   retryable: true,
   retryAfter: Option.none()
 })
 
-const statusFailure = (response: HttpClientResponse.HttpClientResponse, redact: Redact) =>
+const statusFailure = (response: ProviderResponse, redact: Redact) =>
   Effect.gen(function*() {
     const text = redact(yield* Effect.orElseSucceed(response.text, () => ""))
     const now = yield* Clock.currentTimeMillis
@@ -125,7 +123,7 @@ const retrySchedule = (policy: RetryPolicy) =>
   )
 
 /** Runs `attempt` until it succeeds, fails for good, or the policy's attempts are spent. */
-const withRetries = <A>(attempt: Effect.Effect<A, AttemptFailure>): Effect.Effect<A, ModelProviderError> =>
+const withRetries = <A, R>(attempt: Effect.Effect<A, AttemptFailure, R>): Effect.Effect<A, ModelProviderError, R> =>
   Effect.flatMap(ModelRetryPolicy, (policy) =>
     attempt.pipe(
       Effect.retry(retrySchedule(policy)),
@@ -142,11 +140,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
     const policy = yield* NetworkPolicy
     // Connections are kept open between calls (no TCP connect, nor TLS handshake, per model call);
     // when private targets are blocked, they check what the host resolves to as they connect.
-    const http = yield* Effect.provideServiceEffect(
-      NodeHttpClient.make,
-      NodeHttpClient.HttpAgent,
-      NodeHttpClient.makeAgent(policy.lookup === undefined ? { keepAlive: true } : { keepAlive: true, lookup: policy.lookup })
-    )
+    const provider = makeProviderHttp(policy.lookup)
 
     /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
     const checkTarget = (request: ModelRequest) =>
@@ -180,14 +174,17 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
     /** What is checked before a call's first attempt: its target, then its API key. */
     const checkCall = (request: ModelRequest) => Effect.zipRight(checkTarget(request), checkApiKey(request))
 
-    /** One attempt at opening a call: the response once its status is a success. */
-    const open = (adapter: WireAdapter, request: ModelRequest, stream: boolean, redact: Redact) =>
-      http.execute(
-        HttpClientRequest.post(joinUrl(request.baseUrl, adapter.path)).pipe(
-          HttpClientRequest.setHeaders(adapter.headers(request)),
-          HttpClientRequest.setHeader("accept", stream ? "text/event-stream" : "application/json"),
-          HttpClientRequest.bodyUnsafeJson(adapter.body(request, stream))
-        )
+    /** One attempt at opening a call: the response once its status is a success, for the life of the scope. */
+    const open = (
+      adapter: WireAdapter,
+      request: ModelRequest,
+      stream: boolean,
+      redact: Redact
+    ): Effect.Effect<ProviderResponse, AttemptFailure, Scope.Scope> =>
+      provider.postJson(
+        joinUrl(request.baseUrl, adapter.path),
+        { ...adapter.headers(request), accept: stream ? "text/event-stream" : "application/json" },
+        adapter.body(request, stream)
       ).pipe(
         Effect.mapError(connectionFailure),
         Effect.flatMap((response) =>
@@ -197,35 +194,75 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         )
       )
 
-    /** The streamed call's events, decoded a network chunk at a time (ModelStreamDecoding.ts). */
-    const stream = (request: ModelRequest): Stream.Stream<ModelEvent, ModelProviderError> => {
+    /**
+     * Opens a streamed call, for the life of the scope: the reading of its events, those decoded
+     * from the network chunks received since the last read (ModelStreamDecoding.ts), then none.
+     * The events decoded before a failure (an in-stream error event) are read before it.
+     */
+    const openStream = (
+      request: ModelRequest
+    ): Effect.Effect<Effect.Effect<Option.Option<ReadonlyArray<ModelEvent>>, ModelProviderError>, ModelProviderError, Scope.Scope> => {
       const redact = redactorOf(request)
-      return Stream.unwrap(Effect.gen(function*() {
+      return Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
         yield* checkCall(request)
         const response = yield* withRetries(open(adapter, request, true, redact))
-        return response.stream.pipe(
-          Stream.mapError((cause) =>
+        const decoder = makeModelStreamDecoder(adapter.streamDecoder(), redact)
+        let failure: ModelProviderError | undefined
+        const chunks = response.read.pipe(
+          Effect.mapError((cause) =>
             new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
-          ),
-          Stream.pipeThroughChannelOrFail(decodeModelStream(adapter.streamDecoder(), redact)),
-          Stream.mapError(redactError(redact))
+          )
         )
-      }).pipe(Effect.mapError(redactError(redact))))
+        const next: Effect.Effect<Option.Option<ReadonlyArray<ModelEvent>>, ModelProviderError> = Effect.suspend(() =>
+          failure !== undefined ? Effect.fail(failure) : Effect.flatMap(chunks, Option.match({
+            onNone: () => {
+              const incomplete = decoder.end()
+              return incomplete === undefined ? Effect.succeed(Option.none()) : Effect.fail(incomplete)
+            },
+            onSome: (received) => {
+              const decoded = decoder.decode(received)
+              failure = decoded.failure
+              return failure !== undefined && decoded.events.length === 0
+                ? Effect.fail(failure)
+                : Effect.succeed(Option.some(decoded.events))
+            }
+          }))
+        ).pipe(Effect.mapError(redactError(redact)))
+        return next
+      }).pipe(Effect.mapError(redactError(redact)))
     }
+
+    /** The streamed call's events. */
+    const stream = (request: ModelRequest): Stream.Stream<ModelEvent, ModelProviderError> =>
+      Stream.unwrapScoped(Effect.map(openStream(request), (next) =>
+        Stream.repeatEffectChunkOption(
+          next.pipe(
+            Effect.mapError(Option.some),
+            Effect.flatMap(Option.match({
+              onNone: () => Effect.fail(Option.none()),
+              onSome: (events) => Effect.succeed(Chunk.unsafeFromArray(events))
+            }))
+          )
+        )))
 
     /** The streamed call folded into a response; `observe` sees each event as it arrives (live output). */
     const respond = (
       request: ModelRequest,
       observe?: (event: ModelEvent) => Effect.Effect<void>
     ): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.suspend(() => {
+      Effect.scoped(Effect.gen(function*() {
+        const next = yield* openStream(request)
         const events: Array<ModelEvent> = []
-        return Stream.runForEachChunk(stream(request), (chunk) => {
-          for (const event of chunk) events.push(event)
-          return observe === undefined ? Effect.void : Effect.forEach(chunk, observe, { discard: true })
-        }).pipe(Effect.map(() => foldEvents(events)))
-      })
+        for (;;) {
+          const received = yield* next
+          if (Option.isNone(received)) return foldEvents(events)
+          for (const event of received.value) {
+            events.push(event)
+            if (observe !== undefined) yield* observe(event)
+          }
+        }
+      }))
 
     const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
       const redact = redactorOf(request)
@@ -236,7 +273,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
           Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
         )
         return foldEvents(yield* adapter.decodeResponse(redact(body)))
-      }).pipe(Effect.mapError(redactError(redact)))
+      }).pipe(Effect.scoped, Effect.mapError(redactError(redact)))
     }
 
     return { stream, respond, generate } as const

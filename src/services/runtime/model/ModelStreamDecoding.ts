@@ -1,18 +1,13 @@
 /**
- * A streamed model response decoded in one stage of the stream (ModelClient): a model answers in
- * many small pieces, and a stream stage per step (text, Server-Sent Events, redaction, the
- * adapter's decoding) and per element cost more than the decoding itself.
+ * A streamed model response decoded as its bytes arrive (ModelClient): bytes to text, text to
+ * Server-Sent Events (their data redacted), events to the adapter's ModelEvents, in plain code
+ * over each network chunk: a model answers in many small pieces, and an effect or a stream stage
+ * per piece would cost more than the decoding itself.
  */
 import { Sse } from "@effect/experimental"
-import { Channel, Chunk, Either } from "effect"
+import { Either } from "effect"
 import { type ModelEvent, ModelProviderError } from "./ModelMessages.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
-
-/** Network chunks of a response in, its events out. */
-export type ModelStreamDecoding = Channel.Channel<Chunk.Chunk<ModelEvent>, Chunk.Chunk<Uint8Array>, ModelProviderError, ModelProviderError>
-
-const incompleteStream = () =>
-  new ModelProviderError({ status: null, message: "The model provider closed the stream before the response was complete" })
 
 type SseParser = ReturnType<typeof Sse.makeParser>
 
@@ -34,23 +29,31 @@ const feedByLines = (parser: SseParser, text: string): boolean => {
   return false
 }
 
-/**
- * The decoding of one streamed model response, one network chunk at a time: bytes to text, text to
- * Server-Sent Events (their data redacted), events to the adapter's ModelEvents. The events
- * decoded before a failure (an in-stream error event) are passed on before it; a stream that
- * ends before the adapter has seen its end fails.
- */
-export const decodeModelStream = (
+/** The events of the chunks decoded so far, and the failure that ended the response, if any. */
+export interface Decoded {
+  readonly events: ReadonlyArray<ModelEvent>
+  readonly failure?: ModelProviderError
+}
+
+export interface ModelStreamDecoder {
+  /** The events of the next network chunks; the events decoded before a failure come with it. */
+  readonly decode: (chunks: ReadonlyArray<Uint8Array>) => Decoded
+  /** The failure of a response that ended before the adapter saw its end, if it did. */
+  readonly end: () => ModelProviderError | undefined
+}
+
+/** The decoder of one streamed model response. */
+export const makeModelStreamDecoder = (
   adapterDecoder: ReturnType<WireAdapter["streamDecoder"]>,
   redact: (text: string) => string
-): ModelStreamDecoding => {
+): ModelStreamDecoder => {
   const text = new TextDecoder()
   const parsed: Array<SseEvent> = []
   // A `retry:` field is for browsers reconnecting an EventSource; a model call is not resumed.
   const parser = Sse.makeParser((event) => event._tag === "Event" && parsed.push({ event: event.event, data: event.data }))
   let complete = false
 
-  const decode = (chunks: Chunk.Chunk<Uint8Array>): { events: Array<ModelEvent>; failure?: ModelProviderError } => {
+  const decode = (chunks: ReadonlyArray<Uint8Array>): Decoded => {
     const events: Array<ModelEvent> = []
     for (const bytes of chunks) {
       if (feedByLines(parser, text.decode(bytes, { stream: true }))) {
@@ -69,15 +72,10 @@ export const decodeModelStream = (
     return { events }
   }
 
-  const loop: ModelStreamDecoding =
-    Channel.readWithCause({
-      onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
-        const { events, failure } = decode(chunks)
-        const written = events.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(events))
-        return Channel.zipRight(written, failure === undefined ? loop : Channel.fail(failure))
-      },
-      onFailure: Channel.failCause,
-      onDone: () => complete ? Channel.void : Channel.fail(incompleteStream())
-    })
-  return loop
+  const end = () =>
+    complete
+      ? undefined
+      : new ModelProviderError({ status: null, message: "The model provider closed the stream before the response was complete" })
+
+  return { decode, end }
 }
