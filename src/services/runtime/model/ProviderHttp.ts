@@ -12,18 +12,15 @@
  * - The exchange lives in its Scope: closing the scope before the body's end (an interruption, a
  *   failure while decoding) destroys the request, so the provider sees the client hang up.
  */
-import { Effect, Option, type Scope } from "effect"
+import { Data, Effect, Option, type Scope } from "effect"
 import type { LookupFunction } from "node:net"
 import http from "node:http"
 import https from "node:https"
 
 const HIGH_WATER_BYTES = 1024 * 1024
 
-/** The request could not be sent or its answer's head did not arrive (refused, reset, DNS). */
-export class ExchangeFailed {
-  readonly _tag = "ExchangeFailed"
-  constructor(readonly message: string) {}
-}
+/** The request could not be sent, its answer's head did not arrive (refused, reset, DNS), or its body broke off. */
+export class ExchangeFailed extends Data.TaggedError("ExchangeFailed")<{ readonly message: string }> {}
 
 export interface ProviderResponse {
   readonly status: number
@@ -70,7 +67,7 @@ class BodyReader {
   }
 
   private fail(message: string) {
-    this.failure ??= new ExchangeFailed(message)
+    this.failure ??= new ExchangeFailed({ message })
     this.wake()
   }
 
@@ -135,7 +132,7 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => {
       const payload = Buffer.from(JSON.stringify(body), "utf8")
       const target = yield* Effect.try({
         try: () => new URL(url),
-        catch: () => new ExchangeFailed(`${url} is not a URL`)
+        catch: () => new ExchangeFailed({ message: `${url} is not a URL` })
       })
       const secure = target.protocol === "https:"
       let request: http.ClientRequest | undefined
@@ -161,7 +158,7 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => {
         sent.on("error", (error) => {
           if (answered) return
           answered = true
-          resume(Effect.fail(new ExchangeFailed(error.message)))
+          resume(Effect.fail(new ExchangeFailed({ message: error.message })))
         })
         sent.end(payload)
         return Effect.sync(() => sent.destroy())
