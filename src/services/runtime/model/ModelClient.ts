@@ -140,7 +140,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
     const policy = yield* NetworkPolicy
     // Connections are kept open between calls (no TCP connect, nor TLS handshake, per model call);
     // when private targets are blocked, they check what the host resolves to as they connect.
-    const provider = makeProviderHttp(policy.lookup)
+    const provider = yield* makeProviderHttp(policy.lookup)
 
     /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
     const checkTarget = (request: ModelRequest) =>

@@ -4,8 +4,8 @@
  * step of the body) against 0.15 to 0.3 ms for `node:http` doing the same: a model call is made
  * on every step of every turn (docs/performance.md, "The model call on Node's client").
  *
- * - Connections are kept open between calls (one agent for http, one for https); with a
- *   `lookup`, every connection checks what its host resolves to (NetworkPolicy).
+ * - Connections are kept open between calls (one agent for http, one for https, closed with the
+ *   scope); with a `lookup`, every connection checks what its host resolves to (NetworkPolicy).
  * - A response's body is read as it arrives: `read` hands over every chunk received since the
  *   last read, waiting for one when none is there. More than HIGH_WATER_BYTES unread pauses the
  *   socket until the next read.
@@ -117,10 +117,22 @@ class BodyReader {
   })
 }
 
-/** Posts JSON to model providers; `lookup` resolves the hosts of new connections. */
-export const makeProviderHttp = (lookup: LookupFunction | undefined) => {
-  const options = lookup === undefined ? { keepAlive: true } : { keepAlive: true, lookup }
-  const agents = { http: new http.Agent(options), https: new https.Agent(options) }
+/** The open connections to model providers, closed with the scope. */
+const keepAliveAgents = (lookup: LookupFunction | undefined) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const options = lookup === undefined ? { keepAlive: true } : { keepAlive: true, lookup }
+      return { http: new http.Agent(options), https: new https.Agent(options) }
+    }),
+    (agents) =>
+      Effect.sync(() => {
+        agents.http.destroy()
+        agents.https.destroy()
+      })
+  )
+
+/** Posts JSON to model providers, for the life of the scope; `lookup` resolves the hosts of new connections. */
+export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.map(keepAliveAgents(lookup), (agents) => {
 
   /** Posts `body` as JSON to `url`: the response once its head has arrived, for the life of the scope. */
   const postJson = (
@@ -175,4 +187,4 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => {
     })
 
   return { postJson } as const
-}
+})
