@@ -2,7 +2,8 @@
  * The HTTP exchanges of model calls, on Node's own client. @effect/platform's HttpClient cost
  * 0.9 to 2 ms of CPU an exchange here (its request and response wrappers, and a stream stage per
  * step of the body) against 0.15 to 0.3 ms for `node:http` doing the same: a model call is made
- * on every step of every turn (docs/performance.md, "The model call on Node's client").
+ * on every step of every turn (docs/performance.md, "Two statements fewer, and model calls on
+ * Node's client").
  *
  * - Connections are kept open between calls (one agent for http, one for https, closed with the
  *   scope); with a `lookup`, every connection checks what its host resolves to (NetworkPolicy).
