@@ -15,19 +15,17 @@ export const Count = Schema.optionalWith(Schema.Number, { nullable: true, defaul
 /** A text a provider may leave out or send as null: "" then. */
 export const Text = Schema.optionalWith(Schema.String, { nullable: true, default: () => "" })
 
-const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
+/** A provider's JSON text parsed (every streamed event is: JSON.parse itself, not a schema around it). */
+const parseJson = (text: string): Either.Either<unknown, ModelProviderError> =>
+  Either.try({
+    try: (): unknown => JSON.parse(text),
+    catch: () => new ModelProviderError({ status: null, message: `The provider sent malformed JSON: ${text.slice(0, 200)}` })
+  })
 
 /** Parses a provider's JSON text and decodes it with `schema`. */
 export const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknownEither(schema)
-  return (text: string): Either.Either<A, ModelProviderError> =>
-    Either.flatMap(
-      Either.mapLeft(
-        parseJson(text),
-        () => new ModelProviderError({ status: null, message: `The provider sent malformed JSON: ${text.slice(0, 200)}` })
-      ),
-      (json) => decodeValue(decode, json)
-    )
+  return (text: string): Either.Either<A, ModelProviderError> => Either.flatMap(parseJson(text), (json) => decodeValue(decode, json))
 }
 
 const decodeValue = <A>(decode: (value: unknown) => Either.Either<A, ParseResult.ParseError>, value: unknown) =>
@@ -54,7 +52,7 @@ export const typedEvents = <Schemas extends Record<string, Schema.Schema.AnyNoCo
   )
   const envelope = Schema.decodeUnknownEither(Envelope)
   return (sse: { readonly event: string; readonly data: string }): Either.Either<TypedEvent<Schemas> | undefined, ModelProviderError> =>
-    Either.flatMap(decodeJson(Schema.Unknown)(sse.data), (json) => {
+    Either.flatMap(parseJson(sse.data), (json) => {
       const type = Either.match(envelope(json), { onLeft: () => undefined, onRight: (found) => found.type }) ?? sse.event
       const decode = Object.hasOwn(decoders, type) ? decoders[type] : undefined
       if (decode === undefined) return Either.right(undefined)
@@ -63,5 +61,6 @@ export const typedEvents = <Schemas extends Record<string, Schema.Schema.AnyNoCo
 }
 
 /** The provider's message in an error body (`{ "error": { "message": ... } }`), if it has one. */
-export const errorMessage = (body: string): string | undefined =>
-  Either.getOrUndefined(decodeJson(Schema.Struct({ error: Schema.Struct({ message: Schema.String }) }))(body))?.error.message
+const decodeErrorBody = decodeJson(Schema.Struct({ error: Schema.Struct({ message: Schema.String }) }))
+
+export const errorMessage = (body: string): string | undefined => Either.getOrUndefined(decodeErrorBody(body))?.error.message
