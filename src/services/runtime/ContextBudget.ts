@@ -6,7 +6,7 @@
  * JSON per token: providers count differently, so the estimate is deliberately simple and the
  * safety reserve absorbs its error.
  */
-import type { ModelRequest } from "./model/ModelMessages.ts"
+import type { ConversationItem, ModelRequest } from "./model/ModelMessages.ts"
 
 export const CHARS_PER_TOKEN = 4
 export const DEFAULT_OUTPUT_RESERVE = 4096
@@ -26,10 +26,33 @@ export const budgetOf = (contextWindow: number, maxOutputTokens: number | undefi
   return { contextWindow, outputReserve, safetyReserve, input: contextWindow - outputReserve - safetyReserve }
 }
 
+/**
+ * The length of each conversation item's JSON, measured once: the items of ended turns are the
+ * same objects at every later step (TurnHistory keeps them), so a step measures only what is new
+ * instead of writing out the whole conversation again.
+ */
+const itemLengths = new WeakMap<ConversationItem, number>()
+
+const jsonLengthOf = (item: ConversationItem) => {
+  let length = itemLengths.get(item)
+  if (length === undefined) {
+    length = JSON.stringify(item).length
+    itemLengths.set(item, length)
+  }
+  return length
+}
+
+/** `JSON.stringify(items).length`, from the items' lengths: the brackets and a comma between two items. */
+const conversationLength = (items: ReadonlyArray<ConversationItem>) => {
+  let length = items.length === 0 ? 2 : items.length + 1
+  for (const item of items) length += jsonLengthOf(item)
+  return length
+}
+
 /** The estimated input tokens of a request: its instruction, conversation and tools. */
 export const estimateInputTokens = (request: Pick<ModelRequest, "instruction" | "conversation" | "tools">): number =>
   Math.ceil(
-    (request.instruction.length + JSON.stringify(request.conversation).length + JSON.stringify(request.tools).length) /
+    (request.instruction.length + conversationLength(request.conversation) + JSON.stringify(request.tools).length) /
       CHARS_PER_TOKEN
   )
 
