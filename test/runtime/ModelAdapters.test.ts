@@ -247,6 +247,24 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           expect(events.some((event) => event.type === "usage")).toBe(true)
         }))
 
+      it.effect("a long answer that piles up while its reader is busy arrives whole", () =>
+        Effect.gen(function*() {
+          const provider = yield* ScriptedProvider
+          const model = newModel()
+          // About 20,000 streamed events, 2 MiB or more on the wire in every format: more than the client holds unread before it pauses the socket.
+          const text = Array.from({ length: 20_000 }, (_, i) => `word${i % 10} `).join("")
+          yield* provider.script([Reply.text(text)], { model })
+          const client = yield* ModelClient
+          let observed = 0
+          const response = yield* client.respond(
+            yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Talk at length." }] }]),
+            // The first event keeps the reader busy while the rest of the answer arrives.
+            (event) => event.type === "text_delta" && observed++ === 0 ? Effect.sleep("300 millis") : Effect.void
+          )
+          expect(response.output).toEqual([{ type: "assistant_text", text }])
+          expect(response.stop_reason).toBe("end_turn")
+        }))
+
       it.effect("cache retention none / short / long, and no reasoning or output cap when unset", () =>
         Effect.gen(function*() {
           const provider = yield* ScriptedProvider
