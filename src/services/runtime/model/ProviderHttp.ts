@@ -44,7 +44,8 @@ class BodyReader {
   private buffered = 0
   private ended = false
   private failure: ExchangeFailed | undefined
-  private waiter: (() => void) | undefined
+  /** The read waiting for the body to move on, if one waits. */
+  private waiter: ((taken: Effect.Effect<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed>) => void) | undefined
 
   constructor(private readonly message: http.IncomingMessage) {
     message.on("data", (chunk: Buffer) => {
@@ -74,8 +75,11 @@ class BodyReader {
 
   private wake() {
     const waiter = this.waiter
+    if (waiter === undefined) return
+    const taken = this.take()
+    if (taken === undefined) return
     this.waiter = undefined
-    waiter?.()
+    waiter(taken)
   }
 
   private take(): Effect.Effect<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed> | undefined {
@@ -93,12 +97,7 @@ class BodyReader {
 
   readonly read: Effect.Effect<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed> = Effect.suspend(() =>
     this.take() ?? Effect.async<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed>((resume) => {
-      this.waiter = () => {
-        const taken = this.take()
-        if (taken === undefined) return
-        this.waiter = undefined
-        resume(taken)
-      }
+      this.waiter = resume
       return Effect.sync(() => {
         this.waiter = undefined
       })
