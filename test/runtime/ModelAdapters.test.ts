@@ -6,12 +6,12 @@
  * interruption aborting the HTTP request.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Chunk, Duration, Effect, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
+import { Duration, Effect, Fiber, Layer, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../src/services/runtime/model/AnthropicMessages.ts"
 import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
-import type { ConversationItem, ModelRequest, ModelResponse } from "../../src/services/runtime/model/ModelMessages.ts"
+import type { ConversationItem, ModelEvent, ModelRequest, ModelResponse } from "../../src/services/runtime/model/ModelMessages.ts"
 import { ModelProviderError } from "../../src/services/runtime/model/ModelMessages.ts"
 import type { RecordedRequest } from "../support/ScriptedProvider.ts"
 import { TestModelClient } from "./RuntimeLayer.ts"
@@ -237,9 +237,11 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           const text = "A long answer that arrives in several pieces."
           yield* provider.script([Reply.text(text)], { model })
           const client = yield* ModelClient
-          const events = Chunk.toReadonlyArray(yield* Stream.runCollect(client.stream(yield* requestFor(format, model, [
-            { type: "user_message", content: [{ type: "text", text: "Talk." }] }
-          ]))))
+          const events: Array<ModelEvent> = []
+          yield* client.respond(
+            yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Talk." }] }]),
+            (event) => Effect.sync(() => events.push(event))
+          )
           const deltas = events.flatMap((event) => event.type === "text_delta" ? [event.text] : [])
           expect(deltas.length).toBeGreaterThan(1)
           expect(deltas.join("")).toBe(text)
@@ -363,8 +365,7 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           const request = yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Hi" }] }])
           const received: Array<string> = []
           const error = yield* Effect.flip(
-            Stream.runForEach(client.stream(request), (event) =>
-              Effect.sync(() => event.type === "text_delta" && received.push(event.text)))
+            client.respond(request, (event) => Effect.sync(() => event.type === "text_delta" && received.push(event.text)))
           )
           expect(received.join("")).toBe("Half an ans")
           expect(error).toMatchObject({ _tag: "ModelProviderError", status: null, message })

@@ -1,7 +1,7 @@
 /**
- * Calls a model through the adapter of its wire format (docs/model-adapters.md): `stream` sends a
- * streaming request and yields normalized ModelEvents; `respond` folds that stream into a
- * ModelResponse; `generate` sends a non-streaming request. Opening a call is retried with
+ * Calls a model through the adapter of its wire format (docs/model-adapters.md): `respond` sends a
+ * streaming request, hands each normalized ModelEvent to its observer as it arrives and folds them
+ * into a ModelResponse; `generate` sends a non-streaming request. Opening a call is retried with
  * exponential backoff, honouring `retry-after`, on 408/409/429/5xx and connection errors; after
  * the last attempt, or on any other status, it fails with ModelProviderError carrying the
  * provider's message. Interrupting a call aborts its HTTP request.
@@ -10,7 +10,7 @@
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
  * line made from it can carry them (services/shared/SecretRedaction.ts).
  */
-import { Chunk, Clock, Context, Duration, Effect, Option, Redacted, Schedule, type Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
 import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
@@ -233,19 +233,6 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       }).pipe(Effect.mapError(redactError(redact)))
     }
 
-    /** The streamed call's events. */
-    const stream = (request: ModelRequest): Stream.Stream<ModelEvent, ModelProviderError> =>
-      Stream.unwrapScoped(Effect.map(openStream(request), (next) =>
-        Stream.repeatEffectChunkOption(
-          next.pipe(
-            Effect.mapError(Option.some),
-            Effect.flatMap(Option.match({
-              onNone: () => Effect.fail(Option.none()),
-              onSome: (events) => Effect.succeed(Chunk.unsafeFromArray(events))
-            }))
-          )
-        )))
-
     /** The streamed call folded into a response; `observe` sees each event as it arrives (live output). */
     const respond = (
       request: ModelRequest,
@@ -276,7 +263,7 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       }).pipe(Effect.scoped, Effect.mapError(redactError(redact)))
     }
 
-    return { stream, respond, generate } as const
+    return { respond, generate } as const
   }),
   dependencies: [NetworkPolicy.Default]
 }) {}
