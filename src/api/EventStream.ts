@@ -12,6 +12,7 @@ import { Effect, Option, Schema, Stream } from "effect"
 import { AgentEvent } from "../domain/runtime/Events.ts"
 import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../domain/runtime/OutputDeltas.ts"
 import type { AgentId, OrgId, ProjectId } from "../domain/shared/Ids.ts"
+import { sseLines } from "../domain/shared/SseLines.ts"
 
 export type AgentStreamItem =
   | { readonly type: "event"; readonly event: AgentEvent }
@@ -57,6 +58,8 @@ export const streamAgentEvents = (options: AgentStreamOptions, path: AgentStream
     const response = yield* http.execute(request)
     return response.stream.pipe(
       Stream.decodeText(),
+      // Line by line: the parser rescans what it is fed for every line (domain/shared/SseLines.ts).
+      Stream.mapConcat(sseLines),
       Stream.pipeThroughChannel(Sse.makeChannel()),
       Stream.mapEffect(itemOf),
       Stream.filterMap((item) => item)

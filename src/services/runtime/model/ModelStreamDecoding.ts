@@ -6,28 +6,9 @@
  */
 import { Sse } from "@effect/experimental"
 import { Either } from "effect"
+import { sseLines } from "../../../domain/shared/SseLines.ts"
 import { type ModelEvent, ModelProviderError } from "./ModelMessages.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
-
-type SseParser = ReturnType<typeof Sse.makeParser>
-
-/**
- * Feeds `text` to the parser a line at a time, and says whether it failed. The parser of
- * @effect/experimental (0.61) scans its buffer from the start again for every line it finds, so
- * text of n lines fed at once costs n scans of the text: a network chunk holding a whole short
- * answer (2.5 KB, 30 lines) took 210 µs fed at once and 19 µs fed by lines, and a long answer
- * read in large chunks grows with the square of the chunk. Lines end at `\n` (`\r\n` included);
- * text with lines ended by a lone `\r` is fed as it comes, still correctly.
- */
-const feedByLines = (parser: SseParser, text: string): boolean => {
-  for (let start = 0; start < text.length;) {
-    const newline = text.indexOf("\n", start)
-    const end = newline === -1 ? text.length : newline + 1
-    if (parser.feed(start === 0 && end === text.length ? text : text.slice(start, end)) !== undefined) return true
-    start = end
-  }
-  return false
-}
 
 /** The events of the chunks decoded so far, and the failure that ended the response, if any. */
 export interface Decoded {
@@ -56,7 +37,7 @@ export const makeModelStreamDecoder = (
   const decode = (chunks: ReadonlyArray<Uint8Array>): Decoded => {
     const events: Array<ModelEvent> = []
     for (const bytes of chunks) {
-      if (feedByLines(parser, text.decode(bytes, { stream: true }))) {
+      if (sseLines(text.decode(bytes, { stream: true })).some((line) => parser.feed(line) !== undefined)) {
         const message = "The model provider sent a stream event too large to read"
         return { events, failure: new ModelProviderError({ status: null, message }) }
       }
