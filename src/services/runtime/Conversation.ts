@@ -108,19 +108,23 @@ const sum = <A>(values: Iterable<A>, f: (value: A) => number) => {
 /** The text of content blocks, in bytes (a media reference holds none). */
 const textBytes = (blocks: ReadonlyArray<ContentBlock>) => sum(blocks, (block) => block.type === "media_ref" ? 0 : block.text.length)
 
-const itemBytes = (item: ConversationItem): number => {
+/** The text an item holds, in bytes. */
+const itemTextBytes = (item: ConversationItem): number => {
   switch (item.type) {
     case "user_message":
     case "tool_result":
-      return ITEM_OVERHEAD_BYTES + sum(item.content, (block) => block.text.length)
+      return sum(item.content, (block) => block.text.length)
     case "assistant_text":
-      return ITEM_OVERHEAD_BYTES + item.text.length
+      return item.text.length
     case "assistant_reasoning":
-      return ITEM_OVERHEAD_BYTES + item.summary.length + (item.replay?.data.length ?? 0)
+      return item.summary.length + (item.replay?.data.length ?? 0)
     case "tool_call":
-      return ITEM_OVERHEAD_BYTES + item.name.length + JSON.stringify(item.input).length
+      return item.name.length + JSON.stringify(item.input).length
   }
 }
+
+/** An item with its text twice: the model call's adapter keeps the item's wire JSON beside it (WireJson.ts). */
+const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 2 * itemTextBytes(item)
 
 const eventBytes = (event: ContentEvent): number =>
   EVENT_OVERHEAD_BYTES + (event.event_kind === "tool_call" ? JSON.stringify(event.tool_input).length : textBytes(event.content_blocks))

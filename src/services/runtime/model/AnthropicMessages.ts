@@ -8,6 +8,7 @@ import { Redacted } from "effect"
 import { decodeResponse, streamDecoder } from "./AnthropicMessagesDecoding.ts"
 import type { ConversationItem, ModelRequest } from "./ModelMessages.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
+import { jsonWithArray, oncePerItem, withField } from "./WireJson.ts"
 
 export const ANTHROPIC_VERSION = "2023-06-01"
 
@@ -28,7 +29,7 @@ const MIN_THINKING_BUDGET = 1024
 const ANSWER_RESERVE = 1024
 
 type Block = Record<string, unknown>
-type Message = { role: "user" | "assistant"; content: Array<Block> }
+type Role = "user" | "assistant"
 
 const cacheControl = (request: ModelRequest): Block | undefined => {
   switch (request.cacheRetention) {
@@ -41,7 +42,7 @@ const cacheControl = (request: ModelRequest): Block | undefined => {
   }
 }
 
-const blocksOf = (item: ConversationItem): { role: "user" | "assistant"; blocks: ReadonlyArray<Block> } => {
+const blocksOf = (item: ConversationItem): { role: Role; blocks: ReadonlyArray<Block> } => {
   switch (item.type) {
     case "user_message":
       return {
@@ -78,23 +79,46 @@ const blocksOf = (item: ConversationItem): { role: "user" | "assistant"; blocks:
 /** Thinking blocks cannot carry a cache breakpoint. */
 const isThinking = (block: Block) => block.type === "thinking" || block.type === "redacted_thinking"
 
-const messages = (request: ModelRequest): Array<Message> => {
-  const result: Array<Message> = []
+/** An item's blocks as JSON, written once (WireJson.ts), with which of them are thinking. */
+interface ItemBlocksJson {
+  readonly role: Role
+  readonly blocks: ReadonlyArray<string>
+  readonly thinking: ReadonlyArray<boolean>
+}
+
+const blocksJson = oncePerItem((item): ItemBlocksJson => {
+  const { blocks, role } = blocksOf(item)
+  return { role, blocks: blocks.map((block) => JSON.stringify(block)), thinking: blocks.map(isThinking) }
+})
+
+/** A message's JSON up to its blocks. */
+const MESSAGE_OPENING: Readonly<Record<Role, string>> = {
+  user: `{"role":"user","content":[`,
+  assistant: `{"role":"assistant","content":[`
+}
+
+/**
+ * The messages as JSON: consecutive items of one role make one message, and the last block of the
+ * last message that is not thinking carries the cache breakpoint (when the request caches).
+ */
+const messagesJson = (request: ModelRequest): Array<string> => {
+  const messages: Array<{ readonly role: Role; readonly blocks: Array<string>; readonly thinking: Array<boolean> }> = []
   for (const item of request.conversation) {
-    const { blocks, role } = blocksOf(item)
+    const { blocks, role, thinking } = blocksJson(item)
     if (blocks.length === 0) continue
-    const last = result[result.length - 1]
-    if (last !== undefined && last.role === role) last.content.push(...blocks)
-    else result.push({ role, content: [...blocks] })
+    const last = messages[messages.length - 1]
+    if (last !== undefined && last.role === role) {
+      last.blocks.push(...blocks)
+      last.thinking.push(...thinking)
+    } else messages.push({ role, blocks: [...blocks], thinking: [...thinking] })
   }
   const control = cacheControl(request)
-  const lastMessage = result[result.length - 1]
+  const lastMessage = messages[messages.length - 1]
   if (control !== undefined && lastMessage !== undefined) {
-    let index = lastMessage.content.length - 1
-    while (index >= 0 && isThinking(lastMessage.content[index])) index--
-    if (index >= 0) lastMessage.content[index] = { ...lastMessage.content[index], cache_control: control }
+    const index = lastMessage.thinking.lastIndexOf(false)
+    if (index >= 0) lastMessage.blocks[index] = withField(lastMessage.blocks[index], "cache_control", control)
   }
-  return result
+  return messages.map(({ blocks, role }) => `${MESSAGE_OPENING[role]}${blocks.join(",")}]}`)
 }
 
 /** The thinking budget for the request's effort, or undefined when thinking is off or cannot fit. */
@@ -104,28 +128,31 @@ export const thinkingBudget = (effort: string | undefined, maxTokens: number) =>
   return budget >= MIN_THINKING_BUDGET ? budget : undefined
 }
 
-const body = (request: ModelRequest, stream: boolean): Record<string, unknown> => {
+const body = (request: ModelRequest, stream: boolean): string => {
   const control = cacheControl(request)
   const maxTokens = request.maxOutputTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS
   const budget = thinkingBudget(request.reasoningEffort, maxTokens)
-  return {
-    model: request.model,
-    max_tokens: maxTokens,
-    system: [{ type: "text", text: request.instruction, ...(control === undefined ? {} : { cache_control: control }) }],
-    messages: messages(request),
-    ...(request.tools.length > 0
-      ? {
-        tools: request.tools.map((tool, index) => ({
-          name: tool.name,
-          description: tool.description,
-          input_schema: tool.input_schema,
-          ...(control !== undefined && index === request.tools.length - 1 ? { cache_control: control } : {})
-        }))
-      }
-      : {}),
-    ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
-    stream
-  }
+  return jsonWithArray(
+    {
+      model: request.model,
+      max_tokens: maxTokens,
+      system: [{ type: "text", text: request.instruction, ...(control === undefined ? {} : { cache_control: control }) }],
+      ...(request.tools.length > 0
+        ? {
+          tools: request.tools.map((tool, index) => ({
+            name: tool.name,
+            description: tool.description,
+            input_schema: tool.input_schema,
+            ...(control !== undefined && index === request.tools.length - 1 ? { cache_control: control } : {})
+          }))
+        }
+        : {}),
+      ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
+      stream
+    },
+    "messages",
+    messagesJson(request)
+  )
 }
 
 export const AnthropicMessages: WireAdapter = {

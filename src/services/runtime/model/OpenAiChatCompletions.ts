@@ -4,51 +4,78 @@
  * it (the vendor's own route does not); it is not replayed. docs/model-adapters.md.
  */
 import { Either, Schema } from "effect"
-import type { ModelEvent, ModelRequest, StopReason, ToolCall, Usage } from "./ModelMessages.ts"
+import type { ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
 import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
+import { jsonWithArray, oncePerItem } from "./WireJson.ts"
 
-type Message = Record<string, unknown>
+/** What an item adds to the messages, as JSON written once (WireJson.ts). */
+type ItemJson =
+  | { readonly kind: "message"; readonly json: string }
+  | { readonly kind: "assistant_text"; readonly json: string }
+  | { readonly kind: "tool_call"; readonly json: string }
+  | { readonly kind: "none" }
 
-const messages = (request: ModelRequest): ReadonlyArray<Message> => {
-  const result: Array<Message> = [{ role: "system", content: request.instruction }]
-  let assistant: { content: string | null; tool_calls: Array<unknown> } | undefined
-  const closeAssistant = () => {
-    if (assistant === undefined) return
-    result.push({
-      role: "assistant",
-      content: assistant.content,
-      ...(assistant.tool_calls.length > 0 ? { tool_calls: assistant.tool_calls } : {})
-    })
-    assistant = undefined
-  }
-  const openAssistant = () => (assistant ??= { content: null, tool_calls: [] })
-  const toolCall = (item: ToolCall) => ({
-    id: item.call_id,
-    type: "function",
-    function: { name: item.name, arguments: JSON.stringify(item.input) }
-  })
-  for (const item of request.conversation) {
-    switch (item.type) {
-      case "user_message":
-        closeAssistant()
-        result.push({ role: "user", content: blocksText(item.content) })
-        break
-      case "assistant_text": {
-        const open = openAssistant()
-        open.content = open.content === null ? item.text : `${open.content}\n\n${item.text}`
-        break
+const itemJson = oncePerItem((item): ItemJson => {
+  switch (item.type) {
+    case "user_message":
+      return { kind: "message", json: JSON.stringify({ role: "user", content: blocksText(item.content) }) }
+    case "tool_result":
+      return {
+        kind: "message",
+        json: JSON.stringify({ role: "tool", tool_call_id: item.call_id, content: toolResultText(item) })
       }
-      case "assistant_reasoning":
+    case "assistant_text":
+      return { kind: "assistant_text", json: JSON.stringify(item.text) }
+    case "tool_call":
+      return {
+        kind: "tool_call",
+        json: JSON.stringify({
+          id: item.call_id,
+          type: "function",
+          function: { name: item.name, arguments: JSON.stringify(item.input) }
+        })
+      }
+    case "assistant_reasoning":
+      return { kind: "none" }
+  }
+})
+
+/**
+ * The JSON string of texts joined by a blank line, from the texts' own JSON strings: JSON escapes
+ * each character alone, so the escaped parts joined by an escaped "\n\n" are the escaped whole.
+ */
+const joinedTextJson = (texts: ReadonlyArray<string>) => `"${texts.map((text) => text.slice(1, -1)).join("\\n\\n")}"`
+
+/**
+ * The messages as JSON: the instruction as the system message, then the items in order, where an
+ * assistant's consecutive texts and tool calls make one message.
+ */
+const messagesJson = (request: ModelRequest): ReadonlyArray<string> => {
+  const result: Array<string> = [JSON.stringify({ role: "system", content: request.instruction })]
+  let texts: Array<string> = []
+  let calls: Array<string> = []
+  const closeAssistant = () => {
+    if (texts.length === 0 && calls.length === 0) return
+    const content = texts.length === 0 ? "null" : joinedTextJson(texts)
+    result.push(`{"role":"assistant","content":${content}${calls.length > 0 ? `,"tool_calls":[${calls.join(",")}]` : ""}}`)
+    texts = []
+    calls = []
+  }
+  for (const item of request.conversation) {
+    const written = itemJson(item)
+    switch (written.kind) {
+      case "message":
+        closeAssistant()
+        result.push(written.json)
+        break
+      case "assistant_text":
+        texts.push(written.json)
         break
       case "tool_call":
-        openAssistant().tool_calls.push(toolCall(item))
-        break
-      case "tool_result":
-        closeAssistant()
-        result.push({ role: "tool", tool_call_id: item.call_id, content: toolResultText(item) })
+        calls.push(written.json)
         break
     }
   }
@@ -56,26 +83,30 @@ const messages = (request: ModelRequest): ReadonlyArray<Message> => {
   return result
 }
 
-const body = (request: ModelRequest, stream: boolean): Record<string, unknown> => ({
-  model: request.model,
-  messages: messages(request),
-  ...(request.tools.length > 0
-    ? {
-      tools: request.tools.map((tool) => ({
-        type: "function",
-        function: { name: tool.name, description: tool.description, parameters: tool.input_schema }
-      }))
-    }
-    : {}),
-  stream,
-  ...(stream ? { stream_options: { include_usage: true } } : {}),
-  ...(request.maxOutputTokens !== undefined ? { max_completion_tokens: request.maxOutputTokens } : {}),
-  ...(request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
-    ? { reasoning_effort: request.reasoningEffort }
-    : {}),
-  ...(request.cacheRetention === "none" ? {} : { prompt_cache_key: request.conversationKey }),
-  ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
-})
+const body = (request: ModelRequest, stream: boolean): string =>
+  jsonWithArray(
+    {
+      model: request.model,
+      ...(request.tools.length > 0
+        ? {
+          tools: request.tools.map((tool) => ({
+            type: "function",
+            function: { name: tool.name, description: tool.description, parameters: tool.input_schema }
+          }))
+        }
+        : {}),
+      stream,
+      ...(stream ? { stream_options: { include_usage: true } } : {}),
+      ...(request.maxOutputTokens !== undefined ? { max_completion_tokens: request.maxOutputTokens } : {}),
+      ...(request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
+        ? { reasoning_effort: request.reasoningEffort }
+        : {}),
+      ...(request.cacheRetention === "none" ? {} : { prompt_cache_key: request.conversationKey }),
+      ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
+    },
+    "messages",
+    messagesJson(request)
+  )
 
 const ChatUsage = Schema.Struct({
   prompt_tokens: Count,

@@ -9,6 +9,7 @@ import { ModelProviderError, parseToolInput, toolResultText } from "./ModelMessa
 import { Count, decodeJson, Maybe, Text, typedEvents } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
+import { jsonWithArray, oncePerItem } from "./WireJson.ts"
 
 const inputItem = (item: ConversationItem): ReadonlyArray<Record<string, unknown>> => {
   switch (item.type) {
@@ -34,30 +35,37 @@ const inputItem = (item: ConversationItem): ReadonlyArray<Record<string, unknown
 const reasoningEnabled = (request: ModelRequest) =>
   request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
 
-const body = (request: ModelRequest, stream: boolean): Record<string, unknown> => ({
-  model: request.model,
-  instructions: request.instruction,
-  input: request.conversation.flatMap(inputItem),
-  ...(request.tools.length > 0
-    ? {
-      tools: request.tools.map((tool) => ({
-        type: "function",
-        name: tool.name,
-        description: tool.description,
-        parameters: tool.input_schema,
-        strict: false
-      }))
-    }
-    : {}),
-  stream,
-  store: false,
-  ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
-  ...(reasoningEnabled(request)
-    ? { reasoning: { effort: request.reasoningEffort, summary: "auto" }, include: ["reasoning.encrypted_content"] }
-    : {}),
-  ...(request.cacheRetention === "none" ? {} : { prompt_cache_key: request.conversationKey }),
-  ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
-})
+/** Each item's input entries as JSON, written once (WireJson.ts). */
+const inputJson = oncePerItem((item) => inputItem(item).map((entry) => JSON.stringify(entry)))
+
+const body = (request: ModelRequest, stream: boolean): string =>
+  jsonWithArray(
+    {
+      model: request.model,
+      instructions: request.instruction,
+      ...(request.tools.length > 0
+        ? {
+          tools: request.tools.map((tool) => ({
+            type: "function",
+            name: tool.name,
+            description: tool.description,
+            parameters: tool.input_schema,
+            strict: false
+          }))
+        }
+        : {}),
+      stream,
+      store: false,
+      ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
+      ...(reasoningEnabled(request)
+        ? { reasoning: { effort: request.reasoningEffort, summary: "auto" }, include: ["reasoning.encrypted_content"] }
+        : {}),
+      ...(request.cacheRetention === "none" ? {} : { prompt_cache_key: request.conversationKey }),
+      ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
+    },
+    "input",
+    request.conversation.flatMap(inputJson)
+  )
 
 const OutputItem = Schema.Struct({
   type: Schema.String,

@@ -134,14 +134,14 @@ const keepAliveAgents = (lookup: LookupFunction | undefined) =>
 /** Posts JSON to model providers, for the life of the scope; `lookup` resolves the hosts of new connections. */
 export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.map(keepAliveAgents(lookup), (agents) => {
 
-  /** Posts `body` as JSON to `url`: the response once its head has arrived, for the life of the scope. */
+  /** Posts the JSON text `json` to `url`: the response once its head has arrived, for the life of the scope. */
   const postJson = (
     url: string,
     headers: Readonly<Record<string, string>>,
-    body: unknown
+    json: string
   ): Effect.Effect<ProviderResponse, ExchangeFailed, Scope.Scope> =>
     Effect.gen(function*() {
-      const payload = Buffer.from(JSON.stringify(body), "utf8")
+      const payload = Buffer.from(json, "utf8")
       const target = yield* Effect.try({
         try: () => new URL(url),
         catch: () => new ExchangeFailed({ message: `${url} is not a URL` })

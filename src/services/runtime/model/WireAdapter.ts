@@ -16,7 +16,8 @@ export interface WireAdapter {
   /** Appended to the request's base URL. */
   readonly path: string
   readonly headers: (request: ModelRequest) => Record<string, string>
-  readonly body: (request: ModelRequest, stream: boolean) => Record<string, unknown>
+  /** The request's body as JSON text (WireJson.ts: the conversation's items are written once each). */
+  readonly body: (request: ModelRequest, stream: boolean) => string
   /** A decoder for one streamed response (it keeps the state of partial blocks); an in-stream error fails. */
   readonly streamDecoder: () => (event: SseEvent) => Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError>
   /** The events of a whole (non-streamed) response body. */

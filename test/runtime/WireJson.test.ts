@@ -1,0 +1,99 @@
+/**
+ * The request body's JSON is joined from each item's wire JSON, written once per item object
+ * (src/services/runtime/model/WireJson.ts). A conversation whose earlier items were written at an
+ * earlier call sends the same body as the same conversation made of new objects (nothing kept):
+ * checked for each format as the conversation grows call after call, with texts that JSON must
+ * escape, and with Anthropic's cache breakpoint moving to the new last message.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Redacted } from "effect"
+import { AnthropicMessages } from "../../src/services/runtime/model/AnthropicMessages.ts"
+import type { ConversationItem, ModelRequest } from "../../src/services/runtime/model/ModelMessages.ts"
+import { OpenAiChatCompletions } from "../../src/services/runtime/model/OpenAiChatCompletions.ts"
+import { OpenAiResponses } from "../../src/services/runtime/model/OpenAiResponses.ts"
+import type { WireAdapter } from "../../src/services/runtime/model/WireAdapter.ts"
+
+const text = (value: string) => [{ type: "text" as const, text: value }]
+
+/** Texts JSON escapes: quotes, backslashes, control characters, line separators, astral and lone surrogates. */
+const awkward = ["say \"hi\" \\ back", "line\nbreak\ttab\u0001", "\u2028 ✓ 😀", "lone \ud800 high", "\udc00 lone low"]
+
+/** A conversation's turns, each a few items; every turn ends with what a later call sends after it. */
+const turns: ReadonlyArray<ReadonlyArray<ConversationItem>> = [
+  [
+    { type: "user_message", content: text(awkward[0]) },
+    { type: "assistant_reasoning", summary: "thinking", replay: { api_format: "anthropic-messages", kind: "signature", data: "sig" } },
+    { type: "assistant_text", text: awkward[1] },
+    { type: "assistant_text", text: awkward[2] },
+    { type: "tool_call", call_id: "call_1", name: "lookup", input: { q: awkward[3] } },
+    { type: "tool_result", call_id: "call_1", outcome: "succeeded", content: text(awkward[4]) }
+  ],
+  [
+    { type: "assistant_text", text: "found it" },
+    { type: "user_message", content: [...text("second"), ...text(awkward[2])] }
+  ],
+  [
+    { type: "tool_call", call_id: "call_2", name: "lookup", input: { q: 2 } },
+    { type: "tool_result", call_id: "call_2", outcome: "failed", content: text("no such thing") },
+    { type: "assistant_text", text: "nothing found" },
+    { type: "assistant_reasoning", summary: "", replay: { api_format: "anthropic-messages", kind: "redacted", data: "r" } }
+  ]
+]
+
+const requestOf = (adapter: WireAdapter, conversation: ReadonlyArray<ConversationItem>): ModelRequest => ({
+  apiFormat: adapter === AnthropicMessages
+    ? "anthropic-messages"
+    : adapter === OpenAiResponses
+    ? "openai-responses"
+    : "openai-chat-completions",
+  baseUrl: "http://127.0.0.1:1/v1",
+  apiKey: Redacted.make("sk-test"),
+  model: "m",
+  instruction: "Be brief.",
+  conversation,
+  tools: [{ name: "lookup", description: "Looks up", input_schema: { type: "object" } }],
+  maxOutputTokens: undefined,
+  reasoningEffort: undefined,
+  conversationKey: "agent_1",
+  cacheRetention: "short"
+})
+
+describe("the request body written from kept item JSON", () => {
+  for (const adapter of [OpenAiResponses, AnthropicMessages, OpenAiChatCompletions]) {
+    it(`${adapter.path}: equals the body of the same conversation made of new objects, call after call`, () => {
+      let conversation: ReadonlyArray<ConversationItem> = []
+      for (const turn of turns) {
+        conversation = [...conversation, ...turn]
+        const kept = adapter.body(requestOf(adapter, conversation), true)
+        const fresh = adapter.body(requestOf(adapter, structuredClone(conversation)), true)
+        expect(kept).toBe(fresh)
+        expect(JSON.parse(kept)).toBeTypeOf("object")
+      }
+    })
+  }
+
+  it("anthropic: the breakpoint is on the last message's last block that is not thinking, at every call", () => {
+    let conversation: ReadonlyArray<ConversationItem> = []
+    const marked: Array<ReadonlyArray<string>> = []
+    for (const turn of turns) {
+      conversation = [...conversation, ...turn]
+      const body = JSON.parse(AnthropicMessages.body(requestOf(AnthropicMessages, conversation), false))
+      marked.push(
+        body.messages.flatMap((message: { content: ReadonlyArray<{ type: string; cache_control?: unknown }> }) =>
+          message.content.filter((block) => block.cache_control !== undefined).map((block) => block.type)
+        )
+      )
+    }
+    // The third call's last message ends with a redacted thinking block: the breakpoint is on the text before it.
+    expect(marked).toEqual([["tool_result"], ["text"], ["text"]])
+  })
+
+  it("openai-chat-completions: an assistant's texts are joined by a blank line", () => {
+    const body = JSON.parse(OpenAiChatCompletions.body(requestOf(OpenAiChatCompletions, turns[0]), false))
+    expect(body.messages[2]).toEqual({
+      role: "assistant",
+      content: `${awkward[1]}\n\n${awkward[2]}`,
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: JSON.stringify({ q: awkward[3] }) } }]
+    })
+  })
+})
