@@ -1,12 +1,14 @@
 /**
  * Live output on the events stream: while a slow-streaming scripted model answers, the stream
  * sends `text_delta` (and `reasoning_summary_delta`) events without `id:` before the stored
- * `model_output`; resuming with Last-Event-ID replays stored events only; the typed client's
+ * `model_output`, those the server read together joined into one; resuming with Last-Event-ID
+ * replays stored events only; the typed client's
  * `streamAgentEvents` yields both kinds decoded.
  */
 import { expect } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Stream } from "effect"
 import { streamAgentEvents } from "../../src/api/Client.ts"
+import { pieces } from "../../src/demo/wire/ModelAnswer.ts"
 import type { OutputDelta } from "../../src/domain/runtime/OutputDeltas.ts"
 import { openEventStream, type OpenStream, type ServerSentEvent } from "../support/EventStreamClient.ts"
 import { eventually } from "../support/Polling.ts"
@@ -61,6 +63,27 @@ describeRuntime()("live output", (it) => {
       expect(resumed.frames().filter((frame) => frame.id === undefined && frame.event !== undefined)).toEqual([])
       expect(replayed.find((frame) => frame.event === "model_output")?.id).toBe(frames[outputAt].id)
       yield* resumed.drop
+    }))
+
+  it.effect("an answer that arrives at once goes out in fewer deltas than the provider sent", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const project = yield* runtimeProject(provider)
+      // Streamed in pieces of 12 characters, written all at once: what the server reads together goes out joined.
+      const answer = Array.from({ length: 10 }, () => ANSWER).join(". ")
+      yield* provider.script([Reply.text(answer)], { model: project.slug })
+      const agent = yield* project.launch()
+      const stream = yield* openEventStream(
+        `/v1/orgs/${project.org.id}/projects/${project.project.id}/agents/${agent.id}/events/stream`,
+        project.owner.token
+      )
+      yield* project.send(agent.id, "Tell me at once")
+      const frames = yield* until(stream, "model_output")
+      const deltas = deltasOf(frames)
+      expect(deltas.map((delta) => delta.delta).join("")).toBe(answer)
+      // A read may end between two writes of the provider, but not between most of them.
+      expect(deltas.length).toBeLessThan(pieces(answer).length / 2)
+      yield* stream.drop
     }))
 
   it.effect("reasoning summary deltas come as reasoning_summary_delta, before the text's", () =>

@@ -240,7 +240,7 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           const events: Array<ModelEvent> = []
           yield* client.respond(
             yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Talk." }] }]),
-            (event) => Effect.sync(() => events.push(event))
+            (received) => Effect.sync(() => events.push(...received))
           )
           const deltas = events.flatMap((event) => event.type === "text_delta" ? [event.text] : [])
           expect(deltas.length).toBeGreaterThan(1)
@@ -260,8 +260,8 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           let observed = 0
           const response = yield* client.respond(
             yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Talk at length." }] }]),
-            // The first event keeps the reader busy while the rest of the answer arrives.
-            (event) => event.type === "text_delta" && observed++ === 0 ? Effect.sleep("300 millis") : Effect.void
+            // The first read keeps the reader busy while the rest of the answer arrives.
+            () => observed++ === 0 ? Effect.sleep("300 millis") : Effect.void
           )
           expect(response.output).toEqual([{ type: "assistant_text", text }])
           expect(response.stop_reason).toBe("end_turn")
@@ -365,7 +365,8 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           const request = yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Hi" }] }])
           const received: Array<string> = []
           const error = yield* Effect.flip(
-            client.respond(request, (event) => Effect.sync(() => event.type === "text_delta" && received.push(event.text)))
+            client.respond(request, (events) =>
+              Effect.sync(() => events.forEach((event) => event.type === "text_delta" && received.push(event.text))))
           )
           expect(received.join("")).toBe("Half an ans")
           expect(error).toMatchObject({ _tag: "ModelProviderError", status: null, message })

@@ -14,6 +14,7 @@ import { Compaction } from "./Compaction.ts"
 import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
 import { ModelClient } from "./model/ModelClient.ts"
+import type { OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
 import type { ModelEvent } from "./model/ModelMessages.ts"
 import { StepRecorder } from "./StepRecorder.ts"
 import { Timeline } from "./Timeline.ts"
@@ -24,6 +25,22 @@ import { type FinalTurnStatus, TurnLifecycle } from "./TurnLifecycle.ts"
 import { TurnSetups } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import type { StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
+
+/**
+ * The live output of model events read together: their text and reasoning-summary deltas, those
+ * of one kind that follow each other joined, so that what arrived in one read goes out as one delta.
+ */
+const liveDeltas = (events: ReadonlyArray<ModelEvent>) => {
+  const deltas: Array<{ kind: OutputDeltaKind; text: string }> = []
+  for (const event of events) {
+    if (event.type !== "text_delta" && event.type !== "reasoning_delta") continue
+    const kind = event.type === "text_delta" ? "text" : "reasoning_summary"
+    const last = deltas[deltas.length - 1]
+    if (last !== undefined && last.kind === kind) last.text += event.text
+    else deltas.push({ kind, text: event.text })
+  }
+  return deltas
+}
 
 const stopped: StepOutcome = { _tag: "Stopped" }
 const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
@@ -88,12 +105,8 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         const answer = yield* cancellation.unlessCancelled(
           payload.turn_id,
           Effect.scoped(Effect.flatMap(live.emitter(payload.agent_id, payload.turn_id, step), (emit) =>
-            client.respond(request, (event: ModelEvent) =>
-              event.type === "text_delta"
-                ? emit("text", event.text)
-                : event.type === "reasoning_delta"
-                ? emit("reasoning_summary", event.text)
-                : Effect.void)))
+            client.respond(request, (events) =>
+              Effect.forEach(liveDeltas(events), (delta) => emit(delta.kind, delta.text), { discard: true }))))
         )
         if (Option.isNone(answer)) return stopped
         if (Either.isLeft(answer.value)) {

@@ -1,7 +1,7 @@
 /**
  * Calls a model through the adapter of its wire format (docs/model-adapters.md): `respond` sends a
- * streaming request, hands each normalized ModelEvent to its observer as it arrives and folds them
- * into a ModelResponse; `generate` sends a non-streaming request. Opening a call is retried with
+ * streaming request, hands the normalized ModelEvents to its observer as they arrive (those of one
+ * read of the network together) and folds them into a ModelResponse; `generate` sends a non-streaming request. Opening a call is retried with
  * exponential backoff, honouring `retry-after`, on 408/409/429/5xx and connection errors; after
  * the last attempt, or on any other status, it fails with ModelProviderError carrying the
  * provider's message. Interrupting a call aborts its HTTP request.
@@ -233,10 +233,13 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       }).pipe(Effect.mapError(redactError(redact)))
     }
 
-    /** The streamed call folded into a response; `observe` sees each event as it arrives (live output). */
+    /**
+     * The streamed call folded into a response; `observe` sees the events as they arrive (live
+     * output), those decoded from the network chunks read together at once.
+     */
     const respond = (
       request: ModelRequest,
-      observe?: (event: ModelEvent) => Effect.Effect<void>
+      observe?: (events: ReadonlyArray<ModelEvent>) => Effect.Effect<void>
     ): Effect.Effect<ModelResponse, ModelProviderError> =>
       Effect.scoped(Effect.gen(function*() {
         const next = yield* openStream(request)
@@ -244,10 +247,8 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
         for (;;) {
           const received = yield* next
           if (Option.isNone(received)) return foldEvents(events)
-          for (const event of received.value) {
-            events.push(event)
-            if (observe !== undefined) yield* observe(event)
-          }
+          events.push(...received.value)
+          if (observe !== undefined && received.value.length > 0) yield* observe(received.value)
         }
       }))
 
