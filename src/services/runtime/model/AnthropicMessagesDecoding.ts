@@ -6,7 +6,7 @@
 import { Either, Schema } from "effect"
 import type { ModelEvent, StopReason, Usage } from "./ModelMessages.ts"
 import { ModelProviderError, parseToolInput } from "./ModelMessages.ts"
-import { Count, decodeJson, Maybe, Text, typedEvents } from "./ProviderJson.ts"
+import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
 import type { SseEvent } from "./WireAdapter.ts"
 
 const stopReasonOf = (stopReason: string | undefined): StopReason => {
@@ -47,9 +47,16 @@ const ErrorBody = Schema.Struct({ error: Maybe(Schema.Struct({ message: Maybe(Sc
 const streamEvent = typedEvents({
   message_start: Schema.Struct({ message: Schema.Struct({ usage: Maybe(AnthropicUsage) }) }),
   content_block_start: Schema.Struct({ index: Count, content_block: Block }),
+  // The event a stream sends most of (one a token): its fields are `Nullish`, read with their defaults below.
   content_block_delta: Schema.Struct({
-    index: Count,
-    delta: Schema.Struct({ type: Text, text: Text, thinking: Text, signature: Text, partial_json: Text })
+    index: Nullish(Schema.Number),
+    delta: Schema.Struct({
+      type: Nullish(Schema.String),
+      text: Nullish(Schema.String),
+      thinking: Nullish(Schema.String),
+      signature: Nullish(Schema.String),
+      partial_json: Nullish(Schema.String)
+    })
   }),
   content_block_stop: Schema.Struct({ index: Count }),
   message_delta: Schema.Struct({
@@ -125,18 +132,18 @@ export const streamDecoder = () => {
           return Either.right([{ type: block.type === "text" ? "text_delta" : "reasoning_delta", text }])
         }
         case "content_block_delta": {
-          const open = blocks.get(decoded.event.index)
+          const open = blocks.get(decoded.event.index ?? 0)
           const delta = decoded.event.delta
           switch (delta.type) {
             case "text_delta":
-              return Either.right([{ type: "text_delta", text: delta.text }])
+              return Either.right([{ type: "text_delta", text: delta.text ?? "" }])
             case "thinking_delta":
-              return Either.right([{ type: "reasoning_delta", text: delta.thinking }])
+              return Either.right([{ type: "reasoning_delta", text: delta.thinking ?? "" }])
             case "signature_delta":
-              if (open !== undefined) open.signature += delta.signature
+              if (open !== undefined) open.signature += delta.signature ?? ""
               return Either.right([])
             case "input_json_delta":
-              if (open !== undefined) open.json += delta.partial_json
+              if (open !== undefined) open.json += delta.partial_json ?? ""
               return Either.right([])
           }
           return Either.right([])

@@ -6,7 +6,7 @@
 import { Either, Schema } from "effect"
 import type { ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
 import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
-import { Count, decodeJson, Maybe } from "./ProviderJson.ts"
+import { Count, decodeJson, Maybe, Nullish } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
 import { jsonWithArray, oncePerItem } from "./WireJson.ts"
@@ -114,7 +114,7 @@ const ChatUsage = Schema.Struct({
   prompt_tokens_details: Maybe(Schema.Struct({ cached_tokens: Count }))
 })
 
-const ErrorField = { error: Maybe(Schema.Struct({ message: Maybe(Schema.String) })) }
+const ErrorMessage = Schema.Struct({ message: Maybe(Schema.String) })
 
 /** What a message (whole) or a delta (streamed) carries. */
 const MessageFields = {
@@ -126,16 +126,24 @@ const MessageFields = {
 
 const FunctionCall = Maybe(Schema.Struct({ name: Maybe(Schema.String), arguments: Maybe(Schema.String) }))
 
+/** A streamed chunk, one a token: its fields are `Nullish`, read with their defaults in `streamDecoder`. */
 const decodeChunk = decodeJson(Schema.Struct({
-  choices: Maybe(Schema.Array(Schema.Struct({
-    delta: Maybe(Schema.Struct({
-      ...MessageFields,
-      tool_calls: Maybe(Schema.Array(Schema.Struct({ index: Count, id: Maybe(Schema.String), function: FunctionCall })))
+  choices: Nullish(Schema.Array(Schema.Struct({
+    delta: Nullish(Schema.Struct({
+      content: Nullish(Schema.String),
+      refusal: Nullish(Schema.String),
+      reasoning_content: Nullish(Schema.String),
+      reasoning: Nullish(Schema.String),
+      tool_calls: Nullish(Schema.Array(Schema.Struct({
+        index: Nullish(Schema.Number),
+        id: Nullish(Schema.String),
+        function: Nullish(Schema.Struct({ name: Nullish(Schema.String), arguments: Nullish(Schema.String) }))
+      })))
     })),
-    finish_reason: Maybe(Schema.String)
+    finish_reason: Nullish(Schema.String)
   }))),
-  usage: Maybe(ChatUsage),
-  ...ErrorField
+  usage: Nullish(ChatUsage),
+  error: Nullish(ErrorMessage)
 }))
 
 const decodeCompletion = decodeJson(Schema.Struct({
@@ -147,7 +155,7 @@ const decodeCompletion = decodeJson(Schema.Struct({
     finish_reason: Maybe(Schema.String)
   }))),
   usage: Maybe(ChatUsage),
-  ...ErrorField
+  error: Maybe(ErrorMessage)
 }))
 
 const usageOf = (usage: typeof ChatUsage.Type | undefined): Usage => ({
@@ -170,12 +178,12 @@ const stopReasonOf = (finishReason: string | undefined, sawToolCall: boolean): S
   return sawToolCall ? "tool_calls" : "end_turn"
 }
 
-const reasoningOf = (message: { readonly reasoning_content?: string; readonly reasoning?: string }) =>
-  message.reasoning_content ?? message.reasoning
+const reasoningOf = (message: { readonly reasoning_content?: string | null; readonly reasoning?: string | null }) =>
+  message.reasoning_content ?? message.reasoning ?? undefined
 
 /** An `error` in a body that otherwise looks like an answer. */
-const errorOf = (body: { readonly error?: { readonly message?: string } }) =>
-  body.error === undefined
+const errorOf = (body: { readonly error?: { readonly message?: string } | null }) =>
+  body.error === undefined || body.error === null
     ? undefined
     : new ModelProviderError({ status: null, message: body.error.message ?? JSON.stringify(body.error) })
 
@@ -208,7 +216,7 @@ const streamDecoder = () => {
     return Either.flatMap(decodeChunk(sse.data), (chunk) => {
       const error = errorOf(chunk)
       if (error !== undefined) return Either.left(error)
-      if (chunk.usage !== undefined) usage = usageOf(chunk.usage)
+      if (chunk.usage !== undefined && chunk.usage !== null) usage = usageOf(chunk.usage)
       const events: Array<ModelEvent> = []
       for (const choice of chunk.choices ?? []) {
         const delta = choice.delta ?? {}
@@ -217,11 +225,12 @@ const streamDecoder = () => {
           reasoningOpen = true
           events.push({ type: "reasoning_delta", text: reasoning })
         }
-        const content = delta.content ?? delta.refusal
+        const content = delta.content ?? delta.refusal ?? undefined
         if (content !== undefined && content !== "") events.push(...closeReasoning(), { type: "text_delta", text: content })
         for (const call of delta.tool_calls ?? []) {
-          const current = toolCalls.get(call.index) ?? { id: "", name: "", arguments: "" }
-          toolCalls.set(call.index, {
+          const index = call.index ?? 0
+          const current = toolCalls.get(index) ?? { id: "", name: "", arguments: "" }
+          toolCalls.set(index, {
             id: call.id ?? current.id,
             name: current.name + (call.function?.name ?? ""),
             arguments: current.arguments + (call.function?.arguments ?? "")

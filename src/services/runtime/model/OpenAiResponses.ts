@@ -6,7 +6,7 @@
 import { Either, Schema } from "effect"
 import type { ConversationItem, ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
 import { ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
-import { Count, decodeJson, Maybe, Text, typedEvents } from "./ProviderJson.ts"
+import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
 import { jsonWithArray, oncePerItem } from "./WireJson.ts"
@@ -91,7 +91,8 @@ const ResponseObject = Schema.Struct({
 })
 type ResponseObject = typeof ResponseObject.Type
 
-const Delta = Schema.Struct({ delta: Text })
+/** A piece of text: the event a stream sends most of, so its field is `Nullish`. */
+const Delta = Schema.Struct({ delta: Nullish(Schema.String) })
 
 const streamEvent = typedEvents({
   "response.output_text.delta": Delta,
@@ -159,11 +160,11 @@ const streamDecoder = () => {
       switch (decoded.type) {
         case "response.output_text.delta":
         case "response.refusal.delta":
-          return Either.right([{ type: "text_delta", text: decoded.event.delta }])
+          return Either.right([{ type: "text_delta", text: decoded.event.delta ?? "" }])
         case "response.reasoning_summary_part.added":
           return Either.right(decoded.event.summary_index > 0 ? [{ type: "reasoning_delta", text: "\n\n" }] : [])
         case "response.reasoning_summary_text.delta":
-          return Either.right([{ type: "reasoning_delta", text: decoded.event.delta }])
+          return Either.right([{ type: "reasoning_delta", text: decoded.event.delta ?? "" }])
         case "response.output_item.done": {
           const events = completedItem(decoded.event.item)
           if (events.some((event) => event.type === "tool_call")) sawToolCall = true
