@@ -10,7 +10,7 @@
 import { Effect } from "effect"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { createDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
-import { followTurns, request, type RuntimeRow, setUp } from "./runtime.ts"
+import { type RuntimeRow, singleAgent } from "./runtime.ts"
 
 const TURNS = Number(process.env.HISTORY_TURNS ?? 400)
 const WINDOW = 50
@@ -40,18 +40,9 @@ export const longHistory = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         DATABASE_URL: database.url
       })
       try {
-        const { configId, projectUrl } = await setUp(server.baseUrl, token, provider.baseUrl("openai-responses"))
-        const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
-        const agentUrl = `${projectUrl}/agents/${agent.id}`
-        const abort = new AbortController()
-        const turnEnded = await followTurns(agentUrl, token, abort.signal)
+        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"))
         let turnsRun = 0
-        const turn = async () => {
-          const text = prose(INPUT_CHARS, turnsRun++)
-          const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text }] })
-          const status = await turnEnded(accepted.event.turn_id)
-          if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
-        }
+        const turn = () => agent.turn(prose(INPUT_CHARS, turnsRun++))
         /** Runs `count` turns: the server's CPU per turn and their mean latency. */
         const window = async (count: number) => {
           const cpuBefore = server.cpuMilliseconds()
@@ -64,7 +55,7 @@ export const longHistory = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const firstSize = turnsRun
         for (let i = 0; i < TURNS - 2 * WINDOW; i++) await turn()
         const last = await window(WINDOW)
-        abort.abort()
+        agent.stop()
         return [
           { name: `server CPU per turn, turns ${WARM_UP_TURNS + 1} to ${firstSize} (1 agent, Postgres)`, value: first.cpu, unit: "ms" },
           { name: `server CPU per turn, turns ${turnsRun - WINDOW + 1} to ${turnsRun}`, value: last.cpu, unit: "ms" },

@@ -121,6 +121,24 @@ export const followTurns = async (agentUrl: string, token: string, abort: AbortS
     })
 }
 
+/**
+ * One agent of a new project whose turns are run one after the other: `turn(text)` sends an input
+ * and resolves once its turn completed; `stop()` closes the agent's event stream.
+ */
+export const singleAgent = async (baseUrl: string, token: string, providerUrl: string) => {
+  const { configId, projectUrl } = await setUp(baseUrl, token, providerUrl)
+  const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+  const agentUrl = `${projectUrl}/agents/${agent.id}`
+  const abort = new AbortController()
+  const turnEnded = await followTurns(agentUrl, token, abort.signal)
+  const turn = async (text: string) => {
+    const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text }] })
+    const status = await turnEnded(accepted.event.turn_id)
+    if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+  }
+  return { turn, stop: () => abort.abort() }
+}
+
 export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 

@@ -15,7 +15,7 @@ import { createServer, type Socket } from "node:net"
 import { connect } from "node:net"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { createDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
-import { followTurns, request, type RuntimeRow, setUp } from "./runtime.ts"
+import { type RuntimeRow, singleAgent } from "./runtime.ts"
 
 const TURNS = Number(process.env.STATEMENT_TURNS ?? 100)
 const WARM_UP_TURNS = 10
@@ -145,16 +145,8 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         DATABASE_URL: url.toString()
       })
       try {
-        const { configId, projectUrl } = await setUp(server.baseUrl, token, provider.baseUrl("openai-responses"))
-        const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
-        const agentUrl = `${projectUrl}/agents/${agent.id}`
-        const abort = new AbortController()
-        const turnEnded = await followTurns(agentUrl, token, abort.signal)
-        const turn = async () => {
-          const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "hi" }] })
-          const status = await turnEnded(accepted.event.turn_id)
-          if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
-        }
+        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"))
+        const turn = () => agent.turn("hi")
         for (let i = 0; i < WARM_UP_TURNS; i++) await turn()
         counter.reset()
         const cpuBefore = server.cpuMilliseconds()
@@ -164,7 +156,7 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const cpu = server.cpuMilliseconds() - cpuBefore
         const total = counter.total
         const byText = [...counter.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
-        abort.abort()
+        agent.stop()
         return [
           { name: `SQL statements per turn (1 agent, ${TURNS} turns, Postgres)`, value: total / TURNS, unit: "statements" },
           { name: "server CPU per turn (1 agent, Postgres)", value: cpu / TURNS, unit: "ms" },
