@@ -3,9 +3,9 @@
  * model call sends the whole conversation, so the bytes sent must grow; what the server does
  * besides should not. One agent on a fresh Postgres database runs HISTORY_TURNS turns one after
  * the other, each an input of INPUT_CHARS characters answered by a text of ANSWER_CHARS (the
- * scripted provider, at once), so the conversation grows by about 3 KB a turn. The rows: the server's CPU per turn and the mean
- * latency over the first WINDOW turns (after a warm-up) and over the last WINDOW, with the size of
- * the conversation the last call sent.
+ * scripted provider, at once), so the conversation grows by about 3 KB a turn. The rows: the
+ * server's CPU per turn and the mean latency over the first WINDOW turns (after a warm-up) and
+ * over the last WINDOW, with the size of the conversation the last call sent.
  */
 import { Effect } from "effect"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"

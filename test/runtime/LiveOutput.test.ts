@@ -2,8 +2,7 @@
  * Live output on the events stream: while a slow-streaming scripted model answers, the stream
  * sends `text_delta` (and `reasoning_summary_delta`) events without `id:` before the stored
  * `model_output`, those the server read together joined into one; resuming with Last-Event-ID
- * replays stored events only; the typed client's
- * `streamAgentEvents` yields both kinds decoded.
+ * replays stored events only; the typed client's `streamAgentEvents` yields both kinds decoded.
  */
 import { expect } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Stream } from "effect"
@@ -12,7 +11,7 @@ import { pieces } from "../../src/demo/wire/ModelAnswer.ts"
 import type { OutputDelta } from "../../src/domain/runtime/OutputDeltas.ts"
 import { openEventStream, type OpenStream, type ServerSentEvent } from "../support/EventStreamClient.ts"
 import { eventually } from "../support/Polling.ts"
-import { runtimeProject } from "../support/RuntimeProject.ts"
+import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
@@ -25,6 +24,10 @@ const until = (stream: OpenStream, kind: string) =>
     (frames) => frames
   )
 
+/** The path of an agent's event stream. */
+const streamPath = (project: RuntimeProject, agentId: string) =>
+  `/v1/orgs/${project.org.id}/projects/${project.project.id}/agents/${agentId}/events/stream`
+
 const deltasOf = (frames: ReadonlyArray<ServerSentEvent>, kind = "text_delta") =>
   frames.filter((frame) => frame.event === kind).map((frame) => JSON.parse(frame.data!) as OutputDelta)
 
@@ -35,7 +38,7 @@ describeRuntime()("live output", (it) => {
       const project = yield* runtimeProject(provider)
       yield* provider.script([Reply.slowText(ANSWER, 60)], { model: project.slug })
       const agent = yield* project.launch()
-      const path = `/v1/orgs/${project.org.id}/projects/${project.project.id}/agents/${agent.id}/events/stream`
+      const path = streamPath(project, agent.id)
       const stream = yield* openEventStream(path, project.owner.token)
       yield* project.send(agent.id, "Tell me slowly")
       const frames = yield* until(stream, "model_output")
@@ -73,10 +76,7 @@ describeRuntime()("live output", (it) => {
       const answer = Array.from({ length: 10 }, () => ANSWER).join(". ")
       yield* provider.script([Reply.text(answer)], { model: project.slug })
       const agent = yield* project.launch()
-      const stream = yield* openEventStream(
-        `/v1/orgs/${project.org.id}/projects/${project.project.id}/agents/${agent.id}/events/stream`,
-        project.owner.token
-      )
+      const stream = yield* openEventStream(streamPath(project, agent.id), project.owner.token)
       yield* project.send(agent.id, "Tell me at once")
       const frames = yield* until(stream, "model_output")
       const deltas = deltasOf(frames)
@@ -94,10 +94,7 @@ describeRuntime()("live output", (it) => {
         Reply.answer([{ type: "reasoning", text: "Weighing two options" }, { type: "text", text: "Option one" }], { word_delay_ms: 30 })
       ], { model: project.slug })
       const agent = yield* project.launch()
-      const stream = yield* openEventStream(
-        `/v1/orgs/${project.org.id}/projects/${project.project.id}/agents/${agent.id}/events/stream`,
-        project.owner.token
-      )
+      const stream = yield* openEventStream(streamPath(project, agent.id), project.owner.token)
       yield* project.send(agent.id, "Decide")
       const frames = yield* until(stream, "model_output")
       expect(deltasOf(frames, "reasoning_summary_delta").map((delta) => delta.delta).join("")).toBe("Weighing two options")

@@ -7,6 +7,7 @@
  * safety reserve absorbs its error.
  */
 import type { ConversationItem, ModelRequest } from "./model/ModelMessages.ts"
+import { oncePerItem } from "./model/WireJson.ts"
 
 export const CHARS_PER_TOKEN = 4
 export const DEFAULT_OUTPUT_RESERVE = 4096
@@ -27,20 +28,11 @@ export const budgetOf = (contextWindow: number, maxOutputTokens: number | undefi
 }
 
 /**
- * The length of each conversation item's JSON, measured once: the items of ended turns are the
- * same objects at every later step (TurnHistory keeps them), so a step measures only what is new
- * instead of writing out the whole conversation again.
+ * The length of each conversation item's JSON, measured once (WireJson.ts): the items of ended
+ * turns are the same objects at every later step, so a step measures only what is new instead of
+ * writing out the whole conversation again.
  */
-const itemLengths = new WeakMap<ConversationItem, number>()
-
-const jsonLengthOf = (item: ConversationItem) => {
-  let length = itemLengths.get(item)
-  if (length === undefined) {
-    length = JSON.stringify(item).length
-    itemLengths.set(item, length)
-  }
-  return length
-}
+const jsonLengthOf = oncePerItem((item) => JSON.stringify(item).length)
 
 /** `JSON.stringify(items).length`, from the items' lengths: the brackets and a comma between two items. */
 const conversationLength = (items: ReadonlyArray<ConversationItem>) => {

@@ -1,10 +1,11 @@
 /**
  * Calls a model through the adapter of its wire format (docs/model-adapters.md): `respond` sends a
  * streaming request, hands the normalized ModelEvents to its observer as they arrive (those of one
- * read of the network together) and folds them into a ModelResponse; `generate` sends a non-streaming request. Opening a call is retried with
- * exponential backoff, honouring `retry-after`, on 408/409/429/5xx and connection errors; after
- * the last attempt, or on any other status, it fails with ModelProviderError carrying the
- * provider's message. Interrupting a call aborts its HTTP request.
+ * read of the network together) and folds them into a ModelResponse; `generate` sends a
+ * non-streaming request. Opening a call is retried with exponential backoff, honouring
+ * `retry-after`, on 408/409/429/5xx and connection errors; after the last attempt, or on any
+ * other status, it fails with ModelProviderError carrying the provider's message. Interrupting a
+ * call aborts its HTTP request.
  *
  * Everything the provider sends back (error bodies, response bodies, stream events) has the
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log

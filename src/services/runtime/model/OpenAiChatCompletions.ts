@@ -116,7 +116,7 @@ const ChatUsage = Schema.Struct({
 
 const ErrorMessage = Schema.Struct({ message: Maybe(Schema.String) })
 
-/** What a message (whole) or a delta (streamed) carries. */
+/** What a whole (not streamed) message carries; a streamed chunk's delta reads the same fields as `Nullish`. */
 const MessageFields = {
   content: Maybe(Schema.String),
   refusal: Maybe(Schema.String),

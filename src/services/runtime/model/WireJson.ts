@@ -7,7 +7,10 @@
  */
 import type { ConversationItem } from "./ModelMessages.ts"
 
-/** `write`, run once per item: later calls with the same item object get the first result. */
+/**
+ * `write`, run once per item: later calls with the same item object get the first result (the
+ * adapters' wire JSON, and the context estimate's item lengths, ContextBudget.ts).
+ */
 export const oncePerItem = <A>(write: (item: ConversationItem) => A): (item: ConversationItem) => A => {
   const written = new WeakMap<ConversationItem, A>()
   return (item) => {
