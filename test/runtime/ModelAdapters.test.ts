@@ -240,7 +240,7 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           const events: Array<ModelEvent> = []
           yield* client.respond(
             yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Talk." }] }]),
-            (received) => Effect.sync(() => events.push(...received))
+            (received) => events.push(...received)
           )
           const deltas = events.flatMap((event) => event.type === "text_delta" ? [event.text] : [])
           expect(deltas.length).toBeGreaterThan(1)
@@ -249,7 +249,7 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           expect(events.some((event) => event.type === "usage")).toBe(true)
         }))
 
-      it.effect("a long answer that piles up while its reader is busy arrives whole", () =>
+      it.effect("a long answer that piles up while its observer holds up the reading arrives whole", () =>
         Effect.gen(function*() {
           const provider = yield* ScriptedProvider
           const model = newModel()
@@ -260,8 +260,14 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           let observed = 0
           const response = yield* client.respond(
             yield* requestFor(format, model, [{ type: "user_message", content: [{ type: "text", text: "Talk at length." }] }]),
-            // The first read keeps the reader busy while the rest of the answer arrives.
-            () => observed++ === 0 ? Effect.sleep("300 millis") : Effect.void
+            // The first read's observer holds up the thread (an observer runs synchronously) while the rest arrives.
+            () => {
+              if (observed++ > 0) return
+              const until = Date.now() + 300
+              while (Date.now() < until) {
+                // busy
+              }
+            }
           )
           expect(response.output).toEqual([{ type: "assistant_text", text }])
           expect(response.stop_reason).toBe("end_turn")
@@ -366,7 +372,7 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
           const received: Array<string> = []
           const error = yield* Effect.flip(
             client.respond(request, (events) =>
-              Effect.sync(() => events.forEach((event) => event.type === "text_delta" && received.push(event.text))))
+              events.forEach((event) => event.type === "text_delta" && received.push(event.text)))
           )
           expect(received.join("")).toBe("Half an ans")
           expect(error).toMatchObject({ _tag: "ModelProviderError", status: null, message })

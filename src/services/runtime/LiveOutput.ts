@@ -47,8 +47,8 @@ const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> =
   })
 }
 
-/** Sends one delta of the step an emitter belongs to. */
-export type EmitDelta = (kind: OutputDeltaKind, text: string) => Effect.Effect<void>
+/** Sends one delta of the step an emitter belongs to, synchronously (it is called in a model call's reading). */
+export type EmitDelta = (kind: OutputDeltaKind, text: string) => void
 
 /** Called with each delta of an agent, synchronously: it must not block (a stream buffers or drops it). */
 export type DeltaListener = (delta: OutputDelta) => void
@@ -59,11 +59,10 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
     /** The listeners of the agents with open streams. */
     const listeners = new KeyedCallbacks<AgentId, DeltaListener>()
 
-    const publish = (delta: OutputDelta) =>
-      Effect.sync(() => {
-        const agentListeners = listeners.of(delta.agent_id)
-        if (agentListeners !== undefined) for (const listener of agentListeners) listener(delta)
-      })
+    const publish = (delta: OutputDelta) => {
+      const agentListeners = listeners.of(delta.agent_id)
+      if (agentListeners !== undefined) for (const listener of agentListeners) listener(delta)
+    }
 
     /** Deltas not yet sent to the other processes (Postgres only). */
     let pending: Array<OutputDelta> = []
@@ -79,7 +78,7 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
       const fromOthers = yield* notifications.subscribeBroadcasts
       yield* Queue.take(fromOthers).pipe(
         Effect.flatMap((payload) =>
-          Option.match(decode(payload), { onNone: () => Effect.void, onSome: publish })
+          Option.match(decode(payload), { onNone: () => Effect.void, onSome: (delta) => Effect.sync(() => publish(delta)) })
         ),
         Effect.forever,
         Effect.forkScoped
@@ -90,14 +89,12 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
     const emitter = (agentId: AgentId, turnId: TurnId, step: number): Effect.Effect<EmitDelta, never, Scope.Scope> =>
       Effect.gen(function*() {
         if (notifications.shared) yield* Effect.addFinalizer(() => flush)
-        const emit: EmitDelta = (kind, text) =>
-          text === ""
-            ? Effect.void
-            : Effect.suspend(() => {
-              const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
-              if (notifications.shared) pending.push(delta)
-              return publish(delta)
-            })
+        const emit: EmitDelta = (kind, text) => {
+          if (text === "") return
+          const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
+          if (notifications.shared) pending.push(delta)
+          publish(delta)
+        }
         return emit
       })
 

@@ -105,8 +105,9 @@ export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
         const answer = yield* cancellation.unlessCancelled(
           payload.turn_id,
           Effect.scoped(Effect.flatMap(live.emitter(payload.agent_id, payload.turn_id, step), (emit) =>
-            client.respond(request, (events) =>
-              Effect.forEach(liveDeltas(events), (delta) => emit(delta.kind, delta.text), { discard: true }))))
+            client.respond(request, (events) => {
+              for (const delta of liveDeltas(events)) emit(delta.kind, delta.text)
+            })))
         )
         if (Option.isNone(answer)) return stopped
         if (Either.isLeft(answer.value)) {

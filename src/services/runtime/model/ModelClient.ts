@@ -196,62 +196,51 @@ export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
       )
 
     /**
-     * Opens a streamed call, for the life of the scope: the reading of its events, those decoded
-     * from the network chunks received since the last read (ModelStreamDecoding.ts), then none.
-     * The events decoded before a failure (an in-stream error event) are read before it.
+     * Makes a streamed call and reads it to its end, for the life of the scope: `onEvents` gets
+     * the events decoded from each read of the network as it arrives (ModelStreamDecoding.ts), in
+     * plain code, those decoded before a failure (an in-stream error event) before it fails.
      */
-    const openStream = (
-      request: ModelRequest
-    ): Effect.Effect<Effect.Effect<Option.Option<ReadonlyArray<ModelEvent>>, ModelProviderError>, ModelProviderError, Scope.Scope> => {
+    const stream = (
+      request: ModelRequest,
+      onEvents: (events: ReadonlyArray<ModelEvent>) => void
+    ): Effect.Effect<void, ModelProviderError, Scope.Scope> => {
       const redact = redactorOf(request)
       return Effect.gen(function*() {
         const adapter = adapters[request.apiFormat]
         yield* checkCall(request)
         const response = yield* withRetries(open(adapter, request, true, redact))
         const decoder = makeModelStreamDecoder(adapter.streamDecoder(), redact)
-        let failure: ModelProviderError | undefined
-        const chunks = response.read.pipe(
-          Effect.mapError((cause) =>
-            new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
-          )
+        yield* response.forEachRead((chunks) => {
+          const decoded = decoder.decode(chunks)
+          if (decoded.events.length > 0) onEvents(decoded.events)
+          return decoded.failure
+        }).pipe(
+          Effect.catchTag("ExchangeFailed", (cause) =>
+            Effect.fail(
+              new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
+            ))
         )
-        const next: Effect.Effect<Option.Option<ReadonlyArray<ModelEvent>>, ModelProviderError> = Effect.suspend(() =>
-          failure !== undefined ? Effect.fail(failure) : Effect.flatMap(chunks, Option.match({
-            onNone: () => {
-              const incomplete = decoder.end()
-              return incomplete === undefined ? Effect.succeed(Option.none()) : Effect.fail(incomplete)
-            },
-            onSome: (received) => {
-              const decoded = decoder.decode(received)
-              failure = decoded.failure
-              return failure !== undefined && decoded.events.length === 0
-                ? Effect.fail(failure)
-                : Effect.succeed(Option.some(decoded.events))
-            }
-          }))
-        ).pipe(Effect.mapError(redactError(redact)))
-        return next
+        const incomplete = decoder.end()
+        if (incomplete !== undefined) return yield* Effect.fail(incomplete)
       }).pipe(Effect.mapError(redactError(redact)))
     }
 
     /**
      * The streamed call folded into a response; `observe` sees the events as they arrive (live
-     * output), those decoded from the network chunks read together at once.
+     * output), those decoded from one read of the network at once, synchronously: it must not block.
      */
     const respond = (
       request: ModelRequest,
-      observe?: (events: ReadonlyArray<ModelEvent>) => Effect.Effect<void>
+      observe?: (events: ReadonlyArray<ModelEvent>) => void
     ): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.scoped(Effect.gen(function*() {
-        const next = yield* openStream(request)
+      Effect.suspend(() => {
         const events: Array<ModelEvent> = []
-        for (;;) {
-          const received = yield* next
-          if (Option.isNone(received)) return foldEvents(events)
-          events.push(...received.value)
-          if (observe !== undefined && received.value.length > 0) yield* observe(received.value)
+        const received = (decoded: ReadonlyArray<ModelEvent>) => {
+          for (const event of decoded) events.push(event)
+          observe?.(decoded)
         }
-      }))
+        return Effect.map(Effect.scoped(stream(request, received)), () => foldEvents(events))
+      })
 
     const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
       const redact = redactorOf(request)

@@ -7,13 +7,15 @@
  *
  * - Connections are kept open between calls (one agent for http, one for https, closed with the
  *   scope); with a `lookup`, every connection checks what its host resolves to (NetworkPolicy).
- * - A response's body is read as it arrives: `read` hands over every chunk received since the
- *   last read, waiting for one when none is there. More than HIGH_WATER_BYTES unread pauses the
- *   socket until the next read.
+ * - A response's body is read as it arrives: `forEachRead` hands the chunks of each read of the
+ *   network to plain code, with no effect per read (a model streams in many small reads, and a
+ *   fiber suspended and resumed per read cost more than the read's decoding: docs/performance.md,
+ *   "Streamed answers read in plain code"). Chunks that arrive before the reading starts are kept;
+ *   more than HIGH_WATER_BYTES of them pause the socket until it starts.
  * - The exchange lives in its Scope: closing the scope before the body's end (an interruption, a
  *   failure while decoding) destroys the request, so the provider sees the client hang up.
  */
-import { Data, Effect, Option, type Scope } from "effect"
+import { Data, Effect, type Scope } from "effect"
 import type { LookupFunction } from "node:net"
 import http from "node:http"
 import https from "node:https"
@@ -26,8 +28,12 @@ export class ExchangeFailed extends Data.TaggedError("ExchangeFailed")<{ readonl
 export interface ProviderResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string | undefined>>
-  /** The body's chunks received since the last read (waiting for one); none once the body has ended. */
-  readonly read: Effect.Effect<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed>
+  /**
+   * Reads the body to its end, handing `onRead` the chunks of each read of the network as they
+   * arrive, in plain code (no effect per read). A failure `onRead` returns stops the reading and
+   * fails with it; an exception it throws is a defect.
+   */
+  readonly forEachRead: <E>(onRead: (chunks: ReadonlyArray<Buffer>) => E | undefined) => Effect.Effect<void, ExchangeFailed | E>
   /** The rest of the body as text. */
   readonly text: Effect.Effect<string, ExchangeFailed>
 }
@@ -38,82 +44,109 @@ const headersOf = (message: http.IncomingMessage): Record<string, string | undef
   return headers
 }
 
-/** The body of a response, buffered between reads. */
+/**
+ * The body of a response. Node emits a chunk per piece of the HTTP framing, several for one read
+ * of the socket; they are handed to the reader together, in a microtask after the read. Chunks
+ * that arrive before a reader starts are kept (the socket paused beyond HIGH_WATER_BYTES).
+ */
 class BodyReader {
-  private chunks: Array<Buffer> = []
-  private buffered = 0
+  /** Chunks received and not yet handed to the reader. */
+  private received: Array<Buffer> = []
+  private receivedBytes = 0
+  /** A microtask to hand the received chunks over is queued. */
+  private handing = false
   private ended = false
-  private failure: ExchangeFailed | undefined
-  /** The read waiting for the body to move on, if one waits. */
-  private waiter: ((taken: Effect.Effect<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed>) => void) | undefined
+  /** How the body ended (its end, or why it broke off), once it has. */
+  private outcome: Effect.Effect<void, ExchangeFailed> | undefined
+  /** The reader's handling of the chunks of a read and of the body's end, while one reads. */
+  private reader:
+    | {
+      readonly read: (chunks: ReadonlyArray<Buffer>) => void
+      readonly end: (outcome: Effect.Effect<void, ExchangeFailed>) => void
+    }
+    | undefined
 
   constructor(private readonly message: http.IncomingMessage) {
     message.on("data", (chunk: Buffer) => {
-      this.chunks.push(chunk)
-      this.buffered += chunk.length
-      if (this.buffered > HIGH_WATER_BYTES) message.pause()
-      this.wake()
+      this.received.push(chunk)
+      this.receivedBytes += chunk.length
+      if (this.reader === undefined) {
+        if (this.receivedBytes > HIGH_WATER_BYTES) message.pause()
+      } else if (!this.handing) {
+        this.handing = true
+        queueMicrotask(this.handOver)
+      }
     })
     message.on("end", () => {
       this.ended = true
-      this.wake()
+      this.settle(Effect.void)
     })
-    message.on("error", (error) => this.fail(error.message))
-    message.on("close", () => {
-      if (!this.ended) this.fail("the connection closed before the response was complete")
-    })
+    message.on("error", (error) => this.settle(Effect.fail(new ExchangeFailed({ message: error.message }))))
+    message.on("close", () =>
+      this.settle(Effect.fail(new ExchangeFailed({ message: "the connection closed before the response was complete" }))))
   }
 
+  /** The body was read to its end. */
   get complete() {
     return this.ended
   }
 
-  private fail(message: string) {
-    this.failure ??= new ExchangeFailed({ message })
-    this.wake()
+  private settle(outcome: Effect.Effect<void, ExchangeFailed>) {
+    if (this.outcome !== undefined) return
+    this.outcome = outcome
+    // Chunks waiting to be handed over go first; the hand-over ends the reading after them.
+    if (!this.handing) this.reader?.end(outcome)
   }
 
-  private wake() {
-    const waiter = this.waiter
-    if (waiter === undefined) return
-    const taken = this.take()
-    if (taken === undefined) return
-    this.waiter = undefined
-    waiter(taken)
-  }
-
-  private take(): Effect.Effect<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed> | undefined {
-    if (this.chunks.length > 0) {
-      const chunks = this.chunks
-      this.chunks = []
-      this.buffered = 0
-      if (this.message.isPaused()) this.message.resume()
-      return Effect.succeed(Option.some(chunks))
+  /** Hands the received chunks to the reader, then the body's end if it came. */
+  private readonly handOver = () => {
+    this.handing = false
+    const reader = this.reader
+    if (reader === undefined) return
+    if (this.received.length > 0) {
+      const chunks = this.received
+      this.received = []
+      this.receivedBytes = 0
+      reader.read(chunks)
     }
-    if (this.failure !== undefined) return Effect.fail(this.failure)
-    if (this.ended) return Effect.succeed(Option.none())
-    return undefined
+    if (this.outcome !== undefined) this.reader?.end(this.outcome)
   }
 
-  readonly read: Effect.Effect<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed> = Effect.suspend(() =>
-    this.take() ?? Effect.async<Option.Option<ReadonlyArray<Buffer>>, ExchangeFailed>((resume) => {
-      this.waiter = resume
+  readonly forEachRead = <E>(onRead: (chunks: ReadonlyArray<Buffer>) => E | undefined): Effect.Effect<void, ExchangeFailed | E> =>
+    Effect.async<void, ExchangeFailed | E>((resume) => {
+      let done = false
+      const finish = (outcome: Effect.Effect<void, ExchangeFailed | E>) => {
+        if (done) return
+        done = true
+        this.reader = undefined
+        resume(outcome)
+      }
+      const read = (chunks: ReadonlyArray<Buffer>) => {
+        let failure: E | undefined
+        try {
+          failure = onRead(chunks)
+        } catch (defect) {
+          return finish(Effect.die(defect))
+        }
+        if (failure !== undefined) finish(Effect.fail(failure))
+      }
+      this.reader = { read, end: finish }
+      // What arrived before the reading started (all of the body, perhaps).
+      this.handOver()
+      if (!done && this.message.isPaused()) this.message.resume()
       return Effect.sync(() => {
-        this.waiter = undefined
+        done = true
+        this.reader = undefined
       })
     })
-  )
 
   readonly text: Effect.Effect<string, ExchangeFailed> = Effect.suspend(() => {
     const parts: Array<Buffer> = []
-    const loop: Effect.Effect<string, ExchangeFailed> = Effect.flatMap(this.read, Option.match({
-      onNone: () => Effect.succeed(Buffer.concat(parts).toString("utf8")),
-      onSome: (chunks) => {
-        parts.push(...chunks)
-        return loop
-      }
-    }))
-    return loop
+    const keep = (chunks: ReadonlyArray<Buffer>) => {
+      parts.push(...chunks)
+      return undefined
+    }
+    return Effect.map(this.forEachRead<never>(keep), () => Buffer.concat(parts).toString("utf8"))
   })
 }
 
@@ -180,7 +213,7 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
       const response: ProviderResponse = {
         status: message.statusCode ?? 0,
         headers: headersOf(message),
-        read: received.read,
+        forEachRead: received.forEachRead,
         text: received.text
       }
       return response
