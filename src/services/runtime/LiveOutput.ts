@@ -5,10 +5,11 @@
  * - This process: each delta is handed at once to the listeners of its agent, the streams of
  *   that agent that are open (a delta nobody watches costs a map lookup).
  * - Other processes (Postgres): the deltas of every model call of this process gathered over
- *   FLUSH_INTERVAL go out together through EventNotifications.broadcast: one statement per
- *   interval for the whole process, none per delta, none while nothing streams; consecutive
- *   deltas of one step and kind joined, cut into pieces of at most MAX_PIECE characters so that
- *   each notification stays under Postgres' 8000 bytes. A call that ends sends what is left
+ *   FLUSH_INTERVAL (from the first one waiting) go out together through
+ *   EventNotifications.broadcast: one statement per interval for the whole process, none per
+ *   delta, neither a statement nor a wake-up while nothing streams; consecutive deltas of one
+ *   step and kind joined, cut into pieces of at most MAX_PIECE characters so that each
+ *   notification stays under Postgres' 8000 bytes. A call that ends sends what is left
  *   before its step is recorded. Sends take turns (one at a time), so the pieces of a step arrive
  *   in order. What other processes broadcast is decoded and published here.
  */
@@ -66,15 +67,18 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
 
     /** Deltas not yet sent to the other processes (Postgres only). */
     let pending: Array<OutputDelta> = []
+    /** Open while deltas wait to be sent: the sending loop waits on it, so an idle process does not wake every interval. */
+    const waiting = yield* Effect.makeLatch(false)
     const sending = yield* Effect.makeSemaphore(1)
     const flush = sending.withPermits(1)(Effect.suspend(() => {
       const batch = pending
       pending = []
+      waiting.unsafeClose()
       return notifications.broadcast(payloadsOf(batch))
     }))
 
     if (notifications.shared) {
-      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL), flush)))
+      yield* Effect.forkScoped(Effect.forever(waiting.await.pipe(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL)), Effect.zipRight(flush))))
       const fromOthers = yield* notifications.subscribeBroadcasts
       yield* Queue.take(fromOthers).pipe(
         Effect.flatMap((payload) =>
@@ -92,7 +96,10 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
         const emit: EmitDelta = (kind, text) => {
           if (text === "") return
           const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
-          if (notifications.shared) pending.push(delta)
+          if (notifications.shared) {
+            pending.push(delta)
+            waiting.unsafeOpen()
+          }
           publish(delta)
         }
         return emit
