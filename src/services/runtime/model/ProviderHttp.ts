@@ -143,7 +143,7 @@ class BodyReader {
   readonly text: Effect.Effect<string, ExchangeFailed> = Effect.suspend(() => {
     const parts: Array<Buffer> = []
     const keep = (chunks: ReadonlyArray<Buffer>) => {
-      parts.push(...chunks)
+      for (const chunk of chunks) parts.push(chunk)
       return undefined
     }
     return Effect.map(this.forEachRead<never>(keep), () => Buffer.concat(parts).toString("utf8"))
