@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
@@ -7,6 +8,9 @@ export default defineConfig({
     setupFiles: ["test/support/perFileDatabase.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    pool: "forks"
+    pool: "forks",
+    // A file per core, not vitest's default of one fewer: most files spend their time waiting on
+    // the servers, daemons and containers they start (one file at a time on a 2-core machine).
+    maxWorkers: availableParallelism()
   }
 })
