@@ -117,6 +117,13 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
       })
 
     /** Starts a new machine at the pool's provider; a failure deletes the machine (its calls fail saying why). */
+    /** Fails the unfinished requests of a machine that will not run them, with `message`. */
+    const failPending = (machineId: MachineId, message: string) =>
+      Effect.flatMap(requests.pendingOf(machineId), (pending) =>
+        Effect.forEach(pending, (request) => results.complete(request.request_id, failed("upstream_unavailable", message)), {
+          discard: true
+        }))
+
     const start = (pool: StoredPool, launch: Launch) =>
       Effect.gen(function*() {
         const provider = providers.of(pool.provider)
@@ -146,10 +153,15 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
         yield* machines.setProviderRef(machineId, ref)
       }).pipe(
         Effect.catchAll((failure) =>
-          Effect.zipRight(
-            Effect.logWarning(`starting pool machine ${launch.machine.id} failed: ${failure.details}`),
-            machines.setPoolState(launch.machine.id, ["provisioning"], "deleting", `the provider failed to start it: ${failure.details}`)
-          )
+          Effect.gen(function*() {
+            const machineId = launch.machine.id
+            const why = `the provider failed to start it: ${failure.details}`
+            yield* Effect.logWarning(`starting pool machine ${machineId} failed: ${failure.details}`)
+            const marked = yield* machines.setPoolState(machineId, ["provisioning"], "deleting", why)
+            // Its calls fail now, not once the provider has removed it: a provider out of reach
+            // (its Docker daemon down) would keep them waiting for as long as it stays so.
+            if (Option.isSome(marked)) yield* failPending(machineId, `Pool machine ${machineId} did not start (${why})`)
+          })
         )
       )
 
@@ -275,12 +287,7 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
         if (Option.isNone(deleted)) return
         yield* hub.closeMachine(machine.id, "machine_deleted", `pool machine ${machine.id} was deleted`)
         const why = deleted.value.failure ?? "deleted"
-        for (const request of yield* requests.pendingOf(machine.id)) {
-          yield* results.complete(
-            request.request_id,
-            failed("upstream_unavailable", `Pool machine ${machine.id} was deleted (${why}) before this finished`)
-          )
-        }
+        yield* failPending(machine.id, `Pool machine ${machine.id} was deleted (${why}) before this finished`)
       }).pipe(
         Effect.catchAll((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
       )
