@@ -116,7 +116,6 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
         return { machine, token, source } satisfies Launch
       })
 
-    /** Starts a new machine at the pool's provider; a failure deletes the machine (its calls fail saying why). */
     /** Fails the unfinished requests of a machine that will not run them, with `message`. */
     const failPending = (machineId: MachineId, message: string) =>
       Effect.flatMap(requests.pendingOf(machineId), (pending) =>
@@ -124,6 +123,7 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
           discard: true
         }))
 
+    /** Starts a new machine at the pool's provider; a failure deletes the machine, and its calls fail at once saying why. */
     const start = (pool: StoredPool, launch: Launch) =>
       Effect.gen(function*() {
         const provider = providers.of(pool.provider)
