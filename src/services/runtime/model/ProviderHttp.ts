@@ -9,9 +9,9 @@
  *   scope); with a `lookup`, every connection checks what its host resolves to (NetworkPolicy).
  * - A response's body is read as it arrives: `forEachRead` hands the chunks of each read of the
  *   network to plain code, with no effect per read (a model streams in many small reads, and a
- *   fiber suspended and resumed per read cost more than the read's decoding: docs/performance.md,
- *   "Streamed answers read in plain code"). Chunks that arrive before the reading starts are kept;
- *   more than HIGH_WATER_BYTES of them pause the socket until it starts.
+ *   fiber suspended and resumed per read cost about as much as the read's decoding:
+ *   docs/performance.md, "Streamed answers read in plain code"). Chunks that arrive before the
+ *   reading starts are kept; more than HIGH_WATER_BYTES of them pause the socket until it starts.
  * - The exchange lives in its Scope: closing the scope before the body's end (an interruption, a
  *   failure while decoding) destroys the request, so the provider sees the client hang up.
  */
