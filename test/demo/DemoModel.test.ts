@@ -145,7 +145,7 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       expect(calls.data.map((call) => [call.name, call.input])).toEqual([["run_command", { command: "echo hi" }]])
       const [answer] = yield* outputs(agent.id)
       expect(answer).toMatch(
-        /^run_command answered: The tool call failed\.\nupstream_unavailable: Pool machine mch_\w+ was deleted \(the provider failed to start it: /
+        /^run_command answered: The tool call failed\.\nupstream_unavailable: Pool machine mch_\w+ did not start \(the provider failed to start it: /
       )
     }))
 
