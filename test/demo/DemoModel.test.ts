@@ -12,6 +12,7 @@ import { join } from "node:path"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import { DemoModelProcess } from "../support/DemoModelProcess.ts"
+import { dockerPoolBody } from "../support/DockerPools.ts"
 import { eventually } from "../support/Polling.ts"
 import { newUser, TestAppLive } from "../support/TestApp.ts"
 
@@ -66,17 +67,7 @@ const demoProject = (format: ApiFormat) =>
     const auth = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
     const pool = yield* client.machinePools.create({
       path: { orgID: org.id },
-      payload: {
-        name: "builders",
-        provider: "docker",
-        provider_auth_secret_id: auth.id,
-        default_machine_provider_options: { image: "node:22" },
-        max_total_machines: 4,
-        default_machine_cpu: 2,
-        default_machine_memory_mb: 2048,
-        max_total_cpu: 8,
-        max_total_memory_mb: 8192
-      } as never
+      payload: dockerPoolBody(auth.id) as never
     })
     yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
     const config = yield* client.agentConfigs.create({

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { MachinePoolId } from "../../src/domain/shared/Ids.ts"
 import { installClusterPools } from "../support/ClusterPoolsFile.ts"
+import { dockerPoolBody } from "../support/DockerPools.ts"
 import {
   describeApp,
   expectFailure,
@@ -38,17 +39,7 @@ const setUp = (label = "Pools") =>
     const secret = (name: string, value = "{}") =>
       owner.client.secrets.create({ path: { orgID: org.id }, payload: { name, value: Redacted.make(value) } })
     const auth = yield* secret("docker-auth")
-    const dockerBody = {
-      name: "builders",
-      provider: "docker",
-      provider_auth_secret_id: auth.id,
-      default_machine_provider_options: { image: "node:22" },
-      max_total_machines: 4,
-      default_machine_cpu: 2,
-      default_machine_memory_mb: 2048,
-      max_total_cpu: 8,
-      max_total_memory_mb: 8192
-    }
+    const dockerBody = dockerPoolBody(auth.id)
     return { owner, org, project, auth, secret, dockerBody }
   })
 

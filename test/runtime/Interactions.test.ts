@@ -4,6 +4,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
+import { dockerPoolBody } from "../support/DockerPools.ts"
 import { runtimeProject, text } from "../support/RuntimeProject.ts"
 import { agentSource } from "../support/ScriptedModel.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
@@ -12,6 +13,36 @@ import { describeRuntime } from "./RuntimeLayer.ts"
 
 const completedTurns = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.filter((event) => event.event_kind === "turn" && event.turn_status === "completed").length
+
+/**
+ * An agent whose only machine source is a docker pool (`providerConfig` its `provider_config`,
+ * its image not on any host) calls `read_file`, then answers: its events once it is idle, and the
+ * call's `tool_result`.
+ */
+const builtInCallOnDockerPool = (providerConfig: { readonly host?: string }) =>
+  Effect.gen(function*() {
+    const provider = yield* ScriptedProvider
+    const rt = yield* runtimeProject(provider)
+    const auth = yield* rt.client.secrets.create({ path: { orgID: rt.org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
+    const pool = yield* rt.client.machinePools.create({
+      path: { orgID: rt.org.id },
+      payload: { ...dockerPoolBody(auth.id), provider_config: providerConfig } as never
+    })
+    yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+    const config = yield* rt.client.agentConfigs.create({
+      path: rt.projectPath,
+      payload: {
+        source_format: "yaml",
+        source: agentSource({ label: "pool", extraSource: ["machine_sources:", `  - machine_pool_id: ${pool.id}`] })
+      }
+    })
+    yield* provider.script([Reply.toolCall("read_file", { path: "/etc/hosts" }), Reply.text("No machine then.")], { model: rt.slug })
+    const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+    yield* rt.send(agent.id, "Read the hosts file")
+    yield* rt.idle(agent.id)
+    const events = yield* rt.events(agent.id)
+    return { events, result: events.find((event) => event.event_kind === "tool_result") }
+  })
 
 describeRuntime()("interactions", (it) => {
   it.effect("approval approved: the call goes from awaiting_authorization to ready, takes its result, the turn completes", () =>
@@ -133,79 +164,17 @@ describeRuntime()("interactions", (it) => {
 
   it.effect("a built-in tool of a config whose only machine source is a pool that cannot start a machine fails saying why", () =>
     Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider)
-      const auth = yield* rt.client.secrets.create({ path: { orgID: rt.org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
-      const pool = yield* rt.client.machinePools.create({
-        path: { orgID: rt.org.id },
-        payload: {
-          name: "builders",
-          provider: "docker",
-          provider_auth_secret_id: auth.id,
-          default_machine_provider_options: { image: "node:22" },
-          max_total_machines: 4,
-          default_machine_cpu: 2,
-          default_machine_memory_mb: 2048,
-          max_total_cpu: 8,
-          max_total_memory_mb: 8192
-        } as never
-      })
-      yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      const config = yield* rt.client.agentConfigs.create({
-        path: rt.projectPath,
-        payload: {
-          source_format: "yaml",
-          source: agentSource({ label: "pool", extraSource: ["machine_sources:", `  - machine_pool_id: ${pool.id}`] })
-        }
-      })
-      yield* provider.script([Reply.toolCall("read_file", { path: "/etc/hosts" }), Reply.text("No machine then.")], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
-      yield* rt.send(agent.id, "Read the hosts file")
-      yield* rt.idle(agent.id)
-      const events = yield* rt.events(agent.id)
-      const result = events.find((event) => event.event_kind === "tool_result")
-      expect(result).toMatchObject({ outcome: "failed" })
       // The pool's image is not on the Docker host: the machine never starts, and the call says why.
+      const { events, result } = yield* builtInCallOnDockerPool({})
+      expect(result).toMatchObject({ outcome: "failed" })
       expect(JSON.stringify(result)).toContain("the provider failed to start it")
       expect(completedTurns(events)).toBe(1)
     }))
 
   it.effect("a built-in tool of a config whose pool's Docker host cannot be reached fails at once saying why", () =>
     Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider)
-      const auth = yield* rt.client.secrets.create({ path: { orgID: rt.org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
-      const host = "unix:///nonexistent/agent-platform-test/docker.sock"
-      const pool = yield* rt.client.machinePools.create({
-        path: { orgID: rt.org.id },
-        payload: {
-          name: "unreachable",
-          provider: "docker",
-          provider_auth_secret_id: auth.id,
-          provider_config: { host },
-          default_machine_provider_options: { image: "node:22" },
-          max_total_machines: 4,
-          default_machine_cpu: 2,
-          default_machine_memory_mb: 2048,
-          max_total_cpu: 8,
-          max_total_memory_mb: 8192
-        } as never
-      })
-      yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      const config = yield* rt.client.agentConfigs.create({
-        path: rt.projectPath,
-        payload: {
-          source_format: "yaml",
-          source: agentSource({ label: "pool", extraSource: ["machine_sources:", `  - machine_pool_id: ${pool.id}`] })
-        }
-      })
-      yield* provider.script([Reply.toolCall("read_file", { path: "/etc/hosts" }), Reply.text("No machine then.")], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
-      yield* rt.send(agent.id, "Read the hosts file")
       // The machine cannot be started, nor removed at the provider: its call fails anyway, at once.
-      yield* rt.idle(agent.id)
-      const events = yield* rt.events(agent.id)
-      const result = events.find((event) => event.event_kind === "tool_result")
+      const { events, result } = yield* builtInCallOnDockerPool({ host: "unix:///nonexistent/agent-platform-test/docker.sock" })
       expect(result).toMatchObject({ outcome: "failed" })
       expect(JSON.stringify(result)).toContain("the provider failed to start it")
       expect(JSON.stringify(result)).toContain("/nonexistent/agent-platform-test/docker.sock")
