@@ -8,6 +8,13 @@
  * that any local user could connect to without a password, and no socket writes, event-loop hops
  * and PGlite calls per message (docs/performance.md, "The embedded database without a socket").
  *
+ * Each answer goes back in the event loop's next turn (`setImmediate`), never in the turn that
+ * ran the statement. PGlite runs in this process and answers through promises: delivered at once,
+ * the driver's next statement, and the next fiber's, ran in the same turn, so a busy server's
+ * statements chained for long stretches in which the loop polled no socket. New connections
+ * waited in the kernel's queue until the load stopped (docs/performance.md, "New connections
+ * waited on the embedded database").
+ *
  * The driver sends an SSL request only when SSL is asked for (it never is here): it is answered
  * "no" as a server without SSL would. A cancel request has nothing to stop (PGlite runs one
  * statement at a time, to its end) and is dropped. A connection that ends inside a transaction
@@ -59,7 +66,7 @@ class PgliteConnection extends Duplex {
     ).then(() => answers)
   }
 
-  /** Runs the complete messages written so far, in order; their answers go back in one piece. */
+  /** Runs the complete messages written so far, in order; their answers go back in one piece, in the loop's next turn. */
   private async runMessages(): Promise<void> {
     const answers: Array<Uint8Array> = []
     for (let messages = this.takeMessages(); messages !== undefined; messages = this.takeMessages()) {
@@ -74,7 +81,9 @@ class PgliteConnection extends Duplex {
       }
       for (const answer of await this.run(messages)) answers.push(answer)
     }
-    if (answers.length > 0) this.push(Buffer.concat(answers))
+    if (answers.length === 0) return
+    const answer = Buffer.concat(answers)
+    setImmediate(() => this.push(answer))
   }
 
   private receive(bytes: Buffer, done: (error?: Error | null) => void) {
@@ -95,9 +104,12 @@ class PgliteConnection extends Duplex {
     // Answers are pushed as their messages run.
   }
 
+  /** The end goes after the answers still on their way. */
   override _final(done: (error?: Error | null) => void) {
-    this.push(null)
-    done()
+    setImmediate(() => {
+      this.push(null)
+      done()
+    })
   }
 
   override _destroy(error: Error | null, done: (error?: Error | null) => void) {

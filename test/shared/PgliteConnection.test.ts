@@ -1,10 +1,13 @@
 /**
  * The embedded database's in-process connection (src/layers/PgliteConnection.ts), through the
  * `pg` driver as the server uses it: queries with parameters, a failing statement in a
- * transaction, and a connection dropped inside a transaction (rolled back, as a server does).
+ * transaction, a connection dropped inside a transaction (rolled back, as a server does), and
+ * statements that leave the event loop free for the process's sockets.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { createServer, get } from "node:http"
+import type { AddressInfo } from "node:net"
 import Pg from "pg"
 import { pgliteConnections } from "../../src/layers/PgliteConnection.ts"
 
@@ -49,5 +52,32 @@ describe("PGlite in-process connection", () => {
     const { rows } = await pool.query("SELECT count(*)::int AS n FROM notes")
     expect(rows).toEqual([{ n: 0 }])
     expect(db.isInTransaction()).toBe(false)
+  })
+
+  it("statements one after another leave the event loop free: a new connection is answered while they run", async () => {
+    const server = createServer((_request, response) => response.end("ok"))
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening))
+    try {
+      const { port } = server.address() as AddressInfo
+      let statementsRun = 0
+      let statementsWhenAnswered: number | undefined
+      const answered = new Promise<void>((resolve, reject) =>
+        get({ host: "127.0.0.1", port, path: "/", agent: false }, (response) => {
+          response.resume()
+          response.on("end", () => {
+            statementsWhenAnswered = statementsRun
+            resolve()
+          })
+        }).on("error", reject)
+      )
+      // A busy server's database work, one statement after another. Were each answer delivered
+      // in the same turn of the event loop, the request above would wait for all of them.
+      const STATEMENTS = 500
+      for (; statementsRun < STATEMENTS; statementsRun++) await pool.query("SELECT $1::int AS n", [statementsRun])
+      await answered
+      expect(statementsWhenAnswered).toBeLessThan(STATEMENTS)
+    } finally {
+      server.close()
+    }
   })
 })
