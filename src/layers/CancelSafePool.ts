@@ -33,8 +33,8 @@
  */
 import Pg from "pg"
 
-/** The statement @effect/sql-pg (0.53) sends to cancel an interrupted statement. */
-const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
+/** The statement @effect/sql-pg (0.53) sends to cancel an interrupted statement (PglitePool answers it too). */
+export const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
 
 /** The backend process of a connection (set by `pg` when it connects; not in its types). */
 const processIdOf = (client: Pg.PoolClient): number | undefined => (client as { processID?: number }).processID

@@ -1,9 +1,9 @@
 /**
  * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
  * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
- * stream (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one connection
- * (docs/operations.md). On shutdown the pool closes first, then PGlite flushes and closes, so the
- * data directory is never left half-written.
+ * stream (PgliteConnection.ts). PGlite is a single session, so its pool (PglitePool.ts) holds
+ * exactly one connection (docs/operations.md). On shutdown the pool closes first, then PGlite
+ * flushes and closes, so the data directory is never left half-written.
  *
  * PGlite must never be opened by two processes at once (both would write the same files): the
  * embedded database holds an exclusive lock file, DATA_DIR/pg.lock, holding the owner's pid, for
@@ -21,6 +21,7 @@ import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
 import { CancelSafePool } from "./CancelSafePool.ts"
 import { prepareDataDir } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
+import { PglitePool } from "./PglitePool.ts"
 import { isAlive } from "./ProcessLiveness.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
@@ -121,47 +122,17 @@ const lockDataDirectory = (dataDir: string) => {
   )
 }
 
-const embedded = (dataDir: string) =>
-  Layer.unwrapScoped(
-    Effect.gen(function*() {
-      const location = dataDir === "memory://" ? dataDir : join(dataDir, "pg")
-      if (location !== "memory://") {
-        yield* lockDataDirectory(dataDir)
-        mkdirSync(location, { recursive: true, mode: 0o700 })
-      }
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() => PGlite.create(location)),
-        (db) => Effect.promise(() => db.close())
-      )
-      return PgClient.layer({
-        stream: pgliteConnections(db),
-        username: "postgres",
-        database: "postgres",
-        maxConnections: 1,
-        types
-      })
-    })
-  )
-
-/** Connections to a Postgres server per process. */
-const POSTGRES_POOL_SIZE = 10
-
 /**
- * The pool for a Postgres server at `url`, as `PgClient.layer` makes it (checked with one query
- * within 5 s, ended when the scope closes), but a CancelSafePool: with more than one connection a
- * late cancel can stop another fiber's statement. (PGlite's single connection cannot: a cancel
- * waiting for it runs when nobody else's statement does.)
+ * A pool as `PgClient.layer` makes one (checked with one query within 5 s, ended when the scope
+ * closes), of our own class: a CancelSafePool for a Postgres server (with more than one
+ * connection a late cancel can stop another fiber's statement), a PglitePool for the embedded
+ * database (a cancel waiting for its one connection held every statement for 5 s).
  */
-const postgresPool = (url: Redacted.Redacted) =>
+const checkedPool = (make: () => Pg.Pool) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const pool = new CancelSafePool({
-          connectionString: Redacted.value(url),
-          max: POSTGRES_POOL_SIZE,
-          application_name: "@effect/sql-pg",
-          types
-        })
+        const pool = make()
         // A connection that fails while idle is removed by the pool; the next statement gets another.
         pool.on("error", () => undefined)
         try {
@@ -180,6 +151,32 @@ const postgresPool = (url: Redacted.Redacted) =>
       })
     ),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+const embedded = (dataDir: string) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const location = dataDir === "memory://" ? dataDir : join(dataDir, "pg")
+      if (location !== "memory://") {
+        yield* lockDataDirectory(dataDir)
+        mkdirSync(location, { recursive: true, mode: 0o700 })
+      }
+      const db = yield* Effect.acquireRelease(
+        Effect.promise(() => PGlite.create(location)),
+        (db) => Effect.promise(() => db.close())
+      )
+      const pool = () => new PglitePool({ stream: pgliteConnections(db), max: 1, user: "postgres", database: "postgres", types })
+      return PgClient.layerFromPool({ acquire: checkedPool(pool), types })
+    })
+  )
+
+/** Connections to a Postgres server per process. */
+const POSTGRES_POOL_SIZE = 10
+
+/** The pool for a Postgres server at `url`. */
+const postgresPool = (url: Redacted.Redacted) =>
+  checkedPool(() =>
+    new CancelSafePool({ connectionString: Redacted.value(url), max: POSTGRES_POOL_SIZE, application_name: "@effect/sql-pg", types })
   )
 
 /** Which database `config` names, for the start-up log: never the password. */

@@ -7,18 +7,19 @@
  *
  * The lock is a session-level advisory lock on a connection reserved for it while the step runs;
  * Postgres also releases it when the session ends, so a process that dies holding it leaves
- * nothing behind. A pool of one connection (the embedded database) belongs to one process and has
- * no second connection to hold a lock on: the step runs without one there.
+ * nothing behind. The embedded database (no DATABASE_URL) belongs to one process, and its pool's
+ * one connection leaves none to hold a lock on: the step runs without one there.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { AppConfig } from "./AppConfig.ts"
 
 /** A fixed key for the advisory lock ("agent-platform start-up"). */
 const STARTUP_LOCK_KEY = 4_731_220_915
 
 export const withStartupLock = <A, E, R>(step: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(PgClient.PgClient, (sql) =>
-    sql.config.maxConnections === 1 ? step : Effect.scoped(Effect.gen(function*() {
+  Effect.flatMap(Effect.zip(PgClient.PgClient, AppConfig), ([sql, config]) =>
+    Option.isNone(config.databaseUrl) ? step : Effect.scoped(Effect.gen(function*() {
       const connection = yield* Effect.orDie(sql.reserve)
       yield* Effect.acquireRelease(
         Effect.orDie(connection.executeRaw("SELECT pg_advisory_lock($1)", [STARTUP_LOCK_KEY])),

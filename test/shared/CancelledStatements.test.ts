@@ -1,5 +1,6 @@
 /**
- * An interrupted statement's cancel never stops another fiber's statement (src/layers/CancelSafePool.ts).
+ * An interrupted statement's cancel never stops another fiber's statement (src/layers/CancelSafePool.ts),
+ * and on the embedded database never holds the other fibers' statements (src/layers/PglitePool.ts).
  *
  * The race, made certain: every connection of the pool is busy, so the cancel of an interrupted
  * statement waits in the pool's queue, behind a statement already waiting for a connection. The
@@ -9,12 +10,13 @@
  * to user request"); here it completes. The same on a reserved connection, whose holder goes on
  * with its next statement once @effect/sql-pg has given up waiting for the cancel.
  *
- * Postgres only: the embedded database has one connection, where a waiting cancel runs when
- * nobody else's statement does.
+ * On the embedded database, a cancel has nothing to stop (PGlite runs each statement to its end),
+ * but @effect/sql-pg waited up to 5 s for it on the pool's one connection, which an interrupted
+ * transaction holds: every other statement waited with it. Its pool answers cancels at once.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { DatabaseLive } from "../../src/layers/Database.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { testConfig } from "../support/TestApp.ts"
@@ -58,5 +60,21 @@ describe.skipIf(usesEmbeddedDatabase)("cancelled statements (Postgres only)", ()
       const next = yield* reserved.execute("SELECT 'done' AS done FROM pg_sleep(3)", [], undefined).pipe(Effect.either)
       expect(next._tag === "Right" ? next.right : String(next.left.cause)).toEqual([{ done: "done" }])
       yield* Fiber.join(busy)
+    }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(testConfig()))), Effect.scoped), 30_000)
+})
+
+describe.skipIf(!usesEmbeddedDatabase)("cancelled statements (embedded database)", () => {
+  it.live("an interrupted transaction leaves the database to the next statement at once", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`SELECT 1`
+      // PGlite runs a statement on this thread and its answer comes in the event loop's next turn:
+      // the interruption, 50 ms in, comes while the transaction waits for its statement's answer.
+      const transaction = yield* Effect.fork(sql.withTransaction(sql`SELECT pg_sleep(0.3)`))
+      yield* Effect.sleep("50 millis")
+      yield* Effect.fork(Fiber.interrupt(transaction))
+      // Less than the 5 s @effect/sql-pg waits for a cancel.
+      const next = yield* sql<{ done: string }>`SELECT 'done' AS done`.pipe(Effect.timeoutOption("4 seconds"))
+      expect(Option.getOrNull(next)).toEqual([{ done: "done" }])
     }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(testConfig()))), Effect.scoped), 30_000)
 })

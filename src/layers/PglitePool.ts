@@ -1,0 +1,27 @@
+/**
+ * The `pg` pool of the embedded database: its one in-process connection (PgliteConnection.ts),
+ * and cancels answered at once, without reaching PGlite.
+ *
+ * When a fiber is interrupted during a statement, @effect/sql-pg cancels the statement with
+ * `SELECT pg_cancel_backend(<pid>)`, sent through the pool, and waits at most 5 s for it before it
+ * releases the statement's connection. PGlite runs each statement to its end: there is nothing to
+ * cancel. Through the pool, the cancel waited for the pool's only connection, which an
+ * interrupted transaction holds until the cancel is done, so every statement of the server waited
+ * the whole 5 s (a client that hung up in the middle of a request was enough; docs/performance.md,
+ * "An interrupted transaction held the embedded database for 5 s"). Run on PGlite, whose one
+ * session serves every connection, it would stop whichever statement runs next.
+ */
+import Pg from "pg"
+import { CANCEL_STATEMENT } from "./CancelSafePool.ts"
+
+/** What `pg_cancel_backend` answers when it finds nothing to stop. */
+const NOTHING_CANCELLED = { rows: [{ pg_cancel_backend: false }] }
+
+export class PglitePool extends Pg.Pool {
+  override query(...args: Array<any>): any {
+    if (typeof args[0] !== "string" || !CANCEL_STATEMENT.test(args[0])) return (super.query as (...args: Array<any>) => any)(...args)
+    const callback = args[args.length - 1]
+    if (typeof callback !== "function") return Promise.resolve(NOTHING_CANCELLED)
+    process.nextTick(() => callback(undefined, NOTHING_CANCELLED))
+  }
+}
