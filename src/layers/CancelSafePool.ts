@@ -36,6 +36,9 @@ import Pg from "pg"
 /** The statement @effect/sql-pg (0.53) sends to cancel an interrupted statement (PglitePool answers it too). */
 export const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
 
+/** What the cancel statement answers when it finds nothing to stop. */
+export const NOTHING_CANCELLED = { rows: [{ pg_cancel_backend: false }] }
+
 /** The backend process of a connection (set by `pg` when it connects; not in its types). */
 const processIdOf = (client: Pg.PoolClient): number | undefined => (client as { processID?: number }).processID
 
@@ -92,7 +95,7 @@ export class CancelSafePool extends Pg.Pool {
     const client = this.#byProcessId.get(processId)
     if (client === undefined || !this.#checkedOut.has(client)) {
       // Nothing of the one who asked runs there any more: answered as a cancel that found nothing to stop.
-      return Promise.resolve({ rows: [{ pg_cancel_backend: false }] })
+      return Promise.resolve(NOTHING_CANCELLED)
     }
     this.#retiring.add(client)
     return this.#sendAtOnce(statement)
