@@ -1,15 +1,17 @@
 /**
- * The `pg` pool under @effect/sql-pg, made safe against a cancel that stops another statement.
+ * The `pg` pool under @effect/sql-pg on a Postgres server, made safe against a cancel that stops
+ * another statement.
  *
  * When a fiber is interrupted during a statement, @effect/sql-pg cancels the statement with
  * `SELECT pg_cancel_backend(<pid>)`, sent through the pool (so on another connection), and waits
- * at most 5 s for it before it releases the statement's connection. A cancel stops whatever the
- * backend process runs when it arrives. When every connection is busy, the cancel waits in the
- * pool's queue (the 5 s end the wait, not the queued query), the interrupted statement's
- * connection goes back to the pool, and the cancel, run at last, stops the statement of whoever
- * took that connection next: it fails with 57014 "canceling statement due to user request"
- * (Effect-TS/effect#8068; fixed in the @effect/sql-pg of Effect 4 only). Seen here with three
- * processes under load: an event stream's read was cancelled so, and the stream ended.
+ * at most 5 s for it before it releases the statement's connection (CancelAnsweringPool.ts). A
+ * cancel stops whatever the backend process runs when it arrives. When every connection is busy,
+ * the cancel waits in the pool's queue (the 5 s end the wait, not the queued query), the
+ * interrupted statement's connection goes back to the pool, and the cancel, run at last, stops
+ * the statement of whoever took that connection next: it fails with 57014 "canceling statement
+ * due to user request" (Effect-TS/effect#8068; fixed in the @effect/sql-pg of Effect 4 only).
+ * Seen here with three processes under load: an event stream's read was cancelled so, and the
+ * stream ended.
  *
  * This pool does two things:
  * - It sends a cancel at once, on a connection of its own (opened for it, closed after), instead
@@ -32,19 +34,14 @@
  * its next statement cancelled; the cluster rebuilds that connection on an error.
  */
 import Pg from "pg"
-
-/** The statement @effect/sql-pg (0.53) sends to cancel an interrupted statement (PglitePool answers it too). */
-export const CANCEL_STATEMENT = /^SELECT pg_cancel_backend\((\d+)\)$/
-
-/** What the cancel statement answers when it finds nothing to stop. */
-export const NOTHING_CANCELLED = { rows: [{ pg_cancel_backend: false }] }
+import { CancelAnsweringPool, NOTHING_CANCELLED } from "./CancelAnsweringPool.ts"
 
 /** The backend process of a connection (set by `pg` when it connects; not in its types). */
 const processIdOf = (client: Pg.PoolClient): number | undefined => (client as { processID?: number }).processID
 
 type ConnectCallback = (err: Error | undefined, client: Pg.PoolClient | undefined, release: (release?: unknown) => void) => void
 
-export class CancelSafePool extends Pg.Pool {
+export class CancelSafePool extends CancelAnsweringPool {
   /** Every open connection, by its backend process. */
   readonly #byProcessId = new Map<number, Pg.PoolClient>()
   readonly #checkedOut = new Set<Pg.PoolClient>()
@@ -81,17 +78,8 @@ export class CancelSafePool extends Pg.Pool {
     })
   }
 
-  override query(...args: Array<any>): any {
-    const cancelled = typeof args[0] === "string" ? CANCEL_STATEMENT.exec(args[0]) : null
-    if (cancelled === null) return (super.query as (...args: Array<any>) => any)(...args)
-    const sent = this.#cancel(Number(cancelled[1]), args[0])
-    const callback = args[args.length - 1]
-    if (typeof callback !== "function") return sent
-    sent.then((result) => callback(undefined, result), (error) => callback(error))
-  }
-
   /** Cancels the statement of the connection to `processId`, when it is checked out: retired, and the cancel sent at once. */
-  #cancel(processId: number, statement: string): Promise<unknown> {
+  protected override answerCancel(processId: number, statement: string): Promise<unknown> {
     const client = this.#byProcessId.get(processId)
     if (client === undefined || !this.#checkedOut.has(client)) {
       // Nothing of the one who asked runs there any more: answered as a cancel that found nothing to stop.
