@@ -15,6 +15,7 @@ import { Interactions } from "./Interactions.ts"
 import { StreamTokens } from "./StreamTokens.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCalls } from "./ToolCalls.ts"
+import { TurnJournalPruningLive } from "./TurnJournalPruning.ts"
 import { TurnRecoveryLive } from "./TurnRecovery.ts"
 import { Turns } from "./Turns.ts"
 import { TurnSteps } from "./TurnSteps.ts"
@@ -35,5 +36,6 @@ export const RuntimeLive = Layer.mergeAll(
   Artifacts.Default,
   StreamTokens.Default,
   Timeline.Default,
-  TurnEngineLive
+  TurnEngineLive,
+  TurnJournalPruningLive
 ).pipe(Layer.provideMerge(WorkflowEngineLive))

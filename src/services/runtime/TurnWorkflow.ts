@@ -59,6 +59,9 @@ export const resolveSignal = (kind: SignalKind, toolCallId: ToolCallId, token: s
     value
   })
 
+/** The cluster's entity type of the turn workflow's executions (one entity per execution). */
+export const turnEntityType = EntityType.EntityType.make(`Workflow/${TurnWorkflow.name}`)
+
 /**
  * Whether a message to a turn's workflow is in the cluster's storage: sent once, it is delivered
  * (on whichever process holds the workflow's shard), so recovery need not send it again. The keys
@@ -70,7 +73,7 @@ const executionAddress = (executionId: string) =>
   Effect.map(Sharding.Sharding, (sharding) => {
     const entityId = EntityId.make(executionId)
     return EntityAddress.make({
-      entityType: EntityType.EntityType.make(`Workflow/${TurnWorkflow.name}`),
+      entityType: turnEntityType,
       entityId,
       shardId: sharding.getShardId(entityId, "default")
     })
