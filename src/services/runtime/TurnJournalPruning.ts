@@ -12,8 +12,8 @@
  * without one (another version of the engine) is never pruned.
  */
 import { MachineId, Singleton, Snowflake } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig.ts"
 import { withStartupLock } from "../../layers/StartupLock.ts"
 import { turnEntityType } from "./TurnWorkflow.ts"
@@ -21,7 +21,8 @@ import { turnEntityType } from "./TurnWorkflow.ts"
 /** How long a finished turn's journal is kept (for a look at it when something went wrong). */
 export const JOURNAL_RETENTION = Duration.hours(1)
 
-export const PRUNING_INTERVAL = Duration.minutes(5)
+/** How often the cluster's singleton prunes. */
+const PRUNING_INTERVAL = Duration.minutes(5)
 
 /** Executions pruned by one statement: a backlog is pruned in statements of this size. */
 const BATCH_SIZE = 500
@@ -37,23 +38,24 @@ export class TurnJournalPruning extends Effect.Service<TurnJournalPruning>()("Tu
       .pipe(Effect.orDie)
 
     /**
-     * Up to BATCH_SIZE executions whose turn ended, or is gone, before `retention` ago; how many.
+     * Up to BATCH_SIZE executions whose turn ended before the cutoff, or is gone; how many.
      * A run message is sent after its turn's row is committed, so one made after the cutoff (its
      * id, a snowflake, carries the time) belongs to a turn that cannot have ended before it: only
      * the messages older than the cutoff are read, through the primary key.
      */
-    const pruneBatch = (retention: Duration.Duration) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const cutoff = now - Duration.toMillis(retention)
-        const cutoffId = Snowflake.make({ timestamp: cutoff, machineId: MachineId.make(0), sequence: 0 })
-        return sql<{ executions: number }>`
+    const pruneBatchBefore = SqlSchema.single({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ executions: Schema.Int }),
+      execute: (cutoff) => {
+        const cutoffId = Snowflake.make({ timestamp: cutoff.getTime(), machineId: MachineId.make(0), sequence: 0 })
+        return sql`
           WITH finished AS (
             SELECT m.entity_id FROM cluster_messages m
             LEFT JOIN turns t ON t.id = m.payload::jsonb ->> 'turn_id'
             WHERE m.id < ${String(cutoffId)}::bigint
               AND m.entity_type = ${turnEntityType} AND m.tag = 'run' AND m.processed
               AND m.payload::jsonb ? 'turn_id'
-              AND (t.id IS NULL OR t.completed_at < ${new Date(cutoff)})
+              AND (t.id IS NULL OR t.completed_at < ${cutoff})
             LIMIT ${BATCH_SIZE}
           ), messages AS (
             DELETE FROM cluster_messages m USING finished
@@ -63,7 +65,13 @@ export class TurnJournalPruning extends Effect.Service<TurnJournalPruning>()("Tu
             DELETE FROM cluster_replies r USING messages WHERE r.request_id = messages.id
           )
           SELECT count(*)::int AS executions FROM finished`
-      }).pipe(Effect.map(([row]) => row.executions))
+      }
+    })
+    const pruneBatch = (retention: Duration.Duration) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => pruneBatchBefore(new Date(now - Duration.toMillis(retention)))),
+        Effect.map((row) => row.executions)
+      )
 
     /**
      * On Postgres, autovacuum makes the deleted rows' space reusable. The embedded database has no
@@ -94,7 +102,7 @@ export const TurnJournalPruningLive = Singleton.make(
   "AgentRuntime/TurnJournalPruning",
   Effect.flatMap(TurnJournalPruning, (pruning) => pruning.prune(JOURNAL_RETENTION)).pipe(
     Effect.tap((pruned) =>
-      pruned > 0 ? Effect.logInfo(`Pruned the workflow journals of ${pruned} finished turns`) : Effect.void
+      pruned > 0 ? Effect.logInfo(`Pruned the workflow journals of ${pruned} turns`) : Effect.void
     ),
     Effect.catchAllCause((cause) => Effect.logError("Pruning the workflow journals failed", cause)),
     Effect.delay(PRUNING_INTERVAL),
