@@ -1,7 +1,8 @@
 /**
  * The runtime capability (docs/runtime.md): the services of the agents API, and the turn engine
  * on the durable workflow engine: the turn workflow is registered first, then the recovery of
- * what a stopped process left unfinished runs, before the server listens.
+ * what a stopped process left unfinished runs, before the server listens. The pruning of finished
+ * turns' journals runs beside it (docs/runtime.md, "Pruning the engine's tables").
  */
 import { Layer } from "effect"
 import { WorkflowEngineLive } from "../../layers/WorkflowEngine.ts"
