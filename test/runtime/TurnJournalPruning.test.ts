@@ -1,8 +1,8 @@
 /**
  * The pruning of finished turns' workflow journals (src/services/runtime/TurnJournalPruning.ts):
  * a finished turn's rows in `cluster_messages` and `cluster_replies` go once its retention has
- * passed, and any turn's once the turn is gone with its project; an unfinished turn's stay, and
- * the turn goes on from them.
+ * passed, and any turn's once the turn is gone with its project (here with no retention); an
+ * unfinished turn's stay, and the turn goes on from them.
  */
 import { expect } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"

@@ -4,7 +4,7 @@
  * `cluster_messages` and `cluster_replies` for ever; a finished turn's are read by nothing: recovery
  * asks only about unfinished turns, and a resolution sent to a finished turn's workflow finds no
  * suspended run to resume. So the rows of a turn's execution are deleted JOURNAL_RETENTION after the
- * turn ended, or once its turn is gone with its project.
+ * turn ended, or, when the turn is gone with its project, JOURNAL_RETENTION after its run was sent.
  *
  * An execution is pruned only when its `run` message is processed: the engine marks it so in the
  * transaction that saves the run's reply, so nothing the engine is still writing is deleted. The
