@@ -2,15 +2,18 @@
  * Live output across processes (Postgres only): two server processes on one database, a stream
  * of each agent open on both; whichever process runs a turn, both streams get its text deltas
  * (no `id:`) before the stored model_output (LiveOutput through EventNotifications' pg_notify);
- * an answer too long for one notification arrives whole, in order.
+ * an answer too long for one notification arrives whole, in order. A process alone on its
+ * database sends no live output until another process says hello, which it answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { randomBytes } from "node:crypto"
+import pg from "pg"
 import type { Client } from "../../src/api/Client.ts"
+import { ANSWER_GRACE, CHANNEL } from "../../src/services/runtime/EventNotifications.ts"
 import { waitForShards } from "../support/ClusterShards.ts"
 import { type OpenStream, openEventStreamAt } from "../support/EventStreamClient.ts"
-import { eventually } from "../support/Polling.ts"
+import { eventually, until } from "../support/Polling.ts"
 import {
   killLeftoverServers,
   makeDataDir,
@@ -29,6 +32,8 @@ const TIMEOUT_MS = 180_000
 const AGENTS = 4
 const ANSWER = "one two three four five six seven eight"
 /** Over 12,000 characters streamed at once: one 50 ms batch, cut into notifications under 8000 bytes. */
+/** The secret key of every process of this file: they share one database. */
+const SECRET_KEY = randomBytes(32).toString("base64")
 const LONG = Array.from({ length: 1500 }, (_, index) => `wörd${index}😀\u0007`).join(" ")
 
 describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres only: set DATABASE_URL)", () => {
@@ -54,7 +59,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
     const env = {
       AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
       AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("live"),
-      AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64")
+      AGENT_PLATFORM_SECRET_KEY: SECRET_KEY
     }
     const slug = `live-${randomBytes(4).toString("hex")}`
     await Effect.runPromise(provider.script(Array.from({ length: AGENTS }, () => Reply.slowText(ANSWER, 40)), { model: slug }))
@@ -132,6 +137,81 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
     } finally {
       await Promise.all(streams.map((stream) => Effect.runPromise(stream.drop)))
       await Promise.all(servers.map((server) => server.stop()))
+    }
+  }, TIMEOUT_MS)
+
+  it("a process alone sends no live output; another's hello is answered, and the output follows", async () => {
+    const token = `alone-${randomBytes(16).toString("hex")}`
+    const slug = `alone-${randomBytes(4).toString("hex")}`
+    await Effect.runPromise(provider.script([Reply.text(ANSWER), Reply.text(LONG)], { model: slug }))
+    // The test listens as another process would, without saying it is there.
+    const listener = new pg.Client({ connectionString: process.env.DATABASE_URL })
+    await listener.connect()
+    const heard: Array<{ readonly at: number; readonly payload: string }> = []
+    listener.on("notification", (message) => heard.push({ at: Date.now(), payload: message.payload ?? "" }))
+    await listener.query(`LISTEN ${CHANNEL}`)
+    const fromServer = (rest: (value: string) => boolean) => (entry: { readonly payload: string }) => {
+      const separator = entry.payload.indexOf(" ")
+      return entry.payload.slice(0, separator) !== "peer" && rest(entry.payload.slice(separator + 1))
+    }
+    const isOutput = fromServer((rest) => rest.startsWith("{"))
+    const dataDir = makeDataDir(dataDirs[0])
+    dataDirs.push(dataDir)
+    let server: ServerProcess | undefined
+    try {
+      server = await startServer(dataDir, {
+        AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+        AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("alone"),
+        AGENT_PLATFORM_SECRET_KEY: SECRET_KEY
+      })
+      const baseUrl = server.baseUrl
+      const on = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
+      const agentPath = await on((client) =>
+        Effect.gen(function*() {
+          const org = yield* client.organizations.create({ payload: { name: "Alone" } })
+          const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+          const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
+          yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+          const config = yield* client.agentConfigs.create({
+            path: { orgID: org.id, projectID: project.id },
+            payload: { source: agentSource({ label: "alone" }), source_format: "yaml" }
+          })
+          const agent = yield* client.agents.create({ path: { orgID: org.id, projectID: project.id }, payload: { agent_config_id: config.id } })
+          return { orgID: org.id, projectID: project.id, agentID: agent.id }
+        }))
+      const runTurn = async (text: string, turns: number) => {
+        await on((client) => client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text }] } }))
+        await until(
+          () => on((client) => client.agents.listTurns({ path: agentPath, urlParams: {} })),
+          (page) => page.data.length === turns && page.data.every((turn) => turn.status === "completed"),
+          `turn ${turns} completed`
+        )
+      }
+
+      // The server's hello came; once its grace for answers is over, it counts itself alone.
+      await until(async () => heard.filter(fromServer((rest) => rest === "?")), (hellos) => hellos.length === 1, "the server's hello")
+      await new Promise((resolve) => setTimeout(resolve, Duration.toMillis(ANSWER_GRACE) + 500))
+      await runTurn("Alone", 1)
+      const wakeUps = heard.filter(fromServer((rest) => /^agt_\S+ \d+$/.test(rest)))
+      expect(wakeUps.length).toBeGreaterThanOrEqual(2)
+      expect(heard.filter(isOutput)).toEqual([])
+
+      // Another process says hello: the server answers with a heartbeat and sends its live output again.
+      const helloAt = Date.now()
+      await listener.query(`SELECT pg_notify('${CHANNEL}', 'peer ?')`)
+      await until(
+        async () => heard.filter((entry) => entry.at >= helloAt).filter(fromServer((rest) => rest === "")),
+        (answers) => answers.length >= 1,
+        "the server's answer to the hello",
+        5_000
+      )
+      await runTurn("Together", 2)
+      const output = heard.filter(isOutput).map((entry) => JSON.parse(entry.payload.slice(entry.payload.indexOf(" ") + 1)))
+      expect(output.length).toBeGreaterThanOrEqual(2)
+      expect(output.map((delta) => delta.delta).join("")).toBe(LONG)
+    } finally {
+      await listener.end()
+      await server?.stop()
     }
   }, TIMEOUT_MS)
 })

@@ -24,7 +24,14 @@
  * Live output (LiveOutput) travels the same way: `broadcast` sends pieces of JSON (each a
  * notification of its own, under Postgres' 8000-byte limit) outside any transaction, so they
  * arrive at once; on the same channel and connection as the wake-ups, so another process sees a
- * step's live output before the wake-up of the transaction that stores it.
+ * step's live output before the wake-up of the transaction that stores it. It is sent only while
+ * another process may be listening (`othersListening`): every process's heartbeat says it is
+ * there; a process that starts listening asks the others to answer at once (a hello), and counts
+ * them as there until it has heard its own hello and then waited ANSWER_GRACE for their answers.
+ * A process alone on its database sends no live output at all (docs/scale-out.md).
+ *
+ * Payloads on the channel: `<origin> <agent id> <last sequence>` (a wake-up), `<origin> {...}`
+ * (live output), `<origin> ` (a heartbeat) and `<origin> ?` (a hello, answered by a heartbeat).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Deferred, Duration, Effect, Exit, FiberId, Option, PubSub, type Queue, type Scope, Stream } from "effect"
@@ -39,6 +46,18 @@ import { AgentsRepository } from "./AgentsRepository.ts"
 export const CHANNEL = "agent_events"
 export const HEARTBEAT_INTERVAL = Duration.seconds(10)
 
+/** Another process counts as listening until this long after it was last heard (three heartbeats). */
+export const PEER_TIMEOUT = Duration.times(HEARTBEAT_INTERVAL, 3)
+
+/** How long a process that has started listening waits for the others to answer its hello. */
+export const ANSWER_GRACE = Duration.seconds(2)
+
+/** How often a new LISTEN connection sends a heartbeat until it hears its own. */
+const CONFIRM_INTERVAL = Duration.millis(100)
+
+/** The rest of a hello: "I have started listening; answer with a heartbeat". */
+const HELLO = "?"
+
 /** How often the agents with waiters are read, in case a notification was missed. */
 export const CATCH_UP_INTERVAL = Duration.seconds(5)
 
@@ -51,24 +70,64 @@ export type Wake = ReadonlyArray<AgentEvent> | undefined
 /** Where a process's notifications go: the agent, and its last sequence when the notice names it. */
 type Notified = (agentId: AgentId, lastSequence: number | undefined) => Effect.Effect<void>
 
-/** What a process hears from the others: wake-ups (`notified`) and live output (`broadcasts`, JSON). */
+/**
+ * Whether another process may be listening: assumed while this process's LISTEN connection is
+ * not yet known to hear everything, and during ANSWER_GRACE after its hello; then only when
+ * another process was heard within PEER_TIMEOUT.
+ */
+class OtherProcesses {
+  private lastHeard = Number.NEGATIVE_INFINITY
+  /** When this process's current LISTEN connection heard its own hello; undefined until then. */
+  private helloHeardAt: number | undefined = undefined
+
+  heard() {
+    this.lastHeard = Date.now()
+  }
+  listening() {
+    this.helloHeardAt = undefined
+  }
+  helloHeard() {
+    this.helloHeardAt = Date.now()
+  }
+  mayBeListening(): boolean {
+    const now = Date.now()
+    return this.helloHeardAt === undefined ||
+      now - this.helloHeardAt < Duration.toMillis(ANSWER_GRACE) ||
+      now - this.lastHeard < Duration.toMillis(PEER_TIMEOUT)
+  }
+}
+
+/** What a process hears from the others: wake-ups (`notified`), live output (`broadcasts`, JSON), and that they are there. */
 interface Listeners {
   readonly notified: Notified
   readonly broadcasts: PubSub.PubSub<string>
+  readonly others: OtherProcesses
 }
 
-/** Listens until the connection stops echoing this process's own notifications; then returns. */
+/**
+ * Listens until the connection stops echoing this process's own notifications; then returns.
+ * First it sends heartbeats until it hears one (from then on the connection hears everything),
+ * then a hello, which the other processes answer with a heartbeat each.
+ */
 const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Listeners) =>
   Effect.scoped(Effect.gen(function*() {
-    let lastOwnNotice = Date.now()
+    const scope = yield* Effect.scope
+    // Not `sql.notify`: it sends `NOTIFY channel, $1`, which Postgres refuses (NOTIFY takes no parameters).
+    const send = (rest: string) => Effect.ignore(sql`SELECT pg_notify(${CHANNEL}, ${`${origin} ${rest}`})`)
+    let lastOwnNotice = 0
+    let helloSent = false
+    listeners.others.listening()
     yield* sql.listen(CHANNEL).pipe(
       Stream.runForEach((payload) => {
         const separator = payload.indexOf(" ")
+        const rest = payload.slice(separator + 1)
         if (payload.slice(0, separator) === origin) {
           lastOwnNotice = Date.now()
+          if (helloSent && rest === HELLO) listeners.others.helloHeard()
           return Effect.void
         }
-        const rest = payload.slice(separator + 1)
+        listeners.others.heard()
+        if (rest === HELLO) return Effect.asVoid(Effect.forkIn(send(""), scope))
         if (rest.startsWith("{")) return PubSub.publish(listeners.broadcasts, rest)
         const [agentId, sequence] = rest.split(" ")
         if (agentId === undefined || agentId === "") return Effect.void
@@ -77,11 +136,18 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Lis
       }),
       Effect.forkScoped
     )
-    yield* Effect.sleep(HEARTBEAT_INTERVAL)
+    const confirmBy = Date.now() + Duration.toMillis(HEARTBEAT_INTERVAL)
+    while (lastOwnNotice === 0) {
+      if (Date.now() > confirmBy) return
+      yield* send("")
+      yield* Effect.sleep(CONFIRM_INTERVAL)
+    }
+    helloSent = true
+    yield* send(HELLO)
     while (true) {
+      yield* Effect.sleep(HEARTBEAT_INTERVAL)
       const sentAt = Date.now()
-      // Not `sql.notify`: it sends `NOTIFY channel, $1`, which Postgres refuses (NOTIFY takes no parameters).
-      yield* Effect.ignore(sql`SELECT pg_notify(${CHANNEL}, ${`${origin} `})`)
+      yield* send("")
       yield* Effect.sleep(HEARTBEAT_INTERVAL)
       if (lastOwnNotice < sentAt) return
     }
@@ -153,7 +219,11 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     )
 
     const broadcasts = yield* PubSub.sliding<string>(4096)
-    if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts })
+    const others = new OtherProcesses()
+    if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts, others })
+
+    /** Whether another process may hear a `broadcast` now (never on the embedded database). */
+    const othersListening = (): boolean => shared && others.mayBeListening()
 
     /** Wakes this process's waiters for these agents with the events just committed (in sequence order). */
     const wake = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>): Effect.Effect<void> =>
@@ -211,7 +281,7 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     /** What the other processes broadcast. */
     const subscribeBroadcasts: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
 
-    return { wake, notice, lastKnown, nextWake, shared, broadcast, subscribeBroadcasts } as const
+    return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, subscribeBroadcasts } as const
   }),
   dependencies: [AgentsRepository.Default]
 }) {}

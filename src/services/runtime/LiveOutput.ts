@@ -4,7 +4,8 @@
  *
  * - This process: each delta is handed at once to the listeners of its agent, the streams of
  *   that agent that are open (a delta nobody watches costs a map lookup).
- * - Other processes (Postgres): the deltas of every model call of this process gathered over
+ * - Other processes (Postgres, while another may be listening: a process alone on its database
+ *   sends none): the deltas of every model call of this process gathered over
  *   FLUSH_INTERVAL (from the first one waiting) go out together through
  *   EventNotifications.broadcast: one statement per interval for the whole process, none per
  *   delta, neither a statement nor a wake-up while nothing streams; consecutive deltas of one
@@ -96,7 +97,7 @@ export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
         const emit: EmitDelta = (kind, text) => {
           if (text === "") return
           const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
-          if (notifications.shared) {
+          if (notifications.othersListening()) {
             pending.push(delta)
             waiting.unsafeOpen()
           }
