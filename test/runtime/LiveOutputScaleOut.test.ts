@@ -3,7 +3,8 @@
  * of each agent open on both; whichever process runs a turn, both streams get its text deltas
  * (no `id:`) before the stored model_output (LiveOutput through EventNotifications' pg_notify);
  * an answer too long for one notification arrives whole, in order. A process alone on its
- * database sends no live output until another process says hello, which it answers.
+ * database sends neither wake-ups nor live output until another process says hello, which it
+ * answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
@@ -140,7 +141,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
     }
   }, TIMEOUT_MS)
 
-  it("a process alone sends no live output; another's hello is answered, and the output follows", async () => {
+  it("a process alone sends neither wake-ups nor live output; another's hello is answered, and both follow", async () => {
     const token = `alone-${randomBytes(16).toString("hex")}`
     const slug = `alone-${randomBytes(4).toString("hex")}`
     await Effect.runPromise(provider.script([Reply.text(ANSWER), Reply.text(LONG)], { model: slug }))
@@ -155,6 +156,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
       return entry.payload.slice(0, separator) !== "peer" && rest(entry.payload.slice(separator + 1))
     }
     const isOutput = fromServer((rest) => rest.startsWith("{"))
+    const isWakeUp = fromServer((rest) => /^agt_\S+ \d+$/.test(rest))
     const dataDir = makeDataDir(dataDirs[0])
     dataDirs.push(dataDir)
     let server: ServerProcess | undefined
@@ -192,11 +194,10 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
       await until(async () => heard.filter(fromServer((rest) => rest === "?")), (hellos) => hellos.length === 1, "the server's hello")
       await new Promise((resolve) => setTimeout(resolve, Duration.toMillis(ANSWER_GRACE) + 500))
       await runTurn("Alone", 1)
-      const wakeUps = heard.filter(fromServer((rest) => /^agt_\S+ \d+$/.test(rest)))
-      expect(wakeUps.length).toBeGreaterThanOrEqual(2)
+      expect(heard.filter(isWakeUp)).toEqual([])
       expect(heard.filter(isOutput)).toEqual([])
 
-      // Another process says hello: the server answers with a heartbeat and sends its live output again.
+      // Another process says hello: the server answers with a heartbeat and sends both again.
       const helloAt = Date.now()
       await listener.query(`SELECT pg_notify('${CHANNEL}', 'peer ?')`)
       await until(
@@ -206,6 +207,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
         5_000
       )
       await runTurn("Together", 2)
+      expect(heard.filter(isWakeUp).length).toBeGreaterThanOrEqual(2)
       const output = heard.filter(isOutput).map((entry) => JSON.parse(entry.payload.slice(entry.payload.indexOf(" ") + 1)))
       expect(output.length).toBeGreaterThanOrEqual(2)
       expect(output.map((delta) => delta.delta).join("")).toBe(LONG)

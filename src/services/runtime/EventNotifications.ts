@@ -9,13 +9,14 @@
  * - The last committed sequence of each agent that this process knows of (the highest it was
  *   told, by its own appends or by another process's notification; bounded, least recently
  *   told forgotten first): a stream that has sent up to it waits without reading again.
- * - Postgres (any number of processes): the statement that inserts events also runs
- *   `pg_notify` (`notice`), which Postgres delivers when the transaction commits, to every
- *   process listening, with the agent's last sequence. Each process LISTENs on one connection
- *   and wakes its waiters for what other processes appended; its own notifications (it woke its
- *   waiters itself) prove the LISTEN connection alive. A heartbeat
- *   notification every HEARTBEAT_INTERVAL checks that; when one does not come back, the listener
- *   is started again on a new connection. The catch-up read remains the safety net meanwhile.
+ * - Postgres (any number of processes): while another process may be listening, the statement
+ *   that inserts events also runs `pg_notify` (`notice`), which Postgres delivers when the
+ *   transaction commits, to every process listening, with the agent's last sequence. Each
+ *   process LISTENs on one connection and wakes its waiters for what other processes appended;
+ *   its own notifications (it woke its waiters itself) prove the LISTEN connection alive. A
+ *   heartbeat notification every HEARTBEAT_INTERVAL checks that; when one does not come back, the
+ *   listener is started again on a new connection. The catch-up read remains the safety net
+ *   meanwhile.
  * - The safety net under all of it: every CATCH_UP_INTERVAL one read of the last sequences of
  *   the agents that have waiters; the waiters of an agent whose timeline went further than this
  *   process knew (a notification missed) are woken to read it. One read for all the streams of
@@ -24,11 +25,13 @@
  * Live output (LiveOutput) travels the same way: `broadcast` sends pieces of JSON (each a
  * notification of its own, under Postgres' 8000-byte limit) outside any transaction, so they
  * arrive at once; on the same channel and connection as the wake-ups, so another process sees a
- * step's live output before the wake-up of the transaction that stores it. It is sent only while
- * another process may be listening (`othersListening`): every process's heartbeat says it is
- * there; a process that starts listening asks the others to answer at once (a hello), and counts
- * them as there until it has heard its own hello and then waited ANSWER_GRACE for their answers.
- * A process alone on its database sends no live output at all (docs/scale-out.md).
+ * step's live output before the wake-up of the transaction that stores it.
+ *
+ * Both are sent only while another process may be listening (`othersListening`): every
+ * process's heartbeat says it is there; a process that starts listening asks the others to
+ * answer at once (a hello), and counts them as there until it has heard its own hello and then
+ * waited ANSWER_GRACE for their answers. A process alone on its database sends neither
+ * (docs/scale-out.md); only its heartbeats.
  *
  * Payloads on the channel: `<origin> <agent id> <last sequence>` (a wake-up), `<origin> {...}`
  * (live output), `<origin> ` (a heartbeat) and `<origin> ?` (a hello, answered by a heartbeat).
@@ -238,10 +241,11 @@ export class EventNotifications extends Effect.Service<EventNotifications>()("Ev
     /**
      * The notification that tells the other processes, when the appending transaction commits,
      * that the agent has events up to its last sequence: sent by the statement that appends them
-     * (AgentEventsRepository.append, which adds the sequence). None on the embedded database (one
-     * process).
+     * (AgentEventsRepository.append, which adds the sequence). None while no other process may be
+     * listening (always on the embedded database).
      */
-    const notice = (agentId: AgentId): Notice | null => shared ? { channel: CHANNEL, prefix: `${origin} ${agentId}` } : null
+    const notice = (agentId: AgentId): Notice | null =>
+      othersListening() ? { channel: CHANNEL, prefix: `${origin} ${agentId}` } : null
 
     /** The highest sequence of the agent this process knows to be committed, if it knows one. */
     const lastKnown = (agentId: AgentId): number | undefined => known.get(agentId)
