@@ -24,7 +24,10 @@
  *   out, it is closed when released, never handed out again, so even a cancel that could not be
  *   delivered in time finds its process gone.
  * A cancel of a connection that is not checked out is not sent: nothing of the one who asked
- * runs there any more.
+ * runs there any more. Cancels of one backend asked while one is on its way share it (one
+ * connection, not one each): @effect/cluster sends its ~300 shard releases at once on its one
+ * lock connection at shutdown, where `pg` queues them, and interrupts them together; each used to
+ * open a connection of its own, 300 in a second, enough to exhaust `max_connections`.
  *
  * What is left: a statement that completes in the instant its fiber is interrupted releases its
  * connection before the cancel is asked for; if another fiber has taken it in between, that
@@ -47,6 +50,8 @@ export class CancelSafePool extends CancelAnsweringPool {
   readonly #checkedOut = new Set<Pg.PoolClient>()
   /** Connections a cancel was asked for while they were checked out: closed when released. */
   readonly #retiring = new WeakSet<Pg.PoolClient>()
+  /** The cancel on its way to each backend: the cancels asked meanwhile share it. */
+  readonly #cancelling = new Map<number, Promise<unknown>>()
 
   constructor(config?: Pg.PoolConfig) {
     super(config)
@@ -86,7 +91,11 @@ export class CancelSafePool extends CancelAnsweringPool {
       return Promise.resolve(NOTHING_CANCELLED)
     }
     this.#retiring.add(client)
-    return this.#sendAtOnce(statement)
+    const inFlight = this.#cancelling.get(processId)
+    if (inFlight !== undefined) return inFlight
+    const sent = this.#sendAtOnce(statement).finally(() => this.#cancelling.delete(processId))
+    this.#cancelling.set(processId, sent)
+    return sent
   }
 
   /** Runs `statement` on a connection opened for it alone, closed after. */

@@ -10,6 +10,9 @@
  * to user request"); here it completes. The same on a reserved connection, whose holder goes on
  * with its next statement once @effect/sql-pg has given up waiting for the cancel.
  *
+ * Cancels of many statements queued on one connection (the cluster's shard releases at shutdown)
+ * share one cancel connection instead of opening one each.
+ *
  * On the embedded database, a cancel has nothing to stop (PGlite runs each statement to its end),
  * but @effect/sql-pg waited up to 5 s for it on the pool's one connection, which an interrupted
  * transaction holds: every other statement waited with it. Its pool answers cancels at once.
@@ -60,6 +63,26 @@ describe.skipIf(usesEmbeddedDatabase)("cancelled statements (Postgres only)", ()
       const next = yield* reserved.execute("SELECT 'done' AS done FROM pg_sleep(3)", [], undefined).pipe(Effect.either)
       expect(next._tag === "Right" ? next.right : String(next.left.cause)).toEqual([{ done: "done" }])
       yield* Fiber.join(busy)
+    }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(testConfig()))), Effect.scoped), 30_000)
+
+  it.live("the cancels of many statements queued on one connection share one cancel connection", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const sessions = Effect.map(
+        sql<{ sessions: number }>`SELECT sessions::int AS sessions FROM pg_stat_database WHERE datname = current_database()`,
+        (rows) => rows[0].sessions
+      )
+      const reserved = yield* sql.reserve
+      const before = yield* sessions
+      // Queued by pg on the one connection, as the cluster's shard releases are at shutdown.
+      const queued = yield* Effect.forkAll(Array.from({ length: 50 }, () => reserved.execute("SELECT pg_sleep(0.2)", [], undefined)))
+      yield* Effect.sleep("100 millis")
+      yield* Fiber.interrupt(queued)
+      // Sessions are counted when they end.
+      yield* Effect.sleep("500 millis")
+      const opened = (yield* sessions) - before
+      expect(opened).toBeGreaterThanOrEqual(1)
+      expect(opened).toBeLessThanOrEqual(5)
     }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(testConfig()))), Effect.scoped), 30_000)
 })
 
