@@ -11,6 +11,15 @@ import pg from "pg"
 
 const SHARDS = 300
 
+/**
+ * The shard locks granted in this database. Advisory locks are per database, and pg_locks shows
+ * every database's: test files run side by side, each on a database of its own, so another
+ * file's cluster must not count.
+ */
+const THIS_DATABASE_SHARD_LOCKS = `locktype = 'advisory' AND granted AND classid = 0
+  AND objid BETWEEN 1000001 AND ${1_000_000 + SHARDS}
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+
 const clusterState = async (databaseUrl: string) => {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
@@ -18,7 +27,7 @@ const clusterState = async (databaseUrl: string) => {
     const runners = await client.query("SELECT count(*)::int AS n FROM cluster_runners WHERE healthy")
     const locks = await client.query(`
       SELECT count(*)::int AS shards, count(DISTINCT pid)::int AS holders FROM pg_locks
-      WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid BETWEEN 1000001 AND ${1_000_000 + SHARDS}`)
+      WHERE ${THIS_DATABASE_SHARD_LOCKS}`)
     return { runners: runners.rows[0].n as number, ...(locks.rows[0] as { shards: number; holders: number }) }
   } catch {
     // The cluster's tables do not exist before the first runner has started.
@@ -57,7 +66,7 @@ export const describeClusterState = async (databaseUrl: string) => {
       FROM cluster_messages m WHERE NOT m.processed ORDER BY m.rowid`)
     const locks = await client.query(`
       SELECT pid, count(*)::int AS shards FROM pg_locks
-      WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid BETWEEN 1000001 AND ${1_000_000 + SHARDS}
+      WHERE ${THIS_DATABASE_SHARD_LOCKS}
       GROUP BY pid`)
     return [
       `runners: ${JSON.stringify(runners.rows)}`,
