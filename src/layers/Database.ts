@@ -22,6 +22,7 @@ import { CancelSafePool } from "./CancelSafePool.ts"
 import { prepareDataDir } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
 import { PglitePool } from "./PglitePool.ts"
+import { PreparingClient } from "./PreparedStatements.ts"
 import { isAlive } from "./ProcessLiveness.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
@@ -173,10 +174,16 @@ const embedded = (dataDir: string) =>
 /** Connections to a Postgres server per process. */
 const POSTGRES_POOL_SIZE = 10
 
-/** The pool for a Postgres server at `url`. */
+/** The pool for a Postgres server at `url`: its connections prepare their statements (PreparedStatements.ts). */
 const postgresPool = (url: Redacted.Redacted) =>
   checkedPool(() =>
-    new CancelSafePool({ connectionString: Redacted.value(url), max: POSTGRES_POOL_SIZE, application_name: "@effect/sql-pg", types })
+    new CancelSafePool({
+      connectionString: Redacted.value(url),
+      max: POSTGRES_POOL_SIZE,
+      application_name: "@effect/sql-pg",
+      types,
+      Client: PreparingClient
+    })
   )
 
 /** Which database `config` names, for the start-up log: never the password. */

@@ -1,0 +1,69 @@
+/**
+ * Prepared statements for a Postgres server: the `pg` client of every pooled connection names
+ * each statement with parameters, so Postgres parses and analyzes it once per connection (and,
+ * by its own rule, may keep a generic plan after five runs) instead of at every run. Only Bind
+ * and Execute go over the wire for a statement the connection has prepared. A turn's statements
+ * are the same few dozen texts over and over; this takes about two fifths of Postgres's CPU per
+ * turn away (docs/performance.md, "Prepared statements").
+ *
+ * - A statement without parameters goes as it is (the simple protocol, which also carries
+ *   several statements in one text: the migrations).
+ * - Names are given to the first MAX_PREPARED_TEXTS distinct texts of the process; texts beyond
+ *   those go unnamed, so a connection never holds more prepared statements than that, whatever
+ *   builds its SQL (lists of varying length, say).
+ * - A prepared statement that reads a table whole (`SELECT *`, `RETURNING *`) fails with
+ *   0A000 "cached plan must not change result type" once the table's columns change: a newer
+ *   process's migration, in a rolling upgrade. The connection then forgets all it prepared
+ *   (its names change) and prepares again as it goes. The statement is run again at once when it
+ *   was alone (not in a transaction); in a transaction it fails, and with it the transaction,
+ *   once per connection.
+ */
+import Pg from "pg"
+
+/** The most distinct statement texts a process names (and so prepares on each connection). */
+export const MAX_PREPARED_TEXTS = 1_000
+
+/** Each named text's number, shared by the process's connections. */
+const numbers = new Map<string, number>()
+
+const numberOf = (text: string): number | undefined => {
+  const known = numbers.get(text)
+  if (known !== undefined || numbers.size >= MAX_PREPARED_TEXTS) return known
+  numbers.set(text, numbers.size)
+  return numbers.size - 1
+}
+
+/** A prepared statement that a change of its table's columns made stale (see above). */
+const isStalePlan = (error: unknown) => (error as { code?: unknown } | undefined)?.code === "0A000"
+
+type Callback = (error: Error | undefined, result: unknown) => void
+
+export class PreparingClient extends Pg.Client {
+  /** Part of every name this connection gives: a new one after a stale plan, so all are prepared again. */
+  #generation = 0
+
+  override query(...args: Array<any>): any {
+    const [first, second, third] = args
+    const config: Pg.QueryConfig | undefined = typeof first === "string"
+      ? (Array.isArray(second) ? { text: first, values: second } : undefined)
+      : (first !== null && typeof first === "object" && typeof first.submit !== "function" && first.name === undefined
+        ? first
+        : undefined)
+    const callback: Callback | undefined = typeof first === "string" ? third : second
+    const number = config === undefined || (config.values?.length ?? 0) === 0 || typeof callback !== "function"
+      ? undefined
+      : numberOf(config.text)
+    if (number === undefined) return (super.query as (...args: Array<any>) => any)(...args)
+    const alone = this.getTransactionStatus() === "I"
+    const run = (retried: boolean) => {
+      const generation = this.#generation
+      super.query({ ...config!, name: `p${number}g${generation}` }, (error: Error | undefined, result: unknown) => {
+        if (error === undefined || !isStalePlan(error)) return callback!(error, result)
+        if (this.#generation === generation) this.#generation++
+        if (alone && !retried) return run(true)
+        callback!(error, result)
+      })
+    }
+    run(false)
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * On a Postgres server, every connection prepares its statements with parameters once and runs
+ * them by name after (src/layers/PreparedStatements.ts); a change of a table's columns (a newer
+ * process's migration) does not leave a connection failing on the statements it prepared before.
+ * Postgres's own view of a session's prepared statements (`pg_prepared_statements`) says what
+ * was prepared and how often it ran.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { DatabaseLive } from "../../src/layers/Database.ts"
+import { MAX_PREPARED_TEXTS } from "../../src/layers/PreparedStatements.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
+import { testConfig } from "../support/TestApp.ts"
+
+interface Prepared {
+  readonly name: string
+  readonly statement: string
+  readonly runs: number
+}
+
+const database = DatabaseLive.pipe(Layer.provide(testConfig()))
+
+describe.skipIf(usesEmbeddedDatabase)("prepared statements (Postgres only)", () => {
+  it.live("a statement with parameters is prepared once on a connection and run by name after; one without is not", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const connection = yield* sql.reserve
+      for (const n of [1, 2, 3]) {
+        expect(yield* connection.execute("SELECT $1::int + 1 AS n", [n], undefined)).toEqual([{ n: n + 1 }])
+      }
+      yield* connection.execute("SELECT 'no parameters' AS text", [], undefined)
+      const prepared = (yield* connection.execute(
+        "SELECT name, statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements",
+        [],
+        undefined
+      )) as ReadonlyArray<Prepared>
+      expect(prepared).toEqual([{ name: expect.stringMatching(/^p\d+g0$/), statement: "SELECT $1::int + 1 AS n", runs: 3 }])
+    }).pipe(Effect.provide(database), Effect.scoped), 30_000)
+
+  it.live("after a table's columns change, a statement alone runs again at once; in a transaction it fails once, then the connection prepares again", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE widened (id int PRIMARY KEY)`
+      yield* sql`INSERT INTO widened (id) VALUES (1)`
+      const connection = yield* sql.reserve
+      const readWhole = connection.execute("SELECT * FROM widened WHERE id = $1", [1], undefined)
+      expect(yield* readWhole).toEqual([{ id: 1 }])
+
+      // Another session (a newer process's migration) adds a column.
+      yield* sql`ALTER TABLE widened ADD COLUMN label text`
+      expect(yield* readWhole).toEqual([{ id: 1, label: null }])
+
+      yield* sql`ALTER TABLE widened ADD COLUMN size int`
+      yield* connection.execute("BEGIN", [], undefined)
+      const inTransaction = yield* Effect.flip(readWhole)
+      expect(String((inTransaction.cause as { code?: string }).code)).toBe("0A000")
+      yield* connection.execute("ROLLBACK", [], undefined)
+      expect(yield* readWhole).toEqual([{ id: 1, label: null, size: null }])
+      yield* connection.execute("BEGIN", [], undefined)
+      expect(yield* readWhole).toEqual([{ id: 1, label: null, size: null }])
+      yield* connection.execute("COMMIT", [], undefined)
+    }).pipe(Effect.provide(database), Effect.scoped), 30_000)
+
+  // Last: the texts it names are the process's, so the tests after it would run unprepared.
+  it.live(`a process names at most ${MAX_PREPARED_TEXTS} distinct texts; the ones after run unprepared`, () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const connection = yield* sql.reserve
+      for (let k = 0; k <= MAX_PREPARED_TEXTS; k++) {
+        yield* connection.execute(`SELECT $1::int + ${k} AS n`, [1], undefined)
+      }
+      const [{ prepared, last }] = (yield* connection.execute(
+        `SELECT count(*)::int AS prepared, count(*) FILTER (WHERE statement = 'SELECT $1::int + ${MAX_PREPARED_TEXTS} AS n')::int AS last
+         FROM pg_prepared_statements`,
+        [],
+        undefined
+      )) as ReadonlyArray<{ prepared: number; last: number }>
+      expect(prepared).toBeLessThanOrEqual(MAX_PREPARED_TEXTS)
+      expect(prepared).toBeGreaterThan(MAX_PREPARED_TEXTS / 2)
+      expect(last).toBe(0)
+    }).pipe(Effect.provide(database), Effect.scoped), 30_000)
+})
