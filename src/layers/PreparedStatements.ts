@@ -38,30 +38,36 @@ const isStalePlan = (error: unknown) => (error as { code?: unknown } | undefined
 
 type Callback = (error: Error | undefined, result: unknown) => void
 
+/**
+ * The statement of a `query` call that may be named, with its callback: text with parameters,
+ * given as (text, values, callback) or (config, callback), as @effect/sql-pg calls it. Anything
+ * else (no parameters, a promise wanted, a cursor, a name given) is passed on as it is.
+ */
+const nameable = (args: ReadonlyArray<any>): { readonly config: Pg.QueryConfig; readonly callback: Callback } | undefined => {
+  const [first, second, third] = args
+  const [config, callback] = typeof first === "string"
+    ? [Array.isArray(second) ? { text: first, values: second } : undefined, third]
+    : [first !== null && typeof first === "object" && typeof first.submit !== "function" && first.name === undefined ? first : undefined, second]
+  return config !== undefined && (config.values?.length ?? 0) > 0 && typeof callback === "function" ? { config, callback } : undefined
+}
+
 export class PreparingClient extends Pg.Client {
   /** Part of every name this connection gives: a new one after a stale plan, so all are prepared again. */
   #generation = 0
 
   override query(...args: Array<any>): any {
-    const [first, second, third] = args
-    const config: Pg.QueryConfig | undefined = typeof first === "string"
-      ? (Array.isArray(second) ? { text: first, values: second } : undefined)
-      : (first !== null && typeof first === "object" && typeof first.submit !== "function" && first.name === undefined
-        ? first
-        : undefined)
-    const callback: Callback | undefined = typeof first === "string" ? third : second
-    const number = config === undefined || (config.values?.length ?? 0) === 0 || typeof callback !== "function"
-      ? undefined
-      : numberOf(config.text)
-    if (number === undefined) return (super.query as (...args: Array<any>) => any)(...args)
+    const statement = nameable(args)
+    const number = statement === undefined ? undefined : numberOf(statement.config.text)
+    if (statement === undefined || number === undefined) return (super.query as (...args: Array<any>) => any)(...args)
+    const { callback, config } = statement
     const alone = this.getTransactionStatus() === "I"
     const run = (retried: boolean) => {
       const generation = this.#generation
-      super.query({ ...config!, name: `p${number}g${generation}` }, (error: Error | undefined, result: unknown) => {
-        if (error === undefined || !isStalePlan(error)) return callback!(error, result)
+      super.query({ ...config, name: `p${number}g${generation}` }, (error: Error | undefined, result: unknown) => {
+        if (error === undefined || !isStalePlan(error)) return callback(error, result)
         if (this.#generation === generation) this.#generation++
         if (alone && !retried) return run(true)
-        callback!(error, result)
+        callback(error, result)
       })
     }
     run(false)
