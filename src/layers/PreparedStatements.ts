@@ -9,12 +9,13 @@
  * - A statement without parameters goes as it is (the simple protocol, which also carries
  *   several statements in one text: the migrations).
  * - Names are given to the first MAX_PREPARED_TEXTS distinct texts of the process; texts beyond
- *   those go unnamed, so a connection never holds more prepared statements than that, whatever
- *   builds its SQL (lists of varying length, say).
+ *   those go unnamed, so a connection holds at most that many prepared statements of a generation
+ *   (below), whatever builds its SQL (lists of varying length, say).
  * - A prepared statement that reads a table whole (`SELECT *`, `RETURNING *`) fails with
  *   0A000 "cached plan must not change result type" once the table's columns change: a newer
- *   process's migration, in a rolling upgrade. The connection then forgets all it prepared
- *   (its names change) and prepares again as it goes. The statement is run again at once when it
+ *   process's migration, in a rolling upgrade. The connection then starts a new generation of
+ *   names and prepares again as it goes (the old generation's statements stay in the session
+ *   until it closes). The statement is run again at once when it
  *   was alone (not in a transaction); in a transaction it fails, and with it the transaction,
  *   once per connection.
  */
