@@ -15,9 +15,8 @@
  *   0A000 "cached plan must not change result type" once the table's columns change: a newer
  *   process's migration, in a rolling upgrade. The connection then starts a new generation of
  *   names and prepares again as it goes (the old generation's statements stay in the session
- *   until it closes). The statement is run again at once when it
- *   was alone (not in a transaction); in a transaction it fails, and with it the transaction,
- *   once per connection.
+ *   until it closes). The statement is run again at once when it was alone (not in a
+ *   transaction); in a transaction it fails, and with it the transaction, once per connection.
  */
 import Pg from "pg"
 
@@ -34,8 +33,15 @@ const numberOf = (text: string): number | undefined => {
   return numbers.size - 1
 }
 
-/** A prepared statement that a change of its table's columns made stale (see above). */
-const isStalePlan = (error: unknown) => (error as { code?: unknown } | undefined)?.code === "0A000"
+/**
+ * A prepared statement that a change of its table's columns made stale (see above): 0A000 from
+ * Postgres's revalidation of a cached plan, before the statement ran (the routine is named, not
+ * the message, which the server's language setting translates).
+ */
+const isStalePlan = (error: unknown) => {
+  const { code, routine } = (error ?? {}) as { code?: unknown; routine?: unknown }
+  return code === "0A000" && routine === "RevalidateCachedQuery"
+}
 
 type Callback = (error: Error | undefined, result: unknown) => void
 
