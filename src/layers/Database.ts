@@ -2,7 +2,8 @@
  * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
  * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
  * stream (PgliteConnection.ts). PGlite is a single session, so its pool (PglitePool.ts) holds
- * exactly one connection (docs/operations.md). On shutdown the pool closes first, then PGlite
+ * exactly one connection (docs/operations.md). On both, every connection prepares its statements
+ * with parameters (PreparedStatements.ts). On shutdown the pool closes first, then PGlite
  * flushes and closes, so the data directory is never left half-written.
  *
  * PGlite must never be opened by two processes at once (both would write the same files): the
@@ -166,7 +167,18 @@ const embedded = (dataDir: string) =>
         Effect.promise(() => PGlite.create(location)),
         (db) => Effect.promise(() => db.close())
       )
-      const pool = () => new PglitePool({ stream: pgliteConnections(db), max: 1, user: "postgres", database: "postgres", types })
+      // Its one connection stays open when idle (in the process, it holds nothing a close would
+      // free) and keeps the statements it prepared.
+      const pool = () =>
+        new PglitePool({
+          stream: pgliteConnections(db),
+          max: 1,
+          idleTimeoutMillis: 0,
+          user: "postgres",
+          database: "postgres",
+          types,
+          Client: PreparingClient
+        })
       return PgClient.layerFromPool({ acquire: checkedPool(pool), types })
     })
   )
@@ -174,7 +186,7 @@ const embedded = (dataDir: string) =>
 /** Connections to a Postgres server per process. */
 const POSTGRES_POOL_SIZE = 10
 
-/** The pool for a Postgres server at `url`: its connections prepare their statements (PreparedStatements.ts). */
+/** The pool for a Postgres server at `url`. */
 const postgresPool = (url: Redacted.Redacted) =>
   checkedPool(() =>
     new CancelSafePool({

@@ -17,8 +17,15 @@
  *
  * The driver sends an SSL request only when SSL is asked for (it never is here): it is answered
  * "no" as a server without SSL would. A cancel request has nothing to stop (PGlite runs one
- * statement at a time, to its end) and is dropped. A connection that ends inside a transaction
- * rolls it back, as a server does for a client that goes away.
+ * statement at a time, to its end) and is dropped.
+ *
+ * PGlite is one session, whatever the number of connections to it, and keeps its state from one
+ * connection to the next. Each connection gets a session as a server's would be new: when it
+ * starts, a transaction left open is rolled back and the prepared statements are deallocated (a
+ * new `pg` client knows of none, and would fail to prepare a name that is still there:
+ * PreparedStatements.ts). A connection that ends inside a transaction rolls it back, as a
+ * server does for a client that goes away, unless another connection has started since: the
+ * session is that one's.
  */
 import type { PGlite } from "@electric-sql/pglite"
 import { Duplex } from "node:stream"
@@ -26,6 +33,9 @@ import { Duplex } from "node:stream"
 const SSL_REQUEST_CODE = 80877103
 const CANCEL_REQUEST_CODE = 80877102
 const NO_SSL = Buffer.from("N")
+
+/** The connection that started the current session of each PGlite: the only one that may end its transaction. */
+const sessionHolders = new WeakMap<PGlite, PgliteConnection>()
 
 class PgliteConnection extends Duplex {
   /** Bytes written by the driver and not yet run: part of a message. */
@@ -66,6 +76,13 @@ class PgliteConnection extends Duplex {
     ).then(() => answers)
   }
 
+  /** Makes the session this connection's, as new: no transaction, no prepared statements. */
+  private async startSession(): Promise<void> {
+    sessionHolders.set(this.db, this)
+    if (this.db.isInTransaction()) await this.db.exec("ROLLBACK")
+    await this.db.exec("DEALLOCATE ALL")
+  }
+
   /** Runs the complete messages written so far, in order; their answers go back in one piece, in the loop's next turn. */
   private async runMessages(): Promise<void> {
     const answers: Array<Uint8Array> = []
@@ -77,6 +94,7 @@ class PgliteConnection extends Duplex {
           continue
         }
         if (code === CANCEL_REQUEST_CODE) continue
+        await this.startSession()
         this.started = true
       }
       for (const answer of await this.run(messages)) answers.push(answer)
@@ -113,7 +131,7 @@ class PgliteConnection extends Duplex {
   }
 
   override _destroy(error: Error | null, done: (error?: Error | null) => void) {
-    if (!this.started || this.db.closed || !this.db.isInTransaction()) return done(error)
+    if (!this.started || sessionHolders.get(this.db) !== this || this.db.closed || !this.db.isInTransaction()) return done(error)
     // A rollback that fails leaves nothing to undo: the database is closing.
     this.db.exec("ROLLBACK").then(() => done(error), () => done(error))
   }

@@ -1,8 +1,9 @@
 /**
  * The embedded database's in-process connection (src/layers/PgliteConnection.ts), through the
  * `pg` driver as the server uses it: queries with parameters, a failing statement in a
- * transaction, a connection dropped inside a transaction (rolled back, as a server does), and
- * statements that leave the event loop free for the process's sockets.
+ * transaction, a connection dropped inside a transaction (rolled back, as a server does), each
+ * connection starting a session of its own on PGlite's one session, and statements that leave the
+ * event loop free for the process's sockets.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
@@ -52,6 +53,34 @@ describe("PGlite in-process connection", () => {
     const { rows } = await pool.query("SELECT count(*)::int AS n FROM notes")
     expect(rows).toEqual([{ n: 0 }])
     expect(db.isInTransaction()).toBe(false)
+  })
+
+  it("a new connection starts as a new session: the last one's prepared statements and open transaction are gone", async () => {
+    const connect = async () => {
+      const client = new Pg.Client({ stream: pgliteConnections(db), user: "postgres", database: "postgres" })
+      await client.connect()
+      return client
+    }
+    const prepared = { name: "note_by_id", text: "SELECT body FROM notes WHERE id = $1", values: [1] }
+    const first = await connect()
+    await first.query(prepared)
+    await first.query("BEGIN")
+    await first.query("INSERT INTO notes VALUES ($1, $2)", [1, "left open"])
+
+    const second = await connect()
+    try {
+      expect((await second.query("SELECT name FROM pg_prepared_statements")).rows).toEqual([])
+      // The same name again: a new `pg` client prepares every statement it names.
+      expect((await second.query(prepared)).rows).toEqual([])
+      await second.query("BEGIN")
+      await second.query("INSERT INTO notes VALUES ($1, $2)", [2, "second's"])
+      // The first connection ends inside what it thinks is its transaction: the session is the second's now.
+      await first.end()
+      await second.query("COMMIT")
+      expect((await second.query("SELECT id, body FROM notes")).rows).toEqual([{ id: 2, body: "second's" }])
+    } finally {
+      await second.end()
+    }
   })
 
   it("statements one after another leave the event loop free: a new connection is answered while they run", async () => {

@@ -1,16 +1,15 @@
 /**
- * On a Postgres server, every connection prepares its statements with parameters once and runs
- * them by name after (src/layers/PreparedStatements.ts); a change of a table's columns (a newer
- * process's migration) does not leave a connection failing on the statements it prepared before.
- * Postgres's own view of a session's prepared statements (`pg_prepared_statements`) says what
- * was prepared and how often it ran.
+ * On both databases, every connection prepares its statements with parameters once and runs
+ * them by name after (src/layers/PreparedStatements.ts); a change of a table's columns (on a
+ * Postgres server, a newer process's migration) does not leave a connection failing on the
+ * statements it prepared before. Postgres's own view of a session's prepared statements
+ * (`pg_prepared_statements`) says what was prepared and how often it ran.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { DatabaseLive } from "../../src/layers/Database.ts"
 import { MAX_PREPARED_TEXTS } from "../../src/layers/PreparedStatements.ts"
-import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { testConfig } from "../support/TestApp.ts"
 
 interface Prepared {
@@ -21,7 +20,7 @@ interface Prepared {
 
 const database = DatabaseLive.pipe(Layer.provide(testConfig()))
 
-describe.skipIf(usesEmbeddedDatabase)("prepared statements (Postgres only)", () => {
+describe("prepared statements", () => {
   it.live("a statement with parameters is prepared once on a connection and run by name after; one without is not", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -47,11 +46,12 @@ describe.skipIf(usesEmbeddedDatabase)("prepared statements (Postgres only)", () 
       const readWhole = connection.execute("SELECT * FROM widened WHERE id = $1", [1], undefined)
       expect(yield* readWhole).toEqual([{ id: 1 }])
 
-      // Another session (a newer process's migration) adds a column.
-      yield* sql`ALTER TABLE widened ADD COLUMN label text`
+      // A column is added (on the same connection: the embedded database's pool has only this one).
+      const addColumn = (column: string) => connection.execute(`ALTER TABLE widened ADD COLUMN ${column}`, [], undefined)
+      yield* addColumn("label text")
       expect(yield* readWhole).toEqual([{ id: 1, label: null }])
 
-      yield* sql`ALTER TABLE widened ADD COLUMN size int`
+      yield* addColumn("size int")
       yield* connection.execute("BEGIN", [], undefined)
       const inTransaction = yield* Effect.flip(readWhole)
       expect(String((inTransaction.cause as { code?: string }).code)).toBe("0A000")
