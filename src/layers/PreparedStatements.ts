@@ -4,8 +4,9 @@
  * once per connection (and, by its own rule, may keep a generic plan after five runs) instead of
  * at every run. Only Bind and Execute go over the wire for a statement the connection has
  * prepared. A turn's statements are the same few dozen texts over and over; this takes about two
- * fifths of a Postgres server's CPU per turn away, and about a tenth of the server's own on the
- * embedded database, which runs in its process (docs/performance.md, "Prepared statements").
+ * fifths of a Postgres server's CPU per turn away, and over a quarter of the server's own on the
+ * embedded database, which runs in its process (docs/performance.md, "Prepared statements" and
+ * "Prepared statements on the embedded database").
  *
  * - A statement without parameters goes as it is (the simple protocol, which also carries
  *   several statements in one text: the migrations).
