@@ -33,21 +33,24 @@ export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
 const TIMESTAMPTZ_OID = 1184
 const INT8_OID = 20
 
+const timestampAsWritten = (text: string) => text
+
+const int8AsNumberWhenExact = (text: string) => {
+  const value = Number(text)
+  return Number.isSafeInteger(value) ? value : text
+}
+
 /**
  * How column values arrive, for both databases: `timestamptz` as Postgres writes it
  * (`2026-11-23 08:50:36.123+00`, which the domain's `Timestamp` decodes into a Date) and `int8`
  * (counts, sequences, token totals) as a number when it is one exactly; a larger one (the
- * workflow engine's 64-bit message ids) stays the text Postgres sent.
+ * workflow engine's 64-bit message ids) stays the text Postgres sent. pg asks for each column's
+ * parser at every statement: the same two functions each time, not new ones.
  */
 const types: Pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: "text" | "binary") => {
-    if (oid === TIMESTAMPTZ_OID) return (text: string) => text
-    if (oid === INT8_OID) {
-      return (text: string) => {
-        const value = Number(text)
-        return Number.isSafeInteger(value) ? value : text
-      }
-    }
+    if (oid === TIMESTAMPTZ_OID) return timestampAsWritten
+    if (oid === INT8_OID) return int8AsNumberWhenExact
     return Pg.types.getTypeParser(oid, format)
   })
 }

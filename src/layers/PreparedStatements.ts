@@ -48,16 +48,43 @@ const isStalePlan = (error: unknown) => {
 type Callback = (error: Error | undefined, result: unknown) => void
 
 /**
- * The statement of a `query` call that may be named, with its callback: text with parameters,
- * given as (text, values, callback) or (config, callback), as @effect/sql-pg calls it. Anything
- * else (no parameters, a promise wanted, a cursor, a name given) is passed on as it is.
+ * A `query` call that may be named: text with parameters and a callback, given as (text, values,
+ * callback), as @effect/sql-pg runs its statements, or as (config, callback), as it runs a
+ * statement whose rows come as arrays (`config` is then the caller's object). Anything else (no
+ * parameters, a promise wanted, a cursor, a name given) is passed on as it is.
  */
-const nameable = (args: ReadonlyArray<any>): { readonly config: Pg.QueryConfig; readonly callback: Callback } | undefined => {
+interface Nameable {
+  readonly text: string
+  readonly values: Array<unknown>
+  readonly config: Pg.QueryConfig | undefined
+  readonly callback: Callback
+}
+
+const nameable = (args: ReadonlyArray<any>): Nameable | undefined => {
   const [first, second, third] = args
-  const [config, callback] = typeof first === "string"
-    ? [Array.isArray(second) ? { text: first, values: second } : undefined, third]
-    : [first !== null && typeof first === "object" && typeof first.submit !== "function" && first.name === undefined ? first : undefined, second]
-  return config !== undefined && (config.values?.length ?? 0) > 0 && typeof callback === "function" ? { config, callback } : undefined
+  if (typeof first === "string") {
+    return Array.isArray(second) && second.length > 0 && typeof third === "function"
+      ? { text: first, values: second, config: undefined, callback: third }
+      : undefined
+  }
+  const isConfig = first !== null && typeof first === "object" && typeof first.submit !== "function" &&
+    first.name === undefined && typeof first.text === "string"
+  return isConfig && (first.values?.length ?? 0) > 0 && typeof second === "function"
+    ? { text: first.text, values: first.values, config: first, callback: second }
+    : undefined
+}
+
+/**
+ * The statement as a query named `name`. Text and values make the query, which is named after:
+ * pg copies a config object property by property (`cloneQueryConfig`) at every statement, a cost
+ * of its own on this path (docs/performance.md). A caller's config object (its rows as arrays)
+ * is passed on with the name.
+ */
+const namedQuery = (statement: Nameable, name: string, callback: Callback): Pg.Query => {
+  if (statement.config !== undefined) return new Pg.Query({ ...statement.config, name }, callback)
+  const query = new Pg.Query(statement.text, statement.values, callback)
+  ;(query as { name?: string }).name = name
+  return query
 }
 
 export class PreparingClient extends Pg.Client {
@@ -66,18 +93,17 @@ export class PreparingClient extends Pg.Client {
 
   override query(...args: Array<any>): any {
     const statement = nameable(args)
-    const number = statement === undefined ? undefined : numberOf(statement.config.text)
+    const number = statement === undefined ? undefined : numberOf(statement.text)
     if (statement === undefined || number === undefined) return (super.query as (...args: Array<any>) => any)(...args)
-    const { callback, config } = statement
     const alone = this.getTransactionStatus() === "I"
     const run = (retried: boolean) => {
       const generation = this.#generation
-      super.query({ ...config, name: `p${number}g${generation}` }, (error: Error | undefined, result: unknown) => {
-        if (error === undefined || !isStalePlan(error)) return callback(error, result)
+      super.query(namedQuery(statement, `p${number}g${generation}`, (error: Error | undefined, result: unknown) => {
+        if (error === undefined || !isStalePlan(error)) return statement.callback(error, result)
         if (this.#generation === generation) this.#generation++
         if (alone && !retried) return run(true)
-        callback(error, result)
-      })
+        statement.callback(error, result)
+      }))
     }
     run(false)
   }

@@ -28,13 +28,15 @@ describe("prepared statements", () => {
       for (const n of [1, 2, 3]) {
         expect(yield* connection.execute("SELECT $1::int + 1 AS n", [n], undefined)).toEqual([{ n: n + 1 }])
       }
+      // Rows as arrays (the driver is given a config object): the same statement, by its name.
+      expect(yield* connection.executeValues("SELECT $1::int + 1 AS n", [4])).toEqual([[5]])
       yield* connection.execute("SELECT 'no parameters' AS text", [], undefined)
       const prepared = (yield* connection.execute(
         "SELECT name, statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements",
         [],
         undefined
       )) as ReadonlyArray<Prepared>
-      expect(prepared).toEqual([{ name: expect.stringMatching(/^p\d+g0$/), statement: "SELECT $1::int + 1 AS n", runs: 3 }])
+      expect(prepared).toEqual([{ name: expect.stringMatching(/^p\d+g0$/), statement: "SELECT $1::int + 1 AS n", runs: 4 }])
     }).pipe(Effect.provide(database), Effect.scoped), 30_000)
 
   it.live("after a table's columns change, a statement alone runs again at once; in a transaction it fails once, then the connection prepares again", () =>
