@@ -161,9 +161,8 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
       }
 
       // Kill one process while model calls are in flight and none is close to its answer: as soon
-      // as every one is in flight, or earlier if the first would otherwise come too close. (Killed
-      // at half of them, a CI run once found the victim, slower to start its turns on a loaded
-      // machine, with none of its own in flight yet.)
+      // as every one is in flight (so the victim, however slow to start its turns on a loaded
+      // machine, has its own in flight too), or earlier if the first would otherwise come too close.
       const slowCalls = async () => (await Effect.runPromise(provider.requests)).filter((request) => request.body?.model === slug)
       const inFlight = await until(slowCalls, (requests) =>
         requests.length >= AGENTS ||
