@@ -19,6 +19,8 @@
  *   names and prepares again as it goes (the old generation's statements stay in the session
  *   until it closes). The statement is run again at once when it was alone (not in a
  *   transaction); in a transaction it fails, and with it the transaction, once per connection.
+ * - A transaction's BEGIN is answered at once and sent in front of its first statement
+ *   (BeginWithFirstStatement.ts).
  */
 import Pg from "pg"
 import {
