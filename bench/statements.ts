@@ -2,13 +2,11 @@
  * SQL statements per turn (docs/performance.md): the server as a child process on a fresh Postgres
  * database, reached through a proxy in this process that reads the Postgres wire protocol the
  * server sends and counts each statement it runs (a simple `Query`, or an `Execute` of the extended
- * protocol, named by the text of the statement its portal was bound to), and each round trip (a
- * simple `Query` or a `Sync`: each is answered by its own ReadyForQuery). One agent runs
+ * protocol, named by the text of the statement its portal was bound to). One agent runs
  * STATEMENT_TURNS turns one after the other (after a warm-up of WARM_UP_TURNS turns, and at least
  * until a process newly listening for the others stops counting them as there: ANSWER_GRACE after
  * its hello, with a second to spare); the rows are the statements per
- * turn, in total and by text (the most frequent first), the round trips per turn, and the
- * server's CPU time per turn.
+ * turn, in total and by text (the most frequent first), and the server's CPU time per turn.
  *
  * The count includes everything the server sent meanwhile: the workflow engine's own tables and
  * its background polling (a few statements a second, whatever the turns do), so it is measured
@@ -30,23 +28,18 @@ const TOP = Number(process.env.STATEMENT_TOP ?? 40)
 const SSL_REQUEST = 80877103
 const GSS_REQUEST = 80877104
 
-/** Counts of the statements seen, by normalized text, and of the round trips. */
+/** Counts of the statements seen, by normalized text. */
 class StatementCounter {
   readonly counts = new Map<string, number>()
   total = 0
-  roundTrips = 0
   add(text: string) {
     const key = text.replace(/\s+/g, " ").trim().slice(0, 140)
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1)
     this.total++
   }
-  roundTrip() {
-    this.roundTrips++
-  }
   reset() {
     this.counts.clear()
     this.total = 0
-    this.roundTrips = 0
   }
 }
 
@@ -81,10 +74,6 @@ const frontendReader = (counter: StatementCounter) => {
       switch (type) {
         case "Q":
           counter.add(cString(body, 0).value)
-          counter.roundTrip()
-          break
-        case "S":
-          counter.roundTrip()
           break
         case "P": {
           const name = cString(body, 0)
@@ -170,12 +159,10 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const elapsed = performance.now() - started
         const cpu = server.cpuMilliseconds() - cpuBefore
         const total = counter.total
-        const roundTrips = counter.roundTrips
         const byText = [...counter.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
         agent.stop()
         return [
           { name: `SQL statements per turn (1 agent, ${TURNS} turns, Postgres)`, value: total / TURNS, unit: "statements" },
-          { name: "round trips to Postgres per turn (1 agent)", value: roundTrips / TURNS, unit: "round trips" },
           { name: "server CPU per turn (1 agent, Postgres)", value: cpu / TURNS, unit: "ms" },
           { name: "turn latency mean (1 agent, Postgres)", value: elapsed / TURNS, unit: "ms" },
           ...byText.map(([text, count]) => ({ name: `  ${text}`, value: count / TURNS, unit: "per turn" }))

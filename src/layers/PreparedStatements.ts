@@ -19,19 +19,8 @@
  *   names and prepares again as it goes (the old generation's statements stay in the session
  *   until it closes). The statement is run again at once when it was alone (not in a
  *   transaction); in a transaction it fails, and with it the transaction, once per connection.
- * - A transaction's BEGIN is answered at once and sent in front of its first statement
- *   (BeginWithFirstStatement.ts).
  */
 import Pg from "pg"
-import {
-  BEGIN_STATEMENT,
-  type Callback,
-  commandResult,
-  QueryAfterBegin,
-  type QueryConstructor,
-  type TransactionCommand,
-  transactionCommandOf
-} from "./BeginWithFirstStatement.ts"
 
 /** The most distinct statement texts a process names (and so prepares on each connection). */
 export const MAX_PREPARED_TEXTS = 1_000
@@ -55,6 +44,8 @@ const isStalePlan = (error: unknown) => {
   const { code, routine } = (error ?? {}) as { code?: unknown; routine?: unknown }
   return code === "0A000" && routine === "RevalidateCachedQuery"
 }
+
+type Callback = (error: Error | undefined, result: unknown) => void
 
 /**
  * A `query` call that may be named: text with parameters and a callback, given as (text, values,
@@ -84,84 +75,36 @@ const nameable = (args: ReadonlyArray<any>): Nameable | undefined => {
 }
 
 /**
- * The statement as a query, named `name` when it has one, and preceded by BEGIN when a transaction
- * was opened just before it (BeginWithFirstStatement.ts). Text and values make the query, which is
- * named after: pg copies a config object property by property (`cloneQueryConfig`) at every
- * statement, a cost of its own on this path (docs/performance.md). A caller's config object (its
- * rows as arrays) is passed on with the name.
+ * The statement as a query named `name`. Text and values make the query, which is named after:
+ * pg copies a config object property by property (`cloneQueryConfig`) at every statement, a cost
+ * of its own on this path (docs/performance.md). A caller's config object (its rows as arrays)
+ * is passed on with the name.
  */
-const queryOf = (statement: Nameable, name: string | undefined, afterBegin: boolean, callback: Callback): Pg.Query => {
-  const Query: QueryConstructor = afterBegin ? QueryAfterBegin : Pg.Query
-  if (statement.config !== undefined) return new Query({ ...statement.config, name }, callback)
-  const query = new Query(statement.text, statement.values, callback)
-  if (name !== undefined) (query as { name?: string }).name = name
+const namedQuery = (statement: Nameable, name: string, callback: Callback): Pg.Query => {
+  if (statement.config !== undefined) return new Pg.Query({ ...statement.config, name }, callback)
+  const query = new Pg.Query(statement.text, statement.values, callback)
+  ;(query as { name?: string }).name = name
   return query
 }
 
 export class PreparingClient extends Pg.Client {
   /** Part of every name this connection gives: a new one after a stale plan, so all are prepared again. */
   #generation = 0
-  /** Whether this connection has prepared BEGIN, which it can then send in front of a statement. */
-  #beginPrepared = false
-  /** A BEGIN answered and not sent yet: it goes with the next statement. */
-  #beginDeferred = false
 
   override query(...args: Array<any>): any {
-    const transactionCommand = transactionCommandOf(args)
-    if (transactionCommand !== undefined) return this.#transactionCommand(transactionCommand.command, transactionCommand.callback)
     const statement = nameable(args)
-    if (statement === undefined) return this.#unnameable(args)
-    const number = numberOf(statement.text)
-    const afterBegin = this.#beginDeferred
-    this.#beginDeferred = false
-    if (number === undefined) return super.query(queryOf(statement, undefined, afterBegin, statement.callback))
-    const alone = !afterBegin && this.getTransactionStatus() === "I"
+    const number = statement === undefined ? undefined : numberOf(statement.text)
+    if (statement === undefined || number === undefined) return (super.query as (...args: Array<any>) => any)(...args)
+    const alone = this.getTransactionStatus() === "I"
     const run = (retried: boolean) => {
       const generation = this.#generation
-      const name = `p${number}g${generation}`
-      super.query(queryOf(statement, name, afterBegin && !retried, (error: Error | null | undefined, result: unknown) => {
-        if (!error || !isStalePlan(error)) return statement.callback(error, result)
+      super.query(namedQuery(statement, `p${number}g${generation}`, (error: Error | undefined, result: unknown) => {
+        if (error === undefined || !isStalePlan(error)) return statement.callback(error, result)
         if (this.#generation === generation) this.#generation++
         if (alone && !retried) return run(true)
         statement.callback(error, result)
       }))
     }
     run(false)
-  }
-
-  /**
-   * BEGIN, when this connection has prepared it and is in no transaction, is answered at once and
-   * sent with the next statement; a COMMIT or ROLLBACK right after it ends an empty transaction,
-   * answered at once too. Otherwise each is sent (BEGIN prepared, the first time).
-   */
-  #transactionCommand(command: TransactionCommand, callback: Callback): void {
-    if (this.#beginDeferred) {
-      this.#beginDeferred = command === "BEGIN"
-      if (command !== "BEGIN") return callback(undefined, commandResult(command))
-    }
-    if (command !== "BEGIN") return void super.query(command, [], callback)
-    if (this.#beginPrepared && this.getTransactionStatus() === "I") {
-      this.#beginDeferred = true
-      return callback(undefined, commandResult(command))
-    }
-    super.query({ text: command, name: BEGIN_STATEMENT }, (error: Error | null | undefined, result: unknown) => {
-      if (!error) this.#beginPrepared = true
-      callback(error, result)
-    })
-  }
-
-  /**
-   * A call that cannot carry BEGIN in front (no parameters: the simple protocol; a cursor; a
-   * promise wanted): a BEGIN still waiting is sent on its own first. Should it fail, the connection
-   * is closed, so that what follows it does not run outside the transaction.
-   */
-  #unnameable(args: Array<any>): any {
-    if (this.#beginDeferred) {
-      this.#beginDeferred = false
-      super.query({ text: "BEGIN", name: BEGIN_STATEMENT }, (error: Error | null | undefined) => {
-        if (error) this.connection.stream.destroy(error)
-      })
-    }
-    return (super.query as (...args: Array<any>) => any)(...args)
   }
 }
