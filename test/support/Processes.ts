@@ -123,12 +123,30 @@ export const killLeftoverServers = () => {
   leftovers.clear()
 }
 
+/** A server that exited because the free port it was given had been taken by the time it listened. */
+class PortTaken extends Error {}
+
+/** How many free ports a start tries: another process may take one between its pick and the server's listen. */
+const PORT_ATTEMPTS = 3
+
 /**
  * Starts the server on `dataDir` as a user does, with `npm start` (so signals go through npm as
- * they do in production), and resolves once it listens.
+ * they do in production), and resolves once it listens. On a port of its own picking it starts
+ * again on another when the one it picked was taken meanwhile (the server says so and exits):
+ * the pick and the server's listen are seconds apart, and other processes' connections take
+ * source ports from the same range.
  */
 export const startServer = async (dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> => {
-  const port = await freePort()
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await startServerOn(await freePort(), dataDir, env)
+    } catch (error) {
+      if (!(error instanceof PortTaken) || env.PORT !== undefined || attempt === PORT_ATTEMPTS) throw error
+    }
+  }
+}
+
+const startServerOn = async (port: number, dataDir: string, env: Record<string, string>): Promise<ServerProcess> => {
   const child = spawn("npm", ["start", "--silent"], {
     cwd: ROOT,
     env: processEnv(dataDir, { PORT: String(port), ...env }),
@@ -153,7 +171,8 @@ export const startServer = async (dataDir: string, env: Record<string, string> =
     })
     void exited.then((exit) => {
       clearTimeout(timer)
-      reject(new Error(`the server exited (${exit.code ?? exit.signal}) before listening:\n${output()}`))
+      const message = `the server exited (${exit.code ?? exit.signal}) before listening:\n${output()}`
+      reject(output().includes(`port ${port} is in use`) ? new PortTaken(message) : new Error(message))
     })
   })
   await listening
