@@ -131,17 +131,19 @@ const PORT_ATTEMPTS = 3
 
 /**
  * Starts the server on `dataDir` as a user does, with `npm start` (so signals go through npm as
- * they do in production), and resolves once it listens. On a port of its own picking it starts
+ * they do in production), and resolves once it listens, on the caller's PORT if given (its
+ * `port` and `baseUrl` then name that one). On a port of its own picking it starts
  * again on another when the one it picked was taken meanwhile (the server says so and exits):
  * the pick and the server's listen are seconds apart, and other processes' connections take
  * source ports from the same range.
  */
 export const startServer = async (dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> => {
+  if (env.PORT !== undefined) return startServerOn(Number(env.PORT), dataDir, env)
   for (let attempt = 1;; attempt++) {
     try {
       return await startServerOn(await freePort(), dataDir, env)
     } catch (error) {
-      if (!(error instanceof PortTaken) || env.PORT !== undefined || attempt === PORT_ATTEMPTS) throw error
+      if (!(error instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw error
     }
   }
 }
@@ -149,7 +151,7 @@ export const startServer = async (dataDir: string, env: Record<string, string> =
 const startServerOn = async (port: number, dataDir: string, env: Record<string, string>): Promise<ServerProcess> => {
   const child = spawn("npm", ["start", "--silent"], {
     cwd: ROOT,
-    env: processEnv(dataDir, { PORT: String(port), ...env }),
+    env: processEnv(dataDir, { ...env, PORT: String(port) }),
     stdio: ["ignore", "pipe", "pipe"],
     // Its own process group, so that what is left of it can be killed whole (killLeftoverServers).
     detached: true
