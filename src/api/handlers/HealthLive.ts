@@ -2,9 +2,11 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Readiness } from "../../services/shared/Readiness.ts"
 import { Api } from "../Api.ts"
+import { builtWithOnly } from "../../layers/http/BuiltWithOnly.ts"
 
 export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.map(Readiness, (readiness) =>
     handlers
       .handle("live", () => Effect.succeed({ status: "ok" }))
       .handle("ready", () => Effect.as(readiness.check, { status: "ready" }))))
+  .pipe(builtWithOnly(Readiness))

@@ -3,7 +3,17 @@
  * /v1/openapi.json, the docs page at /docs, a pointer at /, CORS for the configured origins, and
  * one log line per request. docs/api-conventions.md describes what a caller sees.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
+import {
+  Etag,
+  FileSystem,
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiScalar,
+  HttpMiddleware,
+  HttpPlatform,
+  HttpServer,
+  Path
+} from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { MachineRegistrationLive, RegistrationAuthenticationLive } from "../../api/handlers/machines/MachineRegistrationLive.ts"
 import { MachinesLive } from "../../api/handlers/machines/MachinesLive.ts"
@@ -32,6 +42,7 @@ import { ListenAddress } from "../../services/shared/ListenAddress.ts"
 import { UserSettingsLive } from "../../api/handlers/workspaces/UserSettingsLive.ts"
 import { WorkspacesLive } from "../../api/handlers/workspaces/WorkspacesLive.ts"
 import { AppConfig } from "../AppConfig.ts"
+import { builtWithOnly } from "./BuiltWithOnly.ts"
 import { corsFor } from "./Cors.ts"
 import { MachineSocketRouteLive } from "./MachineSocketRoute.ts"
 import { ServedApi } from "./OpenApiDocument.ts"
@@ -75,7 +86,12 @@ const ListenAddressRecorded = Layer.effectDiscard(Effect.gen(function*() {
 
 /** The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. */
 export const HttpAppLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => HttpApiBuilder.serve((app) => requestLog(corsFor(config.corsOrigins)(app))))
+  Effect.map(AppConfig, (config) =>
+    HttpApiBuilder.serve((app) => requestLog(corsFor(config.corsOrigins)(app))).pipe(
+      // Every request starts in the context the server is built in: what the server needs, not
+      // every service (each handler group adds its own, BuiltWithOnly.ts).
+      builtWithOnly(HttpServer.HttpServer, HttpApi.Api, HttpPlatform.HttpPlatform, FileSystem.FileSystem, Path.Path, Etag.Generator)
+    ))
 ).pipe(
   Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),

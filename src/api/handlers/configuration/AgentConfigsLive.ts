@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { AgentConfig } from "../../../domain/configuration/agent-config/AgentConfig.ts"
 import { AgentConfigs } from "../../../services/configuration/AgentConfigs.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 /** 201 is the endpoint's first success; a config found again goes out as the declared 200. */
 const existingConfig = HttpServerResponse.schemaJson(AgentConfig)
@@ -18,3 +20,4 @@ export const AgentConfigsLive = HttpApiBuilder.group(Api, "agentConfigs", (handl
         ))
       .handle("list", ({ path, urlParams }) => agentConfigs.list(path.orgID, path.projectID, urlParams))
       .handle("get", ({ path }) => agentConfigs.get(path.orgID, path.projectID, path.agentConfigID))))
+  .pipe(builtWithOnly(AgentConfigs, Authentication))

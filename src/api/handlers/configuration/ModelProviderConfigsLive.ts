@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { ModelProviderConfigs } from "../../../services/configuration/ModelProviderConfigs.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const ModelProviderConfigsLive = HttpApiBuilder.group(Api, "modelProviderConfigs", (handlers) =>
   Effect.map(ModelProviderConfigs, (configs) =>
@@ -11,3 +13,4 @@ export const ModelProviderConfigsLive = HttpApiBuilder.group(Api, "modelProvider
       .handle("get", ({ path }) => configs.get(path.orgID, path.modelProviderConfigID))
       .handle("update", ({ path, payload }) => configs.update(path.orgID, path.modelProviderConfigID, payload))
       .handle("remove", ({ path }) => configs.remove(path.orgID, path.modelProviderConfigID))))
+  .pipe(builtWithOnly(ModelProviderConfigs, Authentication))

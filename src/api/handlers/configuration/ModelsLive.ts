@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Models } from "../../../services/configuration/Models.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const ModelsLive = HttpApiBuilder.group(Api, "models", (handlers) =>
   Effect.map(Models, (models) =>
@@ -15,3 +17,4 @@ export const ModelsLive = HttpApiBuilder.group(Api, "models", (handlers) =>
       .handle("createGrant", ({ path, payload }) => models.createGrant(path.orgID, path.modelID, payload))
       .handle("listGrants", ({ path, urlParams }) => models.listGrants(path.orgID, path.modelID, urlParams))
       .handle("removeGrant", ({ path }) => models.removeGrant(path.orgID, path.modelID, path.grantID))))
+  .pipe(builtWithOnly(Models, Authentication))

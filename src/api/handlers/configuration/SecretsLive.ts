@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Secrets } from "../../../services/configuration/Secrets.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const SecretsLive = HttpApiBuilder.group(Api, "secrets", (handlers) =>
   Effect.map(Secrets, (secrets) =>
@@ -14,3 +16,4 @@ export const SecretsLive = HttpApiBuilder.group(Api, "secrets", (handlers) =>
       .handle("createGrant", ({ path, payload }) => secrets.createGrant(path.orgID, path.secretID, payload))
       .handle("listGrants", ({ path, urlParams }) => secrets.listGrants(path.orgID, path.secretID, urlParams))
       .handle("removeGrant", ({ path }) => secrets.removeGrant(path.orgID, path.secretID, path.grantID))))
+  .pipe(builtWithOnly(Secrets, Authentication))

@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Skills } from "../../../services/configuration/Skills.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const SkillsLive = HttpApiBuilder.group(Api, "skills", (handlers) =>
   Effect.map(Skills, (skills) =>
@@ -16,3 +18,4 @@ export const SkillsLive = HttpApiBuilder.group(Api, "skills", (handlers) =>
       .handle("createGrant", ({ path, payload }) => skills.createGrant(path.orgID, path.skillID, payload))
       .handle("listGrants", ({ path, urlParams }) => skills.listGrants(path.orgID, path.skillID, urlParams))
       .handle("removeGrant", ({ path }) => skills.removeGrant(path.orgID, path.skillID, path.grantID))))
+  .pipe(builtWithOnly(Skills, Authentication))

@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { MachinePool } from "../../../domain/machines/MachinePools.ts"
 import { MachinePools } from "../../../services/machines/MachinePools.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 /** 201 is the endpoint's first success; a pool found again goes out as the declared 200. */
 const existingPool = HttpServerResponse.schemaJson(MachinePool)
@@ -24,3 +26,4 @@ export const MachinePoolsLive = HttpApiBuilder.group(Api, "machinePools", (handl
       .handle("createGrant", ({ path, payload }) => pools.createGrant(path.orgID, path.poolID, payload))
       .handle("listGrants", ({ path, urlParams }) => pools.listGrants(path.orgID, path.poolID, urlParams))
       .handle("removeGrant", ({ path }) => pools.removeGrant(path.orgID, path.poolID, path.grantID))))
+  .pipe(builtWithOnly(MachinePools, Authentication))

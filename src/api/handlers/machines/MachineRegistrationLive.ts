@@ -9,6 +9,7 @@ import { replaceFailure } from "../../../services/shared/Failures.ts"
 import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
 import { Api } from "../../Api.ts"
 import { RegistrationAuthentication } from "../../machines/MachineRegistrationApi.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 
 /**
  * A daemon token (`dtk_…`) names an organization; a pool machine's token (`mpt_…`) its machine;
@@ -56,3 +57,4 @@ export const RegistrationAuthenticationLive = Layer.effect(
 
 export const MachineRegistrationLive = HttpApiBuilder.group(Api, "machineRegistration", (handlers) =>
   Effect.map(Machines, (machines) => handlers.handle("register", ({ payload }) => machines.register(payload))))
+  .pipe(builtWithOnly(Machines, RegistrationAuthentication))

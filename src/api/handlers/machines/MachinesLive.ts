@@ -4,6 +4,8 @@ import { DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
 import { MachineFiles } from "../../../services/machines/MachineFiles.ts"
 import { Machines } from "../../../services/machines/Machines.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const MachinesLive = HttpApiBuilder.group(Api, "machines", (handlers) =>
   Effect.gen(function*() {
@@ -24,3 +26,4 @@ export const MachinesLive = HttpApiBuilder.group(Api, "machines", (handlers) =>
       .handle("readFile", ({ path, urlParams }) => files.read(path.orgID, path.machineID, urlParams.path))
       .handle("writeFile", ({ path, payload, urlParams }) => files.write(path.orgID, path.machineID, urlParams.path, payload))
   }))
+  .pipe(builtWithOnly(DaemonTokens, Machines, MachineFiles, Authentication))

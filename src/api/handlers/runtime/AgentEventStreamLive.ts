@@ -2,6 +2,8 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { AgentEvents } from "../../../services/runtime/AgentEvents.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { StreamAuthentication } from "../../Security.ts"
 
 export const AgentEventStreamLive = HttpApiBuilder.group(Api, "agentEventStream", (handlers) =>
   Effect.map(AgentEvents, (events) =>
@@ -14,3 +16,4 @@ export const AgentEventStreamLive = HttpApiBuilder.group(Api, "agentEventStream"
             headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
           })
       ))))
+  .pipe(builtWithOnly(AgentEvents, StreamAuthentication))

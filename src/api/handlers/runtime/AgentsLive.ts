@@ -9,6 +9,8 @@ import { Artifacts } from "../../../services/runtime/Artifacts.ts"
 import { StreamTokens } from "../../../services/runtime/StreamTokens.ts"
 import { Turns } from "../../../services/runtime/Turns.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 /** 201 is the endpoint's first success; an idempotent replay goes out as the declared 200. */
 const replayedInput = HttpServerResponse.schemaJson(InputAccepted)
@@ -58,3 +60,4 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
           })
         }))
   }))
+  .pipe(builtWithOnly(AgentControl, AgentEvents, Artifacts, AgentInputs, Agents, StreamTokens, Turns, Authentication))

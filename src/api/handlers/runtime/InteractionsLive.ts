@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Interactions } from "../../../services/runtime/Interactions.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const InteractionsLive = HttpApiBuilder.group(Api, "interactions", (handlers) =>
   Effect.map(Interactions, (interactions) =>
@@ -11,3 +13,4 @@ export const InteractionsLive = HttpApiBuilder.group(Api, "interactions", (handl
         interactions.listForAgent(path.orgID, path.projectID, path.agentID, urlParams))
       .handle("resolve", ({ path, payload }) =>
         interactions.resolve(path.orgID, path.projectID, path.interactionID, payload))))
+  .pipe(builtWithOnly(Interactions, Authentication))

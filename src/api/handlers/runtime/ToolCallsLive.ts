@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { ToolCalls } from "../../../services/runtime/ToolCalls.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const ToolCallsLive = HttpApiBuilder.group(Api, "toolCalls", (handlers) =>
   Effect.map(ToolCalls, (toolCalls) =>
@@ -10,3 +12,4 @@ export const ToolCallsLive = HttpApiBuilder.group(Api, "toolCalls", (handlers) =
       .handle("get", ({ path }) => toolCalls.get(path.orgID, path.projectID, path.agentID, path.toolCallID))
       .handle("submitResult", ({ path, payload }) =>
         toolCalls.submitResult(path.orgID, path.projectID, path.agentID, path.toolCallID, payload))))
+  .pipe(builtWithOnly(ToolCalls, Authentication))

@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Invitations } from "../../../services/tenancy/Invitations.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const InvitationsLive = HttpApiBuilder.group(Api, "invitations", (handlers) =>
   Effect.map(Invitations, (invitations) =>
@@ -10,3 +12,4 @@ export const InvitationsLive = HttpApiBuilder.group(Api, "invitations", (handler
       .handle("list", ({ path, urlParams }) => invitations.list(path.orgID, urlParams))
       .handle("remove", ({ path }) => invitations.remove(path.orgID, path.invitationID))
       .handle("accept", ({ path }) => invitations.accept(path.invitationID))))
+  .pipe(builtWithOnly(Invitations, Authentication))

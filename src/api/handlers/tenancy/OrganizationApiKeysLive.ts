@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const OrganizationApiKeysLive = HttpApiBuilder.group(Api, "organizationApiKeys", (handlers) =>
   Effect.gen(function*() {
@@ -19,3 +21,4 @@ export const OrganizationApiKeysLive = HttpApiBuilder.group(Api, "organizationAp
       .handle("remove", ({ path }) =>
         Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), apiKeys.remove({ orgId: path.orgID }, path.keyID)))
   }))
+  .pipe(builtWithOnly(Access, ApiKeys, Authentication))

@@ -4,6 +4,8 @@ import { CurrentPrincipal } from "../../../domain/tenancy/Principal.ts"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { Organizations } from "../../../services/tenancy/Organizations.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const OrganizationsLive = HttpApiBuilder.group(Api, "organizations", (handlers) =>
   Effect.gen(function*() {
@@ -19,3 +21,4 @@ export const OrganizationsLive = HttpApiBuilder.group(Api, "organizations", (han
       .handle("update", ({ path, payload }) =>
         Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), organizations.rename(path.orgID, payload.name)))
   }))
+  .pipe(builtWithOnly(Access, Organizations, Authentication))

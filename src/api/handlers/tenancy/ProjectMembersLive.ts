@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { ProjectMembers } from "../../../services/tenancy/ProjectMembers.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const ProjectMembersLive = HttpApiBuilder.group(Api, "projectMembers", (handlers) =>
   Effect.map(ProjectMembers, (projectMembers) =>
@@ -10,3 +12,4 @@ export const ProjectMembersLive = HttpApiBuilder.group(Api, "projectMembers", (h
       .handle("add", ({ path, payload }) =>
         projectMembers.add(path.orgID, path.projectID, payload.user_id, payload.role ?? "member"))
       .handle("remove", ({ path }) => projectMembers.remove(path.orgID, path.projectID, path.userID))))
+  .pipe(builtWithOnly(ProjectMembers, Authentication))

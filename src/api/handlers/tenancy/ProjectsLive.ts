@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Projects } from "../../../services/tenancy/Projects.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const ProjectsLive = HttpApiBuilder.group(Api, "projects", (handlers) =>
   Effect.map(Projects, (projects) =>
@@ -11,3 +13,4 @@ export const ProjectsLive = HttpApiBuilder.group(Api, "projects", (handlers) =>
       .handle("get", ({ path }) => projects.get(path.orgID, path.projectID))
       .handle("update", ({ path, payload }) => projects.rename(path.orgID, path.projectID, payload.name))
       .handle("remove", ({ path }) => projects.remove(path.orgID, path.projectID))))
+  .pipe(builtWithOnly(Projects, Authentication))

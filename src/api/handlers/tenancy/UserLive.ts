@@ -4,6 +4,8 @@ import { Access } from "../../../services/tenancy/Access.ts"
 import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
 import { Users } from "../../../services/tenancy/Users.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const UserLive = HttpApiBuilder.group(Api, "user", (handlers) =>
   Effect.gen(function*() {
@@ -19,3 +21,4 @@ export const UserLive = HttpApiBuilder.group(Api, "user", (handlers) =>
       .handle("deleteApiKey", ({ path }) =>
         Effect.flatMap(access.requireUser, (userId) => apiKeys.remove({ userId }, path.keyID)))
   }))
+  .pipe(builtWithOnly(Access, ApiKeys, Users, Authentication))

@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { UserSettings } from "../../../services/workspaces/UserSettings.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const UserSettingsLive = HttpApiBuilder.group(Api, "userSettings", (handlers) =>
   Effect.gen(function*() {
@@ -12,3 +14,4 @@ export const UserSettingsLive = HttpApiBuilder.group(Api, "userSettings", (handl
       .handle("get", () => Effect.flatMap(access.requireUser, settings.get))
       .handle("update", ({ payload }) => Effect.flatMap(access.requireUser, (userId) => settings.update(userId, payload)))
   }))
+  .pipe(builtWithOnly(Access, UserSettings, Authentication))

@@ -4,6 +4,8 @@ import { Workspaces } from "../../../services/workspaces/Workspaces.ts"
 import { WorkspaceSessions } from "../../../services/workspaces/WorkspaceSessions.ts"
 import { WorktreeMigrations } from "../../../services/workspaces/WorktreeMigrations.ts"
 import { Api } from "../../Api.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { Authentication } from "../../Security.ts"
 
 export const WorkspacesLive = HttpApiBuilder.group(Api, "workspaces", (handlers) =>
   Effect.gen(function*() {
@@ -20,3 +22,4 @@ export const WorkspacesLive = HttpApiBuilder.group(Api, "workspaces", (handlers)
       .handle("listWorktrees", ({ path }) => workspaces.listWorktrees(path.workspace_id))
       .handle("migrate", ({ path, payload }) => migrations.migrate(path.worktree_id, payload))
   }))
+  .pipe(builtWithOnly(Workspaces, WorkspaceSessions, WorktreeMigrations, Authentication))
