@@ -1,8 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { builtWithOnly } from "../../layers/http/BuiltWithOnly.ts"
 import { Readiness } from "../../services/shared/Readiness.ts"
 import { Api } from "../Api.ts"
-import { builtWithOnly } from "../../layers/http/BuiltWithOnly.ts"
 
 export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.map(Readiness, (readiness) =>

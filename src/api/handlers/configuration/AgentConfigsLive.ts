@@ -1,9 +1,9 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { AgentConfig } from "../../../domain/configuration/agent-config/AgentConfig.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { AgentConfigs } from "../../../services/configuration/AgentConfigs.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 /** 201 is the endpoint's first success; a config found again goes out as the declared 200. */

@@ -1,8 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Secrets } from "../../../services/configuration/Secrets.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 export const SecretsLive = HttpApiBuilder.group(Api, "secrets", (handlers) =>

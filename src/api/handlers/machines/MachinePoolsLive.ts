@@ -1,9 +1,9 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { MachinePool } from "../../../domain/machines/MachinePools.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { MachinePools } from "../../../services/machines/MachinePools.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 /** 201 is the endpoint's first success; a pool found again goes out as the declared 200. */

@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import type { Registrant } from "../../../domain/machines/Registrant.ts"
 import { AuthenticationUnavailable, Forbidden, Unauthorized } from "../../../domain/shared/Errors.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { DAEMON_TOKEN_PREFIX, DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
 import { Machines } from "../../../services/machines/Machines.ts"
 import { POOL_MACHINE_TOKEN_PREFIX } from "../../../services/machines/PoolMachines.ts"
@@ -9,7 +10,6 @@ import { replaceFailure } from "../../../services/shared/Failures.ts"
 import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
 import { Api } from "../../Api.ts"
 import { RegistrationAuthentication } from "../../machines/MachineRegistrationApi.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 
 /**
  * A daemon token (`dtk_…`) names an organization; a pool machine's token (`mpt_…`) its machine;

@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
 import { MachineFiles } from "../../../services/machines/MachineFiles.ts"
 import { Machines } from "../../../services/machines/Machines.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 export const MachinesLive = HttpApiBuilder.group(Api, "machines", (handlers) =>

@@ -1,9 +1,9 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Actor } from "../../../domain/runtime/Actors.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Actors } from "../../../services/runtime/Actors.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 /** 201 is the endpoint's first success; an actor found again goes out as the declared 200. */

@@ -1,8 +1,8 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { AgentEvents } from "../../../services/runtime/AgentEvents.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { StreamAuthentication } from "../../Security.ts"
 
 export const AgentEventStreamLive = HttpApiBuilder.group(Api, "agentEventStream", (handlers) =>

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { InputAccepted } from "../../../domain/runtime/Inputs.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { AgentControl } from "../../../services/runtime/AgentControl.ts"
 import { AgentEvents } from "../../../services/runtime/AgentEvents.ts"
 import { AgentInputs } from "../../../services/runtime/AgentInputs.ts"
@@ -9,7 +10,6 @@ import { Artifacts } from "../../../services/runtime/Artifacts.ts"
 import { StreamTokens } from "../../../services/runtime/StreamTokens.ts"
 import { Turns } from "../../../services/runtime/Turns.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 /** 201 is the endpoint's first success; an idempotent replay goes out as the declared 200. */

@@ -1,8 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Invitations } from "../../../services/tenancy/Invitations.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 export const InvitationsLive = HttpApiBuilder.group(Api, "invitations", (handlers) =>

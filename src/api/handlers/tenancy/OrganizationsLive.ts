@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../../domain/tenancy/Principal.ts"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { Organizations } from "../../../services/tenancy/Organizations.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 export const OrganizationsLive = HttpApiBuilder.group(Api, "organizations", (handlers) =>

@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { UserSettings } from "../../../services/workspaces/UserSettings.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 export const UserSettingsLive = HttpApiBuilder.group(Api, "userSettings", (handlers) =>

@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Workspaces } from "../../../services/workspaces/Workspaces.ts"
 import { WorkspaceSessions } from "../../../services/workspaces/WorkspaceSessions.ts"
 import { WorktreeMigrations } from "../../../services/workspaces/WorktreeMigrations.ts"
 import { Api } from "../../Api.ts"
-import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Authentication } from "../../Security.ts"
 
 export const WorkspacesLive = HttpApiBuilder.group(Api, "workspaces", (handlers) =>
