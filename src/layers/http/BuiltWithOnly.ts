@@ -7,8 +7,11 @@
  * authenticated GET visited about 500 entries (docs/performance.md, "What the size of the
  * context costs"). `Layer.provide` cannot narrow a context (it merges the one it is built in with
  * what it provides), so the layer is built here, with the same memo map (a layer it shares with
- * the rest is still built once), in the picked context. The names are checked: a layer that needs
- * a service it does not name does not compile.
+ * the rest is still built once), in the picked context. The names are checked against what the
+ * layer's type requires: a layer that needs a service it does not name does not compile. Routes
+ * added to `HttpApiBuilder.Router` by other layers (the root page, the docs, the OpenAPI document,
+ * the machines' WebSocket) declare nothing there; they take their services when they are built and
+ * need only the request's own at run time, and the tests call each of them.
  */
 import { Context, Effect, Layer } from "effect"
 
