@@ -9,7 +9,10 @@ import { conversationOf, EMPTY_VIEW, foldView } from "../../src/services/runtime
 
 const text = (value: string) => [{ type: "text" as const, text: value }]
 
-/** The agent's timeline: T1 with a tool call, T2 cancelled with a call open while T3 waits, a compaction in T3. */
+/**
+ * The agent's timeline: T1 with a tool call, T2 cancelled with a call open while T3 waits, a
+ * compaction in T3, then T3 and T4 ending after it.
+ */
 const timeline: ReadonlyArray<AgentEvent> = [
   { event_kind: "agent_input", turn_id: "T1", content_blocks: text("first") },
   { event_kind: "turn", turn_id: "T1", turn_status: "started" },
@@ -27,7 +30,12 @@ const timeline: ReadonlyArray<AgentEvent> = [
   { event_kind: "turn", turn_id: "T2", turn_status: "cancelled" },
   { event_kind: "turn", turn_id: "T3", turn_status: "started" },
   { event_kind: "compaction", turn_id: "T3", compacted_through_sequence: 14, content_blocks: text("S") },
-  { event_kind: "model_output", turn_id: "T3", content_blocks: text("answer") }
+  { event_kind: "model_output", turn_id: "T3", content_blocks: text("answer") },
+  { event_kind: "turn", turn_id: "T3", turn_status: "completed" },
+  { event_kind: "agent_input", turn_id: "T4", content_blocks: text("fourth") },
+  { event_kind: "turn", turn_id: "T4", turn_status: "started" },
+  { event_kind: "model_output", turn_id: "T4", content_blocks: text("again") },
+  { event_kind: "turn", turn_id: "T4", turn_status: "completed" }
 ].map((event, index) => ({ ...event, sequence: index + 1 }) as unknown as AgentEvent)
 
 const providerIds = new Map([["c1", "p1"], ["c2", "p2"]])
@@ -77,12 +85,25 @@ describe("the model's view", () => {
   })
 
   it("replaces the turns a compaction covers by its summary", () => {
-    const view = foldAll(timeline)
+    const view = foldAll(timeline.slice(0, 17))
     expect(view.ended).toEqual([])
     expect(conversationOf(view)).toEqual([
       { type: "user_message", content: text("Summary of the earlier conversation:\nS") },
       { type: "user_message", content: text("third") },
       { type: "assistant_text", text: "answer" }
     ])
+  })
+
+  it("appends the turns that end after a compaction to its summary", () => {
+    const view = foldAll(timeline)
+    expect(view.ended.map((turn) => turn.endSequence)).toEqual([18, 22])
+    expect(conversationOf(view)).toEqual([
+      { type: "user_message", content: text("Summary of the earlier conversation:\nS") },
+      { type: "user_message", content: text("third") },
+      { type: "assistant_text", text: "answer" },
+      { type: "user_message", content: text("fourth") },
+      { type: "assistant_text", text: "again" }
+    ])
+    expect(view.open.size).toBe(0)
   })
 })

@@ -197,6 +197,9 @@ export const foldView = (
 ): ModelView => {
   if (events.length === 0) return view
   let summary = view.summary
+  let compacted = false
+  /** Turns that ended in this fold, appended to the view's (after any compaction in it). */
+  const justEnded: Array<EndedTurn> = []
   let ended = view.ended
   const open = new Map(view.open)
   const callIds = new Map([...view.providerCallIds, ...providerCallIds])
@@ -204,7 +207,9 @@ export const foldView = (
     if (event.event_kind === "compaction") {
       summary = summaryOf(event)
       const through = event.compacted_through_sequence
-      ended = ended.filter((turn) => turn.endSequence > through)
+      ended = [...ended, ...justEnded].filter((turn) => turn.endSequence > through)
+      justEnded.length = 0
+      compacted = true
       continue
     }
     if (event.turn_id === null) continue
@@ -219,7 +224,7 @@ export const foldView = (
         open.delete(event.turn_id)
         if (turn.started) {
           const items = itemsOf(turn.events, true, callIds)
-          ended = [...ended, { endSequence: event.sequence, items, bytes: sum(items, itemBytes) }]
+          justEnded.push({ endSequence: event.sequence, items, bytes: sum(items, itemBytes) })
         }
         for (const call of turn.events) if (call.event_kind === "tool_call") callIds.delete(call.tool_call_id)
         break
@@ -236,20 +241,40 @@ export const foldView = (
         break
     }
   }
-  const unchanged = ended === view.ended && summary === view.summary
-  const settledBytes = unchanged
-    ? view.settledBytes
-    : (summary === undefined ? 0 : itemBytes(summary)) + sum(ended, (turn) => turn.bytes)
+  const settled = settledAfter(view, compacted, summary, ended, justEnded)
   return {
     last: events[events.length - 1].sequence,
     summary,
-    ended,
-    settled: unchanged ? view.settled : [...(summary === undefined ? [] : [summary]), ...ended.flatMap((turn) => turn.items)],
-    settledBytes,
+    ended: justEnded.length === 0 ? ended : ended.concat(justEnded),
+    ...settled,
     open,
     providerCallIds: callIds,
-    bytes: settledBytes + sum(open.values(), (turn) => turn.bytes)
+    bytes: settled.settledBytes + sum(open.values(), (turn) => turn.bytes)
   }
+}
+
+/**
+ * The settled items after a fold: the view's with the turns that just ended appended (a model call
+ * folds in a turn or two, so this is not a pass over the agent's past), or made again from the
+ * summary and the remaining turns after a compaction.
+ */
+const settledAfter = (
+  view: ModelView,
+  compacted: boolean,
+  summary: ConversationItem | undefined,
+  ended: ReadonlyArray<EndedTurn>,
+  justEnded: ReadonlyArray<EndedTurn>
+): Pick<ModelView, "settled" | "settledBytes"> => {
+  const appended = justEnded.flatMap((turn) => turn.items)
+  const appendedBytes = sum(justEnded, (turn) => turn.bytes)
+  if (!compacted) {
+    return justEnded.length === 0
+      ? { settled: view.settled, settledBytes: view.settledBytes }
+      : { settled: view.settled.concat(appended), settledBytes: view.settledBytes + appendedBytes }
+  }
+  const items = [...(summary === undefined ? [] : [summary]), ...ended.flatMap((turn) => turn.items), ...appended]
+  const bytes = (summary === undefined ? 0 : itemBytes(summary)) + sum(ended, (turn) => turn.bytes) + appendedBytes
+  return { settled: items, settledBytes: bytes }
 }
 
 /** The conversation the model is sent: the settled items, then the running turns' (in the order they started). */

@@ -35,8 +35,18 @@ const inputItem = (item: ConversationItem): ReadonlyArray<Record<string, unknown
 const reasoningEnabled = (request: ModelRequest) =>
   request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
 
-/** Each item's input entries as JSON, written once (WireJson.ts). */
-const inputJson = oncePerItem((item) => inputItem(item).map((entry) => JSON.stringify(entry)))
+/** Each item's input entries as JSON, comma-separated (none: ""), written once (WireJson.ts). */
+const inputJson = oncePerItem((item) => inputItem(item).map((entry) => JSON.stringify(entry)).join(","))
+
+/** The input array's elements: a loop, as a model call runs it over the whole conversation. */
+const inputElements = (conversation: ModelRequest["conversation"]): Array<string> => {
+  const elements: Array<string> = []
+  for (const item of conversation) {
+    const json = inputJson(item)
+    if (json !== "") elements.push(json)
+  }
+  return elements
+}
 
 const body = (request: ModelRequest, stream: boolean): string =>
   jsonWithArray(
@@ -64,7 +74,7 @@ const body = (request: ModelRequest, stream: boolean): string =>
       ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
     },
     "input",
-    request.conversation.flatMap(inputJson)
+    inputElements(request.conversation)
   )
 
 const OutputItem = Schema.Struct({
