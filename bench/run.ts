@@ -2,17 +2,19 @@
  * `npm run bench`: runs the benchmarks one after the other (they would compete for the CPU) and
  * prints, in order: HTTP throughput (each HTTP benchmark is a `Benchmark` of bench/Harness.ts; add
  * it to HTTP_BENCHMARKS), the agent runtime's figures (bench/runtime.ts), statements per turn
- * (bench/statements.ts), a long-lived agent's turns (bench/longHistory.ts), built-in tool round trips
+ * (bench/statements.ts), events appended across agents (bench/appends.ts), a long-lived agent's turns
+ * (bench/longHistory.ts), built-in tool round trips
  * through a real daemon (bench/machines.ts), machines from pools cold and warm (bench/pools.ts), the crash loop
  * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set.
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, long-history, machines, pools, scale-out, scanner, crash-loop, soak; several with
+ * (names: http, runtime, statements, appends, long-history, machines, pools, scale-out, scanner, crash-loop, soak; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
 import { agentConfigs } from "./agentConfigs.ts"
+import { appends } from "./appends.ts"
 import { bodyScanner } from "./bodyScanner.ts"
 import { crashLoop, formatCrashLoop } from "./crashLoop.ts"
 import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
@@ -35,7 +37,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak"] as const
+const PARTS = ["http", "runtime", "statements", "appends", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -65,6 +67,12 @@ if (selected("statements")) {
   const statementRows = await statements()
   console.log("\nSQL statements per turn on Postgres (counted by a wire-protocol proxy; docs/performance.md)\n")
   printRows(statementRows)
+}
+
+if (selected("appends")) {
+  const appendRows = await appends()
+  console.log("\nEvents appended across agents (inputs queued behind held turns; docs/performance.md)\n")
+  printRows(appendRows)
 }
 
 if (selected("long-history")) {

@@ -1,0 +1,103 @@
+/**
+ * Events appended across agents (docs/performance.md, "Events appended across agents"): how many
+ * events a second the timeline takes when clients append as fast as the server answers. Each of
+ * AGENTS agents runs a turn whose model call the scripted provider holds (it never answers), and
+ * a client of its own sends it inputs back to back: each input joins the agent's backlog, one
+ * `agent_input` event appended in a transaction of its own. A client stops when its agent's
+ * backlog is full (MAX_BACKLOG queued inputs), so the run ends early if every backlog fills.
+ *
+ * Rows, on the embedded PGlite, then on a fresh Postgres database when one is reachable: events
+ * appended a second, the p50 and p99 of an input's request, and the server's CPU per event.
+ */
+import { Effect } from "effect"
+import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { createDatabase, DURATION_SECONDS, type FreshDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+import { percentile, request, type RuntimeRow, setUp } from "./runtime.ts"
+
+/** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all). */
+const AGENTS = 200
+/** Queued inputs an agent holds at most (the server's `agent_backlog_full` limit, docs/agents-api.md). */
+const MAX_BACKLOG = 100
+/** Inputs sent, unmeasured, before the measured run (the server's JIT, the pools). */
+const WARM_UP_INPUTS = 5
+
+interface AppendingAgent {
+  readonly inputsUrl: string
+  /** Inputs queued so far. */
+  queued: number
+}
+
+/** Each client sends its agent inputs until `deadline` or its backlog is full: the requests' latencies, sorted. */
+const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string, deadline: number, limit = MAX_BACKLOG) => {
+  const latencies: Array<number> = []
+  await Promise.all(agents.map(async (agent) => {
+    while (performance.now() < deadline && agent.queued < limit) {
+      const sent = performance.now()
+      const accepted = await request("POST", agent.inputsUrl, token, { content_blocks: [{ type: "text", text: "later" }] })
+      if (accepted.disposition !== "queued") throw new Error(`a benchmark input was ${accepted.disposition}, not queued`)
+      latencies.push(performance.now() - sent)
+      agent.queued++
+    }
+  }))
+  return latencies.sort((a, b) => a - b)
+}
+
+const measureTarget = async (target: string, env: Record<string, string>, providerUrl: string): Promise<Array<RuntimeRow>> => {
+  const token = newToken()
+  const dataDir = temporaryDataDir()
+  try {
+    const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env })
+    try {
+      const { configId, projectUrl } = await setUp(server.baseUrl, token, providerUrl)
+      const agents = await Promise.all(Array.from({ length: AGENTS }, async (): Promise<AppendingAgent> => {
+        const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+        const inputsUrl = `${projectUrl}/agents/${agent.id}/inputs`
+        // Its turn: the model call it makes is held until the server stops.
+        const first = await request("POST", inputsUrl, token, { content_blocks: [{ type: "text", text: "wait" }] })
+        if (first.disposition !== "started") throw new Error(`a benchmark agent's first input was ${first.disposition}`)
+        return { inputsUrl, queued: 0 }
+      }))
+      await appendUntil(agents, token, Infinity, WARM_UP_INPUTS)
+      const cpuBefore = server.cpuMilliseconds()
+      const start = performance.now()
+      const latencies = await appendUntil(agents, token, start + DURATION_SECONDS * 1000)
+      const elapsed = (performance.now() - start) / 1000
+      const cpu = server.cpuMilliseconds() - cpuBefore
+      const label = `${AGENTS} agents, ${target}`
+      return [
+        { name: `events appended per second (queued inputs), ${label}`, value: Math.round(latencies.length / elapsed), unit: "events/s" },
+        { name: `input request p50, ${label}`, value: percentile(latencies, 0.5), unit: "ms" },
+        { name: `input request p99, ${label}`, value: percentile(latencies, 0.99), unit: "ms" },
+        { name: `server CPU per appended event, ${label}`, value: cpu / Math.max(latencies.length, 1), unit: "ms" }
+      ]
+    } finally {
+      await server.stop()
+    }
+  } finally {
+    dataDir.remove()
+  }
+}
+
+/** The figures on the embedded PGlite, then on a fresh Postgres database when one is reachable. */
+export const appends = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+  const { close, provider } = await startScriptedProvider({ record: false })
+  try {
+    await Effect.runPromise(provider.answerByDefault(Reply.hang()))
+    const providerUrl = provider.baseUrl("openai-responses")
+    const rows = await measureTarget("PGlite", {}, providerUrl)
+    let database: FreshDatabase
+    try {
+      database = await createDatabase()
+    } catch {
+      return rows
+    }
+    try {
+      rows.push(...await measureTarget("Postgres", { DATABASE_URL: database.url }, providerUrl))
+    } finally {
+      await database.drop()
+    }
+    return rows
+  } finally {
+    await close()
+  }
+}
