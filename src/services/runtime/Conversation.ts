@@ -254,9 +254,9 @@ export const foldView = (
 }
 
 /**
- * The settled items after a fold: the view's with the turns that just ended appended (a model call
- * folds in a turn or two, so this is not a pass over the agent's past), or made again from the
- * summary and the remaining turns after a compaction.
+ * The settled items after a fold: the view's, with the items of the turns that just ended appended
+ * (one copy of the array; the past's items are not made again), or made again from the summary and
+ * the remaining turns after a compaction.
  */
 const settledAfter = (
   view: ModelView,
