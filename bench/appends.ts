@@ -9,10 +9,9 @@
  * Rows, on the embedded PGlite, then on a fresh Postgres database when one is reachable: events
  * appended a second, the p50 and p99 of an input's request, and the server's CPU per event.
  */
-import { Effect } from "effect"
-import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
-import { createDatabase, DURATION_SECONDS, type FreshDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
-import { percentile, request, type RuntimeRow, setUp } from "./runtime.ts"
+import { Reply } from "../test/support/ScriptedProvider.ts"
+import { DURATION_SECONDS, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, setUp } from "./runtime.ts"
 
 /** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all). */
 const AGENTS = 200
@@ -42,7 +41,7 @@ const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string,
   return latencies.sort((a, b) => a - b)
 }
 
-const measureTarget = async (target: string, env: Record<string, string>, providerUrl: string): Promise<Array<RuntimeRow>> => {
+const measureTarget: MeasureTarget = async (target, env, providerUrl) => {
   const token = newToken()
   const dataDir = temporaryDataDir()
   try {
@@ -79,25 +78,4 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
 }
 
 /** The figures on the embedded PGlite, then on a fresh Postgres database when one is reachable. */
-export const appends = async (): Promise<ReadonlyArray<RuntimeRow>> => {
-  const { close, provider } = await startScriptedProvider({ record: false })
-  try {
-    await Effect.runPromise(provider.answerByDefault(Reply.hang()))
-    const providerUrl = provider.baseUrl("openai-responses")
-    const rows = await measureTarget("PGlite", {}, providerUrl)
-    let database: FreshDatabase
-    try {
-      database = await createDatabase()
-    } catch {
-      return rows
-    }
-    try {
-      rows.push(...await measureTarget("Postgres", { DATABASE_URL: database.url }, providerUrl))
-    } finally {
-      await database.drop()
-    }
-    return rows
-  } finally {
-    await close()
-  }
-}
+export const appends = (): Promise<ReadonlyArray<RuntimeRow>> => onEachDatabase(Reply.hang(), measureTarget)

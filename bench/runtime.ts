@@ -16,7 +16,7 @@
  * (DATABASE_URL's server, else the local one). `runtime()` returns rows `{ name, value, unit }`.
  */
 import { Effect } from "effect"
-import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { Reply, type ScriptedReply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import {
   createDatabase,
   DURATION_SECONDS,
@@ -199,7 +199,7 @@ const pageReads = async (server: Process, pageUrl: string, token: string, target
 }
 
 /** The figures on one server; `target` names its database in the rows. */
-const measureTarget = async (target: string, env: Record<string, string>, providerUrl: string): Promise<Array<RuntimeRow>> => {
+const measureTarget: MeasureTarget = async (target, env, providerUrl) => {
   const token = newToken()
   const dataDir = temporaryDataDir()
   const rows: Array<RuntimeRow> = []
@@ -270,13 +270,19 @@ const measureTarget = async (target: string, env: Record<string, string>, provid
   return rows
 }
 
-/** The figures on the embedded PGlite, then on a fresh Postgres database when one is reachable. */
-export const runtime = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+/** The rows of one server, `target` naming its database; `env` tells it which. */
+export type MeasureTarget = (target: string, env: Record<string, string>, providerUrl: string) => Promise<Array<RuntimeRow>>
+
+/**
+ * The rows of `measure` on the embedded PGlite, then on a fresh Postgres database when one is
+ * reachable, the scripted provider answering every model call with `reply`.
+ */
+export const onEachDatabase = async (reply: ScriptedReply, measure: MeasureTarget): Promise<ReadonlyArray<RuntimeRow>> => {
   const { close, provider } = await startScriptedProvider({ record: false })
   try {
-    await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
+    await Effect.runPromise(provider.answerByDefault(reply))
     const providerUrl = provider.baseUrl("openai-responses")
-    const rows = await measureTarget("PGlite", {}, providerUrl)
+    const rows = await measure("PGlite", {}, providerUrl)
     let database: FreshDatabase
     try {
       database = await createDatabase()
@@ -284,7 +290,7 @@ export const runtime = async (): Promise<ReadonlyArray<RuntimeRow>> => {
       return rows
     }
     try {
-      rows.push(...await measureTarget("Postgres", { DATABASE_URL: database.url }, providerUrl))
+      rows.push(...await measure("Postgres", { DATABASE_URL: database.url }, providerUrl))
     } finally {
       await database.drop()
     }
@@ -293,3 +299,6 @@ export const runtime = async (): Promise<ReadonlyArray<RuntimeRow>> => {
     await close()
   }
 }
+
+/** The figures on the embedded PGlite, then on a fresh Postgres database when one is reachable. */
+export const runtime = (): Promise<ReadonlyArray<RuntimeRow>> => onEachDatabase(Reply.text("ok"), measureTarget)
