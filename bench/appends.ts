@@ -9,14 +9,13 @@
  * Rows, on the embedded PGlite, then on a fresh Postgres database when one is reachable: events
  * appended a second, the p50 and p99 of an input's request, and the server's CPU per event.
  */
+import { MAX_BACKLOG } from "../src/services/runtime/AgentInputs.ts"
 import { Reply } from "../test/support/ScriptedProvider.ts"
 import { DURATION_SECONDS, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
 import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, setUp } from "./runtime.ts"
 
-/** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all). */
+/** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all, past which `agent_backlog_full`). */
 const AGENTS = 200
-/** Queued inputs an agent holds at most (the server's `agent_backlog_full` limit, docs/agents-api.md). */
-const MAX_BACKLOG = 100
 /** Inputs sent, unmeasured, before the measured run (the server's JIT, the pools). */
 const WARM_UP_INPUTS = 5
 
