@@ -98,7 +98,9 @@ export interface EventReads<Event> {
  * agent's last one before the append plus its position. A turn's event is numbered within its
  * turn by the insert itself: `turn_offset` is its place among the new events of its turn
  * (1, 2, ...), added to the turn's last `turn_sequence` (-1 for a new turn, so its opening event
- * is 0).
+ * is 0). That last one is looked up by the turn alone (a turn id is unique): with the agent's id
+ * in the condition too, Postgres could AND the turn's index with the agent's whole range of the
+ * primary key, a read that grows with the agent's past (docs/performance.md).
  */
 const EventRows = Schema.Array(Schema.Struct({
   position: Schema.Int,
@@ -170,7 +172,7 @@ export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>
               (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
             SELECT ${agentId}, allocated.before + r.position, r.id, allocated.agent_config_id, r.turn_id,
               CASE WHEN r.turn_id IS NULL THEN NULL ELSE r.turn_offset + COALESCE(
-                (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.agent_id = ${agentId} AND e.turn_id = r.turn_id),
+                (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.turn_id = r.turn_id),
                 -1
               ) END,
               r.is_opening_event, r.event_kind, r.data
