@@ -5,6 +5,7 @@
  * statements it prepared before. Postgres's own view of a session's prepared statements
  * (`pg_prepared_statements`) says what was prepared and how often it ran.
  */
+import { MessageStorage, ShardId, ShardingConfig, SqlMessageStorage } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -63,6 +64,28 @@ describe("prepared statements", () => {
       expect(yield* readWhole).toEqual([{ id: 1, label: null, size: null }])
       yield* connection.execute("COMMIT", [], undefined)
     }).pipe(Effect.provide(database), Effect.scoped), 30_000)
+
+  // The engine reads its new messages at every message sent to a local workflow and every 500 ms
+  // besides; as `@effect/cluster` ships it, the read lists the shards and the time as literals, so
+  // Postgres plans it at every run (patches/@effect+cluster+0.60.2.patch, docs/runtime.md).
+  it.live("the workflow engine's read of new messages is one prepared statement, whatever the time and the shards", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const storage = yield* MessageStorage.MessageStorage
+      // In one transaction, so that every statement runs on the connection whose prepared statements are read.
+      const prepared = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* storage.unprocessedMessages([ShardId.make("default", 1), ShardId.make("default", 2)])
+        yield* Effect.sleep("2 millis")
+        yield* storage.unprocessedMessages([ShardId.make("default", 3)])
+        return yield* sql<{ readonly runs: number }>`
+          SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
+          WHERE statement LIKE '%UPDATE "cluster_messages" m%'`
+      }))
+      expect(prepared).toEqual([{ runs: 2 }])
+    }).pipe(
+      Effect.provide(SqlMessageStorage.layer.pipe(Layer.provide(ShardingConfig.layer()), Layer.provideMerge(database))),
+      Effect.scoped
+    ), 30_000)
 
   // Last: the texts it names are the process's, so the tests after it would run unprepared.
   it.live(`a process names at most ${MAX_PREPARED_TEXTS} distinct texts; the ones after run unprepared`, () =>
