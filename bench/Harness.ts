@@ -103,10 +103,13 @@ export const startProcess = async (
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
   // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it exits (docs/performance.md).
   const profile = process.env.BENCH_CPU_PROF_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
-  // BENCH_ALLOCATION_PROF_DIR: the server writes a sampled allocation profile there when it exits.
-  const modules = process.env.BENCH_ALLOCATION_PROF_DIR === undefined
-    ? preloads
-    : [...preloads, pathToFileURL(join(ROOT, "bench/allocationProfile.ts")).href]
+  // BENCH_ALLOCATION_PROF_DIR: the server writes a sampled allocation profile there when it exits;
+  // BENCH_PGLITE_TIMES_DIR: the embedded database's time by statement.
+  const measuring = [
+    ...(process.env.BENCH_ALLOCATION_PROF_DIR === undefined ? [] : ["bench/allocationProfile.ts"]),
+    ...(process.env.BENCH_PGLITE_TIMES_DIR === undefined ? [] : ["bench/pgliteStatementTimes.ts"])
+  ]
+  const modules = [...preloads, ...measuring.map((module) => pathToFileURL(join(ROOT, module)).href)]
   const child: ChildProcess = spawn(process.execPath, [
     ...SERVER_NODE_FLAGS,
     ...profile,
