@@ -75,6 +75,7 @@ describe("prepared statements", () => {
       // In one transaction, so that every statement runs on the connection whose prepared statements are read.
       const prepared = yield* sql.withTransaction(Effect.gen(function*() {
         yield* storage.unprocessedMessages([ShardId.make("default", 1), ShardId.make("default", 2)])
+        // A later time and other shards: as shipped, a new text, planned again.
         yield* Effect.sleep("2 millis")
         yield* storage.unprocessedMessages([ShardId.make("default", 3)])
         return yield* sql<{ readonly runs: number }>`
