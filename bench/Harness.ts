@@ -6,7 +6,7 @@
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -76,11 +76,33 @@ export interface Process {
 /** Linux reports a process's CPU time in clock ticks of 1/100 s (USER_HZ). */
 const MILLISECONDS_PER_TICK = 10
 
-/** utime + stime of /proc/<pid>/stat (fields 14 and 15; the command name before them may hold spaces). */
-const cpuMillisecondsOf = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+/** utime + stime of a /proc/<pid>/stat line (fields 14 and 15; the command name before them may hold spaces). */
+const cpuMillisecondsIn = (stat: string): number => {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   return (Number(fields[11]) + Number(fields[12])) * MILLISECONDS_PER_TICK
+}
+
+const cpuMillisecondsOf = (pid: number): number => cpuMillisecondsIn(readFileSync(`/proc/${pid}/stat`, "utf8"))
+
+/**
+ * The CPU time all Postgres processes of this machine have used so far, in milliseconds (its
+ * backends, and its checkpointer, WAL writer and autovacuum, which a turn's writes cost too), or
+ * undefined when none runs here (a Postgres server on another machine). Meaningful only as the
+ * difference over a run that is the machine's only Postgres work.
+ */
+export const postgresCpuMilliseconds = (): number | undefined => {
+  let total: number | undefined
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue // The process ended meanwhile.
+    }
+    if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) === "postgres") total = (total ?? 0) + cpuMillisecondsIn(stat)
+  }
+  return total
 }
 
 /**

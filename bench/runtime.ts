@@ -7,7 +7,8 @@
  *   read from each agent's event stream) with 1, 10 and 100 agents, each sending its next input
  *   as soon as its turn completes, for BENCH_DURATION_SECONDS each (after WARM_UP_SECONDS of
  *   unmeasured turns before the first, so that the server's JIT is warm), and the server process's CPU
- *   time per turn (on PGlite it includes the embedded database, which runs in that process);
+ *   time per turn (on PGlite it includes the embedded database, which runs in that process; on a
+ *   Postgres server on this machine, the CPU its processes used per turn too);
  * - events per second appended (every event the turns wrote, over the time they ran) and read
  *   back through GET /events in pages of 500 (READERS agents at a time); one page of 500 read
  *   again and again by one reader: its p50 latency and the server's CPU per page.
@@ -22,6 +23,7 @@ import {
   DURATION_SECONDS,
   type FreshDatabase,
   newToken,
+  postgresCpuMilliseconds,
   type Process,
   startProcess,
   temporaryDataDir
@@ -200,6 +202,8 @@ const pageReads = async (server: Process, pageUrl: string, token: string, target
 
 /** The figures on one server; `target` names its database in the rows. */
 const measureTarget: MeasureTarget = async (target, env, providerUrl) => {
+  // A Postgres server's CPU, when it runs on this machine: the turns' statements cost it too.
+  const onPostgres = env.DATABASE_URL !== undefined
   const token = newToken()
   const dataDir = temporaryDataDir()
   const rows: Array<RuntimeRow> = []
@@ -225,7 +229,9 @@ const measureTarget: MeasureTarget = async (target, env, providerUrl) => {
         // Each turn writes its input, started, model_output and completed events.
         if (agents === CONCURRENCY[0]) warmUpEvents += (await driveTurns(driven, token, WARM_UP_SECONDS)).latencies.length * 4
         const cpuBefore = server.cpuMilliseconds()
+        const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
         const { elapsed, latencies } = await driveTurns(driven, token)
+        const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
         abort.abort()
         writingMs += elapsed * 1000
         eventsWritten += latencies.length * 4
@@ -235,6 +241,13 @@ const measureTarget: MeasureTarget = async (target, env, providerUrl) => {
           value: (server.cpuMilliseconds() - cpuBefore) / Math.max(latencies.length, 1),
           unit: "ms"
         })
+        if (postgresCpuBefore !== undefined && postgresCpuAfter !== undefined) {
+          rows.push({
+            name: `Postgres CPU per turn, ${label}`,
+            value: (postgresCpuAfter - postgresCpuBefore) / Math.max(latencies.length, 1),
+            unit: "ms"
+          })
+        }
       }
       rows.push({ name: `events appended per second (by turns), ${target}`, value: Math.round(eventsWritten / (writingMs / 1000)), unit: "events/s" })
 
