@@ -36,21 +36,31 @@ const WARM_UP_SECONDS = 2
 export interface Measurement {
   readonly requestsPerSecond: number
   readonly p99Ms: number
+  /** The server's CPU time a request over the measured window, when its process was given. */
+  readonly cpuMicrosecondsPerRequest?: number
 }
 
 /**
  * GET `url` with CONNECTIONS connections for DURATION_SECONDS, after a short warm-up (JIT, pool).
  * Any non-2xx answer or socket error fails the measurement: a fast wrong answer is not a result.
  */
-export const measure = async (url: string, headers: Record<string, string>): Promise<Measurement> => {
+export const measure = async (
+  url: string,
+  headers: Record<string, string>,
+  server?: Pick<Process, "cpuMilliseconds">
+): Promise<Measurement> => {
   await autocannon({ url, headers, connections: CONNECTIONS, duration: WARM_UP_SECONDS })
+  const cpuBefore = server?.cpuMilliseconds()
   const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_SECONDS })
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(
       `${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`
     )
   }
-  return { requestsPerSecond: Math.round(result.requests.average), p99Ms: result.latency.p99 }
+  const measured = { requestsPerSecond: Math.round(result.requests.average), p99Ms: result.latency.p99 }
+  return server === undefined || cpuBefore === undefined
+    ? measured
+    : { ...measured, cpuMicrosecondsPerRequest: (1000 * (server.cpuMilliseconds() - cpuBefore)) / result.requests.total }
 }
 
 export const freePort = () =>
@@ -157,7 +167,9 @@ export const startProcess = async (
       child.kill("SIGKILL")
       throw new Error(`${entry} did not answer within 120 s:\n${stderr}`)
     }
-    const ready = await fetch(`${baseUrl}/healthz`).then((response) => response.ok, () => false)
+    // A request sent while the server is still wiring its routes may never be answered: give up on it.
+    const ready = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })
+      .then((response) => response.ok, () => false)
     if (ready) break
     await new Promise((resolve) => setTimeout(resolve, 100))
   }

@@ -14,7 +14,7 @@ declare module "autocannon" {
     readonly p99: number
   }
   interface Result {
-    readonly requests: Histogram
+    readonly requests: Histogram & { readonly total: number }
     readonly latency: Histogram
     readonly non2xx: number
     readonly errors: number

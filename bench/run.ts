@@ -5,11 +5,12 @@
  * (bench/statements.ts), events appended across agents (bench/appends.ts), a long-lived agent's turns
  * (bench/longHistory.ts), built-in tool round trips
  * through a real daemon (bench/machines.ts), machines from pools cold and warm (bench/pools.ts), the crash loop
- * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set.
+ * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs a
+ * request (bench/frameworks.ts, minimal servers on Effect 3 and Effect 4) runs only when named: it installs Effect 4.
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, appends, long-history, machines, pools, scale-out, scanner, crash-loop, soak; several with
+ * (names: http, runtime, statements, appends, long-history, machines, pools, scale-out, scanner, crash-loop, soak, frameworks; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
@@ -17,6 +18,7 @@ import { agentConfigs } from "./agentConfigs.ts"
 import { appends } from "./appends.ts"
 import { bodyScanner } from "./bodyScanner.ts"
 import { crashLoop, formatCrashLoop } from "./crashLoop.ts"
+import { frameworks } from "./frameworks.ts"
 import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
 import { longHistory } from "./longHistory.ts"
 import { machines } from "./machines.ts"
@@ -37,13 +39,15 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "appends", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak"] as const
+const PARTS = ["http", "runtime", "statements", "appends", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
 if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(", ")}; the parts are ${PARTS.join(", ")}`)
 const selected = (part: typeof PARTS[number]) =>
-  only === undefined ? part !== "soak" || process.env.BENCH_SOAK_MINUTES !== undefined : only.includes(part)
+  only === undefined
+    ? (part !== "soak" || process.env.BENCH_SOAK_MINUTES !== undefined) && part !== "frameworks"
+    : only.includes(part)
 
 if (selected("http")) {
   const rows: Array<Row> = []
@@ -110,6 +114,14 @@ if (selected("crash-loop")) {
   const result = await crashLoop()
   console.log(`\n${formatCrashLoop(result)}`)
   if (!result.ok) process.exitCode = 1
+}
+
+if (selected("frameworks")) {
+  console.log(
+    `\nWhat the framework costs a request: minimal servers on Effect 3 and Effect 4 beside the baseline and this server ` +
+      `(${CONNECTIONS} connections, ${DURATION_SECONDS} s per case, medians of the rounds; docs/performance.md)\n`
+  )
+  printRows(await frameworks())
 }
 
 if (selected("soak")) {

@@ -1,0 +1,113 @@
+/**
+ * What the framework costs a request: GET /v1/orgs/{orgID} (the key by its hash, the membership,
+ * the organization) and GET /healthz, each served in turn by four processes on one Postgres
+ * database: the node:http + pg baseline (bench/baselineServer.ts), a minimal server on the Effect 3
+ * HttpApi this server is built on (bench/frameworks/effect3Server.ts), the same minimal server on
+ * Effect 4 (bench/frameworks/effect4/), and this server. The minimal servers do the baseline's
+ * statements through HttpApi, a bearer security middleware and @effect/sql-pg, with tracing and
+ * request logs off; this server does its own (two statements for the GET, docs/performance.md).
+ * The servers take turns, round after round; each figure is the median of the rounds.
+ *
+ * Not in the default run (`npm run bench -- frameworks`): Effect 4's packages are installed into
+ * bench/frameworks/effect4 on first use, from the npm registry (its own package-lock.json).
+ * BENCH_FRAMEWORK_ROUNDS (default 3) sets the rounds.
+ */
+import { execFileSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import {
+  createDatabase,
+  type FreshDatabase,
+  measure,
+  type Measurement,
+  newToken,
+  ROOT,
+  startProcess,
+  temporaryDataDir
+} from "./Harness.ts"
+import { percentile, type RuntimeRow } from "./runtime.ts"
+
+const ROUNDS = Number(process.env.BENCH_FRAMEWORK_ROUNDS ?? 3)
+const EFFECT4_DIR = join(ROOT, "bench/frameworks/effect4")
+
+const SERVERS = [
+  { name: "baseline node:http + pg", entry: "bench/baselineServer.ts" },
+  { name: "minimal Effect 3 HttpApi", entry: "bench/frameworks/effect3Server.ts" },
+  { name: "minimal Effect 4 HttpApi", entry: "bench/frameworks/effect4/server.ts" },
+  { name: "this server", entry: "src/main.ts" }
+] as const
+
+const ROUTES = [
+  { name: "GET /v1/orgs/{orgID}", path: (orgId: string) => `/v1/orgs/${orgId}` },
+  { name: "GET /healthz", path: (_: string) => "/healthz" }
+] as const
+
+const installEffect4 = () => {
+  if (existsSync(join(EFFECT4_DIR, "node_modules"))) return
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: EFFECT4_DIR, stdio: "inherit" })
+}
+
+/** This server migrates the database and makes an organization with the bootstrap key: the rows every server reads. */
+const createOrganization = async (env: Record<string, string>, token: string): Promise<string> => {
+  const server = await startProcess("src/main.ts", env)
+  try {
+    const created = await fetch(`${server.baseUrl}/v1/orgs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Bench" })
+    })
+    if (created.status !== 201) throw new Error(`creating the organization answered ${created.status}`)
+    return ((await created.json()) as { id: string }).id
+  } finally {
+    await server.stop()
+  }
+}
+
+const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
+
+export const frameworks = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+  installEffect4()
+  let database: FreshDatabase
+  try {
+    database = await createDatabase()
+  } catch (error) {
+    return [{ name: `skipped: Postgres not reachable (${error instanceof Error ? error.message : String(error)})`, value: 0, unit: "" }]
+  }
+  const dataDir = temporaryDataDir()
+  try {
+    const token = newToken()
+    const env = { DATABASE_URL: database.url, DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token }
+    const orgId = await createOrganization(env, token)
+    const headers = { authorization: `Bearer ${token}` }
+    const samples = new Map<string, Array<Measurement>>()
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const server of SERVERS) {
+        const started = await startProcess(server.entry, env)
+        try {
+          for (const route of ROUTES) {
+            const key = `${route.name}, ${server.name}`
+            samples.set(key, [...(samples.get(key) ?? []), await measure(started.baseUrl + route.path(orgId), headers, started)])
+          }
+        } finally {
+          await started.stop()
+        }
+      }
+    }
+    return ROUTES.flatMap((route) => {
+      const requestsPerSecond = (server: string) => median(samples.get(`${route.name}, ${server}`)!.map((sample) => sample.requestsPerSecond))
+      const baseline = requestsPerSecond(SERVERS[0].name)
+      return SERVERS.flatMap((server) => {
+        const key = `${route.name}, ${server.name}`
+        const cpu = median(samples.get(key)!.map((sample) => sample.cpuMicrosecondsPerRequest!))
+        return [
+          { name: `${key}: requests per second`, value: requestsPerSecond(server.name), unit: "req/s" },
+          { name: `${key}: of the baseline's requests per second`, value: (100 * requestsPerSecond(server.name)) / baseline, unit: "%" },
+          { name: `${key}: server CPU per request`, value: cpu, unit: "µs" }
+        ]
+      })
+    })
+  } finally {
+    dataDir.remove()
+    await database.drop()
+  }
+}
