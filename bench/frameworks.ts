@@ -8,13 +8,18 @@
  * request logs off; this server does its own (two statements for the GET, docs/performance.md).
  * The servers take turns, round after round; each figure is the median of the rounds.
  *
+ * Then a durable workflow's round trip through the workflow engine, on each version
+ * (bench/frameworks/effect3Workflow.ts, effect4/workflow.ts): workflows a second and the process's
+ * CPU per workflow, each run on a fresh database, the versions taking turns for the same rounds.
+ *
  * Not in the default run (`npm run bench -- frameworks`): Effect 4's packages are installed into
  * bench/frameworks/effect4 on first use, from the npm registry (its own package-lock.json).
  * BENCH_FRAMEWORK_ROUNDS (default 3) sets the rounds.
  */
-import { execFileSync } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import {
   createDatabase,
   type FreshDatabase,
@@ -42,6 +47,17 @@ const ROUTES = [
   { name: "GET /healthz", path: (_: string) => "/healthz" }
 ] as const
 
+const WORKFLOWS = [
+  { name: "Effect 3", entry: "bench/frameworks/effect3Workflow.ts" },
+  { name: "Effect 4", entry: "bench/frameworks/effect4/workflow.ts" }
+] as const
+
+interface WorkflowRun {
+  readonly workflows: number
+  readonly seconds: number
+  readonly cpuMicroseconds: number
+}
+
 const installEffect4 = () => {
   if (existsSync(join(EFFECT4_DIR, "node_modules"))) return
   execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: EFFECT4_DIR, stdio: "inherit" })
@@ -64,6 +80,37 @@ const createOrganization = async (env: Record<string, string>, token: string): P
 }
 
 const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
+
+/** One run of a workflow program, on a database of its own. */
+const runWorkflows = async (entry: string): Promise<WorkflowRun> => {
+  const database = await createDatabase()
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", entry], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: database.url }
+    })
+    return JSON.parse(stdout.trim().split("\n").at(-1)!) as WorkflowRun
+  } finally {
+    await database.drop()
+  }
+}
+
+const workflowRows = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+  const runs = new Map<string, Array<WorkflowRun>>()
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const version of WORKFLOWS) {
+      runs.set(version.name, [...(runs.get(version.name) ?? []), await runWorkflows(version.entry)])
+    }
+  }
+  return WORKFLOWS.flatMap((version) => {
+    const measured = runs.get(version.name)!
+    const name = `a durable workflow's round trip, ${version.name}`
+    return [
+      { name: `${name}: workflows per second`, value: median(measured.map((run) => run.workflows / run.seconds)), unit: "workflows/s" },
+      { name: `${name}: CPU per workflow`, value: median(measured.map((run) => run.cpuMicroseconds / run.workflows)), unit: "µs" }
+    ]
+  })
+}
 
 export const frameworks = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   installEffect4()
@@ -93,7 +140,7 @@ export const frameworks = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         }
       }
     }
-    return ROUTES.flatMap((route) => {
+    const requestRows = ROUTES.flatMap((route) => {
       const requestsPerSecond = (server: string) => median(samples.get(`${route.name}, ${server}`)!.map((sample) => sample.requestsPerSecond))
       const baseline = requestsPerSecond(SERVERS[0].name)
       return SERVERS.flatMap((server) => {
@@ -106,6 +153,7 @@ export const frameworks = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         ]
       })
     })
+    return [...requestRows, ...(await workflowRows())]
   } finally {
     dataDir.remove()
     await database.drop()

@@ -5,8 +5,8 @@
  * (bench/statements.ts), events appended across agents (bench/appends.ts), a long-lived agent's turns
  * (bench/longHistory.ts), built-in tool round trips
  * through a real daemon (bench/machines.ts), machines from pools cold and warm (bench/pools.ts), the crash loop
- * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs a
- * request (bench/frameworks.ts, minimal servers on Effect 3 and Effect 4) runs only when named: it installs Effect 4.
+ * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs
+ * (bench/frameworks.ts, minimal programs on Effect 3 and Effect 4) runs only when named: it installs Effect 4.
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
@@ -118,8 +118,9 @@ if (selected("crash-loop")) {
 
 if (selected("frameworks")) {
   console.log(
-    `\nWhat the framework costs a request: minimal servers on Effect 3 and Effect 4 beside the baseline and this server ` +
-      `(${CONNECTIONS} connections, ${DURATION_SECONDS} s per case, medians of the rounds; docs/performance.md)\n`
+    `\nWhat the framework costs: a request from minimal servers on Effect 3 and Effect 4 beside the baseline and this ` +
+      `server, and a durable workflow's round trip on each version (${CONNECTIONS} connections, ${DURATION_SECONDS} s ` +
+      `per case, medians of the rounds; docs/performance.md)\n`
   )
   printRows(await frameworks())
 }
