@@ -8,7 +8,7 @@
  * Processes are started in a session of their own, so they outlive a server restart; `list`
  * finds them again from the pid files.
  */
-import { Effect, Option, Schema } from "effect"
+import { Duration, Effect, Option, Schedule, Schema } from "effect"
 import { spawn } from "node:child_process"
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -22,16 +22,35 @@ import { type MachineLaunch, type MachineProvider, ProviderFailed, type Provider
 const isMachineId = Schema.is(MachineId)
 
 /** How long a stopped daemon gets to end by itself before it is killed. */
-const STOP_GRACE_MS = 3_000
+const STOP_GRACE = Duration.seconds(3)
+/** How long the killed processes get to be gone before `stop` returns anyway. */
+const KILL_WAIT = Duration.seconds(2)
 
-/** Whether process `pid` is alive and is the daemon of `machineId` (a reused pid is not). */
-const isDaemonOf = (pid: number, machineId: string) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(machineId)
-  } catch {
-    return false
-  }
-}
+/**
+ * The live processes of process group `group`, from /proc: each one's state, group and command
+ * line. Zombies are left out: they have ended, and one whose parent is slow to reap it (a
+ * sandbox's init reparented to the host's) would otherwise keep the group "running".
+ */
+const liveMembers = (group: number) =>
+  readdirSync("/proc").flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return []
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      // After the command name in parentheses: state, parent pid, process group, ...
+      const [state, , memberGroup] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (state === "Z" || Number(memberGroup) !== group) return []
+      return [readFileSync(`/proc/${entry}/cmdline`, "utf8")]
+    } catch {
+      return [] // ended while being read
+    }
+  })
+
+/**
+ * Whether the daemon of `machineId`, started as the leader of group `group`, still runs: a live
+ * process of the group names the machine (a reused group id does not). The leader itself may be
+ * gone while the daemon runs on: bubblewrap's outer process ends at SIGTERM at once.
+ */
+const daemonRuns = (group: number, machineId: string) => liveMembers(group).some((cmdline) => cmdline.includes(machineId))
 
 const readPid = (dir: string) => {
   try {
@@ -42,13 +61,20 @@ const readPid = (dir: string) => {
   }
 }
 
-const signalGroup = (pid: number, signal: NodeJS.Signals) => {
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    // gone already
-  }
-}
+const signalGroup = (group: number, signal: NodeJS.Signals) =>
+  Effect.sync(() => {
+    try {
+      process.kill(-group, signal)
+    } catch {
+      // gone already
+    }
+  })
+
+/** Waits until no live process is left in `group`, at most `limit`. */
+const awaitGroupEnd = (group: number, limit: Duration.Duration) =>
+  Effect.sync(() => liveMembers(group).length > 0).pipe(
+    Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo(limit)), while: (alive) => alive })
+  )
 
 export class LocalProvider extends Effect.Service<LocalProvider>()("LocalProvider", {
   effect: Effect.gen(function*() {
@@ -60,14 +86,18 @@ export class LocalProvider extends Effect.Service<LocalProvider>()("LocalProvide
 
     const machineDir = (poolId: string, machineId: string) => join(root, poolId, machineId)
 
+    /**
+     * Ends every process of the daemon's group: SIGTERM, the grace period while any is left, then
+     * SIGKILL, and returns once they are gone (so a stopped machine has no process left).
+     */
     const stopProcess = (dir: string, machineId: string) =>
-      Effect.promise(async () => {
-        const pid = readPid(dir)
-        if (pid === null || !isDaemonOf(pid, machineId)) return
-        signalGroup(pid, "SIGTERM")
-        const deadline = Date.now() + STOP_GRACE_MS
-        while (Date.now() < deadline && isDaemonOf(pid, machineId)) await new Promise((r) => setTimeout(r, 100))
-        signalGroup(pid, "SIGKILL")
+      Effect.gen(function*() {
+        const group = readPid(dir)
+        if (group === null || !daemonRuns(group, machineId)) return
+        yield* signalGroup(group, "SIGTERM")
+        yield* awaitGroupEnd(group, STOP_GRACE)
+        yield* signalGroup(group, "SIGKILL")
+        yield* awaitGroupEnd(group, KILL_WAIT)
       })
 
     /** The command that runs `node` with these arguments, sandboxed when bubblewrap is installed. */
@@ -144,7 +174,7 @@ export class LocalProvider extends Effect.Service<LocalProvider>()("LocalProvide
           return {
             machineId,
             ref: pid === null ? "" : String(pid),
-            running: pid !== null && isDaemonOf(pid, machineId)
+            running: pid !== null && daemonRuns(pid, machineId)
           }
         })
       })
