@@ -27,9 +27,10 @@ const STOP_GRACE = Duration.seconds(3)
 const KILL_WAIT = Duration.seconds(2)
 
 /**
- * The live processes of process group `group`, from /proc: each one's state, group and command
- * line. Zombies are left out: they have ended, and one whose parent is slow to reap it (a
- * sandbox's init reparented to the host's) would otherwise keep the group "running".
+ * The command lines of the live processes of process group `group`, read from /proc (each
+ * process's state and group in its `stat`). Zombies are left out: they have ended, and one whose
+ * parent is slow to reap it (a sandbox's init reparented to the host's) would otherwise keep the
+ * group "running".
  */
 const liveMembers = (group: number) =>
   readdirSync("/proc").flatMap((entry) => {
