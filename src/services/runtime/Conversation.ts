@@ -95,8 +95,13 @@ export const EMPTY_VIEW: ModelView = {
   bytes: 0
 }
 
-/** What an item or an event holds besides its text, in bytes (about; a decoded event's fields measured 1 KiB). */
-const ITEM_OVERHEAD_BYTES = 128
+/**
+ * What an item or an event holds besides its text, in bytes (about). An ended turn's item, with its
+ * place in the view and the wire JSON and context estimate kept beside it, measured 275 bytes of
+ * heap after a full collection besides its text (docs/performance.md, "The history's bound in real
+ * bytes"); a decoded event's fields 1 KiB.
+ */
+const ITEM_OVERHEAD_BYTES = 280
 const EVENT_OVERHEAD_BYTES = 1024
 
 const sum = <A>(values: Iterable<A>, f: (value: A) => number) => {
