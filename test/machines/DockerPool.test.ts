@@ -127,6 +127,20 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       // The same machine served the call: still one.
       expect(yield* listed()).toHaveLength(1)
 
+      // A command's background process ends with it and is reaped: Docker's init, not the daemon, is
+      // the container's pid 1, so nothing a command leaves behind lingers as a zombie.
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: "node -e 'setInterval(() => {}, 1000)' & echo started" }),
+        Reply.toolCall("run_command", { command: 'for stat in /proc/[0-9]*/stat; do read -r line < "$stat" && echo "$line"; done' }),
+        Reply.text("Listed.")
+      ], { model: rt.slug })
+      yield* rt.send(agent.id, "Start a background process, then list the processes")
+      yield* rt.idle(agent.id, "60 seconds")
+      const listing = (yield* rt.events(agent.id)).filter((event) => event.event_kind === "tool_result").at(-1)
+      const processes = JSON.stringify(listing)
+      expect(processes).toMatch(/\(sh\) R /)
+      expect(processes).not.toMatch(/\) Z /)
+
       // Deleting the machine removes its container; the machine stays listed as deleted.
       yield* rt.client.machines.remove({ path: { orgID: rt.org.id, machineID: machine.id } })
       expect(container(machine.id)).toBeNull()
@@ -139,7 +153,7 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       yield* rt.send(agent.id, "Once more")
       yield* rt.idle(agent.id, "120 seconds")
       const calls = yield* rt.toolCalls(agent.id)
-      expect(calls.map((one) => one.outcome)).toEqual(["succeeded", "succeeded"])
+      expect(calls.map((one) => one.outcome)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"])
       const second = (yield* listed()).find((one) => one.id !== machine.id)
       expect(second).toBeDefined()
       expect(container(second!.id)).toMatch(/^true /)

@@ -83,7 +83,8 @@ const Inspected = Schema.Struct({
     NanoCpus: Schema.Number,
     Memory: Schema.Number,
     Binds: Schema.Array(Schema.String),
-    RestartPolicy: Schema.Struct({ Name: Schema.String })
+    RestartPolicy: Schema.Struct({ Name: Schema.String }),
+    Init: Schema.NullOr(Schema.Boolean)
   })
 })
 
@@ -132,7 +133,8 @@ describeApp()("docker machine provider", (it) => {
         NanoCpus: 1_000_000_000,
         Memory: 256 * 1024 * 1024,
         Binds: [`${PROJECT_ROOT}:${PROJECT_ROOT}:ro`],
-        RestartPolicy: { Name: "no" }
+        RestartPolicy: { Name: "no" },
+        Init: true
       })
       expect(container.Config).toMatchObject({
         Image: DOCKER_TEST_IMAGE,

@@ -85,7 +85,9 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
           ...(launch.cpu === null ? {} : { NanoCpus: Math.round(launch.cpu * 1e9) }),
           ...(launch.memoryMb === null ? {} : { Memory: launch.memoryMb * 1024 * 1024 }),
           Binds: [`${PROJECT_ROOT}:${PROJECT_ROOT}:ro`],
-          RestartPolicy: { Name: "no" }
+          RestartPolicy: { Name: "no" },
+          // Docker's init as pid 1: it reaps what commands leave behind (node would not) and passes signals on.
+          Init: true
         }
       }
       const createStep = `Creating container ${name} from image ${image}`
