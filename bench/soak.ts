@@ -7,7 +7,7 @@
  * a ratio well above 1 under a steady load is a leak to look for. The RSS alone does not tell:
  * V8 lets the heap grow well past what is reachable before it collects. So the server also
  * reports its heap used after every full garbage collection (bench/heapAfterGc.ts), the live
- * heap, printed the same way.
+ * heap, and the heap's size V8 kept then (most of the RSS), printed the same way.
  *
  * On the embedded database by default; BENCH_SOAK_DATABASE=postgres uses a fresh database on the
  * local Postgres (DATABASE_URL's server when set), dropped afterwards.
@@ -30,8 +30,8 @@ export interface SoakResult {
   readonly minutes: number
   /** Seconds since the start, RSS in MiB. */
   readonly samples: ReadonlyArray<{ readonly seconds: number; readonly rssMiB: number }>
-  /** Seconds since the start, the heap used right after each full garbage collection in MiB. */
-  readonly liveHeap: ReadonlyArray<{ readonly seconds: number; readonly heapMiB: number }>
+  /** Seconds since the start, the heap used right after each full garbage collection and the heap's size then, in MiB. */
+  readonly liveHeap: ReadonlyArray<{ readonly seconds: number; readonly heapMiB: number; readonly heapSizeMiB: number }>
   readonly turns: number
   readonly errors: number
 }
@@ -55,8 +55,8 @@ const serverPid = (port: number): number => {
 const liveHeapOf = (file: string, started: number) =>
   existsSync(file)
     ? readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => {
-      const [at, bytes] = line.split(" ").map(Number)
-      return { seconds: Math.round((at - started) / 1000), heapMiB: bytes / 2 ** 20 }
+      const [at, used, size] = line.split(" ").map(Number)
+      return { seconds: Math.round((at - started) / 1000), heapMiB: used / 2 ** 20, heapSizeMiB: size / 2 ** 20 }
     }).filter((sample) => sample.seconds >= 0)
     : []
 
@@ -155,12 +155,15 @@ const firstAndLastMinute = (series: ReadonlyArray<{ readonly seconds: number; re
 export const formatSoak = (result: SoakResult): string => {
   const end = result.samples[result.samples.length - 1]?.seconds ?? 0
   const live = result.liveHeap.map((s) => ({ seconds: s.seconds, value: s.heapMiB }))
+  const size = result.liveHeap.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
   return [
     `Soak on ${result.target}: ${AGENTS} agents for ${result.minutes} min, ${result.turns} turns ` +
     `(${(result.turns / (result.minutes * 60)).toFixed(1)}/s), ${result.errors} errors`,
     `  RSS every ${SAMPLE_INTERVAL_MS / 1000} s (MiB): ${result.samples.map((s) => s.rssMiB.toFixed(0)).join(" ")}`,
     `  ${firstAndLastMinute(result.samples.map((s) => ({ seconds: s.seconds, value: s.rssMiB })), end)}`,
     `  live heap after each of ${live.length} full collections (MiB): ${live.map((s) => s.value.toFixed(0)).join(" ")}`,
-    `  ${firstAndLastMinute(live, end)}`
+    `  ${firstAndLastMinute(live, end)}`,
+    `  heap size V8 kept at those collections (MiB): ${size.map((s) => s.value.toFixed(0)).join(" ")}`,
+    `  ${firstAndLastMinute(size, end)}`
   ].join("\n")
 }
