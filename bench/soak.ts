@@ -30,8 +30,8 @@ export interface SoakResult {
   readonly minutes: number
   /** Seconds since the start, RSS in MiB. */
   readonly samples: ReadonlyArray<{ readonly seconds: number; readonly rssMiB: number }>
-  /** Seconds since the start, the heap used right after each full garbage collection and the heap's size then, in MiB. */
-  readonly liveHeap: ReadonlyArray<{ readonly seconds: number; readonly heapMiB: number; readonly heapSizeMiB: number }>
+  /** At each full garbage collection: seconds since the start, the heap used right after it (the live heap) and the heap's size, in MiB. */
+  readonly fullCollections: ReadonlyArray<{ readonly seconds: number; readonly liveHeapMiB: number; readonly heapSizeMiB: number }>
   readonly turns: number
   readonly errors: number
 }
@@ -52,11 +52,11 @@ const serverPid = (port: number): number => {
 }
 
 /** The lines bench/heapAfterGc.ts wrote, from `started` on. */
-const liveHeapOf = (file: string, started: number) =>
+const fullCollectionsOf = (file: string, started: number) =>
   existsSync(file)
     ? readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => {
       const [at, used, size] = line.split(" ").map(Number)
-      return { seconds: Math.round((at - started) / 1000), heapMiB: used / 2 ** 20, heapSizeMiB: size / 2 ** 20 }
+      return { seconds: Math.round((at - started) / 1000), liveHeapMiB: used / 2 ** 20, heapSizeMiB: size / 2 ** 20 }
     }).filter((sample) => sample.seconds >= 0)
     : []
 
@@ -129,7 +129,7 @@ export const soak = async (minutes: number): Promise<SoakResult> => {
         target: onPostgres ? "Postgres" : "embedded PGlite",
         minutes,
         samples,
-        liveHeap: liveHeapOf(heapLog, started),
+        fullCollections: fullCollectionsOf(heapLog, started),
         turns: results.reduce((sum, result) => sum + result.turns, 0),
         errors: results.reduce((sum, result) => sum + result.errors, 0)
       }
@@ -154,8 +154,8 @@ const firstAndLastMinute = (series: ReadonlyArray<{ readonly seconds: number; re
 
 export const formatSoak = (result: SoakResult): string => {
   const end = result.samples[result.samples.length - 1]?.seconds ?? 0
-  const live = result.liveHeap.map((s) => ({ seconds: s.seconds, value: s.heapMiB }))
-  const size = result.liveHeap.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
+  const live = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.liveHeapMiB }))
+  const size = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
   return [
     `Soak on ${result.target}: ${AGENTS} agents for ${result.minutes} min, ${result.turns} turns ` +
     `(${(result.turns / (result.minutes * 60)).toFixed(1)}/s), ${result.errors} errors`,
