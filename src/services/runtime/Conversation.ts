@@ -98,8 +98,8 @@ export const EMPTY_VIEW: ModelView = {
 /**
  * What an item or an event holds besides its text, in bytes (about). An ended turn's item, with its
  * place in the view and the wire JSON and context estimate kept beside it, measured 275 bytes of
- * heap after a full collection besides its text (docs/performance.md, "The history's bound in real
- * bytes"); a decoded event's fields 1 KiB.
+ * heap after a full collection besides its text (docs/performance.md, "Memory on Node 26, and the
+ * history's bound in real bytes"); a decoded event's fields 1 KiB.
  */
 const ITEM_OVERHEAD_BYTES = 280
 const EVENT_OVERHEAD_BYTES = 1024
