@@ -4,9 +4,9 @@
  * /dev/null), and fresh Postgres databases.
  */
 import autocannon from "autocannon"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -77,7 +77,7 @@ export const newToken = () => `bench-${randomBytes(16).toString("hex")}`
 
 export interface Process {
   readonly baseUrl: string
-  /** The CPU time (user + system) the process has used so far, in milliseconds (Linux /proc). */
+  /** The CPU time (user + system) the process has used so far, in milliseconds (Linux /proc); with its descendants' when started so. */
   readonly cpuMilliseconds: () => number
   /** SIGTERM, and wait for the exit. */
   readonly stop: () => Promise<void>
@@ -86,13 +86,55 @@ export interface Process {
 /** Linux reports a process's CPU time in clock ticks of 1/100 s (USER_HZ). */
 const MILLISECONDS_PER_TICK = 10
 
-/** utime + stime of a /proc/<pid>/stat line (fields 14 and 15; the command name before them may hold spaces). */
+/** The fields of a /proc/<pid>/stat line after the command name (which may hold spaces): the state (field 3) first. */
+const fieldsAfterName = (stat: string) => stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+
+/** utime + stime of a /proc/<pid>/stat line (fields 14 and 15). */
 const cpuMillisecondsIn = (stat: string): number => {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const fields = fieldsAfterName(stat)
   return (Number(fields[11]) + Number(fields[12])) * MILLISECONDS_PER_TICK
 }
 
+/** cutime + cstime of a /proc/<pid>/stat line (fields 16 and 17): what its children that ended used. */
+const endedChildrenCpuMillisecondsIn = (stat: string): number => {
+  const fields = fieldsAfterName(stat)
+  return (Number(fields[13]) + Number(fields[14])) * MILLISECONDS_PER_TICK
+}
+
 const cpuMillisecondsOf = (pid: number): number => cpuMillisecondsIn(readFileSync(`/proc/${pid}/stat`, "utf8"))
+
+/** The /proc/<pid>/stat line of every process of this machine, by pid (a process that ends meanwhile is left out). */
+const processStats = (): Map<number, string> => {
+  const stats = new Map<number, string>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      stats.set(Number(entry), readFileSync(`/proc/${entry}/stat`, "utf8"))
+    } catch {
+      continue // The process ended meanwhile.
+    }
+  }
+  return stats
+}
+
+/** The CPU time of `pid` and of every process descending from it, those that ended included. */
+const cpuMillisecondsOfTree = (pid: number): number => {
+  const stats = processStats()
+  const children = new Map<number, Array<number>>()
+  for (const [child, stat] of stats) {
+    const parent = Number(fieldsAfterName(stat)[1])
+    children.set(parent, [...(children.get(parent) ?? []), child])
+  }
+  let total = 0
+  for (const pending = [pid]; pending.length > 0;) {
+    const next = pending.pop()!
+    const stat = stats.get(next)
+    if (stat === undefined) continue
+    total += cpuMillisecondsIn(stat) + endedChildrenCpuMillisecondsIn(stat)
+    pending.push(...(children.get(next) ?? []))
+  }
+  return total
+}
 
 /**
  * The CPU time all Postgres processes of this machine have used so far, in milliseconds (its
@@ -102,14 +144,7 @@ const cpuMillisecondsOf = (pid: number): number => cpuMillisecondsIn(readFileSyn
  */
 export const postgresCpuMilliseconds = (): number | undefined => {
   let total: number | undefined
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-    } catch {
-      continue // The process ended meanwhile.
-    }
+  for (const stat of processStats().values()) {
     if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) === "postgres") total = (total ?? 0) + cpuMillisecondsIn(stat)
   }
   return total
@@ -131,7 +166,6 @@ export const startProcess = async (
   env: Record<string, string | undefined>,
   preloads: ReadonlyArray<string> = []
 ): Promise<Process> => {
-  const port = await freePort()
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
   // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it exits (docs/performance.md).
   const profile = process.env.BENCH_CPU_PROF_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
@@ -142,20 +176,38 @@ export const startProcess = async (
     ...(process.env.BENCH_PGLITE_TIMES_DIR === undefined ? [] : ["bench/pgliteStatementTimes.ts"])
   ]
   const modules = [...preloads, ...measuring.map((module) => pathToFileURL(join(ROOT, module)).href)]
-  const child: ChildProcess = spawn(process.execPath, [
-    ...SERVER_NODE_FLAGS,
-    ...profile,
-    "--import",
-    "tsx",
-    ...modules.flatMap((module) => ["--import", module]),
-    entry
-  ], {
+  return startServer({
+    args: [...SERVER_NODE_FLAGS, ...profile, "--import", "tsx", ...modules.flatMap((module) => ["--import", module]), entry],
     cwd: ROOT,
     // RUNNER_PORT: any free port for the cluster runner (on Postgres); its default, PORT + 1, may
     // be taken by then, as a source port of another connection (a benchmark run failed so).
-    env: { ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), RUNNER_PORT: "0", ...env },
+    env: (port) => ({ ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), RUNNER_PORT: "0", ...env }),
+    readyPath: "/healthz",
+    countDescendants: false
+  })
+}
+
+export interface ServerCommand {
+  /** Node's arguments: its flags, then the entry. */
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  /** The environment, given the free port the server is to listen on. */
+  readonly env: (port: number) => Record<string, string | undefined>
+  /** A path that answers 2xx once the server is ready. */
+  readonly readyPath: string
+  /** Whether `cpuMilliseconds` counts the processes the server starts (workers, children) too. */
+  readonly countDescendants: boolean
+}
+
+/** Runs `node <args>` and waits until `readyPath` answers on the port it was given. */
+export const startServer = async (command: ServerCommand): Promise<Process> => {
+  const port = await freePort()
+  const child: ChildProcess = spawn(process.execPath, command.args, {
+    cwd: command.cwd,
+    env: command.env(port),
     stdio: ["ignore", "ignore", "pipe"]
   })
+  const entry = command.args.at(-1)
   let stderr = ""
   child.stderr!.on("data", (chunk) => (stderr += chunk))
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
@@ -168,19 +220,28 @@ export const startProcess = async (
       throw new Error(`${entry} did not answer within 120 s:\n${stderr}`)
     }
     // A request sent while the server is still wiring its routes may never be answered: give up on it.
-    const ready = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })
+    const ready = await fetch(`${baseUrl}${command.readyPath}`, { signal: AbortSignal.timeout(2_000) })
       .then((response) => response.ok, () => false)
     if (ready) break
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return {
     baseUrl,
-    cpuMilliseconds: () => cpuMillisecondsOf(child.pid!),
+    cpuMilliseconds: () => command.countDescendants ? cpuMillisecondsOfTree(child.pid!) : cpuMillisecondsOf(child.pid!),
     stop: () => {
       child.kill("SIGTERM")
       return exited
     }
   }
+}
+
+/**
+ * Installs the packages of a benchmark's own directory (its package.json and package-lock.json,
+ * from the repository's root) with `npm ci`, unless they are installed already.
+ */
+export const installPackagesOnce = (directory: string) => {
+  if (existsSync(join(ROOT, directory, "node_modules"))) return
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: join(ROOT, directory), stdio: "inherit" })
 }
 
 /** A temporary DATA_DIR, removed by `remove`. */

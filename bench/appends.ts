@@ -11,8 +11,8 @@
  */
 import { MAX_BACKLOG } from "../src/services/runtime/AgentInputs.ts"
 import { Reply } from "../test/support/ScriptedProvider.ts"
-import { DURATION_SECONDS, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
-import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, setUp } from "./runtime.ts"
+import { DURATION_SECONDS } from "./Harness.ts"
+import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
 
 /** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all, past which `agent_backlog_full`). */
 const AGENTS = 200
@@ -40,41 +40,30 @@ const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string,
   return latencies.sort((a, b) => a - b)
 }
 
-const measureTarget: MeasureTarget = async (target, env, providerUrl) => {
-  const token = newToken()
-  const dataDir = temporaryDataDir()
-  try {
-    const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env })
-    try {
-      const { configId, projectUrl } = await setUp(server.baseUrl, token, providerUrl)
-      const agents = await Promise.all(Array.from({ length: AGENTS }, async (): Promise<AppendingAgent> => {
-        const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
-        const inputsUrl = `${projectUrl}/agents/${agent.id}/inputs`
-        // Its turn: the model call it makes is held until the server stops.
-        const first = await request("POST", inputsUrl, token, { content_blocks: [{ type: "text", text: "wait" }] })
-        if (first.disposition !== "started") throw new Error(`a benchmark agent's first input was ${first.disposition}`)
-        return { inputsUrl, queued: 0 }
-      }))
-      await appendUntil(agents, token, Infinity, WARM_UP_INPUTS)
-      const cpuBefore = server.cpuMilliseconds()
-      const start = performance.now()
-      const latencies = await appendUntil(agents, token, start + DURATION_SECONDS * 1000)
-      const elapsed = (performance.now() - start) / 1000
-      const cpu = server.cpuMilliseconds() - cpuBefore
-      const label = `${AGENTS} agents, ${target}`
-      return [
-        { name: `events appended per second (queued inputs), ${label}`, value: Math.round(latencies.length / elapsed), unit: "events/s" },
-        { name: `input request p50, ${label}`, value: percentile(latencies, 0.5), unit: "ms" },
-        { name: `input request p99, ${label}`, value: percentile(latencies, 0.99), unit: "ms" },
-        { name: `server CPU per appended event, ${label}`, value: cpu / Math.max(latencies.length, 1), unit: "ms" }
-      ]
-    } finally {
-      await server.stop()
-    }
-  } finally {
-    dataDir.remove()
-  }
-}
+const measureTarget: MeasureTarget = (target, env, providerUrl) =>
+  withProjectServer(env, providerUrl, async ({ configId, projectUrl, server, token }) => {
+    const agents = await Promise.all(Array.from({ length: AGENTS }, async (): Promise<AppendingAgent> => {
+      const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+      const inputsUrl = `${projectUrl}/agents/${agent.id}/inputs`
+      // Its turn: the model call it makes is held until the server stops.
+      const first = await request("POST", inputsUrl, token, { content_blocks: [{ type: "text", text: "wait" }] })
+      if (first.disposition !== "started") throw new Error(`a benchmark agent's first input was ${first.disposition}`)
+      return { inputsUrl, queued: 0 }
+    }))
+    await appendUntil(agents, token, Infinity, WARM_UP_INPUTS)
+    const cpuBefore = server.cpuMilliseconds()
+    const start = performance.now()
+    const latencies = await appendUntil(agents, token, start + DURATION_SECONDS * 1000)
+    const elapsed = (performance.now() - start) / 1000
+    const cpu = server.cpuMilliseconds() - cpuBefore
+    const label = `${AGENTS} agents, ${target}`
+    return [
+      { name: `events appended per second (queued inputs), ${label}`, value: Math.round(latencies.length / elapsed), unit: "events/s" },
+      { name: `input request p50, ${label}`, value: percentile(latencies, 0.5), unit: "ms" },
+      { name: `input request p99, ${label}`, value: percentile(latencies, 0.99), unit: "ms" },
+      { name: `server CPU per appended event, ${label}`, value: cpu / Math.max(latencies.length, 1), unit: "ms" }
+    ]
+  })
 
 /** The figures on the embedded PGlite, then on a fresh Postgres database when one is reachable. */
 export const appends = (): Promise<ReadonlyArray<RuntimeRow>> => onEachDatabase(Reply.hang(), measureTarget)

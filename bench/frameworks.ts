@@ -16,13 +16,12 @@
  * bench/frameworks/effect4 on first use, from the npm registry (its own package-lock.json).
  * BENCH_FRAMEWORK_ROUNDS (default 3) sets the rounds.
  */
-import { execFile, execFileSync } from "node:child_process"
-import { existsSync } from "node:fs"
-import { join } from "node:path"
+import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import {
   createDatabase,
   type FreshDatabase,
+  installPackagesOnce,
   measure,
   type Measurement,
   newToken,
@@ -30,10 +29,10 @@ import {
   startProcess,
   temporaryDataDir
 } from "./Harness.ts"
-import { percentile, type RuntimeRow } from "./runtime.ts"
+import { median, type RuntimeRow } from "./runtime.ts"
 
 const ROUNDS = Number(process.env.BENCH_FRAMEWORK_ROUNDS ?? 3)
-const EFFECT4_DIR = join(ROOT, "bench/frameworks/effect4")
+const EFFECT4_DIRECTORY = "bench/frameworks/effect4"
 
 const SERVERS = [
   { name: "baseline node:http + pg", entry: "bench/baselineServer.ts" },
@@ -58,11 +57,6 @@ interface WorkflowRun {
   readonly cpuMicroseconds: number
 }
 
-const installEffect4 = () => {
-  if (existsSync(join(EFFECT4_DIR, "node_modules"))) return
-  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: EFFECT4_DIR, stdio: "inherit" })
-}
-
 /** This server migrates the database and makes an organization with the bootstrap key: the rows every server reads. */
 const createOrganization = async (env: Record<string, string>, token: string): Promise<string> => {
   const server = await startProcess("src/main.ts", env)
@@ -78,8 +72,6 @@ const createOrganization = async (env: Record<string, string>, token: string): P
     await server.stop()
   }
 }
-
-const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
 
 /** One run of a workflow program, on a database of its own. */
 const runWorkflows = async (entry: string): Promise<WorkflowRun> => {
@@ -113,7 +105,7 @@ const workflowRows = async (): Promise<ReadonlyArray<RuntimeRow>> => {
 }
 
 export const frameworks = async (): Promise<ReadonlyArray<RuntimeRow>> => {
-  installEffect4()
+  installPackagesOnce(EFFECT4_DIRECTORY)
   let database: FreshDatabase
   try {
     database = await createDatabase()

@@ -6,17 +6,19 @@
  * (bench/longHistory.ts), built-in tool round trips
  * through a real daemon (bench/machines.ts), machines from pools cold and warm (bench/pools.ts), the crash loop
  * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs
- * (bench/frameworks.ts, minimal programs on Effect 3 and Effect 4) runs only when named: it installs Effect 4.
+ * (bench/frameworks.ts, minimal programs on Effect 3 and Effect 4) and this server beside Mastra and the
+ * LangGraph.js Agent Server (bench/competitors.ts) run only when named: they install their packages.
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, appends, long-history, machines, pools, scale-out, scanner, crash-loop, soak, frameworks; several with
+ * (names: http, runtime, statements, appends, long-history, machines, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
 import { agentConfigs } from "./agentConfigs.ts"
 import { appends } from "./appends.ts"
 import { bodyScanner } from "./bodyScanner.ts"
+import { competitors } from "./competitors.ts"
 import { crashLoop, formatCrashLoop } from "./crashLoop.ts"
 import { frameworks } from "./frameworks.ts"
 import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
@@ -39,14 +41,14 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "appends", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks"] as const
+const PARTS = ["http", "runtime", "statements", "appends", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
 if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(", ")}; the parts are ${PARTS.join(", ")}`)
 const selected = (part: typeof PARTS[number]) =>
   only === undefined
-    ? (part !== "soak" || process.env.BENCH_SOAK_MINUTES !== undefined) && part !== "frameworks"
+    ? (part !== "soak" || process.env.BENCH_SOAK_MINUTES !== undefined) && part !== "frameworks" && part !== "competitors"
     : only.includes(part)
 
 if (selected("http")) {
@@ -123,6 +125,15 @@ if (selected("frameworks")) {
       `per case, medians of the rounds; docs/performance.md)\n`
   )
   printRows(await frameworks())
+}
+
+if (selected("competitors")) {
+  console.log(
+    `\nThis server beside Mastra and the LangGraph.js Agent Server: conversations each sending a message and waiting ` +
+      `for the stored answer, one scripted model server answering at once (${DURATION_SECONDS} s per case, medians of the ` +
+      `rounds; docs/performance.md)\n`
+  )
+  printRows(await competitors())
 }
 
 if (selected("soak")) {

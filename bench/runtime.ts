@@ -85,6 +85,37 @@ export const setUp = async (baseUrl: string, token: string, providerUrl: string)
   return { projectUrl, configId: config.id as string }
 }
 
+/** A server under benchmark, started with a project ready to run agents in (`setUp`). */
+export interface ProjectServer {
+  readonly server: Process
+  readonly token: string
+  readonly projectUrl: string
+  readonly configId: string
+}
+
+/**
+ * Runs `use` against this server, started on a temporary DATA_DIR with `env` (which names its
+ * database) and set up by `setUp`, then stops it and removes the directory.
+ */
+export const withProjectServer = async <A>(
+  env: Record<string, string>,
+  providerUrl: string,
+  use: (started: ProjectServer) => Promise<A>
+): Promise<A> => {
+  const token = newToken()
+  const dataDir = temporaryDataDir()
+  try {
+    const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env })
+    try {
+      return await use({ server, token, ...await setUp(server.baseUrl, token, providerUrl) })
+    } finally {
+      await server.stop()
+    }
+  } finally {
+    dataDir.remove()
+  }
+}
+
 /** An agent's event stream: resolves the waiter of a turn when its `completed` (or `failed`) event arrives. */
 export const followTurns = async (agentUrl: string, token: string, abort: AbortSignal) => {
   const waiters = new Map<string, (status: string) => void>()
@@ -144,27 +175,33 @@ export const singleAgent = async (baseUrl: string, token: string, providerUrl: s
 export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 
+export const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
+
 export interface DrivenAgent {
   /** Where its next input goes (benchmarks over several processes spread them). */
   readonly inputsUrl: () => string
   readonly turnEnded: (turnId: string) => Promise<string>
 }
 
+/** One turn of `agent`: sends an input and resolves once its turn completed. */
+export const agentTurn = ({ inputsUrl, turnEnded }: DrivenAgent, token: string) => async () => {
+  const accepted = await request("POST", inputsUrl(), token, { content_blocks: [{ type: "text", text: "hi" }] })
+  const status = await turnEnded(accepted.event.turn_id)
+  if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+}
+
 /**
- * Each agent sends an input and, as soon as its turn completes, the next, for `seconds`
- * (BENCH_DURATION_SECONDS unless given): the turn latencies (POST to the `completed` event on the
- * stream, sorted) and the seconds it ran.
+ * Each conversation runs a turn and, as soon as it has ended, the next, for `seconds`
+ * (BENCH_DURATION_SECONDS unless given): the turn latencies (sorted) and the seconds it ran.
  */
-export const driveTurns = async (agents: ReadonlyArray<DrivenAgent>, token: string, seconds = DURATION_SECONDS) => {
+export const driveTurns = async (conversations: ReadonlyArray<() => Promise<void>>, seconds = DURATION_SECONDS) => {
   const latencies: Array<number> = []
   const runStart = performance.now()
   const deadline = runStart + seconds * 1000
-  await Promise.all(agents.map(async ({ inputsUrl, turnEnded }) => {
+  await Promise.all(conversations.map(async (turn) => {
     while (performance.now() < deadline) {
       const sent = performance.now()
-      const accepted = await request("POST", inputsUrl(), token, { content_blocks: [{ type: "text", text: "hi" }] })
-      const status = await turnEnded(accepted.event.turn_id)
-      if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+      await turn()
       latencies.push(performance.now() - sent)
     }
   }))
@@ -201,86 +238,76 @@ const pageReads = async (server: Process, pageUrl: string, token: string, target
 }
 
 /** The figures on one server; `target` names its database in the rows. */
-const measureTarget: MeasureTarget = async (target, env, providerUrl) => {
+const measureTarget: MeasureTarget = (target, env, providerUrl) => {
   // A Postgres server's CPU, when it runs on this machine: the turns' statements cost it too.
   const onPostgres = env.DATABASE_URL !== undefined
-  const token = newToken()
-  const dataDir = temporaryDataDir()
-  const rows: Array<RuntimeRow> = []
-  try {
-    const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env })
-    try {
-      const { configId, projectUrl } = await setUp(server.baseUrl, token, providerUrl)
-      const agentUrls: Array<string> = []
-      let eventsWritten = 0
-      /** Events the warm-up's turns wrote: read back with the rest, not counted in the append rate. */
-      let warmUpEvents = 0
-      let writingMs = 0
-      for (const agents of CONCURRENCY) {
-        const label = `${agents} agent${agents === 1 ? "" : "s"}, ${target}`
-        const abort = new AbortController()
-        const launched = await Promise.all(Array.from({ length: agents }, async () => {
-          const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
-          const agentUrl = `${projectUrl}/agents/${agent.id}`
-          agentUrls.push(agentUrl)
-          return { agentUrl, turnEnded: await followTurns(agentUrl, token, abort.signal) }
-        }))
-        const driven = launched.map(({ agentUrl, turnEnded }) => ({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }))
-        // Each turn writes its input, started, model_output and completed events.
-        if (agents === CONCURRENCY[0]) warmUpEvents += (await driveTurns(driven, token, WARM_UP_SECONDS)).latencies.length * 4
-        const cpuBefore = server.cpuMilliseconds()
-        const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
-        const { elapsed, latencies } = await driveTurns(driven, token)
-        const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
-        abort.abort()
-        writingMs += elapsed * 1000
-        eventsWritten += latencies.length * 4
-        rows.push(...turnRows(label, latencies, elapsed))
+  return withProjectServer(env, providerUrl, async ({ configId, projectUrl, server, token }) => {
+    const rows: Array<RuntimeRow> = []
+    const agentUrls: Array<string> = []
+    let eventsWritten = 0
+    /** Events the warm-up's turns wrote: read back with the rest, not counted in the append rate. */
+    let warmUpEvents = 0
+    let writingMs = 0
+    for (const agents of CONCURRENCY) {
+      const label = `${agents} agent${agents === 1 ? "" : "s"}, ${target}`
+      const abort = new AbortController()
+      const launched = await Promise.all(Array.from({ length: agents }, async () => {
+        const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+        const agentUrl = `${projectUrl}/agents/${agent.id}`
+        agentUrls.push(agentUrl)
+        return { agentUrl, turnEnded: await followTurns(agentUrl, token, abort.signal) }
+      }))
+      const driven = launched.map(({ agentUrl, turnEnded }) => agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token))
+      // Each turn writes its input, started, model_output and completed events.
+      if (agents === CONCURRENCY[0]) warmUpEvents += (await driveTurns(driven, WARM_UP_SECONDS)).latencies.length * 4
+      const cpuBefore = server.cpuMilliseconds()
+      const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
+      const { elapsed, latencies } = await driveTurns(driven)
+      const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
+      abort.abort()
+      writingMs += elapsed * 1000
+      eventsWritten += latencies.length * 4
+      rows.push(...turnRows(label, latencies, elapsed))
+      rows.push({
+        name: `server CPU per turn, ${label}`,
+        value: (server.cpuMilliseconds() - cpuBefore) / Math.max(latencies.length, 1),
+        unit: "ms"
+      })
+      if (postgresCpuBefore !== undefined && postgresCpuAfter !== undefined) {
         rows.push({
-          name: `server CPU per turn, ${label}`,
-          value: (server.cpuMilliseconds() - cpuBefore) / Math.max(latencies.length, 1),
+          name: `Postgres CPU per turn, ${label}`,
+          value: (postgresCpuAfter - postgresCpuBefore) / Math.max(latencies.length, 1),
           unit: "ms"
         })
-        if (postgresCpuBefore !== undefined && postgresCpuAfter !== undefined) {
-          rows.push({
-            name: `Postgres CPU per turn, ${label}`,
-            value: (postgresCpuAfter - postgresCpuBefore) / Math.max(latencies.length, 1),
-            unit: "ms"
-          })
-        }
       }
-      rows.push({ name: `events appended per second (by turns), ${target}`, value: Math.round(eventsWritten / (writingMs / 1000)), unit: "events/s" })
-
-      const readStart = performance.now()
-      let eventsRead = 0
-      const unread = [...agentUrls]
-      await Promise.all(Array.from({ length: READERS }, async () => {
-        for (let agentUrl = unread.pop(); agentUrl !== undefined; agentUrl = unread.pop()) {
-          let after = 0
-          for (;;) {
-            const page = await request("GET", `${agentUrl}/events?after_sequence=${after}&limit=${PAGE}`, token)
-            eventsRead += page.data.length
-            after = page.next_after_sequence
-            if (!page.has_more) break
-          }
-        }
-      }))
-      if (eventsRead !== eventsWritten + warmUpEvents) {
-        throw new Error(`read back ${eventsRead} events, the turns wrote ${eventsWritten + warmUpEvents}`)
-      }
-      rows.push({
-        name: `events read per second (pages of ${PAGE}), ${target}`,
-        value: Math.round(eventsRead / ((performance.now() - readStart) / 1000)),
-        unit: "events/s"
-      })
-      rows.push(...await pageReads(server, `${agentUrls[0]}/events?after_sequence=0&limit=${PAGE}`, token, target))
-    } finally {
-      await server.stop()
     }
-  } finally {
-    dataDir.remove()
-  }
-  return rows
+    rows.push({ name: `events appended per second (by turns), ${target}`, value: Math.round(eventsWritten / (writingMs / 1000)), unit: "events/s" })
+
+    const readStart = performance.now()
+    let eventsRead = 0
+    const unread = [...agentUrls]
+    await Promise.all(Array.from({ length: READERS }, async () => {
+      for (let agentUrl = unread.pop(); agentUrl !== undefined; agentUrl = unread.pop()) {
+        let after = 0
+        for (;;) {
+          const page = await request("GET", `${agentUrl}/events?after_sequence=${after}&limit=${PAGE}`, token)
+          eventsRead += page.data.length
+          after = page.next_after_sequence
+          if (!page.has_more) break
+        }
+      }
+    }))
+    if (eventsRead !== eventsWritten + warmUpEvents) {
+      throw new Error(`read back ${eventsRead} events, the turns wrote ${eventsWritten + warmUpEvents}`)
+    }
+    rows.push({
+      name: `events read per second (pages of ${PAGE}), ${target}`,
+      value: Math.round(eventsRead / ((performance.now() - readStart) / 1000)),
+      unit: "events/s"
+    })
+    rows.push(...await pageReads(server, `${agentUrls[0]}/events?after_sequence=0&limit=${PAGE}`, token, target))
+    return rows
+  })
 }
 
 /** The rows of one server, `target` naming its database; `env` tells it which. */

@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto"
 import { waitForShards } from "../test/support/ClusterShards.ts"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { createDatabase, type FreshDatabase, newToken, type Process, startProcess, temporaryDataDir } from "./Harness.ts"
-import { driveTurns, followTurns, request, type RuntimeRow, setUp, turnRows } from "./runtime.ts"
+import { agentTurn, driveTurns, followTurns, request, type RuntimeRow, setUp, turnRows } from "./runtime.ts"
 
 const PROCESS_COUNTS = [1, 2, 3] as const
 const AGENTS = [10, 100] as const
@@ -48,7 +48,7 @@ const measureProcesses = async (processes: number, database: FreshDatabase, prov
           turnEnded: await followTurns(`${home}${agentPath}`, token, abort.signal)
         }
       }))
-      const { elapsed, latencies } = await driveTurns(launched, token)
+      const { elapsed, latencies } = await driveTurns(launched.map((agent) => agentTurn(agent, token)))
       abort.abort()
       rows.push(...turnRows(`${agents} agents, ${processes} process${processes === 1 ? "" : "es"}, Postgres`, latencies, elapsed))
     }
