@@ -2,10 +2,12 @@
  * This server beside the agent servers people would pick instead, on the same workload: N
  * conversations (1, 10, 100), each sending a message and, once the answer is stored, the next,
  * for BENCH_DURATION_SECONDS each; one scripted OpenAI-compatible model server in this process
- * answering every call at once; turns a second, p50 and p99, and each server's CPU a turn (its
- * process and the processes it starts), and this process's (the clients and the model server,
- * which share the machine's cores with the server under measurement). After 3 s of unmeasured turns with one conversation, so
- * that each server's JIT is warm.
+ * answering every call at once (this server calls it over the Responses API, as in the runtime
+ * bench; the others over Chat Completions, what their OpenAI-compatible clients speak); turns a
+ * second, p50 and p99, and each server's CPU a turn (its process and the processes it starts),
+ * and this process's (the clients and the model server, which share the machine's cores with the
+ * server under measurement). After 3 s of unmeasured turns with one conversation, so that each
+ * server's JIT is warm.
  *
  * - this server, on the embedded PGlite and on a fresh Postgres database (a conversation is an
  *   agent: POST an input, its turn's `completed` event read from the agent's event stream);
