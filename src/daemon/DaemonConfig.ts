@@ -1,5 +1,6 @@
 /** What a daemon was started with, and what it reports about its machine. */
-import { Context, type Redacted } from "effect"
+import { Context, type Option, type Redacted } from "effect"
+import type { OrgId } from "../domain/shared/Ids.ts"
 import { arch, hostname } from "node:os"
 
 export const DAEMON_VERSION = "0.1.0"
@@ -10,6 +11,8 @@ export class DaemonConfig extends Context.Tag("daemon/DaemonConfig")<DaemonConfi
   /** A daemon token or a personal API key. */
   readonly token: Redacted.Redacted<string>
   readonly machineName: string
+  /** With a personal API key: the organization a new machine registers into (`--org`). */
+  readonly organization: Option.Option<OrgId>
   /** Real paths of the machine's directories. */
   readonly directories: ReadonlyArray<string>
 }>() {}

@@ -5,6 +5,7 @@
  */
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Data, Effect, Option, Redacted, Schema } from "effect"
+import { ORG_METADATA_KEY } from "../domain/machines/MachineMetadata.ts"
 import type { MachineId } from "../domain/shared/Ids.ts"
 import { RegisterMachineRequest, RegisterMachineResponse } from "../domain/machines/Registration.ts"
 import { DaemonConfig, machineFacts } from "./DaemonConfig.ts"
@@ -37,7 +38,12 @@ export const registerMachine = (machineId: MachineId | null) =>
         machine_name: config.machineName,
         ...machineFacts(),
         machine_id: machineId,
-        directories: config.directories
+        directories: config.directories,
+        // Only for a new machine: a re-registration keeps the machine's organization, and
+        // metadata sent with it would replace the machine's.
+        ...(machineId === null && Option.isSome(config.organization)
+          ? { metadata: { [ORG_METADATA_KEY]: config.organization.value } }
+          : {})
       }),
       Effect.orDie
     )

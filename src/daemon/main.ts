@@ -1,5 +1,5 @@
 /**
- * The machine daemon: `npm run daemon -- --server URL --token T [--name N] [--dir D]... [--state FILE]`
+ * The machine daemon: `npm run daemon -- --server URL --token T [--name N] [--org O] [--dir D]... [--state FILE]`
  * (docs/daemon-protocol.md). It registers this machine with the server, keeps a WebSocket to it,
  * and executes the agents' built-in tools inside the given directories (the current directory
  * when none is given).
@@ -8,6 +8,8 @@
  *   --token T       a daemon token or a personal API key; or AGENT_PLATFORM_DAEMON_TOKEN (better: the
  *                   command line is visible to other users of the machine)
  *   --name N        the machine's name (default: the host name)
+ *   --org O         with a personal API key of a user in several organizations: the organization
+ *                   (org_…) a new machine registers into
  *   --dir D         a directory the daemon may touch (repeatable)
  *   --state FILE    where to keep the machine id and the request ledger (StateFile.ts)
  */
@@ -15,6 +17,7 @@ import { Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Effect, Layer, Option, Schema } from "effect"
 import { hostname } from "node:os"
+import { OrgId } from "../domain/shared/Ids.ts"
 import { ResourceName } from "../domain/shared/ResourceName.ts"
 import { JsonLogsLive } from "../layers/Logging.ts"
 import { DAEMON_VERSION, DaemonConfig } from "./DaemonConfig.ts"
@@ -41,6 +44,11 @@ const options = {
     Options.withFallbackConfig(Config.redacted(TOKEN_VARIABLE))
   ),
   name: Options.text("name").pipe(Options.withDescription("the machine's name (default: the host name)"), Options.withSchema(ResourceName), Options.optional),
+  organization: Options.text("org").pipe(
+    Options.withDescription("with a personal API key of a user in several organizations: the organization a new machine registers into"),
+    Options.withSchema(OrgId),
+    Options.optional
+  ),
   directories: Options.text("dir").pipe(Options.withDescription("a directory the daemon may touch (repeatable; default: the current directory)"), Options.repeated),
   state: Options.text("state").pipe(Options.withDescription("the state file (default: under the user's config directory)"), Options.optional)
 }
@@ -59,6 +67,7 @@ const daemon = Command.make("daemon", options, (args) =>
       server: args.server,
       token: args.token,
       machineName,
+      organization: args.organization,
       directories
     })))
     yield* runDaemon.pipe(

@@ -129,18 +129,33 @@ describeApp()("machines", (it) => {
       expect(grant._tag).toBe("InvalidRequest")
     }))
 
-  it.effect("a personal key of a user in several organizations names one in metadata.org_id", () =>
+  it.effect("a personal key of a user in several organizations names one in metadata.org_id; a re-registration keeps the machine's", () =>
     Effect.gen(function*() {
       const { org, owner } = yield* orgWithToken
+      const desk = yield* owner.client.machineRegistration.register({ payload: facts("desk") })
       const second = yield* owner.client.organizations.create({ payload: { name: "Second" } })
       const ambiguous = yield* expectFailure(owner.client.machineRegistration.register({ payload: facts("laptop") }))
       expect(ambiguous._tag).toBe("InvalidRequest")
-      expect((ambiguous as { error: string }).error).toContain("metadata.org_id")
+      expect((ambiguous as { error: string }).error).toContain("metadata.org_id (the daemon's --org)")
+      // The machine registered while the user had one organization comes back in it, unnamed.
+      const again = yield* owner.client.machineRegistration.register({ payload: facts("desk", { machine_id: desk.machine.id }) })
+      expect(again.machine.id).toBe(desk.machine.id)
       const named = yield* owner.client.machineRegistration.register({ payload: facts("laptop", { metadata: { org_id: second.id } }) })
       const inSecond = yield* owner.client.machines.list({ path: { orgID: second.id }, urlParams: {} })
       expect(inSecond.data.map((m) => m.id)).toEqual([named.machine.id])
       const inFirst = yield* owner.client.machines.list({ path: { orgID: org.id }, urlParams: {} })
-      expect(inFirst.data).toEqual([])
+      expect(inFirst.data.map((m) => m.id)).toEqual([desk.machine.id])
+      // Another user's machine id names no organization for this one: it must name one.
+      const outsider = yield* newUser("outsider")
+      const outsiderOrg = yield* outsider.client.organizations.create({ payload: { name: "Outsider" } })
+      yield* outsider.client.organizations.create({ payload: { name: "Outsider 2" } })
+      const lone = yield* outsider.client.machineRegistration.register({
+        payload: facts("lone", { metadata: { org_id: outsiderOrg.id } })
+      })
+      const foreignId = yield* expectFailure(
+        owner.client.machineRegistration.register({ payload: facts("desk-2", { machine_id: lone.machine.id }) })
+      )
+      expect(foreignId._tag).toBe("InvalidRequest")
       const stranger = yield* orgWithToken
       const foreign = yield* expectFailure(
         owner.client.machineRegistration.register({ payload: facts("laptop-2", { metadata: { org_id: stranger.org.id } }) })
@@ -206,6 +221,29 @@ describeApp()("machines", (it) => {
       )
       expect(exit).toMatchObject({ code: 1 })
       expect(second.output()).toContain("401")
+    }), { timeout: 90_000 })
+
+  it.effect("a real daemon on the personal key of a user in two organizations registers into --org's, and again after a restart", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("two-orgs")
+      const first = yield* owner.client.organizations.create({ payload: { name: "First" } })
+      const second = yield* owner.client.organizations.create({ payload: { name: "Second" } })
+      const server = yield* serverUrl
+      const dirs = daemonDirs()
+      const start = () => startDaemon({ server, token: owner.token, name: "laptop", org: second.id, dirs: [dirs.work], state: dirs.state })
+      const list = (status: "online" | "offline") =>
+        owner.client.machines.list({ path: { orgID: second.id }, urlParams: { status } }).pipe(Effect.map((page) => page.data))
+      const daemon = start()
+      const [online] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online", "30 seconds")
+      expect(online).toMatchObject({ name: "laptop", metadata: { org_id: second.id, observed_platform: process.platform } })
+      yield* Effect.promise(() => daemon.stop())
+      yield* eventually(list("offline"), (machines) => machines.length === 1, "the machine offline")
+      // Re-registered by its id, without naming the organization again: the same machine, its metadata kept.
+      const restarted = start()
+      const [again] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online again", "30 seconds")
+      expect(again).toMatchObject({ id: online.id, metadata: { org_id: second.id } })
+      expect((yield* owner.client.machines.list({ path: { orgID: first.id }, urlParams: {} })).data).toEqual([])
+      yield* Effect.promise(() => restarted.stop())
     }), { timeout: 90_000 })
 })
 

@@ -44,6 +44,8 @@ export const startDaemon = (options: {
   readonly server: string
   readonly token: string
   readonly name: string
+  /** `--org`: the organization a new machine registers into. */
+  readonly org?: string
   readonly dirs: ReadonlyArray<string>
   readonly state: string
 }): DaemonProcess => {
@@ -59,6 +61,7 @@ export const startDaemon = (options: {
       options.name,
       "--state",
       options.state,
+      ...(options.org === undefined ? [] : ["--org", options.org]),
       ...options.dirs.flatMap((dir) => ["--dir", dir])
     ],
     { cwd: ROOT, env: { ...process.env, AGENT_PLATFORM_DAEMON_TOKEN: options.token }, stdio: ["ignore", "pipe", "pipe"] }

@@ -9,6 +9,8 @@ export const METADATA_MAX_PAIRS = 16
 export const METADATA_MAX_KEY_LENGTH = 64
 export const METADATA_MAX_VALUE_LENGTH = 512
 export const OBSERVED_PLATFORM_KEY = "observed_platform"
+/** The key a personal API key's registration may use to name the machine's organization (docs/machines.md). */
+export const ORG_METADATA_KEY = "org_id"
 
 const Value = Schema.String.pipe(Schema.maxLength(METADATA_MAX_VALUE_LENGTH))
 // Keys are checked by a filter: a Record whose key schema refuses a key drops that pair silently.

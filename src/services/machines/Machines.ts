@@ -6,7 +6,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
-import { OBSERVED_PLATFORM_KEY } from "../../domain/machines/MachineMetadata.ts"
+import { OBSERVED_PLATFORM_KEY, ORG_METADATA_KEY } from "../../domain/machines/MachineMetadata.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { MachineListQuery, UpdateMachine } from "../../domain/machines/Machines.ts"
 import { CurrentRegistrant, type Registrant } from "../../domain/machines/Registrant.ts"
@@ -32,9 +32,6 @@ import { PoolMachines } from "./PoolMachines.ts"
 
 /** Where a daemon opens its WebSocket (served under /v1 too). */
 export const MACHINE_WS_PATH = "/api/v1/machines/ws"
-
-/** The metadata key a personal API key's registration may use to name its organization. */
-export const ORG_METADATA_KEY = "org_id"
 
 export class Machines extends Effect.Service<Machines>()("Machines", {
   effect: Effect.gen(function*() {
@@ -154,10 +151,23 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
     const removeGrant = (orgId: OrgId, machineId: MachineId, grantId: MachineGrantId) =>
       Effect.zipRight(grantable(orgId, machineId), grants.remove(machineGrants, machineId, grantId))
 
-    /** The organization a personal API key registers into (docs/machines.md, "Registration"). */
-    const userOrganization = (userId: UserId, metadata: Readonly<Record<string, string>>) =>
+    /** The organization of the user's own machine `machineId`, while the user is still a member of it. */
+    const ownMachineOrganization = (userId: UserId, machineId: MachineId | null | undefined) =>
+      machineId === undefined || machineId === null
+        ? Effect.succeedNone
+        : Effect.flatMap(machines.findById(machineId), (machine) =>
+          Option.isSome(machine) && machine.value.owner_user_id === userId
+            ? Effect.map(members.find(machine.value.org_id, userId), Option.as(machine.value.org_id))
+            : Effect.succeedNone)
+
+    /**
+     * The organization a personal API key registers into (docs/machines.md, "Registration"): the one
+     * `metadata.org_id` names; else, when `machine_id` is one of the user's machines, that machine's;
+     * else the user's only one.
+     */
+    const userOrganization = (userId: UserId, input: RegisterMachineRequest) =>
       Effect.gen(function*() {
-        const named = metadata[ORG_METADATA_KEY]
+        const named = input.metadata?.[ORG_METADATA_KEY]
         if (named !== undefined) {
           const orgId = Schema.decodeUnknownOption(OrgId)(named)
           const membership = Option.isSome(orgId) ? yield* members.find(orgId.value, userId) : Option.none()
@@ -166,14 +176,16 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
           }
           return orgId.value
         }
+        const own = yield* ownMachineOrganization(userId, input.machine_id)
+        if (Option.isSome(own)) return own.value
         const orgIds = yield* members.orgIdsOf(userId)
         if (orgIds.length === 1) return orgIds[0]
         return yield* Effect.fail(
           new InvalidRequest({
             error: orgIds.length === 0
               ? "You are not a member of any organization; a personal machine belongs to one of yours"
-              : `You are a member of ${orgIds.length} organizations; name the machine's one in metadata.${ORG_METADATA_KEY}, ` +
-                "or register with a daemon token of the organization",
+              : `You are a member of ${orgIds.length} organizations; name the machine's one in metadata.${ORG_METADATA_KEY} ` +
+                "(the daemon's --org), or register with a daemon token of the organization",
             issues: [{ path: `/metadata/${ORG_METADATA_KEY}`, message: "names the organization of the machine" }]
           })
         )
@@ -227,7 +239,7 @@ export class Machines extends Effect.Service<Machines>()("Machines", {
         }
         const orgId = registrant.kind === "daemon_token"
           ? registrant.orgId
-          : yield* userOrganization(registrant.userId, input.metadata ?? {})
+          : yield* userOrganization(registrant.userId, input)
         const ownerUserId = registrant.kind === "user" ? registrant.userId : null
         const facts = (previous: Option.Option<StoredMachine>) => {
           const { [OBSERVED_PLATFORM_KEY]: _, ...kept } = Option.match(previous, {
