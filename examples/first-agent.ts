@@ -6,9 +6,11 @@
  *   npm run demo-model                                          # shell 2
  *   npx tsx examples/first-agent.ts                             # shell 3
  *
- * It finds or creates (by name, so it can run again) an organization, a project, the demo model
- * and an agent config from examples/agent-configs/demo.yaml; launches an agent; watches its
- * events stream, printing the live text as it comes; and makes a custom tool call round trip.
+ * It finds or creates (by name, so it can run again) the organization "Acme" and the project
+ * "Support bot" of the README's first session (a personal machine's daemon needs no --org while its
+ * user has one organization), the demo model and an agent config from
+ * examples/agent-configs/demo.yaml; launches an agent; watches its events stream, printing the
+ * live text as it comes; and makes a custom tool call round trip.
  *
  * Environment: AGENT_PLATFORM_URL (http://127.0.0.1:8787), AGENT_PLATFORM_TOKEN (my-admin-token),
  * DEMO_MODEL_URL (http://127.0.0.1:8788/v1).
@@ -35,14 +37,14 @@ const setUp = (client: Client) =>
   Effect.gen(function*() {
     const org = yield* findOrCreate(
       client.organizations.list({ urlParams: { limit: 100 } }),
-      (org) => org.name === "Examples",
-      client.organizations.create({ payload: { name: "Examples" } })
+      (org) => org.name === "Acme",
+      client.organizations.create({ payload: { name: "Acme" } })
     )
     const orgID = org.id
     const project = yield* findOrCreate(
       client.projects.list({ path: { orgID }, urlParams: { limit: 100 } }),
-      (project) => project.name === "First agent",
-      client.projects.create({ path: { orgID }, payload: { name: "First agent" } })
+      (project) => project.name === "Support bot",
+      client.projects.create({ path: { orgID }, payload: { name: "Support bot" } })
     )
     const provider = yield* findOrCreate(
       client.modelProviderConfigs.list({ path: { orgID }, urlParams: { limit: 100 } }),

@@ -1,10 +1,10 @@
 /**
- * The first session of the README and examples/first-agent.ts, as a newcomer runs them: the
- * server (`npm start`, fresh data directory, a bootstrap token) and the demo model as child
- * processes; the README's bash blocks of "A first session with curl", "Run an agent" and "Give an agent a
- * machine" (a real daemon in the background) pasted
- * into bash twice in a row (each block must end with status 0 and print nothing on stderr, the
- * second run reusing what the first created); then the typed-client example script.
+ * The first session of the README, as a newcomer runs it: the server (`npm start`, fresh data
+ * directory, a bootstrap token) and the demo model as child processes; the README's bash blocks
+ * of "A first session with curl", "Run an agent" and "Give an agent a machine" (a real daemon in
+ * the background) pasted into bash, with examples/first-agent.ts run where the README names it
+ * (before the machine's block), twice in a row: each block and the example must end with status
+ * 0 and print nothing on stderr, the second run reusing what the first created.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawn, spawnSync } from "node:child_process"
@@ -28,16 +28,27 @@ const ROOT = join(import.meta.dirname, "..", "..")
 const TOKEN = "my-admin-token"
 const TIMEOUT_MS = 240_000
 
-/** The bash blocks of the README's first session, pointed at the test's server, demo model and machine directory. */
-const readmeBlocks = (serverPort: number, demoBaseUrl: string, workDir: string) => {
+/** The command the README gives for the typed-client example, and the heading it is under. */
+const EXAMPLE = { heading: "### The same with the typed client", command: "npx tsx examples/first-agent.ts" }
+
+/**
+ * The bash blocks of the README's first session, pointed at the test's server, demo model and
+ * machine directory, with the example's command where its heading is.
+ */
+const readmeSteps = (serverPort: number, demoBaseUrl: string, workDir: string) => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8")
   const section = readme.slice(readme.indexOf("## A first session with curl"), readme.indexOf("## Admin command line"))
-  return [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) =>
-    match[1]
+  const exampleAt = section.indexOf(EXAMPLE.heading)
+  expect(exampleAt, "the README's typed-client heading").toBeGreaterThan(0)
+  expect(section.slice(exampleAt), "the README's typed-client command").toContain(EXAMPLE.command)
+  const blocks = [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) => ({
+    at: match.index,
+    code: match[1]
       .replaceAll("http://127.0.0.1:8787", `http://127.0.0.1:${serverPort}`)
       .replaceAll("http://127.0.0.1:8788/v1", demoBaseUrl)
       .replaceAll(`WORK="$PWD/agent-work"`, `WORK="${workDir}"`)
-  )
+  }))
+  return [...blocks, { at: exampleAt, code: EXAMPLE.command }].sort((a, b) => a.at - b.at).map((step) => step.code)
 }
 
 const run = (command: string, args: ReadonlyArray<string>, input: string | undefined, env: Record<string, string>) =>
@@ -79,21 +90,29 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
     dataDirs.forEach(removeDataDir)
   })
 
-  it("the README's bash blocks, pasted twice in a row: every block succeeds, the second run reuses what exists", async () => {
-    const blocks = readmeBlocks(server.port, demo.baseUrl, workDir)
-    expect(blocks.length).toBeGreaterThanOrEqual(5)
-    // One shell, as when pasting: each block followed by a line that reports its status.
-    const script = blocks.map((block, index) => `${block}\necho "@@ block ${index} status $?" >&2\n`).join("\n")
-    // The daemon keeps its state under XDG_CONFIG_HOME: the test's own, not the user's.
-    const env = { OPENAI_API_KEY: "sk-not-a-real-key", XDG_CONFIG_HOME: join(workDir, "config") }
+  it("the README's bash blocks and its example, pasted twice in a row: every step succeeds, the second run reuses what exists", async () => {
+    const steps = readmeSteps(server.port, demo.baseUrl, workDir)
+    expect(steps.length).toBeGreaterThanOrEqual(6)
+    // One shell, as when pasting: each step followed by a line that reports its status.
+    const script = steps.map((step, index) => `${step}\necho "@@ step ${index} status $?" >&2\n`).join("\n")
+    const env = {
+      OPENAI_API_KEY: "sk-not-a-real-key",
+      // The daemon keeps its state under XDG_CONFIG_HOME: the test's own, not the user's.
+      XDG_CONFIG_HOME: join(workDir, "config"),
+      // The example's own defaults are the README's addresses; here the test's.
+      AGENT_PLATFORM_URL: server.baseUrl,
+      DEMO_MODEL_URL: demo.baseUrl
+    }
     for (const round of [1, 2]) {
       const result = await run("bash", [], script, env)
-      const statuses = [...result.stderr.matchAll(/@@ block (\d+) status (\d+)/g)].map((match) => Number(match[2]))
-      const otherStderr = result.stderr.split("\n").filter((line) => line !== "" && !line.startsWith("@@ block"))
-      expect({ round, statuses, otherStderr }).toEqual({ round, statuses: blocks.map(() => 0), otherStderr: [] })
+      const statuses = [...result.stderr.matchAll(/@@ step (\d+) status (\d+)/g)].map((match) => Number(match[2]))
+      const otherStderr = result.stderr.split("\n").filter((line) => line !== "" && !line.startsWith("@@ step"))
+      expect({ round, statuses, otherStderr }).toEqual({ round, statuses: steps.map(() => 0), otherStderr: [] })
       expect(result.stdout).toContain("You said: What is a haiku?")
       expect(result.stdout).toMatch(/event: text_delta\ndata: \{[^\n]*"delta":"You "/)
       expect(result.stdout).toContain("lookup answered: Sunny, 21 C")
+      expect(result.stdout).toContain("You said: Say hello, slowly")
+      expect(result.stdout).toContain("turns: completed, completed")
       expect(result.stdout).toContain('run_command answered: {"exit_code":0,"stdout":"hello from the machine\\n"')
       if (round === 2) expect(result.stdout, "the API key is created once").not.toContain('"token":"apk_')
     }
@@ -106,20 +125,7 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
     const projects = await withClient(server.baseUrl, TOKEN, (client) =>
       Effect.flatMap(client.projects.list({ path: { orgID: org.id }, urlParams: {} }), (page) =>
         client.agents.list({ path: { orgID: org.id, projectID: page.data[0].id }, urlParams: {} })))
-    expect(projects.data.map((agent) => agent.name).sort()).toEqual(["helper", "helper-openai", "operator"])
-  }, TIMEOUT_MS)
-
-  it("examples/first-agent.ts runs against them, twice", async () => {
-    for (let round = 0; round < 2; round++) {
-      const result = await run(process.execPath, ["--import", "tsx", "examples/first-agent.ts"], undefined, {
-        AGENT_PLATFORM_URL: server.baseUrl,
-        AGENT_PLATFORM_TOKEN: TOKEN,
-        DEMO_MODEL_URL: demo.baseUrl
-      })
-      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" })
-      expect(result.stdout).toContain("You said: Say hello, slowly")
-      expect(result.stdout).toContain("lookup answered: Sunny, 21 C")
-      expect(result.stdout).toContain("turns: completed, completed")
-    }
+    // One organization: the example works in the README's, so the personal machine's daemon needs no --org.
+    expect(projects.data.map((agent) => agent.name).sort()).toEqual(["first-agent", "first-agent", "helper", "helper-openai", "operator"])
   }, TIMEOUT_MS)
 })
