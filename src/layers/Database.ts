@@ -166,6 +166,8 @@ const embedded = (dataDir: string) =>
         yield* lockDataDirectory(dataDir)
         mkdirSync(location, { recursive: true, mode: 0o700 })
       }
+      // Creating a new database takes seconds: a start-up says what it is waiting for.
+      yield* Effect.logInfo(`opening the embedded database in ${location}`)
       const db = yield* Effect.acquireRelease(
         Effect.promise(() => PGlite.create(location)),
         (db) => Effect.promise(() => db.close())
