@@ -17,6 +17,7 @@ import { AppConfig } from "./layers/AppConfig.ts"
 import { DatabaseReadyLive } from "./layers/AppLive.ts"
 import { DatabaseLive } from "./layers/Database.ts"
 import { runMigrations } from "./layers/Migrations.ts"
+import { tolerateEchoedSignals } from "./layers/Signals.ts"
 import { ApiKeys } from "./services/tenancy/ApiKeys.ts"
 import { Users } from "./services/tenancy/Users.ts"
 
@@ -111,6 +112,8 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
   }
   return Cause.pretty(cause)
 }
+
+tolerateEchoedSignals()
 
 cli(process.argv).pipe(
   Effect.tapErrorCause((cause) =>

@@ -20,6 +20,7 @@ import { hostname } from "node:os"
 import { OrgId } from "../domain/shared/Ids.ts"
 import { ResourceName } from "../domain/shared/ResourceName.ts"
 import { JsonLogsLive } from "../layers/Logging.ts"
+import { tolerateEchoedSignals } from "../layers/Signals.ts"
 import { DAEMON_VERSION, DaemonConfig } from "./DaemonConfig.ts"
 import { runDaemon, requestHandlingLayer } from "./Daemon.ts"
 import { Directories } from "./Directories.ts"
@@ -75,6 +76,8 @@ const daemon = Command.make("daemon", options, (args) =>
       Effect.provide(NodeHttpClient.layerUndici)
     )
   })).pipe(Command.withDescription("Register this machine with the server and run the agents' built-in tools on it"))
+
+tolerateEchoedSignals()
 
 Command.run(daemon, { name: "agent-platform-daemon", version: DAEMON_VERSION })(process.argv).pipe(
   Effect.tapErrorCause((cause) => {

@@ -8,6 +8,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
+import { tolerateEchoedSignals } from "../layers/Signals.ts"
 import { DEMO_MODEL_SLUG, DemoApp } from "./DemoServer.ts"
 
 const DemoConfig = Config.all({
@@ -28,6 +29,8 @@ const Announce = Layer.effectDiscard(
     )
   })
 )
+
+tolerateEchoedSignals()
 
 HttpServer.serve(DemoApp).pipe(
   Layer.merge(Announce),

@@ -2,8 +2,9 @@
  * Start-up and shutdown as an operator sees them, with the server as a real process: an empty
  * DATABASE_URL is the embedded database, the first log line says where the docs and the
  * database are, a port in use stops the process with one line before DATA_DIR exists, shutdown
- * says what it drains and stays quiet about the workflow engine, and DATA_DIR is private (0700,
- * files 0600) under a permissive umask.
+ * says what it drains and stays quiet about the workflow engine, a terminal's Ctrl-C (which npm
+ * forwards again) shuts down once and cleanly, and DATA_DIR is private (0700, files 0600) under a
+ * permissive umask.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
@@ -167,6 +168,17 @@ describeServers("start-up and shutdown", () => {
     expect(draining).toBeGreaterThan(0)
     expect(messages.at(-1)).toBe("stopped")
     expect(messages).not.toContain("No healthy runners available")
+  }, TIMEOUT_MS)
+
+  it("Ctrl-C in a terminal (SIGINT to npm and the server, then npm's forward of it): one shutdown to 'stopped', exit 0", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const server = await startServer(dataDir)
+    const exit = await server.interrupt()
+    expect(exit).toEqual({ code: 0, signal: null })
+    expect(logLines(server.output()).map((line) => line.message).at(-1)).toBe("stopped")
+    // The embedded database's lock is released, so the next start finds no stale lock.
+    expect(existsSync(join(dataDir, "pg.lock"))).toBe(false)
   }, TIMEOUT_MS)
 
   it("DATA_DIR is 0700 and every file under it 0600, under umask 022 (the embedded database and a generated key)", async () => {

@@ -94,6 +94,8 @@ export interface ServerProcess {
   readonly exited: Promise<Exit>
   /** Sends SIGTERM and resolves with the exit. */
   readonly stop: () => Promise<Exit>
+  /** Sends SIGINT to the whole process group (npm and the server), as a terminal's Ctrl-C does, and resolves with the exit. */
+  readonly interrupt: () => Promise<Exit>
   /** Kills the whole process group with SIGKILL (a crash) and resolves with the exit. */
   readonly kill: () => Promise<Exit>
 }
@@ -185,6 +187,10 @@ const startServerOn = async (port: number, dataDir: string, env: Record<string, 
     exited,
     stop: () => {
       child.kill("SIGTERM")
+      return exited
+    },
+    interrupt: () => {
+      process.kill(-child.pid!, "SIGINT")
       return exited
     },
     kill: () => {
