@@ -1,10 +1,12 @@
 /**
  * The first session of the README, as a newcomer runs it: the server (`npm start`, fresh data
- * directory, a bootstrap token) and the demo model as child processes; the README's bash blocks
- * of "A first session with curl", "Run an agent" and "Give an agent a machine" (a real daemon in
- * the background) pasted into bash, with examples/first-agent.ts run where the README names it
- * (before the machine's block), twice in a row: each block and the example must end with status
- * 0 and print nothing on stderr, the second run reusing what the first created.
+ * directory, a bootstrap token, the `local` machine provider's key, with which the README restarts
+ * it for the pool) and the demo model as child processes; the README's bash blocks of "A first
+ * session with curl", "Run an agent", "Give an agent a machine" (a real daemon in the background),
+ * "Machines from a pool" (a `local` pool machine) and "Workspaces" pasted into bash, with
+ * examples/first-agent.ts run where the README names it (before the machine's block), twice in a
+ * row: each block and the example must end with status 0 and print nothing on stderr, the second
+ * run reusing what the first created.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawn, spawnSync } from "node:child_process"
@@ -26,7 +28,8 @@ import { Effect } from "effect"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const TOKEN = "my-admin-token"
-const TIMEOUT_MS = 240_000
+const LOCAL_PROVIDER_KEY = "my-local-key"
+const TIMEOUT_MS = 360_000
 
 /** The command the README gives for the typed-client example, and the heading it is under. */
 const EXAMPLE = { heading: "### The same with the typed client", command: "npx tsx examples/first-agent.ts" }
@@ -58,7 +61,7 @@ const run = (command: string, args: ReadonlyArray<string>, input: string | undef
     let stderr = ""
     child.stdout.on("data", (chunk) => (stdout += chunk))
     child.stderr.on("data", (chunk) => (stderr += chunk))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000)
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000)
     child.once("exit", (code) => {
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
@@ -69,19 +72,25 @@ const run = (command: string, args: ReadonlyArray<string>, input: string | undef
 describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examples (embedded database)", () => {
   const dataDirs: Array<string> = []
   let server: ServerProcess
+  let dataDir: string
   let demo: Awaited<ReturnType<typeof startDemoModel>>
   const workDir = mkdtempSync(join(tmpdir(), "agent-platform-readme-machine-"))
 
   beforeAll(async () => {
     const template = await makeTemplateDataDir()
-    const dataDir = makeDataDir(template)
+    dataDir = makeDataDir(template)
     dataDirs.push(template, dataDir)
-    ;[server, demo] = await Promise.all([startServer(dataDir, { AGENT_PLATFORM_BOOTSTRAP_TOKEN: TOKEN }), startDemoModel()])
+    ;[server, demo] = await Promise.all([
+      startServer(dataDir, { AGENT_PLATFORM_BOOTSTRAP_TOKEN: TOKEN, AGENT_PLATFORM_LOCAL_PROVIDER_KEY: LOCAL_PROVIDER_KEY }),
+      startDemoModel()
+    ])
   }, TIMEOUT_MS)
 
   afterAll(async () => {
-    // The README starts the daemon in the background: it outlives the shell that started it.
+    // The README starts the daemon in the background: it outlives the shell that started it; so
+    // do the pool's machines, which run under DATA_DIR/machines.
     spawnSync("pkill", ["-f", `daemon/main.ts .*--dir ${workDir}`])
+    if (dataDir !== undefined) spawnSync("pkill", ["-KILL", "-f", join(dataDir, "machines")])
     rmSync(workDir, { recursive: true, force: true })
     rmSync(`${workDir}.log`, { force: true })
     await server?.stop()
@@ -114,6 +123,9 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
       expect(result.stdout).toContain("You said: Say hello, slowly")
       expect(result.stdout).toContain("turns: completed, completed")
       expect(result.stdout).toContain('run_command answered: {"exit_code":0,"stdout":"hello from the machine\\n"')
+      expect(result.stdout, "the pool machine's answer").toMatch(/run_command answered: \{"exit_code":0,"stdout":"Linux [^\n]*\/machines\/mpo_/)
+      expect(result.stdout, "the pool's usage").toContain('{"machines":1,')
+      expect(result.stdout, "the workspace session's answer").toContain('run_command answered: {"exit_code":0,"stdout":"## fix-typo\\n"')
       if (round === 2) expect(result.stdout, "the API key is created once").not.toContain('"token":"apk_')
     }
     const orgs = await withClient(server.baseUrl, TOKEN, (client) => client.organizations.list({ urlParams: {} }))
@@ -122,10 +134,13 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
     const providers = await withClient(server.baseUrl, TOKEN, (client) =>
       client.modelProviderConfigs.list({ path: { orgID: org.id }, urlParams: {} }))
     expect(providers.data.map((provider) => provider.name).sort()).toEqual(["demo", "openai"])
-    const projects = await withClient(server.baseUrl, TOKEN, (client) =>
+    const agents = await withClient(server.baseUrl, TOKEN, (client) =>
       Effect.flatMap(client.projects.list({ path: { orgID: org.id }, urlParams: {} }), (page) =>
-        client.agents.list({ path: { orgID: org.id, projectID: page.data[0].id }, urlParams: {} })))
+        client.agents.list({ path: { orgID: org.id, projectID: page.data[0].id }, urlParams: { limit: 100 } })))
     // One organization: the example works in the README's, so the personal machine's daemon needs no --org.
-    expect(projects.data.map((agent) => agent.name).sort()).toEqual(["first-agent", "first-agent", "helper", "helper-openai", "operator"])
+    const isSession = (agent: { readonly metadata: object }) => "workspace_session_id" in agent.metadata
+    expect(agents.data.filter((agent) => !isSession(agent)).map((agent) => agent.name).sort())
+      .toEqual(["first-agent", "first-agent", "helper", "helper-openai", "operator", "sandboxed"])
+    expect(agents.data.filter(isSession), "a workspace session's agent a round").toHaveLength(2)
   }, TIMEOUT_MS)
 })
