@@ -164,11 +164,7 @@ export const singleAgent = async (baseUrl: string, token: string, providerUrl: s
   const agentUrl = `${projectUrl}/agents/${agent.id}`
   const abort = new AbortController()
   const turnEnded = await followTurns(agentUrl, token, abort.signal)
-  const turn = async (text: string) => {
-    const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text }] })
-    const status = await turnEnded(accepted.event.turn_id)
-    if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
-  }
+  const turn = (text: string) => agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token, text)()
   return { turn, stop: () => abort.abort() }
 }
 
@@ -183,9 +179,9 @@ export interface DrivenAgent {
   readonly turnEnded: (turnId: string) => Promise<string>
 }
 
-/** One turn of `agent`: sends an input and resolves once its turn completed. */
-export const agentTurn = ({ inputsUrl, turnEnded }: DrivenAgent, token: string) => async () => {
-  const accepted = await request("POST", inputsUrl(), token, { content_blocks: [{ type: "text", text: "hi" }] })
+/** One turn of `agent`: sends an input (`text`) and resolves once its turn completed. */
+export const agentTurn = ({ inputsUrl, turnEnded }: DrivenAgent, token: string, text = "hi") => async () => {
+  const accepted = await request("POST", inputsUrl(), token, { content_blocks: [{ type: "text", text }] })
   const status = await turnEnded(accepted.event.turn_id)
   if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
 }

@@ -8,7 +8,7 @@
  *   create-api-key --email <e> --name <n>        a new personal API key for an existing user
  */
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeContext } from "@effect/platform-node"
 import { Cause, Console, Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
 import { NotFound } from "./domain/shared/Errors.ts"
 import { ResourceName } from "./domain/shared/ResourceName.ts"
@@ -17,7 +17,7 @@ import { AppConfig } from "./layers/AppConfig.ts"
 import { DatabaseReadyLive } from "./layers/AppLive.ts"
 import { DatabaseLive } from "./layers/Database.ts"
 import { runMigrations } from "./layers/Migrations.ts"
-import { tolerateEchoedSignals } from "./layers/Signals.ts"
+import { runMain } from "./layers/RunMain.ts"
 import { ApiKeys } from "./services/tenancy/ApiKeys.ts"
 import { Users } from "./services/tenancy/Users.ts"
 
@@ -113,8 +113,6 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
   return Cause.pretty(cause)
 }
 
-tolerateEchoedSignals()
-
 cli(process.argv).pipe(
   Effect.tapErrorCause((cause) =>
     // @effect/cli has already printed its usage errors, with the help text.
@@ -124,5 +122,5 @@ cli(process.argv).pipe(
   ),
   Effect.provide(AppConfig.fromEnv),
   Effect.provide(Layer.merge(NodeContext.layer, Logger.minimumLogLevel(LogLevel.Warning))),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  runMain({ disableErrorReporting: true })
 )

@@ -14,13 +14,13 @@
  *   --state FILE    where to keep the machine id and the request ledger (StateFile.ts)
  */
 import { Command, Options, ValidationError } from "@effect/cli"
-import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Cause, Config, Console, Effect, Layer, Option, Schema } from "effect"
 import { hostname } from "node:os"
 import { OrgId } from "../domain/shared/Ids.ts"
 import { ResourceName } from "../domain/shared/ResourceName.ts"
 import { JsonLogsLive } from "../layers/Logging.ts"
-import { tolerateEchoedSignals } from "../layers/Signals.ts"
+import { runMain } from "../layers/RunMain.ts"
 import { DAEMON_VERSION, DaemonConfig } from "./DaemonConfig.ts"
 import { runDaemon, requestHandlingLayer } from "./Daemon.ts"
 import { Directories } from "./Directories.ts"
@@ -77,8 +77,6 @@ const daemon = Command.make("daemon", options, (args) =>
     )
   })).pipe(Command.withDescription("Register this machine with the server and run the agents' built-in tools on it"))
 
-tolerateEchoedSignals()
-
 Command.run(daemon, { name: "agent-platform-daemon", version: DAEMON_VERSION })(process.argv).pipe(
   Effect.tapErrorCause((cause) => {
     const failure = Cause.failureOption(cause)
@@ -88,5 +86,5 @@ Command.run(daemon, { name: "agent-platform-daemon", version: DAEMON_VERSION })(
     return Console.error(`daemon stopped: ${typeof message?.message === "string" ? message.message : Cause.pretty(cause)}`)
   }),
   Effect.provide(Layer.merge(NodeContext.layer, JsonLogsLive)),
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+  runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

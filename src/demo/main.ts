@@ -5,10 +5,10 @@
  * (docs/demo-model.md). Ctrl-C stops it.
  */
 import { HttpServer } from "@effect/platform"
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Config, Console, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
-import { tolerateEchoedSignals } from "../layers/Signals.ts"
+import { runMain } from "../layers/RunMain.ts"
 import { DEMO_MODEL_SLUG, DemoApp } from "./DemoServer.ts"
 
 const DemoConfig = Config.all({
@@ -30,8 +30,6 @@ const Announce = Layer.effectDiscard(
   })
 )
 
-tolerateEchoedSignals()
-
 HttpServer.serve(DemoApp).pipe(
   Layer.merge(Announce),
   Layer.provide(Listener),
@@ -44,5 +42,5 @@ HttpServer.serve(DemoApp).pipe(
           : Cause.pretty(cause)
       )).pipe(Effect.orDie)
   ),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  runMain({ disableErrorReporting: true })
 )
