@@ -74,9 +74,11 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
   let server: ServerProcess
   let dataDir: string
   let demo: Awaited<ReturnType<typeof startDemoModel>>
-  const workDir = mkdtempSync(join(tmpdir(), "agent-platform-readme-machine-"))
+  // Made in beforeAll: a describe's body runs to collect its tests even when it is skipped.
+  let workDir: string
 
   beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), "agent-platform-readme-machine-"))
     const template = await makeTemplateDataDir()
     dataDir = makeDataDir(template)
     dataDirs.push(template, dataDir)
@@ -89,10 +91,12 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
   afterAll(async () => {
     // The README starts the daemon in the background: it outlives the shell that started it; so
     // do the pool's machines, which run under DATA_DIR/machines.
-    spawnSync("pkill", ["-f", `daemon/main.ts .*--dir ${workDir}`])
+    if (workDir !== undefined) {
+      spawnSync("pkill", ["-f", `daemon/main.ts .*--dir ${workDir}`])
+      rmSync(workDir, { recursive: true, force: true })
+      rmSync(`${workDir}.log`, { force: true })
+    }
     if (dataDir !== undefined) spawnSync("pkill", ["-KILL", "-f", join(dataDir, "machines")])
-    rmSync(workDir, { recursive: true, force: true })
-    rmSync(`${workDir}.log`, { force: true })
     await server?.stop()
     await demo?.stop()
     killLeftoverServers()
