@@ -83,6 +83,27 @@ describeApp()("agents", (it) => {
       expect(badStatus.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/status" }] })
     }))
 
+  it.effect("launch: an agent's name follows the rules of names (NFC, 1 to 64 characters, no edge whitespace or invisible characters)", () =>
+    Effect.gen(function*() {
+      const { config, org, owner, project } = yield* agentProject()
+      const launchNamed = (name: string) =>
+        rawRequest(
+          HttpClientRequest.post(`/v1/orgs/${org.id}/projects/${project.id}/agents`).pipe(
+            HttpClientRequest.bearerToken(owner.token),
+            HttpClientRequest.bodyUnsafeJson({ agent_config_id: config.id, name })
+          )
+        )
+      for (const refused of [" padded ", "a\u0007b", "a\u200bb", "", "x".repeat(65)]) {
+        const response = yield* launchNamed(refused)
+        expect({ refused, status: response.status }).toEqual({ refused, status: 400 })
+        expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/name" }] })
+      }
+      // 64 characters, each two UTF-16 code units; a decomposed accent is stored composed.
+      const emoji = "\u{1F600}".repeat(64)
+      expect((yield* launchNamed(emoji)).json).toMatchObject({ name: emoji })
+      expect((yield* launchNamed("Cafe\u0301")).json).toMatchObject({ name: "Caf\u00e9" })
+    }))
+
   it.effect("launch: a config that is not the project's is invalid_request naming agent_config_id", () =>
     Effect.gen(function*() {
       const { config, otherProject, org, owner, projectPath } = yield* agentProject()

@@ -1,6 +1,7 @@
 /** Agents: an agent runs an agent config of its project, one turn at a time. */
 import { Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../shared/Ids.ts"
+import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { InputAccepted, SendInput } from "./Inputs.ts"
 import { strict } from "../shared/Strict.ts"
@@ -26,7 +27,7 @@ export class Agent extends Schema.Class<Agent>("Agent")({
 
 export const LaunchAgent = Schema.Struct({
   agent_config_id: AgentConfigId,
-  name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
+  name: Schema.optional(ResourceName),
   metadata: Schema.optional(JsonObject),
   input: Schema.optional(SendInput)
 }).annotations(strict)
