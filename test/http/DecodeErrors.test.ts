@@ -85,7 +85,7 @@ describeApp()("decode errors in the caller's words", (it) => {
         input: { content_blocks: "hi" }
       })
       expect(blocks.json!.issues).toEqual([
-        { path: "/name", message: "expected a string of 1 to 64 characters" },
+        { path: "/name", message: "must be at most 64 characters (got 300)" },
         { path: "/input/content_blocks", message: "expected an array with at least 1 item" }
       ])
       expect(blocks.text).not.toContain("x".repeat(65))
@@ -137,6 +137,21 @@ describeApp()("decode errors in the caller's words", (it) => {
         const after = yield* get(`${events}?after_sequence=${written}`, owner.token)
         expect(after.status).toBe(400)
         expect(after.json).toMatchObject({ issues: [{ path: "/after_sequence" }] })
+      }
+      // Past the largest safe integer: the message gives both bounds.
+      expect((yield* get(`${events}?after_sequence=9007199254740993`, owner.token)).json).toMatchObject({
+        issues: [{
+          path: "/after_sequence",
+          message: "expected an integer between 0 and 9007199254740991, written in decimal digits"
+        }]
+      })
+      for (const url of [`/v1/orgs?limit=1&limit=2`, `${events}?limit=1&limit=2`, `${events}?after_sequence=1&after_sequence=x`]) {
+        const twice = yield* get(url, owner.token)
+        expect(twice.status).toBe(400)
+        expect(twice.json).toMatchObject({
+          code: "invalid_request",
+          issues: [{ message: "is given more than once; give it once" }]
+        })
       }
       expect((yield* get(`/v1/orgs?limit=2`, owner.token)).status).toBe(200)
       expect((yield* get(`${events}?after_sequence=0&limit=500`, owner.token)).status).toBe(200)

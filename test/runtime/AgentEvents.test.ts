@@ -303,7 +303,7 @@ describeApp()("agent events", (it) => {
       yield* stream.drop
     }))
 
-  it.effect("SSE: after_sequence resumes too; Last-Event-ID wins over it; a bad Last-Event-ID is 400", () =>
+  it.effect("SSE: after_sequence resumes too; Last-Event-ID wins over it, unless empty; a bad Last-Event-ID is 400", () =>
     Effect.gen(function*() {
       const { agent, owner, streamPath } = yield* setUp
       yield* appendOutputs(agent.id, ["a", "b", "c", "d"])
@@ -317,6 +317,10 @@ describeApp()("agent events", (it) => {
       // The stream opens with a comment, so headers arrive at once even when nothing is new.
       expect(both.frames()[0].comment).toBeDefined()
       yield* both.drop
+      // An empty Last-Event-ID is no id: after_sequence counts.
+      const empty = yield* openEventStream(`${streamPath}?after_sequence=2`, owner.token, { "last-event-id": "" })
+      expect((yield* empty.events(2)).map((frame) => frame.id)).toEqual(["3", "4"])
+      yield* empty.drop
       const bad = yield* rawRequest(
         HttpClientRequest.get(streamPath).pipe(
           HttpClientRequest.bearerToken(owner.token),

@@ -3,10 +3,24 @@
  * agent routes (a stream token in the query is accepted here, and only here).
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 import { NotFound } from "../../domain/shared/Errors.ts"
 import { StreamAuthentication } from "../Security.ts"
 import { AGENT, AgentPath, SequenceParam } from "./AgentsApi.ts"
+
+/**
+ * The sequence of the last event a reconnecting client received. Empty is no id, as in the SSE
+ * standard (a client that received no event with an id sends it so): then `after_sequence` counts.
+ */
+const LastEventId = Schema.optionalToOptional(
+  // Declared as the integer it carries (empty, the standard's "no id", is not worth a union).
+  Schema.String.annotations({
+    jsonSchema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    description: "The last event's sequence, in decimal digits; empty means none"
+  }),
+  SequenceParam,
+  { decode: Option.filter((id) => id !== ""), encode: (id) => id }
+)
 
 export class AgentEventStreamApi extends HttpApiGroup.make("agentEventStream")
   .annotate(OpenApi.Title, "Agent event stream")
@@ -20,7 +34,7 @@ export class AgentEventStreamApi extends HttpApiGroup.make("agentEventStream")
           description: "A stream token (POST .../events/stream-token) instead of the Authorization header"
         })
       }))
-      .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(SequenceParam) }))
+      .setHeaders(Schema.Struct({ "last-event-id": LastEventId }))
       .addSuccess(
         HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
           description: "Server-Sent Events: `id:` the sequence, `event:` the event_kind, `data:` the event as JSON; " +

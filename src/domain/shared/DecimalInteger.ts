@@ -6,10 +6,7 @@
 import { Schema } from "effect"
 
 export const DecimalInteger = (minimum: number, maximum: number = Number.MAX_SAFE_INTEGER) => {
-  const range = maximum === Number.MAX_SAFE_INTEGER
-    ? `of at least ${minimum}`
-    : `between ${minimum} and ${maximum}`
-  const message = () => `expected an integer ${range}, written in decimal digits`
+  const message = () => `expected an integer between ${minimum} and ${maximum}, written in decimal digits`
   return Schema.transform(
     Schema.String.pipe(Schema.pattern(minimum < 0 ? /^-?(?:0|[1-9][0-9]*)$/ : /^(?:0|[1-9][0-9]*)$/, { message })),
     Schema.Int.annotations({ message }).pipe(Schema.between(minimum, maximum, { message })),

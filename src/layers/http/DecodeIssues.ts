@@ -176,6 +176,11 @@ const formatIssues = (root: ParseResult.ParseIssue, part: RequestPart) => {
   const stack: Array<Frame> = [{ issue: root, path: "", fields: [] }]
   while (stack.length > 0) {
     const { fields, issue, path } = stack.pop()!
+    // A query parameter given twice arrives as a list; no parameter of the API takes one.
+    if (part === "query" && issue._tag !== "Pointer" && Array.isArray(issue.actual)) {
+      add(path, "is given more than once; give it once")
+      continue
+    }
     const push = (child: ParseResult.ParseIssue, childPath = path, childFields = fields) =>
       stack.push({ issue: child, path: childPath, fields: childFields })
     switch (issue._tag) {
