@@ -65,6 +65,15 @@ describeRuntime()("interactions", (it) => {
       expect(pending.data).toHaveLength(1)
       const [approval] = pending.data
       expect(approval).toMatchObject({ kind: "approval", status: "pending", tool_call_id: call.id, agent_id: agent.id })
+      // An answer is for questions: sent with an approval, it is refused, not dropped.
+      const answered = yield* expectFailure(rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: approval.id },
+        payload: { decision: "approve", answer: "yes please" }
+      }))
+      expect(answered).toMatchObject({
+        _tag: "InvalidRequest",
+        issues: [{ path: "/answer", message: "is for questions; an approval takes a decision and, if you like, a message" }]
+      })
       const resolved = yield* rt.client.interactions.resolve({
         path: { ...rt.projectPath, interactionID: approval.id },
         payload: { decision: "approve", message: "go" }
@@ -149,6 +158,11 @@ describeRuntime()("interactions", (it) => {
         payload: { outcome: "succeeded", content_blocks: text("eu-west") }
       }))
       expect(builtIn._tag).toBe("StateTransitionConflict")
+      const deniedWithAnswer = yield* expectFailure(rt.client.interactions.resolve({
+        path: { ...rt.projectPath, interactionID: question.id },
+        payload: { decision: "deny", answer: "eu-west" }
+      }))
+      expect(deniedWithAnswer).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/answer" }] })
       const answered = yield* rt.client.interactions.resolve({
         path: { ...rt.projectPath, interactionID: question.id },
         payload: { decision: "approve", answer: "eu-west" }

@@ -40,7 +40,8 @@ export class InteractionsApi extends HttpApiGroup.make("interactions")
       .annotate(
         OpenApi.Description,
         "Approves or denies a pending approval (with an optional message), or answers a question (approve with " +
-          "`answer`) or declines it (deny). Resolving twice: state_transition_conflict."
+          "`answer`) or declines it (deny); `answer` anywhere else is invalid_request. Resolving twice: " +
+          "state_transition_conflict."
       )
   )
   .middleware(Authentication)

@@ -6,10 +6,10 @@
  */
 import { MachineHub } from "../machines/MachineHub.ts"
 import { Effect, Option } from "effect"
-import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
+import { InvalidRequest, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, InteractionId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import type { InteractionStatus, ResolveInteraction } from "../../domain/runtime/Interactions.ts"
+import type { InteractionKind, InteractionStatus, ResolveInteraction } from "../../domain/runtime/Interactions.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { paged } from "../shared/Paging.ts"
@@ -106,6 +106,14 @@ export class Interactions extends Effect.Service<Interactions>()("Interactions",
         return signal
       })
 
+    /** An `answer` sent where it would be dropped: it answers a question, with `approve`. */
+    const answerNotTaken = (kind: typeof InteractionKind.Type) => {
+      const message = kind === "question"
+        ? "goes with decision approve; to deny a question, send decision deny and, if you like, a message"
+        : "is for questions; an approval takes a decision and, if you like, a message"
+      return new InvalidRequest({ error: `answer ${message}`, issues: [{ path: "/answer", message }] })
+    }
+
     /** Resolves a pending interaction of the project, for a caller who may act in it. */
     const resolve = (orgId: OrgId, projectId: ProjectId, interactionId: InteractionId, resolution: ResolveInteraction) =>
       Effect.gen(function*() {
@@ -122,6 +130,9 @@ export class Interactions extends Effect.Service<Interactions>()("Interactions",
             return yield* Effect.fail(
               new StateTransitionConflict({ error: `Interaction ${interactionId} is already ${pending.status}` })
             )
+          }
+          if (resolution.answer !== undefined && (pending.kind !== "question" || resolution.decision !== "approve")) {
+            return yield* Effect.fail(answerNotTaken(pending.kind))
           }
           const answer = pending.kind === "question" && resolution.decision === "approve" ? resolution.answer ?? "" : null
           const message = resolution.message ?? null
