@@ -124,6 +124,43 @@ describeRuntime()("model request", (it) => {
       expect((yield* provider.requests).filter((r) => r.body?.model === rt.slug)).toHaveLength(0)
     }))
 
+  it.effect("compaction of a history that is itself too large: its items are cut to fit the window, and the next turn goes on", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const contextWindow = 1600
+      const rt = yield* runtimeProject(provider, { contextWindow, maxOutputTokens: 200 })
+      yield* provider.script([
+        Reply.text("noted apples"),
+        Reply.text("SUMMARY: apples"),
+        Reply.text("SUMMARY: apples, and a long list of cherries"),
+        Reply.text("hello again")
+      ], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "apples")
+      yield* rt.idle(agent.id)
+      // Far larger than the window: its turn fails, and it stays in the history.
+      const oversized = yield* rt.send(agent.id, `first cherry ${"cherry ".repeat(5000)}last cherry`)
+      yield* rt.idle(agent.id)
+      const third = yield* rt.send(agent.id, "hi")
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      const ends = events.filter((event) => event.event_kind === "turn" && event.turn_status !== "started")
+      expect(ends.map((event) => [event.turn_id, (event as { turn_status: string }).turn_status])).toEqual([
+        [events[0].turn_id, "completed"],
+        [oversized.event.turn_id, "failed"],
+        [third.event.turn_id, "completed"]
+      ])
+      const requests = (yield* provider.requests).filter((r) => r.body?.model === rt.slug)
+      expect(requests).toHaveLength(4)
+      // Every request fits the window (4 characters a token, the estimate's rule, wire JSON included).
+      for (const request of requests) expect(JSON.stringify(request.body).length).toBeLessThan(contextWindow * 4)
+      const summary = JSON.stringify(requests[2].body)
+      expect(summary).toContain("first cherry")
+      expect(summary).toContain("last cherry")
+      expect(summary).toContain("characters left out here")
+      expect(JSON.stringify(requests[3].body)).toContain("SUMMARY: apples, and a long list of cherries")
+    }))
+
   it.effect("each call uses the model's current revision, its provider config as it is now and the key's latest value", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

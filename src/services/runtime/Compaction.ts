@@ -8,6 +8,7 @@ import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { TurnId } from "../../domain/shared/Ids.ts"
 import { ModelClient } from "./model/ModelClient.ts"
 import type { ConversationItem } from "./model/ModelMessages.ts"
+import { summaryConversation } from "./SummaryInput.ts"
 import { Timeline } from "./Timeline.ts"
 import type { History } from "./TurnHistory.ts"
 import { TurnCancellation } from "./TurnCancellation.ts"
@@ -20,7 +21,10 @@ export const COMPACTION_INSTRUCTION =
   "conversation you are given: the user's goals and requests, decisions made, facts learned, tool calls " +
   "and results that still matter, and anything left open. Be concise and complete; answer with the summary only."
 
-const COMPACTION_REQUEST = "Summarize the conversation above."
+const SUMMARY_REQUEST: ConversationItem = {
+  type: "user_message",
+  content: [{ type: "text", text: "Summarize the conversation above." }]
+}
 
 /** Why compacting did not happen: nothing to compact, the turn was cancelled, or the model failed. */
 export type CompactionProblem =
@@ -46,10 +50,7 @@ export class Compaction extends Effect.Service<Compaction>()("Compaction", {
       Effect.gen(function*() {
         const ended = history.view.ended
         if (ended.length === 0) return Option.some<CompactionProblem>({ _tag: "NothingToCompact" })
-        const conversation: Array<ConversationItem> = [
-          ...history.view.settled,
-          { type: "user_message", content: [{ type: "text", text: COMPACTION_REQUEST }] }
-        ]
+        const conversation = summaryConversation(history.view.settled, SUMMARY_REQUEST, COMPACTION_INSTRUCTION, setup.budget)
         const answer = yield* cancellation.unlessCancelled(
           turnId,
           client.respond({ ...setup.base, instruction: COMPACTION_INSTRUCTION, tools: [], conversation })

@@ -32,12 +32,12 @@ export const budgetOf = (contextWindow: number, maxOutputTokens: number | undefi
  * turns are the same objects at every later step, so a step measures only what is new instead of
  * writing out the whole conversation again.
  */
-const jsonLengthOf = oncePerItem((item) => JSON.stringify(item).length)
+export const itemLength = oncePerItem((item) => JSON.stringify(item).length)
 
 /** `JSON.stringify(items).length`, from the items' lengths: the brackets and a comma between two items. */
 const conversationLength = (items: ReadonlyArray<ConversationItem>) => {
   let length = items.length === 0 ? 2 : items.length + 1
-  for (const item of items) length += jsonLengthOf(item)
+  for (const item of items) length += itemLength(item)
   return length
 }
 
