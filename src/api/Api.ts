@@ -3,7 +3,14 @@
  * the same routes under `/api/v1` (src/layers/http/RequestGuards.ts).
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { InternalError, InvalidRequest, NotFound, RequestTooLarge, UnsupportedMediaType } from "../domain/shared/Errors.ts"
+import {
+  InternalError,
+  InvalidRequest,
+  NotFound,
+  RequestTimeout,
+  RequestTooLarge,
+  UnsupportedMediaType
+} from "../domain/shared/Errors.ts"
 import { ActorsApi } from "./runtime/ActorsApi.ts"
 import { AgentConfigsApi } from "./configuration/AgentConfigsApi.ts"
 import { AgentEventStreamApi } from "./runtime/AgentEventStreamApi.ts"
@@ -57,6 +64,7 @@ export class Api extends HttpApi.make("agent-platform")
   .add(HealthApi)
   .addError(InvalidRequest.Wire)
   .addError(NotFound.Wire)
+  .addError(RequestTimeout.Wire)
   .addError(RequestTooLarge.Wire)
   .addError(UnsupportedMediaType.Wire)
   .addError(InternalError.Wire)

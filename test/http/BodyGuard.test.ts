@@ -10,7 +10,8 @@ import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { AgentId, OrgId, ProjectId, ToolCallId } from "../../src/domain/shared/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
-import { exchange } from "../support/RawHttp.ts"
+import { BODY_IDLE_MS } from "../../src/layers/http/JsonBody.ts"
+import { declareBody, exchange } from "../support/RawHttp.ts"
 import { describeApp, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 const MiB = 1024 * 1024
@@ -143,6 +144,17 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       expect(response.headers.connection).toBe("close")
       expect(response.resetAfterAnswer).toBe(false)
     }))
+
+  it.effect("a body that stops arriving is answered 408 invalid_request once nothing has come for the idle time", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser("stalled")
+      const started = Date.now()
+      // The headers declare 100 bytes; only the first arrives.
+      const stalled = yield* declareBody("/v1/orgs", token, 100)
+      expect(stalled.status).toBe(408)
+      expect(stalled.json).toMatchObject({ code: "invalid_request", error: expect.stringContaining("stopped arriving") })
+      expect(Date.now() - started).toBeGreaterThanOrEqual(BODY_IDLE_MS - 1000)
+    }), BODY_IDLE_MS + 30_000)
 
   it.effect("16 unauthenticated requests declaring 47 MiB each are answered 401 without their bodies being read", () =>
     Effect.gen(function*() {

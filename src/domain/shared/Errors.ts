@@ -105,6 +105,10 @@ export class NotWakeCapable extends Schema.TaggedError<NotWakeCapable>()("NotWak
 export class DaemonRuntimeUnregistered extends Schema.TaggedError<DaemonRuntimeUnregistered>()("DaemonRuntimeUnregistered", plain) {
   static readonly Wire = onWire(DaemonRuntimeUnregistered, "daemon_runtime_unregistered", 409)
 }
+/** A request body that stopped arriving: `invalid_request` (the contract's code), status 408. */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", plain) {
+  static readonly Wire = onWire(RequestTimeout, "invalid_request", 408)
+}
 export class Gone extends Schema.TaggedError<Gone>()("Gone", plain) {
   static readonly Wire = onWire(Gone, "gone", 410)
 }

@@ -2,10 +2,10 @@
  * What the scanner says when it refuses a body: `invalid_request` naming the field by its JSON
  * Pointer where there is one (syntax errors give a line and column instead), never the value.
  */
-import { InvalidRequest, type RequestTooLarge } from "../../domain/shared/Errors.ts"
+import { InvalidRequest, type RequestTimeout, type RequestTooLarge } from "../../domain/shared/Errors.ts"
 
 /** Why a body is refused. */
-export type BodyProblem = InvalidRequest | RequestTooLarge
+export type BodyProblem = InvalidRequest | RequestTimeout | RequestTooLarge
 
 /** A problem with one field of the body (the whole body when `path` is undefined). */
 export const invalid = (error: string, path?: string, message?: string): InvalidRequest =>

@@ -20,6 +20,7 @@ const API_ERROR_TAGS: ReadonlySet<string> = new Set(
 export type ApiLevelError =
   | Errors.InvalidRequest
   | Errors.NotFound
+  | Errors.RequestTimeout
   | Errors.RequestTooLarge
   | Errors.UnsupportedMediaType
   | Errors.InternalError

@@ -7,7 +7,7 @@
 import { HttpServerError, type HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import type { Readable } from "node:stream"
-import { RequestTooLarge } from "../../domain/shared/Errors.ts"
+import { RequestTimeout, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { ContentBlockBudget } from "./ContentBlockBudget.ts"
 import { type BodyProblem, invalid } from "./BodyProblems.ts"
 import { JsonScanner } from "./JsonScanner.ts"
@@ -19,6 +19,12 @@ export interface BodyRules {
   readonly contentBlockPaths: ReadonlyArray<ReadonlyArray<string>>
 }
 
+/**
+ * How long a body may stop arriving before it is answered `408` (as nginx's `client_body_timeout`:
+ * between two reads, not in all, so a large body on a slow link still arrives).
+ */
+export const BODY_IDLE_MS = 30_000
+
 export const mebibytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 100) / 100} MiB`
 
 /** Reads `source` to its end through the scanner: the bytes, or the first problem found. */
@@ -27,9 +33,20 @@ const readScanned = (source: Readable, rules: BodyRules) =>
     const scanner = new JsonScanner(
       rules.contentBlockPaths.length > 0 ? new ContentBlockBudget(rules.contentBlockPaths) : undefined
     )
+    if (source.readableEnded) {
+      resume(Effect.fail(invalid("The request body was already read")))
+      return
+    }
     const chunks: Array<Buffer> = []
     let size = 0
+    const idle = setTimeout(() =>
+      refuse(
+        new RequestTimeout({
+          error: `The request body stopped arriving: nothing came for ${BODY_IDLE_MS / 1000} s. Send it again`
+        })
+      ), BODY_IDLE_MS)
     const stop = () => {
+      clearTimeout(idle)
       source.off("data", onData)
       source.off("end", onEnd)
       source.off("error", onGone)
@@ -41,6 +58,7 @@ const readScanned = (source: Readable, rules: BodyRules) =>
       resume(Effect.fail(problem))
     }
     function onData(chunk: Buffer) {
+      idle.refresh()
       size += chunk.length
       if (size > rules.limit) {
         return refuse(
@@ -59,10 +77,6 @@ const readScanned = (source: Readable, rules: BodyRules) =>
     function onGone() {
       stop()
       resume(Effect.interrupt)
-    }
-    if (source.readableEnded) {
-      resume(Effect.fail(invalid("The request body was already read")))
-      return
     }
     source.on("data", onData)
     source.on("end", onEnd)
