@@ -224,4 +224,85 @@ describe("machine pools: machines from a local pool", () => {
     await run((client) => client.machinePools.remove({ path: poolPath }))
     await server.stop()
   }, TIMEOUT_MS)
+
+  it("the operator's key taken away: the pool starts no machine, and after a restart without the key its machines are stopped", async () => {
+    const dataDir = servers.dataDir()
+    const port = await freePort()
+    const baseUrl = `http://127.0.0.1:${port}`
+    const token = `pool-${randomBytes(16).toString("hex")}`
+    const env = {
+      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("pools"),
+      PORT: String(port),
+      AGENT_PLATFORM_LOCAL_PROVIDER_KEY: LOCAL_KEY,
+      AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS: String(ADMISSION_WAIT_SECONDS)
+    }
+    const run = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
+    let server = await startServer(dataDir, env)
+    const setup = await run((client) =>
+      Effect.gen(function*() {
+        const org = yield* client.organizations.create({ payload: { name: "Revoked" } })
+        const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+        const slugs = yield* models(client, org.id, project.id, ["Model A", "Model B"])
+        const key = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+        const pool = yield* client.machinePools.create({
+          path: { orgID: org.id },
+          payload: { name: "revoked", provider: "local", provider_auth_secret_id: key.id, default_machine_provider_options: {}, max_total_machines: 2 }
+        })
+        yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
+        const configs = {
+          a: yield* poolConfig(client, org.id, project.id, "Model A", pool.id),
+          b: yield* poolConfig(client, org.id, project.id, "Model B", pool.id)
+        }
+        return { org, project, slugs, key, pool, configs }
+      }))
+    poolIds.push(setup.pool.id)
+    const projectPath = { orgID: setup.org.id, projectID: setup.project.id }
+    const orgPath = { orgID: setup.org.id }
+    await Effect.runPromise(Effect.all([
+      servers.provider.script([Reply.toolCall("run_command", { command: "echo on-host" }), Reply.text("A done.")], { model: setup.slugs["Model A"] }),
+      servers.provider.script([Reply.toolCall("run_command", { command: "echo on-host" }), Reply.text("B done.")], { model: setup.slugs["Model B"] })
+    ]))
+    const launchAndWait = async (configId: string) => {
+      const agent = await run((client) =>
+        client.agents.create({
+          path: projectPath,
+          payload: { agent_config_id: configId as never, input: { content_blocks: [{ type: "text", text: "go" }] } }
+        }))
+      await until(
+        () => run((client) => client.agents.get({ path: { ...projectPath, agentID: agent.id } })),
+        (found) => found.status === "idle",
+        `agent ${agent.id} idle`,
+        90_000
+      )
+      const events = await run((client) =>
+        client.agents.listEvents({ path: { ...projectPath, agentID: agent.id }, urlParams: { limit: 200 } }))
+      return events.data.flatMap((event) => event.event_kind === "tool_result" ? [event] : [])
+    }
+    const poolMachines = () =>
+      run((client) => client.machines.list({ path: orgPath, urlParams: { limit: 100 } })).then((page) =>
+        page.data.filter((machine) => machine.name.startsWith("revoked-"))
+      )
+
+    const [ranA] = await launchAndWait(setup.configs.a.id)
+    expect(ranA).toMatchObject({ outcome: "succeeded" })
+    const [machine] = await poolMachines()
+    expect(daemonsRunning(machine.id)).toBe(true)
+
+    // The organization's secret no longer holds the operator's key: no new machine starts.
+    await run((client) =>
+      client.secrets.rotate({ path: { orgID: setup.org.id, secretID: setup.key.id }, payload: { value: Redacted.make("not-the-key") } })
+    )
+    const [refusedB] = await launchAndWait(setup.configs.b.id)
+    expect(refusedB).toMatchObject({ outcome: "failed" })
+    expect(JSON.stringify(refusedB.content_blocks)).toContain("does not hold this server's local provider key")
+
+    // The operator takes the key away: after the restart, the pool's running machine is stopped.
+    await server.stop()
+    const { AGENT_PLATFORM_LOCAL_PROVIDER_KEY: _taken, ...withoutKey } = env
+    server = await startServer(dataDir, withoutKey)
+    await until(poolMachines, (list) => list.every((found) => found.status === "deleted"), "the pool's machines deleted", 60_000)
+    expect(daemonsRunning(machine.id)).toBe(false)
+    await server.stop()
+  }, TIMEOUT_MS)
 })

@@ -128,6 +128,8 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
       Effect.gen(function*() {
         const provider = providers.of(pool.provider)
         const providerPool = yield* providerPoolOf(pool)
+        const refusal = provider.refusal(providerPool)
+        if (Option.isSome(refusal)) return yield* Effect.fail(new ProviderFailed({ details: refusal.value }))
         const secretEnv: Record<string, string> = {}
         for (const [name, secretId] of Object.entries(pool.default_machine_secret_env)) {
           secretEnv[name] = yield* revealed(secretId)
@@ -338,6 +340,9 @@ export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines",
       Effect.gen(function*() {
         const provider = providers.of(pool.provider)
         const providerPool = yield* providerPoolOf(pool)
+        // A pool its provider refuses now (the operator took the local key away) keeps no machine.
+        const refusal = provider.refusal(providerPool)
+        if (Option.isSome(refusal)) yield* markPoolDeleting(pool.id, `its provider refuses the pool: ${refusal.value}`)
         const found = yield* provider.list(providerPool)
         const rows = new Map(
           (yield* machines.poolMachines(pool.id, ["provisioning", "running", "deleting", "deleted"])).map((row) => [row.id, row])

@@ -61,19 +61,24 @@ export class ProviderChecks extends Effect.Service<ProviderChecks>()("ProviderCh
 
     const localEnabled = Option.isSome(config.localProviderKey)
 
+    /**
+     * Why a `local` pool whose auth secret holds `secretValue` may not run machines on this host
+     * now: the operator has not set the key (or no longer does), or the secret does not hold it.
+     */
+    const localRefusal = (secretValue: Redacted.Redacted<string>): Option.Option<string> =>
+      !localEnabled
+        ? Option.some("The local provider is disabled on this server: the operator has not set AGENT_PLATFORM_LOCAL_PROVIDER_KEY")
+        : !holdsLocalKey(secretValue)
+        ? Option.some(
+          "The auth secret does not hold this server's local provider key (AGENT_PLATFORM_LOCAL_PROVIDER_KEY); " +
+            "ask the operator for it and store it in the secret"
+        )
+        : Option.none()
+
     const local = (secretValue: Redacted.Redacted<string>) =>
       Effect.gen(function*() {
-        if (!localEnabled) {
-          return yield* fail(
-            "The local provider is disabled on this server: the operator has not set AGENT_PLATFORM_LOCAL_PROVIDER_KEY"
-          )
-        }
-        if (!holdsLocalKey(secretValue)) {
-          return yield* fail(
-            "The auth secret does not hold this server's local provider key (AGENT_PLATFORM_LOCAL_PROVIDER_KEY); " +
-              "ask the operator for it and store it in the secret"
-          )
-        }
+        const refusal = localRefusal(secretValue)
+        if (Option.isSome(refusal)) return yield* fail(refusal.value)
         const bwrap = yield* onPath("bwrap")
         return Option.match(bwrap, {
           onNone: () =>
@@ -129,7 +134,7 @@ export class ProviderChecks extends Effect.Service<ProviderChecks>()("ProviderCh
         return `Docker ${version.Version} (API ${version.ApiVersion}) at ${host}; image ${image} is present (${found.Id})`
       })
 
-    return { localEnabled, holdsLocalKey, local, docker } as const
+    return { localEnabled, holdsLocalKey, localRefusal, local, docker } as const
   }),
   dependencies: [NetworkPolicy.Default]
 }) {}

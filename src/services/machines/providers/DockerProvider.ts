@@ -6,7 +6,7 @@
  * the container's limits. Every Docker failure is a ProviderFailed saying which step failed and
  * Docker's own message.
  */
-import { Duration, Effect, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import type { LookupFunction } from "node:net"
 import { dockerHostOf } from "../../../domain/machines/MachinePools.ts"
 import { MachineId } from "../../../domain/shared/Ids.ts"
@@ -154,7 +154,7 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
       return machines
     })
 
-  return { workDirectory: () => WORK_DIRECTORY, start, stop, list }
+  return { refusal: () => Option.none(), workDirectory: () => WORK_DIRECTORY, start, stop, list }
 }
 
 /** The docker provider of this server, guarded by its network policy. */

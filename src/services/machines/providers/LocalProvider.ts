@@ -8,14 +8,14 @@
  * Processes are started in a session of their own, so they outlive a server restart; `list`
  * finds them again from the pid files.
  */
-import { Duration, Effect, Option, Schedule, Schema } from "effect"
+import { Duration, Effect, Option, Redacted, Schedule, Schema } from "effect"
 import { spawn } from "node:child_process"
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { MachineId } from "../../../domain/shared/Ids.ts"
 import { AppConfig } from "../../../layers/AppConfig.ts"
-import { onPath } from "../ProviderChecks.ts"
+import { onPath, ProviderChecks } from "../ProviderChecks.ts"
 import { PROJECT_ROOT } from "./DaemonLaunch.ts"
 import { type MachineLaunch, type MachineProvider, ProviderFailed, type ProviderMachine, type ProviderPool } from "./MachineProvider.ts"
 
@@ -80,6 +80,7 @@ const awaitGroupEnd = (group: number, limit: Duration.Duration) =>
 export class LocalProvider extends Effect.Service<LocalProvider>()("LocalProvider", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
+    const checks = yield* ProviderChecks
     const inMemory = config.dataDir.startsWith("memory://")
     const dataDir = inMemory ? null : resolve(config.dataDir)
     const root = dataDir === null ? join(tmpdir(), "agent-platform-machines") : join(dataDir, "machines")
@@ -181,11 +182,13 @@ export class LocalProvider extends Effect.Service<LocalProvider>()("LocalProvide
       })
 
     const provider: MachineProvider = {
+      refusal: (pool) => checks.localRefusal(Redacted.make(pool.authSecret)),
       workDirectory: (poolId, machineId) => join(machineDir(poolId, machineId), "work"),
       start,
       stop,
       list
     }
     return provider
-  })
+  }),
+  dependencies: [ProviderChecks.Default]
 }) {}

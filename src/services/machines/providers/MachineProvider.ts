@@ -8,7 +8,7 @@
  * environment of `MachineLaunch.env`, which carries the machine's registration token in
  * AGENT_PLATFORM_DAEMON_TOKEN; the daemon registers as the machine row `machineId` and connects.
  */
-import { Schema } from "effect"
+import { type Option, Schema } from "effect"
 import type { ProviderObject } from "../../../domain/machines/MachinePools.ts"
 import type { MachineId } from "../../../domain/shared/Ids.ts"
 import type { Effect } from "effect"
@@ -53,6 +53,11 @@ export interface ProviderMachine {
 }
 
 export interface MachineProvider {
+  /**
+   * Why the provider would not start a machine of this pool now, though the pool was accepted
+   * when it was made (the `local` provider: the operator's key unset or no longer in the secret).
+   */
+  readonly refusal: (pool: ProviderPool) => Option.Option<string>
   /** Where the daemon of this machine works (its `--dir`, holding its state file), as the machine sees it. */
   readonly workDirectory: (poolId: string, machineId: MachineId) => string
   /** Starts the machine; answers the provider's handle. Starting an id that runs already replaces it. */
