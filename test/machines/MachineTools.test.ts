@@ -131,7 +131,8 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         Reply.toolCall("write_file", { path: "notes.txt", content: "changed\n", expected_digest: digest(original) }),
         Reply.toolCall("edit_file", { path: "notes.txt", old_text: "changed", new_text: "edited", expected_digest: digest("changed\n") }),
         Reply.toolCall("run_command", {
-          command: "cat notes.txt; echo \"$GREETING\"; test \"$SECRET_VALUE\" = \"$(printf 's3cret-%s' value)\" && echo secret-ok"
+          command: "cat notes.txt; echo \"$GREETING\"; echo \"echoed: $SECRET_VALUE\"; " +
+            "test \"$SECRET_VALUE\" = \"$(printf 's3cret-%s' value)\" && echo secret-ok"
         }),
         Reply.toolCall("read_file", { path: "../outside.txt" }),
         Reply.text("The file now says edited.")
@@ -164,7 +165,8 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(results[5]).toContain("secret-ok")
       expect(results[6]).toContain("forbidden")
       expect(results[6]).not.toContain("secret outside")
-      // The secret's value reached the command, never the timeline.
+      // The secret's value reached the command, never the timeline: the command's echo of it is redacted.
+      expect(results[5]).toContain(`echoed: [redacted secret ${secret.id}]`)
       expect(JSON.stringify(events)).not.toContain("s3cret-value")
       // The model read the results: its last request carries the command's output.
       const requests = (yield* provider.requests).filter((request) => request.body?.model === setup.slug)

@@ -109,6 +109,10 @@ describe("machine pools: machines from a local pool", () => {
         const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
         const slugs = yield* models(client, org.id, project.id, ["Model A", "Model B", "Model C"])
         const key = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+        const poolSecret = yield* client.secrets.create({
+          path: { orgID: org.id },
+          payload: { name: "Pool secret", value: Redacted.make("pool-s3cret") }
+        })
         const pool = yield* client.machinePools.create({
           path: { orgID: org.id },
           payload: {
@@ -119,6 +123,7 @@ describe("machine pools: machines from a local pool", () => {
             max_total_machines: 2,
             default_machine_memory_mb: 512,
             default_machine_env: { POOL_GREETING: "from-the-pool", POOL_HINT: "pool-only" },
+            default_machine_secret_env: { POOL_SECRET: poolSecret.id },
             delete_after_idle_minutes: 5
           }
         })
@@ -128,14 +133,15 @@ describe("machine pools: machines from a local pool", () => {
           b: yield* poolConfig(client, org.id, project.id, "Model B", pool.id, "POOL_HINT"),
           c: yield* poolConfig(client, org.id, project.id, "Model C", pool.id)
         }
-        return { org, project, slugs, pool, configs }
+        return { org, project, slugs, pool, poolSecret, configs }
       }))
     poolIds.push(setup.pool.id)
     const projectPath = { orgID: setup.org.id, projectID: setup.project.id }
     const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
     const orgPath = { orgID: setup.org.id }
     const poolPath = { orgID: setup.org.id, poolID: setup.pool.id }
-    const command = (label: string) => `echo ${label} > mine.txt; echo "$POOL_GREETING $AGENT_NAME \${POOL_HINT-unset}"; pwd`
+    const command = (label: string) =>
+      `echo ${label} > mine.txt; echo "$POOL_GREETING $AGENT_NAME \${POOL_HINT-unset} $POOL_SECRET"; pwd`
     await Effect.runPromise(Effect.all([
       servers.provider.script([Reply.toolCall("run_command", { command: command("a") }), Reply.text("A done.")], { model: setup.slugs["Model A"] }),
       servers.provider.script([Reply.toolCall("run_command", { command: command("b") }), Reply.text("B done.")], { model: setup.slugs["Model B"] }),
@@ -170,7 +176,9 @@ describe("machine pools: machines from a local pool", () => {
     }
     const [resultA] = await results(a.id)
     const [resultB] = await results(b.id)
-    expect(resultA).toContain("from-the-pool Model A pool-only")
+    // The pool's secret reached the command; its echo is redacted before anything stores it.
+    expect(resultA).toContain(`from-the-pool Model A pool-only [redacted secret ${setup.poolSecret.id}]`)
+    expect(resultA).not.toContain("pool-s3cret")
     // B's overlay unsets a pool default: its command does not see it, though its daemon has it.
     expect(resultB).toContain("from-the-pool Model B unset")
     const machines = await poolMachines()

@@ -4,16 +4,24 @@
  * agent's timeline (unless the call was cancelled meanwhile); after the commit the turn's wait is
  * resolved and this process's waiters (the files route) are woken. Later copies change nothing.
  * The caller acknowledges the result to the daemon once this returns.
+ *
+ * A tool's result has the values of the secrets its command could read (the call's
+ * `secret_env_overlay`, a pool machine's `default_machine_secret_env`) replaced with
+ * `[redacted secret sec_…]` before it is stored (docs/secrets.md, "Redaction of echoed values").
  */
 import { Deferred, Effect, Option } from "effect"
 import type { Outcome, Result } from "../../domain/machines/DaemonProtocol.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
+import type { SecretId } from "../../domain/shared/Ids.ts"
+import { Secrets } from "../configuration/Secrets.ts"
 import { Timeline } from "../runtime/Timeline.ts"
 import { ToolCallsRepository } from "../runtime/ToolCallsRepository.ts"
 import { ToolDispatch } from "../runtime/ToolDispatch.ts"
 import { TurnLifecycle } from "../runtime/TurnLifecycle.ts"
 import { TurnSignals } from "../runtime/TurnSignals.ts"
-import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
+import { secretRedactor, type UsedSecret } from "../shared/SecretRedaction.ts"
+import { MachinePoolsRepository } from "./MachinePoolsRepository.ts"
+import { MachineRequestsRepository, type StoredRequest } from "./MachineRequestsRepository.ts"
 import { MachinesRepository } from "./MachinesRepository.ts"
 
 /** What the model reads: the tool's output as JSON, or the failure's code and message. */
@@ -37,15 +45,37 @@ export class MachineResults extends Effect.Service<MachineResults>()("MachineRes
     const lifecycle = yield* TurnLifecycle
     const dispatcher = yield* ToolDispatch
     const signals = yield* TurnSignals
+    const secrets = yield* Secrets
+    const pools = yield* MachinePoolsRepository
     /** Waiters of this process, by request id. */
     const waiters = new Map<string, Deferred.Deferred<Outcome>>()
 
+    /** The secrets a tool request's command could read: its overlay's, and its pool machine's defaults (a deleted one is left out). */
+    const secretsReadable = (request: StoredRequest) =>
+      Effect.gen(function*() {
+        const ids = new Set(Object.values(request.secret_env).filter((id): id is string => id !== null))
+        if (request.machine_pool_id !== null) {
+          const pool = yield* pools.findById(request.machine_pool_id)
+          if (Option.isSome(pool)) for (const id of Object.values(pool.value.default_machine_secret_env)) ids.add(id)
+        }
+        const revealed = yield* Effect.forEach(ids, (id) => Effect.option(secrets.reveal(id as SecretId)))
+        return [...ids].flatMap((id, i): Array<UsedSecret> =>
+          Option.match(revealed[i], { onNone: () => [], onSome: (value) => [{ id: id as SecretId, value }] })
+        )
+      })
+
+    /** A tool's outcome with the values of the secrets its command could read redacted. */
+    const redacted = (request: StoredRequest, outcome: Outcome) =>
+      Effect.map(secretsReadable(request), (used): Outcome =>
+        used.length === 0 ? outcome : JSON.parse(secretRedactor(used)(JSON.stringify(outcome))))
+
     /** Stores the outcome of a request (the first one); completes its tool call if it has one. */
-    const complete = (requestId: string, outcome: Outcome) =>
+    const complete = (requestId: string, received: Outcome) =>
       Effect.gen(function*() {
         const request = yield* requests.find(requestId)
         if (Option.isNone(request) || request.value.state === "done") return
         const { agent_id: agentId, tool_call_id: callId } = request.value
+        const outcome = callId === null ? received : yield* redacted(request.value, received)
         const signal = yield* timeline.transaction(Effect.gen(function*() {
           if (agentId !== null) yield* lifecycle.lockAgent(agentId)
           const stored = yield* requests.complete(requestId, outcome)
@@ -102,6 +132,8 @@ export class MachineResults extends Effect.Service<MachineResults>()("MachineRes
     Timeline.Default,
     TurnLifecycle.Default,
     ToolDispatch.Default,
-    TurnSignals.Default
+    TurnSignals.Default,
+    Secrets.Default,
+    MachinePoolsRepository.Default
   ]
 }) {}
