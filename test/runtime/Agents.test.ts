@@ -9,6 +9,7 @@ import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ActorId, AgentConfigId, ToolCallId } from "../../src/domain/shared/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
+import { agentSource } from "../support/ScriptedModel.ts"
 import { declareBody } from "../support/RawHttp.ts"
 import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
@@ -102,6 +103,56 @@ describeApp()("agents", (it) => {
       const emoji = "\u{1F600}".repeat(64)
       expect((yield* launchNamed(emoji)).json).toMatchObject({ name: emoji })
       expect((yield* launchNamed("Cafe\u0301")).json).toMatchObject({ name: "Caf\u00e9" })
+    }))
+
+  it.effect("a config on the owner's personal machine: only its owner launches agents from it or sends them inputs", () =>
+    Effect.gen(function*() {
+      const { org, owner, project, projectPath } = yield* agentProject({ label: "Personal" })
+      const registered = yield* owner.client.machineRegistration.register({
+        payload: {
+          machine_name: "owners-laptop",
+          hostname: "laptop",
+          platform: "linux",
+          architecture: "x86_64",
+          daemon_version: "1.0.0",
+          directories: ["/tmp"]
+        }
+      })
+      const config = yield* owner.client.agentConfigs.create({
+        path: projectPath,
+        payload: {
+          source_format: "yaml",
+          source: agentSource({
+            label: "Personal",
+            extraSource: ["machine_sources:", `  - machine_id: ${registered.machine.id}`, "    cwd: /tmp"]
+          })
+        }
+      })
+      const agent = yield* owner.client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+      const colleague = yield* newUser("colleague")
+      yield* joinOrganization(owner, org.id, colleague, "admin")
+      const launched = yield* expectFailure(
+        colleague.client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+      )
+      expect(launched).toMatchObject({ _tag: "Forbidden", error: expect.stringContaining("owners-laptop") })
+      const input = yield* expectFailure(colleague.client.agents.sendInput({
+        path: { ...projectPath, agentID: agent.id },
+        payload: { content_blocks: [{ type: "text", text: "run whoami" }] }
+      }))
+      expect(input).toMatchObject({ _tag: "Forbidden", error: expect.stringContaining("personal machine") })
+      // The colleague's own agents on the project's other configs are theirs to use.
+      const shared = yield* owner.client.agentConfigs.create({
+        path: projectPath,
+        payload: { source_format: "yaml", source: agentSource({ label: "Shared" }) }
+      })
+      expect((yield* colleague.client.agents.create({ path: projectPath, payload: { agent_config_id: shared.id } })).project_id)
+        .toBe(project.id)
+      // The owner still sends inputs (the turn fails later: the scripted provider is not listening here).
+      const accepted = yield* owner.client.agents.sendInput({
+        path: { ...projectPath, agentID: agent.id },
+        payload: { content_blocks: [{ type: "text", text: "hello" }] }
+      })
+      expect(accepted.disposition).toBe("started")
     }))
 
   it.effect("launch: a config that is not the project's is invalid_request naming agent_config_id", () =>

@@ -22,6 +22,7 @@ import { Actors } from "./Actors.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
 import { type Disposition, AgentInputsRepository } from "./AgentInputsRepository.ts"
+import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
@@ -61,6 +62,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
     const timeline = yield* Timeline
     const lifecycle = yield* TurnLifecycle
     const launcher = yield* TurnLauncher
+    const personalMachines = yield* PersonalMachineUse
     const ids = yield* IdGenerator
 
     const eventAt = (agent: Agent, sequence: number) =>
@@ -74,6 +76,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
       Effect.gen(function*() {
         const outcome = yield* timeline.transaction(Effect.gen(function*() {
           const agent = yield* lifecycle.lockInProject(projectId, agentId)
+          yield* personalMachines.requireForAgentOf(agent.agent_config_id)
           const key = input.input_idempotency_key
           const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
           if (Option.isSome(first)) {
@@ -218,6 +221,7 @@ export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
     Timeline.Default,
     TurnLifecycle.Default,
     TurnLauncher.Default,
+    PersonalMachineUse.Default,
     IdGenerator.Default
   ]
 }) {}

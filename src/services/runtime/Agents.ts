@@ -15,6 +15,7 @@ import { paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentInputs } from "./AgentInputs.ts"
+import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { PoolMachines } from "../machines/PoolMachines.ts"
 
@@ -28,6 +29,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     const agentInputs = yield* AgentInputs
     const poolMachines = yield* PoolMachines
     const access = yield* Access
+    const personalMachines = yield* PersonalMachineUse
     const ids = yield* IdGenerator
 
     /** A new idle agent running `agent_config_id`, which must be a config of the project. */
@@ -43,6 +45,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
             })
           )
         }
+        yield* personalMachines.requireForConfig(request.agent_config_id, config.value.compiled_definition)
         const agent = yield* agents.insert({
           id: yield* ids.make(AgentId),
           org_id: orgId,
@@ -84,6 +87,7 @@ export class Agents extends Effect.Service<Agents>()("Agents", {
     return { launch, list, get: agentAccess.read } as const
   }),
   dependencies: [
+    PersonalMachineUse.Default,
     AgentsRepository.Default,
     AgentConfigsRepository.Default,
     AgentAccess.Default,
