@@ -175,7 +175,7 @@ describeApp()("agent configs", (it) => {
       const { create, model, org, owner } = yield* setUp()
       yield* create(YAML_SOURCE, "yaml")
       const error = yield* expectFailure(owner.client.models.remove({ path: { orgID: org.id, modelID: model.id } }))
-      expect(error._tag).toBe("Conflict")
+      expect(error).toMatchObject({ _tag: "Conflict", error: expect.stringContaining("revoke its grants") })
     }))
 
   it.effect("issues carry JSON pointers and the line and column of the node, in YAML", () =>

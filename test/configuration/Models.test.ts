@@ -275,10 +275,12 @@ describeApp()("configured models", (it) => {
       expect(Option.isNone(yield* resolve(project.id, "Anthropic", "Opus"))).toBe(true)
       expect(Option.isNone(yield* models.resolveForProject(stranger.org.id, project.id, "Anthropic", "Sonnet"))).toBe(true)
 
-      // `current` follows the newest revision.
+      // `current` follows the newest revision, and says whether the project has the model's grant.
       const patched = yield* owner.client.models.update({ path, payload: { provider_model_slug: "claude-sonnet-5" } })
-      const current = yield* models.current(created.id)
-      expect(current.revision).toMatchObject({ id: patched.current_revision_id, providerModelSlug: "claude-sonnet-5" })
+      const current = yield* models.current(created.id, project.id)
+      expect(current.model.revision).toMatchObject({ id: patched.current_revision_id, providerModelSlug: "claude-sonnet-5" })
+      expect(current.granted).toBe(true)
+      expect((yield* models.current(created.id, otherProject.id)).granted).toBe(false)
       expect(Option.getOrThrow(yield* resolve(project.id)).revision.id).toBe(patched.current_revision_id)
 
       const twice = yield* expectFailure(owner.client.models.createGrant({ path, payload: { target_project_id: project.id } }))
@@ -292,10 +294,11 @@ describeApp()("configured models", (it) => {
 
       yield* owner.client.models.removeGrant({ path: { ...path, grantID: grant.id } })
       expect(Option.isNone(yield* resolve(project.id))).toBe(true)
+      expect((yield* models.current(created.id, project.id)).granted).toBe(false)
       expect((yield* expectFailure(owner.client.models.removeGrant({ path: { ...path, grantID: grant.id } })))._tag)
         .toBe("NotFound")
 
       yield* owner.client.models.remove({ path })
-      expect((yield* expectFailure(models.current(created.id)))._tag).toBe("NotFound")
+      expect((yield* expectFailure(models.current(created.id, project.id)))._tag).toBe("NotFound")
     }))
 })

@@ -161,6 +161,26 @@ describeRuntime()("model request", (it) => {
       expect(JSON.stringify(requests[3].body)).toContain("SUMMARY: apples, and a long list of cherries")
     }))
 
+  it.effect("a model whose grant to the project was revoked is not called: the turn fails saying how to grant it again", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.text("first answer")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "hello")
+      yield* rt.idle(agent.id)
+      const modelPath = { orgID: rt.org.id, modelID: rt.model.id }
+      const [grant] = (yield* rt.client.models.listGrants({ path: modelPath, urlParams: {} })).data
+      yield* rt.client.models.removeGrant({ path: { ...modelPath, grantID: grant.id } })
+      const second = yield* rt.send(agent.id, "hello again")
+      yield* rt.idle(agent.id)
+      const failed = (yield* rt.events(agent.id)).find((event) =>
+        event.event_kind === "turn" && event.turn_id === second.event.turn_id && event.turn_status === "failed"
+      )
+      expect((failed as { error: string }).error).toContain(`is no longer granted to project ${rt.project.id}`)
+      expect((yield* provider.requests).filter((r) => r.body?.model === rt.slug)).toHaveLength(1)
+    }))
+
   it.effect("each call uses the model's current revision, its provider config as it is now and the key's latest value", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

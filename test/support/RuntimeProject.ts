@@ -99,6 +99,7 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
       client,
       org,
       project,
+      model,
       config,
       slug,
       format,

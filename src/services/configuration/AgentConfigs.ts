@@ -71,7 +71,10 @@ export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs",
     }
 
     const render = (stored: StoredAgentConfig) =>
-      Effect.map(Effect.orDie(models.current(stored.configured_model_id)), (current) => renderWith(stored, current))
+      Effect.map(
+        Effect.orDie(models.current(stored.configured_model_id, stored.project_id)),
+        (current) => renderWith(stored, current.model)
+      )
 
     /** The config of the source, and whether this request made it (201) or found it (200). */
     const create = (orgId: OrgId, projectId: ProjectId, input: CreateAgentConfig) =>

@@ -119,7 +119,8 @@ export class ModelProviderConfigs extends Effect.Service<ModelProviderConfigs>()
           return yield* Effect.fail(
             new Conflict({
               error: `Model provider config ${id} has configured models: ` +
-                inUse.map((model) => `"${model.name}" (${model.id})`).join(", ") + `; delete them first`
+                inUse.map((model) => `"${model.name}" (${model.id})`).join(", ") +
+                "; delete them first (a model that agent configs name cannot be deleted: revoke its grants instead)"
             })
           )
         }

@@ -155,7 +155,12 @@ export class Models extends Effect.Service<Models>()("Models", {
         const removed = yield* models.removeInOrg(modelId, orgId).pipe(
           replaceFailure(
             "ForeignKeyViolation",
-            () => new Conflict({ error: `Model ${modelId} is still used by agent configs; it cannot be deleted` }),
+            () =>
+              new Conflict({
+                error: `Model ${modelId} is named by agent configs, which never change: it can be deleted once the ` +
+                  "projects holding them are deleted. To stop projects using it now, revoke its grants " +
+                  `(DELETE /orgs/${orgId}/models/${modelId}/grants/{grantID}): their agents' next model calls then fail`
+              }),
             "Debug"
           )
         )
@@ -210,11 +215,15 @@ export class Models extends Effect.Service<Models>()("Models", {
     const providerConfigExists = (orgId: OrgId, name: string) =>
       Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
 
-    /** The model with its provider config and current revision, in one read (`NotFound` once it is deleted). */
-    const current = (modelId: ConfiguredModelId) =>
-      models.findForCall(modelId).pipe(
+    /**
+     * The model with its provider config and current revision, and whether it is granted to the
+     * project (a grant revoked since a config named the model), in one read (`NotFound` once it
+     * is deleted).
+     */
+    const current = (modelId: ConfiguredModelId, projectId: ProjectId) =>
+      models.findForCall(modelId, projectId).pipe(
         someOrFail(notFound(modelId)),
-        Effect.map(({ model, providerConfig }) => resolved(model, providerConfig))
+        Effect.map(({ granted, model, providerConfig }) => ({ model: resolved(model, providerConfig), granted }))
       )
 
     return {

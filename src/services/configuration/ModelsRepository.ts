@@ -1,13 +1,14 @@
 /**
  * The `configured_models` table and its `model_revisions`: a model row points at its current
  * revision, which holds the settings; revisions are never changed. `findForCall` reads the
- * model's provider config (its parent) in the same statement, for a model call.
+ * model's provider config (its parent), and whether the model is granted to the calling project,
+ * in the same statement, for a model call.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema, Struct } from "effect"
 import { ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ConfiguredModel, ModelRevision, ModelSettings } from "../../domain/configuration/Models.ts"
-import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId } from "../../domain/shared/Ids.ts"
+import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
 
@@ -27,7 +28,8 @@ const StoredModelForCall = Schema.Struct({
   provider_name: CallProviderConfig.fields.name,
   provider_api_format: CallProviderConfig.fields.api_format,
   provider_base_url: CallProviderConfig.fields.base_url,
-  provider_auth_secret_id: CallProviderConfig.fields.auth_secret_id
+  provider_auth_secret_id: CallProviderConfig.fields.auth_secret_id,
+  granted: Schema.Boolean
 })
 
 const NewModel = Schema.Struct({
@@ -69,12 +71,13 @@ export class ModelsRepository extends Effect.Service<ModelsRepository>()("Models
     })
 
     const findForCall = SqlSchema.findOne({
-      Request: ConfiguredModelId,
+      Request: Schema.Struct({ id: ConfiguredModelId, projectId: ProjectId }),
       Result: StoredModelForCall,
-      execute: (id) =>
+      execute: ({ id, projectId }) =>
         sql`
           SELECT ${sql.unsafe(MODEL_COLUMNS)}, p.name AS provider_name, p.api_format AS provider_api_format,
-            p.base_url AS provider_base_url, p.auth_secret_id AS provider_auth_secret_id
+            p.base_url AS provider_base_url, p.auth_secret_id AS provider_auth_secret_id,
+            EXISTS (SELECT 1 FROM model_grants g WHERE g.model_id = m.id AND g.target_project_id = ${projectId}) AS granted
           FROM configured_models m
             JOIN model_revisions r ON r.id = m.current_revision_id
             JOIN model_provider_configs p ON p.id = m.provider_config_id
@@ -136,9 +139,13 @@ export class ModelsRepository extends Effect.Service<ModelsRepository>()("Models
       insertRevision: (revision: typeof NewRevision.Type) => Effect.orDie(insertRevision(revision)),
       /** The model (of the organization, when given) with its current settings. */
       find: (id: ConfiguredModelId, orgId?: OrgId) => Effect.orDie(find({ id, orgId })),
-      /** The model with its current settings and what a model call needs of its provider config. */
-      findForCall: (id: ConfiguredModelId) =>
-        Effect.map(Effect.orDie(findForCall(id)), Option.map((row) => ({
+      /**
+       * The model with its current settings, what a model call needs of its provider config, and
+       * whether the model is granted to the project `projectId`.
+       */
+      findForCall: (id: ConfiguredModelId, projectId: ProjectId) =>
+        Effect.map(Effect.orDie(findForCall({ id, projectId })), Option.map(({ granted, ...row }) => ({
+          granted,
           model: row satisfies StoredModel,
           providerConfig: {
             id: row.provider_config_id,

@@ -2,7 +2,7 @@
  * What a turn's model requests are made of (docs/runtime.md, "The model request"): the agent's
  * compiled config, its model's current revision and credential, the texts of its skills, and the
  * context budget. Read at each model call, so a turn follows a model's new revision, its provider
- * config's changes and its secret's rotation; a compiled config is never changed nor deleted, so
+ * config's changes, its secret's rotation and the revocation of the model's grant to the project; a compiled config is never changed nor deleted, so
  * it is read once and remembered (COMPILED_CACHE_SIZE configs, least recently used forgotten).
  */
 import { type MachineTarget, machineTargetOf } from "../../domain/machines/MachineTarget.ts"
@@ -46,6 +46,16 @@ export class ConfiguredModelGone extends Schema.TaggedError<ConfiguredModelGone>
   }
 }
 
+export class ModelNotGranted extends Schema.TaggedError<ModelNotGranted>()("ModelNotGranted", {
+  model: Schema.String,
+  project_id: ProjectId
+}) {
+  override get message() {
+    return `The model ${this.model} of this agent's config is no longer granted to project ${this.project_id}; ` +
+      "an organization admin can grant it again (POST /orgs/{orgID}/models/{modelID}/grants)."
+  }
+}
+
 export class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("ApiKeySecretGone", {
   provider_config: Schema.String
 }) {
@@ -57,7 +67,7 @@ export class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("Ap
 /** Compiled agent configs remembered at most. */
 export const COMPILED_CACHE_SIZE = 1000
 
-export type TurnSetupFailure = AgentConfigGone | ConfiguredModelGone | ApiKeySecretGone
+export type TurnSetupFailure = AgentConfigGone | ConfiguredModelGone | ModelNotGranted | ApiKeySecretGone
 
 const skillsSection = (skills: ReadonlyArray<{ readonly name: string; readonly text: string }>) =>
   skills.length === 0
@@ -106,9 +116,10 @@ export class TurnSetups extends Effect.Service<TurnSetups>()("TurnSetups", {
           someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))
         )
         const modelId = compiled.model.configured_model_id
-        const model = yield* models.current(modelId).pipe(
+        const { granted, model } = yield* models.current(modelId, agent.project_id).pipe(
           replaceFailure("NotFound", () => new ConfiguredModelGone({ configured_model_id: modelId }), "Debug")
         )
+        if (!granted) return yield* Effect.fail(new ModelNotGranted({ model: model.model.name, project_id: agent.project_id }))
         const authSecretId = model.providerConfig.authSecretId
         const apiKey = authSecretId === null
           ? Redacted.make("")
