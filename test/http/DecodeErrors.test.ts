@@ -69,6 +69,14 @@ describeApp()("decode errors in the caller's words", (it) => {
       expect(long.text).not.toContain("n".repeat(65))
       const wrongType = yield* send("POST", "/v1/orgs", token, { name: 12 })
       expect(wrongType.json!.issues).toEqual([{ path: "/name", message: "expected a string" }])
+      // A nullable field: a string that breaks the field's rule gets the rule; another type, both kinds.
+      const providers = `/v1/orgs/${org.id}/model-provider-configs`
+      const provider = { name: "p", api_format: "openai-responses", base_url: "https://provider.example/v1" }
+      const badId = yield* send("POST", providers, token, { ...provider, auth_secret_id: "sec_bad" })
+      expect(badId.json!.issues).toEqual([{ path: "/auth_secret_id", message: expect.stringContaining("sec_") }])
+      expect(JSON.stringify(badId.json!.issues)).not.toContain("or null")
+      const notString = yield* send("POST", providers, token, { ...provider, auth_secret_id: 7 })
+      expect(notString.json!.issues).toEqual([{ path: "/auth_secret_id", message: expect.stringContaining("or null") }])
 
       const { config, owner, projectPath } = yield* agentProject()
       const decision = yield* send(

@@ -28,6 +28,8 @@ const pointerOf = (path: ParseResult.Pointer["path"]): string =>
 
 const literalText = (literal: AST.LiteralValue): string => literal === null ? "null" : String(literal)
 
+const isNullLiteral = (ast: AST.AST) => ast._tag === "Literal" && ast.literal === null
+
 const withoutUndefined = (types: ReadonlyArray<AST.AST>) => types.filter((type) => type._tag !== "UndefinedKeyword")
 
 /** The literals of a union of literals only, or undefined. */
@@ -157,6 +159,19 @@ const isLeaf = (issue: ParseResult.ParseIssue): boolean => {
   return inner._tag === "Type" || (inner._tag === "Transformation" && inner.kind === "Transformation")
 }
 
+/**
+ * True when the value was of the kind the schema takes (a string for a string schema) and broke
+ * one of its rules or a part of it; false when it was not even of that kind.
+ */
+const isOfTheKind = (issue: ParseResult.ParseIssue): boolean => {
+  let inner = issue
+  while (
+    (inner._tag === "Refinement" && inner.kind === "From") ||
+    (inner._tag === "Transformation" && inner.kind === "Encoded")
+  ) inner = inner.issue
+  return inner._tag !== "Type"
+}
+
 interface Frame {
   readonly issue: ParseResult.ParseIssue
   readonly path: string
@@ -232,6 +247,12 @@ const formatIssues = (root: ParseResult.ParseIssue, part: RequestPart) => {
         if (issue.ast._tag === "Union") {
           // Leave out "expected undefined" (an optional field); literals as one list.
           const members = issues.filter((member) => !(member._tag === "Type" && member.ast._tag === "UndefinedKeyword"))
+          // A nullable field whose value is of the right kind but breaks its rule: that rule, not "or null".
+          const ruled = members.filter((member) => !(member._tag === "Type" && isNullLiteral(member.ast)))
+          if (ruled.length === 1 && ruled.length < members.length && isOfTheKind(ruled[0])) {
+            push(ruled[0])
+            break
+          }
           if (literalsOf(issue.ast) !== undefined || (members.length > 1 && members.every(isLeaf))) {
             add(path, expected(issue.ast))
           } else if (members.length > 0) push(members[0])
