@@ -90,6 +90,39 @@ describeApp()("members and invitations", (it) => {
       expect(list.data.map((m) => m.role).sort()).toEqual(["admin", "admin", "owner"])
     }))
 
+  it.effect("a member becomes an owner by accepting an owner's invitation with role owner, keeping their project memberships", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const admin = yield* newUser("admin")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Handover" } })
+      const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+      yield* joinOrganization(owner, org.id, admin, "member")
+      yield* owner.client.projectMembers.add({
+        path: { orgID: org.id, projectID: project.id },
+        payload: { user_id: admin.user.id, role: "admin" }
+      })
+      // An invitation with another role to a member is still a conflict, saying how to change a role.
+      const asAdmin = yield* expectFailure(
+        owner.client.invitations.create({ path: { orgID: org.id }, payload: { email: admin.user.email, role: "admin" } })
+      )
+      expect(asAdmin).toMatchObject({ _tag: "Conflict", error: expect.stringContaining("PATCH /orgs/{orgID}/members/{userID}") })
+      const promotion = yield* owner.client.invitations.create({
+        path: { orgID: org.id },
+        payload: { email: admin.user.email, role: "owner" }
+      })
+      const promoted = yield* admin.client.invitations.accept({ path: { invitationID: promotion.id } })
+      expect(promoted).toMatchObject({ org_id: org.id, user_id: admin.user.id, role: "owner" })
+      const projectMembers = yield* owner.client.projectMembers.list({ path: { orgID: org.id, projectID: project.id }, urlParams: {} })
+      expect(projectMembers.data.map((member) => [member.user_id, member.role])).toContainEqual([admin.user.id, "admin"])
+      // Two owners now: the first may step down.
+      const demoted = yield* admin.client.members.update({ path: { orgID: org.id, userID: owner.user.id }, payload: { role: "admin" } })
+      expect(demoted.role).toBe("admin")
+      const again = yield* expectFailure(
+        owner.client.invitations.create({ path: { orgID: org.id }, payload: { email: admin.user.email, role: "owner" } })
+      )
+      expect(again._tag).toBe("Forbidden")
+    }))
+
   it.effect("the last owner can neither leave nor be demoted; with a second owner both work", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("owner")

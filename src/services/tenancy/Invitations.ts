@@ -47,10 +47,11 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
           )
       )
 
-    const isMember = (orgId: OrgId, email: string) =>
+    /** The organization role of the user with this e-mail address, if they are a member. */
+    const memberRole = (orgId: OrgId, email: string) =>
       Effect.flatMap(users.findByEmail(email), Option.match({
-        onNone: () => Effect.succeed(false),
-        onSome: (user) => Effect.map(members.find(orgId, user.id), Option.isSome)
+        onNone: () => Effect.succeed(Option.none<OrgRole>()),
+        onSome: (user) => Effect.map(members.find(orgId, user.id), Option.map((membership) => membership.role))
       }))
 
     const create = (orgId: OrgId, email: Email, role: OrgRole) =>
@@ -59,8 +60,15 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         if (role === "owner" && callerRole !== "owner") {
           return yield* Effect.fail(new Forbidden({ error: "Only an owner can invite an owner" }))
         }
-        if (yield* isMember(orgId, email)) {
-          return yield* Effect.fail(new Conflict({ error: `${email} is a member of ${orgId} already` }))
+        // A member becomes an owner by accepting an owner's invitation (the role an update sets is admin or member).
+        const current = yield* memberRole(orgId, email)
+        if (Option.isSome(current) && (role !== "owner" || current.value === "owner")) {
+          return yield* Effect.fail(
+            new Conflict({
+              error: `${email} is a member of ${orgId} already, as ${current.value}; change an admin's or member's role ` +
+                "with PATCH /orgs/{orgID}/members/{userID}, or, as an owner, invite them with role owner to make them one"
+            })
+          )
         }
         const stored = yield* invitations.insert({ id: yield* ids.make(InvitationId), org_id: orgId, email, role }).pipe(
           replaceFailure(
@@ -96,10 +104,14 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         const user = yield* users.findById(userId).pipe(someOrFail(notFound(invitationId)))
         return yield* transaction(Effect.gen(function*() {
           const invitation = yield* invitations.take(invitationId, user.email).pipe(someOrFail(notFound(invitationId)))
-          const joined = yield* members.insert({ org_id: invitation.org_id, user_id: userId, role: invitation.org_role }).pipe(
-            someOrFail(() => new Conflict({ error: `You are a member of ${invitation.org_id} already` }))
-          )
-          return makeMember({ ...joined, email: user.email })
+          const joined = yield* members.insert({ org_id: invitation.org_id, user_id: userId, role: invitation.org_role })
+          if (Option.isSome(joined)) return makeMember({ ...joined.value, email: user.email })
+          // A member accepting an owner's invitation becomes an owner, keeping everything else.
+          if (invitation.org_role !== "owner") {
+            return yield* Effect.fail(new Conflict({ error: `You are a member of ${invitation.org_id} already` }))
+          }
+          const promoted = yield* members.updateRole(invitation.org_id, userId, "owner")
+          return makeMember({ ...promoted, email: user.email })
         }))
       })
 
