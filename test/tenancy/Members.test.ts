@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser } from "../support/TestApp.ts"
 
 describeApp()("members and invitations", (it) => {
-  it.effect("invite, list, accept; the invitation is gone once accepted", () =>
+  it.effect("invite, list, accept; the invitee finds it among their invitations; it is gone once accepted", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("owner")
       const invitee = yield* newUser("invitee")
@@ -22,13 +22,18 @@ describeApp()("members and invitations", (it) => {
       )
       expect(duplicate._tag).toBe("Conflict")
 
+      // The invitee finds it (with the organization's name) without being told its id.
+      const mine = yield* invitee.client.invitations.listMine({ urlParams: {} })
+      expect(mine.data).toEqual([expect.objectContaining({ id: invitation.id, org_id: org.id, org_name: "Crew", org_role: "admin" })])
       const stranger = yield* newUser("stranger")
+      expect((yield* stranger.client.invitations.listMine({ urlParams: {} })).data).toEqual([])
       const notForYou = yield* expectFailure(stranger.client.invitations.accept({ path: { invitationID: invitation.id } }))
       expect(notForYou._tag).toBe("NotFound")
 
       const member = yield* invitee.client.invitations.accept({ path: { invitationID: invitation.id } })
       expect(member).toMatchObject({ org_id: org.id, user_id: invitee.user.id, role: "admin" })
       expect((yield* owner.client.invitations.list({ path: { orgID: org.id }, urlParams: {} })).data).toEqual([])
+      expect((yield* invitee.client.invitations.listMine({ urlParams: {} })).data).toEqual([])
       const already = yield* expectFailure(
         owner.client.invitations.create({ path: { orgID: org.id }, payload: { email: invitee.user.email, role: "member" } })
       )

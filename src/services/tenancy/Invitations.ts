@@ -115,7 +115,21 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         }))
       })
 
-    return { create, list, remove, accept } as const
+    /** The calling user's pending invitations, to any organization (their e-mail address's). */
+    const listMine = (query: ListQuery) =>
+      Effect.gen(function*() {
+        const userId = yield* access.requireUser
+        const user = yield* users.findById(userId).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`User ${userId} vanished`), onSome: Effect.succeed }))
+        )
+        return yield* paged(
+          query,
+          (keyset) => Effect.map(invitations.pageForEmail(user.email, keyset), (found) => found.map(makeInvitation)),
+          (invitation) => invitation.id
+        )
+      })
+
+    return { create, list, listMine, remove, accept } as const
   }),
   dependencies: [
     InvitationsRepository.Default,

@@ -32,6 +32,17 @@ export class InvitationsRepository extends Effect.Service<InvitationsRepository>
       select: ({ orgId }) => sql`SELECT ${columns} FROM org_invitations WHERE org_id = ${orgId}`
     })
 
+    /** The pending invitations to an e-mail address, each with its organization's name. */
+    const pageForEmail = keysetQuery(sql, {
+      filter: Schema.Struct({ email: Schema.String }),
+      result: Schema.Struct(Invitation.fields),
+      column: "i.id",
+      select: ({ email }) => sql`
+        SELECT i.id, i.org_id, o.name AS org_name, i.email, i.role AS org_role, i.created_at
+        FROM org_invitations i JOIN organizations o ON o.id = i.org_id
+        WHERE lower(i.email) = lower(${email})`
+    })
+
     const remove = SqlSchema.findOne({
       Request: Schema.Struct({ orgId: OrgId, id: InvitationId }),
       Result: Schema.Struct({ id: InvitationId }),
@@ -49,6 +60,7 @@ export class InvitationsRepository extends Effect.Service<InvitationsRepository>
       /** Fails with UniqueViolation when the address has a pending invitation to the organization. */
       insert: (invitation: typeof NewInvitation.Type) => uniqueOrDie(insert(invitation)),
       page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
+      pageForEmail: (email: string, keyset: Keyset) => pageForEmail({ email }, keyset),
       /** Whether there was such an invitation to remove. */
       remove: (orgId: OrgId, id: InvitationId) =>
         Effect.map(Effect.orDie(remove({ orgId, id })), Option.isSome),

@@ -11,5 +11,6 @@ export const InvitationsLive = HttpApiBuilder.group(Api, "invitations", (handler
       .handle("create", ({ path, payload }) => invitations.create(path.orgID, payload.email, payload.role))
       .handle("list", ({ path, urlParams }) => invitations.list(path.orgID, urlParams))
       .handle("remove", ({ path }) => invitations.remove(path.orgID, path.invitationID))
+      .handle("listMine", ({ urlParams }) => invitations.listMine(urlParams))
       .handle("accept", ({ path }) => invitations.accept(path.invitationID))))
   .pipe(builtWithOnly(Invitations, Authentication))
