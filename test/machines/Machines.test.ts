@@ -203,13 +203,16 @@ describeApp()("machines", (it) => {
       const server = yield* serverUrl
       const dirs = daemonDirs()
       const start = () => startDaemon({ server, token: token.token, name: "real-1", dirs: [dirs.work], state: dirs.state })
-      const list = (status?: "online" | "offline") =>
+      const list = (status?: "online" | "offline" | "idle" | "deleted") =>
         owner.client.machines.list({ path: { orgID: org.id }, urlParams: status === undefined ? {} : { status } }).pipe(
           Effect.map((page) => page.data)
         )
       const first = start()
       const [online] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online", "30 seconds")
       expect(online).toMatchObject({ name: "real-1", status: "online", metadata: { observed_platform: process.platform } })
+      // Each status filters on exactly the status shown; a daemon's machine is never idle nor deleted.
+      expect(yield* list("idle")).toEqual([])
+      expect(yield* list("deleted")).toEqual([])
       yield* Effect.promise(() => first.stop())
       yield* eventually(list("offline"), (machines) => machines.length === 1, "the machine offline")
       const second = start()

@@ -33,6 +33,19 @@ const poolIds: Array<string> = []
 
 
 
+/** The organization's machines whose names start with `prefix`, deleted ones included (listed only on request). */
+const machinesNamed = async (
+  run: <A, E>(f: (client: Client) => Effect.Effect<A, E>) => Promise<A>,
+  path: { readonly orgID: OrgId },
+  prefix: string
+) => {
+  const [current, deleted] = await Promise.all([
+    run((client) => client.machines.list({ path, urlParams: { limit: 100 } })),
+    run((client) => client.machines.list({ path, urlParams: { limit: 100, status: "deleted" } }))
+  ])
+  return [...current.data, ...deleted.data].filter((machine) => machine.name.startsWith(prefix))
+}
+
 const daemonsRunning = (machineId: string) => spawnSync("pgrep", ["-f", machineId]).status === 0
 
 /** The org's models, one per agent (scripts are queued per model slug), granted to the project. */
@@ -162,10 +175,7 @@ describe("machine pools: machines from a local pool", () => {
       run((client) => client.agents.listEvents({ path: agentPath(agentID), urlParams: { limit: 200 } })).then((page) =>
         page.data.flatMap((event) => event.event_kind === "tool_result" ? [JSON.stringify(event.content_blocks)] : [])
       )
-    const poolMachines = () =>
-      run((client) => client.machines.list({ path: orgPath, urlParams: { limit: 100 } })).then((page) =>
-        page.data.filter((machine) => machine.name.startsWith("sandboxes-"))
-      )
+    const poolMachines = () => machinesNamed(run, orgPath, "sandboxes-")
 
     // Two agents in parallel: each gets a machine of its own.
     const [a, b] = await Promise.all([launch(setup.configs.a.id, "go a"), launch(setup.configs.b.id, "go b")])
@@ -287,10 +297,7 @@ describe("machine pools: machines from a local pool", () => {
         client.agents.listEvents({ path: { ...projectPath, agentID: agent.id }, urlParams: { limit: 200 } }))
       return events.data.flatMap((event) => event.event_kind === "tool_result" ? [event] : [])
     }
-    const poolMachines = () =>
-      run((client) => client.machines.list({ path: orgPath, urlParams: { limit: 100 } })).then((page) =>
-        page.data.filter((machine) => machine.name.startsWith("revoked-"))
-      )
+    const poolMachines = () => machinesNamed(run, orgPath, "revoked-")
 
     const [ranA] = await launchAndWait(setup.configs.a.id)
     expect(ranA).toMatchObject({ outcome: "succeeded" })

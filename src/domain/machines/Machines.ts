@@ -11,9 +11,11 @@ import { Timestamp } from "../shared/Timestamp.ts"
 import { FileDigest, FileEncoding } from "./MachineFiles.ts"
 import { MachineMetadataInput } from "./MachineMetadata.ts"
 
-export const MachineStatus = Schema.Literal("online", "offline")
+/** The statuses a machine shows (MachineDescriptor's `status`); the last four are a pool machine's (docs/machine-pools.md). */
+export const MachineStatus = Schema.Literal("online", "offline", "idle", "provisioning", "deleting", "deleted")
 export type MachineStatus = typeof MachineStatus.Type
 
+/** Without `status`, every machine but the deleted pool machines, which `?status=deleted` lists. */
 export const MachineListQuery = Schema.Struct({
   ...ListQuery.fields,
   status: Schema.optional(MachineStatus)

@@ -8,7 +8,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { MachineMetadata } from "../../domain/machines/MachineMetadata.ts"
-import type { MachineStatus } from "../../domain/machines/Machines.ts"
+import { MachineStatus } from "../../domain/machines/Machines.ts"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
@@ -82,12 +82,29 @@ export class MachinesRepository extends Effect.Service<MachinesRepository>()("Ma
       execute: (id) => sql`SELECT ${columns} FROM machines WHERE id = ${id}`
     })
 
+    const busy = sql.unsafe(BUSY)
+    /** The machines showing `status` (StoredMachine's `statusOf`); without one, all but the deleted. */
+    const withStatus = (status: MachineStatus | null) => {
+      const daemonRun = sql`(pool_state IS NULL OR pool_state = 'running')`
+      switch (status) {
+        case null:
+          return sql`pool_state IS DISTINCT FROM 'deleted'`
+        case "online":
+          return sql`${online} AND (pool_state IS NULL OR (pool_state = 'running' AND ${busy}))`
+        case "idle":
+          return sql`pool_state = 'running' AND ${online} AND NOT ${busy}`
+        case "offline":
+          return sql`${daemonRun} AND NOT ${online}`
+        default:
+          return sql`pool_state = ${status}`
+      }
+    }
+
     const page = keysetQuery(sql, {
-      filter: Schema.Struct({ ...Visible.fields, status: Schema.NullOr(Schema.Literal("online", "offline")) }),
+      filter: Schema.Struct({ ...Visible.fields, status: Schema.NullOr(MachineStatus) }),
       result: StoredMachine,
       select: ({ orgId, status, userId }) => sql`
-        SELECT ${columns} FROM machines WHERE org_id = ${orgId} AND ${visibleTo(userId)}
-        ${status === null ? sql`` : status === "online" ? sql`AND ${online}` : sql`AND NOT ${online}`}`
+        SELECT ${columns} FROM machines WHERE org_id = ${orgId} AND ${visibleTo(userId)} AND ${withStatus(status)}`
     })
 
     const update = SqlSchema.single({
