@@ -20,7 +20,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:f
 import { join, resolve } from "node:path"
 import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
 import { CancelSafePool } from "./CancelSafePool.ts"
-import { prepareDataDir } from "./DataDir.ts"
+import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
 import { PglitePool } from "./PglitePool.ts"
 import { PreparingClient } from "./PreparedStatements.ts"
@@ -94,7 +94,7 @@ const heldLocks = new Set<string>()
  * process wins that race, it is reported as the owner.
  */
 const lockDataDirectory = (dataDir: string) => {
-  const lockFile = resolve(dataDir, "pg.lock")
+  const lockFile = resolve(dataDir, LOCK_FILE)
   const inUse = (pid: number | undefined) =>
     new DataDirectoryInUse({
       message: `The data directory ${dataDir} is in use by ${pid === undefined ? "another process" : `process ${pid}`} ` +
@@ -109,7 +109,7 @@ const lockDataDirectory = (dataDir: string) => {
       : isAlive(owner)
   return Effect.acquireRelease(
     Effect.gen(function*() {
-      prepareDataDir(dataDir)
+      yield* prepareDataDir(dataDir)
       if (!createLock(lockFile)) {
         const owner = readLockOwner(lockFile)
         if (isHeld(owner)) return yield* Effect.fail(inUse(owner))
@@ -161,10 +161,13 @@ const checkedPool = (make: () => Pg.Pool) =>
 const embedded = (dataDir: string) =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
-      const location = dataDir === "memory://" ? dataDir : join(dataDir, "pg")
-      if (location !== "memory://") {
+      const inMemory = dataDir === "memory://"
+      const location = inMemory ? dataDir : join(dataDir, DATABASE_DIRECTORY)
+      if (!inMemory) {
         yield* lockDataDirectory(dataDir)
         mkdirSync(location, { recursive: true, mode: 0o700 })
+        // PGlite makes its files 0666 whatever the umask: what it made while open, once it has closed.
+        yield* Effect.addFinalizer(() => Effect.ignore(tightenDatabaseDirectory(dataDir)))
       }
       // Creating a new database takes seconds: a start-up says what it is waiting for.
       yield* Effect.logInfo(`opening the embedded database in ${location}`)
@@ -172,6 +175,8 @@ const embedded = (dataDir: string) =>
         Effect.promise(() => PGlite.create(location)),
         (db) => Effect.promise(() => db.close())
       )
+      // And the files of a database it has just created.
+      if (!inMemory) yield* tightenDatabaseDirectory(dataDir)
       // Its one connection stays open when idle (in the process, it holds nothing a close would
       // free) and keeps the statements it prepared.
       const pool = () =>
@@ -206,7 +211,7 @@ const postgresPool = (url: Redacted.Redacted) =>
 /** Which database `config` names, for the start-up log: never the password. */
 export const describeDatabase = (config: AppConfigShape): string =>
   Option.match(config.databaseUrl, {
-    onNone: () => config.dataDir === "memory://" ? "embedded PGlite in memory" : `embedded PGlite in ${resolve(config.dataDir, "pg")}`,
+    onNone: () => config.dataDir === "memory://" ? "embedded PGlite in memory" : `embedded PGlite in ${resolve(config.dataDir, DATABASE_DIRECTORY)}`,
     onSome: (url) => {
       try {
         const { hostname, pathname, port, username } = new URL(Redacted.value(url))

@@ -11,13 +11,12 @@ import { randomBytes } from "node:crypto"
 import { readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { AppConfig } from "./AppConfig.ts"
-import { prepareDataDir } from "./DataDir.ts"
+import { prepareDataDir, SECRET_KEY_FILE } from "./DataDir.ts"
 
 /** The key is missing its file, unreadable, or not 32 bytes: the message says which and what to do. */
 export class InvalidSecretKey extends Data.TaggedError("InvalidSecretKey")<{ readonly message: string }> {}
 
 export const SECRET_KEY_BYTES = 32
-export const SECRET_KEY_FILE = "secret.key"
 
 export class SecretKey extends Context.Tag("SecretKey")<SecretKey, Redacted.Redacted<Buffer>>() {
   static readonly layer = Layer.effect(
@@ -54,9 +53,9 @@ export const parseKey = (text: string, source: string): Effect.Effect<Redacted.R
 /** Reads the key file, creating it (exclusively, mode 0600) when it does not exist yet. */
 const keyFile = (path: string) =>
   Effect.gen(function*() {
+    yield* prepareDataDir(dirname(path))
     const created = yield* Effect.try({
       try: () => {
-        prepareDataDir(dirname(path))
         writeFileSync(path, randomBytes(SECRET_KEY_BYTES).toString("base64") + "\n", { mode: 0o600, flag: "wx" })
         return true
       },

@@ -4,8 +4,9 @@
  *   opened), and a port in use stops the process with one line;
  * - once listening, one line with the address, the docs page, the OpenAPI document and the
  *   database in use;
- * - a start-up failure an operator can fix (a port or a data directory in use, another server
- *   on the database, a bad variable) is one plain line on stderr, not a stack trace;
+ * - a start-up failure an operator can fix (a port or a data directory in use, a data directory
+ *   that cannot be created, another server on the database, a bad variable) is one plain line
+ *   on stderr, not a stack trace;
  * - "stopped" once everything has closed.
  */
 import { HttpServer, HttpServerError } from "@effect/platform"
@@ -13,6 +14,7 @@ import { Cause, ConfigError, Data, Effect, Layer } from "effect"
 import { createServer } from "node:net"
 import { AppConfig } from "./AppConfig.ts"
 import { DataDirectoryInUse, describeDatabase } from "./Database.ts"
+import { DataDirectoryUnusable } from "./DataDir.ts"
 import { DOCS_PATH, OPENAPI_PATH } from "./http/RootPage.ts"
 import { ClusterPoolsRefused } from "../services/machines/ClusterPools.ts"
 import { InvalidSecretKey } from "./SecretKey.ts"
@@ -65,8 +67,8 @@ export const StoppedLog = Layer.scopedDiscard(
 export const startupProblem = (cause: Cause.Cause<unknown>): string | undefined => {
   const error = Cause.squash(cause)
   if (
-    error instanceof PortInUse || error instanceof DataDirectoryInUse || error instanceof RunnerAddressUnavailable ||
-    error instanceof InvalidSecretKey || error instanceof ClusterPoolsRefused
+    error instanceof PortInUse || error instanceof DataDirectoryInUse || error instanceof DataDirectoryUnusable ||
+    error instanceof RunnerAddressUnavailable || error instanceof InvalidSecretKey || error instanceof ClusterPoolsRefused
   ) return error.message
   if (ConfigError.isConfigError(error)) return `configuration: ${String(error)}`
   if (error instanceof HttpServerError.ServeError) {

@@ -3,13 +3,14 @@
  * DATABASE_URL is the embedded database, the first log line says where the docs and the
  * database are, a port in use stops the process with one line before DATA_DIR exists, shutdown
  * says what it drains and stays quiet about the workflow engine, a terminal's Ctrl-C (which npm
- * forwards again) shuts down once and cleanly, and DATA_DIR is private (0700, files 0600) under a
- * permissive umask.
+ * forwards again) shuts down once and cleanly, DATA_DIR is private (0700, files 0600) under a
+ * permissive umask while an operator's own files in it keep their modes, and a DATA_DIR that
+ * cannot be created is one line.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -198,6 +199,45 @@ describeServers("start-up and shutdown", () => {
     } finally {
       process.umask(previous)
     }
+  }, TIMEOUT_MS)
+
+  it("an existing DATA_DIR: it and the server's files are made private, the operator's own files keep their modes", async () => {
+    const dataDir = freshDataDirPath()
+    mkdirSync(join(dataDir, "scripts"), { recursive: true })
+    writeFileSync(join(dataDir, "backup.sh"), "#!/bin/sh\n")
+    writeFileSync(join(dataDir, "scripts", "notes.txt"), "mine\n")
+    chmodSync(join(dataDir, "backup.sh"), 0o755)
+    chmodSync(join(dataDir, "scripts", "notes.txt"), 0o644)
+    chmodSync(join(dataDir, "scripts"), 0o755)
+    chmodSync(dataDir, 0o755)
+    const server = await startServer(dataDir, { DATABASE_URL: "", AGENT_PLATFORM_SECRET_KEY: "" })
+    try {
+      const foreign = [join(dataDir, "backup.sh"), join(dataDir, "scripts"), join(dataDir, "scripts", "notes.txt")]
+      const modes = new Map(modesUnder(dataDir))
+      expect(foreign.map((path) => modes.get(path)?.toString(8))).toEqual(["755", "755", "644"])
+      const wrong = [...modes].filter(([path, mode]) =>
+        !foreign.includes(path) && mode !== (statSync(path).isDirectory() ? 0o700 : 0o600)
+      )
+      expect(wrong.map(([path, mode]) => `${mode.toString(8)} ${path}`)).toEqual([])
+      expect(modes.get(dataDir)?.toString(8)).toBe("700")
+    } finally {
+      await server.stop()
+    }
+  }, TIMEOUT_MS)
+
+  it("a DATA_DIR that cannot be created (under a regular file) stops the start-up with one line naming it", async () => {
+    const parent = freshDataDirPath()
+    writeFileSync(parent, "not a directory\n")
+    const dataDir = join(parent, "data")
+    const failure = await startServer(dataDir, { DATABASE_URL: "", AGENT_PLATFORM_SECRET_KEY: "" }).then(
+      () => "started",
+      (error: Error) => error.message
+    )
+    const [summary, ...output] = failure.split("\n")
+    expect(summary).toBe("the server exited (1) before listening:")
+    expect(output.filter((line) => line.trim() !== "" && !line.startsWith("{"))).toEqual([
+      `DATA_DIR: cannot create ${dataDir}: not a directory`
+    ])
   }, TIMEOUT_MS)
 
   it("a server whose secret key is not the one the database's secrets are encrypted with refuses to start", async () => {

@@ -15,6 +15,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { MachineId } from "../../../domain/shared/Ids.ts"
 import { AppConfig } from "../../../layers/AppConfig.ts"
+import { MACHINES_DIRECTORY } from "../../../layers/DataDir.ts"
 import { onPath, ProviderChecks } from "../ProviderChecks.ts"
 import { PROJECT_ROOT } from "./DaemonLaunch.ts"
 import { type MachineLaunch, type MachineProvider, ProviderFailed, type ProviderMachine, type ProviderPool } from "./MachineProvider.ts"
@@ -83,7 +84,7 @@ export class LocalProvider extends Effect.Service<LocalProvider>()("LocalProvide
     const checks = yield* ProviderChecks
     const inMemory = config.dataDir.startsWith("memory://")
     const dataDir = inMemory ? null : resolve(config.dataDir)
-    const root = dataDir === null ? join(tmpdir(), "agent-platform-machines") : join(dataDir, "machines")
+    const root = dataDir === null ? join(tmpdir(), "agent-platform-machines") : join(dataDir, MACHINES_DIRECTORY)
     const bwrap = yield* onPath("bwrap")
 
     const machineDir = (poolId: string, machineId: string) => join(root, poolId, machineId)
