@@ -2,7 +2,7 @@
  * Configuration from the environment (README, docs/operations.md). Read once at start-up. A
  * variable set to an empty string (`DATABASE_URL=` in a .env file) counts as unset.
  */
-import { Config, type ConfigError, Context, Effect, Layer, Option, type Redacted } from "effect"
+import { Config, type ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
 
 export interface AppConfigShape {
   /** A real Postgres; when absent the embedded PGlite database in `dataDir` is used. */
@@ -62,6 +62,20 @@ const optional = <A>(config: (name: string) => Config.Config<A>, name: string) =
       Option.isSome(raw) && raw.value.trim() !== "" ? Effect.map(config(name), Option.some) : Effect.succeed(Option.none())
   )
 
+/**
+ * DATABASE_URL: a `postgres://` (or `postgresql://`) URL. Anything else the driver would read as
+ * best it can (`garbage` became a connection to a host named "base"): refused here, without the
+ * value (it may hold a password).
+ */
+const postgresUrl = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: "must be a URL such as postgres://user:password@host:5432/database",
+      validation: (text) => URL.canParse(text) && /^postgres(ql)?:$/.test(new URL(text).protocol)
+    }),
+    Config.map(Redacted.make)
+  )
+
 /** The comma-separated origins of AGENT_PLATFORM_CORS_ORIGINS, without blanks or a trailing slash. */
 const parseOrigins = (text: string): ReadonlyArray<string> =>
   text.split(",").map((origin) => origin.trim().replace(/\/+$/, "")).filter((origin) => origin !== "")
@@ -71,7 +85,7 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShap
     AppConfig,
     Effect.gen(function*() {
       return {
-        databaseUrl: yield* optional((name) => Config.redacted(name), "DATABASE_URL"),
+        databaseUrl: yield* optional(postgresUrl, "DATABASE_URL"),
         dataDir: Option.getOrElse(yield* optional(Config.string, "DATA_DIR"), () => "./.data"),
         host: Option.getOrElse(yield* optional(Config.string, "HOST"), () => "127.0.0.1"),
         port: Option.getOrElse(yield* optional(Config.port, "PORT"), () => 8787),

@@ -213,12 +213,8 @@ export const describeDatabase = (config: AppConfigShape): string =>
   Option.match(config.databaseUrl, {
     onNone: () => config.dataDir === "memory://" ? "embedded PGlite in memory" : `embedded PGlite in ${resolve(config.dataDir, DATABASE_DIRECTORY)}`,
     onSome: (url) => {
-      try {
-        const { hostname, pathname, port, username } = new URL(Redacted.value(url))
-        return `PostgreSQL ${pathname.slice(1) || "postgres"} at ${hostname}:${port || 5432}${username ? ` as ${decodeURIComponent(username)}` : ""}`
-      } catch {
-        return "PostgreSQL (DATABASE_URL is not a URL: see the driver's error)"
-      }
+      const { hostname, pathname, port, username } = new URL(Redacted.value(url))
+      return `PostgreSQL ${pathname.slice(1) || "postgres"} at ${hostname}:${port || 5432}${username ? ` as ${decodeURIComponent(username)}` : ""}`
     }
   })
 

@@ -5,7 +5,7 @@
  * says what it drains and stays quiet about the workflow engine, a terminal's Ctrl-C (which npm
  * forwards again) shuts down once and cleanly, DATA_DIR is private (0700, files 0600) under a
  * permissive umask while an operator's own files in it keep their modes, and a DATA_DIR that
- * cannot be created is one line.
+ * cannot be created or a DATABASE_URL that is not one is one line.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
@@ -237,6 +237,19 @@ describeServers("start-up and shutdown", () => {
     expect(summary).toBe("the server exited (1) before listening:")
     expect(output.filter((line) => line.trim() !== "" && !line.startsWith("{"))).toEqual([
       `DATA_DIR: cannot create ${dataDir}: not a directory`
+    ])
+  }, TIMEOUT_MS)
+
+  it("a DATABASE_URL that is not a postgres:// URL stops the start-up with one line naming it", async () => {
+    const dataDir = freshDataDirPath()
+    const failure = await startServer(dataDir, { DATABASE_URL: "garbage" }).then(
+      () => "started",
+      (error: Error) => error.message
+    )
+    const [summary, ...output] = failure.split("\n")
+    expect(summary).toBe("the server exited (1) before listening:")
+    expect(output.filter((line) => line.trim() !== "")).toEqual([
+      `configuration: (Invalid data at DATABASE_URL: "must be a URL such as postgres://user:password@host:5432/database")`
     ])
   }, TIMEOUT_MS)
 
