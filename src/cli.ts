@@ -1,7 +1,9 @@
 /**
  * The admin command line: `npm run cli -- <command>`. Configuration from the environment, as the
  * server (README): DATABASE_URL, or the embedded database in DATA_DIR. The embedded database can
- * be opened by one process at a time, so against it the server must be stopped first.
+ * be opened by one process at a time, so against it the server must be stopped first. A command
+ * reads the configuration as the server does, and a failure the server reports in one line (a bad
+ * variable, a malformed AGENT_PLATFORM_SECRET_KEY, a data directory in use) is that same line.
  *
  *   migrate                                      apply pending migrations, print them
  *   create-user --email <e> [--key-name <n>]     a new user and a personal API key (token printed once)
@@ -18,6 +20,8 @@ import { DatabaseReadyLive } from "./layers/AppLive.ts"
 import { DatabaseLive } from "./layers/Database.ts"
 import { runMigrations } from "./layers/Migrations.ts"
 import { runMain } from "./layers/RunMain.ts"
+import { configuredSecretKey } from "./layers/SecretKey.ts"
+import { startupProblem } from "./layers/Startup.ts"
 import { ApiKeys } from "./services/tenancy/ApiKeys.ts"
 import { Users } from "./services/tenancy/Users.ts"
 
@@ -37,6 +41,12 @@ const validatedText = <A>(name: string, description: string, schema: Schema.Sche
 }
 
 const email = validatedText("email", "the user's e-mail address", Email)
+
+/**
+ * The server's configuration, for every command (not for --help): read, and refused, as the
+ * server does, AGENT_PLATFORM_SECRET_KEY included although no command uses the key.
+ */
+const ServerConfigurationLive = Layer.effectDiscard(configuredSecretKey).pipe(Layer.provideMerge(AppConfig.fromEnv))
 
 const UsersLive = Layer.mergeAll(Users.Default, ApiKeys.Default).pipe(Layer.provide(DatabaseReadyLive))
 
@@ -93,6 +103,7 @@ const createApiKey = Command.make("create-api-key", {
 const cli = Command.make("agent-platform").pipe(
   Command.withDescription("Administration of the agent platform server"),
   Command.withSubcommands([migrate, createUser, createApiKey]),
+  Command.provide(ServerConfigurationLive),
   Command.run({ name: "agent-platform", version: "0.1.0" })
 )
 
@@ -118,9 +129,8 @@ cli(process.argv).pipe(
     // @effect/cli has already printed its usage errors, with the help text.
     Option.exists(Cause.failureOption(cause), ValidationError.isValidationError) || Cause.isInterruptedOnly(cause)
       ? Effect.void
-      : Console.error(`error: ${describeFailure(cause)}`)
+      : Console.error(startupProblem(cause) ?? `error: ${describeFailure(cause)}`)
   ),
-  Effect.provide(AppConfig.fromEnv),
   Effect.provide(Layer.merge(NodeContext.layer, Logger.minimumLogLevel(LogLevel.Warning))),
   runMain({ disableErrorReporting: true })
 )

@@ -22,15 +22,21 @@ export class SecretKey extends Context.Tag("SecretKey")<SecretKey, Redacted.Reda
   static readonly layer = Layer.effect(
     SecretKey,
     Effect.gen(function*() {
+      const configured = yield* configuredSecretKey
+      if (Option.isSome(configured)) return configured.value
       const config = yield* AppConfig
-      if (Option.isSome(config.secretKey)) {
-        return yield* parseKey(Redacted.value(config.secretKey.value), "AGENT_PLATFORM_SECRET_KEY")
-      }
       if (config.dataDir === "memory://") return Redacted.make(randomBytes(SECRET_KEY_BYTES))
       return yield* keyFile(join(config.dataDir, SECRET_KEY_FILE))
     })
   )
 }
+
+/** The key AGENT_PLATFORM_SECRET_KEY holds, if set: refused when it is not one. */
+export const configuredSecretKey = Effect.flatMap(AppConfig, (config) =>
+  Option.match(config.secretKey, {
+    onNone: () => Effect.succeedNone,
+    onSome: (text) => Effect.asSome(parseKey(Redacted.value(text), "AGENT_PLATFORM_SECRET_KEY"))
+  }))
 
 /** 64 hex characters, or base64 (standard or url-safe) of exactly 32 bytes. */
 export const parseKey = (text: string, source: string): Effect.Effect<Redacted.Redacted<Buffer>, InvalidSecretKey> => {

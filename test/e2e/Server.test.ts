@@ -1,7 +1,8 @@
 /**
  * The server and the CLI as processes: health, SIGTERM (drain, exit 0, the embedded database
- * closed cleanly), restarts (persistence, bootstrap idempotence), the data directory lock, and
- * a key made by the CLI used against the server.
+ * closed cleanly), restarts (persistence, bootstrap idempotence), the data directory lock, a
+ * key made by the CLI used against the server, and the CLI refusing a configuration as the
+ * server does.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
@@ -188,5 +189,26 @@ describeServers("the server process", () => {
     // The server was not disturbed.
     expect((await withClient(server.baseUrl, token, (client) => client.user.get())).id).toBe(user.id)
     expect(await within(server.stop(), PROMPT_EXIT_MS, "exit after SIGTERM")).toEqual({ code: 0, signal: null })
+  }, PROCESS_TEST_TIMEOUT_MS)
+
+  it("the CLI refuses a configuration the server refuses, with the server's one line and exit code 1", async () => {
+    const dataDir = newDataDir()
+    // A bad variable (every one is read the same way), a DATABASE_URL that is not one, a malformed key.
+    const refusals: ReadonlyArray<readonly [Record<string, string>, string]> = [
+      [{ PORT: "99999" }, `configuration: (Invalid data at PORT: "Expected a network port value but received "99999"")`],
+      [
+        { DATABASE_URL: "garbage" },
+        `configuration: (Invalid data at DATABASE_URL: "must be a URL such as postgres://user:password@host:5432/database")`
+      ],
+      [
+        { AGENT_PLATFORM_SECRET_KEY: "short" },
+        "AGENT_PLATFORM_SECRET_KEY must be 32 bytes written as 64 hex characters or as base64 (generate one with: openssl rand -base64 32)"
+      ]
+    ]
+    // One after another: the other tests of this file run their processes meanwhile.
+    for (const [env, line] of refusals) {
+      const { code, stderr, stdout } = await runCli(["migrate"], dataDir, env)
+      expect({ env, code, stderr, stdout }).toEqual({ env, code: 1, stderr: `${line}\n`, stdout: "" })
+    }
   }, PROCESS_TEST_TIMEOUT_MS)
 })
