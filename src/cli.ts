@@ -9,15 +9,16 @@
  *   create-user --email <e> [--key-name <n>]     a new user and a personal API key (token printed once)
  *   create-api-key --email <e> --name <n>        a new personal API key for an existing user
  */
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
-import { Cause, Console, Effect, Layer, Logger, LogLevel, Option, ParseResult, Schema } from "effect"
+import { Cause, Console, Effect, Layer, Logger, LogLevel, Option, type Schema } from "effect"
 import { NotFound } from "./domain/shared/Errors.ts"
 import { ResourceName } from "./domain/shared/ResourceName.ts"
 import { Email } from "./domain/tenancy/Users.ts"
 import { AppConfig } from "./layers/AppConfig.ts"
 import { DatabaseReadyLive } from "./layers/AppLive.ts"
 import { DatabaseLive } from "./layers/Database.ts"
+import { decodedWith } from "./layers/DecodedOption.ts"
 import { runMigrations } from "./layers/Migrations.ts"
 import { runMain } from "./layers/RunMain.ts"
 import { configuredSecretKey } from "./layers/SecretKey.ts"
@@ -30,14 +31,7 @@ const DEFAULT_KEY_NAME = "cli"
 /** A `--name <text>` option decoded with a domain schema, so the CLI accepts exactly what the API accepts. */
 const validatedText = <A>(name: string, description: string, schema: Schema.Schema<A, string>, fallback?: string) => {
   const text = Options.text(name).pipe(Options.withDescription(description))
-  return Options.mapEffect(fallback === undefined ? text : Options.withDefault(text, fallback), (raw) =>
-    Schema.decode(schema)(raw).pipe(
-      Effect.mapError((error) =>
-        ValidationError.invalidValue(HelpDoc.p(
-          `--${name} ${ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.message).join("; ")}`
-        ))
-      )
-    ))
+  return decodedWith(name, schema)(fallback === undefined ? text : Options.withDefault(text, fallback))
 }
 
 const email = validatedText("email", "the user's e-mail address", Email)

@@ -19,6 +19,7 @@ import { Cause, Config, Console, Effect, Layer, Option, Schema } from "effect"
 import { hostname } from "node:os"
 import { OrgId } from "../domain/shared/Ids.ts"
 import { ResourceName } from "../domain/shared/ResourceName.ts"
+import { decodedWith } from "../layers/DecodedOption.ts"
 import { JsonLogsLive } from "../layers/Logging.ts"
 import { runMain } from "../layers/RunMain.ts"
 import { DAEMON_VERSION, DaemonConfig } from "./DaemonConfig.ts"
@@ -39,15 +40,15 @@ const ServerAddress = Schema.String.pipe(
 )
 
 const options = {
-  server: Options.text("server").pipe(Options.withDescription("the server's address, e.g. http://127.0.0.1:8080"), Options.withSchema(ServerAddress)),
+  server: Options.text("server").pipe(Options.withDescription("the server's address, e.g. http://127.0.0.1:8080"), decodedWith("server", ServerAddress)),
   token: Options.redacted("token").pipe(
     Options.withDescription(`a daemon token or a personal API key (or set ${TOKEN_VARIABLE})`),
     Options.withFallbackConfig(Config.redacted(TOKEN_VARIABLE))
   ),
-  name: Options.text("name").pipe(Options.withDescription("the machine's name (default: the host name)"), Options.withSchema(ResourceName), Options.optional),
+  name: Options.text("name").pipe(Options.withDescription("the machine's name (default: the host name)"), decodedWith("name", ResourceName), Options.optional),
   organization: Options.text("org").pipe(
     Options.withDescription("with a personal API key of a user in several organizations: the organization a new machine registers into"),
-    Options.withSchema(OrgId),
+    decodedWith("org", OrgId),
     Options.optional
   ),
   directories: Options.text("dir").pipe(Options.withDescription("a directory the daemon may touch (repeatable; default: the current directory)"), Options.repeated),
