@@ -3,7 +3,8 @@
  * packs the worktree, the server stores the checkpoint, the workspace's `local` pool starts a
  * machine (a real daemon process on this host) for the worktree's agent, and the checkpoint is
  * restored there: committed, uncommitted and untracked work arrive. The pool machine is deleted
- * at the end (its daemon stopped by the pool).
+ * at the end (its daemon stopped by the pool), and the worktree comes back to LOCAL from its last
+ * checkpoint.
  */
 import { layer } from "@effect/vitest"
 import { expect } from "@effect/vitest"
@@ -188,5 +189,25 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
         payload: { worktree_name: "feature/remote" }
       }))
       expect(sandboxGone._tag === "Left" && sandboxGone.left._tag).toBe("Conflict")
+      // Migrated to LOCAL, it comes back as of its last checkpoint (no daemon is asked for one).
+      const back = yield* rt.client.workspaces.migrate({
+        path: { worktree_id: worktreeId },
+        payload: { target_type: "LOCAL", target_machine_id: started.payload.machine_id }
+      })
+      expect(back.worktree).toMatchObject({
+        worktree_type: "LOCAL",
+        path: null,
+        managed_machine_id: null,
+        checkpoint_restore_pending: true,
+        current_checkpoint_id: remote.current_checkpoint_id
+      })
+      writeFileSync(join(pathA, "remote.txt"), "changed on the laptop meanwhile\n")
+      const restored = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/remote" }
+      })
+      expect(restored.payload).toMatchObject({ worktree_id: worktreeId, machine_id: started.payload.machine_id })
+      expect(readFileSync(join(pathA, "remote.txt"), "utf8")).toBe("committed for the sandbox\n")
+      expect(readFileSync(join(pathA, "scratch.txt"), "utf8")).toBe("untracked, for the sandbox\n")
     }), { timeout: 170_000 })
 })

@@ -4,7 +4,7 @@
  * awaited (WORKSPACE_ANSWER_TIMEOUT_SECONDS). A machine without a connected daemon is refused
  * before anything is stored.
  */
-import { Data, Effect, type Schema } from "effect"
+import { Data, Effect, Option, type Schema } from "effect"
 import type { Operation } from "../../domain/machines/DaemonProtocol.ts"
 import {
   CheckpointContent,
@@ -23,6 +23,16 @@ export class MachineOperationFailed extends Data.TaggedError("MachineOperationFa
   readonly kind: "offline" | "refused" | "timeout"
   readonly message: string
 }> {}
+
+/**
+ * Whether a worktree's machine is gone with the worktree's files: its row removed, or a pool
+ * machine being deleted or deleted (the row stays as a record).
+ */
+export const machineGone = (machine: Option.Option<StoredMachine>) =>
+  Option.match(machine, {
+    onNone: () => true,
+    onSome: (found) => found.pool_state === "deleting" || found.pool_state === "deleted"
+  })
 
 /** The failure as the sessions route answers it (`{status: "error", payload}`). */
 export const asSessionFailure = (failure: MachineOperationFailed) =>

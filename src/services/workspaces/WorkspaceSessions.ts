@@ -25,7 +25,7 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { SessionAgents } from "./SessionAgents.ts"
-import { asSessionFailure, WorkspaceMachines } from "./WorkspaceMachines.ts"
+import { asSessionFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
 import { type StoredSession, WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
@@ -194,11 +194,7 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
           const sandboxMachine = remote.value.managed_machine_id === null
             ? Option.none<StoredMachine>()
             : yield* machines.findById(remote.value.managed_machine_id)
-          const gone = Option.match(sandboxMachine, {
-            onNone: () => true,
-            onSome: (machine) => machine.pool_state === "deleting" || machine.pool_state === "deleted"
-          })
-          if (gone) {
+          if (machineGone(sandboxMachine)) {
             return yield* Effect.fail(
               new Conflict({
                 error: `The sandbox of worktree ${remote.value.id} was deleted; migrate the worktree to LOCAL ` +

@@ -2,7 +2,8 @@
  * Worktree migration (`POST /api/v1/worktrees/{worktree_id}/migrate`, docs/workspaces.md,
  * "Migration"). The worktree's current machine, when its daemon is connected, packs the worktree
  * into a checkpoint (`checkpoint.create`), which the server stores (`sha256:` of its bytes) and
- * makes the worktree's current one:
+ * makes the worktree's current one (a machine deleted since, such as a REMOTE worktree's sandbox:
+ * the worktree's last stored checkpoint is used):
  *
  * - LOCAL: the worktree moves to `target_machine_id` (a machine the user may use in the project,
  *   online); the checkpoint is restored there at the next session start (checkpoint_restore_pending).
@@ -31,12 +32,13 @@ import {
 import type { MigrateWorktree } from "../../domain/workspaces/Workspaces.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import { PROVISIONING_TIMEOUT_SECONDS } from "../machines/PoolMachines.ts"
+import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
-import { asApiFailure, WorkspaceMachines } from "./WorkspaceMachines.ts"
+import { asApiFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
 import { SessionAgents } from "./SessionAgents.ts"
 import { WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
@@ -55,17 +57,34 @@ export class WorktreeMigrations extends Effect.Service<WorktreeMigrations>()("Wo
     const ids = yield* IdGenerator
     const sessionAgents = yield* SessionAgents
 
+    /** A pool machine offline: its daemon cannot be started by the user, only come back or the machine be deleted. */
+    const sandboxOffline = (workspace: StoredWorkspace, worktree: StoredWorktree, machine: StoredMachine) =>
+      new DaemonRuntimeUnregistered({
+        error: `The sandbox of worktree ${worktree.id} (machine ${machine.id} of pool ${machine.machine_pool_id}) is ` +
+          "offline, so its work cannot be packed into a checkpoint. Migrate again once its daemon is back; or, to give " +
+          "up its work since the worktree's last checkpoint, have an administrator of the organization delete the " +
+          `machine (DELETE /api/v1/orgs/${workspace.org_id}/machines/${machine.id}) and migrate again: the last ` +
+          "checkpoint is used then"
+      })
+
     /**
      * A checkpoint of the worktree as it is now, made by its machine's daemon and stored; none
-     * when the worktree is on no machine yet (no path). The source machine offline is 409.
+     * when the worktree is on no machine (no path yet, or its machine deleted: the worktree's last
+     * stored checkpoint is all there is). The source machine offline is 409.
      */
     const takeCheckpoint = (workspace: StoredWorkspace, worktree: StoredWorktree) =>
       Effect.gen(function*() {
         const sourceId = worktree.worktree_type === "REMOTE" ? worktree.managed_machine_id : worktree.machine_id
         if (worktree.path === null || sourceId === null) return Option.none<{ id: string; metadata: Record<string, unknown> }>()
         const source = yield* machines.findById(sourceId)
-        if (Option.isNone(source)) return Option.none()
-        const packed = yield* onMachine.checkpoint(source.value, worktree.path).pipe(Effect.mapError(asApiFailure))
+        if (Option.isNone(source) || machineGone(source)) return Option.none()
+        const packed = yield* onMachine.checkpoint(source.value, worktree.path).pipe(
+          Effect.mapError((failure) =>
+            failure.kind === "offline" && source.value.machine_pool_id !== null
+              ? sandboxOffline(workspace, worktree, source.value)
+              : asApiFailure(failure)
+          )
+        )
         const bytes = Buffer.from(packed.content, "base64")
         const id = sha256(bytes)
         const metadata = {
