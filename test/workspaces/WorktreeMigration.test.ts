@@ -3,7 +3,8 @@
  * worktree of machine A (a commit, an uncommitted change, an untracked file) is packed by A's
  * daemon into a checkpoint stored on the server, migrated to LOCAL machine B, and restored there
  * when the next session starts on B. Also: target_machine_id required, an offline target, a
- * worktree whose agent is in a turn, REMOTE refusals, another user's worktree.
+ * worktree whose agent is in a turn, REMOTE refusals, another user's worktree, sessions on A
+ * (plain, on A's agent, resumed) refused once the worktree is B's.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -117,6 +118,18 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       )
       expect(onA2.status).toBe(409)
       expect(onA2.json!.code).toBe("conflict")
+      // So is a new session on the agent of the session on A, or resuming that session.
+      for (const payload of [{ agent_session_id: started.payload.agent_id }, { resume_session_id: started.payload.session_id }]) {
+        const continued = yield* rawRequest(
+          HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+            HttpClientRequest.bearerToken(rt.owner.token),
+            HttpClientRequest.bodyUnsafeJson(payload)
+          )
+        )
+        expect(continued.status).toBe(409)
+        expect(continued.json!.code).toBe("conflict")
+        expect(String(continued.json!.error)).toContain(`is on machine ${machineB.id}`)
+      }
 
       // The next session on B restores the checkpoint into the worktree there.
       const onB = yield* rt.client.workspaces.launchSession({

@@ -29,7 +29,7 @@ import { asSessionFailure, machineGone, WorkspaceMachines } from "./WorkspaceMac
 import { type StoredSession, WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
-import { WorktreesRepository } from "./WorktreesRepository.ts"
+import { type StoredWorktree, WorktreesRepository } from "./WorktreesRepository.ts"
 
 /** The project route of an agent's timeline. */
 export const eventsPath = (workspace: StoredWorkspace, agentId: AgentId) =>
@@ -75,6 +75,33 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
         )
       })
 
+    /**
+     * The machine a worktree lives on: a REMOTE one's sandbox; a LOCAL one's machine once it is
+     * placed there or waits for a restore there; null when it is on no machine yet.
+     */
+    const machineOf = (row: StoredWorktree) =>
+      row.worktree_type === "REMOTE"
+        ? row.managed_machine_id
+        : row.machine_id !== null && (row.path !== null || row.checkpoint_restore_pending)
+        ? row.machine_id
+        : null
+
+    /** Fails when the REMOTE worktree's sandbox was deleted (its files went with it). */
+    const requireSandbox = (row: StoredWorktree) =>
+      Effect.gen(function*() {
+        const sandbox = row.managed_machine_id === null
+          ? Option.none<StoredMachine>()
+          : yield* machines.findById(row.managed_machine_id)
+        if (machineGone(sandbox)) {
+          return yield* Effect.fail(
+            new Conflict({
+              error: `The sandbox of worktree ${row.id} was deleted; migrate the worktree to LOCAL ` +
+                "(its last checkpoint is restored there) to work on it again"
+            })
+          )
+        }
+      })
+
     /** Makes (or finds) the worktree on the machine, restoring a pending checkpoint there first; the stored row. */
     const placeWorktree = (workspace: StoredWorkspace, machine: StoredMachine, name: string | null) =>
       Effect.gen(function*() {
@@ -82,9 +109,8 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
         const existing = yield* worktrees.named(workspace.id, name)
         if (Option.isSome(existing)) {
           const row = existing.value
-          const elsewhere = row.machine_id !== null && row.machine_id !== machine.id &&
-            (row.path !== null || row.checkpoint_restore_pending)
-          if (elsewhere || row.worktree_type === "REMOTE") {
+          const placed = machineOf(row)
+          if ((placed !== null && placed !== machine.id) || row.worktree_type === "REMOTE") {
             return yield* Effect.fail(
               new Conflict({
                 error: `Worktree ${row.id} is on ${row.worktree_type === "REMOTE" ? "a REMOTE sandbox" : `machine ${row.machine_id}`}` +
@@ -168,9 +194,26 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
               )
           )
           : Option.none<StoredSession>()
-        /** A new session on the agent, worktree and machine of `earlier`. */
+        /** A new session on the agent, worktree and machine of `earlier`, while the worktree is still on that machine. */
         const continuing = (earlier: StoredSession) =>
           Effect.gen(function*() {
+            const worktree = yield* worktrees.find(earlier.worktree_id)
+            if (Option.isNone(worktree)) return yield* Effect.dieMessage(`worktree ${earlier.worktree_id} is missing`)
+            const placed = machineOf(worktree.value)
+            if (placed !== null && placed !== earlier.machine_id) {
+              return yield* Effect.fail(
+                new Conflict({
+                  error: `Worktree ${worktree.value.id} is on machine ${placed} now` +
+                    (worktree.value.worktree_type === "REMOTE" ? " (its REMOTE sandbox)" : "") +
+                    `; the agent of session ${earlier.id} works on machine ${earlier.machine_id}, in the copy left there. ` +
+                    (worktree.value.worktree_type === "REMOTE"
+                      ? "Start a session with its worktree_name and without machine_id to work in the sandbox"
+                      : `Start a session on machine ${placed} with its worktree_name`) +
+                    `, or migrate the worktree back to machine ${earlier.machine_id} first`
+                })
+              )
+            }
+            if (worktree.value.worktree_type === "REMOTE") yield* requireSandbox(worktree.value)
             const session = yield* sessions.insert({
               id: yield* ids.make(WorkspaceSessionId),
               workspace_id: workspace.id,
@@ -191,17 +234,7 @@ export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("Work
         const remote = Option.filter(yield* worktrees.named(workspace.id, name), (row) =>
           row.worktree_type === "REMOTE" && (input.machine_id === undefined || input.machine_id === null || input.machine_id === row.managed_machine_id))
         if (Option.isSome(remote)) {
-          const sandboxMachine = remote.value.managed_machine_id === null
-            ? Option.none<StoredMachine>()
-            : yield* machines.findById(remote.value.managed_machine_id)
-          if (machineGone(sandboxMachine)) {
-            return yield* Effect.fail(
-              new Conflict({
-                error: `The sandbox of worktree ${remote.value.id} was deleted; migrate the worktree to LOCAL ` +
-                  "(its last checkpoint is restored there) to work on it again"
-              })
-            )
-          }
+          yield* requireSandbox(remote.value)
           const sandbox = yield* sessions.latestOfWorktree(remote.value.id).pipe(
             Effect.flatMap(Option.match({
               onSome: Effect.succeed,
