@@ -1,7 +1,7 @@
 /**
  * The workspace routes without a daemon (docs/workspaces.md): create (with its main worktree),
  * list, get, change, delete; the default machine must be one the user may use in the project;
- * another user's workspace is 404; an organization API key is refused.
+ * another user's workspace is 404; an organization API key is refused on every route.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -201,8 +201,21 @@ describeApp()("workspaces", (it) => {
 
       const key = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
       const asOrg = yield* clientWith(key.token)
-      const listed = yield* expectFailure(asOrg.workspaces.list())
-      expect(listed._tag).toBe("Forbidden")
+      const [main] = yield* owner.client.workspaces.listWorktrees({ path })
+      for (
+        const attempt of [
+          asOrg.workspaces.list(),
+          asOrg.workspaces.get({ path }),
+          asOrg.workspaces.update({ path, payload: { name: "x" } }),
+          asOrg.workspaces.remove({ path }),
+          asOrg.workspaces.launchSession({ path, payload: {} }),
+          asOrg.workspaces.listWorktrees({ path }),
+          asOrg.workspaces.migrate({ path: { worktree_id: main.id }, payload: { target_type: "LOCAL", target_machine_id: null } })
+        ]
+      ) {
+        const failure = yield* expectFailure(attempt as Effect.Effect<unknown, { readonly _tag: string }>)
+        expect(failure._tag).toBe("Forbidden")
+      }
       const refused = yield* rawRequest(
         HttpClientRequest.post("/api/v1/workspaces").pipe(
           HttpClientRequest.bearerToken(key.token),

@@ -152,9 +152,10 @@ export class Workspaces extends Effect.Service<Workspaces>()("Workspaces", {
         return (yield* worktrees.ofWorkspace(workspaceId)).map(toDescriptor)
       })
 
-    /** A worktree of one of the caller's workspaces, with its workspace. */
+    /** A worktree of one of the caller's workspaces, with its workspace; an organization API key is forbidden. */
     const ownWorktree = (worktreeId: WorktreeId) =>
       Effect.gen(function*() {
+        yield* access.requireUser
         const notFound = () => new NotFound({ error: `Worktree ${worktreeId} not found` })
         const worktree = yield* worktrees.find(worktreeId).pipe(someOrFail(notFound))
         const { userId, workspace } = yield* own(worktree.workspace_id).pipe(Effect.mapError(notFound))
