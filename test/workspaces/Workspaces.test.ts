@@ -1,7 +1,8 @@
 /**
  * The workspace routes without a daemon (docs/workspaces.md): create (with its main worktree),
  * list, get, change, delete; the default machine must be one the user may use in the project;
- * another user's workspace is 404; an organization API key is refused on every route.
+ * another user's workspace is 404; an organization API key is refused on every route; a user
+ * removed from the organization neither gets nor lists their workspace there.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -225,5 +226,20 @@ describeApp()("workspaces", (it) => {
       expect(refused.status).toBe(403)
       expect(refused.json!.code).toBe("forbidden")
       expect(String(refused.json!.error)).toContain("personal API key")
+    }))
+
+  it.effect("a user removed from the organization no longer finds their workspace there, in the list either", () =>
+    Effect.gen(function*() {
+      const { org, owner, project } = yield* ownerWithProject
+      const member = yield* newUser("leaving")
+      yield* joinOrganization(owner, org.id, member, "admin")
+      const created = yield* member.client.workspaces.create({
+        payload: { name: "Theirs", org_id: org.id, project_id: project.id, repository: {} }
+      })
+      expect((yield* member.client.workspaces.list()).map((w) => w.id)).toEqual([created.id])
+      yield* owner.client.members.remove({ path: { orgID: org.id, userID: member.user.id } })
+      const gone = yield* expectFailure(member.client.workspaces.get({ path: { workspace_id: created.id } }))
+      expect(gone._tag).toBe("NotFound")
+      expect(yield* member.client.workspaces.list()).toEqual([])
     }))
 })

@@ -38,16 +38,16 @@ export class Workspaces extends Effect.Service<Workspaces>()("Workspaces", {
     const ids = yield* IdGenerator
     const { transaction } = yield* Transactions
 
+    /** Whether the caller is still a member of the workspace's organization with access to its project. */
+    const inItsProject = (workspace: StoredWorkspace) => Effect.isSuccess(access.projectAccess(workspace.org_id, workspace.project_id))
+
     /** The caller's workspace (another user's is not found), with the caller still in its project. */
     const own = (workspaceId: WorkspaceId, lock: RowLock = "none") =>
       Effect.gen(function*() {
+        const notFound = () => new NotFound({ error: `Workspace ${workspaceId} not found` })
         const userId = yield* access.requireUser
-        const workspace = yield* workspaces.find(userId, workspaceId, lock).pipe(
-          someOrFail(() => new NotFound({ error: `Workspace ${workspaceId} not found` }))
-        )
-        yield* access.projectAccess(workspace.org_id, workspace.project_id).pipe(
-          Effect.mapError(() => new NotFound({ error: `Workspace ${workspaceId} not found` }))
-        )
+        const workspace = yield* workspaces.find(userId, workspaceId, lock).pipe(someOrFail(notFound))
+        if (!(yield* inItsProject(workspace))) return yield* Effect.fail(notFound())
         return { userId, workspace }
       })
 
@@ -110,9 +110,10 @@ export class Workspaces extends Effect.Service<Workspaces>()("Workspaces", {
         }))
       })
 
+    /** The caller's workspaces in the projects they still have access to (as `own` finds them). */
     const list = Effect.gen(function*() {
       const userId = yield* access.requireUser
-      return (yield* workspaces.list(userId)).map(toWorkspace)
+      return (yield* Effect.filter(yield* workspaces.list(userId), inItsProject)).map(toWorkspace)
     })
 
     const get = (workspaceId: WorkspaceId) => Effect.map(own(workspaceId), ({ workspace }) => toWorkspace(workspace))
