@@ -2,9 +2,9 @@
  * Worktree migration with two real daemons and real git (docs/workspaces.md, "Migration"): the
  * worktree of machine A (a commit, an uncommitted change, an untracked file) is packed by A's
  * daemon into a checkpoint stored on the server, migrated to LOCAL machine B, and restored there
- * when the next session starts on B. Also: target_machine_id required, an offline target, a
- * worktree whose agent is in a turn, REMOTE refusals, another user's worktree, sessions on A
- * (plain, on A's agent, resumed) refused once the worktree is B's.
+ * when the next session starts on B. Also: target_machine_id required, REMOTE's fields refused,
+ * an offline target, a worktree whose agent is in a turn, REMOTE refusals, another user's
+ * worktree, sessions on A (plain, on A's agent, resumed) refused once the worktree is B's.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -62,6 +62,26 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       )
       expect(missing.status).toBe(400)
       expect(missing.json!.code).toBe("invalid_request")
+      // The fields of a REMOTE migration are refused, not ignored.
+      const remoteFields = yield* rawRequest(
+        HttpClientRequest.post(`/api/v1/worktrees/${worktreeId}/migrate`).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyUnsafeJson({
+            target_type: "LOCAL",
+            target_machine_id: machineB.id,
+            source: "base_ref",
+            worktree_name: "renamed"
+          })
+        )
+      )
+      expect(remoteFields.status).toBe(400)
+      expect(remoteFields.json).toMatchObject({
+        code: "invalid_request",
+        issues: [
+          { path: "/source", message: "is allowed only when target_type is REMOTE" },
+          { path: "/worktree_name", message: "is allowed only when target_type is REMOTE" }
+        ]
+      })
       // An offline target (registered, never connected).
       const offline = yield* rt.client.machineRegistration.register({
         payload: { machine_name: "asleep", hostname: "h", platform: "linux", architecture: "x86_64", daemon_version: "0.1.0" }

@@ -220,6 +220,19 @@ export class WorktreeMigrations extends Effect.Service<WorktreeMigrations>()("Wo
         }
 
         // LOCAL
+        const remoteOnly = [
+          ...(input.source !== undefined ? ["source"] : []),
+          ...(input.worktree_name !== undefined && input.worktree_name !== null ? ["worktree_name"] : [])
+        ]
+        if (remoteOnly.length > 0) {
+          return yield* Effect.fail(
+            new InvalidRequest({
+              error: `${remoteOnly.join(" and ")}: only a REMOTE migration takes ${remoteOnly.length > 1 ? "them" : "it"}; ` +
+                "a LOCAL one moves the worktree as it is with its checkpoint: leave them out",
+              issues: remoteOnly.map((field) => ({ path: `/${field}`, message: "is allowed only when target_type is REMOTE" }))
+            })
+          )
+        }
         const targetId = input.target_machine_id ?? null
         if (targetId === null) {
           return yield* Effect.fail(
