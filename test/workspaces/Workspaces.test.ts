@@ -114,7 +114,7 @@ describeApp()("workspaces", (it) => {
       expect(yield* owner.client.workspaces.list()).toEqual([])
     }))
 
-  it.effect("validation: project access, usable default machine, pool of the organization, bad fields", () =>
+  it.effect("validation: project access, usable default machine, pool of the organization, bad fields, a relative repository path", () =>
     Effect.gen(function*() {
       const { machine, org, owner, project } = yield* ownerWithProject
       const base = { name: "W", org_id: org.id, project_id: project.id, repository: {} }
@@ -165,6 +165,30 @@ describeApp()("workspaces", (it) => {
         )
       )
       expect(extra.status).toBe(400)
+      // A relative path would be relative to nothing on the machine.
+      const relative = yield* rawRequest(
+        HttpClientRequest.post("/api/v1/workspaces").pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ ...base, repository: { url: "repo" } })
+        )
+      )
+      expect(relative.status).toBe(400)
+      expect(relative.json).toMatchObject({
+        code: "invalid_request",
+        issues: [{ path: "/repository/url", message: expect.stringContaining("absolute path") }]
+      })
+      const scpLike = yield* owner.client.workspaces.create({
+        payload: { ...base, repository: { url: "git@git.example.test:me/repo.git" } }
+      })
+      expect(scpLike.repository.url).toBe("git@git.example.test:me/repo.git")
+      const relativeChange = yield* rawRequest(
+        HttpClientRequest.patch(`/api/v1/workspaces/${scpLike.id}`).pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyUnsafeJson({ repository: { url: "../repo" } })
+        )
+      )
+      expect(relativeChange.status).toBe(400)
+      expect(relativeChange.json!.issues).toEqual([{ path: "/repository/url", message: expect.stringContaining("absolute path") }])
       const noMachine = yield* owner.client.workspaces.create({ payload: base })
       const [main] = yield* owner.client.workspaces.listWorktrees({ path: { workspace_id: noMachine.id } })
       expect(main.worktree_type).toBeNull()

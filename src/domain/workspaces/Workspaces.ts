@@ -35,16 +35,31 @@ export const GitRefName = Schema.String.pipe(
   )
 )
 
-/** A clonable URL, or an absolute path on the machine. */
+/**
+ * A clonable URL, or an absolute path on the machine. A relative path is refused: the daemon has
+ * no directory it would be relative to. As in git, a colon before any slash makes a URL
+ * (`https://…`, `file://…`, `git@host:repo.git`); anything else must start with `/`.
+ */
 export const RepositoryUrl = Schema.String.pipe(
   Schema.minLength(1, { message: () => "must not be empty" }),
   Schema.maxLength(2048, { message: () => "must be at most 2048 characters" }),
-  Schema.filter((url) => !/[\0\n\r]/.test(url) && !url.startsWith("-") || "must not start with - or contain NUL or line breaks")
+  Schema.filter((url) => !/[\0\n\r]/.test(url) && !url.startsWith("-") || "must not start with - or contain NUL or line breaks"),
+  Schema.filter((url) =>
+    url.startsWith("/") || /^[^/]*:/.test(url) ||
+    "must be a clonable URL (https://, ssh://, file://, host:path) or an absolute path on the machine, not a relative path"
+  )
 )
+
+/** `repository.url` as sent: null (none) or a RepositoryUrl, with one message naming the whole rule. */
+const NullableRepositoryUrl = Schema.NullOr(RepositoryUrl).annotations({
+  message: () =>
+    "must be null, or a clonable URL (https://, ssh://, file://, host:path) or an absolute path on the machine, " +
+    "not a relative path: 1 to 2048 characters, not starting with -, without line breaks"
+})
 
 /** Where the repository comes from: a clonable URL or an absolute path on the machine; the ref new branches start from. */
 export const Repository = Schema.Struct({
-  url: Schema.optional(Schema.NullOr(RepositoryUrl)),
+  url: Schema.optional(NullableRepositoryUrl),
   base_ref: Schema.optional(Schema.NullOr(GitRefName))
 }).annotations({ ...strict, identifier: "WorkspaceRepository" })
 export type Repository = typeof Repository.Type
@@ -76,7 +91,7 @@ export type CreateWorkspace = typeof CreateWorkspace.Type
 export const UpdateWorkspace = Schema.Struct({
   name: Schema.optional(ResourceName),
   repository: Schema.optional(Schema.Struct({
-    url: Schema.optional(Schema.NullOr(RepositoryUrl)),
+    url: Schema.optional(NullableRepositoryUrl),
     base_ref: Schema.optional(Schema.NullOr(GitRefName))
   }).annotations(strict)),
   default_machine_id: Schema.optional(Schema.NullOr(MachineId)),
