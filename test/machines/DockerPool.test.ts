@@ -144,8 +144,9 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       // Deleting the machine removes its container; the machine stays listed as deleted.
       yield* rt.client.machines.remove({ path: { orgID: rt.org.id, machineID: machine.id } })
       expect(container(machine.id)).toBeNull()
-      const [gone] = yield* listed()
+      const gone = yield* rt.client.machines.get({ path: { orgID: rt.org.id, machineID: machine.id } })
       expect(gone.status).toBe("deleted")
+      expect(yield* listed()).toEqual([])
       expect((yield* rt.client.machinePools.get({ path: poolPath })).usage).toEqual({ machines: 0, cpu: 0, memory_mb: 0 })
 
       // The next call gets a new machine; deleting the pool removes its container too.

@@ -33,9 +33,31 @@ const poolIds: Array<string> = []
 
 
 
+type Run = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => Promise<A>
+
+/**
+ * A server's set-up: a data directory, a fixed port (pool machines' daemons reach the server
+ * there, also after a restart), the local provider enabled and a short admission wait, and a
+ * client of its bootstrap admin.
+ */
+const poolServer = async (extraEnv: Record<string, string> = {}) => {
+  const port = await freePort()
+  const token = `pool-${randomBytes(16).toString("hex")}`
+  const env: Record<string, string> = {
+    AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+    AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("pools"),
+    PORT: String(port),
+    AGENT_PLATFORM_LOCAL_PROVIDER_KEY: LOCAL_KEY,
+    AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS: String(ADMISSION_WAIT_SECONDS),
+    ...extraEnv
+  }
+  const run: Run = (f) => withClient(`http://127.0.0.1:${port}`, token, f)
+  return { dataDir: servers.dataDir(), env, run }
+}
+
 /** The organization's machines whose names start with `prefix`, deleted ones included (listed only on request). */
 const machinesNamed = async (
-  run: <A, E>(f: (client: Client) => Effect.Effect<A, E>) => Promise<A>,
+  run: Run,
   path: { readonly orgID: OrgId },
   prefix: string
 ) => {
@@ -101,19 +123,7 @@ const poolConfig = (client: Client, orgID: OrgId, projectID: ProjectId, model: s
 
 describe("machine pools: machines from a local pool", () => {
   it("agents get machines the pool starts, within its limits; a restart loses nothing; idle machines are deleted", async () => {
-    const dataDir = servers.dataDir()
-    const port = await freePort()
-    const baseUrl = `http://127.0.0.1:${port}`
-    const token = `pool-${randomBytes(16).toString("hex")}`
-    const env = {
-      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
-      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("pools"),
-      PORT: String(port),
-      AGENT_PLATFORM_LOCAL_PROVIDER_KEY: LOCAL_KEY,
-      AGENT_PLATFORM_POOL_MINUTE_SECONDS: String(MINUTE_SECONDS),
-      AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS: String(ADMISSION_WAIT_SECONDS)
-    }
-    const run = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
+    const { dataDir, env, run } = await poolServer({ AGENT_PLATFORM_POOL_MINUTE_SECONDS: String(MINUTE_SECONDS) })
     let server = await startServer(dataDir, env)
 
     const setup = await run((client) =>
@@ -244,18 +254,7 @@ describe("machine pools: machines from a local pool", () => {
   }, TIMEOUT_MS)
 
   it("the operator's key taken away: the pool starts no machine, and after a restart without the key its machines are stopped", async () => {
-    const dataDir = servers.dataDir()
-    const port = await freePort()
-    const baseUrl = `http://127.0.0.1:${port}`
-    const token = `pool-${randomBytes(16).toString("hex")}`
-    const env = {
-      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
-      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("pools"),
-      PORT: String(port),
-      AGENT_PLATFORM_LOCAL_PROVIDER_KEY: LOCAL_KEY,
-      AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS: String(ADMISSION_WAIT_SECONDS)
-    }
-    const run = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
+    const { dataDir, env, run } = await poolServer()
     let server = await startServer(dataDir, env)
     const setup = await run((client) =>
       Effect.gen(function*() {

@@ -25,10 +25,11 @@ export const agentOnPool = (rt: RuntimeProject, pool: { readonly id: MachinePool
       }
     })
     yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
-    /** The pool's machine as listed now. */
-    const machineOf = rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} }).pipe(
+    const listed = rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} }).pipe(
       Effect.map((page) => page.data.find((machine) => machine.name.startsWith(`${pool.name}-`)))
     )
-    const idle = yield* eventually(machineOf, (machine) => machine?.status === "idle", `the ${pool.name} machine idle`, "90 seconds")
+    const idle = yield* eventually(listed, (machine) => machine?.status === "idle", `the ${pool.name} machine idle`, "90 seconds")
+    /** The pool's machine as it is now (a deleted one too, which the list leaves out). */
+    const machineOf = rt.client.machines.get({ path: { orgID: rt.org.id, machineID: idle!.id } })
     return { machineOf, machine: idle! }
   })
