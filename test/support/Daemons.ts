@@ -6,7 +6,7 @@
 import { HttpServer } from "@effect/platform"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, realpathSync } from "node:fs"
+import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -27,16 +27,20 @@ export interface DaemonProcess {
 }
 
 const running = new Set<ChildProcess>()
+const directories = new Set<string>()
 
-/** Kills every daemon a test left running. */
+/** Kills every daemon a test left running, and removes the directories `daemonDirs` made. */
 export const killDaemons = () => {
   for (const child of running) child.kill("SIGKILL")
   running.clear()
+  for (const root of directories) rmSync(root, { recursive: true, force: true, maxRetries: 3 })
+  directories.clear()
 }
 
-/** A fresh directory for a daemon to work in (its real path) and a state file beside it. */
+/** A fresh directory for a daemon to work in (its real path) and a state file beside it; `killDaemons` removes it. */
 export const daemonDirs = () => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "agent-platform-daemon-")))
+  directories.add(root)
   return { root, work: root, state: join(root, ".state.json") }
 }
 
