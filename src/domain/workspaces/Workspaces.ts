@@ -50,16 +50,9 @@ export const RepositoryUrl = Schema.String.pipe(
   )
 )
 
-/** `repository.url` as sent: null (none) or a RepositoryUrl, with one message naming the whole rule. */
-const NullableRepositoryUrl = Schema.NullOr(RepositoryUrl).annotations({
-  message: () =>
-    "must be null, or a clonable URL (https://, ssh://, file://, host:path) or an absolute path on the machine, " +
-    "not a relative path: 1 to 2048 characters, not starting with -, without line breaks"
-})
-
 /** Where the repository comes from: a clonable URL or an absolute path on the machine; the ref new branches start from. */
 export const Repository = Schema.Struct({
-  url: Schema.optional(NullableRepositoryUrl),
+  url: Schema.optional(Schema.NullOr(RepositoryUrl)),
   base_ref: Schema.optional(Schema.NullOr(GitRefName))
 }).annotations({ ...strict, identifier: "WorkspaceRepository" })
 export type Repository = typeof Repository.Type
@@ -91,7 +84,7 @@ export type CreateWorkspace = typeof CreateWorkspace.Type
 export const UpdateWorkspace = Schema.Struct({
   name: Schema.optional(ResourceName),
   repository: Schema.optional(Schema.Struct({
-    url: Schema.optional(NullableRepositoryUrl),
+    url: Schema.optional(Schema.NullOr(RepositoryUrl)),
     base_ref: Schema.optional(Schema.NullOr(GitRefName))
   }).annotations(strict)),
   default_machine_id: Schema.optional(Schema.NullOr(MachineId)),

@@ -30,7 +30,12 @@ export class PersonalMachineUse extends Effect.Service<PersonalMachineUse>()("Pe
     const machines = yield* MachinesRepository
     const access = yield* Access
 
-    /** Least recently used first; null: the config runs on no personal machine. */
+    /**
+     * Least recently used first; null: the config runs on no personal machine. A Map, not Effect's
+     * Cache: a Cache runs its lookup in the context it was made in, outside the caller's
+     * transaction, and on the embedded database (one connection, held by that transaction) the
+     * lookup would wait for ever.
+     */
     const remembered = new Map<AgentConfigId, PersonalMachine | null>()
 
     const personalMachineOf = (compiled: CompiledAgentConfig) =>
