@@ -19,7 +19,7 @@ import { ToolCallsRepository } from "../runtime/ToolCallsRepository.ts"
 import { ToolDispatch } from "../runtime/ToolDispatch.ts"
 import { TurnLifecycle } from "../runtime/TurnLifecycle.ts"
 import { TurnSignals } from "../runtime/TurnSignals.ts"
-import { secretRedactor, type UsedSecret } from "../shared/SecretRedaction.ts"
+import { redactStrings, secretRedactor, type UsedSecret } from "../shared/SecretRedaction.ts"
 import { MachinePoolsRepository } from "./MachinePoolsRepository.ts"
 import { MachineRequestsRepository, type StoredRequest } from "./MachineRequestsRepository.ts"
 import { MachinesRepository } from "./MachinesRepository.ts"
@@ -67,7 +67,7 @@ export class MachineResults extends Effect.Service<MachineResults>()("MachineRes
     /** A tool's outcome with the values of the secrets its command could read redacted. */
     const redacted = (request: StoredRequest, outcome: Outcome) =>
       Effect.map(secretsReadable(request), (used): Outcome =>
-        used.length === 0 ? outcome : JSON.parse(secretRedactor(used)(JSON.stringify(outcome))))
+        used.length === 0 ? outcome : redactStrings(outcome, secretRedactor(used)) as Outcome)
 
     /** Stores the outcome of a request (the first one); completes its tool call if it has one. */
     const complete = (requestId: string, received: Outcome) =>

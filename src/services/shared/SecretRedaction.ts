@@ -31,3 +31,17 @@ export const secretRedactor = (secrets: ReadonlyArray<UsedSecret>): (text: strin
   if (replacements.length === 0) return (text) => text
   return (text) => replacements.reduce((result, { form, marker }) => result.split(form).join(marker), text)
 }
+
+/**
+ * `value` (decoded JSON) with `redact` applied to every string in it. Property names are left
+ * alone: they are the protocol's, and a value matched across the JSON text's structure (a secret
+ * that is a field's name, or holds a quote) would change the shape instead of hiding a value.
+ */
+export const redactStrings = (value: unknown, redact: (text: string) => string): unknown =>
+  typeof value === "string"
+    ? redact(value)
+    : Array.isArray(value)
+    ? value.map((item) => redactStrings(item, redact))
+    : value !== null && typeof value === "object"
+    ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactStrings(item, redact)]))
+    : value
