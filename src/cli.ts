@@ -42,7 +42,7 @@ const email = validatedText("email", "the user's e-mail address", Email)
  */
 const ServerConfigurationLive = Layer.effectDiscard(configuredSecretKey).pipe(Layer.provideMerge(AppConfig.fromEnv))
 
-const UsersLive = Layer.mergeAll(Users.Default, ApiKeys.Default).pipe(Layer.provide(DatabaseReadyLive))
+const UsersLive = Layer.mergeAll(Users.layer, ApiKeys.layer).pipe(Layer.provide(DatabaseReadyLive))
 
 const printKey = (key: { readonly id: string; readonly name: string; readonly token: string }) =>
   Console.log(

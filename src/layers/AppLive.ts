@@ -28,7 +28,7 @@ import { withStartupLog } from "./Startup.ts"
 export const DatabaseReadyLive = MigrationsLive.pipe(Layer.provideMerge(DatabaseLive))
 
 /** The kernel every capability uses (id generation, transactions) and the readiness probe. */
-const SharedLive = Layer.mergeAll(IdGenerator.Default, Transactions.Default, Readiness.Default, ListenAddress.Default)
+const SharedLive = Layer.mergeAll(IdGenerator.layer, Transactions.layer, Readiness.layer, ListenAddress.layer)
 
 /**
  * Every service, over a migrated database whose secrets this server's key opens, with the
@@ -42,7 +42,7 @@ export const ServicesLive = Layer.mergeAll(
   MachinesLive,
   WorkspacesLive,
   BootstrapLive,
-  ClusterPoolsLive.pipe(Layer.provide(ClusterPools.Default)),
+  ClusterPoolsLive.pipe(Layer.provide(ClusterPools.layer)),
   SecretKeyCheckLive
 ).pipe(
   // Configuration and machines reach pool machines, whose results resolve turns' waits.

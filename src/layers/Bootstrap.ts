@@ -40,4 +40,4 @@ export const BootstrapLive = Layer.effectDiscard(
       Option.isSome(created) ? "bootstrap API key installed" : "bootstrap API key already installed"
     ).pipe(Effect.annotateLogs({ user_id: user.id, email: user.email }))
   })
-).pipe(Layer.provide(Layer.merge(Users.Default, ApiKeys.Default)))
+).pipe(Layer.provide(Layer.merge(Users.layer, ApiKeys.layer)))

@@ -31,4 +31,4 @@ export const SecretKeyCheckLive = Layer.effectDiscard(
       })
     }
   })
-).pipe(Layer.provide(Layer.merge(SecretKeyCheckRepository.Default, SecretKey.layer)))
+).pipe(Layer.provide(Layer.merge(SecretKeyCheckRepository.layer, SecretKey.layer)))

@@ -177,7 +177,7 @@ describeApp()("docker machine provider", (it) => {
       // Gone already: fine, by handle or by name.
       yield* provider.stop(pool, machineId, ref)
       yield* provider.stop(pool, machineId, null)
-    }).pipe(Effect.provide(DockerProvider.Default.pipe(Layer.provide(testConfig())))), { timeout: 180_000 })
+    }).pipe(Effect.provide(DockerProvider.layer.pipe(Layer.provide(testConfig())))), { timeout: 180_000 })
 
   it.effect("starting a machine whose container exists replaces it; env, work directory; list only the pool's machines", () =>
     Effect.gen(function*() {

@@ -24,8 +24,8 @@ const shifted = (offsetMs: number): Clock.Clock => {
   }
 }
 
-const withTokens = <A>(f: (tokens: MachineTokens) => Effect.Effect<A>, secretKey = testConfig()) =>
-  Effect.flatMap(MachineTokens, f).pipe(Effect.provide(MachineTokens.Default), Effect.provide(secretKey))
+const withTokens = <A>(f: (tokens: typeof MachineTokens.Service) => Effect.Effect<A>, secretKey = testConfig()) =>
+  Effect.flatMap(MachineTokens, f).pipe(Effect.provide(MachineTokens.layer), Effect.provide(secretKey))
 
 /** The configuration of a server with another secret key than the tests' own. */
 const anotherServer = testConfig({ secretKey: Option.some(Redacted.make(randomBytes(32).toString("base64"))) })

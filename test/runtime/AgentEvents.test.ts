@@ -42,7 +42,7 @@ const appendUnannounced = (agentId: AgentId, text: string) =>
     const data = { content_blocks: [{ type: "text", text }] }
     const row = { position: 1, id, turn_id: null, turn_offset: null, is_opening_event: false, event_kind: "model_output", data }
     yield* events.append(agentId, [row], null, null)
-  }).pipe(Effect.provide(AgentEventsRepository.Default))
+  }).pipe(Effect.provide(AgentEventsRepository.layer))
 
 const setUp = Effect.gen(function*() {
   const setup = yield* agentProject({ label: "Events" })

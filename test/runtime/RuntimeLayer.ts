@@ -16,7 +16,7 @@ export const fastRetries = Layer.succeed(ModelRetryPolicy, {
 })
 
 /** The model client alone (for the adapter tests), with the test configuration (private targets allowed). */
-export const TestModelClient = ModelClient.Default.pipe(Layer.provide(testConfig()))
+export const TestModelClient = ModelClient.layer.pipe(Layer.provide(testConfig()))
 
 export const RuntimeTestLive = Layer.mergeAll(TestAppLive(), ScriptedProvider.layer).pipe(Layer.provide(fastRetries))
 

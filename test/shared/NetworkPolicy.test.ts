@@ -12,12 +12,12 @@ import { NetworkPolicy } from "../../src/services/shared/NetworkPolicy.ts"
 import { testConfig } from "../support/TestApp.ts"
 
 const policy = (blockPrivateNetworks: boolean) =>
-  Effect.provide(NetworkPolicy, NetworkPolicy.Default).pipe(
+  Effect.provide(NetworkPolicy, NetworkPolicy.layer).pipe(
     Effect.provide(testConfig({ blockPrivateNetworks }))
   )
 
 /** GET http://localhost:<port>/ through an agent using `lookup`: the body, or the error's code and message. */
-const fetchLocal = (lookup: NetworkPolicy["lookup"]) =>
+const fetchLocal = (lookup: typeof NetworkPolicy.Service["lookup"]) =>
   Effect.async<{ body?: string; code?: string; message?: string }>((resume) => {
     const server = createServer((_, response) => response.end("reached")).listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo

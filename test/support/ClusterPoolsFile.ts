@@ -20,7 +20,7 @@ export const installClusterPools = (pools: unknown, options: { raw?: string; con
     return yield* Effect.scoped(
       Layer.build(
         ClusterPoolsLive.pipe(
-          Layer.provide(ClusterPools.Default),
+          Layer.provide(ClusterPools.layer),
           Layer.provide(testConfig({ ...options.config, clusterPoolsFile: Option.some(path) }))
         )
       )

@@ -4,7 +4,7 @@
  * (project, source, effective definition). Configs are immutable; their `model` is rendered at
  * response time from the configured model's current revision (AgentConfigModel.ts).
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AgentConfig, type CreateAgentConfig } from "../../domain/configuration/agent-config/AgentConfig.ts"
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import { compile } from "../../domain/configuration/agent-config/Compile.ts"
@@ -54,106 +54,109 @@ const sourceText = (input: CreateAgentConfig) =>
 
 const makeAgentConfig = constructor(AgentConfig, Schema.Struct(AgentConfig.fields))
 
-export class AgentConfigs extends Effect.Service<AgentConfigs>()("AgentConfigs", {
-  effect: Effect.gen(function*() {
-    const configs = yield* AgentConfigsRepository
-    const names = yield* AgentConfigNames
-    const models = yield* Models
-    const access = yield* Access
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
-    const network = yield* NetworkPolicy
+const make = Effect.gen(function*() {
+  const configs = yield* AgentConfigsRepository
+  const names = yield* AgentConfigNames
+  const models = yield* Models
+  const access = yield* Access
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
+  const network = yield* NetworkPolicy
 
-    /** The config as the API shows it, its model rendered from `current`, the model's current revision. */
-    const renderWith = (stored: StoredAgentConfig, current: ResolvedModel) => {
-      const { configured_model_id: _, model_overrides, ...config } = stored
-      return makeAgentConfig({ ...config, model: renderModel(current, model_overrides) })
-    }
+  /** The config as the API shows it, its model rendered from `current`, the model's current revision. */
+  const renderWith = (stored: StoredAgentConfig, current: ResolvedModel) => {
+    const { configured_model_id: _, model_overrides, ...config } = stored
+    return makeAgentConfig({ ...config, model: renderModel(current, model_overrides) })
+  }
 
-    const render = (stored: StoredAgentConfig) =>
-      Effect.map(
-        Effect.orDie(models.current(stored.configured_model_id, stored.project_id)),
-        (current) => renderWith(stored, current.model)
-      )
+  const render = (stored: StoredAgentConfig) =>
+    Effect.map(
+      Effect.orDie(models.current(stored.configured_model_id, stored.project_id)),
+      (current) => renderWith(stored, current.model)
+    )
 
-    /** The config of the source, and whether this request made it (201) or found it (200). */
-    const create = (orgId: OrgId, projectId: ProjectId, input: CreateAgentConfig) =>
-      Effect.gen(function*() {
-        yield* access.requireProjectAccess(orgId, projectId, "write")
-        const text = yield* sourceText(input)
-        const parsed = parseSource(text, input.source_format)
-        if (parsed._tag === "SyntaxError") return yield* Effect.fail(invalid(parsed.issues))
-        const validated = validateDefinition(parsed.source)
-        if (validated._tag === "Invalid") return yield* Effect.fail(invalid(validated.issues))
-        const definition = validated.definition
-        const refusedUrls = urlsOf(definition).flatMap(({ path, url }) => {
-          const problem = network.literalProblem(url)
-          return problem === undefined ? [] : [parsed.source.issueAt(path, problem)]
-        })
-        if (refusedUrls.length > 0) return yield* Effect.fail(invalid(refusedUrls))
-
-        const userId = yield* access.callerUserId
-        const resolutions = yield* names.resolve(orgId, projectId, userId, referencesOf(definition))
-        const result = compile(definition, resolutions, parsed.source.issueAt)
-        if (result._tag === "Invalid") return yield* Effect.fail(invalid(result.issues))
-        const { compiled, model, modelOverrides, resolved } = result.compilation
-
-        const source = input.source_format === "yaml" ? text : canonicalJson(parsed.source.value as JsonValue)
-        const sourceHash = sha256(`${input.source_format}\n${source}`)
-        const effectiveHash = sha256(canonicalJson({ definition: parsed.source.value as JsonValue, resolved }))
-        const modelIds = Array.from(
-          new Set(
-            [model.model.id, ...Object.values(compiled.subagents ?? {}).flatMap((sub) =>
-              sub.definition === undefined ? [] : [sub.definition.model.configured_model_id]
-            )]
-          )
-        )
-        const inserted = yield* transaction(configs.insert({
-          id: yield* ids.make(AgentConfigId),
-          org_id: orgId,
-          project_id: projectId,
-          source,
-          source_format: input.source_format,
-          source_hash: sourceHash,
-          effective_definition_hash: effectiveHash,
-          instruction_hash: sha256(definition.instruction),
-          configured_model_id: model.model.id,
-          model_overrides: modelOverrides,
-          compiled_definition: compiled
-        }, modelIds))
-        // The model just resolved is the config's model at its current revision: the effective
-        // hash covers what each name resolved to, so a config found by it uses the same model.
-        if (Option.isSome(inserted)) return { config: renderWith(inserted.value, model), created: true }
-        const existing = yield* configs.findByContent(projectId, sourceHash, effectiveHash).pipe(
-          someOrFail(() => new NotFound({ error: `Project ${projectId} not found` }))
-        )
-        return { config: renderWith(existing, model), created: false }
+  /** The config of the source, and whether this request made it (201) or found it (200). */
+  const create = (orgId: OrgId, projectId: ProjectId, input: CreateAgentConfig) =>
+    Effect.gen(function*() {
+      yield* access.requireProjectAccess(orgId, projectId, "write")
+      const text = yield* sourceText(input)
+      const parsed = parseSource(text, input.source_format)
+      if (parsed._tag === "SyntaxError") return yield* Effect.fail(invalid(parsed.issues))
+      const validated = validateDefinition(parsed.source)
+      if (validated._tag === "Invalid") return yield* Effect.fail(invalid(validated.issues))
+      const definition = validated.definition
+      const refusedUrls = urlsOf(definition).flatMap(({ path, url }) => {
+        const problem = network.literalProblem(url)
+        return problem === undefined ? [] : [parsed.source.issueAt(path, problem)]
       })
+      if (refusedUrls.length > 0) return yield* Effect.fail(invalid(refusedUrls))
 
-    const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
-      Effect.zipRight(
-        access.projectAccess(orgId, projectId),
-        paged(query, (keyset) => Effect.flatMap(configs.page(projectId, keyset), Effect.forEach(render)), (c) => c.id)
-      )
+      const userId = yield* access.callerUserId
+      const resolutions = yield* names.resolve(orgId, projectId, userId, referencesOf(definition))
+      const result = compile(definition, resolutions, parsed.source.issueAt)
+      if (result._tag === "Invalid") return yield* Effect.fail(invalid(result.issues))
+      const { compiled, model, modelOverrides, resolved } = result.compilation
 
-    const get = (orgId: OrgId, projectId: ProjectId, configId: AgentConfigId) =>
-      Effect.gen(function*() {
-        yield* access.projectAccess(orgId, projectId)
-        const stored = yield* configs.findInProject(projectId, configId).pipe(
-          someOrFail(() => new NotFound({ error: `Agent config ${configId} not found` }))
+      const source = input.source_format === "yaml" ? text : canonicalJson(parsed.source.value as JsonValue)
+      const sourceHash = sha256(`${input.source_format}\n${source}`)
+      const effectiveHash = sha256(canonicalJson({ definition: parsed.source.value as JsonValue, resolved }))
+      const modelIds = Array.from(
+        new Set(
+          [model.model.id, ...Object.values(compiled.subagents ?? {}).flatMap((sub) =>
+            sub.definition === undefined ? [] : [sub.definition.model.configured_model_id]
+          )]
         )
-        return yield* render(stored)
-      })
+      )
+      const inserted = yield* transaction(configs.insert({
+        id: yield* ids.make(AgentConfigId),
+        org_id: orgId,
+        project_id: projectId,
+        source,
+        source_format: input.source_format,
+        source_hash: sourceHash,
+        effective_definition_hash: effectiveHash,
+        instruction_hash: sha256(definition.instruction),
+        configured_model_id: model.model.id,
+        model_overrides: modelOverrides,
+        compiled_definition: compiled
+      }, modelIds))
+      // The model just resolved is the config's model at its current revision: the effective
+      // hash covers what each name resolved to, so a config found by it uses the same model.
+      if (Option.isSome(inserted)) return { config: renderWith(inserted.value, model), created: true }
+      const existing = yield* configs.findByContent(projectId, sourceHash, effectiveHash).pipe(
+        someOrFail(() => new NotFound({ error: `Project ${projectId} not found` }))
+      )
+      return { config: renderWith(existing, model), created: false }
+    })
 
-    return { create, list, get } as const
-  }),
-  dependencies: [
-    NetworkPolicy.Default,
-    AgentConfigsRepository.Default,
-    AgentConfigNames.Default,
-    Models.Default,
-    Access.Default,
-    IdGenerator.Default,
-    Transactions.Default
-  ]
-}) {}
+  const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
+    Effect.zipRight(
+      access.projectAccess(orgId, projectId),
+      paged(query, (keyset) => Effect.flatMap(configs.page(projectId, keyset), Effect.forEach(render)), (c) => c.id)
+    )
+
+  const get = (orgId: OrgId, projectId: ProjectId, configId: AgentConfigId) =>
+    Effect.gen(function*() {
+      yield* access.projectAccess(orgId, projectId)
+      const stored = yield* configs.findInProject(projectId, configId).pipe(
+        someOrFail(() => new NotFound({ error: `Agent config ${configId} not found` }))
+      )
+      return yield* render(stored)
+    })
+
+  return { create, list, get } as const
+})
+
+export class AgentConfigs extends Context.Tag("AgentConfigs")<AgentConfigs, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      NetworkPolicy.layer,
+      AgentConfigsRepository.layer,
+      AgentConfigNames.layer,
+      Models.layer,
+      Access.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

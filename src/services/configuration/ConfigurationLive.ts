@@ -7,9 +7,9 @@ import { Secrets } from "./Secrets.ts"
 import { Skills } from "./Skills.ts"
 
 export const ConfigurationLive = Layer.mergeAll(
-  Secrets.Default,
-  ModelProviderConfigs.Default,
-  Models.Default,
-  Skills.Default,
-  AgentConfigs.Default
+  Secrets.layer,
+  ModelProviderConfigs.layer,
+  Models.layer,
+  Skills.layer,
+  AgentConfigs.layer
 )

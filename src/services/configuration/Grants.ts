@@ -3,7 +3,7 @@
  * resource (secrets, models, skills). Who may grant stays with each resource's service, which
  * checks it and then calls these with its grants repository.
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId } from "../../domain/shared/Ids.ts"
@@ -14,61 +14,67 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { paged } from "../shared/Paging.ts"
 import type { GrantsRepository } from "./GrantsRepository.ts"
 
-export class Grants extends Effect.Service<Grants>()("Grants", {
-  effect: Effect.gen(function*() {
-    const projects = yield* ProjectsRepository
-    const ids = yield* IdGenerator
+const make = Effect.gen(function*() {
+  const projects = yield* ProjectsRepository
+  const ids = yield* IdGenerator
 
-    /** Grants the resource to `input.target_project_id`, which must be a project of the organization. */
-    const create = <ResourceId extends string, GrantId extends string, Grant>(
-      grants: GrantsRepository<ResourceId, GrantId, Grant>,
-      orgId: OrgId,
-      resourceId: ResourceId,
-      input: CreateGrant
-    ) =>
-      Effect.gen(function*() {
-        const target = input.target_project_id
-        yield* projects.findInOrg(orgId, target).pipe(
-          someOrFail(() =>
-            new InvalidRequest({
-              error: `Project ${target} is not a project of organization ${orgId}; grant to one of its projects`,
-              issues: [{ path: "/target_project_id", message: "no such project in this organization" }]
-            })
-          )
+  /** Grants the resource to `input.target_project_id`, which must be a project of the organization. */
+  const create = <ResourceId extends string, GrantId extends string, Grant>(
+    grants: GrantsRepository<ResourceId, GrantId, Grant>,
+    orgId: OrgId,
+    resourceId: ResourceId,
+    input: CreateGrant
+  ) =>
+    Effect.gen(function*() {
+      const target = input.target_project_id
+      yield* projects.findInOrg(orgId, target).pipe(
+        someOrFail(() =>
+          new InvalidRequest({
+            error: `Project ${target} is not a project of organization ${orgId}; grant to one of its projects`,
+            issues: [{ path: "/target_project_id", message: "no such project in this organization" }]
+          })
         )
-        return yield* grants.insert({
-          id: yield* ids.make(grants.grantId),
-          org_id: orgId,
-          resource_id: resourceId,
-          target_project_id: target
-        }).pipe(
-          replaceFailure(
-            "UniqueViolation",
-            () => new Conflict({ error: `${grants.label} ${resourceId} is granted to project ${target} already` }),
-            "Debug"
-          )
+      )
+      return yield* grants.insert({
+        id: yield* ids.make(grants.grantId),
+        org_id: orgId,
+        resource_id: resourceId,
+        target_project_id: target
+      }).pipe(
+        replaceFailure(
+          "UniqueViolation",
+          () => new Conflict({ error: `${grants.label} ${resourceId} is granted to project ${target} already` }),
+          "Debug"
         )
-      })
+      )
+    })
 
-    const list = <ResourceId extends string, GrantId extends string, Grant extends { readonly id: GrantId }>(
-      grants: GrantsRepository<ResourceId, GrantId, Grant>,
-      resourceId: ResourceId,
-      query: ListQuery
-    ) => paged(query, (keyset) => grants.page(resourceId, keyset), (grant) => grant.id)
+  const list = <ResourceId extends string, GrantId extends string, Grant extends { readonly id: GrantId }>(
+    grants: GrantsRepository<ResourceId, GrantId, Grant>,
+    resourceId: ResourceId,
+    query: ListQuery
+  ) => paged(query, (keyset) => grants.page(resourceId, keyset), (grant) => grant.id)
 
-    const remove = <ResourceId extends string, GrantId extends string, Grant>(
-      grants: GrantsRepository<ResourceId, GrantId, Grant>,
-      resourceId: ResourceId,
-      grantId: GrantId
-    ) =>
-      Effect.flatMap(grants.remove(resourceId, grantId), (removed) =>
-        removed
-          ? Effect.void
-          : Effect.fail(
-            new NotFound({ error: `Grant ${grantId} of ${grants.label.toLowerCase()} ${resourceId} not found` })
-          ))
+  const remove = <ResourceId extends string, GrantId extends string, Grant>(
+    grants: GrantsRepository<ResourceId, GrantId, Grant>,
+    resourceId: ResourceId,
+    grantId: GrantId
+  ) =>
+    Effect.flatMap(grants.remove(resourceId, grantId), (removed) =>
+      removed
+        ? Effect.void
+        : Effect.fail(
+          new NotFound({ error: `Grant ${grantId} of ${grants.label.toLowerCase()} ${resourceId} not found` })
+        ))
 
-    return { create, list, remove } as const
-  }),
-  dependencies: [ProjectsRepository.Default, IdGenerator.Default]
-}) {}
+  return { create, list, remove } as const
+})
+
+export class Grants extends Context.Tag("Grants")<Grants, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ProjectsRepository.layer,
+      IdGenerator.layer
+    ])
+  )
+}

@@ -1,16 +1,18 @@
 /** The `model_grants` table. */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { ModelGrant } from "../../domain/configuration/Models.ts"
 import { ConfiguredModelId, ModelGrantId } from "../../domain/shared/Ids.ts"
 import { grantsRepository } from "./GrantsRepository.ts"
 
-export class ModelGrantsRepository extends Effect.Service<ModelGrantsRepository>()("ModelGrantsRepository", {
-  effect: grantsRepository({
-    table: "model_grants",
-    resourceColumn: "model_id",
-    resourceId: ConfiguredModelId,
-    grantId: ModelGrantId,
-    grant: ModelGrant,
-    label: "Model"
-  })
-}) {}
+const make = grantsRepository({
+  table: "model_grants",
+  resourceColumn: "model_id",
+  resourceId: ConfiguredModelId,
+  grantId: ModelGrantId,
+  grant: ModelGrant,
+  label: "Model"
+})
+
+export class ModelGrantsRepository extends Context.Tag("ModelGrantsRepository")<ModelGrantsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -1,6 +1,6 @@
 /** The `model_provider_configs` table. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { ApiFormat, ManagementKind, ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ModelProviderConfigId, OrgId, SecretId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
@@ -16,79 +16,78 @@ const Settings = {
 const NewProviderConfig = Schema.Struct({ id: ModelProviderConfigId, org_id: OrgId, ...Settings, management_kind: ManagementKind })
 const ProviderConfigUpdate = Schema.Struct({ id: ModelProviderConfigId, ...Settings })
 
-export class ModelProviderConfigsRepository extends Effect.Service<ModelProviderConfigsRepository>()(
-  "ModelProviderConfigsRepository",
-  {
-    effect: Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-      const insert = SqlSchema.single({
-        Request: NewProviderConfig,
-        Result: ModelProviderConfig,
-        execute: (config) => sql`INSERT INTO model_provider_configs ${sql.insert(config)} RETURNING *`
-      })
-
-      const findInOrg = SqlSchema.findOne({
-        Request: Schema.Struct({ orgId: OrgId, id: ModelProviderConfigId, lock: Schema.Literal("none", "share", "update") }),
-        Result: ModelProviderConfig,
-        execute: ({ id, lock, orgId }) => sql`
-          SELECT * FROM model_provider_configs WHERE id = ${id} AND org_id = ${orgId} ${lockClause(sql, lock)}`
-      })
-
-      const findByIds = SqlSchema.findAll({
-        Request: Schema.Array(ModelProviderConfigId),
-        Result: ModelProviderConfig,
-        execute: (ids) =>
-          ids.length === 0 ? Effect.succeed([]) : sql`SELECT * FROM model_provider_configs WHERE ${sql.in("id", ids)}`
-      })
-
-      const findByName = SqlSchema.findOne({
-        Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
-        Result: ModelProviderConfig,
-        execute: ({ name, orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId} AND name = ${name}`
-      })
-
-      const page = keysetQuery(sql, {
-        filter: Schema.Struct({ orgId: OrgId }),
-        result: ModelProviderConfig,
-        select: ({ orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId}`
-      })
-
-      const update = SqlSchema.single({
-        Request: ProviderConfigUpdate,
-        Result: ModelProviderConfig,
-        execute: ({ id, ...settings }) => sql`
-          UPDATE model_provider_configs SET ${sql.update(settings)}, updated_at = now() WHERE id = ${id} RETURNING *`
-      })
-
-      const usingSecrets = SqlSchema.findAll({
-        Request: Schema.Array(SecretId),
-        Result: ModelProviderConfig,
-        execute: (secretIds) =>
-          secretIds.length === 0
-            ? Effect.succeed([])
-            : sql`SELECT * FROM model_provider_configs WHERE ${sql.in("auth_secret_id", secretIds)} ORDER BY id`
-      })
-
-      const remove = SqlSchema.void({
-        Request: ModelProviderConfigId,
-        execute: (id) => sql`DELETE FROM model_provider_configs WHERE id = ${id}`
-      })
-
-      return {
-        /** Fails with UniqueViolation when the organization has a config of that name. */
-        insert: (config: typeof NewProviderConfig.Type) => uniqueOrDie(insert(config)),
-        findInOrg: (orgId: OrgId, id: ModelProviderConfigId, lock: RowLock = "none") =>
-          Effect.orDie(findInOrg({ orgId, id, lock })),
-        findByIds: (ids: ReadonlyArray<ModelProviderConfigId>) => Effect.orDie(findByIds(ids)),
-        findByName: (orgId: OrgId, name: string) => Effect.orDie(findByName({ orgId, name })),
-        page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
-        /** Fails with UniqueViolation when the organization has a config of the new name. */
-        update: (config: typeof ProviderConfigUpdate.Type) => uniqueOrDie(update(config)),
-        remove: (id: ModelProviderConfigId) => Effect.orDie(remove(id)),
-        /** The configs whose credential is one of these secrets, by id. */
-        usingSecrets: (secretIds: ReadonlyArray<SecretId>) => Effect.orDie(usingSecrets(secretIds))
-      } as const
+    const insert = SqlSchema.single({
+      Request: NewProviderConfig,
+      Result: ModelProviderConfig,
+      execute: (config) => sql`INSERT INTO model_provider_configs ${sql.insert(config)} RETURNING *`
     })
-  }
-) {}
+
+    const findInOrg = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: OrgId, id: ModelProviderConfigId, lock: Schema.Literal("none", "share", "update") }),
+      Result: ModelProviderConfig,
+      execute: ({ id, lock, orgId }) => sql`
+        SELECT * FROM model_provider_configs WHERE id = ${id} AND org_id = ${orgId} ${lockClause(sql, lock)}`
+    })
+
+    const findByIds = SqlSchema.findAll({
+      Request: Schema.Array(ModelProviderConfigId),
+      Result: ModelProviderConfig,
+      execute: (ids) =>
+        ids.length === 0 ? Effect.succeed([]) : sql`SELECT * FROM model_provider_configs WHERE ${sql.in("id", ids)}`
+    })
+
+    const findByName = SqlSchema.findOne({
+      Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
+      Result: ModelProviderConfig,
+      execute: ({ name, orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId} AND name = ${name}`
+    })
+
+    const page = keysetQuery(sql, {
+      filter: Schema.Struct({ orgId: OrgId }),
+      result: ModelProviderConfig,
+      select: ({ orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId}`
+    })
+
+    const update = SqlSchema.single({
+      Request: ProviderConfigUpdate,
+      Result: ModelProviderConfig,
+      execute: ({ id, ...settings }) => sql`
+        UPDATE model_provider_configs SET ${sql.update(settings)}, updated_at = now() WHERE id = ${id} RETURNING *`
+    })
+
+    const usingSecrets = SqlSchema.findAll({
+      Request: Schema.Array(SecretId),
+      Result: ModelProviderConfig,
+      execute: (secretIds) =>
+        secretIds.length === 0
+          ? Effect.succeed([])
+          : sql`SELECT * FROM model_provider_configs WHERE ${sql.in("auth_secret_id", secretIds)} ORDER BY id`
+    })
+
+    const remove = SqlSchema.void({
+      Request: ModelProviderConfigId,
+      execute: (id) => sql`DELETE FROM model_provider_configs WHERE id = ${id}`
+    })
+
+    return {
+      /** Fails with UniqueViolation when the organization has a config of that name. */
+      insert: (config: typeof NewProviderConfig.Type) => uniqueOrDie(insert(config)),
+      findInOrg: (orgId: OrgId, id: ModelProviderConfigId, lock: RowLock = "none") =>
+        Effect.orDie(findInOrg({ orgId, id, lock })),
+      findByIds: (ids: ReadonlyArray<ModelProviderConfigId>) => Effect.orDie(findByIds(ids)),
+      findByName: (orgId: OrgId, name: string) => Effect.orDie(findByName({ orgId, name })),
+      page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
+      /** Fails with UniqueViolation when the organization has a config of the new name. */
+      update: (config: typeof ProviderConfigUpdate.Type) => uniqueOrDie(update(config)),
+      remove: (id: ModelProviderConfigId) => Effect.orDie(remove(id)),
+      /** The configs whose credential is one of these secrets, by id. */
+      usingSecrets: (secretIds: ReadonlyArray<SecretId>) => Effect.orDie(usingSecrets(secretIds))
+    } as const
+  })
+
+export class ModelProviderConfigsRepository extends Context.Tag("ModelProviderConfigsRepository")<ModelProviderConfigsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

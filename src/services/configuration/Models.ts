@@ -3,7 +3,7 @@
  * immutable revisions; every PATCH adds one and makes it current. Org admins manage models and
  * their project grants; every member can read them. A project uses only the models granted to it.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   ConfiguredModel,
@@ -61,194 +61,197 @@ const resolved = (model: StoredModel, config: CallProviderConfig): ResolvedModel
 
 const makeModel = constructor(ConfiguredModel, Schema.Struct(ConfiguredModel.fields))
 
-export class Models extends Effect.Service<Models>()("Models", {
-  effect: Effect.gen(function*() {
-    const models = yield* ModelsRepository
-    const providerConfigs = yield* ModelProviderConfigsRepository
-    const modelGrants = yield* ModelGrantsRepository
-    const grants = yield* Grants
-    const access = yield* Access
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const models = yield* ModelsRepository
+  const providerConfigs = yield* ModelProviderConfigsRepository
+  const modelGrants = yield* ModelGrantsRepository
+  const grants = yield* Grants
+  const access = yield* Access
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
 
-    const notFound = (modelId: ConfiguredModelId) => () => new NotFound({ error: `Model ${modelId} not found` })
-    const nameTaken = (name: string) => () =>
-      new Conflict({ error: `The provider config has a model named "${name}" already; pick another name` })
+  const notFound = (modelId: ConfiguredModelId) => () => new NotFound({ error: `Model ${modelId} not found` })
+  const nameTaken = (name: string) => () =>
+    new Conflict({ error: `The provider config has a model named "${name}" already; pick another name` })
 
-    /** Stored models as the API shows them, with their provider configs' names. */
-    const withProviderNames = (stored: ReadonlyArray<StoredModel>) =>
-      Effect.map(
-        providerConfigs.findByIds([...new Set(stored.map((model) => model.provider_config_id))]),
-        (configs) => {
-          const names = new Map(configs.map((config) => [config.id, config.name]))
-          return stored.map((model) =>
-            makeModel({ ...model, provider_config: names.get(model.provider_config_id) ?? "" })
-          )
-        }
-      )
-
-    /** The model of the organization (any, when no organization is given) as the API shows it. */
-    const found = (modelId: ConfiguredModelId, orgId?: OrgId) =>
-      Effect.gen(function*() {
-        const stored = yield* models.find(modelId, orgId).pipe(someOrFail(notFound(modelId)))
-        const [model] = yield* withProviderNames([stored])
-        return model
-      })
-
-    const create = (orgId: OrgId, input: CreateConfiguredModel) =>
-      transaction(Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        const { name, provider_config_id, ...settings } = input
-        const fields = yield* completeSettings(settings)
-        yield* providerConfigs.findInOrg(orgId, provider_config_id, "share").pipe(
-          someOrFail(() =>
-            new InvalidRequest({
-              error: `Model provider config ${provider_config_id} is not one of organization ${orgId}`,
-              issues: [{ path: "/provider_config_id", message: "no such model provider config in this organization" }]
-            })
-          )
+  /** Stored models as the API shows them, with their provider configs' names. */
+  const withProviderNames = (stored: ReadonlyArray<StoredModel>) =>
+    Effect.map(
+      providerConfigs.findByIds([...new Set(stored.map((model) => model.provider_config_id))]),
+      (configs) => {
+        const names = new Map(configs.map((config) => [config.id, config.name]))
+        return stored.map((model) =>
+          makeModel({ ...model, provider_config: names.get(model.provider_config_id) ?? "" })
         )
-        const id = yield* ids.make(ConfiguredModelId)
-        const revisionId = yield* ids.make(ModelRevisionId)
-        yield* models.insertModel({ id, org_id: orgId, provider_config_id, name, current_revision_id: revisionId }).pipe(
-          replaceFailure("UniqueViolation", nameTaken(name), "Debug")
-        )
-        yield* models.insertRevision({ id: revisionId, model_id: id, ...fields })
-        return yield* found(id)
-      }))
+      }
+    )
 
-    const list = (orgId: OrgId, query: ModelListQuery) =>
-      Effect.zipRight(
-        access.orgRole(orgId),
-        paged(
-          query,
-          (keyset) => Effect.flatMap(models.page(orgId, query.provider_config_id, keyset), withProviderNames),
-          (model) => model.id
+  /** The model of the organization (any, when no organization is given) as the API shows it. */
+  const found = (modelId: ConfiguredModelId, orgId?: OrgId) =>
+    Effect.gen(function*() {
+      const stored = yield* models.find(modelId, orgId).pipe(someOrFail(notFound(modelId)))
+      const [model] = yield* withProviderNames([stored])
+      return model
+    })
+
+  const create = (orgId: OrgId, input: CreateConfiguredModel) =>
+    transaction(Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      const { name, provider_config_id, ...settings } = input
+      const fields = yield* completeSettings(settings)
+      yield* providerConfigs.findInOrg(orgId, provider_config_id, "share").pipe(
+        someOrFail(() =>
+          new InvalidRequest({
+            error: `Model provider config ${provider_config_id} is not one of organization ${orgId}`,
+            issues: [{ path: "/provider_config_id", message: "no such model provider config in this organization" }]
+          })
         )
       )
-
-    const get = (orgId: OrgId, modelId: ConfiguredModelId) => Effect.zipRight(access.orgRole(orgId), found(modelId, orgId))
-
-    const update = (orgId: OrgId, modelId: ConfiguredModelId, patch: UpdateConfiguredModel) =>
-      transaction(Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        yield* models.lockInOrg(modelId, orgId)
-        const current = yield* models.find(modelId, orgId).pipe(someOrFail(notFound(modelId)))
-        const fields = yield* completeSettings(patchedSettings(current, patch))
-        const revisionId = yield* ids.make(ModelRevisionId)
-        yield* models.insertRevision({ id: revisionId, model_id: modelId, ...fields })
-        const name = patch.name ?? current.name
-        yield* models.setCurrent(modelId, name, revisionId).pipe(replaceFailure("UniqueViolation", nameTaken(name), "Debug"))
-        return yield* found(modelId)
-      }))
-
-    const revisions = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
-      Effect.zipRight(
-        get(orgId, modelId),
-        paged(query, (keyset) => models.revisions(modelId, keyset), (revision) => revision.id)
+      const id = yield* ids.make(ConfiguredModelId)
+      const revisionId = yield* ids.make(ModelRevisionId)
+      yield* models.insertModel({ id, org_id: orgId, provider_config_id, name, current_revision_id: revisionId }).pipe(
+        replaceFailure("UniqueViolation", nameTaken(name), "Debug")
       )
+      yield* models.insertRevision({ id: revisionId, model_id: id, ...fields })
+      return yield* found(id)
+    }))
 
-    /** Deletes the model, its revisions and grants; refused while something still refers to it. */
-    const remove = (orgId: OrgId, modelId: ConfiguredModelId) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        const removed = yield* models.removeInOrg(modelId, orgId).pipe(
-          replaceFailure(
-            "ForeignKeyViolation",
-            () =>
-              new Conflict({
-                error: `Model ${modelId} is named by agent configs, which never change: it can be deleted once the ` +
-                  "projects holding them are deleted. To stop projects using it now, revoke its grants " +
-                  `(DELETE /orgs/${orgId}/models/${modelId}/grants/{grantID}): their agents' next model calls then fail`
-              }),
-            "Debug"
-          )
+  const list = (orgId: OrgId, query: ModelListQuery) =>
+    Effect.zipRight(
+      access.orgRole(orgId),
+      paged(
+        query,
+        (keyset) => Effect.flatMap(models.page(orgId, query.provider_config_id, keyset), withProviderNames),
+        (model) => model.id
+      )
+    )
+
+  const get = (orgId: OrgId, modelId: ConfiguredModelId) => Effect.zipRight(access.orgRole(orgId), found(modelId, orgId))
+
+  const update = (orgId: OrgId, modelId: ConfiguredModelId, patch: UpdateConfiguredModel) =>
+    transaction(Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      yield* models.lockInOrg(modelId, orgId)
+      const current = yield* models.find(modelId, orgId).pipe(someOrFail(notFound(modelId)))
+      const fields = yield* completeSettings(patchedSettings(current, patch))
+      const revisionId = yield* ids.make(ModelRevisionId)
+      yield* models.insertRevision({ id: revisionId, model_id: modelId, ...fields })
+      const name = patch.name ?? current.name
+      yield* models.setCurrent(modelId, name, revisionId).pipe(replaceFailure("UniqueViolation", nameTaken(name), "Debug"))
+      return yield* found(modelId)
+    }))
+
+  const revisions = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
+    Effect.zipRight(
+      get(orgId, modelId),
+      paged(query, (keyset) => models.revisions(modelId, keyset), (revision) => revision.id)
+    )
+
+  /** Deletes the model, its revisions and grants; refused while something still refers to it. */
+  const remove = (orgId: OrgId, modelId: ConfiguredModelId) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      const removed = yield* models.removeInOrg(modelId, orgId).pipe(
+        replaceFailure(
+          "ForeignKeyViolation",
+          () =>
+            new Conflict({
+              error: `Model ${modelId} is named by agent configs, which never change: it can be deleted once the ` +
+                "projects holding them are deleted. To stop projects using it now, revoke its grants " +
+                `(DELETE /orgs/${orgId}/models/${modelId}/grants/{grantID}): their agents' next model calls then fail`
+            }),
+          "Debug"
         )
-        if (!removed) return yield* Effect.fail(notFound(modelId)())
-      })
+      )
+      if (!removed) return yield* Effect.fail(notFound(modelId)())
+    })
 
-    /** A model of the organization whose grants an org admin may change. */
-    const grantable = (orgId: OrgId, modelId: ConfiguredModelId) =>
-      Effect.zipRight(access.requireOrgRole(orgId, "admin"), models.find(modelId, orgId).pipe(someOrFail(notFound(modelId))))
+  /** A model of the organization whose grants an org admin may change. */
+  const grantable = (orgId: OrgId, modelId: ConfiguredModelId) =>
+    Effect.zipRight(access.requireOrgRole(orgId, "admin"), models.find(modelId, orgId).pipe(someOrFail(notFound(modelId))))
 
-    const createGrant = (orgId: OrgId, modelId: ConfiguredModelId, input: CreateGrant) =>
-      Effect.zipRight(grantable(orgId, modelId), grants.create(modelGrants, orgId, modelId, input))
+  const createGrant = (orgId: OrgId, modelId: ConfiguredModelId, input: CreateGrant) =>
+    Effect.zipRight(grantable(orgId, modelId), grants.create(modelGrants, orgId, modelId, input))
 
-    const listGrants = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
-      Effect.zipRight(get(orgId, modelId), grants.list(modelGrants, modelId, query))
+  const listGrants = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
+    Effect.zipRight(get(orgId, modelId), grants.list(modelGrants, modelId, query))
 
-    const removeGrant = (orgId: OrgId, modelId: ConfiguredModelId, grantId: ModelGrantId) =>
-      Effect.zipRight(grantable(orgId, modelId), grants.remove(modelGrants, modelId, grantId))
+  const removeGrant = (orgId: OrgId, modelId: ConfiguredModelId, grantId: ModelGrantId) =>
+    Effect.zipRight(grantable(orgId, modelId), grants.remove(modelGrants, modelId, grantId))
 
-    /** The model `modelName` of the provider config `providerConfigName`, when it is granted to the project. */
-    const resolveForProject = (orgId: OrgId, projectId: ProjectId, providerConfigName: string, modelName: string) =>
-      Effect.gen(function*() {
+  /** The model `modelName` of the provider config `providerConfigName`, when it is granted to the project. */
+  const resolveForProject = (orgId: OrgId, projectId: ProjectId, providerConfigName: string, modelName: string) =>
+    Effect.gen(function*() {
+      const config = yield* providerConfigs.findByName(orgId, providerConfigName.normalize("NFC"))
+      if (Option.isNone(config)) return Option.none<ResolvedModel>()
+      const model = yield* models.named(config.value.id, modelName.normalize("NFC"))
+      if (Option.isNone(model)) return Option.none<ResolvedModel>()
+      const granted = yield* modelGrants.grantedAmong(projectId, [model.value.id])
+      return granted.has(model.value.id) ? Option.some(resolved(model.value, config.value)) : Option.none<ResolvedModel>()
+    })
+
+  /**
+   * Where the model `modelName` of a provider config named `providerConfigName` exists among the
+   * organizations `orgIds`: `found` when one of them has it (or, without a model name, has the
+   * provider config), else `no_model` when one of them has a provider config of that name, else
+   * `no_provider_config`.
+   */
+  const namedInOrgs = (orgIds: ReadonlyArray<OrgId>, providerConfigName: string, modelName?: string) =>
+    Effect.gen(function*() {
+      let configFound = false
+      for (const orgId of orgIds) {
         const config = yield* providerConfigs.findByName(orgId, providerConfigName.normalize("NFC"))
-        if (Option.isNone(config)) return Option.none<ResolvedModel>()
+        if (Option.isNone(config)) continue
+        configFound = true
+        if (modelName === undefined) return "found" as const
         const model = yield* models.named(config.value.id, modelName.normalize("NFC"))
-        if (Option.isNone(model)) return Option.none<ResolvedModel>()
-        const granted = yield* modelGrants.grantedAmong(projectId, [model.value.id])
-        return granted.has(model.value.id) ? Option.some(resolved(model.value, config.value)) : Option.none<ResolvedModel>()
-      })
+        if (Option.isSome(model)) return "found" as const
+      }
+      return configFound ? "no_model" as const : "no_provider_config" as const
+    })
 
-    /**
-     * Where the model `modelName` of a provider config named `providerConfigName` exists among the
-     * organizations `orgIds`: `found` when one of them has it (or, without a model name, has the
-     * provider config), else `no_model` when one of them has a provider config of that name, else
-     * `no_provider_config`.
-     */
-    const namedInOrgs = (orgIds: ReadonlyArray<OrgId>, providerConfigName: string, modelName?: string) =>
-      Effect.gen(function*() {
-        let configFound = false
-        for (const orgId of orgIds) {
-          const config = yield* providerConfigs.findByName(orgId, providerConfigName.normalize("NFC"))
-          if (Option.isNone(config)) continue
-          configFound = true
-          if (modelName === undefined) return "found" as const
-          const model = yield* models.named(config.value.id, modelName.normalize("NFC"))
-          if (Option.isSome(model)) return "found" as const
-        }
-        return configFound ? "no_model" as const : "no_provider_config" as const
-      })
+  /** Whether the organization has a model provider config named `name`. */
+  const providerConfigExists = (orgId: OrgId, name: string) =>
+    Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
 
-    /** Whether the organization has a model provider config named `name`. */
-    const providerConfigExists = (orgId: OrgId, name: string) =>
-      Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
+  /**
+   * The model with its provider config and current revision, and whether it is granted to the
+   * project (a grant revoked since a config named the model), in one read (`NotFound` once it
+   * is deleted).
+   */
+  const current = (modelId: ConfiguredModelId, projectId: ProjectId) =>
+    models.findForCall(modelId, projectId).pipe(
+      someOrFail(notFound(modelId)),
+      Effect.map(({ granted, model, providerConfig }) => ({ model: resolved(model, providerConfig), granted }))
+    )
 
-    /**
-     * The model with its provider config and current revision, and whether it is granted to the
-     * project (a grant revoked since a config named the model), in one read (`NotFound` once it
-     * is deleted).
-     */
-    const current = (modelId: ConfiguredModelId, projectId: ProjectId) =>
-      models.findForCall(modelId, projectId).pipe(
-        someOrFail(notFound(modelId)),
-        Effect.map(({ granted, model, providerConfig }) => ({ model: resolved(model, providerConfig), granted }))
-      )
+  return {
+    create,
+    namedInOrgs,
+    list,
+    get,
+    update,
+    revisions,
+    remove,
+    createGrant,
+    listGrants,
+    removeGrant,
+    resolveForProject,
+    providerConfigExists,
+    current
+  } as const
+})
 
-    return {
-      create,
-      namedInOrgs,
-      list,
-      get,
-      update,
-      revisions,
-      remove,
-      createGrant,
-      listGrants,
-      removeGrant,
-      resolveForProject,
-      providerConfigExists,
-      current
-    } as const
-  }),
-  dependencies: [
-    ModelsRepository.Default,
-    ModelProviderConfigsRepository.Default,
-    ModelGrantsRepository.Default,
-    Grants.Default,
-    Access.Default,
-    IdGenerator.Default,
-    Transactions.Default
-  ]
-}) {}
+export class Models extends Context.Tag("Models")<Models, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ModelsRepository.layer,
+      ModelProviderConfigsRepository.layer,
+      ModelGrantsRepository.layer,
+      Grants.layer,
+      Access.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

@@ -5,7 +5,7 @@
  * in the same statement, for a model call.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema, Struct } from "effect"
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ConfiguredModel, ModelRevision, ModelSettings } from "../../domain/configuration/Models.ts"
 import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
@@ -47,128 +47,130 @@ const MODEL_COLUMNS = [
   ...Object.keys(ModelSettings.fields).map((column) => "r." + column)
 ].join(", ")
 
-export class ModelsRepository extends Effect.Service<ModelsRepository>()("ModelsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const selectModel = sql`
-      SELECT ${sql.unsafe(MODEL_COLUMNS)} FROM configured_models m JOIN model_revisions r ON r.id = m.current_revision_id`
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const selectModel = sql`
+    SELECT ${sql.unsafe(MODEL_COLUMNS)} FROM configured_models m JOIN model_revisions r ON r.id = m.current_revision_id`
 
-    const insertModel = SqlSchema.void({
-      Request: NewModel,
-      execute: (model) => sql`INSERT INTO configured_models ${sql.insert(model)}`
-    })
-
-    const insertRevision = SqlSchema.void({
-      Request: NewRevision,
-      execute: (revision) => sql`INSERT INTO model_revisions ${sql.insert(revision)}`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ id: ConfiguredModelId, orgId: Schema.UndefinedOr(OrgId) }),
-      Result: StoredModel,
-      execute: ({ id, orgId }) =>
-        sql`${selectModel} WHERE m.id = ${id} ${orgId === undefined ? sql`` : sql`AND m.org_id = ${orgId}`}`
-    })
-
-    const findForCall = SqlSchema.findOne({
-      Request: Schema.Struct({ id: ConfiguredModelId, projectId: ProjectId }),
-      Result: StoredModelForCall,
-      execute: ({ id, projectId }) =>
-        sql`
-          SELECT ${sql.unsafe(MODEL_COLUMNS)}, p.name AS provider_name, p.api_format AS provider_api_format,
-            p.base_url AS provider_base_url, p.auth_secret_id AS provider_auth_secret_id,
-            EXISTS (SELECT 1 FROM model_grants g WHERE g.model_id = m.id AND g.target_project_id = ${projectId}) AS granted
-          FROM configured_models m
-            JOIN model_revisions r ON r.id = m.current_revision_id
-            JOIN model_provider_configs p ON p.id = m.provider_config_id
-          WHERE m.id = ${id}`
-    })
-
-    const lockInOrg = SqlSchema.findOne({
-      Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
-      Result: Schema.Struct({ id: ConfiguredModelId }),
-      execute: ({ id, orgId }) => sql`SELECT id FROM configured_models WHERE id = ${id} AND org_id = ${orgId} FOR UPDATE`
-    })
-
-    const page = keysetQuery(sql, {
-      filter: Schema.Struct({ orgId: OrgId, providerConfigId: Schema.UndefinedOr(ModelProviderConfigId) }),
-      result: StoredModel,
-      column: "m.id",
-      select: ({ orgId, providerConfigId }) => sql`
-        ${selectModel} WHERE m.org_id = ${orgId}
-        ${providerConfigId === undefined ? sql`` : sql`AND m.provider_config_id = ${providerConfigId}`}`
-    })
-
-    const setCurrent = SqlSchema.void({
-      Request: Schema.Struct({ id: ConfiguredModelId, name: Schema.String, revisionId: ModelRevisionId }),
-      execute: ({ id, name, revisionId }) => sql`
-        UPDATE configured_models SET name = ${name}, current_revision_id = ${revisionId}, updated_at = now()
-        WHERE id = ${id}`
-    })
-
-    const revisions = keysetQuery(sql, {
-      filter: Schema.Struct({ modelId: ConfiguredModelId }),
-      result: ModelRevision,
-      order: "descending",
-      select: ({ modelId }) => sql`SELECT * FROM model_revisions WHERE model_id = ${modelId}`
-    })
-
-    const removeInOrg = SqlSchema.findOne({
-      Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
-      Result: Schema.Struct({ id: ConfiguredModelId }),
-      execute: ({ id, orgId }) => sql`DELETE FROM configured_models WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
-    })
-
-    const named = SqlSchema.findOne({
-      Request: Schema.Struct({ providerConfigId: ModelProviderConfigId, name: Schema.String }),
-      Result: StoredModel,
-      execute: ({ name, providerConfigId }) =>
-        sql`${selectModel} WHERE m.provider_config_id = ${providerConfigId} AND m.name = ${name}`
-    })
-
-    const ofProviderConfig = SqlSchema.findAll({
-      Request: ModelProviderConfigId,
-      Result: Schema.Struct({ id: ConfiguredModelId, name: Schema.String }),
-      execute: (configId) =>
-        sql`SELECT id, name FROM configured_models WHERE provider_config_id = ${configId} ORDER BY id`
-    })
-
-    return {
-      /** Fails with UniqueViolation when the provider config has a model of that name. */
-      insertModel: (model: typeof NewModel.Type) => uniqueOrDie(insertModel(model)),
-      insertRevision: (revision: typeof NewRevision.Type) => Effect.orDie(insertRevision(revision)),
-      /** The model (of the organization, when given) with its current settings. */
-      find: (id: ConfiguredModelId, orgId?: OrgId) => Effect.orDie(find({ id, orgId })),
-      /**
-       * The model with its current settings, what a model call needs of its provider config, and
-       * whether the model is granted to the project `projectId`.
-       */
-      findForCall: (id: ConfiguredModelId, projectId: ProjectId) =>
-        Effect.map(Effect.orDie(findForCall({ id, projectId })), Option.map(({ granted, ...row }) => ({
-          granted,
-          model: row satisfies StoredModel,
-          providerConfig: {
-            id: row.provider_config_id,
-            name: row.provider_name,
-            api_format: row.provider_api_format,
-            base_url: row.provider_base_url,
-            auth_secret_id: row.provider_auth_secret_id
-          } satisfies CallProviderConfig
-        }))),
-      /** Locks the model for a change until the transaction ends; whether it exists. */
-      lockInOrg: (id: ConfiguredModelId, orgId: OrgId) => Effect.map(Effect.orDie(lockInOrg({ id, orgId })), Option.isSome),
-      page: (orgId: OrgId, providerConfigId: ModelProviderConfigId | undefined, keyset: Keyset) =>
-        page({ orgId, providerConfigId }, keyset),
-      /** Fails with UniqueViolation when the provider config has another model of that name. */
-      setCurrent: (id: ConfiguredModelId, name: string, revisionId: ModelRevisionId) =>
-        uniqueOrDie(setCurrent({ id, name, revisionId })),
-      /** Revisions, newest first. */
-      revisions: (modelId: ConfiguredModelId, keyset: Keyset) => revisions({ modelId }, keyset),
-      /** Deletes the model with its revisions; whether it existed. ForeignKeyViolation while agent configs use it. */
-      removeInOrg: (id: ConfiguredModelId, orgId: OrgId) =>
-        Effect.map(foreignKeyOrDie(removeInOrg({ id, orgId })), Option.isSome),
-      named: (providerConfigId: ModelProviderConfigId, name: string) => Effect.orDie(named({ providerConfigId, name })),
-      ofProviderConfig: (configId: ModelProviderConfigId) => Effect.orDie(ofProviderConfig(configId))
-    } as const
+  const insertModel = SqlSchema.void({
+    Request: NewModel,
+    execute: (model) => sql`INSERT INTO configured_models ${sql.insert(model)}`
   })
-}) {}
+
+  const insertRevision = SqlSchema.void({
+    Request: NewRevision,
+    execute: (revision) => sql`INSERT INTO model_revisions ${sql.insert(revision)}`
+  })
+
+  const find = SqlSchema.findOne({
+    Request: Schema.Struct({ id: ConfiguredModelId, orgId: Schema.UndefinedOr(OrgId) }),
+    Result: StoredModel,
+    execute: ({ id, orgId }) =>
+      sql`${selectModel} WHERE m.id = ${id} ${orgId === undefined ? sql`` : sql`AND m.org_id = ${orgId}`}`
+  })
+
+  const findForCall = SqlSchema.findOne({
+    Request: Schema.Struct({ id: ConfiguredModelId, projectId: ProjectId }),
+    Result: StoredModelForCall,
+    execute: ({ id, projectId }) =>
+      sql`
+        SELECT ${sql.unsafe(MODEL_COLUMNS)}, p.name AS provider_name, p.api_format AS provider_api_format,
+          p.base_url AS provider_base_url, p.auth_secret_id AS provider_auth_secret_id,
+          EXISTS (SELECT 1 FROM model_grants g WHERE g.model_id = m.id AND g.target_project_id = ${projectId}) AS granted
+        FROM configured_models m
+          JOIN model_revisions r ON r.id = m.current_revision_id
+          JOIN model_provider_configs p ON p.id = m.provider_config_id
+        WHERE m.id = ${id}`
+  })
+
+  const lockInOrg = SqlSchema.findOne({
+    Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
+    Result: Schema.Struct({ id: ConfiguredModelId }),
+    execute: ({ id, orgId }) => sql`SELECT id FROM configured_models WHERE id = ${id} AND org_id = ${orgId} FOR UPDATE`
+  })
+
+  const page = keysetQuery(sql, {
+    filter: Schema.Struct({ orgId: OrgId, providerConfigId: Schema.UndefinedOr(ModelProviderConfigId) }),
+    result: StoredModel,
+    column: "m.id",
+    select: ({ orgId, providerConfigId }) => sql`
+      ${selectModel} WHERE m.org_id = ${orgId}
+      ${providerConfigId === undefined ? sql`` : sql`AND m.provider_config_id = ${providerConfigId}`}`
+  })
+
+  const setCurrent = SqlSchema.void({
+    Request: Schema.Struct({ id: ConfiguredModelId, name: Schema.String, revisionId: ModelRevisionId }),
+    execute: ({ id, name, revisionId }) => sql`
+      UPDATE configured_models SET name = ${name}, current_revision_id = ${revisionId}, updated_at = now()
+      WHERE id = ${id}`
+  })
+
+  const revisions = keysetQuery(sql, {
+    filter: Schema.Struct({ modelId: ConfiguredModelId }),
+    result: ModelRevision,
+    order: "descending",
+    select: ({ modelId }) => sql`SELECT * FROM model_revisions WHERE model_id = ${modelId}`
+  })
+
+  const removeInOrg = SqlSchema.findOne({
+    Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
+    Result: Schema.Struct({ id: ConfiguredModelId }),
+    execute: ({ id, orgId }) => sql`DELETE FROM configured_models WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
+  })
+
+  const named = SqlSchema.findOne({
+    Request: Schema.Struct({ providerConfigId: ModelProviderConfigId, name: Schema.String }),
+    Result: StoredModel,
+    execute: ({ name, providerConfigId }) =>
+      sql`${selectModel} WHERE m.provider_config_id = ${providerConfigId} AND m.name = ${name}`
+  })
+
+  const ofProviderConfig = SqlSchema.findAll({
+    Request: ModelProviderConfigId,
+    Result: Schema.Struct({ id: ConfiguredModelId, name: Schema.String }),
+    execute: (configId) =>
+      sql`SELECT id, name FROM configured_models WHERE provider_config_id = ${configId} ORDER BY id`
+  })
+
+  return {
+    /** Fails with UniqueViolation when the provider config has a model of that name. */
+    insertModel: (model: typeof NewModel.Type) => uniqueOrDie(insertModel(model)),
+    insertRevision: (revision: typeof NewRevision.Type) => Effect.orDie(insertRevision(revision)),
+    /** The model (of the organization, when given) with its current settings. */
+    find: (id: ConfiguredModelId, orgId?: OrgId) => Effect.orDie(find({ id, orgId })),
+    /**
+     * The model with its current settings, what a model call needs of its provider config, and
+     * whether the model is granted to the project `projectId`.
+     */
+    findForCall: (id: ConfiguredModelId, projectId: ProjectId) =>
+      Effect.map(Effect.orDie(findForCall({ id, projectId })), Option.map(({ granted, ...row }) => ({
+        granted,
+        model: row satisfies StoredModel,
+        providerConfig: {
+          id: row.provider_config_id,
+          name: row.provider_name,
+          api_format: row.provider_api_format,
+          base_url: row.provider_base_url,
+          auth_secret_id: row.provider_auth_secret_id
+        } satisfies CallProviderConfig
+      }))),
+    /** Locks the model for a change until the transaction ends; whether it exists. */
+    lockInOrg: (id: ConfiguredModelId, orgId: OrgId) => Effect.map(Effect.orDie(lockInOrg({ id, orgId })), Option.isSome),
+    page: (orgId: OrgId, providerConfigId: ModelProviderConfigId | undefined, keyset: Keyset) =>
+      page({ orgId, providerConfigId }, keyset),
+    /** Fails with UniqueViolation when the provider config has another model of that name. */
+    setCurrent: (id: ConfiguredModelId, name: string, revisionId: ModelRevisionId) =>
+      uniqueOrDie(setCurrent({ id, name, revisionId })),
+    /** Revisions, newest first. */
+    revisions: (modelId: ConfiguredModelId, keyset: Keyset) => revisions({ modelId }, keyset),
+    /** Deletes the model with its revisions; whether it existed. ForeignKeyViolation while agent configs use it. */
+    removeInOrg: (id: ConfiguredModelId, orgId: OrgId) =>
+      Effect.map(foreignKeyOrDie(removeInOrg({ id, orgId })), Option.isSome),
+    named: (providerConfigId: ModelProviderConfigId, name: string) => Effect.orDie(named({ providerConfigId, name })),
+    ofProviderConfig: (configId: ModelProviderConfigId) => Effect.orDie(ofProviderConfig(configId))
+  } as const
+})
+
+export class ModelsRepository extends Context.Tag("ModelsRepository")<ModelsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

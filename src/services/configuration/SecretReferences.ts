@@ -4,7 +4,7 @@
  * A secret in use cannot be deleted, and a member whose personal secret is in use cannot be
  * removed from the organization.
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
 import { MachinePoolsRepository } from "../machines/MachinePoolsRepository.ts"
 import { ModelProviderConfigsRepository } from "./ModelProviderConfigsRepository.ts"
@@ -20,39 +20,46 @@ export interface Referrer {
 
 export const describeReferrer = (referrer: Referrer) => `${referrer.kind} "${referrer.name}" (${referrer.id})`
 
-export class SecretReferences extends Effect.Service<SecretReferences>()("SecretReferences", {
-  effect: Effect.gen(function*() {
-    const providerConfigs = yield* ModelProviderConfigsRepository
-    const secrets = yield* SecretsRepository
-    const pools = yield* MachinePoolsRepository
+const make = Effect.gen(function*() {
+  const providerConfigs = yield* ModelProviderConfigsRepository
+  const secrets = yield* SecretsRepository
+  const pools = yield* MachinePoolsRepository
 
-    /** Everything that holds one of these secrets. */
-    const referrersOf = (secretIds: ReadonlyArray<SecretId>) =>
-      Effect.map(
-        Effect.zip(providerConfigs.usingSecrets(secretIds), pools.usingSecrets(secretIds)),
-        ([configs, poolRows]) => [
-          ...configs.flatMap((config): ReadonlyArray<Referrer> =>
-            config.auth_secret_id === null
-              ? []
-              : [{ secretId: config.auth_secret_id, kind: "model provider config", id: config.id, name: config.name }]
-          ),
-          ...poolRows.map((pool): Referrer => ({ secretId: pool.secret_id, kind: "machine pool", id: pool.id, name: pool.name }))
-        ]
+  /** Everything that holds one of these secrets. */
+  const referrersOf = (secretIds: ReadonlyArray<SecretId>) =>
+    Effect.map(
+      Effect.zip(providerConfigs.usingSecrets(secretIds), pools.usingSecrets(secretIds)),
+      ([configs, poolRows]) => [
+        ...configs.flatMap((config): ReadonlyArray<Referrer> =>
+          config.auth_secret_id === null
+            ? []
+            : [{ secretId: config.auth_secret_id, kind: "model provider config", id: config.id, name: config.name }]
+        ),
+        ...poolRows.map((pool): Referrer => ({ secretId: pool.secret_id, kind: "machine pool", id: pool.id, name: pool.name }))
+      ]
+    )
+
+  /** Why the member cannot leave the organization now: their personal secrets in use; empty when none is. */
+  const memberRemovalBlockers = (orgId: OrgId, userId: UserId) =>
+    Effect.gen(function*() {
+      const personal = yield* secrets.personalOf(orgId, userId)
+      const names = new Map(personal.map((secret) => [secret.id, secret.name]))
+      const referrers = yield* referrersOf(personal.map((secret) => secret.id))
+      return referrers.map((referrer) =>
+        `personal secret "${names.get(referrer.secretId)}" (${referrer.secretId}) is used by ${describeReferrer(referrer)}; ` +
+        `point it at another secret first`
       )
+    })
 
-    /** Why the member cannot leave the organization now: their personal secrets in use; empty when none is. */
-    const memberRemovalBlockers = (orgId: OrgId, userId: UserId) =>
-      Effect.gen(function*() {
-        const personal = yield* secrets.personalOf(orgId, userId)
-        const names = new Map(personal.map((secret) => [secret.id, secret.name]))
-        const referrers = yield* referrersOf(personal.map((secret) => secret.id))
-        return referrers.map((referrer) =>
-          `personal secret "${names.get(referrer.secretId)}" (${referrer.secretId}) is used by ${describeReferrer(referrer)}; ` +
-          `point it at another secret first`
-        )
-      })
+  return { referrersOf, memberRemovalBlockers } as const
+})
 
-    return { referrersOf, memberRemovalBlockers } as const
-  }),
-  dependencies: [ModelProviderConfigsRepository.Default, SecretsRepository.Default, MachinePoolsRepository.Default]
-}) {}
+export class SecretReferences extends Context.Tag("SecretReferences")<SecretReferences, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ModelProviderConfigsRepository.layer,
+      SecretsRepository.layer,
+      MachinePoolsRepository.layer
+    ])
+  )
+}

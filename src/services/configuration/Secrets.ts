@@ -3,7 +3,7 @@
  * member as metadata; personal secrets, visible to and managed by their owner only. Values are
  * sealed with AES-256-GCM (SecretBox.ts) and only `reveal` opens them, for the runtime.
  */
-import { Effect, Either, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import type { CreateSecret } from "../../domain/configuration/Secrets.ts"
 import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
@@ -33,163 +33,166 @@ export class SecretUndecryptable extends Schema.TaggedError<SecretUndecryptable>
   }
 }
 
-export class Secrets extends Effect.Service<Secrets>()("Secrets", {
-  effect: Effect.gen(function*() {
-    const secrets = yield* SecretsRepository
-    const secretGrants = yield* SecretGrantsRepository
-    const references = yield* SecretReferences
-    const grants = yield* Grants
-    const access = yield* Access
-    const ids = yield* IdGenerator
-    const key = yield* SecretKey
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const secrets = yield* SecretsRepository
+  const secretGrants = yield* SecretGrantsRepository
+  const references = yield* SecretReferences
+  const grants = yield* Grants
+  const access = yield* Access
+  const ids = yield* IdGenerator
+  const key = yield* SecretKey
+  const { transaction } = yield* Transactions
 
-    const notFound = (secretId: SecretId) => () => new NotFound({ error: `Secret ${secretId} not found` })
-    const nameTaken = (name: string, personal: boolean) => () =>
-      new Conflict({
-        error: personal
-          ? `You have a personal secret named "${name}" in this organization already; pick another name or rotate its value`
-          : `The organization has a secret named "${name}" already; pick another name or rotate its value`
+  const notFound = (secretId: SecretId) => () => new NotFound({ error: `Secret ${secretId} not found` })
+  const nameTaken = (name: string, personal: boolean) => () =>
+    new Conflict({
+      error: personal
+        ? `You have a personal secret named "${name}" in this organization already; pick another name or rotate its value`
+        : `The organization has a secret named "${name}" already; pick another name or rotate its value`
+    })
+
+  /**
+   * A secret of the organization the caller may see: an organization secret, or one of the
+   * caller's personal secrets. `lock` holds the row until the transaction ends.
+   */
+  const visible = (orgId: OrgId, secretId: SecretId, lock: RowLock = "none") =>
+    Effect.gen(function*() {
+      yield* access.orgRole(orgId)
+      const userId = yield* access.callerUserId
+      return yield* secrets.findVisible(orgId, secretId, userId, lock).pipe(someOrFail(notFound(secretId)))
+    })
+
+  /** A visible secret the caller may change: org admins change organization secrets, owners their own. */
+  const manageable = (orgId: OrgId, secretId: SecretId, lock: RowLock = "none") =>
+    Effect.gen(function*() {
+      const secret = yield* visible(orgId, secretId, lock)
+      if (secret.owner === "organization") yield* access.requireOrgRole(orgId, "admin")
+      return secret
+    })
+
+  const create = (orgId: OrgId, input: CreateSecret) =>
+    Effect.gen(function*() {
+      const personal = input.owner === "personal"
+      const ownerUserId = personal ? yield* access.requireUser : null
+      if (personal) yield* access.orgRole(orgId)
+      else yield* access.requireOrgRole(orgId, "admin")
+      const id = yield* ids.make(SecretId)
+      return yield* secrets.insert({
+        id,
+        org_id: orgId,
+        owner_user_id: ownerUserId,
+        name: input.name,
+        description: input.description ?? null,
+        value_sealed: seal(key, input.value, id)
+      }).pipe(replaceFailure("UniqueViolation", nameTaken(input.name, personal), "Debug"))
+    })
+
+  const list = (orgId: OrgId, query: ListQuery) =>
+    Effect.gen(function*() {
+      yield* access.orgRole(orgId)
+      const userId = yield* access.callerUserId
+      return yield* paged(query, (keyset) => secrets.page(orgId, userId, keyset), (secret) => secret.id)
+    })
+
+  const get = (orgId: OrgId, secretId: SecretId) => visible(orgId, secretId)
+
+  const rotate = (orgId: OrgId, secretId: SecretId, value: Redacted.Redacted<string>) =>
+    Effect.zipRight(
+      manageable(orgId, secretId),
+      secrets.rotate(secretId, seal(key, value, secretId)).pipe(someOrFail(notFound(secretId)))
+    )
+
+  const remove = (orgId: OrgId, secretId: SecretId) =>
+    transaction(Effect.gen(function*() {
+      yield* manageable(orgId, secretId, "update")
+      const referrers = yield* references.referrersOf([secretId])
+      if (referrers.length > 0) {
+        return yield* Effect.fail(
+          new Conflict({
+            error: `Secret ${secretId} is used by ${referrers.map(describeReferrer).join(", ")}; ` +
+              `point them at another secret or delete them first`
+          })
+        )
+      }
+      yield* secrets.remove(secretId)
+    }))
+
+  /** Only organization secrets are granted; a personal secret is usable by its owner alone. */
+  const grantable = (orgId: OrgId, secretId: SecretId) =>
+    Effect.gen(function*() {
+      const secret = yield* manageable(orgId, secretId)
+      if (secret.owner === "personal") {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: `Secret ${secretId} is a personal secret: it is usable by its owner in every project of ` +
+              `the organization and is not granted to projects`
+          })
+        )
+      }
+      return secret
+    })
+
+  const createGrant = (orgId: OrgId, secretId: SecretId, input: CreateGrant) =>
+    Effect.zipRight(grantable(orgId, secretId), grants.create(secretGrants, orgId, secretId, input))
+
+  const listGrants = (orgId: OrgId, secretId: SecretId, query: ListQuery) =>
+    Effect.zipRight(visible(orgId, secretId), grants.list(secretGrants, secretId, query))
+
+  const removeGrant = (orgId: OrgId, secretId: SecretId, grantId: SecretGrantId) =>
+    Effect.zipRight(grantable(orgId, secretId), grants.remove(secretGrants, secretId, grantId))
+
+  /**
+   * The secret `name` as a project sees it: the personal secret of `userId` in the
+   * organization when there is one (it is the more specific), else an organization secret
+   * granted to the project.
+   */
+  const resolveForProject = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, name: string) =>
+    Effect.gen(function*() {
+      const named = yield* secrets.named(orgId, name.normalize("NFC"))
+      const personal = named.find((secret) => secret.owner_user_id !== null && secret.owner_user_id === userId)
+      if (personal !== undefined) return Option.some({ id: personal.id })
+      const organization = named.find((secret) => secret.owner === "organization")
+      if (organization === undefined) return Option.none()
+      const granted = yield* secretGrants.grantedAmong(projectId, [organization.id])
+      return granted.has(organization.id) ? Option.some({ id: organization.id }) : Option.none()
+    })
+
+  /** The decrypted value, for the runtime only (provider API keys, machine environments). */
+  const reveal = (secretId: SecretId) =>
+    Effect.gen(function*() {
+      const { value_sealed } = yield* secrets.sealedValue(secretId).pipe(someOrFail(notFound(secretId)))
+      return yield* Either.match(open(key, value_sealed, secretId), {
+        onLeft: (unreadable) => Effect.die(new SecretUndecryptable({ secret_id: secretId, reason: unreadable.reason })),
+        onRight: Effect.succeed
       })
+    })
 
-    /**
-     * A secret of the organization the caller may see: an organization secret, or one of the
-     * caller's personal secrets. `lock` holds the row until the transaction ends.
-     */
-    const visible = (orgId: OrgId, secretId: SecretId, lock: RowLock = "none") =>
-      Effect.gen(function*() {
-        yield* access.orgRole(orgId)
-        const userId = yield* access.callerUserId
-        return yield* secrets.findVisible(orgId, secretId, userId, lock).pipe(someOrFail(notFound(secretId)))
-      })
+  return {
+    create,
+    list,
+    get,
+    rotate,
+    remove,
+    createGrant,
+    listGrants,
+    removeGrant,
+    visible,
+    resolveForProject,
+    reveal
+  } as const
+})
 
-    /** A visible secret the caller may change: org admins change organization secrets, owners their own. */
-    const manageable = (orgId: OrgId, secretId: SecretId, lock: RowLock = "none") =>
-      Effect.gen(function*() {
-        const secret = yield* visible(orgId, secretId, lock)
-        if (secret.owner === "organization") yield* access.requireOrgRole(orgId, "admin")
-        return secret
-      })
-
-    const create = (orgId: OrgId, input: CreateSecret) =>
-      Effect.gen(function*() {
-        const personal = input.owner === "personal"
-        const ownerUserId = personal ? yield* access.requireUser : null
-        if (personal) yield* access.orgRole(orgId)
-        else yield* access.requireOrgRole(orgId, "admin")
-        const id = yield* ids.make(SecretId)
-        return yield* secrets.insert({
-          id,
-          org_id: orgId,
-          owner_user_id: ownerUserId,
-          name: input.name,
-          description: input.description ?? null,
-          value_sealed: seal(key, input.value, id)
-        }).pipe(replaceFailure("UniqueViolation", nameTaken(input.name, personal), "Debug"))
-      })
-
-    const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* access.orgRole(orgId)
-        const userId = yield* access.callerUserId
-        return yield* paged(query, (keyset) => secrets.page(orgId, userId, keyset), (secret) => secret.id)
-      })
-
-    const get = (orgId: OrgId, secretId: SecretId) => visible(orgId, secretId)
-
-    const rotate = (orgId: OrgId, secretId: SecretId, value: Redacted.Redacted<string>) =>
-      Effect.zipRight(
-        manageable(orgId, secretId),
-        secrets.rotate(secretId, seal(key, value, secretId)).pipe(someOrFail(notFound(secretId)))
-      )
-
-    const remove = (orgId: OrgId, secretId: SecretId) =>
-      transaction(Effect.gen(function*() {
-        yield* manageable(orgId, secretId, "update")
-        const referrers = yield* references.referrersOf([secretId])
-        if (referrers.length > 0) {
-          return yield* Effect.fail(
-            new Conflict({
-              error: `Secret ${secretId} is used by ${referrers.map(describeReferrer).join(", ")}; ` +
-                `point them at another secret or delete them first`
-            })
-          )
-        }
-        yield* secrets.remove(secretId)
-      }))
-
-    /** Only organization secrets are granted; a personal secret is usable by its owner alone. */
-    const grantable = (orgId: OrgId, secretId: SecretId) =>
-      Effect.gen(function*() {
-        const secret = yield* manageable(orgId, secretId)
-        if (secret.owner === "personal") {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              error: `Secret ${secretId} is a personal secret: it is usable by its owner in every project of ` +
-                `the organization and is not granted to projects`
-            })
-          )
-        }
-        return secret
-      })
-
-    const createGrant = (orgId: OrgId, secretId: SecretId, input: CreateGrant) =>
-      Effect.zipRight(grantable(orgId, secretId), grants.create(secretGrants, orgId, secretId, input))
-
-    const listGrants = (orgId: OrgId, secretId: SecretId, query: ListQuery) =>
-      Effect.zipRight(visible(orgId, secretId), grants.list(secretGrants, secretId, query))
-
-    const removeGrant = (orgId: OrgId, secretId: SecretId, grantId: SecretGrantId) =>
-      Effect.zipRight(grantable(orgId, secretId), grants.remove(secretGrants, secretId, grantId))
-
-    /**
-     * The secret `name` as a project sees it: the personal secret of `userId` in the
-     * organization when there is one (it is the more specific), else an organization secret
-     * granted to the project.
-     */
-    const resolveForProject = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, name: string) =>
-      Effect.gen(function*() {
-        const named = yield* secrets.named(orgId, name.normalize("NFC"))
-        const personal = named.find((secret) => secret.owner_user_id !== null && secret.owner_user_id === userId)
-        if (personal !== undefined) return Option.some({ id: personal.id })
-        const organization = named.find((secret) => secret.owner === "organization")
-        if (organization === undefined) return Option.none()
-        const granted = yield* secretGrants.grantedAmong(projectId, [organization.id])
-        return granted.has(organization.id) ? Option.some({ id: organization.id }) : Option.none()
-      })
-
-    /** The decrypted value, for the runtime only (provider API keys, machine environments). */
-    const reveal = (secretId: SecretId) =>
-      Effect.gen(function*() {
-        const { value_sealed } = yield* secrets.sealedValue(secretId).pipe(someOrFail(notFound(secretId)))
-        return yield* Either.match(open(key, value_sealed, secretId), {
-          onLeft: (unreadable) => Effect.die(new SecretUndecryptable({ secret_id: secretId, reason: unreadable.reason })),
-          onRight: Effect.succeed
-        })
-      })
-
-    return {
-      create,
-      list,
-      get,
-      rotate,
-      remove,
-      createGrant,
-      listGrants,
-      removeGrant,
-      visible,
-      resolveForProject,
-      reveal
-    } as const
-  }),
-  dependencies: [
-    SecretsRepository.Default,
-    SecretGrantsRepository.Default,
-    SecretReferences.Default,
-    Grants.Default,
-    Access.Default,
-    IdGenerator.Default,
-    SecretKey.layer,
-    Transactions.Default
-  ]
-}) {}
+export class Secrets extends Context.Tag("Secrets")<Secrets, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      SecretsRepository.layer,
+      SecretGrantsRepository.layer,
+      SecretReferences.layer,
+      Grants.layer,
+      Access.layer,
+      IdGenerator.layer,
+      SecretKey.layer,
+      Transactions.layer
+    ])
+  )
+}

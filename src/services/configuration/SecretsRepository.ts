@@ -3,7 +3,7 @@
  * only `sealedValue` reads.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { Secret } from "../../domain/configuration/Secrets.ts"
 import { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
@@ -21,83 +21,85 @@ const NewSecret = Schema.Struct({
   value_sealed: Schema.String
 })
 
-export class SecretsRepository extends Effect.Service<SecretsRepository>()("SecretsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const columns = sql.unsafe(COLUMNS)
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql.unsafe(COLUMNS)
 
-    /** Organization secrets, and the personal secrets of `userId`. */
-    const visibleTo = (userId: string | null) => sql`(owner_user_id IS NULL OR owner_user_id = ${userId})`
+  /** Organization secrets, and the personal secrets of `userId`. */
+  const visibleTo = (userId: string | null) => sql`(owner_user_id IS NULL OR owner_user_id = ${userId})`
 
-    const insert = SqlSchema.single({
-      Request: NewSecret,
-      Result: Secret,
-      execute: (secret) => sql`INSERT INTO secrets ${sql.insert(secret)} RETURNING ${columns}`
-    })
-
-    const findVisible = SqlSchema.findOne({
-      Request: Schema.Struct({
-        orgId: OrgId,
-        secretId: SecretId,
-        userId: Schema.NullOr(UserId),
-        lock: Schema.Literal("none", "share", "update")
-      }),
-      Result: Secret,
-      execute: ({ lock, orgId, secretId, userId }) => sql`
-        SELECT ${columns} FROM secrets
-        WHERE id = ${secretId} AND org_id = ${orgId} AND ${visibleTo(userId)} ${lockClause(sql, lock)}`
-    })
-
-    const page = keysetQuery(sql, {
-      filter: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId) }),
-      result: Secret,
-      select: ({ orgId, userId }) => sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND ${visibleTo(userId)}`
-    })
-
-    const rotate = SqlSchema.findOne({
-      Request: Schema.Struct({ id: SecretId, sealed: Schema.String }),
-      Result: Secret,
-      execute: ({ id, sealed }) =>
-        sql`UPDATE secrets SET value_sealed = ${sealed}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`
-    })
-
-    const sealedValue = SqlSchema.findOne({
-      Request: SecretId,
-      Result: Schema.Struct({ value_sealed: Schema.String }),
-      execute: (id) => sql`SELECT value_sealed FROM secrets WHERE id = ${id}`
-    })
-
-    const named = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
-      Result: Secret,
-      execute: ({ name, orgId }) => sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND name = ${name}`
-    })
-
-    const personalOf = SqlSchema.findAll({
-      Request: Schema.Struct({ orgId: OrgId, userId: UserId }),
-      Result: Secret,
-      execute: ({ orgId, userId }) =>
-        sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND owner_user_id = ${userId} ORDER BY id`
-    })
-
-    const remove = SqlSchema.void({
-      Request: SecretId,
-      execute: (id) => sql`DELETE FROM secrets WHERE id = ${id}`
-    })
-
-    return {
-      /** Fails with UniqueViolation when the owner has a secret of that name. */
-      insert: (secret: typeof NewSecret.Type) => uniqueOrDie(insert(secret)),
-      /** A secret of the organization that `userId` (null: an organization key) may see. */
-      findVisible: (orgId: OrgId, secretId: SecretId, userId: UserId | null, lock: RowLock = "none") =>
-        Effect.orDie(findVisible({ orgId, secretId, userId, lock })),
-      page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => page({ orgId, userId }, keyset),
-      rotate: (id: SecretId, sealed: string) => Effect.orDie(rotate({ id, sealed })),
-      remove: (id: SecretId) => Effect.orDie(remove(id)),
-      sealedValue: (id: SecretId) => Effect.orDie(sealedValue(id)),
-      /** Every secret of the organization named `name`: its organization secret and members' personal ones. */
-      named: (orgId: OrgId, name: string) => Effect.orDie(named({ orgId, name })),
-      personalOf: (orgId: OrgId, userId: UserId) => Effect.orDie(personalOf({ orgId, userId }))
-    } as const
+  const insert = SqlSchema.single({
+    Request: NewSecret,
+    Result: Secret,
+    execute: (secret) => sql`INSERT INTO secrets ${sql.insert(secret)} RETURNING ${columns}`
   })
-}) {}
+
+  const findVisible = SqlSchema.findOne({
+    Request: Schema.Struct({
+      orgId: OrgId,
+      secretId: SecretId,
+      userId: Schema.NullOr(UserId),
+      lock: Schema.Literal("none", "share", "update")
+    }),
+    Result: Secret,
+    execute: ({ lock, orgId, secretId, userId }) => sql`
+      SELECT ${columns} FROM secrets
+      WHERE id = ${secretId} AND org_id = ${orgId} AND ${visibleTo(userId)} ${lockClause(sql, lock)}`
+  })
+
+  const page = keysetQuery(sql, {
+    filter: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId) }),
+    result: Secret,
+    select: ({ orgId, userId }) => sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND ${visibleTo(userId)}`
+  })
+
+  const rotate = SqlSchema.findOne({
+    Request: Schema.Struct({ id: SecretId, sealed: Schema.String }),
+    Result: Secret,
+    execute: ({ id, sealed }) =>
+      sql`UPDATE secrets SET value_sealed = ${sealed}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`
+  })
+
+  const sealedValue = SqlSchema.findOne({
+    Request: SecretId,
+    Result: Schema.Struct({ value_sealed: Schema.String }),
+    execute: (id) => sql`SELECT value_sealed FROM secrets WHERE id = ${id}`
+  })
+
+  const named = SqlSchema.findAll({
+    Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
+    Result: Secret,
+    execute: ({ name, orgId }) => sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND name = ${name}`
+  })
+
+  const personalOf = SqlSchema.findAll({
+    Request: Schema.Struct({ orgId: OrgId, userId: UserId }),
+    Result: Secret,
+    execute: ({ orgId, userId }) =>
+      sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND owner_user_id = ${userId} ORDER BY id`
+  })
+
+  const remove = SqlSchema.void({
+    Request: SecretId,
+    execute: (id) => sql`DELETE FROM secrets WHERE id = ${id}`
+  })
+
+  return {
+    /** Fails with UniqueViolation when the owner has a secret of that name. */
+    insert: (secret: typeof NewSecret.Type) => uniqueOrDie(insert(secret)),
+    /** A secret of the organization that `userId` (null: an organization key) may see. */
+    findVisible: (orgId: OrgId, secretId: SecretId, userId: UserId | null, lock: RowLock = "none") =>
+      Effect.orDie(findVisible({ orgId, secretId, userId, lock })),
+    page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => page({ orgId, userId }, keyset),
+    rotate: (id: SecretId, sealed: string) => Effect.orDie(rotate({ id, sealed })),
+    remove: (id: SecretId) => Effect.orDie(remove(id)),
+    sealedValue: (id: SecretId) => Effect.orDie(sealedValue(id)),
+    /** Every secret of the organization named `name`: its organization secret and members' personal ones. */
+    named: (orgId: OrgId, name: string) => Effect.orDie(named({ orgId, name })),
+    personalOf: (orgId: OrgId, userId: UserId) => Effect.orDie(personalOf({ orgId, userId }))
+  } as const
+})
+
+export class SecretsRepository extends Context.Tag("SecretsRepository")<SecretsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -5,7 +5,7 @@
  * skill is seen by its owner only. Changing a project's skill (new version, grants, deletion)
  * needs write access to the owning project; a personal skill, being its owner.
  */
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   type Skill,
@@ -67,173 +67,176 @@ const checkContent = (content: SkillContent, pointer: string) => {
     : Effect.succeed(size)
 }
 
-export class Skills extends Effect.Service<Skills>()("Skills", {
-  effect: Effect.gen(function*() {
-    const skills = yield* SkillsRepository
-    const skillGrants = yield* SkillGrantsRepository
-    const grants = yield* Grants
-    const access = yield* Access
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const skills = yield* SkillsRepository
+  const skillGrants = yield* SkillGrantsRepository
+  const grants = yield* Grants
+  const access = yield* Access
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
 
-    const notFound = (skillId: SkillId) => () => new NotFound({ error: `Skill ${skillId} not found` })
+  const notFound = (skillId: SkillId) => () => new NotFound({ error: `Skill ${skillId} not found` })
 
-    /** A skill of the organization the caller can see. */
-    const visible = (orgId: OrgId, skillId: SkillId) =>
-      Effect.gen(function*() {
-        yield* access.orgRole(orgId)
-        const userId = yield* access.callerUserId
-        return yield* skills.findVisible(orgId, skillId, userId).pipe(someOrFail(notFound(skillId)))
-      })
+  /** A skill of the organization the caller can see. */
+  const visible = (orgId: OrgId, skillId: SkillId) =>
+    Effect.gen(function*() {
+      yield* access.orgRole(orgId)
+      const userId = yield* access.callerUserId
+      return yield* skills.findVisible(orgId, skillId, userId).pipe(someOrFail(notFound(skillId)))
+    })
 
-    /** A skill the caller can see and change. */
-    const changeable = (orgId: OrgId, skillId: SkillId) =>
-      Effect.gen(function*() {
-        const skill = yield* visible(orgId, skillId)
-        if (skill.owner_project_id !== null) {
-          yield* access.requireProjectAccess(orgId, skill.owner_project_id, "write")
-        }
-        return skill
-      })
+  /** A skill the caller can see and change. */
+  const changeable = (orgId: OrgId, skillId: SkillId) =>
+    Effect.gen(function*() {
+      const skill = yield* visible(orgId, skillId)
+      if (skill.owner_project_id !== null) {
+        yield* access.requireProjectAccess(orgId, skill.owner_project_id, "write")
+      }
+      return skill
+    })
 
-    const create = (orgId: OrgId, input: NewSkill) =>
-      Effect.gen(function*() {
-        if ((input.owner_project_id === undefined) === (input.owner === undefined)) {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              error: "Give exactly one of owner_project_id (a project's skill) or owner: \"personal\" (yours)",
-              issues: [{ path: "/owner_project_id", message: "exactly one of owner_project_id or owner is required" }]
-            })
-          )
-        }
-        let ownerUserId: UserId | null = null
-        if (input.owner_project_id !== undefined) {
-          yield* access.requireProjectAccess(orgId, input.owner_project_id, "write")
-        } else {
-          yield* access.orgRole(orgId)
-          ownerUserId = yield* access.requireUser
-        }
-        const size = yield* checkContent(input.content, "/content")
-        const owner = ownerUserId === null ? `project ${input.owner_project_id}` : "you"
-        const skill = {
-          id: yield* ids.make(SkillId),
-          org_id: orgId,
-          owner_project_id: input.owner_project_id ?? null,
-          owner_user_id: ownerUserId,
-          name: input.name,
-          description: input.description
-        }
-        return yield* transaction(skills.insert(skill, input.content, size)).pipe(
-          replaceFailure(
-            "UniqueViolation",
-            () => new Conflict({ error: `A skill named "${input.name}" belongs to ${owner} already; pick another name` }),
-            "Debug"
-          )
-        )
-      })
-
-    const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* access.orgRole(orgId)
-        const userId = yield* access.callerUserId
-        return yield* paged(query, (keyset) => skills.page(orgId, userId, keyset), (skill) => skill.id)
-      })
-
-    const get = (orgId: OrgId, skillId: SkillId) => visible(orgId, skillId)
-
-    /** Deletes the skill with its versions and grants; agent configs keep the ids they compiled. */
-    const remove = (orgId: OrgId, skillId: SkillId) => Effect.zipRight(changeable(orgId, skillId), skills.remove(skillId))
-
-    const createVersion = (orgId: OrgId, skillId: SkillId, content: SkillContent) =>
-      Effect.gen(function*() {
-        yield* changeable(orgId, skillId)
-        const size = yield* checkContent(content, "/content")
-        return yield* transaction(skills.insertNextVersion(skillId, content, size)).pipe(someOrFail(notFound(skillId)))
-      })
-
-    const listVersions = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
-      Effect.zipRight(
-        visible(orgId, skillId),
-        pagedBy(versionKey, query, (keyset) => skills.versions(skillId, keyset), (version) => version.version)
-      )
-
-    const getVersion = (orgId: OrgId, skillId: SkillId, version: number) =>
-      Effect.zipRight(
-        visible(orgId, skillId),
-        skills.findVersion(skillId, version).pipe(
-          someOrFail(() => new NotFound({ error: `Skill ${skillId} has no version ${version}` }))
-        )
-      )
-
-    const createGrant = (orgId: OrgId, skillId: SkillId, input: CreateGrant) =>
-      Effect.gen(function*() {
-        const skill = yield* changeable(orgId, skillId)
-        if (skill.owner_project_id === input.target_project_id) {
-          return yield* Effect.fail(
-            new Conflict({ error: `Project ${input.target_project_id} owns skill ${skillId}; it needs no grant` })
-          )
-        }
-        return yield* grants.create(skillGrants, orgId, skillId, input)
-      })
-
-    const listGrants = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
-      Effect.zipRight(visible(orgId, skillId), grants.list(skillGrants, skillId, query))
-
-    const removeGrant = (orgId: OrgId, skillId: SkillId, grantId: SkillGrantId) =>
-      Effect.zipRight(changeable(orgId, skillId), grants.remove(skillGrants, skillId, grantId))
-
-    /** Which of `candidates` `projectId` may use, and how, strongest use first. */
-    const usableAmong = (projectId: ProjectId, userId: UserId | null, candidates: ReadonlyArray<Skill>) =>
-      Effect.map(skillGrants.grantedAmong(projectId, candidates.map((skill) => skill.id)), (granted) =>
-        candidates
-          .flatMap((skill): ReadonlyArray<UsableSkill> => {
-            const usable = skill.owner_project_id === projectId ||
-              (skill.owner_user_id !== null && skill.owner_user_id === userId) || granted.has(skill.id)
-            if (!usable) return []
-            const use: SkillUse = skill.owner_project_id === projectId
-              ? "owned"
-              : skill.owner_user_id !== null
-              ? "personal"
-              : "granted"
-            return [{ id: skill.id, name: skill.name, latestVersion: skill.latest_version, use }]
+  const create = (orgId: OrgId, input: NewSkill) =>
+    Effect.gen(function*() {
+      if ((input.owner_project_id === undefined) === (input.owner === undefined)) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: "Give exactly one of owner_project_id (a project's skill) or owner: \"personal\" (yours)",
+            issues: [{ path: "/owner_project_id", message: "exactly one of owner_project_id or owner is required" }]
           })
-          .sort((a, b) => USE_RANK[a.use] - USE_RANK[b.use] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
-
-    /**
-     * The skills named `name` that `projectId` may use, strongest use first: owned by the
-     * project, personal to `userId`, granted to the project.
-     */
-    const usableByName = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, name: string) =>
-      Effect.flatMap(skills.named(orgId, name), (candidates) => usableAmong(projectId, userId, candidates))
-
-    /** The skill `skillId` when `projectId` may use it. */
-    const usableById = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, skillId: string) =>
-      Effect.map(
-        Effect.flatMap(skills.withId(orgId, skillId), (candidates) => usableAmong(projectId, userId, candidates)),
-        (usable) => Option.fromNullable(usable[0])
+        )
+      }
+      let ownerUserId: UserId | null = null
+      if (input.owner_project_id !== undefined) {
+        yield* access.requireProjectAccess(orgId, input.owner_project_id, "write")
+      } else {
+        yield* access.orgRole(orgId)
+        ownerUserId = yield* access.requireUser
+      }
+      const size = yield* checkContent(input.content, "/content")
+      const owner = ownerUserId === null ? `project ${input.owner_project_id}` : "you"
+      const skill = {
+        id: yield* ids.make(SkillId),
+        org_id: orgId,
+        owner_project_id: input.owner_project_id ?? null,
+        owner_user_id: ownerUserId,
+        name: input.name,
+        description: input.description
+      }
+      return yield* transaction(skills.insert(skill, input.content, size)).pipe(
+        replaceFailure(
+          "UniqueViolation",
+          () => new Conflict({ error: `A skill named "${input.name}" belongs to ${owner} already; pick another name` }),
+          "Debug"
+        )
       )
+    })
 
-    return {
-      create,
-      list,
-      get,
-      remove,
-      createVersion,
-      listVersions,
-      getVersion,
-      createGrant,
-      listGrants,
-      removeGrant,
-      usableByName,
-      usableById
-    } as const
-  }),
-  dependencies: [
-    SkillsRepository.Default,
-    SkillGrantsRepository.Default,
-    Grants.Default,
-    Access.Default,
-    IdGenerator.Default,
-    Transactions.Default
-  ]
-}) {}
+  const list = (orgId: OrgId, query: ListQuery) =>
+    Effect.gen(function*() {
+      yield* access.orgRole(orgId)
+      const userId = yield* access.callerUserId
+      return yield* paged(query, (keyset) => skills.page(orgId, userId, keyset), (skill) => skill.id)
+    })
+
+  const get = (orgId: OrgId, skillId: SkillId) => visible(orgId, skillId)
+
+  /** Deletes the skill with its versions and grants; agent configs keep the ids they compiled. */
+  const remove = (orgId: OrgId, skillId: SkillId) => Effect.zipRight(changeable(orgId, skillId), skills.remove(skillId))
+
+  const createVersion = (orgId: OrgId, skillId: SkillId, content: SkillContent) =>
+    Effect.gen(function*() {
+      yield* changeable(orgId, skillId)
+      const size = yield* checkContent(content, "/content")
+      return yield* transaction(skills.insertNextVersion(skillId, content, size)).pipe(someOrFail(notFound(skillId)))
+    })
+
+  const listVersions = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
+    Effect.zipRight(
+      visible(orgId, skillId),
+      pagedBy(versionKey, query, (keyset) => skills.versions(skillId, keyset), (version) => version.version)
+    )
+
+  const getVersion = (orgId: OrgId, skillId: SkillId, version: number) =>
+    Effect.zipRight(
+      visible(orgId, skillId),
+      skills.findVersion(skillId, version).pipe(
+        someOrFail(() => new NotFound({ error: `Skill ${skillId} has no version ${version}` }))
+      )
+    )
+
+  const createGrant = (orgId: OrgId, skillId: SkillId, input: CreateGrant) =>
+    Effect.gen(function*() {
+      const skill = yield* changeable(orgId, skillId)
+      if (skill.owner_project_id === input.target_project_id) {
+        return yield* Effect.fail(
+          new Conflict({ error: `Project ${input.target_project_id} owns skill ${skillId}; it needs no grant` })
+        )
+      }
+      return yield* grants.create(skillGrants, orgId, skillId, input)
+    })
+
+  const listGrants = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
+    Effect.zipRight(visible(orgId, skillId), grants.list(skillGrants, skillId, query))
+
+  const removeGrant = (orgId: OrgId, skillId: SkillId, grantId: SkillGrantId) =>
+    Effect.zipRight(changeable(orgId, skillId), grants.remove(skillGrants, skillId, grantId))
+
+  /** Which of `candidates` `projectId` may use, and how, strongest use first. */
+  const usableAmong = (projectId: ProjectId, userId: UserId | null, candidates: ReadonlyArray<Skill>) =>
+    Effect.map(skillGrants.grantedAmong(projectId, candidates.map((skill) => skill.id)), (granted) =>
+      candidates
+        .flatMap((skill): ReadonlyArray<UsableSkill> => {
+          const usable = skill.owner_project_id === projectId ||
+            (skill.owner_user_id !== null && skill.owner_user_id === userId) || granted.has(skill.id)
+          if (!usable) return []
+          const use: SkillUse = skill.owner_project_id === projectId
+            ? "owned"
+            : skill.owner_user_id !== null
+            ? "personal"
+            : "granted"
+          return [{ id: skill.id, name: skill.name, latestVersion: skill.latest_version, use }]
+        })
+        .sort((a, b) => USE_RANK[a.use] - USE_RANK[b.use] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
+
+  /**
+   * The skills named `name` that `projectId` may use, strongest use first: owned by the
+   * project, personal to `userId`, granted to the project.
+   */
+  const usableByName = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, name: string) =>
+    Effect.flatMap(skills.named(orgId, name), (candidates) => usableAmong(projectId, userId, candidates))
+
+  /** The skill `skillId` when `projectId` may use it. */
+  const usableById = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, skillId: string) =>
+    Effect.map(
+      Effect.flatMap(skills.withId(orgId, skillId), (candidates) => usableAmong(projectId, userId, candidates)),
+      (usable) => Option.fromNullable(usable[0])
+    )
+
+  return {
+    create,
+    list,
+    get,
+    remove,
+    createVersion,
+    listVersions,
+    getVersion,
+    createGrant,
+    listGrants,
+    removeGrant,
+    usableByName,
+    usableById
+  } as const
+})
+
+export class Skills extends Context.Tag("Skills")<Skills, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      SkillsRepository.layer,
+      SkillGrantsRepository.layer,
+      Grants.layer,
+      Access.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

@@ -4,7 +4,7 @@
  * tokens are no longer refreshed, and their connections on this process are closed (`revoked`);
  * other processes close theirs at the next heartbeat.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { type CreateDaemonToken, CreatedDaemonToken } from "../../domain/machines/DaemonTokens.ts"
 import { InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
@@ -23,56 +23,64 @@ export const DAEMON_TOKEN_PREFIX = "dtk_"
 
 const makeCreated = constructor(CreatedDaemonToken, Schema.Struct(CreatedDaemonToken.fields))
 
-export class DaemonTokens extends Effect.Service<DaemonTokens>()("DaemonTokens", {
-  effect: Effect.gen(function*() {
-    const tokens = yield* DaemonTokensRepository
-    const access = yield* Access
-    const ids = yield* IdGenerator
-    const hub = yield* MachineHub
+const make = Effect.gen(function*() {
+  const tokens = yield* DaemonTokensRepository
+  const access = yield* Access
+  const ids = yield* IdGenerator
+  const hub = yield* MachineHub
 
-    const create = (orgId: OrgId, input: CreateDaemonToken) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        const expiresAt = input.expires_at ?? null
-        if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              error: "expires_at is in the past; give a time in the future, or none for a token that does not expire",
-              issues: [{ path: "/expires_at", message: "must be in the future" }]
-            })
-          )
-        }
-        const token = DAEMON_TOKEN_PREFIX + randomBytes(32).toString("base64url")
-        const stored = yield* tokens.insert({
-          id: yield* ids.make(DaemonTokenId),
-          org_id: orgId,
-          name: input.name,
-          token_hash: sha256Hex(token),
-          expires_at: expiresAt
-        })
-        return makeCreated({ ...stored, token })
+  const create = (orgId: OrgId, input: CreateDaemonToken) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      const expiresAt = input.expires_at ?? null
+      if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: "expires_at is in the past; give a time in the future, or none for a token that does not expire",
+            issues: [{ path: "/expires_at", message: "must be in the future" }]
+          })
+        )
+      }
+      const token = DAEMON_TOKEN_PREFIX + randomBytes(32).toString("base64url")
+      const stored = yield* tokens.insert({
+        id: yield* ids.make(DaemonTokenId),
+        org_id: orgId,
+        name: input.name,
+        token_hash: sha256Hex(token),
+        expires_at: expiresAt
       })
+      return makeCreated({ ...stored, token })
+    })
 
-    const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.zipRight(
-        access.requireOrgRole(orgId, "admin"),
-        paged(query, (keyset) => tokens.page(orgId, keyset), (token) => token.id)
-      )
+  const list = (orgId: OrgId, query: ListQuery) =>
+    Effect.zipRight(
+      access.requireOrgRole(orgId, "admin"),
+      paged(query, (keyset) => tokens.page(orgId, keyset), (token) => token.id)
+    )
 
-    const remove = (orgId: OrgId, tokenId: DaemonTokenId) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        if (!(yield* tokens.remove(orgId, tokenId))) {
-          return yield* Effect.fail(new NotFound({ error: `Daemon token ${tokenId} not found` }))
-        }
-        yield* hub.closeCredential(tokenId, "revoked", `the daemon token ${tokenId} was revoked`)
-      })
+  const remove = (orgId: OrgId, tokenId: DaemonTokenId) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      if (!(yield* tokens.remove(orgId, tokenId))) {
+        return yield* Effect.fail(new NotFound({ error: `Daemon token ${tokenId} not found` }))
+      }
+      yield* hub.closeCredential(tokenId, "revoked", `the daemon token ${tokenId} was revoked`)
+    })
 
-    /** The organization of a valid daemon token (its use recorded). */
-    const authenticate = (token: string) =>
-      Effect.map(tokens.use(sha256Hex(token)), Option.map((row) => ({ tokenId: row.id, orgId: row.org_id })))
+  /** The organization of a valid daemon token (its use recorded). */
+  const authenticate = (token: string) =>
+    Effect.map(tokens.use(sha256Hex(token)), Option.map((row) => ({ tokenId: row.id, orgId: row.org_id })))
 
-    return { create, list, remove, authenticate, isValid: tokens.isValid } as const
-  }),
-  dependencies: [DaemonTokensRepository.Default, Access.Default, IdGenerator.Default, MachineHub.Default]
-}) {}
+  return { create, list, remove, authenticate, isValid: tokens.isValid } as const
+})
+
+export class DaemonTokens extends Context.Tag("DaemonTokens")<DaemonTokens, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      DaemonTokensRepository.layer,
+      Access.layer,
+      IdGenerator.layer,
+      MachineHub.layer
+    ])
+  )
+}

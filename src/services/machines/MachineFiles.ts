@@ -5,7 +5,7 @@
  * personal one). No daemon connected: `daemon_runtime_unregistered`. The daemon's failure codes
  * are the API's own and are answered as they come.
  */
-import { Effect, type Schema } from "effect"
+import { Context, Effect, Layer, type Schema } from "effect"
 import type { Operation } from "../../domain/machines/DaemonProtocol.ts"
 import { FileContent, WrittenFile } from "../../domain/machines/MachineFiles.ts"
 import type { WriteFileBody } from "../../domain/machines/Machines.ts"
@@ -58,42 +58,48 @@ const failureOf = (error: OperationFailure) => {
   }
 }
 
-export class MachineFiles extends Effect.Service<MachineFiles>()("MachineFiles", {
-  effect: Effect.gen(function*() {
-    const machines = yield* Machines
-    const operations = yield* MachineOperations
+const make = Effect.gen(function*() {
+  const machines = yield* Machines
+  const operations = yield* MachineOperations
 
-    const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
-      operations.run(machine, operation, output, { requestPrefix: "file", timeoutSeconds: FILE_ANSWER_TIMEOUT_SECONDS }).pipe(
-        Effect.mapError((error) =>
-          error.kind === "offline"
-            ? new DaemonRuntimeUnregistered({ error: error.message })
-            : error.failure !== undefined
-            ? failureOf(error.failure)
-            : new ServiceUnavailable({ error: error.message })
-        )
+  const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
+    operations.run(machine, operation, output, { requestPrefix: "file", timeoutSeconds: FILE_ANSWER_TIMEOUT_SECONDS }).pipe(
+      Effect.mapError((error) =>
+        error.kind === "offline"
+          ? new DaemonRuntimeUnregistered({ error: error.message })
+          : error.failure !== undefined
+          ? failureOf(error.failure)
+          : new ServiceUnavailable({ error: error.message })
       )
+    )
 
-    const read = (orgId: OrgId, machineId: MachineId, path: string) =>
-      Effect.flatMap(machines.visible(orgId, machineId), (machine) =>
-        run(machine, { operation: "file.read", path }, FileContent))
+  const read = (orgId: OrgId, machineId: MachineId, path: string) =>
+    Effect.flatMap(machines.visible(orgId, machineId), (machine) =>
+      run(machine, { operation: "file.read", path }, FileContent))
 
-    const write = (orgId: OrgId, machineId: MachineId, path: string, body: WriteFileBody) =>
-      Effect.flatMap(machines.manageable(orgId, machineId), (machine) =>
-        run(
-          machine,
-          {
-            operation: "file.write",
-            path,
-            content: body.content,
-            encoding: body.encoding ?? "utf-8",
-            ...(body.expected_digest === undefined ? {} : { expected_digest: body.expected_digest })
-          },
-          WrittenFile
-        ))
+  const write = (orgId: OrgId, machineId: MachineId, path: string, body: WriteFileBody) =>
+    Effect.flatMap(machines.manageable(orgId, machineId), (machine) =>
+      run(
+        machine,
+        {
+          operation: "file.write",
+          path,
+          content: body.content,
+          encoding: body.encoding ?? "utf-8",
+          ...(body.expected_digest === undefined ? {} : { expected_digest: body.expected_digest })
+        },
+        WrittenFile
+      ))
 
-    return { read, write } as const
-  }),
-  dependencies: [Machines.Default, MachineOperations.Default]
-}) {}
+  return { read, write } as const
+})
+
+export class MachineFiles extends Context.Tag("MachineFiles")<MachineFiles, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      Machines.layer,
+      MachineOperations.layer
+    ])
+  )
+}
 

@@ -5,7 +5,7 @@
  * looks at its machine's mailbox every POLL interval and checks its machine and credential on
  * every heartbeat.
  */
-import { Effect, PubSub, type Queue, type Scope } from "effect"
+import { Context, Effect, Layer, PubSub, type Queue, type Scope } from "effect"
 import type { CloseReason } from "../../domain/machines/DaemonProtocol.ts"
 import type { MachineId, MachinePoolId } from "../../domain/shared/Ids.ts"
 
@@ -17,48 +17,50 @@ export interface LocalConnection {
   readonly close: (reason: CloseReason, message: string) => Effect.Effect<void>
 }
 
-export class MachineHub extends Effect.Service<MachineHub>()("MachineHub", {
-  effect: Effect.gen(function*() {
-    const connections = new Map<string, LocalConnection>()
-    /**
-     * Machines whose mailbox changed (an empty string: every machine), and pools with requests
-     * waiting for one of their machines (PoolScheduler listens for those).
-     */
-    const changed = yield* PubSub.sliding<string>(1024)
+const make = Effect.gen(function*() {
+  const connections = new Map<string, LocalConnection>()
+  /**
+   * Machines whose mailbox changed (an empty string: every machine), and pools with requests
+   * waiting for one of their machines (PoolScheduler listens for those).
+   */
+  const changed = yield* PubSub.sliding<string>(1024)
 
-    const add = (connection: LocalConnection) =>
-      Effect.suspend(() => {
-        const previous = connections.get(connection.machineId)
-        connections.set(connection.machineId, connection)
-        return previous === undefined
-          ? Effect.void
-          : previous.close("superseded", "another connection of this machine replaced this one")
-      })
+  const add = (connection: LocalConnection) =>
+    Effect.suspend(() => {
+      const previous = connections.get(connection.machineId)
+      connections.set(connection.machineId, connection)
+      return previous === undefined
+        ? Effect.void
+        : previous.close("superseded", "another connection of this machine replaced this one")
+    })
 
-    const remove = (connection: LocalConnection) =>
-      Effect.sync(() => {
-        if (connections.get(connection.machineId) === connection) connections.delete(connection.machineId)
-      })
+  const remove = (connection: LocalConnection) =>
+    Effect.sync(() => {
+      if (connections.get(connection.machineId) === connection) connections.delete(connection.machineId)
+    })
 
-    const closeMachine = (machineId: MachineId, reason: CloseReason, message: string) =>
-      Effect.suspend(() => {
-        const connection = connections.get(machineId)
-        return connection === undefined ? Effect.void : connection.close(reason, message)
-      })
+  const closeMachine = (machineId: MachineId, reason: CloseReason, message: string) =>
+    Effect.suspend(() => {
+      const connection = connections.get(machineId)
+      return connection === undefined ? Effect.void : connection.close(reason, message)
+    })
 
-    const closeCredential = (credentialId: string, reason: CloseReason, message: string) =>
-      Effect.forEach(
-        [...connections.values()].filter((connection) => connection.credentialId === credentialId),
-        (connection) => connection.close(reason, message),
-        { discard: true }
-      )
+  const closeCredential = (credentialId: string, reason: CloseReason, message: string) =>
+    Effect.forEach(
+      [...connections.values()].filter((connection) => connection.credentialId === credentialId),
+      (connection) => connection.close(reason, message),
+      { discard: true }
+    )
 
-    /** After a commit that added requests or cancels for these machines or pools (none: any machine). */
-    const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>
-      Effect.asVoid(machineIds === undefined ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
+  /** After a commit that added requests or cancels for these machines or pools (none: any machine). */
+  const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>
+    Effect.asVoid(machineIds === undefined ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
 
-    const subscribe: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(changed)
+  const subscribe: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(changed)
 
-    return { add, remove, closeMachine, closeCredential, wake, subscribe } as const
-  })
-}) {}
+  return { add, remove, closeMachine, closeCredential, wake, subscribe } as const
+})
+
+export class MachineHub extends Context.Tag("MachineHub")<MachineHub, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

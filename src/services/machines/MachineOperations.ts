@@ -5,7 +5,7 @@
  * machine's mailbox (`<prefix>-<random>`), the connection woken, and the daemon's result awaited
  * for at most `timeoutSeconds`. Each caller turns the failure into its own answer.
  */
-import { Data, Effect, Schema } from "effect"
+import { Context, Data, Effect, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Operation, Outcome } from "../../domain/machines/DaemonProtocol.ts"
 import type { OperationFailure } from "../../domain/machines/OperationFailure.ts"
@@ -22,64 +22,71 @@ export class MachineOperationError extends Data.TaggedError("MachineOperationErr
   readonly failure?: OperationFailure
 }> {}
 
-export class MachineOperations extends Effect.Service<MachineOperations>()("MachineOperations", {
-  effect: Effect.gen(function*() {
-    const requests = yield* MachineRequestsRepository
-    const results = yield* MachineResults
-    const hub = yield* MachineHub
+const make = Effect.gen(function*() {
+  const requests = yield* MachineRequestsRepository
+  const results = yield* MachineResults
+  const hub = yield* MachineHub
 
-    const run = <A, I>(
-      machine: StoredMachine,
-      operation: Operation,
-      output: Schema.Schema<A, I>,
-      options: { readonly requestPrefix: string; readonly timeoutSeconds: number }
-    ) =>
-      Effect.gen(function*() {
-        if (!machine.online) {
-          return yield* new MachineOperationError({
-            kind: "offline",
-            message: `No daemon of machine ${machine.id} is connected; start it and try again`
-          })
-        }
-        const requestId = `${options.requestPrefix}-${randomBytes(12).toString("hex")}`
-        yield* requests.insert({
-          request_id: requestId,
-          machine_id: machine.id,
-          machine_pool_id: machine.machine_pool_id,
-          operation,
-          secret_env: {},
-          agent_id: null,
-          tool_call_id: null
+  const run = <A, I>(
+    machine: StoredMachine,
+    operation: Operation,
+    output: Schema.Schema<A, I>,
+    options: { readonly requestPrefix: string; readonly timeoutSeconds: number }
+  ) =>
+    Effect.gen(function*() {
+      if (!machine.online) {
+        return yield* new MachineOperationError({
+          kind: "offline",
+          message: `No daemon of machine ${machine.id} is connected; start it and try again`
         })
-        yield* hub.wake([machine.id])
-        const outcome: Outcome = yield* results.await(requestId).pipe(
-          Effect.timeoutFail({
-            duration: `${options.timeoutSeconds} seconds`,
-            onTimeout: () =>
-              new MachineOperationError({
-                kind: "timeout",
-                message: `The daemon of machine ${machine.id} did not answer within ${options.timeoutSeconds} s`
-              })
-          })
-        )
-        if (outcome.outcome === "failed") {
-          return yield* new MachineOperationError({
-            kind: "failed",
-            message: `The machine ${machine.id} could not do ${operation.operation} (${outcome.error.code}): ${outcome.error.message}`,
-            failure: outcome.error
-          })
-        }
-        return yield* Schema.decodeUnknown(output)(outcome.output).pipe(
-          Effect.mapError(() =>
-            new MachineOperationError({
-              kind: "unreadable",
-              message: `The daemon of machine ${machine.id} answered something this server does not understand`
-            })
-          )
-        )
+      }
+      const requestId = `${options.requestPrefix}-${randomBytes(12).toString("hex")}`
+      yield* requests.insert({
+        request_id: requestId,
+        machine_id: machine.id,
+        machine_pool_id: machine.machine_pool_id,
+        operation,
+        secret_env: {},
+        agent_id: null,
+        tool_call_id: null
       })
+      yield* hub.wake([machine.id])
+      const outcome: Outcome = yield* results.await(requestId).pipe(
+        Effect.timeoutFail({
+          duration: `${options.timeoutSeconds} seconds`,
+          onTimeout: () =>
+            new MachineOperationError({
+              kind: "timeout",
+              message: `The daemon of machine ${machine.id} did not answer within ${options.timeoutSeconds} s`
+            })
+        })
+      )
+      if (outcome.outcome === "failed") {
+        return yield* new MachineOperationError({
+          kind: "failed",
+          message: `The machine ${machine.id} could not do ${operation.operation} (${outcome.error.code}): ${outcome.error.message}`,
+          failure: outcome.error
+        })
+      }
+      return yield* Schema.decodeUnknown(output)(outcome.output).pipe(
+        Effect.mapError(() =>
+          new MachineOperationError({
+            kind: "unreadable",
+            message: `The daemon of machine ${machine.id} answered something this server does not understand`
+          })
+        )
+      )
+    })
 
-    return { run } as const
-  }),
-  dependencies: [MachineRequestsRepository.Default, MachineResults.Default, MachineHub.Default]
-}) {}
+  return { run } as const
+})
+
+export class MachineOperations extends Context.Tag("MachineOperations")<MachineOperations, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      MachineRequestsRepository.layer,
+      MachineResults.layer,
+      MachineHub.layer
+    ])
+  )
+}

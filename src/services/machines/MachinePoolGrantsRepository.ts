@@ -1,19 +1,18 @@
 /** The `machine_pool_grants` table. */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { MachinePoolGrant } from "../../domain/machines/MachinePools.ts"
 import { MachinePoolGrantId, MachinePoolId } from "../../domain/shared/Ids.ts"
 import { grantsRepository } from "../configuration/GrantsRepository.ts"
 
-export class MachinePoolGrantsRepository extends Effect.Service<MachinePoolGrantsRepository>()(
-  "MachinePoolGrantsRepository",
-  {
-    effect: grantsRepository({
-      table: "machine_pool_grants",
-      resourceColumn: "machine_pool_id",
-      resourceId: MachinePoolId,
-      grantId: MachinePoolGrantId,
-      grant: MachinePoolGrant,
-      label: "Machine pool"
-    })
-  }
-) {}
+const make = grantsRepository({
+    table: "machine_pool_grants",
+    resourceColumn: "machine_pool_id",
+    resourceId: MachinePoolId,
+    grantId: MachinePoolGrantId,
+    grant: MachinePoolGrant,
+    label: "Machine pool"
+  })
+
+export class MachinePoolGrantsRepository extends Context.Tag("MachinePoolGrantsRepository")<MachinePoolGrantsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -5,7 +5,7 @@
  * secrets must be organization secrets. `usage` counts the pool's machines that are not deleted
  * (PoolMachines starts and deletes them); deleting a pool deletes its machines first.
  */
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   type CheckConnection,
@@ -54,233 +54,235 @@ const makePool = constructor(MachinePool, Schema.Struct(MachinePool.fields))
 
 const NO_USAGE = { machines: 0, cpu: 0, memory_mb: 0 } as const
 
+const make = Effect.gen(function*() {
+  const pools = yield* MachinePoolsRepository
+  const poolGrants = yield* MachinePoolGrantsRepository
+  const secrets = yield* Secrets
+  const checks = yield* ProviderChecks
+  const grants = yield* Grants
+  const access = yield* Access
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
+  const machines = yield* MachinesRepository
+  const requests = yield* MachineRequestsRepository
+  const poolMachines = yield* PoolMachines
+  const validation = yield* PoolSettingsValidation
 
-export class MachinePools extends Effect.Service<MachinePools>()("MachinePools", {
-  effect: Effect.gen(function*() {
-    const pools = yield* MachinePoolsRepository
-    const poolGrants = yield* MachinePoolGrantsRepository
-    const secrets = yield* Secrets
-    const checks = yield* ProviderChecks
-    const grants = yield* Grants
-    const access = yield* Access
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
-    const machines = yield* MachinesRepository
-    const requests = yield* MachineRequestsRepository
-    const poolMachines = yield* PoolMachines
-    const validation = yield* PoolSettingsValidation
+  const notFound = (poolId: MachinePoolId) => () => new NotFound({ error: `Machine pool ${poolId} not found` })
 
-    const notFound = (poolId: MachinePoolId) => () => new NotFound({ error: `Machine pool ${poolId} not found` })
-
-    /** The pools with their usage (read in one query). */
-    const withUsage = (rows: ReadonlyArray<StoredPool>) =>
-      Effect.map(machines.usage(rows.map((pool) => pool.id)), (usage) => {
-        const byPool = new Map(usage.map((row) => [row.machine_pool_id, row]))
-        return rows.map((pool) => {
-          const used = byPool.get(pool.id)
-          return makePool({
-            ...pool,
-            usage: used === undefined ? NO_USAGE : { machines: used.machines, cpu: used.cpu, memory_mb: used.memory_mb }
-          })
+  /** The pools with their usage (read in one query). */
+  const withUsage = (rows: ReadonlyArray<StoredPool>) =>
+    Effect.map(machines.usage(rows.map((pool) => pool.id)), (usage) => {
+      const byPool = new Map(usage.map((row) => [row.machine_pool_id, row]))
+      return rows.map((pool) => {
+        const used = byPool.get(pool.id)
+        return makePool({
+          ...pool,
+          usage: used === undefined ? NO_USAGE : { machines: used.machines, cpu: used.cpu, memory_mb: used.memory_mb }
         })
       })
-    const withoutUsage = (pool: StoredPool) => makePool(pool)
+    })
+  const withoutUsage = (pool: StoredPool) => makePool(pool)
 
-    /** The pool made by this request (created) or the one the same body made before. */
-    const create = (orgId: OrgId, input: CreateMachinePool) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        const settings = settingsOf(input)
-        yield* validation.validate(orgId, settings, true)
-        const id = yield* ids.make(MachinePoolId)
-        return yield* pools.insert({ id, org_id: orgId, management_kind: "tenant", settings }).pipe(
-          Effect.map((pool) => ({ pool: withoutUsage(pool), created: true })),
-          Effect.catchTag("UniqueViolation", () =>
-            Effect.gen(function*() {
-              const existing = yield* pools.named(orgId, settings.name).pipe(
-                someOrFail(() => new Conflict({ error: `The organization has a machine pool named "${settings.name}" already` }))
-              )
-              if (existing.management_kind === "tenant" && settingsText(existing) === settingsText(settings)) {
-                return { pool: withoutUsage(existing), created: false }
-              }
-              return yield* Effect.fail(
-                new Conflict({
-                  error: `The organization has a machine pool named "${settings.name}" (${existing.id}) with other settings; ` +
-                    "pick another name, or change that pool with PATCH"
-                })
-              )
-            }))
-        )
-      })
-
-    const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.zipRight(
-        access.orgRole(orgId),
-        paged(query, (keyset) => Effect.flatMap(pools.page(orgId, keyset), withUsage), (pool) => pool.id)
-      )
-
-    const get = (orgId: OrgId, poolId: MachinePoolId) =>
-      Effect.zipRight(
-        access.orgRole(orgId),
-        pools.find(orgId, poolId).pipe(
-          someOrFail(notFound(poolId)),
-          Effect.flatMap((pool) => withUsage([pool])),
-          Effect.map(([pool]) => pool)
-        )
-      )
-
-    /** A pool the caller may change or delete: an org admin's, and tenant-managed. */
-    const tenantManaged = (orgId: OrgId, poolId: MachinePoolId, action: string) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        const pool = yield* pools.find(orgId, poolId, "update").pipe(someOrFail(notFound(poolId)))
-        if (pool.management_kind === "cluster") {
-          return yield* Effect.fail(
-            new Forbidden({
-              error: `Machine pool ${poolId} is managed by the server's operator (management_kind cluster); ` +
-                `it cannot be ${action} through the API`
-            })
-          )
-        }
-        return pool
-      })
-
-    const update = (orgId: OrgId, poolId: MachinePoolId, patch: UpdateMachinePool) =>
-      transaction(Effect.gen(function*() {
-        const current = yield* tenantManaged(orgId, poolId, "changed")
-        const settings = patchedSettings(current, patch)
-        yield* validation.validate(orgId, settings, patch.provider_auth_secret_id !== undefined)
-        const updated = yield* pools.update(poolId, settings).pipe(
-          replaceFailure(
-            "UniqueViolation",
-            () => new Conflict({ error: `The organization has a machine pool named "${settings.name}" already` }),
-            "Debug"
-          )
-        )
-        return withoutUsage(updated)
-      }))
-
-    /**
-     * Refused while a tool call runs on one of its machines (or waits for one); otherwise its
-     * machines are deleted at the provider, then the pool and its grants.
-     */
-    const remove = (orgId: OrgId, poolId: MachinePoolId) =>
-      Effect.gen(function*() {
-        yield* transaction(Effect.gen(function*() {
-          yield* tenantManaged(orgId, poolId, "deleted")
-          if (yield* requests.toolCallRunningInPool(poolId)) {
+  /** The pool made by this request (created) or the one the same body made before. */
+  const create = (orgId: OrgId, input: CreateMachinePool) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      const settings = settingsOf(input)
+      yield* validation.validate(orgId, settings, true)
+      const id = yield* ids.make(MachinePoolId)
+      return yield* pools.insert({ id, org_id: orgId, management_kind: "tenant", settings }).pipe(
+        Effect.map((pool) => ({ pool: withoutUsage(pool), created: true })),
+        Effect.catchTag("UniqueViolation", () =>
+          Effect.gen(function*() {
+            const existing = yield* pools.named(orgId, settings.name).pipe(
+              someOrFail(() => new Conflict({ error: `The organization has a machine pool named "${settings.name}" already` }))
+            )
+            if (existing.management_kind === "tenant" && settingsText(existing) === settingsText(settings)) {
+              return { pool: withoutUsage(existing), created: false }
+            }
             return yield* Effect.fail(
-              new PendingWork({
-                error: `A tool call runs on a machine of pool ${poolId} (or waits for one); ` +
-                  "cancel the agents' turns or wait for them to finish"
+              new Conflict({
+                error: `The organization has a machine pool named "${settings.name}" (${existing.id}) with other settings; ` +
+                  "pick another name, or change that pool with PATCH"
               })
             )
-          }
-          yield* poolMachines.markPoolDeleting(poolId, "its pool was deleted")
-        }))
-        yield* poolMachines.destroyPoolDeleting(poolId)
-        yield* transaction(Effect.gen(function*() {
-          yield* tenantManaged(orgId, poolId, "deleted")
-          // A call admitted meanwhile (the pool row was not held while its machines were stopped).
-          const arrived = (yield* requests.toolCallRunningInPool(poolId)) ||
-            (yield* machines.poolMachines(poolId, ["provisioning", "running"])).length > 0
-          if (arrived) {
-            return yield* Effect.fail(
-              new PendingWork({
-                error: `Pool ${poolId} was given work while its machines were being deleted (a tool call, or an ` +
-                  "agent's initial machine); cancel the agents' turns or wait for them to finish, then delete the pool again"
-              })
-            )
-          }
-          if (!(yield* pools.remove(orgId, poolId))) return yield* Effect.fail(notFound(poolId)())
-        }))
-      })
+          }))
+      )
+    })
 
-    const grantable = (orgId: OrgId, poolId: MachinePoolId) =>
-      Effect.zipRight(access.requireOrgRole(orgId, "admin"), pools.find(orgId, poolId).pipe(someOrFail(notFound(poolId))))
+  const list = (orgId: OrgId, query: ListQuery) =>
+    Effect.zipRight(
+      access.orgRole(orgId),
+      paged(query, (keyset) => Effect.flatMap(pools.page(orgId, keyset), withUsage), (pool) => pool.id)
+    )
 
-    const createGrant = (orgId: OrgId, poolId: MachinePoolId, input: CreateGrant) =>
-      Effect.zipRight(grantable(orgId, poolId), grants.create(poolGrants, orgId, poolId, input))
+  const get = (orgId: OrgId, poolId: MachinePoolId) =>
+    Effect.zipRight(
+      access.orgRole(orgId),
+      pools.find(orgId, poolId).pipe(
+        someOrFail(notFound(poolId)),
+        Effect.flatMap((pool) => withUsage([pool])),
+        Effect.map(([pool]) => pool)
+      )
+    )
 
-    const listGrants = (orgId: OrgId, poolId: MachinePoolId, query: ListQuery) =>
-      Effect.zipRight(get(orgId, poolId), grants.list(poolGrants, poolId, query))
-
-    const removeGrant = (orgId: OrgId, poolId: MachinePoolId, grantId: MachinePoolGrantId) =>
-      Effect.zipRight(grantable(orgId, poolId), grants.remove(poolGrants, poolId, grantId))
-
-    /** Which of `poolIds` are pools of the organization granted to the project. */
-    const usableByProject = (orgId: OrgId, projectId: ProjectId, poolIds: ReadonlyArray<MachinePoolId>) =>
-      Effect.gen(function*() {
-        const owned = yield* pools.inOrg(orgId, poolIds)
-        const granted = yield* poolGrants.grantedAmong(projectId, [...owned])
-        return granted
-      })
-
-    /** Read-only requests to the provider with this credential and config. */
-    const checkConnection = (orgId: OrgId, input: CheckConnection) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        const config = input.provider_config ?? {}
-        const options = input.default_machine_provider_options ?? {}
-        const issues = [
-          ...providerObjectProblems(input.provider, config, options),
-          ...validation.hostProblems({ provider: input.provider, provider_config: config })
-        ]
-        if (!(yield* validation.orgSecret(orgId, input.provider_auth_secret_id))) {
-          issues.push({
-            path: "/provider_auth_secret_id",
-            message: "must be the id of an organization secret of this organization (not a personal secret)"
+  /** A pool the caller may change or delete: an org admin's, and tenant-managed. */
+  const tenantManaged = (orgId: OrgId, poolId: MachinePoolId, action: string) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      const pool = yield* pools.find(orgId, poolId, "update").pipe(someOrFail(notFound(poolId)))
+      if (pool.management_kind === "cluster") {
+        return yield* Effect.fail(
+          new Forbidden({
+            error: `Machine pool ${poolId} is managed by the server's operator (management_kind cluster); ` +
+              `it cannot be ${action} through the API`
           })
-        }
-        if (issues.length > 0) {
+        )
+      }
+      return pool
+    })
+
+  const update = (orgId: OrgId, poolId: MachinePoolId, patch: UpdateMachinePool) =>
+    transaction(Effect.gen(function*() {
+      const current = yield* tenantManaged(orgId, poolId, "changed")
+      const settings = patchedSettings(current, patch)
+      yield* validation.validate(orgId, settings, patch.provider_auth_secret_id !== undefined)
+      const updated = yield* pools.update(poolId, settings).pipe(
+        replaceFailure(
+          "UniqueViolation",
+          () => new Conflict({ error: `The organization has a machine pool named "${settings.name}" already` }),
+          "Debug"
+        )
+      )
+      return withoutUsage(updated)
+    }))
+
+  /**
+   * Refused while a tool call runs on one of its machines (or waits for one); otherwise its
+   * machines are deleted at the provider, then the pool and its grants.
+   */
+  const remove = (orgId: OrgId, poolId: MachinePoolId) =>
+    Effect.gen(function*() {
+      yield* transaction(Effect.gen(function*() {
+        yield* tenantManaged(orgId, poolId, "deleted")
+        if (yield* requests.toolCallRunningInPool(poolId)) {
           return yield* Effect.fail(
-            new InvalidRequest({
-              error: "The connection check request is not valid: " +
-                issues.map((issue) => `${issue.path} ${issue.message}`).join("; "),
-              issues
+            new PendingWork({
+              error: `A tool call runs on a machine of pool ${poolId} (or waits for one); ` +
+                "cancel the agents' turns or wait for them to finish"
             })
           )
         }
-        const details = yield* (input.provider === "local"
-          ? Effect.flatMap(secrets.reveal(input.provider_auth_secret_id), checks.local)
-          : checks.docker(dockerHostOf(config), options.image as string)).pipe(
-            Effect.catchTag("ProviderCheckFailed", (failed) =>
-              Effect.fail(
-                new Unprocessable({
-                  error: `The ${input.provider} provider did not accept the credential or the config`,
-                  details: failed.details
-                })
-              ))
+        yield* poolMachines.markPoolDeleting(poolId, "its pool was deleted")
+      }))
+      yield* poolMachines.destroyPoolDeleting(poolId)
+      yield* transaction(Effect.gen(function*() {
+        yield* tenantManaged(orgId, poolId, "deleted")
+        // A call admitted meanwhile (the pool row was not held while its machines were stopped).
+        const arrived = (yield* requests.toolCallRunningInPool(poolId)) ||
+          (yield* machines.poolMachines(poolId, ["provisioning", "running"])).length > 0
+        if (arrived) {
+          return yield* Effect.fail(
+            new PendingWork({
+              error: `Pool ${poolId} was given work while its machines were being deleted (a tool call, or an ` +
+                "agent's initial machine); cancel the agents' turns or wait for them to finish, then delete the pool again"
+            })
           )
-        const checked: ConnectionChecked = { ok: true, provider: input.provider, details }
-        return checked
-      })
+        }
+        if (!(yield* pools.remove(orgId, poolId))) return yield* Effect.fail(notFound(poolId)())
+      }))
+    })
 
-    return {
-      create,
-      list,
-      get,
-      update,
-      remove,
-      createGrant,
-      listGrants,
-      removeGrant,
-      usableByProject,
-      checkConnection
-    } as const
-  }),
-  dependencies: [
-    MachinePoolsRepository.Default,
-    MachinePoolGrantsRepository.Default,
-    Secrets.Default,
-    ProviderChecks.Default,
-    PoolSettingsValidation.Default,
-    Grants.Default,
-    Access.Default,
-    IdGenerator.Default,
-    Transactions.Default,
-    MachinesRepository.Default,
-    MachineRequestsRepository.Default,
-    PoolMachines.Default
-  ]
-}) {}
+  const grantable = (orgId: OrgId, poolId: MachinePoolId) =>
+    Effect.zipRight(access.requireOrgRole(orgId, "admin"), pools.find(orgId, poolId).pipe(someOrFail(notFound(poolId))))
+
+  const createGrant = (orgId: OrgId, poolId: MachinePoolId, input: CreateGrant) =>
+    Effect.zipRight(grantable(orgId, poolId), grants.create(poolGrants, orgId, poolId, input))
+
+  const listGrants = (orgId: OrgId, poolId: MachinePoolId, query: ListQuery) =>
+    Effect.zipRight(get(orgId, poolId), grants.list(poolGrants, poolId, query))
+
+  const removeGrant = (orgId: OrgId, poolId: MachinePoolId, grantId: MachinePoolGrantId) =>
+    Effect.zipRight(grantable(orgId, poolId), grants.remove(poolGrants, poolId, grantId))
+
+  /** Which of `poolIds` are pools of the organization granted to the project. */
+  const usableByProject = (orgId: OrgId, projectId: ProjectId, poolIds: ReadonlyArray<MachinePoolId>) =>
+    Effect.gen(function*() {
+      const owned = yield* pools.inOrg(orgId, poolIds)
+      const granted = yield* poolGrants.grantedAmong(projectId, [...owned])
+      return granted
+    })
+
+  /** Read-only requests to the provider with this credential and config. */
+  const checkConnection = (orgId: OrgId, input: CheckConnection) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      const config = input.provider_config ?? {}
+      const options = input.default_machine_provider_options ?? {}
+      const issues = [
+        ...providerObjectProblems(input.provider, config, options),
+        ...validation.hostProblems({ provider: input.provider, provider_config: config })
+      ]
+      if (!(yield* validation.orgSecret(orgId, input.provider_auth_secret_id))) {
+        issues.push({
+          path: "/provider_auth_secret_id",
+          message: "must be the id of an organization secret of this organization (not a personal secret)"
+        })
+      }
+      if (issues.length > 0) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: "The connection check request is not valid: " +
+              issues.map((issue) => `${issue.path} ${issue.message}`).join("; "),
+            issues
+          })
+        )
+      }
+      const details = yield* (input.provider === "local"
+        ? Effect.flatMap(secrets.reveal(input.provider_auth_secret_id), checks.local)
+        : checks.docker(dockerHostOf(config), options.image as string)).pipe(
+          Effect.catchTag("ProviderCheckFailed", (failed) =>
+            Effect.fail(
+              new Unprocessable({
+                error: `The ${input.provider} provider did not accept the credential or the config`,
+                details: failed.details
+              })
+            ))
+        )
+      const checked: ConnectionChecked = { ok: true, provider: input.provider, details }
+      return checked
+    })
+
+  return {
+    create,
+    list,
+    get,
+    update,
+    remove,
+    createGrant,
+    listGrants,
+    removeGrant,
+    usableByProject,
+    checkConnection
+  } as const
+})
+
+export class MachinePools extends Context.Tag("MachinePools")<MachinePools, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      MachinePoolsRepository.layer,
+      MachinePoolGrantsRepository.layer,
+      Secrets.layer,
+      ProviderChecks.layer,
+      PoolSettingsValidation.layer,
+      Grants.layer,
+      Access.layer,
+      IdGenerator.layer,
+      Transactions.layer,
+      MachinesRepository.layer,
+      MachineRequestsRepository.layer,
+      PoolMachines.layer
+    ])
+  )
+}

@@ -5,7 +5,7 @@
  * secret part of a command's environment is stored as secret ids, revealed only when sent.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Operation, Outcome, RequestId } from "../../domain/machines/DaemonProtocol.ts"
 import type { RequestDefaults } from "../../domain/machines/PoolAdmission.ts"
 import { AgentId, MachineId, MachinePoolId, ToolCallId } from "../../domain/shared/Ids.ts"
@@ -39,174 +39,176 @@ const NewRequest = Schema.Struct({
 })
 export type NewRequest = typeof NewRequest.Type
 
-export class MachineRequestsRepository extends Effect.Service<MachineRequestsRepository>()("MachineRequestsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.void({
-      Request: NewRequest,
-      execute: (request) =>
-        sql`INSERT INTO machine_requests ${
-          sql.insert({
-            ...request,
-            operation: JSON.stringify(request.operation),
-            secret_env: JSON.stringify(request.secret_env),
-            state: "pending"
-          })
-        }`
-    })
-
-    const pending = SqlSchema.findAll({
-      Request: MachineId,
-      Result: StoredRequest,
-      execute: (machineId) => sql`
-        SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending' ORDER BY request_id`
-    })
-
-    const markSent = SqlSchema.void({
-      Request: Schema.Array(RequestId),
-      execute: (ids) =>
-        ids.length === 0 ? Effect.void : sql`
-          UPDATE machine_requests SET sent_at = now() WHERE ${sql.in("request_id", ids)} AND sent_at IS NULL`
-    })
-
-    const complete = SqlSchema.findOne({
-      Request: Schema.Struct({ requestId: Schema.String, outcome: Outcome }),
-      Result: StoredRequest,
-      execute: ({ outcome, requestId }) => sql`
-        UPDATE machine_requests SET state = 'done', outcome = ${JSON.stringify(outcome)}, completed_at = now()
-        WHERE request_id = ${requestId} AND state = 'pending' RETURNING *`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: StoredRequest,
-      execute: (requestId) => sql`SELECT * FROM machine_requests WHERE request_id = ${requestId}`
-    })
-
-    const requestCancel = SqlSchema.findAll({
-      Request: Schema.Array(ToolCallId),
-      Result: Schema.Struct({ machine_id: Schema.NullOr(MachineId) }),
-      execute: (ids) =>
-        ids.length === 0 ? Effect.succeed([]) : sql`
-          UPDATE machine_requests SET cancel_requested = true
-          WHERE ${sql.in("tool_call_id", ids)} AND state = 'pending' RETURNING machine_id`
-    })
-
-    const runningOn = SqlSchema.single({
-      Request: MachineId,
-      Result: Schema.Struct({ running: Schema.Boolean }),
-      execute: (machineId) => sql`
-        SELECT EXISTS (
-          SELECT 1 FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending' AND tool_call_id IS NOT NULL
-        ) AS running`
-    })
-
-    /** Pending requests never sent, older than `seconds`, whose machine is not connected (or gone). */
-    const unsentOlderThan = SqlSchema.findAll({
-      Request: Schema.Struct({ seconds: Schema.Number, offlineAfter: Schema.Number }),
-      Result: StoredRequest,
-      execute: ({ offlineAfter, seconds }) => sql`
-        SELECT r.* FROM machine_requests r
-        WHERE r.state = 'pending' AND r.sent_at IS NULL AND r.machine_id IS NOT NULL
-          AND r.created_at < now() - make_interval(secs => ${seconds})
-          AND NOT EXISTS (
-            SELECT 1 FROM machines m WHERE m.id = r.machine_id AND m.connection_id IS NOT NULL
-              AND m.last_seen_at > now() - make_interval(secs => ${offlineAfter}))`
-    })
-
-    const pendingOf = SqlSchema.findAll({
-      Request: MachineId,
-      Result: StoredRequest,
-      execute: (machineId) => sql`SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending'`
-    })
-
-    const unassignedPools = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: Schema.Struct({ machine_pool_id: MachinePoolId }),
-      execute: () => sql`
-        SELECT DISTINCT machine_pool_id FROM machine_requests
-        WHERE machine_id IS NULL AND state = 'pending' AND machine_pool_id IS NOT NULL`
-    })
-
-    const unassigned = SqlSchema.findAll({
-      Request: MachinePoolId,
-      Result: StoredRequest,
-      execute: (poolId) => sql`
-        SELECT * FROM machine_requests WHERE machine_pool_id = ${poolId} AND machine_id IS NULL AND state = 'pending'
-        ORDER BY created_at, request_id`
-    })
-
-    const unassignedOlderThan = SqlSchema.findAll({
-      Request: Schema.Number,
-      Result: StoredRequest,
-      execute: (seconds) => sql`
-        SELECT * FROM machine_requests WHERE machine_id IS NULL AND state = 'pending' AND machine_pool_id IS NOT NULL
-          AND created_at < now() - make_interval(secs => ${seconds})`
-    })
-
-    const assign = SqlSchema.void({
-      Request: Schema.Struct({
-        requestId: Schema.String,
-        machineId: MachineId,
-        cwd: Schema.NullOr(Schema.String),
-        env: Schema.Record({ key: Schema.String, value: Schema.String }),
-        secretEnv: Schema.Record({ key: Schema.String, value: Schema.String })
-      }),
-      execute: ({ cwd, env, machineId, requestId, secretEnv }) => sql`
-        UPDATE machine_requests SET machine_id = ${machineId},
-          operation = jsonb_set(
-            CASE WHEN ${cwd}::text IS NOT NULL AND operation->>'cwd' IS NULL
-              THEN jsonb_set(operation, '{cwd}', to_jsonb(${cwd}::text)) ELSE operation END,
-            '{env}', ${JSON.stringify(env)}::jsonb || coalesce(operation->'env', '{}'::jsonb)),
-          secret_env = ${JSON.stringify(secretEnv)}::jsonb || secret_env
-        WHERE request_id = ${requestId} AND machine_id IS NULL`
-    })
-
-    const toolCallRunningInPool = SqlSchema.single({
-      Request: MachinePoolId,
-      Result: Schema.Struct({ running: Schema.Boolean }),
-      execute: (poolId) => sql`
-        SELECT EXISTS (
-          SELECT 1 FROM machine_requests WHERE machine_pool_id = ${poolId} AND state = 'pending' AND tool_call_id IS NOT NULL
-        ) AS running`
-    })
-
-    return {
-      insert: (request: NewRequest) => Effect.orDie(insert(request)),
-      /** The pools with requests waiting for a machine. */
-      unassignedPools: Effect.map(Effect.orDie(unassignedPools()), (rows) => rows.map((row) => row.machine_pool_id)),
-      /** The pool's requests waiting for a machine, oldest first. */
-      unassigned: (poolId: MachinePoolId) => Effect.orDie(unassigned(poolId)),
-      /** Requests that waited for a pool machine longer than `seconds`. */
-      unassignedOlderThan: (seconds: number) => Effect.orDie(unassignedOlderThan(seconds)),
-      /**
-       * Gives a waiting request its machine, with the pool's defaults under the call's own: `cwd`
-       * when the call has none, and environment variables (plain and secret ids) it does not set.
-       */
-      assign: (requestId: string, machineId: MachineId, defaults: RequestDefaults) =>
-        Effect.orDie(assign({ requestId, machineId, ...defaults })),
-      /** Whether a tool call waits for its result on a machine of the pool (or for one of its machines). */
-      toolCallRunningInPool: (poolId: MachinePoolId) =>
-        Effect.map(Effect.orDie(toolCallRunningInPool(poolId)), (row) => row.running),
-      /** The machine's requests without a result, oldest first. */
-      pending: (machineId: MachineId) => Effect.orDie(pending(machineId)),
-      markSent: (ids: ReadonlyArray<string>) => Effect.orDie(markSent(ids)),
-      /** Stores the first result of a request; none when it had one already (or is unknown). */
-      complete: (requestId: string, outcome: Outcome) => Effect.orDie(complete({ requestId, outcome })),
-      find: (requestId: string) => Effect.orDie(find(requestId)),
-      /** Asks the daemons to cancel these tool calls' requests; the machines to tell. */
-      requestCancel: (toolCallIds: ReadonlyArray<ToolCallId>) =>
-        Effect.map(
-          Effect.orDie(requestCancel(toolCallIds)),
-          (rows) => new Set(rows.flatMap((row) => row.machine_id === null ? [] : [row.machine_id]))
-        ),
-      /** Whether a tool call's request waits for its result on the machine. */
-      toolCallRunningOn: (machineId: MachineId) => Effect.map(Effect.orDie(runningOn(machineId)), (row) => row.running),
-      unsentOlderThan: (seconds: number, offlineAfter: number) => Effect.orDie(unsentOlderThan({ seconds, offlineAfter })),
-      pendingOf: (machineId: MachineId) => Effect.orDie(pendingOf(machineId)),
-      findOutcome: (requestId: string) =>
-        Effect.map(Effect.orDie(find(requestId)), Option.flatMap((row) => Option.fromNullable(row.outcome)))
-    } as const
+  const insert = SqlSchema.void({
+    Request: NewRequest,
+    execute: (request) =>
+      sql`INSERT INTO machine_requests ${
+        sql.insert({
+          ...request,
+          operation: JSON.stringify(request.operation),
+          secret_env: JSON.stringify(request.secret_env),
+          state: "pending"
+        })
+      }`
   })
-}) {}
+
+  const pending = SqlSchema.findAll({
+    Request: MachineId,
+    Result: StoredRequest,
+    execute: (machineId) => sql`
+      SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending' ORDER BY request_id`
+  })
+
+  const markSent = SqlSchema.void({
+    Request: Schema.Array(RequestId),
+    execute: (ids) =>
+      ids.length === 0 ? Effect.void : sql`
+        UPDATE machine_requests SET sent_at = now() WHERE ${sql.in("request_id", ids)} AND sent_at IS NULL`
+  })
+
+  const complete = SqlSchema.findOne({
+    Request: Schema.Struct({ requestId: Schema.String, outcome: Outcome }),
+    Result: StoredRequest,
+    execute: ({ outcome, requestId }) => sql`
+      UPDATE machine_requests SET state = 'done', outcome = ${JSON.stringify(outcome)}, completed_at = now()
+      WHERE request_id = ${requestId} AND state = 'pending' RETURNING *`
+  })
+
+  const find = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: StoredRequest,
+    execute: (requestId) => sql`SELECT * FROM machine_requests WHERE request_id = ${requestId}`
+  })
+
+  const requestCancel = SqlSchema.findAll({
+    Request: Schema.Array(ToolCallId),
+    Result: Schema.Struct({ machine_id: Schema.NullOr(MachineId) }),
+    execute: (ids) =>
+      ids.length === 0 ? Effect.succeed([]) : sql`
+        UPDATE machine_requests SET cancel_requested = true
+        WHERE ${sql.in("tool_call_id", ids)} AND state = 'pending' RETURNING machine_id`
+  })
+
+  const runningOn = SqlSchema.single({
+    Request: MachineId,
+    Result: Schema.Struct({ running: Schema.Boolean }),
+    execute: (machineId) => sql`
+      SELECT EXISTS (
+        SELECT 1 FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending' AND tool_call_id IS NOT NULL
+      ) AS running`
+  })
+
+  /** Pending requests never sent, older than `seconds`, whose machine is not connected (or gone). */
+  const unsentOlderThan = SqlSchema.findAll({
+    Request: Schema.Struct({ seconds: Schema.Number, offlineAfter: Schema.Number }),
+    Result: StoredRequest,
+    execute: ({ offlineAfter, seconds }) => sql`
+      SELECT r.* FROM machine_requests r
+      WHERE r.state = 'pending' AND r.sent_at IS NULL AND r.machine_id IS NOT NULL
+        AND r.created_at < now() - make_interval(secs => ${seconds})
+        AND NOT EXISTS (
+          SELECT 1 FROM machines m WHERE m.id = r.machine_id AND m.connection_id IS NOT NULL
+            AND m.last_seen_at > now() - make_interval(secs => ${offlineAfter}))`
+  })
+
+  const pendingOf = SqlSchema.findAll({
+    Request: MachineId,
+    Result: StoredRequest,
+    execute: (machineId) => sql`SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending'`
+  })
+
+  const unassignedPools = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: Schema.Struct({ machine_pool_id: MachinePoolId }),
+    execute: () => sql`
+      SELECT DISTINCT machine_pool_id FROM machine_requests
+      WHERE machine_id IS NULL AND state = 'pending' AND machine_pool_id IS NOT NULL`
+  })
+
+  const unassigned = SqlSchema.findAll({
+    Request: MachinePoolId,
+    Result: StoredRequest,
+    execute: (poolId) => sql`
+      SELECT * FROM machine_requests WHERE machine_pool_id = ${poolId} AND machine_id IS NULL AND state = 'pending'
+      ORDER BY created_at, request_id`
+  })
+
+  const unassignedOlderThan = SqlSchema.findAll({
+    Request: Schema.Number,
+    Result: StoredRequest,
+    execute: (seconds) => sql`
+      SELECT * FROM machine_requests WHERE machine_id IS NULL AND state = 'pending' AND machine_pool_id IS NOT NULL
+        AND created_at < now() - make_interval(secs => ${seconds})`
+  })
+
+  const assign = SqlSchema.void({
+    Request: Schema.Struct({
+      requestId: Schema.String,
+      machineId: MachineId,
+      cwd: Schema.NullOr(Schema.String),
+      env: Schema.Record({ key: Schema.String, value: Schema.String }),
+      secretEnv: Schema.Record({ key: Schema.String, value: Schema.String })
+    }),
+    execute: ({ cwd, env, machineId, requestId, secretEnv }) => sql`
+      UPDATE machine_requests SET machine_id = ${machineId},
+        operation = jsonb_set(
+          CASE WHEN ${cwd}::text IS NOT NULL AND operation->>'cwd' IS NULL
+            THEN jsonb_set(operation, '{cwd}', to_jsonb(${cwd}::text)) ELSE operation END,
+          '{env}', ${JSON.stringify(env)}::jsonb || coalesce(operation->'env', '{}'::jsonb)),
+        secret_env = ${JSON.stringify(secretEnv)}::jsonb || secret_env
+      WHERE request_id = ${requestId} AND machine_id IS NULL`
+  })
+
+  const toolCallRunningInPool = SqlSchema.single({
+    Request: MachinePoolId,
+    Result: Schema.Struct({ running: Schema.Boolean }),
+    execute: (poolId) => sql`
+      SELECT EXISTS (
+        SELECT 1 FROM machine_requests WHERE machine_pool_id = ${poolId} AND state = 'pending' AND tool_call_id IS NOT NULL
+      ) AS running`
+  })
+
+  return {
+    insert: (request: NewRequest) => Effect.orDie(insert(request)),
+    /** The pools with requests waiting for a machine. */
+    unassignedPools: Effect.map(Effect.orDie(unassignedPools()), (rows) => rows.map((row) => row.machine_pool_id)),
+    /** The pool's requests waiting for a machine, oldest first. */
+    unassigned: (poolId: MachinePoolId) => Effect.orDie(unassigned(poolId)),
+    /** Requests that waited for a pool machine longer than `seconds`. */
+    unassignedOlderThan: (seconds: number) => Effect.orDie(unassignedOlderThan(seconds)),
+    /**
+     * Gives a waiting request its machine, with the pool's defaults under the call's own: `cwd`
+     * when the call has none, and environment variables (plain and secret ids) it does not set.
+     */
+    assign: (requestId: string, machineId: MachineId, defaults: RequestDefaults) =>
+      Effect.orDie(assign({ requestId, machineId, ...defaults })),
+    /** Whether a tool call waits for its result on a machine of the pool (or for one of its machines). */
+    toolCallRunningInPool: (poolId: MachinePoolId) =>
+      Effect.map(Effect.orDie(toolCallRunningInPool(poolId)), (row) => row.running),
+    /** The machine's requests without a result, oldest first. */
+    pending: (machineId: MachineId) => Effect.orDie(pending(machineId)),
+    markSent: (ids: ReadonlyArray<string>) => Effect.orDie(markSent(ids)),
+    /** Stores the first result of a request; none when it had one already (or is unknown). */
+    complete: (requestId: string, outcome: Outcome) => Effect.orDie(complete({ requestId, outcome })),
+    find: (requestId: string) => Effect.orDie(find(requestId)),
+    /** Asks the daemons to cancel these tool calls' requests; the machines to tell. */
+    requestCancel: (toolCallIds: ReadonlyArray<ToolCallId>) =>
+      Effect.map(
+        Effect.orDie(requestCancel(toolCallIds)),
+        (rows) => new Set(rows.flatMap((row) => row.machine_id === null ? [] : [row.machine_id]))
+      ),
+    /** Whether a tool call's request waits for its result on the machine. */
+    toolCallRunningOn: (machineId: MachineId) => Effect.map(Effect.orDie(runningOn(machineId)), (row) => row.running),
+    unsentOlderThan: (seconds: number, offlineAfter: number) => Effect.orDie(unsentOlderThan({ seconds, offlineAfter })),
+    pendingOf: (machineId: MachineId) => Effect.orDie(pendingOf(machineId)),
+    findOutcome: (requestId: string) =>
+      Effect.map(Effect.orDie(find(requestId)), Option.flatMap((row) => Option.fromNullable(row.outcome)))
+  } as const
+})
+
+export class MachineRequestsRepository extends Context.Tag("MachineRequestsRepository")<MachineRequestsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

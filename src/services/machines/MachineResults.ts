@@ -9,7 +9,7 @@
  * `secret_env_overlay`, a pool machine's `default_machine_secret_env`) replaced with
  * `[redacted secret sec_…]` before it is stored (docs/secrets.md, "Redaction of echoed values").
  */
-import { Deferred, Effect, Option } from "effect"
+import { Context, Deferred, Effect, Layer, Option } from "effect"
 import type { Outcome, Result } from "../../domain/machines/DaemonProtocol.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { SecretId } from "../../domain/shared/Ids.ts"
@@ -36,104 +36,107 @@ export const resultBlocks = (outcome: Outcome): ReadonlyArray<ContentBlock> => [
 
 const POLL = "500 millis"
 
-export class MachineResults extends Effect.Service<MachineResults>()("MachineResults", {
-  effect: Effect.gen(function*() {
-    const requests = yield* MachineRequestsRepository
-    const machines = yield* MachinesRepository
-    const toolCalls = yield* ToolCallsRepository
-    const timeline = yield* Timeline
-    const lifecycle = yield* TurnLifecycle
-    const dispatcher = yield* ToolDispatch
-    const signals = yield* TurnSignals
-    const secrets = yield* Secrets
-    const pools = yield* MachinePoolsRepository
-    /** Waiters of this process, by request id. */
-    const waiters = new Map<string, Deferred.Deferred<Outcome>>()
+const make = Effect.gen(function*() {
+  const requests = yield* MachineRequestsRepository
+  const machines = yield* MachinesRepository
+  const toolCalls = yield* ToolCallsRepository
+  const timeline = yield* Timeline
+  const lifecycle = yield* TurnLifecycle
+  const dispatcher = yield* ToolDispatch
+  const signals = yield* TurnSignals
+  const secrets = yield* Secrets
+  const pools = yield* MachinePoolsRepository
+  /** Waiters of this process, by request id. */
+  const waiters = new Map<string, Deferred.Deferred<Outcome>>()
 
-    /** The secrets a tool request's command could read: its overlay's, and its pool machine's defaults (a deleted one is left out). */
-    const secretsReadable = (request: StoredRequest) =>
-      Effect.gen(function*() {
-        const ids = new Set(Object.values(request.secret_env).filter((id): id is string => id !== null))
-        if (request.machine_pool_id !== null) {
-          const pool = yield* pools.findById(request.machine_pool_id)
-          if (Option.isSome(pool)) for (const id of Object.values(pool.value.default_machine_secret_env)) ids.add(id)
-        }
-        const revealed = yield* Effect.forEach(ids, (id) => Effect.option(secrets.reveal(id as SecretId)))
-        return [...ids].flatMap((id, i): Array<UsedSecret> =>
-          Option.match(revealed[i], { onNone: () => [], onSome: (value) => [{ id: id as SecretId, value }] })
-        )
-      })
-
-    /** A tool's outcome with the values of the secrets its command could read redacted. */
-    const redacted = (request: StoredRequest, outcome: Outcome) =>
-      Effect.map(secretsReadable(request), (used): Outcome =>
-        used.length === 0 ? outcome : redactStrings(outcome, secretRedactor(used)) as Outcome)
-
-    /** Stores the outcome of a request (the first one); completes its tool call if it has one. */
-    const complete = (requestId: string, received: Outcome) =>
-      Effect.gen(function*() {
-        const request = yield* requests.find(requestId)
-        if (Option.isNone(request) || request.value.state === "done") return
-        const { agent_id: agentId, tool_call_id: callId } = request.value
-        const outcome = callId === null ? received : yield* redacted(request.value, received)
-        const signal = yield* timeline.transaction(Effect.gen(function*() {
-          if (agentId !== null) yield* lifecycle.lockAgent(agentId)
-          const stored = yield* requests.complete(requestId, outcome)
-          // A pool machine's idle time starts again with each result.
-          if (Option.isSome(stored) && stored.value.machine_pool_id !== null && stored.value.machine_id !== null) {
-            yield* machines.touch(stored.value.machine_id)
-          }
-          if (Option.isNone(stored) || agentId === null || callId === null) return Option.none()
-          const call = yield* toolCalls.find(agentId, callId, true)
-          if (Option.isNone(call) || call.value.state !== "running") return Option.none()
-          yield* dispatcher.completeCall(agentId, call.value.turn_id, callId, outcome.outcome, resultBlocks(outcome))
-          yield* lifecycle.refreshStatus(agentId, call.value.turn_id)
-          return Option.fromNullable(call.value.deferred_token)
-        }))
-        if (Option.isSome(signal) && callId !== null) {
-          yield* signals.send([{ kind: "result", toolCallId: callId, token: signal.value, value: "completed" }])
-        }
-        const waiter = waiters.get(requestId)
-        if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
-      })
-
-    const fromDaemon = (result: Result) => {
-      const { request_id, type: _, ...outcome } = result
-      return complete(request_id, outcome as Outcome)
-    }
-
-    /**
-     * Waits for a request's outcome: woken at once when this process stores it, else found by
-     * looking at the table every POLL (another process stored it).
-     */
-    const await_ = (requestId: string) =>
-      Effect.acquireUseRelease(
-        Effect.tap(Deferred.make<Outcome>(), (deferred) => Effect.sync(() => waiters.set(requestId, deferred))),
-        (deferred) =>
-          Effect.raceFirst(
-            Deferred.await(deferred),
-            Effect.gen(function*() {
-              while (true) {
-                yield* Effect.sleep(POLL)
-                const outcome = yield* requests.findOutcome(requestId)
-                if (Option.isSome(outcome)) return outcome.value
-              }
-            })
-          ),
-        () => Effect.sync(() => waiters.delete(requestId))
+  /** The secrets a tool request's command could read: its overlay's, and its pool machine's defaults (a deleted one is left out). */
+  const secretsReadable = (request: StoredRequest) =>
+    Effect.gen(function*() {
+      const ids = new Set(Object.values(request.secret_env).filter((id): id is string => id !== null))
+      if (request.machine_pool_id !== null) {
+        const pool = yield* pools.findById(request.machine_pool_id)
+        if (Option.isSome(pool)) for (const id of Object.values(pool.value.default_machine_secret_env)) ids.add(id)
+      }
+      const revealed = yield* Effect.forEach(ids, (id) => Effect.option(secrets.reveal(id as SecretId)))
+      return [...ids].flatMap((id, i): Array<UsedSecret> =>
+        Option.match(revealed[i], { onNone: () => [], onSome: (value) => [{ id: id as SecretId, value }] })
       )
+    })
 
-    return { complete, fromDaemon, await: await_ } as const
-  }),
-  dependencies: [
-    MachineRequestsRepository.Default,
-    MachinesRepository.Default,
-    ToolCallsRepository.Default,
-    Timeline.Default,
-    TurnLifecycle.Default,
-    ToolDispatch.Default,
-    TurnSignals.Default,
-    Secrets.Default,
-    MachinePoolsRepository.Default
-  ]
-}) {}
+  /** A tool's outcome with the values of the secrets its command could read redacted. */
+  const redacted = (request: StoredRequest, outcome: Outcome) =>
+    Effect.map(secretsReadable(request), (used): Outcome =>
+      used.length === 0 ? outcome : redactStrings(outcome, secretRedactor(used)) as Outcome)
+
+  /** Stores the outcome of a request (the first one); completes its tool call if it has one. */
+  const complete = (requestId: string, received: Outcome) =>
+    Effect.gen(function*() {
+      const request = yield* requests.find(requestId)
+      if (Option.isNone(request) || request.value.state === "done") return
+      const { agent_id: agentId, tool_call_id: callId } = request.value
+      const outcome = callId === null ? received : yield* redacted(request.value, received)
+      const signal = yield* timeline.transaction(Effect.gen(function*() {
+        if (agentId !== null) yield* lifecycle.lockAgent(agentId)
+        const stored = yield* requests.complete(requestId, outcome)
+        // A pool machine's idle time starts again with each result.
+        if (Option.isSome(stored) && stored.value.machine_pool_id !== null && stored.value.machine_id !== null) {
+          yield* machines.touch(stored.value.machine_id)
+        }
+        if (Option.isNone(stored) || agentId === null || callId === null) return Option.none()
+        const call = yield* toolCalls.find(agentId, callId, true)
+        if (Option.isNone(call) || call.value.state !== "running") return Option.none()
+        yield* dispatcher.completeCall(agentId, call.value.turn_id, callId, outcome.outcome, resultBlocks(outcome))
+        yield* lifecycle.refreshStatus(agentId, call.value.turn_id)
+        return Option.fromNullable(call.value.deferred_token)
+      }))
+      if (Option.isSome(signal) && callId !== null) {
+        yield* signals.send([{ kind: "result", toolCallId: callId, token: signal.value, value: "completed" }])
+      }
+      const waiter = waiters.get(requestId)
+      if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
+    })
+
+  const fromDaemon = (result: Result) => {
+    const { request_id, type: _, ...outcome } = result
+    return complete(request_id, outcome as Outcome)
+  }
+
+  /**
+   * Waits for a request's outcome: woken at once when this process stores it, else found by
+   * looking at the table every POLL (another process stored it).
+   */
+  const await_ = (requestId: string) =>
+    Effect.acquireUseRelease(
+      Effect.tap(Deferred.make<Outcome>(), (deferred) => Effect.sync(() => waiters.set(requestId, deferred))),
+      (deferred) =>
+        Effect.raceFirst(
+          Deferred.await(deferred),
+          Effect.gen(function*() {
+            while (true) {
+              yield* Effect.sleep(POLL)
+              const outcome = yield* requests.findOutcome(requestId)
+              if (Option.isSome(outcome)) return outcome.value
+            }
+          })
+        ),
+      () => Effect.sync(() => waiters.delete(requestId))
+    )
+
+  return { complete, fromDaemon, await: await_ } as const
+})
+
+export class MachineResults extends Context.Tag("MachineResults")<MachineResults, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      MachineRequestsRepository.layer,
+      MachinesRepository.layer,
+      ToolCallsRepository.layer,
+      Timeline.layer,
+      TurnLifecycle.layer,
+      ToolDispatch.layer,
+      TurnSignals.layer,
+      Secrets.layer,
+      MachinePoolsRepository.layer
+    ])
+  )
+}

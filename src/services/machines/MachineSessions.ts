@@ -8,7 +8,7 @@
  * `refresh_token` answers a new token while the credential is valid.
  */
 import { HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
-import { Clock, Deferred, Effect, Either, Option, Queue, Redacted, Ref, Schema } from "effect"
+import { Clock, Context, Deferred, Effect, Either, Layer, Option, Queue, Redacted, Ref, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import {
   type CloseReason,
@@ -39,271 +39,274 @@ const POLL = "1 second"
 
 const unauthorized = (error: string) => new Unauthorized({ error })
 
-export class MachineSessions extends Effect.Service<MachineSessions>()("MachineSessions", {
-  effect: Effect.gen(function*() {
-    const tokens = yield* MachineTokens
-    const machines = yield* MachinesRepository
-    const requests = yield* MachineRequestsRepository
-    const results = yield* MachineResults
-    const hub = yield* MachineHub
-    const daemonTokens = yield* DaemonTokensRepository
-    const apiKeys = yield* ApiKeysRepository
-    const secrets = yield* Secrets
-    const pools = yield* MachinePoolsRepository
+const make = Effect.gen(function*() {
+  const tokens = yield* MachineTokens
+  const machines = yield* MachinesRepository
+  const requests = yield* MachineRequestsRepository
+  const results = yield* MachineResults
+  const hub = yield* MachineHub
+  const daemonTokens = yield* DaemonTokensRepository
+  const apiKeys = yield* ApiKeysRepository
+  const secrets = yield* Secrets
+  const pools = yield* MachinePoolsRepository
 
-    /** Whether the daemon token, API key or machine pool (for its machines) that registered the machine still works. */
-    const credentialValid = (credentialId: string) =>
-      credentialId.startsWith("dtok_")
-        ? daemonTokens.isValid(credentialId)
-        : Schema.is(MachinePoolId)(credentialId)
-        ? Effect.map(pools.findById(credentialId), Option.isSome)
-        : apiKeys.exists(credentialId)
+  /** Whether the daemon token, API key or machine pool (for its machines) that registered the machine still works. */
+  const credentialValid = (credentialId: string) =>
+    credentialId.startsWith("dtok_")
+      ? daemonTokens.isValid(credentialId)
+      : Schema.is(MachinePoolId)(credentialId)
+      ? Effect.map(pools.findById(credentialId), Option.isSome)
+      : apiKeys.exists(credentialId)
 
-    const authenticate = (authorization: string | undefined) =>
-      Effect.gen(function*() {
-        const match = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? "")
-        if (match === null) {
-          return yield* Effect.fail(unauthorized("Send the machine token of the registration as 'Authorization: Bearer <machine_token>'"))
-        }
-        const claims = yield* tokens.verify(match[1]).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(unauthorized("The machine token is not valid or has expired; register the machine again")),
-            onSome: Effect.succeed
-          }))
-        )
-        const machine = yield* machines.findById(claims.sub)
-        if (Option.isNone(machine) || machine.value.pool_state === "deleting" || machine.value.pool_state === "deleted") {
-          return yield* Effect.fail(unauthorized(`Machine ${claims.sub} was deleted; register again`))
-        }
-        if (!(yield* credentialValid(claims.cred))) {
-          return yield* Effect.fail(unauthorized("The daemon token or API key that registered this machine was revoked"))
-        }
-        return claims
-      })
-
-    /** The request as sent: a tool's environment with its secrets revealed (sent to the daemon only, never logged). */
-    const requestMessage = (request: StoredRequest) =>
-      Effect.gen(function*() {
-        const operation = request.operation
-        if (operation.operation !== "tool" || Object.keys(request.secret_env).length === 0) {
-          return Either.right<ServerMessage>({ type: "request", request_id: request.request_id, ...operation })
-        }
-        const env: Record<string, string> = { ...operation.env }
-        for (const [name, secretId] of Object.entries(request.secret_env)) {
-          if (secretId === null) continue
-          const value = yield* Effect.either(secrets.reveal(secretId as SecretId))
-          if (Either.isLeft(value)) {
-            return Either.left<Outcome>({
-              outcome: "failed",
-              error: { code: "internal_error", message: `The secret ${secretId} for ${name} no longer exists; the command did not run` }
-            })
-          }
-          env[name] = Redacted.value(value.right)
-        }
-        return Either.right<ServerMessage>({ type: "request", request_id: request.request_id, ...operation, env })
-      })
-
-    /** Why the daemon cannot execute the request, if it cannot (its hello does not list the operation or tool). */
-    const unsupported = (hello: Hello, request: StoredRequest): Outcome | undefined => {
-      const operation = request.operation
-      const known = hello.operations.includes(operation.operation) &&
-        (operation.operation !== "tool" || hello.tools.includes(operation.tool))
-      return known ? undefined : {
-        outcome: "failed",
-        error: {
-          code: "unsupported_operation",
-          message: `The daemon of this machine (${hello.daemon_version}) does not execute ${operation.operation}` +
-            `${operation.operation === "tool" ? ` ${operation.tool}` : ""}; update it`
-        }
+  const authenticate = (authorization: string | undefined) =>
+    Effect.gen(function*() {
+      const match = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? "")
+      if (match === null) {
+        return yield* Effect.fail(unauthorized("Send the machine token of the registration as 'Authorization: Bearer <machine_token>'"))
       }
-    }
-
-    const session = (socket: Socket.Socket, claims: MachineTokenClaims) =>
-      Effect.gen(function*() {
-        const machineId: MachineId = claims.sub
-        const scope = yield* Effect.scope
-        const write = yield* socket.writer
-        const send = (message: ServerMessage) =>
-          write(Schema.encodeSync(ServerMessageJson)(message)).pipe(Effect.catchAll(() => Effect.void))
-        const ended = yield* Deferred.make<void>()
-        const close = (reason: CloseReason, message: string) =>
-          send({ type: "close", reason, message }).pipe(
-            Effect.zipRight(write(new Socket.CloseEvent(reason === "protocol_error" ? 1002 : 1000, reason))),
-            Effect.ignore,
-            Effect.zipRight(Deferred.succeed(ended, undefined)),
-            Effect.asVoid
-          )
-        const inbox = yield* Queue.unbounded<string>()
-        const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
-        const tokenExpiresAt = yield* Ref.make(claims.exp * 1000)
-        const socketDone = yield* socket.runRaw((data) => {
-          Queue.unsafeOffer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
-        }).pipe(Effect.either, Effect.forkScoped)
-        const decode = Schema.decodeUnknown(DaemonMessageJson)
-
-        // 1. hello
-        const first = yield* Queue.take(inbox).pipe(Effect.timeout(HELLO_TIMEOUT), Effect.option)
-        if (Option.isNone(first)) return yield* close("protocol_error", `no hello within ${HELLO_TIMEOUT}`)
-        const decoded = yield* Effect.either(decode(first.value))
-        if (Either.isLeft(decoded) || decoded.right.type !== "hello") {
-          return yield* close("protocol_error", "the first message must be a hello")
-        }
-        const hello = decoded.right
-        if (hello.machine_id !== machineId) {
-          return yield* close("protocol_error", `this connection is machine ${machineId}'s, not ${hello.machine_id}'s`)
-        }
-        if (hello.protocol_version < 1) {
-          return yield* close("protocol_version_unsupported", `this server speaks protocol version ${PROTOCOL_VERSION}`)
-        }
-        const connectionId = randomBytes(12).toString("base64url")
-        if (!(yield* machines.connect(machineId, connectionId, hello.operations, hello.tools))) {
-          return yield* close("machine_deleted", `machine ${machineId} was deleted`)
-        }
-        const local = { machineId, connectionId, credentialId: claims.cred, close }
-        yield* Effect.addFinalizer(() => Effect.zipRight(hub.remove(local), machines.disconnect(machineId, connectionId)))
-        yield* hub.add(local)
-        yield* send({
-          type: "welcome",
-          protocol_version: Math.min(hello.protocol_version, PROTOCOL_VERSION),
-          machine_id: machineId,
-          heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS
-        })
-        yield* Effect.logInfo(`machine ${machineId} connected`)
-
-        // 2. the mailbox: every request without a result, every cancel not yet sent on this connection
-        const sentRequests = new Set<string>()
-        const sentCancels = new Set<string>()
-        const pump = Effect.gen(function*() {
-          const pending = yield* requests.pending(machineId)
-          const newlySent: Array<string> = []
-          for (const request of pending) {
-            if (!sentRequests.has(request.request_id)) {
-              sentRequests.add(request.request_id)
-              const refused = unsupported(hello, request)
-              if (refused !== undefined) {
-                yield* results.complete(request.request_id, refused)
-                continue
-              }
-              const message = yield* requestMessage(request)
-              if (Either.isLeft(message)) {
-                yield* results.complete(request.request_id, message.left)
-                continue
-              }
-              yield* send(message.right)
-              newlySent.push(request.request_id)
-            }
-            if (request.cancel_requested && !sentCancels.has(request.request_id)) {
-              sentCancels.add(request.request_id)
-              yield* send({ type: "cancel", request_id: request.request_id })
-            }
-          }
-          yield* requests.markSent(newlySent)
-        })
-        const wakeups = yield* hub.subscribe
-        const mailbox = pump.pipe(
-          Effect.zipRight(Effect.raceFirst(
-            Queue.take(wakeups).pipe(Effect.repeat({ until: (id) => id === "" || id === machineId })),
-            Effect.sleep(POLL)
-          )),
-          Effect.forever
-        )
-
-        // 3. the daemon's messages, one at a time
-        const onMessage = (text: string) =>
-          Effect.gen(function*() {
-            yield* Ref.set(heardAt, yield* Clock.currentTimeMillis)
-            const message = yield* Effect.either(decode(text))
-            if (Either.isLeft(message)) return yield* Effect.logWarning(`machine ${machineId} sent a message that does not decode`)
-            switch (message.right.type) {
-              case "heartbeat": {
-                const row = yield* machines.heartbeat(machineId, connectionId)
-                if (Option.isNone(row)) {
-                  return yield* Option.isNone(yield* machines.findById(machineId))
-                    ? close("machine_deleted", `machine ${machineId} was deleted`)
-                    : close("superseded", "another connection of this machine replaced this one")
-                }
-                if (!(yield* credentialValid(row.value.credential_id))) {
-                  return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
-                }
-                return yield* send({ type: "heartbeat_ack" })
-              }
-              case "refresh_token": {
-                const machine = yield* machines.findById(machineId)
-                if (Option.isNone(machine)) return yield* close("machine_deleted", `machine ${machineId} was deleted`)
-                if (!(yield* credentialValid(machine.value.credential_id))) {
-                  return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
-                }
-                const token = yield* tokens.issue(machineId, machine.value.credential_id)
-                yield* Ref.set(tokenExpiresAt, (yield* Clock.currentTimeMillis) + token.expiresIn * 1000)
-                return yield* send({ type: "token", machine_token: token.token, machine_token_expires_in: token.expiresIn })
-              }
-              case "result": {
-                // Results are independent of each other: each is stored (and its turn woken) on its own
-                // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
-                const result = message.right
-                return yield* results.fromDaemon(result).pipe(
-                  Effect.zipRight(send({ type: "ack", request_ids: [result.request_id] })),
-                  Effect.catchAllCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
-                  Effect.forkIn(scope),
-                  Effect.asVoid
-                )
-              }
-              case "hello":
-                return yield* close("protocol_error", "a second hello on one connection")
-            }
-          })
-        const messages = Queue.take(inbox).pipe(Effect.flatMap(onMessage), Effect.forever)
-
-        // 4. liveness: a daemon silent for OFFLINE_AFTER, or whose token expired unrefreshed, is dropped
-        const liveness = Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          if (now - (yield* Ref.get(heardAt)) > OFFLINE_AFTER_SECONDS * 1000) {
-            return yield* close("protocol_error", `no message for ${OFFLINE_AFTER_SECONDS} s`)
-          }
-          if (now > (yield* Ref.get(tokenExpiresAt))) return yield* close("token_expired", "the machine token expired; register again")
-        }).pipe(Effect.zipRight(Effect.sleep(`${HEARTBEAT_INTERVAL_SECONDS} seconds`)), Effect.forever)
-
-        yield* Effect.raceAll([
-          Deferred.await(ended),
-          Effect.asVoid(socketDone.await),
-          mailbox,
-          messages,
-          liveness
-        ])
-        yield* Effect.logInfo(`machine ${machineId} disconnected`)
-      }).pipe(Effect.scoped)
-
-    /** The route: 401 before the upgrade, else the session until the socket closes. */
-    const handle = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const claims = yield* Effect.either(authenticate(request.headers["authorization"]))
-      if (Either.isLeft(claims)) {
-        return yield* HttpServerResponse.json({ error: claims.left.error, code: "unauthorized" }, { status: 401 })
-      }
-      const socket = yield* Effect.either(request.upgrade)
-      if (Either.isLeft(socket)) {
-        return yield* HttpServerResponse.json(
-          { error: "This route opens a WebSocket: send an upgrade request", code: "invalid_request" },
-          { status: 400 }
-        )
-      }
-      yield* session(socket.right, claims.right).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning(`machine ${claims.right.sub}: the connection failed`, cause))
+      const claims = yield* tokens.verify(match[1]).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(unauthorized("The machine token is not valid or has expired; register the machine again")),
+          onSome: Effect.succeed
+        }))
       )
-      return HttpServerResponse.empty()
+      const machine = yield* machines.findById(claims.sub)
+      if (Option.isNone(machine) || machine.value.pool_state === "deleting" || machine.value.pool_state === "deleted") {
+        return yield* Effect.fail(unauthorized(`Machine ${claims.sub} was deleted; register again`))
+      }
+      if (!(yield* credentialValid(claims.cred))) {
+        return yield* Effect.fail(unauthorized("The daemon token or API key that registered this machine was revoked"))
+      }
+      return claims
     })
 
-    return { handle } as const
-  }),
-  dependencies: [
-    MachineTokens.Default,
-    MachinesRepository.Default,
-    MachineRequestsRepository.Default,
-    MachineResults.Default,
-    MachineHub.Default,
-    DaemonTokensRepository.Default,
-    ApiKeysRepository.Default,
-    Secrets.Default,
-    MachinePoolsRepository.Default
-  ]
-}) {}
+  /** The request as sent: a tool's environment with its secrets revealed (sent to the daemon only, never logged). */
+  const requestMessage = (request: StoredRequest) =>
+    Effect.gen(function*() {
+      const operation = request.operation
+      if (operation.operation !== "tool" || Object.keys(request.secret_env).length === 0) {
+        return Either.right<ServerMessage>({ type: "request", request_id: request.request_id, ...operation })
+      }
+      const env: Record<string, string> = { ...operation.env }
+      for (const [name, secretId] of Object.entries(request.secret_env)) {
+        if (secretId === null) continue
+        const value = yield* Effect.either(secrets.reveal(secretId as SecretId))
+        if (Either.isLeft(value)) {
+          return Either.left<Outcome>({
+            outcome: "failed",
+            error: { code: "internal_error", message: `The secret ${secretId} for ${name} no longer exists; the command did not run` }
+          })
+        }
+        env[name] = Redacted.value(value.right)
+      }
+      return Either.right<ServerMessage>({ type: "request", request_id: request.request_id, ...operation, env })
+    })
+
+  /** Why the daemon cannot execute the request, if it cannot (its hello does not list the operation or tool). */
+  const unsupported = (hello: Hello, request: StoredRequest): Outcome | undefined => {
+    const operation = request.operation
+    const known = hello.operations.includes(operation.operation) &&
+      (operation.operation !== "tool" || hello.tools.includes(operation.tool))
+    return known ? undefined : {
+      outcome: "failed",
+      error: {
+        code: "unsupported_operation",
+        message: `The daemon of this machine (${hello.daemon_version}) does not execute ${operation.operation}` +
+          `${operation.operation === "tool" ? ` ${operation.tool}` : ""}; update it`
+      }
+    }
+  }
+
+  const session = (socket: Socket.Socket, claims: MachineTokenClaims) =>
+    Effect.gen(function*() {
+      const machineId: MachineId = claims.sub
+      const scope = yield* Effect.scope
+      const write = yield* socket.writer
+      const send = (message: ServerMessage) =>
+        write(Schema.encodeSync(ServerMessageJson)(message)).pipe(Effect.catchAll(() => Effect.void))
+      const ended = yield* Deferred.make<void>()
+      const close = (reason: CloseReason, message: string) =>
+        send({ type: "close", reason, message }).pipe(
+          Effect.zipRight(write(new Socket.CloseEvent(reason === "protocol_error" ? 1002 : 1000, reason))),
+          Effect.ignore,
+          Effect.zipRight(Deferred.succeed(ended, undefined)),
+          Effect.asVoid
+        )
+      const inbox = yield* Queue.unbounded<string>()
+      const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
+      const tokenExpiresAt = yield* Ref.make(claims.exp * 1000)
+      const socketDone = yield* socket.runRaw((data) => {
+        Queue.unsafeOffer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
+      }).pipe(Effect.either, Effect.forkScoped)
+      const decode = Schema.decodeUnknown(DaemonMessageJson)
+
+      // 1. hello
+      const first = yield* Queue.take(inbox).pipe(Effect.timeout(HELLO_TIMEOUT), Effect.option)
+      if (Option.isNone(first)) return yield* close("protocol_error", `no hello within ${HELLO_TIMEOUT}`)
+      const decoded = yield* Effect.either(decode(first.value))
+      if (Either.isLeft(decoded) || decoded.right.type !== "hello") {
+        return yield* close("protocol_error", "the first message must be a hello")
+      }
+      const hello = decoded.right
+      if (hello.machine_id !== machineId) {
+        return yield* close("protocol_error", `this connection is machine ${machineId}'s, not ${hello.machine_id}'s`)
+      }
+      if (hello.protocol_version < 1) {
+        return yield* close("protocol_version_unsupported", `this server speaks protocol version ${PROTOCOL_VERSION}`)
+      }
+      const connectionId = randomBytes(12).toString("base64url")
+      if (!(yield* machines.connect(machineId, connectionId, hello.operations, hello.tools))) {
+        return yield* close("machine_deleted", `machine ${machineId} was deleted`)
+      }
+      const local = { machineId, connectionId, credentialId: claims.cred, close }
+      yield* Effect.addFinalizer(() => Effect.zipRight(hub.remove(local), machines.disconnect(machineId, connectionId)))
+      yield* hub.add(local)
+      yield* send({
+        type: "welcome",
+        protocol_version: Math.min(hello.protocol_version, PROTOCOL_VERSION),
+        machine_id: machineId,
+        heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS
+      })
+      yield* Effect.logInfo(`machine ${machineId} connected`)
+
+      // 2. the mailbox: every request without a result, every cancel not yet sent on this connection
+      const sentRequests = new Set<string>()
+      const sentCancels = new Set<string>()
+      const pump = Effect.gen(function*() {
+        const pending = yield* requests.pending(machineId)
+        const newlySent: Array<string> = []
+        for (const request of pending) {
+          if (!sentRequests.has(request.request_id)) {
+            sentRequests.add(request.request_id)
+            const refused = unsupported(hello, request)
+            if (refused !== undefined) {
+              yield* results.complete(request.request_id, refused)
+              continue
+            }
+            const message = yield* requestMessage(request)
+            if (Either.isLeft(message)) {
+              yield* results.complete(request.request_id, message.left)
+              continue
+            }
+            yield* send(message.right)
+            newlySent.push(request.request_id)
+          }
+          if (request.cancel_requested && !sentCancels.has(request.request_id)) {
+            sentCancels.add(request.request_id)
+            yield* send({ type: "cancel", request_id: request.request_id })
+          }
+        }
+        yield* requests.markSent(newlySent)
+      })
+      const wakeups = yield* hub.subscribe
+      const mailbox = pump.pipe(
+        Effect.zipRight(Effect.raceFirst(
+          Queue.take(wakeups).pipe(Effect.repeat({ until: (id) => id === "" || id === machineId })),
+          Effect.sleep(POLL)
+        )),
+        Effect.forever
+      )
+
+      // 3. the daemon's messages, one at a time
+      const onMessage = (text: string) =>
+        Effect.gen(function*() {
+          yield* Ref.set(heardAt, yield* Clock.currentTimeMillis)
+          const message = yield* Effect.either(decode(text))
+          if (Either.isLeft(message)) return yield* Effect.logWarning(`machine ${machineId} sent a message that does not decode`)
+          switch (message.right.type) {
+            case "heartbeat": {
+              const row = yield* machines.heartbeat(machineId, connectionId)
+              if (Option.isNone(row)) {
+                return yield* Option.isNone(yield* machines.findById(machineId))
+                  ? close("machine_deleted", `machine ${machineId} was deleted`)
+                  : close("superseded", "another connection of this machine replaced this one")
+              }
+              if (!(yield* credentialValid(row.value.credential_id))) {
+                return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
+              }
+              return yield* send({ type: "heartbeat_ack" })
+            }
+            case "refresh_token": {
+              const machine = yield* machines.findById(machineId)
+              if (Option.isNone(machine)) return yield* close("machine_deleted", `machine ${machineId} was deleted`)
+              if (!(yield* credentialValid(machine.value.credential_id))) {
+                return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
+              }
+              const token = yield* tokens.issue(machineId, machine.value.credential_id)
+              yield* Ref.set(tokenExpiresAt, (yield* Clock.currentTimeMillis) + token.expiresIn * 1000)
+              return yield* send({ type: "token", machine_token: token.token, machine_token_expires_in: token.expiresIn })
+            }
+            case "result": {
+              // Results are independent of each other: each is stored (and its turn woken) on its own
+              // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
+              const result = message.right
+              return yield* results.fromDaemon(result).pipe(
+                Effect.zipRight(send({ type: "ack", request_ids: [result.request_id] })),
+                Effect.catchAllCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
+                Effect.forkIn(scope),
+                Effect.asVoid
+              )
+            }
+            case "hello":
+              return yield* close("protocol_error", "a second hello on one connection")
+          }
+        })
+      const messages = Queue.take(inbox).pipe(Effect.flatMap(onMessage), Effect.forever)
+
+      // 4. liveness: a daemon silent for OFFLINE_AFTER, or whose token expired unrefreshed, is dropped
+      const liveness = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (now - (yield* Ref.get(heardAt)) > OFFLINE_AFTER_SECONDS * 1000) {
+          return yield* close("protocol_error", `no message for ${OFFLINE_AFTER_SECONDS} s`)
+        }
+        if (now > (yield* Ref.get(tokenExpiresAt))) return yield* close("token_expired", "the machine token expired; register again")
+      }).pipe(Effect.zipRight(Effect.sleep(`${HEARTBEAT_INTERVAL_SECONDS} seconds`)), Effect.forever)
+
+      yield* Effect.raceAll([
+        Deferred.await(ended),
+        Effect.asVoid(socketDone.await),
+        mailbox,
+        messages,
+        liveness
+      ])
+      yield* Effect.logInfo(`machine ${machineId} disconnected`)
+    }).pipe(Effect.scoped)
+
+  /** The route: 401 before the upgrade, else the session until the socket closes. */
+  const handle = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const claims = yield* Effect.either(authenticate(request.headers["authorization"]))
+    if (Either.isLeft(claims)) {
+      return yield* HttpServerResponse.json({ error: claims.left.error, code: "unauthorized" }, { status: 401 })
+    }
+    const socket = yield* Effect.either(request.upgrade)
+    if (Either.isLeft(socket)) {
+      return yield* HttpServerResponse.json(
+        { error: "This route opens a WebSocket: send an upgrade request", code: "invalid_request" },
+        { status: 400 }
+      )
+    }
+    yield* session(socket.right, claims.right).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning(`machine ${claims.right.sub}: the connection failed`, cause))
+    )
+    return HttpServerResponse.empty()
+  })
+
+  return { handle } as const
+})
+
+export class MachineSessions extends Context.Tag("MachineSessions")<MachineSessions, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      MachineTokens.layer,
+      MachinesRepository.layer,
+      MachineRequestsRepository.layer,
+      MachineResults.layer,
+      MachineHub.layer,
+      DaemonTokensRepository.layer,
+      ApiKeysRepository.layer,
+      Secrets.layer,
+      MachinePoolsRepository.layer
+    ])
+  )
+}

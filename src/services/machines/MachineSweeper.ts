@@ -37,4 +37,4 @@ export const MachineSweeperLive = Layer.scopedDiscard(Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-})).pipe(Layer.provide(Layer.mergeAll(MachineRequestsRepository.Default, MachineResults.Default)))
+})).pipe(Layer.provide(Layer.mergeAll(MachineRequestsRepository.layer, MachineResults.layer)))

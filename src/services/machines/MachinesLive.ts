@@ -15,12 +15,12 @@ import { PoolMachines } from "./PoolMachines.ts"
 import { PoolSchedulerLive } from "./PoolScheduler.ts"
 
 export const MachinesLive = Layer.mergeAll(
-  DaemonTokens.Default,
-  Machines.Default,
-  MachinePools.Default,
-  MachineFiles.Default,
-  MachineSessions.Default,
+  DaemonTokens.layer,
+  Machines.layer,
+  MachinePools.layer,
+  MachineFiles.layer,
+  MachineSessions.layer,
   MachineSweeperLive,
-  PoolMachines.Default,
+  PoolMachines.layer,
   PoolSchedulerLive
 ).pipe(Layer.provideMerge(WorkflowEngineLive))

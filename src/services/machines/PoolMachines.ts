@@ -10,7 +10,7 @@
  * machines, machines whose daemon stopped answering (runtime protection) and machines whose daemon
  * never registered become `deleting`; `destroy` stops them at the provider and marks them `deleted`.
  */
-import { Duration, Effect, FiberSet, Option, Redacted } from "effect"
+import { Context, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import type { CompiledAgentConfig, CompiledMachineSource } from "../../domain/configuration/agent-config/Compiled.ts"
 import type { Outcome } from "../../domain/machines/DaemonProtocol.ts"
@@ -54,338 +54,341 @@ interface Launch {
   readonly source: CompiledMachineSource
 }
 
-export class PoolMachines extends Effect.Service<PoolMachines>()("PoolMachines", {
-  scoped: Effect.gen(function*() {
-    const machines = yield* MachinesRepository
-    const requests = yield* MachineRequestsRepository
-    const pools = yield* MachinePoolsRepository
-    const agents = yield* AgentsRepository
-    const configs = yield* AgentConfigsRepository
-    const secrets = yield* Secrets
-    const providers = yield* MachineProviders
-    const results = yield* MachineResults
-    const hub = yield* MachineHub
-    const address = yield* ListenAddress
-    const ids = yield* IdGenerator
-    const config = yield* AppConfig
-    const { transaction } = yield* Transactions
-    /** Machines being started at their provider (outliving the call that made them). */
-    const starting = yield* FiberSet.make()
+const make = Effect.gen(function*() {
+  const machines = yield* MachinesRepository
+  const requests = yield* MachineRequestsRepository
+  const pools = yield* MachinePoolsRepository
+  const agents = yield* AgentsRepository
+  const configs = yield* AgentConfigsRepository
+  const secrets = yield* Secrets
+  const providers = yield* MachineProviders
+  const results = yield* MachineResults
+  const hub = yield* MachineHub
+  const address = yield* ListenAddress
+  const ids = yield* IdGenerator
+  const config = yield* AppConfig
+  const { transaction } = yield* Transactions
+  /** Machines being started at their provider (outliving the call that made them). */
+  const starting = yield* FiberSet.make()
 
-    /** The agent's source naming the pool, if its config (still) names it. */
-    const sourceOf = (agentId: AgentId, poolId: MachinePoolId) =>
-      Effect.gen(function*() {
-        const agent = yield* agents.findById(agentId)
-        if (Option.isNone(agent)) return undefined
-        const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
-        return Option.isNone(compiled) ? undefined : poolSourceOf(compiled.value, poolId)
+  /** The agent's source naming the pool, if its config (still) names it. */
+  const sourceOf = (agentId: AgentId, poolId: MachinePoolId) =>
+    Effect.gen(function*() {
+      const agent = yield* agents.findById(agentId)
+      if (Option.isNone(agent)) return undefined
+      const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
+      return Option.isNone(compiled) ? undefined : poolSourceOf(compiled.value, poolId)
+    })
+
+  /** A secret's value for the provider; a secret gone meanwhile fails the provisioning saying so. */
+  const revealed = (secretId: SecretId) =>
+    secrets.reveal(secretId).pipe(
+      Effect.map(Redacted.value),
+      Effect.mapError(() => new ProviderFailed({ details: `the pool's secret ${secretId} no longer exists` }))
+    )
+
+  const providerPoolOf = (pool: StoredPool) =>
+    Effect.map(revealed(pool.provider_auth_secret_id), (authSecret): ProviderPool => ({
+      poolId: pool.id,
+      providerConfig: pool.provider_config,
+      authSecret
+    }))
+
+  const newToken = () => POOL_MACHINE_TOKEN_PREFIX + randomBytes(32).toString("base64url")
+
+  /** A `provisioning` machine row for the agent (inside the caller's transaction). */
+  const newMachine = (pool: StoredPool, agentId: AgentId, source: CompiledMachineSource, size: Size) =>
+    Effect.gen(function*() {
+      const id = yield* ids.make(MachineId)
+      const token = newToken()
+      const machine = yield* machines.insertPoolMachine({
+        id,
+        org_id: pool.org_id,
+        machine_pool_id: pool.id,
+        agent_id: agentId,
+        name: `${pool.name.slice(0, 55)}-${id.slice(-8)}`,
+        cpu: size.cpu,
+        memory_mb: size.memoryMb,
+        delete_after_idle_minutes: source.delete_after_idle_minutes ?? pool.delete_after_idle_minutes,
+        registration_token_hash: sha256Hex(token)
       })
+      return { machine, token, source } satisfies Launch
+    })
 
-    /** A secret's value for the provider; a secret gone meanwhile fails the provisioning saying so. */
-    const revealed = (secretId: SecretId) =>
-      secrets.reveal(secretId).pipe(
-        Effect.map(Redacted.value),
-        Effect.mapError(() => new ProviderFailed({ details: `the pool's secret ${secretId} no longer exists` }))
-      )
-
-    const providerPoolOf = (pool: StoredPool) =>
-      Effect.map(revealed(pool.provider_auth_secret_id), (authSecret): ProviderPool => ({
-        poolId: pool.id,
-        providerConfig: pool.provider_config,
-        authSecret
+  /** Fails the unfinished requests of a machine that will not run them, with `message`. */
+  const failPending = (machineId: MachineId, message: string) =>
+    Effect.flatMap(requests.pendingOf(machineId), (pending) =>
+      Effect.forEach(pending, (request) => results.complete(request.request_id, failed("upstream_unavailable", message)), {
+        discard: true
       }))
 
-    const newToken = () => POOL_MACHINE_TOKEN_PREFIX + randomBytes(32).toString("base64url")
-
-    /** A `provisioning` machine row for the agent (inside the caller's transaction). */
-    const newMachine = (pool: StoredPool, agentId: AgentId, source: CompiledMachineSource, size: Size) =>
-      Effect.gen(function*() {
-        const id = yield* ids.make(MachineId)
-        const token = newToken()
-        const machine = yield* machines.insertPoolMachine({
-          id,
-          org_id: pool.org_id,
-          machine_pool_id: pool.id,
-          agent_id: agentId,
-          name: `${pool.name.slice(0, 55)}-${id.slice(-8)}`,
-          cpu: size.cpu,
-          memory_mb: size.memoryMb,
-          delete_after_idle_minutes: source.delete_after_idle_minutes ?? pool.delete_after_idle_minutes,
-          registration_token_hash: sha256Hex(token)
-        })
-        return { machine, token, source } satisfies Launch
+  /** Starts a new machine at the pool's provider; a failure deletes the machine, and its calls fail at once saying why. */
+  const start = (pool: StoredPool, launch: Launch) =>
+    Effect.gen(function*() {
+      const provider = providers.of(pool.provider)
+      const providerPool = yield* providerPoolOf(pool)
+      const refusal = provider.refusal(providerPool)
+      if (Option.isSome(refusal)) return yield* Effect.fail(new ProviderFailed({ details: refusal.value }))
+      const secretEnv: Record<string, string> = {}
+      for (const [name, secretId] of Object.entries(pool.default_machine_secret_env)) {
+        secretEnv[name] = yield* revealed(secretId)
+      }
+      const machineId = launch.machine.id
+      const nodeArguments = daemonArguments({
+        server: yield* address.url,
+        machineId,
+        name: launch.machine.name,
+        workDirectory: provider.workDirectory(pool.id, machineId)
       })
-
-    /** Fails the unfinished requests of a machine that will not run them, with `message`. */
-    const failPending = (machineId: MachineId, message: string) =>
-      Effect.flatMap(requests.pendingOf(machineId), (pending) =>
-        Effect.forEach(pending, (request) => results.complete(request.request_id, failed("upstream_unavailable", message)), {
-          discard: true
-        }))
-
-    /** Starts a new machine at the pool's provider; a failure deletes the machine, and its calls fail at once saying why. */
-    const start = (pool: StoredPool, launch: Launch) =>
-      Effect.gen(function*() {
-        const provider = providers.of(pool.provider)
-        const providerPool = yield* providerPoolOf(pool)
-        const refusal = provider.refusal(providerPool)
-        if (Option.isSome(refusal)) return yield* Effect.fail(new ProviderFailed({ details: refusal.value }))
-        const secretEnv: Record<string, string> = {}
-        for (const [name, secretId] of Object.entries(pool.default_machine_secret_env)) {
-          secretEnv[name] = yield* revealed(secretId)
-        }
-        const machineId = launch.machine.id
-        const nodeArguments = daemonArguments({
-          server: yield* address.url,
-          machineId,
-          name: launch.machine.name,
-          workDirectory: provider.workDirectory(pool.id, machineId)
+      const ref = yield* provider.start(providerPool, {
+        machineId,
+        cpu: launch.machine.cpu,
+        memoryMb: launch.machine.memory_mb,
+        providerOptions: { ...pool.default_machine_provider_options, ...launch.source.machine_provider_options_overlay },
+        env: { ...pool.default_machine_env, ...secretEnv, AGENT_PLATFORM_DAEMON_TOKEN: launch.token },
+        nodeArguments
+      }).pipe(Effect.timeoutFail({
+        duration: PROVIDER_TIMEOUT,
+        onTimeout: () => new ProviderFailed({ details: `the provider did not start machine ${machineId} within 60 s` })
+      }))
+      yield* machines.setProviderRef(machineId, ref)
+    }).pipe(
+      Effect.catchAll((failure) =>
+        Effect.gen(function*() {
+          const machineId = launch.machine.id
+          const why = `the provider failed to start it: ${failure.details}`
+          yield* Effect.logWarning(`starting pool machine ${machineId} failed: ${failure.details}`)
+          const marked = yield* machines.setPoolState(machineId, ["provisioning"], "deleting", why)
+          // Its calls fail now, not once the provider has removed it: a provider out of reach
+          // (its Docker daemon down) would keep them waiting for as long as it stays so.
+          if (Option.isSome(marked)) yield* failPending(machineId, `Pool machine ${machineId} did not start (${why})`)
         })
-        const ref = yield* provider.start(providerPool, {
-          machineId,
-          cpu: launch.machine.cpu,
-          memoryMb: launch.machine.memory_mb,
-          providerOptions: { ...pool.default_machine_provider_options, ...launch.source.machine_provider_options_overlay },
-          env: { ...pool.default_machine_env, ...secretEnv, AGENT_PLATFORM_DAEMON_TOKEN: launch.token },
-          nodeArguments
-        }).pipe(Effect.timeoutFail({
-          duration: PROVIDER_TIMEOUT,
-          onTimeout: () => new ProviderFailed({ details: `the provider did not start machine ${machineId} within 60 s` })
-        }))
-        yield* machines.setProviderRef(machineId, ref)
-      }).pipe(
-        Effect.catchAll((failure) =>
-          Effect.gen(function*() {
-            const machineId = launch.machine.id
-            const why = `the provider failed to start it: ${failure.details}`
-            yield* Effect.logWarning(`starting pool machine ${machineId} failed: ${failure.details}`)
-            const marked = yield* machines.setPoolState(machineId, ["provisioning"], "deleting", why)
-            // Its calls fail now, not once the provider has removed it: a provider out of reach
-            // (its Docker daemon down) would keep them waiting for as long as it stays so.
-            if (Option.isSome(marked)) yield* failPending(machineId, `Pool machine ${machineId} did not start (${why})`)
-          })
-        )
       )
+    )
 
-    const startAll = (pool: StoredPool, launches: ReadonlyArray<Launch>) =>
-      Effect.forEach(launches, (launch) => FiberSet.run(starting, start(pool, launch)), { discard: true })
+  const startAll = (pool: StoredPool, launches: ReadonlyArray<Launch>) =>
+    Effect.forEach(launches, (launch) => FiberSet.run(starting, start(pool, launch)), { discard: true })
 
-    /** Gives the pool's waiting requests machines, within its limits (docs/machine-pools.md, "Admission"). */
-    const admit = (poolId: MachinePoolId) =>
-      Effect.gen(function*() {
-        const refused: Array<{ readonly requestId: string; readonly outcome: Outcome }> = []
-        const assigned = new Set<MachineId>()
-        const decided = yield* transaction(Effect.gen(function*() {
-          const found = yield* pools.findById(poolId, "update")
-          const waiting = yield* requests.unassigned(poolId)
-          if (Option.isNone(found)) {
-            for (const request of waiting) {
-              refused.push({ requestId: request.request_id, outcome: failed("upstream_unavailable", `Machine pool ${poolId} was deleted`) })
-            }
-            return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
-          }
-          const pool = found.value
-          const held = yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"])
-          const usage = usageOf(held)
-          const live = held.filter((machine) => machine.pool_state !== "deleting")
-          const busy = new Set(live.filter((machine) => machine.busy).map((machine) => machine.id))
-          const sources = new Map<AgentId, CompiledMachineSource | undefined>()
-          const launches: Array<Launch> = []
-          const assign = (request: StoredRequest, machine: StoredMachine, source: CompiledMachineSource) =>
-            Effect.andThen(requests.assign(request.request_id, machine.id, requestDefaults(pool, source)), () => {
-              busy.add(machine.id)
-              assigned.add(machine.id)
-            })
+  /** Gives the pool's waiting requests machines, within its limits (docs/machine-pools.md, "Admission"). */
+  const admit = (poolId: MachinePoolId) =>
+    Effect.gen(function*() {
+      const refused: Array<{ readonly requestId: string; readonly outcome: Outcome }> = []
+      const assigned = new Set<MachineId>()
+      const decided = yield* transaction(Effect.gen(function*() {
+        const found = yield* pools.findById(poolId, "update")
+        const waiting = yield* requests.unassigned(poolId)
+        if (Option.isNone(found)) {
           for (const request of waiting) {
-            const agentId = request.agent_id
-            if (request.cancel_requested || agentId === null) {
-              refused.push({ requestId: request.request_id, outcome: failed("cancelled", "The call was cancelled before a machine ran it") })
-              continue
-            }
-            if (!sources.has(agentId)) sources.set(agentId, yield* sourceOf(agentId, poolId))
-            const source = sources.get(agentId)
-            if (source === undefined) {
-              refused.push({
-                requestId: request.request_id,
-                outcome: failed("managed_work_admission_denied", `The agent's config no longer names machine pool ${poolId}`)
-              })
-              continue
-            }
-            const mine = live.filter((machine) => machine.agent_id === agentId)
-            const free = mine.find((machine) => !busy.has(machine.id))
-            if (free !== undefined) {
-              yield* assign(request, free, source)
-              continue
-            }
-            const size = sizeOf(pool, source)
-            if (typeof size === "string") {
-              refused.push({
-                requestId: request.request_id,
-                outcome: failed("managed_work_admission_denied", `The agent's machine source asks for ${size} in machine pool ${pool.name}`)
-              })
-              continue
-            }
-            if (mine.length < (source.max_machines ?? 1) && fits(pool, usage, size)) {
-              const launch = yield* newMachine(pool, agentId, source, size)
-              launches.push(launch)
-              live.push(launch.machine)
-              usage.machines += 1
-              usage.cpu += size.cpu ?? 0
-              usage.memoryMb += size.memoryMb ?? 0
-              yield* assign(request, launch.machine, source)
-            } else if (mine.length > 0) {
-              yield* assign(request, mine[0], source)
-            }
-            // else: it waits for the pool to have room.
+            refused.push({ requestId: request.request_id, outcome: failed("upstream_unavailable", `Machine pool ${poolId} was deleted`) })
           }
-          return Option.some([pool, launches] as const)
-        }))
-        yield* Effect.forEach(refused, ({ outcome, requestId }) => results.complete(requestId, outcome), { discard: true })
-        if (Option.isSome(decided)) yield* startAll(...decided.value)
-        if (assigned.size > 0) yield* hub.wake(assigned)
-      })
-
-    /** At an agent's launch: the `initial_num_machines` of its pool source, as far as the pool's limits allow. */
-    const provisionInitial = (agentId: AgentId, compiled: CompiledAgentConfig) =>
-      Effect.gen(function*() {
-        const target = machineTargetOf(compiled)
-        if (target === null || target.place._tag !== "Pool") return
-        const poolId = target.place.poolId
-        const source = poolSourceOf(compiled, poolId)
-        const wanted = Math.min(source?.initial_num_machines ?? 0, source?.max_machines ?? Number.MAX_SAFE_INTEGER)
-        if (source === undefined || wanted <= 0) return
-        const decided = yield* transaction(Effect.gen(function*() {
-          const found = yield* pools.findById(poolId, "update")
-          if (Option.isNone(found)) return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
-          const pool = found.value
+          return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
+        }
+        const pool = found.value
+        const held = yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"])
+        const usage = usageOf(held)
+        const live = held.filter((machine) => machine.pool_state !== "deleting")
+        const busy = new Set(live.filter((machine) => machine.busy).map((machine) => machine.id))
+        const sources = new Map<AgentId, CompiledMachineSource | undefined>()
+        const launches: Array<Launch> = []
+        const assign = (request: StoredRequest, machine: StoredMachine, source: CompiledMachineSource) =>
+          Effect.andThen(requests.assign(request.request_id, machine.id, requestDefaults(pool, source)), () => {
+            busy.add(machine.id)
+            assigned.add(machine.id)
+          })
+        for (const request of waiting) {
+          const agentId = request.agent_id
+          if (request.cancel_requested || agentId === null) {
+            refused.push({ requestId: request.request_id, outcome: failed("cancelled", "The call was cancelled before a machine ran it") })
+            continue
+          }
+          if (!sources.has(agentId)) sources.set(agentId, yield* sourceOf(agentId, poolId))
+          const source = sources.get(agentId)
+          if (source === undefined) {
+            refused.push({
+              requestId: request.request_id,
+              outcome: failed("managed_work_admission_denied", `The agent's config no longer names machine pool ${poolId}`)
+            })
+            continue
+          }
+          const mine = live.filter((machine) => machine.agent_id === agentId)
+          const free = mine.find((machine) => !busy.has(machine.id))
+          if (free !== undefined) {
+            yield* assign(request, free, source)
+            continue
+          }
           const size = sizeOf(pool, source)
-          const usage = usageOf(yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"]))
-          const launches: Array<Launch> = []
-          while (typeof size !== "string" && launches.length < wanted && fits(pool, usage, size)) {
-            launches.push(yield* newMachine(pool, agentId, source, size))
+          if (typeof size === "string") {
+            refused.push({
+              requestId: request.request_id,
+              outcome: failed("managed_work_admission_denied", `The agent's machine source asks for ${size} in machine pool ${pool.name}`)
+            })
+            continue
+          }
+          if (mine.length < (source.max_machines ?? 1) && fits(pool, usage, size)) {
+            const launch = yield* newMachine(pool, agentId, source, size)
+            launches.push(launch)
+            live.push(launch.machine)
             usage.machines += 1
             usage.cpu += size.cpu ?? 0
             usage.memoryMb += size.memoryMb ?? 0
+            yield* assign(request, launch.machine, source)
+          } else if (mine.length > 0) {
+            yield* assign(request, mine[0], source)
           }
-          if (launches.length < wanted) {
-            yield* Effect.logWarning(
-              `agent ${agentId}: ${launches.length} of its ${wanted} initial machines fit in machine pool ${pool.name}`
-            )
-          }
-          return Option.some([pool, launches] as const)
-        }))
-        if (Option.isSome(decided)) yield* startAll(...decided.value)
-      })
-
-    /** Stops a `deleting` machine at its provider and marks it `deleted`; its unfinished requests fail. */
-    const destroy = (machine: StoredMachine) =>
-      Effect.gen(function*() {
-        const pool = machine.machine_pool_id === null ? Option.none() : yield* pools.findById(machine.machine_pool_id)
-        if (Option.isSome(pool)) {
-          const providerPool = yield* providerPoolOf(pool.value)
-          yield* providers.of(pool.value.provider).stop(providerPool, machine.id, machine.provider_ref)
+          // else: it waits for the pool to have room.
         }
-        const deleted = yield* machines.setPoolState(machine.id, ["deleting"], "deleted")
-        if (Option.isNone(deleted)) return
-        yield* hub.closeMachine(machine.id, "machine_deleted", `pool machine ${machine.id} was deleted`)
-        const why = deleted.value.failure ?? "deleted"
-        yield* failPending(machine.id, `Pool machine ${machine.id} was deleted (${why}) before this finished`)
-      }).pipe(
-        Effect.catchAll((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
-      )
-
-    /** Marks the pool's provisioning and running machines `deleting`, saying why (inside the caller's transaction). */
-    const markPoolDeleting = (poolId: MachinePoolId, why: string) =>
-      Effect.flatMap(machines.poolMachines(poolId, ["provisioning", "running"]), (live) =>
-        Effect.forEach(live, (machine) => machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", why), {
-          discard: true
-        }))
-
-    /** Deletes the pool's `deleting` machines at its provider; how many are left (their provider failed). */
-    const destroyPoolDeleting = (poolId: MachinePoolId) =>
-      Effect.gen(function*() {
-        yield* Effect.forEach(yield* machines.poolMachines(poolId, ["deleting"]), destroy, { concurrency: 4, discard: true })
-        return (yield* machines.poolMachines(poolId, ["deleting"])).length
-      })
-
-    /** Marks idle, unanswering and never-registered machines `deleting`, then deletes every `deleting` one. */
-    const reap = Effect.gen(function*() {
-      yield* machines.expire(config.poolMinuteSeconds)
-      yield* machines.abandonProvisioning(PROVISIONING_TIMEOUT_SECONDS)
-      yield* Effect.forEach(yield* machines.inPoolState("deleting"), destroy, { concurrency: 4, discard: true })
+        return Option.some([pool, launches] as const)
+      }))
+      yield* Effect.forEach(refused, ({ outcome, requestId }) => results.complete(requestId, outcome), { discard: true })
+      if (Option.isSome(decided)) yield* startAll(...decided.value)
+      if (assigned.size > 0) yield* hub.wake(assigned)
     })
 
-    /** Fails the calls that waited longer than the admission wait for a pool machine. */
-    const refuseOverdue = Effect.gen(function*() {
-      const wait = config.poolAdmissionWaitSeconds
-      for (const request of yield* requests.unassignedOlderThan(wait)) {
-        yield* results.complete(
-          request.request_id,
-          failed(
-            "managed_work_admission_denied",
-            `Machine pool ${request.machine_pool_id} had no room for another machine of this agent within ${wait} s ` +
-              "(its max_total_machines, CPU or memory limit, or the source's max_machines, was reached)"
+  /** At an agent's launch: the `initial_num_machines` of its pool source, as far as the pool's limits allow. */
+  const provisionInitial = (agentId: AgentId, compiled: CompiledAgentConfig) =>
+    Effect.gen(function*() {
+      const target = machineTargetOf(compiled)
+      if (target === null || target.place._tag !== "Pool") return
+      const poolId = target.place.poolId
+      const source = poolSourceOf(compiled, poolId)
+      const wanted = Math.min(source?.initial_num_machines ?? 0, source?.max_machines ?? Number.MAX_SAFE_INTEGER)
+      if (source === undefined || wanted <= 0) return
+      const decided = yield* transaction(Effect.gen(function*() {
+        const found = yield* pools.findById(poolId, "update")
+        if (Option.isNone(found)) return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
+        const pool = found.value
+        const size = sizeOf(pool, source)
+        const usage = usageOf(yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"]))
+        const launches: Array<Launch> = []
+        while (typeof size !== "string" && launches.length < wanted && fits(pool, usage, size)) {
+          launches.push(yield* newMachine(pool, agentId, source, size))
+          usage.machines += 1
+          usage.cpu += size.cpu ?? 0
+          usage.memoryMb += size.memoryMb ?? 0
+        }
+        if (launches.length < wanted) {
+          yield* Effect.logWarning(
+            `agent ${agentId}: ${launches.length} of its ${wanted} initial machines fit in machine pool ${pool.name}`
           )
-        )
-      }
+        }
+        return Option.some([pool, launches] as const)
+      }))
+      if (Option.isSome(decided)) yield* startAll(...decided.value)
     })
 
-    /**
-     * One pool's machines at its provider and in the table made to agree: a provider machine the
-     * table does not hold (or holds as deleted) is stopped; a running machine the provider lost is
-     * deleted; a provisioning one it does not run (the server stopped before starting it) is
-     * started again with a new registration token.
-     */
-    const reconcilePool = (pool: StoredPool) =>
-      Effect.gen(function*() {
-        const provider = providers.of(pool.provider)
-        const providerPool = yield* providerPoolOf(pool)
-        // A pool its provider refuses now (the operator took the local key away) keeps no machine.
-        const refusal = provider.refusal(providerPool)
-        if (Option.isSome(refusal)) yield* markPoolDeleting(pool.id, `its provider refuses the pool: ${refusal.value}`)
-        const found = yield* provider.list(providerPool)
-        const rows = new Map(
-          (yield* machines.poolMachines(pool.id, ["provisioning", "running", "deleting", "deleted"])).map((row) => [row.id, row])
-        )
-        for (const machine of found) {
-          const row = rows.get(machine.machineId)
-          if (row === undefined || row.pool_state === "deleted") yield* provider.stop(providerPool, machine.machineId, machine.ref)
-        }
-        const alive = new Set(found.filter((machine) => machine.running).map((machine) => machine.machineId))
-        for (const row of rows.values()) {
-          if (alive.has(row.id)) continue
-          if (row.pool_state === "running") {
-            yield* machines.setPoolState(row.id, ["running"], "deleting", "its provider no longer runs it")
-          } else if (row.pool_state === "provisioning" && row.agent_id !== null) {
-            const token = newToken()
-            yield* machines.renewRegistrationToken(row.id, sha256Hex(token))
-            const source = yield* sourceOf(row.agent_id, pool.id)
-            yield* startAll(pool, [{ machine: row, token, source: source ?? {} }])
-          }
-        }
-      }).pipe(
-        Effect.catchAll((failure) =>
-          Effect.logWarning(`reconciling machine pool ${pool.id} with its provider failed: ${failure.details}`)
+  /** Stops a `deleting` machine at its provider and marks it `deleted`; its unfinished requests fail. */
+  const destroy = (machine: StoredMachine) =>
+    Effect.gen(function*() {
+      const pool = machine.machine_pool_id === null ? Option.none() : yield* pools.findById(machine.machine_pool_id)
+      if (Option.isSome(pool)) {
+        const providerPool = yield* providerPoolOf(pool.value)
+        yield* providers.of(pool.value.provider).stop(providerPool, machine.id, machine.provider_ref)
+      }
+      const deleted = yield* machines.setPoolState(machine.id, ["deleting"], "deleted")
+      if (Option.isNone(deleted)) return
+      yield* hub.closeMachine(machine.id, "machine_deleted", `pool machine ${machine.id} was deleted`)
+      const why = deleted.value.failure ?? "deleted"
+      yield* failPending(machine.id, `Pool machine ${machine.id} was deleted (${why}) before this finished`)
+    }).pipe(
+      Effect.catchAll((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
+    )
+
+  /** Marks the pool's provisioning and running machines `deleting`, saying why (inside the caller's transaction). */
+  const markPoolDeleting = (poolId: MachinePoolId, why: string) =>
+    Effect.flatMap(machines.poolMachines(poolId, ["provisioning", "running"]), (live) =>
+      Effect.forEach(live, (machine) => machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", why), {
+        discard: true
+      }))
+
+  /** Deletes the pool's `deleting` machines at its provider; how many are left (their provider failed). */
+  const destroyPoolDeleting = (poolId: MachinePoolId) =>
+    Effect.gen(function*() {
+      yield* Effect.forEach(yield* machines.poolMachines(poolId, ["deleting"]), destroy, { concurrency: 4, discard: true })
+      return (yield* machines.poolMachines(poolId, ["deleting"])).length
+    })
+
+  /** Marks idle, unanswering and never-registered machines `deleting`, then deletes every `deleting` one. */
+  const reap = Effect.gen(function*() {
+    yield* machines.expire(config.poolMinuteSeconds)
+    yield* machines.abandonProvisioning(PROVISIONING_TIMEOUT_SECONDS)
+    yield* Effect.forEach(yield* machines.inPoolState("deleting"), destroy, { concurrency: 4, discard: true })
+  })
+
+  /** Fails the calls that waited longer than the admission wait for a pool machine. */
+  const refuseOverdue = Effect.gen(function*() {
+    const wait = config.poolAdmissionWaitSeconds
+    for (const request of yield* requests.unassignedOlderThan(wait)) {
+      yield* results.complete(
+        request.request_id,
+        failed(
+          "managed_work_admission_denied",
+          `Machine pool ${request.machine_pool_id} had no room for another machine of this agent within ${wait} s ` +
+            "(its max_total_machines, CPU or memory limit, or the source's max_machines, was reached)"
         )
       )
+    }
+  })
 
-    /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
-    const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
+  /**
+   * One pool's machines at its provider and in the table made to agree: a provider machine the
+   * table does not hold (or holds as deleted) is stopped; a running machine the provider lost is
+   * deleted; a provisioning one it does not run (the server stopped before starting it) is
+   * started again with a new registration token.
+   */
+  const reconcilePool = (pool: StoredPool) =>
+    Effect.gen(function*() {
+      const provider = providers.of(pool.provider)
+      const providerPool = yield* providerPoolOf(pool)
+      // A pool its provider refuses now (the operator took the local key away) keeps no machine.
+      const refusal = provider.refusal(providerPool)
+      if (Option.isSome(refusal)) yield* markPoolDeleting(pool.id, `its provider refuses the pool: ${refusal.value}`)
+      const found = yield* provider.list(providerPool)
+      const rows = new Map(
+        (yield* machines.poolMachines(pool.id, ["provisioning", "running", "deleting", "deleted"])).map((row) => [row.id, row])
+      )
+      for (const machine of found) {
+        const row = rows.get(machine.machineId)
+        if (row === undefined || row.pool_state === "deleted") yield* provider.stop(providerPool, machine.machineId, machine.ref)
+      }
+      const alive = new Set(found.filter((machine) => machine.running).map((machine) => machine.machineId))
+      for (const row of rows.values()) {
+        if (alive.has(row.id)) continue
+        if (row.pool_state === "running") {
+          yield* machines.setPoolState(row.id, ["running"], "deleting", "its provider no longer runs it")
+        } else if (row.pool_state === "provisioning" && row.agent_id !== null) {
+          const token = newToken()
+          yield* machines.renewRegistrationToken(row.id, sha256Hex(token))
+          const source = yield* sourceOf(row.agent_id, pool.id)
+          yield* startAll(pool, [{ machine: row, token, source: source ?? {} }])
+        }
+      }
+    }).pipe(
+      Effect.catchAll((failure) =>
+        Effect.logWarning(`reconciling machine pool ${pool.id} with its provider failed: ${failure.details}`)
+      )
+    )
 
-    return { admit, provisionInitial, destroy, markPoolDeleting, destroyPoolDeleting, reap, refuseOverdue, reconcile } as const
-  }),
-  dependencies: [
-    MachinesRepository.Default,
-    MachineRequestsRepository.Default,
-    MachinePoolsRepository.Default,
-    AgentsRepository.Default,
-    AgentConfigsRepository.Default,
-    Secrets.Default,
-    MachineProviders.Default,
-    MachineResults.Default,
-    MachineHub.Default,
-    ListenAddress.Default,
-    IdGenerator.Default,
-    Transactions.Default
-  ]
-}) {}
+  /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
+  const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
+
+  return { admit, provisionInitial, destroy, markPoolDeleting, destroyPoolDeleting, reap, refuseOverdue, reconcile } as const
+})
+
+export class PoolMachines extends Context.Tag("PoolMachines")<PoolMachines, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(
+    Layer.provide([
+      MachinesRepository.layer,
+      MachineRequestsRepository.layer,
+      MachinePoolsRepository.layer,
+      AgentsRepository.layer,
+      AgentConfigsRepository.layer,
+      Secrets.layer,
+      MachineProviders.layer,
+      MachineResults.layer,
+      MachineHub.layer,
+      ListenAddress.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

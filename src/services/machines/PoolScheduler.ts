@@ -41,4 +41,4 @@ export const PoolSchedulerLive = Layer.scopedDiscard(Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-})).pipe(Layer.provide(Layer.mergeAll(PoolMachines.Default, MachineRequestsRepository.Default, MachineHub.Default)))
+})).pipe(Layer.provide(Layer.mergeAll(PoolMachines.layer, MachineRequestsRepository.layer, MachineHub.layer)))

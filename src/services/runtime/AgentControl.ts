@@ -5,7 +5,7 @@
  * input); after the commit the model call in flight stops, the turn's waits are resolved, and
  * the daemons running its machine tool calls are told to cancel them (a command is killed).
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { ActorId, AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { ControlEvent } from "../../domain/runtime/Events.ts"
@@ -22,93 +22,96 @@ import { type Signal, TurnSignals } from "./TurnSignals.ts"
 
 type ControlEventType = typeof ControlEvent.Type
 
-export class AgentControl extends Effect.Service<AgentControl>()("AgentControl", {
-  effect: Effect.gen(function*() {
-    const agentAccess = yield* AgentAccess
-    const toolCalls = yield* ToolCallsRepository
-    const interactions = yield* InteractionsRepository
-    const timeline = yield* Timeline
-    const lifecycle = yield* TurnLifecycle
-    const launcher = yield* TurnLauncher
-    const cancellation = yield* TurnCancellation
-    const signals = yield* TurnSignals
-    const machineRequests = yield* MachineRequestsRepository
-    const hub = yield* MachineHub
+const make = Effect.gen(function*() {
+  const agentAccess = yield* AgentAccess
+  const toolCalls = yield* ToolCallsRepository
+  const interactions = yield* InteractionsRepository
+  const timeline = yield* Timeline
+  const lifecycle = yield* TurnLifecycle
+  const launcher = yield* TurnLauncher
+  const cancellation = yield* TurnCancellation
+  const signals = yield* TurnSignals
+  const machineRequests = yield* MachineRequestsRepository
+  const hub = yield* MachineHub
 
-    /** Cancels the agent's current turn; the control event. */
-    const cancel = (agentId: AgentId, actorId: ActorId | null): Effect.Effect<ControlEventType, StateTransitionConflict> =>
-      Effect.gen(function*() {
-        const outcome = yield* timeline.transaction(Effect.gen(function*() {
-          const agent = yield* lifecycle.lockExisting(agentId)
-          const turnId = agent.current_turn_id
-          if (turnId === null) {
-            return yield* Effect.fail(
-              new StateTransitionConflict({ error: `Agent ${agentId} has no running turn to cancel` })
-            )
-          }
-          const [control] = yield* timeline.append(agentId, [{
-            event_kind: "control",
+  /** Cancels the agent's current turn; the control event. */
+  const cancel = (agentId: AgentId, actorId: ActorId | null): Effect.Effect<ControlEventType, StateTransitionConflict> =>
+    Effect.gen(function*() {
+      const outcome = yield* timeline.transaction(Effect.gen(function*() {
+        const agent = yield* lifecycle.lockExisting(agentId)
+        const turnId = agent.current_turn_id
+        if (turnId === null) {
+          return yield* Effect.fail(
+            new StateTransitionConflict({ error: `Agent ${agentId} has no running turn to cancel` })
+          )
+        }
+        const [control] = yield* timeline.append(agentId, [{
+          event_kind: "control",
+          turn_id: turnId,
+          is_opening_event: false,
+          control_type: "cancel_current",
+          actor_id: actorId
+        }])
+        const cancelledCalls = yield* toolCalls.cancelOpen(turnId)
+        const machinesToTell = yield* machineRequests.requestCancel(cancelledCalls.map((call) => call.id))
+        const closed = yield* interactions.closePending(turnId)
+        if (closed.length > 0) {
+          yield* timeline.append(agentId, closed.map((interaction) => ({
+            event_kind: "interaction" as const,
             turn_id: turnId,
             is_opening_event: false,
-            control_type: "cancel_current",
-            actor_id: actorId
-          }])
-          const cancelledCalls = yield* toolCalls.cancelOpen(turnId)
-          const machinesToTell = yield* machineRequests.requestCancel(cancelledCalls.map((call) => call.id))
-          const closed = yield* interactions.closePending(turnId)
-          if (closed.length > 0) {
-            yield* timeline.append(agentId, closed.map((interaction) => ({
-              event_kind: "interaction" as const,
-              turn_id: turnId,
-              is_opening_event: false,
-              interaction_id: interaction.id,
-              interaction_kind: interaction.kind,
-              interaction_status: "closed" as const,
-              tool_call_id: interaction.tool_call_id,
-              content_blocks: [{ type: "text" as const, text: "Closed: the turn was cancelled." }]
-            })))
-          }
-          const next = yield* lifecycle.finishTurn(agent, turnId, "cancelled", "The turn was cancelled by a cancel_current control.")
-          const waits: Array<Signal> = [
-            ...cancelledCalls.flatMap((call) =>
-              call.deferred_token === null
-                ? []
-                : [{ kind: "result" as const, toolCallId: call.id, token: call.deferred_token, value: "cancelled" as const }]
-            ),
-            ...closed.flatMap((interaction) =>
-              interaction.tool_call_id === null ? [] : [{
-                kind: interaction.kind,
-                toolCallId: interaction.tool_call_id,
-                token: interaction.deferred_token,
-                value: "cancelled" as const
-              }]
-            )
-          ]
-          return { control: control as ControlEventType, turnId, next, waits, machinesToTell }
-        }))
-        yield* cancellation.cancel(outcome.turnId)
-        yield* hub.wake(outcome.machinesToTell)
-        yield* signals.send(outcome.waits)
-        yield* launcher.launchNext(agentId, outcome.next)
-        return outcome.control
-      })
+            interaction_id: interaction.id,
+            interaction_kind: interaction.kind,
+            interaction_status: "closed" as const,
+            tool_call_id: interaction.tool_call_id,
+            content_blocks: [{ type: "text" as const, text: "Closed: the turn was cancelled." }]
+          })))
+        }
+        const next = yield* lifecycle.finishTurn(agent, turnId, "cancelled", "The turn was cancelled by a cancel_current control.")
+        const waits: Array<Signal> = [
+          ...cancelledCalls.flatMap((call) =>
+            call.deferred_token === null
+              ? []
+              : [{ kind: "result" as const, toolCallId: call.id, token: call.deferred_token, value: "cancelled" as const }]
+          ),
+          ...closed.flatMap((interaction) =>
+            interaction.tool_call_id === null ? [] : [{
+              kind: interaction.kind,
+              toolCallId: interaction.tool_call_id,
+              token: interaction.deferred_token,
+              value: "cancelled" as const
+            }]
+          )
+        ]
+        return { control: control as ControlEventType, turnId, next, waits, machinesToTell }
+      }))
+      yield* cancellation.cancel(outcome.turnId)
+      yield* hub.wake(outcome.machinesToTell)
+      yield* signals.send(outcome.waits)
+      yield* launcher.launchNext(agentId, outcome.next)
+      return outcome.control
+    })
 
-    /** `cancel_current`, for a caller who may act in the agent's project. */
-    const cancelCurrent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
-      Effect.zipRight(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null))
+  /** `cancel_current`, for a caller who may act in the agent's project. */
+  const cancelCurrent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
+    Effect.zipRight(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null))
 
-    return { cancelCurrent } as const
-  }),
-  dependencies: [
-    AgentAccess.Default,
-    ToolCallsRepository.Default,
-    InteractionsRepository.Default,
-    Timeline.Default,
-    TurnLifecycle.Default,
-    TurnLauncher.Default,
-    TurnCancellation.Default,
-    TurnSignals.Default,
-    MachineRequestsRepository.Default,
-    MachineHub.Default
-  ]
-}) {}
+  return { cancelCurrent } as const
+})
+
+export class AgentControl extends Context.Tag("AgentControl")<AgentControl, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      AgentAccess.layer,
+      ToolCallsRepository.layer,
+      InteractionsRepository.layer,
+      Timeline.layer,
+      TurnLifecycle.layer,
+      TurnLauncher.layer,
+      TurnCancellation.layer,
+      TurnSignals.layer,
+      MachineRequestsRepository.layer,
+      MachineHub.layer
+    ])
+  )
+}

@@ -5,7 +5,7 @@
  * a `stream_closed` event once its caller's access is gone (StreamAccess).
  */
 import { Sse } from "@effect/experimental"
-import { Cause, Chunk, Duration, Effect, Mailbox, Schema, Stream } from "effect"
+import { Cause, Chunk, Context, Duration, Effect, Layer, Mailbox, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent, EventsQuery } from "../../domain/runtime/Events.ts"
 import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
@@ -49,66 +49,74 @@ const comment = (text: string) => `: ${text}\n\n`
  */
 const FRAMES_BUFFERED = 1024
 
-export class AgentEvents extends Effect.Service<AgentEvents>()("AgentEvents", {
-  effect: Effect.gen(function*() {
-    const agentAccess = yield* AgentAccess
-    const timeline = yield* Timeline
-    const streamAccess = yield* StreamAccess
-    const live = yield* LiveOutput
+const make = Effect.gen(function*() {
+  const agentAccess = yield* AgentAccess
+  const timeline = yield* Timeline
+  const streamAccess = yield* StreamAccess
+  const live = yield* LiveOutput
 
-    /** A page of events as JSON text (`EventsPage`): the handler sends it as it is. */
-    const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: EventsQuery) =>
-      Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.listJson(agent, query))
+  /** A page of events as JSON text (`EventsPage`): the handler sends it as it is. */
+  const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: EventsQuery) =>
+    Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.listJson(agent, query))
 
-    /**
-     * The timeline after `afterSequence` as Server-Sent Events, then live, until the client
-     * leaves: a comment opens the stream (so the response starts at once), one comment more
-     * after each SSE_HEARTBEAT_INTERVAL without events. The live output of the agent's model calls
-     * is merged in from the moment the stream opens. It ends with a `stream_closed` event when
-     * the caller's access ends (its key deleted, its membership gone, the project deleted).
-     *
-     * The three sources put their frames in one mailbox the response reads (a `Stream.merge` of
-     * them cost about as much CPU as the rest of the stream, docs/performance.md): the timeline
-     * and the access check from fibers of their own, the live output from its listener. Frames
-     * that wait together go out in one write, so the events of one wake-up (committed together,
-     * such as a turn's output and its end) do.
-     */
-    const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
-      Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
-        Stream.unwrapScoped(Effect.gen(function*() {
-          const frames = yield* Mailbox.make<string>({ capacity: FRAMES_BUFFERED })
-          frames.unsafeOffer(comment(`events of ${agentId} after sequence ${afterSequence}`))
-          yield* live.subscribe(agentId, (delta) => frames.unsafeOffer(toDeltaEvent(delta)))
-          const sendTimeline = Effect.gen(function*() {
-            let after = afterSequence
-            while (true) {
-              const events = yield* timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL)
-              if (events.length === 0) {
-                yield* frames.offer(comment("heartbeat"))
-              } else {
-                yield* frames.offer(events.map(toServerSentEvent).join(""))
-                after = events[events.length - 1].sequence
-              }
+  /**
+   * The timeline after `afterSequence` as Server-Sent Events, then live, until the client
+   * leaves: a comment opens the stream (so the response starts at once), one comment more
+   * after each SSE_HEARTBEAT_INTERVAL without events. The live output of the agent's model calls
+   * is merged in from the moment the stream opens. It ends with a `stream_closed` event when
+   * the caller's access ends (its key deleted, its membership gone, the project deleted).
+   *
+   * The three sources put their frames in one mailbox the response reads (a `Stream.merge` of
+   * them cost about as much CPU as the rest of the stream, docs/performance.md): the timeline
+   * and the access check from fibers of their own, the live output from its listener. Frames
+   * that wait together go out in one write, so the events of one wake-up (committed together,
+   * such as a turn's output and its end) do.
+   */
+  const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
+    Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const frames = yield* Mailbox.make<string>({ capacity: FRAMES_BUFFERED })
+        frames.unsafeOffer(comment(`events of ${agentId} after sequence ${afterSequence}`))
+        yield* live.subscribe(agentId, (delta) => frames.unsafeOffer(toDeltaEvent(delta)))
+        const sendTimeline = Effect.gen(function*() {
+          let after = afterSequence
+          while (true) {
+            const events = yield* timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL)
+            if (events.length === 0) {
+              yield* frames.offer(comment("heartbeat"))
+            } else {
+              yield* frames.offer(events.map(toServerSentEvent).join(""))
+              after = events[events.length - 1].sequence
             }
-          })
-          yield* Effect.forkScoped(Mailbox.into(sendTimeline, frames))
-          yield* streamAccess.lost(orgId, projectId, agentId).pipe(
-            Effect.flatMap((lost) => frames.offer(closedEvent(lost))),
-            Effect.zipRight(frames.end),
-            Effect.provide(context),
-            Effect.forkScoped
-          )
-          return Mailbox.toStream(frames)
-        })).pipe(
-          Stream.mapChunks((waiting) => Chunk.of(Chunk.join(waiting, ""))),
-          // The response ends when its stream fails, as when it ends: without this line nothing would say why.
-          Stream.tapErrorCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
-          ),
-          Stream.encodeText
-        ))
+          }
+        })
+        yield* Effect.forkScoped(Mailbox.into(sendTimeline, frames))
+        yield* streamAccess.lost(orgId, projectId, agentId).pipe(
+          Effect.flatMap((lost) => frames.offer(closedEvent(lost))),
+          Effect.zipRight(frames.end),
+          Effect.provide(context),
+          Effect.forkScoped
+        )
+        return Mailbox.toStream(frames)
+      })).pipe(
+        Stream.mapChunks((waiting) => Chunk.of(Chunk.join(waiting, ""))),
+        // The response ends when its stream fails, as when it ends: without this line nothing would say why.
+        Stream.tapErrorCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
+        ),
+        Stream.encodeText
+      ))
 
-    return { list, stream } as const
-  }),
-  dependencies: [AgentAccess.Default, Timeline.Default, StreamAccess.Default, LiveOutput.Default]
-}) {}
+  return { list, stream } as const
+})
+
+export class AgentEvents extends Context.Tag("AgentEvents")<AgentEvents, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      AgentAccess.layer,
+      Timeline.layer,
+      StreamAccess.layer,
+      LiveOutput.layer
+    ])
+  )
+}

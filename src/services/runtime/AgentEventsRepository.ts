@@ -11,7 +11,7 @@
  * statement.
  */
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentStatus } from "../../domain/runtime/Agents.ts"
 import { AgentEvent, type NewEvent } from "../../domain/runtime/Events.ts"
@@ -123,114 +123,116 @@ export type Notice = typeof Notice.Type
 /** The kind-specific fields of a new event: what goes in `data`. */
 export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(event).data
 
-export class AgentEventsRepository extends Effect.Service<AgentEventsRepository>()("AgentEventsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    // `created_at` in RFC 3339 with milliseconds, as the event's encoding writes it.
-    const createdAt = sql`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // `created_at` in RFC 3339 with milliseconds, as the event's encoding writes it.
+  const createdAt = sql`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
-    // The columns in the order of the event's fields, then `data`.
-    const selectRows = (orgId: string, projectId: string) =>
-      sql`SELECT id, ${orgId}::text AS org_id, ${projectId}::text AS project_id, agent_id, agent_config_id, turn_id,
-        turn_sequence, is_opening_event, sequence, ${createdAt} AS created_at, event_kind, data
-        FROM agent_events`
+  // The columns in the order of the event's fields, then `data`.
+  const selectRows = (orgId: string, projectId: string) =>
+    sql`SELECT id, ${orgId}::text AS org_id, ${projectId}::text AS project_id, agent_id, agent_config_id, turn_id,
+      turn_sequence, is_opening_event, sequence, ${createdAt} AS created_at, event_kind, data
+      FROM agent_events`
 
-    // The event's JSON as the API sends it, put together as text (json_build_object costs Postgres
-    // about twice as much): the columns in the order of the event's fields, then the fields of
-    // `data` (its text without the opening brace; an append never puts a column's key in it, see
-    // splitData). The columns' strings need no escaping: ids the server made and checked (their
-    // patterns allow lower-case letters, digits and `_`; the organization's and the project's are
-    // checked again by the read's request schema), an event kind, `created_at` as formatted.
-    const selectJson = (orgId: string, projectId: string) =>
-      sql`SELECT sequence, '{"id":"' || id || '","org_id":"' || ${orgId}::text || '","project_id":"' || ${projectId}::text
-          || '","agent_id":"' || agent_id || '","agent_config_id":"' || agent_config_id
-          || '","turn_id":' || COALESCE('"' || turn_id || '"', 'null')
-          || ',"turn_sequence":' || COALESCE(turn_sequence::text, 'null')
-          || ',"is_opening_event":' || is_opening_event::text || ',"sequence":' || sequence::text
-          || ',"created_at":"' || ${createdAt} || '","event_kind":"' || event_kind || '"'
-          || CASE WHEN data = '{}'::jsonb THEN '}' ELSE ',' || substr(data::text, 2) END AS json
-        FROM agent_events`
+  // The event's JSON as the API sends it, put together as text (json_build_object costs Postgres
+  // about twice as much): the columns in the order of the event's fields, then the fields of
+  // `data` (its text without the opening brace; an append never puts a column's key in it, see
+  // splitData). The columns' strings need no escaping: ids the server made and checked (their
+  // patterns allow lower-case letters, digits and `_`; the organization's and the project's are
+  // checked again by the read's request schema), an event kind, `created_at` as formatted.
+  const selectJson = (orgId: string, projectId: string) =>
+    sql`SELECT sequence, '{"id":"' || id || '","org_id":"' || ${orgId}::text || '","project_id":"' || ${projectId}::text
+        || '","agent_id":"' || agent_id || '","agent_config_id":"' || agent_config_id
+        || '","turn_id":' || COALESCE('"' || turn_id || '"', 'null')
+        || ',"turn_sequence":' || COALESCE(turn_sequence::text, 'null')
+        || ',"is_opening_event":' || is_opening_event::text || ',"sequence":' || sequence::text
+        || ',"created_at":"' || ${createdAt} || '","event_kind":"' || event_kind || '"'
+        || CASE WHEN data = '{}'::jsonb THEN '}' ELSE ',' || substr(data::text, 2) END AS json
+      FROM agent_events`
 
-    const append = SqlSchema.findAll({
-      Request: Schema.Struct({
-        agentId: AgentId,
-        rows: EventRows,
-        state: Schema.NullOr(AgentTurnState),
-        notice: Schema.NullOr(Notice)
-      }),
-      Result: EventFromRow,
-      execute: ({ agentId, notice, rows, state }) =>
-        Effect.map(
-          sql<{ readonly sequence: number }>`
-            WITH allocated AS (
-              UPDATE agents SET last_sequence = last_sequence + ${rows.length}, updated_at = now()
-              ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
-              WHERE id = ${agentId}
-              RETURNING last_sequence - ${rows.length} AS before, last_sequence, agent_config_id, org_id, project_id
-            ), inserted AS (
-            INSERT INTO agent_events
-              (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
-            SELECT ${agentId}, allocated.before + r.position, r.id, allocated.agent_config_id, r.turn_id,
-              CASE WHEN r.turn_id IS NULL THEN NULL ELSE r.turn_offset + COALESCE(
-                (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.turn_id = r.turn_id),
-                -1
-              ) END,
-              r.is_opening_event, r.event_kind, r.data
-            FROM allocated, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
-              position bigint, id text, turn_id text, turn_offset integer,
-              is_opening_event boolean, event_kind text, data jsonb
-            )
-            RETURNING *)
-            SELECT inserted.*, allocated.org_id, allocated.project_id FROM inserted, allocated
-            ${
-            notice === null
-              ? sql``
-              : sql`CROSS JOIN (SELECT pg_notify(${notice.channel}, ${notice.prefix} || ' ' || last_sequence) FROM allocated) AS notified`
-          }`,
-          (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
-        )
-    })
-
-    const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
-
-    /** Reads of the timeline, the rows `select` makes, each decoded with `Result`. */
-    const reads = <Event, Row>(
-      select: (orgId: string, projectId: string) => Statement.Fragment,
-      Result: Schema.Schema<Event, Row>
-    ): EventReads<Event> => {
-      const after = SqlSchema.findAll({
-        Request: Schema.Struct({ ...AgentFields, after: Schema.Int, limit: Schema.Int }),
-        Result,
-        execute: ({ after, agentId, limit, orgId, projectId }) => sql`
-          ${select(orgId, projectId)} WHERE agent_id = ${agentId} AND sequence > ${after}
-          ORDER BY sequence LIMIT ${limit}`
-      })
-      const before = SqlSchema.findAll({
-        Request: Schema.Struct({ ...AgentFields, before: Schema.Int, limit: Schema.Int }),
-        Result,
-        execute: ({ agentId, before, limit, orgId, projectId }) => sql`
-          ${select(orgId, projectId)} WHERE agent_id = ${agentId} ${before === 0 ? sql`` : sql`AND sequence < ${before}`}
-          ORDER BY sequence DESC LIMIT ${limit}`
-      })
-      return {
-        after: (agent, sequence, limit) => Effect.orDie(after({ ...ref(agent), after: sequence, limit })),
-        before: (agent, sequence, limit) => Effect.orDie(before({ ...ref(agent), before: sequence, limit }))
-      }
-    }
-
-    return {
-      /**
-       * Appends the rows after the agent's last sequence, which it advances (locking the agent's
-       * row); with a state, sets the agent's status and current turn too; with a notice, sends
-       * it (`pg_notify`, delivered when the transaction commits). Nothing when the agent does not
-       * exist.
-       */
-      append: (agentId: AgentId, rows: typeof EventRows.Type, state: AgentTurnState | null, notice: Notice | null) =>
-        Effect.orDie(append({ agentId, rows, state, notice })),
-      /** The events as the domain has them. */
-      decoded: reads(selectRows, EventFromRow),
-      /** The events as the API sends them: their JSON text. */
-      json: reads(selectJson, EventJson)
-    } as const
+  const append = SqlSchema.findAll({
+    Request: Schema.Struct({
+      agentId: AgentId,
+      rows: EventRows,
+      state: Schema.NullOr(AgentTurnState),
+      notice: Schema.NullOr(Notice)
+    }),
+    Result: EventFromRow,
+    execute: ({ agentId, notice, rows, state }) =>
+      Effect.map(
+        sql<{ readonly sequence: number }>`
+          WITH allocated AS (
+            UPDATE agents SET last_sequence = last_sequence + ${rows.length}, updated_at = now()
+            ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
+            WHERE id = ${agentId}
+            RETURNING last_sequence - ${rows.length} AS before, last_sequence, agent_config_id, org_id, project_id
+          ), inserted AS (
+          INSERT INTO agent_events
+            (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
+          SELECT ${agentId}, allocated.before + r.position, r.id, allocated.agent_config_id, r.turn_id,
+            CASE WHEN r.turn_id IS NULL THEN NULL ELSE r.turn_offset + COALESCE(
+              (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.turn_id = r.turn_id),
+              -1
+            ) END,
+            r.is_opening_event, r.event_kind, r.data
+          FROM allocated, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
+            position bigint, id text, turn_id text, turn_offset integer,
+            is_opening_event boolean, event_kind text, data jsonb
+          )
+          RETURNING *)
+          SELECT inserted.*, allocated.org_id, allocated.project_id FROM inserted, allocated
+          ${
+          notice === null
+            ? sql``
+            : sql`CROSS JOIN (SELECT pg_notify(${notice.channel}, ${notice.prefix} || ' ' || last_sequence) FROM allocated) AS notified`
+        }`,
+        (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
+      )
   })
-}) {}
+
+  const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
+
+  /** Reads of the timeline, the rows `select` makes, each decoded with `Result`. */
+  const reads = <Event, Row>(
+    select: (orgId: string, projectId: string) => Statement.Fragment,
+    Result: Schema.Schema<Event, Row>
+  ): EventReads<Event> => {
+    const after = SqlSchema.findAll({
+      Request: Schema.Struct({ ...AgentFields, after: Schema.Int, limit: Schema.Int }),
+      Result,
+      execute: ({ after, agentId, limit, orgId, projectId }) => sql`
+        ${select(orgId, projectId)} WHERE agent_id = ${agentId} AND sequence > ${after}
+        ORDER BY sequence LIMIT ${limit}`
+    })
+    const before = SqlSchema.findAll({
+      Request: Schema.Struct({ ...AgentFields, before: Schema.Int, limit: Schema.Int }),
+      Result,
+      execute: ({ agentId, before, limit, orgId, projectId }) => sql`
+        ${select(orgId, projectId)} WHERE agent_id = ${agentId} ${before === 0 ? sql`` : sql`AND sequence < ${before}`}
+        ORDER BY sequence DESC LIMIT ${limit}`
+    })
+    return {
+      after: (agent, sequence, limit) => Effect.orDie(after({ ...ref(agent), after: sequence, limit })),
+      before: (agent, sequence, limit) => Effect.orDie(before({ ...ref(agent), before: sequence, limit }))
+    }
+  }
+
+  return {
+    /**
+     * Appends the rows after the agent's last sequence, which it advances (locking the agent's
+     * row); with a state, sets the agent's status and current turn too; with a notice, sends
+     * it (`pg_notify`, delivered when the transaction commits). Nothing when the agent does not
+     * exist.
+     */
+    append: (agentId: AgentId, rows: typeof EventRows.Type, state: AgentTurnState | null, notice: Notice | null) =>
+      Effect.orDie(append({ agentId, rows, state, notice })),
+    /** The events as the domain has them. */
+    decoded: reads(selectRows, EventFromRow),
+    /** The events as the API sends them: their JSON text. */
+    json: reads(selectJson, EventJson)
+  } as const
+})
+
+export class AgentEventsRepository extends Context.Tag("AgentEventsRepository")<AgentEventsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

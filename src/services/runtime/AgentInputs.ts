@@ -4,7 +4,7 @@
  * at once when the agent is idle, else it waits in the backlog; each change is one transaction
  * that locks the agent row first and writes the timeline with it.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AgentBacklogFull, IdempotencyKeyConflict, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import { type ActorId, type AgentId, InputId, type OrgId, type ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -53,175 +53,178 @@ const requestHash = (input: SendInput) =>
 
 const makeInputAccepted = constructor(InputAccepted, Schema.Struct(InputAccepted.fields))
 
-export class AgentInputs extends Effect.Service<AgentInputs>()("AgentInputs", {
-  effect: Effect.gen(function*() {
-    const inputs = yield* AgentInputsRepository
-    const agentAccess = yield* AgentAccess
-    const actors = yield* Actors
-    const artifacts = yield* Artifacts
-    const timeline = yield* Timeline
-    const lifecycle = yield* TurnLifecycle
-    const launcher = yield* TurnLauncher
-    const personalMachines = yield* PersonalMachineUse
-    const ids = yield* IdGenerator
+const make = Effect.gen(function*() {
+  const inputs = yield* AgentInputsRepository
+  const agentAccess = yield* AgentAccess
+  const actors = yield* Actors
+  const artifacts = yield* Artifacts
+  const timeline = yield* Timeline
+  const lifecycle = yield* TurnLifecycle
+  const launcher = yield* TurnLauncher
+  const personalMachines = yield* PersonalMachineUse
+  const ids = yield* IdGenerator
 
-    const eventAt = (agent: Agent, sequence: number) =>
-      Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
+  const eventAt = (agent: Agent, sequence: number) =>
+    Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
 
-    /**
-     * Records the input and starts its turn when the agent is idle; the first answer again for a
-     * repeated key; `not_found` when the agent is not in the project.
-     */
-    const record = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
-      Effect.gen(function*() {
-        const outcome = yield* timeline.transaction(Effect.gen(function*() {
-          const agent = yield* lifecycle.lockInProject(projectId, agentId)
-          yield* personalMachines.requireForAgentOf(agent.agent_config_id)
-          const key = input.input_idempotency_key
-          const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
-          if (Option.isSome(first)) {
-            if (first.value.request_hash !== input.request_hash) {
-              return yield* Effect.fail(
-                new IdempotencyKeyConflict({
-                  error: `The input_idempotency_key ${key} was already used on this agent ` +
-                    `for a different input; use a new key for a new input`
-                })
-              )
-            }
-            const event = yield* eventAt(agent, first.value.event_sequence)
-            return { event, disposition: first.value.disposition, started: Option.none<TurnId>() }
-          }
-          const startsNow = agent.current_turn_id === null
-          if (!startsNow && agent.queued_inputs >= MAX_BACKLOG) {
+  /**
+   * Records the input and starts its turn when the agent is idle; the first answer again for a
+   * repeated key; `not_found` when the agent is not in the project.
+   */
+  const record = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
+    Effect.gen(function*() {
+      const outcome = yield* timeline.transaction(Effect.gen(function*() {
+        const agent = yield* lifecycle.lockInProject(projectId, agentId)
+        yield* personalMachines.requireForAgentOf(agent.agent_config_id)
+        const key = input.input_idempotency_key
+        const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
+        if (Option.isSome(first)) {
+          if (first.value.request_hash !== input.request_hash) {
             return yield* Effect.fail(
-              new AgentBacklogFull({
-                error: `Agent ${agentId} already has ${MAX_BACKLOG} queued inputs; wait for its turns to finish, ` +
-                  `or withdraw queued inputs, before sending more`
+              new IdempotencyKeyConflict({
+                error: `The input_idempotency_key ${key} was already used on this agent ` +
+                  `for a different input; use a new key for a new input`
               })
             )
           }
-          const inputId = yield* ids.make(InputId)
-          const turnId = yield* ids.make(TurnId)
-          // An input that starts its turn is appended with the turn's `started` event, the agent running it (one append).
-          const [event] = yield* timeline.append(agentId, [{
-            event_kind: "agent_input",
-            turn_id: turnId,
-            is_opening_event: true,
-            agent_input_id: inputId,
-            input_kind: "content",
-            content_blocks: input.content_blocks,
-            actor_id: input.actor_id,
-            input_idempotency_key: key
-          }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined)
-          const disposition: Disposition = startsNow ? "started" : "queued"
-          yield* inputs.insert({
-            id: inputId,
-            agent_id: agentId,
-            turn_id: turnId,
-            status: startsNow ? "started" : "queued",
-            event_sequence: event.sequence,
-            content_blocks: input.content_blocks,
-            actor_id: input.actor_id,
-            input_idempotency_key: key,
-            request_hash: input.request_hash,
-            disposition
-          })
-          if (startsNow) yield* lifecycle.startTurn(agentId, { id: inputId, turn_id: turnId }, true)
-          return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
-        }))
-        yield* launcher.launchNext(agentId, outcome.started)
-        return makeInputAccepted({ event: outcome.event, disposition: outcome.disposition })
-      })
-
-    /** Checks an input's actor and size limits; nothing is stored. */
-    const check = (projectId: ProjectId, input: SendInput, field: string) =>
-      Effect.zipRight(
-        input.actor_id === undefined ? Effect.void : actors.requireInProject(projectId, input.actor_id, `${field}/actor_id`),
-        prepareBlocks(input.content_blocks, `${field}/content_blocks`)
-      )
-
-    /**
-     * Records an input of a checked request to an agent of the project; its media, if any, are
-     * stored first, so the caller must have found the agent in the project then. A key already
-     * used on this agent is recorded with the blocks it recorded first (no media stored again):
-     * the answer is the first one when the request is the same, `idempotency_key_conflict` when
-     * not.
-     */
-    const submit = (projectId: ProjectId, agentId: AgentId, input: SendInput, prepared: ReadonlyArray<PreparedBlock>) =>
-      Effect.gen(function*() {
-        const key = input.input_idempotency_key ?? null
-        const recorded = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
-        const content_blocks = Option.isSome(recorded) ? recorded.value.content_blocks : yield* artifacts.store(agentId, prepared)
-        const accepted = yield* record(projectId, agentId, {
-          content_blocks,
-          actor_id: input.actor_id ?? null,
+          const event = yield* eventAt(agent, first.value.event_sequence)
+          return { event, disposition: first.value.disposition, started: Option.none<TurnId>() }
+        }
+        const startsNow = agent.current_turn_id === null
+        if (!startsNow && agent.queued_inputs >= MAX_BACKLOG) {
+          return yield* Effect.fail(
+            new AgentBacklogFull({
+              error: `Agent ${agentId} already has ${MAX_BACKLOG} queued inputs; wait for its turns to finish, ` +
+                `or withdraw queued inputs, before sending more`
+            })
+          )
+        }
+        const inputId = yield* ids.make(InputId)
+        const turnId = yield* ids.make(TurnId)
+        // An input that starts its turn is appended with the turn's `started` event, the agent running it (one append).
+        const [event] = yield* timeline.append(agentId, [{
+          event_kind: "agent_input",
+          turn_id: turnId,
+          is_opening_event: true,
+          agent_input_id: inputId,
+          input_kind: "content",
+          content_blocks: input.content_blocks,
+          actor_id: input.actor_id,
+          input_idempotency_key: key
+        }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined)
+        const disposition: Disposition = startsNow ? "started" : "queued"
+        yield* inputs.insert({
+          id: inputId,
+          agent_id: agentId,
+          turn_id: turnId,
+          status: startsNow ? "started" : "queued",
+          event_sequence: event.sequence,
+          content_blocks: input.content_blocks,
+          actor_id: input.actor_id,
           input_idempotency_key: key,
-          request_hash: requestHash(input)
+          request_hash: input.request_hash,
+          disposition
         })
-        const sent: SentInput = { accepted, replayed: Option.isSome(recorded) }
-        return sent
+        if (startsNow) yield* lifecycle.startTurn(agentId, { id: inputId, turn_id: turnId }, true)
+        return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
+      }))
+      yield* launcher.launchNext(agentId, outcome.started)
+      return makeInputAccepted({ event: outcome.event, disposition: outcome.disposition })
+    })
+
+  /** Checks an input's actor and size limits; nothing is stored. */
+  const check = (projectId: ProjectId, input: SendInput, field: string) =>
+    Effect.zipRight(
+      input.actor_id === undefined ? Effect.void : actors.requireInProject(projectId, input.actor_id, `${field}/actor_id`),
+      prepareBlocks(input.content_blocks, `${field}/content_blocks`)
+    )
+
+  /**
+   * Records an input of a checked request to an agent of the project; its media, if any, are
+   * stored first, so the caller must have found the agent in the project then. A key already
+   * used on this agent is recorded with the blocks it recorded first (no media stored again):
+   * the answer is the first one when the request is the same, `idempotency_key_conflict` when
+   * not.
+   */
+  const submit = (projectId: ProjectId, agentId: AgentId, input: SendInput, prepared: ReadonlyArray<PreparedBlock>) =>
+    Effect.gen(function*() {
+      const key = input.input_idempotency_key ?? null
+      const recorded = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
+      const content_blocks = Option.isSome(recorded) ? recorded.value.content_blocks : yield* artifacts.store(agentId, prepared)
+      const accepted = yield* record(projectId, agentId, {
+        content_blocks,
+        actor_id: input.actor_id ?? null,
+        input_idempotency_key: key,
+        request_hash: requestHash(input)
       })
+      const sent: SentInput = { accepted, replayed: Option.isSome(recorded) }
+      return sent
+    })
 
-    /**
-     * Sends an input. The agent is found in the project before media of the input are stored;
-     * an input without media finds it with the lock its transaction takes (one read fewer).
-     */
-    const send = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, input: SendInput) =>
-      Effect.gen(function*() {
-        yield* agentAccess.mayWrite(orgId, projectId)
-        const prepared = yield* check(projectId, input, "")
-        if (prepared.some((block) => block.type === "media")) yield* agentAccess.write(orgId, projectId, agentId)
-        return yield* submit(projectId, agentId, input, prepared)
-      })
+  /**
+   * Sends an input. The agent is found in the project before media of the input are stored;
+   * an input without media finds it with the lock its transaction takes (one read fewer).
+   */
+  const send = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, input: SendInput) =>
+    Effect.gen(function*() {
+      yield* agentAccess.mayWrite(orgId, projectId)
+      const prepared = yield* check(projectId, input, "")
+      if (prepared.some((block) => block.type === "media")) yield* agentAccess.write(orgId, projectId, agentId)
+      return yield* submit(projectId, agentId, input, prepared)
+    })
 
-    const withdraw = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, inputId: InputId) =>
-      Effect.zipRight(
-        agentAccess.write(orgId, projectId, agentId),
-        timeline.transaction(Effect.gen(function*() {
-          yield* lifecycle.lockExisting(agentId)
-          const input = yield* inputs.lock(agentId, inputId)
-          if (Option.isNone(input)) {
-            return yield* Effect.fail(new NotFound({ error: `Input ${inputId} not found on agent ${agentId}` }))
-          }
-          if (input.value.status !== "queued") {
-            return yield* Effect.fail(
-              new StateTransitionConflict({
-                error: input.value.status === "started"
-                  ? `Input ${inputId} has already started its turn; cancel the current turn instead`
-                  : `Input ${inputId} was already withdrawn`
-              })
-            )
-          }
-          yield* inputs.setStatus(inputId, "withdrawn")
-          yield* timeline.append(agentId, [{
-            event_kind: "turn",
-            turn_id: input.value.turn_id,
-            is_opening_event: false,
-            turn_status: "cancelled",
-            error: "The input was withdrawn from the backlog before its turn started.",
-            usage: null
-          }])
-        }))
-      )
+  const withdraw = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, inputId: InputId) =>
+    Effect.zipRight(
+      agentAccess.write(orgId, projectId, agentId),
+      timeline.transaction(Effect.gen(function*() {
+        yield* lifecycle.lockExisting(agentId)
+        const input = yield* inputs.lock(agentId, inputId)
+        if (Option.isNone(input)) {
+          return yield* Effect.fail(new NotFound({ error: `Input ${inputId} not found on agent ${agentId}` }))
+        }
+        if (input.value.status !== "queued") {
+          return yield* Effect.fail(
+            new StateTransitionConflict({
+              error: input.value.status === "started"
+                ? `Input ${inputId} has already started its turn; cancel the current turn instead`
+                : `Input ${inputId} was already withdrawn`
+            })
+          )
+        }
+        yield* inputs.setStatus(inputId, "withdrawn")
+        yield* timeline.append(agentId, [{
+          event_kind: "turn",
+          turn_id: input.value.turn_id,
+          is_opening_event: false,
+          turn_status: "cancelled",
+          error: "The input was withdrawn from the backlog before its turn started.",
+          usage: null
+        }])
+      }))
+    )
 
-    /** The queued inputs of an agent, oldest (next to run) first. */
-    const backlog = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
-      Effect.zipRight(
-        agentAccess.read(orgId, projectId, agentId),
-        paged(query, (keyset) => inputs.backlog(agentId, keyset), (input) => input.id)
-      )
+  /** The queued inputs of an agent, oldest (next to run) first. */
+  const backlog = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
+    Effect.zipRight(
+      agentAccess.read(orgId, projectId, agentId),
+      paged(query, (keyset) => inputs.backlog(agentId, keyset), (input) => input.id)
+    )
 
-    return { check, submit, send, withdraw, backlog } as const
-  }),
-  dependencies: [
-    AgentInputsRepository.Default,
-    AgentAccess.Default,
-    Actors.Default,
-    Artifacts.Default,
-    Timeline.Default,
-    TurnLifecycle.Default,
-    TurnLauncher.Default,
-    PersonalMachineUse.Default,
-    IdGenerator.Default
-  ]
-}) {}
+  return { check, submit, send, withdraw, backlog } as const
+})
+
+export class AgentInputs extends Context.Tag("AgentInputs")<AgentInputs, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      AgentInputsRepository.layer,
+      AgentAccess.layer,
+      Actors.layer,
+      Artifacts.layer,
+      Timeline.layer,
+      TurnLifecycle.layer,
+      TurnLauncher.layer,
+      PersonalMachineUse.layer,
+      IdGenerator.layer
+    ])
+  )
+}

@@ -3,7 +3,7 @@
  * idempotency key, the hash of the request and the first answer it got.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema, Struct } from "effect"
+import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { AgentInput, InputStatus } from "../../domain/runtime/Inputs.ts"
@@ -32,71 +32,73 @@ export type QueuedInput = typeof QueuedInput.Type
 const COLUMNS = "id, agent_id, turn_id, status, event_sequence, content_blocks, actor_id, " +
   "idempotency_key AS input_idempotency_key, request_hash, disposition, created_at"
 
-export class AgentInputsRepository extends Effect.Service<AgentInputsRepository>()("AgentInputsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const columns = sql.unsafe(COLUMNS)
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql.unsafe(COLUMNS)
 
-    const insert = SqlSchema.void({
-      Request: NewInput,
-      execute: ({ content_blocks, input_idempotency_key, ...input }) =>
-        sql`INSERT INTO agent_inputs ${
-          sql.insert({ ...input, idempotency_key: input_idempotency_key, content_blocks: JSON.stringify(content_blocks) })
-        }`
-    })
-
-    const byIdempotencyKey = SqlSchema.findOne({
-      Request: Schema.Struct({ agentId: AgentId, key: Schema.String }),
-      Result: StoredInput,
-      execute: ({ agentId, key }) =>
-        sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND idempotency_key = ${key}`
-    })
-
-    const lock = SqlSchema.findOne({
-      Request: Schema.Struct({ agentId: AgentId, id: InputId }),
-      Result: StoredInput,
-      execute: ({ agentId, id }) =>
-        sql`SELECT ${columns} FROM agent_inputs WHERE id = ${id} AND agent_id = ${agentId} FOR UPDATE`
-    })
-
-    const setStatus = SqlSchema.void({
-      Request: Schema.Struct({ id: InputId, status: InputStatus }),
-      execute: ({ id, status }) => sql`UPDATE agent_inputs SET status = ${status} WHERE id = ${id}`
-    })
-
-    const oldestQueued = SqlSchema.findOne({
-      Request: AgentId,
-      Result: QueuedInput,
-      execute: (agentId) =>
-        sql`SELECT id, turn_id FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued' ORDER BY id LIMIT 1`
-    })
-
-    const backlog = keysetQuery(sql, {
-      filter: Schema.Struct({ agentId: AgentId }),
-      result: AgentInput,
-      select: ({ agentId }) => sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued'`
-    })
-
-    const agentsWithQueued = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: Schema.Struct({ agent_id: AgentId }),
-      execute: () => sql`SELECT DISTINCT agent_id FROM agent_inputs WHERE status = 'queued' ORDER BY agent_id`
-    })
-
-    return {
-      insert: (input: typeof NewInput.Type) => Effect.orDie(insert(input)),
-      /** The input recorded first under an idempotency key of the agent. */
-      byIdempotencyKey: (agentId: AgentId, key: string) => Effect.orDie(byIdempotencyKey({ agentId, key })),
-      /** The input of the agent, locked until the transaction ends. */
-      lock: (agentId: AgentId, id: InputId) => Effect.orDie(lock({ agentId, id })),
-      setStatus: (id: InputId, status: typeof InputStatus.Type) => Effect.orDie(setStatus({ id, status })),
-      /** The queued input to run next. */
-      oldestQueued: (agentId: AgentId) => Effect.orDie(oldestQueued(agentId)),
-      /** Queued inputs, oldest (next to run) first. */
-      backlog: (agentId: AgentId, keyset: Keyset) => backlog({ agentId }, keyset),
-      /** The agents with queued inputs. */
-      agentsWithQueued: Effect.map(Effect.orDie(agentsWithQueued(undefined)), (rows) => rows.map((row) => row.agent_id))
-    } as const
+  const insert = SqlSchema.void({
+    Request: NewInput,
+    execute: ({ content_blocks, input_idempotency_key, ...input }) =>
+      sql`INSERT INTO agent_inputs ${
+        sql.insert({ ...input, idempotency_key: input_idempotency_key, content_blocks: JSON.stringify(content_blocks) })
+      }`
   })
-}) {}
+
+  const byIdempotencyKey = SqlSchema.findOne({
+    Request: Schema.Struct({ agentId: AgentId, key: Schema.String }),
+    Result: StoredInput,
+    execute: ({ agentId, key }) =>
+      sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND idempotency_key = ${key}`
+  })
+
+  const lock = SqlSchema.findOne({
+    Request: Schema.Struct({ agentId: AgentId, id: InputId }),
+    Result: StoredInput,
+    execute: ({ agentId, id }) =>
+      sql`SELECT ${columns} FROM agent_inputs WHERE id = ${id} AND agent_id = ${agentId} FOR UPDATE`
+  })
+
+  const setStatus = SqlSchema.void({
+    Request: Schema.Struct({ id: InputId, status: InputStatus }),
+    execute: ({ id, status }) => sql`UPDATE agent_inputs SET status = ${status} WHERE id = ${id}`
+  })
+
+  const oldestQueued = SqlSchema.findOne({
+    Request: AgentId,
+    Result: QueuedInput,
+    execute: (agentId) =>
+      sql`SELECT id, turn_id FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued' ORDER BY id LIMIT 1`
+  })
+
+  const backlog = keysetQuery(sql, {
+    filter: Schema.Struct({ agentId: AgentId }),
+    result: AgentInput,
+    select: ({ agentId }) => sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND status = 'queued'`
+  })
+
+  const agentsWithQueued = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: Schema.Struct({ agent_id: AgentId }),
+    execute: () => sql`SELECT DISTINCT agent_id FROM agent_inputs WHERE status = 'queued' ORDER BY agent_id`
+  })
+
+  return {
+    insert: (input: typeof NewInput.Type) => Effect.orDie(insert(input)),
+    /** The input recorded first under an idempotency key of the agent. */
+    byIdempotencyKey: (agentId: AgentId, key: string) => Effect.orDie(byIdempotencyKey({ agentId, key })),
+    /** The input of the agent, locked until the transaction ends. */
+    lock: (agentId: AgentId, id: InputId) => Effect.orDie(lock({ agentId, id })),
+    setStatus: (id: InputId, status: typeof InputStatus.Type) => Effect.orDie(setStatus({ id, status })),
+    /** The queued input to run next. */
+    oldestQueued: (agentId: AgentId) => Effect.orDie(oldestQueued(agentId)),
+    /** Queued inputs, oldest (next to run) first. */
+    backlog: (agentId: AgentId, keyset: Keyset) => backlog({ agentId }, keyset),
+    /** The agents with queued inputs. */
+    agentsWithQueued: Effect.map(Effect.orDie(agentsWithQueued(undefined)), (rows) => rows.map((row) => row.agent_id))
+  } as const
+})
+
+export class AgentInputsRepository extends Context.Tag("AgentInputsRepository")<AgentInputsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}
 

@@ -3,7 +3,7 @@
  * reading them. What happens to an agent afterwards belongs to its inputs (AgentInputs), its
  * control (AgentControl), its tool calls (ToolCalls) and interactions (Interactions).
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { AgentId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -21,79 +21,82 @@ import { PoolMachines } from "../machines/PoolMachines.ts"
 
 const makeLaunchedAgent = constructor(LaunchedAgent, Schema.Struct(LaunchedAgent.fields))
 
-export class Agents extends Effect.Service<Agents>()("Agents", {
-  effect: Effect.gen(function*() {
-    const agents = yield* AgentsRepository
-    const configs = yield* AgentConfigsRepository
-    const agentAccess = yield* AgentAccess
-    const agentInputs = yield* AgentInputs
-    const poolMachines = yield* PoolMachines
-    const access = yield* Access
-    const personalMachines = yield* PersonalMachineUse
-    const ids = yield* IdGenerator
+const make = Effect.gen(function*() {
+  const agents = yield* AgentsRepository
+  const configs = yield* AgentConfigsRepository
+  const agentAccess = yield* AgentAccess
+  const agentInputs = yield* AgentInputs
+  const poolMachines = yield* PoolMachines
+  const access = yield* Access
+  const personalMachines = yield* PersonalMachineUse
+  const ids = yield* IdGenerator
 
-    /** A new idle agent running `agent_config_id`, which must be a config of the project. */
-    const create = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
-      Effect.gen(function*() {
-        yield* access.requireProjectAccess(orgId, projectId, "write")
-        const config = yield* configs.findInProject(projectId, request.agent_config_id)
-        if (Option.isNone(config)) {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              error: `agent_config_id: ${request.agent_config_id} is not an agent config of project ${projectId}`,
-              issues: [{ path: "/agent_config_id", message: "no agent config with this id in the project" }]
-            })
-          )
-        }
-        yield* personalMachines.requireForConfig(request.agent_config_id, config.value.compiled_definition)
-        const agent = yield* agents.insert({
-          id: yield* ids.make(AgentId),
-          org_id: orgId,
-          project_id: projectId,
-          agent_config_id: request.agent_config_id,
-          name: request.name ?? null,
-          metadata: request.metadata ?? {}
-        })
-        yield* poolMachines.provisionInitial(agent.id, config.value.compiled_definition)
-        return agent
-      })
-
-    /** A new agent; with `input`, that input recorded as its first (checked before the agent is made). */
-    const launch = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
-      Effect.gen(function*() {
-        const input = request.input
-        const prepared = input === undefined ? undefined : yield* agentInputs.check(projectId, input, "/input")
-        const agent = yield* create(orgId, projectId, request)
-        if (input === undefined || prepared === undefined) return makeLaunchedAgent({ ...agent })
-        // A new agent has an empty backlog and no idempotency keys yet.
-        const { accepted } = yield* agentInputs.submit(projectId, agent.id, input, prepared).pipe(
-          Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die })
+  /** A new idle agent running `agent_config_id`, which must be a config of the project. */
+  const create = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
+    Effect.gen(function*() {
+      yield* access.requireProjectAccess(orgId, projectId, "write")
+      const config = yield* configs.findInProject(projectId, request.agent_config_id)
+      if (Option.isNone(config)) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: `agent_config_id: ${request.agent_config_id} is not an agent config of project ${projectId}`,
+            issues: [{ path: "/agent_config_id", message: "no agent config with this id in the project" }]
+          })
         )
-        const current = yield* agents.findById(agent.id).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.dieMessage(`Agent ${agent.id} vanished while it was launched`),
-            onSome: Effect.succeed
-          }))
-        )
-        return makeLaunchedAgent({ ...current, input: accepted })
+      }
+      yield* personalMachines.requireForConfig(request.agent_config_id, config.value.compiled_definition)
+      const agent = yield* agents.insert({
+        id: yield* ids.make(AgentId),
+        org_id: orgId,
+        project_id: projectId,
+        agent_config_id: request.agent_config_id,
+        name: request.name ?? null,
+        metadata: request.metadata ?? {}
       })
+      yield* poolMachines.provisionInitial(agent.id, config.value.compiled_definition)
+      return agent
+    })
 
-    const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>
-      Effect.zipRight(
-        access.projectAccess(orgId, projectId),
-        paged(query, (keyset) => agents.page(projectId, query.status, keyset), (agent) => agent.id)
+  /** A new agent; with `input`, that input recorded as its first (checked before the agent is made). */
+  const launch = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
+    Effect.gen(function*() {
+      const input = request.input
+      const prepared = input === undefined ? undefined : yield* agentInputs.check(projectId, input, "/input")
+      const agent = yield* create(orgId, projectId, request)
+      if (input === undefined || prepared === undefined) return makeLaunchedAgent({ ...agent })
+      // A new agent has an empty backlog and no idempotency keys yet.
+      const { accepted } = yield* agentInputs.submit(projectId, agent.id, input, prepared).pipe(
+        Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die })
       )
+      const current = yield* agents.findById(agent.id).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.dieMessage(`Agent ${agent.id} vanished while it was launched`),
+          onSome: Effect.succeed
+        }))
+      )
+      return makeLaunchedAgent({ ...current, input: accepted })
+    })
 
-    return { launch, list, get: agentAccess.read } as const
-  }),
-  dependencies: [
-    PersonalMachineUse.Default,
-    AgentsRepository.Default,
-    AgentConfigsRepository.Default,
-    AgentAccess.Default,
-    AgentInputs.Default,
-    Access.Default,
-    IdGenerator.Default,
-    PoolMachines.Default
-  ]
-}) {}
+  const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>
+    Effect.zipRight(
+      access.projectAccess(orgId, projectId),
+      paged(query, (keyset) => agents.page(projectId, query.status, keyset), (agent) => agent.id)
+    )
+
+  return { launch, list, get: agentAccess.read } as const
+})
+
+export class Agents extends Context.Tag("Agents")<Agents, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      PersonalMachineUse.layer,
+      AgentsRepository.layer,
+      AgentConfigsRepository.layer,
+      AgentAccess.layer,
+      AgentInputs.layer,
+      Access.layer,
+      IdGenerator.layer,
+      PoolMachines.layer
+    ])
+  )
+}

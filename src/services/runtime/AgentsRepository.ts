@@ -6,7 +6,7 @@
  * counts the agent's queued inputs, which triggers on `agent_inputs` keep (migration 0014).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
@@ -23,106 +23,108 @@ const NewAgent = Schema.Struct({
 /** An agent as its lock reads it: with the number of its queued inputs. */
 export class LockedAgent extends Agent.extend<LockedAgent>("LockedAgent")({ queued_inputs: Schema.Int }) {}
 
-export class AgentsRepository extends Effect.Service<AgentsRepository>()("AgentsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
-      Request: NewAgent,
-      Result: Agent,
-      execute: (agent) =>
-        sql`INSERT INTO agents ${sql.insert({ ...agent, metadata: JSON.stringify(agent.metadata) })} RETURNING *`
-    })
-
-    const findInProject = SqlSchema.findOne({
-      Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
-      Result: Agent,
-      execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId}`
-    })
-
-    const findById = SqlSchema.findOne({
-      Request: AgentId,
-      Result: Agent,
-      execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
-    })
-
-    const presentInProject = SqlSchema.findAll({
-      Request: Schema.Struct({ projectId: ProjectId, ids: Schema.Array(AgentId) }),
-      Result: Schema.Struct({ id: AgentId }),
-      execute: ({ ids, projectId }) =>
-        sql`SELECT id FROM agents WHERE project_id = ${projectId} AND id = ANY(${ids}::text[])`
-    })
-
-    const lastSequences = SqlSchema.findAll({
-      Request: Schema.Array(AgentId),
-      Result: Schema.Struct({ id: AgentId, last_sequence: Schema.Number }),
-      execute: (ids) => sql`SELECT id, last_sequence FROM agents WHERE id = ANY(${ids}::text[])`
-    })
-
-    const lock = SqlSchema.findOne({
-      Request: AgentId,
-      Result: LockedAgent,
-      execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
-    })
-
-    const lockInProject = SqlSchema.findOne({
-      Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
-      Result: LockedAgent,
-      execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} FOR UPDATE`
-    })
-
-    const page = keysetQuery(sql, {
-      filter: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(AgentStatus) }),
-      result: Agent,
-      select: ({ projectId, status }) => sql`
-          SELECT * FROM agents WHERE project_id = ${projectId}
-          ${status === undefined ? sql`` : sql`AND status = ${status}`}`
-    })
-
-    const setCurrentTurn = SqlSchema.void({
-      Request: Schema.Struct({ id: AgentId, turnId: Schema.NullOr(TurnId), status: AgentStatus }),
-      execute: ({ id, status, turnId }) => sql`
-        UPDATE agents SET status = ${status}, current_turn_id = ${turnId}, updated_at = now() WHERE id = ${id}`
-    })
-
-    const setStatus = SqlSchema.void({
-      Request: Schema.Struct({ id: AgentId, turnId: TurnId, status: AgentStatus }),
-      execute: ({ id, status, turnId }) => sql`
-        UPDATE agents SET status = ${status}, updated_at = now()
-        WHERE id = ${id} AND current_turn_id = ${turnId} AND status <> ${status}`
-    })
-
-    const runningConfigs = SqlSchema.findAll({
-      Request: Schema.Array(AgentConfigId),
-      Result: Schema.Struct({ id: AgentId, agent_config_id: AgentConfigId }),
-      execute: (configIds) =>
-        configIds.length === 0
-          ? Effect.succeed([])
-          : sql`SELECT id, agent_config_id FROM agents WHERE ${sql.in("agent_config_id", configIds)} ORDER BY id`
-    })
-
-    return {
-      insert: (agent: typeof NewAgent.Type) => Effect.orDie(insert(agent)),
-      findInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(findInProject({ projectId, id })),
-      findById: (id: AgentId) => Effect.orDie(findById(id)),
-      /** Which of these agents are (still) in the project. */
-      presentInProject: (projectId: ProjectId, ids: ReadonlyArray<AgentId>) =>
-        Effect.map(Effect.orDie(presentInProject({ projectId, ids })), (rows) => new Set(rows.map((row) => row.id))),
-      /** The last sequence of each of these agents' timelines (an agent that does not exist is left out). */
-      lastSequences: (ids: ReadonlyArray<AgentId>) => Effect.orDie(lastSequences(ids)),
-      /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
-      lock: (id: AgentId) => Effect.orDie(lock(id)),
-      /** The agent when it is in the project, locked as by `lock`. */
-      lockInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(lockInProject({ projectId, id })),
-      page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>
-        page({ projectId, status }, keyset),
-      /** Makes `turnId` the agent's current turn (null: none) with `status`. */
-      setCurrentTurn: (id: AgentId, turnId: TurnId | null, status: AgentStatus) =>
-        Effect.orDie(setCurrentTurn({ id, turnId, status })),
-      /** Sets the status of the agent while `turnId` is its current turn. */
-      setStatus: (id: AgentId, turnId: TurnId, status: AgentStatus) => Effect.orDie(setStatus({ id, turnId, status })),
-      /** The agents that run one of these configs, oldest first. */
-      runningConfigs: (configIds: ReadonlyArray<AgentConfigId>) => Effect.orDie(runningConfigs(configIds))
-    } as const
+  const insert = SqlSchema.single({
+    Request: NewAgent,
+    Result: Agent,
+    execute: (agent) =>
+      sql`INSERT INTO agents ${sql.insert({ ...agent, metadata: JSON.stringify(agent.metadata) })} RETURNING *`
   })
-}) {}
+
+  const findInProject = SqlSchema.findOne({
+    Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
+    Result: Agent,
+    execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId}`
+  })
+
+  const findById = SqlSchema.findOne({
+    Request: AgentId,
+    Result: Agent,
+    execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
+  })
+
+  const presentInProject = SqlSchema.findAll({
+    Request: Schema.Struct({ projectId: ProjectId, ids: Schema.Array(AgentId) }),
+    Result: Schema.Struct({ id: AgentId }),
+    execute: ({ ids, projectId }) =>
+      sql`SELECT id FROM agents WHERE project_id = ${projectId} AND id = ANY(${ids}::text[])`
+  })
+
+  const lastSequences = SqlSchema.findAll({
+    Request: Schema.Array(AgentId),
+    Result: Schema.Struct({ id: AgentId, last_sequence: Schema.Number }),
+    execute: (ids) => sql`SELECT id, last_sequence FROM agents WHERE id = ANY(${ids}::text[])`
+  })
+
+  const lock = SqlSchema.findOne({
+    Request: AgentId,
+    Result: LockedAgent,
+    execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
+  })
+
+  const lockInProject = SqlSchema.findOne({
+    Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
+    Result: LockedAgent,
+    execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} FOR UPDATE`
+  })
+
+  const page = keysetQuery(sql, {
+    filter: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(AgentStatus) }),
+    result: Agent,
+    select: ({ projectId, status }) => sql`
+        SELECT * FROM agents WHERE project_id = ${projectId}
+        ${status === undefined ? sql`` : sql`AND status = ${status}`}`
+  })
+
+  const setCurrentTurn = SqlSchema.void({
+    Request: Schema.Struct({ id: AgentId, turnId: Schema.NullOr(TurnId), status: AgentStatus }),
+    execute: ({ id, status, turnId }) => sql`
+      UPDATE agents SET status = ${status}, current_turn_id = ${turnId}, updated_at = now() WHERE id = ${id}`
+  })
+
+  const setStatus = SqlSchema.void({
+    Request: Schema.Struct({ id: AgentId, turnId: TurnId, status: AgentStatus }),
+    execute: ({ id, status, turnId }) => sql`
+      UPDATE agents SET status = ${status}, updated_at = now()
+      WHERE id = ${id} AND current_turn_id = ${turnId} AND status <> ${status}`
+  })
+
+  const runningConfigs = SqlSchema.findAll({
+    Request: Schema.Array(AgentConfigId),
+    Result: Schema.Struct({ id: AgentId, agent_config_id: AgentConfigId }),
+    execute: (configIds) =>
+      configIds.length === 0
+        ? Effect.succeed([])
+        : sql`SELECT id, agent_config_id FROM agents WHERE ${sql.in("agent_config_id", configIds)} ORDER BY id`
+  })
+
+  return {
+    insert: (agent: typeof NewAgent.Type) => Effect.orDie(insert(agent)),
+    findInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(findInProject({ projectId, id })),
+    findById: (id: AgentId) => Effect.orDie(findById(id)),
+    /** Which of these agents are (still) in the project. */
+    presentInProject: (projectId: ProjectId, ids: ReadonlyArray<AgentId>) =>
+      Effect.map(Effect.orDie(presentInProject({ projectId, ids })), (rows) => new Set(rows.map((row) => row.id))),
+    /** The last sequence of each of these agents' timelines (an agent that does not exist is left out). */
+    lastSequences: (ids: ReadonlyArray<AgentId>) => Effect.orDie(lastSequences(ids)),
+    /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
+    lock: (id: AgentId) => Effect.orDie(lock(id)),
+    /** The agent when it is in the project, locked as by `lock`. */
+    lockInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(lockInProject({ projectId, id })),
+    page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>
+      page({ projectId, status }, keyset),
+    /** Makes `turnId` the agent's current turn (null: none) with `status`. */
+    setCurrentTurn: (id: AgentId, turnId: TurnId | null, status: AgentStatus) =>
+      Effect.orDie(setCurrentTurn({ id, turnId, status })),
+    /** Sets the status of the agent while `turnId` is its current turn. */
+    setStatus: (id: AgentId, turnId: TurnId, status: AgentStatus) => Effect.orDie(setStatus({ id, turnId, status })),
+    /** The agents that run one of these configs, oldest first. */
+    runningConfigs: (configIds: ReadonlyArray<AgentConfigId>) => Effect.orDie(runningConfigs(configIds))
+  } as const
+})
+
+export class AgentsRepository extends Context.Tag("AgentsRepository")<AgentsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -5,7 +5,7 @@
  * `prepare` checks a submission against the size limits of the API and decodes its media without
  * storing anything; `store` then keeps the bytes and returns the blocks as they are recorded.
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { type AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock, InlineMediaBlock, SubmittedContentBlock, TextBlock } from "../../domain/runtime/ContentBlocks.ts"
@@ -108,47 +108,54 @@ export const prepareBlocks = (
     ))
   })
 
-export class Artifacts extends Effect.Service<Artifacts>()("Artifacts", {
-  effect: Effect.gen(function*() {
-    const artifacts = yield* ArtifactsRepository
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const artifacts = yield* ArtifactsRepository
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
 
-    /** The block as recorded: text as it came, media stored and referenced as `media_ref`. */
-    const storeBlock = (agentId: AgentId, prepared: PreparedBlock): Effect.Effect<ContentBlock> => {
-      if (prepared.type === "text") return Effect.succeed(prepared.block)
-      const { block, bytes } = prepared
-      const hash = sha256(bytes)
-      return Effect.gen(function*() {
-        const id = yield* ids.make(ArtifactId)
-        yield* artifacts.insert({ id, agent_id: agentId, media_type: block.media_type, size_bytes: bytes.length, sha256: hash, bytes })
-        return {
-          type: "media_ref" as const,
-          artifact_id: id,
-          media_type: block.media_type,
-          size_bytes: bytes.length,
-          sha256: hash,
-          ...(block.metadata === undefined ? {} : { metadata: block.metadata })
-        }
-      })
-    }
+  /** The block as recorded: text as it came, media stored and referenced as `media_ref`. */
+  const storeBlock = (agentId: AgentId, prepared: PreparedBlock): Effect.Effect<ContentBlock> => {
+    if (prepared.type === "text") return Effect.succeed(prepared.block)
+    const { block, bytes } = prepared
+    const hash = sha256(bytes)
+    return Effect.gen(function*() {
+      const id = yield* ids.make(ArtifactId)
+      yield* artifacts.insert({ id, agent_id: agentId, media_type: block.media_type, size_bytes: bytes.length, sha256: hash, bytes })
+      return {
+        type: "media_ref" as const,
+        artifact_id: id,
+        media_type: block.media_type,
+        size_bytes: bytes.length,
+        sha256: hash,
+        ...(block.metadata === undefined ? {} : { metadata: block.metadata })
+      }
+    })
+  }
 
-    /**
-     * Stores the media of prepared blocks for `agentId`, in one transaction; the blocks as
-     * recorded. Blocks without media store nothing and open no transaction.
-     */
-    const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) => {
-      const stored = Effect.forEach(blocks, (prepared) => storeBlock(agentId, prepared))
-      return blocks.some((prepared) => prepared.type === "media") ? transaction(stored) : stored
-    }
+  /**
+   * Stores the media of prepared blocks for `agentId`, in one transaction; the blocks as
+   * recorded. Blocks without media store nothing and open no transaction.
+   */
+  const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) => {
+    const stored = Effect.forEach(blocks, (prepared) => storeBlock(agentId, prepared))
+    return blocks.some((prepared) => prepared.type === "media") ? transaction(stored) : stored
+  }
 
-    /** The bytes of an artifact of `agentId`. */
-    const get = (agentId: AgentId, artifactId: ArtifactId) =>
-      artifacts.find(agentId, artifactId).pipe(
-        someOrFail(() => new NotFound({ error: `Artifact ${artifactId} not found for agent ${agentId}` }))
-      )
+  /** The bytes of an artifact of `agentId`. */
+  const get = (agentId: AgentId, artifactId: ArtifactId) =>
+    artifacts.find(agentId, artifactId).pipe(
+      someOrFail(() => new NotFound({ error: `Artifact ${artifactId} not found for agent ${agentId}` }))
+    )
 
-    return { store, get } as const
-  }),
-  dependencies: [ArtifactsRepository.Default, IdGenerator.Default, Transactions.Default]
-}) {}
+  return { store, get } as const
+})
+
+export class Artifacts extends Context.Tag("Artifacts")<Artifacts, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ArtifactsRepository.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

@@ -1,6 +1,6 @@
 /** The `artifacts` table: the bytes of media submitted with inputs and tool results. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
 
 export const Artifact = Schema.Struct({ id: ArtifactId, media_type: Schema.String, bytes: Schema.Uint8ArrayFromSelf })
@@ -15,24 +15,26 @@ const NewArtifact = Schema.Struct({
   bytes: Schema.Uint8ArrayFromSelf
 })
 
-export class ArtifactsRepository extends Effect.Service<ArtifactsRepository>()("ArtifactsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.void({
-      Request: NewArtifact,
-      execute: (artifact) => sql`INSERT INTO artifacts ${sql.insert(artifact)}`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ agentId: AgentId, id: ArtifactId }),
-      Result: Artifact,
-      execute: ({ agentId, id }) => sql`SELECT id, media_type, bytes FROM artifacts WHERE id = ${id} AND agent_id = ${agentId}`
-    })
-
-    return {
-      insert: (artifact: typeof NewArtifact.Type) => Effect.orDie(insert(artifact)),
-      find: (agentId: AgentId, id: ArtifactId) => Effect.orDie(find({ agentId, id }))
-    } as const
+  const insert = SqlSchema.void({
+    Request: NewArtifact,
+    execute: (artifact) => sql`INSERT INTO artifacts ${sql.insert(artifact)}`
   })
-}) {}
+
+  const find = SqlSchema.findOne({
+    Request: Schema.Struct({ agentId: AgentId, id: ArtifactId }),
+    Result: Artifact,
+    execute: ({ agentId, id }) => sql`SELECT id, media_type, bytes FROM artifacts WHERE id = ${id} AND agent_id = ${agentId}`
+  })
+
+  return {
+    insert: (artifact: typeof NewArtifact.Type) => Effect.orDie(insert(artifact)),
+    find: (agentId: AgentId, id: ArtifactId) => Effect.orDie(find({ agentId, id }))
+  } as const
+})
+
+export class ArtifactsRepository extends Context.Tag("ArtifactsRepository")<ArtifactsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -3,7 +3,7 @@
  * window, the finished turns of the agent are summarized by the model into a `compaction` event,
  * which replaces them in later requests.
  */
-import { Effect, Either, Option } from "effect"
+import { Context, Effect, Either, Layer, Option } from "effect"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { TurnId } from "../../domain/shared/Ids.ts"
 import { ModelClient } from "./model/ModelClient.ts"
@@ -32,62 +32,65 @@ export type CompactionProblem =
   | { readonly _tag: "Cancelled" }
   | { readonly _tag: "ModelFailed"; readonly message: string }
 
-export class Compaction extends Effect.Service<Compaction>()("Compaction", {
-  effect: Effect.gen(function*() {
-    const client = yield* ModelClient
-    const cancellation = yield* TurnCancellation
-    const timeline = yield* Timeline
-    const lifecycle = yield* TurnLifecycle
-    const turns = yield* TurnsRepository
+const make = Effect.gen(function*() {
+  const client = yield* ModelClient
+  const cancellation = yield* TurnCancellation
+  const timeline = yield* Timeline
+  const lifecycle = yield* TurnLifecycle
+  const turns = yield* TurnsRepository
 
-    /** Summarizes the finished turns of the history into a `compaction` event of `turnId`; the problem when it could not. */
-    const compact = (
-      agent: Agent,
-      turnId: TurnId,
-      setup: TurnSetup,
-      history: History
-    ): Effect.Effect<Option.Option<CompactionProblem>> =>
-      Effect.gen(function*() {
-        const ended = history.view.ended
-        if (ended.length === 0) return Option.some<CompactionProblem>({ _tag: "NothingToCompact" })
-        const conversation = summaryConversation(history.view.settled, SUMMARY_REQUEST, COMPACTION_INSTRUCTION, setup.budget)
-        const answer = yield* cancellation.unlessCancelled(
-          turnId,
-          client.respond({ ...setup.base, instruction: COMPACTION_INSTRUCTION, tools: [], conversation })
-        )
-        if (Option.isNone(answer)) return Option.some<CompactionProblem>({ _tag: "Cancelled" })
-        if (Either.isLeft(answer.value)) {
-          if (answer.value.left.notCalled !== true) yield* turns.addFailedCall(turnId)
-          return Option.some<CompactionProblem>({
-            _tag: "ModelFailed",
-            message: `Compacting earlier turns failed: the model provider answered: ${answer.value.left.message}`
-          })
-        }
-        const response = answer.value.right
-        const summary = response.output.flatMap((item) => item.type === "assistant_text" ? [item.text] : []).join("")
-        const through = ended[ended.length - 1].endSequence
-        yield* timeline.transaction(Effect.gen(function*() {
-          yield* lifecycle.lockAgent(agent.id)
-          if (!(yield* turns.isActive(turnId, true))) return
-          yield* timeline.append(agent.id, [{
-            event_kind: "compaction",
-            turn_id: turnId,
-            is_opening_event: false,
-            compacted_through_sequence: through,
-            content_blocks: [{ type: "text", text: summary }]
-          }])
-          yield* turns.addUsage(turnId, response.usage, 1)
-        }))
-        return Option.none<CompactionProblem>()
-      })
+  /** Summarizes the finished turns of the history into a `compaction` event of `turnId`; the problem when it could not. */
+  const compact = (
+    agent: Agent,
+    turnId: TurnId,
+    setup: TurnSetup,
+    history: History
+  ): Effect.Effect<Option.Option<CompactionProblem>> =>
+    Effect.gen(function*() {
+      const ended = history.view.ended
+      if (ended.length === 0) return Option.some<CompactionProblem>({ _tag: "NothingToCompact" })
+      const conversation = summaryConversation(history.view.settled, SUMMARY_REQUEST, COMPACTION_INSTRUCTION, setup.budget)
+      const answer = yield* cancellation.unlessCancelled(
+        turnId,
+        client.respond({ ...setup.base, instruction: COMPACTION_INSTRUCTION, tools: [], conversation })
+      )
+      if (Option.isNone(answer)) return Option.some<CompactionProblem>({ _tag: "Cancelled" })
+      if (Either.isLeft(answer.value)) {
+        if (answer.value.left.notCalled !== true) yield* turns.addFailedCall(turnId)
+        return Option.some<CompactionProblem>({
+          _tag: "ModelFailed",
+          message: `Compacting earlier turns failed: the model provider answered: ${answer.value.left.message}`
+        })
+      }
+      const response = answer.value.right
+      const summary = response.output.flatMap((item) => item.type === "assistant_text" ? [item.text] : []).join("")
+      const through = ended[ended.length - 1].endSequence
+      yield* timeline.transaction(Effect.gen(function*() {
+        yield* lifecycle.lockAgent(agent.id)
+        if (!(yield* turns.isActive(turnId, true))) return
+        yield* timeline.append(agent.id, [{
+          event_kind: "compaction",
+          turn_id: turnId,
+          is_opening_event: false,
+          compacted_through_sequence: through,
+          content_blocks: [{ type: "text", text: summary }]
+        }])
+        yield* turns.addUsage(turnId, response.usage, 1)
+      }))
+      return Option.none<CompactionProblem>()
+    })
 
-    return { compact } as const
-  }),
-  dependencies: [
-    ModelClient.Default,
-    TurnCancellation.Default,
-    Timeline.Default,
-    TurnLifecycle.Default,
-    TurnsRepository.Default
-  ]
-}) {}
+  return { compact } as const
+})
+
+export class Compaction extends Context.Tag("Compaction")<Compaction, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ModelClient.layer,
+      TurnCancellation.layer,
+      Timeline.layer,
+      TurnLifecycle.layer,
+      TurnsRepository.layer
+    ])
+  )
+}

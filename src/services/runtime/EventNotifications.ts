@@ -37,7 +37,7 @@
  * (live output), `<origin> ` (a heartbeat) and `<origin> ?` (a hello, answered by a heartbeat).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Deferred, Duration, Effect, Exit, FiberId, Option, PubSub, type Queue, type Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, FiberId, Layer, Option, PubSub, Stream, type Queue, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
@@ -168,124 +168,125 @@ const listenForOtherProcesses = (sql: PgClient.PgClient, origin: string, listene
     Effect.forkScoped
   )
 
-export class EventNotifications extends Effect.Service<EventNotifications>()("EventNotifications", {
-  scoped: Effect.gen(function*() {
-    const sql = yield* PgClient.PgClient
-    const config = yield* AppConfig
-    const agents = yield* AgentsRepository
-    const shared = Option.isSome(config.databaseUrl)
-    /** Tells this process's notifications from the others'. */
-    const origin = randomBytes(8).toString("hex")
-    const waiters = new KeyedCallbacks<AgentId, (wake: Wake) => void>()
-    /** The highest committed sequence this process was told of, per agent, least recently told first. */
-    const known = new Map<AgentId, number>()
+const make = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+  const config = yield* AppConfig
+  const agents = yield* AgentsRepository
+  const shared = Option.isSome(config.databaseUrl)
+  /** Tells this process's notifications from the others'. */
+  const origin = randomBytes(8).toString("hex")
+  const waiters = new KeyedCallbacks<AgentId, (wake: Wake) => void>()
+  /** The highest committed sequence this process was told of, per agent, least recently told first. */
+  const known = new Map<AgentId, number>()
 
-    const tell = (agentId: AgentId, lastSequence: number) => {
-      const previous = known.get(agentId)
-      known.delete(agentId)
-      known.set(agentId, previous === undefined ? lastSequence : Math.max(previous, lastSequence))
-      if (known.size > MAX_KNOWN_AGENTS) known.delete(known.keys().next().value!)
-    }
+  const tell = (agentId: AgentId, lastSequence: number) => {
+    const previous = known.get(agentId)
+    known.delete(agentId)
+    known.set(agentId, previous === undefined ? lastSequence : Math.max(previous, lastSequence))
+    if (known.size > MAX_KNOWN_AGENTS) known.delete(known.keys().next().value!)
+  }
 
-    const wakeWaiters = (agentId: AgentId, wake: Wake) => {
-      const callbacks = waiters.take(agentId)
-      if (callbacks !== undefined) for (const callback of callbacks) callback(wake)
-    }
+  const wakeWaiters = (agentId: AgentId, wake: Wake) => {
+    const callbacks = waiters.take(agentId)
+    if (callbacks !== undefined) for (const callback of callbacks) callback(wake)
+  }
 
-    /** Another process appended events for the agent (its last sequence, when the notice names it). */
-    const notified: Notified = (agentId, lastSequence) =>
-      Effect.sync(() => {
-        // A notice without the sequence (a process of an earlier version): what this process knows may be behind.
-        if (lastSequence === undefined) known.delete(agentId)
-        else tell(agentId, lastSequence)
-        wakeWaiters(agentId, undefined)
-      })
-
-    /** Wakes the waiters of the agents whose timelines went further than this process knew. */
-    const catchUp = Effect.suspend(() => {
-      const waitedFor = waiters.keys()
-      if (waitedFor.length === 0) return Effect.void
-      return Effect.map(agents.lastSequences(waitedFor), (rows) => {
-        for (const { id, last_sequence } of rows) {
-          const lastKnown = known.get(id)
-          if (lastKnown !== undefined && lastKnown >= last_sequence) continue
-          tell(id, last_sequence)
-          wakeWaiters(id, undefined)
-        }
-      })
+  /** Another process appended events for the agent (its last sequence, when the notice names it). */
+  const notified: Notified = (agentId, lastSequence) =>
+    Effect.sync(() => {
+      // A notice without the sequence (a process of an earlier version): what this process knows may be behind.
+      if (lastSequence === undefined) known.delete(agentId)
+      else tell(agentId, lastSequence)
+      wakeWaiters(agentId, undefined)
     })
-    yield* Effect.sleep(CATCH_UP_INTERVAL).pipe(
-      Effect.zipRight(catchUp),
-      Effect.catchAllCause((cause) => Effect.logWarning("The catch-up read of the waited-for agents' last sequences failed", cause)),
-      Effect.forever,
-      Effect.forkScoped
-    )
 
-    const broadcasts = yield* PubSub.sliding<string>(4096)
-    const others = new OtherProcesses()
-    if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts, others })
+  /** Wakes the waiters of the agents whose timelines went further than this process knew. */
+  const catchUp = Effect.suspend(() => {
+    const waitedFor = waiters.keys()
+    if (waitedFor.length === 0) return Effect.void
+    return Effect.map(agents.lastSequences(waitedFor), (rows) => {
+      for (const { id, last_sequence } of rows) {
+        const lastKnown = known.get(id)
+        if (lastKnown !== undefined && lastKnown >= last_sequence) continue
+        tell(id, last_sequence)
+        wakeWaiters(id, undefined)
+      }
+    })
+  })
+  yield* Effect.sleep(CATCH_UP_INTERVAL).pipe(
+    Effect.zipRight(catchUp),
+    Effect.catchAllCause((cause) => Effect.logWarning("The catch-up read of the waited-for agents' last sequences failed", cause)),
+    Effect.forever,
+    Effect.forkScoped
+  )
 
-    /** Whether another process may hear a `broadcast` now (never on the embedded database). */
-    const othersListening = (): boolean => shared && others.mayBeListening()
+  const broadcasts = yield* PubSub.sliding<string>(4096)
+  const others = new OtherProcesses()
+  if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts, others })
 
-    /** Wakes this process's waiters for these agents with the events just committed (in sequence order). */
-    const wake = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>): Effect.Effect<void> =>
-      Effect.sync(() => {
-        for (const [agentId, events] of appended) {
-          if (events.length === 0) continue
-          tell(agentId, events[events.length - 1].sequence)
-          wakeWaiters(agentId, events)
-        }
-      })
+  /** Whether another process may hear a `broadcast` now (never on the embedded database). */
+  const othersListening = (): boolean => shared && others.mayBeListening()
 
-    /**
-     * The notification that tells the other processes, when the appending transaction commits,
-     * that the agent has events up to its last sequence: sent by the statement that appends them
-     * (AgentEventsRepository.append, which adds the sequence). None while no other process may be
-     * listening (always on the embedded database).
-     */
-    const notice = (agentId: AgentId): Notice | null =>
-      othersListening() ? { channel: CHANNEL, prefix: `${origin} ${agentId}` } : null
+  /** Wakes this process's waiters for these agents with the events just committed (in sequence order). */
+  const wake = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>): Effect.Effect<void> =>
+    Effect.sync(() => {
+      for (const [agentId, events] of appended) {
+        if (events.length === 0) continue
+        tell(agentId, events[events.length - 1].sequence)
+        wakeWaiters(agentId, events)
+      }
+    })
 
-    /** The highest sequence of the agent this process knows to be committed, if it knows one. */
-    const lastKnown = (agentId: AgentId): number | undefined => known.get(agentId)
+  /**
+   * The notification that tells the other processes, when the appending transaction commits,
+   * that the agent has events up to its last sequence: sent by the statement that appends them
+   * (AgentEventsRepository.append, which adds the sequence). None while no other process may be
+   * listening (always on the embedded database).
+   */
+  const notice = (agentId: AgentId): Notice | null =>
+    othersListening() ? { channel: CHANNEL, prefix: `${origin} ${agentId}` } : null
 
-    /**
-     * Registers a waiter for the agent's next wake-up, for the life of the scope (register before
-     * reading the timeline, so a commit between the read and the wait is not missed): the wait,
-     * the wake-up or none once `within` has passed. A timer ends it, not a fiber racing it
-     * (`Effect.timeout`): every stream of an agent waits at least twice a turn.
-     */
-    const nextWake = (
-      agentId: AgentId,
-      within: Duration.Duration
-    ): Effect.Effect<Effect.Effect<Option.Option<Wake>>, never, Scope.Scope> =>
-      Effect.gen(function*() {
-        const woken = Deferred.unsafeMake<Option.Option<Wake>>(FiberId.none)
-        yield* waiters.register(agentId, (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(Option.some(wake))))
-        yield* Effect.acquireRelease(
-          Effect.sync(() => setTimeout(() => Deferred.unsafeDone(woken, Exit.succeed(Option.none())), Duration.toMillis(within))),
-          (timer) => Effect.sync(() => clearTimeout(timer))
-        )
-        return Deferred.await(woken)
-      })
+  /** The highest sequence of the agent this process knows to be committed, if it knows one. */
+  const lastKnown = (agentId: AgentId): number | undefined => known.get(agentId)
 
-    /**
-     * Outside any transaction: sends each payload (a JSON object, under 8000 bytes) to the other
-     * processes at once. Best effort: a failure is logged, never the caller's.
-     */
-    const broadcast = (payloads: ReadonlyArray<string>): Effect.Effect<void> =>
-      !shared || payloads.length === 0
-        ? Effect.void
-        : sql`SELECT pg_notify(${CHANNEL}, ${origin} || ' ' || payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
-          Effect.asVoid,
-          Effect.catchAllCause((cause) => Effect.logWarning("Sending live output to the other processes failed", cause))
-        )
+  /**
+   * Registers a waiter for the agent's next wake-up, for the life of the scope (register before
+   * reading the timeline, so a commit between the read and the wait is not missed): the wait,
+   * the wake-up or none once `within` has passed. A timer ends it, not a fiber racing it
+   * (`Effect.timeout`): every stream of an agent waits at least twice a turn.
+   */
+  const nextWake = (
+    agentId: AgentId,
+    within: Duration.Duration
+  ): Effect.Effect<Effect.Effect<Option.Option<Wake>>, never, Scope.Scope> =>
+    Effect.gen(function*() {
+      const woken = Deferred.unsafeMake<Option.Option<Wake>>(FiberId.none)
+      yield* waiters.register(agentId, (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(Option.some(wake))))
+      yield* Effect.acquireRelease(
+        Effect.sync(() => setTimeout(() => Deferred.unsafeDone(woken, Exit.succeed(Option.none())), Duration.toMillis(within))),
+        (timer) => Effect.sync(() => clearTimeout(timer))
+      )
+      return Deferred.await(woken)
+    })
 
-    /** What the other processes broadcast. */
-    const subscribeBroadcasts: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
+  /**
+   * Outside any transaction: sends each payload (a JSON object, under 8000 bytes) to the other
+   * processes at once. Best effort: a failure is logged, never the caller's.
+   */
+  const broadcast = (payloads: ReadonlyArray<string>): Effect.Effect<void> =>
+    !shared || payloads.length === 0
+      ? Effect.void
+      : sql`SELECT pg_notify(${CHANNEL}, ${origin} || ' ' || payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
+        Effect.asVoid,
+        Effect.catchAllCause((cause) => Effect.logWarning("Sending live output to the other processes failed", cause))
+      )
 
-    return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, subscribeBroadcasts } as const
-  }),
-  dependencies: [AgentsRepository.Default]
-}) {}
+  /** What the other processes broadcast. */
+  const subscribeBroadcasts: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
+
+  return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, subscribeBroadcasts } as const
+})
+
+export class EventNotifications extends Context.Tag("EventNotifications")<EventNotifications, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(AgentsRepository.layer))
+}

@@ -3,7 +3,7 @@
  * that their resolution resolves.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema, Struct } from "effect"
+import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Decision, Interaction, InteractionKind, InteractionStatus } from "../../domain/runtime/Interactions.ts"
 import { constructor } from "../shared/Construct.ts"
@@ -29,100 +29,102 @@ const NewInteraction = Schema.Struct({
   deferred_token: Schema.String
 })
 
-export class InteractionsRepository extends Effect.Service<InteractionsRepository>()("InteractionsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.void({
-      Request: NewInteraction,
-      execute: (interaction) => sql`INSERT INTO interactions ${sql.insert({ ...interaction, status: "pending" })}`
-    })
-
-    const closePending = SqlSchema.findAll({
-      Request: TurnId,
-      Result: StoredInteraction,
-      execute: (turnId) => sql`
-        UPDATE interactions SET status = 'closed', resolved_at = now()
-        WHERE turn_id = ${turnId} AND status = 'pending'
-        RETURNING *`
-    })
-
-    const findInProject = SqlSchema.findOne({
-      Request: Schema.Struct({ projectId: ProjectId, id: InteractionId }),
-      Result: StoredInteraction,
-      execute: ({ id, projectId }) => sql`SELECT * FROM interactions WHERE id = ${id} AND project_id = ${projectId}`
-    })
-
-    const lock = SqlSchema.findOne({
-      Request: InteractionId,
-      Result: StoredInteraction,
-      execute: (id) => sql`SELECT * FROM interactions WHERE id = ${id} FOR UPDATE`
-    })
-
-    const resolve = SqlSchema.single({
-      Request: Schema.Struct({
-        id: InteractionId,
-        decision: Decision,
-        answer: Schema.NullOr(Schema.String),
-        message: Schema.NullOr(Schema.String)
-      }),
-      Result: StoredInteraction,
-      execute: ({ answer, decision, id, message }) => sql`
-        UPDATE interactions SET status = 'resolved', decision = ${decision}, answer = ${answer}, message = ${message},
-          resolved_at = now()
-        WHERE id = ${id} RETURNING *`
-    })
-
-    const pageForAgent = keysetQuery(sql, {
-      filter: Schema.Struct({ agentId: AgentId }),
-      result: StoredInteraction,
-      select: ({ agentId }) => sql`SELECT * FROM interactions WHERE agent_id = ${agentId}`
-    })
-
-    const pageForProject = keysetQuery(sql, {
-      filter: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(InteractionStatus) }),
-      result: StoredInteraction,
-      select: ({ projectId, status }) => sql`
-          SELECT * FROM interactions WHERE project_id = ${projectId}
-          ${status === undefined ? sql`` : sql`AND status = ${status}`}`
-    })
-
-    const hasPending = SqlSchema.single({
-      Request: TurnId,
-      Result: Schema.Struct({ pending: Schema.Boolean }),
-      execute: (turnId) =>
-        sql`SELECT EXISTS (SELECT 1 FROM interactions WHERE turn_id = ${turnId} AND status = 'pending') AS pending`
-    })
-
-    const resolvedWaits = SqlSchema.findAll({
-      Request: Schema.Array(TurnId),
-      Result: StoredInteraction,
-      execute: (turnIds) =>
-        turnIds.length === 0 ? Effect.succeed([]) : sql`
-          SELECT * FROM interactions
-          WHERE ${sql.in("turn_id", turnIds)} AND status = 'resolved' AND tool_call_id IS NOT NULL`
-    })
-
-    return {
-      /** A new pending interaction about a tool call. */
-      insert: (interaction: typeof NewInteraction.Type) => Effect.orDie(insert(interaction)),
-      /** Closes the pending interactions of the turn; the ones it closed. */
-      closePending: (turnId: TurnId) => Effect.orDie(closePending(turnId)),
-      findInProject: (projectId: ProjectId, id: InteractionId) => Effect.orDie(findInProject({ projectId, id })),
-      /** The interaction, locked until the transaction ends. */
-      lock: (id: InteractionId) => Effect.orDie(lock(id)),
-      resolve: (resolution: {
-        readonly id: InteractionId
-        readonly decision: typeof Decision.Type
-        readonly answer: string | null
-        readonly message: string | null
-      }) => Effect.orDie(resolve(resolution)),
-      pageForAgent: (agentId: AgentId, keyset: Keyset) => pageForAgent({ agentId }, keyset),
-      pageForProject: (projectId: ProjectId, status: typeof InteractionStatus.Type | undefined, keyset: Keyset) =>
-        pageForProject({ projectId, status }, keyset),
-      hasPending: (turnId: TurnId) => Effect.map(Effect.orDie(hasPending(turnId)), (row) => row.pending),
-      /** The resolved interactions about tool calls of these turns. */
-      resolvedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(resolvedWaits(turnIds))
-    } as const
+  const insert = SqlSchema.void({
+    Request: NewInteraction,
+    execute: (interaction) => sql`INSERT INTO interactions ${sql.insert({ ...interaction, status: "pending" })}`
   })
-}) {}
+
+  const closePending = SqlSchema.findAll({
+    Request: TurnId,
+    Result: StoredInteraction,
+    execute: (turnId) => sql`
+      UPDATE interactions SET status = 'closed', resolved_at = now()
+      WHERE turn_id = ${turnId} AND status = 'pending'
+      RETURNING *`
+  })
+
+  const findInProject = SqlSchema.findOne({
+    Request: Schema.Struct({ projectId: ProjectId, id: InteractionId }),
+    Result: StoredInteraction,
+    execute: ({ id, projectId }) => sql`SELECT * FROM interactions WHERE id = ${id} AND project_id = ${projectId}`
+  })
+
+  const lock = SqlSchema.findOne({
+    Request: InteractionId,
+    Result: StoredInteraction,
+    execute: (id) => sql`SELECT * FROM interactions WHERE id = ${id} FOR UPDATE`
+  })
+
+  const resolve = SqlSchema.single({
+    Request: Schema.Struct({
+      id: InteractionId,
+      decision: Decision,
+      answer: Schema.NullOr(Schema.String),
+      message: Schema.NullOr(Schema.String)
+    }),
+    Result: StoredInteraction,
+    execute: ({ answer, decision, id, message }) => sql`
+      UPDATE interactions SET status = 'resolved', decision = ${decision}, answer = ${answer}, message = ${message},
+        resolved_at = now()
+      WHERE id = ${id} RETURNING *`
+  })
+
+  const pageForAgent = keysetQuery(sql, {
+    filter: Schema.Struct({ agentId: AgentId }),
+    result: StoredInteraction,
+    select: ({ agentId }) => sql`SELECT * FROM interactions WHERE agent_id = ${agentId}`
+  })
+
+  const pageForProject = keysetQuery(sql, {
+    filter: Schema.Struct({ projectId: ProjectId, status: Schema.UndefinedOr(InteractionStatus) }),
+    result: StoredInteraction,
+    select: ({ projectId, status }) => sql`
+        SELECT * FROM interactions WHERE project_id = ${projectId}
+        ${status === undefined ? sql`` : sql`AND status = ${status}`}`
+  })
+
+  const hasPending = SqlSchema.single({
+    Request: TurnId,
+    Result: Schema.Struct({ pending: Schema.Boolean }),
+    execute: (turnId) =>
+      sql`SELECT EXISTS (SELECT 1 FROM interactions WHERE turn_id = ${turnId} AND status = 'pending') AS pending`
+  })
+
+  const resolvedWaits = SqlSchema.findAll({
+    Request: Schema.Array(TurnId),
+    Result: StoredInteraction,
+    execute: (turnIds) =>
+      turnIds.length === 0 ? Effect.succeed([]) : sql`
+        SELECT * FROM interactions
+        WHERE ${sql.in("turn_id", turnIds)} AND status = 'resolved' AND tool_call_id IS NOT NULL`
+  })
+
+  return {
+    /** A new pending interaction about a tool call. */
+    insert: (interaction: typeof NewInteraction.Type) => Effect.orDie(insert(interaction)),
+    /** Closes the pending interactions of the turn; the ones it closed. */
+    closePending: (turnId: TurnId) => Effect.orDie(closePending(turnId)),
+    findInProject: (projectId: ProjectId, id: InteractionId) => Effect.orDie(findInProject({ projectId, id })),
+    /** The interaction, locked until the transaction ends. */
+    lock: (id: InteractionId) => Effect.orDie(lock(id)),
+    resolve: (resolution: {
+      readonly id: InteractionId
+      readonly decision: typeof Decision.Type
+      readonly answer: string | null
+      readonly message: string | null
+    }) => Effect.orDie(resolve(resolution)),
+    pageForAgent: (agentId: AgentId, keyset: Keyset) => pageForAgent({ agentId }, keyset),
+    pageForProject: (projectId: ProjectId, status: typeof InteractionStatus.Type | undefined, keyset: Keyset) =>
+      pageForProject({ projectId, status }, keyset),
+    hasPending: (turnId: TurnId) => Effect.map(Effect.orDie(hasPending(turnId)), (row) => row.pending),
+    /** The resolved interactions about tool calls of these turns. */
+    resolvedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(resolvedWaits(turnIds))
+  } as const
+})
+
+export class InteractionsRepository extends Context.Tag("InteractionsRepository")<InteractionsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

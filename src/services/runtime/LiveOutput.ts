@@ -14,7 +14,7 @@
  *   before its step is recorded. Sends take turns (one at a time), so the pieces of a step arrive
  *   in order. What other processes broadcast is decoded and published here.
  */
-import { Duration, Effect, Option, Queue, Schema, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, Option, Queue, Schema, type Scope } from "effect"
 import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
@@ -55,62 +55,63 @@ export type EmitDelta = (kind: OutputDeltaKind, text: string) => void
 /** Called with each delta of an agent, synchronously: it must not block (a stream buffers or drops it). */
 export type DeltaListener = (delta: OutputDelta) => void
 
-export class LiveOutput extends Effect.Service<LiveOutput>()("LiveOutput", {
-  scoped: Effect.gen(function*() {
-    const notifications = yield* EventNotifications
-    /** The listeners of the agents with open streams. */
-    const listeners = new KeyedCallbacks<AgentId, DeltaListener>()
+const make = Effect.gen(function*() {
+  const notifications = yield* EventNotifications
+  /** The listeners of the agents with open streams. */
+  const listeners = new KeyedCallbacks<AgentId, DeltaListener>()
 
-    const publish = (delta: OutputDelta) => {
-      const agentListeners = listeners.of(delta.agent_id)
-      if (agentListeners !== undefined) for (const listener of agentListeners) listener(delta)
-    }
+  const publish = (delta: OutputDelta) => {
+    const agentListeners = listeners.of(delta.agent_id)
+    if (agentListeners !== undefined) for (const listener of agentListeners) listener(delta)
+  }
 
-    /** Deltas not yet sent to the other processes (Postgres only). */
-    let pending: Array<OutputDelta> = []
-    /** Open while deltas wait to be sent: the sending loop waits on it, so an idle process does not wake every interval. */
-    const waiting = yield* Effect.makeLatch(false)
-    const sending = yield* Effect.makeSemaphore(1)
-    const flush = sending.withPermits(1)(Effect.suspend(() => {
-      const batch = pending
-      pending = []
-      waiting.unsafeClose()
-      return notifications.broadcast(payloadsOf(batch))
-    }))
+  /** Deltas not yet sent to the other processes (Postgres only). */
+  let pending: Array<OutputDelta> = []
+  /** Open while deltas wait to be sent: the sending loop waits on it, so an idle process does not wake every interval. */
+  const waiting = yield* Effect.makeLatch(false)
+  const sending = yield* Effect.makeSemaphore(1)
+  const flush = sending.withPermits(1)(Effect.suspend(() => {
+    const batch = pending
+    pending = []
+    waiting.unsafeClose()
+    return notifications.broadcast(payloadsOf(batch))
+  }))
 
-    if (notifications.shared) {
-      yield* Effect.forkScoped(Effect.forever(waiting.await.pipe(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL)), Effect.zipRight(flush))))
-      const fromOthers = yield* notifications.subscribeBroadcasts
-      yield* Queue.take(fromOthers).pipe(
-        Effect.flatMap((payload) =>
-          Option.match(decode(payload), { onNone: () => Effect.void, onSome: (delta) => Effect.sync(() => publish(delta)) })
-        ),
-        Effect.forever,
-        Effect.forkScoped
-      )
-    }
+  if (notifications.shared) {
+    yield* Effect.forkScoped(Effect.forever(waiting.await.pipe(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL)), Effect.zipRight(flush))))
+    const fromOthers = yield* notifications.subscribeBroadcasts
+    yield* Queue.take(fromOthers).pipe(
+      Effect.flatMap((payload) =>
+        Option.match(decode(payload), { onNone: () => Effect.void, onSome: (delta) => Effect.sync(() => publish(delta)) })
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  }
 
-    /** The emitter of one model call, for the life of the scope (which sends what is left when it closes). */
-    const emitter = (agentId: AgentId, turnId: TurnId, step: number): Effect.Effect<EmitDelta, never, Scope.Scope> =>
-      Effect.gen(function*() {
-        if (notifications.shared) yield* Effect.addFinalizer(() => flush)
-        const emit: EmitDelta = (kind, text) => {
-          if (text === "") return
-          const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
-          if (notifications.othersListening()) {
-            pending.push(delta)
-            waiting.unsafeOpen()
-          }
-          publish(delta)
+  /** The emitter of one model call, for the life of the scope (which sends what is left when it closes). */
+  const emitter = (agentId: AgentId, turnId: TurnId, step: number): Effect.Effect<EmitDelta, never, Scope.Scope> =>
+    Effect.gen(function*() {
+      if (notifications.shared) yield* Effect.addFinalizer(() => flush)
+      const emit: EmitDelta = (kind, text) => {
+        if (text === "") return
+        const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
+        if (notifications.othersListening()) {
+          pending.push(delta)
+          waiting.unsafeOpen()
         }
-        return emit
-      })
+        publish(delta)
+      }
+      return emit
+    })
 
-    /** Hands the live output of `agentId` to `listener` from now on, as long as the scope lasts. */
-    const subscribe = (agentId: AgentId, listener: DeltaListener): Effect.Effect<void, never, Scope.Scope> =>
-      listeners.register(agentId, listener)
+  /** Hands the live output of `agentId` to `listener` from now on, as long as the scope lasts. */
+  const subscribe = (agentId: AgentId, listener: DeltaListener): Effect.Effect<void, never, Scope.Scope> =>
+    listeners.register(agentId, listener)
 
-    return { emitter, subscribe } as const
-  }),
-  dependencies: [EventNotifications.Default]
-}) {}
+  return { emitter, subscribe } as const
+})
+
+export class LiveOutput extends Context.Tag("LiveOutput")<LiveOutput, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(EventNotifications.layer))
+}

@@ -23,20 +23,20 @@ import { TurnSteps } from "./TurnSteps.ts"
 import { TurnWorkflowLive } from "./TurnWorkflowLive.ts"
 
 /** The turn workflow registered on the engine, then the start-up recovery (in that order). */
-const TurnEngineLive = TurnRecoveryLive.pipe(Layer.provide(TurnWorkflowLive.pipe(Layer.provide(TurnSteps.Default))))
+const TurnEngineLive = TurnRecoveryLive.pipe(Layer.provide(TurnWorkflowLive.pipe(Layer.provide(TurnSteps.layer))))
 
 export const RuntimeLive = Layer.mergeAll(
-  Agents.Default,
-  AgentInputs.Default,
-  AgentControl.Default,
-  AgentEvents.Default,
-  Turns.Default,
-  ToolCalls.Default,
-  Interactions.Default,
-  Actors.Default,
-  Artifacts.Default,
-  StreamTokens.Default,
-  Timeline.Default,
+  Agents.layer,
+  AgentInputs.layer,
+  AgentControl.layer,
+  AgentEvents.layer,
+  Turns.layer,
+  ToolCalls.layer,
+  Interactions.layer,
+  Actors.layer,
+  Artifacts.layer,
+  StreamTokens.layer,
+  Timeline.layer,
   TurnEngineLive,
   TurnJournalPruningLive
 ).pipe(Layer.provideMerge(WorkflowEngineLive))

@@ -8,7 +8,7 @@
  * process while its model call was still running on the first), the transaction is rolled back
  * and the recorded outcome returned, so the output is recorded once.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { BUILTIN_TOOLS, isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { NewEvent } from "../../domain/runtime/Events.ts"
@@ -83,106 +83,109 @@ const outputEvents = (
   return events
 }
 
-export class StepRecorder extends Effect.Service<StepRecorder>()("StepRecorder", {
-  effect: Effect.gen(function*() {
-    const timeline = yield* Timeline
-    const lifecycle = yield* TurnLifecycle
-    const turns = yield* TurnsRepository
-    const toolCalls = yield* ToolCallsRepository
-    const dispatcher = yield* ToolDispatch
-    const launcher = yield* TurnLauncher
-    const ids = yield* IdGenerator
-    const hub = yield* MachineHub
+const make = Effect.gen(function*() {
+  const timeline = yield* Timeline
+  const lifecycle = yield* TurnLifecycle
+  const turns = yield* TurnsRepository
+  const toolCalls = yield* ToolCallsRepository
+  const dispatcher = yield* ToolDispatch
+  const launcher = yield* TurnLauncher
+  const ids = yield* IdGenerator
+  const hub = yield* MachineHub
 
-    /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
-    const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
-      timeline.transaction(Effect.gen(function*() {
-        // A deleted agent's turns are deleted with it.
-        const agent = yield* someOrFail(() => new TurnAlreadyEnded())(lifecycle.lockAgent(payload.agent_id))
-        const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
-        if (toolItems.length === 0) {
-          // The turn ends: the step's row and the turn's end are one statement, which finds
-          // whether the turn still runs (when not, all is rolled back); its output and end one append.
-          const outcome: StepOutcome = { _tag: "Finished" }
-          const next = yield* lifecycle.completeTurn(agent, payload.turn_id, {
-            step,
-            outcome,
-            usage: response.usage,
-            events: outputEvents(payload.turn_id, response.output, [])
-          })
-          if (Option.isNone(next)) return yield* new TurnAlreadyEnded()
-          return { outcome, next: next.value }
-        }
-        if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
-        const calls = yield* Effect.forEach(toolItems, (item) =>
-          Effect.map(ids.make(ToolCallId), (id) => {
-            const tool = setup.tools[item.name]
-            const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
-            return { id, item, tool, type }
-          }))
-        yield* timeline.append(payload.agent_id, outputEvents(payload.turn_id, response.output, calls))
-        const planned: Array<PlannedCall> = []
-        for (const call of calls) {
-          const onMachine = call.type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[call.item.name]?.needsMachine === true
-          const token = call.type === "custom" || onMachine ? yield* signalToken(payload, "result", call.id) : null
-          yield* toolCalls.insert({
-            id: call.id,
-            agent_id: payload.agent_id,
-            turn_id: payload.turn_id,
-            provider_call_id: call.item.call_id,
-            name: call.item.name,
-            input: call.item.input,
-            type: call.type,
-            deferred_token: token
-          })
-          const wait = yield* dispatcher.dispatch(
-            payload,
-            setup.projectId,
-            { id: call.id, name: call.item.name, input: call.item.input },
-            call.tool,
-            false
-          )
-          const afterApproval = call.type === "custom" || onMachine ? "result" : call.item.name === "ask_question" ? "question" : "none"
-          planned.push(
-            wait === "approval"
-              ? { tool_call_id: call.id, approval: true, then: afterApproval }
-              : { tool_call_id: call.id, approval: false, then: wait }
-          )
-        }
-        const outcome: StepOutcome = planned.length === 0 ? { _tag: "Finished" } : { _tag: "ToolCalls", calls: planned }
-        yield* turns.addUsage(payload.turn_id, response.usage, 1)
-        if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
-        if (outcome._tag === "Finished") {
-          const next = yield* lifecycle.finishTurn(agent, payload.turn_id, "completed", null)
-          return { outcome, next }
-        }
-        yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
-        return { outcome, next: Option.none<TurnId>() }
-      })).pipe(
-        Effect.catchTag("TurnAlreadyEnded", () => Effect.succeed({ outcome: stopped, next: Option.none<TurnId>() })),
-        Effect.catchTag("StepAlreadyRecorded", () =>
-          Effect.map(turns.recordedStep(payload.turn_id, step), (recorded) => ({
-            outcome: Option.getOrElse(recorded, () => stopped),
-            next: Option.none<TurnId>()
-          }))),
-        Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
-        Effect.tap(() => {
-          const place = setup.machine?.place
-          return place === undefined ? Effect.void : hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
-        }),
-        Effect.map(({ outcome }) => outcome)
-      )
+  /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
+  const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
+    timeline.transaction(Effect.gen(function*() {
+      // A deleted agent's turns are deleted with it.
+      const agent = yield* someOrFail(() => new TurnAlreadyEnded())(lifecycle.lockAgent(payload.agent_id))
+      const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
+      if (toolItems.length === 0) {
+        // The turn ends: the step's row and the turn's end are one statement, which finds
+        // whether the turn still runs (when not, all is rolled back); its output and end one append.
+        const outcome: StepOutcome = { _tag: "Finished" }
+        const next = yield* lifecycle.completeTurn(agent, payload.turn_id, {
+          step,
+          outcome,
+          usage: response.usage,
+          events: outputEvents(payload.turn_id, response.output, [])
+        })
+        if (Option.isNone(next)) return yield* new TurnAlreadyEnded()
+        return { outcome, next: next.value }
+      }
+      if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
+      const calls = yield* Effect.forEach(toolItems, (item) =>
+        Effect.map(ids.make(ToolCallId), (id) => {
+          const tool = setup.tools[item.name]
+          const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
+          return { id, item, tool, type }
+        }))
+      yield* timeline.append(payload.agent_id, outputEvents(payload.turn_id, response.output, calls))
+      const planned: Array<PlannedCall> = []
+      for (const call of calls) {
+        const onMachine = call.type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[call.item.name]?.needsMachine === true
+        const token = call.type === "custom" || onMachine ? yield* signalToken(payload, "result", call.id) : null
+        yield* toolCalls.insert({
+          id: call.id,
+          agent_id: payload.agent_id,
+          turn_id: payload.turn_id,
+          provider_call_id: call.item.call_id,
+          name: call.item.name,
+          input: call.item.input,
+          type: call.type,
+          deferred_token: token
+        })
+        const wait = yield* dispatcher.dispatch(
+          payload,
+          setup.projectId,
+          { id: call.id, name: call.item.name, input: call.item.input },
+          call.tool,
+          false
+        )
+        const afterApproval = call.type === "custom" || onMachine ? "result" : call.item.name === "ask_question" ? "question" : "none"
+        planned.push(
+          wait === "approval"
+            ? { tool_call_id: call.id, approval: true, then: afterApproval }
+            : { tool_call_id: call.id, approval: false, then: wait }
+        )
+      }
+      const outcome: StepOutcome = planned.length === 0 ? { _tag: "Finished" } : { _tag: "ToolCalls", calls: planned }
+      yield* turns.addUsage(payload.turn_id, response.usage, 1)
+      if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
+      if (outcome._tag === "Finished") {
+        const next = yield* lifecycle.finishTurn(agent, payload.turn_id, "completed", null)
+        return { outcome, next }
+      }
+      yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
+      return { outcome, next: Option.none<TurnId>() }
+    })).pipe(
+      Effect.catchTag("TurnAlreadyEnded", () => Effect.succeed({ outcome: stopped, next: Option.none<TurnId>() })),
+      Effect.catchTag("StepAlreadyRecorded", () =>
+        Effect.map(turns.recordedStep(payload.turn_id, step), (recorded) => ({
+          outcome: Option.getOrElse(recorded, () => stopped),
+          next: Option.none<TurnId>()
+        }))),
+      Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
+      Effect.tap(() => {
+        const place = setup.machine?.place
+        return place === undefined ? Effect.void : hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
+      }),
+      Effect.map(({ outcome }) => outcome)
+    )
 
-    return { record } as const
-  }),
-  dependencies: [
-    Timeline.Default,
-    TurnLifecycle.Default,
-    TurnsRepository.Default,
-    ToolCallsRepository.Default,
-    ToolDispatch.Default,
-    TurnLauncher.Default,
-    IdGenerator.Default,
-    MachineHub.Default
-  ]
-}) {}
+  return { record } as const
+})
+
+export class StepRecorder extends Context.Tag("StepRecorder")<StepRecorder, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      Timeline.layer,
+      TurnLifecycle.layer,
+      TurnsRepository.layer,
+      ToolCallsRepository.layer,
+      ToolDispatch.layer,
+      TurnLauncher.layer,
+      IdGenerator.layer,
+      MachineHub.layer
+    ])
+  )
+}

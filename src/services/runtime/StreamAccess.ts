@@ -9,7 +9,7 @@
  * key and project, however many streams each has (a check of its own per stream cost three reads
  * per stream, docs/performance.md).
  */
-import { Array, Deferred, Duration, Effect, Either, Exit, FiberId, Option } from "effect"
+import { Array, Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option } from "effect"
 import type { AgentId, ApiKeyId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -35,74 +35,81 @@ interface Watch {
   readonly lost: Deferred.Deferred<AccessLost>
 }
 
-export class StreamAccess extends Effect.Service<StreamAccess>()("StreamAccess", {
-  scoped: Effect.gen(function*() {
-    const apiKeys = yield* ApiKeys
-    const access = yield* Access
-    const agents = yield* AgentsRepository
-    const watches = new Set<Watch>()
+const make = Effect.gen(function*() {
+  const apiKeys = yield* ApiKeys
+  const access = yield* Access
+  const agents = yield* AgentsRepository
+  const watches = new Set<Watch>()
 
-    const end = (ended: ReadonlyArray<Watch>, lost: AccessLost) => {
-      for (const watch of ended) {
-        watches.delete(watch)
-        Deferred.unsafeDone(watch.lost, Exit.succeed(lost))
+  const end = (ended: ReadonlyArray<Watch>, lost: AccessLost) => {
+    for (const watch of ended) {
+      watches.delete(watch)
+      Deferred.unsafeDone(watch.lost, Exit.succeed(lost))
+    }
+  }
+
+  /** Fail closed: streams whose access cannot be checked end; their clients reconnect. */
+  const orEnd = (group: ReadonlyArray<Watch>) => (check: Effect.Effect<void>) =>
+    Effect.catchAllCause(check, (cause) =>
+      Effect.as(
+        Effect.logWarning("an event stream's access check failed", cause),
+        end(group, { reason: "access_check_failed", message: "The stream's access could not be checked" })
+      ))
+
+  /** The streams one key opened in one project: the project's access, then which agents are still in it. */
+  const checkProject = (principal: Principal, group: Array.NonEmptyReadonlyArray<Watch>) => {
+    const { orgId, projectId } = group[0]
+    return Effect.gen(function*() {
+      const reached = yield* Effect.either(
+        Effect.provideService(access.projectAccess(orgId, projectId), CurrentPrincipal, principal)
+      )
+      if (Either.isLeft(reached)) return end(group, { reason: "access_revoked", message: reached.left.error })
+      const present = yield* agents.presentInProject(projectId, group.map((watch) => watch.agentId))
+      for (const watch of group) {
+        if (!present.has(watch.agentId)) {
+          end([watch], { reason: "access_revoked", message: agentNotFound(projectId, watch.agentId).error })
+        }
       }
-    }
+    }).pipe(orEnd(group))
+  }
 
-    /** Fail closed: streams whose access cannot be checked end; their clients reconnect. */
-    const orEnd = (group: ReadonlyArray<Watch>) => (check: Effect.Effect<void>) =>
-      Effect.catchAllCause(check, (cause) =>
-        Effect.as(
-          Effect.logWarning("an event stream's access check failed", cause),
-          end(group, { reason: "access_check_failed", message: "The stream's access could not be checked" })
-        ))
+  /** The streams one key opened: the key, then each project they read. */
+  const checkKey = (keyId: ApiKeyId, group: ReadonlyArray<Watch>) =>
+    Effect.gen(function*() {
+      const current = yield* apiKeys.principalOfKey(keyId)
+      if (Option.isNone(current)) {
+        return end(group, { reason: "api_key_revoked", message: `The API key ${keyId} that opened this stream was deleted` })
+      }
+      const byProject = Object.values(Array.groupBy(group, (watch) => `${watch.orgId}/${watch.projectId}`))
+      yield* Effect.forEach(byProject, (projectGroup) => checkProject(current.value, projectGroup), { discard: true })
+    }).pipe(orEnd(group))
 
-    /** The streams one key opened in one project: the project's access, then which agents are still in it. */
-    const checkProject = (principal: Principal, group: Array.NonEmptyReadonlyArray<Watch>) => {
-      const { orgId, projectId } = group[0]
-      return Effect.gen(function*() {
-        const reached = yield* Effect.either(
-          Effect.provideService(access.projectAccess(orgId, projectId), CurrentPrincipal, principal)
-        )
-        if (Either.isLeft(reached)) return end(group, { reason: "access_revoked", message: reached.left.error })
-        const present = yield* agents.presentInProject(projectId, group.map((watch) => watch.agentId))
-        for (const watch of group) {
-          if (!present.has(watch.agentId)) {
-            end([watch], { reason: "access_revoked", message: agentNotFound(projectId, watch.agentId).error })
-          }
-        }
-      }).pipe(orEnd(group))
-    }
+  const checkAll = Effect.suspend(() => {
+    const byKey = Array.groupBy([...watches], (watch) => watch.keyId)
+    return Effect.forEach(Object.values(byKey), (group) => checkKey(group[0].keyId, group), { discard: true })
+  })
+  yield* Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(Effect.zipRight(checkAll), Effect.forever, Effect.forkScoped)
 
-    /** The streams one key opened: the key, then each project they read. */
-    const checkKey = (keyId: ApiKeyId, group: ReadonlyArray<Watch>) =>
-      Effect.gen(function*() {
-        const current = yield* apiKeys.principalOfKey(keyId)
-        if (Option.isNone(current)) {
-          return end(group, { reason: "api_key_revoked", message: `The API key ${keyId} that opened this stream was deleted` })
-        }
-        const byProject = Object.values(Array.groupBy(group, (watch) => `${watch.orgId}/${watch.projectId}`))
-        yield* Effect.forEach(byProject, (projectGroup) => checkProject(current.value, projectGroup), { discard: true })
-      }).pipe(orEnd(group))
-
-    const checkAll = Effect.suspend(() => {
-      const byKey = Array.groupBy([...watches], (watch) => watch.keyId)
-      return Effect.forEach(Object.values(byKey), (group) => checkKey(group[0].keyId, group), { discard: true })
+  /** Waits until the calling principal no longer reaches the agent; what it lost. */
+  const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<AccessLost, never, CurrentPrincipal> =>
+    Effect.flatMap(CurrentPrincipal, ({ keyId }) => {
+      const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.unsafeMake<AccessLost>(FiberId.none) }
+      return Effect.acquireUseRelease(
+        Effect.sync(() => watches.add(watch)),
+        () => Deferred.await(watch.lost),
+        () => Effect.sync(() => watches.delete(watch))
+      )
     })
-    yield* Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(Effect.zipRight(checkAll), Effect.forever, Effect.forkScoped)
 
-    /** Waits until the calling principal no longer reaches the agent; what it lost. */
-    const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<AccessLost, never, CurrentPrincipal> =>
-      Effect.flatMap(CurrentPrincipal, ({ keyId }) => {
-        const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.unsafeMake<AccessLost>(FiberId.none) }
-        return Effect.acquireUseRelease(
-          Effect.sync(() => watches.add(watch)),
-          () => Deferred.await(watch.lost),
-          () => Effect.sync(() => watches.delete(watch))
-        )
-      })
+  return { lost } as const
+})
 
-    return { lost } as const
-  }),
-  dependencies: [ApiKeys.Default, Access.Default, AgentsRepository.Default]
-}) {}
+export class StreamAccess extends Context.Tag("StreamAccess")<StreamAccess, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(
+    Layer.provide([
+      ApiKeys.layer,
+      Access.layer,
+      AgentsRepository.layer
+    ])
+  )
+}

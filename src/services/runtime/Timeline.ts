@@ -16,7 +16,7 @@
  * (`observeCommits`) are told of the committed events too: TurnHistory folds them into the views
  * it keeps.
  */
-import { Clock, Duration, Effect, FiberRef, Option, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, type Scope } from "effect"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -35,190 +35,193 @@ interface Page<Event> {
   readonly next_before_sequence: number | null
 }
 
-export class Timeline extends Effect.Service<Timeline>()("Timeline", {
-  scoped: Effect.gen(function*() {
-    const events = yield* AgentEventsRepository
-    const ids = yield* IdGenerator
-    const transactions = yield* Transactions
-    const notifications = yield* EventNotifications
-    /** The events the current `transaction` appended, by agent, handed to the agents' waiters when it commits. */
-    const uncommittedAppends = yield* FiberRef.make<Map<AgentId, Array<AgentEvent>> | undefined>(undefined)
-    const commitObservers = new Set<CommitObserver>()
+const make = Effect.gen(function*() {
+  const events = yield* AgentEventsRepository
+  const ids = yield* IdGenerator
+  const transactions = yield* Transactions
+  const notifications = yield* EventNotifications
+  /** The events the current `transaction` appended, by agent, handed to the agents' waiters when it commits. */
+  const uncommittedAppends = yield* FiberRef.make<Map<AgentId, Array<AgentEvent>> | undefined>(undefined)
+  const commitObservers = new Set<CommitObserver>()
 
-    /** The events a transaction appended, once it has committed: to the waiters, then to the observers. */
-    const committed = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>) =>
-      Effect.zipRight(
-        notifications.wake(appended),
-        Effect.sync(() => {
-          for (const observer of commitObservers) observer(appended)
-        })
-      )
-
-    /**
-     * Calls `observer`, for the life of the scope, with the events each transaction of this
-     * process appended, by agent, in sequence order, once it has committed. Two transactions of
-     * one agent commit in sequence order, but their observers may be called in either order.
-     */
-    const observeCommits = (observer: CommitObserver): Effect.Effect<void, never, Scope.Scope> =>
-      Effect.acquireRelease(
-        Effect.sync(() => commitObservers.add(observer)),
-        () => Effect.sync(() => commitObservers.delete(observer))
-      )
-
-    const addTo = (pending: Map<AgentId, Array<AgentEvent>>, agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) => {
-      const events = pending.get(agentId)
-      if (events === undefined) pending.set(agentId, [...inserted])
-      else events.push(...inserted)
-    }
-
-    /**
-     * A transaction that appends events (or joins the one in progress, in a savepoint whose
-     * appends count once it is released): this process's waiters are woken once it has committed.
-     */
-    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => {
-        if (outer !== undefined) {
-          const inner = new Map<AgentId, Array<AgentEvent>>()
-          return transactions.transaction(Effect.locally(effect, uncommittedAppends, inner)).pipe(
-            Effect.tap(() => Effect.sync(() => inner.forEach((events, agentId) => addTo(outer, agentId, events))))
-          )
-        }
-        const pending = new Map<AgentId, Array<AgentEvent>>()
-        return transactions.transaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
-          Effect.tap(() => committed(pending))
-        )
+  /** The events a transaction appended, once it has committed: to the waiters, then to the observers. */
+  const committed = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>) =>
+    Effect.zipRight(
+      notifications.wake(appended),
+      Effect.sync(() => {
+        for (const observer of commitObservers) observer(appended)
       })
+    )
 
-    const appended = (agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) =>
-      Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) =>
-        Effect.sync(() => {
-          if (pending !== undefined) addTo(pending, agentId, inserted)
-        }))
+  /**
+   * Calls `observer`, for the life of the scope, with the events each transaction of this
+   * process appended, by agent, in sequence order, once it has committed. Two transactions of
+   * one agent commit in sequence order, but their observers may be called in either order.
+   */
+  const observeCommits = (observer: CommitObserver): Effect.Effect<void, never, Scope.Scope> =>
+    Effect.acquireRelease(
+      Effect.sync(() => commitObservers.add(observer)),
+      () => Effect.sync(() => commitObservers.delete(observer))
+    )
 
-    /** The place of each new event among the new events of its turn (1, 2, ...); none without a turn. */
-    const turnOffsets = (newEvents: ReadonlyArray<NewEvent>) => {
-      const counts = new Map<string, number>()
-      return newEvents.map((event) => {
-        if (event.turn_id === null) return null
-        const offset = (counts.get(event.turn_id) ?? 0) + 1
-        counts.set(event.turn_id, offset)
-        return offset
-      })
-    }
+  const addTo = (pending: Map<AgentId, Array<AgentEvent>>, agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) => {
+    const events = pending.get(agentId)
+    if (events === undefined) pending.set(agentId, [...inserted])
+    else events.push(...inserted)
+  }
 
-    /**
-     * Runs an append in the caller's transaction when there is one (no savepoint: an append
-     * fails only by a defect, which rolls the whole transaction back), else in its own.
-     */
-    const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => outer === undefined ? transaction(effect) : effect)
-
-    /**
-     * Appends the events; with `state`, the agent's status and current turn change in the same
-     * statement (callers that change the state always append events: an empty append writes nothing).
-     */
-    const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state?: AgentTurnState) =>
-      appendTransaction(Effect.gen(function*() {
-        if (newEvents.length === 0) return []
-        const offsets = turnOffsets(newEvents)
-        const eventIds = yield* Effect.forEach(newEvents, () => ids.make(EventId))
-        const inserted = yield* events.append(
-          agentId,
-          newEvents.map((event, index) => ({
-            position: index + 1,
-            id: eventIds[index],
-            turn_id: event.turn_id,
-            turn_offset: offsets[index],
-            is_opening_event: event.is_opening_event,
-            event_kind: event.event_kind,
-            data: dataOf(event)
-          })),
-          state ?? null,
-          notifications.notice(agentId)
+  /**
+   * A transaction that appends events (or joins the one in progress, in a savepoint whose
+   * appends count once it is released): this process's waiters are woken once it has committed.
+   */
+  const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => {
+      if (outer !== undefined) {
+        const inner = new Map<AgentId, Array<AgentEvent>>()
+        return transactions.transaction(Effect.locally(effect, uncommittedAppends, inner)).pipe(
+          Effect.tap(() => Effect.sync(() => inner.forEach((events, agentId) => addTo(outer, agentId, events))))
         )
-        if (inserted.length === 0) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
-        yield* appended(agentId, inserted)
-        return inserted
+      }
+      const pending = new Map<AgentId, Array<AgentEvent>>()
+      return transactions.transaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
+        Effect.tap(() => committed(pending))
+      )
+    })
+
+  const appended = (agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) =>
+    Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) =>
+      Effect.sync(() => {
+        if (pending !== undefined) addTo(pending, agentId, inserted)
       }))
 
-    /**
-     * One page of events (spec 4.1) read with `reads`: forward after `after_sequence`, or
-     * backward before `before_sequence` (0: from the latest), which takes precedence.
-     */
-    const pageOf = <Event extends { readonly sequence: number }>(reads: EventReads<Event>) =>
-    (agent: AgentRef, query: EventsQuery): Effect.Effect<Page<Event>> =>
-      Effect.gen(function*() {
-        const limit = query.limit ?? DEFAULT_EVENTS_LIMIT
-        if (query.before_sequence !== undefined) {
-          const before = query.before_sequence
-          const rows = yield* reads.before(agent, before, limit + 1)
-          const has_more = rows.length > limit
-          const data = rows.slice(0, limit).reverse()
-          return {
-            data,
-            next_after_sequence: data.length === 0 ? before : data[data.length - 1].sequence,
-            has_more,
-            next_before_sequence: has_more ? data[0].sequence : null
-          }
-        }
-        const after = query.after_sequence ?? 0
-        const rows = yield* reads.after(agent, after, limit + 1)
-        const data = rows.slice(0, limit)
+  /** The place of each new event among the new events of its turn (1, 2, ...); none without a turn. */
+  const turnOffsets = (newEvents: ReadonlyArray<NewEvent>) => {
+    const counts = new Map<string, number>()
+    return newEvents.map((event) => {
+      if (event.turn_id === null) return null
+      const offset = (counts.get(event.turn_id) ?? 0) + 1
+      counts.set(event.turn_id, offset)
+      return offset
+    })
+  }
+
+  /**
+   * Runs an append in the caller's transaction when there is one (no savepoint: an append
+   * fails only by a defect, which rolls the whole transaction back), else in its own.
+   */
+  const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => outer === undefined ? transaction(effect) : effect)
+
+  /**
+   * Appends the events; with `state`, the agent's status and current turn change in the same
+   * statement (callers that change the state always append events: an empty append writes nothing).
+   */
+  const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state?: AgentTurnState) =>
+    appendTransaction(Effect.gen(function*() {
+      if (newEvents.length === 0) return []
+      const offsets = turnOffsets(newEvents)
+      const eventIds = yield* Effect.forEach(newEvents, () => ids.make(EventId))
+      const inserted = yield* events.append(
+        agentId,
+        newEvents.map((event, index) => ({
+          position: index + 1,
+          id: eventIds[index],
+          turn_id: event.turn_id,
+          turn_offset: offsets[index],
+          is_opening_event: event.is_opening_event,
+          event_kind: event.event_kind,
+          data: dataOf(event)
+        })),
+        state ?? null,
+        notifications.notice(agentId)
+      )
+      if (inserted.length === 0) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
+      yield* appended(agentId, inserted)
+      return inserted
+    }))
+
+  /**
+   * One page of events (spec 4.1) read with `reads`: forward after `after_sequence`, or
+   * backward before `before_sequence` (0: from the latest), which takes precedence.
+   */
+  const pageOf = <Event extends { readonly sequence: number }>(reads: EventReads<Event>) =>
+  (agent: AgentRef, query: EventsQuery): Effect.Effect<Page<Event>> =>
+    Effect.gen(function*() {
+      const limit = query.limit ?? DEFAULT_EVENTS_LIMIT
+      if (query.before_sequence !== undefined) {
+        const before = query.before_sequence
+        const rows = yield* reads.before(agent, before, limit + 1)
+        const has_more = rows.length > limit
+        const data = rows.slice(0, limit).reverse()
         return {
           data,
-          next_after_sequence: data.length === 0 ? after : data[data.length - 1].sequence,
-          has_more: rows.length > limit,
-          next_before_sequence: null
+          next_after_sequence: data.length === 0 ? before : data[data.length - 1].sequence,
+          has_more,
+          next_before_sequence: has_more ? data[0].sequence : null
         }
-      })
+      }
+      const after = query.after_sequence ?? 0
+      const rows = yield* reads.after(agent, after, limit + 1)
+      const data = rows.slice(0, limit)
+      return {
+        data,
+        next_after_sequence: data.length === 0 ? after : data[data.length - 1].sequence,
+        has_more: rows.length > limit,
+        next_before_sequence: null
+      }
+    })
 
-    /** One page of events. */
-    const list: (agent: AgentRef, query: EventsQuery) => Effect.Effect<EventsPage> = pageOf(events.decoded)
+  /** One page of events. */
+  const list: (agent: AgentRef, query: EventsQuery) => Effect.Effect<EventsPage> = pageOf(events.decoded)
 
-    /**
-     * One page of events as the API sends it (`EventsPage`), as JSON text: each event's JSON as
-     * Postgres wrote it, never parsed here.
-     */
-    const listJson = (agent: AgentRef, query: EventsQuery): Effect.Effect<string> =>
-      Effect.map(pageOf(events.json)(agent, query), (page) =>
-        `{"data":[${page.data.map((event) => event.json).join(",")}],` +
-        `"next_after_sequence":${page.next_after_sequence},"has_more":${page.has_more},` +
-        `"next_before_sequence":${page.next_before_sequence}}`)
+  /**
+   * One page of events as the API sends it (`EventsPage`), as JSON text: each event's JSON as
+   * Postgres wrote it, never parsed here.
+   */
+  const listJson = (agent: AgentRef, query: EventsQuery): Effect.Effect<string> =>
+    Effect.map(pageOf(events.json)(agent, query), (page) =>
+      `{"data":[${page.data.map((event) => event.json).join(",")}],` +
+      `"next_after_sequence":${page.next_after_sequence},"has_more":${page.has_more},` +
+      `"next_before_sequence":${page.next_before_sequence}}`)
 
-    /**
-     * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
-     * array when none came in time. The timeline is not read while this process knows that
-     * nothing was committed after `afterSequence`, and events this process committed right after
-     * it are taken from the wake-up (docs/performance.md).
-     */
-    const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.DurationInput) =>
-      Effect.gen(function*() {
-        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
-        while (true) {
-          const found = yield* Effect.scoped(Effect.gen(function*() {
-            const remaining = deadline - (yield* Clock.currentTimeMillis)
-            const woken = yield* notifications.nextWake(agent.id, Duration.millis(Math.max(remaining, 0)))
-            if (notifications.lastKnown(agent.id) !== afterSequence) {
-              const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
-              if (page.data.length > 0) return page.data
-            }
-            if (remaining <= 0) return []
-            const wake = yield* woken
-            if (Option.isSome(wake) && wake.value !== undefined && wake.value[0]?.sequence === afterSequence + 1) {
-              return wake.value
-            }
-            return undefined
-          }))
-          if (found !== undefined) return found
-        }
-      })
+  /**
+   * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
+   * array when none came in time. The timeline is not read while this process knows that
+   * nothing was committed after `afterSequence`, and events this process committed right after
+   * it are taken from the wake-up (docs/performance.md).
+   */
+  const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.DurationInput) =>
+    Effect.gen(function*() {
+      const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
+      while (true) {
+        const found = yield* Effect.scoped(Effect.gen(function*() {
+          const remaining = deadline - (yield* Clock.currentTimeMillis)
+          const woken = yield* notifications.nextWake(agent.id, Duration.millis(Math.max(remaining, 0)))
+          if (notifications.lastKnown(agent.id) !== afterSequence) {
+            const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
+            if (page.data.length > 0) return page.data
+          }
+          if (remaining <= 0) return []
+          const wake = yield* woken
+          if (Option.isSome(wake) && wake.value !== undefined && wake.value[0]?.sequence === afterSequence + 1) {
+            return wake.value
+          }
+          return undefined
+        }))
+        if (found !== undefined) return found
+      }
+    })
 
-    return { append, transaction, observeCommits, list, listJson, waitForEvents } as const
-  }),
-  dependencies: [
-    AgentEventsRepository.Default,
-    IdGenerator.Default,
-    Transactions.Default,
-    EventNotifications.Default
-  ]
-}) {}
+  return { append, transaction, observeCommits, list, listJson, waitForEvents } as const
+})
+
+export class Timeline extends Context.Tag("Timeline")<Timeline, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(
+    Layer.provide([
+      AgentEventsRepository.layer,
+      IdGenerator.layer,
+      Transactions.layer,
+      EventNotifications.layer
+    ])
+  )
+}

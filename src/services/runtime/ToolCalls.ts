@@ -4,7 +4,7 @@
  * not ready, all before its media are stored; then, in one transaction, the call completes with
  * its `tool_result` event, and after the commit the turn's wait on it is resolved.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -49,96 +49,99 @@ const refusal = (call: StoredToolCall): StateTransitionConflict | undefined => {
 const makeResult = constructor(ToolResult, Schema.Struct(ToolResult.fields))
 const makeAccepted = constructor(ToolResultAccepted, Schema.Struct(ToolResultAccepted.fields))
 
-export class ToolCalls extends Effect.Service<ToolCalls>()("ToolCalls", {
-  effect: Effect.gen(function*() {
-    const toolCalls = yield* ToolCallsRepository
-    const agentAccess = yield* AgentAccess
-    const artifacts = yield* Artifacts
-    const timeline = yield* Timeline
-    const lifecycle = yield* TurnLifecycle
-    const dispatcher = yield* ToolDispatch
-    const signals = yield* TurnSignals
+const make = Effect.gen(function*() {
+  const toolCalls = yield* ToolCallsRepository
+  const agentAccess = yield* AgentAccess
+  const artifacts = yield* Artifacts
+  const timeline = yield* Timeline
+  const lifecycle = yield* TurnLifecycle
+  const dispatcher = yield* ToolDispatch
+  const signals = yield* TurnSignals
 
-    const notFound = (agentId: AgentId, toolCallId: ToolCallId) => () =>
-      new NotFound({ error: `Tool call ${toolCallId} not found for agent ${agentId}` })
+  const notFound = (agentId: AgentId, toolCallId: ToolCallId) => () =>
+    new NotFound({ error: `Tool call ${toolCallId} not found for agent ${agentId}` })
 
-    /** The agent's tool calls, oldest first. */
-    const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
-      Effect.zipRight(
-        agentAccess.read(orgId, projectId, agentId),
-        paged(query, (keyset) => Effect.map(toolCalls.page(agentId, keyset), (calls) => calls.map(toToolCall)), (c) => c.id)
-      )
+  /** The agent's tool calls, oldest first. */
+  const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
+    Effect.zipRight(
+      agentAccess.read(orgId, projectId, agentId),
+      paged(query, (keyset) => Effect.map(toolCalls.page(agentId, keyset), (calls) => calls.map(toToolCall)), (c) => c.id)
+    )
 
-    const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, toolCallId: ToolCallId) =>
-      Effect.zipRight(
-        agentAccess.read(orgId, projectId, agentId),
-        toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)), Effect.map(toToolCall))
-      )
+  const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, toolCallId: ToolCallId) =>
+    Effect.zipRight(
+      agentAccess.read(orgId, projectId, agentId),
+      toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)), Effect.map(toToolCall))
+    )
 
-    /** Completes a ready custom call with its result, in one transaction; then resolves the turn's wait. */
-    const complete = (agentId: AgentId, toolCallId: ToolCallId, outcome: SubmitToolResult["outcome"], blocks: ReadonlyArray<ContentBlock>) =>
-      Effect.gen(function*() {
-        const { call, event } = yield* timeline.transaction(Effect.gen(function*() {
-          yield* lifecycle.lockAgent(agentId)
-          const call = yield* toolCalls.find(agentId, toolCallId, true).pipe(someOrFail(notFound(agentId, toolCallId)))
-          const refused = refusal(call)
-          if (refused !== undefined) return yield* Effect.fail(refused)
-          const event = yield* dispatcher.completeCall(agentId, call.turn_id, call.id, outcome, blocks)
-          yield* lifecycle.refreshStatus(agentId, call.turn_id)
-          const completed = yield* toolCalls.find(agentId, toolCallId).pipe(
-            Effect.map(Option.getOrElse(() => call))
-          )
-          return { call: completed, event }
-        }))
-        if (call.deferred_token !== null) {
-          yield* signals.send([{ kind: "result", toolCallId, token: call.deferred_token, value: "completed" }])
-        }
-        return makeAccepted({
-          tool_call: toToolCall(call),
-          tool_result: makeResult({
-            event_id: event.id,
-            agent_id: agentId,
-            tool_call_id: toolCallId,
-            outcome: event.outcome,
-            content_blocks: event.content_blocks,
-            created_at: event.created_at
-          })
+  /** Completes a ready custom call with its result, in one transaction; then resolves the turn's wait. */
+  const complete = (agentId: AgentId, toolCallId: ToolCallId, outcome: SubmitToolResult["outcome"], blocks: ReadonlyArray<ContentBlock>) =>
+    Effect.gen(function*() {
+      const { call, event } = yield* timeline.transaction(Effect.gen(function*() {
+        yield* lifecycle.lockAgent(agentId)
+        const call = yield* toolCalls.find(agentId, toolCallId, true).pipe(someOrFail(notFound(agentId, toolCallId)))
+        const refused = refusal(call)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+        const event = yield* dispatcher.completeCall(agentId, call.turn_id, call.id, outcome, blocks)
+        yield* lifecycle.refreshStatus(agentId, call.turn_id)
+        const completed = yield* toolCalls.find(agentId, toolCallId).pipe(
+          Effect.map(Option.getOrElse(() => call))
+        )
+        return { call: completed, event }
+      }))
+      if (call.deferred_token !== null) {
+        yield* signals.send([{ kind: "result", toolCallId, token: call.deferred_token, value: "completed" }])
+      }
+      return makeAccepted({
+        tool_call: toToolCall(call),
+        tool_result: makeResult({
+          event_id: event.id,
+          agent_id: agentId,
+          tool_call_id: toolCallId,
+          outcome: event.outcome,
+          content_blocks: event.content_blocks,
+          created_at: event.created_at
         })
       })
+    })
 
-    /** The result of a custom tool call. */
-    const submitResult = (
-      orgId: OrgId,
-      projectId: ProjectId,
-      agentId: AgentId,
-      toolCallId: ToolCallId,
-      result: SubmitToolResult
-    ) =>
-      Effect.gen(function*() {
-        yield* agentAccess.write(orgId, projectId, agentId)
-        const call = yield* toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)))
-        const prepared = yield* prepareBlocks(result.content_blocks, "/content_blocks")
-        if (call.type === "built_in") return yield* Effect.fail(builtIn(call))
-        if (call.state !== "ready") {
-          return yield* Effect.fail(
-            new StateTransitionConflict({
-              error: `Tool call ${toolCallId} is ${call.state}; only a ready custom tool call accepts a result`
-            })
-          )
-        }
-        const blocks = yield* artifacts.store(agentId, prepared)
-        return yield* complete(agentId, toolCallId, result.outcome, blocks)
-      })
+  /** The result of a custom tool call. */
+  const submitResult = (
+    orgId: OrgId,
+    projectId: ProjectId,
+    agentId: AgentId,
+    toolCallId: ToolCallId,
+    result: SubmitToolResult
+  ) =>
+    Effect.gen(function*() {
+      yield* agentAccess.write(orgId, projectId, agentId)
+      const call = yield* toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)))
+      const prepared = yield* prepareBlocks(result.content_blocks, "/content_blocks")
+      if (call.type === "built_in") return yield* Effect.fail(builtIn(call))
+      if (call.state !== "ready") {
+        return yield* Effect.fail(
+          new StateTransitionConflict({
+            error: `Tool call ${toolCallId} is ${call.state}; only a ready custom tool call accepts a result`
+          })
+        )
+      }
+      const blocks = yield* artifacts.store(agentId, prepared)
+      return yield* complete(agentId, toolCallId, result.outcome, blocks)
+    })
 
-    return { list, get, submitResult } as const
-  }),
-  dependencies: [
-    ToolCallsRepository.Default,
-    AgentAccess.Default,
-    Artifacts.Default,
-    Timeline.Default,
-    TurnLifecycle.Default,
-    ToolDispatch.Default,
-    TurnSignals.Default
-  ]
-}) {}
+  return { list, get, submitResult } as const
+})
+
+export class ToolCalls extends Context.Tag("ToolCalls")<ToolCalls, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ToolCallsRepository.layer,
+      AgentAccess.layer,
+      Artifacts.layer,
+      Timeline.layer,
+      TurnLifecycle.layer,
+      ToolDispatch.layer,
+      TurnSignals.layer
+    ])
+  )
+}

@@ -3,7 +3,7 @@
  * its result resolves (custom tools).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema, Struct } from "effect"
+import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
@@ -38,96 +38,98 @@ const NewToolCall = Schema.Struct({
 /** A call and the token of the wait it resolves. */
 const Wait = Schema.Struct({ id: ToolCallId, deferred_token: Schema.NullOr(Schema.String) })
 
-export class ToolCallsRepository extends Effect.Service<ToolCallsRepository>()("ToolCallsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.void({
-      Request: NewToolCall,
-      execute: (call) =>
-        sql`INSERT INTO tool_calls ${sql.insert({ ...call, input: JSON.stringify(call.input), state: "running" })}`
-    })
-
-    const setState = SqlSchema.void({
-      Request: Schema.Struct({ id: ToolCallId, state: ToolCallState }),
-      execute: ({ id, state }) => sql`UPDATE tool_calls SET state = ${state} WHERE id = ${id}`
-    })
-
-    const complete = SqlSchema.void({
-      Request: Schema.Struct({ id: ToolCallId, outcome: ToolOutcome, resultEventId: EventId }),
-      execute: ({ id, outcome, resultEventId }) => sql`
-        UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
-          completed_at = now()
-        WHERE id = ${id}`
-    })
-
-    const cancelOpen = SqlSchema.findAll({
-      Request: TurnId,
-      Result: Wait,
-      execute: (turnId) => sql`
-        UPDATE tool_calls SET state = 'cancelled', completed_at = now()
-        WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready', 'running')
-        RETURNING id, deferred_token`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ agentId: AgentId, id: ToolCallId, lock: Schema.Boolean }),
-      Result: StoredToolCall,
-      execute: ({ agentId, id, lock }) =>
-        sql`SELECT * FROM tool_calls WHERE id = ${id} AND agent_id = ${agentId} ${lock ? sql`FOR UPDATE` : sql``}`
-    })
-
-    const page = keysetQuery(sql, {
-      filter: Schema.Struct({ agentId: AgentId }),
-      result: StoredToolCall,
-      select: ({ agentId }) => sql`SELECT * FROM tool_calls WHERE agent_id = ${agentId}`
-    })
-
-    const providerCallIds = SqlSchema.findAll({
-      Request: Schema.Array(ToolCallId),
-      Result: Schema.Struct({ id: ToolCallId, provider_call_id: Schema.String }),
-      execute: (ids) =>
-        ids.length === 0 ? Effect.succeed([]) : sql`SELECT id, provider_call_id FROM tool_calls WHERE ${sql.in("id", ids)}`
-    })
-
-    const hasOpen = SqlSchema.single({
-      Request: TurnId,
-      Result: Schema.Struct({ open: Schema.Boolean }),
-      execute: (turnId) => sql`
-        SELECT EXISTS (
-          SELECT 1 FROM tool_calls WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready')
-        ) AS open`
-    })
-
-    const completedWaits = SqlSchema.findAll({
-      Request: Schema.Array(TurnId),
-      Result: Wait,
-      execute: (turnIds) =>
-        turnIds.length === 0 ? Effect.succeed([]) : sql`
-          SELECT id, deferred_token FROM tool_calls
-          WHERE ${sql.in("turn_id", turnIds)} AND state = 'completed' AND deferred_token IS NOT NULL`
-    })
-
-    return {
-      /** A new call, `running` until it is dispatched. */
-      insert: (call: typeof NewToolCall.Type) => Effect.orDie(insert(call)),
-      setState: (id: ToolCallId, state: ToolCallState) => Effect.orDie(setState({ id, state })),
-      /** Completes the call with the outcome its result event records. */
-      complete: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId) =>
-        Effect.orDie(complete({ id, outcome, resultEventId })),
-      /** Cancels the calls of the turn that have not completed; their waits' tokens. */
-      cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
-      /** The call of the agent; `lock` holds it until the transaction ends. */
-      find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
-      page: (agentId: AgentId, keyset: Keyset) => page({ agentId }, keyset),
-      /** The ids the provider gave these calls, by call id (none read when there are none). */
-      providerCallIds: (ids: ReadonlyArray<ToolCallId>) =>
-        Effect.map(Effect.orDie(providerCallIds(ids)), (rows) => rows.map((row) => [row.id, row.provider_call_id] as const)),
-      /** Whether a call of the turn awaits its approval or its result. */
-      hasOpen: (turnId: TurnId) => Effect.map(Effect.orDie(hasOpen(turnId)), (row) => row.open),
-      /** The completed calls of these turns that the turn waited for (custom and machine calls), with their waits' tokens. */
-      completedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(completedWaits(turnIds))
-    } as const
+  const insert = SqlSchema.void({
+    Request: NewToolCall,
+    execute: (call) =>
+      sql`INSERT INTO tool_calls ${sql.insert({ ...call, input: JSON.stringify(call.input), state: "running" })}`
   })
-}) {}
+
+  const setState = SqlSchema.void({
+    Request: Schema.Struct({ id: ToolCallId, state: ToolCallState }),
+    execute: ({ id, state }) => sql`UPDATE tool_calls SET state = ${state} WHERE id = ${id}`
+  })
+
+  const complete = SqlSchema.void({
+    Request: Schema.Struct({ id: ToolCallId, outcome: ToolOutcome, resultEventId: EventId }),
+    execute: ({ id, outcome, resultEventId }) => sql`
+      UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
+        completed_at = now()
+      WHERE id = ${id}`
+  })
+
+  const cancelOpen = SqlSchema.findAll({
+    Request: TurnId,
+    Result: Wait,
+    execute: (turnId) => sql`
+      UPDATE tool_calls SET state = 'cancelled', completed_at = now()
+      WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready', 'running')
+      RETURNING id, deferred_token`
+  })
+
+  const find = SqlSchema.findOne({
+    Request: Schema.Struct({ agentId: AgentId, id: ToolCallId, lock: Schema.Boolean }),
+    Result: StoredToolCall,
+    execute: ({ agentId, id, lock }) =>
+      sql`SELECT * FROM tool_calls WHERE id = ${id} AND agent_id = ${agentId} ${lock ? sql`FOR UPDATE` : sql``}`
+  })
+
+  const page = keysetQuery(sql, {
+    filter: Schema.Struct({ agentId: AgentId }),
+    result: StoredToolCall,
+    select: ({ agentId }) => sql`SELECT * FROM tool_calls WHERE agent_id = ${agentId}`
+  })
+
+  const providerCallIds = SqlSchema.findAll({
+    Request: Schema.Array(ToolCallId),
+    Result: Schema.Struct({ id: ToolCallId, provider_call_id: Schema.String }),
+    execute: (ids) =>
+      ids.length === 0 ? Effect.succeed([]) : sql`SELECT id, provider_call_id FROM tool_calls WHERE ${sql.in("id", ids)}`
+  })
+
+  const hasOpen = SqlSchema.single({
+    Request: TurnId,
+    Result: Schema.Struct({ open: Schema.Boolean }),
+    execute: (turnId) => sql`
+      SELECT EXISTS (
+        SELECT 1 FROM tool_calls WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready')
+      ) AS open`
+  })
+
+  const completedWaits = SqlSchema.findAll({
+    Request: Schema.Array(TurnId),
+    Result: Wait,
+    execute: (turnIds) =>
+      turnIds.length === 0 ? Effect.succeed([]) : sql`
+        SELECT id, deferred_token FROM tool_calls
+        WHERE ${sql.in("turn_id", turnIds)} AND state = 'completed' AND deferred_token IS NOT NULL`
+  })
+
+  return {
+    /** A new call, `running` until it is dispatched. */
+    insert: (call: typeof NewToolCall.Type) => Effect.orDie(insert(call)),
+    setState: (id: ToolCallId, state: ToolCallState) => Effect.orDie(setState({ id, state })),
+    /** Completes the call with the outcome its result event records. */
+    complete: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId) =>
+      Effect.orDie(complete({ id, outcome, resultEventId })),
+    /** Cancels the calls of the turn that have not completed; their waits' tokens. */
+    cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
+    /** The call of the agent; `lock` holds it until the transaction ends. */
+    find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
+    page: (agentId: AgentId, keyset: Keyset) => page({ agentId }, keyset),
+    /** The ids the provider gave these calls, by call id (none read when there are none). */
+    providerCallIds: (ids: ReadonlyArray<ToolCallId>) =>
+      Effect.map(Effect.orDie(providerCallIds(ids)), (rows) => rows.map((row) => [row.id, row.provider_call_id] as const)),
+    /** Whether a call of the turn awaits its approval or its result. */
+    hasOpen: (turnId: TurnId) => Effect.map(Effect.orDie(hasOpen(turnId)), (row) => row.open),
+    /** The completed calls of these turns that the turn waited for (custom and machine calls), with their waits' tokens. */
+    completedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(completedWaits(turnIds))
+  } as const
+})
+
+export class ToolCallsRepository extends Context.Tag("ToolCallsRepository")<ToolCallsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}
 

@@ -16,7 +16,7 @@
  *
  * Each step writes its events to the timeline in the same transaction as the state change.
  */
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { type AgentId, InteractionId, type ProjectId, type ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
@@ -49,154 +49,157 @@ export const NO_MACHINE_RESULT = (name: string) =>
 /** The id of a tool call's request to its machine (never reused: one request per call). */
 export const machineRequestId = (callId: ToolCallId) => `${callId}.1`
 
-export class ToolDispatch extends Effect.Service<ToolDispatch>()("ToolDispatch", {
-  effect: Effect.gen(function*() {
-    const toolCalls = yield* ToolCallsRepository
-    const interactions = yield* InteractionsRepository
-    const timeline = yield* Timeline
-    const ids = yield* IdGenerator
-    const agents = yield* AgentsRepository
-    const configs = yield* AgentConfigsRepository
-    const machineRequests = yield* MachineRequestsRepository
+const make = Effect.gen(function*() {
+  const toolCalls = yield* ToolCallsRepository
+  const interactions = yield* InteractionsRepository
+  const timeline = yield* Timeline
+  const ids = yield* IdGenerator
+  const agents = yield* AgentsRepository
+  const configs = yield* AgentConfigsRepository
+  const machineRequests = yield* MachineRequestsRepository
 
-    /** The machine the agent's built-in tools run on, if its config names one. */
-    const machineOf = (agentId: AgentId) =>
-      Effect.gen(function*() {
-        const agent = yield* agents.findById(agentId)
-        if (Option.isNone(agent)) return null
-        const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
-        return Option.isNone(compiled) ? null : machineTargetOf(compiled.value)
+  /** The machine the agent's built-in tools run on, if its config names one. */
+  const machineOf = (agentId: AgentId) =>
+    Effect.gen(function*() {
+      const agent = yield* agents.findById(agentId)
+      if (Option.isNone(agent)) return null
+      const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
+      return Option.isNone(compiled) ? null : machineTargetOf(compiled.value)
+    })
+
+  /** Completes a call with its result, recorded on the timeline; the result's event. */
+  const completeCall = (
+    agentId: AgentId,
+    turnId: TurnId,
+    callId: ToolCallId,
+    outcome: "succeeded" | "failed",
+    contentBlocks: ReadonlyArray<ContentBlock>
+  ) =>
+    Effect.gen(function*() {
+      const [event] = yield* timeline.append(agentId, [{
+        event_kind: "tool_result",
+        turn_id: turnId,
+        is_opening_event: false,
+        tool_call_id: callId,
+        outcome,
+        content_blocks: contentBlocks
+      }])
+      yield* toolCalls.complete(callId, outcome, event.id)
+      return event as Extract<AgentEvent, { event_kind: "tool_result" }>
+    })
+
+  const failCall = (agentId: AgentId, turnId: TurnId, callId: ToolCallId, message: string) =>
+    completeCall(agentId, turnId, callId, "failed", [{ type: "text", text: message }])
+
+  const openInteraction = (
+    payload: TurnPayload,
+    projectId: ProjectId,
+    call: DispatchedCall,
+    kind: "approval" | "question"
+  ) =>
+    Effect.gen(function*() {
+      const id = yield* ids.make(InteractionId)
+      const token = yield* signalToken(payload, kind, call.id)
+      const question = kind === "question" ? questionOf(call.input) : null
+      yield* interactions.insert({
+        id,
+        agent_id: payload.agent_id,
+        project_id: projectId,
+        turn_id: payload.turn_id,
+        tool_call_id: call.id,
+        kind,
+        question,
+        deferred_token: token
       })
+      const text = question ?? `The agent asks to call the tool ${call.name} with the input ${JSON.stringify(call.input)}.`
+      yield* timeline.append(payload.agent_id, [{
+        event_kind: "interaction",
+        turn_id: payload.turn_id,
+        is_opening_event: false,
+        interaction_id: id,
+        interaction_kind: kind,
+        interaction_status: "opened",
+        tool_call_id: call.id,
+        content_blocks: [{ type: "text", text }]
+      }])
+    })
 
-    /** Completes a call with its result, recorded on the timeline; the result's event. */
-    const completeCall = (
-      agentId: AgentId,
-      turnId: TurnId,
-      callId: ToolCallId,
-      outcome: "succeeded" | "failed",
-      contentBlocks: ReadonlyArray<ContentBlock>
-    ) =>
-      Effect.gen(function*() {
-        const [event] = yield* timeline.append(agentId, [{
-          event_kind: "tool_result",
-          turn_id: turnId,
-          is_opening_event: false,
-          tool_call_id: callId,
-          outcome,
-          content_blocks: contentBlocks
-        }])
-        yield* toolCalls.complete(callId, outcome, event.id)
-        return event as Extract<AgentEvent, { event_kind: "tool_result" }>
-      })
-
-    const failCall = (agentId: AgentId, turnId: TurnId, callId: ToolCallId, message: string) =>
-      completeCall(agentId, turnId, callId, "failed", [{ type: "text", text: message }])
-
-    const openInteraction = (
-      payload: TurnPayload,
-      projectId: ProjectId,
-      call: DispatchedCall,
-      kind: "approval" | "question"
-    ) =>
-      Effect.gen(function*() {
-        const id = yield* ids.make(InteractionId)
-        const token = yield* signalToken(payload, kind, call.id)
-        const question = kind === "question" ? questionOf(call.input) : null
-        yield* interactions.insert({
-          id,
-          agent_id: payload.agent_id,
-          project_id: projectId,
-          turn_id: payload.turn_id,
-          tool_call_id: call.id,
-          kind,
-          question,
-          deferred_token: token
-        })
-        const text = question ?? `The agent asks to call the tool ${call.name} with the input ${JSON.stringify(call.input)}.`
-        yield* timeline.append(payload.agent_id, [{
-          event_kind: "interaction",
-          turn_id: payload.turn_id,
-          is_opening_event: false,
-          interaction_id: id,
-          interaction_kind: kind,
-          interaction_status: "opened",
-          tool_call_id: call.id,
-          content_blocks: [{ type: "text", text }]
-        }])
-      })
-
-    /**
-     * Moves a call (its row already inserted) to its next state; `approved` once its approval was
-     * given (or when its tool does not ask). Returns what the turn waits for next.
-     */
-    const dispatch = (
-      payload: TurnPayload,
-      projectId: ProjectId,
-      call: DispatchedCall,
-      tool: CompiledTool | undefined,
-      approved: boolean
-    ): Effect.Effect<NextWait> =>
-      Effect.gen(function*() {
-        if (tool === undefined || !tool.enabled) {
-          yield* failCall(payload.agent_id, payload.turn_id, call.id, `There is no tool named ${call.name} available to this agent.`)
-          return "none"
-        }
-        if (tool.permission === "ask" && !approved) {
-          yield* toolCalls.setState(call.id, "awaiting_authorization")
-          yield* openInteraction(payload, projectId, call, "approval")
-          return "approval"
-        }
-        if (tool.type === "custom") {
-          yield* toolCalls.setState(call.id, "ready")
-          return "result"
-        }
-        if (call.name === ASK_QUESTION) {
-          yield* toolCalls.setState(call.id, "running")
-          yield* openInteraction(payload, projectId, call, "question")
-          return "question"
-        }
-        const machine = BUILTIN_TOOLS[call.name]?.needsMachine === true ? yield* machineOf(payload.agent_id) : null
-        if (machine !== null) {
-          yield* toolCalls.setState(call.id, "running")
-          yield* machineRequests.insert({
-            request_id: machineRequestId(call.id),
-            machine_id: machine.place._tag === "Machine" ? machine.place.machineId : null,
-            machine_pool_id: machine.place._tag === "Pool" ? machine.place.poolId : null,
-            operation: {
-              operation: "tool",
-              tool_call_id: call.id,
-              tool: call.name as MachineToolName,
-              input: call.input,
-              cwd: machine.cwd,
-              env: machine.env,
-              unset_env: machine.unsetEnv
-            },
-            secret_env: machine.secretEnv,
-            agent_id: payload.agent_id,
-            tool_call_id: call.id
-          })
-          return "result"
-        }
-        yield* failCall(
-          payload.agent_id,
-          payload.turn_id,
-          call.id,
-          BUILTIN_TOOLS[call.name]?.needsMachine === true
-            ? NO_MACHINE_RESULT(call.name)
-            : `The built-in tool ${call.name} cannot run on this server.`
-        )
+  /**
+   * Moves a call (its row already inserted) to its next state; `approved` once its approval was
+   * given (or when its tool does not ask). Returns what the turn waits for next.
+   */
+  const dispatch = (
+    payload: TurnPayload,
+    projectId: ProjectId,
+    call: DispatchedCall,
+    tool: CompiledTool | undefined,
+    approved: boolean
+  ): Effect.Effect<NextWait> =>
+    Effect.gen(function*() {
+      if (tool === undefined || !tool.enabled) {
+        yield* failCall(payload.agent_id, payload.turn_id, call.id, `There is no tool named ${call.name} available to this agent.`)
         return "none"
-      })
+      }
+      if (tool.permission === "ask" && !approved) {
+        yield* toolCalls.setState(call.id, "awaiting_authorization")
+        yield* openInteraction(payload, projectId, call, "approval")
+        return "approval"
+      }
+      if (tool.type === "custom") {
+        yield* toolCalls.setState(call.id, "ready")
+        return "result"
+      }
+      if (call.name === ASK_QUESTION) {
+        yield* toolCalls.setState(call.id, "running")
+        yield* openInteraction(payload, projectId, call, "question")
+        return "question"
+      }
+      const machine = BUILTIN_TOOLS[call.name]?.needsMachine === true ? yield* machineOf(payload.agent_id) : null
+      if (machine !== null) {
+        yield* toolCalls.setState(call.id, "running")
+        yield* machineRequests.insert({
+          request_id: machineRequestId(call.id),
+          machine_id: machine.place._tag === "Machine" ? machine.place.machineId : null,
+          machine_pool_id: machine.place._tag === "Pool" ? machine.place.poolId : null,
+          operation: {
+            operation: "tool",
+            tool_call_id: call.id,
+            tool: call.name as MachineToolName,
+            input: call.input,
+            cwd: machine.cwd,
+            env: machine.env,
+            unset_env: machine.unsetEnv
+          },
+          secret_env: machine.secretEnv,
+          agent_id: payload.agent_id,
+          tool_call_id: call.id
+        })
+        return "result"
+      }
+      yield* failCall(
+        payload.agent_id,
+        payload.turn_id,
+        call.id,
+        BUILTIN_TOOLS[call.name]?.needsMachine === true
+          ? NO_MACHINE_RESULT(call.name)
+          : `The built-in tool ${call.name} cannot run on this server.`
+      )
+      return "none"
+    })
 
-    return { dispatch, completeCall, failCall, machineOf } as const
-  }),
-  dependencies: [
-    ToolCallsRepository.Default,
-    InteractionsRepository.Default,
-    Timeline.Default,
-    IdGenerator.Default,
-    AgentsRepository.Default,
-    AgentConfigsRepository.Default,
-    MachineRequestsRepository.Default
-  ]
-}) {}
+  return { dispatch, completeCall, failCall, machineOf } as const
+})
+
+export class ToolDispatch extends Context.Tag("ToolDispatch")<ToolDispatch, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ToolCallsRepository.layer,
+      InteractionsRepository.layer,
+      Timeline.layer,
+      IdGenerator.layer,
+      AgentsRepository.layer,
+      AgentConfigsRepository.layer,
+      MachineRequestsRepository.layer
+    ])
+  )
+}

@@ -5,71 +5,72 @@
  * turn finished (a cancel made by another process). One read every CANCEL_POLL_INTERVAL checks
  * every turn with a call in flight in this process, however many there are.
  */
-import { Deferred, Duration, Effect, Either, Exit, FiberId, Option } from "effect"
+import { Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option } from "effect"
 import type { TurnId } from "../../domain/shared/Ids.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
 export const CANCEL_POLL_INTERVAL = Duration.seconds(1)
 
-export class TurnCancellation extends Effect.Service<TurnCancellation>()("TurnCancellation", {
-  scoped: Effect.gen(function*() {
-    const turns = yield* TurnsRepository
-    const waiting = new Map<TurnId, Deferred.Deferred<void>>()
+const make = Effect.gen(function*() {
+  const turns = yield* TurnsRepository
+  const waiting = new Map<TurnId, Deferred.Deferred<void>>()
 
-    const signalOf = (turnId: TurnId) =>
-      Effect.sync(() => {
-        const existing = waiting.get(turnId)
-        if (existing !== undefined) return existing
-        const created = Deferred.unsafeMake<void>(FiberId.none)
-        waiting.set(turnId, created)
-        return created
-      })
-
-    /** Signals the calls in flight whose turns have finished in the database. */
-    const signalFinished = Effect.suspend(() => {
-      const turnIds = [...waiting.keys()]
-      if (turnIds.length === 0) return Effect.void
-      return Effect.map(turns.activeAmong(turnIds), (active) => {
-        for (const turnId of turnIds) {
-          const signal = waiting.get(turnId)
-          if (signal !== undefined && !active.has(turnId)) Deferred.unsafeDone(signal, Exit.void)
-        }
-      })
+  const signalOf = (turnId: TurnId) =>
+    Effect.sync(() => {
+      const existing = waiting.get(turnId)
+      if (existing !== undefined) return existing
+      const created = Deferred.unsafeMake<void>(FiberId.none)
+      waiting.set(turnId, created)
+      return created
     })
-    yield* Effect.sleep(CANCEL_POLL_INTERVAL).pipe(
-      Effect.zipRight(signalFinished),
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("Checking the turns of model calls in flight for a cancel failed", cause)
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
 
-    /** Completes once the turn is cancelled. */
-    const cancelled = (turnId: TurnId) =>
-      Effect.flatMap(signalOf(turnId), (signal) =>
-        Deferred.await(signal).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            if (waiting.get(turnId) === signal) waiting.delete(turnId)
-          }))
-        ))
-
-    /** Stops the turn's model call in flight in this process, if any. */
-    const cancel = (turnId: TurnId) =>
-      Effect.sync(() => {
+  /** Signals the calls in flight whose turns have finished in the database. */
+  const signalFinished = Effect.suspend(() => {
+    const turnIds = [...waiting.keys()]
+    if (turnIds.length === 0) return Effect.void
+    return Effect.map(turns.activeAmong(turnIds), (active) => {
+      for (const turnId of turnIds) {
         const signal = waiting.get(turnId)
-        waiting.delete(turnId)
-        return signal
-      }).pipe(Effect.flatMap((signal) => signal === undefined ? Effect.void : Deferred.succeed(signal, undefined)))
+        if (signal !== undefined && !active.has(turnId)) Deferred.unsafeDone(signal, Exit.void)
+      }
+    })
+  })
+  yield* Effect.sleep(CANCEL_POLL_INTERVAL).pipe(
+    Effect.zipRight(signalFinished),
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("Checking the turns of model calls in flight for a cancel failed", cause)
+    ),
+    Effect.forever,
+    Effect.forkScoped
+  )
 
-    /** Runs `call` unless the turn is cancelled first: its outcome, or none when cancelled. */
-    const unlessCancelled = <A, E, R>(turnId: TurnId, call: Effect.Effect<A, E, R>) =>
-      Effect.raceFirst(
-        Effect.map(Effect.either(call), Option.some),
-        Effect.as(cancelled(turnId), Option.none<Either.Either<A, E>>())
-      ).pipe(Effect.interruptible)
+  /** Completes once the turn is cancelled. */
+  const cancelled = (turnId: TurnId) =>
+    Effect.flatMap(signalOf(turnId), (signal) =>
+      Deferred.await(signal).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (waiting.get(turnId) === signal) waiting.delete(turnId)
+        }))
+      ))
 
-    return { cancel, unlessCancelled } as const
-  }),
-  dependencies: [TurnsRepository.Default]
-}) {}
+  /** Stops the turn's model call in flight in this process, if any. */
+  const cancel = (turnId: TurnId) =>
+    Effect.sync(() => {
+      const signal = waiting.get(turnId)
+      waiting.delete(turnId)
+      return signal
+    }).pipe(Effect.flatMap((signal) => signal === undefined ? Effect.void : Deferred.succeed(signal, undefined)))
+
+  /** Runs `call` unless the turn is cancelled first: its outcome, or none when cancelled. */
+  const unlessCancelled = <A, E, R>(turnId: TurnId, call: Effect.Effect<A, E, R>) =>
+    Effect.raceFirst(
+      Effect.map(Effect.either(call), Option.some),
+      Effect.as(cancelled(turnId), Option.none<Either.Either<A, E>>())
+    ).pipe(Effect.interruptible)
+
+  return { cancel, unlessCancelled } as const
+})
+
+export class TurnCancellation extends Context.Tag("TurnCancellation")<TurnCancellation, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(TurnsRepository.layer))
+}

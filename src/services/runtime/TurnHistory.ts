@@ -12,7 +12,7 @@
  * recently used agents forgotten first); a forgotten agent, or one after a restart, is read whole
  * again.
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { AgentId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
@@ -35,73 +35,79 @@ export interface History {
   readonly conversation: ReadonlyArray<ConversationItem>
 }
 
-export class TurnHistory extends Effect.Service<TurnHistory>()("TurnHistory", {
-  scoped: Effect.gen(function*() {
-    const timeline = yield* Timeline
-    const toolCalls = yield* ToolCallsRepository
-    /** In least recently used order (a Map iterates in insertion order; a use re-inserts). */
-    const known = new Map<AgentId, ModelView>()
-    let knownBytes = 0
+const make = Effect.gen(function*() {
+  const timeline = yield* Timeline
+  const toolCalls = yield* ToolCallsRepository
+  /** In least recently used order (a Map iterates in insertion order; a use re-inserts). */
+  const known = new Map<AgentId, ModelView>()
+  let knownBytes = 0
 
-    const remember = (agentId: AgentId, next: ModelView) => {
-      const previous = known.get(agentId)
-      if (previous !== undefined) {
-        known.delete(agentId)
-        knownBytes -= previous.bytes
-      }
-      known.set(agentId, next)
-      knownBytes += next.bytes
-      for (const [oldest, view] of known) {
-        if (knownBytes <= MAX_CACHED_BYTES || oldest === agentId) break
-        known.delete(oldest)
-        knownBytes -= view.bytes
-      }
+  const remember = (agentId: AgentId, next: ModelView) => {
+    const previous = known.get(agentId)
+    if (previous !== undefined) {
+      known.delete(agentId)
+      knownBytes -= previous.bytes
     }
+    known.set(agentId, next)
+    knownBytes += next.bytes
+    for (const [oldest, view] of known) {
+      if (knownBytes <= MAX_CACHED_BYTES || oldest === agentId) break
+      known.delete(oldest)
+      knownBytes -= view.bytes
+    }
+  }
 
-    /** Folds the events this process committed into the views they continue. */
-    yield* timeline.observeCommits((appended) => {
-      for (const [agentId, events] of appended) {
-        const view = known.get(agentId)
-        if (view === undefined || events.length === 0 || events[0].sequence !== view.last + 1) continue
-        if (events.some((event) => event.event_kind === "tool_call")) continue
-        remember(agentId, foldView(view, events, NO_CALL_IDS))
+  /** Folds the events this process committed into the views they continue. */
+  yield* timeline.observeCommits((appended) => {
+    for (const [agentId, events] of appended) {
+      const view = known.get(agentId)
+      if (view === undefined || events.length === 0 || events[0].sequence !== view.last + 1) continue
+      if (events.some((event) => event.event_kind === "tool_call")) continue
+      remember(agentId, foldView(view, events, NO_CALL_IDS))
+    }
+  })
+
+  /** The events after `after`, oldest first. */
+  const eventsAfter = (agent: Agent, after: number) =>
+    Effect.gen(function*() {
+      const events: Array<AgentEvent> = []
+      while (true) {
+        const page = yield* timeline.list(agent, { after_sequence: after, limit: PAGE })
+        for (const event of page.data) events.push(event)
+        if (!page.has_more) return events
+        after = page.next_after_sequence
       }
     })
 
-    /** The events after `after`, oldest first. */
-    const eventsAfter = (agent: Agent, after: number) =>
-      Effect.gen(function*() {
-        const events: Array<AgentEvent> = []
-        while (true) {
-          const page = yield* timeline.list(agent, { after_sequence: after, limit: PAGE })
-          for (const event of page.data) events.push(event)
-          if (!page.has_more) return events
-          after = page.next_after_sequence
-        }
-      })
+  /** The model's view of the agent's timeline, brought up to date. */
+  const catchUp = (agent: Agent, lastSequence: number | undefined) =>
+    Effect.gen(function*() {
+      const before = known.get(agent.id) ?? EMPTY_VIEW
+      if (lastSequence !== undefined && before.last >= lastSequence) return before
+      const fresh = yield* eventsAfter(agent, before.last)
+      if (fresh.length === 0) return before
+      const newCalls = fresh.flatMap((event) => event.event_kind === "tool_call" ? [event.tool_call_id as ToolCallId] : [])
+      const providerCallIds = newCalls.length === 0 ? NO_CALL_IDS : new Map(yield* toolCalls.providerCallIds(newCalls))
+      const after = foldView(before, fresh, providerCallIds)
+      remember(agent.id, after)
+      return after
+    })
 
-    /** The model's view of the agent's timeline, brought up to date. */
-    const catchUp = (agent: Agent, lastSequence: number | undefined) =>
-      Effect.gen(function*() {
-        const before = known.get(agent.id) ?? EMPTY_VIEW
-        if (lastSequence !== undefined && before.last >= lastSequence) return before
-        const fresh = yield* eventsAfter(agent, before.last)
-        if (fresh.length === 0) return before
-        const newCalls = fresh.flatMap((event) => event.event_kind === "tool_call" ? [event.tool_call_id as ToolCallId] : [])
-        const providerCallIds = newCalls.length === 0 ? NO_CALL_IDS : new Map(yield* toolCalls.providerCallIds(newCalls))
-        const after = foldView(before, fresh, providerCallIds)
-        remember(agent.id, after)
-        return after
-      })
+  /**
+   * The history of the agent as of now; with the last sequence of its timeline (read with the
+   * agent), nothing is read when the view has reached it.
+   */
+  const of = (agent: Agent, lastSequence?: number): Effect.Effect<History> =>
+    Effect.map(catchUp(agent, lastSequence), (view) => ({ view, conversation: conversationOf(view) }))
 
-    /**
-     * The history of the agent as of now; with the last sequence of its timeline (read with the
-     * agent), nothing is read when the view has reached it.
-     */
-    const of = (agent: Agent, lastSequence?: number): Effect.Effect<History> =>
-      Effect.map(catchUp(agent, lastSequence), (view) => ({ view, conversation: conversationOf(view) }))
+  return { of } as const
+})
 
-    return { of } as const
-  }),
-  dependencies: [Timeline.Default, ToolCallsRepository.Default]
-}) {}
+export class TurnHistory extends Context.Tag("TurnHistory")<TurnHistory, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(
+    Layer.provide([
+      Timeline.layer,
+      ToolCallsRepository.layer
+    ])
+  )
+}

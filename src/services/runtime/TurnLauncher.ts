@@ -6,33 +6,35 @@
  * turn's execution id is derived from its id, and starting an existing execution changes nothing.
  */
 import { WorkflowEngine } from "@effect/workflow"
-import { Effect, Option, Queue } from "effect"
+import { Context, Effect, Layer, Option, Queue } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { TurnWorkflow } from "./TurnWorkflow.ts"
 
-export class TurnLauncher extends Effect.Service<TurnLauncher>()("TurnLauncher", {
-  scoped: Effect.gen(function*() {
-    const pending = yield* Queue.unbounded<{ readonly turn_id: TurnId; readonly agent_id: AgentId }>()
-    const engine = yield* WorkflowEngine.WorkflowEngine
-    const scope = yield* Effect.scope
-    yield* Queue.take(pending).pipe(
-      Effect.flatMap((payload) =>
-        TurnWorkflow.execute(payload, { discard: true }).pipe(
-          Effect.catchAllCause((cause) => Effect.logError("Could not start the turn workflow", cause)),
-          Effect.forkIn(scope)
-        )
-      ),
-      Effect.forever,
-      Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-      Effect.forkScoped
-    )
+const make = Effect.gen(function*() {
+  const pending = yield* Queue.unbounded<{ readonly turn_id: TurnId; readonly agent_id: AgentId }>()
+  const engine = yield* WorkflowEngine.WorkflowEngine
+  const scope = yield* Effect.scope
+  yield* Queue.take(pending).pipe(
+    Effect.flatMap((payload) =>
+      TurnWorkflow.execute(payload, { discard: true }).pipe(
+        Effect.catchAllCause((cause) => Effect.logError("Could not start the turn workflow", cause)),
+        Effect.forkIn(scope)
+      )
+    ),
+    Effect.forever,
+    Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+    Effect.forkScoped
+  )
 
-    const launch = (agentId: AgentId, turnId: TurnId) => Effect.asVoid(Queue.offer(pending, { turn_id: turnId, agent_id: agentId }))
+  const launch = (agentId: AgentId, turnId: TurnId) => Effect.asVoid(Queue.offer(pending, { turn_id: turnId, agent_id: agentId }))
 
-    /** Launches the turn a transaction started, if it started one (after it committed). */
-    const launchNext = (agentId: AgentId, next: Option.Option<TurnId>) =>
-      Option.match(next, { onNone: () => Effect.void, onSome: (turnId) => launch(agentId, turnId) })
+  /** Launches the turn a transaction started, if it started one (after it committed). */
+  const launchNext = (agentId: AgentId, next: Option.Option<TurnId>) =>
+    Option.match(next, { onNone: () => Effect.void, onSome: (turnId) => launch(agentId, turnId) })
 
-    return { launch, launchNext } as const
-  })
-}) {}
+  return { launch, launchNext } as const
+})
+
+export class TurnLauncher extends Context.Tag("TurnLauncher")<TurnLauncher, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make)
+}

@@ -10,7 +10,7 @@
  * transitions that may start a queued input take the agent as its lock read it: its count of
  * queued inputs says whether one waits, so none is looked for when none is queued.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { AgentId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
 import { someOrFail } from "../shared/Failures.ts"
@@ -51,140 +51,143 @@ const running = (turnId: TurnId): AgentTurnState => ({ status: "running", curren
 /** The agent without a turn, set by the append of the last turn's end. */
 const idle: AgentTurnState = { status: "idle", current_turn_id: null }
 
-export class TurnLifecycle extends Effect.Service<TurnLifecycle>()("TurnLifecycle", {
-  effect: Effect.gen(function*() {
-    const agents = yield* AgentsRepository
-    const inputs = yield* AgentInputsRepository
-    const turns = yield* TurnsRepository
-    const toolCalls = yield* ToolCallsRepository
-    const interactions = yield* InteractionsRepository
-    const timeline = yield* Timeline
+const make = Effect.gen(function*() {
+  const agents = yield* AgentsRepository
+  const inputs = yield* AgentInputsRepository
+  const turns = yield* TurnsRepository
+  const toolCalls = yield* ToolCallsRepository
+  const interactions = yield* InteractionsRepository
+  const timeline = yield* Timeline
 
-    /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
-    const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<LockedAgent>> => agents.lock(agentId)
+  /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
+  const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<LockedAgent>> => agents.lock(agentId)
 
-    /** Locks the agent row for the rest of the transaction; `not_found` when the agent is not in the project. */
-    const lockInProject = (projectId: ProjectId, agentId: AgentId) =>
-      agents.lockInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
+  /** Locks the agent row for the rest of the transaction; `not_found` when the agent is not in the project. */
+  const lockInProject = (projectId: ProjectId, agentId: AgentId) =>
+    agents.lockInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
 
-    /** Locks the agent row for the rest of the transaction; the agent must exist. */
-    const lockExisting = (agentId: AgentId) =>
-      Effect.flatMap(lockAgent(agentId), Option.match({
-        onNone: () => Effect.dieMessage(`Agent ${agentId} does not exist`),
-        onSome: Effect.succeed
-      }))
+  /** Locks the agent row for the rest of the transaction; the agent must exist. */
+  const lockExisting = (agentId: AgentId) =>
+    Effect.flatMap(lockAgent(agentId), Option.match({
+      onNone: () => Effect.dieMessage(`Agent ${agentId} does not exist`),
+      onSome: Effect.succeed
+    }))
 
-    /**
-     * Makes the input's turn the agent's current turn and records its start. `newInput`: the
-     * caller has just recorded the input as `started` and appended `startedEvent(turn)` with it,
-     * with the agent `running(turn)` (one insert, one append).
-     */
-    const startTurn = (
-      agentId: AgentId,
-      input: QueuedInput,
-      newInput = false
-    ) =>
-      Effect.gen(function*() {
-        yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
-        if (newInput) return
-        yield* inputs.setStatus(input.id, "started")
-        yield* timeline.append(agentId, [startedEvent(input.turn_id)], running(input.turn_id))
-      })
+  /**
+   * Makes the input's turn the agent's current turn and records its start. `newInput`: the
+   * caller has just recorded the input as `started` and appended `startedEvent(turn)` with it,
+   * with the agent `running(turn)` (one insert, one append).
+   */
+  const startTurn = (
+    agentId: AgentId,
+    input: QueuedInput,
+    newInput = false
+  ) =>
+    Effect.gen(function*() {
+      yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
+      if (newInput) return
+      yield* inputs.setStatus(input.id, "started")
+      yield* timeline.append(agentId, [startedEvent(input.turn_id)], running(input.turn_id))
+    })
 
-    /** The oldest queued input of the locked agent; not looked for when it has none queued. */
-    const nextQueued = (agent: LockedAgent) =>
-      agent.queued_inputs === 0 ? Effect.succeed(Option.none<QueuedInput>()) : inputs.oldestQueued(agent.id)
+  /** The oldest queued input of the locked agent; not looked for when it has none queued. */
+  const nextQueued = (agent: LockedAgent) =>
+    agent.queued_inputs === 0 ? Effect.succeed(Option.none<QueuedInput>()) : inputs.oldestQueued(agent.id)
 
-    /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
-    const startNext = (agent: LockedAgent) =>
-      Effect.flatMap(nextQueued(agent), Option.match({
-        onNone: () => Effect.as(agents.setCurrentTurn(agent.id, null, "idle"), Option.none<TurnId>()),
-        onSome: (next) => Effect.as(startTurn(agent.id, next), Option.some(next.turn_id))
-      }))
+  /** Starts the oldest queued input's turn, or leaves the agent idle; the turn started, if any. */
+  const startNext = (agent: LockedAgent) =>
+    Effect.flatMap(nextQueued(agent), Option.match({
+      onNone: () => Effect.as(agents.setCurrentTurn(agent.id, null, "idle"), Option.none<TurnId>()),
+      onSome: (next) => Effect.as(startTurn(agent.id, next), Option.some(next.turn_id))
+    }))
 
-    /**
-     * Ends the turn with `status` by `ended` (the update of its row: its token usage, none when
-     * the turn had ended already), appending `lastEvents` before its end, then starts the oldest
-     * queued input's turn; when none is queued, the append of the end leaves the agent idle. None
-     * when the turn had ended; else the turn started, if any.
-     */
-    const endTurn = <E>(
-      agent: LockedAgent,
-      turnId: TurnId,
-      status: FinalTurnStatus,
-      error: string | null,
-      ended: Effect.Effect<Option.Option<TokenUsage>, E>,
-      lastEvents: ReadonlyArray<NewEvent> = []
-    ) =>
-      Effect.gen(function*() {
-        const usage = yield* ended
-        if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
-        const next = yield* nextQueued(agent)
-        yield* timeline.append(agent.id, [...lastEvents, {
-          event_kind: "turn",
-          turn_id: turnId,
-          is_opening_event: false,
-          turn_status: status,
-          error,
-          usage: usage.value
-        }], Option.isNone(next) ? idle : undefined)
-        if (Option.isNone(next)) return Option.some(Option.none<TurnId>())
-        yield* startTurn(agent.id, next.value)
-        return Option.some(Option.some(next.value.turn_id))
-      })
+  /**
+   * Ends the turn with `status` by `ended` (the update of its row: its token usage, none when
+   * the turn had ended already), appending `lastEvents` before its end, then starts the oldest
+   * queued input's turn; when none is queued, the append of the end leaves the agent idle. None
+   * when the turn had ended; else the turn started, if any.
+   */
+  const endTurn = <E>(
+    agent: LockedAgent,
+    turnId: TurnId,
+    status: FinalTurnStatus,
+    error: string | null,
+    ended: Effect.Effect<Option.Option<TokenUsage>, E>,
+    lastEvents: ReadonlyArray<NewEvent> = []
+  ) =>
+    Effect.gen(function*() {
+      const usage = yield* ended
+      if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
+      const next = yield* nextQueued(agent)
+      yield* timeline.append(agent.id, [...lastEvents, {
+        event_kind: "turn",
+        turn_id: turnId,
+        is_opening_event: false,
+        turn_status: status,
+        error,
+        usage: usage.value
+      }], Option.isNone(next) ? idle : undefined)
+      if (Option.isNone(next)) return Option.some(Option.none<TurnId>())
+      yield* startTurn(agent.id, next.value)
+      return Option.some(Option.some(next.value.turn_id))
+    })
 
-    /**
-     * Ends a running or waiting turn with its final status (and records it with the turn's token
-     * usage), then starts the next queued input. Nothing when the turn had already ended.
-     */
-    const finishTurn = (agent: LockedAgent, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
-      Effect.map(endTurn(agent, turnId, status, error, turns.finish(turnId, status, error)), Option.flatten)
+  /**
+   * Ends a running or waiting turn with its final status (and records it with the turn's token
+   * usage), then starts the next queued input. Nothing when the turn had already ended.
+   */
+  const finishTurn = (agent: LockedAgent, turnId: TurnId, status: FinalTurnStatus, error: string | null) =>
+    Effect.map(endTurn(agent, turnId, status, error, turns.finish(turnId, status, error)), Option.flatten)
 
-    /**
-     * Completes a running turn with its last model call, its `step`-th: the step's outcome
-     * recorded and the call's usage counted by the update that ends the turn (one statement), its
-     * output events appended with the turn's end (one append), then the next queued input started
-     * (the turn started, if any). StepAlreadyRecorded when another run of the step recorded it
-     * (nothing written); none when the turn had already ended, and the caller rolls back the
-     * step's row.
-     */
-    const completeTurn = (
-      agent: LockedAgent,
-      turnId: TurnId,
-      last: {
-        readonly step: number
-        readonly outcome: StepOutcome
-        readonly usage: TokenUsage
-        readonly events: ReadonlyArray<NewEvent>
-      }
-    ) =>
-      endTurn(
-        agent,
-        turnId,
-        "completed",
-        null,
-        Effect.flatMap(turns.complete(turnId, last.step, last.outcome, last.usage), ({ recorded, usage }) =>
-          recorded ? Effect.succeed(usage) : Effect.fail(new StepAlreadyRecorded({ step: last.step }))),
-        last.events
-      )
+  /**
+   * Completes a running turn with its last model call, its `step`-th: the step's outcome
+   * recorded and the call's usage counted by the update that ends the turn (one statement), its
+   * output events appended with the turn's end (one append), then the next queued input started
+   * (the turn started, if any). StepAlreadyRecorded when another run of the step recorded it
+   * (nothing written); none when the turn had already ended, and the caller rolls back the
+   * step's row.
+   */
+  const completeTurn = (
+    agent: LockedAgent,
+    turnId: TurnId,
+    last: {
+      readonly step: number
+      readonly outcome: StepOutcome
+      readonly usage: TokenUsage
+      readonly events: ReadonlyArray<NewEvent>
+    }
+  ) =>
+    endTurn(
+      agent,
+      turnId,
+      "completed",
+      null,
+      Effect.flatMap(turns.complete(turnId, last.step, last.outcome, last.usage), ({ recorded, usage }) =>
+        recorded ? Effect.succeed(usage) : Effect.fail(new StepAlreadyRecorded({ step: last.step }))),
+      last.events
+    )
 
-    /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
-    const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
-      Effect.gen(function*() {
-        const waiting = (yield* toolCalls.hasOpen(turnId)) || (yield* interactions.hasPending(turnId))
-        const status = waiting ? "waiting" : "running"
-        yield* turns.setStatus(turnId, status)
-        yield* agents.setStatus(agentId, turnId, status)
-      })
+  /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
+  const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
+    Effect.gen(function*() {
+      const waiting = (yield* toolCalls.hasOpen(turnId)) || (yield* interactions.hasPending(turnId))
+      const status = waiting ? "waiting" : "running"
+      yield* turns.setStatus(turnId, status)
+      yield* agents.setStatus(agentId, turnId, status)
+    })
 
-    return { lockAgent, lockInProject, lockExisting, startedEvent, running, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
-  }),
-  dependencies: [
-    AgentsRepository.Default,
-    AgentInputsRepository.Default,
-    TurnsRepository.Default,
-    ToolCallsRepository.Default,
-    InteractionsRepository.Default,
-    Timeline.Default
-  ]
-}) {}
+  return { lockAgent, lockInProject, lockExisting, startedEvent, running, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
+})
+
+export class TurnLifecycle extends Context.Tag("TurnLifecycle")<TurnLifecycle, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      AgentsRepository.layer,
+      AgentInputsRepository.layer,
+      TurnsRepository.layer,
+      ToolCallsRepository.layer,
+      InteractionsRepository.layer,
+      Timeline.layer
+    ])
+  )
+}

@@ -10,7 +10,7 @@
  * may run it at the same time.
  */
 import { type MessageStorage, Sharding, Singleton } from "@effect/cluster"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
@@ -92,19 +92,22 @@ const makeRecovery = Effect.gen(function*() {
   return { recover } as const
 })
 
-export class TurnRecovery extends Effect.Service<TurnRecovery>()("TurnRecovery", {
-  effect: makeRecovery,
-  dependencies: [
-    TurnsRepository.Default,
-    ToolCallsRepository.Default,
-    InteractionsRepository.Default,
-    AgentInputsRepository.Default,
-    Timeline.Default,
-    TurnLifecycle.Default,
-    TurnLauncher.Default,
-    TurnSignals.Default
-  ]
-}) {}
+const make = makeRecovery
+
+export class TurnRecovery extends Context.Tag("TurnRecovery")<TurnRecovery, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      TurnsRepository.layer,
+      ToolCallsRepository.layer,
+      InteractionsRepository.layer,
+      AgentInputsRepository.layer,
+      Timeline.layer,
+      TurnLifecycle.layer,
+      TurnLauncher.layer,
+      TurnSignals.layer
+    ])
+  )
+}
 
 /** The recovery again every RECOVERY_SWEEP_INTERVAL, on the one process of the cluster that holds the singleton. */
 const RecoverySweepLive = Singleton.make(
@@ -120,4 +123,4 @@ const RecoverySweepLive = Singleton.make(
 export const TurnRecoveryLive = Layer.merge(
   Layer.effectDiscard(Effect.flatMap(TurnRecovery, (recovery) => recovery.recover)),
   RecoverySweepLive
-).pipe(Layer.provideMerge(TurnRecovery.Default))
+).pipe(Layer.provideMerge(TurnRecovery.layer))

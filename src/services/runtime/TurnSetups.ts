@@ -6,7 +6,7 @@
  * it is read once and remembered (COMPILED_CACHE_SIZE configs, least recently used forgotten).
  */
 import { type MachineTarget, machineTargetOf } from "../../domain/machines/MachineTarget.ts"
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { CompiledAgentConfig, CompiledSkill, CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { AgentConfigId, ConfiguredModelId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
@@ -74,86 +74,94 @@ const skillsSection = (skills: ReadonlyArray<{ readonly name: string; readonly t
     ? ""
     : "\n\n# Skills\n" + skills.map((skill) => `\n## ${skill.name}\n\n${skill.text}`).join("\n")
 
-export class TurnSetups extends Effect.Service<TurnSetups>()("TurnSetups", {
-  effect: Effect.gen(function*() {
-    const configs = yield* AgentConfigsRepository
-    const skills = yield* SkillsRepository
-    const models = yield* Models
-    const secrets = yield* Secrets
+const make = Effect.gen(function*() {
+  const configs = yield* AgentConfigsRepository
+  const skills = yield* SkillsRepository
+  const models = yield* Models
+  const secrets = yield* Secrets
 
-    /** The SKILL.md texts of the config's skills (a deleted skill is left out). */
-    const skillTexts = (compiled: ReadonlyArray<CompiledSkill>) =>
-      Effect.map(
-        Effect.forEach(compiled, (skill) =>
-          Effect.map(skills.findVersion(skill.skill_id, skill.version), (version) =>
-            Option.map(version, (found) => ({ name: skill.name, text: found.content["SKILL.md"] })))),
-        (found) => found.flatMap(Option.toArray)
-      )
+  /** The SKILL.md texts of the config's skills (a deleted skill is left out). */
+  const skillTexts = (compiled: ReadonlyArray<CompiledSkill>) =>
+    Effect.map(
+      Effect.forEach(compiled, (skill) =>
+        Effect.map(skills.findVersion(skill.skill_id, skill.version), (version) =>
+          Option.map(version, (found) => ({ name: skill.name, text: found.content["SKILL.md"] })))),
+      (found) => found.flatMap(Option.toArray)
+    )
 
-    /** Least recently used first. */
-    const compiledConfigs = new Map<AgentConfigId, CompiledAgentConfig>()
+  /** Least recently used first. */
+  const compiledConfigs = new Map<AgentConfigId, CompiledAgentConfig>()
 
-    /** The compiled definition of the config, from memory when it was read before. */
-    const compiledDefinition = (configId: AgentConfigId) => {
-      const remembered = compiledConfigs.get(configId)
-      if (remembered !== undefined) {
-        compiledConfigs.delete(configId)
-        compiledConfigs.set(configId, remembered)
-        return Effect.succeed(Option.some(remembered))
-      }
-      return Effect.tap(configs.compiledDefinition(configId), (found) =>
-        Effect.sync(() => {
-          if (Option.isNone(found)) return
-          compiledConfigs.set(configId, found.value)
-          if (compiledConfigs.size > COMPILED_CACHE_SIZE) compiledConfigs.delete(compiledConfigs.keys().next().value!)
-        }))
+  /** The compiled definition of the config, from memory when it was read before. */
+  const compiledDefinition = (configId: AgentConfigId) => {
+    const remembered = compiledConfigs.get(configId)
+    if (remembered !== undefined) {
+      compiledConfigs.delete(configId)
+      compiledConfigs.set(configId, remembered)
+      return Effect.succeed(Option.some(remembered))
     }
+    return Effect.tap(configs.compiledDefinition(configId), (found) =>
+      Effect.sync(() => {
+        if (Option.isNone(found)) return
+        compiledConfigs.set(configId, found.value)
+        if (compiledConfigs.size > COMPILED_CACHE_SIZE) compiledConfigs.delete(compiledConfigs.keys().next().value!)
+      }))
+  }
 
-    /** The setup of the agent's next model request. */
-    const of = (agent: Agent): Effect.Effect<TurnSetup, TurnSetupFailure> =>
-      Effect.gen(function*() {
-        const compiled = yield* compiledDefinition(agent.agent_config_id).pipe(
-          someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))
+  /** The setup of the agent's next model request. */
+  const of = (agent: Agent): Effect.Effect<TurnSetup, TurnSetupFailure> =>
+    Effect.gen(function*() {
+      const compiled = yield* compiledDefinition(agent.agent_config_id).pipe(
+        someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))
+      )
+      const modelId = compiled.model.configured_model_id
+      const { granted, model } = yield* models.current(modelId, agent.project_id).pipe(
+        replaceFailure("NotFound", () => new ConfiguredModelGone({ configured_model_id: modelId }), "Debug")
+      )
+      if (!granted) return yield* Effect.fail(new ModelNotGranted({ model: model.model.name, project_id: agent.project_id }))
+      const authSecretId = model.providerConfig.authSecretId
+      const apiKey = authSecretId === null
+        ? Redacted.make("")
+        : yield* secrets.reveal(authSecretId).pipe(
+          replaceFailure("NotFound", () => new ApiKeySecretGone({ provider_config: model.providerConfig.name }), "Debug")
         )
-        const modelId = compiled.model.configured_model_id
-        const { granted, model } = yield* models.current(modelId, agent.project_id).pipe(
-          replaceFailure("NotFound", () => new ConfiguredModelGone({ configured_model_id: modelId }), "Debug")
-        )
-        if (!granted) return yield* Effect.fail(new ModelNotGranted({ model: model.model.name, project_id: agent.project_id }))
-        const authSecretId = model.providerConfig.authSecretId
-        const apiKey = authSecretId === null
-          ? Redacted.make("")
-          : yield* secrets.reveal(authSecretId).pipe(
-            replaceFailure("NotFound", () => new ApiKeySecretGone({ provider_config: model.providerConfig.name }), "Debug")
-          )
-        const texts = yield* skillTexts(compiled.skills ?? [])
-        const tools = compiled.tools ?? {}
-        const maxOutputTokens = compiled.model.default_max_output_tokens ?? model.revision.defaultMaxOutputTokens ?? undefined
-        const reasoningEffort = model.revision.supportsReasoning
-          ? compiled.model.reasoning.effort ?? model.revision.defaultReasoningEffort
-          : undefined
-        return {
-          projectId: agent.project_id,
-          tools,
-          base: {
-            apiFormat: model.providerConfig.apiFormat,
-            baseUrl: model.providerConfig.baseUrl,
-            apiKey,
-            apiKeySecretId: authSecretId ?? undefined,
-            model: model.revision.providerModelSlug,
-            instruction: compiled.instruction + skillsSection(texts),
-            tools: model.revision.supportsTools ? toolDefinitions(tools) : [],
-            maxOutputTokens,
-            reasoningEffort,
-            cacheRetention: compiled.model.cache_retention,
-            conversationKey: agent.id
-          },
-          budget: budgetOf(compiled.model.context_window_tokens, maxOutputTokens),
-          machine: machineTargetOf(compiled)
-        }
-      })
+      const texts = yield* skillTexts(compiled.skills ?? [])
+      const tools = compiled.tools ?? {}
+      const maxOutputTokens = compiled.model.default_max_output_tokens ?? model.revision.defaultMaxOutputTokens ?? undefined
+      const reasoningEffort = model.revision.supportsReasoning
+        ? compiled.model.reasoning.effort ?? model.revision.defaultReasoningEffort
+        : undefined
+      return {
+        projectId: agent.project_id,
+        tools,
+        base: {
+          apiFormat: model.providerConfig.apiFormat,
+          baseUrl: model.providerConfig.baseUrl,
+          apiKey,
+          apiKeySecretId: authSecretId ?? undefined,
+          model: model.revision.providerModelSlug,
+          instruction: compiled.instruction + skillsSection(texts),
+          tools: model.revision.supportsTools ? toolDefinitions(tools) : [],
+          maxOutputTokens,
+          reasoningEffort,
+          cacheRetention: compiled.model.cache_retention,
+          conversationKey: agent.id
+        },
+        budget: budgetOf(compiled.model.context_window_tokens, maxOutputTokens),
+        machine: machineTargetOf(compiled)
+      }
+    })
 
-    return { of } as const
-  }),
-  dependencies: [AgentConfigsRepository.Default, SkillsRepository.Default, Models.Default, Secrets.Default]
-}) {}
+  return { of } as const
+})
+
+export class TurnSetups extends Context.Tag("TurnSetups")<TurnSetups, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      AgentConfigsRepository.layer,
+      SkillsRepository.layer,
+      Models.layer,
+      Secrets.layer
+    ])
+  )
+}

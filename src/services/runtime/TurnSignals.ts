@@ -4,7 +4,7 @@
  * again the ones a stopped process may not have delivered (a second resolution is ignored).
  */
 import { WorkflowEngine } from "@effect/workflow"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ToolCallId } from "../../domain/shared/Ids.ts"
 import { resolveSignal, type SignalKind, type TurnSignal } from "./TurnWorkflow.ts"
 
@@ -16,13 +16,15 @@ export interface Signal {
   readonly value: TurnSignal
 }
 
-export class TurnSignals extends Effect.Service<TurnSignals>()("TurnSignals", {
-  effect: Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
-    send: (signals: ReadonlyArray<Signal>) =>
-      Effect.forEach(
-        signals,
-        (signal) => resolveSignal(signal.kind, signal.toolCallId, signal.token, signal.value),
-        { discard: true }
-      ).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
-  }))
-}) {}
+const make = Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+  send: (signals: ReadonlyArray<Signal>) =>
+    Effect.forEach(
+      signals,
+      (signal) => resolveSignal(signal.kind, signal.toolCallId, signal.token, signal.value),
+      { discard: true }
+    ).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
+}))
+
+export class TurnSignals extends Context.Tag("TurnSignals")<TurnSignals, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -9,7 +9,7 @@
  *   completed is made again.
  * - `finish(turn, status, error)`: ends the turn and starts the agent's next queued input.
  */
-import { Effect, Either, Option } from "effect"
+import { Context, Effect, Either, Layer, Option } from "effect"
 import { Compaction } from "./Compaction.ts"
 import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
@@ -45,102 +45,105 @@ const liveDeltas = (events: ReadonlyArray<ModelEvent>) => {
 const stopped: StepOutcome = { _tag: "Stopped" }
 const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
 
-export class TurnSteps extends Effect.Service<TurnSteps>()("TurnSteps", {
-  effect: Effect.gen(function*() {
-    const turns = yield* TurnsRepository
-    const timeline = yield* Timeline
-    const lifecycle = yield* TurnLifecycle
-    const launcher = yield* TurnLauncher
-    const setups = yield* TurnSetups
-    const histories = yield* TurnHistory
-    const compaction = yield* Compaction
-    const recorder = yield* StepRecorder
-    const client = yield* ModelClient
-    const cancellation = yield* TurnCancellation
-    const live = yield* LiveOutput
+const make = Effect.gen(function*() {
+  const turns = yield* TurnsRepository
+  const timeline = yield* Timeline
+  const lifecycle = yield* TurnLifecycle
+  const launcher = yield* TurnLauncher
+  const setups = yield* TurnSetups
+  const histories = yield* TurnHistory
+  const compaction = yield* Compaction
+  const recorder = yield* StepRecorder
+  const client = yield* ModelClient
+  const cancellation = yield* TurnCancellation
+  const live = yield* LiveOutput
 
-    /** Ends the turn (when it still runs) and launches the agent's next queued input. */
-    const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
-      Effect.gen(function*() {
-        const next = yield* timeline.transaction(Effect.gen(function*() {
-          // A deleted agent's turns are deleted with it: nothing to end.
-          const agent = yield* lifecycle.lockAgent(payload.agent_id)
-          if (Option.isNone(agent)) return Option.none()
-          return yield* lifecycle.finishTurn(agent.value, payload.turn_id, status, error)
-        }))
-        yield* launcher.launchNext(payload.agent_id, next)
-      })
+  /** Ends the turn (when it still runs) and launches the agent's next queued input. */
+  const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
+    Effect.gen(function*() {
+      const next = yield* timeline.transaction(Effect.gen(function*() {
+        // A deleted agent's turns are deleted with it: nothing to end.
+        const agent = yield* lifecycle.lockAgent(payload.agent_id)
+        if (Option.isNone(agent)) return Option.none()
+        return yield* lifecycle.finishTurn(agent.value, payload.turn_id, status, error)
+      }))
+      yield* launcher.launchNext(payload.agent_id, next)
+    })
 
-    const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
-      Effect.gen(function*() {
-        // One read: the turn's state, the step's recorded outcome (a replayed step returns it),
-        // and the agent with its timeline's last sequence (no turn: its agent was deleted).
-        const state = yield* turns.stepState(payload.turn_id, step)
-        if (Option.isNone(state) || !state.value.active) return stopped
-        if (Option.isSome(state.value.recorded)) return state.value.recorded.value
-        const { agent, lastSequence } = state.value
+  const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
+    Effect.gen(function*() {
+      // One read: the turn's state, the step's recorded outcome (a replayed step returns it),
+      // and the agent with its timeline's last sequence (no turn: its agent was deleted).
+      const state = yield* turns.stepState(payload.turn_id, step)
+      if (Option.isNone(state) || !state.value.active) return stopped
+      if (Option.isSome(state.value.recorded)) return state.value.recorded.value
+      const { agent, lastSequence } = state.value
 
-        const setup = yield* Effect.either(setups.of(agent))
-        if (Either.isLeft(setup)) return failed(setup.left.message)
-        let history = yield* histories.of(agent, lastSequence)
-        let estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
-        if (estimate > setup.right.budget.input) {
-          const problem = yield* compaction.compact(agent, payload.turn_id, setup.right, history)
-          if (Option.isSome(problem)) {
-            switch (problem.value._tag) {
-              case "Cancelled":
-                return stopped
-              case "NothingToCompact":
-                return failed(describeOverflow(estimate, setup.right.budget))
-              case "ModelFailed":
-                return failed(problem.value.message)
-            }
+      const setup = yield* Effect.either(setups.of(agent))
+      if (Either.isLeft(setup)) return failed(setup.left.message)
+      let history = yield* histories.of(agent, lastSequence)
+      let estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
+      if (estimate > setup.right.budget.input) {
+        const problem = yield* compaction.compact(agent, payload.turn_id, setup.right, history)
+        if (Option.isSome(problem)) {
+          switch (problem.value._tag) {
+            case "Cancelled":
+              return stopped
+            case "NothingToCompact":
+              return failed(describeOverflow(estimate, setup.right.budget))
+            case "ModelFailed":
+              return failed(problem.value.message)
           }
-          history = yield* histories.of(agent)
-          estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
-          if (estimate > setup.right.budget.input) return failed(describeOverflow(estimate, setup.right.budget))
         }
+        history = yield* histories.of(agent)
+        estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
+        if (estimate > setup.right.budget.input) return failed(describeOverflow(estimate, setup.right.budget))
+      }
 
-        const request = { ...setup.right.base, conversation: history.conversation }
-        const answer = yield* cancellation.unlessCancelled(
-          payload.turn_id,
-          Effect.scoped(Effect.flatMap(live.emitter(payload.agent_id, payload.turn_id, step), (emit) =>
-            client.respond(request, (events) => {
-              for (const delta of liveDeltas(events)) emit(delta.kind, delta.text)
-            })))
+      const request = { ...setup.right.base, conversation: history.conversation }
+      const answer = yield* cancellation.unlessCancelled(
+        payload.turn_id,
+        Effect.scoped(Effect.flatMap(live.emitter(payload.agent_id, payload.turn_id, step), (emit) =>
+          client.respond(request, (events) => {
+            for (const delta of liveDeltas(events)) emit(delta.kind, delta.text)
+          })))
+      )
+      if (Option.isNone(answer)) return stopped
+      if (Either.isLeft(answer.value)) {
+        const error = answer.value.left
+        if (error.notCalled !== true) yield* turns.addFailedCall(payload.turn_id)
+        return failed(
+          `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
         )
-        if (Option.isNone(answer)) return stopped
-        if (Either.isLeft(answer.value)) {
-          const error = answer.value.left
-          if (error.notCalled !== true) yield* turns.addFailedCall(payload.turn_id)
-          return failed(
-            `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
-          )
-        }
-        return yield* recorder.record(payload, setup.right, step, answer.value.right)
-      })
+      }
+      return yield* recorder.record(payload, setup.right, step, answer.value.right)
+    })
 
-    /**
-     * One model call of the turn. A step without tool calls ends the turn in the transaction that
-     * records it; a step that fails ends it too; either way the next queued input is launched.
-     */
-    const modelStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
-      Effect.tap(attemptStep(payload, step), (outcome) =>
-        outcome._tag === "Failed" ? finish(payload, "failed", outcome.error) : Effect.void)
+  /**
+   * One model call of the turn. A step without tool calls ends the turn in the transaction that
+   * records it; a step that fails ends it too; either way the next queued input is launched.
+   */
+  const modelStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
+    Effect.tap(attemptStep(payload, step), (outcome) =>
+      outcome._tag === "Failed" ? finish(payload, "failed", outcome.error) : Effect.void)
 
-    return { modelStep, finish } as const
-  }),
-  dependencies: [
-    TurnsRepository.Default,
-    Timeline.Default,
-    TurnLifecycle.Default,
-    TurnLauncher.Default,
-    TurnSetups.Default,
-    TurnHistory.Default,
-    Compaction.Default,
-    StepRecorder.Default,
-    ModelClient.Default,
-    TurnCancellation.Default,
-    LiveOutput.Default
-  ]
-}) {}
+  return { modelStep, finish } as const
+})
+
+export class TurnSteps extends Context.Tag("TurnSteps")<TurnSteps, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      TurnsRepository.layer,
+      Timeline.layer,
+      TurnLifecycle.layer,
+      TurnLauncher.layer,
+      TurnSetups.layer,
+      TurnHistory.layer,
+      Compaction.layer,
+      StepRecorder.layer,
+      ModelClient.layer,
+      TurnCancellation.layer,
+      LiveOutput.layer
+    ])
+  )
+}

@@ -1,5 +1,5 @@
 /** Turns as the API reads them (src/domain/runtime/Turns.ts). */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { NotFound } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -8,27 +8,33 @@ import { paged } from "../shared/Paging.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
-export class Turns extends Effect.Service<Turns>()("Turns", {
-  effect: Effect.gen(function*() {
-    const turns = yield* TurnsRepository
-    const agentAccess = yield* AgentAccess
+const make = Effect.gen(function*() {
+  const turns = yield* TurnsRepository
+  const agentAccess = yield* AgentAccess
 
-    /** The agent's turns, oldest first. */
-    const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
-      Effect.zipRight(
-        agentAccess.read(orgId, projectId, agentId),
-        paged(query, (keyset) => turns.page(agentId, keyset), (turn) => turn.id)
+  /** The agent's turns, oldest first. */
+  const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
+    Effect.zipRight(
+      agentAccess.read(orgId, projectId, agentId),
+      paged(query, (keyset) => turns.page(agentId, keyset), (turn) => turn.id)
+    )
+
+  const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, turnId: TurnId) =>
+    Effect.zipRight(
+      agentAccess.read(orgId, projectId, agentId),
+      turns.find(agentId, turnId).pipe(
+        someOrFail(() => new NotFound({ error: `Turn ${turnId} not found for agent ${agentId}` }))
       )
+    )
 
-    const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, turnId: TurnId) =>
-      Effect.zipRight(
-        agentAccess.read(orgId, projectId, agentId),
-        turns.find(agentId, turnId).pipe(
-          someOrFail(() => new NotFound({ error: `Turn ${turnId} not found for agent ${agentId}` }))
-        )
-      )
+  return { list, get } as const
+})
 
-    return { list, get } as const
-  }),
-  dependencies: [TurnsRepository.Default, AgentAccess.Default]
-}) {}
+export class Turns extends Context.Tag("Turns")<Turns, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      TurnsRepository.layer,
+      AgentAccess.layer
+    ])
+  )
+}

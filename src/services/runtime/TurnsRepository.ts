@@ -4,7 +4,7 @@
  * step's first read joins the turn's agent (`stepState`).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema, Struct } from "effect"
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent } from "../../domain/runtime/Agents.ts"
 import { TokenUsage } from "../../domain/runtime/Events.ts"
@@ -51,189 +51,191 @@ const StepState = Schema.Struct({
 /** The statuses of a turn that has not ended. */
 const ACTIVE = ["running", "waiting"] as const
 
-export class TurnsRepository extends Effect.Service<TurnsRepository>()("TurnsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const active = sql`status IN ${sql.in(ACTIVE)}`
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const active = sql`status IN ${sql.in(ACTIVE)}`
 
-    const insert = SqlSchema.void({
-      Request: Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId }),
-      execute: (turn) => sql`INSERT INTO turns ${sql.insert({ ...turn, status: "running" })}`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ agentId: AgentId, id: TurnId }),
-      Result: TurnRow,
-      execute: ({ agentId, id }) => sql`SELECT * FROM turns WHERE id = ${id} AND agent_id = ${agentId}`
-    })
-
-    const page = keysetQuery(sql, {
-      filter: Schema.Struct({ agentId: AgentId }),
-      result: TurnRow,
-      select: ({ agentId }) => sql`SELECT * FROM turns WHERE agent_id = ${agentId}`
-    })
-
-    const isActive = SqlSchema.findOne({
-      Request: Schema.Struct({ id: TurnId, lock: Schema.Boolean }),
-      Result: Schema.Struct({ active: Schema.Boolean }),
-      execute: ({ id, lock }) =>
-        sql`SELECT ${active} AS active FROM turns WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
-    })
-
-    const activeAmong = SqlSchema.findAll({
-      Request: Schema.Array(TurnId),
-      Result: Schema.Struct({ id: TurnId }),
-      execute: (ids) => sql`SELECT id FROM turns WHERE id = ANY(${ids}::text[]) AND ${active}`
-    })
-
-    /** A step's row, unless the step was recorded already: its `step` returned when it is new. */
-    const insertStep = (turnId: string, step: number, outcome: typeof StepOutcome.Encoded) =>
-      sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}
-        ON CONFLICT DO NOTHING RETURNING step`
-
-    const finish = SqlSchema.findOne({
-      Request: Schema.Struct({ id: TurnId, status: TurnStatus, error: Schema.NullOr(Schema.String) }),
-      Result: TokenUsage,
-      execute: (turn) => sql`
-        UPDATE turns SET status = ${turn.status}, error = ${turn.error}, completed_at = now()
-        WHERE id = ${turn.id} AND ${active}
-        RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
-    })
-
-    /**
-     * A last model call's `turn_steps` row, and the turn completed with the call's usage, in one
-     * statement: the turn is updated only when the row is new.
-     */
-    const complete = SqlSchema.single({
-      Request: Schema.Struct({ id: TurnId, step: Schema.Int, outcome: StepOutcome, ...TokenUsage.fields }),
-      Result: Schema.Struct({ recorded: Schema.Boolean, completed: Schema.Boolean, ...TokenUsage.fields }),
-      execute: (turn) => sql`
-        WITH recorded AS (${insertStep(turn.id, turn.step, turn.outcome)}), completed AS (
-          UPDATE turns SET status = ${"completed"}, error = NULL, completed_at = now(),
-            model_calls = model_calls + 1,
-            input_tokens = input_tokens + ${turn.input_tokens}, output_tokens = output_tokens + ${turn.output_tokens},
-            cache_read_tokens = cache_read_tokens + ${turn.cache_read_tokens},
-            cache_write_tokens = cache_write_tokens + ${turn.cache_write_tokens}
-          WHERE id = ${turn.id} AND ${active} AND EXISTS (SELECT 1 FROM recorded)
-          RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
-        )
-        SELECT EXISTS (SELECT 1 FROM recorded) AS recorded, completed.input_tokens IS NOT NULL AS completed,
-          COALESCE(completed.input_tokens, 0) AS input_tokens, COALESCE(completed.output_tokens, 0) AS output_tokens,
-          COALESCE(completed.cache_read_tokens, 0) AS cache_read_tokens,
-          COALESCE(completed.cache_write_tokens, 0) AS cache_write_tokens
-        FROM (SELECT 1) AS one LEFT JOIN completed ON true`
-    })
-
-    const setStatus = SqlSchema.void({
-      Request: Schema.Struct({ id: TurnId, status: TurnStatus }),
-      execute: ({ id, status }) => sql`UPDATE turns SET status = ${status} WHERE id = ${id} AND ${active}`
-    })
-
-    const addUsage = SqlSchema.void({
-      Request: Schema.Struct({ id: TurnId, modelCalls: Schema.Int, ...TokenUsage.fields }),
-      execute: (usage) => sql`
-        UPDATE turns SET model_calls = model_calls + ${usage.modelCalls},
-          input_tokens = input_tokens + ${usage.input_tokens}, output_tokens = output_tokens + ${usage.output_tokens},
-          cache_read_tokens = cache_read_tokens + ${usage.cache_read_tokens},
-          cache_write_tokens = cache_write_tokens + ${usage.cache_write_tokens}
-        WHERE id = ${usage.id}`
-    })
-
-    const unfinished = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: Schema.Struct({ id: TurnId, agent_id: AgentId }),
-      execute: () => sql`SELECT id, agent_id FROM turns WHERE ${active} ORDER BY id`
-    })
-
-    const recordedStep = SqlSchema.findOne({
-      Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
-      Result: Schema.Struct({ outcome: StepOutcome }),
-      execute: ({ step, turnId }) => sql`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`
-    })
-
-    // Deleting an agent deletes its turns, so a turn found has its agent.
-    const stepState = SqlSchema.findOne({
-      Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
-      Result: StepState,
-      execute: ({ step, turnId }) =>
-        Effect.map(
-          sql<{ readonly last_sequence: number; readonly turn_active: boolean; readonly step_outcome: unknown }>`
-            SELECT agents.*, turns.status IN ${sql.in(ACTIVE)} AS turn_active, turn_steps.outcome AS step_outcome
-            FROM turns
-              JOIN agents ON agents.id = turns.agent_id
-              LEFT JOIN turn_steps ON turn_steps.turn_id = turns.id AND turn_steps.step = ${step}
-            WHERE turns.id = ${turnId}`,
-          (rows) =>
-            rows.map((row) => ({
-              agent: row,
-              last_sequence: row.last_sequence,
-              active: row.turn_active,
-              outcome: row.step_outcome
-            }))
-        )
-    })
-
-    const recordStep = SqlSchema.findOne({
-      Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
-      Result: Schema.Struct({ step: Schema.Int }),
-      execute: ({ outcome, step, turnId }) => insertStep(turnId, step, outcome)
-    })
-
-    return {
-      /** A new running turn. */
-      insert: (turn: { readonly id: TurnId; readonly agent_id: AgentId; readonly input_id: InputId }) =>
-        Effect.orDie(insert(turn)),
-      find: (agentId: AgentId, id: TurnId) => Effect.map(Effect.orDie(find({ agentId, id })), Option.map(toTurn)),
-      page: (agentId: AgentId, keyset: Keyset) =>
-        Effect.map(page({ agentId }, keyset), (rows) => rows.map(toTurn)),
-      /** Whether the turn is running or waiting; `lock` holds its row until the transaction ends. */
-      isActive: (id: TurnId, lock = false) =>
-        Effect.map(Effect.orDie(isActive({ id, lock })), (row) => Option.isSome(row) && row.value.active),
-      /** Which of these turns are running or waiting. */
-      activeAmong: (ids: ReadonlyArray<TurnId>) =>
-        Effect.map(Effect.orDie(activeAmong(ids)), (rows) => new Set(rows.map((row) => row.id))),
-      /** Ends a running or waiting turn with its final status; its token usage, or none when it had ended already. */
-      finish: (id: TurnId, status: TurnStatus, error: string | null) => Effect.orDie(finish({ id, status, error })),
-      /**
-       * Records the outcome of the turn's last model call (its `step`-th) and completes the turn
-       * with the call's usage. `recorded` is false when that step was recorded already (nothing is
-       * written then); `usage` is the turn's token usage, none when the turn had ended already
-       * (the step's row is written then: the caller's transaction rolls it back).
-       */
-      complete: (id: TurnId, step: number, outcome: StepOutcome, lastCall: TokenUsage) =>
-        Effect.map(Effect.orDie(complete({ id, step, outcome, ...usageOf(lastCall) })), (row) => ({
-          recorded: row.recorded,
-          usage: row.completed ? Option.some(usageOf(row)) : Option.none()
-        })),
-      /** Sets the status of a turn that has not ended. */
-      setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
-      addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
-        Effect.orDie(addUsage({ id, modelCalls, ...usageOf(usage) })),
-      /** Counts a model call that failed (after its retries): one call, no tokens. */
-      addFailedCall: (id: TurnId) =>
-        Effect.orDie(
-          addUsage({ id, modelCalls: 1, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 })
-        ),
-      /** The running and waiting turns, oldest first. */
-      unfinished: Effect.orDie(unfinished(undefined)),
-      /** The recorded outcome of the turn's `step`-th model call. */
-      recordedStep: (turnId: TurnId, step: number) =>
-        Effect.map(Effect.orDie(recordedStep({ turnId, step })), Option.map((row) => row.outcome)),
-      /**
-       * In one read, at the start of the turn's `step`-th model call: whether the turn still runs
-       * (or waits), that step's outcome when it was recorded already, and the turn's agent with
-       * the last sequence of its timeline. None when the turn is gone (its agent was deleted).
-       */
-      stepState: (turnId: TurnId, step: number) =>
-        Effect.map(Effect.orDie(stepState({ turnId, step })), Option.map((row) => ({
-          agent: row.agent,
-          lastSequence: row.last_sequence,
-          active: row.active,
-          recorded: Option.fromNullable(row.outcome)
-        }))),
-      /** Records the outcome of the turn's `step`-th model call; false when that step was recorded already. */
-      recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
-        Effect.map(Effect.orDie(recordStep({ turnId, step, outcome })), Option.isSome)
-    } as const
+  const insert = SqlSchema.void({
+    Request: Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId }),
+    execute: (turn) => sql`INSERT INTO turns ${sql.insert({ ...turn, status: "running" })}`
   })
-}) {}
+
+  const find = SqlSchema.findOne({
+    Request: Schema.Struct({ agentId: AgentId, id: TurnId }),
+    Result: TurnRow,
+    execute: ({ agentId, id }) => sql`SELECT * FROM turns WHERE id = ${id} AND agent_id = ${agentId}`
+  })
+
+  const page = keysetQuery(sql, {
+    filter: Schema.Struct({ agentId: AgentId }),
+    result: TurnRow,
+    select: ({ agentId }) => sql`SELECT * FROM turns WHERE agent_id = ${agentId}`
+  })
+
+  const isActive = SqlSchema.findOne({
+    Request: Schema.Struct({ id: TurnId, lock: Schema.Boolean }),
+    Result: Schema.Struct({ active: Schema.Boolean }),
+    execute: ({ id, lock }) =>
+      sql`SELECT ${active} AS active FROM turns WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
+  })
+
+  const activeAmong = SqlSchema.findAll({
+    Request: Schema.Array(TurnId),
+    Result: Schema.Struct({ id: TurnId }),
+    execute: (ids) => sql`SELECT id FROM turns WHERE id = ANY(${ids}::text[]) AND ${active}`
+  })
+
+  /** A step's row, unless the step was recorded already: its `step` returned when it is new. */
+  const insertStep = (turnId: string, step: number, outcome: typeof StepOutcome.Encoded) =>
+    sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}
+      ON CONFLICT DO NOTHING RETURNING step`
+
+  const finish = SqlSchema.findOne({
+    Request: Schema.Struct({ id: TurnId, status: TurnStatus, error: Schema.NullOr(Schema.String) }),
+    Result: TokenUsage,
+    execute: (turn) => sql`
+      UPDATE turns SET status = ${turn.status}, error = ${turn.error}, completed_at = now()
+      WHERE id = ${turn.id} AND ${active}
+      RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
+  })
+
+  /**
+   * A last model call's `turn_steps` row, and the turn completed with the call's usage, in one
+   * statement: the turn is updated only when the row is new.
+   */
+  const complete = SqlSchema.single({
+    Request: Schema.Struct({ id: TurnId, step: Schema.Int, outcome: StepOutcome, ...TokenUsage.fields }),
+    Result: Schema.Struct({ recorded: Schema.Boolean, completed: Schema.Boolean, ...TokenUsage.fields }),
+    execute: (turn) => sql`
+      WITH recorded AS (${insertStep(turn.id, turn.step, turn.outcome)}), completed AS (
+        UPDATE turns SET status = ${"completed"}, error = NULL, completed_at = now(),
+          model_calls = model_calls + 1,
+          input_tokens = input_tokens + ${turn.input_tokens}, output_tokens = output_tokens + ${turn.output_tokens},
+          cache_read_tokens = cache_read_tokens + ${turn.cache_read_tokens},
+          cache_write_tokens = cache_write_tokens + ${turn.cache_write_tokens}
+        WHERE id = ${turn.id} AND ${active} AND EXISTS (SELECT 1 FROM recorded)
+        RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
+      )
+      SELECT EXISTS (SELECT 1 FROM recorded) AS recorded, completed.input_tokens IS NOT NULL AS completed,
+        COALESCE(completed.input_tokens, 0) AS input_tokens, COALESCE(completed.output_tokens, 0) AS output_tokens,
+        COALESCE(completed.cache_read_tokens, 0) AS cache_read_tokens,
+        COALESCE(completed.cache_write_tokens, 0) AS cache_write_tokens
+      FROM (SELECT 1) AS one LEFT JOIN completed ON true`
+  })
+
+  const setStatus = SqlSchema.void({
+    Request: Schema.Struct({ id: TurnId, status: TurnStatus }),
+    execute: ({ id, status }) => sql`UPDATE turns SET status = ${status} WHERE id = ${id} AND ${active}`
+  })
+
+  const addUsage = SqlSchema.void({
+    Request: Schema.Struct({ id: TurnId, modelCalls: Schema.Int, ...TokenUsage.fields }),
+    execute: (usage) => sql`
+      UPDATE turns SET model_calls = model_calls + ${usage.modelCalls},
+        input_tokens = input_tokens + ${usage.input_tokens}, output_tokens = output_tokens + ${usage.output_tokens},
+        cache_read_tokens = cache_read_tokens + ${usage.cache_read_tokens},
+        cache_write_tokens = cache_write_tokens + ${usage.cache_write_tokens}
+      WHERE id = ${usage.id}`
+  })
+
+  const unfinished = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: Schema.Struct({ id: TurnId, agent_id: AgentId }),
+    execute: () => sql`SELECT id, agent_id FROM turns WHERE ${active} ORDER BY id`
+  })
+
+  const recordedStep = SqlSchema.findOne({
+    Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
+    Result: Schema.Struct({ outcome: StepOutcome }),
+    execute: ({ step, turnId }) => sql`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`
+  })
+
+  // Deleting an agent deletes its turns, so a turn found has its agent.
+  const stepState = SqlSchema.findOne({
+    Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
+    Result: StepState,
+    execute: ({ step, turnId }) =>
+      Effect.map(
+        sql<{ readonly last_sequence: number; readonly turn_active: boolean; readonly step_outcome: unknown }>`
+          SELECT agents.*, turns.status IN ${sql.in(ACTIVE)} AS turn_active, turn_steps.outcome AS step_outcome
+          FROM turns
+            JOIN agents ON agents.id = turns.agent_id
+            LEFT JOIN turn_steps ON turn_steps.turn_id = turns.id AND turn_steps.step = ${step}
+          WHERE turns.id = ${turnId}`,
+        (rows) =>
+          rows.map((row) => ({
+            agent: row,
+            last_sequence: row.last_sequence,
+            active: row.turn_active,
+            outcome: row.step_outcome
+          }))
+      )
+  })
+
+  const recordStep = SqlSchema.findOne({
+    Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
+    Result: Schema.Struct({ step: Schema.Int }),
+    execute: ({ outcome, step, turnId }) => insertStep(turnId, step, outcome)
+  })
+
+  return {
+    /** A new running turn. */
+    insert: (turn: { readonly id: TurnId; readonly agent_id: AgentId; readonly input_id: InputId }) =>
+      Effect.orDie(insert(turn)),
+    find: (agentId: AgentId, id: TurnId) => Effect.map(Effect.orDie(find({ agentId, id })), Option.map(toTurn)),
+    page: (agentId: AgentId, keyset: Keyset) =>
+      Effect.map(page({ agentId }, keyset), (rows) => rows.map(toTurn)),
+    /** Whether the turn is running or waiting; `lock` holds its row until the transaction ends. */
+    isActive: (id: TurnId, lock = false) =>
+      Effect.map(Effect.orDie(isActive({ id, lock })), (row) => Option.isSome(row) && row.value.active),
+    /** Which of these turns are running or waiting. */
+    activeAmong: (ids: ReadonlyArray<TurnId>) =>
+      Effect.map(Effect.orDie(activeAmong(ids)), (rows) => new Set(rows.map((row) => row.id))),
+    /** Ends a running or waiting turn with its final status; its token usage, or none when it had ended already. */
+    finish: (id: TurnId, status: TurnStatus, error: string | null) => Effect.orDie(finish({ id, status, error })),
+    /**
+     * Records the outcome of the turn's last model call (its `step`-th) and completes the turn
+     * with the call's usage. `recorded` is false when that step was recorded already (nothing is
+     * written then); `usage` is the turn's token usage, none when the turn had ended already
+     * (the step's row is written then: the caller's transaction rolls it back).
+     */
+    complete: (id: TurnId, step: number, outcome: StepOutcome, lastCall: TokenUsage) =>
+      Effect.map(Effect.orDie(complete({ id, step, outcome, ...usageOf(lastCall) })), (row) => ({
+        recorded: row.recorded,
+        usage: row.completed ? Option.some(usageOf(row)) : Option.none()
+      })),
+    /** Sets the status of a turn that has not ended. */
+    setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
+    addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
+      Effect.orDie(addUsage({ id, modelCalls, ...usageOf(usage) })),
+    /** Counts a model call that failed (after its retries): one call, no tokens. */
+    addFailedCall: (id: TurnId) =>
+      Effect.orDie(
+        addUsage({ id, modelCalls: 1, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 })
+      ),
+    /** The running and waiting turns, oldest first. */
+    unfinished: Effect.orDie(unfinished(undefined)),
+    /** The recorded outcome of the turn's `step`-th model call. */
+    recordedStep: (turnId: TurnId, step: number) =>
+      Effect.map(Effect.orDie(recordedStep({ turnId, step })), Option.map((row) => row.outcome)),
+    /**
+     * In one read, at the start of the turn's `step`-th model call: whether the turn still runs
+     * (or waits), that step's outcome when it was recorded already, and the turn's agent with
+     * the last sequence of its timeline. None when the turn is gone (its agent was deleted).
+     */
+    stepState: (turnId: TurnId, step: number) =>
+      Effect.map(Effect.orDie(stepState({ turnId, step })), Option.map((row) => ({
+        agent: row.agent,
+        lastSequence: row.last_sequence,
+        active: row.active,
+        recorded: Option.fromNullable(row.outcome)
+      }))),
+    /** Records the outcome of the turn's `step`-th model call; false when that step was recorded already. */
+    recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
+      Effect.map(Effect.orDie(recordStep({ turnId, step, outcome })), Option.isSome)
+  } as const
+})
+
+export class TurnsRepository extends Context.Tag("TurnsRepository")<TurnsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

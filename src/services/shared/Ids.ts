@@ -5,7 +5,7 @@
  * and in JavaScript, in creation order. Ids made in the same millisecond by one generator
  * increment the random part, so they stay ordered too. The app builds one generator.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import type { IdSchema } from "../../domain/shared/Ids.ts"
 
@@ -25,29 +25,31 @@ const encode = (value: bigint): string => {
   return out
 }
 
-export class IdGenerator extends Effect.Service<IdGenerator>()("IdGenerator", {
-  sync: () => {
-    let lastMillis = 0n
-    let lastRandom = 0n
+const make = Effect.sync(() => {
+  let lastMillis = 0n
+  let lastRandom = 0n
 
-    const nextValue = (now: bigint): bigint => {
-      if (now > lastMillis) {
-        lastMillis = now
-        lastRandom = BigInt("0x" + randomBytes(RANDOM_BYTES).toString("hex"))
-      } else {
-        lastRandom = (lastRandom + 1n) & RANDOM_MASK
-        if (lastRandom === 0n) lastMillis += 1n
-      }
-      return (lastMillis << RANDOM_BITS) | lastRandom
+  const nextValue = (now: bigint): bigint => {
+    if (now > lastMillis) {
+      lastMillis = now
+      lastRandom = BigInt("0x" + randomBytes(RANDOM_BYTES).toString("hex"))
+    } else {
+      lastRandom = (lastRandom + 1n) & RANDOM_MASK
+      if (lastRandom === 0n) lastMillis += 1n
     }
-
-    /** A new id of the kind `schema` describes, e.g. `make(OrgId)`. */
-    const make = <Id extends string>(schema: IdSchema<Id>): Effect.Effect<Id> =>
-      Effect.flatMap(
-        Clock.currentTimeMillis,
-        (millis) => Effect.sync(() => schema.make(`${schema.prefix}_${encode(nextValue(BigInt(millis)))}`))
-      )
-
-    return { make } as const
+    return (lastMillis << RANDOM_BITS) | lastRandom
   }
-}) {}
+
+  /** A new id of the kind `schema` describes, e.g. `make(OrgId)`. */
+  const make = <Id extends string>(schema: IdSchema<Id>): Effect.Effect<Id> =>
+    Effect.flatMap(
+      Clock.currentTimeMillis,
+      (millis) => Effect.sync(() => schema.make(`${schema.prefix}_${encode(nextValue(BigInt(millis)))}`))
+    )
+
+  return { make } as const
+})
+
+export class IdGenerator extends Context.Tag("IdGenerator")<IdGenerator, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -6,7 +6,7 @@
  * resolves to one is refused when it is called (checked before the call, and again when the
  * connection is made, so a name that changes its answer in between is caught too).
  */
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { type LookupAddress, lookup as dnsLookup, type LookupAllOptions, type LookupOptions } from "node:dns"
 import type { LookupFunction } from "node:net"
 import { AppConfig } from "../../layers/AppConfig.ts"
@@ -58,36 +58,38 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
   })
 }
 
-export class NetworkPolicy extends Effect.Service<NetworkPolicy>()("NetworkPolicy", {
-  effect: Effect.map(AppConfig, (config) => {
-    const blocking = config.blockPrivateNetworks
+const make = Effect.map(AppConfig, (config) => {
+  const blocking = config.blockPrivateNetworks
 
-    /** Where it is configured: the problem with `url` when its host is a private address literal (blocking only). */
-    const literalProblem = (url: string): string | undefined => {
-      if (!blocking || !URL.canParse(url)) return undefined
-      const address = literalAddressOf(new URL(url))
-      const kind = address === undefined ? undefined : privateAddressKind(address)
-      return address === undefined || kind === undefined ? undefined : literalMessage(address, kind)
-    }
+  /** Where it is configured: the problem with `url` when its host is a private address literal (blocking only). */
+  const literalProblem = (url: string): string | undefined => {
+    if (!blocking || !URL.canParse(url)) return undefined
+    const address = literalAddressOf(new URL(url))
+    const kind = address === undefined ? undefined : privateAddressKind(address)
+    return address === undefined || kind === undefined ? undefined : literalMessage(address, kind)
+  }
 
-    /** Before a call: fails when the URL's host is, or resolves to, a private address (blocking only). */
-    const checkTarget = (url: string): Effect.Effect<void, PrivateNetworkTarget> =>
-      Effect.gen(function*() {
-        if (!blocking || !URL.canParse(url)) return
-        const parsed = new URL(url)
-        const literal = literalAddressOf(parsed)
-        const addresses = literal !== undefined ? [literal] : (yield* resolveAll(parsed.hostname)).map((a) => a.address)
-        for (const address of addresses) {
-          const kind = privateAddressKind(address)
-          if (kind !== undefined) {
-            return yield* Effect.fail(new PrivateNetworkTarget({ host: literal ?? parsed.hostname, address, kind }))
-          }
+  /** Before a call: fails when the URL's host is, or resolves to, a private address (blocking only). */
+  const checkTarget = (url: string): Effect.Effect<void, PrivateNetworkTarget> =>
+    Effect.gen(function*() {
+      if (!blocking || !URL.canParse(url)) return
+      const parsed = new URL(url)
+      const literal = literalAddressOf(parsed)
+      const addresses = literal !== undefined ? [literal] : (yield* resolveAll(parsed.hostname)).map((a) => a.address)
+      for (const address of addresses) {
+        const kind = privateAddressKind(address)
+        if (kind !== undefined) {
+          return yield* Effect.fail(new PrivateNetworkTarget({ host: literal ?? parsed.hostname, address, kind }))
         }
-      })
+      }
+    })
 
-    /** The socket `lookup` outgoing calls use: refusing private addresses when blocking, else undefined (the default). */
-    const lookup: LookupFunction | undefined = blocking ? guardedLookup : undefined
+  /** The socket `lookup` outgoing calls use: refusing private addresses when blocking, else undefined (the default). */
+  const lookup: LookupFunction | undefined = blocking ? guardedLookup : undefined
 
-    return { blocking, literalProblem, checkTarget, lookup } as const
-  })
-}) {}
+  return { blocking, literalProblem, checkTarget, lookup } as const
+})
+
+export class NetworkPolicy extends Context.Tag("NetworkPolicy")<NetworkPolicy, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -3,38 +3,40 @@
  * applied (the migrator's table, `effect_sql_migrations`).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { ServiceUnavailable } from "../../domain/shared/Errors.ts"
 import { LATEST_MIGRATION_ID } from "../../layers/Migrations.ts"
 import { replaceFailure } from "./Failures.ts"
 
 const TIMEOUT = "2 seconds"
 
-export class Readiness extends Effect.Service<Readiness>()("Readiness", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const appliedMigration = SqlSchema.single({
-      Request: Schema.Void,
-      Result: Schema.Struct({ applied: Schema.NullOr(Schema.Int) }),
-      execute: () => sql`SELECT max(migration_id) AS applied FROM effect_sql_migrations`
-    })
-
-    const notReady = (error: string) => new ServiceUnavailable({ error })
-
-    /** Succeeds when the server can serve requests; `service_unavailable` saying why not. */
-    const check = appliedMigration(undefined).pipe(
-      Effect.timeoutFail({ duration: TIMEOUT, onTimeout: () => notReady("The database did not answer in time") }),
-      replaceFailure("SqlError", () => notReady("The database is not answering")),
-      Effect.catchTag("ParseError", Effect.die),
-      Effect.catchTag("NoSuchElementException", Effect.die),
-      Effect.flatMap(({ applied }) =>
-        (applied ?? 0) >= LATEST_MIGRATION_ID
-          ? Effect.void
-          : Effect.fail(notReady("Database migrations have not finished"))
-      )
-    )
-
-    return { check } as const
+  const appliedMigration = SqlSchema.single({
+    Request: Schema.Void,
+    Result: Schema.Struct({ applied: Schema.NullOr(Schema.Int) }),
+    execute: () => sql`SELECT max(migration_id) AS applied FROM effect_sql_migrations`
   })
-}) {}
+
+  const notReady = (error: string) => new ServiceUnavailable({ error })
+
+  /** Succeeds when the server can serve requests; `service_unavailable` saying why not. */
+  const check = appliedMigration(undefined).pipe(
+    Effect.timeoutFail({ duration: TIMEOUT, onTimeout: () => notReady("The database did not answer in time") }),
+    replaceFailure("SqlError", () => notReady("The database is not answering")),
+    Effect.catchTag("ParseError", Effect.die),
+    Effect.catchTag("NoSuchElementException", Effect.die),
+    Effect.flatMap(({ applied }) =>
+      (applied ?? 0) >= LATEST_MIGRATION_ID
+        ? Effect.void
+        : Effect.fail(notReady("Database migrations have not finished"))
+    )
+  )
+
+  return { check } as const
+})
+
+export class Readiness extends Context.Tag("Readiness")<Readiness, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

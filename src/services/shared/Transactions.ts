@@ -3,13 +3,15 @@
  * `transaction(...)`. Called inside another transaction, it joins it.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { isSqlError } from "./Sql.ts"
 
-export class Transactions extends Effect.Service<Transactions>()("Transactions", {
-  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
-    /** Runs `effect` in one transaction; failing to begin or to commit is a defect. */
-    transaction: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      sql.withTransaction(effect).pipe(Effect.catchIf(isSqlError, Effect.die))
-  }))
-}) {}
+const make = Effect.map(SqlClient.SqlClient, (sql) => ({
+  /** Runs `effect` in one transaction; failing to begin or to commit is a defect. */
+  transaction: <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    sql.withTransaction(effect).pipe(Effect.catchIf(isSqlError, Effect.die))
+}))
+
+export class Transactions extends Context.Tag("Transactions")<Transactions, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -6,7 +6,7 @@
  * project of its request's path was read with its key (ApiKeys.authenticate); other
  * organizations and projects, and callers without it (a stream's re-check), are read here.
  */
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Members.ts"
@@ -33,84 +33,90 @@ const standingIn = (principal: Principal, orgId: OrgId, projectId?: ProjectId): 
   return standing
 }
 
-export class Access extends Effect.Service<Access>()("Access", {
-  effect: Effect.gen(function*() {
-    const members = yield* MembersRepository
-    const projects = yield* ProjectsRepository
+const make = Effect.gen(function*() {
+  const members = yield* MembersRepository
+  const projects = yield* ProjectsRepository
 
-    /** The caller's role in an organization it belongs to. */
-    const orgRole = (orgId: OrgId) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        if (principal.kind === "organization") {
-          return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none<OrgRole>()
-        }
-        const known = standingIn(principal, orgId)
-        if (known !== undefined) return Option.fromNullable(known.role)
-        return Option.map(yield* members.find(orgId, principal.userId), (membership) => membership.role)
-      }).pipe(someOrFail(() => orgNotFound(orgId)))
+  /** The caller's role in an organization it belongs to. */
+  const orgRole = (orgId: OrgId) =>
+    Effect.gen(function*() {
+      const principal = yield* CurrentPrincipal
+      if (principal.kind === "organization") {
+        return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none<OrgRole>()
+      }
+      const known = standingIn(principal, orgId)
+      if (known !== undefined) return Option.fromNullable(known.role)
+      return Option.map(yield* members.find(orgId, principal.userId), (membership) => membership.role)
+    }).pipe(someOrFail(() => orgNotFound(orgId)))
 
-    /** The caller's role in the organization, at least `minimum`. */
-    const requireOrgRole = (orgId: OrgId, minimum: OrgRole) =>
-      Effect.flatMap(orgRole(orgId), (role) =>
-        ORG_ROLE_RANK[role] >= ORG_ROLE_RANK[minimum]
-          ? Effect.succeed(role)
-          : Effect.fail(
-            new Forbidden({ error: `This needs the ${minimum} role in organization ${orgId}; the caller is ${role}` })
-          ))
-
-    /** The calling user; organization API keys act for an organization, not a user. */
-    const requireUser = Effect.flatMap(CurrentPrincipal, (principal) =>
-      principal.kind === "user"
-        ? Effect.succeed(principal.userId)
+  /** The caller's role in the organization, at least `minimum`. */
+  const requireOrgRole = (orgId: OrgId, minimum: OrgRole) =>
+    Effect.flatMap(orgRole(orgId), (role) =>
+      ORG_ROLE_RANK[role] >= ORG_ROLE_RANK[minimum]
+        ? Effect.succeed(role)
         : Effect.fail(
-          new Forbidden({ error: "An organization API key does not act as a user; use a personal API key" })
+          new Forbidden({ error: `This needs the ${minimum} role in organization ${orgId}; the caller is ${role}` })
         ))
 
-    /** The calling user, or null for an organization API key. */
-    const callerUserId = Effect.map(
-      CurrentPrincipal,
-      (principal): UserId | null => principal.kind === "user" ? principal.userId : null
-    )
+  /** The calling user; organization API keys act for an organization, not a user. */
+  const requireUser = Effect.flatMap(CurrentPrincipal, (principal) =>
+    principal.kind === "user"
+      ? Effect.succeed(principal.userId)
+      : Effect.fail(
+        new Forbidden({ error: "An organization API key does not act as a user; use a personal API key" })
+      ))
 
-    /**
-     * What the caller may do in a project of an organization it belongs to. A user's membership,
-     * the project and the user's project role are one read.
-     */
-    const projectAccess = (orgId: OrgId, projectId: ProjectId): Effect.Effect<ProjectAccess, NotFound, CurrentPrincipal> =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const known = standingIn(principal, orgId, projectId)
-        if (principal.kind === "organization") {
-          const role = yield* orgRole(orgId)
-          const projectFound = known !== undefined
-            ? known.projectFound
-            : Option.isSome(yield* projects.findInOrg(orgId, projectId))
-          if (!projectFound) return yield* projectNotFound(projectId)
-          return role === "member" ? "write" : "admin"
-        }
-        const found = known !== undefined
-          ? known.role === null
-            ? Option.none()
-            : Option.some({ role: known.role, project_found: known.projectFound, project_role: known.projectRole })
-          : yield* members.standing(orgId, principal.userId, projectId)
-        if (Option.isNone(found)) return yield* orgNotFound(orgId)
-        const { project_found, project_role, role } = found.value
-        if (!project_found) return yield* projectNotFound(projectId)
-        if (role !== "member") return "admin"
-        return project_role === null ? "read" : project_role === "admin" ? "admin" : "write"
-      })
+  /** The calling user, or null for an organization API key. */
+  const callerUserId = Effect.map(
+    CurrentPrincipal,
+    (principal): UserId | null => principal.kind === "user" ? principal.userId : null
+  )
 
-    /** The caller's access to the project, at least `minimum`. */
-    const requireProjectAccess = (orgId: OrgId, projectId: ProjectId, minimum: ProjectAccess) =>
-      Effect.flatMap(projectAccess(orgId, projectId), (access): Effect.Effect<ProjectAccess, Forbidden> =>
-        PROJECT_ACCESS_RANK[access] >= PROJECT_ACCESS_RANK[minimum]
-          ? Effect.succeed(access)
-          : Effect.fail(
-            new Forbidden({ error: `This needs ${minimum} access to project ${projectId}; the caller has ${access}` })
-          ))
+  /**
+   * What the caller may do in a project of an organization it belongs to. A user's membership,
+   * the project and the user's project role are one read.
+   */
+  const projectAccess = (orgId: OrgId, projectId: ProjectId): Effect.Effect<ProjectAccess, NotFound, CurrentPrincipal> =>
+    Effect.gen(function*() {
+      const principal = yield* CurrentPrincipal
+      const known = standingIn(principal, orgId, projectId)
+      if (principal.kind === "organization") {
+        const role = yield* orgRole(orgId)
+        const projectFound = known !== undefined
+          ? known.projectFound
+          : Option.isSome(yield* projects.findInOrg(orgId, projectId))
+        if (!projectFound) return yield* projectNotFound(projectId)
+        return role === "member" ? "write" : "admin"
+      }
+      const found = known !== undefined
+        ? known.role === null
+          ? Option.none()
+          : Option.some({ role: known.role, project_found: known.projectFound, project_role: known.projectRole })
+        : yield* members.standing(orgId, principal.userId, projectId)
+      if (Option.isNone(found)) return yield* orgNotFound(orgId)
+      const { project_found, project_role, role } = found.value
+      if (!project_found) return yield* projectNotFound(projectId)
+      if (role !== "member") return "admin"
+      return project_role === null ? "read" : project_role === "admin" ? "admin" : "write"
+    })
 
-    return { orgRole, requireOrgRole, requireUser, callerUserId, projectAccess, requireProjectAccess } as const
-  }),
-  dependencies: [MembersRepository.Default, ProjectsRepository.Default]
-}) {}
+  /** The caller's access to the project, at least `minimum`. */
+  const requireProjectAccess = (orgId: OrgId, projectId: ProjectId, minimum: ProjectAccess) =>
+    Effect.flatMap(projectAccess(orgId, projectId), (access): Effect.Effect<ProjectAccess, Forbidden> =>
+      PROJECT_ACCESS_RANK[access] >= PROJECT_ACCESS_RANK[minimum]
+        ? Effect.succeed(access)
+        : Effect.fail(
+          new Forbidden({ error: `This needs ${minimum} access to project ${projectId}; the caller has ${access}` })
+        ))
+
+  return { orgRole, requireOrgRole, requireUser, callerUserId, projectAccess, requireProjectAccess } as const
+})
+
+export class Access extends Context.Tag("Access")<Access, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      MembersRepository.layer,
+      ProjectsRepository.layer
+    ])
+  )
+}

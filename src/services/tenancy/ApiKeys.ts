@@ -4,7 +4,7 @@
  * once: there is no cache between a request and the table.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { AuthenticationUnavailable, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
 import { ApiKeyId, OrgId, ProjectId, type UserId } from "../../domain/shared/Ids.ts"
@@ -41,120 +41,127 @@ const isProjectId = Schema.is(ProjectId)
 const makePersonal = constructor(CreatedPersonalApiKey, Schema.Struct(CreatedPersonalApiKey.fields))
 const makeForOrganization = constructor(CreatedOrganizationApiKey, Schema.Struct(CreatedOrganizationApiKey.fields))
 
-export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
-  effect: Effect.gen(function*() {
-    const keys = yield* ApiKeysRepository
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const keys = yield* ApiKeysRepository
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
 
-    /** Whom the key of `token` acts for, with its caller's standing in the organization and project of the request's path. */
-    const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError> => {
-      const hash = sha256Hex(token)
-      // An id that is not well formed is not looked up: the route answers 400 for it.
-      if (!isOrgId(path.orgId)) return Effect.map(keys.findOwner(hash), Option.map(principalOf))
-      const orgId = path.orgId
-      const projectId = isProjectId(path.projectId) ? path.projectId : undefined
-      return Effect.map(
-        keys.findOwnerWithStanding(hash, orgId, projectId ?? null),
-        Option.map(({ owner, standing }): Principal => ({
-          ...principalOf(owner),
-          standing: {
-            orgId,
-            projectId,
-            role: standing.member_role,
-            projectFound: standing.project_found,
-            projectRole: standing.project_role
-          }
+  /** Whom the key of `token` acts for, with its caller's standing in the organization and project of the request's path. */
+  const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError> => {
+    const hash = sha256Hex(token)
+    // An id that is not well formed is not looked up: the route answers 400 for it.
+    if (!isOrgId(path.orgId)) return Effect.map(keys.findOwner(hash), Option.map(principalOf))
+    const orgId = path.orgId
+    const projectId = isProjectId(path.projectId) ? path.projectId : undefined
+    return Effect.map(
+      keys.findOwnerWithStanding(hash, orgId, projectId ?? null),
+      Option.map(({ owner, standing }): Principal => ({
+        ...principalOf(owner),
+        standing: {
+          orgId,
+          projectId,
+          role: standing.member_role,
+          projectFound: standing.project_found,
+          projectRole: standing.project_role
+        }
+      }))
+    )
+  }
+
+  /**
+   * The caller a bearer token names. `path`: the organization and project ids of the
+   * request's path, as sent (none for a route without them): the caller's standing there is
+   * read in the same statement (Principal's `standing`, used by Access).
+   */
+  const authenticate = (
+    token: string,
+    path: RequestPath = {}
+  ): Effect.Effect<Principal, Unauthorized | AuthenticationUnavailable> =>
+    token.length === 0
+      ? Effect.fail(new Unauthorized({ error: "Send an API key as 'Authorization: Bearer <token>'" }))
+      : lookUp(token, path).pipe(
+        replaceFailure("SqlError", () =>
+          new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new Unauthorized({ error: "The API key is not valid or has been revoked" })),
+          onSome: Effect.succeed
         }))
       )
-    }
 
-    /**
-     * The caller a bearer token names. `path`: the organization and project ids of the
-     * request's path, as sent (none for a route without them): the caller's standing there is
-     * read in the same statement (Principal's `standing`, used by Access).
-     */
-    const authenticate = (
-      token: string,
-      path: RequestPath = {}
-    ): Effect.Effect<Principal, Unauthorized | AuthenticationUnavailable> =>
-      token.length === 0
-        ? Effect.fail(new Unauthorized({ error: "Send an API key as 'Authorization: Bearer <token>'" }))
-        : lookUp(token, path).pipe(
-          replaceFailure("SqlError", () =>
-            new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(new Unauthorized({ error: "The API key is not valid or has been revoked" })),
-            onSome: Effect.succeed
-          }))
-        )
+  /**
+   * Whom the key `keyId` acts for, while it exists: for a connection that outlives the request
+   * that authenticated it (an event stream, a stream token) to check its key again.
+   */
+  const principalOfKey = (keyId: ApiKeyId): Effect.Effect<Option.Option<Principal>> =>
+    Effect.map(keys.findOwnerById(keyId), Option.map(principalOf))
 
-    /**
-     * Whom the key `keyId` acts for, while it exists: for a connection that outlives the request
-     * that authenticated it (an event stream, a stream token) to check its key again.
-     */
-    const principalOfKey = (keyId: ApiKeyId): Effect.Effect<Option.Option<Principal>> =>
-      Effect.map(keys.findOwnerById(keyId), Option.map(principalOf))
-
-    const createPersonalWith = (userId: UserId, name: string, token: string) =>
-      Effect.gen(function*() {
-        const key = yield* keys.insertPersonal({
-          id: yield* ids.make(ApiKeyId),
-          token_hash: sha256Hex(token),
-          name,
-          user_id: userId
-        })
-        return makePersonal({ ...key, token })
+  const createPersonalWith = (userId: UserId, name: string, token: string) =>
+    Effect.gen(function*() {
+      const key = yield* keys.insertPersonal({
+        id: yield* ids.make(ApiKeyId),
+        token_hash: sha256Hex(token),
+        name,
+        user_id: userId
       })
+      return makePersonal({ ...key, token })
+    })
 
-    const createPersonal = (userId: UserId, name: string) => createPersonalWith(userId, name, newToken())
+  const createPersonal = (userId: UserId, name: string) => createPersonalWith(userId, name, newToken())
 
-    const createForOrganization = (orgId: OrgId, name: string, role: AssignableRole) =>
-      Effect.gen(function*() {
-        const token = newToken()
-        const key = yield* keys.insertForOrganization({
-          id: yield* ids.make(ApiKeyId),
-          token_hash: sha256Hex(token),
-          name,
-          org_id: orgId,
-          role
-        })
-        return makeForOrganization({ ...key, token })
+  const createForOrganization = (orgId: OrgId, name: string, role: AssignableRole) =>
+    Effect.gen(function*() {
+      const token = newToken()
+      const key = yield* keys.insertForOrganization({
+        id: yield* ids.make(ApiKeyId),
+        token_hash: sha256Hex(token),
+        name,
+        org_id: orgId,
+        role
       })
+      return makeForOrganization({ ...key, token })
+    })
 
-    const listPersonal = (userId: UserId, query: ListQuery) =>
-      paged(query, (keyset) => keys.pagePersonal(userId, keyset), (key) => key.id)
+  const listPersonal = (userId: UserId, query: ListQuery) =>
+    paged(query, (keyset) => keys.pagePersonal(userId, keyset), (key) => key.id)
 
-    const listForOrganization = (orgId: OrgId, query: ListQuery) =>
-      paged(query, (keyset) => keys.pageForOrganization(orgId, keyset), (key) => key.id)
+  const listForOrganization = (orgId: OrgId, query: ListQuery) =>
+    paged(query, (keyset) => keys.pageForOrganization(orgId, keyset), (key) => key.id)
 
-    const remove = (owner: { readonly userId: UserId } | { readonly orgId: OrgId }, keyId: ApiKeyId) =>
-      Effect.flatMap(
-        keys.remove(owner, keyId),
-        (removed) => removed ? Effect.void : Effect.fail(new NotFound({ error: `API key ${keyId} not found` }))
-      )
+  const remove = (owner: { readonly userId: UserId } | { readonly orgId: OrgId }, keyId: ApiKeyId) =>
+    Effect.flatMap(
+      keys.remove(owner, keyId),
+      (removed) => removed ? Effect.void : Effect.fail(new NotFound({ error: `API key ${keyId} not found` }))
+    )
 
-    /** Makes `token` a personal key of the user named `name`, replacing that user's earlier key of the same name. */
-    const ensurePersonalToken = (userId: UserId, name: string, token: string) =>
-      transaction(Effect.gen(function*() {
-        const hash = sha256Hex(token)
-        const existing = yield* keys.findOwner(hash).pipe(Effect.orDie)
-        if (Option.isSome(existing) && existing.value.user_id === userId) return Option.none()
-        yield* keys.deletePersonalNamed(userId, name)
-        yield* keys.deleteByTokenHash(hash)
-        return Option.some(yield* createPersonalWith(userId, name, token))
-      }))
+  /** Makes `token` a personal key of the user named `name`, replacing that user's earlier key of the same name. */
+  const ensurePersonalToken = (userId: UserId, name: string, token: string) =>
+    transaction(Effect.gen(function*() {
+      const hash = sha256Hex(token)
+      const existing = yield* keys.findOwner(hash).pipe(Effect.orDie)
+      if (Option.isSome(existing) && existing.value.user_id === userId) return Option.none()
+      yield* keys.deletePersonalNamed(userId, name)
+      yield* keys.deleteByTokenHash(hash)
+      return Option.some(yield* createPersonalWith(userId, name, token))
+    }))
 
-    return {
-      authenticate,
-      principalOfKey,
-      createPersonal,
-      createForOrganization,
-      listPersonal,
-      listForOrganization,
-      remove,
-      ensurePersonalToken
-    } as const
-  }),
-  dependencies: [ApiKeysRepository.Default, IdGenerator.Default, Transactions.Default]
-}) {}
+  return {
+    authenticate,
+    principalOfKey,
+    createPersonal,
+    createForOrganization,
+    listPersonal,
+    listForOrganization,
+    remove,
+    ensurePersonalToken
+  } as const
+})
+
+export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ApiKeysRepository.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

@@ -3,7 +3,7 @@
  * address with a role (only an owner may invite an owner); the user with that e-mail accepts and
  * becomes a member. One pending invitation per address and organization.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { InvitationId, type OrgId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -24,120 +24,123 @@ import { UsersRepository } from "./UsersRepository.ts"
 const makeInvitation = constructor(Invitation, Schema.Struct(Invitation.fields))
 const makeMember = constructor(Member, Schema.Struct(Member.fields))
 
-export class Invitations extends Effect.Service<Invitations>()("Invitations", {
-  effect: Effect.gen(function*() {
-    const invitations = yield* InvitationsRepository
-    const organizations = yield* OrganizationsRepository
-    const members = yield* MembersRepository
-    const users = yield* UsersRepository
-    const access = yield* Access
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const invitations = yield* InvitationsRepository
+  const organizations = yield* OrganizationsRepository
+  const members = yield* MembersRepository
+  const users = yield* UsersRepository
+  const access = yield* Access
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
 
-    const notFound = (invitationId: InvitationId) => () =>
-      new NotFound({ error: `Invitation ${invitationId} not found` })
+  const notFound = (invitationId: InvitationId) => () =>
+    new NotFound({ error: `Invitation ${invitationId} not found` })
 
-    /** Invitations of one organization with its name. */
-    const named = (orgId: OrgId, stored: ReadonlyArray<StoredInvitation>) =>
-      Effect.map(
-        organizations.findById(orgId),
-        (organization) =>
-          stored.map((invitation) =>
-            makeInvitation({ ...invitation, org_name: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }) })
-          )
+  /** Invitations of one organization with its name. */
+  const named = (orgId: OrgId, stored: ReadonlyArray<StoredInvitation>) =>
+    Effect.map(
+      organizations.findById(orgId),
+      (organization) =>
+        stored.map((invitation) =>
+          makeInvitation({ ...invitation, org_name: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }) })
+        )
+    )
+
+  /** The organization role of the user with this e-mail address, if they are a member. */
+  const memberRole = (orgId: OrgId, email: string) =>
+    Effect.flatMap(users.findByEmail(email), Option.match({
+      onNone: () => Effect.succeed(Option.none<OrgRole>()),
+      onSome: (user) => Effect.map(members.find(orgId, user.id), Option.map((membership) => membership.role))
+    }))
+
+  const create = (orgId: OrgId, email: Email, role: OrgRole) =>
+    Effect.gen(function*() {
+      const callerRole = yield* access.requireOrgRole(orgId, "admin")
+      if (role === "owner" && callerRole !== "owner") {
+        return yield* Effect.fail(new Forbidden({ error: "Only an owner can invite an owner" }))
+      }
+      // A member becomes an owner by accepting an owner's invitation (the role an update sets is admin or member).
+      const current = yield* memberRole(orgId, email)
+      if (Option.isSome(current) && (role !== "owner" || current.value === "owner")) {
+        return yield* Effect.fail(
+          new Conflict({
+            error: `${email} is a member of ${orgId} already, as ${current.value}; change an admin's or member's role ` +
+              "with PATCH /orgs/{orgID}/members/{userID}, or, as an owner, invite them with role owner to make them one"
+          })
+        )
+      }
+      const stored = yield* invitations.insert({ id: yield* ids.make(InvitationId), org_id: orgId, email, role }).pipe(
+        replaceFailure(
+          "UniqueViolation",
+          () => new Conflict({ error: `${email} has a pending invitation to ${orgId} already; delete it to invite again` }),
+          "Debug"
+        )
       )
+      const [invitation] = yield* named(orgId, [stored])
+      return invitation
+    })
 
-    /** The organization role of the user with this e-mail address, if they are a member. */
-    const memberRole = (orgId: OrgId, email: string) =>
-      Effect.flatMap(users.findByEmail(email), Option.match({
-        onNone: () => Effect.succeed(Option.none<OrgRole>()),
-        onSome: (user) => Effect.map(members.find(orgId, user.id), Option.map((membership) => membership.role))
+  const list = (orgId: OrgId, query: ListQuery) =>
+    Effect.zipRight(
+      access.requireOrgRole(orgId, "admin"),
+      paged(
+        query,
+        (keyset) => Effect.flatMap(invitations.page(orgId, keyset), (stored) => named(orgId, stored)),
+        (invitation) => invitation.id
+      )
+    )
+
+  const remove = (orgId: OrgId, invitationId: InvitationId) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      if (!(yield* invitations.remove(orgId, invitationId))) return yield* Effect.fail(notFound(invitationId)())
+    })
+
+  /** The invited user joins; an invitation naming another e-mail address is not found. */
+  const accept = (invitationId: InvitationId) =>
+    Effect.gen(function*() {
+      const userId = yield* access.requireUser
+      const user = yield* users.findById(userId).pipe(someOrFail(notFound(invitationId)))
+      return yield* transaction(Effect.gen(function*() {
+        const invitation = yield* invitations.take(invitationId, user.email).pipe(someOrFail(notFound(invitationId)))
+        const joined = yield* members.insert({ org_id: invitation.org_id, user_id: userId, role: invitation.org_role })
+        if (Option.isSome(joined)) return makeMember({ ...joined.value, email: user.email })
+        // A member accepting an owner's invitation becomes an owner, keeping everything else.
+        if (invitation.org_role !== "owner") {
+          return yield* Effect.fail(new Conflict({ error: `You are a member of ${invitation.org_id} already` }))
+        }
+        const promoted = yield* members.updateRole(invitation.org_id, userId, "owner")
+        return makeMember({ ...promoted, email: user.email })
       }))
+    })
 
-    const create = (orgId: OrgId, email: Email, role: OrgRole) =>
-      Effect.gen(function*() {
-        const callerRole = yield* access.requireOrgRole(orgId, "admin")
-        if (role === "owner" && callerRole !== "owner") {
-          return yield* Effect.fail(new Forbidden({ error: "Only an owner can invite an owner" }))
-        }
-        // A member becomes an owner by accepting an owner's invitation (the role an update sets is admin or member).
-        const current = yield* memberRole(orgId, email)
-        if (Option.isSome(current) && (role !== "owner" || current.value === "owner")) {
-          return yield* Effect.fail(
-            new Conflict({
-              error: `${email} is a member of ${orgId} already, as ${current.value}; change an admin's or member's role ` +
-                "with PATCH /orgs/{orgID}/members/{userID}, or, as an owner, invite them with role owner to make them one"
-            })
-          )
-        }
-        const stored = yield* invitations.insert({ id: yield* ids.make(InvitationId), org_id: orgId, email, role }).pipe(
-          replaceFailure(
-            "UniqueViolation",
-            () => new Conflict({ error: `${email} has a pending invitation to ${orgId} already; delete it to invite again` }),
-            "Debug"
-          )
-        )
-        const [invitation] = yield* named(orgId, [stored])
-        return invitation
-      })
-
-    const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.zipRight(
-        access.requireOrgRole(orgId, "admin"),
-        paged(
-          query,
-          (keyset) => Effect.flatMap(invitations.page(orgId, keyset), (stored) => named(orgId, stored)),
-          (invitation) => invitation.id
-        )
+  /** The calling user's pending invitations, to any organization (their e-mail address's). */
+  const listMine = (query: ListQuery) =>
+    Effect.gen(function*() {
+      const userId = yield* access.requireUser
+      const user = yield* users.findById(userId).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`User ${userId} vanished`), onSome: Effect.succeed }))
       )
+      return yield* paged(
+        query,
+        (keyset) => Effect.map(invitations.pageForEmail(user.email, keyset), (found) => found.map(makeInvitation)),
+        (invitation) => invitation.id
+      )
+    })
 
-    const remove = (orgId: OrgId, invitationId: InvitationId) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        if (!(yield* invitations.remove(orgId, invitationId))) return yield* Effect.fail(notFound(invitationId)())
-      })
+  return { create, list, listMine, remove, accept } as const
+})
 
-    /** The invited user joins; an invitation naming another e-mail address is not found. */
-    const accept = (invitationId: InvitationId) =>
-      Effect.gen(function*() {
-        const userId = yield* access.requireUser
-        const user = yield* users.findById(userId).pipe(someOrFail(notFound(invitationId)))
-        return yield* transaction(Effect.gen(function*() {
-          const invitation = yield* invitations.take(invitationId, user.email).pipe(someOrFail(notFound(invitationId)))
-          const joined = yield* members.insert({ org_id: invitation.org_id, user_id: userId, role: invitation.org_role })
-          if (Option.isSome(joined)) return makeMember({ ...joined.value, email: user.email })
-          // A member accepting an owner's invitation becomes an owner, keeping everything else.
-          if (invitation.org_role !== "owner") {
-            return yield* Effect.fail(new Conflict({ error: `You are a member of ${invitation.org_id} already` }))
-          }
-          const promoted = yield* members.updateRole(invitation.org_id, userId, "owner")
-          return makeMember({ ...promoted, email: user.email })
-        }))
-      })
-
-    /** The calling user's pending invitations, to any organization (their e-mail address's). */
-    const listMine = (query: ListQuery) =>
-      Effect.gen(function*() {
-        const userId = yield* access.requireUser
-        const user = yield* users.findById(userId).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`User ${userId} vanished`), onSome: Effect.succeed }))
-        )
-        return yield* paged(
-          query,
-          (keyset) => Effect.map(invitations.pageForEmail(user.email, keyset), (found) => found.map(makeInvitation)),
-          (invitation) => invitation.id
-        )
-      })
-
-    return { create, list, listMine, remove, accept } as const
-  }),
-  dependencies: [
-    InvitationsRepository.Default,
-    OrganizationsRepository.Default,
-    MembersRepository.Default,
-    UsersRepository.Default,
-    Access.Default,
-    IdGenerator.Default,
-    Transactions.Default
-  ]
-}) {}
+export class Invitations extends Context.Tag("Invitations")<Invitations, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      InvitationsRepository.layer,
+      OrganizationsRepository.layer,
+      MembersRepository.layer,
+      UsersRepository.layer,
+      Access.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

@@ -5,7 +5,7 @@
  * something the member owns personally is in use: a personal secret that a resource
  * holds (SecretReferences), a personal skill an agent's configuration uses (SkillReferences).
  */
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -25,107 +25,110 @@ import { UsersRepository } from "./UsersRepository.ts"
 
 const makeMember = constructor(Member, Schema.Struct(Member.fields))
 
-export class Members extends Effect.Service<Members>()("Members", {
-  effect: Effect.gen(function*() {
-    const members = yield* MembersRepository
-    const users = yield* UsersRepository
-    const projects = yield* ProjectsRepository
-    const projectMembers = yield* ProjectMembersRepository
-    const access = yield* Access
-    const secretReferences = yield* SecretReferences
-    const skillReferences = yield* SkillReferences
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const members = yield* MembersRepository
+  const users = yield* UsersRepository
+  const projects = yield* ProjectsRepository
+  const projectMembers = yield* ProjectMembersRepository
+  const access = yield* Access
+  const secretReferences = yield* SecretReferences
+  const skillReferences = yield* SkillReferences
+  const { transaction } = yield* Transactions
 
-    /** Memberships with their users' e-mail addresses. */
-    const withEmails = (memberships: ReadonlyArray<Membership>) =>
-      Effect.map(users.findByIds(memberships.map((membership) => membership.user_id)), (found) => {
-        const emails = new Map(found.map((user) => [user.id, user.email]))
-        return memberships.map((membership) => makeMember({ ...membership, email: emails.get(membership.user_id) ?? "" }))
-      })
+  /** Memberships with their users' e-mail addresses. */
+  const withEmails = (memberships: ReadonlyArray<Membership>) =>
+    Effect.map(users.findByIds(memberships.map((membership) => membership.user_id)), (found) => {
+      const emails = new Map(found.map((user) => [user.id, user.email]))
+      return memberships.map((membership) => makeMember({ ...membership, email: emails.get(membership.user_id) ?? "" }))
+    })
 
-    const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.gen(function*() {
-        yield* access.orgRole(orgId)
-        return yield* paged(
-          query,
-          (keyset) => Effect.flatMap(members.page(orgId, keyset), withEmails),
-          (member) => member.user_id
-        )
-      })
+  const list = (orgId: OrgId, query: ListQuery) =>
+    Effect.gen(function*() {
+      yield* access.orgRole(orgId)
+      return yield* paged(
+        query,
+        (keyset) => Effect.flatMap(members.page(orgId, keyset), withEmails),
+        (member) => member.user_id
+      )
+    })
 
-    /** The membership, locked for the rest of the transaction, with the organization's owner count. */
-    const lockTarget = (orgId: OrgId, userId: UserId) =>
-      Effect.gen(function*() {
-        const owners = yield* members.lockOwners(orgId)
-        const target = yield* members.lock(orgId, userId).pipe(
-          someOrFail(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` }))
-        )
-        return { target, ownerCount: owners.length }
-      })
+  /** The membership, locked for the rest of the transaction, with the organization's owner count. */
+  const lockTarget = (orgId: OrgId, userId: UserId) =>
+    Effect.gen(function*() {
+      const owners = yield* members.lockOwners(orgId)
+      const target = yield* members.lock(orgId, userId).pipe(
+        someOrFail(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` }))
+      )
+      return { target, ownerCount: owners.length }
+    })
 
-    const requireOwnerToChangeOwner = (callerRole: OrgRole, target: Membership, action: string) =>
-      target.role === "owner" && callerRole !== "owner"
-        ? Effect.fail(new Forbidden({ error: `Only an owner can ${action} an owner` }))
-        : Effect.void
+  const requireOwnerToChangeOwner = (callerRole: OrgRole, target: Membership, action: string) =>
+    target.role === "owner" && callerRole !== "owner"
+      ? Effect.fail(new Forbidden({ error: `Only an owner can ${action} an owner` }))
+      : Effect.void
 
-    const refuseLastOwner = (target: Membership, ownerCount: number, action: string) =>
-      target.role === "owner" && ownerCount <= 1
-        ? Effect.fail(
-          new Conflict({
-            error: `${target.user_id} is the last owner of ${target.org_id}; make another owner before you ${action} them`
-          })
-        )
-        : Effect.void
+  const refuseLastOwner = (target: Membership, ownerCount: number, action: string) =>
+    target.role === "owner" && ownerCount <= 1
+      ? Effect.fail(
+        new Conflict({
+          error: `${target.user_id} is the last owner of ${target.org_id}; make another owner before you ${action} them`
+        })
+      )
+      : Effect.void
 
-    const updateRole = (orgId: OrgId, userId: UserId, role: AssignableRole) =>
-      Effect.gen(function*() {
-        const callerRole = yield* access.requireOrgRole(orgId, "admin")
-        const updated = yield* transaction(Effect.gen(function*() {
-          const { ownerCount, target } = yield* lockTarget(orgId, userId)
-          yield* requireOwnerToChangeOwner(callerRole, target, "demote")
-          yield* refuseLastOwner(target, ownerCount, "demote")
-          return yield* members.updateRole(orgId, userId, role)
-        }))
-        const [member] = yield* withEmails([updated])
-        return member
-      })
+  const updateRole = (orgId: OrgId, userId: UserId, role: AssignableRole) =>
+    Effect.gen(function*() {
+      const callerRole = yield* access.requireOrgRole(orgId, "admin")
+      const updated = yield* transaction(Effect.gen(function*() {
+        const { ownerCount, target } = yield* lockTarget(orgId, userId)
+        yield* requireOwnerToChangeOwner(callerRole, target, "demote")
+        yield* refuseLastOwner(target, ownerCount, "demote")
+        return yield* members.updateRole(orgId, userId, role)
+      }))
+      const [member] = yield* withEmails([updated])
+      return member
+    })
 
-    const remove = (orgId: OrgId, userId: UserId) =>
-      Effect.gen(function*() {
-        const callerRole = yield* access.orgRole(orgId)
-        const principal = yield* CurrentPrincipal
-        const leaving = principal.kind === "user" && principal.userId === userId
-        if (!leaving && ORG_ROLE_RANK[callerRole] < ORG_ROLE_RANK.admin) {
-          return yield* Effect.fail(new Forbidden({ error: "Only admins and owners can remove other members" }))
+  const remove = (orgId: OrgId, userId: UserId) =>
+    Effect.gen(function*() {
+      const callerRole = yield* access.orgRole(orgId)
+      const principal = yield* CurrentPrincipal
+      const leaving = principal.kind === "user" && principal.userId === userId
+      if (!leaving && ORG_ROLE_RANK[callerRole] < ORG_ROLE_RANK.admin) {
+        return yield* Effect.fail(new Forbidden({ error: "Only admins and owners can remove other members" }))
+      }
+      yield* transaction(Effect.gen(function*() {
+        const { ownerCount, target } = yield* lockTarget(orgId, userId)
+        yield* requireOwnerToChangeOwner(callerRole, target, "remove")
+        yield* refuseLastOwner(target, ownerCount, "remove")
+        const blockers = [
+          ...yield* secretReferences.memberRemovalBlockers(orgId, userId),
+          ...yield* skillReferences.memberRemovalBlockers(orgId, userId)
+        ]
+        if (blockers.length > 0) {
+          return yield* Effect.fail(
+            new Conflict({ error: `${userId} cannot be removed from ${orgId}: ${blockers.join("; ")}` })
+          )
         }
-        yield* transaction(Effect.gen(function*() {
-          const { ownerCount, target } = yield* lockTarget(orgId, userId)
-          yield* requireOwnerToChangeOwner(callerRole, target, "remove")
-          yield* refuseLastOwner(target, ownerCount, "remove")
-          const blockers = [
-            ...yield* secretReferences.memberRemovalBlockers(orgId, userId),
-            ...yield* skillReferences.memberRemovalBlockers(orgId, userId)
-          ]
-          if (blockers.length > 0) {
-            return yield* Effect.fail(
-              new Conflict({ error: `${userId} cannot be removed from ${orgId}: ${blockers.join("; ")}` })
-            )
-          }
-          yield* projectMembers.removeUserFrom(userId, yield* projects.idsOf(orgId))
-          yield* members.remove(orgId, userId)
-        }))
-      })
+        yield* projectMembers.removeUserFrom(userId, yield* projects.idsOf(orgId))
+        yield* members.remove(orgId, userId)
+      }))
+    })
 
-    return { list, updateRole, remove } as const
-  }),
-  dependencies: [
-    MembersRepository.Default,
-    UsersRepository.Default,
-    ProjectsRepository.Default,
-    ProjectMembersRepository.Default,
-    Access.Default,
-    SecretReferences.Default,
-    SkillReferences.Default,
-    Transactions.Default
-  ]
-}) {}
+  return { list, updateRole, remove } as const
+})
+
+export class Members extends Context.Tag("Members")<Members, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      MembersRepository.layer,
+      UsersRepository.layer,
+      ProjectsRepository.layer,
+      ProjectMembersRepository.layer,
+      Access.layer,
+      SecretReferences.layer,
+      SkillReferences.layer,
+      Transactions.layer
+    ])
+  )
+}

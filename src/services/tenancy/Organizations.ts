@@ -1,5 +1,5 @@
 /** Organizations (src/domain/tenancy/Organizations.ts): whoever creates one becomes its owner. */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -11,35 +11,43 @@ import { Transactions } from "../shared/Transactions.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 
-export class Organizations extends Effect.Service<Organizations>()("Organizations", {
-  effect: Effect.gen(function*() {
-    const organizations = yield* OrganizationsRepository
-    const members = yield* MembersRepository
-    const ids = yield* IdGenerator
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const organizations = yield* OrganizationsRepository
+  const members = yield* MembersRepository
+  const ids = yield* IdGenerator
+  const { transaction } = yield* Transactions
 
-    const notFound = (orgId: OrgId) => () => new NotFound({ error: `Organization ${orgId} not found` })
+  const notFound = (orgId: OrgId) => () => new NotFound({ error: `Organization ${orgId} not found` })
 
-    /** A new organization whose owner is `ownerId`. */
-    const create = (name: string, ownerId: UserId) =>
-      transaction(Effect.gen(function*() {
-        const organization = yield* organizations.insert({ id: yield* ids.make(OrgId), name })
-        yield* members.insert({ org_id: organization.id, user_id: ownerId, role: "owner" })
-        return organization
-      }))
+  /** A new organization whose owner is `ownerId`. */
+  const create = (name: string, ownerId: UserId) =>
+    transaction(Effect.gen(function*() {
+      const organization = yield* organizations.insert({ id: yield* ids.make(OrgId), name })
+      yield* members.insert({ org_id: organization.id, user_id: ownerId, role: "owner" })
+      return organization
+    }))
 
-    /** The organizations the caller belongs to (an organization key: its own). */
-    const list = (principal: Principal, query: ListQuery) =>
-      Effect.gen(function*() {
-        const orgIds = principal.kind === "user" ? yield* members.orgIdsOf(principal.userId) : [principal.orgId]
-        return yield* paged(query, (keyset) => organizations.pageAmong(orgIds, keyset), (org) => org.id)
-      })
+  /** The organizations the caller belongs to (an organization key: its own). */
+  const list = (principal: Principal, query: ListQuery) =>
+    Effect.gen(function*() {
+      const orgIds = principal.kind === "user" ? yield* members.orgIdsOf(principal.userId) : [principal.orgId]
+      return yield* paged(query, (keyset) => organizations.pageAmong(orgIds, keyset), (org) => org.id)
+    })
 
-    const get = (orgId: OrgId) => organizations.findById(orgId).pipe(someOrFail(notFound(orgId)))
+  const get = (orgId: OrgId) => organizations.findById(orgId).pipe(someOrFail(notFound(orgId)))
 
-    const rename = (orgId: OrgId, name: string) => organizations.rename(orgId, name).pipe(someOrFail(notFound(orgId)))
+  const rename = (orgId: OrgId, name: string) => organizations.rename(orgId, name).pipe(someOrFail(notFound(orgId)))
 
-    return { create, list, get, rename } as const
-  }),
-  dependencies: [OrganizationsRepository.Default, MembersRepository.Default, IdGenerator.Default, Transactions.Default]
-}) {}
+  return { create, list, get, rename } as const
+})
+
+export class Organizations extends Context.Tag("Organizations")<Organizations, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      OrganizationsRepository.layer,
+      MembersRepository.layer,
+      IdGenerator.layer,
+      Transactions.layer
+    ])
+  )
+}

@@ -1,47 +1,49 @@
 /** The `organizations` table. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { OrgId } from "../../domain/shared/Ids.ts"
 import { Organization } from "../../domain/tenancy/Organizations.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 const NewOrganization = Schema.Struct({ id: OrgId, name: Schema.String })
 
-export class OrganizationsRepository extends Effect.Service<OrganizationsRepository>()("OrganizationsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
-      Request: NewOrganization,
-      Result: Organization,
-      execute: (organization) => sql`INSERT INTO organizations ${sql.insert(organization)} RETURNING *`
-    })
-
-    const findById = SqlSchema.findOne({
-      Request: OrgId,
-      Result: Organization,
-      execute: (id) => sql`SELECT * FROM organizations WHERE id = ${id}`
-    })
-
-    const rename = SqlSchema.findOne({
-      Request: NewOrganization,
-      Result: Organization,
-      execute: ({ id, name }) => sql`UPDATE organizations SET name = ${name} WHERE id = ${id} RETURNING *`
-    })
-
-    const pageAmong = keysetQuery(sql, {
-      filter: Schema.Struct({ ids: Schema.Array(OrgId) }),
-      result: Organization,
-      select: ({ ids }) =>
-        ids.length === 0 ? sql`SELECT * FROM organizations WHERE false` : sql`SELECT * FROM organizations WHERE ${sql.in("id", ids)}`
-    })
-
-    return {
-      insert: (organization: typeof NewOrganization.Type) => Effect.orDie(insert(organization)),
-      findById: (id: OrgId) => Effect.orDie(findById(id)),
-      rename: (id: OrgId, name: string) => Effect.orDie(rename({ id, name })),
-      /** A page of the organizations among `ids`. */
-      pageAmong: (ids: ReadonlyArray<OrgId>, keyset: Keyset) => pageAmong({ ids }, keyset)
-    } as const
+  const insert = SqlSchema.single({
+    Request: NewOrganization,
+    Result: Organization,
+    execute: (organization) => sql`INSERT INTO organizations ${sql.insert(organization)} RETURNING *`
   })
-}) {}
+
+  const findById = SqlSchema.findOne({
+    Request: OrgId,
+    Result: Organization,
+    execute: (id) => sql`SELECT * FROM organizations WHERE id = ${id}`
+  })
+
+  const rename = SqlSchema.findOne({
+    Request: NewOrganization,
+    Result: Organization,
+    execute: ({ id, name }) => sql`UPDATE organizations SET name = ${name} WHERE id = ${id} RETURNING *`
+  })
+
+  const pageAmong = keysetQuery(sql, {
+    filter: Schema.Struct({ ids: Schema.Array(OrgId) }),
+    result: Organization,
+    select: ({ ids }) =>
+      ids.length === 0 ? sql`SELECT * FROM organizations WHERE false` : sql`SELECT * FROM organizations WHERE ${sql.in("id", ids)}`
+  })
+
+  return {
+    insert: (organization: typeof NewOrganization.Type) => Effect.orDie(insert(organization)),
+    findById: (id: OrgId) => Effect.orDie(findById(id)),
+    rename: (id: OrgId, name: string) => Effect.orDie(rename({ id, name })),
+    /** A page of the organizations among `ids`. */
+    pageAmong: (ids: ReadonlyArray<OrgId>, keyset: Keyset) => pageAmong({ ids }, keyset)
+  } as const
+})
+
+export class OrganizationsRepository extends Context.Tag("OrganizationsRepository")<OrganizationsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -1,5 +1,5 @@
 /** Projects (src/domain/tenancy/Projects.ts): org admins create and delete them, project admins rename them. */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Conflict, NotFound } from "../../domain/shared/Errors.ts"
 import { type OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -9,53 +9,60 @@ import { paged } from "../shared/Paging.ts"
 import { Access } from "./Access.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 
-export class Projects extends Effect.Service<Projects>()("Projects", {
-  effect: Effect.gen(function*() {
-    const projects = yield* ProjectsRepository
-    const access = yield* Access
-    const ids = yield* IdGenerator
+const make = Effect.gen(function*() {
+  const projects = yield* ProjectsRepository
+  const access = yield* Access
+  const ids = yield* IdGenerator
 
-    const nameTaken = (orgId: OrgId, name: string) => () =>
-      new Conflict({ error: `Organization ${orgId} has a project named "${name}" already; pick another name` })
-    const notFound = (projectId: ProjectId) => () => new NotFound({ error: `Project ${projectId} not found` })
+  const nameTaken = (orgId: OrgId, name: string) => () =>
+    new Conflict({ error: `Organization ${orgId} has a project named "${name}" already; pick another name` })
+  const notFound = (projectId: ProjectId) => () => new NotFound({ error: `Project ${projectId} not found` })
 
-    const create = (orgId: OrgId, name: string) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        return yield* projects.insert({ id: yield* ids.make(ProjectId), org_id: orgId, name }).pipe(
-          replaceFailure("UniqueViolation", nameTaken(orgId, name), "Debug")
-        )
-      })
-
-    const list = (orgId: OrgId, query: ListQuery) =>
-      Effect.zipRight(
-        access.orgRole(orgId),
-        paged(query, (keyset) => projects.page(orgId, keyset), (project) => project.id)
+  const create = (orgId: OrgId, name: string) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      return yield* projects.insert({ id: yield* ids.make(ProjectId), org_id: orgId, name }).pipe(
+        replaceFailure("UniqueViolation", nameTaken(orgId, name), "Debug")
       )
+    })
 
-    const get = (orgId: OrgId, projectId: ProjectId) =>
-      Effect.zipRight(
-        access.projectAccess(orgId, projectId),
-        projects.findInOrg(orgId, projectId).pipe(someOrFail(notFound(projectId)))
+  const list = (orgId: OrgId, query: ListQuery) =>
+    Effect.zipRight(
+      access.orgRole(orgId),
+      paged(query, (keyset) => projects.page(orgId, keyset), (project) => project.id)
+    )
+
+  const get = (orgId: OrgId, projectId: ProjectId) =>
+    Effect.zipRight(
+      access.projectAccess(orgId, projectId),
+      projects.findInOrg(orgId, projectId).pipe(someOrFail(notFound(projectId)))
+    )
+
+  const rename = (orgId: OrgId, projectId: ProjectId, name: string) =>
+    Effect.zipRight(
+      access.requireProjectAccess(orgId, projectId, "admin"),
+      projects.rename(projectId, name).pipe(
+        replaceFailure("UniqueViolation", nameTaken(orgId, name), "Debug"),
+        someOrFail(notFound(projectId))
       )
+    )
 
-    const rename = (orgId: OrgId, projectId: ProjectId, name: string) =>
-      Effect.zipRight(
-        access.requireProjectAccess(orgId, projectId, "admin"),
-        projects.rename(projectId, name).pipe(
-          replaceFailure("UniqueViolation", nameTaken(orgId, name), "Debug"),
-          someOrFail(notFound(projectId))
-        )
-      )
+  const remove = (orgId: OrgId, projectId: ProjectId) =>
+    Effect.gen(function*() {
+      yield* access.requireOrgRole(orgId, "admin")
+      yield* access.projectAccess(orgId, projectId)
+      yield* projects.remove(projectId)
+    })
 
-    const remove = (orgId: OrgId, projectId: ProjectId) =>
-      Effect.gen(function*() {
-        yield* access.requireOrgRole(orgId, "admin")
-        yield* access.projectAccess(orgId, projectId)
-        yield* projects.remove(projectId)
-      })
+  return { create, list, get, rename, remove } as const
+})
 
-    return { create, list, get, rename, remove } as const
-  }),
-  dependencies: [ProjectsRepository.Default, Access.Default, IdGenerator.Default]
-}) {}
+export class Projects extends Context.Tag("Projects")<Projects, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      ProjectsRepository.layer,
+      Access.layer,
+      IdGenerator.layer
+    ])
+  )
+}

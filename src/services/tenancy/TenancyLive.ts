@@ -10,12 +10,12 @@ import { Projects } from "./Projects.ts"
 import { Users } from "./Users.ts"
 
 export const TenancyLive = Layer.mergeAll(
-  Access.Default,
-  Users.Default,
-  ApiKeys.Default,
-  Organizations.Default,
-  Members.Default,
-  Invitations.Default,
-  Projects.Default,
-  ProjectMembers.Default
+  Access.layer,
+  Users.layer,
+  ApiKeys.layer,
+  Organizations.layer,
+  Members.layer,
+  Invitations.layer,
+  Projects.layer,
+  ProjectMembers.layer
 )

@@ -1,5 +1,5 @@
 /** Users (src/domain/tenancy/Users.ts): made by the CLI, the bootstrap step and tests; read by everyone. */
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Conflict, NotFound } from "../../domain/shared/Errors.ts"
 import { UserId } from "../../domain/shared/Ids.ts"
 import type { Email } from "../../domain/tenancy/Users.ts"
@@ -7,31 +7,37 @@ import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { UsersRepository } from "./UsersRepository.ts"
 
-export class Users extends Effect.Service<Users>()("Users", {
-  effect: Effect.gen(function*() {
-    const users = yield* UsersRepository
-    const ids = yield* IdGenerator
+const make = Effect.gen(function*() {
+  const users = yield* UsersRepository
+  const ids = yield* IdGenerator
 
-    const taken = (email: string) => () => new Conflict({ error: `A user with e-mail ${email} exists already` })
+  const taken = (email: string) => () => new Conflict({ error: `A user with e-mail ${email} exists already` })
 
-    const create = (email: Email) =>
-      Effect.gen(function*() {
-        if (Option.isSome(yield* users.findByEmail(email))) return yield* Effect.fail(taken(email)())
-        return yield* users.insert({ id: yield* ids.make(UserId), email }).pipe(
-          replaceFailure("UniqueViolation", taken(email), "Debug")
-        )
-      })
+  const create = (email: Email) =>
+    Effect.gen(function*() {
+      if (Option.isSome(yield* users.findByEmail(email))) return yield* Effect.fail(taken(email)())
+      return yield* users.insert({ id: yield* ids.make(UserId), email }).pipe(
+        replaceFailure("UniqueViolation", taken(email), "Debug")
+      )
+    })
 
-    const get = (id: UserId) => users.findById(id).pipe(someOrFail(() => new NotFound({ error: `User ${id} not found` })))
+  const get = (id: UserId) => users.findById(id).pipe(someOrFail(() => new NotFound({ error: `User ${id} not found` })))
 
-    /** The user with this e-mail, created when there is none. */
-    const ensure = (email: Email) =>
-      Effect.flatMap(users.findByEmail(email), Option.match({
-        onSome: Effect.succeed,
-        onNone: () => Effect.orDie(create(email))
-      }))
+  /** The user with this e-mail, created when there is none. */
+  const ensure = (email: Email) =>
+    Effect.flatMap(users.findByEmail(email), Option.match({
+      onSome: Effect.succeed,
+      onNone: () => Effect.orDie(create(email))
+    }))
 
-    return { create, get, findByEmail: users.findByEmail, ensure } as const
-  }),
-  dependencies: [UsersRepository.Default, IdGenerator.Default]
-}) {}
+  return { create, get, findByEmail: users.findByEmail, ensure } as const
+})
+
+export class Users extends Context.Tag("Users")<Users, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      UsersRepository.layer,
+      IdGenerator.layer
+    ])
+  )
+}

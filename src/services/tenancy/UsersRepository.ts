@@ -1,45 +1,47 @@
 /** The `users` table. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { UserId } from "../../domain/shared/Ids.ts"
 import { User } from "../../domain/tenancy/Users.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
-export class UsersRepository extends Effect.Service<UsersRepository>()("UsersRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({ id: UserId, email: Schema.String }),
-      Result: User,
-      execute: (user) => sql`INSERT INTO users ${sql.insert(user)} RETURNING *`
-    })
-
-    const findById = SqlSchema.findOne({
-      Request: UserId,
-      Result: User,
-      execute: (id) => sql`SELECT * FROM users WHERE id = ${id}`
-    })
-
-    /** E-mail addresses compare without case. */
-    const findByEmail = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: User,
-      execute: (email) => sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
-    })
-
-    const findByIds = SqlSchema.findAll({
-      Request: Schema.Array(UserId),
-      Result: User,
-      execute: (ids) => ids.length === 0 ? Effect.succeed([]) : sql`SELECT * FROM users WHERE ${sql.in("id", ids)}`
-    })
-
-    return {
-      /** Fails with UniqueViolation when the e-mail address is taken. */
-      insert: (user: { readonly id: UserId; readonly email: string }) => uniqueOrDie(insert(user)),
-      findById: (id: UserId) => Effect.orDie(findById(id)),
-      findByEmail: (email: string) => Effect.orDie(findByEmail(email)),
-      findByIds: (ids: ReadonlyArray<UserId>) => Effect.orDie(findByIds(ids))
-    } as const
+  const insert = SqlSchema.single({
+    Request: Schema.Struct({ id: UserId, email: Schema.String }),
+    Result: User,
+    execute: (user) => sql`INSERT INTO users ${sql.insert(user)} RETURNING *`
   })
-}) {}
+
+  const findById = SqlSchema.findOne({
+    Request: UserId,
+    Result: User,
+    execute: (id) => sql`SELECT * FROM users WHERE id = ${id}`
+  })
+
+  /** E-mail addresses compare without case. */
+  const findByEmail = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: User,
+    execute: (email) => sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
+  })
+
+  const findByIds = SqlSchema.findAll({
+    Request: Schema.Array(UserId),
+    Result: User,
+    execute: (ids) => ids.length === 0 ? Effect.succeed([]) : sql`SELECT * FROM users WHERE ${sql.in("id", ids)}`
+  })
+
+  return {
+    /** Fails with UniqueViolation when the e-mail address is taken. */
+    insert: (user: { readonly id: UserId; readonly email: string }) => uniqueOrDie(insert(user)),
+    findById: (id: UserId) => Effect.orDie(findById(id)),
+    findByEmail: (email: string) => Effect.orDie(findByEmail(email)),
+    findByIds: (ids: ReadonlyArray<UserId>) => Effect.orDie(findByIds(ids))
+  } as const
+})
+
+export class UsersRepository extends Context.Tag("UsersRepository")<UsersRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -1,28 +1,30 @@
 /** The `checkpoints` table: packed worktrees (docs/workspaces.md, "Checkpoints"), addressed by the SHA-256 of their bytes. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { WorkspaceId } from "../../domain/shared/Ids.ts"
 
-export class CheckpointsRepository extends Effect.Service<CheckpointsRepository>()("CheckpointsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const content = SqlSchema.findOne({
-      Request: Schema.Struct({ workspaceId: WorkspaceId, id: Schema.String }),
-      Result: Schema.Struct({ content: Schema.Uint8ArrayFromSelf }),
-      execute: ({ id, workspaceId }) =>
-        sql`SELECT content FROM checkpoints WHERE id = ${id} AND workspace_id = ${workspaceId}`
-    })
-
-    return {
-      /** Stores the bytes under their id; the same bytes again change nothing. */
-      store: (workspaceId: WorkspaceId, id: string, bytes: Uint8Array, metadata: Readonly<Record<string, unknown>>) =>
-        Effect.orDie(sql`
-          INSERT INTO checkpoints (id, workspace_id, content, size, metadata)
-          VALUES (${id}, ${workspaceId}, ${bytes}, ${bytes.byteLength}, ${JSON.stringify(metadata)}::jsonb)
-          ON CONFLICT (workspace_id, id) DO NOTHING`),
-      content: (workspaceId: WorkspaceId, id: string) =>
-        Effect.map(Effect.orDie(content({ workspaceId, id })), (row) => row)
-    } as const
+  const content = SqlSchema.findOne({
+    Request: Schema.Struct({ workspaceId: WorkspaceId, id: Schema.String }),
+    Result: Schema.Struct({ content: Schema.Uint8ArrayFromSelf }),
+    execute: ({ id, workspaceId }) =>
+      sql`SELECT content FROM checkpoints WHERE id = ${id} AND workspace_id = ${workspaceId}`
   })
-}) {}
+
+  return {
+    /** Stores the bytes under their id; the same bytes again change nothing. */
+    store: (workspaceId: WorkspaceId, id: string, bytes: Uint8Array, metadata: Readonly<Record<string, unknown>>) =>
+      Effect.orDie(sql`
+        INSERT INTO checkpoints (id, workspace_id, content, size, metadata)
+        VALUES (${id}, ${workspaceId}, ${bytes}, ${bytes.byteLength}, ${JSON.stringify(metadata)}::jsonb)
+        ON CONFLICT (workspace_id, id) DO NOTHING`),
+    content: (workspaceId: WorkspaceId, id: string) =>
+      Effect.map(Effect.orDie(content({ workspaceId, id })), (row) => row)
+  } as const
+})
+
+export class CheckpointsRepository extends Context.Tag("CheckpointsRepository")<CheckpointsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -4,7 +4,7 @@
  * session's), an instruction naming its worktree, and machine tools on the session's machine (or,
  * for a REMOTE worktree, on a machine of the workspace's pool). The initial prompt is its first input.
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import type { AgentConfigId, AgentId, UserId } from "../../domain/shared/Ids.ts"
 import { type CodeSettings, effectiveCode, toolsOf } from "../../domain/workspaces/SessionCode.ts"
@@ -15,112 +15,120 @@ import { Agents } from "../runtime/Agents.ts"
 import { UserSettings } from "./UserSettings.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
 
-export class SessionAgents extends Effect.Service<SessionAgents>()("SessionAgents", {
-  effect: Effect.gen(function*() {
-    const settings = yield* UserSettings
-    const configs = yield* AgentConfigs
-    const agents = yield* Agents
-    const inputs = yield* AgentInputs
+const make = Effect.gen(function*() {
+  const settings = yield* UserSettings
+  const configs = yield* AgentConfigs
+  const agents = yield* Agents
+  const inputs = yield* AgentInputs
 
-    /** Sends `text`, when given, as an input of the agent. */
-    const prompt = (workspace: StoredWorkspace, agentId: AgentId, text: string | null | undefined) =>
-      text === null || text === undefined
-        ? Effect.void
-        : inputs.send(workspace.org_id, workspace.project_id, agentId, { content_blocks: [{ type: "text", text }] }).pipe(
-          Effect.asVoid,
-          // No idempotency key is sent.
-          Effect.catchTag("IdempotencyKeyConflict", Effect.die)
+  /** Sends `text`, when given, as an input of the agent. */
+  const prompt = (workspace: StoredWorkspace, agentId: AgentId, text: string | null | undefined) =>
+    text === null || text === undefined
+      ? Effect.void
+      : inputs.send(workspace.org_id, workspace.project_id, agentId, { content_blocks: [{ type: "text", text }] }).pipe(
+        Effect.asVoid,
+        // No idempotency key is sent.
+        Effect.catchTag("IdempotencyKeyConflict", Effect.die)
+      )
+
+  /** The model of the session: the default provider (else the only configured one) and its model. */
+  const modelOf = (code: CodeSettings) =>
+    Effect.gen(function*() {
+      const providers = code.providers ?? {}
+      const keys = Object.keys(providers)
+      const provider = code.default_provider ?? (keys.length === 1 ? keys[0] : undefined)
+      const entry = provider === undefined ? undefined : providers[provider]
+      if (provider === undefined || entry?.model === undefined) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: "No model for the session's agent: set code.default_provider and code.providers.<provider>.model " +
+              "in your settings (PATCH /api/v1/user/settings) or in session_settings",
+            issues: [{ path: "/session_settings/code", message: "names no provider with a model" }]
+          })
         )
+      }
+      return { provider, model: entry.model, thinking: entry.thinking }
+    })
 
-    /** The model of the session: the default provider (else the only configured one) and its model. */
-    const modelOf = (code: CodeSettings) =>
-      Effect.gen(function*() {
-        const providers = code.providers ?? {}
-        const keys = Object.keys(providers)
-        const provider = code.default_provider ?? (keys.length === 1 ? keys[0] : undefined)
-        const entry = provider === undefined ? undefined : providers[provider]
-        if (provider === undefined || entry?.model === undefined) {
-          return yield* Effect.fail(
+  /** A new agent config and agent of the project for the session, working in `path` on the machine. */
+  const newAgent = (
+    workspace: StoredWorkspace,
+    source: Readonly<Record<string, unknown>>,
+    path: string,
+    branch: string | null,
+    code: CodeSettings,
+    metadata: Readonly<Record<string, unknown>>
+  ) =>
+    Effect.gen(function*() {
+      const { model, provider, thinking } = yield* modelOf(code)
+      const definition = {
+        instruction: `You are the coding agent of the workspace "${workspace.name}". You work in the directory ${path}` +
+          (branch === null ? "" : `, a git worktree on the branch ${branch}`) +
+          ". Use the machine tools to read, search, change files and run commands there.",
+        model: {
+          provider_config: provider,
+          name: model,
+          ...(thinking === undefined || thinking === "none" ? {} : { reasoning: { effort: thinking } })
+        },
+        tools: toolsOf(code.mode),
+        machine_sources: [source]
+      }
+      const created = yield* configs.create(workspace.org_id, workspace.project_id, {
+        source_format: "json",
+        source: definition
+      }).pipe(
+        Effect.catchTag("ValidationFailed", (failure) =>
+          Effect.fail(
             new InvalidRequest({
-              error: "No model for the session's agent: set code.default_provider and code.providers.<provider>.model " +
-                "in your settings (PATCH /api/v1/user/settings) or in session_settings",
-              issues: [{ path: "/session_settings/code", message: "names no provider with a model" }]
+              error: `The session's agent config is not valid for project ${workspace.project_id} (check the model in ` +
+                `your settings or session_settings): ${failure.error}`,
+              issues: failure.issues ?? []
             })
-          )
-        }
-        return { provider, model: entry.model, thinking: entry.thinking }
+          ))
+      )
+      const agent = yield* agents.launch(workspace.org_id, workspace.project_id, {
+        agent_config_id: created.config.id,
+        metadata: { ...metadata }
       })
+      return { agentId: agent.id as AgentId, configId: created.config.id as AgentConfigId }
+    })
 
-    /** A new agent config and agent of the project for the session, working in `path` on the machine. */
-    const newAgent = (
-      workspace: StoredWorkspace,
-      source: Readonly<Record<string, unknown>>,
-      path: string,
-      branch: string | null,
-      code: CodeSettings,
-      metadata: Readonly<Record<string, unknown>>
-    ) =>
-      Effect.gen(function*() {
-        const { model, provider, thinking } = yield* modelOf(code)
-        const definition = {
-          instruction: `You are the coding agent of the workspace "${workspace.name}". You work in the directory ${path}` +
-            (branch === null ? "" : `, a git worktree on the branch ${branch}`) +
-            ". Use the machine tools to read, search, change files and run commands there.",
-          model: {
-            provider_config: provider,
-            name: model,
-            ...(thinking === undefined || thinking === "none" ? {} : { reasoning: { effort: thinking } })
-          },
-          tools: toolsOf(code.mode),
-          machine_sources: [source]
-        }
-        const created = yield* configs.create(workspace.org_id, workspace.project_id, {
-          source_format: "json",
-          source: definition
-        }).pipe(
-          Effect.catchTag("ValidationFailed", (failure) =>
-            Effect.fail(
-              new InvalidRequest({
-                error: `The session's agent config is not valid for project ${workspace.project_id} (check the model in ` +
-                  `your settings or session_settings): ${failure.error}`,
-                issues: failure.issues ?? []
-              })
-            ))
-        )
-        const agent = yield* agents.launch(workspace.org_id, workspace.project_id, {
-          agent_config_id: created.config.id,
-          metadata: { ...metadata }
-        })
-        return { agentId: agent.id as AgentId, configId: created.config.id as AgentConfigId }
-      })
+  /**
+   * The agent of a REMOTE worktree: its config names the workspace's pool (one machine, started
+   * at launch), with the caller's settings' model; the machine's path is not known yet, so the
+   * instruction names `path` and the tools start in the machine's first directory.
+   */
+  const sandboxAgent = (workspace: StoredWorkspace, userId: UserId, path: string, branch: string | null) =>
+    Effect.gen(function*() {
+      const code = effectiveCode(yield* settings.get(userId), null)
+      return yield* newAgent(
+        workspace,
+        { machine_pool_id: workspace.machine_pool_id, initial_num_machines: 1, max_machines: 1 },
+        path,
+        branch,
+        code,
+        { workspace_id: workspace.id }
+      )
+    })
 
-    /**
-     * The agent of a REMOTE worktree: its config names the workspace's pool (one machine, started
-     * at launch), with the caller's settings' model; the machine's path is not known yet, so the
-     * instruction names `path` and the tools start in the machine's first directory.
-     */
-    const sandboxAgent = (workspace: StoredWorkspace, userId: UserId, path: string, branch: string | null) =>
-      Effect.gen(function*() {
-        const code = effectiveCode(yield* settings.get(userId), null)
-        return yield* newAgent(
-          workspace,
-          { machine_pool_id: workspace.machine_pool_id, initial_num_machines: 1, max_machines: 1 },
-          path,
-          branch,
-          code,
-          { workspace_id: workspace.id }
-        )
-      })
+  /** The code settings of a session of the user (over `sessionSettings`), once they name a model. */
+  const codeFor = (userId: UserId, sessionSettings: SessionSettings | null | undefined) =>
+    Effect.gen(function*() {
+      const code = effectiveCode(yield* settings.get(userId), sessionSettings)
+      yield* modelOf(code)
+      return code
+    })
 
-    /** The code settings of a session of the user (over `sessionSettings`), once they name a model. */
-    const codeFor = (userId: UserId, sessionSettings: SessionSettings | null | undefined) =>
-      Effect.gen(function*() {
-        const code = effectiveCode(yield* settings.get(userId), sessionSettings)
-        yield* modelOf(code)
-        return code
-      })
+  return { prompt, codeFor, newAgent, sandboxAgent } as const
+})
 
-    return { prompt, codeFor, newAgent, sandboxAgent } as const
-  }),
-  dependencies: [UserSettings.Default, AgentConfigs.Default, Agents.Default, AgentInputs.Default]
-}) {}
+export class SessionAgents extends Context.Tag("SessionAgents")<SessionAgents, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      UserSettings.layer,
+      AgentConfigs.layer,
+      Agents.layer,
+      AgentInputs.layer
+    ])
+  )
+}

@@ -6,7 +6,7 @@
  * entry the patch changes must name a provider config (and its model, a model under it) in one of
  * the user's organizations.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
 import type { UserId } from "../../domain/shared/Ids.ts"
 import { pointerOf } from "../../domain/shared/JsonPointer.ts"
@@ -25,83 +25,91 @@ import { UserSettingsRepository } from "./UserSettingsRepository.ts"
 
 const decodeDocument = Schema.decodeUnknownSync(UserSettingsDocument)
 
-export class UserSettings extends Effect.Service<UserSettings>()("UserSettings", {
-  effect: Effect.gen(function*() {
-    const settings = yield* UserSettingsRepository
-    const members = yield* MembersRepository
-    const models = yield* Models
-    const { transaction } = yield* Transactions
+const make = Effect.gen(function*() {
+  const settings = yield* UserSettingsRepository
+  const members = yield* MembersRepository
+  const models = yield* Models
+  const { transaction } = yield* Transactions
 
-    const get = (userId: UserId) =>
-      Effect.map(settings.find(userId), Option.getOrElse(() => DEFAULT_USER_SETTINGS))
+  const get = (userId: UserId) =>
+    Effect.map(settings.find(userId), Option.getOrElse(() => DEFAULT_USER_SETTINGS))
 
-    /** What is wrong with the merged document; providers are checked only where the patch changes them. */
-    const problems = (userId: UserId, document: UserSettingsDocument, patch: UserSettingsPatch) =>
-      Effect.gen(function*() {
-        const issues: Array<Issue> = []
-        const { email, sms } = document.notifications
-        if (email.enabled && email.notification_email === undefined) {
-          issues.push({
-            path: "/notifications/email/notification_email",
-            message: "is required while e-mail notifications are enabled"
-          })
-        }
-        if (sms.enabled && sms.phone_number === undefined) {
-          issues.push({ path: "/notifications/sms/phone_number", message: "is required while SMS notifications are enabled" })
-        }
-        const providers = document.code?.providers ?? {}
-        if (Object.keys(providers).length > MAX_PROVIDERS) {
-          issues.push({ path: "/code/providers", message: `must configure at most ${MAX_PROVIDERS} providers` })
-        }
-        const defaultProvider = document.code?.default_provider
-        if (defaultProvider !== undefined && !Object.hasOwn(providers, defaultProvider)) {
-          issues.push({
-            path: "/code/default_provider",
-            message: `names the provider ${JSON.stringify(defaultProvider)}, which code.providers does not configure`
-          })
-        }
-        const touched = Object.entries(patch.code?.providers ?? {}).flatMap(([provider, entry]) =>
-          entry === null ? [] : [[provider, entry.model ?? undefined] as const]
-        )
-        if (touched.length > 0) {
-          const orgIds = yield* members.orgIdsOf(userId)
-          for (const [provider, model] of touched) {
-            const found = yield* models.namedInOrgs(orgIds, provider, model)
-            if (found === "no_provider_config") {
-              issues.push({
-                path: pointerOf(["code", "providers", provider]),
-                message: `none of your organizations has a model provider config named ${JSON.stringify(provider)}`
-              })
-            } else if (found === "no_model") {
-              issues.push({
-                path: pointerOf(["code", "providers", provider, "model"]),
-                message: `none of your organizations has a model named ${JSON.stringify(model)} under the provider config ${
-                  JSON.stringify(provider)
-                }`
-              })
-            }
+  /** What is wrong with the merged document; providers are checked only where the patch changes them. */
+  const problems = (userId: UserId, document: UserSettingsDocument, patch: UserSettingsPatch) =>
+    Effect.gen(function*() {
+      const issues: Array<Issue> = []
+      const { email, sms } = document.notifications
+      if (email.enabled && email.notification_email === undefined) {
+        issues.push({
+          path: "/notifications/email/notification_email",
+          message: "is required while e-mail notifications are enabled"
+        })
+      }
+      if (sms.enabled && sms.phone_number === undefined) {
+        issues.push({ path: "/notifications/sms/phone_number", message: "is required while SMS notifications are enabled" })
+      }
+      const providers = document.code?.providers ?? {}
+      if (Object.keys(providers).length > MAX_PROVIDERS) {
+        issues.push({ path: "/code/providers", message: `must configure at most ${MAX_PROVIDERS} providers` })
+      }
+      const defaultProvider = document.code?.default_provider
+      if (defaultProvider !== undefined && !Object.hasOwn(providers, defaultProvider)) {
+        issues.push({
+          path: "/code/default_provider",
+          message: `names the provider ${JSON.stringify(defaultProvider)}, which code.providers does not configure`
+        })
+      }
+      const touched = Object.entries(patch.code?.providers ?? {}).flatMap(([provider, entry]) =>
+        entry === null ? [] : [[provider, entry.model ?? undefined] as const]
+      )
+      if (touched.length > 0) {
+        const orgIds = yield* members.orgIdsOf(userId)
+        for (const [provider, model] of touched) {
+          const found = yield* models.namedInOrgs(orgIds, provider, model)
+          if (found === "no_provider_config") {
+            issues.push({
+              path: pointerOf(["code", "providers", provider]),
+              message: `none of your organizations has a model provider config named ${JSON.stringify(provider)}`
+            })
+          } else if (found === "no_model") {
+            issues.push({
+              path: pointerOf(["code", "providers", provider, "model"]),
+              message: `none of your organizations has a model named ${JSON.stringify(model)} under the provider config ${
+                JSON.stringify(provider)
+              }`
+            })
           }
         }
-        return issues
-      })
+      }
+      return issues
+    })
 
-    /** Merges `patch` onto the stored document and answers the whole document. */
-    const update = (userId: UserId, patch: UserSettingsPatch) =>
-      transaction(Effect.gen(function*() {
-        yield* settings.ensure(userId)
-        const stored = yield* Effect.map(settings.find(userId, "update"), Option.getOrElse(() => DEFAULT_USER_SETTINGS))
-        const document = decodeDocument(withDefaults(mergePatch(stored, patch)))
-        const issues = yield* problems(userId, document, patch)
-        if (issues.length > 0) {
-          return yield* new InvalidRequest({ error: "The settings were not changed: " + describe(issues), issues })
-        }
-        yield* settings.save(userId, document)
-        return document
-      }))
+  /** Merges `patch` onto the stored document and answers the whole document. */
+  const update = (userId: UserId, patch: UserSettingsPatch) =>
+    transaction(Effect.gen(function*() {
+      yield* settings.ensure(userId)
+      const stored = yield* Effect.map(settings.find(userId, "update"), Option.getOrElse(() => DEFAULT_USER_SETTINGS))
+      const document = decodeDocument(withDefaults(mergePatch(stored, patch)))
+      const issues = yield* problems(userId, document, patch)
+      if (issues.length > 0) {
+        return yield* new InvalidRequest({ error: "The settings were not changed: " + describe(issues), issues })
+      }
+      yield* settings.save(userId, document)
+      return document
+    }))
 
-    return { get, update } as const
-  }),
-  dependencies: [UserSettingsRepository.Default, MembersRepository.Default, Models.Default, Transactions.Default]
-}) {}
+  return { get, update } as const
+})
+
+export class UserSettings extends Context.Tag("UserSettings")<UserSettings, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      UserSettingsRepository.layer,
+      MembersRepository.layer,
+      Models.layer,
+      Transactions.layer
+    ])
+  )
+}
 
 const describe = (issues: ReadonlyArray<Issue>) => issues.map((issue) => `${issue.path} ${issue.message}`).join("; ")

@@ -4,7 +4,7 @@
  * awaited (WORKSPACE_ANSWER_TIMEOUT_SECONDS). A machine without a connected daemon is refused
  * before anything is stored.
  */
-import { Data, Effect, Option, type Schema } from "effect"
+import { Context, Data, Effect, Layer, Option, type Schema } from "effect"
 import type { Operation } from "../../domain/machines/DaemonProtocol.ts"
 import {
   CheckpointContent,
@@ -50,37 +50,38 @@ export const asApiFailure = (failure: MachineOperationFailed) =>
     ? new Unprocessable({ error: failure.message })
     : new ServiceUnavailable({ error: failure.message })
 
-export class WorkspaceMachines extends Effect.Service<WorkspaceMachines>()("WorkspaceMachines", {
-  effect: Effect.gen(function*() {
-    const operations = yield* MachineOperations
+const make = Effect.gen(function*() {
+  const operations = yield* MachineOperations
 
-    const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
-      operations.run(machine, operation, output, { requestPrefix: "ws", timeoutSeconds: WORKSPACE_ANSWER_TIMEOUT_SECONDS }).pipe(
-        Effect.mapError((error) =>
-          new MachineOperationFailed({
-            kind: error.kind === "offline" || error.kind === "timeout" ? error.kind : "refused",
-            message: error.message
-          })
-        )
+  const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
+    operations.run(machine, operation, output, { requestPrefix: "ws", timeoutSeconds: WORKSPACE_ANSWER_TIMEOUT_SECONDS }).pipe(
+      Effect.mapError((error) =>
+        new MachineOperationFailed({
+          kind: error.kind === "offline" || error.kind === "timeout" ? error.kind : "refused",
+          message: error.message
+        })
       )
+    )
 
-    return {
-      /** Makes (or finds) the worktree `name` (null: the main one) on the machine. */
-      worktree: (
-        machine: StoredMachine,
-        place: { readonly repository: string | null; readonly workspace_id: string; readonly name: string | null },
-        baseRef: string | null
-      ) => run(machine, { operation: "worktree.create", ...place, base_ref: baseRef }, WorktreeLocation),
-      /** Packs the worktree at `path` on the machine. */
-      checkpoint: (machine: StoredMachine, path: string) =>
-        run(machine, { operation: "checkpoint.create", path }, CheckpointContent),
-      /** Makes the worktree `name` on the machine exactly the checkpoint (its bytes, base64). */
-      restore: (
-        machine: StoredMachine,
-        place: { readonly repository: string | null; readonly workspace_id: string; readonly name: string | null },
-        content: string
-      ) => run(machine, { operation: "checkpoint.restore", ...place, content }, WorktreeLocation)
-    } as const
-  }),
-  dependencies: [MachineOperations.Default]
-}) {}
+  return {
+    /** Makes (or finds) the worktree `name` (null: the main one) on the machine. */
+    worktree: (
+      machine: StoredMachine,
+      place: { readonly repository: string | null; readonly workspace_id: string; readonly name: string | null },
+      baseRef: string | null
+    ) => run(machine, { operation: "worktree.create", ...place, base_ref: baseRef }, WorktreeLocation),
+    /** Packs the worktree at `path` on the machine. */
+    checkpoint: (machine: StoredMachine, path: string) =>
+      run(machine, { operation: "checkpoint.create", path }, CheckpointContent),
+    /** Makes the worktree `name` on the machine exactly the checkpoint (its bytes, base64). */
+    restore: (
+      machine: StoredMachine,
+      place: { readonly repository: string | null; readonly workspace_id: string; readonly name: string | null },
+      content: string
+    ) => run(machine, { operation: "checkpoint.restore", ...place, content }, WorktreeLocation)
+  } as const
+})
+
+export class WorkspaceMachines extends Context.Tag("WorkspaceMachines")<WorkspaceMachines, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(MachineOperations.layer))
+}

@@ -6,7 +6,7 @@
  * a checkpoint restore on this machine is restored first; a session on a REMOTE worktree is one
  * more session of the agent its migration started in the sandbox.
  */
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Conflict, Forbidden, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import {
   type AgentId,
@@ -35,258 +35,261 @@ import { type StoredWorktree, WorktreesRepository } from "./WorktreesRepository.
 export const eventsPath = (workspace: StoredWorkspace, agentId: AgentId) =>
   `/api/v1/orgs/${workspace.org_id}/projects/${workspace.project_id}/agents/${agentId}/events`
 
-export class WorkspaceSessions extends Effect.Service<WorkspaceSessions>()("WorkspaceSessions", {
-  effect: Effect.gen(function*() {
-    const workspaces = yield* Workspaces
-    const worktrees = yield* WorktreesRepository
-    const sessions = yield* WorkspaceSessionsRepository
-    const checkpoints = yield* CheckpointsRepository
-    const machines = yield* MachinesRepository
-    const onMachine = yield* WorkspaceMachines
-    const sessionAgents = yield* SessionAgents
-    const access = yield* Access
-    const ids = yield* IdGenerator
+const make = Effect.gen(function*() {
+  const workspaces = yield* Workspaces
+  const worktrees = yield* WorktreesRepository
+  const sessions = yield* WorkspaceSessionsRepository
+  const checkpoints = yield* CheckpointsRepository
+  const machines = yield* MachinesRepository
+  const onMachine = yield* WorkspaceMachines
+  const sessionAgents = yield* SessionAgents
+  const access = yield* Access
+  const ids = yield* IdGenerator
 
-    const ok = (workspace: StoredWorkspace, session: StoredSession): LaunchedSession => ({
-      status: "ok",
-      payload: {
-        session_id: session.id,
-        agent_id: session.agent_id,
-        worktree_id: session.worktree_id,
-        machine_id: session.machine_id,
-        events_path: eventsPath(workspace, session.agent_id)
+  const ok = (workspace: StoredWorkspace, session: StoredSession): LaunchedSession => ({
+    status: "ok",
+    payload: {
+      session_id: session.id,
+      agent_id: session.agent_id,
+      worktree_id: session.worktree_id,
+      machine_id: session.machine_id,
+      events_path: eventsPath(workspace, session.agent_id)
+    }
+  })
+
+  /** A machine the user may use in the workspace's project, as stored. */
+  const machineFor = (workspace: StoredWorkspace, userId: UserId, machineId: MachineId | null, field: string) =>
+    Effect.gen(function*() {
+      if (machineId === null) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: "machine_id: the workspace has no default machine; name the machine of the session",
+            issues: [{ path: "/machine_id", message: "is required when the workspace has no default_machine_id" }]
+          })
+        )
+      }
+      yield* workspaces.usableMachine(workspace.org_id, workspace.project_id, userId, machineId, field)
+      return yield* machines.findById(machineId).pipe(
+        someOrFail(() => new InvalidRequest({ error: `${field.slice(1)}: machine ${machineId} not found` }))
+      )
+    })
+
+  /**
+   * The machine a worktree lives on: a REMOTE one's sandbox; a LOCAL one's machine once it is
+   * placed there or waits for a restore there; null when it is on no machine yet.
+   */
+  const machineOf = (row: StoredWorktree) =>
+    row.worktree_type === "REMOTE"
+      ? row.managed_machine_id
+      : row.machine_id !== null && (row.path !== null || row.checkpoint_restore_pending)
+      ? row.machine_id
+      : null
+
+  /** Fails when the REMOTE worktree's sandbox was deleted (its files went with it). */
+  const requireSandbox = (row: StoredWorktree) =>
+    Effect.gen(function*() {
+      const sandbox = row.managed_machine_id === null
+        ? Option.none<StoredMachine>()
+        : yield* machines.findById(row.managed_machine_id)
+      if (machineGone(sandbox)) {
+        return yield* Effect.fail(
+          new Conflict({
+            error: `The sandbox of worktree ${row.id} was deleted; migrate the worktree to LOCAL ` +
+              "(its last checkpoint is restored there) to work on it again"
+          })
+        )
       }
     })
 
-    /** A machine the user may use in the workspace's project, as stored. */
-    const machineFor = (workspace: StoredWorkspace, userId: UserId, machineId: MachineId | null, field: string) =>
-      Effect.gen(function*() {
-        if (machineId === null) {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              error: "machine_id: the workspace has no default machine; name the machine of the session",
-              issues: [{ path: "/machine_id", message: "is required when the workspace has no default_machine_id" }]
-            })
-          )
-        }
-        yield* workspaces.usableMachine(workspace.org_id, workspace.project_id, userId, machineId, field)
-        return yield* machines.findById(machineId).pipe(
-          someOrFail(() => new InvalidRequest({ error: `${field.slice(1)}: machine ${machineId} not found` }))
-        )
-      })
-
-    /**
-     * The machine a worktree lives on: a REMOTE one's sandbox; a LOCAL one's machine once it is
-     * placed there or waits for a restore there; null when it is on no machine yet.
-     */
-    const machineOf = (row: StoredWorktree) =>
-      row.worktree_type === "REMOTE"
-        ? row.managed_machine_id
-        : row.machine_id !== null && (row.path !== null || row.checkpoint_restore_pending)
-        ? row.machine_id
-        : null
-
-    /** Fails when the REMOTE worktree's sandbox was deleted (its files went with it). */
-    const requireSandbox = (row: StoredWorktree) =>
-      Effect.gen(function*() {
-        const sandbox = row.managed_machine_id === null
-          ? Option.none<StoredMachine>()
-          : yield* machines.findById(row.managed_machine_id)
-        if (machineGone(sandbox)) {
+  /** Makes (or finds) the worktree on the machine, restoring a pending checkpoint there first; the stored row. */
+  const placeWorktree = (workspace: StoredWorkspace, machine: StoredMachine, name: string | null) =>
+    Effect.gen(function*() {
+      const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
+      const existing = yield* worktrees.named(workspace.id, name)
+      if (Option.isSome(existing)) {
+        const row = existing.value
+        const placed = machineOf(row)
+        if ((placed !== null && placed !== machine.id) || row.worktree_type === "REMOTE") {
           return yield* Effect.fail(
             new Conflict({
-              error: `The sandbox of worktree ${row.id} was deleted; migrate the worktree to LOCAL ` +
-                "(its last checkpoint is restored there) to work on it again"
+              error: `Worktree ${row.id} is on ${row.worktree_type === "REMOTE" ? "a REMOTE sandbox" : `machine ${row.machine_id}`}` +
+                (row.checkpoint_restore_pending ? " (its checkpoint waits to be restored there)" : "") +
+                (row.worktree_type === "REMOTE"
+                  ? `; start the session without machine_id to work in the sandbox, or migrate the worktree to LOCAL on machine ${machine.id} first`
+                  : `; start the session there, or migrate the worktree to machine ${machine.id} first`)
             })
           )
         }
-      })
+      }
+      const pending = Option.filter(
+        existing,
+        (row) => row.checkpoint_restore_pending && row.machine_id === machine.id && row.current_checkpoint_id !== null
+      )
+      let location
+      let restored = false
+      if (Option.isSome(pending)) {
+        const stored = yield* checkpoints.content(workspace.id, pending.value.current_checkpoint_id!)
+        if (Option.isNone(stored)) return yield* Effect.dieMessage(`checkpoint ${pending.value.current_checkpoint_id} is missing`)
+        location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
+          Effect.mapError(asSessionFailure)
+        )
+        restored = true
+      } else {
+        location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asSessionFailure))
+      }
+      if (Option.isSome(existing)) {
+        const row = yield* worktrees.update(existing.value.id, {
+          path: location.path,
+          worktree_type: "LOCAL",
+          machine_id: machine.id,
+          user_machine_path_id: existing.value.user_machine_path_id ?? (yield* ids.make(UserMachinePathId)),
+          ...(restored ? { checkpoint_restore_pending: false } : {})
+        })
+        return { row, location }
+      }
+      const inserted = yield* worktrees.insert({
+        id: yield* ids.make(WorktreeId),
+        workspace_id: workspace.id,
+        is_main: false,
+        name,
+        worktree_type: "LOCAL",
+        user_machine_path_id: yield* ids.make(UserMachinePathId),
+        machine_id: machine.id
+      }).pipe(Effect.orDie)
+      const row = yield* worktrees.update(inserted.id, { path: location.path })
+      return { row, location }
+    })
 
-    /** Makes (or finds) the worktree on the machine, restoring a pending checkpoint there first; the stored row. */
-    const placeWorktree = (workspace: StoredWorkspace, machine: StoredMachine, name: string | null) =>
-      Effect.gen(function*() {
-        const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
-        const existing = yield* worktrees.named(workspace.id, name)
-        if (Option.isSome(existing)) {
-          const row = existing.value
-          const placed = machineOf(row)
-          if ((placed !== null && placed !== machine.id) || row.worktree_type === "REMOTE") {
+  const launch = (workspaceId: WorkspaceId, input: LaunchSession) =>
+    Effect.gen(function*() {
+      const { userId, workspace } = yield* workspaces.own(workspaceId)
+      yield* access.requireProjectAccess(workspace.org_id, workspace.project_id, "write").pipe(
+        Effect.mapError((error) => new Forbidden({ error: error.error }))
+      )
+      const sessionNotFound = (id: string) => () => new NotFound({ error: `Session ${id} not found in workspace ${workspaceId}` })
+
+      // An existing session, reused as it is.
+      if (input.user_session_id !== undefined && input.user_session_id !== null) {
+        const session = yield* sessions.find(workspace.id, input.user_session_id).pipe(
+          someOrFail(sessionNotFound(input.user_session_id))
+        )
+        yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
+        return ok(workspace, session)
+      }
+
+      // A new session on an existing session's agent: the agent's worktree and machine.
+      const previous = input.agent_session_id !== undefined && input.agent_session_id !== null
+        ? Option.some(
+          yield* sessions.byAgent(workspace.id, input.agent_session_id).pipe(
+            someOrFail(() => new NotFound({ error: `Agent ${input.agent_session_id} is not the agent of a session of workspace ${workspaceId}` }))
+          )
+        )
+        : input.resume_session_id !== undefined && input.resume_session_id !== null
+        ? Option.some(
+          yield* (Schema.is(WorkspaceSessionId)(input.resume_session_id)
+            ? sessions.find(workspace.id, input.resume_session_id)
+            : Effect.succeed(Option.none<StoredSession>())).pipe(
+              someOrFail(sessionNotFound(input.resume_session_id))
+            )
+        )
+        : Option.none<StoredSession>()
+      /** A new session on the agent, worktree and machine of `earlier`, while the worktree is still on that machine. */
+      const continuing = (earlier: StoredSession) =>
+        Effect.gen(function*() {
+          const worktree = yield* worktrees.find(earlier.worktree_id)
+          if (Option.isNone(worktree)) return yield* Effect.dieMessage(`worktree ${earlier.worktree_id} is missing`)
+          const placed = machineOf(worktree.value)
+          if (placed !== null && placed !== earlier.machine_id) {
             return yield* Effect.fail(
               new Conflict({
-                error: `Worktree ${row.id} is on ${row.worktree_type === "REMOTE" ? "a REMOTE sandbox" : `machine ${row.machine_id}`}` +
-                  (row.checkpoint_restore_pending ? " (its checkpoint waits to be restored there)" : "") +
-                  (row.worktree_type === "REMOTE"
-                    ? `; start the session without machine_id to work in the sandbox, or migrate the worktree to LOCAL on machine ${machine.id} first`
-                    : `; start the session there, or migrate the worktree to machine ${machine.id} first`)
+                error: `Worktree ${worktree.value.id} is on machine ${placed} now` +
+                  (worktree.value.worktree_type === "REMOTE" ? " (its REMOTE sandbox)" : "") +
+                  `; the agent of session ${earlier.id} works on machine ${earlier.machine_id}, in the copy left there. ` +
+                  (worktree.value.worktree_type === "REMOTE"
+                    ? "Start a session with its worktree_name and without machine_id to work in the sandbox"
+                    : `Start a session on machine ${placed} with its worktree_name`) +
+                  `, or migrate the worktree back to machine ${earlier.machine_id} first`
               })
             )
           }
-        }
-        const pending = Option.filter(
-          existing,
-          (row) => row.checkpoint_restore_pending && row.machine_id === machine.id && row.current_checkpoint_id !== null
-        )
-        let location
-        let restored = false
-        if (Option.isSome(pending)) {
-          const stored = yield* checkpoints.content(workspace.id, pending.value.current_checkpoint_id!)
-          if (Option.isNone(stored)) return yield* Effect.dieMessage(`checkpoint ${pending.value.current_checkpoint_id} is missing`)
-          location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
-            Effect.mapError(asSessionFailure)
-          )
-          restored = true
-        } else {
-          location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asSessionFailure))
-        }
-        if (Option.isSome(existing)) {
-          const row = yield* worktrees.update(existing.value.id, {
-            path: location.path,
-            worktree_type: "LOCAL",
-            machine_id: machine.id,
-            user_machine_path_id: existing.value.user_machine_path_id ?? (yield* ids.make(UserMachinePathId)),
-            ...(restored ? { checkpoint_restore_pending: false } : {})
+          if (worktree.value.worktree_type === "REMOTE") yield* requireSandbox(worktree.value)
+          const session = yield* sessions.insert({
+            id: yield* ids.make(WorkspaceSessionId),
+            workspace_id: workspace.id,
+            worktree_id: earlier.worktree_id,
+            machine_id: earlier.machine_id,
+            agent_id: earlier.agent_id,
+            agent_config_id: earlier.agent_config_id,
+            resume_session_id: input.resume_session_id ?? null,
+            metadata: input.metadata ?? {}
           })
-          return { row, location }
-        }
-        const inserted = yield* worktrees.insert({
-          id: yield* ids.make(WorktreeId),
-          workspace_id: workspace.id,
-          is_main: false,
-          name,
-          worktree_type: "LOCAL",
-          user_machine_path_id: yield* ids.make(UserMachinePathId),
-          machine_id: machine.id
-        }).pipe(Effect.orDie)
-        const row = yield* worktrees.update(inserted.id, { path: location.path })
-        return { row, location }
-      })
-
-    const launch = (workspaceId: WorkspaceId, input: LaunchSession) =>
-      Effect.gen(function*() {
-        const { userId, workspace } = yield* workspaces.own(workspaceId)
-        yield* access.requireProjectAccess(workspace.org_id, workspace.project_id, "write").pipe(
-          Effect.mapError((error) => new Forbidden({ error: error.error }))
-        )
-        const sessionNotFound = (id: string) => () => new NotFound({ error: `Session ${id} not found in workspace ${workspaceId}` })
-
-        // An existing session, reused as it is.
-        if (input.user_session_id !== undefined && input.user_session_id !== null) {
-          const session = yield* sessions.find(workspace.id, input.user_session_id).pipe(
-            someOrFail(sessionNotFound(input.user_session_id))
-          )
           yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
           return ok(workspace, session)
-        }
+        })
+      if (Option.isSome(previous)) return yield* continuing(previous.value)
 
-        // A new session on an existing session's agent: the agent's worktree and machine.
-        const previous = input.agent_session_id !== undefined && input.agent_session_id !== null
-          ? Option.some(
-            yield* sessions.byAgent(workspace.id, input.agent_session_id).pipe(
-              someOrFail(() => new NotFound({ error: `Agent ${input.agent_session_id} is not the agent of a session of workspace ${workspaceId}` }))
-            )
-          )
-          : input.resume_session_id !== undefined && input.resume_session_id !== null
-          ? Option.some(
-            yield* (Schema.is(WorkspaceSessionId)(input.resume_session_id)
-              ? sessions.find(workspace.id, input.resume_session_id)
-              : Effect.succeed(Option.none<StoredSession>())).pipe(
-                someOrFail(sessionNotFound(input.resume_session_id))
-              )
-          )
-          : Option.none<StoredSession>()
-        /** A new session on the agent, worktree and machine of `earlier`, while the worktree is still on that machine. */
-        const continuing = (earlier: StoredSession) =>
-          Effect.gen(function*() {
-            const worktree = yield* worktrees.find(earlier.worktree_id)
-            if (Option.isNone(worktree)) return yield* Effect.dieMessage(`worktree ${earlier.worktree_id} is missing`)
-            const placed = machineOf(worktree.value)
-            if (placed !== null && placed !== earlier.machine_id) {
-              return yield* Effect.fail(
-                new Conflict({
-                  error: `Worktree ${worktree.value.id} is on machine ${placed} now` +
-                    (worktree.value.worktree_type === "REMOTE" ? " (its REMOTE sandbox)" : "") +
-                    `; the agent of session ${earlier.id} works on machine ${earlier.machine_id}, in the copy left there. ` +
-                    (worktree.value.worktree_type === "REMOTE"
-                      ? "Start a session with its worktree_name and without machine_id to work in the sandbox"
-                      : `Start a session on machine ${placed} with its worktree_name`) +
-                    `, or migrate the worktree back to machine ${earlier.machine_id} first`
-                })
-              )
-            }
-            if (worktree.value.worktree_type === "REMOTE") yield* requireSandbox(worktree.value)
-            const session = yield* sessions.insert({
-              id: yield* ids.make(WorkspaceSessionId),
-              workspace_id: workspace.id,
-              worktree_id: earlier.worktree_id,
-              machine_id: earlier.machine_id,
-              agent_id: earlier.agent_id,
-              agent_config_id: earlier.agent_config_id,
-              resume_session_id: input.resume_session_id ?? null,
-              metadata: input.metadata ?? {}
-            })
-            yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
-            return ok(workspace, session)
+      // A worktree in a REMOTE sandbox: a new session on the sandbox's agent, which its migration started.
+      const name = input.worktree_name ?? null
+      const remote = Option.filter(yield* worktrees.named(workspace.id, name), (row) =>
+        row.worktree_type === "REMOTE" && (input.machine_id === undefined || input.machine_id === null || input.machine_id === row.managed_machine_id))
+      if (Option.isSome(remote)) {
+        yield* requireSandbox(remote.value)
+        const sandbox = yield* sessions.latestOfWorktree(remote.value.id).pipe(
+          Effect.flatMap(Option.match({
+            onSome: Effect.succeed,
+            onNone: () =>
+              Effect.fail(new Conflict({ error: `Worktree ${remote.value.id} is REMOTE without a sandbox session; migrate it again` }))
+          }))
+        )
+        return yield* continuing(sandbox)
+      }
+
+      const machine = yield* machineFor(workspace, userId, input.machine_id ?? workspace.default_machine_id, "/machine_id")
+      if (name !== null && workspace.repository_url === null) {
+        return yield* Effect.fail(
+          new InvalidRequest({
+            error: "worktree_name: the workspace has no repository (repository.url) to make a worktree of",
+            issues: [{ path: "/worktree_name", message: "needs the workspace's repository.url" }]
           })
-        if (Option.isSome(previous)) return yield* continuing(previous.value)
-
-        // A worktree in a REMOTE sandbox: a new session on the sandbox's agent, which its migration started.
-        const name = input.worktree_name ?? null
-        const remote = Option.filter(yield* worktrees.named(workspace.id, name), (row) =>
-          row.worktree_type === "REMOTE" && (input.machine_id === undefined || input.machine_id === null || input.machine_id === row.managed_machine_id))
-        if (Option.isSome(remote)) {
-          yield* requireSandbox(remote.value)
-          const sandbox = yield* sessions.latestOfWorktree(remote.value.id).pipe(
-            Effect.flatMap(Option.match({
-              onSome: Effect.succeed,
-              onNone: () =>
-                Effect.fail(new Conflict({ error: `Worktree ${remote.value.id} is REMOTE without a sandbox session; migrate it again` }))
-            }))
-          )
-          return yield* continuing(sandbox)
-        }
-
-        const machine = yield* machineFor(workspace, userId, input.machine_id ?? workspace.default_machine_id, "/machine_id")
-        if (name !== null && workspace.repository_url === null) {
-          return yield* Effect.fail(
-            new InvalidRequest({
-              error: "worktree_name: the workspace has no repository (repository.url) to make a worktree of",
-              issues: [{ path: "/worktree_name", message: "needs the workspace's repository.url" }]
-            })
-          )
-        }
-        const code = yield* sessionAgents.codeFor(userId, input.session_settings)
-        const { location, row } = yield* placeWorktree(workspace, machine, name)
-        const sessionId = yield* ids.make(WorkspaceSessionId)
-        const { agentId, configId } = yield* sessionAgents.newAgent(workspace, { machine_id: machine.id, cwd: location.path }, location.path, location.branch, code, {
-          workspace_id: workspace.id,
-          workspace_session_id: sessionId,
-          worktree_id: row.id
-        })
-        const session = yield* sessions.insert({
-          id: sessionId,
-          workspace_id: workspace.id,
-          worktree_id: row.id,
-          machine_id: machine.id,
-          agent_id: agentId,
-          agent_config_id: configId,
-          resume_session_id: null,
-          metadata: input.metadata ?? {}
-        })
-        yield* sessionAgents.prompt(workspace, agentId, input.initial_prompt)
-        return ok(workspace, session)
+        )
+      }
+      const code = yield* sessionAgents.codeFor(userId, input.session_settings)
+      const { location, row } = yield* placeWorktree(workspace, machine, name)
+      const sessionId = yield* ids.make(WorkspaceSessionId)
+      const { agentId, configId } = yield* sessionAgents.newAgent(workspace, { machine_id: machine.id, cwd: location.path }, location.path, location.branch, code, {
+        workspace_id: workspace.id,
+        workspace_session_id: sessionId,
+        worktree_id: row.id
       })
+      const session = yield* sessions.insert({
+        id: sessionId,
+        workspace_id: workspace.id,
+        worktree_id: row.id,
+        machine_id: machine.id,
+        agent_id: agentId,
+        agent_config_id: configId,
+        resume_session_id: null,
+        metadata: input.metadata ?? {}
+      })
+      yield* sessionAgents.prompt(workspace, agentId, input.initial_prompt)
+      return ok(workspace, session)
+    })
 
-    return { launch } as const
-  }),
-  dependencies: [
-    Workspaces.Default,
-    WorktreesRepository.Default,
-    WorkspaceSessionsRepository.Default,
-    CheckpointsRepository.Default,
-    MachinesRepository.Default,
-    WorkspaceMachines.Default,
-    SessionAgents.Default,
-    Access.Default,
-    IdGenerator.Default
-  ]
-}) {}
+  return { launch } as const
+})
+
+export class WorkspaceSessions extends Context.Tag("WorkspaceSessions")<WorkspaceSessions, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(
+    Layer.provide([
+      Workspaces.layer,
+      WorktreesRepository.layer,
+      WorkspaceSessionsRepository.layer,
+      CheckpointsRepository.layer,
+      MachinesRepository.layer,
+      WorkspaceMachines.layer,
+      SessionAgents.layer,
+      Access.layer,
+      IdGenerator.layer
+    ])
+  )
+}

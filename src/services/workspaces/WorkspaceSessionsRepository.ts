@@ -1,6 +1,6 @@
 /** The `workspace_sessions` table: the sessions started in workspaces, each one an agent of the project. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { AgentConfigId, AgentId, MachineId, WorkspaceId, WorkspaceSessionId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 
@@ -17,56 +17,58 @@ export const StoredSession = Schema.Struct({
 })
 export type StoredSession = typeof StoredSession.Type
 
-export class WorkspaceSessionsRepository extends Effect.Service<WorkspaceSessionsRepository>()("WorkspaceSessionsRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({ ...StoredSession.fields, created_at: Schema.optional(Timestamp) }),
-      Result: StoredSession,
-      execute: (session) =>
-        sql`INSERT INTO workspace_sessions ${sql.insert({ ...session, metadata: JSON.stringify(session.metadata) })} RETURNING *`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ workspaceId: WorkspaceId, id: WorkspaceSessionId }),
-      Result: StoredSession,
-      execute: ({ id, workspaceId }) =>
-        sql`SELECT * FROM workspace_sessions WHERE id = ${id} AND workspace_id = ${workspaceId}`
-    })
-
-    const byAgent = SqlSchema.findOne({
-      Request: Schema.Struct({ workspaceId: WorkspaceId, agentId: AgentId }),
-      Result: StoredSession,
-      execute: ({ agentId, workspaceId }) =>
-        sql`SELECT * FROM workspace_sessions WHERE agent_id = ${agentId} AND workspace_id = ${workspaceId}
-            ORDER BY id DESC LIMIT 1`
-    })
-
-    const latestOfWorktree = SqlSchema.findOne({
-      Request: WorktreeId,
-      Result: StoredSession,
-      execute: (worktreeId) => sql`SELECT * FROM workspace_sessions WHERE worktree_id = ${worktreeId} ORDER BY id DESC LIMIT 1`
-    })
-
-    /** Whether an agent of a session of the worktree is in a turn. */
-    const busy = SqlSchema.single({
-      Request: WorktreeId,
-      Result: Schema.Struct({ busy: Schema.Boolean }),
-      execute: (worktreeId) => sql`
-        SELECT EXISTS (
-          SELECT 1 FROM workspace_sessions s JOIN agents a ON a.id = s.agent_id
-          WHERE s.worktree_id = ${worktreeId} AND a.current_turn_id IS NOT NULL
-        ) AS busy`
-    })
-
-    return {
-      insert: (session: Omit<StoredSession, "created_at">) => Effect.orDie(insert(session)),
-      find: (workspaceId: WorkspaceId, id: WorkspaceSessionId) => Effect.orDie(find({ workspaceId, id })),
-      byAgent: (workspaceId: WorkspaceId, agentId: AgentId) => Effect.orDie(byAgent({ workspaceId, agentId })),
-      /** The worktree's most recent session. */
-      latestOfWorktree: (worktreeId: WorktreeId) => Effect.orDie(latestOfWorktree(worktreeId)),
-      busy: (worktreeId: WorktreeId) => Effect.map(Effect.orDie(busy(worktreeId)), (row) => row.busy)
-    } as const
+  const insert = SqlSchema.single({
+    Request: Schema.Struct({ ...StoredSession.fields, created_at: Schema.optional(Timestamp) }),
+    Result: StoredSession,
+    execute: (session) =>
+      sql`INSERT INTO workspace_sessions ${sql.insert({ ...session, metadata: JSON.stringify(session.metadata) })} RETURNING *`
   })
-}) {}
+
+  const find = SqlSchema.findOne({
+    Request: Schema.Struct({ workspaceId: WorkspaceId, id: WorkspaceSessionId }),
+    Result: StoredSession,
+    execute: ({ id, workspaceId }) =>
+      sql`SELECT * FROM workspace_sessions WHERE id = ${id} AND workspace_id = ${workspaceId}`
+  })
+
+  const byAgent = SqlSchema.findOne({
+    Request: Schema.Struct({ workspaceId: WorkspaceId, agentId: AgentId }),
+    Result: StoredSession,
+    execute: ({ agentId, workspaceId }) =>
+      sql`SELECT * FROM workspace_sessions WHERE agent_id = ${agentId} AND workspace_id = ${workspaceId}
+          ORDER BY id DESC LIMIT 1`
+  })
+
+  const latestOfWorktree = SqlSchema.findOne({
+    Request: WorktreeId,
+    Result: StoredSession,
+    execute: (worktreeId) => sql`SELECT * FROM workspace_sessions WHERE worktree_id = ${worktreeId} ORDER BY id DESC LIMIT 1`
+  })
+
+  /** Whether an agent of a session of the worktree is in a turn. */
+  const busy = SqlSchema.single({
+    Request: WorktreeId,
+    Result: Schema.Struct({ busy: Schema.Boolean }),
+    execute: (worktreeId) => sql`
+      SELECT EXISTS (
+        SELECT 1 FROM workspace_sessions s JOIN agents a ON a.id = s.agent_id
+        WHERE s.worktree_id = ${worktreeId} AND a.current_turn_id IS NOT NULL
+      ) AS busy`
+  })
+
+  return {
+    insert: (session: Omit<StoredSession, "created_at">) => Effect.orDie(insert(session)),
+    find: (workspaceId: WorkspaceId, id: WorkspaceSessionId) => Effect.orDie(find({ workspaceId, id })),
+    byAgent: (workspaceId: WorkspaceId, agentId: AgentId) => Effect.orDie(byAgent({ workspaceId, agentId })),
+    /** The worktree's most recent session. */
+    latestOfWorktree: (worktreeId: WorktreeId) => Effect.orDie(latestOfWorktree(worktreeId)),
+    busy: (worktreeId: WorktreeId) => Effect.map(Effect.orDie(busy(worktreeId)), (row) => row.busy)
+  } as const
+})
+
+export class WorkspaceSessionsRepository extends Context.Tag("WorkspaceSessionsRepository")<WorkspaceSessionsRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

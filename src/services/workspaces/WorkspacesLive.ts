@@ -10,6 +10,6 @@ import { Workspaces } from "./Workspaces.ts"
 import { WorkspaceSessions } from "./WorkspaceSessions.ts"
 import { WorktreeMigrations } from "./WorktreeMigrations.ts"
 
-export const WorkspacesLive = Layer.mergeAll(UserSettings.Default, Workspaces.Default, WorkspaceSessions.Default, WorktreeMigrations.Default).pipe(
+export const WorkspacesLive = Layer.mergeAll(UserSettings.layer, Workspaces.layer, WorkspaceSessions.layer, WorktreeMigrations.layer).pipe(
   Layer.provideMerge(WorkflowEngineLive)
 )

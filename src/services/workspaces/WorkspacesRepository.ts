@@ -1,6 +1,6 @@
 /** The `workspaces` table: a person's workspaces. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId, WorkspaceId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { Workspace } from "../../domain/workspaces/Workspaces.ts"
@@ -51,48 +51,50 @@ export const toWorkspace = (stored: StoredWorkspace): Workspace =>
     updated_at: stored.updated_at
   })
 
-export class WorkspacesRepository extends Effect.Service<WorkspacesRepository>()("WorkspacesRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
-      Request: NewWorkspace,
-      Result: StoredWorkspace,
-      execute: (workspace) => sql`INSERT INTO workspaces ${sql.insert(workspace)} RETURNING *`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: UserId, id: WorkspaceId, lock: Schema.Literal("none", "share", "update") }),
-      Result: StoredWorkspace,
-      execute: ({ id, lock, userId }) =>
-        sql`SELECT * FROM workspaces WHERE id = ${id} AND user_id = ${userId} ${lockClause(sql, lock)}`
-    })
-
-    const list = SqlSchema.findAll({
-      Request: UserId,
-      Result: StoredWorkspace,
-      execute: (userId) => sql`SELECT * FROM workspaces WHERE user_id = ${userId} ORDER BY id`
-    })
-
-    const update = SqlSchema.single({
-      Request: Schema.Struct({ id: WorkspaceId, fields: Fields }),
-      Result: StoredWorkspace,
-      execute: ({ fields, id }) =>
-        sql`UPDATE workspaces SET ${sql.update(fields)}, updated_at = now() WHERE id = ${id} RETURNING *`
-    })
-
-    const remove = SqlSchema.void({
-      Request: WorkspaceId,
-      execute: (id) => sql`DELETE FROM workspaces WHERE id = ${id}`
-    })
-
-    return {
-      insert: (workspace: typeof NewWorkspace.Type) => Effect.orDie(insert(workspace)),
-      /** The user's workspace; another user's is none. */
-      find: (userId: UserId, id: WorkspaceId, lock: RowLock = "none") => Effect.orDie(find({ userId, id, lock })),
-      list: (userId: UserId) => Effect.orDie(list(userId)),
-      update: (id: WorkspaceId, fields: WorkspaceFields) => Effect.orDie(update({ id, fields })),
-      remove: (id: WorkspaceId) => Effect.orDie(remove(id))
-    } as const
+  const insert = SqlSchema.single({
+    Request: NewWorkspace,
+    Result: StoredWorkspace,
+    execute: (workspace) => sql`INSERT INTO workspaces ${sql.insert(workspace)} RETURNING *`
   })
-}) {}
+
+  const find = SqlSchema.findOne({
+    Request: Schema.Struct({ userId: UserId, id: WorkspaceId, lock: Schema.Literal("none", "share", "update") }),
+    Result: StoredWorkspace,
+    execute: ({ id, lock, userId }) =>
+      sql`SELECT * FROM workspaces WHERE id = ${id} AND user_id = ${userId} ${lockClause(sql, lock)}`
+  })
+
+  const list = SqlSchema.findAll({
+    Request: UserId,
+    Result: StoredWorkspace,
+    execute: (userId) => sql`SELECT * FROM workspaces WHERE user_id = ${userId} ORDER BY id`
+  })
+
+  const update = SqlSchema.single({
+    Request: Schema.Struct({ id: WorkspaceId, fields: Fields }),
+    Result: StoredWorkspace,
+    execute: ({ fields, id }) =>
+      sql`UPDATE workspaces SET ${sql.update(fields)}, updated_at = now() WHERE id = ${id} RETURNING *`
+  })
+
+  const remove = SqlSchema.void({
+    Request: WorkspaceId,
+    execute: (id) => sql`DELETE FROM workspaces WHERE id = ${id}`
+  })
+
+  return {
+    insert: (workspace: typeof NewWorkspace.Type) => Effect.orDie(insert(workspace)),
+    /** The user's workspace; another user's is none. */
+    find: (userId: UserId, id: WorkspaceId, lock: RowLock = "none") => Effect.orDie(find({ userId, id, lock })),
+    list: (userId: UserId) => Effect.orDie(list(userId)),
+    update: (id: WorkspaceId, fields: WorkspaceFields) => Effect.orDie(update({ id, fields })),
+    remove: (id: WorkspaceId) => Effect.orDie(remove(id))
+  } as const
+})
+
+export class WorkspacesRepository extends Context.Tag("WorkspacesRepository")<WorkspacesRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

@@ -1,6 +1,6 @@
 /** The `worktrees` table: the worktrees of workspaces, the main one made with its workspace. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { MachineId, UserMachinePathId, WorkspaceId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { WorktreeDescriptor, WorktreeType } from "../../domain/workspaces/Workspaces.ts"
@@ -66,71 +66,73 @@ const NewWorktree = Schema.Struct({
 })
 export type NewWorktree = typeof NewWorktree.Type
 
-export class WorktreesRepository extends Effect.Service<WorktreesRepository>()("WorktreesRepository", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
-      Request: NewWorktree,
-      Result: StoredWorktree,
-      execute: (worktree) => sql`INSERT INTO worktrees ${sql.insert(worktree)} RETURNING *`
-    })
-
-    const ofWorkspace = SqlSchema.findAll({
-      Request: WorkspaceId,
-      Result: Schema.Struct({ ...StoredWorktree.fields, managed_machine_seen_at: Schema.NullOr(Timestamp) }),
-      execute: (workspaceId) => sql`
-        SELECT worktrees.*, machines.last_seen_at AS managed_machine_seen_at FROM worktrees
-        LEFT JOIN machines ON machines.id = worktrees.managed_machine_id
-        WHERE worktrees.workspace_id = ${workspaceId} ORDER BY worktrees.is_main DESC, worktrees.id`
-    })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ id: WorktreeId, lock: Schema.Literal("none", "share", "update") }),
-      Result: StoredWorktree,
-      execute: ({ id, lock }) => sql`SELECT * FROM worktrees WHERE id = ${id} ${lockClause(sql, lock)}`
-    })
-
-    const named = SqlSchema.findOne({
-      Request: Schema.Struct({ workspaceId: WorkspaceId, name: Schema.NullOr(Schema.String) }),
-      Result: StoredWorktree,
-      execute: ({ name, workspaceId }) =>
-        name === null
-          ? sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} AND is_main FOR UPDATE`
-          : sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} AND name = ${name} FOR UPDATE`
-    })
-
-    const update = (id: WorktreeId, change: WorktreeChange) => {
-      const { checkpoint_metadata, ...rest } = change
-      const columns: Record<string, unknown> = { ...rest }
-      if (checkpoint_metadata !== undefined) columns.checkpoint_metadata = JSON.stringify(checkpoint_metadata)
-      return Effect.orDie(
-        Effect.flatMap(
-          sql`UPDATE worktrees SET ${sql.update(columns)}, updated_at = now() WHERE id = ${id} RETURNING *`,
-          (rows) => Schema.decodeUnknown(StoredWorktree)(rows[0])
-        )
-      )
-    }
-
-    return {
-      /** Fails with UniqueViolation when the workspace has a worktree of that name (or a main one) already. */
-      insert: (worktree: NewWorktree) => uniqueOrDie(insert(worktree)),
-      /**
-       * The workspace's worktrees, main first; a REMOTE worktree's `last_heartbeat_at` is the last
-       * sign of life of its sandbox's daemon (when later than the one stored at its placing).
-       */
-      ofWorkspace: (workspaceId: WorkspaceId) =>
-        Effect.map(Effect.orDie(ofWorkspace(workspaceId)), (rows) =>
-          rows.map(({ managed_machine_seen_at, ...stored }): StoredWorktree =>
-            stored.worktree_type === "REMOTE" && managed_machine_seen_at !== null &&
-              (stored.last_heartbeat_at === null || managed_machine_seen_at > stored.last_heartbeat_at)
-              ? { ...stored, last_heartbeat_at: managed_machine_seen_at }
-              : stored
-          )),
-      find: (id: WorktreeId, lock: RowLock = "none") => Effect.orDie(find({ id, lock })),
-      /** The worktree of that name (null: the main one), locked for update. */
-      named: (workspaceId: WorkspaceId, name: string | null) => Effect.orDie(named({ workspaceId, name })),
-      update
-    } as const
+  const insert = SqlSchema.single({
+    Request: NewWorktree,
+    Result: StoredWorktree,
+    execute: (worktree) => sql`INSERT INTO worktrees ${sql.insert(worktree)} RETURNING *`
   })
-}) {}
+
+  const ofWorkspace = SqlSchema.findAll({
+    Request: WorkspaceId,
+    Result: Schema.Struct({ ...StoredWorktree.fields, managed_machine_seen_at: Schema.NullOr(Timestamp) }),
+    execute: (workspaceId) => sql`
+      SELECT worktrees.*, machines.last_seen_at AS managed_machine_seen_at FROM worktrees
+      LEFT JOIN machines ON machines.id = worktrees.managed_machine_id
+      WHERE worktrees.workspace_id = ${workspaceId} ORDER BY worktrees.is_main DESC, worktrees.id`
+  })
+
+  const find = SqlSchema.findOne({
+    Request: Schema.Struct({ id: WorktreeId, lock: Schema.Literal("none", "share", "update") }),
+    Result: StoredWorktree,
+    execute: ({ id, lock }) => sql`SELECT * FROM worktrees WHERE id = ${id} ${lockClause(sql, lock)}`
+  })
+
+  const named = SqlSchema.findOne({
+    Request: Schema.Struct({ workspaceId: WorkspaceId, name: Schema.NullOr(Schema.String) }),
+    Result: StoredWorktree,
+    execute: ({ name, workspaceId }) =>
+      name === null
+        ? sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} AND is_main FOR UPDATE`
+        : sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} AND name = ${name} FOR UPDATE`
+  })
+
+  const update = (id: WorktreeId, change: WorktreeChange) => {
+    const { checkpoint_metadata, ...rest } = change
+    const columns: Record<string, unknown> = { ...rest }
+    if (checkpoint_metadata !== undefined) columns.checkpoint_metadata = JSON.stringify(checkpoint_metadata)
+    return Effect.orDie(
+      Effect.flatMap(
+        sql`UPDATE worktrees SET ${sql.update(columns)}, updated_at = now() WHERE id = ${id} RETURNING *`,
+        (rows) => Schema.decodeUnknown(StoredWorktree)(rows[0])
+      )
+    )
+  }
+
+  return {
+    /** Fails with UniqueViolation when the workspace has a worktree of that name (or a main one) already. */
+    insert: (worktree: NewWorktree) => uniqueOrDie(insert(worktree)),
+    /**
+     * The workspace's worktrees, main first; a REMOTE worktree's `last_heartbeat_at` is the last
+     * sign of life of its sandbox's daemon (when later than the one stored at its placing).
+     */
+    ofWorkspace: (workspaceId: WorkspaceId) =>
+      Effect.map(Effect.orDie(ofWorkspace(workspaceId)), (rows) =>
+        rows.map(({ managed_machine_seen_at, ...stored }): StoredWorktree =>
+          stored.worktree_type === "REMOTE" && managed_machine_seen_at !== null &&
+            (stored.last_heartbeat_at === null || managed_machine_seen_at > stored.last_heartbeat_at)
+            ? { ...stored, last_heartbeat_at: managed_machine_seen_at }
+            : stored
+        )),
+    find: (id: WorktreeId, lock: RowLock = "none") => Effect.orDie(find({ id, lock })),
+    /** The worktree of that name (null: the main one), locked for update. */
+    named: (workspaceId: WorkspaceId, name: string | null) => Effect.orDie(named({ workspaceId, name })),
+    update
+  } as const
+})
+
+export class WorktreesRepository extends Context.Tag("WorktreesRepository")<WorktreesRepository, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make)
+}

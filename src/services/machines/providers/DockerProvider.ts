@@ -6,7 +6,7 @@
  * the container's limits. Every Docker failure is a ProviderFailed saying which step failed and
  * Docker's own message.
  */
-import { Duration, Effect, Option, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import type { LookupFunction } from "node:net"
 import { dockerHostOf } from "../../../domain/machines/MachinePools.ts"
 import { MachineId } from "../../../domain/shared/Ids.ts"
@@ -157,8 +157,9 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
   return { refusal: () => Option.none(), workDirectory: () => WORK_DIRECTORY, start, stop, list }
 }
 
+const make = Effect.map(NetworkPolicy, (policy): MachineProvider => makeDockerProvider({ lookup: policy.lookup }))
+
 /** The docker provider of this server, guarded by its network policy. */
-export class DockerProvider extends Effect.Service<DockerProvider>()("DockerProvider", {
-  effect: Effect.map(NetworkPolicy, (policy): MachineProvider => makeDockerProvider({ lookup: policy.lookup })),
-  dependencies: [NetworkPolicy.Default]
-}) {}
+export class DockerProvider extends Context.Tag("DockerProvider")<DockerProvider, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(NetworkPolicy.layer))
+}

@@ -8,7 +8,7 @@
  * Processes are started in a session of their own, so they outlive a server restart; `list`
  * finds them again from the pid files.
  */
-import { Duration, Effect, Option, Redacted, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
 import { spawn } from "node:child_process"
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -78,118 +78,119 @@ const awaitGroupEnd = (group: number, limit: Duration.Duration) =>
     Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo(limit)), while: (alive) => alive })
   )
 
-export class LocalProvider extends Effect.Service<LocalProvider>()("LocalProvider", {
-  effect: Effect.gen(function*() {
-    const config = yield* AppConfig
-    const checks = yield* ProviderChecks
-    const inMemory = config.dataDir.startsWith("memory://")
-    const dataDir = inMemory ? null : resolve(config.dataDir)
-    const root = dataDir === null ? join(tmpdir(), "agent-platform-machines") : join(dataDir, MACHINES_DIRECTORY)
-    const bwrap = yield* onPath("bwrap")
+const make = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const checks = yield* ProviderChecks
+  const inMemory = config.dataDir.startsWith("memory://")
+  const dataDir = inMemory ? null : resolve(config.dataDir)
+  const root = dataDir === null ? join(tmpdir(), "agent-platform-machines") : join(dataDir, MACHINES_DIRECTORY)
+  const bwrap = yield* onPath("bwrap")
 
-    const machineDir = (poolId: string, machineId: string) => join(root, poolId, machineId)
+  const machineDir = (poolId: string, machineId: string) => join(root, poolId, machineId)
 
-    /**
-     * Ends every process of the daemon's group: SIGTERM, the grace period while any is left, then
-     * SIGKILL, and returns once they are gone (so a stopped machine has no process left).
-     */
-    const stopProcess = (dir: string, machineId: string) =>
-      Effect.gen(function*() {
-        const group = readPid(dir)
-        if (group === null || !daemonRuns(group, machineId)) return
-        yield* signalGroup(group, "SIGTERM")
-        yield* awaitGroupEnd(group, STOP_GRACE)
-        yield* signalGroup(group, "SIGKILL")
-        yield* awaitGroupEnd(group, KILL_WAIT)
+  /**
+   * Ends every process of the daemon's group: SIGTERM, the grace period while any is left, then
+   * SIGKILL, and returns once they are gone (so a stopped machine has no process left).
+   */
+  const stopProcess = (dir: string, machineId: string) =>
+    Effect.gen(function*() {
+      const group = readPid(dir)
+      if (group === null || !daemonRuns(group, machineId)) return
+      yield* signalGroup(group, "SIGTERM")
+      yield* awaitGroupEnd(group, STOP_GRACE)
+      yield* signalGroup(group, "SIGKILL")
+      yield* awaitGroupEnd(group, KILL_WAIT)
+    })
+
+  /** The command that runs `node` with these arguments, sandboxed when bubblewrap is installed. */
+  const command = (dir: string, work: string, nodeArguments: ReadonlyArray<string>) =>
+    Option.match(bwrap, {
+      onNone: () => ({ file: process.execPath, args: [...nodeArguments] }),
+      onSome: (bwrapPath) => ({
+        file: bwrapPath,
+        args: [
+          "--ro-bind", "/", "/",
+          "--dev", "/dev",
+          "--proc", "/proc",
+          "--tmpfs", "/tmp",
+          // Mounted in this order: the project (the daemon's code) shown again should it lie
+          // under /tmp, then the data directory hidden should it lie in the project, then the
+          // machine's own directory, wherever it lies.
+          "--ro-bind", PROJECT_ROOT, PROJECT_ROOT,
+          ...(dataDir === null ? [] : ["--tmpfs", dataDir]),
+          "--bind", dir, dir,
+          "--unshare-pid",
+          "--chdir", work,
+          "--setenv", "HOME", work,
+          "--",
+          process.execPath,
+          ...nodeArguments
+        ]
       })
+    })
 
-    /** The command that runs `node` with these arguments, sandboxed when bubblewrap is installed. */
-    const command = (dir: string, work: string, nodeArguments: ReadonlyArray<string>) =>
-      Option.match(bwrap, {
-        onNone: () => ({ file: process.execPath, args: [...nodeArguments] }),
-        onSome: (bwrapPath) => ({
-          file: bwrapPath,
-          args: [
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--proc", "/proc",
-            "--tmpfs", "/tmp",
-            // Mounted in this order: the project (the daemon's code) shown again should it lie
-            // under /tmp, then the data directory hidden should it lie in the project, then the
-            // machine's own directory, wherever it lies.
-            "--ro-bind", PROJECT_ROOT, PROJECT_ROOT,
-            ...(dataDir === null ? [] : ["--tmpfs", dataDir]),
-            "--bind", dir, dir,
-            "--unshare-pid",
-            "--chdir", work,
-            "--setenv", "HOME", work,
-            "--",
-            process.execPath,
-            ...nodeArguments
-          ]
-        })
+  const start = (pool: ProviderPool, launch: MachineLaunch) =>
+    Effect.gen(function*() {
+      const dir = machineDir(pool.poolId, launch.machineId)
+      yield* stopProcess(dir, launch.machineId)
+      const work = join(dir, "work")
+      return yield* Effect.try({
+        try: () => {
+          mkdirSync(work, { recursive: true })
+          const log = openSync(join(dir, "daemon.log"), "a")
+          const { args, file } = command(dir, work, launch.nodeArguments)
+          const child = spawn(file, args, {
+            cwd: work,
+            detached: true,
+            stdio: ["ignore", log, log],
+            env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...launch.env }
+          })
+          closeSync(log)
+          if (child.pid === undefined) throw new Error(`${file} could not be started`)
+          child.unref()
+          writeFileSync(join(dir, "pid"), String(child.pid))
+          return String(child.pid)
+        },
+        catch: (error) =>
+          new ProviderFailed({
+            details: `Starting the daemon of machine ${launch.machineId} on the server host failed: ${
+              error instanceof Error ? error.message : String(error)
+            }`
+          })
       })
+    })
 
-    const start = (pool: ProviderPool, launch: MachineLaunch) =>
-      Effect.gen(function*() {
-        const dir = machineDir(pool.poolId, launch.machineId)
-        yield* stopProcess(dir, launch.machineId)
-        const work = join(dir, "work")
-        return yield* Effect.try({
-          try: () => {
-            mkdirSync(work, { recursive: true })
-            const log = openSync(join(dir, "daemon.log"), "a")
-            const { args, file } = command(dir, work, launch.nodeArguments)
-            const child = spawn(file, args, {
-              cwd: work,
-              detached: true,
-              stdio: ["ignore", log, log],
-              env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...launch.env }
-            })
-            closeSync(log)
-            if (child.pid === undefined) throw new Error(`${file} could not be started`)
-            child.unref()
-            writeFileSync(join(dir, "pid"), String(child.pid))
-            return String(child.pid)
-          },
-          catch: (error) =>
-            new ProviderFailed({
-              details: `Starting the daemon of machine ${launch.machineId} on the server host failed: ${
-                error instanceof Error ? error.message : String(error)
-              }`
-            })
-        })
+  const stop = (pool: ProviderPool, machineId: MachineId, _ref: string | null) =>
+    Effect.gen(function*() {
+      const dir = machineDir(pool.poolId, machineId)
+      yield* stopProcess(dir, machineId)
+      yield* Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    })
+
+  const list = (pool: ProviderPool) =>
+    Effect.sync((): ReadonlyArray<ProviderMachine> => {
+      const poolDir = join(root, pool.poolId)
+      if (!existsSync(poolDir)) return []
+      return readdirSync(poolDir).filter(isMachineId).map((machineId) => {
+        const pid = readPid(join(poolDir, machineId))
+        return {
+          machineId,
+          ref: pid === null ? "" : String(pid),
+          running: pid !== null && daemonRuns(pid, machineId)
+        }
       })
+    })
 
-    const stop = (pool: ProviderPool, machineId: MachineId, _ref: string | null) =>
-      Effect.gen(function*() {
-        const dir = machineDir(pool.poolId, machineId)
-        yield* stopProcess(dir, machineId)
-        yield* Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-      })
+  const provider: MachineProvider = {
+    refusal: (pool) => checks.localRefusal(Redacted.make(pool.authSecret)),
+    workDirectory: (poolId, machineId) => join(machineDir(poolId, machineId), "work"),
+    start,
+    stop,
+    list
+  }
+  return provider
+})
 
-    const list = (pool: ProviderPool) =>
-      Effect.sync((): ReadonlyArray<ProviderMachine> => {
-        const poolDir = join(root, pool.poolId)
-        if (!existsSync(poolDir)) return []
-        return readdirSync(poolDir).filter(isMachineId).map((machineId) => {
-          const pid = readPid(join(poolDir, machineId))
-          return {
-            machineId,
-            ref: pid === null ? "" : String(pid),
-            running: pid !== null && daemonRuns(pid, machineId)
-          }
-        })
-      })
-
-    const provider: MachineProvider = {
-      refusal: (pool) => checks.localRefusal(Redacted.make(pool.authSecret)),
-      workDirectory: (poolId, machineId) => join(machineDir(poolId, machineId), "work"),
-      start,
-      stop,
-      list
-    }
-    return provider
-  }),
-  dependencies: [ProviderChecks.Default]
-}) {}
+export class LocalProvider extends Context.Tag("LocalProvider")<LocalProvider, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(ProviderChecks.layer))
+}

@@ -11,7 +11,7 @@
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
  * line made from it can carry them (services/shared/SecretRedaction.ts).
  */
-import { Clock, Context, Duration, Effect, Option, Redacted, Schedule, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schedule, type Scope } from "effect"
 import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
@@ -136,125 +136,126 @@ const NOT_A_HEADER_CHARACTER = /[^\t\x20-\x7e\x80-\xff]/
 
 const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}${path}`
 
-export class ModelClient extends Effect.Service<ModelClient>()("ModelClient", {
-  scoped: Effect.gen(function*() {
-    const policy = yield* NetworkPolicy
-    // Connections are kept open between calls (no TCP connect, nor TLS handshake, per model call);
-    // when private targets are blocked, they check what the host resolves to as they connect.
-    const provider = yield* makeProviderHttp(policy.lookup)
+const make = Effect.gen(function*() {
+  const policy = yield* NetworkPolicy
+  // Connections are kept open between calls (no TCP connect, nor TLS handshake, per model call);
+  // when private targets are blocked, they check what the host resolves to as they connect.
+  const provider = yield* makeProviderHttp(policy.lookup)
 
-    /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
-    const checkTarget = (request: ModelRequest) =>
-      policy.checkTarget(request.baseUrl).pipe(
-        Effect.mapError((refused) =>
-          new ModelProviderError({
-            status: null,
-            message: `The model provider was not called: ${refused.message}`,
-            notCalled: true
-          })
-        )
+  /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
+  const checkTarget = (request: ModelRequest) =>
+    policy.checkTarget(request.baseUrl).pipe(
+      Effect.mapError((refused) =>
+        new ModelProviderError({
+          status: null,
+          message: `The model provider was not called: ${refused.message}`,
+          notCalled: true
+        })
       )
+    )
 
-    /**
-     * Before the first attempt: the API key must fit in an HTTP header (Node refuses a line break
-     * or another control character there, and a character above U+00FF), else no call is made.
-     */
-    const checkApiKey = (request: ModelRequest): Effect.Effect<void, ModelProviderError> =>
-      NOT_A_HEADER_CHARACTER.test(Redacted.value(request.apiKey))
-        ? Effect.fail(
-          new ModelProviderError({
-            status: null,
-            message: "The model provider was not called: its API key " +
-              `(secret ${request.apiKeySecretId ?? "of the provider config"}) holds a character an HTTP header cannot ` +
-              "carry (a line break, another control character, or one above U+00FF); rotate the secret with the key alone",
-            notCalled: true
-          })
-        )
-        : Effect.void
-
-    /** What is checked before a call's first attempt: its target, then its API key. */
-    const checkCall = (request: ModelRequest) => Effect.zipRight(checkTarget(request), checkApiKey(request))
-
-    /** One attempt at opening a call: the response once its status is a success, for the life of the scope. */
-    const open = (
-      adapter: WireAdapter,
-      request: ModelRequest,
-      stream: boolean,
-      redact: Redact
-    ): Effect.Effect<ProviderResponse, AttemptFailure, Scope.Scope> =>
-      provider.postJson(
-        joinUrl(request.baseUrl, adapter.path),
-        { ...adapter.headers(request), accept: stream ? "text/event-stream" : "application/json" },
-        adapter.body(request, stream)
-      ).pipe(
-        Effect.mapError(connectionFailure),
-        Effect.flatMap((response) =>
-          response.status >= 200 && response.status < 300
-            ? Effect.succeed(response)
-            : Effect.flatMap(statusFailure(response, redact), Effect.fail)
-        )
+  /**
+   * Before the first attempt: the API key must fit in an HTTP header (Node refuses a line break
+   * or another control character there, and a character above U+00FF), else no call is made.
+   */
+  const checkApiKey = (request: ModelRequest): Effect.Effect<void, ModelProviderError> =>
+    NOT_A_HEADER_CHARACTER.test(Redacted.value(request.apiKey))
+      ? Effect.fail(
+        new ModelProviderError({
+          status: null,
+          message: "The model provider was not called: its API key " +
+            `(secret ${request.apiKeySecretId ?? "of the provider config"}) holds a character an HTTP header cannot ` +
+            "carry (a line break, another control character, or one above U+00FF); rotate the secret with the key alone",
+          notCalled: true
+        })
       )
+      : Effect.void
 
-    /**
-     * Makes a streamed call and reads it to its end, for the life of the scope: `onEvents` gets
-     * the events decoded from each read of the network as it arrives (ModelStreamDecoding.ts), in
-     * plain code, those decoded before a failure (an in-stream error event) before it fails.
-     */
-    const stream = (
-      request: ModelRequest,
-      onEvents: (events: ReadonlyArray<ModelEvent>) => void
-    ): Effect.Effect<void, ModelProviderError, Scope.Scope> => {
-      const redact = redactorOf(request)
-      return Effect.gen(function*() {
-        const adapter = adapters[request.apiFormat]
-        yield* checkCall(request)
-        const response = yield* withRetries(open(adapter, request, true, redact))
-        const decoder = makeModelStreamDecoder(adapter.streamDecoder(), redact)
-        yield* response.forEachRead((chunks) => {
-          const decoded = decoder.decode(chunks)
-          if (decoded.events.length > 0) onEvents(decoded.events)
-          return decoded.failure
-        }).pipe(
-          Effect.catchTag("ExchangeFailed", (cause) =>
-            Effect.fail(
-              new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
-            ))
-        )
-        const incomplete = decoder.end()
-        if (incomplete !== undefined) return yield* Effect.fail(incomplete)
-      }).pipe(Effect.mapError(redactError(redact)))
-    }
+  /** What is checked before a call's first attempt: its target, then its API key. */
+  const checkCall = (request: ModelRequest) => Effect.zipRight(checkTarget(request), checkApiKey(request))
 
-    /**
-     * The streamed call folded into a response; `observe` sees the events as they arrive (live
-     * output), those decoded from one read of the network at once, synchronously: it must not block.
-     */
-    const respond = (
-      request: ModelRequest,
-      observe?: (events: ReadonlyArray<ModelEvent>) => void
-    ): Effect.Effect<ModelResponse, ModelProviderError> =>
-      Effect.suspend(() => {
-        const events: Array<ModelEvent> = []
-        const received = (decoded: ReadonlyArray<ModelEvent>) => {
-          for (const event of decoded) events.push(event)
-          observe?.(decoded)
-        }
-        return Effect.map(Effect.scoped(stream(request, received)), () => foldEvents(events))
-      })
+  /** One attempt at opening a call: the response once its status is a success, for the life of the scope. */
+  const open = (
+    adapter: WireAdapter,
+    request: ModelRequest,
+    stream: boolean,
+    redact: Redact
+  ): Effect.Effect<ProviderResponse, AttemptFailure, Scope.Scope> =>
+    provider.postJson(
+      joinUrl(request.baseUrl, adapter.path),
+      { ...adapter.headers(request), accept: stream ? "text/event-stream" : "application/json" },
+      adapter.body(request, stream)
+    ).pipe(
+      Effect.mapError(connectionFailure),
+      Effect.flatMap((response) =>
+        response.status >= 200 && response.status < 300
+          ? Effect.succeed(response)
+          : Effect.flatMap(statusFailure(response, redact), Effect.fail)
+      )
+    )
 
-    const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
-      const redact = redactorOf(request)
-      return Effect.gen(function*() {
-        const adapter = adapters[request.apiFormat]
-        yield* checkCall(request)
-        const body = yield* withRetries(
-          Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
-        )
-        return foldEvents(yield* adapter.decodeResponse(redact(body)))
-      }).pipe(Effect.scoped, Effect.mapError(redactError(redact)))
-    }
+  /**
+   * Makes a streamed call and reads it to its end, for the life of the scope: `onEvents` gets
+   * the events decoded from each read of the network as it arrives (ModelStreamDecoding.ts), in
+   * plain code, those decoded before a failure (an in-stream error event) before it fails.
+   */
+  const stream = (
+    request: ModelRequest,
+    onEvents: (events: ReadonlyArray<ModelEvent>) => void
+  ): Effect.Effect<void, ModelProviderError, Scope.Scope> => {
+    const redact = redactorOf(request)
+    return Effect.gen(function*() {
+      const adapter = adapters[request.apiFormat]
+      yield* checkCall(request)
+      const response = yield* withRetries(open(adapter, request, true, redact))
+      const decoder = makeModelStreamDecoder(adapter.streamDecoder(), redact)
+      yield* response.forEachRead((chunks) => {
+        const decoded = decoder.decode(chunks)
+        if (decoded.events.length > 0) onEvents(decoded.events)
+        return decoded.failure
+      }).pipe(
+        Effect.catchTag("ExchangeFailed", (cause) =>
+          Effect.fail(
+            new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
+          ))
+      )
+      const incomplete = decoder.end()
+      if (incomplete !== undefined) return yield* Effect.fail(incomplete)
+    }).pipe(Effect.mapError(redactError(redact)))
+  }
 
-    return { respond, generate } as const
-  }),
-  dependencies: [NetworkPolicy.Default]
-}) {}
+  /**
+   * The streamed call folded into a response; `observe` sees the events as they arrive (live
+   * output), those decoded from one read of the network at once, synchronously: it must not block.
+   */
+  const respond = (
+    request: ModelRequest,
+    observe?: (events: ReadonlyArray<ModelEvent>) => void
+  ): Effect.Effect<ModelResponse, ModelProviderError> =>
+    Effect.suspend(() => {
+      const events: Array<ModelEvent> = []
+      const received = (decoded: ReadonlyArray<ModelEvent>) => {
+        for (const event of decoded) events.push(event)
+        observe?.(decoded)
+      }
+      return Effect.map(Effect.scoped(stream(request, received)), () => foldEvents(events))
+    })
+
+  const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
+    const redact = redactorOf(request)
+    return Effect.gen(function*() {
+      const adapter = adapters[request.apiFormat]
+      yield* checkCall(request)
+      const body = yield* withRetries(
+        Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
+      )
+      return foldEvents(yield* adapter.decodeResponse(redact(body)))
+    }).pipe(Effect.scoped, Effect.mapError(redactError(redact)))
+  }
+
+  return { respond, generate } as const
+})
+
+export class ModelClient extends Context.Tag("ModelClient")<ModelClient, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(NetworkPolicy.layer))
+}
