@@ -190,7 +190,7 @@ export const connect = (registration: RegisterMachineResponse) =>
     )
 
     return yield* session.pipe(
-      Effect.zipRight(Effect.never),
+      Effect.andThen(Effect.never),
       Effect.raceFirst(socketEnd),
       Effect.raceFirst(consumer)
     )

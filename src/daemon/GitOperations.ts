@@ -258,7 +258,7 @@ export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Typ
         if (refs.stash !== null) yield* git(path, "update-ref", refs.stash, stash)
         const bundled = yield* git(path, "bundle", "create", nodePath.join(dir, "repository.bundle"), refs.head, ...(refs.stash === null ? [] : [refs.stash])).pipe(
           Effect.ensuring(
-            Effect.zipRight(
+            Effect.andThen(
               runProgram("git", ["update-ref", "-d", refs.head], path),
               refs.stash === null ? Effect.void : runProgram("git", ["update-ref", "-d", refs.stash], path)
             ).pipe(Effect.ignore)

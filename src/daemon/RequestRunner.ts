@@ -41,7 +41,7 @@ export class RequestRunner extends Context.Tag("daemon/RequestRunner")<RequestRu
       outbox.send({ type: "result", request_id: id, ...outcome })
 
     const finish = (id: RequestId, outcome: Outcome) =>
-      Effect.zipRight(ledger.complete(id, outcome), deliver(id, outcome))
+      Effect.andThen(ledger.complete(id, outcome), deliver(id, outcome))
 
     /** Admits the id: a new one goes to `onNew`, a known one is answered from the ledger. */
     const admit = (id: RequestId, onNew: Effect.Effect<void>) =>

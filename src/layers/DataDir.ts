@@ -107,8 +107,8 @@ export const tightenDatabaseDirectory = (dir: string): Effect.Effect<void, DataD
  */
 export const prepareDataDir = (dir: string): Effect.Effect<void, DataDirectoryUnusable> =>
   Effect.sync(() => process.umask(0o077)).pipe(
-    Effect.zipRight(Effect.try({ try: () => createDirectory(dir), catch: (error) => unusable("create", dir, error) })),
-    Effect.zipRight(Effect.try({
+    Effect.andThen(Effect.try({ try: () => createDirectory(dir), catch: (error) => unusable("create", dir, error) })),
+    Effect.andThen(Effect.try({
       try: () => tightenDataDir(dir),
       catch: (error) => unusable("make private", (error as NodeJS.ErrnoException).path ?? dir, error)
     }))

@@ -36,7 +36,7 @@ const isApiError = (error: unknown): error is { readonly _tag: string } =>
   typeof error === "object" && error !== null && API_ERROR_TAGS.has((error as { _tag?: string })._tag ?? "")
 
 const internalError = (cause: Cause.Cause<unknown>) =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logError("unhandled failure", cause),
     Effect.fail(new Errors.InternalError({ error: "Internal error; it has been logged" }))
   )

@@ -130,7 +130,7 @@ const make = Effect.gen(function*() {
     })
 
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.projectAccess(orgId, projectId),
       paged(query, (keyset) => Effect.flatMap(configs.page(projectId, keyset), Effect.forEach(render)), (c) => c.id)
     )

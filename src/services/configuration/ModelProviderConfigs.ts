@@ -88,10 +88,10 @@ const make = Effect.gen(function*() {
     }))
 
   const list = (orgId: OrgId, query: ListQuery) =>
-    Effect.zipRight(access.orgRole(orgId), paged(query, (keyset) => configs.page(orgId, keyset), (config) => config.id))
+    Effect.andThen(access.orgRole(orgId), paged(query, (keyset) => configs.page(orgId, keyset), (config) => config.id))
 
   const get = (orgId: OrgId, id: ModelProviderConfigId) =>
-    Effect.zipRight(access.orgRole(orgId), configs.findInOrg(orgId, id).pipe(someOrFail(notFound(id))))
+    Effect.andThen(access.orgRole(orgId), configs.findInOrg(orgId, id).pipe(someOrFail(notFound(id))))
 
   const update = (orgId: OrgId, id: ModelProviderConfigId, patch: UpdateModelProviderConfig) =>
     transaction(Effect.gen(function*() {

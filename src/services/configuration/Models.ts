@@ -117,7 +117,7 @@ const make = Effect.gen(function*() {
     }))
 
   const list = (orgId: OrgId, query: ModelListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.orgRole(orgId),
       paged(
         query,
@@ -126,7 +126,7 @@ const make = Effect.gen(function*() {
       )
     )
 
-  const get = (orgId: OrgId, modelId: ConfiguredModelId) => Effect.zipRight(access.orgRole(orgId), found(modelId, orgId))
+  const get = (orgId: OrgId, modelId: ConfiguredModelId) => Effect.andThen(access.orgRole(orgId), found(modelId, orgId))
 
   const update = (orgId: OrgId, modelId: ConfiguredModelId, patch: UpdateConfiguredModel) =>
     transaction(Effect.gen(function*() {
@@ -142,7 +142,7 @@ const make = Effect.gen(function*() {
     }))
 
   const revisions = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       get(orgId, modelId),
       paged(query, (keyset) => models.revisions(modelId, keyset), (revision) => revision.id)
     )
@@ -168,16 +168,16 @@ const make = Effect.gen(function*() {
 
   /** A model of the organization whose grants an org admin may change. */
   const grantable = (orgId: OrgId, modelId: ConfiguredModelId) =>
-    Effect.zipRight(access.requireOrgRole(orgId, "admin"), models.find(modelId, orgId).pipe(someOrFail(notFound(modelId))))
+    Effect.andThen(access.requireOrgRole(orgId, "admin"), models.find(modelId, orgId).pipe(someOrFail(notFound(modelId))))
 
   const createGrant = (orgId: OrgId, modelId: ConfiguredModelId, input: CreateGrant) =>
-    Effect.zipRight(grantable(orgId, modelId), grants.create(modelGrants, orgId, modelId, input))
+    Effect.andThen(grantable(orgId, modelId), grants.create(modelGrants, orgId, modelId, input))
 
   const listGrants = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
-    Effect.zipRight(get(orgId, modelId), grants.list(modelGrants, modelId, query))
+    Effect.andThen(get(orgId, modelId), grants.list(modelGrants, modelId, query))
 
   const removeGrant = (orgId: OrgId, modelId: ConfiguredModelId, grantId: ModelGrantId) =>
-    Effect.zipRight(grantable(orgId, modelId), grants.remove(modelGrants, modelId, grantId))
+    Effect.andThen(grantable(orgId, modelId), grants.remove(modelGrants, modelId, grantId))
 
   /** The model `modelName` of the provider config `providerConfigName`, when it is granted to the project. */
   const resolveForProject = (orgId: OrgId, projectId: ProjectId, providerConfigName: string, modelName: string) =>

@@ -97,7 +97,7 @@ const make = Effect.gen(function*() {
   const get = (orgId: OrgId, secretId: SecretId) => visible(orgId, secretId)
 
   const rotate = (orgId: OrgId, secretId: SecretId, value: Redacted.Redacted<string>) =>
-    Effect.zipRight(
+    Effect.andThen(
       manageable(orgId, secretId),
       secrets.rotate(secretId, seal(key, value, secretId)).pipe(someOrFail(notFound(secretId)))
     )
@@ -133,13 +133,13 @@ const make = Effect.gen(function*() {
     })
 
   const createGrant = (orgId: OrgId, secretId: SecretId, input: CreateGrant) =>
-    Effect.zipRight(grantable(orgId, secretId), grants.create(secretGrants, orgId, secretId, input))
+    Effect.andThen(grantable(orgId, secretId), grants.create(secretGrants, orgId, secretId, input))
 
   const listGrants = (orgId: OrgId, secretId: SecretId, query: ListQuery) =>
-    Effect.zipRight(visible(orgId, secretId), grants.list(secretGrants, secretId, query))
+    Effect.andThen(visible(orgId, secretId), grants.list(secretGrants, secretId, query))
 
   const removeGrant = (orgId: OrgId, secretId: SecretId, grantId: SecretGrantId) =>
-    Effect.zipRight(grantable(orgId, secretId), grants.remove(secretGrants, secretId, grantId))
+    Effect.andThen(grantable(orgId, secretId), grants.remove(secretGrants, secretId, grantId))
 
   /**
    * The secret `name` as a project sees it: the personal secret of `userId` in the

@@ -141,7 +141,7 @@ const make = Effect.gen(function*() {
   const get = (orgId: OrgId, skillId: SkillId) => visible(orgId, skillId)
 
   /** Deletes the skill with its versions and grants; agent configs keep the ids they compiled. */
-  const remove = (orgId: OrgId, skillId: SkillId) => Effect.zipRight(changeable(orgId, skillId), skills.remove(skillId))
+  const remove = (orgId: OrgId, skillId: SkillId) => Effect.andThen(changeable(orgId, skillId), skills.remove(skillId))
 
   const createVersion = (orgId: OrgId, skillId: SkillId, content: SkillContent) =>
     Effect.gen(function*() {
@@ -151,13 +151,13 @@ const make = Effect.gen(function*() {
     })
 
   const listVersions = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       visible(orgId, skillId),
       pagedBy(versionKey, query, (keyset) => skills.versions(skillId, keyset), (version) => version.version)
     )
 
   const getVersion = (orgId: OrgId, skillId: SkillId, version: number) =>
-    Effect.zipRight(
+    Effect.andThen(
       visible(orgId, skillId),
       skills.findVersion(skillId, version).pipe(
         someOrFail(() => new NotFound({ error: `Skill ${skillId} has no version ${version}` }))
@@ -176,10 +176,10 @@ const make = Effect.gen(function*() {
     })
 
   const listGrants = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
-    Effect.zipRight(visible(orgId, skillId), grants.list(skillGrants, skillId, query))
+    Effect.andThen(visible(orgId, skillId), grants.list(skillGrants, skillId, query))
 
   const removeGrant = (orgId: OrgId, skillId: SkillId, grantId: SkillGrantId) =>
-    Effect.zipRight(changeable(orgId, skillId), grants.remove(skillGrants, skillId, grantId))
+    Effect.andThen(changeable(orgId, skillId), grants.remove(skillGrants, skillId, grantId))
 
   /** Which of `candidates` `projectId` may use, and how, strongest use first. */
   const usableAmong = (projectId: ProjectId, userId: UserId | null, candidates: ReadonlyArray<Skill>) =>

@@ -89,7 +89,7 @@ const make = Effect.gen(function*() {
   return {
     /** A new skill with its first version; fails with UniqueViolation when its owner has a skill of that name. */
     insert: (skill: typeof NewSkill.Type, content: SkillContent, sizeBytes: number) =>
-      Effect.zipLeft(
+      Effect.tap(
         uniqueOrDie(insertSkill(skill)),
         Effect.orDie(insertVersion({ skill_id: skill.id, version: 1, content, size_bytes: sizeBytes }))
       ),

@@ -53,7 +53,7 @@ const make = Effect.gen(function*() {
     })
 
   const list = (orgId: OrgId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.requireOrgRole(orgId, "admin"),
       paged(query, (keyset) => tokens.page(orgId, keyset), (token) => token.id)
     )

@@ -112,13 +112,13 @@ const make = Effect.gen(function*() {
     })
 
   const list = (orgId: OrgId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.orgRole(orgId),
       paged(query, (keyset) => Effect.flatMap(pools.page(orgId, keyset), withUsage), (pool) => pool.id)
     )
 
   const get = (orgId: OrgId, poolId: MachinePoolId) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.orgRole(orgId),
       pools.find(orgId, poolId).pipe(
         someOrFail(notFound(poolId)),
@@ -195,16 +195,16 @@ const make = Effect.gen(function*() {
     })
 
   const grantable = (orgId: OrgId, poolId: MachinePoolId) =>
-    Effect.zipRight(access.requireOrgRole(orgId, "admin"), pools.find(orgId, poolId).pipe(someOrFail(notFound(poolId))))
+    Effect.andThen(access.requireOrgRole(orgId, "admin"), pools.find(orgId, poolId).pipe(someOrFail(notFound(poolId))))
 
   const createGrant = (orgId: OrgId, poolId: MachinePoolId, input: CreateGrant) =>
-    Effect.zipRight(grantable(orgId, poolId), grants.create(poolGrants, orgId, poolId, input))
+    Effect.andThen(grantable(orgId, poolId), grants.create(poolGrants, orgId, poolId, input))
 
   const listGrants = (orgId: OrgId, poolId: MachinePoolId, query: ListQuery) =>
-    Effect.zipRight(get(orgId, poolId), grants.list(poolGrants, poolId, query))
+    Effect.andThen(get(orgId, poolId), grants.list(poolGrants, poolId, query))
 
   const removeGrant = (orgId: OrgId, poolId: MachinePoolId, grantId: MachinePoolGrantId) =>
-    Effect.zipRight(grantable(orgId, poolId), grants.remove(poolGrants, poolId, grantId))
+    Effect.andThen(grantable(orgId, poolId), grants.remove(poolGrants, poolId, grantId))
 
   /** Which of `poolIds` are pools of the organization granted to the project. */
   const usableByProject = (orgId: OrgId, projectId: ProjectId, poolIds: ReadonlyArray<MachinePoolId>) =>

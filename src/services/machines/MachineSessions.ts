@@ -127,9 +127,9 @@ const make = Effect.gen(function*() {
       const ended = yield* Deferred.make<void>()
       const close = (reason: CloseReason, message: string) =>
         send({ type: "close", reason, message }).pipe(
-          Effect.zipRight(write(new Socket.CloseEvent(reason === "protocol_error" ? 1002 : 1000, reason))),
+          Effect.andThen(write(new Socket.CloseEvent(reason === "protocol_error" ? 1002 : 1000, reason))),
           Effect.ignore,
-          Effect.zipRight(Deferred.succeed(ended, undefined)),
+          Effect.andThen(Deferred.succeed(ended, undefined)),
           Effect.asVoid
         )
       const inbox = yield* Queue.unbounded<string>()
@@ -159,7 +159,7 @@ const make = Effect.gen(function*() {
         return yield* close("machine_deleted", `machine ${machineId} was deleted`)
       }
       const local = { machineId, connectionId, credentialId: claims.cred, close }
-      yield* Effect.addFinalizer(() => Effect.zipRight(hub.remove(local), machines.disconnect(machineId, connectionId)))
+      yield* Effect.addFinalizer(() => Effect.andThen(hub.remove(local), machines.disconnect(machineId, connectionId)))
       yield* hub.add(local)
       yield* send({
         type: "welcome",
@@ -200,7 +200,7 @@ const make = Effect.gen(function*() {
       })
       const wakeups = yield* hub.subscribe
       const mailbox = pump.pipe(
-        Effect.zipRight(Effect.raceFirst(
+        Effect.andThen(Effect.raceFirst(
           Queue.take(wakeups).pipe(Effect.repeat({ until: (id) => id === "" || id === machineId })),
           Effect.sleep(POLL)
         )),
@@ -241,7 +241,7 @@ const make = Effect.gen(function*() {
               // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
               const result = message.right
               return yield* results.fromDaemon(result).pipe(
-                Effect.zipRight(send({ type: "ack", request_ids: [result.request_id] })),
+                Effect.andThen(send({ type: "ack", request_ids: [result.request_id] })),
                 Effect.catchAllCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
                 Effect.forkIn(scope),
                 Effect.asVoid
@@ -260,7 +260,7 @@ const make = Effect.gen(function*() {
           return yield* close("protocol_error", `no message for ${OFFLINE_AFTER_SECONDS} s`)
         }
         if (now > (yield* Ref.get(tokenExpiresAt))) return yield* close("token_expired", "the machine token expired; register again")
-      }).pipe(Effect.zipRight(Effect.sleep(`${HEARTBEAT_INTERVAL_SECONDS} seconds`)), Effect.forever)
+      }).pipe(Effect.andThen(Effect.sleep(`${HEARTBEAT_INTERVAL_SECONDS} seconds`)), Effect.forever)
 
       yield* Effect.raceAll([
         Deferred.await(ended),

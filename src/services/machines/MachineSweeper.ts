@@ -33,7 +33,7 @@ export const MachineSweeperLive = Layer.scopedDiscard(Effect.gen(function*() {
   })
   yield* sweep.pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("sweeping requests of offline machines failed", cause)),
-    Effect.zipRight(Effect.sleep(SWEEP_EVERY)),
+    Effect.andThen(Effect.sleep(SWEEP_EVERY)),
     Effect.forever,
     Effect.forkScoped
   )

@@ -142,13 +142,13 @@ const make = Effect.gen(function*() {
     })
 
   const createGrant = (orgId: OrgId, machineId: MachineId, input: CreateGrant) =>
-    Effect.zipRight(grantable(orgId, machineId), grants.create(machineGrants, orgId, machineId, input))
+    Effect.andThen(grantable(orgId, machineId), grants.create(machineGrants, orgId, machineId, input))
 
   const listGrants = (orgId: OrgId, machineId: MachineId, query: ListQuery) =>
-    Effect.zipRight(visible(orgId, machineId), grants.list(machineGrants, machineId, query))
+    Effect.andThen(visible(orgId, machineId), grants.list(machineGrants, machineId, query))
 
   const removeGrant = (orgId: OrgId, machineId: MachineId, grantId: MachineGrantId) =>
-    Effect.zipRight(grantable(orgId, machineId), grants.remove(machineGrants, machineId, grantId))
+    Effect.andThen(grantable(orgId, machineId), grants.remove(machineGrants, machineId, grantId))
 
   /** The organization of the user's own machine `machineId`, while the user is still a member of it. */
   const ownMachineOrganization = (userId: UserId, machineId: MachineId | null | undefined) =>

@@ -33,11 +33,11 @@ export const PoolSchedulerLive = Layer.scopedDiscard(Effect.gen(function*() {
     Effect.asVoid(Effect.repeat(Queue.take(changes), { until: isPoolId })),
     Effect.sleep(ADMIT_EVERY)
   )
-  yield* admitWaiting.pipe(logFailure("admitting calls"), Effect.zipRight(nextWake), Effect.forever, Effect.forkScoped)
+  yield* admitWaiting.pipe(logFailure("admitting calls"), Effect.andThen(nextWake), Effect.forever, Effect.forkScoped)
 
   yield* Effect.all([poolMachines.reap, poolMachines.refuseOverdue], { discard: true }).pipe(
     logFailure("sweeping pool machines"),
-    Effect.zipRight(Effect.sleep(SWEEP_EVERY)),
+    Effect.andThen(Effect.sleep(SWEEP_EVERY)),
     Effect.forever,
     Effect.forkScoped
   )

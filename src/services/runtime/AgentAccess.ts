@@ -24,7 +24,7 @@ const make = Effect.gen(function*() {
 
   /** The agent, for a caller who may read its project. */
   const read = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
-    Effect.zipRight(access.projectAccess(orgId, projectId), agentOf(projectId, agentId))
+    Effect.andThen(access.projectAccess(orgId, projectId), agentOf(projectId, agentId))
 
   /**
    * Whether the caller may act in the project (write access), for a caller that then finds the
@@ -35,7 +35,7 @@ const make = Effect.gen(function*() {
 
   /** The agent, for a caller who may act in its project (write access). */
   const write = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
-    Effect.zipRight(mayWrite(orgId, projectId), agentOf(projectId, agentId))
+    Effect.andThen(mayWrite(orgId, projectId), agentOf(projectId, agentId))
 
   return { read, mayWrite, write } as const
 })

@@ -94,7 +94,7 @@ const make = Effect.gen(function*() {
 
   /** `cancel_current`, for a caller who may act in the agent's project. */
   const cancelCurrent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
-    Effect.zipRight(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null))
+    Effect.andThen(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null))
 
   return { cancelCurrent } as const
 })

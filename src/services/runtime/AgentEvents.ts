@@ -93,7 +93,7 @@ const make = Effect.gen(function*() {
         yield* Effect.forkScoped(Mailbox.into(sendTimeline, frames))
         yield* streamAccess.lost(orgId, projectId, agentId).pipe(
           Effect.flatMap((lost) => frames.offer(closedEvent(lost))),
-          Effect.zipRight(frames.end),
+          Effect.andThen(frames.end),
           Effect.provide(context),
           Effect.forkScoped
         )

@@ -134,7 +134,7 @@ const make = Effect.gen(function*() {
 
   /** Checks an input's actor and size limits; nothing is stored. */
   const check = (projectId: ProjectId, input: SendInput, field: string) =>
-    Effect.zipRight(
+    Effect.andThen(
       input.actor_id === undefined ? Effect.void : actors.requireInProject(projectId, input.actor_id, `${field}/actor_id`),
       prepareBlocks(input.content_blocks, `${field}/content_blocks`)
     )
@@ -174,7 +174,7 @@ const make = Effect.gen(function*() {
     })
 
   const withdraw = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, inputId: InputId) =>
-    Effect.zipRight(
+    Effect.andThen(
       agentAccess.write(orgId, projectId, agentId),
       timeline.transaction(Effect.gen(function*() {
         yield* lifecycle.lockExisting(agentId)
@@ -205,7 +205,7 @@ const make = Effect.gen(function*() {
 
   /** The queued inputs of an agent, oldest (next to run) first. */
   const backlog = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
       paged(query, (keyset) => inputs.backlog(agentId, keyset), (input) => input.id)
     )

@@ -78,7 +78,7 @@ const make = Effect.gen(function*() {
     })
 
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.projectAccess(orgId, projectId),
       paged(query, (keyset) => agents.page(projectId, query.status, keyset), (agent) => agent.id)
     )

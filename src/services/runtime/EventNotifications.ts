@@ -159,11 +159,11 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Lis
 /** Keeps a LISTEN connection feeding `listeners` for the life of the scope, reopening it when it goes silent. */
 const listenForOtherProcesses = (sql: PgClient.PgClient, origin: string, listeners: Listeners) =>
   listenWhileAlive(sql, origin, listeners).pipe(
-    Effect.zipRight(Effect.logWarning(
+    Effect.andThen(Effect.logWarning(
       "The LISTEN connection for event wake-ups stopped delivering notifications; listening again on a new one"
     )),
     Effect.catchAllCause((cause) => Effect.logWarning("Listening for event wake-ups failed; trying again", cause)),
-    Effect.zipRight(Effect.sleep(Duration.seconds(1))),
+    Effect.andThen(Effect.sleep(Duration.seconds(1))),
     Effect.forever,
     Effect.forkScoped
   )
@@ -214,7 +214,7 @@ const make = Effect.gen(function*() {
     })
   })
   yield* Effect.sleep(CATCH_UP_INTERVAL).pipe(
-    Effect.zipRight(catchUp),
+    Effect.andThen(catchUp),
     Effect.catchAllCause((cause) => Effect.logWarning("The catch-up read of the waited-for agents' last sequences failed", cause)),
     Effect.forever,
     Effect.forkScoped

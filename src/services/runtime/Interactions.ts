@@ -47,14 +47,14 @@ const make = Effect.gen(function*() {
     projectId: ProjectId,
     query: ListQuery & { readonly status?: typeof InteractionStatus.Type | undefined }
   ) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.projectAccess(orgId, projectId),
       paged(query, (keyset) => page(interactions.pageForProject(projectId, query.status, keyset)), (i) => i.id)
     )
 
   /** The agent's interactions, oldest first. */
   const listForAgent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
       paged(query, (keyset) => page(interactions.pageForAgent(agentId, keyset)), (i) => i.id)
     )

@@ -78,7 +78,7 @@ const make = Effect.gen(function*() {
   }))
 
   if (notifications.shared) {
-    yield* Effect.forkScoped(Effect.forever(waiting.await.pipe(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL)), Effect.zipRight(flush))))
+    yield* Effect.forkScoped(Effect.forever(waiting.await.pipe(Effect.andThen(Effect.sleep(FLUSH_INTERVAL)), Effect.andThen(flush))))
     const fromOthers = yield* notifications.subscribeBroadcasts
     yield* Queue.take(fromOthers).pipe(
       Effect.flatMap((payload) =>

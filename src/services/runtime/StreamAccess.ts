@@ -88,7 +88,7 @@ const make = Effect.gen(function*() {
     const byKey = Array.groupBy([...watches], (watch) => watch.keyId)
     return Effect.forEach(Object.values(byKey), (group) => checkKey(group[0].keyId, group), { discard: true })
   })
-  yield* Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(Effect.zipRight(checkAll), Effect.forever, Effect.forkScoped)
+  yield* Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(Effect.andThen(checkAll), Effect.forever, Effect.forkScoped)
 
   /** Waits until the calling principal no longer reaches the agent; what it lost. */
   const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<AccessLost, never, CurrentPrincipal> =>

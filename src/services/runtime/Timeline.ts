@@ -46,7 +46,7 @@ const make = Effect.gen(function*() {
 
   /** The events a transaction appended, once it has committed: to the waiters, then to the observers. */
   const committed = (appended: ReadonlyMap<AgentId, ReadonlyArray<AgentEvent>>) =>
-    Effect.zipRight(
+    Effect.andThen(
       notifications.wake(appended),
       Effect.sync(() => {
         for (const observer of commitObservers) observer(appended)

@@ -63,13 +63,13 @@ const make = Effect.gen(function*() {
 
   /** The agent's tool calls, oldest first. */
   const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
       paged(query, (keyset) => Effect.map(toolCalls.page(agentId, keyset), (calls) => calls.map(toToolCall)), (c) => c.id)
     )
 
   const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, toolCallId: ToolCallId) =>
-    Effect.zipRight(
+    Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
       toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)), Effect.map(toToolCall))
     )

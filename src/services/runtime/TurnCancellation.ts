@@ -36,7 +36,7 @@ const make = Effect.gen(function*() {
     })
   })
   yield* Effect.sleep(CANCEL_POLL_INTERVAL).pipe(
-    Effect.zipRight(signalFinished),
+    Effect.andThen(signalFinished),
     Effect.catchAllCause((cause) =>
       Effect.logWarning("Checking the turns of model calls in flight for a cancel failed", cause)
     ),

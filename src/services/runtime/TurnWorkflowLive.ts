@@ -42,7 +42,7 @@ const runTurn = (payload: TurnPayload) =>
 
     yield* loop.pipe(
       Effect.catchAllDefect((defect) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.logError("A turn failed on an internal error", Cause.die(defect)),
           steps.finish(payload, "failed", "The turn stopped on an internal error of the platform; send the input again.")
         )

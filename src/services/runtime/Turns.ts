@@ -14,13 +14,13 @@ const make = Effect.gen(function*() {
 
   /** The agent's turns, oldest first. */
   const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
       paged(query, (keyset) => turns.page(agentId, keyset), (turn) => turn.id)
     )
 
   const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, turnId: TurnId) =>
-    Effect.zipRight(
+    Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
       turns.find(agentId, turnId).pipe(
         someOrFail(() => new NotFound({ error: `Turn ${turnId} not found for agent ${agentId}` }))

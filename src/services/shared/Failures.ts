@@ -18,7 +18,7 @@ export const replaceFailure = <const Tag extends string, E2>(
     self,
     (failure): failure is Extract<E, { readonly _tag: Tag }> => failure._tag === tag,
     (failure) =>
-      Effect.zipRight(
+      Effect.andThen(
         Effect.logWithLevel(LogLevel.fromLiteral(level), `${tag} replaced by the error the caller sees`, Cause.fail(failure)),
         Effect.fail(replacement())
       )

@@ -21,7 +21,7 @@ const make = Effect.gen(function*() {
     /** The recorded fingerprint, after recording `fingerprint` if none was. */
     recordOrRead: (fingerprint: string) =>
       record(fingerprint).pipe(
-        Effect.zipRight(find(undefined)),
+        Effect.andThen(find(undefined)),
         Effect.map((row) => row.fingerprint),
         Effect.orDie
       )

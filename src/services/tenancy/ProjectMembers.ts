@@ -36,7 +36,7 @@ const make = Effect.gen(function*() {
     })
 
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.projectAccess(orgId, projectId),
       paged(
         query,

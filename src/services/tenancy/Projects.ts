@@ -27,19 +27,19 @@ const make = Effect.gen(function*() {
     })
 
   const list = (orgId: OrgId, query: ListQuery) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.orgRole(orgId),
       paged(query, (keyset) => projects.page(orgId, keyset), (project) => project.id)
     )
 
   const get = (orgId: OrgId, projectId: ProjectId) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.projectAccess(orgId, projectId),
       projects.findInOrg(orgId, projectId).pipe(someOrFail(notFound(projectId)))
     )
 
   const rename = (orgId: OrgId, projectId: ProjectId, name: string) =>
-    Effect.zipRight(
+    Effect.andThen(
       access.requireProjectAccess(orgId, projectId, "admin"),
       projects.rename(projectId, name).pipe(
         replaceFailure("UniqueViolation", nameTaken(orgId, name), "Debug"),

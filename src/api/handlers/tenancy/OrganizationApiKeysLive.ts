@@ -12,13 +12,13 @@ export const OrganizationApiKeysLive = HttpApiBuilder.group(Api, "organizationAp
     const apiKeys = yield* ApiKeys
     return handlers
       .handle("create", ({ path, payload }) =>
-        Effect.zipRight(
+        Effect.andThen(
           access.requireOrgRole(path.orgID, "admin"),
           apiKeys.createForOrganization(path.orgID, payload.name, payload.role)
         ))
       .handle("list", ({ path, urlParams }) =>
-        Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), apiKeys.listForOrganization(path.orgID, urlParams)))
+        Effect.andThen(access.requireOrgRole(path.orgID, "admin"), apiKeys.listForOrganization(path.orgID, urlParams)))
       .handle("remove", ({ path }) =>
-        Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), apiKeys.remove({ orgId: path.orgID }, path.keyID)))
+        Effect.andThen(access.requireOrgRole(path.orgID, "admin"), apiKeys.remove({ orgId: path.orgID }, path.keyID)))
   }))
   .pipe(builtWithOnly(Access, ApiKeys, Authentication))

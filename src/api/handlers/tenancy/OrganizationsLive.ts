@@ -17,8 +17,8 @@ export const OrganizationsLive = HttpApiBuilder.group(Api, "organizations", (han
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => organizations.list(principal, urlParams)))
       .handle("get", ({ path }) =>
-        Effect.zipRight(access.orgRole(path.orgID), organizations.get(path.orgID)))
+        Effect.andThen(access.orgRole(path.orgID), organizations.get(path.orgID)))
       .handle("update", ({ path, payload }) =>
-        Effect.zipRight(access.requireOrgRole(path.orgID, "admin"), organizations.rename(path.orgID, payload.name)))
+        Effect.andThen(access.requireOrgRole(path.orgID, "admin"), organizations.rename(path.orgID, payload.name)))
   }))
   .pipe(builtWithOnly(Access, Organizations, Authentication))

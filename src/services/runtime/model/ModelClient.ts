@@ -172,7 +172,7 @@ const make = Effect.gen(function*() {
       : Effect.void
 
   /** What is checked before a call's first attempt: its target, then its API key. */
-  const checkCall = (request: ModelRequest) => Effect.zipRight(checkTarget(request), checkApiKey(request))
+  const checkCall = (request: ModelRequest) => Effect.andThen(checkTarget(request), checkApiKey(request))
 
   /** One attempt at opening a call: the response once its status is a success, for the life of the scope. */
   const open = (
