@@ -222,6 +222,11 @@ const tar = (cwd: string, args: ReadonlyArray<string>, input?: Buffer) =>
       ? Effect.succeed(ran.stdout)
       : Effect.fail(operationError("unprocessable", `tar failed: ${ran.stderr.trim() || `exit code ${ran.code}`}`)))
 
+/** An identity for the commits the daemon makes (a stash), when the repository has none. */
+const identityFor = (path: string) =>
+  Effect.map(gitSucceeds(path, "config", "user.email"), (hasIdentity) =>
+    hasIdentity ? [] : ["-c", "user.name=agent-platform", "-c", "user.email=daemon@agent-platform.invalid"])
+
 export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Type) =>
   Effect.gen(function*() {
     if (!nodePath.isAbsolute(operation.path)) {
@@ -234,9 +239,7 @@ export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Typ
     )
     const branchName = yield* git(path, "symbolic-ref", "--short", "-q", "HEAD").pipe(Effect.orElseSucceed(() => ""))
     // `git stash create` makes a commit: it needs an identity, which a fresh machine may lack.
-    const hasIdentity = yield* gitSucceeds(path, "config", "user.email")
-    const identity = hasIdentity ? [] : ["-c", "user.name=agent-platform", "-c", "user.email=daemon@agent-platform.invalid"]
-    const stash = yield* git(path, ...identity, "stash", "create", "agent-platform checkpoint")
+    const stash = yield* git(path, ...(yield* identityFor(path)), "stash", "create", "agent-platform checkpoint")
     const listed = yield* git(path, "ls-files", "--others", "--exclude-standard", "-z")
     const untracked = listed.split("\0").filter((file) => file !== "")
     const suffix = randomBytes(6).toString("hex")
@@ -280,6 +283,56 @@ export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Typ
     return { content: archive.toString("base64"), manifest } satisfies CheckpointContent
   })
 
+/**
+ * The commits a restore of `branch` at `head` would leave on no branch: those of the branch's
+ * current tip and of the worktree's current HEAD (a detached one too) that `head` does not
+ * contain and no other branch, tag or remote-tracking branch holds. Newest first.
+ */
+const commitsLostBy = (repository: string, worktree: string | null, branch: string, head: string) =>
+  Effect.gen(function*() {
+    const tips: Array<string> = []
+    const tip = yield* git(repository, "rev-parse", "--verify", "-q", `refs/heads/${branch}^{commit}`).pipe(Effect.orElseSucceed(() => ""))
+    if (tip !== "") tips.push(tip)
+    if (worktree !== null) {
+      const current = yield* git(worktree, "rev-parse", "--verify", "-q", "HEAD^{commit}").pipe(Effect.orElseSucceed(() => ""))
+      if (current !== "" && !tips.includes(current)) tips.push(current)
+    }
+    if (tips.length === 0) return []
+    const listed = yield* git(
+      repository,
+      "rev-list",
+      ...tips,
+      "--not",
+      head,
+      `--exclude=${branch}`,
+      "--branches",
+      "--tags",
+      "--remotes"
+    )
+    return listed.split("\n").filter((line) => line !== "")
+  })
+
+/** The refusal of a restore that would drop commits: which, and what to do. */
+const wouldDropCommits = (path: string, branch: string, lost: ReadonlyArray<string>) => {
+  const newest = lost[0]!.slice(0, 12)
+  return operationError(
+    "unprocessable",
+    `the worktree ${path} on this machine has ${lost.length} commit${lost.length === 1 ? "" : "s"} that the checkpoint ` +
+      `does not contain (newest ${newest}${lost.length > 1 ? `, oldest ${lost[lost.length - 1]!.slice(0, 12)}` : ""}), ` +
+      `on its branch ${branch} or its detached HEAD: restoring the checkpoint would leave them on no branch, so nothing ` +
+      `was changed. To keep them, put them on a branch of their own (git -C ${path} branch ${branch}-kept ${newest}) and ` +
+      "start the session again: the checkpoint is restored and the commits stay on that branch, to merge or cherry-pick " +
+      "afterwards. To give them up, reset the branch (or check out another branch) so that they are on none, and start " +
+      "the session again"
+  )
+}
+
+/**
+ * Makes the worktree the checkpoint. Nothing is dropped on the way: a restore that would move the
+ * branch off commits the checkpoint does not contain is refused (`unprocessable`, saying what to
+ * do), and the worktree's uncommitted changes and untracked files are kept in a stash entry
+ * (`git stash list`) before the checkpoint replaces them.
+ */
 export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.Type) =>
   withTempDir((dir) =>
     Effect.gen(function*() {
@@ -300,29 +353,45 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
         return yield* Effect.fail(operationError("unprocessable", "a checkpoint is restored into the workspace's repository; it has none"))
       }
       const refspecs = [`+${manifest.refs.head}:${manifest.refs.head}`, ...(manifest.refs.stash === null ? [] : [`+${manifest.refs.stash}:${manifest.refs.stash}`])]
-      yield* git(repository, "fetch", "--no-tags", bundle, ...refspecs)
-      const branch = manifest.branch ?? operation.name ?? "agent-platform-restored"
-      let path = repository
-      if (operation.name !== null) {
-        path = yield* worktreePath(operation.workspace_id, operation.name)
-        if (!(yield* isWorktree(path))) {
+      const removeRefs = Effect.andThen(
+        runProgram("git", ["update-ref", "-d", manifest.refs.head], repository),
+        manifest.refs.stash === null ? Effect.void : runProgram("git", ["update-ref", "-d", manifest.refs.stash], repository)
+      ).pipe(Effect.ignore)
+      return yield* Effect.gen(function*() {
+        yield* git(repository, "fetch", "--no-tags", bundle, ...refspecs)
+        const branch = manifest.branch ?? operation.name ?? "agent-platform-restored"
+        const path = operation.name === null ? repository : yield* worktreePath(operation.workspace_id, operation.name)
+        const existing = yield* isWorktree(path)
+        const lost = yield* commitsLostBy(repository, existing ? path : null, branch, manifest.head)
+        if (lost.length > 0) return yield* Effect.fail(wouldDropCommits(path, branch, lost))
+        if (!existing) {
           yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
           yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
           yield* git(repository, "worktree", "prune")
           yield* git(repository, "worktree", "add", "-f", "-B", branch, "--", path, manifest.head)
+        } else if ((yield* git(path, "status", "--porcelain")) !== "") {
+          // What the worktree holds that is not committed is kept, not discarded.
+          yield* git(
+            path,
+            ...(yield* identityFor(path)),
+            "stash",
+            "push",
+            "--include-untracked",
+            "-q",
+            "-m",
+            `agent-platform: kept before restoring checkpoint of ${branch} at ${manifest.head.slice(0, 12)}`
+          )
         }
-      }
-      // A repository just made from the bundle has no commit checked out yet: nothing to discard.
-      yield* runProgram("git", ["reset", "--hard", "-q"], path)
-      yield* git(path, "clean", "-fdq")
-      yield* git(path, "checkout", "-q", "-f", "-B", branch, manifest.head)
-      if (manifest.stash !== null) yield* git(path, "stash", "apply", "--index", manifest.stash)
-      if (manifest.untracked_files.length > 0) {
-        const files = yield* Effect.promise(() => fs.readFile(nodePath.join(dir, "untracked.tar")))
-        yield* tar(path, ["-xf", "-"], files)
-      }
-      yield* runProgram("git", ["update-ref", "-d", manifest.refs.head], repository)
-      if (manifest.refs.stash !== null) yield* runProgram("git", ["update-ref", "-d", manifest.refs.stash], repository)
-      return yield* describe(path, false)
+        // A repository just made from the bundle has no commit checked out yet: nothing to discard.
+        yield* runProgram("git", ["reset", "--hard", "-q"], path)
+        yield* git(path, "clean", "-fdq")
+        yield* git(path, "checkout", "-q", "-f", "-B", branch, manifest.head)
+        if (manifest.stash !== null) yield* git(path, "stash", "apply", "--index", manifest.stash)
+        if (manifest.untracked_files.length > 0) {
+          const files = yield* Effect.promise(() => fs.readFile(nodePath.join(dir, "untracked.tar")))
+          yield* tar(path, ["-xf", "-"], files)
+        }
+        return yield* describe(path, false)
+      }).pipe(Effect.ensuring(removeRefs))
     })
   )

@@ -117,12 +117,53 @@ describe("checkpoints", () => {
     const status = statusOf(restored.path)
     expect(status).toEqual([" M README.md", "?? loose.txt", "A  staged.txt"])
 
-    // Restoring again over changes discards them.
+    // Restoring again over changes replaces them, kept in a stash entry.
     writeFileSync(join(restored.path, "README.md"), "scribbled\n")
     writeFileSync(join(restored.path, "junk.txt"), "junk\n")
     const again = outputOf(await b.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
     expect(readFileSync(join(again.path, "README.md"), "utf8")).toBe("# R\nchanged\n")
     expect(statusOf(again.path)).toEqual(status)
+    expect(gitIn(again.path, "stash", "list")).toContain(`agent-platform: kept before restoring checkpoint of work at ${head.slice(0, 12)}`)
+    expect(gitIn(again.path, "show", "stash@{0}:README.md")).toBe("scribbled")
+    expect(gitIn(again.path, "show", "stash@{0}^3:junk.txt")).toBe("junk")
+  })
+
+  it("refuses a restore that would leave commits on no branch (the branch ahead, a detached HEAD), changing nothing", async () => {
+    const repo = repository(a)
+    const place = { repository: repo, workspace_id: "wsp_a", name: "work" }
+    const { path } = outputOf(await a.run({ operation: "worktree.create", ...place, base_ref: null }))
+    const packed = outputOf(await a.run({ operation: "checkpoint.create", path }))
+
+    // A commit on the branch after the checkpoint.
+    writeFileSync(join(path, "later.txt"), "later\n")
+    gitIn(path, "add", "later.txt")
+    gitIn(path, "commit", "-q", "-m", "later")
+    const later = gitIn(path, "rev-parse", "HEAD")
+    const ahead = failureOf(await a.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
+    expect(ahead.code).toBe("unprocessable")
+    expect(ahead.message).toContain("1 commit that the checkpoint does not contain")
+    expect(ahead.message).toContain(`git -C ${path} branch work-kept ${later.slice(0, 12)}`)
+    expect(gitIn(path, "rev-parse", "HEAD")).toBe(later)
+    expect(gitIn(repo, "for-each-ref", "refs/agent-platform")).toBe("")
+
+    // A commit on a detached HEAD (the branch itself back at the checkpoint).
+    gitIn(path, "checkout", "-q", "--detach")
+    gitIn(path, "branch", "-f", "work", packed.manifest.head)
+    writeFileSync(join(path, "detached.txt"), "detached\n")
+    gitIn(path, "add", "detached.txt")
+    gitIn(path, "commit", "-q", "-m", "detached")
+    const detached = gitIn(path, "rev-parse", "HEAD")
+    const loose = failureOf(await a.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
+    expect(loose.code).toBe("unprocessable")
+    expect(loose.message).toContain("2 commits that the checkpoint does not contain")
+    expect(gitIn(path, "rev-parse", "HEAD")).toBe(detached)
+
+    // Kept on a branch of their own, the restore goes on and they stay there.
+    gitIn(path, "branch", "kept", detached)
+    const restored = outputOf(await a.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
+    expect(restored).toMatchObject({ branch: "work", head: packed.manifest.head })
+    expect(gitIn(repo, "rev-parse", "kept")).toBe(detached)
+    expect(gitIn(repo, "rev-list", "--count", `${packed.manifest.head}..kept`)).toBe("2")
   })
 
   it("refuses a path that is no worktree, and content that is no checkpoint", async () => {

@@ -4,7 +4,9 @@
  * daemon into a checkpoint stored on the server, migrated to LOCAL machine B, and restored there
  * when the next session starts on B. Also: target_machine_id required, REMOTE's fields refused,
  * an offline target, a worktree whose agent is in a turn, REMOTE refusals, another user's
- * worktree, sessions on A (plain, on A's agent, resumed) refused once the worktree is B's.
+ * worktree, sessions on A (plain, on A's agent, resumed) refused once the worktree is B's. A
+ * restore that would drop commits of the target's copy is refused, its uncommitted work kept in
+ * a stash.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -203,5 +205,82 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       )
       expect(busy.status).toBe(409)
       expect(busy.json!.code).toBe("state_transition_conflict")
+    }), { timeout: 150_000 })
+
+  it.effect("a restore does not drop commits the checkpoint lacks (422, what to do); uncommitted work is stashed", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { machine, rt, workspace } = yield* workspaceSetup(provider)
+      const started = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "stale" }
+      })
+      const worktreeId = started.payload.worktree_id
+      const pathOf = Effect.map(
+        rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }),
+        (listed) => listed.find((w) => w.id === worktreeId)!
+      )
+      const pathA = (yield* pathOf).path!
+      writeFileSync(join(pathA, "a.txt"), "from A\n")
+      gitIn(pathA, "add", "a.txt")
+      gitIn(pathA, "commit", "-q", "-m", "on A")
+
+      const dirsB = daemonDirs()
+      startDaemon({ server: yield* serverUrl, token: rt.owner.token, name: "desktop", dirs: [dirsB.work], state: dirsB.state })
+      const online = yield* eventually(
+        rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+        (machines) => machines.length === 2,
+        "machine B online",
+        "30 seconds"
+      )
+      const machineB = online.find((m) => m.id !== machine.id)!
+      yield* rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machineB.id } })
+      yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { machine_id: machineB.id, worktree_name: "stale" }
+      })
+      const pathB = (yield* pathOf).path!
+      writeFileSync(join(pathB, "b.txt"), "from B\n")
+      gitIn(pathB, "add", "b.txt")
+      gitIn(pathB, "commit", "-q", "-m", "on B")
+      const headB = gitIn(pathB, "rev-parse", "HEAD")
+
+      // Meanwhile, on A's stale copy: a commit after the checkpoint, and an uncommitted change.
+      writeFileSync(join(pathA, "late.txt"), "late on A\n")
+      gitIn(pathA, "add", "late.txt")
+      gitIn(pathA, "commit", "-q", "-m", "late on A")
+      const late = gitIn(pathA, "rev-parse", "HEAD")
+      writeFileSync(join(pathA, "README.md"), "# Demo\nscribbled on A\n")
+
+      yield* rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machine.id } })
+      const launch = rawRequest(
+        HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyUnsafeJson({ machine_id: machine.id, worktree_name: "stale" })
+        )
+      )
+      const refused = yield* launch
+      expect(refused.status).toBe(422)
+      expect(refused.json).toMatchObject({ status: "error", payload: { code: "unprocessable" } })
+      const message = String((refused.json!.payload as Record<string, unknown>).error)
+      expect(message).toContain("1 commit that the checkpoint does not contain")
+      expect(message).toContain(`git -C ${pathA} branch stale-kept ${late.slice(0, 12)}`)
+      // Nothing was changed on A, and the checkpoint still waits to be restored there.
+      expect(gitIn(pathA, "rev-parse", "HEAD")).toBe(late)
+      expect(readFileSync(join(pathA, "README.md"), "utf8")).toBe("# Demo\nscribbled on A\n")
+      expect((yield* pathOf).checkpoint_restore_pending).toBe(true)
+
+      // As the message says: the commit on a branch of its own, the restore goes on.
+      gitIn(pathA, "branch", "stale-kept", late)
+      const restored = yield* launch
+      expect(restored.status).toBe(201)
+      expect(gitIn(pathA, "rev-parse", "HEAD")).toBe(headB)
+      expect(gitIn(pathA, "rev-parse", "--abbrev-ref", "HEAD")).toBe("stale")
+      expect(readFileSync(join(pathA, "b.txt"), "utf8")).toBe("from B\n")
+      expect(gitIn(pathA, "rev-parse", "stale-kept")).toBe(late)
+      // The uncommitted change is kept in a stash entry.
+      expect(readFileSync(join(pathA, "README.md"), "utf8")).toBe("# Demo\n")
+      expect(gitIn(pathA, "stash", "list")).toContain("agent-platform: kept before restoring checkpoint of stale")
+      expect(gitIn(pathA, "show", "stash@{0}:README.md")).toBe("# Demo\nscribbled on A")
     }), { timeout: 150_000 })
 })
