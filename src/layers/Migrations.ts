@@ -20,6 +20,7 @@ import userSettings from "./migrations/0011_user_settings.ts"
 import poolMachines from "./migrations/0012_pool_machines.ts"
 import workspaces from "./migrations/0013_workspaces.ts"
 import agentQueuedInputs from "./migrations/0014_agent_queued_inputs.ts"
+import worktreeMigrationHolds from "./migrations/0015_worktree_migration_holds.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -35,7 +36,8 @@ const migrations = {
   "0011_user_settings": userSettings,
   "0012_pool_machines": poolMachines,
   "0013_workspaces": workspaces,
-  "0014_agent_queued_inputs": agentQueuedInputs
+  "0014_agent_queued_inputs": agentQueuedInputs,
+  "0015_worktree_migration_holds": worktreeMigrationHolds
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

@@ -24,6 +24,10 @@ export interface DaemonProcess {
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
   readonly stop: () => Promise<unknown>
   readonly kill: () => Promise<unknown>
+  /** Stops the process where it is (SIGSTOP): its connection stays open, it answers nothing until resumed. */
+  readonly pause: () => void
+  /** Lets a paused process go on (SIGCONT). */
+  readonly resume: () => void
 }
 
 const running = new Set<ChildProcess>()
@@ -90,6 +94,12 @@ export const startDaemon = (options: {
     kill: () => {
       child.kill("SIGKILL")
       return exited
+    },
+    pause: () => {
+      child.kill("SIGSTOP")
+    },
+    resume: () => {
+      child.kill("SIGCONT")
     }
   }
 }

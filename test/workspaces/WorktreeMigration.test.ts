@@ -5,13 +5,15 @@
  * when the next session starts on B. Also: target_machine_id required, REMOTE's fields refused,
  * an offline target, a worktree whose agent is in a turn, REMOTE refusals, another user's
  * worktree, sessions on A (plain, on A's agent, resumed) refused once the worktree is B's. A
- * restore that would drop commits of the target's copy is refused, its uncommitted work kept in
- * a stash.
+ * migration holds its worktree (a second migration, a new session, an input meanwhile: 409; the
+ * hold gone when it ends or fails, and one left by a stopped server lapsing); a restore that
+ * would drop commits of the target's copy is refused, its uncommitted work kept in a stash.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
-import { readFileSync, writeFileSync } from "node:fs"
+import { SqlClient } from "@effect/sql"
+import { Effect, Fiber } from "effect"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
@@ -205,6 +207,82 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       )
       expect(busy.status).toBe(409)
       expect(busy.json!.code).toBe("state_transition_conflict")
+    }), { timeout: 150_000 })
+
+  it.effect("a migration holds its worktree: a second migration, a new session and an input meanwhile are 409", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const sql = yield* SqlClient.SqlClient
+      const { daemon, machine, rt, workspace } = yield* workspaceSetup(provider)
+      const started = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "held" }
+      })
+      const worktreeId = started.payload.worktree_id
+      const post = (path: string, body: Record<string, unknown>) =>
+        rawRequest(
+          HttpClientRequest.post(path).pipe(HttpClientRequest.bearerToken(rt.owner.token), HttpClientRequest.bodyUnsafeJson(body))
+        )
+      const migrate = post(`/api/v1/worktrees/${worktreeId}/migrate`, { target_type: "LOCAL", target_machine_id: machine.id })
+      const session = (body: Record<string, unknown>) => post(`/api/v1/workspaces/${workspace.id}/sessions`, body)
+
+      // The laptop's daemon paused, the first migration waits for its checkpoint, holding the worktree.
+      daemon.pause()
+      const first = yield* Effect.fork(migrate)
+      const refused = yield* eventually(
+        session({ agent_session_id: started.payload.agent_id }),
+        (answer) => answer.status === 409,
+        "the worktree held by the migration",
+        "30 seconds"
+      ).pipe(Effect.tapErrorCause(() => Effect.sync(daemon.resume)))
+      expect(refused.json).toMatchObject({ code: "state_transition_conflict" })
+      expect(String(refused.json!.error)).toContain(`Worktree ${worktreeId} is being migrated`)
+      const second = yield* migrate
+      expect(second.status).toBe(409)
+      expect(second.json!.code).toBe("state_transition_conflict")
+      expect(String(second.json!.error)).toContain("being migrated by another request")
+      const placed = yield* session({ worktree_name: "held", initial_prompt: "write on the laptop" })
+      expect(placed.status).toBe(409)
+      expect(placed.json!.code).toBe("state_transition_conflict")
+      const input = yield* expectFailure(rt.send(started.payload.agent_id, "write on the laptop"))
+      expect(input._tag).toBe("StateTransitionConflict")
+      expect(yield* rt.agent(started.payload.agent_id)).toMatchObject({ status: "idle", current_turn_id: null })
+      daemon.resume()
+      const done = yield* Fiber.join(first)
+      expect(done.status).toBe(200)
+      expect(done.json).toMatchObject({ status: "migrated", worktree: { id: worktreeId, checkpoint_restore_pending: true } })
+
+      // Over: sessions and inputs are taken again (the checkpoint is restored at the session).
+      const after = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "held" }
+      })
+      expect(after.payload.worktree_id).toBe(worktreeId)
+
+      // A hold left by a server that stopped mid-migration blocks until it lapses, no longer.
+      yield* sql`UPDATE worktrees SET migration_id = 'stopped-server', migration_held_until = now() + interval '1 hour'
+                 WHERE id = ${worktreeId}`
+      const blocked = yield* migrate
+      expect(blocked.status).toBe(409)
+      expect(blocked.json!.code).toBe("state_transition_conflict")
+      yield* sql`UPDATE worktrees SET migration_held_until = now() - interval '1 second' WHERE id = ${worktreeId}`
+      expect((yield* migrate).status).toBe(200)
+      const [row] = yield* sql<{ migration_id: string | null }>`SELECT migration_id FROM worktrees WHERE id = ${worktreeId}`
+      expect(row.migration_id).toBeNull()
+
+      // A migration that fails releases its hold: the next one fails the same way, not with 409.
+      const restored = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "held" }
+      })
+      const [placedRow] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+        .filter((w) => w.id === restored.payload.worktree_id)
+      rmSync(placedRow.path!, { recursive: true, force: true })
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const failed = yield* migrate
+        expect(failed.status).toBe(422)
+        expect(failed.json!.code).toBe("unprocessable")
+      }
     }), { timeout: 150_000 })
 
   it.effect("a restore does not drop commits the checkpoint lacks (422, what to do); uncommitted work is stashed", () =>

@@ -73,9 +73,11 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .addError(Forbidden.Wire)
       .addError(IdempotencyKeyConflict.Wire)
       .addError(AgentBacklogFull.Wire)
+      .addError(StateTransitionConflict.Wire)
       .annotate(
         OpenApi.Description,
         "Records an input: it starts a turn when the agent is idle, else waits in the backlog (at most 100 queued). " +
+          "An agent of a workspace session whose worktree is being migrated takes no input (409 state_transition_conflict). " +
           "Inline media are stored as artifacts and recorded as media_ref blocks."
       )
   )

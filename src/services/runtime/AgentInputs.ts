@@ -26,6 +26,7 @@ import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
+import { WorkspaceSessionsRepository } from "../workspaces/WorkspaceSessionsRepository.ts"
 
 /** Queued inputs an agent holds at most (docs/runtime.md); past it, `agent_backlog_full`. */
 export const MAX_BACKLOG = 100
@@ -62,6 +63,7 @@ const make = Effect.gen(function*() {
   const lifecycle = yield* TurnLifecycle
   const launcher = yield* TurnLauncher
   const personalMachines = yield* PersonalMachineUse
+  const workspaceSessions = yield* WorkspaceSessionsRepository
   const ids = yield* IdGenerator
 
   const eventAt = (agent: Agent, sequence: number) =>
@@ -76,6 +78,20 @@ const make = Effect.gen(function*() {
       const outcome = yield* timeline.transaction(Effect.gen(function*() {
         const agent = yield* lifecycle.lockInProject(projectId, agentId)
         yield* personalMachines.requireForAgentOf(agent.agent_config_id)
+        // The worktree of a workspace session's agent (launched with the workspace in its metadata,
+        // which never changes) is not worked on while it is being migrated (docs/workspaces.md,
+        // "Migration"); read under the agent's lock, which the migration waits for.
+        const migrating = typeof agent.metadata.workspace_id === "string"
+          ? yield* workspaceSessions.migratingOfAgent(agentId)
+          : Option.none()
+        if (Option.isSome(migrating)) {
+          return yield* Effect.fail(
+            new StateTransitionConflict({
+              error: `Worktree ${migrating.value} of agent ${agentId} is being migrated; send the input once the ` +
+                "migration has finished (then, to work where the worktree went, start a session there)"
+            })
+          )
+        }
         const key = input.input_idempotency_key
         const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
         if (Option.isSome(first)) {
@@ -224,6 +240,7 @@ export class AgentInputs extends Context.Tag("AgentInputs")<AgentInputs, Effect.
       TurnLifecycle.layer,
       TurnLauncher.layer,
       PersonalMachineUse.layer,
+      WorkspaceSessionsRepository.layer,
       IdGenerator.layer
     ])
   )

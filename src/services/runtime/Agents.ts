@@ -64,9 +64,9 @@ const make = Effect.gen(function*() {
       const prepared = input === undefined ? undefined : yield* agentInputs.check(projectId, input, "/input")
       const agent = yield* create(orgId, projectId, request)
       if (input === undefined || prepared === undefined) return makeLaunchedAgent({ ...agent })
-      // A new agent has an empty backlog and no idempotency keys yet.
+      // A new agent has an empty backlog, no idempotency keys yet, and no workspace session.
       const { accepted } = yield* agentInputs.submit(projectId, agent.id, input, prepared).pipe(
-        Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die })
+        Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die, StateTransitionConflict: Effect.die })
       )
       const current = yield* agents.findById(agent.id).pipe(
         Effect.flatMap(Option.match({

@@ -4,10 +4,11 @@
  * workspace's project (SessionAgents) whose config puts its machine tools on that machine with
  * `cwd` = the worktree. The first input of the agent is the initial prompt. A worktree waiting for
  * a checkpoint restore on this machine is restored first; a session on a REMOTE worktree is one
- * more session of the agent its migration started in the sandbox.
+ * more session of the agent its migration started in the sandbox. A worktree a migration holds
+ * takes no new session (409 state_transition_conflict), and its sessions' agents no input.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { Conflict, Forbidden, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
+import { Conflict, Forbidden, InvalidRequest, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import {
   type AgentId,
   type MachineId,
@@ -29,7 +30,7 @@ import { asSessionFailure, machineGone, WorkspaceMachines } from "./WorkspaceMac
 import { type StoredSession, WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
-import { type StoredWorktree, WorktreesRepository } from "./WorktreesRepository.ts"
+import { migrating, type StoredWorktree, WorktreesRepository } from "./WorktreesRepository.ts"
 
 /** The project route of an agent's timeline. */
 export const eventsPath = (workspace: StoredWorkspace, agentId: AgentId) =>
@@ -85,6 +86,15 @@ const make = Effect.gen(function*() {
       ? row.machine_id
       : null
 
+  const beingMigrated = (row: StoredWorktree) =>
+    new StateTransitionConflict({
+      error: `Worktree ${row.id} is being migrated; start the session once the migration has finished ` +
+        "(list the worktree to see the machine it is on then)"
+    })
+
+  /** Fails while a migration holds the worktree (docs/workspaces.md, "Migration"). */
+  const requireNotMigrating = (row: StoredWorktree) => migrating(row) ? Effect.fail(beingMigrated(row)) : Effect.void
+
   /** Fails when the REMOTE worktree's sandbox was deleted (its files went with it). */
   const requireSandbox = (row: StoredWorktree) =>
     Effect.gen(function*() {
@@ -108,6 +118,7 @@ const make = Effect.gen(function*() {
       const existing = yield* worktrees.named(workspace.id, name)
       if (Option.isSome(existing)) {
         const row = existing.value
+        yield* requireNotMigrating(row)
         const placed = machineOf(row)
         if ((placed !== null && placed !== machine.id) || row.worktree_type === "REMOTE") {
           return yield* Effect.fail(
@@ -138,14 +149,16 @@ const make = Effect.gen(function*() {
         location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asSessionFailure))
       }
       if (Option.isSome(existing)) {
-        const row = yield* worktrees.update(existing.value.id, {
+        // A migration that took the worktree meanwhile decides where it is.
+        const row = yield* worktrees.updateUnheld(existing.value.id, {
           path: location.path,
           worktree_type: "LOCAL",
           machine_id: machine.id,
           user_machine_path_id: existing.value.user_machine_path_id ?? (yield* ids.make(UserMachinePathId)),
           ...(restored ? { checkpoint_restore_pending: false } : {})
         })
-        return { row, location }
+        if (Option.isNone(row)) return yield* Effect.fail(beingMigrated(existing.value))
+        return { row: row.value, location }
       }
       const inserted = yield* worktrees.insert({
         id: yield* ids.make(WorktreeId),
@@ -198,6 +211,7 @@ const make = Effect.gen(function*() {
         Effect.gen(function*() {
           const worktree = yield* worktrees.find(earlier.worktree_id)
           if (Option.isNone(worktree)) return yield* Effect.dieMessage(`worktree ${earlier.worktree_id} is missing`)
+          yield* requireNotMigrating(worktree.value)
           const placed = machineOf(worktree.value)
           if (placed !== null && placed !== earlier.machine_id) {
             return yield* Effect.fail(
@@ -233,6 +247,7 @@ const make = Effect.gen(function*() {
       const remote = Option.filter(yield* worktrees.named(workspace.id, name), (row) =>
         row.worktree_type === "REMOTE" && (input.machine_id === undefined || input.machine_id === null || input.machine_id === row.managed_machine_id))
       if (Option.isSome(remote)) {
+        yield* requireNotMigrating(remote.value)
         yield* requireSandbox(remote.value)
         const sandbox = yield* sessions.latestOfWorktree(remote.value.id).pipe(
           Effect.flatMap(Option.match({

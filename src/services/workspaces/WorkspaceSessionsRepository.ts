@@ -1,6 +1,6 @@
 /** The `workspace_sessions` table: the sessions started in workspaces, each one an agent of the project. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AgentConfigId, AgentId, MachineId, WorkspaceId, WorkspaceSessionId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 
@@ -48,15 +48,27 @@ const make = Effect.gen(function*() {
     execute: (worktreeId) => sql`SELECT * FROM workspace_sessions WHERE worktree_id = ${worktreeId} ORDER BY id DESC LIMIT 1`
   })
 
-  /** Whether an agent of a session of the worktree is in a turn. */
-  const busy = SqlSchema.single({
+  /**
+   * The agents of the worktree's sessions with a turn or a queued input, their rows locked for
+   * share: a transaction sending an input to one of them (which locks its row) is waited for,
+   * so a turn it starts is seen here.
+   */
+  const busy = SqlSchema.findAll({
     Request: WorktreeId,
-    Result: Schema.Struct({ busy: Schema.Boolean }),
+    Result: Schema.Struct({ id: AgentId }),
     execute: (worktreeId) => sql`
-      SELECT EXISTS (
-        SELECT 1 FROM workspace_sessions s JOIN agents a ON a.id = s.agent_id
-        WHERE s.worktree_id = ${worktreeId} AND a.current_turn_id IS NOT NULL
-      ) AS busy`
+      SELECT a.id FROM workspace_sessions s JOIN agents a ON a.id = s.agent_id
+      WHERE s.worktree_id = ${worktreeId} AND (a.current_turn_id IS NOT NULL OR a.queued_inputs > 0)
+      FOR SHARE OF a`
+  })
+
+  /** The worktree of a session of the agent that a migration holds now. */
+  const migratingOfAgent = SqlSchema.findOne({
+    Request: AgentId,
+    Result: Schema.Struct({ worktree_id: WorktreeId }),
+    execute: (agentId) => sql`
+      SELECT w.id AS worktree_id FROM workspace_sessions s JOIN worktrees w ON w.id = s.worktree_id
+      WHERE s.agent_id = ${agentId} AND w.migration_held_until > now() LIMIT 1`
   })
 
   return {
@@ -65,7 +77,11 @@ const make = Effect.gen(function*() {
     byAgent: (workspaceId: WorkspaceId, agentId: AgentId) => Effect.orDie(byAgent({ workspaceId, agentId })),
     /** The worktree's most recent session. */
     latestOfWorktree: (worktreeId: WorktreeId) => Effect.orDie(latestOfWorktree(worktreeId)),
-    busy: (worktreeId: WorktreeId) => Effect.map(Effect.orDie(busy(worktreeId)), (row) => row.busy)
+    /** Whether an agent of a session of the worktree is in a turn (or has an input waiting for one). */
+    busy: (worktreeId: WorktreeId) => Effect.map(Effect.orDie(busy(worktreeId)), (rows) => rows.length > 0),
+    /** The worktree a migration holds now of a session of the agent (docs/workspaces.md, "Migration"). */
+    migratingOfAgent: (agentId: AgentId) =>
+      Effect.map(Effect.orDie(migratingOfAgent(agentId)), (row) => Option.map(row, (found) => found.worktree_id))
   } as const
 })
 

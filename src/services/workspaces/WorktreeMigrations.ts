@@ -10,9 +10,14 @@
  * - REMOTE: a machine of the workspace's pool, started for an agent of the worktree; the checkpoint
  *   is restored there at once (or a fresh worktree made from the base ref, with sync_enabled).
  *
- * Refused while a session's agent of the worktree is in a turn (409 state_transition_conflict).
+ * A migration holds the worktree while it runs (a hold recorded on its row, renewed while it runs
+ * and lapsing MIGRATION_HOLD_SECONDS after the last renewal, so a server that stops mid-migration
+ * frees it by itself): another migration, a new session and an input to its sessions' agents are
+ * 409 state_transition_conflict meanwhile. Refused, too, while a session's agent of the worktree
+ * is in a turn (409 state_transition_conflict).
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
 import {
   Conflict,
   DaemonRuntimeUnregistered,
@@ -22,6 +27,7 @@ import {
 } from "../../domain/shared/Errors.ts"
 import {
   type AgentId,
+  type MachineId,
   type MachinePoolId,
   type UserId,
   UserMachinePathId,
@@ -43,7 +49,21 @@ import { SessionAgents } from "./SessionAgents.ts"
 import { WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
-import { type StoredWorktree, toDescriptor, WorktreesRepository } from "./WorktreesRepository.ts"
+import { type StoredWorktree, toDescriptor, type WorktreeChange, WorktreesRepository } from "./WorktreesRepository.ts"
+
+/**
+ * How long a migration's hold on its worktree lasts past its last renewal; renewed every
+ * MIGRATION_HOLD_RENEW_SECONDS while the migration runs. A hold left by a server that stopped
+ * mid-migration lapses after this long.
+ */
+export const MIGRATION_HOLD_SECONDS = 60
+export const MIGRATION_HOLD_RENEW_SECONDS = 15
+
+/** A checkpoint made and stored now. */
+interface Packed {
+  readonly id: string
+  readonly metadata: Record<string, unknown>
+}
 
 const make = Effect.gen(function*() {
   const workspaces = yield* Workspaces
@@ -66,24 +86,10 @@ const make = Effect.gen(function*() {
         "checkpoint is used then"
     })
 
-  /**
-   * A checkpoint of the worktree as it is now, made by its machine's daemon and stored; none
-   * when the worktree is on no machine (no path yet, or its machine deleted: the worktree's last
-   * stored checkpoint is all there is). The source machine offline is 409.
-   */
-  const takeCheckpoint = (workspace: StoredWorkspace, worktree: StoredWorktree) =>
+  /** The worktree at `path` on the machine packed by its daemon (`checkpoint.create`) and stored. */
+  const packOn = (workspace: StoredWorkspace, machine: StoredMachine, path: string) =>
     Effect.gen(function*() {
-      const sourceId = worktree.worktree_type === "REMOTE" ? worktree.managed_machine_id : worktree.machine_id
-      if (worktree.path === null || sourceId === null) return Option.none<{ id: string; metadata: Record<string, unknown> }>()
-      const source = yield* machines.findById(sourceId)
-      if (Option.isNone(source) || machineGone(source)) return Option.none()
-      const packed = yield* onMachine.checkpoint(source.value, worktree.path).pipe(
-        Effect.mapError((failure) =>
-          failure.kind === "offline" && source.value.machine_pool_id !== null
-            ? sandboxOffline(workspace, worktree, source.value)
-            : asApiFailure(failure)
-        )
-      )
+      const packed = yield* onMachine.checkpoint(machine, path)
       const bytes = Buffer.from(packed.content, "base64")
       const id = sha256(bytes)
       const metadata = {
@@ -93,11 +99,92 @@ const make = Effect.gen(function*() {
         uncommitted_changes: packed.manifest.stash !== null,
         untracked_files: packed.manifest.untracked_files.length,
         size: bytes.byteLength,
-        source_machine_id: source.value.id
+        source_machine_id: machine.id
       }
       yield* checkpoints.store(workspace.id, id, bytes, metadata)
-      return Option.some({ id, metadata })
+      return { id, metadata } satisfies Packed
     })
+
+  /**
+   * A checkpoint of the worktree as it is now, made by its machine's daemon and stored; none
+   * when the worktree is on no machine (no path yet, or its machine deleted: the worktree's last
+   * stored checkpoint is all there is). The source machine offline is 409.
+   */
+  const takeCheckpoint = (workspace: StoredWorkspace, worktree: StoredWorktree) =>
+    Effect.gen(function*() {
+      const sourceId = worktree.worktree_type === "REMOTE" ? worktree.managed_machine_id : worktree.machine_id
+      if (worktree.path === null || sourceId === null) return Option.none<Packed>()
+      const source = yield* machines.findById(sourceId)
+      if (Option.isNone(source) || machineGone(source)) return Option.none<Packed>()
+      return Option.some(
+        yield* packOn(workspace, source.value, worktree.path).pipe(
+          Effect.mapError((failure) =>
+            failure.kind === "offline" && source.value.machine_pool_id !== null
+              ? sandboxOffline(workspace, worktree, source.value)
+              : asApiFailure(failure)
+          )
+        )
+      )
+    })
+
+  /** The checkpoint columns of a worktree that `packed` is the current checkpoint of. */
+  const current = (packed: Packed): WorktreeChange => ({
+    current_checkpoint_id: packed.id,
+    last_synced_checkpoint_id: packed.id,
+    checkpoint_metadata: packed.metadata
+  })
+
+  /**
+   * The migration's end: the worktree changed and its hold released in one statement (a hold
+   * that lapsed meanwhile, another migration having taken the worktree, is 409).
+   */
+  const finish = (worktree: StoredWorktree, migrationId: string, change: WorktreeChange) =>
+    Effect.flatMap(
+      worktrees.updateHeld(worktree.id, migrationId, change),
+      Option.match({
+        onSome: Effect.succeed,
+        onNone: () =>
+          Effect.fail(
+            new StateTransitionConflict({
+              error: `The migration of worktree ${worktree.id} lost its hold on it (it ran past its time); ` +
+                "list the worktree to see where it is, and migrate again"
+            })
+          )
+      })
+    )
+
+  /**
+   * Runs `use` while the migration holds the worktree (its row as the hold left it); another
+   * migration holding it is 409. The hold is renewed while `use` runs and released when it
+   * ends, however it ends.
+   */
+  const holding = <A, E, R>(worktree: StoredWorktree, use: (held: StoredWorktree, migrationId: string) => Effect.Effect<A, E, R>) =>
+    Effect.scoped(Effect.gen(function*() {
+      const migrationId = randomUUID()
+      const held = yield* worktrees.hold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS)
+      if (Option.isNone(held)) {
+        return yield* Effect.fail(
+          new StateTransitionConflict({
+            error: `Worktree ${worktree.id} is being migrated by another request; wait for that migration to finish ` +
+              "(list the worktree to see where it went) and migrate again if you still need to"
+          })
+        )
+      }
+      yield* Effect.addFinalizer(() =>
+        worktrees.releaseHold(worktree.id, migrationId).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(`releasing the migration hold on worktree ${worktree.id} failed; it lapses by itself`, cause)
+          )
+        )
+      )
+      yield* worktrees.renewHold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning(`renewing the migration hold on worktree ${worktree.id} failed`, cause)),
+        Effect.repeat(Schedule.spaced(`${MIGRATION_HOLD_RENEW_SECONDS} seconds`)),
+        Effect.delay(`${MIGRATION_HOLD_RENEW_SECONDS} seconds`),
+        Effect.forkScoped
+      )
+      return yield* use(held.value, migrationId)
+    }))
 
   /** The pool machine the pool started for the agent, once its daemon is connected. */
   const poolMachineOf = (poolId: MachinePoolId, agentId: AgentId) =>
@@ -121,12 +208,18 @@ const make = Effect.gen(function*() {
    * started at its launch); once that machine's daemon is connected, the checkpoint is restored
    * there (source checkpoint) or a fresh worktree is made from the base ref (source base_ref).
    */
-  const toRemote = (workspace: StoredWorkspace, worktree: StoredWorktree, userId: UserId, input: MigrateWorktree) =>
+  const toRemote = (
+    workspace: StoredWorkspace,
+    worktree: StoredWorktree,
+    migrationId: string,
+    userId: UserId,
+    input: MigrateWorktree
+  ) =>
     Effect.gen(function*() {
       const poolId = workspace.machine_pool_id!
       const source = input.source ?? "checkpoint"
       yield* sessionAgents.codeFor(userId, null)
-      const checkpoint = source === "checkpoint" ? yield* takeCheckpoint(workspace, worktree) : Option.none()
+      const checkpoint = source === "checkpoint" ? yield* takeCheckpoint(workspace, worktree) : Option.none<Packed>()
       const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
       if (source === "checkpoint" && currentId === null) {
         return yield* Effect.fail(
@@ -162,7 +255,7 @@ const make = Effect.gen(function*() {
           })
         )
         : yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
-      const updated = yield* worktrees.update(target.id, {
+      const change: WorktreeChange = {
         worktree_type: "REMOTE",
         machine_id: null,
         path: location.path,
@@ -170,10 +263,9 @@ const make = Effect.gen(function*() {
         last_heartbeat_at: machine.last_seen_at,
         checkpoint_restore_pending: false,
         ...(source === "checkpoint" ? { current_checkpoint_id: currentId } : {}),
-        ...(Option.isSome(checkpoint)
-          ? { last_synced_checkpoint_id: checkpoint.value.id, checkpoint_metadata: checkpoint.value.metadata }
-          : {})
-      })
+        ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {})
+      }
+      const updated = fresh ? yield* worktrees.update(target.id, change) : yield* finish(worktree, migrationId, change)
       yield* sessions.insert({
         id: yield* ids.make(WorkspaceSessionId),
         workspace_id: workspace.id,
@@ -187,17 +279,50 @@ const make = Effect.gen(function*() {
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
 
+  /** LOCAL: the worktree moves to the target machine, restored there at the next session (checkpoint_restore_pending). */
+  const toLocal = (workspace: StoredWorkspace, worktree: StoredWorktree, migrationId: string, targetId: MachineId) =>
+    Effect.gen(function*() {
+      const checkpoint = yield* takeCheckpoint(workspace, worktree)
+      const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
+      if (currentId === null) {
+        return yield* Effect.fail(
+          new Conflict({
+            error: `Worktree ${worktree.id} has no checkpoint and is on no machine yet: start a session on it first`
+          })
+        )
+      }
+      const updated = yield* finish(worktree, migrationId, {
+        worktree_type: "LOCAL",
+        machine_id: targetId,
+        user_machine_path_id: worktree.user_machine_path_id ?? (yield* ids.make(UserMachinePathId)),
+        path: null,
+        managed_machine_id: null,
+        last_heartbeat_at: null,
+        current_checkpoint_id: currentId,
+        ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {}),
+        checkpoint_restore_pending: true
+      })
+      return { worktree: toDescriptor(updated), status: "migrated" as const }
+    })
+
+  /** While the migration holds the worktree: refused when a session's agent of it is in a turn, else `use`. */
+  const held = <A, E, R>(found: StoredWorktree, use: (worktree: StoredWorktree, migrationId: string) => Effect.Effect<A, E, R>) =>
+    holding(found, (worktree, migrationId) =>
+      Effect.gen(function*() {
+        if (yield* sessions.busy(worktree.id)) {
+          return yield* Effect.fail(
+            new StateTransitionConflict({
+              error: `A session's agent of worktree ${worktree.id} is in a turn; wait for it to finish (or cancel it) and migrate then`
+            })
+          )
+        }
+        return yield* use(worktree, migrationId)
+      }))
+
   const migrate = (worktreeId: WorktreeId, input: MigrateWorktree) =>
     Effect.gen(function*() {
       const { userId, workspace, worktree } = yield* workspaces.ownWorktree(worktreeId)
       yield* access.requireProjectAccess(workspace.org_id, workspace.project_id, "write")
-      if (yield* sessions.busy(worktree.id)) {
-        return yield* Effect.fail(
-          new StateTransitionConflict({
-            error: `A session's agent of worktree ${worktree.id} is in a turn; wait for it to finish (or cancel it) and migrate then`
-          })
-        )
-      }
 
       if (input.target_type === "REMOTE") {
         if ((input.source ?? "checkpoint") === "base_ref" && !workspace.sync_enabled) {
@@ -215,7 +340,7 @@ const make = Effect.gen(function*() {
             })
           )
         }
-        return yield* toRemote(workspace, worktree, userId, input)
+        return yield* held(worktree, (row, migrationId) => toRemote(workspace, row, migrationId, userId, input))
       }
 
       // LOCAL
@@ -248,29 +373,7 @@ const make = Effect.gen(function*() {
           new DaemonRuntimeUnregistered({ error: `No daemon of machine ${targetId} is connected; start it and migrate again` })
         )
       }
-      const checkpoint = yield* takeCheckpoint(workspace, worktree)
-      const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
-      if (currentId === null) {
-        return yield* Effect.fail(
-          new Conflict({
-            error: `Worktree ${worktree.id} has no checkpoint and is on no machine yet: start a session on it first`
-          })
-        )
-      }
-      const updated = yield* worktrees.update(worktree.id, {
-        worktree_type: "LOCAL",
-        machine_id: targetId,
-        user_machine_path_id: worktree.user_machine_path_id ?? (yield* ids.make(UserMachinePathId)),
-        path: null,
-        managed_machine_id: null,
-        last_heartbeat_at: null,
-        current_checkpoint_id: currentId,
-        ...(Option.isSome(checkpoint)
-          ? { last_synced_checkpoint_id: checkpoint.value.id, checkpoint_metadata: checkpoint.value.metadata }
-          : {}),
-        checkpoint_restore_pending: true
-      })
-      return { worktree: toDescriptor(updated), status: "migrated" as const }
+      return yield* held(worktree, (row, migrationId) => toLocal(workspace, row, migrationId, targetId))
     })
 
   return { migrate } as const

@@ -24,13 +24,22 @@ export const StoredWorktree = Schema.Struct({
   checkpoint_restore_pending: Schema.Boolean,
   current_checkpoint_id: Schema.NullOr(Schema.String),
   checkpoint_metadata: JsonObject,
+  /** The migration holding the worktree (docs/workspaces.md, "Migration"), until `migration_held_until`. */
+  migration_id: Schema.NullOr(Schema.String),
+  migration_held_until: Schema.NullOr(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp
 })
 export type StoredWorktree = typeof StoredWorktree.Type
 
 /** The columns a change may set. */
-export type WorktreeChange = Partial<Omit<StoredWorktree, "id" | "workspace_id" | "is_main" | "created_at" | "updated_at">>
+export type WorktreeChange = Partial<
+  Omit<StoredWorktree, "id" | "workspace_id" | "is_main" | "created_at" | "updated_at" | "migration_id" | "migration_held_until">
+>
+
+/** Whether a migration holds the worktree now (a hold past its time has lapsed). */
+export const migrating = (stored: StoredWorktree, now: Date = new Date()) =>
+  stored.migration_held_until !== null && stored.migration_held_until.getTime() > now.getTime()
 
 const makeDescriptor = constructor(WorktreeDescriptor, Schema.Struct(WorktreeDescriptor.fields))
 
@@ -99,17 +108,66 @@ const make = Effect.gen(function*() {
         : sql`SELECT * FROM worktrees WHERE workspace_id = ${workspaceId} AND name = ${name} FOR UPDATE`
   })
 
-  const update = (id: WorktreeId, change: WorktreeChange) => {
+  const columnsOf = (change: WorktreeChange) => {
     const { checkpoint_metadata, ...rest } = change
     const columns: Record<string, unknown> = { ...rest }
     if (checkpoint_metadata !== undefined) columns.checkpoint_metadata = JSON.stringify(checkpoint_metadata)
-    return Effect.orDie(
+    return columns
+  }
+
+  const update = (id: WorktreeId, change: WorktreeChange) =>
+    Effect.orDie(
       Effect.flatMap(
-        sql`UPDATE worktrees SET ${sql.update(columns)}, updated_at = now() WHERE id = ${id} RETURNING *`,
+        sql`UPDATE worktrees SET ${sql.update(columnsOf(change))}, updated_at = now() WHERE id = ${id} RETURNING *`,
         (rows) => Schema.decodeUnknown(StoredWorktree)(rows[0])
       )
     )
-  }
+
+  /** The change, made only while no migration holds the worktree. */
+  const updateUnheld = SqlSchema.findOne({
+    Request: Schema.Struct({ id: WorktreeId, columns: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+    Result: StoredWorktree,
+    execute: ({ columns, id }) => sql`
+      UPDATE worktrees SET ${sql.update(columns)}, updated_at = now()
+      WHERE id = ${id} AND (migration_held_until IS NULL OR migration_held_until <= now()) RETURNING *`
+  })
+
+  /** The change, made only while the migration `migrationId` holds the worktree; the hold is released with it. */
+  const updateHeld = SqlSchema.findOne({
+    Request: Schema.Struct({
+      id: WorktreeId,
+      migrationId: Schema.String,
+      columns: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    }),
+    Result: StoredWorktree,
+    execute: ({ columns, id, migrationId }) => sql`
+      UPDATE worktrees SET ${sql.update(columns)}, migration_id = NULL, migration_held_until = NULL, updated_at = now()
+      WHERE id = ${id} AND migration_id = ${migrationId} AND migration_held_until > now() RETURNING *`
+  })
+
+  const Hold = Schema.Struct({ id: WorktreeId, migrationId: Schema.String, seconds: Schema.Number })
+
+  /** The worktree held for the migration, unless another migration holds it now. */
+  const hold = SqlSchema.findOne({
+    Request: Hold,
+    Result: StoredWorktree,
+    execute: ({ id, migrationId, seconds }) => sql`
+      UPDATE worktrees SET migration_id = ${migrationId}, migration_held_until = now() + make_interval(secs => ${seconds})
+      WHERE id = ${id} AND (migration_held_until IS NULL OR migration_held_until <= now()) RETURNING *`
+  })
+
+  const renew = SqlSchema.void({
+    Request: Hold,
+    execute: ({ id, migrationId, seconds }) => sql`
+      UPDATE worktrees SET migration_held_until = now() + make_interval(secs => ${seconds})
+      WHERE id = ${id} AND migration_id = ${migrationId}`
+  })
+
+  const release = SqlSchema.void({
+    Request: Schema.Struct({ id: WorktreeId, migrationId: Schema.String }),
+    execute: ({ id, migrationId }) => sql`
+      UPDATE worktrees SET migration_id = NULL, migration_held_until = NULL WHERE id = ${id} AND migration_id = ${migrationId}`
+  })
 
   return {
     /** Fails with UniqueViolation when the workspace has a worktree of that name (or a main one) already. */
@@ -129,7 +187,21 @@ const make = Effect.gen(function*() {
     find: (id: WorktreeId, lock: RowLock = "none") => Effect.orDie(find({ id, lock })),
     /** The worktree of that name (null: the main one), locked for update. */
     named: (workspaceId: WorkspaceId, name: string | null) => Effect.orDie(named({ workspaceId, name })),
-    update
+    update,
+    /** The change, made unless a migration holds the worktree (none: it does). */
+    updateUnheld: (id: WorktreeId, change: WorktreeChange) => Effect.orDie(updateUnheld({ id, columns: columnsOf(change) })),
+    /**
+     * The change that ends the migration `migrationId`, its hold released in the same statement;
+     * none when the hold lapsed (or was never this migration's).
+     */
+    updateHeld: (id: WorktreeId, migrationId: string, change: WorktreeChange) =>
+      Effect.orDie(updateHeld({ id, migrationId, columns: columnsOf(change) })),
+    /** Holds the worktree for `seconds` for the migration; none when another migration holds it. */
+    hold: (id: WorktreeId, migrationId: string, seconds: number) => Effect.orDie(hold({ id, migrationId, seconds })),
+    /** The migration's hold for `seconds` more from now (nothing when it is no longer the migration's). */
+    renewHold: (id: WorktreeId, migrationId: string, seconds: number) => Effect.orDie(renew({ id, migrationId, seconds })),
+    /** Ends the migration's hold (nothing when it is no longer the migration's). */
+    releaseHold: (id: WorktreeId, migrationId: string) => Effect.orDie(release({ id, migrationId }))
   } as const
 })
 
