@@ -4,7 +4,7 @@
  * machine (a real daemon process on this host) for the worktree's agent, and the checkpoint is
  * restored there: committed, uncommitted and untracked work arrive. The pool machine is deleted
  * at the end (its daemon stopped by the pool), and the worktree comes back to LOCAL from its last
- * checkpoint.
+ * checkpoint. A worktree that leaves a sandbox gives the sandbox's machine back to the pool.
  */
 import { layer } from "@effect/vitest"
 import { expect } from "@effect/vitest"
@@ -14,6 +14,7 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
+import type { MachineId } from "../../src/domain/shared/Ids.ts"
 import { fastRetries } from "../runtime/RuntimeLayer.ts"
 import { killDaemons } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
@@ -209,5 +210,79 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       expect(restored.payload).toMatchObject({ worktree_id: worktreeId, machine_id: started.payload.machine_id })
       expect(readFileSync(join(pathA, "remote.txt"), "utf8")).toBe("committed for the sandbox\n")
       expect(readFileSync(join(pathA, "scratch.txt"), "utf8")).toBe("untracked, for the sandbox\n")
+      // The laptop's change made meanwhile is kept in a stash entry, not discarded.
+      expect(gitIn(pathA, "show", "stash@{0}:remote.txt")).toBe("changed on the laptop meanwhile")
+
+    }), { timeout: 170_000 })
+
+  it.scoped("a worktree that leaves a sandbox gives its machine back to the pool", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { rt, workspace } = yield* workspaceSetup(provider)
+      const orgID = rt.org.id
+      const key = yield* rt.client.secrets.create({ path: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+      // Room for two machines: a REMOTE to REMOTE move needs both while it runs.
+      const pool = yield* rt.client.machinePools.create({
+        path: { orgID },
+        payload: {
+          name: "moves",
+          provider: "local",
+          provider_auth_secret_id: key.id,
+          default_machine_provider_options: {},
+          max_total_machines: 2,
+          default_machine_memory_mb: 512
+        }
+      })
+      yield* rt.client.machinePools.createGrant({ path: { orgID, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+      yield* Effect.addFinalizer(() =>
+        rt.client.machines.list({ path: { orgID }, urlParams: { limit: 100 } }).pipe(
+          Effect.flatMap((page) =>
+            Effect.forEach(
+              page.data.filter((machine) => machine.name.startsWith("moves") && machine.status !== "deleted"),
+              (machine) => Effect.ignore(rt.client.machines.remove({ path: { orgID, machineID: machine.id } }))
+            )
+          ),
+          Effect.ignore
+        )
+      )
+      yield* rt.client.workspaces.update({ path: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
+      const started = yield* rt.client.workspaces.launchSession({
+        path: { workspace_id: workspace.id },
+        payload: { worktree_name: "feature/moves" }
+      })
+      const worktreeId = started.payload.worktree_id
+      const laptopPath = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+        .find((w) => w.id === worktreeId)!.path!
+      writeFileSync(join(laptopPath, "moved.txt"), "moves with the worktree\n")
+      const toRemote = rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "REMOTE" } })
+      const released = (machineId: MachineId) =>
+        eventually(
+          rt.client.machines.get({ path: { orgID, machineID: machineId } }),
+          (machine) => machine.status === "deleted",
+          `sandbox ${machineId} given back to the pool`,
+          "30 seconds"
+        )
+
+      const first = (yield* toRemote).worktree
+      const sandbox1 = first.managed_machine_id!
+      // REMOTE to REMOTE: the work moves to a new sandbox, the one it left is deleted.
+      const second = (yield* toRemote).worktree
+      const sandbox2 = second.managed_machine_id!
+      expect(sandbox2).not.toBe(sandbox1)
+      expect(readFileSync(join(second.path!, "moved.txt"), "utf8")).toBe("moves with the worktree\n")
+      yield* released(sandbox1)
+      // To LOCAL: the sandbox is deleted with the move.
+      const local = (yield* rt.client.workspaces.migrate({
+        path: { worktree_id: worktreeId },
+        payload: { target_type: "LOCAL", target_machine_id: started.payload.machine_id }
+      })).worktree
+      expect(local).toMatchObject({ worktree_type: "LOCAL", managed_machine_id: null, checkpoint_restore_pending: true })
+      yield* released(sandbox2)
+      const usage = (yield* rt.client.machinePools.get({ path: { orgID, poolID: pool.id } })).usage
+      expect(usage).toMatchObject({ machines: 0 })
+      // So the pool has room for the next moves: a third sandbox, without waiting for the first two to idle out.
+      const third = (yield* toRemote).worktree
+      expect([sandbox1, sandbox2]).not.toContain(third.managed_machine_id)
+      expect(readFileSync(join(third.path!, "moved.txt"), "utf8")).toBe("moves with the worktree\n")
     }), { timeout: 170_000 })
 })

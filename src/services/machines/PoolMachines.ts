@@ -293,6 +293,23 @@ const make = Effect.gen(function*() {
       Effect.catchAll((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
     )
 
+  /**
+   * A pool machine its work no longer needs (a REMOTE worktree migrated away from it,
+   * docs/workspaces.md): marked `deleting` and stopped at its provider at once, as
+   * `DELETE /machines/{id}` does. A machine with a tool call running is left as it is (the
+   * pool's idle deletion takes it later); whether it was released.
+   */
+  const release = (machineId: MachineId, why: string) =>
+    Effect.gen(function*() {
+      const marked = yield* transaction(Effect.gen(function*() {
+        if (yield* requests.toolCallRunningOn(machineId)) return Option.none<StoredMachine>()
+        return yield* machines.setPoolState(machineId, ["provisioning", "running"], "deleting", why)
+      }))
+      if (Option.isNone(marked)) return false
+      yield* destroy(marked.value)
+      return true
+    })
+
   /** Marks the pool's provisioning and running machines `deleting`, saying why (inside the caller's transaction). */
   const markPoolDeleting = (poolId: MachinePoolId, why: string) =>
     Effect.flatMap(machines.poolMachines(poolId, ["provisioning", "running"]), (live) =>
@@ -371,7 +388,7 @@ const make = Effect.gen(function*() {
   /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
   const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
 
-  return { admit, provisionInitial, destroy, markPoolDeleting, destroyPoolDeleting, reap, refuseOverdue, reconcile } as const
+  return { admit, provisionInitial, destroy, release, markPoolDeleting, destroyPoolDeleting, reap, refuseOverdue, reconcile } as const
 })
 
 export class PoolMachines extends Context.Tag("PoolMachines")<PoolMachines, Effect.Effect.Success<typeof make>>() {

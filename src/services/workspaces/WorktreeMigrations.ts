@@ -14,7 +14,8 @@
  * and lapsing MIGRATION_HOLD_SECONDS after the last renewal, so a server that stops mid-migration
  * frees it by itself): another migration, a new session and an input to its sessions' agents are
  * 409 state_transition_conflict meanwhile. Refused, too, while a session's agent of the worktree
- * is in a turn (409 state_transition_conflict).
+ * is in a turn (409 state_transition_conflict). A worktree that leaves a sandbox with its work
+ * packed into a checkpoint gives the sandbox's machine back to its pool.
  */
 import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
@@ -37,7 +38,7 @@ import {
 } from "../../domain/shared/Ids.ts"
 import type { MigrateWorktree } from "../../domain/workspaces/Workspaces.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
-import { PROVISIONING_TIMEOUT_SECONDS } from "../machines/PoolMachines.ts"
+import { PoolMachines, PROVISIONING_TIMEOUT_SECONDS } from "../machines/PoolMachines.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
@@ -59,10 +60,11 @@ import { type StoredWorktree, toDescriptor, type WorktreeChange, WorktreesReposi
 export const MIGRATION_HOLD_SECONDS = 60
 export const MIGRATION_HOLD_RENEW_SECONDS = 15
 
-/** A checkpoint made and stored now. */
+/** A checkpoint made and stored now, and the machine it was packed on. */
 interface Packed {
   readonly id: string
   readonly metadata: Record<string, unknown>
+  readonly machine: StoredMachine
 }
 
 const make = Effect.gen(function*() {
@@ -75,6 +77,7 @@ const make = Effect.gen(function*() {
   const access = yield* Access
   const ids = yield* IdGenerator
   const sessionAgents = yield* SessionAgents
+  const poolMachines = yield* PoolMachines
 
   /** A pool machine offline: its daemon cannot be started by the user, only come back or the machine be deleted. */
   const sandboxOffline = (workspace: StoredWorkspace, worktree: StoredWorktree, machine: StoredMachine) =>
@@ -102,7 +105,7 @@ const make = Effect.gen(function*() {
         source_machine_id: machine.id
       }
       yield* checkpoints.store(workspace.id, id, bytes, metadata)
-      return { id, metadata } satisfies Packed
+      return { id, metadata, machine } satisfies Packed
     })
 
   /**
@@ -133,6 +136,37 @@ const make = Effect.gen(function*() {
     last_synced_checkpoint_id: packed.id,
     checkpoint_metadata: packed.metadata
   })
+
+  /**
+   * Gives the sandbox a worktree left back to its pool (its work is in the checkpoint just
+   * made); a failure is logged, the migration is done.
+   */
+  const releaseSandbox = (worktree: StoredWorktree, packed: Option.Option<Packed>) =>
+    Option.match(Option.filter(packed, (made) => made.machine.machine_pool_id !== null), {
+      onNone: () => Effect.void,
+      onSome: (made) =>
+        poolMachines.release(made.machine.id, `worktree ${worktree.id} was migrated away from it`).pipe(
+          Effect.flatMap((released) =>
+            released
+              ? Effect.void
+              : Effect.logWarning(`sandbox ${made.machine.id} of worktree ${worktree.id} runs a tool call: left to its pool`)
+          ),
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(`releasing sandbox ${made.machine.id} of worktree ${worktree.id} failed`, cause)
+          )
+        )
+    })
+
+  /** The pool machines started for an agent whose migration failed, given back to the pool. */
+  const releaseAgentMachines = (poolId: MachinePoolId, agentId: AgentId) =>
+    Effect.flatMap(machines.poolMachines(poolId, ["provisioning", "running"]), (started) =>
+      Effect.forEach(
+        started.filter((machine) => machine.agent_id === agentId),
+        (machine) => poolMachines.release(machine.id, "the worktree migration it was started for failed"),
+        { discard: true }
+      )).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning(`releasing the machines of agent ${agentId} failed`, cause))
+      )
 
   /**
    * The migration's end: the worktree changed and its hold released in one statement (a hold
@@ -207,6 +241,8 @@ const make = Effect.gen(function*() {
    * REMOTE: an agent of the project whose config names the workspace's pool (one machine,
    * started at its launch); once that machine's daemon is connected, the checkpoint is restored
    * there (source checkpoint) or a fresh worktree is made from the base ref (source base_ref).
+   * The sandbox the worktree left is given back to its pool; a machine started for a migration
+   * that failed, too.
    */
   const toRemote = (
     workspace: StoredWorkspace,
@@ -243,18 +279,20 @@ const make = Effect.gen(function*() {
         )
         : worktree
       const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, name ?? "(main)", name)
-      const machine = yield* poolMachineOf(poolId, agentId)
-      const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
-      const location = source === "checkpoint"
-        ? yield* Effect.flatMap(
-          checkpoints.content(workspace.id, currentId!),
-          Option.match({
-            onNone: () => Effect.dieMessage(`checkpoint ${currentId} is missing`),
-            onSome: (stored) =>
-              onMachine.restore(machine, place, Buffer.from(stored.content).toString("base64")).pipe(Effect.mapError(asApiFailure))
-          })
-        )
-        : yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
+      const { location, machine } = yield* Effect.gen(function*() {
+        const machine = yield* poolMachineOf(poolId, agentId)
+        const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
+        if (source === "checkpoint") {
+          const stored = yield* checkpoints.content(workspace.id, currentId!)
+          if (Option.isNone(stored)) return yield* Effect.dieMessage(`checkpoint ${currentId} is missing`)
+          const location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
+            Effect.mapError(asApiFailure)
+          )
+          return { machine, location }
+        }
+        const location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
+        return { machine, location }
+      }).pipe(Effect.tapErrorCause(() => releaseAgentMachines(poolId, agentId)))
       const change: WorktreeChange = {
         worktree_type: "REMOTE",
         machine_id: null,
@@ -276,6 +314,8 @@ const make = Effect.gen(function*() {
         resume_session_id: null,
         metadata: { migration: "REMOTE" }
       })
+      // The worktree itself moved with its work packed: the sandbox it left is not needed any more.
+      if (!fresh) yield* releaseSandbox(worktree, checkpoint)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
 
@@ -302,6 +342,7 @@ const make = Effect.gen(function*() {
         ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {}),
         checkpoint_restore_pending: true
       })
+      yield* releaseSandbox(worktree, checkpoint)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
 
@@ -390,7 +431,8 @@ export class WorktreeMigrations extends Context.Tag("WorktreeMigrations")<Worktr
       WorkspaceMachines.layer,
       Access.layer,
       IdGenerator.layer,
-      SessionAgents.layer
+      SessionAgents.layer,
+      PoolMachines.layer
     ])
   )
 }
