@@ -4,7 +4,8 @@
  * machine (a real daemon process on this host) for the worktree's agent, and the checkpoint is
  * restored there: committed, uncommitted and untracked work arrive. The pool machine is deleted
  * at the end (its daemon stopped by the pool), and the worktree comes back to LOCAL from its last
- * checkpoint. A worktree that leaves a sandbox gives the sandbox's machine back to the pool.
+ * checkpoint; so does a worktree made fresh from the base ref (packed once made). A worktree that
+ * leaves a sandbox gives the sandbox's machine back to the pool.
  */
 import { layer } from "@effect/vitest"
 import { expect } from "@effect/vitest"
@@ -167,7 +168,15 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
         payload: { target_type: "REMOTE", source: "base_ref", worktree_name: "fresh" }
       })
       expect(fresh.worktree.id).not.toBe(worktreeId)
-      expect(fresh.worktree).toMatchObject({ name: "fresh", worktree_type: "REMOTE", is_main: false, current_checkpoint_id: null })
+      expect(fresh.worktree).toMatchObject({
+        name: "fresh",
+        worktree_type: "REMOTE",
+        is_main: false,
+        checkpoint_metadata: { branch: "fresh", commit: gitIn(repo, "rev-parse", "main"), source_machine_id: fresh.worktree.managed_machine_id }
+      })
+      // Packed once made: its first checkpoint is what brings it back if its sandbox goes.
+      expect(fresh.worktree.current_checkpoint_id).toMatch(/^sha256:[0-9a-f]{64}$/)
+      expect(fresh.worktree.last_synced_checkpoint_id).toBe(fresh.worktree.current_checkpoint_id)
       expect(gitIn(fresh.worktree.path!, "rev-parse", "--abbrev-ref", "HEAD")).toBe("fresh")
       expect(gitIn(fresh.worktree.path!, "rev-parse", "HEAD")).toBe(gitIn(repo, "rev-parse", "main"))
       expect(readFileSync(join(fresh.worktree.path!, "README.md"), "utf8")).toBe("# Demo\n")
@@ -213,6 +222,22 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       // The laptop's change made meanwhile is kept in a stash entry, not discarded.
       expect(gitIn(pathA, "show", "stash@{0}:remote.txt")).toBe("changed on the laptop meanwhile")
 
+      // The fresh worktree's sandbox is gone too: it comes back to the laptop from its first checkpoint.
+      const freshBack = yield* rt.client.workspaces.migrate({
+        path: { worktree_id: fresh.worktree.id },
+        payload: { target_type: "LOCAL", target_machine_id: started.payload.machine_id }
+      })
+      expect(freshBack.worktree).toMatchObject({
+        worktree_type: "LOCAL",
+        checkpoint_restore_pending: true,
+        current_checkpoint_id: fresh.worktree.current_checkpoint_id
+      })
+      yield* rt.client.workspaces.launchSession({ path: { workspace_id: workspace.id }, payload: { worktree_name: "fresh" } })
+      const freshLocal = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+        .find((w) => w.id === fresh.worktree.id)!
+      expect(freshLocal.checkpoint_restore_pending).toBe(false)
+      expect(gitIn(freshLocal.path!, "rev-parse", "--abbrev-ref", "HEAD")).toBe("fresh")
+      expect(readFileSync(join(freshLocal.path!, "README.md"), "utf8")).toBe("# Demo\n")
     }), { timeout: 170_000 })
 
   it.scoped("a worktree that leaves a sandbox gives its machine back to the pool", () =>

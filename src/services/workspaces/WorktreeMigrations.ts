@@ -137,6 +137,23 @@ const make = Effect.gen(function*() {
     checkpoint_metadata: packed.metadata
   })
 
+  /** No checkpoint to move the worktree with: why, and what to do. */
+  const noCheckpoint = (worktree: StoredWorktree) =>
+    Effect.gen(function*() {
+      const sandbox = worktree.worktree_type === "REMOTE" && worktree.managed_machine_id !== null
+        ? worktree.managed_machine_id
+        : null
+      return yield* Effect.fail(
+        new Conflict({
+          error: sandbox === null
+            ? `Worktree ${worktree.id} has no checkpoint and is on no machine yet: start a session on it first`
+            : `Worktree ${worktree.id} has no checkpoint (it was made fresh from the base ref and could not be packed ` +
+              `then), and its sandbox (machine ${sandbox}) was deleted with its files: there is nothing to move. ` +
+              "Migrate it to REMOTE with source base_ref to start it afresh, or start a session with another worktree_name"
+        })
+      )
+    })
+
   /**
    * Gives the sandbox a worktree left back to its pool (its work is in the checkpoint just
    * made); a failure is logged, the migration is done.
@@ -240,9 +257,9 @@ const make = Effect.gen(function*() {
   /**
    * REMOTE: an agent of the project whose config names the workspace's pool (one machine,
    * started at its launch); once that machine's daemon is connected, the checkpoint is restored
-   * there (source checkpoint) or a fresh worktree is made from the base ref (source base_ref).
-   * The sandbox the worktree left is given back to its pool; a machine started for a migration
-   * that failed, too.
+   * there (source checkpoint) or a fresh worktree is made from the base ref (source base_ref)
+   * and packed into its first checkpoint. The sandbox the worktree left is given back to its
+   * pool; a machine started for a migration that failed, too.
    */
   const toRemote = (
     workspace: StoredWorkspace,
@@ -257,11 +274,7 @@ const make = Effect.gen(function*() {
       yield* sessionAgents.codeFor(userId, null)
       const checkpoint = source === "checkpoint" ? yield* takeCheckpoint(workspace, worktree) : Option.none<Packed>()
       const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
-      if (source === "checkpoint" && currentId === null) {
-        return yield* Effect.fail(
-          new Conflict({ error: `Worktree ${worktree.id} has no checkpoint and is on no machine yet: start a session on it first` })
-        )
-      }
+      if (source === "checkpoint" && currentId === null) return yield* noCheckpoint(worktree)
       const fresh = source === "base_ref" && input.worktree_name !== undefined && input.worktree_name !== null &&
         input.worktree_name !== worktree.name
       const name = fresh ? input.worktree_name! : worktree.name
@@ -279,7 +292,7 @@ const make = Effect.gen(function*() {
         )
         : worktree
       const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, name ?? "(main)", name)
-      const { location, machine } = yield* Effect.gen(function*() {
+      const placed = yield* Effect.gen(function*() {
         const machine = yield* poolMachineOf(poolId, agentId)
         const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
         if (source === "checkpoint") {
@@ -288,11 +301,23 @@ const make = Effect.gen(function*() {
           const location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
             Effect.mapError(asApiFailure)
           )
-          return { machine, location }
+          return { machine, location, first: Option.none<Packed>() }
         }
         const location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
-        return { machine, location }
+        // Its first checkpoint: what a migration out of the sandbox uses once the sandbox is gone.
+        const first = yield* packOn(workspace, machine, location.path).pipe(
+          Effect.map(Option.some),
+          Effect.catchAll((failure) =>
+            Effect.as(
+              Effect.logWarning(`worktree ${target.id}: its first checkpoint could not be made: ${failure.message}`),
+              Option.none<Packed>()
+            )
+          )
+        )
+        return { machine, location, first }
       }).pipe(Effect.tapErrorCause(() => releaseAgentMachines(poolId, agentId)))
+      const { location, machine } = placed
+      const packed = Option.orElse(checkpoint, () => placed.first)
       const change: WorktreeChange = {
         worktree_type: "REMOTE",
         machine_id: null,
@@ -301,7 +326,7 @@ const make = Effect.gen(function*() {
         last_heartbeat_at: machine.last_seen_at,
         checkpoint_restore_pending: false,
         ...(source === "checkpoint" ? { current_checkpoint_id: currentId } : {}),
-        ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {})
+        ...(Option.isSome(packed) ? current(packed.value) : {})
       }
       const updated = fresh ? yield* worktrees.update(target.id, change) : yield* finish(worktree, migrationId, change)
       yield* sessions.insert({
@@ -324,13 +349,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const checkpoint = yield* takeCheckpoint(workspace, worktree)
       const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
-      if (currentId === null) {
-        return yield* Effect.fail(
-          new Conflict({
-            error: `Worktree ${worktree.id} has no checkpoint and is on no machine yet: start a session on it first`
-          })
-        )
-      }
+      if (currentId === null) return yield* noCheckpoint(worktree)
       const updated = yield* finish(worktree, migrationId, {
         worktree_type: "LOCAL",
         machine_id: targetId,
