@@ -67,6 +67,17 @@ describeApp()("agents", (it) => {
       expect(idle.data.map((a) => a.id)).toEqual([agent.id, second.id])
       const running = yield* owner.client.agents.list({ path: projectPath, urlParams: { status: "running" } })
       expect(running.data).toEqual([])
+      // A cursor is bound to the filter it was made for: another filter starts again without one.
+      const firstIdle = yield* owner.client.agents.list({ path: projectPath, urlParams: { status: "idle", limit: 1 } })
+      const restIdle = yield* owner.client.agents.list({
+        path: projectPath,
+        urlParams: { status: "idle", limit: 1, cursor: firstIdle.next_cursor! }
+      })
+      expect(restIdle.data.map((a) => a.id)).toEqual([second.id])
+      for (const [status, cursor] of [["idle", first.next_cursor!], [undefined, firstIdle.next_cursor!]] as const) {
+        const refused = yield* expectFailure(owner.client.agents.list({ path: projectPath, urlParams: { status, cursor } }))
+        expect(refused).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/cursor" }] })
+      }
 
       const raw = yield* rawRequest(
         HttpClientRequest.get(`/api/v1/orgs/${org.id}/projects/${project.id}/agents/${agent.id}`).pipe(

@@ -42,6 +42,41 @@ describeApp()("organizations", (it) => {
       expect(tooMany.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/limit" }] })
     }))
 
+  it.effect("a cursor pages only the list it came from: another list's, an altered or an old one is 400", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser()
+      const orgA = yield* owner.client.organizations.create({ payload: { name: "A" } })
+      const orgB = yield* owner.client.organizations.create({ payload: { name: "B" } })
+      for (const org of [orgA, orgB]) {
+        for (const name of ["one", "two", "three"]) {
+          yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name } })
+        }
+      }
+      const pageOfA = yield* owner.client.projects.list({ path: { orgID: orgA.id }, urlParams: { limit: 1 } })
+      const cursorOfA = pageOfA.next_cursor!
+      const nextOfA = yield* owner.client.projects.list({ path: { orgID: orgA.id }, urlParams: { limit: 1, cursor: cursorOfA } })
+      expect(nextOfA.data[0].org_id).toBe(orgA.id)
+      const cursorOfOrgs = (yield* owner.client.organizations.list({ urlParams: { limit: 1 } })).next_cursor!
+      const decoded = Buffer.from(cursorOfA, "base64url").toString()
+      const altered = Buffer.from(decoded.slice(0, -1) + (decoded.endsWith("a") ? "b" : "a")).toString("base64url")
+      const oldFormat = Buffer.from(pageOfA.data[0].id).toString("base64url")
+      const refused: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
+        owner.client.projects.list({ path: { orgID: orgB.id }, urlParams: { cursor: cursorOfA } }),
+        owner.client.projects.list({ path: { orgID: orgA.id }, urlParams: { cursor: cursorOfOrgs } }),
+        owner.client.organizations.list({ urlParams: { cursor: cursorOfA } }),
+        owner.client.projects.list({ path: { orgID: orgA.id }, urlParams: { cursor: altered } }),
+        owner.client.projects.list({ path: { orgID: orgA.id }, urlParams: { cursor: oldFormat } })
+      ]
+      for (const attempt of refused) {
+        const error = yield* expectFailure(attempt)
+        expect(error).toMatchObject({
+          _tag: "InvalidRequest",
+          error: expect.stringContaining("not from this list"),
+          issues: [{ path: "/cursor", message: expect.stringContaining("start again without one") }]
+        })
+      }
+    }))
+
   it.effect("another user's organization is not found, for reading and writing", () =>
     Effect.gen(function*() {
       const alice = yield* newUser("alice")

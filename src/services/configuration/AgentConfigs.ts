@@ -22,7 +22,7 @@ import { someOrFail } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { NetworkPolicy } from "../shared/NetworkPolicy.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
 import { renderModel } from "./AgentConfigModel.ts"
@@ -132,7 +132,12 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
     Effect.andThen(
       access.projectAccess(orgId, projectId),
-      paged(query, (keyset) => Effect.flatMap(configs.page(projectId, keyset), Effect.forEach(render)), (c) => c.id)
+      paged(
+        listOf("agent configs", projectId),
+        query,
+        (keyset) => Effect.flatMap(configs.page(projectId, keyset), Effect.forEach(render)),
+        (c) => c.id
+      )
     )
 
   const get = (orgId: OrgId, projectId: ProjectId, configId: AgentConfigId) =>

@@ -11,7 +11,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { ProjectsRepository } from "../tenancy/ProjectsRepository.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import type { GrantsRepository } from "./GrantsRepository.ts"
 
 const make = Effect.gen(function*() {
@@ -53,7 +53,7 @@ const make = Effect.gen(function*() {
     grants: GrantsRepository<ResourceId, GrantId, Grant>,
     resourceId: ResourceId,
     query: ListQuery
-  ) => paged(query, (keyset) => grants.page(resourceId, keyset), (grant) => grant.id)
+  ) => paged(listOf("grants", resourceId), query, (keyset) => grants.page(resourceId, keyset), (grant) => grant.id)
 
   const remove = <ResourceId extends string, GrantId extends string, Grant>(
     grants: GrantsRepository<ResourceId, GrantId, Grant>,

@@ -14,7 +14,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { NetworkPolicy } from "../shared/NetworkPolicy.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
 import { ModelProviderConfigsRepository } from "./ModelProviderConfigsRepository.ts"
@@ -88,7 +88,10 @@ const make = Effect.gen(function*() {
     }))
 
   const list = (orgId: OrgId, query: ListQuery) =>
-    Effect.andThen(access.orgRole(orgId), paged(query, (keyset) => configs.page(orgId, keyset), (config) => config.id))
+    Effect.andThen(
+      access.orgRole(orgId),
+      paged(listOf("model provider configs", orgId), query, (keyset) => configs.page(orgId, keyset), (config) => config.id)
+    )
 
   const get = (orgId: OrgId, id: ModelProviderConfigId) =>
     Effect.andThen(access.orgRole(orgId), configs.findInOrg(orgId, id).pipe(someOrFail(notFound(id))))

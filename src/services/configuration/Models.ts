@@ -25,7 +25,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
 import { Grants } from "./Grants.ts"
@@ -120,6 +120,7 @@ const make = Effect.gen(function*() {
     Effect.andThen(
       access.orgRole(orgId),
       paged(
+        listOf("models", orgId, query.provider_config_id),
         query,
         (keyset) => Effect.flatMap(models.page(orgId, query.provider_config_id, keyset), withProviderNames),
         (model) => model.id
@@ -144,7 +145,12 @@ const make = Effect.gen(function*() {
   const revisions = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
     Effect.andThen(
       get(orgId, modelId),
-      paged(query, (keyset) => models.revisions(modelId, keyset), (revision) => revision.id)
+      paged(
+        listOf("model revisions", modelId),
+        query,
+        (keyset) => models.revisions(modelId, keyset),
+        (revision) => revision.id
+      )
     )
 
   /** Deletes the model, its revisions and grants; refused while something still refers to it. */

@@ -12,7 +12,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { SecretKey } from "../../layers/SecretKey.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import type { RowLock } from "../shared/Sql.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -91,7 +91,12 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* access.orgRole(orgId)
       const userId = yield* access.callerUserId
-      return yield* paged(query, (keyset) => secrets.page(orgId, userId, keyset), (secret) => secret.id)
+      return yield* paged(
+        listOf("secrets", orgId, userId),
+        query,
+        (keyset) => secrets.page(orgId, userId, keyset),
+        (secret) => secret.id
+      )
     })
 
   const get = (orgId: OrgId, secretId: SecretId) => visible(orgId, secretId)

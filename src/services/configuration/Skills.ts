@@ -19,7 +19,7 @@ import { type OrgId, type ProjectId, type SkillGrantId, SkillId, type UserId } f
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged, pagedBy, versionKey } from "../shared/Paging.ts"
+import { listOf, paged, pagedBy, versionKey } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
 import { Grants } from "./Grants.ts"
@@ -135,7 +135,12 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* access.orgRole(orgId)
       const userId = yield* access.callerUserId
-      return yield* paged(query, (keyset) => skills.page(orgId, userId, keyset), (skill) => skill.id)
+      return yield* paged(
+        listOf("skills", orgId, userId),
+        query,
+        (keyset) => skills.page(orgId, userId, keyset),
+        (skill) => skill.id
+      )
     })
 
   const get = (orgId: OrgId, skillId: SkillId) => visible(orgId, skillId)
@@ -153,7 +158,13 @@ const make = Effect.gen(function*() {
   const listVersions = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
     Effect.andThen(
       visible(orgId, skillId),
-      pagedBy(versionKey, query, (keyset) => skills.versions(skillId, keyset), (version) => version.version)
+      pagedBy(
+        versionKey,
+        listOf("skill versions", skillId),
+        query,
+        (keyset) => skills.versions(skillId, keyset),
+        (version) => version.version
+      )
     )
 
   const getVersion = (orgId: OrgId, skillId: SkillId, version: number) =>

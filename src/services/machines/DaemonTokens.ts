@@ -13,7 +13,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { constructor } from "../shared/Construct.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
 import { DaemonTokensRepository } from "./DaemonTokensRepository.ts"
 import { MachineHub } from "./MachineHub.ts"
@@ -55,7 +55,7 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, query: ListQuery) =>
     Effect.andThen(
       access.requireOrgRole(orgId, "admin"),
-      paged(query, (keyset) => tokens.page(orgId, keyset), (token) => token.id)
+      paged(listOf("daemon tokens", orgId), query, (keyset) => tokens.page(orgId, keyset), (token) => token.id)
     )
 
   const remove = (orgId: OrgId, tokenId: DaemonTokenId) =>

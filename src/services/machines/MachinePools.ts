@@ -39,7 +39,7 @@ import { Secrets } from "../configuration/Secrets.ts"
 import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
 import { MachinePoolGrantsRepository } from "./MachinePoolGrantsRepository.ts"
@@ -114,7 +114,12 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, query: ListQuery) =>
     Effect.andThen(
       access.orgRole(orgId),
-      paged(query, (keyset) => Effect.flatMap(pools.page(orgId, keyset), withUsage), (pool) => pool.id)
+      paged(
+        listOf("machine pools", orgId),
+        query,
+        (keyset) => Effect.flatMap(pools.page(orgId, keyset), withUsage),
+        (pool) => pool.id
+      )
     )
 
   const get = (orgId: OrgId, poolId: MachinePoolId) =>

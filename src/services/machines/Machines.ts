@@ -17,7 +17,7 @@ import { Grants } from "../configuration/Grants.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import type { RowLock } from "../shared/Sql.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -74,7 +74,12 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* access.orgRole(orgId)
       const userId = yield* access.callerUserId
-      const page = yield* paged(query, (keyset) => machines.page(orgId, userId, query.status ?? null, keyset), (m) => m.id)
+      const page = yield* paged(
+        listOf("machines", orgId, userId, query.status),
+        query,
+        (keyset) => machines.page(orgId, userId, query.status ?? null, keyset),
+        (m) => m.id
+      )
       return { ...page, data: page.data.map(toDescriptor) }
     })
 

@@ -7,7 +7,7 @@ import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { ActorId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
 import { ActorsRepository } from "./ActorsRepository.ts"
 
@@ -44,7 +44,7 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery) =>
     Effect.andThen(
       access.projectAccess(orgId, projectId),
-      paged(query, (keyset) => actors.page(projectId, keyset), (actor) => actor.id)
+      paged(listOf("actors", projectId), query, (keyset) => actors.page(projectId, keyset), (actor) => actor.id)
     )
 
   /** Fails with `invalid_request` at `field` unless `actorId` is an actor of the project. */

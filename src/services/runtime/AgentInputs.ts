@@ -17,7 +17,7 @@ import type { JsonValue } from "../../domain/configuration/agent-config/Definiti
 import { constructor } from "../shared/Construct.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Actors } from "./Actors.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
@@ -223,7 +223,7 @@ const make = Effect.gen(function*() {
   const backlog = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
     Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
-      paged(query, (keyset) => inputs.backlog(agentId, keyset), (input) => input.id)
+      paged(listOf("input backlog", agentId), query, (keyset) => inputs.backlog(agentId, keyset), (input) => input.id)
     )
 
   return { check, submit, send, withdraw, backlog } as const

@@ -11,7 +11,7 @@ import { type AgentStatus, type LaunchAgent, LaunchedAgent } from "../../domain/
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
 import { constructor } from "../shared/Construct.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentInputs } from "./AgentInputs.ts"
@@ -80,7 +80,12 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>
     Effect.andThen(
       access.projectAccess(orgId, projectId),
-      paged(query, (keyset) => agents.page(projectId, query.status, keyset), (agent) => agent.id)
+      paged(
+        listOf("agents", projectId, query.status),
+        query,
+        (keyset) => agents.page(projectId, query.status, keyset),
+        (agent) => agent.id
+      )
     )
 
   return { launch, list, get: agentAccess.read } as const

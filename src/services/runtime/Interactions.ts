@@ -12,7 +12,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { InteractionKind, InteractionStatus, ResolveInteraction } from "../../domain/runtime/Interactions.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
 import { someOrFail } from "../shared/Failures.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
@@ -49,14 +49,24 @@ const make = Effect.gen(function*() {
   ) =>
     Effect.andThen(
       access.projectAccess(orgId, projectId),
-      paged(query, (keyset) => page(interactions.pageForProject(projectId, query.status, keyset)), (i) => i.id)
+      paged(
+        listOf("interactions of a project", projectId, query.status),
+        query,
+        (keyset) => page(interactions.pageForProject(projectId, query.status, keyset)),
+        (i) => i.id
+      )
     )
 
   /** The agent's interactions, oldest first. */
   const listForAgent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
     Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
-      paged(query, (keyset) => page(interactions.pageForAgent(agentId, keyset)), (i) => i.id)
+      paged(
+        listOf("interactions of an agent", agentId),
+        query,
+        (keyset) => page(interactions.pageForAgent(agentId, keyset)),
+        (i) => i.id
+      )
     )
 
   /** The compiled tool the agent's config gives `name`. */

@@ -12,7 +12,7 @@ import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { type SubmitToolResult, ToolResult, ToolResultAccepted } from "../../domain/runtime/ToolCalls.ts"
 import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { Artifacts, prepareBlocks } from "./Artifacts.ts"
 import { Timeline } from "./Timeline.ts"
@@ -65,7 +65,12 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
     Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
-      paged(query, (keyset) => Effect.map(toolCalls.page(agentId, keyset), (calls) => calls.map(toToolCall)), (c) => c.id)
+      paged(
+        listOf("tool calls", agentId),
+        query,
+        (keyset) => Effect.map(toolCalls.page(agentId, keyset), (calls) => calls.map(toToolCall)),
+        (c) => c.id
+      )
     )
 
   const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, toolCallId: ToolCallId) =>

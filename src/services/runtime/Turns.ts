@@ -4,7 +4,7 @@ import { NotFound } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { someOrFail } from "../shared/Failures.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
@@ -16,7 +16,7 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: ListQuery) =>
     Effect.andThen(
       agentAccess.read(orgId, projectId, agentId),
-      paged(query, (keyset) => turns.page(agentId, keyset), (turn) => turn.id)
+      paged(listOf("turns", agentId), query, (keyset) => turns.page(agentId, keyset), (turn) => turn.id)
     )
 
   const get = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, turnId: TurnId) =>

@@ -2,13 +2,17 @@
  * Keyset pagination, the one way lists page (docs/api-conventions.md, "Lists"). A service turns
  * a list request into a `Keyset` (the key to start after, how many rows to read) with `paged`; the
  * repository reads that window with a `keysetQuery`; `paged` makes the page and its next cursor.
- * A cursor is the base64url of the last key returned; one this server did not make is
- * `invalid_request`.
+ *
+ * A cursor is bound to the list it was made for (`listOf`: the list's name and what selects its
+ * rows): it is the base64url of a tag and the last key returned, the tag a digest of the list and
+ * the key. A cursor of another list, an altered one or one this server did not make is
+ * `invalid_request`; it never pages a list it was not made for.
  */
 import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Either, Encoding, Schema } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { DEFAULT_PAGE_LIMIT, type ListQuery, type PageOf } from "../../domain/shared/Pagination.ts"
+import { sha256Hex } from "./Hash.ts"
 
 /** The rows of one page: those whose key comes after `after` in the list's order, `limit + 1` of them at most. */
 export interface Keyset<Key = string> {
@@ -39,50 +43,81 @@ export const versionKey: CursorKey<number> = {
   }
 }
 
-const unknownCursor = new InvalidRequest({
-  error: "The cursor is not one this server returned; pass next_cursor from the previous page",
-  issues: [{ path: "/cursor", message: "unknown cursor" }]
+/**
+ * Which list a page is of: the list's name and the values that select its rows (the
+ * organization, project or agent, a filter, the caller where the rows depend on who asks).
+ * Two requests page the same list when these are equal; a cursor is good only for its own list.
+ */
+export interface ListOf {
+  readonly identity: string
+}
+
+/** The list `name` of the rows `selectors` select (undefined: a filter not given). */
+export const listOf = (name: string, ...selectors: ReadonlyArray<string | null | undefined>): ListOf => ({
+  identity: JSON.stringify([name, ...selectors.map((selector) => selector ?? null)])
 })
 
-const readCursor = <Key>(cursor: string, key: CursorKey<Key>): Effect.Effect<Key, InvalidRequest> =>
+/**
+ * The tag that binds a cursor to its list: 64 bits of the SHA-256 of the list and the key. Not a
+ * secret: a cursor grants nothing (every request checks access as usual), the tag only makes a
+ * cursor of another list, or an altered one, fail loudly instead of paging the wrong list.
+ */
+const tagOf = (list: ListOf, keyText: string) => sha256Hex(`${list.identity}\n${keyText}`).slice(0, 16)
+
+const writeCursor = <Key>(list: ListOf, key: CursorKey<Key>, value: Key): string => {
+  const keyText = key.write(value)
+  return Encoding.encodeBase64Url(`${tagOf(list, keyText)}.${keyText}`)
+}
+
+const foreignCursor = new InvalidRequest({
+  error: "The cursor is not from this list: pass the next_cursor this list returned, " +
+    "or start again without a cursor (a cursor is bound to the list and the filters it was made for)",
+  issues: [{ path: "/cursor", message: "is not a cursor of this list; start again without one" }]
+})
+
+const readCursor = <Key>(list: ListOf, key: CursorKey<Key>, cursor: string): Effect.Effect<Key, InvalidRequest> =>
   Either.match(Encoding.decodeBase64UrlString(cursor), {
-    onLeft: () => Effect.fail(unknownCursor),
+    onLeft: () => Effect.fail(foreignCursor),
     onRight: (text) => {
-      const value = key.read(text)
-      return value === undefined ? Effect.fail(unknownCursor) : Effect.succeed(value)
+      const match = /^([0-9a-f]{16})\.(.*)$/s.exec(text)
+      if (match === null || match[1] !== tagOf(list, match[2])) return Effect.fail(foreignCursor)
+      const value = key.read(match[2])
+      return value === undefined ? Effect.fail(foreignCursor) : Effect.succeed(value)
     }
   })
 
 /**
- * One page of a list keyed by `key`: reads the request's cursor and limit, fetches `limit + 1`
- * rows after the cursor's key with `fetch`, and answers the first `limit` with the cursor of the
- * last, whose key `keyOf` gives.
+ * One page of the list `list`, keyed by `key`: reads the request's cursor (which must be one of
+ * this list's) and limit, fetches `limit + 1` rows after the cursor's key with `fetch`, and
+ * answers the first `limit` with the cursor of the last, whose key `keyOf` gives.
  */
 export const pagedBy = <Key, A, E, R>(
   key: CursorKey<Key>,
+  list: ListOf,
   query: ListQuery,
   fetch: (keyset: Keyset<Key>) => Effect.Effect<ReadonlyArray<A>, E, R>,
   keyOf: (item: A) => Key
 ): Effect.Effect<PageOf<A>, E | InvalidRequest, R> =>
   Effect.gen(function*() {
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT
-    const after = query.cursor === undefined ? undefined : yield* readCursor(query.cursor, key)
+    const after = query.cursor === undefined ? undefined : yield* readCursor(list, key, query.cursor)
     const rows = yield* fetch({ after, limit })
     const data = rows.slice(0, limit)
     const has_more = rows.length > limit
     return {
       data,
       has_more,
-      next_cursor: has_more ? Encoding.encodeBase64Url(key.write(keyOf(data[data.length - 1]))) : null
+      next_cursor: has_more ? writeCursor(list, key, keyOf(data[data.length - 1])) : null
     }
   })
 
 /** One page of a list keyed by id (the usual case). */
 export const paged = <A, E, R>(
+  list: ListOf,
   query: ListQuery,
   fetch: (keyset: Keyset) => Effect.Effect<ReadonlyArray<A>, E, R>,
   keyOf: (item: A) => string
-): Effect.Effect<PageOf<A>, E | InvalidRequest, R> => pagedBy(idKey, query, fetch, keyOf)
+): Effect.Effect<PageOf<A>, E | InvalidRequest, R> => pagedBy(idKey, list, query, fetch, keyOf)
 
 /**
  * The SQL of a keyset window on `column` (ascending unless told): `after` is the condition to AND

@@ -16,7 +16,7 @@ import { constructor } from "../shared/Construct.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { ApiKeysRepository, type KeyOwner } from "./ApiKeysRepository.ts"
 
@@ -122,10 +122,15 @@ const make = Effect.gen(function*() {
     })
 
   const listPersonal = (userId: UserId, query: ListQuery) =>
-    paged(query, (keyset) => keys.pagePersonal(userId, keyset), (key) => key.id)
+    paged(listOf("personal API keys", userId), query, (keyset) => keys.pagePersonal(userId, keyset), (key) => key.id)
 
   const listForOrganization = (orgId: OrgId, query: ListQuery) =>
-    paged(query, (keyset) => keys.pageForOrganization(orgId, keyset), (key) => key.id)
+    paged(
+      listOf("organization API keys", orgId),
+      query,
+      (keyset) => keys.pageForOrganization(orgId, keyset),
+      (key) => key.id
+    )
 
   const remove = (owner: { readonly userId: UserId } | { readonly orgId: OrgId }, keyId: ApiKeyId) =>
     Effect.flatMap(

@@ -13,7 +13,7 @@ import type { Email } from "../../domain/tenancy/Users.ts"
 import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "./Access.ts"
 import { type StoredInvitation, InvitationsRepository } from "./InvitationsRepository.ts"
@@ -84,6 +84,7 @@ const make = Effect.gen(function*() {
     Effect.andThen(
       access.requireOrgRole(orgId, "admin"),
       paged(
+        listOf("invitations", orgId),
         query,
         (keyset) => Effect.flatMap(invitations.page(orgId, keyset), (stored) => named(orgId, stored)),
         (invitation) => invitation.id
@@ -122,6 +123,7 @@ const make = Effect.gen(function*() {
         Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`User ${userId} vanished`), onSome: Effect.succeed }))
       )
       return yield* paged(
+        listOf("invitations of the caller", userId),
         query,
         (keyset) => Effect.map(invitations.pageForEmail(user.email, keyset), (found) => found.map(makeInvitation)),
         (invitation) => invitation.id

@@ -13,7 +13,7 @@ import { type AssignableRole, Member, ORG_ROLE_RANK, type OrgRole } from "../../
 import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
 import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { SecretReferences } from "../configuration/SecretReferences.ts"
 import { SkillReferences } from "../configuration/SkillReferences.ts"
@@ -46,6 +46,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* access.orgRole(orgId)
       return yield* paged(
+        listOf("members", orgId),
         query,
         (keyset) => Effect.flatMap(members.page(orgId, keyset), withEmails),
         (member) => member.user_id

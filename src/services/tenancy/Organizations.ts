@@ -6,7 +6,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { OrganizationsRepository } from "./OrganizationsRepository.ts"
@@ -31,7 +31,12 @@ const make = Effect.gen(function*() {
   const list = (principal: Principal, query: ListQuery) =>
     Effect.gen(function*() {
       const orgIds = principal.kind === "user" ? yield* members.orgIdsOf(principal.userId) : [principal.orgId]
-      return yield* paged(query, (keyset) => organizations.pageAmong(orgIds, keyset), (org) => org.id)
+      return yield* paged(
+        listOf("organizations", principal.kind === "user" ? principal.userId : principal.orgId),
+        query,
+        (keyset) => organizations.pageAmong(orgIds, keyset),
+        (org) => org.id
+      )
     })
 
   const get = (orgId: OrgId) => organizations.findById(orgId).pipe(someOrFail(notFound(orgId)))

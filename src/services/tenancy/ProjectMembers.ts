@@ -10,7 +10,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { ProjectMember, type ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
 import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "./Access.ts"
 import { MembersRepository } from "./MembersRepository.ts"
@@ -39,6 +39,7 @@ const make = Effect.gen(function*() {
     Effect.andThen(
       access.projectAccess(orgId, projectId),
       paged(
+        listOf("project members", projectId),
         query,
         (keyset) => Effect.flatMap(projectMembers.page(projectId, keyset), withEmails),
         (member) => member.user_id

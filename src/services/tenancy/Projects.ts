@@ -5,7 +5,7 @@ import { type OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { paged } from "../shared/Paging.ts"
+import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "./Access.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 
@@ -29,7 +29,7 @@ const make = Effect.gen(function*() {
   const list = (orgId: OrgId, query: ListQuery) =>
     Effect.andThen(
       access.orgRole(orgId),
-      paged(query, (keyset) => projects.page(orgId, keyset), (project) => project.id)
+      paged(listOf("projects", orgId), query, (keyset) => projects.page(orgId, keyset), (project) => project.id)
     )
 
   const get = (orgId: OrgId, projectId: ProjectId) =>
