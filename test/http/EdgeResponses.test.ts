@@ -1,7 +1,8 @@
 /**
  * What the HTTP edge answers outside the Api's routes: Node's own refusals (headers or URL over
- * 16 KiB, malformed HTTP) in our error shape, the pointer at `/`, CORS for configured origins
- * only, and an OpenAPI document whose 400 describes the body really sent.
+ * 16 KiB, malformed HTTP) in our error shape, a path that is not valid percent-encoding, the
+ * pointer at `/`, CORS for configured origins only, and an OpenAPI document whose 400 describes
+ * the body really sent.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -30,6 +31,30 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
         expect(response.status).toBe(400)
         expect(response.json).toEqual({ error: expect.any(String), code: "invalid_request" })
       }
+    }))
+})
+
+describeApp()("paths that are not valid percent-encoding", (it) => {
+  it.effect("are 400 invalid_request saying so, under /v1, /api/v1 or no route; a decodable unknown path is 404", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const get = (path: string) => exchange(`GET ${path} HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}`)
+      // %ZZ is not hexadecimal, a lone % ends the path, %C3 starts a UTF-8 sequence it does not finish.
+      for (const path of ["/v1/orgs/%ZZ", "/api/v1/orgs/%ZZ", "/v1/orgs/%", "/v1/orgs/%C3", "/v1/%ZZ/projects", "/nowhere/%ZZ"]) {
+        const response = yield* get(path)
+        expect(response.status).toBe(400)
+        expect(response.json).toEqual({
+          error: expect.stringContaining("The path is not valid percent-encoding"),
+          code: "invalid_request"
+        })
+      }
+      const unknown = yield* get("/v1/nowhere/%C3%A9")
+      expect(unknown.status).toBe(404)
+      expect(unknown.json).toMatchObject({ code: "not_found" })
+      // A path that decodes reaches its route, which checks the id as usual.
+      const badId = yield* get("/v1/orgs/%41")
+      expect(badId.status).toBe(400)
+      expect(badId.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/orgID" }] })
     }))
 })
 

@@ -1,7 +1,8 @@
 /**
  * What can escape a route, mapped onto the error model: our errors pass through (the Api encodes
  * them with their status), a body the scanner refused answers the scanner's error, a decode
- * failure is explained in the caller's words, an unknown route is `not_found`. Anything else is
+ * failure is explained in the caller's words, an unknown route is `not_found` (a path that is not
+ * valid percent-encoding, which no route can match, is `invalid_request`). Anything else is
  * a bug: logged in full with the request id, answered with a bare `500 internal_error`.
  */
 import { HttpApiError, HttpServerError } from "@effect/platform"
@@ -61,8 +62,30 @@ export const toApiError = (
     const explained = explainDecodeFailure()
     return explained === undefined ? internalError(cause) : Effect.fail(explained)
   }
-  if (error instanceof HttpServerError.RouteNotFound) {
-    return Effect.fail(new Errors.NotFound({ error: `No route ${error.request.method} ${error.request.url.split("?")[0]}` }))
-  }
+  if (error instanceof HttpServerError.RouteNotFound) return Effect.fail(routeNotFound(error.request))
   return internalError(cause)
+}
+
+/** Whether `path` decodes: each `%` followed by two hexadecimal digits, the bytes they make UTF-8. */
+const isPercentEncoded = (path: string): boolean => {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * No route matched: `not_found`, unless the path cannot be decoded at all (`/v1/orgs/%ZZ`), which
+ * the router cannot match either and which is the caller's mistake, not a missing resource.
+ */
+const routeNotFound = (request: { readonly method: string; readonly url: string }) => {
+  const path = request.url.split("?")[0]
+  return isPercentEncoded(path)
+    ? new Errors.NotFound({ error: `No route ${request.method} ${path}` })
+    : new Errors.InvalidRequest({
+      error: "The path is not valid percent-encoding: write a % as %25, and encode other characters as " +
+        "%XX with two hexadecimal digits per byte of their UTF-8"
+    })
 }
