@@ -655,6 +655,32 @@ describeApp()("agent configs", (it) => {
       ])
     }))
 
+  it.effect("a property named __proto__ anywhere in a source is an issue at its key, in YAML and JSON text", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const yaml = YAML_SOURCE + [
+        "tools:",
+        "  lookup_order:",
+        "    type: custom",
+        "    description: Looks up an order",
+        "    input_schema:",
+        "      type: object",
+        "      properties: { __proto__: { type: string }, id: { type: string } }",
+        ""
+      ].join("\n")
+      const fromYaml = issuesOf(yield* expectFailure(create(yaml, "yaml")))
+      expect(fromYaml).toEqual([{
+        path: "/tools/lookup_order/input_schema/properties/__proto__",
+        message: "__proto__ is not accepted as a property name; rename the property",
+        line: 13,
+        column: 21
+      }])
+      const json = `{"instruction":"x","model":{"provider_config":"Anthropic","name":"Sonnet"},` +
+        `"tools":{"lookup_order":{"type":"custom","description":"d","input_schema":{"__proto__":{}}}}}`
+      const fromJson = issuesOf(yield* expectFailure(create(json, "json")))
+      expect(fromJson.map(({ path }) => path)).toEqual(["/tools/lookup_order/input_schema/__proto__"])
+    }))
+
   it.effect("subagents: inline and by config id, with derived depth", () =>
     Effect.gen(function*() {
       const { create } = yield* setUp()

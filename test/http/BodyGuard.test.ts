@@ -1,9 +1,9 @@
 /**
- * The streaming body guard, through raw HTTP against the real server: nesting, encoding, NUL and
- * lone surrogates answered 400 with the field's JSON Pointer; the route's size limit from
- * Content-Length and from a chunked stream (413, then the connection closes after a lingering
- * close); per-part limits of the content block routes refused while the body streams in; no body
- * read before the caller is authenticated.
+ * The streaming body guard, through raw HTTP against the real server: nesting, encoding, NUL,
+ * lone surrogates and a key named __proto__ answered 400 with the field's JSON Pointer; the
+ * route's size limit from Content-Length and from a chunked stream (413, then the connection
+ * closes after a lingering close); per-part limits of the content block routes refused while the
+ * body streams in; no body read before the caller is authenticated.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -113,6 +113,35 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       expect(pair.json!.name).toBe("😀")
       expect((yield* owner.client.agents.listEvents({ path: { ...projectPath, agentID: agent.id }, urlParams: {} })).data)
         .toEqual([])
+    }))
+
+  it.effect("a property named __proto__ is 400 naming it, in free-form metadata too, however it is spelled", () =>
+    Effect.gen(function*() {
+      const { config, owner, projectPath } = yield* agentProject()
+      const agents = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      const launch = (metadata: string) => postJson(agents, owner.token, `{"agent_config_id":"${config.id}","metadata":${metadata}}`)
+      const cases: ReadonlyArray<readonly [string, string]> = [
+        ['{"team":"blue","__proto__":{"admin":true}}', "/metadata/__proto__"],
+        ['{"__pro\\u0074o__":"x"}', "/metadata/__proto__"],
+        ['{"nested":{"__proto__":1}}', "/metadata/nested/__proto__"]
+      ]
+      for (const [metadata, pointer] of cases) {
+        const response = yield* launch(metadata)
+        expect(response.status).toBe(400)
+        expect(response.json).toEqual({
+          error: `The request body has a property named __proto__ at ${pointer}, which is not accepted ` +
+            "(a JavaScript object cannot hold it as data); rename the property",
+          code: "invalid_request",
+          issues: [{ path: pointer, message: "__proto__ is not accepted as a property name; rename the property" }]
+        })
+      }
+      const outsideMetadata = yield* postJson("/v1/orgs", owner.token, '{"name":"x","__proto__":{}}')
+      expect(outsideMetadata.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/__proto__" }] })
+      // Nothing was created; other keys JavaScript objects know are ordinary data.
+      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toEqual([])
+      const ordinary = yield* launch('{"constructor":"c","toString":"t","prototype":"p"}')
+      expect(ordinary.status).toBe(201)
+      expect(ordinary.json!.metadata).toEqual({ constructor: "c", toString: "t", prototype: "p" })
     }))
 
   it.effect("a chunked body over the route's limit is answered 413, then the connection closes", () =>

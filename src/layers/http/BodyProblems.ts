@@ -39,6 +39,15 @@ export const unpairedSurrogate = (pointer: string, code: number, inKey: boolean)
       "write a character outside the Basic Multilingual Plane as a pair such as \\ud83d\\ude00"
   )
 
+/** `pointer` names the key: the object holding it, then `__proto__`. */
+export const protoKey = (pointer: string) =>
+  invalid(
+    `The request body has a property named __proto__ at ${pointer}, which is not accepted ` +
+      "(a JavaScript object cannot hold it as data); rename the property",
+    pointer,
+    "__proto__ is not accepted as a property name; rename the property"
+  )
+
 export const notUtf8 = (pointer: string) => invalid("The request body is not valid UTF-8", pointer, "is not valid UTF-8 text")
 
 export const notJson = (what: string, line: number, column: number) =>

@@ -1,9 +1,11 @@
 /**
  * A streaming check of a JSON request body, fed chunk by chunk as the bytes arrive, before
- * anything parses it. It checks the syntax, bounds the nesting at MAX_NESTING_DEPTH, and has the
+ * anything parses it. It checks the syntax, bounds the nesting at MAX_NESTING_DEPTH, has the
  * inside of each string read by a JsonStringReader (UTF-8, escapes, `\u0000` and unpaired
- * surrogates refused), naming the field of any problem by its JSON Pointer (JsonPath). No
- * recursion anywhere: the nesting is a stack of at most MAX_NESTING_DEPTH entries. A
+ * surrogates refused), and refuses a key named `__proto__` (which a JavaScript object cannot
+ * hold as data: decoding would drop it), naming the field of any
+ * problem by its JSON Pointer (JsonPath). No recursion anywhere: the nesting is a stack of at
+ * most MAX_NESTING_DEPTH entries. A
  * `ScanObserver` (ContentBlockBudget) follows the structure to enforce limits on parts of the body
  * while they stream in.
  *
@@ -17,6 +19,7 @@ import {
   notJson,
   notUtf8,
   nulCharacter,
+  protoKey,
   tooDeep,
   unexpectedByte,
   unpairedSurrogate
@@ -243,7 +246,7 @@ export class JsonScanner {
     if (this.stringIsKey) {
       this.path.setKeyFromString()
       this.state = COLON
-      return undefined
+      return this.path.keyIs(this.path.depth, "__proto__") ? protoKey(this.path.pointer()) : undefined
     }
     this.state = this.afterValue()
     return this.observer?.stringEnded(this, start)

@@ -3,7 +3,7 @@
  * with its JSON pointer and position: an unknown property points at its key, a missing one at
  * the object that lacks it, any other problem at the offending value. A message never quotes the
  * value (it may be a secret's value put where a secret's name belongs): "Expected string, got an
- * array".
+ * array". A property named `__proto__`, anywhere, is an issue at its key.
  */
 import { Either, ParseResult, Schema } from "effect"
 import type { Issue } from "../../shared/Errors.ts"
@@ -47,6 +47,32 @@ const messageFor = (tag: string, message: string): string => {
   return message
 }
 
+const PROTO_KEY_MESSAGE = "__proto__ is not accepted as a property name; rename the property"
+
+/**
+ * Where `root` has a property named `__proto__`. Decoding would drop it (assigning `__proto__` to
+ * an object sets its prototype), so a free-form object such as a tool's `input_schema` would
+ * silently lose it; it is refused instead, as it is in a request body. Walked with a stack, not
+ * recursion; an object reached twice through YAML aliases is looked at once.
+ */
+const protoKeyPaths = (root: unknown): ReadonlyArray<ReadonlyArray<PropertyKey>> => {
+  const found: Array<ReadonlyArray<PropertyKey>> = []
+  const seen = new Set<object>()
+  const pending: Array<readonly [unknown, ReadonlyArray<PropertyKey>]> = [[root, []]]
+  while (pending.length > 0) {
+    const [value, path] = pending.pop()!
+    if (typeof value !== "object" || value === null || seen.has(value)) continue
+    seen.add(value)
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => pending.push([item, [...path, index]]))
+      continue
+    }
+    if (Object.hasOwn(value, "__proto__")) found.push([...path, "__proto__"])
+    for (const [key, item] of Object.entries(value)) pending.push([item, [...path, key]])
+  }
+  return found
+}
+
 export type ValidationResult =
   | { readonly _tag: "Valid"; readonly definition: Definition }
   | { readonly _tag: "Invalid"; readonly issues: ReadonlyArray<Issue> }
@@ -57,6 +83,13 @@ export const validateDefinition = (source: ParsedSource): ValidationResult => {
     return {
       _tag: "Invalid",
       issues: [source.issueAt([], "the document must be an object (a mapping) with instruction and model")]
+    }
+  }
+  const protoKeys = protoKeyPaths(value)
+  if (protoKeys.length > 0) {
+    return {
+      _tag: "Invalid",
+      issues: sortIssues(protoKeys.map((path) => source.issueAt(path, PROTO_KEY_MESSAGE, "key")))
     }
   }
   const result = decode(value)
