@@ -1,9 +1,9 @@
 /**
  * The streaming body guard, through raw HTTP against the real server: nesting, encoding, NUL,
- * lone surrogates and a key named __proto__ answered 400 with the field's JSON Pointer; the
- * route's size limit from Content-Length and from a chunked stream (413, then the connection
- * closes after a lingering close); per-part limits of the content block routes refused while the
- * body streams in; no body read before the caller is authenticated.
+ * lone surrogates, a key given twice and a key named __proto__ answered 400 with the field's JSON
+ * Pointer; the route's size limit from Content-Length and from a chunked stream (413, then the
+ * connection closes after a lingering close); per-part limits of the content block routes refused
+ * while the body streams in; no body read before the caller is authenticated.
  */
 import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
@@ -142,6 +142,35 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       const ordinary = yield* launch('{"constructor":"c","toString":"t","prototype":"p"}')
       expect(ordinary.status).toBe(201)
       expect(ordinary.json!.metadata).toEqual({ constructor: "c", toString: "t", prototype: "p" })
+    }))
+
+  it.effect("a property given twice in one object is 400 naming it, however it is spelled; nothing is created", () =>
+    Effect.gen(function*() {
+      const { config, owner, projectPath } = yield* agentProject()
+      const agents = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      const cases: ReadonlyArray<readonly [string, string, string]> = [
+        ["/v1/orgs", '{"name":"first","name":"second"}', "/name"],
+        ["/v1/orgs", '{"name":"first","n\\u0061me":"second"}', "/name"],
+        [agents, `{"agent_config_id":"${config.id}","metadata":{"team":"a","owner":"b","team":"c"}}`, "/metadata/team"],
+        [agents, `{"agent_config_id":"${config.id}","metadata":{"a":[[{"k":1}],{"k":1,"k":2}]}}`, "/metadata/a/1/k"],
+        [agents, `{"agent_config_id":"${config.id}","metadata":{${
+          Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`).join(",")
+        },"k7":0}}`, "/metadata/k7"]
+      ]
+      for (const [path, body, pointer] of cases) {
+        const response = yield* postJson(path, owner.token, body)
+        expect(response.status).toBe(400)
+        expect(response.json).toEqual({
+          error: `The request body gives the property ${pointer} more than once; give each property of an object once`,
+          code: "invalid_request",
+          issues: [{ path: pointer, message: "is given more than once in its object; give it once" }]
+        })
+      }
+      expect((yield* owner.client.organizations.list({ urlParams: {} })).data.map((org) => org.name)).toEqual(["Agents"])
+      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toEqual([])
+      // The same key in different objects is no repeat.
+      const siblings = yield* postJson(agents, owner.token, `{"agent_config_id":"${config.id}","metadata":{"a":{"k":1},"b":{"k":1},"k":2}}`)
+      expect(siblings.status).toBe(201)
     }))
 
   it.effect("a chunked body over the route's limit is answered 413, then the connection closes", () =>

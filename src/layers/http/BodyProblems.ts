@@ -39,6 +39,14 @@ export const unpairedSurrogate = (pointer: string, code: number, inKey: boolean)
       "write a character outside the Basic Multilingual Plane as a pair such as \\ud83d\\ude00"
   )
 
+/** `pointer` names the key: the object holding it, then the key. */
+export const duplicateKey = (pointer: string) =>
+  invalid(
+    `The request body gives the property ${pointer} more than once; give each property of an object once`,
+    pointer,
+    "is given more than once in its object; give it once"
+  )
+
 /** `pointer` names the key: the object holding it, then `__proto__`. */
 export const protoKey = (pointer: string) =>
   invalid(

@@ -2,8 +2,8 @@
  * A streaming check of a JSON request body, fed chunk by chunk as the bytes arrive, before
  * anything parses it. It checks the syntax, bounds the nesting at MAX_NESTING_DEPTH, has the
  * inside of each string read by a JsonStringReader (UTF-8, escapes, `\u0000` and unpaired
- * surrogates refused), and refuses a key named `__proto__` (which a JavaScript object cannot
- * hold as data: decoding would drop it), naming the field of any
+ * surrogates refused), and refuses a key given twice in one object or named `__proto__` (which
+ * a JavaScript object cannot hold as data: decoding would drop it), naming the field of any
  * problem by its JSON Pointer (JsonPath). No recursion anywhere: the nesting is a stack of at
  * most MAX_NESTING_DEPTH entries. A
  * `ScanObserver` (ContentBlockBudget) follows the structure to enforce limits on parts of the body
@@ -16,6 +16,7 @@
  */
 import {
   type BodyProblem,
+  duplicateKey,
   notJson,
   notUtf8,
   nulCharacter,
@@ -244,9 +245,10 @@ export class JsonScanner {
     const start = this.stringStart
     this.stringStart = -1
     if (this.stringIsKey) {
-      this.path.setKeyFromString()
+      const isNew = this.path.setKeyFromString()
       this.state = COLON
-      return this.path.keyIs(this.path.depth, "__proto__") ? protoKey(this.path.pointer()) : undefined
+      if (this.path.keyIs(this.path.depth, "__proto__")) return protoKey(this.path.pointer())
+      return isNew ? undefined : duplicateKey(this.path.pointer())
     }
     this.state = this.afterValue()
     return this.observer?.stringEnded(this, start)
