@@ -1,6 +1,7 @@
+import { HttpClientRequest } from "@effect/platform"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser } from "../support/TestApp.ts"
+import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
 
 describeApp()("members and invitations", (it) => {
   it.effect("invite, list, accept; the invitee finds it among their invitations; it is gone once accepted", () =>
@@ -38,6 +39,33 @@ describeApp()("members and invitations", (it) => {
         owner.client.invitations.create({ path: { orgID: org.id }, payload: { email: invitee.user.email, role: "member" } })
       )
       expect(already._tag).toBe("Conflict")
+    }))
+
+  it.effect("the create body names the role role; the invitation answers it as org_role, as the contract says", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Crew" } })
+      const invite = (body: unknown) =>
+        rawRequest(
+          HttpClientRequest.post(`/v1/orgs/${org.id}/invitations`).pipe(
+            HttpClientRequest.bearerToken(owner.token),
+            HttpClientRequest.bodyUnsafeJson(body)
+          )
+        )
+      const created = yield* invite({ email: "named@example.test", role: "member" })
+      expect(created.status).toBe(201)
+      expect(Object.keys(created.json!).sort()).toEqual(["created_at", "email", "id", "org_id", "org_name", "org_role"])
+      expect(created.json!.org_role).toBe("member")
+      // The object's name in a create body is refused, saying which field to send.
+      const mirrored = yield* invite({ email: "mirrored@example.test", org_role: "member" })
+      expect(mirrored.status).toBe(400)
+      expect(mirrored.json).toMatchObject({
+        code: "invalid_request",
+        issues: expect.arrayContaining([
+          { path: "/role", message: "is required" },
+          { path: "/org_role", message: "is not allowed here; allowed fields: email, role" }
+        ])
+      })
     }))
 
   it.effect("invitations: delete, bad e-mail, only owners invite owners", () =>
