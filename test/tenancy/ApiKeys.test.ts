@@ -73,6 +73,28 @@ describeApp()("API keys", (it) => {
       expect((yield* expectFailure(asB.organizations.list({ urlParams: {} })))._tag).toBe("Unauthorized")
     }))
 
+  it.effect("key names may repeat: a rotation makes the new key under the old name, ids tell them apart", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser()
+      const org = yield* owner.client.organizations.create({ payload: { name: "Rotation" } })
+      const path = { orgID: org.id }
+      const old = yield* owner.client.organizationApiKeys.create({ path, payload: { name: "ci", role: "member" } })
+      const next = yield* owner.client.organizationApiKeys.create({ path, payload: { name: "ci", role: "member" } })
+      expect(next.id).not.toBe(old.id)
+      expect(next.token).not.toBe(old.token)
+      const listed = yield* owner.client.organizationApiKeys.list({ path, urlParams: {} })
+      expect(listed.data.map((k) => [k.id, k.name])).toEqual([[old.id, "ci"], [next.id, "ci"]])
+      // Both work until the old one is deleted, by its id; the new one goes on working.
+      yield* owner.client.organizationApiKeys.remove({ path: { ...path, keyID: old.id } })
+      expect((yield* expectFailure((yield* clientWith(old.token)).organizations.get({ path })))._tag).toBe("Unauthorized")
+      expect((yield* (yield* clientWith(next.token)).organizations.get({ path })).id).toBe(org.id)
+      // Personal keys alike.
+      const first = yield* owner.client.user.createApiKey({ payload: { name: "laptop" } })
+      const second = yield* owner.client.user.createApiKey({ payload: { name: "laptop" } })
+      expect(second.id).not.toBe(first.id)
+      expect((yield* owner.client.user.listApiKeys({ urlParams: {} })).data.map((k) => k.name)).toEqual(["test", "laptop", "laptop"])
+    }))
+
   it.effect("only admins manage organization keys", () =>
     Effect.gen(function*() {
       const owner = yield* newUser()
