@@ -159,9 +159,21 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       mkdirSync(ORIGINS, { recursive: true })
       execFileSync("git", ["clone", "-q", "--bare", repo, origin])
       origins.push(origin)
+      // A clone that fails leaves no worktree behind: the same name can be tried again.
       yield* rt.client.workspaces.update({
         path: { workspace_id: workspace.id },
-        payload: { sync_enabled: true, repository: { url: `file://${origin}` } }
+        payload: { sync_enabled: true, repository: { url: `file://${origin}-missing` } }
+      })
+      const unreachable = yield* Effect.either(rt.client.workspaces.migrate({
+        path: { worktree_id: worktreeId },
+        payload: { target_type: "REMOTE", source: "base_ref", worktree_name: "fresh" }
+      }))
+      expect(unreachable._tag === "Left" && unreachable.left._tag).toBe("Unprocessable")
+      expect((yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })).map((w) => w.name))
+        .toEqual([null, "feature/remote"])
+      yield* rt.client.workspaces.update({
+        path: { workspace_id: workspace.id },
+        payload: { repository: { url: `file://${origin}` } }
       })
       const fresh = yield* rt.client.workspaces.migrate({
         path: { worktree_id: worktreeId },

@@ -291,7 +291,11 @@ const make = Effect.gen(function*() {
           replaceFailure("UniqueViolation", () => new Conflict({ error: `Workspace ${workspace.id} has a worktree named ${name} already` }))
         )
         : worktree
-      const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, name ?? "(main)", name)
+      // A fresh worktree whose making fails is forgotten, so the same name can be tried again.
+      const forgetFresh = fresh ? worktrees.removeUnplaced(target.id) : Effect.void
+      const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, name ?? "(main)", name).pipe(
+        Effect.onError(() => forgetFresh)
+      )
       const placed = yield* Effect.gen(function*() {
         const machine = yield* poolMachineOf(poolId, agentId)
         const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
@@ -315,7 +319,10 @@ const make = Effect.gen(function*() {
           )
         )
         return { machine, location, first }
-      }).pipe(Effect.tapErrorCause(() => releaseAgentMachines(poolId, agentId)))
+      }).pipe(
+        Effect.tapErrorCause(() => releaseAgentMachines(poolId, agentId)),
+        Effect.onError(() => forgetFresh)
+      )
       const { location, machine } = placed
       const packed = Option.orElse(checkpoint, () => placed.first)
       const change: WorktreeChange = {

@@ -163,6 +163,11 @@ const make = Effect.gen(function*() {
       WHERE id = ${id} AND migration_id = ${migrationId}`
   })
 
+  const removeUnplaced = SqlSchema.void({
+    Request: WorktreeId,
+    execute: (id) => sql`DELETE FROM worktrees WHERE id = ${id} AND NOT is_main AND worktree_type IS NULL`
+  })
+
   const release = SqlSchema.void({
     Request: Schema.Struct({ id: WorktreeId, migrationId: Schema.String }),
     execute: ({ id, migrationId }) => sql`
@@ -201,7 +206,9 @@ const make = Effect.gen(function*() {
     /** The migration's hold for `seconds` more from now (nothing when it is no longer the migration's). */
     renewHold: (id: WorktreeId, migrationId: string, seconds: number) => Effect.orDie(renew({ id, migrationId, seconds })),
     /** Ends the migration's hold (nothing when it is no longer the migration's). */
-    releaseHold: (id: WorktreeId, migrationId: string) => Effect.orDie(release({ id, migrationId }))
+    releaseHold: (id: WorktreeId, migrationId: string) => Effect.orDie(release({ id, migrationId })),
+    /** Deletes a worktree made but never placed on a machine (a fresh one whose making failed); others stay. */
+    removeUnplaced: (id: WorktreeId) => Effect.orDie(removeUnplaced(id))
   } as const
 })
 
