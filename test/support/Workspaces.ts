@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { daemonDirs, serverUrl, startDaemon } from "./Daemons.ts"
 import { eventually } from "./Polling.ts"
-import { runtimeProject } from "./RuntimeProject.ts"
+import { type RuntimeProject, runtimeProject } from "./RuntimeProject.ts"
 import type { ScriptedProviderShape } from "./ScriptedProvider.ts"
 
 export const gitIn = (cwd: string, ...args: Array<string>) =>
@@ -54,3 +54,16 @@ export const workspaceSetup = (provider: ScriptedProviderShape) =>
     return { rt, dirs, repo, daemon, machine, workspace }
   })
 
+/** Machine B: a second daemon of the same user ("desktop") in directories of its own, once it is online beside `first`. */
+export const secondMachine = (rt: RuntimeProject, first: { readonly id: string }) =>
+  Effect.gen(function*() {
+    const dirs = daemonDirs()
+    startDaemon({ server: yield* serverUrl, token: rt.owner.token, name: "desktop", dirs: [dirs.work], state: dirs.state })
+    const online = yield* eventually(
+      rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+      (machines) => machines.length === 2,
+      "machine B online",
+      "30 seconds"
+    )
+    return { machine: online.find((m) => m.id !== first.id)!, dirs }
+  })

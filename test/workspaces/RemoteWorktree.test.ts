@@ -19,6 +19,7 @@ import type { MachineId } from "../../src/domain/shared/Ids.ts"
 import { fastRetries } from "../runtime/RuntimeLayer.ts"
 import { killDaemons } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
+import type { RuntimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { TestAppLive } from "../support/TestApp.ts"
 import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
@@ -38,37 +39,47 @@ const RemoteTestLive = Layer.mergeAll(
   ScriptedProvider.layer
 ).pipe(Layer.provide(fastRetries))
 
+/**
+ * A `local` pool of two machines named `name`, granted to the project, on this test's local key.
+ * Whatever happens in the test, the pool's machines (daemon processes on this host) are deleted.
+ */
+const localPool = (rt: RuntimeProject, name: string) =>
+  Effect.gen(function*() {
+    const orgID = rt.org.id
+    const key = yield* rt.client.secrets.create({ path: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+    const pool = yield* rt.client.machinePools.create({
+      path: { orgID },
+      payload: {
+        name,
+        provider: "local",
+        provider_auth_secret_id: key.id,
+        default_machine_provider_options: {},
+        max_total_machines: 2,
+        default_machine_memory_mb: 512
+      }
+    })
+    yield* rt.client.machinePools.createGrant({ path: { orgID, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+    yield* Effect.addFinalizer(() =>
+      rt.client.machines.list({ path: { orgID }, urlParams: { limit: 100 } }).pipe(
+        Effect.flatMap((page) =>
+          Effect.forEach(
+            page.data.filter((machine) => machine.name.startsWith(name) && machine.status !== "deleted"),
+            (machine) => Effect.ignore(rt.client.machines.remove({ path: { orgID, machineID: machine.id } }))
+          )
+        ),
+        Effect.ignore
+      )
+    )
+    return pool
+  })
+
 layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("REMOTE worktrees", (it) => {
   it.scoped("migrate to REMOTE: a pool machine is started and the checkpoint restored there", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const { repo, rt, workspace } = yield* workspaceSetup(provider)
       const orgID = rt.org.id
-      const key = yield* rt.client.secrets.create({ path: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
-      const pool = yield* rt.client.machinePools.create({
-        path: { orgID },
-        payload: {
-          name: "sandboxes",
-          provider: "local",
-          provider_auth_secret_id: key.id,
-          default_machine_provider_options: {},
-          max_total_machines: 2,
-          default_machine_memory_mb: 512
-        }
-      })
-      yield* rt.client.machinePools.createGrant({ path: { orgID, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      // Whatever happens below, the pool's machines (daemon processes on this host) are deleted.
-      yield* Effect.addFinalizer(() =>
-        rt.client.machines.list({ path: { orgID }, urlParams: { limit: 100 } }).pipe(
-          Effect.flatMap((page) =>
-            Effect.forEach(
-              page.data.filter((machine) => machine.name.startsWith("sandboxes")),
-              (machine) => Effect.ignore(rt.client.machines.remove({ path: { orgID, machineID: machine.id } }))
-            )
-          ),
-          Effect.ignore
-        )
-      )
+      const pool = yield* localPool(rt, "sandboxes")
       yield* rt.client.workspaces.update({ path: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
 
       const started = yield* rt.client.workspaces.launchSession({
@@ -257,31 +268,8 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       const provider = yield* ScriptedProvider
       const { rt, workspace } = yield* workspaceSetup(provider)
       const orgID = rt.org.id
-      const key = yield* rt.client.secrets.create({ path: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
       // Room for two machines: a REMOTE to REMOTE move needs both while it runs.
-      const pool = yield* rt.client.machinePools.create({
-        path: { orgID },
-        payload: {
-          name: "moves",
-          provider: "local",
-          provider_auth_secret_id: key.id,
-          default_machine_provider_options: {},
-          max_total_machines: 2,
-          default_machine_memory_mb: 512
-        }
-      })
-      yield* rt.client.machinePools.createGrant({ path: { orgID, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      yield* Effect.addFinalizer(() =>
-        rt.client.machines.list({ path: { orgID }, urlParams: { limit: 100 } }).pipe(
-          Effect.flatMap((page) =>
-            Effect.forEach(
-              page.data.filter((machine) => machine.name.startsWith("moves") && machine.status !== "deleted"),
-              (machine) => Effect.ignore(rt.client.machines.remove({ path: { orgID, machineID: machine.id } }))
-            )
-          ),
-          Effect.ignore
-        )
-      )
+      const pool = yield* localPool(rt, "moves")
       yield* rt.client.workspaces.update({ path: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
       const started = yield* rt.client.workspaces.launchSession({
         path: { workspace_id: workspace.id },

@@ -17,11 +17,11 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
-import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { killDaemons } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure, newUser, rawRequest } from "../support/TestApp.ts"
-import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
+import { gitIn, secondMachine, workspaceSetup } from "../support/Workspaces.ts"
 
 afterAll(killDaemons)
 
@@ -47,15 +47,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const headA = gitIn(pathA, "rev-parse", "HEAD")
 
       // Machine B: a second daemon of the same user, in another directory.
-      const dirsB = daemonDirs()
-      startDaemon({ server: yield* serverUrl, token: rt.owner.token, name: "desktop", dirs: [dirsB.work], state: dirsB.state })
-      const online = yield* eventually(
-        rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
-        (machines) => machines.length === 2,
-        "machine B online",
-        "30 seconds"
-      )
-      const machineB = online.find((m) => m.id !== machine.id)!
+      const { dirs: dirsB, machine: machineB } = yield* secondMachine(rt, machine)
 
       // target_machine_id is required for LOCAL.
       const missing = yield* rawRequest(
@@ -303,15 +295,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       gitIn(pathA, "add", "a.txt")
       gitIn(pathA, "commit", "-q", "-m", "on A")
 
-      const dirsB = daemonDirs()
-      startDaemon({ server: yield* serverUrl, token: rt.owner.token, name: "desktop", dirs: [dirsB.work], state: dirsB.state })
-      const online = yield* eventually(
-        rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
-        (machines) => machines.length === 2,
-        "machine B online",
-        "30 seconds"
-      )
-      const machineB = online.find((m) => m.id !== machine.id)!
+      const { machine: machineB } = yield* secondMachine(rt, machine)
       yield* rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machineB.id } })
       yield* rt.client.workspaces.launchSession({
         path: { workspace_id: workspace.id },
