@@ -30,17 +30,17 @@ export const createFleet = (connection: Connection, providerUrl: string, slug: s
   call(connection, (client) =>
     Effect.gen(function*() {
       const org = yield* client.organizations.create({ payload: { name: "Bench fleet" } })
-      const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Fleet" } })
+      const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Fleet" } })
       const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: providerUrl, slug })
-      yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
       const projectPath = { orgID: org.id, projectID: project.id }
       const config = yield* client.agentConfigs.create({
-        path: projectPath,
+        params: projectPath,
         payload: { source: agentSource({ label: "fleet" }), source_format: "yaml" }
       })
       const launched = yield* Effect.forEach(
         Array.from({ length: agents }),
-        () => client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } }),
+        () => client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } }),
         { concurrency: 10 }
       )
       return { projectPath, agents: launched.map((agent) => agent.id) }
@@ -55,16 +55,15 @@ const agentPath = (fleet: Fleet, agentID: AgentId) => ({ ...fleet.projectPath, a
 export const sendInput = (connection: Connection, fleet: Fleet, agentID: AgentId, text: string, key: string) =>
   call(connection, (client) =>
     client.agents.sendInput({
-      path: agentPath(fleet, agentID),
+      params: agentPath(fleet, agentID),
       payload: { content_blocks: [{ type: "text", text }], input_idempotency_key: key }
     }).pipe(
       Effect.map((accepted) => accepted.event.turn_id as string | undefined),
-      Effect.catchTag("RequestError", () => Effect.succeed(undefined)),
-      Effect.catchTag("ResponseError", () => Effect.succeed(undefined))
+      Effect.catchTag("HttpClientError", () => Effect.succeed(undefined))
     ))
 
 const agentOf = (connection: Connection, fleet: Fleet, agentID: AgentId) =>
-  call(connection, (client) => client.agents.get({ path: agentPath(fleet, agentID) }))
+  call(connection, (client) => client.agents.get({ params: agentPath(fleet, agentID) }))
 
 /** The agent's whole timeline, oldest first. */
 export const allEvents = (connection: Connection, fleet: Fleet, agentID: AgentId) =>
@@ -73,7 +72,7 @@ export const allEvents = (connection: Connection, fleet: Fleet, agentID: AgentId
       const events: Array<AgentEvent> = []
       let after = 0
       for (;;) {
-        const page = yield* client.agents.listEvents({ path: agentPath(fleet, agentID), urlParams: { after_sequence: after, limit: 500 } })
+        const page = yield* client.agents.listEvents({ params: agentPath(fleet, agentID), query: { after_sequence: after, limit: 500 } })
         events.push(...page.data)
         after = page.next_after_sequence
         if (!page.has_more) return events
@@ -88,8 +87,8 @@ export const allTurns = (connection: Connection, fleet: Fleet, agentID: AgentId)
       let cursor: string | undefined
       for (;;) {
         const page = yield* client.agents.listTurns({
-          path: agentPath(fleet, agentID),
-          urlParams: cursor === undefined ? { limit: 100 } : { limit: 100, cursor }
+          params: agentPath(fleet, agentID),
+          query: cursor === undefined ? { limit: 100 } : { limit: 100, cursor }
         })
         turns.push(...page.data)
         if (!page.has_more || page.next_cursor === null) return turns

@@ -2,18 +2,19 @@
  * What the framework costs a request: GET /v1/orgs/{orgID} (the key by its hash, the membership,
  * the organization) and GET /healthz, each served in turn by four processes on one Postgres
  * database: the node:http + pg baseline (bench/baselineServer.ts), a minimal server on the Effect 3
- * HttpApi this server is built on (bench/frameworks/effect3Server.ts), the same minimal server on
- * Effect 4 (bench/frameworks/effect4/), and this server. The minimal servers do the baseline's
+ * HttpApi this server was built on until it moved to Effect 4 (bench/frameworks/effect3/), the same
+ * minimal server on Effect 4 (bench/frameworks/effect4/), and this server. The minimal servers do the baseline's
  * statements through HttpApi, a bearer security middleware and @effect/sql-pg, with tracing and
  * request logs off; this server does its own (two statements for the GET, docs/performance.md).
  * The servers take turns, round after round; each figure is the median of the rounds.
  *
  * Then a durable workflow's round trip through the workflow engine, on each version
- * (bench/frameworks/effect3Workflow.ts, effect4/workflow.ts): workflows a second and the process's
+ * (bench/frameworks/effect3/workflow.ts, effect4/workflow.ts): workflows a second and the process's
  * CPU per workflow, each run on a fresh database, the versions taking turns for the same rounds.
  *
- * Not in the default run (`npm run bench -- frameworks`): Effect 4's packages are installed into
- * bench/frameworks/effect4 on first use, from the npm registry (its own package-lock.json).
+ * Not in the default run (`npm run bench -- frameworks`): each minimal program has its own packages
+ * (Effect 3's in bench/frameworks/effect3, Effect 4's in bench/frameworks/effect4, each with its own
+ * package-lock.json), installed there on first use from the npm registry.
  * BENCH_FRAMEWORK_ROUNDS (default 3) sets the rounds.
  */
 import { execFile } from "node:child_process"
@@ -32,11 +33,11 @@ import {
 import { median, type RuntimeRow } from "./runtime.ts"
 
 const ROUNDS = Number(process.env.BENCH_FRAMEWORK_ROUNDS ?? 3)
-const EFFECT4_DIRECTORY = "bench/frameworks/effect4"
+const MINIMAL_PROGRAM_DIRECTORIES = ["bench/frameworks/effect3", "bench/frameworks/effect4"]
 
 const SERVERS = [
   { name: "baseline node:http + pg", entry: "bench/baselineServer.ts" },
-  { name: "minimal Effect 3 HttpApi", entry: "bench/frameworks/effect3Server.ts" },
+  { name: "minimal Effect 3 HttpApi", entry: "bench/frameworks/effect3/server.ts" },
   { name: "minimal Effect 4 HttpApi", entry: "bench/frameworks/effect4/server.ts" },
   { name: "this server", entry: "src/main.ts" }
 ] as const
@@ -47,7 +48,7 @@ const ROUTES = [
 ] as const
 
 const WORKFLOWS = [
-  { name: "Effect 3", entry: "bench/frameworks/effect3Workflow.ts" },
+  { name: "Effect 3", entry: "bench/frameworks/effect3/workflow.ts" },
   { name: "Effect 4", entry: "bench/frameworks/effect4/workflow.ts" }
 ] as const
 
@@ -105,7 +106,7 @@ const workflowRows = async (): Promise<ReadonlyArray<RuntimeRow>> => {
 }
 
 export const frameworks = async (): Promise<ReadonlyArray<RuntimeRow>> => {
-  installPackagesOnce(EFFECT4_DIRECTORY)
+  MINIMAL_PROGRAM_DIRECTORIES.forEach(installPackagesOnce)
   let database: FreshDatabase
   try {
     database = await createDatabase()

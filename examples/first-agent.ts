@@ -15,7 +15,7 @@
  * Environment: AGENT_PLATFORM_URL (http://127.0.0.1:8787), AGENT_PLATFORM_TOKEN (my-admin-token),
  * DEMO_MODEL_URL (http://127.0.0.1:8788/v1).
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Fiber, Option, Stream } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -31,34 +31,34 @@ const findOrCreate = <A, E, R, E2, R2>(
   page: Effect.Effect<{ readonly data: ReadonlyArray<A> }, E, R>,
   matches: (item: A) => boolean,
   create: Effect.Effect<A, E2, R2>
-) => Effect.flatMap(page, (found) => Option.match(Option.fromNullable(found.data.find(matches)), { onNone: () => create, onSome: Effect.succeed }))
+) => Effect.flatMap(page, (found) => Option.match(Option.fromNullishOr(found.data.find(matches)), { onNone: () => create, onSome: Effect.succeed }))
 
 const setUp = (client: Client) =>
   Effect.gen(function*() {
     const org = yield* findOrCreate(
-      client.organizations.list({ urlParams: { limit: 100 } }),
+      client.organizations.list({ query: { limit: 100 } }),
       (org) => org.name === "Acme",
       client.organizations.create({ payload: { name: "Acme" } })
     )
     const orgID = org.id
     const project = yield* findOrCreate(
-      client.projects.list({ path: { orgID }, urlParams: { limit: 100 } }),
+      client.projects.list({ params: { orgID }, query: { limit: 100 } }),
       (project) => project.name === "Support bot",
-      client.projects.create({ path: { orgID }, payload: { name: "Support bot" } })
+      client.projects.create({ params: { orgID }, payload: { name: "Support bot" } })
     )
     const provider = yield* findOrCreate(
-      client.modelProviderConfigs.list({ path: { orgID }, urlParams: { limit: 100 } }),
+      client.modelProviderConfigs.list({ params: { orgID }, query: { limit: 100 } }),
       (provider) => provider.name === "demo",
       client.modelProviderConfigs.create({
-        path: { orgID },
+        params: { orgID },
         payload: { name: "demo", api_format: "openai-responses", base_url: demoModelUrl }
       })
     )
     const model = yield* findOrCreate(
-      client.models.list({ path: { orgID }, urlParams: { limit: 100 } }),
+      client.models.list({ params: { orgID }, query: { limit: 100 } }),
       (model) => model.name === "demo" && model.provider_config_id === provider.id,
       client.models.create({
-        path: { orgID },
+        params: { orgID },
         payload: {
           provider_config_id: provider.id,
           name: "demo",
@@ -72,15 +72,15 @@ const setUp = (client: Client) =>
       })
     )
     yield* findOrCreate(
-      client.models.listGrants({ path: { orgID, modelID: model.id }, urlParams: { limit: 100 } }),
+      client.models.listGrants({ params: { orgID, modelID: model.id }, query: { limit: 100 } }),
       (grant) => grant.target_project_id === project.id,
-      client.models.createGrant({ path: { orgID, modelID: model.id }, payload: { target_project_id: project.id } })
+      client.models.createGrant({ params: { orgID, modelID: model.id }, payload: { target_project_id: project.id } })
     )
     const projectPath = { orgID, projectID: project.id }
     const config = yield* findOrCreate(
-      client.agentConfigs.list({ path: projectPath, urlParams: { limit: 100 } }),
+      client.agentConfigs.list({ params: projectPath, query: { limit: 100 } }),
       (config) => config.source === configSource,
-      client.agentConfigs.create({ path: projectPath, payload: { source: configSource, source_format: "yaml" } })
+      client.agentConfigs.create({ params: projectPath, payload: { source: configSource, source_format: "yaml" } })
     )
     return { projectPath, config }
   })
@@ -88,7 +88,7 @@ const setUp = (client: Client) =>
 const program = Effect.gen(function*() {
   const client = yield* makeClient({ baseUrl, token })
   const { config, projectPath } = yield* setUp(client)
-  const agent = yield* client.agents.create({ path: projectPath, payload: { agent_config_id: config.id, name: "first-agent" } })
+  const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: config.id, name: "first-agent" } })
   const agentPath = { ...projectPath, agentID: agent.id }
   yield* Console.log(`agent ${agent.id}`)
 
@@ -107,7 +107,7 @@ const program = Effect.gen(function*() {
           return Effect.gen(function*() {
             yield* Console.log(`[tool_call ${event.tool_name} ${JSON.stringify(event.tool_input)}: answering "Sunny, 21 C"]`)
             yield* client.toolCalls.submitResult({
-              path: { ...agentPath, toolCallID: event.tool_call_id },
+              params: { ...agentPath, toolCallID: event.tool_call_id },
               payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "Sunny, 21 C" }] }
             })
           })
@@ -117,17 +117,17 @@ const program = Effect.gen(function*() {
     }),
     Stream.takeUntil(() => answers === 2),
     Stream.runDrain,
-    Effect.fork
+    Effect.forkChild
   )
 
-  yield* client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text: "Say hello, slowly" }] } })
+  yield* client.agents.sendInput({ params: agentPath, payload: { content_blocks: [{ type: "text", text: "Say hello, slowly" }] } })
   // The second input waits in the backlog until the first turn has ended.
   yield* client.agents.sendInput({
-    path: agentPath,
+    params: agentPath,
     payload: { content_blocks: [{ type: "text", text: `call lookup {"query": "weather in Paris"}` }] }
   })
   yield* Fiber.join(watcher).pipe(Effect.timeout("60 seconds"))
-  const turns = yield* client.agents.listTurns({ path: agentPath, urlParams: {} })
+  const turns = yield* client.agents.listTurns({ params: agentPath, query: {} })
   yield* Console.log(`turns: ${turns.data.map((turn) => turn.status).join(", ")}`)
 })
 

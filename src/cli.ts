@@ -9,9 +9,9 @@
  *   create-user --email <e> [--key-name <n>]     a new user and a personal API key (token printed once)
  *   create-api-key --email <e> --name <n>        a new personal API key for an existing user
  */
-import { Command, Options, ValidationError } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
-import { Cause, Console, Effect, Layer, Logger, LogLevel, Option, type Schema } from "effect"
+import { CliError, Command, Flag } from "effect/cli"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, Console, Effect, Layer, Option, References, type Schema } from "effect"
 import { NotFound } from "./domain/shared/Errors.ts"
 import { ResourceName } from "./domain/shared/ResourceName.ts"
 import { Email } from "./domain/tenancy/Users.ts"
@@ -29,9 +29,9 @@ import { Users } from "./services/tenancy/Users.ts"
 const DEFAULT_KEY_NAME = "cli"
 
 /** A `--name <text>` option decoded with a domain schema, so the CLI accepts exactly what the API accepts. */
-const validatedText = <A>(name: string, description: string, schema: Schema.Schema<A, string>, fallback?: string) => {
-  const text = Options.text(name).pipe(Options.withDescription(description))
-  return decodedWith(name, schema)(fallback === undefined ? text : Options.withDefault(text, fallback))
+const validatedText = <A>(name: string, description: string, schema: Schema.Codec<A, string>, fallback?: string) => {
+  const text = Flag.String(name).pipe(Flag.withDescription(description))
+  return decodedWith(name, schema)(fallback === undefined ? text : Flag.withDefault(text, fallback))
 }
 
 const email = validatedText("email", "the user's e-mail address", Email)
@@ -98,7 +98,7 @@ const cli = Command.make("agent-platform").pipe(
   Command.withDescription("Administration of the agent platform server"),
   Command.withSubcommands([migrate, createUser, createApiKey]),
   Command.provide(ServerConfigurationLive),
-  Command.run({ name: "agent-platform", version: "0.1.0" })
+  Command.run({ version: "0.1.0" })
 )
 
 /**
@@ -107,7 +107,7 @@ const cli = Command.make("agent-platform").pipe(
  * shown in full.
  */
 const describeFailure = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value as { readonly error?: unknown; readonly message?: unknown; readonly cause?: unknown }
     const message = typeof error.error === "string" ? error.error : error.message
@@ -118,13 +118,13 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
   return Cause.pretty(cause)
 }
 
-cli(process.argv).pipe(
-  Effect.tapErrorCause((cause) =>
-    // @effect/cli has already printed its usage errors, with the help text.
-    Option.exists(Cause.failureOption(cause), ValidationError.isValidationError) || Cause.isInterruptedOnly(cause)
+cli.pipe(
+  Effect.tapCause((cause) =>
+    // effect/cli has already printed its usage errors, with the help text.
+    Option.exists(Cause.findErrorOption(cause), CliError.isCliError) || Cause.hasInterruptsOnly(cause)
       ? Effect.void
       : Console.error(startupProblem(cause) ?? `error: ${describeFailure(cause)}`)
   ),
-  Effect.provide(Layer.merge(NodeContext.layer, Logger.minimumLogLevel(LogLevel.Warning))),
+  Effect.provide(Layer.merge(NodeServices.layer, Layer.succeed(References.MinimumLogLevel, "Warn"))),
   runMain({ disableErrorReporting: true })
 )

@@ -19,10 +19,10 @@ ServerLive.pipe(
   Layer.provide(AppConfig.fromEnv),
   Layer.provide(JsonLogsLive),
   Layer.launch,
-  Effect.tapErrorCause((cause) =>
+  Effect.tapCause((cause) =>
     Effect.sync(() => {
       process.stderr.write((startupProblem(cause) ?? Cause.pretty(cause)) + "\n")
     })
   ),
-  runMain({ disablePrettyLogger: true, disableErrorReporting: true })
+  runMain({ disableErrorReporting: true })
 )

@@ -2,15 +2,9 @@
  * The whole HTTP API, safe to import from a client. Served under `/v1`; the server also answers
  * the same routes under `/api/v1` (src/layers/http/RequestGuards.ts).
  */
-import { HttpApi, OpenApi } from "@effect/platform"
-import {
-  InternalError,
-  InvalidRequest,
-  NotFound,
-  RequestTimeout,
-  RequestTooLarge,
-  UnsupportedMediaType
-} from "../domain/shared/Errors.ts"
+import { HttpApi, OpenApi } from "effect/http-api"
+import { strict } from "../domain/shared/Strict.ts"
+import { ApiErrors } from "./ApiErrors.ts"
 import { ActorsApi } from "./runtime/ActorsApi.ts"
 import { AgentConfigsApi } from "./configuration/AgentConfigsApi.ts"
 import { AgentEventStreamApi } from "./runtime/AgentEventStreamApi.ts"
@@ -62,12 +56,9 @@ export class Api extends HttpApi.make("agent-platform")
   .add(WorkspacesApi)
   .prefix("/v1")
   .add(HealthApi)
-  .addError(InvalidRequest.Wire)
-  .addError(NotFound.Wire)
-  .addError(RequestTimeout.Wire)
-  .addError(RequestTooLarge.Wire)
-  .addError(UnsupportedMediaType.Wire)
-  .addError(InternalError.Wire)
+  .middleware(ApiErrors)
+  // Every request body takes no property it does not list (Effect 3: each body schema's `parseOptions`).
+  .annotate(HttpApi.PayloadParseOptions, strict)
   .annotate(OpenApi.Title, "Agent Platform API")
   .annotate(OpenApi.Version, API_VERSION)
   .annotate(

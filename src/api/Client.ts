@@ -4,7 +4,8 @@
  * the error classes of src/domain/Errors.ts. The events stream, decoded as it arrives (stored
  * events and live output): `streamAgentEvents(options, path)` (EventStream.ts).
  */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpApiClient } from "effect/http-api"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { Effect } from "effect"
 import { Api } from "./Api.ts"
 
@@ -26,4 +27,4 @@ export const makeClient = (options: ClientOptions = {}) =>
         : HttpClient.mapRequest(client, HttpClientRequest.bearerToken(options.token))
   })
 
-export type Client = Effect.Effect.Success<ReturnType<typeof makeClient>>
+export type Client = Effect.Success<ReturnType<typeof makeClient>>

@@ -4,15 +4,15 @@
  * events of the timeline (`{ type: "event", event }`, resume after `event.sequence` with
  * `lastEventId`) and the live output of the model (`{ type: "delta", delta }`, never replayed).
  * Frames of kinds it does not know are skipped. The stream does not end by itself; interrupting
- * it closes the connection. A refused request fails with the HTTP client's ResponseError.
+ * it closes the connection. A refused request fails with the HTTP client's HttpClientError (its
+ * reason a StatusCodeError).
  */
-import { Sse } from "@effect/experimental"
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Sse } from "effect/encoding"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { Effect, Filter, Option, Schema, Stream } from "effect"
 import { AgentEvent } from "../domain/runtime/Events.ts"
 import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../domain/runtime/OutputDeltas.ts"
 import type { AgentId, OrgId, ProjectId } from "../domain/shared/Ids.ts"
-import { sseLines } from "../domain/shared/SseLines.ts"
 
 export type AgentStreamItem =
   | { readonly type: "event"; readonly event: AgentEvent }
@@ -32,19 +32,20 @@ export interface AgentStreamPath {
   readonly agentID: AgentId
 }
 
-const decodeEvent = Schema.decodeUnknown(Schema.parseJson(AgentEvent))
-const decodeDelta = Schema.decodeUnknown(Schema.parseJson(OutputDelta))
+const decodeEvent = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.toCodecJson(AgentEvent)))
+const decodeDelta = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.toCodecJson(OutputDelta)))
 const deltaEvents: ReadonlyArray<string> = Object.values(OUTPUT_DELTA_EVENTS)
 
-const itemOf = (frame: Sse.Event) =>
-  frame.id !== undefined
+/** `stored`: the frame has an `id:` of its own (a stored event of the timeline). */
+const itemOf = (frame: Sse.Event, stored: boolean) =>
+  stored
     ? Effect.map(decodeEvent(frame.data), (event): Option.Option<AgentStreamItem> => Option.some({ type: "event", event }))
     : deltaEvents.includes(frame.event)
     ? Effect.map(decodeDelta(frame.data), (delta): Option.Option<AgentStreamItem> => Option.some({ type: "delta", delta }))
     : Effect.succeed(Option.none<AgentStreamItem>())
 
 export const streamAgentEvents = (options: AgentStreamOptions, path: AgentStreamPath) =>
-  Stream.unwrapScoped(Effect.gen(function*() {
+  Stream.unwrap(Effect.gen(function*() {
     const http = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
     const url = `${(options.baseUrl ?? "").replace(/\/+$/, "")}/v1/orgs/${path.orgID}/projects/${path.projectID}` +
       `/agents/${path.agentID}/events/stream`
@@ -56,12 +57,18 @@ export const streamAgentEvents = (options: AgentStreamOptions, path: AgentStream
         : HttpClientRequest.setHeader("last-event-id", String(options.lastEventId))
     )
     const response = yield* http.execute(request)
+    // The parser gives a frame without `id:` the last id it read (the standard's last event ID),
+    // so a stored event is told by its id being new: deltas and other frames repeat the last one.
+    let lastId: string | undefined
+    const isStored = (frame: Sse.Event) => {
+      const stored = frame.id !== undefined && frame.id !== lastId
+      lastId = frame.id
+      return stored
+    }
     return response.stream.pipe(
       Stream.decodeText(),
-      // Line by line: the parser rescans what it is fed for every line (domain/shared/SseLines.ts).
-      Stream.mapConcat(sseLines),
-      Stream.pipeThroughChannel(Sse.makeChannel()),
-      Stream.mapEffect(itemOf),
-      Stream.filterMap((item) => item)
+      Stream.pipeThroughChannel(Sse.decode()),
+      Stream.mapEffect((frame) => itemOf(frame, isStored(frame))),
+      Stream.filterMap(Filter.fromPredicateOption((item: Option.Option<AgentStreamItem>) => item))
     )
   }))

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { ServiceUnavailable } from "../domain/shared/Errors.ts"
 
@@ -7,15 +7,17 @@ export const HealthStatus = Schema.Struct({ status: Schema.String })
 export class HealthApi extends HttpApiGroup.make("health")
   .annotate(OpenApi.Title, "Health")
   .add(
-    HttpApiEndpoint.get("live", "/healthz")
+    HttpApiEndpoint.get("live", "/healthz", {
+      success: HealthStatus
+    })
       .annotate(OpenApi.Summary, "Check that the server is alive")
-      .addSuccess(HealthStatus)
   )
   .add(
-    HttpApiEndpoint.get("ready", "/readyz")
+    HttpApiEndpoint.get("ready", "/readyz", {
+      success: HealthStatus,
+      error: ServiceUnavailable.Wire
+    })
       .annotate(OpenApi.Summary, "Check that the server is ready")
-      .addSuccess(HealthStatus)
-      .addError(ServiceUnavailable.Wire)
   )
   .annotate(OpenApi.Description, "Liveness and readiness probes; no authentication")
 {}

@@ -5,8 +5,8 @@
  * token before the current one expires. A connection always ends in an error: `ConnectionLost`
  * (the daemon reconnects) or `DaemonStop` (it cannot go on, e.g. no protocol version in common).
  */
-import { Socket } from "@effect/platform"
-import { Clock, Data, Deferred, Effect, Either, Fiber, Queue, Ref, Schedule, Schema } from "effect"
+import { Socket } from "effect/socket"
+import { Clock, Data, Deferred, Effect, Fiber, Queue, Ref, Result, Schedule, Schema } from "effect"
 import WebSocket from "ws"
 import {
   type DaemonMessage,
@@ -46,11 +46,28 @@ const webSocketUrl = (server: URL, path: string) => {
   return url
 }
 
+/** What failed, in the words the daemon has always logged (Read, Write, Open, OpenTimeout). */
+const failedStep = (reason: Exclude<Socket.SocketErrorReason, Socket.SocketCloseError>) => {
+  switch (reason._tag) {
+    case "SocketReadError":
+      return "Read"
+    case "SocketWriteError":
+      return "Write"
+    case "SocketOpenError":
+      return reason.kind === "Timeout" ? "OpenTimeout" : "Open"
+    case "SocketUpgradeError":
+      return "Upgrade"
+  }
+}
+
 const describeSocketError = (error: Socket.SocketError) => {
-  if (error.reason === "Close") return `the connection closed (${error.code}${error.closeReason ? ` ${error.closeReason}` : ""})`
-  const cause = error.cause as { message?: unknown; error?: { message?: unknown } } | undefined
-  const detail = cause?.error?.message ?? cause?.message ?? String(error.cause)
-  return `the connection failed (${error.reason}): ${detail}`
+  const reason = error.reason
+  if (reason._tag === "SocketCloseError") {
+    return `the connection closed (${reason.code}${reason.closeReason ? ` ${reason.closeReason}` : ""})`
+  }
+  const cause = reason.cause as { message?: unknown; error?: { message?: unknown } } | undefined
+  const detail = cause?.error?.message ?? cause?.message ?? String(reason.cause)
+  return `the connection failed (${failedStep(reason)}): ${detail}`
 }
 
 const TOOL_NAMES: ReadonlyArray<string> = MachineToolName.literals
@@ -63,19 +80,18 @@ export const connect = (registration: RegisterMachineResponse) =>
     const outbox = yield* Outbox
     const url = webSocketUrl(config.server, registration.machine_ws_path)
 
+    // Every close, even a normal one (1000), ends the reader with a SocketCloseError: a connection always ends in an error.
     const socket = yield* Socket.fromWebSocket(
       Effect.acquireRelease(
-        Effect.sync(() =>
-          new WebSocket(url, { headers: { authorization: `Bearer ${registration.machine_token}` } }) as unknown as globalThis.WebSocket
-        ),
+        Effect.sync(() => new WebSocket(url, { headers: { authorization: `Bearer ${registration.machine_token}` } })),
         (ws) => Effect.sync(() => ws.close(1000))
       ),
-      { openTimeout: "10 seconds", closeCodeIsError: () => true }
+      { openTimeout: "10 seconds" }
     )
-    const write = yield* socket.writer
+    const { write } = yield* socket.writer
     const send = (message: DaemonMessage) =>
       write(Schema.encodeSync(DaemonMessageJson)(message)).pipe(
-        Effect.catchAll((error) => Effect.logDebug(`a message was not sent: ${error.message}`))
+        Effect.catch((error) => Effect.logDebug(`a message was not sent: ${error.message}`))
       )
 
     const welcomed = yield* Ref.make(false)
@@ -87,8 +103,10 @@ export const connect = (registration: RegisterMachineResponse) =>
 
     // Messages are handled one at a time, in the order they came.
     const inbox = yield* Queue.unbounded<string | Uint8Array>()
-    const socketFiber = yield* socket.runRaw((data) => void Queue.unsafeOffer(inbox, data), {
-      onOpen: send({
+    // The socket is opened and read in its own scope: it closes when reading ends (the connection closed or failed).
+    const socketFiber = yield* Effect.gen(function*() {
+      const reader = yield* socket.reader
+      yield* send({
         type: "hello",
         protocol_version: PROTOCOL_VERSION,
         machine_id: registration.machine.id,
@@ -97,17 +115,21 @@ export const connect = (registration: RegisterMachineResponse) =>
         operations: OPERATIONS,
         tools: TOOL_NAMES
       })
-    }).pipe(Effect.forkScoped)
+      return yield* reader.pull.pipe(
+        Effect.flatMap((chunk) => Effect.sync(() => void Queue.offerAllUnsafe(inbox, chunk))),
+        Effect.forever
+      )
+    }).pipe(Effect.scoped, Effect.forkScoped)
 
     /** A request this daemon cannot decode is still answered, under its id; anything else is ignored. */
     const undecodable = (text: string, problem: string) => {
-      const envelope = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({
+      const envelope = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Struct({
         ...RequestEnvelope.fields,
         operation: Schema.optional(Schema.Unknown),
         tool: Schema.optional(Schema.Unknown)
       })))(text)
-      if (Either.isLeft(envelope)) return Effect.logWarning(`ignored a message this daemon does not understand: ${problem}`)
-      const { request_id, operation, tool } = envelope.right
+      if (Result.isFailure(envelope)) return Effect.logWarning(`ignored a message this daemon does not understand: ${problem}`)
+      const { request_id, operation, tool } = envelope.success
       const known = OPERATIONS.includes(operation as never) && (operation !== "tool" || TOOL_NAMES.includes(tool as string))
       return runner.refuse(
         request_id,
@@ -147,7 +169,7 @@ export const connect = (registration: RegisterMachineResponse) =>
       Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(heardAt, now))),
       Effect.flatMap((data) => {
         const text = typeof data === "string" ? data : new TextDecoder().decode(data)
-        return Schema.decodeUnknown(ServerMessageJson)(text).pipe(
+        return Schema.decodeUnknownEffect(ServerMessageJson)(text).pipe(
           Effect.matchEffect({ onFailure: (error) => undecodable(text, error.message), onSuccess: handle })
         )
       }),
@@ -172,7 +194,10 @@ export const connect = (registration: RegisterMachineResponse) =>
 
     const session = Effect.gen(function*() {
       const { heartbeat_interval_seconds } = yield* Deferred.await(welcome).pipe(
-        Effect.timeoutFail({ duration: WELCOME_TIMEOUT, onTimeout: () => new ConnectionLost({ message: "no welcome from the server", welcomed: false }) })
+        Effect.timeoutOrElse({
+          duration: WELCOME_TIMEOUT,
+          orElse: () => Effect.fail(new ConnectionLost({ message: "no welcome from the server", welcomed: false }))
+        })
       )
       yield* Ref.set(welcomed, true)
       yield* outbox.attach(send)
@@ -182,10 +207,10 @@ export const connect = (registration: RegisterMachineResponse) =>
     })
 
     const socketEnd = Fiber.join(socketFiber).pipe(
-      Effect.either,
+      Effect.result,
       Effect.flatMap((ended) =>
         Effect.flatMap(Ref.get(closeReason), (reason) =>
-          lost(reason !== "" ? `the server closed the connection: ${reason}` : Either.isLeft(ended) ? describeSocketError(ended.left) : "the connection closed"))
+          lost(reason !== "" ? `the server closed the connection: ${reason}` : Result.isFailure(ended) ? describeSocketError(ended.failure) : "the connection closed"))
       )
     )
 
@@ -195,6 +220,6 @@ export const connect = (registration: RegisterMachineResponse) =>
       Effect.raceFirst(consumer)
     )
   }).pipe(
-    Effect.ensuring(Effect.flatMap(Outbox, (outbox) => outbox.detach)),
+    Effect.ensuring(Outbox.use((outbox) => outbox.detach)),
     Effect.scoped
   )

@@ -6,7 +6,7 @@
  * (bad or revoked token, invalid name) or no protocol version in common. Requests keep running
  * across reconnects; SIGTERM or SIGINT interrupts the daemon, which kills running commands.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Layer, Schedule } from "effect"
 import { connect, ConnectionLost, DaemonStop } from "./Connection.ts"
 import { Directories } from "./Directories.ts"
@@ -17,8 +17,7 @@ import { RequestRunner } from "./RequestRunner.ts"
 import { StateFile } from "./StateFile.ts"
 
 /** 0.5 s, doubling, at most 30 s, jittered. */
-export const RECONNECT_BACKOFF = Schedule.exponential("500 millis").pipe(
-  Schedule.union(Schedule.spaced("30 seconds")),
+export const RECONNECT_BACKOFF = Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("30 seconds")]).pipe(
   Schedule.jittered
 )
 const PAUSE_AFTER_WELCOMED = "1 second"
@@ -30,7 +29,7 @@ export const requestHandlingLayer = (options: { readonly statePath: string; read
       RequestLedger.layer.pipe(Layer.provideMerge(StateFile.layer(options.statePath, options.server))),
       Outbox.layer,
       Directories.layer(options.directories),
-      NodeContext.layer
+      NodeServices.layer
     ))
   )
 

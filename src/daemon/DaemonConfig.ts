@@ -5,7 +5,7 @@ import { arch, hostname } from "node:os"
 
 export const DAEMON_VERSION = "0.1.0"
 
-export class DaemonConfig extends Context.Tag("daemon/DaemonConfig")<DaemonConfig, {
+export class DaemonConfig extends Context.Service<DaemonConfig, {
   /** The server's base address, e.g. http://127.0.0.1:8080/ (ends with a slash). */
   readonly server: URL
   /** A daemon token or a personal API key. */
@@ -15,7 +15,7 @@ export class DaemonConfig extends Context.Tag("daemon/DaemonConfig")<DaemonConfi
   readonly organization: Option.Option<OrgId>
   /** Real paths of the machine's directories. */
   readonly directories: ReadonlyArray<string>
-}>() {}
+}>()("daemon/DaemonConfig") {}
 
 const ARCHITECTURES: Readonly<Record<string, string>> = { x64: "x86_64", ia32: "x86", arm64: "arm64", arm: "arm" }
 

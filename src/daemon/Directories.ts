@@ -11,7 +11,7 @@ import * as nodePath from "node:path"
 import { fromSystemError, type OperationError, operationError } from "./OperationError.ts"
 
 /** The real paths of the machine's directories. */
-export class Directories extends Context.Tag("daemon/Directories")<Directories, ReadonlyArray<string>>() {
+export class Directories extends Context.Service<Directories, ReadonlyArray<string>>()("daemon/Directories") {
   /** Resolves the given directories; each must exist and be a directory. */
   static readonly layer = (paths: ReadonlyArray<string>) =>
     Layer.effect(
@@ -73,13 +73,13 @@ export const resolveForWrite = (path: string): Effect.Effect<WriteTarget, Operat
     for (;;) {
       const real = yield* Effect.tryPromise(() => fs.realpath(current)).pipe(
         Effect.map((real) => ({ real })),
-        Effect.catchAll(({ error }) =>
-          errnoOf(error) === "ENOENT"
+        Effect.catch(({ cause }) =>
+          errnoOf(cause) === "ENOENT"
             ? Effect.succeed({ real: undefined })
             : Effect.fail(
-              errnoOf(error) === "ENOTDIR"
+              errnoOf(cause) === "ENOTDIR"
                 ? operationError("invalid_request", `a parent of ${path} is a file, not a directory`)
-                : fromSystemError(error, current)
+                : fromSystemError(cause, current)
             )
         )
       )

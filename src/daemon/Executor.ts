@@ -3,8 +3,8 @@
  * failure (OperationFailure) that stopped it. Never fails: a defect is an `internal_error`
  * result, logged.
  */
-import type { CommandExecutor } from "@effect/platform"
-import { Effect, ParseResult, Schema } from "effect"
+import type { ChildProcessSpawner } from "effect/process"
+import { Effect, Schema, SchemaIssue } from "effect"
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import type { Operation, Outcome, ToolOperation } from "../domain/machines/DaemonProtocol.ts"
@@ -16,9 +16,11 @@ import { type OperationError, operationError } from "./OperationError.ts"
 import { TOOL_RUNNERS } from "./tools/MachineToolRunners.ts"
 import type { ToolContext } from "./tools/ToolContext.ts"
 
-const describeIssues = (error: ParseResult.ParseError) =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => `${["input", ...issue.path].join(".")}: ${issue.message}`)
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const describeIssues = (error: Schema.SchemaError) =>
+  formatIssues(error.issue).issues
+    .map((issue) => `${["input", ...(issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key))].join(".")}: ${issue.message}`)
     .join("; ")
 
 /** The call's working directory (the first of the machine's directories when it gives none), resolved. */
@@ -37,14 +39,14 @@ const toolContext = (operation: ToolOperation): Effect.Effect<ToolContext, Opera
 
 const runTool = (operation: ToolOperation) =>
   Effect.gen(function*() {
-    const tool = MACHINE_TOOLS[operation.tool] as { input: Schema.Schema<unknown>; output: Schema.Schema<unknown> }
-    const input = yield* Schema.decodeUnknown(tool.input, { errors: "all" })(operation.input).pipe(
+    const tool = MACHINE_TOOLS[operation.tool] as { input: Schema.Codec<unknown, unknown>; output: Schema.Codec<unknown, unknown> }
+    const input = yield* Schema.decodeUnknownEffect(tool.input, { errors: "all" })(operation.input).pipe(
       Effect.mapError((error) => operationError("invalid_request", `the input of ${operation.tool} is invalid: ${describeIssues(error)}`))
     )
     const context = yield* toolContext(operation)
-    const run = TOOL_RUNNERS[operation.tool] as (input: unknown, context: ToolContext) => Effect.Effect<unknown, OperationError, Directories | CommandExecutor.CommandExecutor>
+    const run = TOOL_RUNNERS[operation.tool] as (input: unknown, context: ToolContext) => Effect.Effect<unknown, OperationError, Directories | ChildProcessSpawner.ChildProcessSpawner>
     const output = yield* run(input, context)
-    return yield* Schema.encode(tool.output)(output).pipe(Effect.orDie)
+    return yield* Schema.encodeEffect(tool.output)(output).pipe(Effect.orDie)
   })
 
 const run = (operation: Operation) => {
@@ -64,7 +66,7 @@ const run = (operation: Operation) => {
   }
 }
 
-export const execute = (operation: Operation): Effect.Effect<Outcome, never, Directories | CommandExecutor.CommandExecutor> =>
+export const execute = (operation: Operation): Effect.Effect<Outcome, never, Directories | ChildProcessSpawner.ChildProcessSpawner> =>
   run(operation).pipe(
     Effect.map((output): Outcome => ({ outcome: "succeeded", output })),
     Effect.catchTag("OperationError", ({ code, message, current_digest }) =>
@@ -72,7 +74,7 @@ export const execute = (operation: Operation): Effect.Effect<Outcome, never, Dir
         outcome: "failed",
         error: { code, message, ...(current_digest === undefined ? {} : { current_digest }) }
       })),
-    Effect.catchAllDefect((defect) =>
+    Effect.catchDefect((defect) =>
       Effect.logError("an operation failed unexpectedly", defect).pipe(
         Effect.as<Outcome>({ outcome: "failed", error: { code: "internal_error", message: `the daemon failed: ${String(defect)}` } })
       )

@@ -29,7 +29,7 @@ interface Ran {
 
 /** Runs a program (no shell) and collects what it wrote. */
 const runProgram = (program: string, args: ReadonlyArray<string>, cwd: string, input?: Buffer) =>
-  Effect.async<Ran, OperationError>((resume) => {
+  Effect.callback<Ran, OperationError>((resume) => {
     const child = spawn(program, args, {
       cwd,
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
@@ -114,15 +114,15 @@ const repositoryOf = (
   Effect.gen(function*() {
     if (repository === null) return null
     const local = isAbsolutePath(repository)
-      ? yield* Effect.either(resolveExisting(nodePath.resolve(repository)))
+      ? yield* Effect.result(resolveExisting(nodePath.resolve(repository)))
       : undefined
-    if (local !== undefined && local._tag === "Left" && (local.left.code === "not_found" || local.left.code === "forbidden")) {
+    if (local !== undefined && local._tag === "Failure" && (local.failure.code === "not_found" || local.failure.code === "forbidden")) {
       // The repository of another machine (absent here, or outside this machine's directories):
       // restored from a checkpoint beside this machine's clones.
       const path = yield* clonePath(workspaceId)
       if (!(yield* exists(nodePath.join(path, ".git")))) {
         if (fallback === undefined) {
-          return yield* Effect.fail(local.left)
+          return yield* Effect.fail(local.failure)
         }
         yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
         yield* Effect.promise(() => fs.mkdir(path, { recursive: true }))
@@ -131,7 +131,7 @@ const repositoryOf = (
       return path
     }
     if (local !== undefined) {
-      const path = yield* local
+      const path = yield* Effect.fromResult(local)
       const top = yield* git(path, "rev-parse", "--show-toplevel").pipe(
         Effect.mapError(() => operationError("unprocessable", `${path} is not a git repository`))
       )
@@ -142,9 +142,9 @@ const repositoryOf = (
     if (!(yield* exists(nodePath.join(path, ".git")))) {
       yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
       yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
-      const cloned = yield* git(nodePath.dirname(path), "clone", "--", repository, path).pipe(Effect.either)
-      if (cloned._tag === "Left") {
-        if (fallback === undefined) return yield* Effect.fail(cloned.left)
+      const cloned = yield* git(nodePath.dirname(path), "clone", "--", repository, path).pipe(Effect.result)
+      if (cloned._tag === "Failure") {
+        if (fallback === undefined) return yield* Effect.fail(cloned.failure)
         yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
         yield* Effect.promise(() => fs.mkdir(path, { recursive: true }))
         yield* fallback(path)
@@ -266,9 +266,9 @@ export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Typ
               refs.stash === null ? Effect.void : runProgram("git", ["update-ref", "-d", refs.stash], path)
             ).pipe(Effect.ignore)
           ),
-          Effect.either
+          Effect.result
         )
-        if (bundled._tag === "Left") return yield* Effect.fail(bundled.left)
+        if (bundled._tag === "Failure") return yield* Effect.fail(bundled.failure)
         const files = yield* tar(path, ["-cf", "-", "--null", "-T", "-"], Buffer.from(untracked.map((file) => file + "\0").join("")))
         yield* Effect.promise(() => fs.writeFile(nodePath.join(dir, "untracked.tar"), files))
         yield* Effect.promise(() => fs.writeFile(nodePath.join(dir, "checkpoint.json"), JSON.stringify(manifest, null, 2)))

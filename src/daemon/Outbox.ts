@@ -8,12 +8,12 @@ import type { DaemonMessage } from "../domain/machines/DaemonProtocol.ts"
 
 type Send = (message: DaemonMessage) => Effect.Effect<void>
 
-export class Outbox extends Context.Tag("daemon/Outbox")<Outbox, {
+export class Outbox extends Context.Service<Outbox, {
   /** From now on, messages go through `send` (a connection was welcomed). */
   readonly attach: (send: Send) => Effect.Effect<void>
   readonly detach: Effect.Effect<void>
   readonly send: Send
-}>() {
+}>()("daemon/Outbox") {
   static readonly layer = Layer.effect(Outbox, Effect.gen(function*() {
     const current = yield* Ref.make(Option.none<Send>())
     return {

@@ -3,7 +3,7 @@
  * key, naming the machine id of the last registration so that the same machine is registered
  * again. A refusal (4xx other than 408 and 429) is final: retrying would not change it.
  */
-import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { Data, Effect, Option, Redacted, Schema } from "effect"
 import { ORG_METADATA_KEY } from "../domain/machines/MachineMetadata.ts"
 import type { MachineId } from "../domain/shared/Ids.ts"
@@ -48,7 +48,10 @@ export const registerMachine = (machineId: MachineId | null) =>
       Effect.orDie
     )
     const response = yield* client.execute(request).pipe(
-      Effect.timeoutFail({ duration: REGISTRATION_TIMEOUT, onTimeout: () => new Error(`no answer within ${REGISTRATION_TIMEOUT}`) }),
+      Effect.timeoutOrElse({
+        duration: REGISTRATION_TIMEOUT,
+        orElse: () => Effect.fail(new Error(`no answer within ${REGISTRATION_TIMEOUT}`))
+      }),
       Effect.mapError((error) =>
         new RegistrationError({ message: `the server ${config.server} cannot be reached: ${describe(error)}`, retryable: true })
       )

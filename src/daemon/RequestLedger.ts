@@ -37,14 +37,14 @@ export const interruptedOutcome: Outcome = {
   error: { code: "interrupted", message: "The daemon stopped while this request ran; it was not run again." }
 }
 
-export class RequestLedger extends Context.Tag("daemon/RequestLedger")<RequestLedger, {
+export class RequestLedger extends Context.Service<RequestLedger, {
   /** Admits a request id: a new one is recorded as running (before it runs). */
   readonly admit: (id: RequestId) => Effect.Effect<Admission>
   readonly complete: (id: RequestId, outcome: Outcome) => Effect.Effect<void>
   readonly acknowledge: (ids: ReadonlyArray<RequestId>) => Effect.Effect<void>
   /** The outcomes the server has not acknowledged, oldest first. */
   readonly unacknowledged: Effect.Effect<ReadonlyArray<Unacknowledged>>
-}>() {
+}>()("daemon/RequestLedger") {
   static readonly layer = Layer.effect(RequestLedger, Effect.gen(function*() {
     const stateFile = yield* StateFile
     const withRequests = (state: DaemonState, requests: DaemonState["requests"]): DaemonState => ({ ...state, requests })

@@ -7,7 +7,7 @@
  * answers `cancelled`; a cancel for an id never seen answers `cancelled` too, and the request,
  * should it come later, is not run.
  */
-import type { CommandExecutor } from "@effect/platform"
+import type { ChildProcessSpawner } from "effect/process"
 import { Context, Deferred, Effect, FiberMap, Layer } from "effect"
 import type { Outcome, Request, RequestId } from "../domain/machines/DaemonProtocol.ts"
 import type { OperationFailure } from "../domain/machines/OperationFailure.ts"
@@ -24,16 +24,16 @@ const ALREADY_EXECUTED = failed({
   message: "This request was executed before and its result acknowledged; it was not run again."
 })
 
-export class RequestRunner extends Context.Tag("daemon/RequestRunner")<RequestRunner, {
+export class RequestRunner extends Context.Service<RequestRunner, {
   readonly run: (request: Request) => Effect.Effect<void>
   /** Answers a request this daemon cannot execute (it did not decode) with a failure. */
   readonly refuse: (id: RequestId, failure: OperationFailure) => Effect.Effect<void>
   readonly cancel: (id: RequestId) => Effect.Effect<void>
-}>() {
-  static readonly layer = Layer.scoped(RequestRunner, Effect.gen(function*() {
+}>()("daemon/RequestRunner") {
+  static readonly layer = Layer.effect(RequestRunner, Effect.gen(function*() {
     const ledger = yield* RequestLedger
     const outbox = yield* Outbox
-    const context = yield* Effect.context<Directories | CommandExecutor.CommandExecutor>()
+    const context = yield* Effect.context<Directories | ChildProcessSpawner.ChildProcessSpawner>()
     const running = yield* FiberMap.make<RequestId>()
     const cancels = new Map<RequestId, Deferred.Deferred<void>>()
 

@@ -8,7 +8,7 @@
  * config dir is $XDG_CONFIG_HOME or ~/.config (~/Library/Application Support on macOS,
  * %APPDATA% on Windows).
  */
-import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { Context, Effect, Layer, Ref, Schema, Semaphore } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import { homedir } from "node:os"
@@ -17,11 +17,11 @@ import { Outcome, RequestId } from "../domain/machines/DaemonProtocol.ts"
 import { MachineId } from "../domain/shared/Ids.ts"
 import { isAlive } from "../layers/ProcessLiveness.ts"
 
-export const LedgerEntry = Schema.Union(
+export const LedgerEntry = Schema.Union([
   Schema.Struct({ state: Schema.Literal("running"), at: Schema.Number }),
   Schema.Struct({ state: Schema.Literal("done"), at: Schema.Number, outcome: Outcome }),
   Schema.Struct({ state: Schema.Literal("acknowledged"), at: Schema.Number })
-)
+])
 export type LedgerEntry = typeof LedgerEntry.Type
 
 export const DaemonState = Schema.Struct({
@@ -29,21 +29,21 @@ export const DaemonState = Schema.Struct({
   server: Schema.String,
   machine_id: Schema.NullOr(MachineId),
   /** By request id; `at` is when the entry last changed (ms since the epoch). */
-  requests: Schema.Record({ key: RequestId, value: LedgerEntry })
+  requests: Schema.Record(RequestId, LedgerEntry)
 })
 export type DaemonState = typeof DaemonState.Type
 
-const StateJson = Schema.parseJson(DaemonState)
+const StateJson = Schema.fromJsonString(DaemonState)
 
 export class StateFileError extends Schema.TaggedError<StateFileError>()("StateFileError", { message: Schema.String }) {}
 
-export class StateFile extends Context.Tag("daemon/StateFile")<StateFile, {
+export class StateFile extends Context.Service<StateFile, {
   readonly path: string
   readonly get: Effect.Effect<DaemonState>
   /** Changes the state and writes it before returning (a change that returns the same state writes nothing); changes run one at a time. */
   readonly modify: <A>(change: (state: DaemonState) => readonly [A, DaemonState]) => Effect.Effect<A>
-}>() {
-  static readonly layer = (path: string, server: string) => Layer.scoped(StateFile, open(path, server))
+}>()("daemon/StateFile") {
+  static readonly layer = (path: string, server: string) => Layer.effect(StateFile, open(path, server))
 }
 
 export const defaultStatePath = (server: URL): string => {
@@ -93,7 +93,7 @@ const load = (path: string, server: string) =>
     Effect.flatMap((text) =>
       text === undefined
         ? Effect.succeed<DaemonState>({ version: 1, server, machine_id: null, requests: {} })
-        : Schema.decode(StateJson)(text).pipe(
+        : Schema.decodeEffect(StateJson)(text).pipe(
           Effect.mapError(failure(`The state file ${path} is damaged; move it away to start afresh (the machine will register anew)`))
         )
     ),
@@ -122,7 +122,7 @@ const open = (path: string, server: string) =>
     // Written at once: a file that cannot be written stops the daemon now, not at its first request.
     yield* Effect.tryPromise({ try: () => write(path, initial), catch: failure(`The state file ${path} cannot be written`) })
     const ref = yield* Ref.make(initial)
-    const semaphore = yield* Effect.makeSemaphore(1)
+    const semaphore = yield* Semaphore.make(1)
     return {
       path,
       get: Ref.get(ref),

@@ -13,9 +13,10 @@
  *   --dir D         a directory the daemon may touch (repeatable)
  *   --state FILE    where to keep the machine id and the request ledger (StateFile.ts)
  */
-import { Command, Options, ValidationError } from "@effect/cli"
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
-import { Cause, Config, Console, Effect, Layer, Option, Schema } from "effect"
+import { CliError, CliOutput, Command, Flag } from "effect/cli"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Cause, Config, Console, Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { hostname } from "node:os"
 import { OrgId } from "../domain/shared/Ids.ts"
 import { ResourceName } from "../domain/shared/ResourceName.ts"
@@ -30,32 +31,37 @@ import { defaultStatePath } from "./StateFile.ts"
 const TOKEN_VARIABLE = "AGENT_PLATFORM_DAEMON_TOKEN"
 
 const ServerAddress = Schema.String.pipe(
-  Schema.filter((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol) || "must be an http:// or https:// address"),
-  Schema.transform(Schema.instanceOf(URL), {
-    strict: true,
-    // A trailing slash, so that the API paths resolve under any path prefix of the address.
-    decode: (text) => new URL(text.endsWith("/") ? text : `${text}/`),
-    encode: (url) => url.toString()
-  })
+  Schema.check(Schema.makeFilter((text: string) =>
+    URL.canParse(text) && /^https?:$/.test(new URL(text).protocol) || "must be an http:// or https:// address"
+  )),
+  Schema.decodeTo(
+    Schema.instanceOf(URL),
+    SchemaTransformation.transform({
+      // A trailing slash, so that the API paths resolve under any path prefix of the address.
+      decode: (text: string) => new URL(text.endsWith("/") ? text : `${text}/`),
+      encode: (url: URL) => url.toString()
+    })
+  )
 )
 
 const options = {
-  server: Options.text("server").pipe(Options.withDescription("the server's address, e.g. http://127.0.0.1:8080"), decodedWith("server", ServerAddress)),
-  token: Options.redacted("token").pipe(
-    Options.withDescription(`a daemon token or a personal API key (or set ${TOKEN_VARIABLE})`),
-    Options.withFallbackConfig(Config.redacted(TOKEN_VARIABLE))
+  server: Flag.String("server").pipe(Flag.withDescription("the server's address, e.g. http://127.0.0.1:8080"), decodedWith("server", ServerAddress)),
+  token: Flag.Redacted("token").pipe(
+    Flag.withDescription(`a daemon token or a personal API key (or set ${TOKEN_VARIABLE})`),
+    Flag.withFallbackConfig(Config.Redacted(TOKEN_VARIABLE))
   ),
-  name: Options.text("name").pipe(Options.withDescription("the machine's name (default: the host name)"), decodedWith("name", ResourceName), Options.optional),
-  organization: Options.text("org").pipe(
-    Options.withDescription("with a personal API key of a user in several organizations: the organization a new machine registers into"),
+  name: Flag.String("name").pipe(Flag.withDescription("the machine's name (default: the host name)"), decodedWith("name", ResourceName), Flag.optional),
+  organization: Flag.String("org").pipe(
+    Flag.withDescription("with a personal API key of a user in several organizations: the organization a new machine registers into"),
     decodedWith("org", OrgId),
-    Options.optional
+    Flag.optional
   ),
-  directories: Options.text("dir").pipe(Options.withDescription("a directory the daemon may touch (repeatable; default: the current directory)"), Options.repeated),
-  state: Options.text("state").pipe(Options.withDescription("the state file (default: under the user's config directory)"), Options.optional)
+  // Zero or more times (v3 `Options.repeated`).
+  directories: Flag.String("dir").pipe(Flag.withDescription("a directory the daemon may touch (repeatable; default: the current directory)"), Flag.atLeast(0)),
+  state: Flag.String("state").pipe(Flag.withDescription("the state file (default: under the user's config directory)"), Flag.optional)
 }
 
-const daemon = Command.make("daemon", options, (args) =>
+const daemon = Command.make("agent-platform-daemon", options, (args) =>
   Effect.gen(function*() {
     // Commands the daemon runs inherit its environment: they must not see its token.
     delete process.env[TOKEN_VARIABLE]
@@ -63,7 +69,7 @@ const daemon = Command.make("daemon", options, (args) =>
     const statePath = Option.getOrElse(args.state, () => defaultStatePath(args.server))
     const machineName = yield* Option.match(args.name, {
       onSome: Effect.succeed,
-      onNone: () => Schema.decode(ResourceName)(hostname().slice(0, 64)).pipe(Effect.orElseSucceed(() => "machine"))
+      onNone: () => Schema.decodeEffect(ResourceName)(hostname().slice(0, 64)).pipe(Effect.orElseSucceed(() => "machine"))
     })
     const config = Layer.effect(DaemonConfig, Effect.map(Directories, (directories) => ({
       server: args.server,
@@ -78,14 +84,26 @@ const daemon = Command.make("daemon", options, (args) =>
     )
   })).pipe(Command.withDescription("Register this machine with the server and run the agents' built-in tools on it"))
 
-Command.run(daemon, { name: "agent-platform-daemon", version: DAEMON_VERSION })(process.argv).pipe(
-  Effect.tapErrorCause((cause) => {
-    const failure = Cause.failureOption(cause)
-    // @effect/cli has already printed its usage errors.
-    if (Cause.isInterruptedOnly(cause) || Option.exists(failure, ValidationError.isValidationError)) return Effect.void
+/**
+ * A refused invocation prints what was refused, one sentence per error (`--server must be an
+ * http:// or https:// address`), not the whole help; `--help` and `--version` print as usual.
+ */
+const UsageErrorsOnly = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Console.error(event.errors.map((error) => error.message).join("\n"))
+      : CliOutput.defaultPresenter.present(event)
+})
+
+// The arguments are process.argv's, from the Stdio service.
+Command.run(daemon, { version: DAEMON_VERSION }).pipe(
+  Effect.tapCause((cause) => {
+    const failure = Cause.findErrorOption(cause)
+    // effect/cli has already printed its usage errors (UsageErrorsOnly).
+    if (Cause.hasInterruptsOnly(cause) || Option.exists(failure, CliError.isCliError)) return Effect.void
     const message = Option.getOrUndefined(failure) as { readonly message?: unknown } | undefined
     return Console.error(`daemon stopped: ${typeof message?.message === "string" ? message.message : Cause.pretty(cause)}`)
   }),
-  Effect.provide(Layer.merge(NodeContext.layer, JsonLogsLive)),
-  runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+  Effect.provide(Layer.mergeAll(NodeServices.layer, JsonLogsLive, UsageErrorsOnly)),
+  runMain({ disableErrorReporting: true })
 )

@@ -4,7 +4,7 @@
  * streams them) or whole, plus `GET /v1/models`. Any API key, or none, is accepted. Each answer
  * is logged as one line.
  */
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Console, Effect, Stream } from "effect"
 import type { ApiFormat } from "../domain/configuration/ModelProviderConfigs.ts"
 import { demoAnswer, WORD_DELAY } from "./DemoModel.ts"
@@ -18,7 +18,7 @@ import { errorBody } from "./wire/ProviderErrors.ts"
 export const DEMO_MODEL_SLUG = "demo"
 
 const failure = (status: number, message: string) =>
-  HttpServerResponse.unsafeJson(errorBody("openai-responses", status, message), { status })
+  HttpServerResponse.jsonUnsafe(errorBody("openai-responses", status, message), { status })
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -43,7 +43,7 @@ const answer = (format: ApiFormat) =>
     }
     yield* Console.log(`${request.method} ${request.url}${demo.stream ? " (streamed)" : ""}: ${summary(modelAnswer)}${slow ? ", slowly" : ""}`)
     if (!demo.stream) {
-      return HttpServerResponse.unsafeJson(format === "openai-responses" ? responsesWhole(modelAnswer) : chatWhole(modelAnswer))
+      return HttpServerResponse.jsonUnsafe(format === "openai-responses" ? responsesWhole(modelAnswer) : chatWhole(modelAnswer))
     }
     const chunks = format === "openai-responses" ? responsesStream(modelAnswer) : chatStream(modelAnswer, demo.includeUsage)
     return HttpServerResponse.stream(
@@ -55,16 +55,19 @@ const answer = (format: ApiFormat) =>
     )
   })
 
-const models = HttpServerResponse.unsafeJson({
+const models = HttpServerResponse.jsonUnsafe({
   object: "list",
   data: [{ id: DEMO_MODEL_SLUG, object: "model", created: 0, owned_by: "agent-platform-demo" }]
 })
 
-export const DemoApp = HttpRouter.empty.pipe(
-  HttpRouter.post("/v1/responses", answer("openai-responses")),
-  HttpRouter.post("/v1/chat/completions", answer("openai-chat-completions")),
-  HttpRouter.get("/v1/models", Effect.succeed(models)),
-  Effect.catchTag("RouteNotFound", () =>
-    Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-      failure(404, `Unknown request URL: ${request.method} ${request.url}. The demo model serves POST /v1/responses and POST /v1/chat/completions.`)))
-)
+/** Any other request: a 404 in OpenAI's error shape, naming what the demo model serves. */
+const unknownRoute = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+  failure(404, `Unknown request URL: ${request.method} ${request.url}. The demo model serves POST /v1/responses and POST /v1/chat/completions.`))
+
+export const DemoRoutes = HttpRouter.addAll([
+  HttpRouter.route("POST", "/v1/responses", answer("openai-responses")),
+  HttpRouter.route("POST", "/v1/chat/completions", answer("openai-chat-completions")),
+  HttpRouter.route("GET", "/v1/models", Effect.succeed(models)),
+  // The router prefers every route above to this one.
+  HttpRouter.route("*", "*", unknownRoute)
+])

@@ -2,7 +2,7 @@
  * Configuration from the environment (README, docs/operations.md). Read once at start-up. A
  * variable set to an empty string (`DATABASE_URL=` in a .env file) counts as unset.
  */
-import { Config, type ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
 
 export interface AppConfigShape {
   /** A real Postgres; when absent the embedded PGlite database in `dataDir` is used. */
@@ -57,60 +57,109 @@ export interface AppConfigShape {
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
 const optional = <A>(config: (name: string) => Config.Config<A>, name: string) =>
   Effect.flatMap(
-    Config.option(Config.string(name)),
-    (raw): Effect.Effect<Option.Option<A>, ConfigError.ConfigError> =>
+    Config.option(Config.String(name)),
+    (raw): Effect.Effect<Option.Option<A>, Config.ConfigError> =>
       Option.isSome(raw) && raw.value.trim() !== "" ? Effect.map(config(name), Option.some) : Effect.succeed(Option.none())
   )
+
+/** A refused value of the variable `name`: what the start-up prints as `(Invalid data at NAME: "message")` (Startup.ts). */
+export const invalidData = (name: string, message: string) =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message }))))
+
+/**
+ * The variable `name` as text, made a value by `parse`, or refused with the message it returns:
+ * the values and messages of Effect 3's `Config.port`, `integer`, `boolean` and `url`, which the
+ * server has always printed.
+ */
+const parsed = <A>(parse: (text: string) => Result.Result<A, string>) => (name: string): Config.Config<A> =>
+  Config.String(name).pipe(
+    Config.mapEffect((text) =>
+      Result.match(parse(text), {
+        onSuccess: Effect.succeed,
+        onFailure: (message) => Effect.fail(invalidData(name, message))
+      })
+    )
+  )
+
+const expected = (what: string, text: string) => Result.fail(`Expected ${what} value but received ${JSON.stringify(text)}`)
+
+const port = parsed((text) => {
+  const value = Number(text)
+  return Number.isInteger(value) && value.toString() === text && value >= 1 && value <= 65_535
+    ? Result.succeed(value)
+    : expected("a network port", text)
+})
+
+export const integer = parsed((text) => {
+  const value = Number(text)
+  return Number.isInteger(value) ? Result.succeed(value) : expected("an integer", text)
+})
+
+const boolean = parsed((text) => {
+  switch (text) {
+    case "true":
+    case "yes":
+    case "on":
+    case "1":
+      return Result.succeed(true)
+    case "false":
+    case "no":
+    case "off":
+    case "0":
+      return Result.succeed(false)
+    default:
+      return expected("a boolean", text)
+  }
+})
+
+const url = parsed((text) => URL.canParse(text) ? Result.succeed(new URL(text)) : expected("an URL", text))
 
 /**
  * DATABASE_URL: a `postgres://` (or `postgresql://`) URL. Anything else the driver would read as
  * best it can (`garbage` became a connection to a host named "base"): refused here, without the
  * value (it may hold a password).
  */
-const postgresUrl = (name: string) =>
-  Config.string(name).pipe(
-    Config.validate({
-      message: "must be a URL such as postgres://user:password@host:5432/database",
-      validation: (text) => URL.canParse(text) && /^postgres(ql)?:$/.test(new URL(text).protocol)
-    }),
-    Config.map(Redacted.make)
-  )
+const postgresUrl = parsed((text) =>
+  URL.canParse(text) && /^postgres(ql)?:$/.test(new URL(text).protocol)
+    ? Result.succeed(Redacted.make(text))
+    : Result.fail("must be a URL such as postgres://user:password@host:5432/database")
+)
 
 /** The comma-separated origins of AGENT_PLATFORM_CORS_ORIGINS, without blanks or a trailing slash. */
 const parseOrigins = (text: string): ReadonlyArray<string> =>
   text.split(",").map((origin) => origin.trim().replace(/\/+$/, "")).filter((origin) => origin !== "")
 
-export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("AppConfig") {
   static readonly fromEnv = Layer.effect(
     AppConfig,
     Effect.gen(function*() {
       return {
         databaseUrl: yield* optional(postgresUrl, "DATABASE_URL"),
-        dataDir: Option.getOrElse(yield* optional(Config.string, "DATA_DIR"), () => "./.data"),
-        host: Option.getOrElse(yield* optional(Config.string, "HOST"), () => "127.0.0.1"),
-        port: Option.getOrElse(yield* optional(Config.port, "PORT"), () => 8787),
-        bootstrapToken: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_BOOTSTRAP_TOKEN"),
+        dataDir: Option.getOrElse(yield* optional(Config.String, "DATA_DIR"), () => "./.data"),
+        host: Option.getOrElse(yield* optional(Config.String, "HOST"), () => "127.0.0.1"),
+        port: Option.getOrElse(yield* optional(port, "PORT"), () => 8787),
+        bootstrapToken: yield* optional((name) => Config.Redacted(name), "AGENT_PLATFORM_BOOTSTRAP_TOKEN"),
         bootstrapEmail: Option.getOrElse(
-          yield* optional(Config.string, "AGENT_PLATFORM_BOOTSTRAP_EMAIL"),
+          yield* optional(Config.String, "AGENT_PLATFORM_BOOTSTRAP_EMAIL"),
           () => "admin@localhost"
         ),
-        secretKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_SECRET_KEY"),
-        corsOrigins: Option.match(yield* optional(Config.string, "AGENT_PLATFORM_CORS_ORIGINS"), {
+        secretKey: yield* optional((name) => Config.Redacted(name), "AGENT_PLATFORM_SECRET_KEY"),
+        corsOrigins: Option.match(yield* optional(Config.String, "AGENT_PLATFORM_CORS_ORIGINS"), {
           onNone: () => [],
           onSome: parseOrigins
         }),
         blockPrivateNetworks: Option.getOrElse(
-          yield* optional(Config.boolean, "AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS"),
+          yield* optional(boolean, "AGENT_PLATFORM_BLOCK_PRIVATE_NETWORKS"),
           () => false
         ),
-        localProviderKey: yield* optional((name) => Config.redacted(name), "AGENT_PLATFORM_LOCAL_PROVIDER_KEY"),
-        clusterPoolsFile: yield* optional(Config.string, "AGENT_PLATFORM_CLUSTER_POOLS_FILE"),
-        serverUrl: Option.map(yield* optional(Config.url, "AGENT_PLATFORM_SERVER_URL"), (url) => url.toString().replace(/\/+$/, "")),
+        localProviderKey: yield* optional((name) => Config.Redacted(name), "AGENT_PLATFORM_LOCAL_PROVIDER_KEY"),
+        clusterPoolsFile: yield* optional(Config.String, "AGENT_PLATFORM_CLUSTER_POOLS_FILE"),
+        serverUrl: Option.map(yield* optional(url, "AGENT_PLATFORM_SERVER_URL"), (url) => url.toString().replace(/\/+$/, "")),
         poolAdmissionWaitSeconds: Option.getOrElse(
-          yield* optional(Config.integer, "AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS"),
+          yield* optional(integer, "AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS"),
           () => 60
         ),
-        poolMinuteSeconds: Option.getOrElse(yield* optional(Config.integer, "AGENT_PLATFORM_POOL_MINUTE_SECONDS"), () => 60)
+        poolMinuteSeconds: Option.getOrElse(yield* optional(integer, "AGENT_PLATFORM_POOL_MINUTE_SECONDS"), () => 60)
       }
     })
   )

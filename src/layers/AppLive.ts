@@ -3,7 +3,7 @@
  * the capabilities over it, each one layer whose services declare their own dependencies; the
  * bootstrap user; then the HTTP app on a real listener (main) or a test listener (test/support).
  */
-import { Layer } from "effect"
+import { Layer, References } from "effect"
 import { ConfigurationLive } from "../services/configuration/ConfigurationLive.ts"
 import { ClusterPools } from "../services/machines/ClusterPools.ts"
 import { MachinesLive } from "../services/machines/MachinesLive.ts"
@@ -48,9 +48,10 @@ export const ServicesLive = Layer.mergeAll(
   // Configuration and machines reach pool machines, whose results resolve turns' waits.
   Layer.provide(WorkflowEngineLive),
   Layer.provideMerge(DatabaseReadyLive),
-  // Tracing off for everything built from here on (services, their fibers, requests): nothing
-  // exports spans, and a span made costs an id, clock reads and its attributes (docs/operations.md).
-  Layer.provide(Layer.setTracerEnabled(false))
+  // Tracing off for everything built from here on (services, their fibers, and, as it is in the
+  // services' context, the listener's requests): nothing exports spans, and a span made costs an
+  // id, clock reads and its attributes (docs/operations.md).
+  Layer.provideMerge(Layer.succeed(References.TracerEnabled, false))
 )
 
 /** The HTTP app over the services; needs AppConfig and an HttpServer. */

@@ -27,7 +27,7 @@ export const BootstrapLive = Layer.effectDiscard(
     const config = yield* AppConfig
     const token = config.bootstrapToken
     if (Option.isNone(token)) return
-    const email = yield* Schema.decode(Email)(config.bootstrapEmail).pipe(
+    const email = yield* Schema.decodeEffect(Email)(config.bootstrapEmail).pipe(
       Effect.mapError(() => new InvalidBootstrapEmail({ email: config.bootstrapEmail }))
     )
     const { created, user } = yield* withStartupLock(Effect.gen(function*() {

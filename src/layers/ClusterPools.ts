@@ -4,14 +4,21 @@
  * JSON of the documented shape, or declares a pool the server refuses stops the start-up with a
  * message naming the problem. One process at a time (src/layers/StartupLock.ts).
  */
-import { Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { Effect, Layer, Option, Schema, SchemaIssue } from "effect"
 import { readFile } from "node:fs/promises"
 import { ClusterPoolsFile } from "../domain/machines/MachinePools.ts"
+import { strict } from "../domain/shared/Strict.ts"
 import { ClusterPools, ClusterPoolsRefused } from "../services/machines/ClusterPools.ts"
 import { AppConfig } from "./AppConfig.ts"
 import { withStartupLock } from "./StartupLock.ts"
 
-const decodeFile = Schema.decodeUnknown(Schema.parseJson(ClusterPoolsFile), { errors: "all" })
+/** No property the file format does not list (strict, as a request body is). */
+const decodeFile = Schema.decodeUnknownEffect(Schema.fromJsonString(ClusterPoolsFile), { errors: "all", ...strict })
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** A path segment of a Standard Schema issue: a key, or an object holding one. */
+const segment = (key: PropertyKey | { readonly key: PropertyKey }) => String(typeof key === "object" ? key.key : key)
 
 export const ClusterPoolsLive = Layer.effectDiscard(
   Effect.gen(function*() {
@@ -26,8 +33,8 @@ export const ClusterPoolsLive = Layer.effectDiscard(
       Effect.mapError((error) =>
         new ClusterPoolsRefused({
           details: `${path} is not a valid cluster pools file: ` +
-            ParseResult.ArrayFormatter.formatErrorSync(error).slice(0, 10).map((issue) =>
-              `${issue.path.length === 0 ? "(the document)" : issue.path.join(".")}: ${issue.message.replaceAll("\n", " ")}`
+            formatIssues(error.issue).issues.slice(0, 10).map((issue) =>
+              `${issue.path === undefined || issue.path.length === 0 ? "(the document)" : issue.path.map(segment).join(".")}: ${issue.message.replaceAll("\n", " ")}`
             ).join("; ")
         })
       )

@@ -1,9 +1,11 @@
 /**
  * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
  * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
- * stream (PgliteConnection.ts). PGlite is a single session, so its pool (PglitePool.ts) holds
- * exactly one connection (docs/operations.md). On both, every connection prepares its statements
- * with parameters (PreparedStatements.ts). On shutdown the pool closes first, then PGlite
+ * stream (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one
+ * connection (docs/operations.md). On both, every connection prepares its statements and keeps
+ * up to MAX_PREPARED_TEXTS of them (the driver's cache); an interrupted statement is cancelled
+ * with a CancelRequest on a side connection, and its connection retired unless Postgres confirms
+ * the cancel (the driver's own behaviour). On shutdown the pool closes first, then PGlite
  * flushes and closes, so the data directory is never left half-written.
  *
  * PGlite must never be opened by two processes at once (both would write the same files): the
@@ -12,47 +14,93 @@
  * longer alive (killed with SIGKILL, a crash) is taken over.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { PgClient } from "@effect/sql-pg"
-import { SqlError } from "@effect/sql/SqlError"
-import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
-import Pg from "pg"
+import { PgClient, PgTypes } from "@effect/sql-pg"
+import { ConnectionError, SqlError } from "effect/sql/SqlError"
+import { Data, Duration, Effect, Fiber, Layer, Option, Redacted, Result, Scope } from "effect"
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
-import { CancelSafePool } from "./CancelSafePool.ts"
 import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
-import { PglitePool } from "./PglitePool.ts"
-import { PreparingClient } from "./PreparedStatements.ts"
 import { isAlive } from "./ProcessLiveness.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
   readonly message: string
 }> {}
 
-const TIMESTAMPTZ_OID = 1184
-const INT8_OID = 20
+/**
+ * The most statements a connection keeps prepared (the driver's `preparedStatementCacheSize`,
+ * 100 by default): a turn's statements are the same few dozen texts over and over, and Postgres
+ * parses and plans a prepared one once per connection (docs/performance.md, "Prepared
+ * statements"). Beyond it, the least recently used statement is closed.
+ */
+export const MAX_PREPARED_TEXTS = 1_000
 
-const timestampAsWritten = (text: string) => text
+/** The microseconds between the Unix epoch and Postgres's (2000-01-01). */
+const PG_EPOCH_SECONDS = 946_684_800
+const INT32_MAX = 2_147_483_647
 
-const int8AsNumberWhenExact = (text: string) => {
-  const value = Number(text)
-  return Number.isSafeInteger(value) ? value : text
+const pad = (value: number, size: number) => String(value).padStart(size, "0")
+
+/**
+ * A `timestamptz` (microseconds since 2000-01-01 UTC, as the binary protocol sends it) as Postgres
+ * writes it in UTC: `2026-11-23 08:50:36.123456+00`, the fraction without trailing zeros, none
+ * when whole; `infinity` and `-infinity` for Postgres's two.
+ */
+const readTimestampAsWritten = (bytes: Uint8Array, offset: number, size: number): Result.Result<string, PgTypes.CodecError> => {
+  if (size !== 8) return Result.fail(new PgTypes.CodecError({ message: `timestamptz has ${size} bytes, not 8` }))
+  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, 8)
+  const high = view.getInt32(0)
+  const low = view.getUint32(4)
+  if (high === INT32_MAX && low === 0xffff_ffff) return Result.succeed("infinity")
+  if (high === -INT32_MAX - 1 && low === 0) return Result.succeed("-infinity")
+  const micros = view.getBigInt64(0)
+  const seconds = micros / 1_000_000n - (micros % 1_000_000n < 0n ? 1n : 0n)
+  const fraction = Number(micros - seconds * 1_000_000n)
+  const date = new Date((Number(seconds) + PG_EPOCH_SECONDS) * 1000)
+  const year = date.getUTCFullYear()
+  const text = `${pad(year > 0 ? year : 1 - year, 4)}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)} ` +
+    `${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}` +
+    (fraction === 0 ? "" : "." + pad(fraction, 6).replace(/0+$/, "")) + "+00" + (year > 0 ? "" : " BC")
+  return Result.succeed(text)
 }
 
 /**
- * How column values arrive, for both databases: `timestamptz` as Postgres writes it
- * (`2026-11-23 08:50:36.123+00`, which the domain's `Timestamp` decodes into a Date) and `int8`
- * (counts, sequences, token totals) as a number when it is one exactly; a larger one (the
- * workflow engine's 64-bit message ids) stays the text Postgres sent. pg asks for each column's
- * parser at every statement: the same two functions each time, not new ones.
+ * `timestamptz` columns arrive as text, as Postgres writes them (`2026-11-23 08:50:36.123+00`),
+ * which the domain's `Timestamp` decodes into a Date; a Date sent as a parameter is written as
+ * the driver writes it.
  */
-const types: Pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") => {
-    if (oid === TIMESTAMPTZ_OID) return timestampAsWritten
-    if (oid === INT8_OID) return int8AsNumberWhenExact
-    return Pg.types.getTypeParser(oid, format)
-  })
+const timestampAsWritten: PgTypes.Codec<unknown> = {
+  encode: (value) => PgTypes.encode(value, PgTypes.OID.timestamptz),
+  decode: (bytes) => readTimestampAsWritten(bytes, 0, bytes.length),
+  read: readTimestampAsWritten
+}
+
+/**
+ * `int8` (counts, sequences, token totals) arrives as a number when it is one exactly; a larger
+ * one (the workflow engine's 64-bit message ids) as its decimal text. As a parameter it takes a
+ * bigint (the driver sends an integer beyond 32 bits as one), a number or decimal text.
+ */
+const int8AsNumberWhenExact: PgTypes.Codec<unknown> = {
+  encode: (value) =>
+    PgTypes.encode(
+      typeof value === "bigint" ? value : typeof value === "number" || typeof value === "string" ? BigInt(value) : value,
+      PgTypes.OID.int8
+    ),
+  decode: (bytes) => {
+    if (bytes.length !== 8) return Result.fail(new PgTypes.CodecError({ message: `int8 has ${bytes.length} bytes, not 8` }))
+    const value = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigInt64(0)
+    const exact = Number(value)
+    return Result.succeed(Number.isSafeInteger(exact) ? exact : String(value))
+  }
+}
+
+/** How column values arrive, for both databases (docs/architecture.md, "Rows"). */
+const makeTypes = (): PgTypes.Registry => {
+  const types = PgTypes.makeRegistry()
+  types.register(PgTypes.OID.timestamptz, timestampAsWritten)
+  types.register(PgTypes.OID.int8, int8AsNumberWhenExact)
+  return types
 }
 
 const readLockOwner = (lockFile: string): number | undefined => {
@@ -128,38 +176,43 @@ const lockDataDirectory = (dataDir: string) => {
 }
 
 /**
- * A pool as `PgClient.layer` makes one (checked with one query within 5 s, ended when the scope
- * closes), of our own class: a CancelSafePool for a Postgres server (with more than one
- * connection a late cancel can stop another fiber's statement), a PglitePool for the embedded
- * database (a cancel waiting for its one connection held every statement for 5 s).
+ * The client over a pool, checked with one statement within 5 s (a database that cannot be
+ * reached stops the start-up), its pool closed when the scope closes. The close is waited for at
+ * most a second (the pool waits for every connection still checked out to come back): a holder
+ * that outlives the database's scope does not hold the shutdown, the pool finishes closing when
+ * it lets go.
  */
-const checkedPool = (make: () => Pg.Pool) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const pool = make()
-        // A connection that fails while idle is removed by the pool; the next statement gets another.
-        pool.on("error", () => undefined)
-        try {
-          await pool.query("SELECT 1")
-        } catch (cause) {
-          await pool.end()
-          throw cause
-        }
-        return pool
-      },
-      catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
-    }).pipe(
-      Effect.timeoutFail({
+const checkedClient = (options: PgClient.PgPoolConfig) =>
+  Effect.gen(function*() {
+    const poolScope = yield* Scope.make()
+    yield* Effect.addFinalizer((exit) =>
+      Effect.forkDetach(Scope.close(poolScope, exit)).pipe(
+        Effect.flatMap((closing) => Fiber.await(closing).pipe(Effect.timeoutOption(1000)))
+      )
+    )
+    const client = yield* PgClient.make({ ...options, types: makeTypes(), preparedStatementCacheSize: MAX_PREPARED_TEXTS }).pipe(
+      Scope.provide(poolScope)
+    )
+    yield* client`SELECT 1`.pipe(
+      Effect.timeoutOrElse({
         duration: Duration.seconds(5),
-        onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        orElse: () =>
+          Effect.fail(
+            new SqlError({
+              reason: new ConnectionError({
+                cause: new Error("Connection timed out"),
+                message: "PgClient: Connection timed out",
+                operation: "connect"
+              })
+            })
+          )
       })
-    ),
-    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
-  )
+    )
+    return client
+  })
 
 const embedded = (dataDir: string) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const inMemory = dataDir === "memory://"
       const location = inMemory ? dataDir : join(dataDir, DATABASE_DIRECTORY)
@@ -179,34 +232,27 @@ const embedded = (dataDir: string) =>
       if (!inMemory) yield* tightenDatabaseDirectory(dataDir)
       // Its one connection stays open when idle (in the process, it holds nothing a close would
       // free) and keeps the statements it prepared.
-      const pool = () =>
-        new PglitePool({
-          stream: pgliteConnections(db),
-          max: 1,
-          idleTimeoutMillis: 0,
-          user: "postgres",
-          database: "postgres",
-          types,
-          Client: PreparingClient
-        })
-      return PgClient.layerFromPool({ acquire: checkedPool(pool), types })
+      return PgClient.layerFrom(checkedClient({
+        stream: pgliteConnections(db),
+        ssl: false,
+        minConnections: 1,
+        maxConnections: 1,
+        username: "postgres",
+        database: "postgres"
+      }))
     })
   )
 
 /** Connections to a Postgres server per process. */
 const POSTGRES_POOL_SIZE = 10
 
-/** The pool for a Postgres server at `url`. */
-const postgresPool = (url: Redacted.Redacted) =>
-  checkedPool(() =>
-    new CancelSafePool({
-      connectionString: Redacted.value(url),
-      max: POSTGRES_POOL_SIZE,
-      application_name: "@effect/sql-pg",
-      types,
-      Client: PreparingClient
-    })
-  )
+/** The client of a Postgres server at `url`: a pool of POSTGRES_POOL_SIZE, an idle connection closed after 10 s. */
+const postgres = (url: Redacted.Redacted) =>
+  PgClient.layerFrom(checkedClient({
+    url,
+    maxConnections: POSTGRES_POOL_SIZE,
+    idleTimeout: Duration.seconds(10)
+  }))
 
 /** Which database `config` names, for the start-up log: never the password. */
 export const describeDatabase = (config: AppConfigShape): string =>
@@ -218,10 +264,10 @@ export const describeDatabase = (config: AppConfigShape): string =>
     }
   })
 
-export const DatabaseLive = Layer.unwrapEffect(
+export const DatabaseLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => PgClient.layerFromPool({ acquire: postgresPool(url), types }),
+      onSome: postgres,
       onNone: () => embedded(config.dataDir)
     }))
 )

@@ -3,11 +3,15 @@
  * synchronous write per line (stdout to a file or a pipe is synchronous in Node). The batch is
  * flushed when the layer closes, so shutdown loses nothing.
  *
+ * Each line has the fields it always had (`message`, `logLevel`, `timestamp`, `cause`,
+ * `annotations`, `spans`, `fiberId`): Effect 4's JSON logger names the level `level`, so its
+ * structured record is written here with the level under `logLevel`.
+ *
  * Once shutdown has begun, the workflow engine's "No healthy runners available" warnings are
  * left out: the cluster logs one each time it looks for a runner after its own runner has
  * stopped, which is what a normal stop looks like, not a problem to report.
  */
-import { Effect, Logger, LogLevel } from "effect"
+import { Effect, Formatter, Logger } from "effect"
 
 const BATCH_WINDOW = "50 millis"
 const SHUTDOWN_NOISE = "No healthy runners available"
@@ -19,22 +23,28 @@ export const beginShutdown = () => {
   shuttingDown = true
 }
 
-const isShutdownNoise = (options: Logger.Logger.Options<unknown>) => {
-  if (!shuttingDown || options.logLevel !== LogLevel.Warning) return false
+const isShutdownNoise = (options: Logger.Options<unknown>) => {
+  if (!shuttingDown || options.logLevel !== "Warn") return false
   const message = Array.isArray(options.message) ? options.message[0] : options.message
   return message === SHUTDOWN_NOISE
 }
 
-export const JsonLogsLive = Logger.replaceScoped(
-  Logger.defaultLogger,
+/** One JSON line per entry, its level as `logLevel` (INFO, WARN, …). */
+const jsonLine = Logger.map(Logger.formatStructured, ({ annotations, cause, fiberId, level, message, spans, timestamp }) =>
+  Formatter.formatJson({ message, logLevel: level, timestamp, cause, annotations, spans, fiberId }))
+
+export const JsonLogsLive = Logger.layer([
   Effect.map(
-    Logger.batched(Logger.jsonLogger, BATCH_WINDOW, (lines) =>
-      Effect.sync(() => {
-        process.stdout.write(lines.join("\n") + "\n")
-      })),
+    Logger.batched(jsonLine, {
+      window: BATCH_WINDOW,
+      flush: (lines) =>
+        Effect.sync(() => {
+          process.stdout.write(lines.join("\n") + "\n")
+        })
+    }),
     (logger) =>
       Logger.make((options) => {
         if (!isShutdownNoise(options)) logger.log(options)
       })
   )
-)
+])

@@ -2,7 +2,7 @@
  * Forward-only, numbered migrations, run at start-up (and by `npm run cli -- migrate`).
  * Each file under ./migrations is imported here, so the set is fixed at build time.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { PgMigrator } from "@effect/sql-pg"
 import { Layer } from "effect"
 import { withStartupLock } from "./StartupLock.ts"
@@ -21,6 +21,7 @@ import poolMachines from "./migrations/0012_pool_machines.ts"
 import workspaces from "./migrations/0013_workspaces.ts"
 import agentQueuedInputs from "./migrations/0014_agent_queued_inputs.ts"
 import worktreeMigrationHolds from "./migrations/0015_worktree_migration_holds.ts"
+import clusterExitsEffect4 from "./migrations/0016_cluster_exits_effect4.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -37,7 +38,8 @@ const migrations = {
   "0012_pool_machines": poolMachines,
   "0013_workspaces": workspaces,
   "0014_agent_queued_inputs": agentQueuedInputs,
-  "0015_worktree_migration_holds": worktreeMigrationHolds
+  "0015_worktree_migration_holds": worktreeMigrationHolds,
+  "0016_cluster_exits_effect4": clusterExitsEffect4
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */
@@ -46,4 +48,4 @@ export const LATEST_MIGRATION_ID = Math.max(...Object.keys(migrations).map((name
 export const runMigrations = PgMigrator.run({ loader: PgMigrator.fromRecord(migrations) })
 
 /** At start-up, one process at a time (src/layers/StartupLock.ts). */
-export const MigrationsLive = Layer.effectDiscard(withStartupLock(runMigrations)).pipe(Layer.provide(NodeContext.layer))
+export const MigrationsLive = Layer.effectDiscard(withStartupLock(runMigrations)).pipe(Layer.provide(NodeServices.layer))

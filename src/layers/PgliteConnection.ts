@@ -1,8 +1,8 @@
 /**
- * An in-process connection to the embedded PGlite for the `pg` driver (`@effect/sql-pg`'s
- * `stream` option): a stream the driver writes the Postgres wire protocol to. What the driver
- * writes at once (a query's Parse, Bind, Describe, Execute and Sync, corked) runs on PGlite in
- * one call, under PGlite's lock, and its answers go back to the driver in one piece.
+ * An in-process connection to the embedded PGlite for `@effect/sql-pg` (its `stream` option): a
+ * stream the driver writes the Postgres wire protocol to. What the driver writes at once (a
+ * query's Parse, Bind, Describe, Execute and Sync, in one write) runs on PGlite in one call,
+ * under PGlite's lock, and its answers go back to the driver in one piece.
  *
  * It replaces a loopback TCP server in front of PGlite (`@electric-sql/pglite-socket`): no port
  * that any local user could connect to without a password, and no socket writes, event-loop hops
@@ -17,13 +17,15 @@
  *
  * The driver sends an SSL request only when SSL is asked for (it never is here): it is answered
  * "no" as a server without SSL would. A cancel request has nothing to stop (PGlite runs one
- * statement at a time, to its end) and is dropped.
+ * statement at a time, to its end): it is dropped, and its connection closed at once, as a
+ * server closes it. The driver waits for that close (up to 5 s) before it goes on; it then
+ * retires the interrupted statement's connection, as it does for a cancel Postgres did not
+ * confirm, and the next connection starts a session of its own (below).
  *
  * PGlite is one session, whatever the number of connections to it, and keeps its state from one
  * connection to the next. Each connection gets a session as a server's would be new: when it
  * starts, a transaction left open is rolled back and the prepared statements are deallocated (a
- * new `pg` client knows of none, and would fail to prepare a name that is still there:
- * PreparedStatements.ts). A connection that ends inside a transaction rolls it back, as a
+ * new connection of the driver knows of none). A connection that ends inside a transaction rolls it back, as a
  * server does for a client that goes away, unless another connection has started since: the
  * session is that one's.
  */
@@ -93,7 +95,11 @@ class PgliteConnection extends Duplex {
           answers.push(NO_SSL)
           continue
         }
-        if (code === CANCEL_REQUEST_CODE) continue
+        if (code === CANCEL_REQUEST_CODE) {
+          // Nothing to cancel; the connection ends as a server ends it, once the request is read.
+          setImmediate(() => this.destroy())
+          return
+        }
         await this.startSession()
         this.started = true
       }
@@ -136,7 +142,7 @@ class PgliteConnection extends Duplex {
     this.db.exec("ROLLBACK").then(() => done(error), () => done(error))
   }
 
-  // What the driver calls on a socket.
+  // What the `pg` driver calls on a socket (test/shared/PgliteConnection.test.ts connects with it).
   connect() {
     process.nextTick(() => this.emit("connect"))
     return this

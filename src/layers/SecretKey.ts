@@ -18,7 +18,7 @@ export class InvalidSecretKey extends Data.TaggedError("InvalidSecretKey")<{ rea
 
 export const SECRET_KEY_BYTES = 32
 
-export class SecretKey extends Context.Tag("SecretKey")<SecretKey, Redacted.Redacted<Buffer>>() {
+export class SecretKey extends Context.Service<SecretKey, Redacted.Redacted<Buffer>>()("SecretKey") {
   static readonly layer = Layer.effect(
     SecretKey,
     Effect.gen(function*() {

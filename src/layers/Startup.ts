@@ -9,8 +9,8 @@
  *   on stderr, not a stack trace;
  * - "stopped" once everything has closed.
  */
-import { HttpServer, HttpServerError } from "@effect/platform"
-import { Cause, ConfigError, Data, Effect, Layer } from "effect"
+import { HttpServer, HttpServerError } from "effect/http"
+import { Cause, Config, Data, Effect, Layer, Schema, SchemaIssue } from "effect"
 import { createServer } from "node:net"
 import { AppConfig } from "./AppConfig.ts"
 import { DataDirectoryInUse, describeDatabase } from "./Database.ts"
@@ -27,7 +27,7 @@ const portInUse = (port: number) => new PortInUse({ message: `port ${port} is in
 /** Fails with PortInUse when HOST:PORT cannot be listened on (checked by listening, then closing). */
 export const PortAvailable = Layer.effectDiscard(
   Effect.flatMap(AppConfig, ({ host, port }) =>
-    Effect.async<void, PortInUse | Error>((resume) => {
+    Effect.callback<void, PortInUse | Error>((resume) => {
       const probe = createServer()
       probe.once("error", (error: NodeJS.ErrnoException) =>
         resume(
@@ -49,7 +49,7 @@ export const withStartupLog = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
       const server = yield* HttpServer.HttpServer
       const config = yield* AppConfig
       const address = server.address
-      const base = address._tag === "UnixAddress" ? `unix:${address.path}` : `http://${config.host}:${address.port}`
+      const base = address._tag === "UnixPathAddress" ? `unix:${address.path}` : `http://${config.host}:${address.port}`
       listening = true
       yield* Effect.logInfo(
         `Listening on ${base}; API docs at ${base}${DOCS_PATH}, OpenAPI at ${base}${OPENAPI_PATH}; ` +
@@ -59,9 +59,24 @@ export const withStartupLog = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   ).pipe(Layer.provideMerge(layer))
 
 /** Logs "stopped" when the layers it is provided to have all closed, if the server had started. */
-export const StoppedLog = Layer.scopedDiscard(
+export const StoppedLog = Layer.effectDiscard(
   Effect.addFinalizer(() => Effect.suspend(() => listening ? Effect.logInfo("stopped") : Effect.void))
 )
+
+const formatIssue = SchemaIssue.makeFormatterDefault()
+
+/**
+ * A configuration problem as one line, the variable named: `(Invalid data at DATABASE_URL: "…")`, as
+ * the server has always printed it.
+ */
+const describeConfigError = (error: Config.ConfigError): string => {
+  const cause = error.cause
+  if (!Schema.isSchemaError(cause)) return String(cause)
+  const issue = cause.issue
+  return issue._tag === "Pointer"
+    ? `(Invalid data at ${issue.path.map(String).join(".")}: "${formatIssue(issue.issue)}")`
+    : `(Invalid data: "${formatIssue(issue)}")`
+}
 
 /** The one line to print for a start-up failure an operator can fix, or undefined for a bug. */
 export const startupProblem = (cause: Cause.Cause<unknown>): string | undefined => {
@@ -70,7 +85,7 @@ export const startupProblem = (cause: Cause.Cause<unknown>): string | undefined 
     error instanceof PortInUse || error instanceof DataDirectoryInUse || error instanceof DataDirectoryUnusable ||
     error instanceof RunnerAddressUnavailable || error instanceof InvalidSecretKey || error instanceof ClusterPoolsRefused
   ) return error.message
-  if (ConfigError.isConfigError(error)) return `configuration: ${String(error)}`
+  if (error instanceof Config.ConfigError) return `configuration: ${describeConfigError(error)}`
   if (error instanceof HttpServerError.ServeError) {
     const cause = error.cause as (NodeJS.ErrnoException & { readonly port?: number }) | undefined
     return cause?.code === "EADDRINUSE" && cause.port !== undefined

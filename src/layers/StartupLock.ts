@@ -18,12 +18,16 @@ import { AppConfig } from "./AppConfig.ts"
 const STARTUP_LOCK_KEY = 4_731_220_915
 
 export const withStartupLock = <A, E, R>(step: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.zip(PgClient.PgClient, AppConfig), ([sql, config]) =>
-    Option.isNone(config.databaseUrl) ? step : Effect.scoped(Effect.gen(function*() {
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const config = yield* AppConfig
+    if (Option.isNone(config.databaseUrl)) return yield* step
+    return yield* Effect.scoped(Effect.gen(function*() {
       const connection = yield* Effect.orDie(sql.reserve)
       yield* Effect.acquireRelease(
         Effect.orDie(connection.executeRaw("SELECT pg_advisory_lock($1)", [STARTUP_LOCK_KEY])),
         () => Effect.ignore(connection.executeRaw("SELECT pg_advisory_unlock($1)", [STARTUP_LOCK_KEY]))
       )
       return yield* step
-    })))
+    }))
+  })

@@ -1,5 +1,5 @@
 /**
- * The durable workflow engine (docs/runtime.md): `@effect/workflow` on `@effect/cluster`, its
+ * The durable workflow engine (docs/runtime.md): `effect/workflow` on `effect/cluster`, its
  * messages and workflow journals in the application's own database (tables `cluster_*`), so a
  * restarted process, or another one, resumes every unfinished workflow from where it stopped.
  *
@@ -19,13 +19,14 @@
  * every second, the health check pings the other runners every 2 s, and a runner that stopped
  * refreshing its registration for 10 s counts as gone.
  */
-import { ClusterWorkflowEngine, SingleRunner } from "@effect/cluster"
-import type { ShardingConfig } from "@effect/cluster"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
+import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
+import type { ShardingConfig } from "effect/cluster"
 import { Duration, Effect, Layer, Option } from "effect"
 import { AppConfig } from "./AppConfig.ts"
 import { socketRunnerCluster } from "./cluster/SocketRunnerCluster.ts"
 
-type ShardingSettings = Partial<ShardingConfig.ShardingConfig["Type"]>
+type ShardingSettings = Partial<ShardingConfig.ShardingConfig["Service"]>
 
 export const workflowShardingConfig: ShardingSettings = {
   entityMessagePollInterval: Duration.millis(500),
@@ -45,9 +46,11 @@ export const clusterShardingConfig: ShardingSettings = {
 const singleRunner = SingleRunner.layer({ runnerStorage: "memory", shardingConfig: workflowShardingConfig })
 
 /** `WorkflowEngine`, and the `Sharding` under it (for cluster singletons), over the application's `SqlClient`. */
-export const WorkflowEngineLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+export const WorkflowEngineLive = Layer.unwrap(Effect.map(AppConfig, (config) =>
   ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(
       Option.isSome(config.databaseUrl) ? socketRunnerCluster(clusterShardingConfig) : singleRunner
-    )
+    ),
+    // The message storage hashes a message id longer than its column with it.
+    Layer.provide(NodeCrypto.layerDigest)
   )))

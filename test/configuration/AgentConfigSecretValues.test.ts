@@ -3,7 +3,7 @@
  * other secret references) is refused with 400 without the value in the answer, whatever its
  * shape: an array, an object, a number, a string too long for a name; in YAML and JSON sources.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { agentProject } from "../support/AgentProject.ts"
@@ -40,7 +40,7 @@ describeApp()("agent config secret values in validation errors", (it) => {
             const response = yield* rawRequest(
               HttpClientRequest.post(path).pipe(
                 HttpClientRequest.bearerToken(setup.owner.token),
-                HttpClientRequest.bodyUnsafeJson({ source, source_format: format })
+                HttpClientRequest.bodyJsonUnsafe({ source, source_format: format })
               )
             )
             expect(response.status).toBe(400)

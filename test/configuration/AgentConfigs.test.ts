@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
@@ -18,14 +18,14 @@ const setUp = (label = "Configs") =>
   Effect.gen(function*() {
     const owner = yield* newUser("owner")
     const org = yield* owner.client.organizations.create({ payload: { name: label } })
-    const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
-    const other = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Other" } })
+    const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+    const other = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Other" } })
     const provider = yield* owner.client.modelProviderConfigs.create({
-      path: { orgID: org.id },
+      params: { orgID: org.id },
       payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
     })
     const model = yield* owner.client.models.create({
-      path: { orgID: org.id },
+      params: { orgID: org.id },
       payload: {
         provider_config_id: provider.id,
         name: "Sonnet",
@@ -40,15 +40,15 @@ const setUp = (label = "Configs") =>
       }
     })
     yield* owner.client.models.createGrant({
-      path: { orgID: org.id, modelID: model.id },
+      params: { orgID: org.id, modelID: model.id },
       payload: { target_project_id: project.id }
     })
     const create = (source: string | Record<string, unknown>, source_format: "yaml" | "json", projectId = project.id) =>
       Effect.map(
         owner.client.agentConfigs.create({
-          path: { orgID: org.id, projectID: projectId },
+          params: { orgID: org.id, projectID: projectId },
           payload: { source, source_format },
-          withResponse: true
+          responseMode: "decoded-and-response"
         }),
         ([config, response]) => ({ config, status: response.status })
       )
@@ -174,7 +174,7 @@ describeApp()("agent configs", (it) => {
     Effect.gen(function*() {
       const { create, model, org, owner } = yield* setUp()
       yield* create(YAML_SOURCE, "yaml")
-      const error = yield* expectFailure(owner.client.models.remove({ path: { orgID: org.id, modelID: model.id } }))
+      const error = yield* expectFailure(owner.client.models.remove({ params: { orgID: org.id, modelID: model.id } }))
       expect(error).toMatchObject({ _tag: "Conflict", error: expect.stringContaining("revoke its grants") })
     }))
 
@@ -282,7 +282,7 @@ describeApp()("agent configs", (it) => {
       expect(issues).toEqual([{ path: "/model/name", message: expect.stringContaining("granted"), line: 6, column: 9 }])
       const unknownModel = issuesOf(yield* expectFailure(create(YAML_SOURCE.replace("name: Sonnet", "name: Sonet"), "yaml")))
       expect(unknownModel).toEqual([{ path: "/model/name", message: expect.stringContaining('"Sonet"'), line: 6, column: 9 }])
-      yield* owner.client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: other.id } })
+      yield* owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: other.id } })
       const created = yield* create(YAML_SOURCE, "yaml", other.id)
       expect(created.status).toBe(201)
       expect(created.config.compiled_definition.model.configured_model_id).toBe(model.id)
@@ -353,12 +353,12 @@ describeApp()("agent configs", (it) => {
       const { create, model, org, owner, project } = yield* setUp()
       const { config } = yield* create(YAML_SOURCE, "yaml")
       const updated = yield* owner.client.models.update({
-        path: { orgID: org.id, modelID: model.id },
+        params: { orgID: org.id, modelID: model.id },
         payload: { provider_model_slug: "claude-sonnet-4-6", context_window_tokens: 180_000 }
       })
       expect(updated.current_revision_id).not.toBe(model.current_revision_id)
       const got = yield* owner.client.agentConfigs.get({
-        path: { orgID: org.id, projectID: project.id, agentConfigID: config.id }
+        params: { orgID: org.id, projectID: project.id, agentConfigID: config.id }
       })
       expect(got.model).toMatchObject({
         current_revision_id: updated.current_revision_id,
@@ -377,9 +377,9 @@ describeApp()("agent configs", (it) => {
     Effect.gen(function*() {
       const { create, model, org, owner, project, provider } = yield* setUp()
       const first = yield* create(YAML_SOURCE, "yaml")
-      yield* owner.client.models.update({ path: { orgID: org.id, modelID: model.id }, payload: { name: "Sonnet old" } })
+      yield* owner.client.models.update({ params: { orgID: org.id, modelID: model.id }, payload: { name: "Sonnet old" } })
       const replacement = yield* owner.client.models.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: {
           provider_config_id: provider.id,
           name: "Sonnet",
@@ -392,7 +392,7 @@ describeApp()("agent configs", (it) => {
         }
       })
       yield* owner.client.models.createGrant({
-        path: { orgID: org.id, modelID: replacement.id },
+        params: { orgID: org.id, modelID: replacement.id },
         payload: { target_project_id: project.id }
       })
       const second = yield* create(YAML_SOURCE, "yaml")
@@ -403,7 +403,7 @@ describeApp()("agent configs", (it) => {
       expect(second.config.compiled_definition.model.reasoning).toEqual({})
       // The first config still renders its own model, under its new name.
       const firstNow = yield* owner.client.agentConfigs.get({
-        path: { orgID: org.id, projectID: project.id, agentConfigID: first.config.id }
+        params: { orgID: org.id, projectID: project.id, agentConfigID: first.config.id }
       })
       expect(firstNow.model).toMatchObject({ configured_model_id: model.id, name: "Sonnet old" })
     }))
@@ -416,14 +416,14 @@ describeApp()("agent configs", (it) => {
       expect(missing).toEqual([{ path: "/skills/0/name", message: expect.any(String), line: 8, column: 11 }])
 
       const skill = yield* owner.client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Deploy", description: "", owner_project_id: other.id, content: { "SKILL.md": "deploy" } }
       })
       const ungranted = issuesOf(yield* expectFailure(create(source, "yaml")))
       expect(ungranted.map((issue) => issue.path)).toEqual(["/skills/0/name"])
 
       yield* owner.client.skills.createGrant({
-        path: { orgID: org.id, skillID: skill.id },
+        params: { orgID: org.id, skillID: skill.id },
         payload: { target_project_id: project.id }
       })
       const granted = yield* create(source, "yaml")
@@ -432,7 +432,7 @@ describeApp()("agent configs", (it) => {
 
       // A new version of an unpinned skill resolves differently: a new config pinned to it.
       yield* owner.client.skills.createVersion({
-        path: { orgID: org.id, skillID: skill.id },
+        params: { orgID: org.id, skillID: skill.id },
         payload: { content: { "SKILL.md": "deploy v2" } }
       })
       const newer = yield* create(source, "yaml")
@@ -444,7 +444,7 @@ describeApp()("agent configs", (it) => {
       expect(pinned.map((issue) => issue.path)).toEqual(["/skills/0/version"])
 
       const personal = yield* owner.client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
       })
       const withPersonal = yield* create(YAML_SOURCE + "skills:\n  - name: Mine\n", "yaml")
@@ -457,27 +457,27 @@ describeApp()("agent configs", (it) => {
       const member = yield* newUser("member")
       yield* joinOrganization(owner, org.id, member, "admin")
       yield* member.client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
       })
       const config = yield* member.client.agentConfigs.create({
-        path: { orgID: org.id, projectID: project.id },
+        params: { orgID: org.id, projectID: project.id },
         payload: { source: YAML_SOURCE + "skills:\n  - name: Mine\n", source_format: "yaml" }
       })
       // Without an agent, a config alone does not block.
       const unused = yield* newUser("unused")
       yield* joinOrganization(owner, org.id, unused, "member")
       yield* unused.client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
       })
-      yield* owner.client.members.remove({ path: { orgID: org.id, userID: unused.user.id } })
+      yield* owner.client.members.remove({ params: { orgID: org.id, userID: unused.user.id } })
 
       yield* owner.client.agents.create({
-        path: { orgID: org.id, projectID: project.id },
+        params: { orgID: org.id, projectID: project.id },
         payload: { agent_config_id: config.id }
       })
-      const blocked = yield* expectFailure(owner.client.members.remove({ path: { orgID: org.id, userID: member.user.id } }))
+      const blocked = yield* expectFailure(owner.client.members.remove({ params: { orgID: org.id, userID: member.user.id } }))
       expect(blocked._tag).toBe("Conflict")
       expect((blocked as { error: string }).error).toContain("Mine")
     }))
@@ -486,11 +486,11 @@ describeApp()("agent configs", (it) => {
     Effect.gen(function*() {
       const { create, org, owner, project } = yield* setUp()
       const auth = yield* owner.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "docker-auth", value: Redacted.make("{}") }
       })
       const pool = yield* owner.client.machinePools.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: {
           name: "builders",
           provider: "docker",
@@ -504,7 +504,7 @@ describeApp()("agent configs", (it) => {
         }
       })
       yield* owner.client.machinePools.createGrant({
-        path: { orgID: org.id, poolID: pool.id },
+        params: { orgID: org.id, poolID: pool.id },
         payload: { target_project_id: project.id }
       })
       const source = YAML_SOURCE + [
@@ -526,11 +526,11 @@ describeApp()("agent configs", (it) => {
         }
       ])
       const secret = yield* owner.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "GitHub token", value: Redacted.make("ghp_not_a_real_token") }
       })
       yield* owner.client.secrets.createGrant({
-        path: { orgID: org.id, secretID: secret.id },
+        params: { orgID: org.id, secretID: secret.id },
         payload: { target_project_id: project.id }
       })
       const created = yield* create(source, "yaml")
@@ -550,11 +550,11 @@ describeApp()("agent configs", (it) => {
     Effect.gen(function*() {
       const { create, org, other, owner, project } = yield* setUp()
       const auth = yield* owner.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "docker-auth", value: Redacted.make("{}") }
       })
       const pool = yield* owner.client.machinePools.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: {
           name: "builders",
           provider: "docker",
@@ -570,7 +570,7 @@ describeApp()("agent configs", (it) => {
       const source = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${pool.id}\n`
       // Not granted to the project yet (granted to another project of the organization only).
       yield* owner.client.machinePools.createGrant({
-        path: { orgID: org.id, poolID: pool.id },
+        params: { orgID: org.id, poolID: pool.id },
         payload: { target_project_id: other.id }
       })
       const ungranted = issuesOf(yield* expectFailure(create(source, "yaml")))
@@ -585,11 +585,11 @@ describeApp()("agent configs", (it) => {
       // A pool of another organization, even granted there, is no pool of this one.
       const stranger = yield* setUp("Elsewhere")
       const foreignAuth = yield* stranger.owner.client.secrets.create({
-        path: { orgID: stranger.org.id },
+        params: { orgID: stranger.org.id },
         payload: { name: "docker-auth", value: Redacted.make("{}") }
       })
       const foreign = yield* stranger.owner.client.machinePools.create({
-        path: { orgID: stranger.org.id },
+        params: { orgID: stranger.org.id },
         payload: {
           name: "theirs",
           provider: "docker",
@@ -607,7 +607,7 @@ describeApp()("agent configs", (it) => {
       expect(notOurs.map((issue) => issue.path)).toEqual(["/machine_sources/0/machine_pool_id"])
 
       yield* owner.client.machinePools.createGrant({
-        path: { orgID: org.id, poolID: pool.id },
+        params: { orgID: org.id, poolID: pool.id },
         payload: { target_project_id: project.id }
       })
       const created = yield* create(source, "yaml")
@@ -728,25 +728,25 @@ describeApp()("agent configs", (it) => {
         ids.push((yield* create(YAML_SOURCE.replace("customers", `customers ${n}`), "yaml")).config.id)
       }
       const page1 = yield* owner.client.agentConfigs.list({
-        path: { orgID: org.id, projectID: project.id },
-        urlParams: { limit: 2 }
+        params: { orgID: org.id, projectID: project.id },
+        query: { limit: 2 }
       })
       expect(page1.data.map((c) => c.id)).toEqual([ids[2], ids[1]])
       expect(page1.has_more).toBe(true)
       const page2 = yield* owner.client.agentConfigs.list({
-        path: { orgID: org.id, projectID: project.id },
-        urlParams: { limit: 2, cursor: page1.next_cursor! }
+        params: { orgID: org.id, projectID: project.id },
+        query: { limit: 2, cursor: page1.next_cursor! }
       })
       expect(page2.data.map((c) => c.id)).toEqual([ids[0]])
       expect(page2.has_more).toBe(false)
 
       const stranger = yield* newUser("stranger")
       const notFound = yield* expectFailure(stranger.client.agentConfigs.get({
-        path: { orgID: org.id, projectID: project.id, agentConfigID: ids[0] as any }
+        params: { orgID: org.id, projectID: project.id, agentConfigID: ids[0] as any }
       }))
       expect(notFound._tag).toBe("NotFound")
       const createElsewhere = yield* expectFailure(stranger.client.agentConfigs.create({
-        path: { orgID: org.id, projectID: project.id },
+        params: { orgID: org.id, projectID: project.id },
         payload: { source: YAML_SOURCE, source_format: "yaml" }
       }))
       expect(createElsewhere._tag).toBe("NotFound")
@@ -754,11 +754,11 @@ describeApp()("agent configs", (it) => {
       // Another organization's project cannot be used to reach the config either.
       const strangerOrg = yield* stranger.client.organizations.create({ payload: { name: "Elsewhere" } })
       const strangerProject = yield* stranger.client.projects.create({
-        path: { orgID: strangerOrg.id },
+        params: { orgID: strangerOrg.id },
         payload: { name: "P" }
       })
       const crossProject = yield* expectFailure(stranger.client.agentConfigs.get({
-        path: { orgID: strangerOrg.id, projectID: strangerProject.id, agentConfigID: ids[0] as any }
+        params: { orgID: strangerOrg.id, projectID: strangerProject.id, agentConfigID: ids[0] as any }
       }))
       expect(crossProject._tag).toBe("NotFound")
     }))
@@ -770,11 +770,11 @@ describeApp()("agent configs", (it) => {
       const member = yield* newUser("member")
       yield* joinOrganization(owner, org.id, member, "member")
       const read = yield* member.client.agentConfigs.get({
-        path: { orgID: org.id, projectID: project.id, agentConfigID: config.id }
+        params: { orgID: org.id, projectID: project.id, agentConfigID: config.id }
       })
       expect(read.id).toBe(config.id)
       const denied = yield* expectFailure(member.client.agentConfigs.create({
-        path: { orgID: org.id, projectID: project.id },
+        params: { orgID: org.id, projectID: project.id },
         payload: { source: YAML_SOURCE, source_format: "yaml" }
       }))
       expect(denied._tag).toBe("Forbidden")
@@ -787,7 +787,7 @@ describeApp()("agent configs", (it) => {
         rawRequest(
           HttpClientRequest.post(`/v1/orgs/${org.id}/projects/${project.id}/agent-configs`).pipe(
             HttpClientRequest.bearerToken(owner.token),
-            HttpClientRequest.bodyUnsafeJson(body)
+            HttpClientRequest.bodyJsonUnsafe(body)
           )
         )
       const objectAsYaml = yield* post({ source: { instruction: "x" }, source_format: "yaml" })

@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { ModelProviderConfigId } from "../../src/domain/shared/Ids.ts"
@@ -23,7 +23,7 @@ const setUp = (label: string) =>
     const owner = yield* newUser("owner")
     const org = yield* owner.client.organizations.create({ payload: { name: label } })
     const provider = yield* owner.client.modelProviderConfigs.create({
-      path: { orgID: org.id },
+      params: { orgID: org.id },
       payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
     })
     return { owner, org, provider }
@@ -33,7 +33,7 @@ const postModel = (user: TestUser, orgId: string, body: unknown) =>
   rawRequest(
     HttpClientRequest.post(`/v1/orgs/${orgId}/models`).pipe(
       HttpClientRequest.bearerToken(user.token),
-      HttpClientRequest.bodyUnsafeJson(body)
+      HttpClientRequest.bodyJsonUnsafe(body)
     )
   )
 
@@ -41,7 +41,7 @@ const patchModel = (user: TestUser, orgId: string, modelId: string, body: unknow
   rawRequest(
     HttpClientRequest.patch(`/v1/orgs/${orgId}/models/${modelId}`).pipe(
       HttpClientRequest.bearerToken(user.token),
-      HttpClientRequest.bodyUnsafeJson(body)
+      HttpClientRequest.bodyJsonUnsafe(body)
     )
   )
 
@@ -49,7 +49,7 @@ describeApp()("configured models", (it) => {
   it.effect("create with defaults; every PATCH is a new immutable revision", () =>
     Effect.gen(function*() {
       const { org, owner, provider } = yield* setUp("Models")
-      const created = yield* owner.client.models.create({ path: { orgID: org.id }, payload: reasoningModel(provider.id) })
+      const created = yield* owner.client.models.create({ params: { orgID: org.id }, payload: reasoningModel(provider.id) })
       expect(created.id).toMatch(ID_PATTERN("mdl"))
       expect(created.current_revision_id).toMatch(ID_PATTERN("mrev"))
       expect(created).toMatchObject({
@@ -73,7 +73,7 @@ describeApp()("configured models", (it) => {
       const path = { orgID: org.id, modelID: created.id }
 
       const patched = yield* owner.client.models.update({
-        path,
+        params: path,
         payload: { provider_model_slug: "claude-sonnet-4-6", default_max_output_tokens: 8_000, default_cache_retention: "long" }
       })
       expect(patched.current_revision_id).not.toBe(created.current_revision_id)
@@ -85,66 +85,66 @@ describeApp()("configured models", (it) => {
         max_output_tokens: 64_000,
         context_window_tokens: 200_000
       })
-      const renamed = yield* owner.client.models.update({ path, payload: { name: "Sonnet latest" } })
+      const renamed = yield* owner.client.models.update({ params: path, payload: { name: "Sonnet latest" } })
       expect(renamed.name).toBe("Sonnet latest")
       expect(renamed.provider_model_slug).toBe("claude-sonnet-4-6")
 
-      const revisions = yield* owner.client.models.revisions({ path, urlParams: {} })
+      const revisions = yield* owner.client.models.revisions({ params: path, query: {} })
       expect(revisions.data.map((r) => r.id)).toEqual(
         [renamed.current_revision_id, patched.current_revision_id, created.current_revision_id]
       )
       const first = revisions.data[2]
       expect(first).toMatchObject({ model_id: created.id, provider_model_slug: "claude-sonnet-4-5", default_cache_retention: "short" })
       // Pages walk newest first too.
-      const page1 = yield* owner.client.models.revisions({ path, urlParams: { limit: 2 } })
+      const page1 = yield* owner.client.models.revisions({ params: path, query: { limit: 2 } })
       expect(page1.has_more).toBe(true)
-      const page2 = yield* owner.client.models.revisions({ path, urlParams: { limit: 2, cursor: page1.next_cursor! } })
+      const page2 = yield* owner.client.models.revisions({ params: path, query: { limit: 2, cursor: page1.next_cursor! } })
       expect([...page1.data, ...page2.data].map((r) => r.id)).toEqual(revisions.data.map((r) => r.id))
       expect(page2.has_more).toBe(false)
 
-      expect((yield* owner.client.models.get({ path })).current_revision_id).toBe(renamed.current_revision_id)
+      expect((yield* owner.client.models.get({ params: path })).current_revision_id).toBe(renamed.current_revision_id)
 
       // Reasoning switched off without naming efforts: the efforts fall back to "none".
-      const plain = yield* owner.client.models.update({ path, payload: { supports_reasoning: false } })
+      const plain = yield* owner.client.models.update({ params: path, payload: { supports_reasoning: false } })
       expect(plain).toMatchObject({ supports_reasoning: false, supported_reasoning_efforts: [], default_reasoning_effort: "none" })
       const back = yield* owner.client.models.update({
-        path,
+        params: path,
         payload: { supports_reasoning: true, supported_reasoning_efforts: ["minimal", "high"] }
       })
       expect(back).toMatchObject({ supported_reasoning_efforts: ["minimal", "high"], default_reasoning_effort: "minimal" })
 
-      yield* owner.client.models.remove({ path })
-      expect((yield* expectFailure(owner.client.models.get({ path })))._tag).toBe("NotFound")
-      expect((yield* expectFailure(owner.client.models.revisions({ path, urlParams: {} })))._tag).toBe("NotFound")
+      yield* owner.client.models.remove({ params: path })
+      expect((yield* expectFailure(owner.client.models.get({ params: path })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(owner.client.models.revisions({ params: path, query: {} })))._tag).toBe("NotFound")
     }))
 
   it.effect("names are unique per provider config; list filters by provider config", () =>
     Effect.gen(function*() {
       const { org, owner, provider } = yield* setUp("Names")
       const other = yield* owner.client.modelProviderConfigs.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Proxy", api_format: "openai-chat-completions", base_url: "http://127.0.0.1:4000/v1" }
       })
-      const a = yield* owner.client.models.create({ path: { orgID: org.id }, payload: reasoningModel(provider.id) })
+      const a = yield* owner.client.models.create({ params: { orgID: org.id }, payload: reasoningModel(provider.id) })
       const duplicate = yield* expectFailure(
-        owner.client.models.create({ path: { orgID: org.id }, payload: reasoningModel(provider.id) })
+        owner.client.models.create({ params: { orgID: org.id }, payload: reasoningModel(provider.id) })
       )
       expect(duplicate._tag).toBe("Conflict")
-      const b = yield* owner.client.models.create({ path: { orgID: org.id }, payload: reasoningModel(other.id) })
+      const b = yield* owner.client.models.create({ params: { orgID: org.id }, payload: reasoningModel(other.id) })
       const c = yield* owner.client.models.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { ...reasoningModel(provider.id), name: "Haiku" }
       })
       const renameClash = yield* expectFailure(
-        owner.client.models.update({ path: { orgID: org.id, modelID: c.id }, payload: { name: "Sonnet" } })
+        owner.client.models.update({ params: { orgID: org.id, modelID: c.id }, payload: { name: "Sonnet" } })
       )
       expect(renameClash._tag).toBe("Conflict")
       // The refused rename left no revision behind.
-      expect((yield* owner.client.models.revisions({ path: { orgID: org.id, modelID: c.id }, urlParams: {} })).data).toHaveLength(1)
+      expect((yield* owner.client.models.revisions({ params: { orgID: org.id, modelID: c.id }, query: {} })).data).toHaveLength(1)
 
-      const all = yield* owner.client.models.list({ path: { orgID: org.id }, urlParams: {} })
+      const all = yield* owner.client.models.list({ params: { orgID: org.id }, query: {} })
       expect(all.data.map((m) => m.id)).toEqual([a.id, b.id, c.id])
-      const filtered = yield* owner.client.models.list({ path: { orgID: org.id }, urlParams: { provider_config_id: other.id } })
+      const filtered = yield* owner.client.models.list({ params: { orgID: org.id }, query: { provider_config_id: other.id } })
       expect(filtered.data.map((m) => m.id)).toEqual([b.id])
       expect(filtered.data[0].provider_config).toBe("Proxy")
     }))
@@ -182,13 +182,13 @@ describeApp()("configured models", (it) => {
         issues: [{ path: "/supports_tools" }]
       })
 
-      const created = yield* owner.client.models.create({ path: { orgID: org.id }, payload: base })
+      const created = yield* owner.client.models.create({ params: { orgID: org.id }, payload: base })
       const badPatch = yield* patchModel(owner, org.id, created.id, { context_window_tokens: 1_000 })
       expect(badPatch.status).toBe(400)
       expect(badPatch.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/max_output_tokens" }] })
       const unknown = yield* patchModel(owner, org.id, created.id, { provider_config_id: provider.id })
       expect(unknown.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/provider_config_id" }] })
-      const revisions = yield* owner.client.models.revisions({ path: { orgID: org.id, modelID: created.id }, urlParams: {} })
+      const revisions = yield* owner.client.models.revisions({ params: { orgID: org.id, modelID: created.id }, query: {} })
       expect(revisions.data.map((r) => r.id)).toEqual([created.current_revision_id])
     }))
 
@@ -197,50 +197,50 @@ describeApp()("configured models", (it) => {
       const { org, owner, provider } = yield* setUp("Roles")
       const member = yield* newUser("member")
       yield* joinOrganization(owner, org.id, member, "member")
-      const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "P" } })
-      const created = yield* owner.client.models.create({ path: { orgID: org.id }, payload: reasoningModel(provider.id) })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "P" } })
+      const created = yield* owner.client.models.create({ params: { orgID: org.id }, payload: reasoningModel(provider.id) })
       const path = { orgID: org.id, modelID: created.id }
 
-      expect((yield* member.client.models.get({ path })).id).toBe(created.id)
-      expect((yield* member.client.models.list({ path: { orgID: org.id }, urlParams: {} })).data).toHaveLength(1)
-      expect((yield* member.client.models.revisions({ path, urlParams: {} })).data).toHaveLength(1)
+      expect((yield* member.client.models.get({ params: path })).id).toBe(created.id)
+      expect((yield* member.client.models.list({ params: { orgID: org.id }, query: {} })).data).toHaveLength(1)
+      expect((yield* member.client.models.revisions({ params: path, query: {} })).data).toHaveLength(1)
       const forbidden = [
-        yield* expectFailure(member.client.models.create({ path: { orgID: org.id }, payload: { ...reasoningModel(provider.id), name: "M" } })),
-        yield* expectFailure(member.client.models.update({ path, payload: { name: "M" } })),
-        yield* expectFailure(member.client.models.remove({ path })),
-        yield* expectFailure(member.client.models.createGrant({ path, payload: { target_project_id: project.id } }))
+        yield* expectFailure(member.client.models.create({ params: { orgID: org.id }, payload: { ...reasoningModel(provider.id), name: "M" } })),
+        yield* expectFailure(member.client.models.update({ params: path, payload: { name: "M" } })),
+        yield* expectFailure(member.client.models.remove({ params: path })),
+        yield* expectFailure(member.client.models.createGrant({ params: path, payload: { target_project_id: project.id } }))
       ]
       expect(forbidden.map((e) => e._tag)).toEqual(["Forbidden", "Forbidden", "Forbidden", "Forbidden"])
 
       const stranger = yield* setUp("Elsewhere")
       const foreignPath = { orgID: stranger.org.id, modelID: created.id }
       const notFound = [
-        yield* expectFailure(stranger.owner.client.models.get({ path })),
-        yield* expectFailure(stranger.owner.client.models.get({ path: foreignPath })),
-        yield* expectFailure(stranger.owner.client.models.update({ path: foreignPath, payload: { name: "Mine" } })),
-        yield* expectFailure(stranger.owner.client.models.remove({ path: foreignPath })),
-        yield* expectFailure(stranger.owner.client.models.revisions({ path: foreignPath, urlParams: {} })),
-        yield* expectFailure(stranger.owner.client.models.listGrants({ path: foreignPath, urlParams: {} }))
+        yield* expectFailure(stranger.owner.client.models.get({ params: path })),
+        yield* expectFailure(stranger.owner.client.models.get({ params: foreignPath })),
+        yield* expectFailure(stranger.owner.client.models.update({ params: foreignPath, payload: { name: "Mine" } })),
+        yield* expectFailure(stranger.owner.client.models.remove({ params: foreignPath })),
+        yield* expectFailure(stranger.owner.client.models.revisions({ params: foreignPath, query: {} })),
+        yield* expectFailure(stranger.owner.client.models.listGrants({ params: foreignPath, query: {} }))
       ]
       expect(notFound.map((e) => e._tag)).toEqual(Array(6).fill("NotFound"))
-      expect((yield* owner.client.models.get({ path })).name).toBe("Sonnet")
+      expect((yield* owner.client.models.get({ params: path })).name).toBe("Sonnet")
     }))
 
   it.effect("grants decide which projects resolve a model", () =>
     Effect.gen(function*() {
       const { org, owner, provider } = yield* setUp("Grants")
       const stranger = yield* setUp("Other")
-      const foreignProject = yield* stranger.owner.client.projects.create({ path: { orgID: stranger.org.id }, payload: { name: "F" } })
-      const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Granted" } })
-      const otherProject = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Not granted" } })
-      const created = yield* owner.client.models.create({ path: { orgID: org.id }, payload: reasoningModel(provider.id) })
+      const foreignProject = yield* stranger.owner.client.projects.create({ params: { orgID: stranger.org.id }, payload: { name: "F" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Granted" } })
+      const otherProject = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Not granted" } })
+      const created = yield* owner.client.models.create({ params: { orgID: org.id }, payload: reasoningModel(provider.id) })
       const path = { orgID: org.id, modelID: created.id }
       const models = yield* Models
       const resolve = (projectId: typeof project.id, providerName = "Anthropic", modelName = "Sonnet") =>
         models.resolveForProject(org.id, projectId, providerName, modelName)
 
       expect(Option.isNone(yield* resolve(project.id))).toBe(true)
-      const grant = yield* owner.client.models.createGrant({ path, payload: { target_project_id: project.id } })
+      const grant = yield* owner.client.models.createGrant({ params: path, payload: { target_project_id: project.id } })
       expect(grant.id).toMatch(ID_PATTERN("mdlgrant"))
       expect(grant).toMatchObject({ org_id: org.id, model_id: created.id, target_project_id: project.id })
 
@@ -276,29 +276,29 @@ describeApp()("configured models", (it) => {
       expect(Option.isNone(yield* models.resolveForProject(stranger.org.id, project.id, "Anthropic", "Sonnet"))).toBe(true)
 
       // `current` follows the newest revision, and says whether the project has the model's grant.
-      const patched = yield* owner.client.models.update({ path, payload: { provider_model_slug: "claude-sonnet-5" } })
+      const patched = yield* owner.client.models.update({ params: path, payload: { provider_model_slug: "claude-sonnet-5" } })
       const current = yield* models.current(created.id, project.id)
       expect(current.model.revision).toMatchObject({ id: patched.current_revision_id, providerModelSlug: "claude-sonnet-5" })
       expect(current.granted).toBe(true)
       expect((yield* models.current(created.id, otherProject.id)).granted).toBe(false)
       expect(Option.getOrThrow(yield* resolve(project.id)).revision.id).toBe(patched.current_revision_id)
 
-      const twice = yield* expectFailure(owner.client.models.createGrant({ path, payload: { target_project_id: project.id } }))
+      const twice = yield* expectFailure(owner.client.models.createGrant({ params: path, payload: { target_project_id: project.id } }))
       expect(twice._tag).toBe("Conflict")
       const foreign = yield* expectFailure(
-        owner.client.models.createGrant({ path, payload: { target_project_id: foreignProject.id } })
+        owner.client.models.createGrant({ params: path, payload: { target_project_id: foreignProject.id } })
       )
       expect(foreign).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/target_project_id" }] })
-      const grants = yield* owner.client.models.listGrants({ path, urlParams: {} })
+      const grants = yield* owner.client.models.listGrants({ params: path, query: {} })
       expect(grants.data.map((g) => g.id)).toEqual([grant.id])
 
-      yield* owner.client.models.removeGrant({ path: { ...path, grantID: grant.id } })
+      yield* owner.client.models.removeGrant({ params: { ...path, grantID: grant.id } })
       expect(Option.isNone(yield* resolve(project.id))).toBe(true)
       expect((yield* models.current(created.id, project.id)).granted).toBe(false)
-      expect((yield* expectFailure(owner.client.models.removeGrant({ path: { ...path, grantID: grant.id } })))._tag)
+      expect((yield* expectFailure(owner.client.models.removeGrant({ params: { ...path, grantID: grant.id } })))._tag)
         .toBe("NotFound")
 
-      yield* owner.client.models.remove({ path })
+      yield* owner.client.models.remove({ params: path })
       expect((yield* expectFailure(models.current(created.id, project.id)))._tag).toBe("NotFound")
     }))
 })

@@ -5,7 +5,7 @@
  * resolves to one is refused when the model is called (the turn fails saying why). Off (the
  * default) every runtime test calls the scripted provider on loopback.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { agentProject } from "../support/AgentProject.ts"
@@ -48,11 +48,11 @@ describeApp({ blockPrivateNetworks: true })("private network targets refused", (
     Effect.gen(function*() {
       const { client } = yield* newUser("admin")
       const org = yield* client.organizations.create({ payload: { name: "Hosted" } })
-      const secret = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "key", value: Redacted.make("sk-x") } })
+      const secret = yield* client.secrets.create({ params: { orgID: org.id }, payload: { name: "key", value: Redacted.make("sk-x") } })
       let index = 0
       const create = (base_url: string) =>
         client.modelProviderConfigs.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { name: `P${index++}`, api_format: "openai-responses", base_url, auth_secret_id: secret.id }
         })
       for (const url of REFUSED) {
@@ -67,12 +67,12 @@ describeApp({ blockPrivateNetworks: true })("private network targets refused", (
 
       const patched = yield* expectFailure(
         client.modelProviderConfigs.update({
-          path: { orgID: org.id, modelProviderConfigID: created[0].id },
+          params: { orgID: org.id, modelProviderConfigID: created[0].id },
           payload: { base_url: "http://169.254.169.254/v1" }
         })
       )
       expect(patched).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/base_url" }] })
-      const unchanged = yield* client.modelProviderConfigs.get({ path: { orgID: org.id, modelProviderConfigID: created[0].id } })
+      const unchanged = yield* client.modelProviderConfigs.get({ params: { orgID: org.id, modelProviderConfigID: created[0].id } })
       expect(unchanged.base_url).toBe(ALLOWED[0])
     }))
 
@@ -84,7 +84,7 @@ describeApp({ blockPrivateNetworks: true })("private network targets refused", (
         rawRequest(
           HttpClientRequest.post(path).pipe(
             HttpClientRequest.bearerToken(setup.owner.token),
-            HttpClientRequest.bodyUnsafeJson({
+            HttpClientRequest.bodyJsonUnsafe({
               source: `instruction: Hi\nmodel:\n  provider_config: Scripted\n  name: Scripted model\n${extra}`,
               source_format: "yaml"
             })
@@ -133,11 +133,11 @@ describeApp({ blockPrivateNetworks: true })("private network targets refused", (
       const agent = yield* setup.launch()
       const agentPath = { ...setup.projectPath, agentID: agent.id }
       const input = yield* setup.owner.client.agents.sendInput({
-        path: agentPath,
+        params: agentPath,
         payload: { content_blocks: [{ type: "text", text: "hello" }] }
       })
       const turn = yield* eventually(
-        setup.owner.client.agents.getTurn({ path: { ...agentPath, turnID: input.event.turn_id! } }),
+        setup.owner.client.agents.getTurn({ params: { ...agentPath, turnID: input.event.turn_id! } }),
         (found) => found.status === "failed",
         "the turn to fail"
       )

@@ -1,5 +1,5 @@
-import { HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -23,7 +23,7 @@ const send = (user: TestUser, method: "GET" | "POST" | "PUT", path: string, body
   rawRequest(
     HttpClientRequest.make(method)(path).pipe(
       HttpClientRequest.bearerToken(user.token),
-      body === undefined ? (request) => request : HttpClientRequest.bodyUnsafeJson(body)
+      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
     )
   )
 
@@ -90,12 +90,12 @@ describeApp()("secrets", (it) => {
       expect(yield* revealed(secretId)).toBe("second-value")
 
       // The typed client sees the same resource.
-      const typed = yield* owner.client.secrets.get({ path: { orgID: org.id, secretID: secretId as never } })
+      const typed = yield* owner.client.secrets.get({ params: { orgID: org.id, secretID: secretId as never } })
       expect(typed.id).toBe(secretId)
       expect("value" in typed).toBe(false)
 
-      yield* owner.client.secrets.remove({ path: { orgID: org.id, secretID: typed.id } })
-      const gone = yield* expectFailure(owner.client.secrets.get({ path: { orgID: org.id, secretID: typed.id } }))
+      yield* owner.client.secrets.remove({ params: { orgID: org.id, secretID: typed.id } })
+      const gone = yield* expectFailure(owner.client.secrets.get({ params: { orgID: org.id, secretID: typed.id } }))
       expect(gone._tag).toBe("NotFound")
       const revealGone = yield* expectFailure(revealed(secretId))
       expect(revealGone._tag).toBe("NotFound")
@@ -107,7 +107,7 @@ describeApp()("secrets", (it) => {
       const org = yield* owner.client.organizations.create({ payload: { name: "Names" } })
       const create = (name: string, owner_?: "personal") =>
         owner.client.secrets.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { name, value: Redacted.make("v"), ...(owner_ ? { owner: owner_ } : {}) }
         })
       yield* create("TOKEN")
@@ -139,49 +139,49 @@ describeApp()("secrets", (it) => {
       const org = yield* owner.client.organizations.create({ payload: { name: "Roles" } })
       yield* joinOrganization(owner, org.id, member, "member")
       const orgSecret = yield* owner.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "SHARED", value: Redacted.make("shared") }
       })
 
       const memberCreate = yield* expectFailure(
-        member.client.secrets.create({ path: { orgID: org.id }, payload: { name: "X", value: Redacted.make("x") } })
+        member.client.secrets.create({ params: { orgID: org.id }, payload: { name: "X", value: Redacted.make("x") } })
       )
       expect(memberCreate._tag).toBe("Forbidden")
       const memberRotate = yield* expectFailure(
-        member.client.secrets.rotate({ path: { orgID: org.id, secretID: orgSecret.id }, payload: { value: Redacted.make("y") } })
+        member.client.secrets.rotate({ params: { orgID: org.id, secretID: orgSecret.id }, payload: { value: Redacted.make("y") } })
       )
       expect(memberRotate._tag).toBe("Forbidden")
-      const memberDelete = yield* expectFailure(member.client.secrets.remove({ path: { orgID: org.id, secretID: orgSecret.id } }))
+      const memberDelete = yield* expectFailure(member.client.secrets.remove({ params: { orgID: org.id, secretID: orgSecret.id } }))
       expect(memberDelete._tag).toBe("Forbidden")
-      expect((yield* member.client.secrets.get({ path: { orgID: org.id, secretID: orgSecret.id } })).name).toBe("SHARED")
+      expect((yield* member.client.secrets.get({ params: { orgID: org.id, secretID: orgSecret.id } })).name).toBe("SHARED")
 
       const mine = yield* member.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "MINE", value: Redacted.make("mine"), owner: "personal" }
       })
-      yield* member.client.secrets.rotate({ path: { orgID: org.id, secretID: mine.id }, payload: { value: Redacted.make("mine2") } })
+      yield* member.client.secrets.rotate({ params: { orgID: org.id, secretID: mine.id }, payload: { value: Redacted.make("mine2") } })
       expect(yield* revealed(mine.id)).toBe("mine2")
-      const memberList = yield* member.client.secrets.list({ path: { orgID: org.id }, urlParams: {} })
+      const memberList = yield* member.client.secrets.list({ params: { orgID: org.id }, query: {} })
       expect(memberList.data.map((s) => s.id).sort()).toEqual([orgSecret.id, mine.id].sort())
 
       // Not even the owner of the organization sees a member's personal secret.
-      const ownerList = yield* owner.client.secrets.list({ path: { orgID: org.id }, urlParams: {} })
+      const ownerList = yield* owner.client.secrets.list({ params: { orgID: org.id }, query: {} })
       expect(ownerList.data.map((s) => s.id)).toEqual([orgSecret.id])
-      const hidden = yield* expectFailure(owner.client.secrets.get({ path: { orgID: org.id, secretID: mine.id } }))
+      const hidden = yield* expectFailure(owner.client.secrets.get({ params: { orgID: org.id, secretID: mine.id } }))
       expect(hidden._tag).toBe("NotFound")
-      const hiddenDelete = yield* expectFailure(owner.client.secrets.remove({ path: { orgID: org.id, secretID: mine.id } }))
+      const hiddenDelete = yield* expectFailure(owner.client.secrets.remove({ params: { orgID: org.id, secretID: mine.id } }))
       expect(hiddenDelete._tag).toBe("NotFound")
 
       // An organization API key acts for the organization, not a user: no personal secrets.
-      const key = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
+      const key = yield* owner.client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
       const orgClient = yield* clientWith(key.token)
       const personalByKey = yield* expectFailure(
-        orgClient.secrets.create({ path: { orgID: org.id }, payload: { name: "K", value: Redacted.make("k"), owner: "personal" } })
+        orgClient.secrets.create({ params: { orgID: org.id }, payload: { name: "K", value: Redacted.make("k"), owner: "personal" } })
       )
       expect(personalByKey._tag).toBe("Forbidden")
-      const byKey = yield* orgClient.secrets.create({ path: { orgID: org.id }, payload: { name: "K", value: Redacted.make("k") } })
+      const byKey = yield* orgClient.secrets.create({ params: { orgID: org.id }, payload: { name: "K", value: Redacted.make("k") } })
       expect(byKey.owner).toBe("organization")
-      expect((yield* orgClient.secrets.list({ path: { orgID: org.id }, urlParams: {} })).data.map((s) => s.id).sort())
+      expect((yield* orgClient.secrets.list({ params: { orgID: org.id }, query: {} })).data.map((s) => s.id).sort())
         .toEqual([orgSecret.id, byKey.id].sort())
     }))
 
@@ -191,15 +191,15 @@ describeApp()("secrets", (it) => {
       const bob = yield* newUser("bob")
       const orgA = yield* alice.client.organizations.create({ payload: { name: "A" } })
       const orgB = yield* bob.client.organizations.create({ payload: { name: "B" } })
-      const secret = yield* alice.client.secrets.create({ path: { orgID: orgA.id }, payload: { name: "S", value: Redacted.make("s") } })
-      expect((yield* expectFailure(bob.client.secrets.get({ path: { orgID: orgA.id, secretID: secret.id } })))._tag).toBe("NotFound")
-      expect((yield* expectFailure(bob.client.secrets.get({ path: { orgID: orgB.id, secretID: secret.id } })))._tag).toBe("NotFound")
-      expect((yield* expectFailure(bob.client.secrets.list({ path: { orgID: orgA.id }, urlParams: {} })))._tag).toBe("NotFound")
+      const secret = yield* alice.client.secrets.create({ params: { orgID: orgA.id }, payload: { name: "S", value: Redacted.make("s") } })
+      expect((yield* expectFailure(bob.client.secrets.get({ params: { orgID: orgA.id, secretID: secret.id } })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(bob.client.secrets.get({ params: { orgID: orgB.id, secretID: secret.id } })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(bob.client.secrets.list({ params: { orgID: orgA.id }, query: {} })))._tag).toBe("NotFound")
       const rotate = yield* expectFailure(
-        bob.client.secrets.rotate({ path: { orgID: orgB.id, secretID: secret.id }, payload: { value: Redacted.make("x") } })
+        bob.client.secrets.rotate({ params: { orgID: orgB.id, secretID: secret.id }, payload: { value: Redacted.make("x") } })
       )
       expect(rotate._tag).toBe("NotFound")
-      expect((yield* expectFailure(bob.client.secrets.remove({ path: { orgID: orgB.id, secretID: secret.id } })))._tag)
+      expect((yield* expectFailure(bob.client.secrets.remove({ params: { orgID: orgB.id, secretID: secret.id } })))._tag)
         .toBe("NotFound")
       expect(yield* revealed(secret.id)).toBe("s")
     }))
@@ -210,16 +210,16 @@ describeApp()("secrets", (it) => {
       const stranger = yield* newUser("stranger")
       const org = yield* owner.client.organizations.create({ payload: { name: "Grants" } })
       const otherOrg = yield* stranger.client.organizations.create({ payload: { name: "Other" } })
-      const foreignProject = yield* stranger.client.projects.create({ path: { orgID: otherOrg.id }, payload: { name: "F" } })
-      const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "P" } })
-      const secret = yield* owner.client.secrets.create({ path: { orgID: org.id }, payload: { name: "DB_URL", value: Redacted.make("pg") } })
+      const foreignProject = yield* stranger.client.projects.create({ params: { orgID: otherOrg.id }, payload: { name: "F" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "P" } })
+      const secret = yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "DB_URL", value: Redacted.make("pg") } })
       const secrets = yield* Secrets
       const resolve = (userId: typeof owner.user.id | null, name: string) =>
         secrets.resolveForProject(org.id, project.id, userId, name)
 
       expect(Option.isNone(yield* resolve(null, "DB_URL"))).toBe(true)
       const grant = yield* owner.client.secrets.createGrant({
-        path: { orgID: org.id, secretID: secret.id },
+        params: { orgID: org.id, secretID: secret.id },
         payload: { target_project_id: project.id }
       })
       expect(grant).toMatchObject({ org_id: org.id, secret_id: secret.id, target_project_id: project.id })
@@ -228,35 +228,35 @@ describeApp()("secrets", (it) => {
       expect(Option.isNone(yield* resolve(null, "OTHER"))).toBe(true)
 
       const again = yield* expectFailure(
-        owner.client.secrets.createGrant({ path: { orgID: org.id, secretID: secret.id }, payload: { target_project_id: project.id } })
+        owner.client.secrets.createGrant({ params: { orgID: org.id, secretID: secret.id }, payload: { target_project_id: project.id } })
       )
       expect(again._tag).toBe("Conflict")
       const foreign = yield* expectFailure(
         owner.client.secrets.createGrant({
-          path: { orgID: org.id, secretID: secret.id },
+          params: { orgID: org.id, secretID: secret.id },
           payload: { target_project_id: foreignProject.id }
         })
       )
       expect(foreign).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/target_project_id" }] })
-      const grants = yield* owner.client.secrets.listGrants({ path: { orgID: org.id, secretID: secret.id }, urlParams: {} })
+      const grants = yield* owner.client.secrets.listGrants({ params: { orgID: org.id, secretID: secret.id }, query: {} })
       expect(grants.data.map((g) => g.id)).toEqual([grant.id])
 
       // A personal secret is never granted; it resolves for its owner in any project, ahead of an org secret.
       const personal = yield* owner.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "DB_URL", value: Redacted.make("mine"), owner: "personal" }
       })
       const grantPersonal = yield* expectFailure(
-        owner.client.secrets.createGrant({ path: { orgID: org.id, secretID: personal.id }, payload: { target_project_id: project.id } })
+        owner.client.secrets.createGrant({ params: { orgID: org.id, secretID: personal.id }, payload: { target_project_id: project.id } })
       )
       expect(grantPersonal._tag).toBe("InvalidRequest")
       expect(yield* resolve(owner.user.id, "DB_URL")).toEqual(Option.some({ id: personal.id }))
       expect(yield* resolve(stranger.user.id, "DB_URL")).toEqual(Option.some({ id: secret.id }))
 
-      yield* owner.client.secrets.removeGrant({ path: { orgID: org.id, secretID: secret.id, grantID: grant.id } })
+      yield* owner.client.secrets.removeGrant({ params: { orgID: org.id, secretID: secret.id, grantID: grant.id } })
       expect(Option.isNone(yield* resolve(null, "DB_URL"))).toBe(true)
       const removedAgain = yield* expectFailure(
-        owner.client.secrets.removeGrant({ path: { orgID: org.id, secretID: secret.id, grantID: grant.id } })
+        owner.client.secrets.removeGrant({ params: { orgID: org.id, secretID: secret.id, grantID: grant.id } })
       )
       expect(removedAgain._tag).toBe("NotFound")
     }))
@@ -267,24 +267,24 @@ describeApp()("secrets", (it) => {
       const admin = yield* newUser("admin")
       const org = yield* owner.client.organizations.create({ payload: { name: "Refs" } })
       yield* joinOrganization(owner, org.id, admin, "admin")
-      const orgSecret = yield* owner.client.secrets.create({ path: { orgID: org.id }, payload: { name: "KEY", value: Redacted.make("k") } })
+      const orgSecret = yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "KEY", value: Redacted.make("k") } })
       const provider = yield* owner.client.modelProviderConfigs.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "OpenAI", api_format: "openai-responses", base_url: "https://api.openai.com/v1", auth_secret_id: orgSecret.id }
       })
-      const blocked = yield* expectFailure(owner.client.secrets.remove({ path: { orgID: org.id, secretID: orgSecret.id } }))
+      const blocked = yield* expectFailure(owner.client.secrets.remove({ params: { orgID: org.id, secretID: orgSecret.id } }))
       expect(blocked).toMatchObject({ _tag: "Conflict", error: expect.stringContaining(`"OpenAI" (${provider.id})`) })
 
       // The admin's personal secret behind a provider config blocks the admin's removal.
       const personal = yield* admin.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "MY_KEY", value: Redacted.make("p"), owner: "personal" }
       })
       const personalProvider = yield* admin.client.modelProviderConfigs.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Mine", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1", auth_secret_id: personal.id }
       })
-      const removal = yield* expectFailure(owner.client.members.remove({ path: { orgID: org.id, userID: admin.user.id } }))
+      const removal = yield* expectFailure(owner.client.members.remove({ params: { orgID: org.id, userID: admin.user.id } }))
       expect(removal).toMatchObject({
         _tag: "Conflict",
         error: expect.stringMatching(new RegExp(`${personal.id}.*${personalProvider.id}`))
@@ -292,13 +292,13 @@ describeApp()("secrets", (it) => {
 
       // Once nothing refers to them, the secret goes and the member goes with their personal secrets.
       yield* owner.client.modelProviderConfigs.update({
-        path: { orgID: org.id, modelProviderConfigID: personalProvider.id },
+        params: { orgID: org.id, modelProviderConfigID: personalProvider.id },
         payload: { auth_secret_id: null }
       })
-      yield* owner.client.members.remove({ path: { orgID: org.id, userID: admin.user.id } })
+      yield* owner.client.members.remove({ params: { orgID: org.id, userID: admin.user.id } })
       expect(yield* sealedValueOf(personal.id)).toBeUndefined()
-      yield* owner.client.modelProviderConfigs.remove({ path: { orgID: org.id, modelProviderConfigID: provider.id } })
-      yield* owner.client.secrets.remove({ path: { orgID: org.id, secretID: orgSecret.id } })
+      yield* owner.client.modelProviderConfigs.remove({ params: { orgID: org.id, modelProviderConfigID: provider.id } })
+      yield* owner.client.secrets.remove({ params: { orgID: org.id, secretID: orgSecret.id } })
     }))
 })
 

@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { SKILL_CONTENT_MAX_BYTES } from "../../src/domain/configuration/Skills.ts"
@@ -8,8 +8,8 @@ import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawR
 const setup = Effect.gen(function*() {
   const owner = yield* newUser("skills")
   const org = yield* owner.client.organizations.create({ payload: { name: "Skills Org" } })
-  const projectA = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "A" } })
-  const projectB = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "B" } })
+  const projectA = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "A" } })
+  const projectB = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "B" } })
   return { ...owner, org, projectA, projectB }
 })
 
@@ -21,7 +21,7 @@ describeApp()("skills", (it) => {
     Effect.gen(function*() {
       const { client, org, projectA } = yield* setup
       const skill = yield* client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: {
           name: "Deploy",
           description: "How to deploy",
@@ -35,42 +35,42 @@ describeApp()("skills", (it) => {
       expect(skill.latest_version).toBe(1)
 
       const v2 = yield* client.skills.createVersion({
-        path: { orgID: org.id, skillID: skill.id },
+        params: { orgID: org.id, skillID: skill.id },
         payload: { content: content("# Deploy v2") }
       })
       expect(v2.version).toBe(2)
       expect(v2.content).toEqual({ "SKILL.md": "# Deploy v2" })
       expect(v2.size_bytes).toBe(Buffer.byteLength("# Deploy v2"))
 
-      const got = yield* client.skills.get({ path: { orgID: org.id, skillID: skill.id } })
+      const got = yield* client.skills.get({ params: { orgID: org.id, skillID: skill.id } })
       expect(got.latest_version).toBe(2)
 
-      const v1 = yield* client.skills.getVersion({ path: { orgID: org.id, skillID: skill.id, version: 1 } })
+      const v1 = yield* client.skills.getVersion({ params: { orgID: org.id, skillID: skill.id, version: 1 } })
       expect(v1.content).toEqual(content("# Deploy\nRun make deploy.", { "scripts/deploy.sh": "make deploy" }))
 
       const firstPage = yield* client.skills.listVersions({
-        path: { orgID: org.id, skillID: skill.id },
-        urlParams: { limit: 1 }
+        params: { orgID: org.id, skillID: skill.id },
+        query: { limit: 1 }
       })
       expect(firstPage.data.map((v) => v.version)).toEqual([1])
       expect(firstPage.has_more).toBe(true)
       const secondPage = yield* client.skills.listVersions({
-        path: { orgID: org.id, skillID: skill.id },
-        urlParams: { limit: 1, cursor: firstPage.next_cursor! }
+        params: { orgID: org.id, skillID: skill.id },
+        query: { limit: 1, cursor: firstPage.next_cursor! }
       })
       expect(secondPage.data.map((v) => v.version)).toEqual([2])
       expect(secondPage.has_more).toBe(false)
 
       const missing = yield* expectFailure(
-        client.skills.getVersion({ path: { orgID: org.id, skillID: skill.id, version: 3 } })
+        client.skills.getVersion({ params: { orgID: org.id, skillID: skill.id, version: 3 } })
       )
       expect(missing._tag).toBe("NotFound")
 
-      const list = yield* client.skills.list({ path: { orgID: org.id }, urlParams: {} })
+      const list = yield* client.skills.list({ params: { orgID: org.id }, query: {} })
       expect(list.data.map((s) => s.id)).toEqual([skill.id])
 
-      yield* client.skills.remove({ path: { orgID: org.id, skillID: skill.id } })
-      const gone = yield* expectFailure(client.skills.get({ path: { orgID: org.id, skillID: skill.id } }))
+      yield* client.skills.remove({ params: { orgID: org.id, skillID: skill.id } })
+      const gone = yield* expectFailure(client.skills.get({ params: { orgID: org.id, skillID: skill.id } }))
       expect(gone._tag).toBe("NotFound")
     }))
 
@@ -79,7 +79,7 @@ describeApp()("skills", (it) => {
       const { client, org, projectA, projectB } = yield* setup
       const create = (payload: Record<string, unknown>) =>
         client.skills.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { name: "Lint", description: "", content: content("lint"), ...payload } as any
         })
       yield* create({ owner_project_id: projectA.id })
@@ -100,7 +100,7 @@ describeApp()("skills", (it) => {
       const { client, org, projectA, token } = yield* setup
       const create = (c: Record<string, unknown>) =>
         client.skills.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { name: "Limits", description: "", owner_project_id: projectA.id, content: c as any }
         })
       const badPath = yield* expectFailure(create(content("x", { "../etc/passwd": "no", "/abs": "no", "ok.md": "ok" })))
@@ -117,7 +117,7 @@ describeApp()("skills", (it) => {
       const unknownField = yield* rawRequest(
         HttpClientRequest.post(`/v1/orgs/${org.id}/skills`).pipe(
           HttpClientRequest.bearerToken(token),
-          HttpClientRequest.bodyUnsafeJson({
+          HttpClientRequest.bodyJsonUnsafe({
             name: "Limits",
             description: "",
             owner_project_id: projectA.id,
@@ -138,11 +138,11 @@ describeApp()("skills", (it) => {
     Effect.gen(function*() {
       const { client, org, projectA, projectB } = yield* setup
       const skill = yield* client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Shared", description: "d", owner_project_id: projectA.id, content: content("s") }
       })
       const grant = yield* client.skills.createGrant({
-        path: { orgID: org.id, skillID: skill.id },
+        params: { orgID: org.id, skillID: skill.id },
         payload: { target_project_id: projectB.id }
       })
       expect(grant.id).toMatch(ID_PATTERN("sklgrant"))
@@ -150,26 +150,26 @@ describeApp()("skills", (it) => {
       expect(Object.keys(grant).sort()).toEqual(["created_at", "id", "org_id", "skill_id", "target_project_id"])
 
       const again = yield* expectFailure(client.skills.createGrant({
-        path: { orgID: org.id, skillID: skill.id },
+        params: { orgID: org.id, skillID: skill.id },
         payload: { target_project_id: projectB.id }
       }))
       expect(again._tag).toBe("Conflict")
       const toOwner = yield* expectFailure(client.skills.createGrant({
-        path: { orgID: org.id, skillID: skill.id },
+        params: { orgID: org.id, skillID: skill.id },
         payload: { target_project_id: projectA.id }
       }))
       expect(toOwner._tag).toBe("Conflict")
 
-      const grants = yield* client.skills.listGrants({ path: { orgID: org.id, skillID: skill.id }, urlParams: {} })
+      const grants = yield* client.skills.listGrants({ params: { orgID: org.id, skillID: skill.id }, query: {} })
       expect(grants.data.map((g) => g.id)).toEqual([grant.id])
-      const still = yield* client.skills.get({ path: { orgID: org.id, skillID: skill.id } })
+      const still = yield* client.skills.get({ params: { orgID: org.id, skillID: skill.id } })
       expect(still.owner_project_id).toBe(projectA.id)
 
-      yield* client.skills.removeGrant({ path: { orgID: org.id, skillID: skill.id, grantID: grant.id } })
-      const after = yield* client.skills.listGrants({ path: { orgID: org.id, skillID: skill.id }, urlParams: {} })
+      yield* client.skills.removeGrant({ params: { orgID: org.id, skillID: skill.id, grantID: grant.id } })
+      const after = yield* client.skills.listGrants({ params: { orgID: org.id, skillID: skill.id }, query: {} })
       expect(after.data).toEqual([])
       const missing = yield* expectFailure(
-        client.skills.removeGrant({ path: { orgID: org.id, skillID: skill.id, grantID: grant.id } })
+        client.skills.removeGrant({ params: { orgID: org.id, skillID: skill.id, grantID: grant.id } })
       )
       expect(missing._tag).toBe("NotFound")
     }))
@@ -179,11 +179,11 @@ describeApp()("skills", (it) => {
       const { client, org, projectA } = yield* setup
       const other = yield* setup
       const skill = yield* client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Mine", description: "", owner_project_id: projectA.id, content: content("m") }
       })
       const error = yield* expectFailure(client.skills.createGrant({
-        path: { orgID: org.id, skillID: skill.id },
+        params: { orgID: org.id, skillID: skill.id },
         payload: { target_project_id: other.projectA.id }
       }))
       expect(error._tag).toBe("InvalidRequest")
@@ -196,29 +196,29 @@ describeApp()("skills", (it) => {
       const member = yield* newUser("member")
       yield* joinOrganization(owner, org.id, member, "member")
       const personal = yield* member.client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Mine", description: "", owner: "personal", content: content("p") }
       })
       expect(personal.owner_user_id).toBe(member.user.id)
-      const hidden = yield* expectFailure(client.skills.get({ path: { orgID: org.id, skillID: personal.id } }))
+      const hidden = yield* expectFailure(client.skills.get({ params: { orgID: org.id, skillID: personal.id } }))
       expect(hidden._tag).toBe("NotFound")
-      const ownerList = yield* client.skills.list({ path: { orgID: org.id }, urlParams: {} })
+      const ownerList = yield* client.skills.list({ params: { orgID: org.id }, query: {} })
       expect(ownerList.data.map((s) => s.id)).not.toContain(personal.id)
 
       // A plain member cannot add versions to a project's skill they may only read.
       const projectSkill = yield* client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "Project", description: "", owner_project_id: projectA.id, content: content("p") }
       })
       const forbidden = yield* expectFailure(member.client.skills.createVersion({
-        path: { orgID: org.id, skillID: projectSkill.id },
+        params: { orgID: org.id, skillID: projectSkill.id },
         payload: { content: content("changed") }
       }))
       expect(forbidden._tag).toBe("Forbidden")
 
-      yield* client.members.remove({ path: { orgID: org.id, userID: member.user.id } })
+      yield* client.members.remove({ params: { orgID: org.id, userID: member.user.id } })
       yield* joinOrganization(owner, org.id, member, "member")
-      const afterRejoin = yield* member.client.skills.list({ path: { orgID: org.id }, urlParams: {} })
+      const afterRejoin = yield* member.client.skills.list({ params: { orgID: org.id }, query: {} })
       expect(afterRejoin.data.map((s) => s.id)).toEqual([projectSkill.id])
     }))
 
@@ -227,13 +227,13 @@ describeApp()("skills", (it) => {
       const alice = yield* setup
       const bob = yield* setup
       const skill = yield* alice.client.skills.create({
-        path: { orgID: alice.org.id },
+        params: { orgID: alice.org.id },
         payload: { name: "Secret sauce", description: "", owner_project_id: alice.projectA.id, content: content("s") }
       })
-      const viaOwnOrg = yield* expectFailure(bob.client.skills.get({ path: { orgID: bob.org.id, skillID: skill.id } }))
+      const viaOwnOrg = yield* expectFailure(bob.client.skills.get({ params: { orgID: bob.org.id, skillID: skill.id } }))
       expect(viaOwnOrg._tag).toBe("NotFound")
       const viaOtherOrg = yield* expectFailure(
-        bob.client.skills.get({ path: { orgID: alice.org.id, skillID: skill.id } })
+        bob.client.skills.get({ params: { orgID: alice.org.id, skillID: skill.id } })
       )
       expect(viaOtherOrg._tag).toBe("NotFound")
     }))
@@ -244,7 +244,7 @@ describeApp()("skills", (it) => {
       const response = yield* rawRequest(
         HttpClientRequest.post(`/v1/orgs/${org.id}/skills`).pipe(
           HttpClientRequest.bearerToken(token),
-          HttpClientRequest.bodyUnsafeJson({ name: "X", description: "", owner: "personal", content: { files: {} } })
+          HttpClientRequest.bodyJsonUnsafe({ name: "X", description: "", owner: "personal", content: { files: {} } })
         )
       )
       expect(response.status).toBe(400)

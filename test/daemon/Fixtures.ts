@@ -3,7 +3,7 @@
  * a sibling tree it may not (with a secret in it), and symlinks between them. Requests run
  * through the executor exactly as the daemon runs them.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -37,7 +37,7 @@ export const makeTree = (): Tree => {
   mkdirSync(outside)
   writeFileSync(join(outside, "secret.txt"), "the secret\n")
   const path = (...names: Array<string>) => join(root, ...names)
-  const layer = Layer.merge(Directories.layer([root]), NodeContext.layer)
+  const layer = Layer.merge(Directories.layer([root]), NodeServices.layer)
   const run = (operation: Operation) => Effect.runPromise(execute(operation).pipe(Effect.provide(layer)))
   return {
     root,

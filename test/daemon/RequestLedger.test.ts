@@ -3,7 +3,7 @@
  * however often it arrives, its result is kept until acknowledged and re-sent after a restart,
  * a request that was running when the daemon stopped is not run again, and cancels.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Queue, Scope } from "effect"
 import { spawn } from "node:child_process"
@@ -30,7 +30,7 @@ const startDaemon = async () => {
   const state = StateFile.layer(tree.path("..", "state.json"), SERVER)
   const ledger = RequestLedger.layer.pipe(Layer.provideMerge(state))
   const layer = RequestRunner.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(ledger, Outbox.layer, Directories.layer([tree.root]), NodeContext.layer))
+    Layer.provideMerge(Layer.mergeAll(ledger, Outbox.layer, Directories.layer([tree.root]), NodeServices.layer))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const sent = Effect.runSync(Queue.unbounded<DaemonMessage>())
@@ -41,7 +41,7 @@ const startDaemon = async () => {
     runner: (f: (runner: typeof RequestRunner.Service) => Effect.Effect<void>) => use(Effect.flatMap(RequestRunner, f)),
     ledger: <A>(f: (ledger: typeof RequestLedger.Service) => Effect.Effect<A>) => use(Effect.flatMap(RequestLedger, f)),
     nextSent: () => Effect.runPromise(Queue.take(sent).pipe(Effect.timeout("20 seconds"))),
-    sentNow: () => Array.from(Effect.runSync(Queue.takeAll(sent))),
+    sentNow: () => Effect.runSync(Queue.clear(sent)),
     stop: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }

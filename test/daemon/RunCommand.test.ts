@@ -3,7 +3,7 @@
  * the environment overlay, and the process group ended on timeout, on cancel (the request's
  * fiber interrupted) and when the shell exits leaving background processes.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { COMMAND_OUTPUT_MAX_BYTES } from "../../src/domain/machines/MachineTools.ts"
@@ -91,9 +91,9 @@ describe("run_command", () => {
 
   it("kills the whole process group when the request is cancelled", async () => {
     const pidFile = tree.path("pid")
-    const layer = Layer.merge(Directories.layer([tree.root]), NodeContext.layer)
+    const layer = Layer.merge(Directories.layer([tree.root]), NodeServices.layer)
     const group = await Effect.runPromise(Effect.gen(function*() {
-      const fiber = yield* Effect.fork(execute({
+      const fiber = yield* Effect.forkChild(execute({
         operation: "tool",
         tool_call_id: "tcl_cancel",
         tool: "run_command",

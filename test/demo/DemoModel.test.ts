@@ -45,13 +45,13 @@ const demoProject = (format: ApiFormat) =>
     const demo = yield* DemoModelProcess
     const { client } = yield* newUser("demo")
     const org = yield* client.organizations.create({ payload: { name: "Demo" } })
-    const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Try" } })
+    const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Try" } })
     const provider = yield* client.modelProviderConfigs.create({
-      path: { orgID: org.id },
+      params: { orgID: org.id },
       payload: { name: "Demo", api_format: format, base_url: demo.baseUrl }
     })
     const model = yield* client.models.create({
-      path: { orgID: org.id },
+      params: { orgID: org.id },
       payload: {
         provider_config_id: provider.id,
         name: "demo",
@@ -63,32 +63,32 @@ const demoProject = (format: ApiFormat) =>
         output_modalities: ["text"]
       }
     })
-    yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-    const auth = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
+    yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+    const auth = yield* client.secrets.create({ params: { orgID: org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
     const pool = yield* client.machinePools.create({
-      path: { orgID: org.id },
+      params: { orgID: org.id },
       payload: dockerPoolBody(auth.id) as never
     })
-    yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
+    yield* client.machinePools.createGrant({ params: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
     const config = yield* client.agentConfigs.create({
-      path: { orgID: org.id, projectID: project.id },
+      params: { orgID: org.id, projectID: project.id },
       payload: { source: configSource(pool.id), source_format: "yaml" }
     })
     const projectPath = { orgID: org.id, projectID: project.id }
     const launch = (text: string) =>
       client.agents.create({
-        path: projectPath,
+        params: projectPath,
         payload: { agent_config_id: config.id, input: { content_blocks: [{ type: "text", text }] } }
       })
     const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
     const idle = (agentID: AgentId) =>
       eventually(
-        client.agents.get({ path: agentPath(agentID) }),
+        client.agents.get({ params: agentPath(agentID) }),
         (agent) => agent.status === "idle" && agent.current_turn_id === null,
         "the agent to be idle"
       )
     const outputs = (agentID: AgentId) =>
-      Effect.map(client.agents.listEvents({ path: agentPath(agentID), urlParams: { limit: 500 } }), (page) =>
+      Effect.map(client.agents.listEvents({ params: agentPath(agentID), query: { limit: 500 } }), (page) =>
         page.data.flatMap((event) =>
           event.event_kind === "model_output"
             ? event.content_blocks.flatMap((block) => block.type === "text" ? [block.text] : [])
@@ -112,14 +112,14 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
         const { agentPath, client, idle, launch, outputs } = yield* demoProject(format)
         const agent = yield* launch(`call lookup {"query": "weather"}`)
         const calls = yield* eventually(
-          client.toolCalls.list({ path: agentPath(agent.id), urlParams: {} }),
+          client.toolCalls.list({ params: agentPath(agent.id), query: {} }),
           (page) => page.data.length === 1 && page.data[0].state === "ready",
           "the lookup call"
         )
         const call = calls.data[0]
         expect(call).toMatchObject({ name: "lookup", type: "custom", input: { query: "weather" } })
         yield* client.toolCalls.submitResult({
-          path: { ...agentPath(agent.id), toolCallID: call.id },
+          params: { ...agentPath(agent.id), toolCallID: call.id },
           payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "Sunny, 21 C" }] }
         })
         yield* idle(agent.id)
@@ -132,7 +132,7 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       const { agentPath, client, idle, launch, outputs } = yield* demoProject("openai-responses")
       const agent = yield* launch("run echo hi")
       yield* idle(agent.id)
-      const calls = yield* client.toolCalls.list({ path: agentPath(agent.id), urlParams: {} })
+      const calls = yield* client.toolCalls.list({ params: agentPath(agent.id), query: {} })
       expect(calls.data.map((call) => [call.name, call.input])).toEqual([["run_command", { command: "echo hi" }]])
       const [answer] = yield* outputs(agent.id)
       expect(answer).toMatch(
@@ -167,14 +167,14 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       const demo = yield* DemoModelProcess
       const { client } = yield* newUser("examples")
       const org = yield* client.organizations.create({ payload: { name: "Examples" } })
-      const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Configs" } })
+      const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Configs" } })
       for (const [providerName, modelName] of [["demo", "demo"], ["openai", "fast"]] as const) {
         const provider = yield* client.modelProviderConfigs.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { name: providerName, api_format: "openai-responses", base_url: demo.baseUrl }
         })
         const model = yield* client.models.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: {
             provider_config_id: provider.id,
             name: modelName,
@@ -186,7 +186,7 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
             output_modalities: ["text"]
           }
         })
-        yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+        yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
       }
       const folder = join(import.meta.dirname, "..", "..", "examples", "agent-configs")
       const files = readdirSync(folder).filter((file) => file.endsWith(".yaml"))
@@ -194,7 +194,7 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
       for (const file of files) {
         const source = readFileSync(join(folder, file), "utf8")
         const config = yield* client.agentConfigs.create({
-          path: { orgID: org.id, projectID: project.id },
+          params: { orgID: org.id, projectID: project.id },
           payload: { source, source_format: "yaml" }
         })
         expect(config.source).toBe(source)

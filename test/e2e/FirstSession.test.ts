@@ -132,15 +132,15 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
       expect(result.stdout, "the workspace session's answer").toContain('run_command answered: {"exit_code":0,"stdout":"## fix-typo\\n"')
       if (round === 2) expect(result.stdout, "the API key is created once").not.toContain('"token":"apk_')
     }
-    const orgs = await withClient(server.baseUrl, TOKEN, (client) => client.organizations.list({ urlParams: {} }))
+    const orgs = await withClient(server.baseUrl, TOKEN, (client) => client.organizations.list({ query: {} }))
     expect(orgs.data.map((org) => org.name)).toEqual(["Acme"])
     const [org] = orgs.data
     const providers = await withClient(server.baseUrl, TOKEN, (client) =>
-      client.modelProviderConfigs.list({ path: { orgID: org.id }, urlParams: {} }))
+      client.modelProviderConfigs.list({ params: { orgID: org.id }, query: {} }))
     expect(providers.data.map((provider) => provider.name).sort()).toEqual(["demo", "openai"])
     const agents = await withClient(server.baseUrl, TOKEN, (client) =>
-      Effect.flatMap(client.projects.list({ path: { orgID: org.id }, urlParams: {} }), (page) =>
-        client.agents.list({ path: { orgID: org.id, projectID: page.data[0].id }, urlParams: { limit: 100 } })))
+      Effect.flatMap(client.projects.list({ params: { orgID: org.id }, query: {} }), (page) =>
+        client.agents.list({ params: { orgID: org.id, projectID: page.data[0].id }, query: { limit: 100 } })))
     // One organization: the example works in the README's, so the personal machine's daemon needs no --org.
     const isSession = (agent: { readonly metadata: object }) => "workspace_session_id" in agent.metadata
     expect(agents.data.filter((agent) => !isSession(agent)).map((agent) => agent.name).sort())

@@ -131,10 +131,10 @@ describeServers("the server process", () => {
     await withClient(second.baseUrl, firstToken, (client) =>
       Effect.gen(function*() {
         expect((yield* client.user.get()).id).toBe(admin.id)
-        const keys = yield* client.user.listApiKeys({ urlParams: {} })
+        const keys = yield* client.user.listApiKeys({ query: {} })
         expect(keys.data.map((key) => key.name)).toEqual(["bootstrap"])
-        expect((yield* client.organizations.get({ path: { orgID: kept.id } })).name).toBe("Kept")
-        const orgs = yield* client.organizations.list({ urlParams: {} })
+        expect((yield* client.organizations.get({ params: { orgID: kept.id } })).name).toBe("Kept")
+        const orgs = yield* client.organizations.list({ query: {} })
         expect(orgs.data.map((org) => org.name).sort()).toEqual(["Drained", "Kept"])
       }))
     expect(await within(second.stop(), PROMPT_EXIT_MS, "exit after SIGTERM")).toEqual({ code: 0, signal: null })
@@ -145,7 +145,7 @@ describeServers("the server process", () => {
     await withClient(third.baseUrl, secondToken, (client) =>
       Effect.gen(function*() {
         expect((yield* client.user.get()).id).toBe(admin.id)
-        const keys = yield* client.user.listApiKeys({ urlParams: {} })
+        const keys = yield* client.user.listApiKeys({ query: {} })
         expect(keys.data.map((key) => key.name)).toEqual(["bootstrap"])
       }))
     const revoked = await failureOf(third.baseUrl, firstToken, (client) => client.user.get())
@@ -171,7 +171,7 @@ describeServers("the server process", () => {
     const server = await startServer(dataDir)
     const user = await withClient(server.baseUrl, token, (client) => client.user.get())
     expect(user.email).toBe(email)
-    const keys = await withClient(server.baseUrl, token, (client) => client.user.listApiKeys({ urlParams: {} }))
+    const keys = await withClient(server.baseUrl, token, (client) => client.user.listApiKeys({ query: {} }))
     expect(keys.data.map((key) => key.name)).toEqual(["laptop"])
 
     if (usesEmbeddedDatabase) {

@@ -10,7 +10,8 @@
  * and the seed. Operations run reads first, then writes, then deletions (deepest first), so the
  * set-up's resources are there for as long as possible. docs/testing.md has the knobs.
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
+import type { NetAddress } from "effect/net"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -27,7 +28,7 @@ console.log(`fuzz: seed ${settings.seed}, ${settings.runs} runs per property (FU
 
 const app = ManagedRuntime.make(Layer.merge(TestAppLive(), ScriptedProvider.layer))
 const port = await app.runPromise(
-  Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
+  Effect.map(HttpServer.HttpServer, (server) => (server.address as NetAddress.InetAddress).port)
 )
 const published = await exchange(port, { method: "GET", target: "/v1/openapi.json" })
 const document = readDocument(JSON.parse(published.text))

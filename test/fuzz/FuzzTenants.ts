@@ -70,42 +70,42 @@ const buildTenant = (
     for (const user of [members.reader, members.bystander]) {
       if (user !== undefined) yield* joinOrganization(owner, orgID, user, "member")
     }
-    const project = yield* client.projects.create({ path: { orgID }, payload: { name: "Main" } })
-    const other = yield* client.projects.create({ path: { orgID }, payload: { name: "Other" } })
+    const project = yield* client.projects.create({ params: { orgID }, payload: { name: "Main" } })
+    const other = yield* client.projects.create({ params: { orgID }, payload: { name: "Other" } })
     const projectPath = { orgID, projectID: project.id }
     const { model, provider: providerConfig, secret } = yield* scriptedModel(client, orgID, {
       format: "openai-responses",
       baseUrl: provider.baseUrl("openai-responses"),
       slug
     })
-    const modelGrant = yield* client.models.createGrant({ path: { orgID, modelID: model.id }, payload: { target_project_id: project.id } })
+    const modelGrant = yield* client.models.createGrant({ params: { orgID, modelID: model.id }, payload: { target_project_id: project.id } })
     const secretGrant = yield* client.secrets.createGrant({
-      path: { orgID, secretID: secret.id },
+      params: { orgID, secretID: secret.id },
       payload: { target_project_id: project.id }
     })
     const skill = yield* client.skills.create({
-      path: { orgID },
+      params: { orgID },
       payload: { name: "Fuzzing", description: "A skill", owner_project_id: project.id, content: { "SKILL.md": "# Fuzzing\nBe thorough." } }
     })
-    yield* client.skills.createVersion({ path: { orgID, skillID: skill.id }, payload: { content: { "SKILL.md": "# Fuzzing\nv2" } } })
-    const skillGrant = yield* client.skills.createGrant({ path: { orgID, skillID: skill.id }, payload: { target_project_id: other.id } })
+    yield* client.skills.createVersion({ params: { orgID, skillID: skill.id }, payload: { content: { "SKILL.md": "# Fuzzing\nv2" } } })
+    const skillGrant = yield* client.skills.createGrant({ params: { orgID, skillID: skill.id }, payload: { target_project_id: other.id } })
     const config = yield* client.agentConfigs.create({
-      path: projectPath,
+      params: projectPath,
       payload: { source: agentSource({ label }), source_format: "yaml" }
     })
-    const actor = yield* client.actors.create({ path: projectPath, payload: { external_id: "fuzz-actor", display_name: "Fuzz" } })
-    const launch = () => client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+    const actor = yield* client.actors.create({ params: projectPath, payload: { external_id: "fuzz-actor", display_name: "Fuzz" } })
+    const launch = () => client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
     const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
 
     // An agent with a finished turn whose input carried an image (an artifact).
     const finished = yield* launch()
     yield* provider.script([Reply.text("Hello")], { model: slug })
     yield* client.agents.sendInput({
-      path: agentPath(finished.id),
+      params: agentPath(finished.id),
       payload: { content_blocks: [...text("Look"), { type: "media", media_type: "image/png", data: PNG }], actor_id: actor.id }
     })
-    yield* eventually(client.agents.get({ path: agentPath(finished.id) }), (agent) => agent.status === "idle", "the first turn")
-    const events = yield* client.agents.listEvents({ path: agentPath(finished.id), urlParams: {} })
+    yield* eventually(client.agents.get({ params: agentPath(finished.id) }), (agent) => agent.status === "idle", "the first turn")
+    const events = yield* client.agents.listEvents({ params: agentPath(finished.id), query: {} })
     const artifacts = events.data.flatMap((event) =>
       "content_blocks" in event ? event.content_blocks.flatMap((block) => block.type === "media_ref" ? [block.artifact_id] : []) : []
     )
@@ -113,30 +113,30 @@ const buildTenant = (
     // An agent whose custom tool call waits for its result, with a second input queued behind it.
     const waiting = yield* launch()
     yield* provider.script([Reply.toolCall("lookup", { query: "status" })], { model: slug })
-    yield* client.agents.sendInput({ path: agentPath(waiting.id), payload: { content_blocks: text("Look it up") } })
+    yield* client.agents.sendInput({ params: agentPath(waiting.id), payload: { content_blocks: text("Look it up") } })
     const [toolCall] = (yield* eventually(
-      client.toolCalls.list({ path: agentPath(waiting.id), urlParams: {} }),
+      client.toolCalls.list({ params: agentPath(waiting.id), query: {} }),
       (page) => page.data.some((call) => call.state === "ready"),
       "a ready tool call"
     )).data
-    const queued = yield* client.agents.sendInput({ path: agentPath(waiting.id), payload: { content_blocks: text("Then this") } })
+    const queued = yield* client.agents.sendInput({ params: agentPath(waiting.id), payload: { content_blocks: text("Then this") } })
 
     // An agent waiting on an approval.
     const approving = yield* launch()
     yield* provider.script([Reply.toolCall("deploy", { env: "prod" })], { model: slug })
-    yield* client.agents.sendInput({ path: agentPath(approving.id), payload: { content_blocks: text("Deploy") } })
+    yield* client.agents.sendInput({ params: agentPath(approving.id), payload: { content_blocks: text("Deploy") } })
     const [interaction] = (yield* eventually(
-      client.interactions.listForAgent({ path: agentPath(approving.id), urlParams: {} }),
+      client.interactions.listForAgent({ params: agentPath(approving.id), query: {} }),
       (page) => page.data.length > 0,
       "an approval"
     )).data
 
     const [finishedTurns, waitingTurns, approvingTurns] = yield* Effect.forEach([finished, waiting, approving], (agent) =>
-      client.agents.listTurns({ path: agentPath(agent.id), urlParams: {} }).pipe(Effect.map((page) => page.data.map((turn) => turn.id))))
-    const spareOrgKey = yield* client.organizationApiKeys.create({ path: { orgID }, payload: { name: "Spare", role: "member" } })
+      client.agents.listTurns({ params: agentPath(agent.id), query: {} }).pipe(Effect.map((page) => page.data.map((turn) => turn.id))))
+    const spareOrgKey = yield* client.organizationApiKeys.create({ params: { orgID }, payload: { name: "Spare", role: "member" } })
     const sparePersonalKey = yield* client.user.createApiKey({ payload: { name: "Spare" } })
     const invitation = yield* client.invitations.create({
-      path: { orgID },
+      params: { orgID },
       payload: { email: `invitee-${randomBytes(4).toString("hex")}@example.test`, role: "member" }
     })
     const users = [owner.user.id, ...(members.bystander === undefined ? [] : [members.bystander.user.id])]
@@ -198,7 +198,7 @@ export const buildWorld = (provider: ScriptedProviderShape) =>
     const tenantA = yield* buildTenant(ownerA, provider, "Tenant A", { reader: member, bystander })
     const tenantB = yield* buildTenant(ownerB, provider, "Tenant B")
     const keyB = yield* ownerB.client.organizationApiKeys.create({
-      path: { orgID: tenantB.orgId },
+      params: { orgID: tenantB.orgId },
       payload: { name: "Admin", role: "admin" }
     })
     // Turns started by the fuzz test's inputs end at once.

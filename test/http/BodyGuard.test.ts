@@ -5,7 +5,7 @@
  * connection closes after a lingering close); per-part limits of the content block routes refused
  * while the body streams in; no body read before the caller is authenticated.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { AgentId, OrgId, ProjectId, ToolCallId } from "../../src/domain/shared/Ids.ts"
@@ -111,7 +111,7 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       const pair = yield* postJson("/v1/orgs", owner.token, '{"name":"\\ud83d\\ude00"}')
       expect(pair.status).toBe(201)
       expect(pair.json!.name).toBe("😀")
-      expect((yield* owner.client.agents.listEvents({ path: { ...projectPath, agentID: agent.id }, urlParams: {} })).data)
+      expect((yield* owner.client.agents.listEvents({ params: { ...projectPath, agentID: agent.id }, query: {} })).data)
         .toEqual([])
     }))
 
@@ -138,7 +138,7 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       const outsideMetadata = yield* postJson("/v1/orgs", owner.token, '{"name":"x","__proto__":{}}')
       expect(outsideMetadata.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/__proto__" }] })
       // Nothing was created; other keys JavaScript objects know are ordinary data.
-      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.agents.list({ params: projectPath, query: {} })).data).toEqual([])
       const ordinary = yield* launch('{"constructor":"c","toString":"t","prototype":"p"}')
       expect(ordinary.status).toBe(201)
       expect(ordinary.json!.metadata).toEqual({ constructor: "c", toString: "t", prototype: "p" })
@@ -166,8 +166,8 @@ describeApp()("request bodies are checked as they arrive", (it) => {
           issues: [{ path: pointer, message: "is given more than once in its object; give it once" }]
         })
       }
-      expect((yield* owner.client.organizations.list({ urlParams: {} })).data.map((org) => org.name)).toEqual(["Agents"])
-      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.organizations.list({ query: {} })).data.map((org) => org.name)).toEqual(["Agents"])
+      expect((yield* owner.client.agents.list({ params: projectPath, query: {} })).data).toEqual([])
       // The same key in different objects is no repeat.
       const siblings = yield* postJson(agents, owner.token, `{"agent_config_id":"${config.id}","metadata":{"a":{"k":1},"b":{"k":1},"k":2}}`)
       expect(siblings.status).toBe(201)

@@ -4,7 +4,7 @@
  * (a secret sent in the wrong shape stays out of the answer), never a schema's internals.
  * Integers in queries and paths are plain decimal; unknown query parameters are refused.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { InteractionId } from "../../src/domain/shared/Ids.ts"
@@ -15,7 +15,7 @@ const send = (method: "POST" | "PUT", path: string, token: string, body?: unknow
   rawRequest(
     HttpClientRequest.make(method)(path).pipe(
       HttpClientRequest.bearerToken(token),
-      body === undefined ? (request) => request : HttpClientRequest.bodyUnsafeJson(body)
+      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
     )
   )
 
@@ -31,7 +31,7 @@ describeApp()("decode errors in the caller's words", (it) => {
     Effect.gen(function*() {
       const { client, token } = yield* newUser()
       const org = yield* client.organizations.create({ payload: { name: "Secrets" } })
-      const secret = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "api", value: Redacted.make("first") } })
+      const secret = yield* client.secrets.create({ params: { orgID: org.id }, payload: { name: "api", value: Redacted.make("first") } })
       const value = "sk-live-do-not-echo-4242"
       const shapes: ReadonlyArray<unknown> = [[value], { key: value }, { nested: [value] }, 4242, true]
       for (const shape of shapes) {

@@ -4,7 +4,7 @@
  * pointer at `/`, CORS for configured origins only, and an OpenAPI document whose 400 describes
  * the body really sent.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { exchange } from "../support/RawHttp.ts"

@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Effect } from "effect"

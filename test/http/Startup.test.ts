@@ -141,19 +141,19 @@ describeServers("start-up and shutdown", () => {
     await withClient(server.baseUrl, token, (client) =>
       Effect.gen(function*() {
         const org = yield* client.organizations.create({ payload: { name: "Stop" } })
-        const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+        const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
         const { model } = yield* scriptedModel(client, org.id, {
           format: "openai-responses",
           baseUrl: provider.baseUrl("openai-responses"),
           slug
         })
-        yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+        yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
         const config = yield* client.agentConfigs.create({
-          path: { orgID: org.id, projectID: project.id },
+          params: { orgID: org.id, projectID: project.id },
           payload: { source: agentSource({ label: "stop" }), source_format: "yaml" }
         })
         yield* client.agents.create({
-          path: { orgID: org.id, projectID: project.id },
+          params: { orgID: org.id, projectID: project.id },
           payload: { agent_config_id: config.id, input: { content_blocks: [{ type: "text", text: "wait" }] } }
         })
       }))

@@ -32,12 +32,12 @@ const DroppedTestLive = Layer.mergeAll(
 ).pipe(Layer.provide(fastRetries))
 
 layer(DroppedTestLive, { timeout: "180 seconds", excludeTestServices: true })("cluster pools dropped by the operator", (it) => {
-  it.scoped("the dropped pool's machines are stopped and deleted, then the pool", () =>
+  it.effect("the dropped pool's machines are stopped and deleted, then the pool", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const orgPath = { orgID: rt.org.id }
-      const key = yield* rt.client.secrets.create({ path: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+      const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
       const declared = {
         org_id: rt.org.id,
         name: "operators-local",
@@ -48,19 +48,19 @@ layer(DroppedTestLive, { timeout: "180 seconds", excludeTestServices: true })("c
       }
       const config = { localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }
       yield* installClusterPools([declared], { config })
-      const [pool] = (yield* rt.client.machinePools.list({ path: orgPath, urlParams: {} })).data
+      const [pool] = (yield* rt.client.machinePools.list({ params: orgPath, query: {} })).data
       expect([pool.name, pool.management_kind]).toEqual(["operators-local", "cluster"])
-      yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+      yield* rt.client.machinePools.createGrant({ params: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
       const { machine } = yield* agentOnPool(rt, pool)
       machineIds.push(machine.id)
       expect(daemonRuns(machine.id)).toBe(true)
 
       // The operator drops the pool from the file; the server starts again.
       yield* installClusterPools([], { config })
-      const after = yield* rt.client.machines.get({ path: { orgID: rt.org.id, machineID: machine.id } })
+      const after = yield* rt.client.machines.get({ params: { orgID: rt.org.id, machineID: machine.id } })
       expect(after.status).toBe("deleted")
       expect(daemonRuns(machine.id)).toBe(false)
-      const gone = yield* Effect.either(rt.client.machinePools.get({ path: { orgID: rt.org.id, poolID: pool.id } }))
-      expect(gone._tag === "Left" && gone.left._tag).toBe("NotFound")
+      const gone = yield* Effect.result(rt.client.machinePools.get({ params: { orgID: rt.org.id, poolID: pool.id } }))
+      expect(gone._tag === "Failure" && gone.failure._tag).toBe("NotFound")
     }))
 })

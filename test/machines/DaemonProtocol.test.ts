@@ -4,7 +4,7 @@
  * registration body with the metadata limits.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Either, JSONSchema, Schema } from "effect"
+import { Result, Schema } from "effect"
 import {
   DaemonMessageJson,
   outputSchemaOf,
@@ -15,7 +15,7 @@ import { MachineDescriptor } from "../../src/domain/machines/Machine.ts"
 import { MACHINE_TOOLS, MachineToolName } from "../../src/domain/machines/MachineTools.ts"
 import { RegisterMachineRequest } from "../../src/domain/machines/Registration.ts"
 
-const decodeServer = Schema.decodeUnknownEither(ServerMessageJson)
+const decodeServer = Schema.decodeUnknownResult(ServerMessageJson)
 
 describe("the tools' JSON Schemas", () => {
   it("are made from the input schemas, with descriptions and the fields required before", () => {
@@ -29,7 +29,10 @@ describe("the tools' JSON Schemas", () => {
     }
     expect([...MachineToolName.literals].sort()).toEqual(Object.keys(required).sort())
     for (const name of MachineToolName.literals) {
-      const schema = JSONSchema.make(MACHINE_TOOLS[name].input as Schema.Schema<unknown>) as {
+      // Self-contained, as JSONSchema.make gave it in Effect 3: no schema moved into `$defs` by its identifier
+      // (a recursive one still would be, and fail the `$ref` check below).
+      const document = Schema.toJsonSchemaDocument(MACHINE_TOOLS[name].input, { referencePolicy: () => undefined })
+      const schema = document.schema as {
         type: string
         required: Array<string>
         properties: Record<string, { description?: string }>
@@ -40,7 +43,7 @@ describe("the tools' JSON Schemas", () => {
       for (const [property, definition] of Object.entries(schema.properties)) {
         expect(definition.description, `${name}.${property}`).toBeTruthy()
       }
-      expect(JSON.stringify(schema)).not.toContain("$ref")
+      expect(JSON.stringify(document)).not.toContain("$ref")
     }
   })
 })
@@ -55,13 +58,13 @@ describe("requests and results on the wire", () => {
       tool: "read_file",
       input: { path: "a.txt" }
     }))
-    expect(Either.getOrThrow(tool)).toMatchObject({ operation: "tool", cwd: null, env: {} })
+    expect(Result.getOrThrow(tool)).toMatchObject({ operation: "tool", cwd: null, env: {} })
     const write = decodeServer(JSON.stringify({ type: "request", request_id: "r2", operation: "file.write", path: "/a", content: "x" }))
-    expect(Either.getOrThrow(write)).toMatchObject({ encoding: "utf-8" })
+    expect(Result.getOrThrow(write)).toMatchObject({ encoding: "utf-8" })
     const later = JSON.stringify({ type: "request", request_id: "r3", operation: "worktree.create", path: "/a" })
-    expect(Either.isLeft(decodeServer(later))).toBe(true)
-    expect(Schema.decodeUnknownSync(Schema.parseJson(RequestEnvelope))(later).request_id).toBe("r3")
-    expect(Either.isLeft(decodeServer(JSON.stringify({ type: "request", request_id: "has space", operation: "file.read", path: "/a" })))).toBe(true)
+    expect(Result.isFailure(decodeServer(later))).toBe(true)
+    expect(Schema.decodeUnknownSync(Schema.fromJsonString(RequestEnvelope))(later).request_id).toBe("r3")
+    expect(Result.isFailure(decodeServer(JSON.stringify({ type: "request", request_id: "has space", operation: "file.read", path: "/a" })))).toBe(true)
   })
 
   it("encodes results, whose output follows the operation's schema", () => {
@@ -78,9 +81,9 @@ describe("requests and results on the wire", () => {
       error: { code: "file_content_conflict", message: "changed", current_digest: `sha256:${"a".repeat(64)}` }
     })
     const output = outputSchemaOf({ operation: "file.write", path: "/a", content: "", encoding: "utf-8" })
-    expect(Either.isRight(Schema.decodeUnknownEither(output)({ path: "/a", digest: `sha256:${"0".repeat(64)}`, size: 0, created: true })))
+    expect(Result.isSuccess(Schema.decodeUnknownResult(output)({ path: "/a", digest: `sha256:${"0".repeat(64)}`, size: 0, created: true })))
       .toBe(true)
-    expect(Either.isLeft(Schema.decodeUnknownEither(output)({ path: "/a", digest: "md5:00", size: 0, created: true }))).toBe(true)
+    expect(Result.isFailure(Schema.decodeUnknownResult(output)({ path: "/a", digest: "md5:00", size: 0, created: true }))).toBe(true)
   })
 })
 
@@ -95,7 +98,7 @@ describe("registration", () => {
     directories: ["/home/me/src"]
   }
   const problems = (input: unknown) =>
-    Either.match(Schema.decodeUnknownEither(RegisterMachineRequest)(input), { onLeft: (error) => error.message, onRight: () => "" })
+    Result.match(Schema.decodeUnknownResult(RegisterMachineRequest)(input), { onFailure: (error) => error.message, onSuccess: () => "" })
   const pairs = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, "v"]))
 
   it("accepts the spec's body, with at most 15 metadata pairs from the caller", () => {

@@ -51,9 +51,9 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const orgPath = { orgID: rt.org.id }
-      const auth = yield* rt.client.secrets.create({ path: orgPath, payload: { name: "Docker auth", value: Redacted.make("{}") } })
+      const auth = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Docker auth", value: Redacted.make("{}") } })
       const pool = yield* rt.client.machinePools.create({
-        path: orgPath,
+        params: orgPath,
         payload: {
           name: "containers",
           provider: "docker",
@@ -68,9 +68,9 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       })
       pools.add(pool.id)
       const poolPath = { orgID: rt.org.id, poolID: pool.id }
-      yield* rt.client.machinePools.createGrant({ path: poolPath, payload: { target_project_id: rt.project.id } })
+      yield* rt.client.machinePools.createGrant({ params: poolPath, payload: { target_project_id: rt.project.id } })
       const config = yield* rt.client.agentConfigs.create({
-        path: rt.projectPath,
+        params: rt.projectPath,
         payload: {
           source_format: "yaml",
           source: [
@@ -86,11 +86,11 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
           ].join("\n")
         }
       })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
 
       // The initial machine: provisioned at launch, online once its daemon registers from the container.
       const listed = () =>
-        rt.client.machines.list({ path: orgPath, urlParams: {} }).pipe(
+        rt.client.machines.list({ params: orgPath, query: {} }).pipe(
           Effect.map((page) => page.data.filter((machine) => machine.name.startsWith("containers-")))
         )
       const [machine] = yield* eventually(listed(), (list) => list.length === 1 && list[0].status === "idle", "the pool machine idle", "120 seconds")
@@ -98,11 +98,11 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       expect(machine.platform).toBe("linux")
       // It serves this agent: it is not granted to projects.
       const grant = yield* expectFailure(rt.client.machines.createGrant({
-        path: { orgID: rt.org.id, machineID: machine.id },
+        params: { orgID: rt.org.id, machineID: machine.id },
         payload: { target_project_id: rt.project.id }
       }))
       expect(grant).toMatchObject({ _tag: "InvalidRequest" })
-      const used = yield* rt.client.machinePools.get({ path: poolPath })
+      const used = yield* rt.client.machinePools.get({ params: poolPath })
       expect(used.usage).toEqual({ machines: 1, cpu: 1, memory_mb: 512 })
 
       // A command runs in the container (whose root has no /etc/debian_version, unlike this host).
@@ -115,7 +115,7 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       yield* rt.send(agent.id, "Where are you?")
       yield* eventually(rt.toolCalls(agent.id), (calls) => calls.length === 1 && calls[0].state === "running", "the call running")
       // The pool cannot go while the call runs.
-      const pending = yield* expectFailure(rt.client.machinePools.remove({ path: poolPath }))
+      const pending = yield* expectFailure(rt.client.machinePools.remove({ params: poolPath }))
       expect(pending).toMatchObject({ _tag: "PendingWork" })
       yield* rt.idle(agent.id, "60 seconds")
       const [call] = yield* rt.toolCalls(agent.id)
@@ -142,12 +142,12 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       expect(processes).not.toMatch(/\) Z /)
 
       // Deleting the machine removes its container; the machine stays listed as deleted.
-      yield* rt.client.machines.remove({ path: { orgID: rt.org.id, machineID: machine.id } })
+      yield* rt.client.machines.remove({ params: { orgID: rt.org.id, machineID: machine.id } })
       expect(container(machine.id)).toBeNull()
-      const gone = yield* rt.client.machines.get({ path: { orgID: rt.org.id, machineID: machine.id } })
+      const gone = yield* rt.client.machines.get({ params: { orgID: rt.org.id, machineID: machine.id } })
       expect(gone.status).toBe("deleted")
       expect(yield* listed()).toEqual([])
-      expect((yield* rt.client.machinePools.get({ path: poolPath })).usage).toEqual({ machines: 0, cpu: 0, memory_mb: 0 })
+      expect((yield* rt.client.machinePools.get({ params: poolPath })).usage).toEqual({ machines: 0, cpu: 0, memory_mb: 0 })
 
       // The next call gets a new machine; deleting the pool removes its container too.
       yield* provider.script([Reply.toolCall("run_command", { command: "echo again" }), Reply.text("Again.")], { model: rt.slug })
@@ -158,7 +158,7 @@ layer(DockerPoolTestLive, { timeout: "240 seconds", excludeTestServices: true })
       const second = (yield* listed()).find((one) => one.id !== machine.id)
       expect(second).toBeDefined()
       expect(container(second!.id)).toMatch(/^true /)
-      yield* rt.client.machinePools.remove({ path: poolPath })
+      yield* rt.client.machinePools.remove({ params: poolPath })
       expect(container(second!.id)).toBeNull()
     }), { timeout: 240_000 })
 })

@@ -6,7 +6,7 @@
  * stop (twice), replacing a container of the same machine, and the failures (an image that is not
  * there, a host that cannot be reached) are ProviderFailed saying why.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { spawnSync } from "node:child_process"
@@ -76,7 +76,7 @@ const Inspected = Schema.Struct({
     Cmd: Schema.Array(Schema.String),
     Env: Schema.Array(Schema.String),
     WorkingDir: Schema.String,
-    Labels: Schema.Record({ key: Schema.String, value: Schema.String })
+    Labels: Schema.Record(Schema.String, Schema.String)
   }),
   HostConfig: Schema.Struct({
     NetworkMode: Schema.String,
@@ -94,7 +94,7 @@ const inspect = (reference: string) =>
     const answer = yield* dockerRequest(HOST, { method: "GET", path: `/containers/${reference}/json` })
     if (answer.status === 404) return Option.none()
     expect(answer.status).toBe(200)
-    return Option.some(yield* Schema.decodeUnknown(Schema.parseJson(Inspected))(answer.text))
+    return Option.some(yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Inspected))(answer.text))
   }).pipe(Effect.orDie)
 
 /** A container's output, for a failing test's message. */
@@ -111,7 +111,7 @@ describeApp()("docker machine provider", (it) => {
       const provider = yield* DockerProvider
       const owner = yield* newUser("docker")
       const org = yield* owner.client.organizations.create({ payload: { name: "Docker" } })
-      const token = yield* owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "pool" } })
+      const token = yield* owner.client.machines.createDaemonToken({ params: { orgID: org.id }, payload: { name: "pool" } })
       const pool = yield* newPool()
       const machineId = yield* newId(MachineId)
       const server = yield* serverUrl
@@ -145,9 +145,9 @@ describeApp()("docker machine provider", (it) => {
       expect(container.Config.Env).toContain(`AGENT_PLATFORM_DAEMON_TOKEN=${token.token}`)
 
       const machines = (status: "online" | "offline") =>
-        owner.client.machines.list({ path: { orgID: org.id }, urlParams: { status } }).pipe(Effect.map((page) => page.data))
+        owner.client.machines.list({ params: { orgID: org.id }, query: { status } }).pipe(Effect.map((page) => page.data))
       const online = yield* eventually(machines("online"), (found) => found.length === 1, "the pool machine online", "60 seconds").pipe(
-        Effect.catchAllDefect((defect) =>
+        Effect.catchDefect((defect) =>
           Effect.flatMap(logs(ref), (output) => Effect.die(new Error(`${String(defect)}; the container's output:\n${output}`)))
         )
       )
@@ -159,9 +159,9 @@ describeApp()("docker machine provider", (it) => {
       // is in the container's work directory (Docker's archive of it), not on the server's host.
       const path = { orgID: org.id, machineID: online[0].id }
       const file = "/workspace/from-the-api.txt"
-      const written = yield* owner.client.machines.writeFile({ path, urlParams: { path: file }, payload: { content: "in the container\n" } })
+      const written = yield* owner.client.machines.writeFile({ params: path, query: { path: file }, payload: { content: "in the container\n" } })
       expect(written).toMatchObject({ size: 17, created: true })
-      const read = yield* owner.client.machines.readFile({ path, urlParams: { path: file } })
+      const read = yield* owner.client.machines.readFile({ params: path, query: { path: file } })
       expect(read).toMatchObject({ path: file, content: "in the container\n" })
       expect(existsSync(file)).toBe(false)
       for (const inContainer of [file, `/workspace/${STATE_FILE_NAME}`]) {
@@ -220,12 +220,12 @@ describeApp()("docker machine provider", (it) => {
     Effect.gen(function*() {
       const owner = yield* newUser("docker-check")
       const org = yield* owner.client.organizations.create({ payload: { name: "Docker check" } })
-      const auth = yield* owner.client.secrets.create({ path: { orgID: org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
+      const auth = yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
       const check = (image: string) =>
         rawRequest(
           HttpClientRequest.post(`/v1/orgs/${org.id}/machine-pools/check-connection`).pipe(
             HttpClientRequest.bearerToken(owner.token),
-            HttpClientRequest.bodyUnsafeJson({
+            HttpClientRequest.bodyJsonUnsafe({
               provider: "docker",
               provider_auth_secret_id: auth.id,
               provider_config: { host: HOST },

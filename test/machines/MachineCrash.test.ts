@@ -47,15 +47,15 @@ describe("machines: the server killed mid-call", () => {
     const setup = await run((client) =>
       Effect.gen(function*() {
         const org = yield* client.organizations.create({ payload: { name: "Crash" } })
-        const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+        const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
         const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: servers.provider.baseUrl("openai-responses"), slug })
-        yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-        const daemonToken = yield* client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "d" } })
+        yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+        const daemonToken = yield* client.machines.createDaemonToken({ params: { orgID: org.id }, payload: { name: "d" } })
         return { org, project, daemonToken }
       }))
     startDaemon({ server: baseUrl, token: setup.daemonToken.token, name: "crash", dirs: [work], state: dirs.state })
     const machines = await until(
-      () => run((client) => client.machines.list({ path: { orgID: setup.org.id }, urlParams: { status: "online" } })),
+      () => run((client) => client.machines.list({ params: { orgID: setup.org.id }, query: { status: "online" } })),
       (page) => page.data.length === 1,
       "the machine online"
     )
@@ -63,9 +63,9 @@ describe("machines: the server killed mid-call", () => {
     const projectPath = { orgID: setup.org.id, projectID: setup.project.id }
     const agentPath = await run((client) =>
       Effect.gen(function*() {
-        yield* client.machines.createGrant({ path: { orgID: setup.org.id, machineID: machine.id }, payload: { target_project_id: setup.project.id } })
+        yield* client.machines.createGrant({ params: { orgID: setup.org.id, machineID: machine.id }, payload: { target_project_id: setup.project.id } })
         const config = yield* client.agentConfigs.create({
-          path: projectPath,
+          params: projectPath,
           payload: {
             source_format: "yaml",
             source: [
@@ -80,8 +80,8 @@ describe("machines: the server killed mid-call", () => {
             ].join("\n")
           }
         })
-        const agent = yield* client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
-        yield* client.agents.sendInput({ path: { ...projectPath, agentID: agent.id }, payload: { content_blocks: [{ type: "text", text: "run" }] } })
+        const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
+        yield* client.agents.sendInput({ params: { ...projectPath, agentID: agent.id }, payload: { content_blocks: [{ type: "text", text: "run" }] } })
         return { ...projectPath, agentID: agent.id }
       }))
     await until(async () => spawnSync("pgrep", ["-f", marker]).status === 0, (running) => running, "the command running")
@@ -92,13 +92,13 @@ describe("machines: the server killed mid-call", () => {
     const second = await startServer(dataDir, env)
     try {
       const agent = await until(
-        () => run((client) => client.agents.get({ path: agentPath })),
+        () => run((client) => client.agents.get({ params: agentPath })),
         (a) => a.status === "idle" && a.current_turn_id === null,
         "the turn to finish",
         90_000
       )
       expect(agent.status).toBe("idle")
-      const events = await run((client) => client.agents.listEvents({ path: agentPath, urlParams: { limit: 500 } })).then((page) => page.data)
+      const events = await run((client) => client.agents.listEvents({ params: agentPath, query: { limit: 500 } })).then((page) => page.data)
       expect(events.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "tool_call", "tool_result", "model_output", "turn"])
       expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6])
       expect(events[3]).toMatchObject({ outcome: "succeeded" })

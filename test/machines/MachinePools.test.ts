@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -27,7 +27,7 @@ const send = (user: TestUser, method: "GET" | "POST" | "PATCH" | "DELETE", path:
   rawRequest(
     HttpClientRequest.make(method)(path).pipe(
       HttpClientRequest.bearerToken(user.token),
-      body === undefined ? (request) => request : HttpClientRequest.bodyUnsafeJson(body)
+      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
     )
   )
 
@@ -35,9 +35,9 @@ const setUp = (label = "Pools") =>
   Effect.gen(function*() {
     const owner = yield* newUser("owner")
     const org = yield* owner.client.organizations.create({ payload: { name: label } })
-    const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+    const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
     const secret = (name: string, value = "{}") =>
-      owner.client.secrets.create({ path: { orgID: org.id }, payload: { name, value: Redacted.make(value) } })
+      owner.client.secrets.create({ params: { orgID: org.id }, payload: { name, value: Redacted.make(value) } })
     const auth = yield* secret("docker-auth")
     const dockerBody = dockerPoolBody(auth.id)
     return { owner, org, project, auth, secret, dockerBody }
@@ -92,7 +92,7 @@ const GOOD_VERSION = JSON.stringify({ Version: "27.1.0", ApiVersion: "1.46", Os:
 /** A Docker double listening on `where` (a loopback port, or a unix socket path), closed with the scope. */
 const dockerDouble = (where: { port: 0 } | { socket: string }) =>
   Effect.acquireRelease(
-    Effect.async<{ double: DockerDouble; server: Server; host: string }>((resume) => {
+    Effect.callback<{ double: DockerDouble; server: Server; host: string }>((resume) => {
       const double: DockerDouble = { ping: 200, version: GOOD_VERSION, images: new Set(["node:22"]), requests: [] }
       const server = createServer(dockerHandler(double))
       const ready = () => {
@@ -104,7 +104,7 @@ const dockerDouble = (where: { port: 0 } | { socket: string }) =>
       if ("socket" in where) server.listen(where.socket, ready)
       else server.listen(0, "127.0.0.1", ready)
     }),
-    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ({ server }) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
   )
 
 describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machine pools", (it) => {
@@ -141,10 +141,10 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       expect(other.json!.code).toBe("conflict")
       expect(other.json!.error).toContain("builders")
 
-      const got = yield* owner.client.machinePools.get({ path: { orgID: org.id, poolID: pool.id as MachinePoolId } })
+      const got = yield* owner.client.machinePools.get({ params: { orgID: org.id, poolID: pool.id as MachinePoolId } })
       expect(got.usage).toEqual({ machines: 0, cpu: 0, memory_mb: 0 })
       expect(got.max_total_cpu).toBe(8)
-      const listed = yield* owner.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })
+      const listed = yield* owner.client.machinePools.list({ params: { orgID: org.id }, query: {} })
       expect(listed.data.map((p) => [p.id, p.usage])).toEqual([[pool.id, { machines: 0, cpu: 0, memory_mb: 0 }]])
     }))
 
@@ -285,7 +285,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       const { dockerBody, org, owner, secret } = yield* setUp()
       const stranger = yield* setUp("Elsewhere")
       const personal = yield* owner.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "mine", value: Redacted.make("x"), owner: "personal" }
       })
       const path = `/v1/orgs/${org.id}/machine-pools`
@@ -313,8 +313,8 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
   it.effect("PATCH changes tenant-editable settings, checked again against the provider; DELETE 204", () =>
     Effect.gen(function*() {
       const { dockerBody, org, owner } = yield* setUp()
-      const pool = yield* owner.client.machinePools.create({ path: { orgID: org.id }, payload: dockerBody as never })
-      yield* owner.client.machinePools.create({ path: { orgID: org.id }, payload: { ...dockerBody, name: "taken" } as never })
+      const pool = yield* owner.client.machinePools.create({ params: { orgID: org.id }, payload: dockerBody as never })
+      yield* owner.client.machinePools.create({ params: { orgID: org.id }, payload: { ...dockerBody, name: "taken" } as never })
       const at = `/v1/orgs/${org.id}/machine-pools/${pool.id}`
       const patched = yield* send(owner, "PATCH", at, {
         description: "bigger",
@@ -347,16 +347,16 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       const { dockerBody, org, owner, project } = yield* setUp()
       const member = yield* newUser("member")
       yield* joinOrganization(owner, org.id, member, "member")
-      const pool = yield* owner.client.machinePools.create({ path: { orgID: org.id }, payload: dockerBody as never })
+      const pool = yield* owner.client.machinePools.create({ params: { orgID: org.id }, payload: dockerBody as never })
       const poolPath = { orgID: org.id, poolID: pool.id }
 
-      expect((yield* member.client.machinePools.get({ path: poolPath })).id).toBe(pool.id)
-      expect((yield* member.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })).data).toHaveLength(1)
+      expect((yield* member.client.machinePools.get({ params: poolPath })).id).toBe(pool.id)
+      expect((yield* member.client.machinePools.list({ params: { orgID: org.id }, query: {} })).data).toHaveLength(1)
       const attempts: Array<Effect.Effect<unknown, { readonly _tag: string }>> = [
-          member.client.machinePools.create({ path: { orgID: org.id }, payload: { ...dockerBody, name: "m" } as never }),
-          member.client.machinePools.update({ path: poolPath, payload: { description: "x" } }),
-          member.client.machinePools.remove({ path: poolPath }),
-          member.client.machinePools.createGrant({ path: poolPath, payload: { target_project_id: project.id } })
+          member.client.machinePools.create({ params: { orgID: org.id }, payload: { ...dockerBody, name: "m" } as never }),
+          member.client.machinePools.update({ params: poolPath, payload: { description: "x" } }),
+          member.client.machinePools.remove({ params: poolPath }),
+          member.client.machinePools.createGrant({ params: poolPath, payload: { target_project_id: project.id } })
         ]
       for (const attempt of attempts) {
         expect((yield* expectFailure(attempt))._tag).toBe("Forbidden")
@@ -364,18 +364,18 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
 
       const outsider = yield* newUser("outsider")
       const elsewhere = yield* outsider.client.organizations.create({ payload: { name: "Other" } })
-      expect((yield* expectFailure(outsider.client.machinePools.get({ path: poolPath })))._tag).toBe("NotFound")
-      expect((yield* expectFailure(outsider.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })))._tag)
+      expect((yield* expectFailure(outsider.client.machinePools.get({ params: poolPath })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(outsider.client.machinePools.list({ params: { orgID: org.id }, query: {} })))._tag)
         .toBe("NotFound")
       // The pool's id under the outsider's own organization is not found either.
       expect(
-        (yield* expectFailure(outsider.client.machinePools.get({ path: { orgID: elsewhere.id, poolID: pool.id } })))._tag
+        (yield* expectFailure(outsider.client.machinePools.get({ params: { orgID: elsewhere.id, poolID: pool.id } })))._tag
       ).toBe("NotFound")
       expect(
-        (yield* expectFailure(outsider.client.machinePools.remove({ path: { orgID: elsewhere.id, poolID: pool.id } })))._tag
+        (yield* expectFailure(outsider.client.machinePools.remove({ params: { orgID: elsewhere.id, poolID: pool.id } })))._tag
       ).toBe("NotFound")
       const unknown = yield* newId(MachinePoolId)
-      expect((yield* expectFailure(owner.client.machinePools.get({ path: { orgID: org.id, poolID: unknown } })))._tag)
+      expect((yield* expectFailure(owner.client.machinePools.get({ params: { orgID: org.id, poolID: unknown } })))._tag)
         .toBe("NotFound")
     }))
 
@@ -385,26 +385,26 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       const member = yield* newUser("member")
       yield* joinOrganization(owner, org.id, member, "member")
       const stranger = yield* setUp("Elsewhere")
-      const pool = yield* owner.client.machinePools.create({ path: { orgID: org.id }, payload: dockerBody as never })
+      const pool = yield* owner.client.machinePools.create({ params: { orgID: org.id }, payload: dockerBody as never })
       const poolPath = { orgID: org.id, poolID: pool.id }
 
-      const grant = yield* owner.client.machinePools.createGrant({ path: poolPath, payload: { target_project_id: project.id } })
+      const grant = yield* owner.client.machinePools.createGrant({ params: poolPath, payload: { target_project_id: project.id } })
       expect(grant.id).toMatch(ID_PATTERN("mpogrant"))
       expect(grant).toMatchObject({ org_id: org.id, machine_pool_id: pool.id, target_project_id: project.id })
       const twice = yield* expectFailure(
-        owner.client.machinePools.createGrant({ path: poolPath, payload: { target_project_id: project.id } })
+        owner.client.machinePools.createGrant({ params: poolPath, payload: { target_project_id: project.id } })
       )
       expect(twice._tag).toBe("Conflict")
       const foreignProject = yield* expectFailure(
-        owner.client.machinePools.createGrant({ path: poolPath, payload: { target_project_id: stranger.project.id } })
+        owner.client.machinePools.createGrant({ params: poolPath, payload: { target_project_id: stranger.project.id } })
       )
       expect(foreignProject._tag).toBe("InvalidRequest")
 
-      const listed = yield* member.client.machinePools.listGrants({ path: poolPath, urlParams: {} })
+      const listed = yield* member.client.machinePools.listGrants({ params: poolPath, query: {} })
       expect(listed.data.map((g) => g.id)).toEqual([grant.id])
-      yield* owner.client.machinePools.removeGrant({ path: { ...poolPath, grantID: grant.id } })
-      expect((yield* owner.client.machinePools.listGrants({ path: poolPath, urlParams: {} })).data).toEqual([])
-      const again = yield* expectFailure(owner.client.machinePools.removeGrant({ path: { ...poolPath, grantID: grant.id } }))
+      yield* owner.client.machinePools.removeGrant({ params: { ...poolPath, grantID: grant.id } })
+      expect((yield* owner.client.machinePools.listGrants({ params: poolPath, query: {} })).data).toEqual([])
+      const again = yield* expectFailure(owner.client.machinePools.removeGrant({ params: { ...poolPath, grantID: grant.id } }))
       expect(again._tag).toBe("NotFound")
     }))
 
@@ -427,7 +427,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       expect(JSON.stringify(refused.json)).not.toContain("guess")
 
       const personal = yield* owner.client.secrets.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "mine", value: Redacted.make(LOCAL_KEY), owner: "personal" }
       })
       const notOrg = yield* send(owner, "POST", path, { provider: "local", provider_auth_secret_id: personal.id })
@@ -436,14 +436,14 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       yield* joinOrganization(owner, org.id, member, "member")
       const byMember = yield* expectFailure(
         member.client.machinePools.checkConnection({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { provider: "local", provider_auth_secret_id: keySecret.id }
         })
       )
       expect(byMember._tag).toBe("Forbidden")
     }))
 
-  it.scoped("check-connection, docker: ping, version and the image, over tcp and a unix socket; each failure 422", () =>
+  it.effect("check-connection, docker: ping, version and the image, over tcp and a unix socket; each failure 422", () =>
     Effect.gen(function*() {
       const { auth, org, owner } = yield* setUp()
       const check = (provider_config: Body, image = "node:22") =>
@@ -500,16 +500,16 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
 })
 
 describeApp()("machine pools: a Docker host that never answers", (it) => {
-  it.scoped("check-connection gives up after 5 seconds with 422", () =>
+  it.effect("check-connection gives up after 5 seconds with 422", () =>
     Effect.gen(function*() {
       const { auth, org, owner } = yield* setUp()
       // Accepts connections and reads requests, never answers.
       const silent = yield* Effect.acquireRelease(
-        Effect.async<{ server: Server; port: number }>((resume) => {
+        Effect.callback<{ server: Server; port: number }>((resume) => {
           const server = createServer(() => {})
           server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, port: (server.address() as AddressInfo).port })))
         }),
-        ({ server }) => Effect.async<void>((resume) => {
+        ({ server }) => Effect.callback<void>((resume) => {
           server.closeAllConnections()
           server.close(() => resume(Effect.void))
         })
@@ -528,12 +528,12 @@ describeApp()("machine pools: a Docker host that never answers", (it) => {
 })
 
 describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) => {
-  it.scoped("installed at start-up as management_kind cluster, refusing tenant PATCH and DELETE; the file is the truth", () =>
+  it.effect("installed at start-up as management_kind cluster, refusing tenant PATCH and DELETE; the file is the truth", () =>
     Effect.gen(function*() {
       const { dockerBody, org, owner, project } = yield* setUp()
       const declared = (name: string, extra: Body = {}) => ({ ...dockerBody, org_id: org.id, name, ...extra })
       yield* installClusterPools([declared("shared-a"), declared("shared-b")])
-      const listed = yield* owner.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })
+      const listed = yield* owner.client.machinePools.list({ params: { orgID: org.id }, query: {} })
       expect(listed.data.map((p) => [p.name, p.management_kind])).toEqual([["shared-a", "cluster"], ["shared-b", "cluster"]])
       const a = listed.data[0]
       const at = `/v1/orgs/${org.id}/machine-pools/${a.id}`
@@ -548,7 +548,7 @@ describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) 
       expect((yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, body)).status).toBe(409)
       // Granting stays with the organization's admins.
       const grant = yield* owner.client.machinePools.createGrant({
-        path: { orgID: org.id, poolID: a.id },
+        params: { orgID: org.id, poolID: a.id },
         payload: { target_project_id: project.id }
       })
       expect(grant.machine_pool_id).toBe(a.id)
@@ -557,17 +557,17 @@ describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) 
       yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, { ...dockerBody, name: "shared-c" })
       // Restart with a changed file: a changed, a dropped and a tenant-named pool.
       yield* installClusterPools([declared("shared-a", { max_total_machines: 9 }), declared("shared-c")])
-      const after = yield* owner.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })
+      const after = yield* owner.client.machinePools.list({ params: { orgID: org.id }, query: {} })
       expect(after.data.map((p) => [p.name, p.management_kind, p.max_total_machines])).toEqual([
         ["shared-a", "cluster", 9],
         ["shared-c", "tenant", 4]
       ])
       expect(after.data[0].id).toBe(a.id)
-      expect((yield* owner.client.machinePools.listGrants({ path: { orgID: org.id, poolID: a.id }, urlParams: {} })).data)
+      expect((yield* owner.client.machinePools.listGrants({ params: { orgID: org.id, poolID: a.id }, query: {} })).data)
         .toHaveLength(1)
     }))
 
-  it.scoped("a file that is not valid stops the start-up, naming the problem", () =>
+  it.effect("a file that is not valid stops the start-up, naming the problem", () =>
     Effect.gen(function*() {
       const { dockerBody, org, owner } = yield* setUp()
       const missingCpu = yield* Effect.flip(
@@ -585,7 +585,7 @@ describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) 
       const unknownField = yield* Effect.flip(installClusterPools([{ ...dockerBody, org_id: org.id, name: "y", colour: "red" }]))
       expect(unknownField.message).toContain("is not a valid cluster pools file")
       // Nothing of a refused file was installed.
-      expect((yield* owner.client.machinePools.list({ path: { orgID: org.id }, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.machinePools.list({ params: { orgID: org.id }, query: {} })).data).toEqual([])
     }))
 })
 

@@ -14,13 +14,15 @@ const machineId = MachineId.make("mch_aaaaaaaaaaaaaaaaaaaaaaaaaa")
 /** A clock `offsetMs` away from the real one. */
 const shifted = (offsetMs: number): Clock.Clock => {
   const now = () => Date.now() + offsetMs
+  const live = Clock.Clock.defaultValue()
   return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: now,
-    unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
+    currentTimeMillisUnsafe: now,
+    currentTimeNanosUnsafe: () => BigInt(now()) * 1_000_000n,
     currentTimeMillis: Effect.sync(now),
     currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
-    sleep: Effect.sleep
+    monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: live.monotonicTimeNanos,
+    sleep: (duration) => live.sleep(duration)
   }
 }
 
@@ -39,7 +41,7 @@ describe("machine tokens", () => {
           expect(fresh.expiresIn).toBe(MACHINE_TOKEN_TTL_SECONDS)
           const claims = yield* tokens.verify(fresh.token)
           expect(Option.getOrThrow(claims)).toMatchObject({ sub: machineId, cred: "dtok_x", typ: "machine" })
-          const stale = yield* Effect.withClock(tokens.issue(machineId, "dtok_x"), shifted(-(MACHINE_TOKEN_TTL_SECONDS + 1) * 1000))
+          const stale = yield* Effect.provideService(tokens.issue(machineId, "dtok_x"), Clock.Clock, shifted(-(MACHINE_TOKEN_TTL_SECONDS + 1) * 1000))
           expect(Option.isNone(yield* tokens.verify(stale.token))).toBe(true)
           const [header, payload, signature] = fresh.token.split(".")
           const altered = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, "base64url").toString()), sub: "mch_bbbbbbbbbbbbbbbbbbbbbbbbbb" }))

@@ -29,9 +29,9 @@ process.env.AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS = String(OFFLINE_WAIT_SE
 const digest = (text: string) => "sha256:" + createHash("sha256").update(text).digest("hex")
 
 /** An organization with a connected daemon in a fresh directory, its machine granted to the project. */
-const connectedMachine = (rt: Effect.Effect.Success<ReturnType<typeof runtimeProject>>) =>
+const connectedMachine = (rt: Effect.Success<ReturnType<typeof runtimeProject>>) =>
   Effect.gen(function*() {
-    const token = yield* rt.client.machines.createDaemonToken({ path: { orgID: rt.org.id }, payload: { name: "d" } })
+    const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name: "d" } })
     const dirs = daemonDirs()
     const work = join(dirs.root, "work")
     mkdirSync(work)
@@ -39,22 +39,22 @@ const connectedMachine = (rt: Effect.Effect.Success<ReturnType<typeof runtimePro
     writeFileSync(join(dirs.root, "outside.txt"), "secret outside\n")
     const daemon = startDaemon({ server: yield* serverUrl, token: token.token, name: "worker", dirs: [work], state: dirs.state })
     const [machine] = yield* eventually(
-      rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+      rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
       (machines) => machines.length === 1,
       "the daemon online",
       "30 seconds"
     )
     yield* rt.client.machines.createGrant({
-      path: { orgID: rt.org.id, machineID: machine.id },
+      params: { orgID: rt.org.id, machineID: machine.id },
       payload: { target_project_id: rt.project.id }
     })
     return { machine, daemon, work, dirs, token: token.token }
   })
 
 /** An agent config of the project whose machine tools run on `machineId` (no approvals). */
-const machineConfig = (setup: Effect.Effect.Success<ReturnType<typeof runtimeProject>>, machineId: string, cwd: string) =>
+const machineConfig = (setup: Effect.Success<ReturnType<typeof runtimeProject>>, machineId: string, cwd: string) =>
   setup.client.agentConfigs.create({
-    path: setup.projectPath,
+    params: setup.projectPath,
     payload: {
       source_format: "yaml",
       source: [
@@ -82,11 +82,11 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const setup = yield* runtimeProject(provider)
       const { machine, work } = yield* connectedMachine(setup)
       const secret = yield* setup.client.secrets.create({
-        path: { orgID: setup.org.id },
+        params: { orgID: setup.org.id },
         payload: { name: "Machine secret", value: Redacted.make("s3cret-value") }
       })
       yield* setup.client.secrets.createGrant({
-        path: { orgID: setup.org.id, secretID: secret.id },
+        params: { orgID: setup.org.id, secretID: secret.id },
         payload: { target_project_id: setup.project.id }
       })
       const rt = yield* runtimeProject(provider, {
@@ -100,11 +100,11 @@ describeRuntime("120 seconds")("machine tools", (it) => {
           "    env_overlay: { GREETING: hi-there }",
           "    secret_env_overlay: { SECRET_VALUE: Machine secret }"
         ]
-      }).pipe(Effect.either)
+      }).pipe(Effect.result)
       // A config of another organization's project cannot name the machine.
-      expect(rt._tag).toBe("Left")
+      expect(rt._tag).toBe("Failure")
       const config = yield* setup.client.agentConfigs.create({
-        path: setup.projectPath,
+        params: setup.projectPath,
         payload: {
           source_format: "yaml",
           source: [
@@ -137,7 +137,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         Reply.toolCall("read_file", { path: "../outside.txt" }),
         Reply.text("The file now says edited.")
       ], { model: setup.slug })
-      const agent = yield* setup.client.agents.create({ path: setup.projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* setup.client.agents.create({ params: setup.projectPath, payload: { agent_config_id: config.id } })
       yield* setup.send(agent.id, "Work on notes.txt")
       yield* setup.idle(agent.id, "60 seconds")
 
@@ -187,32 +187,32 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(JSON.stringify(unknown)).toContain("/machine_sources/0/machine_id")
       const path = { orgID: rt.org.id, machineID: machine.id }
       const file = join(work, "notes.txt")
-      const read = yield* rt.client.machines.readFile({ path, urlParams: { path: file } })
+      const read = yield* rt.client.machines.readFile({ params: path, query: { path: file } })
       expect(read).toMatchObject({ path: file, content: "hello machine\n", encoding: "utf-8", read_only: false, digest: digest("hello machine\n") })
-      const required = yield* expectFailure(rt.client.machines.writeFile({ path, urlParams: { path: file }, payload: { content: "x" } }))
+      const required = yield* expectFailure(rt.client.machines.writeFile({ params: path, query: { path: file }, payload: { content: "x" } }))
       expect(required).toMatchObject({ _tag: "ExpectedDigestRequired", current_digest: read.digest })
       const conflict = yield* expectFailure(rt.client.machines.writeFile({
-        path,
-        urlParams: { path: file },
+        params: path,
+        query: { path: file },
         payload: { content: "x", expected_digest: digest("something else") }
       }))
       expect(conflict).toMatchObject({ _tag: "FileContentConflict", current_digest: read.digest })
       const written = yield* rt.client.machines.writeFile({
-        path,
-        urlParams: { path: file },
+        params: path,
+        query: { path: file },
         payload: { content: "x", expected_digest: read.digest }
       })
       expect(written).toMatchObject({ digest: digest("x"), size: 1, created: false })
       expect(readFileSync(file, "utf8")).toBe("x")
       // A body over the default 1 MiB JSON limit: the files route takes whole files of up to 10 MiB.
       const big = "y".repeat(3 * 1024 * 1024)
-      const created = yield* rt.client.machines.writeFile({ path, urlParams: { path: join(work, "big.txt") }, payload: { content: big } })
+      const created = yield* rt.client.machines.writeFile({ params: path, query: { path: join(work, "big.txt") }, payload: { content: big } })
       expect(created).toMatchObject({ size: big.length, created: true, digest: digest(big) })
-      const directory = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: work } }))
+      const directory = yield* expectFailure(rt.client.machines.readFile({ params: path, query: { path: work } }))
       expect(directory._tag).toBe("NotAFile")
-      const escape = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: join(work, "..", "outside.txt") } }))
+      const escape = yield* expectFailure(rt.client.machines.readFile({ params: path, query: { path: join(work, "..", "outside.txt") } }))
       expect(escape._tag).toBe("Forbidden")
-      const missing = yield* expectFailure(rt.client.machines.readFile({ path, urlParams: { path: join(work, "nope.txt") } }))
+      const missing = yield* expectFailure(rt.client.machines.readFile({ params: path, query: { path: join(work, "nope.txt") } }))
       expect(missing._tag).toBe("NotFound")
     }), { timeout: 90_000 })
 
@@ -227,23 +227,23 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         Reply.toolCall("run_command", { command: `${marker}; echo finished > marker.txt` }),
         Reply.text("unused")
       ], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Run it")
       yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running on the machine", "30 seconds")
       const path = { orgID: rt.org.id, machineID: machine.id }
-      const refused = yield* expectFailure(rt.client.machines.remove({ path }))
+      const refused = yield* expectFailure(rt.client.machines.remove({ params: path }))
       expect(refused._tag).toBe("PendingWork")
 
-      yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
+      yield* rt.client.agents.control({ params: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
       yield* rt.idle(agent.id)
       yield* eventually(Effect.sync(() => processRunning(marker)), (running) => !running, "the command killed")
       const [call] = yield* rt.toolCalls(agent.id)
       expect(call.state).toBe("cancelled")
       // The daemon's `cancelled` result closes the request; then the machine may go.
-      yield* eventually(Effect.either(rt.client.machines.remove({ path })), (removed) => removed._tag === "Right", "the machine deleted")
+      yield* eventually(Effect.result(rt.client.machines.remove({ params: path })), (removed) => removed._tag === "Success", "the machine deleted")
       expect(existsSync(join(work, "marker.txt"))).toBe(false)
       const [replacement] = yield* eventually(
-        rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+        rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
         (machines) => machines.length === 1,
         "the daemon registered as a new machine",
         "30 seconds"
@@ -260,12 +260,12 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const config = yield* machineConfig(rt, machine.id, work)
       yield* Effect.promise(() => daemon.stop())
       yield* eventually(
-        rt.client.machines.get({ path: { orgID: rt.org.id, machineID: machine.id } }),
+        rt.client.machines.get({ params: { orgID: rt.org.id, machineID: machine.id } }),
         (m) => m.status === "offline",
         "the machine offline"
       )
       yield* provider.script([Reply.toolCall("list_files", {}), Reply.text("The machine is offline.")], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       const started = Date.now()
       yield* rt.send(agent.id, "List")
       yield* rt.idle(agent.id, "30 seconds")
@@ -288,7 +288,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         Reply.toolCall("run_command", { command: marker }),
         Reply.text("It was interrupted.")
       ], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Run it")
       yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running", "30 seconds")
       yield* Effect.promise(() => daemon.kill())
@@ -299,7 +299,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(call).toMatchObject({ state: "completed", outcome: "failed" })
       const events = yield* rt.events(agent.id)
       expect(JSON.stringify(events.find((event) => event.event_kind === "tool_result"))).toContain("interrupted")
-      const machines = yield* rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} })
+      const machines = yield* rt.client.machines.list({ params: { orgID: rt.org.id }, query: {} })
       expect(machines.data.map((m) => m.id)).toEqual([machine.id])
     }), { timeout: 90_000 })
 
@@ -314,7 +314,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         Reply.toolCall("run_command", { command: `${marker}; echo never`, timeout_seconds: 1 }),
         Reply.text("It timed out.")
       ], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Run it")
       yield* rt.idle(agent.id, "30 seconds")
       const events = yield* rt.events(agent.id)
@@ -332,7 +332,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const { machine, work } = yield* connectedMachine(rt)
       // write_file asks by default.
       const config = yield* rt.client.agentConfigs.create({
-        path: rt.projectPath,
+        params: rt.projectPath,
         payload: {
           source_format: "yaml",
           source: [
@@ -349,13 +349,13 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         Reply.toolCall("write_file", { path: "approved.txt", content: "yes\n" }),
         Reply.text("Written.")
       ], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Write it")
       yield* rt.waiting(agent.id)
       expect(existsSync(join(work, "approved.txt"))).toBe(false)
       const [approval] = yield* rt.interactions(agent.id)
       yield* rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: approval.id },
+        params: { ...rt.projectPath, interactionID: approval.id },
         payload: { decision: "approve" }
       })
       yield* rt.idle(agent.id, "30 seconds")

@@ -3,7 +3,7 @@
  * re-registration, metadata limits), the machines routes and grants, cross-tenant isolation, and
  * real daemons (child processes) connecting over the machine WebSocket.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { afterAll } from "vitest"
@@ -29,13 +29,13 @@ const facts = (name: string, extra: Record<string, unknown> = {}) => ({
 const rawRegister = (token: string, body: unknown) =>
   rawRequest(HttpClientRequest.post("/api/v1/machines/register").pipe(
     HttpClientRequest.bearerToken(token),
-    HttpClientRequest.bodyUnsafeJson(body)
+    HttpClientRequest.bodyJsonUnsafe(body)
   ))
 
 const orgWithToken = Effect.gen(function*() {
   const owner = yield* newUser("machines")
   const org = yield* owner.client.organizations.create({ payload: { name: "Machines" } })
-  const token = yield* owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "ci" } })
+  const token = yield* owner.client.machines.createDaemonToken({ params: { orgID: org.id }, payload: { name: "ci" } })
   const daemon = yield* clientWith(token.token)
   return { owner, org, token, daemon }
 })
@@ -47,14 +47,14 @@ describeApp()("machines", (it) => {
       expect(token.id).toMatch(ID_PATTERN("dtok"))
       expect(token.token).toMatch(/^dtk_/)
       expect(token).toMatchObject({ name: "ci", org_id: org.id, expires_at: null, last_used_at: null })
-      const page = yield* owner.client.machines.listDaemonTokens({ path: { orgID: org.id }, urlParams: {} })
+      const page = yield* owner.client.machines.listDaemonTokens({ params: { orgID: org.id }, query: {} })
       expect(page.data.map((t) => t.id)).toEqual([token.id])
       expect(JSON.stringify(page)).not.toContain(token.token)
       const stranger = yield* newUser("stranger")
-      const hidden = yield* expectFailure(stranger.client.machines.listDaemonTokens({ path: { orgID: org.id }, urlParams: {} }))
+      const hidden = yield* expectFailure(stranger.client.machines.listDaemonTokens({ params: { orgID: org.id }, query: {} }))
       expect(hidden._tag).toBe("NotFound")
       const past = yield* expectFailure(
-        owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "old", expires_at: new Date(Date.now() - 1000) } })
+        owner.client.machines.createDaemonToken({ params: { orgID: org.id }, payload: { name: "old", expires_at: new Date(Date.now() - 1000) } })
       )
       expect(past._tag).toBe("InvalidRequest")
     }))
@@ -96,10 +96,10 @@ describeApp()("machines", (it) => {
       const full = yield* daemon.machineRegistration.register({ payload: facts("other", { metadata: fifteen }) })
       expect(Object.keys(full.machine.metadata)).toHaveLength(16)
 
-      const listed = yield* owner.client.machines.list({ path: { orgID: org.id }, urlParams: {} })
+      const listed = yield* owner.client.machines.list({ params: { orgID: org.id }, query: {} })
       expect(listed.data.map((m) => m.name).sort()).toEqual(["builder", "other"])
       const updated = yield* owner.client.machines.update({
-        path: { orgID: org.id, machineID: first.machine.id },
+        params: { orgID: org.id, machineID: first.machine.id },
         payload: { name: "builder-2", metadata: { team: "b" } }
       })
       expect(updated).toMatchObject({ name: "builder-2", metadata: { team: "b", observed_platform: "darwin" } })
@@ -109,21 +109,21 @@ describeApp()("machines", (it) => {
     Effect.gen(function*() {
       const { org, owner } = yield* orgWithToken
       const personal = yield* owner.client.machineRegistration.register({ payload: facts("laptop") })
-      const seen = yield* owner.client.machines.get({ path: { orgID: org.id, machineID: personal.machine.id } })
+      const seen = yield* owner.client.machines.get({ params: { orgID: org.id, machineID: personal.machine.id } })
       expect(seen.name).toBe("laptop")
       // Another member does not see it.
-      const orgKey = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "k", role: "admin" } })
+      const orgKey = yield* owner.client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "k", role: "admin" } })
       const asOrg = yield* clientWith(orgKey.token)
       const refused = yield* expectFailure(asOrg.machineRegistration.register({ payload: facts("x") }))
       expect(refused._tag).toBe("Forbidden")
-      const hidden = yield* expectFailure(asOrg.machines.get({ path: { orgID: org.id, machineID: personal.machine.id } }))
+      const hidden = yield* expectFailure(asOrg.machines.get({ params: { orgID: org.id, machineID: personal.machine.id } }))
       expect(hidden._tag).toBe("NotFound")
       const bad = yield* clientWith("dtk_not-a-token")
       expect((yield* expectFailure(bad.machineRegistration.register({ payload: facts("x") })))._tag).toBe("Unauthorized")
       // Personal machines are not granted.
-      const other = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "P" } })
+      const other = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "P" } })
       const grant = yield* expectFailure(owner.client.machines.createGrant({
-        path: { orgID: org.id, machineID: personal.machine.id },
+        params: { orgID: org.id, machineID: personal.machine.id },
         payload: { target_project_id: other.id }
       }))
       expect(grant._tag).toBe("InvalidRequest")
@@ -141,9 +141,9 @@ describeApp()("machines", (it) => {
       const again = yield* owner.client.machineRegistration.register({ payload: facts("desk", { machine_id: desk.machine.id }) })
       expect(again.machine.id).toBe(desk.machine.id)
       const named = yield* owner.client.machineRegistration.register({ payload: facts("laptop", { metadata: { org_id: second.id } }) })
-      const inSecond = yield* owner.client.machines.list({ path: { orgID: second.id }, urlParams: {} })
+      const inSecond = yield* owner.client.machines.list({ params: { orgID: second.id }, query: {} })
       expect(inSecond.data.map((m) => m.id)).toEqual([named.machine.id])
-      const inFirst = yield* owner.client.machines.list({ path: { orgID: org.id }, urlParams: {} })
+      const inFirst = yield* owner.client.machines.list({ params: { orgID: org.id }, query: {} })
       expect(inFirst.data.map((m) => m.id)).toEqual([desk.machine.id])
       // Another user's machine id names no organization for this one: it must name one.
       const outsider = yield* newUser("outsider")
@@ -169,13 +169,13 @@ describeApp()("machines", (it) => {
       const b = yield* orgWithToken
       const registered = yield* a.daemon.machineRegistration.register({ payload: facts("a-1") })
       const path = { orgID: b.org.id, machineID: registered.machine.id }
-      expect((yield* expectFailure(b.owner.client.machines.get({ path })))._tag).toBe("NotFound")
-      expect((yield* expectFailure(b.owner.client.machines.remove({ path })))._tag).toBe("NotFound")
-      expect((yield* expectFailure(b.owner.client.machines.readFile({ path, urlParams: { path: "/tmp/x" } })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.get({ params: path })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.remove({ params: path })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.readFile({ params: path, query: { path: "/tmp/x" } })))._tag).toBe("NotFound")
       const crossed = { orgID: a.org.id, machineID: registered.machine.id }
-      expect((yield* expectFailure(b.owner.client.machines.get({ path: crossed })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(b.owner.client.machines.get({ params: crossed })))._tag).toBe("NotFound")
       const unknown = yield* newId(MachineId)
-      expect((yield* expectFailure(a.owner.client.machines.get({ path: { orgID: a.org.id, machineID: unknown } })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(a.owner.client.machines.get({ params: { orgID: a.org.id, machineID: unknown } })))._tag).toBe("NotFound")
       // Re-registering another organization's machine id makes a new machine.
       const fresh = yield* b.daemon.machineRegistration.register({ payload: facts("b-1", { machine_id: registered.machine.id }) })
       expect(fresh.machine.id).not.toBe(registered.machine.id)
@@ -204,7 +204,7 @@ describeApp()("machines", (it) => {
       const dirs = daemonDirs()
       const start = () => startDaemon({ server, token: token.token, name: "real-1", dirs: [dirs.work], state: dirs.state })
       const list = (status?: "online" | "offline" | "idle" | "deleted") =>
-        owner.client.machines.list({ path: { orgID: org.id }, urlParams: status === undefined ? {} : { status } }).pipe(
+        owner.client.machines.list({ params: { orgID: org.id }, query: status === undefined ? {} : { status } }).pipe(
           Effect.map((page) => page.data)
         )
       const first = start()
@@ -218,7 +218,7 @@ describeApp()("machines", (it) => {
       const second = start()
       yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online again", "30 seconds")
       expect((yield* list()).map((m) => m.id)).toEqual([online.id])
-      yield* owner.client.machines.removeDaemonToken({ path: { orgID: org.id, daemonTokenID: token.id } })
+      yield* owner.client.machines.removeDaemonToken({ params: { orgID: org.id, daemonTokenID: token.id } })
       const exit = yield* Effect.promise(() =>
         Promise.race([second.exited, new Promise((resolve) => setTimeout(() => resolve("still running"), 20_000))])
       )
@@ -235,7 +235,7 @@ describeApp()("machines", (it) => {
       const dirs = daemonDirs()
       const start = () => startDaemon({ server, token: owner.token, name: "laptop", org: second.id, dirs: [dirs.work], state: dirs.state })
       const list = (status: "online" | "offline") =>
-        owner.client.machines.list({ path: { orgID: second.id }, urlParams: { status } }).pipe(Effect.map((page) => page.data))
+        owner.client.machines.list({ params: { orgID: second.id }, query: { status } }).pipe(Effect.map((page) => page.data))
       const daemon = start()
       const [online] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online", "30 seconds")
       expect(online).toMatchObject({ name: "laptop", metadata: { org_id: second.id, observed_platform: process.platform } })
@@ -245,14 +245,14 @@ describeApp()("machines", (it) => {
       const restarted = start()
       const [again] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online again", "30 seconds")
       expect(again).toMatchObject({ id: online.id, metadata: { org_id: second.id } })
-      expect((yield* owner.client.machines.list({ path: { orgID: first.id }, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.machines.list({ params: { orgID: first.id }, query: {} })).data).toEqual([])
       yield* Effect.promise(() => restarted.stop())
     }), { timeout: 90_000 })
 })
 
 /** A raw machine WebSocket: the frames it received, and a way to send. */
 const openSocket = (url: string, token: string) =>
-  Effect.async<{ readonly socket: WebSocket; readonly frames: Array<Record<string, unknown>>; readonly closed: Promise<number> }, Error>(
+  Effect.callback<{ readonly socket: WebSocket; readonly frames: Array<Record<string, unknown>>; readonly closed: Promise<number> }, Error>(
     (resume) => {
       const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
       const frames: Array<Record<string, unknown>> = []
@@ -322,7 +322,7 @@ describeApp()("the machine WebSocket, spoken by hand", (it) => {
       }))
       expect(yield* Effect.promise(() => closed)).toBe(1002)
       expect(frames).toEqual([{ type: "close", reason: "protocol_error", message: expect.stringContaining(other.machine.id) }])
-      yield* owner.client.machines.remove({ path: { orgID: org.id, machineID: registered.machine.id } })
+      yield* owner.client.machines.remove({ params: { orgID: org.id, machineID: registered.machine.id } })
       const refused = yield* rawRequest(HttpClientRequest.get("/api/v1/machines/ws").pipe(HttpClientRequest.bearerToken(registered.machine_token)))
       expect(refused.status).toBe(401)
       expect(String(refused.json?.error)).toContain("deleted")

@@ -62,8 +62,8 @@ const machinesNamed = async (
   prefix: string
 ) => {
   const [current, deleted] = await Promise.all([
-    run((client) => client.machines.list({ path, urlParams: { limit: 100 } })),
-    run((client) => client.machines.list({ path, urlParams: { limit: 100, status: "deleted" } }))
+    run((client) => client.machines.list({ params: path, query: { limit: 100 } })),
+    run((client) => client.machines.list({ params: path, query: { limit: 100, status: "deleted" } }))
   ])
   return [...current.data, ...deleted.data].filter((machine) => machine.name.startsWith(prefix))
 }
@@ -73,16 +73,16 @@ const daemonsRunning = (machineId: string) => spawnSync("pgrep", ["-f", machineI
 /** The org's models, one per agent (scripts are queued per model slug), granted to the project. */
 const models = (client: Client, orgID: OrgId, projectID: ProjectId, names: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const secret = yield* client.secrets.create({ path: { orgID }, payload: { name: "Provider key", value: Redacted.make("sk-x") } })
+    const secret = yield* client.secrets.create({ params: { orgID }, payload: { name: "Provider key", value: Redacted.make("sk-x") } })
     const config = yield* client.modelProviderConfigs.create({
-      path: { orgID },
+      params: { orgID },
       payload: { name: "Scripted", api_format: "openai-responses", base_url: servers.provider.baseUrl("openai-responses"), auth_secret_id: secret.id }
     })
     const slugs: Record<string, string> = {}
     for (const name of names) {
       const slug = `pool-${name}-${randomBytes(4).toString("hex")}`
       const model = yield* client.models.create({
-        path: { orgID },
+        params: { orgID },
         payload: {
           provider_config_id: config.id,
           name,
@@ -96,7 +96,7 @@ const models = (client: Client, orgID: OrgId, projectID: ProjectId, names: Reado
           output_modalities: ["text"]
         }
       })
-      yield* client.models.createGrant({ path: { orgID, modelID: model.id }, payload: { target_project_id: projectID } })
+      yield* client.models.createGrant({ params: { orgID, modelID: model.id }, payload: { target_project_id: projectID } })
       slugs[name] = slug
     }
     return slugs
@@ -105,7 +105,7 @@ const models = (client: Client, orgID: OrgId, projectID: ProjectId, names: Reado
 /** A config on the pool; `unset` names a pool default its overlay sets to null. */
 const poolConfig = (client: Client, orgID: OrgId, projectID: ProjectId, model: string, poolId: MachinePoolId, unset?: string) =>
   client.agentConfigs.create({
-    path: { orgID, projectID },
+    params: { orgID, projectID },
     payload: {
       source_format: "yaml",
       source: [
@@ -129,15 +129,15 @@ describe("machine pools: machines from a local pool", () => {
     const setup = await run((client) =>
       Effect.gen(function*() {
         const org = yield* client.organizations.create({ payload: { name: "Pools" } })
-        const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+        const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
         const slugs = yield* models(client, org.id, project.id, ["Model A", "Model B", "Model C"])
-        const key = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+        const key = yield* client.secrets.create({ params: { orgID: org.id }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
         const poolSecret = yield* client.secrets.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { name: "Pool secret", value: Redacted.make("pool-s3cret") }
         })
         const pool = yield* client.machinePools.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: {
             name: "sandboxes",
             provider: "local",
@@ -150,7 +150,7 @@ describe("machine pools: machines from a local pool", () => {
             delete_after_idle_minutes: 5
           }
         })
-        yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
+        yield* client.machinePools.createGrant({ params: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
         const configs = {
           a: yield* poolConfig(client, org.id, project.id, "Model A", pool.id),
           b: yield* poolConfig(client, org.id, project.id, "Model B", pool.id, "POOL_HINT"),
@@ -174,15 +174,15 @@ describe("machine pools: machines from a local pool", () => {
     const launch = (configId: string, text: string) =>
       run((client) =>
         client.agents.create({
-          path: projectPath,
+          params: projectPath,
           payload: { agent_config_id: configId as never, input: { content_blocks: [{ type: "text", text }] } }
         }))
     const idle = (agentID: AgentId, ms = 90_000) =>
-      until(() => run((client) => client.agents.get({ path: agentPath(agentID) })), (a) => a.status === "idle" && a.current_turn_id === null, `agent ${agentID} idle`, ms)
+      until(() => run((client) => client.agents.get({ params: agentPath(agentID) })), (a) => a.status === "idle" && a.current_turn_id === null, `agent ${agentID} idle`, ms)
     const calls = (agentID: AgentId) =>
-      run((client) => client.toolCalls.list({ path: agentPath(agentID), urlParams: {} })).then((page) => page.data)
+      run((client) => client.toolCalls.list({ params: agentPath(agentID), query: {} })).then((page) => page.data)
     const results = (agentID: AgentId) =>
-      run((client) => client.agents.listEvents({ path: agentPath(agentID), urlParams: { limit: 200 } })).then((page) =>
+      run((client) => client.agents.listEvents({ params: agentPath(agentID), query: { limit: 200 } })).then((page) =>
         page.data.flatMap((event) => event.event_kind === "tool_result" ? [JSON.stringify(event.content_blocks)] : [])
       )
     const poolMachines = () => machinesNamed(run, orgPath, "sandboxes-")
@@ -213,7 +213,7 @@ describe("machine pools: machines from a local pool", () => {
     expect(ranOn(resultA)).toHaveLength(1)
     expect(ranOn(resultB)).toHaveLength(1)
     expect(ranOn(resultA)[0].id).not.toBe(ranOn(resultB)[0].id)
-    const usage = await run((client) => client.machinePools.get({ path: poolPath }))
+    const usage = await run((client) => client.machinePools.get({ params: poolPath }))
     expect(usage.usage).toEqual({ machines: 2, cpu: 0, memory_mb: 1024 })
 
     // A third agent: the pool is full; its call waits, then fails with managed_work_admission_denied.
@@ -231,7 +231,7 @@ describe("machine pools: machines from a local pool", () => {
       [Reply.toolCall("run_command", { command: "cat mine.txt" }), Reply.text("Still there.")],
       { model: setup.slugs["Model A"] }
     ))
-    await run((client) => client.agents.sendInput({ path: agentPath(a.id), payload: { content_blocks: [{ type: "text", text: "again" }] } }))
+    await run((client) => client.agents.sendInput({ params: agentPath(a.id), payload: { content_blocks: [{ type: "text", text: "again" }] } }))
     await idle(a.id)
     const secondCalls = await calls(a.id)
     expect(secondCalls.map((call) => call.outcome)).toEqual(["succeeded", "succeeded"])
@@ -246,10 +246,10 @@ describe("machine pools: machines from a local pool", () => {
       (5 * MINUTE_SECONDS + 40) * 1000
     )
     for (const machine of deleted) expect(daemonsRunning(machine.id)).toBe(false)
-    const after = await run((client) => client.machinePools.get({ path: poolPath }))
+    const after = await run((client) => client.machinePools.get({ params: poolPath }))
     expect(after.usage).toEqual({ machines: 0, cpu: 0, memory_mb: 0 })
 
-    await run((client) => client.machinePools.remove({ path: poolPath }))
+    await run((client) => client.machinePools.remove({ params: poolPath }))
     await server.stop()
   }, TIMEOUT_MS)
 
@@ -259,14 +259,14 @@ describe("machine pools: machines from a local pool", () => {
     const setup = await run((client) =>
       Effect.gen(function*() {
         const org = yield* client.organizations.create({ payload: { name: "Revoked" } })
-        const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+        const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
         const slugs = yield* models(client, org.id, project.id, ["Model A", "Model B"])
-        const key = yield* client.secrets.create({ path: { orgID: org.id }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+        const key = yield* client.secrets.create({ params: { orgID: org.id }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
         const pool = yield* client.machinePools.create({
-          path: { orgID: org.id },
+          params: { orgID: org.id },
           payload: { name: "revoked", provider: "local", provider_auth_secret_id: key.id, default_machine_provider_options: {}, max_total_machines: 2 }
         })
-        yield* client.machinePools.createGrant({ path: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
+        yield* client.machinePools.createGrant({ params: { orgID: org.id, poolID: pool.id }, payload: { target_project_id: project.id } })
         const configs = {
           a: yield* poolConfig(client, org.id, project.id, "Model A", pool.id),
           b: yield* poolConfig(client, org.id, project.id, "Model B", pool.id)
@@ -283,17 +283,17 @@ describe("machine pools: machines from a local pool", () => {
     const launchAndWait = async (configId: string) => {
       const agent = await run((client) =>
         client.agents.create({
-          path: projectPath,
+          params: projectPath,
           payload: { agent_config_id: configId as never, input: { content_blocks: [{ type: "text", text: "go" }] } }
         }))
       await until(
-        () => run((client) => client.agents.get({ path: { ...projectPath, agentID: agent.id } })),
+        () => run((client) => client.agents.get({ params: { ...projectPath, agentID: agent.id } })),
         (found) => found.status === "idle",
         `agent ${agent.id} idle`,
         90_000
       )
       const events = await run((client) =>
-        client.agents.listEvents({ path: { ...projectPath, agentID: agent.id }, urlParams: { limit: 200 } }))
+        client.agents.listEvents({ params: { ...projectPath, agentID: agent.id }, query: { limit: 200 } }))
       return events.data.flatMap((event) => event.event_kind === "tool_result" ? [event] : [])
     }
     const poolMachines = () => machinesNamed(run, orgPath, "revoked-")
@@ -305,7 +305,7 @@ describe("machine pools: machines from a local pool", () => {
 
     // The organization's secret no longer holds the operator's key: no new machine starts.
     await run((client) =>
-      client.secrets.rotate({ path: { orgID: setup.org.id, secretID: setup.key.id }, payload: { value: Redacted.make("not-the-key") } })
+      client.secrets.rotate({ params: { orgID: setup.org.id, secretID: setup.key.id }, payload: { value: Redacted.make("not-the-key") } })
     )
     const [refusedB] = await launchAndWait(setup.configs.b.id)
     expect(refusedB).toMatchObject({ outcome: "failed" })

@@ -34,12 +34,12 @@ layer(ProtectionTestLive, { timeout: "180 seconds", excludeTestServices: true })
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const orgPath = { orgID: rt.org.id }
-      const key = yield* rt.client.secrets.create({ path: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+      const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
       const poolMachine = (protectedPool: boolean) =>
         Effect.gen(function*() {
           const name = protectedPool ? "protected" : "unprotected"
           const pool = yield* rt.client.machinePools.create({
-            path: orgPath,
+            params: orgPath,
             payload: {
               name,
               provider: "local",
@@ -50,7 +50,7 @@ layer(ProtectionTestLive, { timeout: "180 seconds", excludeTestServices: true })
             }
           })
           poolIds.push(pool.id)
-          yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+          yield* rt.client.machinePools.createGrant({ params: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
           return yield* agentOnPool(rt, pool)
         })
       const guarded = yield* poolMachine(true)

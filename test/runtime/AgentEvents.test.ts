@@ -3,7 +3,7 @@
  * Events stream (resume without gap or repeat). Events are appended through the Timeline service
  * (the engine's way of writing them), so each test knows exactly which sequences exist.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Duration, Effect, Schema } from "effect"
 import { type AgentId, ArtifactId, EventId, InputId, InteractionId, ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
@@ -48,8 +48,8 @@ const setUp = Effect.gen(function*() {
   const setup = yield* agentProject({ label: "Events" })
   const agent = yield* setup.launch()
   const agentPath = { ...setup.projectPath, agentID: agent.id }
-  const list = (urlParams: { after_sequence?: number; before_sequence?: number; limit?: number }) =>
-    setup.owner.client.agents.listEvents({ path: agentPath, urlParams })
+  const list = (query: { after_sequence?: number; before_sequence?: number; limit?: number }) =>
+    setup.owner.client.agents.listEvents({ params: agentPath, query })
   const streamPath = `/v1/orgs/${setup.org.id}/projects/${setup.project.id}/agents/${agent.id}/events/stream`
   return { ...setup, agent, agentPath, list, streamPath }
 })
@@ -219,7 +219,7 @@ describeApp()("agent events", (it) => {
     Effect.gen(function*() {
       const { agent, owner, streamPath } = yield* setUp
       const timeline = yield* Timeline
-      const id = <A>(schema: Schema.Schema<A, string>, prefix: string, letter: string) =>
+      const id = <A>(schema: Schema.Codec<A, string>, prefix: string, letter: string) =>
         Schema.decodeSync(schema)(`${prefix}_${letter.repeat(26)}`)
       const turnId = id(TurnId, "turn", "t")
       const toolCallId = id(ToolCallId, "tcl", "c")

@@ -3,7 +3,7 @@
  * the scripted provider: launch with an input, idempotent inputs (201 then 200; other body 409),
  * inline media as media_ref, backlog order, bound and withdrawal, cancel_current, turn reads.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
@@ -42,14 +42,14 @@ it.layer(TestLive)("agent inputs", (it) => {
       ])
       const png = randomBytes(64)
       const [launched, response] = yield* client.agents.create({
-        path: projectPath,
+        params: projectPath,
         payload: {
           agent_config_id: config.id,
           input: {
             content_blocks: [text("Hi"), { type: "media", media_type: "image/png", data: png.toString("base64") }]
           }
         },
-        withResponse: true
+        responseMode: "decoded-and-response"
       })
       expect(response.status).toBe(201)
       expect(launched.id).toMatch(ID_PATTERN("agt"))
@@ -80,7 +80,7 @@ it.layer(TestLive)("agent inputs", (it) => {
 
       const agentPath = { ...projectPath, agentID: launched.id }
       const turns = yield* eventually(
-        client.agents.listTurns({ path: agentPath, urlParams: {} }),
+        client.agents.listTurns({ params: agentPath, query: {} }),
         (page) => page.data[0]?.status === "completed",
         "the turn to complete"
       )
@@ -90,8 +90,8 @@ it.layer(TestLive)("agent inputs", (it) => {
       expect(turn.usage).toMatchObject({ input_tokens: 12, output_tokens: 3 })
       expect(turn.completed_at).toBeInstanceOf(Date)
       expect(turn.duration_ms).toBe(turn.completed_at!.getTime() - turn.started_at.getTime())
-      expect(yield* client.agents.getTurn({ path: { ...agentPath, turnID: turn.id } })).toEqual(turn)
-      const idle = yield* eventually(client.agents.get({ path: agentPath }), (agent) => agent.status === "idle", "idle")
+      expect(yield* client.agents.getTurn({ params: { ...agentPath, turnID: turn.id } })).toEqual(turn)
+      const idle = yield* eventually(client.agents.get({ params: agentPath }), (agent) => agent.status === "idle", "idle")
       expect(idle.current_turn_id).toBeNull()
     }), { timeout: 60_000 })
 
@@ -100,7 +100,7 @@ it.layer(TestLive)("agent inputs", (it) => {
       const { client, launch, projectPath } = yield* scriptedProject([Reply.text("one"), Reply.text("two")])
       const agent = yield* launch()
       const agentPath = { ...projectPath, agentID: agent.id }
-      const actor = yield* client.actors.create({ path: projectPath, payload: { external_id: "user-1" } })
+      const actor = yield* client.actors.create({ params: projectPath, payload: { external_id: "user-1" } })
       const payload = {
         content_blocks: [
           text("Deploy please"),
@@ -109,13 +109,13 @@ it.layer(TestLive)("agent inputs", (it) => {
         input_idempotency_key: "req-1",
         actor_id: actor.id
       }
-      const [first, created] = yield* client.agents.sendInput({ path: agentPath, payload, withResponse: true })
+      const [first, created] = yield* client.agents.sendInput({ params: agentPath, payload, responseMode: "decoded-and-response" })
       expect(created.status).toBe(201)
       expect(first.event).toMatchObject({ actor_id: actor.id, input_idempotency_key: "req-1" })
       const artifacts = yield* artifactsOf(agent.id)
       expect(artifacts).toBe(1)
 
-      const [again, replayed] = yield* client.agents.sendInput({ path: agentPath, payload, withResponse: true })
+      const [again, replayed] = yield* client.agents.sendInput({ params: agentPath, payload, responseMode: "decoded-and-response" })
       expect(replayed.status).toBe(200)
       expect(again.event.id).toBe(first.event.id)
       expect(again.event.sequence).toBe(first.event.sequence)
@@ -123,15 +123,15 @@ it.layer(TestLive)("agent inputs", (it) => {
       expect(yield* artifactsOf(agent.id)).toBe(artifacts)
 
       const conflict = yield* expectFailure(
-        client.agents.sendInput({ path: agentPath, payload: { ...payload, content_blocks: [text("Something else")] } })
+        client.agents.sendInput({ params: agentPath, payload: { ...payload, content_blocks: [text("Something else")] } })
       )
       expect(conflict._tag).toBe("IdempotencyKeyConflict")
       const otherActor = yield* expectFailure(
-        client.agents.sendInput({ path: agentPath, payload: { ...payload, actor_id: undefined } })
+        client.agents.sendInput({ params: agentPath, payload: { ...payload, actor_id: undefined } })
       )
       expect(otherActor._tag).toBe("IdempotencyKeyConflict")
 
-      const inputs = (yield* client.agents.listEvents({ path: agentPath, urlParams: {} })).data.filter((event) =>
+      const inputs = (yield* client.agents.listEvents({ params: agentPath, query: {} })).data.filter((event) =>
         event.event_kind === "agent_input"
       )
       expect(inputs.map((event) => event.id)).toEqual([first.event.id])
@@ -142,32 +142,32 @@ it.layer(TestLive)("agent inputs", (it) => {
       const { client, launch, projectPath } = yield* scriptedProject([Reply.hang(), Reply.hang()])
       const agent = yield* launch()
       const agentPath = { ...projectPath, agentID: agent.id }
-      const send = (value: string) => client.agents.sendInput({ path: agentPath, payload: { content_blocks: [text(value)] } })
+      const send = (value: string) => client.agents.sendInput({ params: agentPath, payload: { content_blocks: [text(value)] } })
 
       const running = yield* send("first")
       expect(running.disposition).toBe("started")
       const queued = [yield* send("second"), yield* send("third"), yield* send("fourth")]
       expect(queued.map((input) => input.disposition)).toEqual(["queued", "queued", "queued"])
-      const backlog = yield* client.agents.listBacklog({ path: agentPath, urlParams: {} })
+      const backlog = yield* client.agents.listBacklog({ params: agentPath, query: {} })
       expect(backlog.data.map((input) => input.id)).toEqual(queued.map((input) => input.event.agent_input_id))
       expect(backlog.data[0]).toMatchObject({ status: "queued", content_blocks: [text("second")] })
-      const page = yield* client.agents.listBacklog({ path: agentPath, urlParams: { limit: 2 } })
+      const page = yield* client.agents.listBacklog({ params: agentPath, query: { limit: 2 } })
       expect(page.has_more).toBe(true)
       expect(page.data.length).toBe(2)
 
       // Withdraw the middle one: 204, gone from the backlog; again: 409; the running input: 409; unknown: 404.
       const middle = queued[1].event.agent_input_id
-      yield* client.agents.withdrawInput({ path: { ...agentPath, inputID: middle } })
-      const after = yield* client.agents.listBacklog({ path: agentPath, urlParams: {} })
+      yield* client.agents.withdrawInput({ params: { ...agentPath, inputID: middle } })
+      const after = yield* client.agents.listBacklog({ params: agentPath, query: {} })
       expect(after.data.map((input) => input.id)).toEqual([queued[0].event.agent_input_id, queued[2].event.agent_input_id])
-      expect((yield* expectFailure(client.agents.withdrawInput({ path: { ...agentPath, inputID: middle } })))._tag).toBe(
+      expect((yield* expectFailure(client.agents.withdrawInput({ params: { ...agentPath, inputID: middle } })))._tag).toBe(
         "StateTransitionConflict"
       )
       expect(
-        (yield* expectFailure(client.agents.withdrawInput({ path: { ...agentPath, inputID: running.event.agent_input_id } })))
+        (yield* expectFailure(client.agents.withdrawInput({ params: { ...agentPath, inputID: running.event.agent_input_id } })))
           ._tag
       ).toBe("StateTransitionConflict")
-      expect((yield* expectFailure(client.agents.withdrawInput({ path: { ...agentPath, inputID: yield* newId(InputId) } })))._tag)
+      expect((yield* expectFailure(client.agents.withdrawInput({ params: { ...agentPath, inputID: yield* newId(InputId) } })))._tag)
         .toBe("NotFound")
 
       // Fill the backlog to its bound: 2 queued now, 98 more, then one too many.
@@ -176,27 +176,27 @@ it.layer(TestLive)("agent inputs", (it) => {
       expect(full._tag).toBe("AgentBacklogFull")
 
       // Cancel the running turn: the control event comes back, and the oldest queued input starts.
-      const control = yield* client.agents.control({ path: agentPath, payload: { control_type: "cancel_current" } })
+      const control = yield* client.agents.control({ params: agentPath, payload: { control_type: "cancel_current" } })
       expect(control).toMatchObject({ event_kind: "control", control_type: "cancel_current", agent_id: agent.id })
       const next = yield* eventually(
-        client.agents.get({ path: agentPath }),
+        client.agents.get({ params: agentPath }),
         (current) => current.current_turn_id === queued[0].event.turn_id,
         "the next queued input's turn"
       )
       expect(next.status).not.toBe("idle")
-      const firstTurn = yield* client.agents.getTurn({ path: { ...agentPath, turnID: running.event.turn_id! } })
+      const firstTurn = yield* client.agents.getTurn({ params: { ...agentPath, turnID: running.event.turn_id! } })
       expect(firstTurn.status).toBe("cancelled")
       // Room again in the backlog.
       expect((yield* send("now it fits")).disposition).toBe("queued")
 
       // Leave nothing running for a later process on the same database: withdraw the backlog, cancel the turn.
-      let rest = yield* client.agents.listBacklog({ path: agentPath, urlParams: { limit: 100 } })
+      let rest = yield* client.agents.listBacklog({ params: agentPath, query: { limit: 100 } })
       while (rest.data.length > 0) {
-        for (const input of rest.data) yield* client.agents.withdrawInput({ path: { ...agentPath, inputID: input.id } })
-        rest = yield* client.agents.listBacklog({ path: agentPath, urlParams: { limit: 100 } })
+        for (const input of rest.data) yield* client.agents.withdrawInput({ params: { ...agentPath, inputID: input.id } })
+        rest = yield* client.agents.listBacklog({ params: agentPath, query: { limit: 100 } })
       }
-      yield* client.agents.control({ path: agentPath, payload: { control_type: "cancel_current" } })
-      yield* eventually(client.agents.get({ path: agentPath }), (current) => current.status === "idle", "the agent idle")
+      yield* client.agents.control({ params: agentPath, payload: { control_type: "cancel_current" } })
+      yield* eventually(client.agents.get({ params: agentPath }), (current) => current.status === "idle", "the agent idle")
     }), { timeout: 120_000 })
 
   it.effect("cancel_current with nothing running is 409", () =>
@@ -204,7 +204,7 @@ it.layer(TestLive)("agent inputs", (it) => {
       const { client, launch, projectPath } = yield* scriptedProject([])
       const agent = yield* launch()
       const error = yield* expectFailure(
-        client.agents.control({ path: { ...projectPath, agentID: agent.id }, payload: { control_type: "cancel_current" } })
+        client.agents.control({ params: { ...projectPath, agentID: agent.id }, payload: { control_type: "cancel_current" } })
       )
       expect(error._tag).toBe("StateTransitionConflict")
     }))

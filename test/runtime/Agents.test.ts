@@ -3,8 +3,8 @@
  * checks an input passes before it reaches the engine (references, size limits), access and
  * tenant isolation. Flows that need the engine are in AgentRuntimeApi.test.ts.
  */
-import { HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { ActorId, AgentConfigId, ToolCallId } from "../../src/domain/shared/Ids.ts"
@@ -32,9 +32,9 @@ describeApp()("agents", (it) => {
     Effect.gen(function*() {
       const { config, launch, org, owner, project, projectPath } = yield* agentProject()
       const [agent, response] = yield* owner.client.agents.create({
-        path: projectPath,
+        params: projectPath,
         payload: { agent_config_id: config.id, name: "Support", metadata: { team: "blue" } },
-        withResponse: true
+        responseMode: "decoded-and-response"
       })
       expect(response.status).toBe(201)
       expect(agent.id).toMatch(ID_PATTERN("agt"))
@@ -51,31 +51,31 @@ describeApp()("agents", (it) => {
       const second = yield* launch()
       expect(second).toMatchObject({ name: null, metadata: {} })
 
-      const got = yield* owner.client.agents.get({ path: { ...projectPath, agentID: agent.id } })
+      const got = yield* owner.client.agents.get({ params: { ...projectPath, agentID: agent.id } })
       expect(got.id).toBe(agent.id)
 
-      const first = yield* owner.client.agents.list({ path: projectPath, urlParams: { limit: 1 } })
+      const first = yield* owner.client.agents.list({ params: projectPath, query: { limit: 1 } })
       expect(first.data.map((a) => a.id)).toEqual([agent.id])
       expect(first.has_more).toBe(true)
       const rest = yield* owner.client.agents.list({
-        path: projectPath,
-        urlParams: { limit: 1, cursor: first.next_cursor! }
+        params: projectPath,
+        query: { limit: 1, cursor: first.next_cursor! }
       })
       expect(rest.data.map((a) => a.id)).toEqual([second.id])
       expect(rest.has_more).toBe(false)
-      const idle = yield* owner.client.agents.list({ path: projectPath, urlParams: { status: "idle" } })
+      const idle = yield* owner.client.agents.list({ params: projectPath, query: { status: "idle" } })
       expect(idle.data.map((a) => a.id)).toEqual([agent.id, second.id])
-      const running = yield* owner.client.agents.list({ path: projectPath, urlParams: { status: "running" } })
+      const running = yield* owner.client.agents.list({ params: projectPath, query: { status: "running" } })
       expect(running.data).toEqual([])
       // A cursor is bound to the filter it was made for: another filter starts again without one.
-      const firstIdle = yield* owner.client.agents.list({ path: projectPath, urlParams: { status: "idle", limit: 1 } })
+      const firstIdle = yield* owner.client.agents.list({ params: projectPath, query: { status: "idle", limit: 1 } })
       const restIdle = yield* owner.client.agents.list({
-        path: projectPath,
-        urlParams: { status: "idle", limit: 1, cursor: firstIdle.next_cursor! }
+        params: projectPath,
+        query: { status: "idle", limit: 1, cursor: firstIdle.next_cursor! }
       })
       expect(restIdle.data.map((a) => a.id)).toEqual([second.id])
       for (const [status, cursor] of [["idle", first.next_cursor!], [undefined, firstIdle.next_cursor!]] as const) {
-        const refused = yield* expectFailure(owner.client.agents.list({ path: projectPath, urlParams: { status, cursor } }))
+        const refused = yield* expectFailure(owner.client.agents.list({ params: projectPath, query: { status, cursor } }))
         expect(refused).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/cursor" }] })
       }
 
@@ -102,7 +102,7 @@ describeApp()("agents", (it) => {
         rawRequest(
           HttpClientRequest.post(`/v1/orgs/${org.id}/projects/${project.id}/agents`).pipe(
             HttpClientRequest.bearerToken(owner.token),
-            HttpClientRequest.bodyUnsafeJson({ agent_config_id: config.id, name })
+            HttpClientRequest.bodyJsonUnsafe({ agent_config_id: config.id, name })
           )
         )
       for (const refused of [" padded ", "a\u0007b", "a\u200bb", "", "x".repeat(65)]) {
@@ -130,7 +130,7 @@ describeApp()("agents", (it) => {
         }
       })
       const config = yield* owner.client.agentConfigs.create({
-        path: projectPath,
+        params: projectPath,
         payload: {
           source_format: "yaml",
           source: agentSource({
@@ -139,28 +139,28 @@ describeApp()("agents", (it) => {
           })
         }
       })
-      const agent = yield* owner.client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* owner.client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
       const colleague = yield* newUser("colleague")
       yield* joinOrganization(owner, org.id, colleague, "admin")
       const launched = yield* expectFailure(
-        colleague.client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+        colleague.client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
       )
       expect(launched).toMatchObject({ _tag: "Forbidden", error: expect.stringContaining("owners-laptop") })
       const input = yield* expectFailure(colleague.client.agents.sendInput({
-        path: { ...projectPath, agentID: agent.id },
+        params: { ...projectPath, agentID: agent.id },
         payload: { content_blocks: [{ type: "text", text: "run whoami" }] }
       }))
       expect(input).toMatchObject({ _tag: "Forbidden", error: expect.stringContaining("personal machine") })
       // The colleague's own agents on the project's other configs are theirs to use.
       const shared = yield* owner.client.agentConfigs.create({
-        path: projectPath,
+        params: projectPath,
         payload: { source_format: "yaml", source: agentSource({ label: "Shared" }) }
       })
-      expect((yield* colleague.client.agents.create({ path: projectPath, payload: { agent_config_id: shared.id } })).project_id)
+      expect((yield* colleague.client.agents.create({ params: projectPath, payload: { agent_config_id: shared.id } })).project_id)
         .toBe(project.id)
       // The owner still sends inputs (the turn fails later: the scripted provider is not listening here).
       const accepted = yield* owner.client.agents.sendInput({
-        path: { ...projectPath, agentID: agent.id },
+        params: { ...projectPath, agentID: agent.id },
         payload: { content_blocks: [{ type: "text", text: "hello" }] }
       })
       expect(accepted.disposition).toBe("started")
@@ -170,13 +170,13 @@ describeApp()("agents", (it) => {
     Effect.gen(function*() {
       const { config, otherProject, org, owner, projectPath } = yield* agentProject()
       const unknown = yield* expectFailure(
-        owner.client.agents.create({ path: projectPath, payload: { agent_config_id: yield* newId(AgentConfigId) } })
+        owner.client.agents.create({ params: projectPath, payload: { agent_config_id: yield* newId(AgentConfigId) } })
       )
       expect(unknown).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/agent_config_id" }] })
       // The config exists, in another project of the same organization.
       const elsewhere = yield* expectFailure(
         owner.client.agents.create({
-          path: { orgID: org.id, projectID: otherProject.id },
+          params: { orgID: org.id, projectID: otherProject.id },
           payload: { agent_config_id: config.id }
         })
       )
@@ -184,12 +184,12 @@ describeApp()("agents", (it) => {
       const malformed = yield* rawRequest(
         HttpClientRequest.post(`/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`).pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ agent_config_id: "acfg_nope" })
+          HttpClientRequest.bodyJsonUnsafe({ agent_config_id: "acfg_nope" })
         )
       )
       expect(malformed.status).toBe(400)
       expect(malformed.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/agent_config_id" }] })
-      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.agents.list({ params: projectPath, query: {} })).data).toEqual([])
     }))
 
   it.effect("tenant isolation: another organization's agents are not found on every route", () =>
@@ -199,24 +199,24 @@ describeApp()("agents", (it) => {
       const stranger = yield* newUser("stranger")
       const agentPath = { ...projectPath, agentID: agent.id }
       const attempts = [
-        stranger.client.agents.get({ path: agentPath }),
-        stranger.client.agents.list({ path: projectPath, urlParams: {} }),
-        stranger.client.agents.listEvents({ path: agentPath, urlParams: {} }),
-        stranger.client.agents.listBacklog({ path: agentPath, urlParams: {} }),
-        stranger.client.agents.listTurns({ path: agentPath, urlParams: {} }),
-        stranger.client.toolCalls.list({ path: agentPath, urlParams: {} }),
-        stranger.client.interactions.listForAgent({ path: agentPath, urlParams: {} }),
-        stranger.client.interactions.list({ path: projectPath, urlParams: { status: "pending" } }),
-        stranger.client.actors.list({ path: projectPath, urlParams: {} }),
-        stranger.client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text: "hi" }] } }),
-        stranger.client.agents.control({ path: agentPath, payload: { control_type: "cancel_current" } })
+        stranger.client.agents.get({ params: agentPath }),
+        stranger.client.agents.list({ params: projectPath, query: {} }),
+        stranger.client.agents.listEvents({ params: agentPath, query: {} }),
+        stranger.client.agents.listBacklog({ params: agentPath, query: {} }),
+        stranger.client.agents.listTurns({ params: agentPath, query: {} }),
+        stranger.client.toolCalls.list({ params: agentPath, query: {} }),
+        stranger.client.interactions.listForAgent({ params: agentPath, query: {} }),
+        stranger.client.interactions.list({ params: projectPath, query: { status: "pending" } }),
+        stranger.client.actors.list({ params: projectPath, query: {} }),
+        stranger.client.agents.sendInput({ params: agentPath, payload: { content_blocks: [{ type: "text", text: "hi" }] } }),
+        stranger.client.agents.control({ params: agentPath, payload: { control_type: "cancel_current" } })
       ] as const
       for (const attempt of attempts) {
         expect((yield* expectFailure(attempt as Effect.Effect<unknown, { _tag: string }>))._tag).toBe("NotFound")
       }
       // The owner's own agent through another of its projects is not found either.
       const crossed = yield* expectFailure(
-        owner.client.agents.get({ path: { orgID: org.id, projectID: otherProject.id, agentID: agent.id } })
+        owner.client.agents.get({ params: { orgID: org.id, projectID: otherProject.id, agentID: agent.id } })
       )
       expect(crossed._tag).toBe("NotFound")
       // Inputs through the other project, with a key, with media or without: not found, nothing stored.
@@ -224,12 +224,12 @@ describeApp()("agents", (it) => {
       const artifactsBefore = yield* artifactCount
       for (const content_blocks of [[{ type: "text" as const, text: "hi" }], [media(10)]]) {
         const sent = yield* expectFailure(
-          owner.client.agents.sendInput({ path: crossedPath, payload: { content_blocks, input_idempotency_key: "k" } })
+          owner.client.agents.sendInput({ params: crossedPath, payload: { content_blocks, input_idempotency_key: "k" } })
         )
         expect(sent._tag).toBe("NotFound")
       }
       expect(yield* artifactCount).toBe(artifactsBefore)
-      expect((yield* owner.client.agents.listTurns({ path: agentPath, urlParams: {} })).data).toHaveLength(0)
+      expect((yield* owner.client.agents.listTurns({ params: agentPath, query: {} })).data).toHaveLength(0)
       const stream = yield* rawRequest(
         HttpClientRequest.get(`/v1/orgs/${org.id}/projects/${otherProject.id}/agents/${agent.id}/events/stream`).pipe(
           HttpClientRequest.bearerToken(owner.token)
@@ -246,20 +246,20 @@ describeApp()("agents", (it) => {
       const reader = yield* newUser("reader")
       yield* joinOrganization(owner, org.id, reader, "member")
       const agentPath = { ...projectPath, agentID: agent.id }
-      expect((yield* reader.client.agents.get({ path: agentPath })).id).toBe(agent.id)
+      expect((yield* reader.client.agents.get({ params: agentPath })).id).toBe(agent.id)
       const denied = [
-        reader.client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text: "hi" }] } }),
-        reader.client.agents.control({ path: agentPath, payload: { control_type: "cancel_current" } }),
-        reader.client.actors.create({ path: projectPath, payload: { external_id: "u1" } })
+        reader.client.agents.sendInput({ params: agentPath, payload: { content_blocks: [{ type: "text", text: "hi" }] } }),
+        reader.client.agents.control({ params: agentPath, payload: { control_type: "cancel_current" } }),
+        reader.client.actors.create({ params: projectPath, payload: { external_id: "u1" } })
       ] as const
       for (const attempt of denied) {
         expect((yield* expectFailure(attempt as Effect.Effect<unknown, { _tag: string }>))._tag).toBe("Forbidden")
       }
-      yield* owner.client.projectMembers.add({ path: projectPath, payload: { user_id: reader.user.id } })
+      yield* owner.client.projectMembers.add({ params: projectPath, payload: { user_id: reader.user.id } })
       const [actor, created] = yield* reader.client.actors.create({
-        path: projectPath,
+        params: projectPath,
         payload: { external_id: "u1" },
-        withResponse: true
+        responseMode: "decoded-and-response"
       })
       expect(created.status).toBe(201)
       expect(actor.external_id).toBe("u1")
@@ -269,34 +269,34 @@ describeApp()("agents", (it) => {
     Effect.gen(function*() {
       const { org, otherProject, owner, projectPath } = yield* agentProject()
       const [actor, created] = yield* owner.client.actors.create({
-        path: projectPath,
+        params: projectPath,
         payload: { external_id: "customer-42", display_name: "Ada" },
-        withResponse: true
+        responseMode: "decoded-and-response"
       })
       expect(created.status).toBe(201)
       expect(actor.id).toMatch(ID_PATTERN("act"))
       expect(actor).toMatchObject({ external_id: "customer-42", display_name: "Ada", project_id: projectPath.projectID })
       const [again, found] = yield* owner.client.actors.create({
-        path: projectPath,
+        params: projectPath,
         payload: { external_id: "customer-42", display_name: "Someone else" },
-        withResponse: true
+        responseMode: "decoded-and-response"
       })
       expect(found.status).toBe(200)
       expect(again).toEqual(actor)
-      const other = yield* owner.client.actors.create({ path: projectPath, payload: { external_id: "customer-43" } })
+      const other = yield* owner.client.actors.create({ params: projectPath, payload: { external_id: "customer-43" } })
       expect(other.display_name).toBeNull()
-      const page = yield* owner.client.actors.list({ path: projectPath, urlParams: {} })
+      const page = yield* owner.client.actors.list({ params: projectPath, query: {} })
       expect(page.data.map((a) => a.id)).toEqual([actor.id, other.id])
       // The same external id in another project is another actor.
       const elsewhere = yield* owner.client.actors.create({
-        path: { orgID: org.id, projectID: otherProject.id },
+        params: { orgID: org.id, projectID: otherProject.id },
         payload: { external_id: "customer-42" }
       })
       expect(elsewhere.id).not.toBe(actor.id)
       const empty = yield* rawRequest(
         HttpClientRequest.post(`/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/actors`).pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ external_id: "" })
+          HttpClientRequest.bodyJsonUnsafe({ external_id: "" })
         )
       )
       expect(empty.status).toBe(400)
@@ -309,13 +309,13 @@ describeApp()("agents", (it) => {
       const agent = yield* launch()
       const agentPath = { ...projectPath, agentID: agent.id }
       const foreign = yield* owner.client.actors.create({
-        path: { orgID: org.id, projectID: otherProject.id },
+        params: { orgID: org.id, projectID: otherProject.id },
         payload: { external_id: "x" }
       })
       for (const actor_id of [foreign.id, yield* newId(ActorId)]) {
         const error = yield* expectFailure(
           owner.client.agents.sendInput({
-            path: agentPath,
+            params: agentPath,
             payload: { content_blocks: [{ type: "text", text: "hi" }], actor_id }
           })
         )
@@ -323,7 +323,7 @@ describeApp()("agents", (it) => {
       }
       const launched = yield* expectFailure(
         owner.client.agents.create({
-          path: projectPath,
+          params: projectPath,
           payload: {
             agent_config_id: agent.agent_config_id,
             input: { content_blocks: [{ type: "text", text: "hi" }], actor_id: foreign.id }
@@ -331,10 +331,10 @@ describeApp()("agents", (it) => {
         })
       )
       expect(launched).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/input/actor_id" }] })
-      const events = yield* owner.client.agents.listEvents({ path: agentPath, urlParams: {} })
+      const events = yield* owner.client.agents.listEvents({ params: agentPath, query: {} })
       expect(events.data).toEqual([])
       // The failed launch made no agent.
-      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data.map((a) => a.id)).toEqual([
+      expect((yield* owner.client.agents.list({ params: projectPath, query: {} })).data.map((a) => a.id)).toEqual([
         agent.id
       ])
     }))
@@ -348,7 +348,7 @@ describeApp()("agents", (it) => {
       // Raw requests: the typed client checks its payload before sending and would refuse these itself.
       const post = (path: string, body: unknown) =>
         rawRequest(
-          HttpClientRequest.post(path).pipe(HttpClientRequest.bearerToken(owner.token), HttpClientRequest.bodyUnsafeJson(body))
+          HttpClientRequest.post(path).pipe(HttpClientRequest.bearerToken(owner.token), HttpClientRequest.bodyJsonUnsafe(body))
         )
       const empty = { type: "text", text: "" }
       for (const content_blocks of [[empty], [empty, { type: "text", text: " \n\t" }]]) {
@@ -362,11 +362,11 @@ describeApp()("agents", (it) => {
       const launched = yield* post(base, { agent_config_id: agent.agent_config_id, input: { content_blocks: [empty] } })
       expect(launched.status).toBe(400)
       expect(launched.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/input/content_blocks" }] })
-      expect((yield* owner.client.agents.listEvents({ path: agentPath, urlParams: {} })).data).toEqual([])
-      expect((yield* owner.client.agents.list({ path: projectPath, urlParams: {} })).data).toHaveLength(1)
+      expect((yield* owner.client.agents.listEvents({ params: agentPath, query: {} })).data).toEqual([])
+      expect((yield* owner.client.agents.list({ params: projectPath, query: {} })).data).toHaveLength(1)
 
       const accepted = yield* owner.client.agents.sendInput({
-        path: agentPath,
+        params: agentPath,
         payload: { content_blocks: [{ type: "text", text: "" }, { type: "text", text: "hi" }] }
       })
       expect(accepted.event.event_kind).toBe("agent_input")
@@ -379,7 +379,7 @@ describeApp()("agents", (it) => {
       const agentPath = { ...projectPath, agentID: agent.id }
       const before = yield* artifactCount
       const send = (content_blocks: ReadonlyArray<ReturnType<typeof media> | { type: "text"; text: string }>) =>
-        expectFailure(owner.client.agents.sendInput({ path: agentPath, payload: { content_blocks } }))
+        expectFailure(owner.client.agents.sendInput({ params: agentPath, payload: { content_blocks } }))
 
       const tooMany = yield* send(Array.from({ length: 21 }, () => media(10)))
       expect(tooMany).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/content_blocks" }] })
@@ -397,14 +397,14 @@ describeApp()("agents", (it) => {
       const noBlocks = yield* rawRequest(
         HttpClientRequest.post(
           `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/inputs`
-        ).pipe(HttpClientRequest.bearerToken(owner.token), HttpClientRequest.bodyUnsafeJson({ content_blocks: [] }))
+        ).pipe(HttpClientRequest.bearerToken(owner.token), HttpClientRequest.bodyJsonUnsafe({ content_blocks: [] }))
       )
       expect(noBlocks.status).toBe(400)
       expect(noBlocks.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/content_blocks" }] })
 
       expect(yield* artifactCount).toBe(before)
-      expect((yield* owner.client.agents.listEvents({ path: agentPath, urlParams: {} })).data).toEqual([])
-      expect((yield* owner.client.agents.listBacklog({ path: agentPath, urlParams: {} })).data).toEqual([])
+      expect((yield* owner.client.agents.listEvents({ params: agentPath, query: {} })).data).toEqual([])
+      expect((yield* owner.client.agents.listBacklog({ params: agentPath, query: {} })).data).toEqual([])
     }), { timeout: 60_000 })
 
   it.effect("a body over 48 MiB is refused from its Content-Length; other routes keep the 1 MiB cap", () =>
@@ -424,7 +424,7 @@ describeApp()("agents", (it) => {
       const accepted = yield* rawRequest(
         HttpClientRequest.post(`${base}/agents/${agent.id}/inputs`).pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ content_blocks: [{ type: "text", text: "x".repeat(2 * MiB) }] })
+          HttpClientRequest.bodyJsonUnsafe({ content_blocks: [{ type: "text", text: "x".repeat(2 * MiB) }] })
         )
       )
       expect(accepted.status).toBe(413)
@@ -452,13 +452,13 @@ describeApp()("agents", (it) => {
       const resolve = yield* rawRequest(
         HttpClientRequest.post(`${base}/interactions/intr_${"a".repeat(26)}/resolve`).pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ decision: "approve" })
+          HttpClientRequest.bodyJsonUnsafe({ decision: "approve" })
         )
       )
       expect(resolve.status).toBe(404)
       const result = yield* expectFailure(
         owner.client.toolCalls.submitResult({
-          path: { ...agentPath, toolCallID: yield* newId(ToolCallId) },
+          params: { ...agentPath, toolCallID: yield* newId(ToolCallId) },
           payload: { outcome: "succeeded", content_blocks: [] }
         })
       )

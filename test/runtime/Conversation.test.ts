@@ -39,7 +39,7 @@ describeRuntime()("conversation", (it) => {
         expect((yield* rt.agent(agent.id)).current_turn_id).toBe(turnId)
 
         const accepted2 = yield* rt.client.toolCalls.submitResult({
-          path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+          params: { ...rt.agentPath(agent.id), toolCallID: call.id },
           payload: { outcome: "succeeded", content_blocks: text("sunny, 24C") }
         })
         expect(accepted2.tool_call.state).toBe("completed")
@@ -68,7 +68,7 @@ describeRuntime()("conversation", (it) => {
         })
         expect(events[5]).toMatchObject({ content_blocks: [{ type: "text", text: "It is sunny." }] })
         expect(events[4]).toMatchObject({ id: accepted2.tool_result.event_id, tool_call_id: call.id, outcome: "succeeded" })
-        const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: turnId } })
+        const turn = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })
         expect(turn).toMatchObject({ status: "completed", model_calls: 2, usage: { input_tokens: 250, output_tokens: 15 } })
 
         const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)

@@ -31,28 +31,28 @@ const setUp = (baseUrl: string, token: string, slug: string) =>
   run(baseUrl, token, (client) =>
     Effect.gen(function*() {
       const org = yield* client.organizations.create({ payload: { name: "Crash" } })
-      const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+      const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
       const { model } = yield* scriptedModel(client, org.id, {
         format: "openai-responses",
         baseUrl: servers.provider.baseUrl("openai-responses"),
         slug
       })
-      yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
       const config = yield* client.agentConfigs.create({
-        path: { orgID: org.id, projectID: project.id },
+        params: { orgID: org.id, projectID: project.id },
         payload: { source: agentSource({ label: "crash" }), source_format: "yaml" }
       })
       const projectPath = { orgID: org.id, projectID: project.id }
-      const agent = yield* client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
       return { projectPath, agentPath: { ...projectPath, agentID: agent.id } }
     }))
 
 type Paths = Awaited<ReturnType<typeof setUp>>
 
 const eventsOf = (baseUrl: string, token: string, paths: Paths) =>
-  run(baseUrl, token, (client) => client.agents.listEvents({ path: paths.agentPath, urlParams: { limit: 500 } })).then((page) => page.data)
+  run(baseUrl, token, (client) => client.agents.listEvents({ params: paths.agentPath, query: { limit: 500 } })).then((page) => page.data)
 
-const agentOf = (baseUrl: string, token: string, paths: Paths) => run(baseUrl, token, (client) => client.agents.get({ path: paths.agentPath }))
+const agentOf = (baseUrl: string, token: string, paths: Paths) => run(baseUrl, token, (client) => client.agents.get({ params: paths.agentPath }))
 
 const requestsFor = async (slug: string) => (await Effect.runPromise(servers.provider.requests)).filter((r) => r.body?.model === slug)
 
@@ -81,15 +81,15 @@ describeServers("crash and restart", () => {
     const first = await startServer(dataDir, env)
     const paths = await setUp(first.baseUrl, token, slug)
     await run(first.baseUrl, token, (client) =>
-      client.agents.sendInput({ path: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "check" }] } }))
+      client.agents.sendInput({ params: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "check" }] } }))
     const calls = await until(
-      () => run(first.baseUrl, token, (client) => client.toolCalls.list({ path: paths.agentPath, urlParams: {} })),
+      () => run(first.baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
       (page) => page.data[0]?.state === "ready",
       "the custom call"
     )
     await run(first.baseUrl, token, (client) =>
       client.toolCalls.submitResult({
-        path: { ...paths.agentPath, toolCallID: calls.data[0].id },
+        params: { ...paths.agentPath, toolCallID: calls.data[0].id },
         payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "green" }] }
       }))
     await until(() => requestsFor(slug), (requests) => requests.length === 2, "the second model call")
@@ -108,7 +108,7 @@ describeServers("crash and restart", () => {
       expect(requests[1].aborted).toBe(true)
       expect(JSON.stringify(requests[2].body)).toContain("green")
       const turn = await run(second.baseUrl, token, (client) =>
-        client.agents.getTurn({ path: { ...paths.agentPath, turnID: events[0].turn_id! } }))
+        client.agents.getTurn({ params: { ...paths.agentPath, turnID: events[0].turn_id! } }))
       expect(turn).toMatchObject({ status: "completed", model_calls: 2 })
     } finally {
       await second.stop()
@@ -125,17 +125,17 @@ describeServers("crash and restart", () => {
     const first = await startServer(dataDir, env)
     const paths = await setUp(first.baseUrl, token, slug)
     await run(first.baseUrl, token, (client) =>
-      client.agents.sendInput({ path: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "deploy" }] } }))
+      client.agents.sendInput({ params: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "deploy" }] } }))
     await until(() => agentOf(first.baseUrl, token, paths), (a) => a.status === "waiting", "the approval")
     await first.kill()
 
     const second = await startServer(dataDir, env)
     const interactions = await run(second.baseUrl, token, (client) =>
-      client.interactions.listForAgent({ path: paths.agentPath, urlParams: {} }))
+      client.interactions.listForAgent({ params: paths.agentPath, query: {} }))
     expect(interactions.data).toHaveLength(1)
     await run(second.baseUrl, token, (client) =>
       client.interactions.resolve({
-        path: { ...paths.projectPath, interactionID: interactions.data[0].id },
+        params: { ...paths.projectPath, interactionID: interactions.data[0].id },
         payload: { decision: "approve" }
       }))
     await second.kill()
@@ -143,13 +143,13 @@ describeServers("crash and restart", () => {
     const third = await startServer(dataDir, env)
     try {
       const calls = await until(
-        () => run(third.baseUrl, token, (client) => client.toolCalls.list({ path: paths.agentPath, urlParams: {} })),
+        () => run(third.baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
         (page) => page.data[0]?.state === "ready",
         "the approved call"
       )
       await run(third.baseUrl, token, (client) =>
         client.toolCalls.submitResult({
-          path: { ...paths.agentPath, toolCallID: calls.data[0].id },
+          params: { ...paths.agentPath, toolCallID: calls.data[0].id },
           payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "v2 live" }] }
         }))
       await until(() => agentOf(third.baseUrl, token, paths), (a) => a.status === "idle", "the turn to finish")

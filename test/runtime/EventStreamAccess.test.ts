@@ -5,7 +5,7 @@
  * after. The other streams of the same key go on.
  */
 import { expect } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import { Timeline } from "../../src/services/runtime/Timeline.ts"
@@ -58,7 +58,7 @@ describeApp()("event stream access", (it) => {
       yield* appendOutputs(agent.id, ["a", "b", "c", "d"])
       expect((yield* stream.events(4)).map((event) => event.id)).toEqual(["1", "2", "3", "4"])
 
-      yield* owner.client.user.deleteApiKey({ path: { keyID: key.id } })
+      yield* owner.client.user.deleteApiKey({ params: { keyID: key.id } })
       const revokedAt = Date.now()
       const closed = yield* expectClosed(stream, revokedAt, "api_key_revoked")
       expect(closed.message).toContain(key.id)
@@ -84,7 +84,7 @@ describeApp()("event stream access", (it) => {
       // The owner's stream on the same agent keeps going.
       const ownerStream = yield* openEventStream(streamPath, owner.token)
 
-      yield* owner.client.members.remove({ path: { orgID: org.id, userID: member.user.id } })
+      yield* owner.client.members.remove({ params: { orgID: org.id, userID: member.user.id } })
       const revokedAt = Date.now()
       yield* expectClosed(stream, revokedAt, "access_revoked")
 
@@ -101,7 +101,7 @@ describeApp()("event stream access", (it) => {
       const stream = yield* openEventStream(streamPath, owner.token)
       yield* appendOutputs(agent.id, ["a"])
       expect(yield* stream.events(1)).toHaveLength(1)
-      yield* owner.client.projects.remove({ path: { orgID: org.id, projectID: project.id } })
+      yield* owner.client.projects.remove({ params: { orgID: org.id, projectID: project.id } })
       yield* expectClosed(stream, Date.now(), "access_revoked")
     }))
 

@@ -23,21 +23,21 @@ const builtInCallOnDockerPool = (providerConfig: { readonly host?: string }) =>
   Effect.gen(function*() {
     const provider = yield* ScriptedProvider
     const rt = yield* runtimeProject(provider)
-    const auth = yield* rt.client.secrets.create({ path: { orgID: rt.org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
+    const auth = yield* rt.client.secrets.create({ params: { orgID: rt.org.id }, payload: { name: "docker-auth", value: Redacted.make("{}") } })
     const pool = yield* rt.client.machinePools.create({
-      path: { orgID: rt.org.id },
+      params: { orgID: rt.org.id },
       payload: { ...dockerPoolBody(auth.id), provider_config: providerConfig } as never
     })
-    yield* rt.client.machinePools.createGrant({ path: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+    yield* rt.client.machinePools.createGrant({ params: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
     const config = yield* rt.client.agentConfigs.create({
-      path: rt.projectPath,
+      params: rt.projectPath,
       payload: {
         source_format: "yaml",
         source: agentSource({ label: "pool", extraSource: ["machine_sources:", `  - machine_pool_id: ${pool.id}`] })
       }
     })
     yield* provider.script([Reply.toolCall("read_file", { path: "/etc/hosts" }), Reply.text("No machine then.")], { model: rt.slug })
-    const agent = yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
+    const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
     yield* rt.send(agent.id, "Read the hosts file")
     yield* rt.idle(agent.id)
     const events = yield* rt.events(agent.id)
@@ -56,18 +56,18 @@ describeRuntime()("interactions", (it) => {
       const [call] = yield* rt.toolCalls(agent.id)
       expect(call.state).toBe("awaiting_authorization")
       const early = yield* expectFailure(rt.client.toolCalls.submitResult({
-        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        params: { ...rt.agentPath(agent.id), toolCallID: call.id },
         payload: { outcome: "succeeded", content_blocks: text("too early") }
       }))
       expect(early._tag).toBe("StateTransitionConflict")
 
-      const pending = yield* rt.client.interactions.list({ path: rt.projectPath, urlParams: { status: "pending" } })
+      const pending = yield* rt.client.interactions.list({ params: rt.projectPath, query: { status: "pending" } })
       expect(pending.data).toHaveLength(1)
       const [approval] = pending.data
       expect(approval).toMatchObject({ kind: "approval", status: "pending", tool_call_id: call.id, agent_id: agent.id })
       // An answer is for questions: sent with an approval, it is refused, not dropped.
       const answered = yield* expectFailure(rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: approval.id },
+        params: { ...rt.projectPath, interactionID: approval.id },
         payload: { decision: "approve", answer: "yes please" }
       }))
       expect(answered).toMatchObject({
@@ -75,12 +75,12 @@ describeRuntime()("interactions", (it) => {
         issues: [{ path: "/answer", message: "is for questions; an approval takes a decision and, if you like, a message" }]
       })
       const resolved = yield* rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: approval.id },
+        params: { ...rt.projectPath, interactionID: approval.id },
         payload: { decision: "approve", message: "go" }
       })
       expect(resolved).toMatchObject({ status: "resolved", decision: "approve", message: "go" })
       const twice = yield* expectFailure(rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: approval.id },
+        params: { ...rt.projectPath, interactionID: approval.id },
         payload: { decision: "deny" }
       }))
       expect(twice._tag).toBe("StateTransitionConflict")
@@ -88,7 +88,7 @@ describeRuntime()("interactions", (it) => {
       const [ready] = yield* rt.toolCalls(agent.id)
       expect(ready.state).toBe("ready")
       yield* rt.client.toolCalls.submitResult({
-        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        params: { ...rt.agentPath(agent.id), toolCallID: call.id },
         payload: { outcome: "succeeded", content_blocks: text("deployed v2") }
       })
       yield* rt.idle(agent.id)
@@ -120,7 +120,7 @@ describeRuntime()("interactions", (it) => {
       yield* rt.waiting(agent.id)
       const [approval] = yield* rt.interactions(agent.id)
       yield* rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: approval.id },
+        params: { ...rt.projectPath, interactionID: approval.id },
         payload: { decision: "deny", message: "not on a Friday" }
       })
       yield* rt.idle(agent.id)
@@ -132,7 +132,7 @@ describeRuntime()("interactions", (it) => {
       expect(toolResult).toMatchObject({ tool_use_id: "toolu_deny", is_error: true })
       expect(JSON.stringify(toolResult)).toContain("not on a Friday")
       const late = yield* expectFailure(rt.client.toolCalls.submitResult({
-        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        params: { ...rt.agentPath(agent.id), toolCallID: call.id },
         payload: { outcome: "succeeded", content_blocks: text("late") }
       }))
       expect(late._tag).toBe("StateTransitionConflict")
@@ -154,17 +154,17 @@ describeRuntime()("interactions", (it) => {
       const [call] = yield* rt.toolCalls(agent.id)
       expect(call).toMatchObject({ name: "ask_question", type: "built_in", state: "running" })
       const builtIn = yield* expectFailure(rt.client.toolCalls.submitResult({
-        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        params: { ...rt.agentPath(agent.id), toolCallID: call.id },
         payload: { outcome: "succeeded", content_blocks: text("eu-west") }
       }))
       expect(builtIn._tag).toBe("StateTransitionConflict")
       const deniedWithAnswer = yield* expectFailure(rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: question.id },
+        params: { ...rt.projectPath, interactionID: question.id },
         payload: { decision: "deny", answer: "eu-west" }
       }))
       expect(deniedWithAnswer).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/answer" }] })
       const answered = yield* rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: question.id },
+        params: { ...rt.projectPath, interactionID: question.id },
         payload: { decision: "approve", answer: "eu-west" }
       })
       expect(answered).toMatchObject({ status: "resolved", answer: "eu-west" })

@@ -3,7 +3,7 @@
  * or by another, and while waiting for a tool result), provider errors (a 429 retried, a provider
  * that keeps failing).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
@@ -27,7 +27,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       const second = yield* rt.send(agent.id, "two")
       const third = yield* rt.send(agent.id, "three")
       expect([first.disposition, second.disposition, third.disposition]).toEqual(["started", "queued", "queued"])
-      const backlog = yield* rt.client.agents.listBacklog({ path: rt.agentPath(agent.id), urlParams: {} })
+      const backlog = yield* rt.client.agents.listBacklog({ params: rt.agentPath(agent.id), query: {} })
       expect(backlog.data.map((input) => input.id)).toEqual([second.event.agent_input_id, third.event.agent_input_id])
       yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).filter((s) => s === "completed").length === 3, "three turns")
       const events = yield* rt.events(agent.id)
@@ -54,14 +54,14 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect(queued.every((input) => input.disposition === "queued")).toBe(true)
       const full = yield* expectFailure(rt.send(agent.id, "one too many"))
       expect(full._tag).toBe("AgentBacklogFull")
-      yield* rt.client.agents.withdrawInput({ path: { ...rt.agentPath(agent.id), inputID: queued[0].event.agent_input_id } })
+      yield* rt.client.agents.withdrawInput({ params: { ...rt.agentPath(agent.id), inputID: queued[0].event.agent_input_id } })
       const again = yield* rt.send(agent.id, "fits now")
       expect(again.disposition).toBe("queued")
       const twice = yield* expectFailure(
-        rt.client.agents.withdrawInput({ path: { ...rt.agentPath(agent.id), inputID: queued[0].event.agent_input_id } })
+        rt.client.agents.withdrawInput({ params: { ...rt.agentPath(agent.id), inputID: queued[0].event.agent_input_id } })
       )
       expect(twice._tag).toBe("StateTransitionConflict")
-      const events = yield* rt.client.agents.listEvents({ path: rt.agentPath(agent.id), urlParams: { before_sequence: 0, limit: 3 } })
+      const events = yield* rt.client.agents.listEvents({ params: rt.agentPath(agent.id), query: { before_sequence: 0, limit: 3 } })
       expect(events.data.find((event) => event.event_kind === "turn" && event.turn_id === queued[0].event.turn_id)).toMatchObject({
         turn_status: "cancelled"
       })
@@ -77,7 +77,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       const first = yield* rt.send(agent.id, "slow")
       const second = yield* rt.send(agent.id, "after")
       yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
-      const control = yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
+      const control = yield* rt.client.agents.control({ params: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
       expect(control).toMatchObject({ event_kind: "control", control_type: "cancel_current", turn_id: first.event.turn_id })
       yield* eventually(provider.requests, (all) => all.filter((r) => r.body?.model === rt.slug)[0]?.aborted === true, "the call aborted")
       yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
@@ -88,7 +88,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect(events.find((e) => e.event_kind === "turn" && e.turn_id === first.event.turn_id && e.turn_status === "cancelled")).toBeDefined()
       expect(events.find((e) => e.event_kind === "turn" && e.turn_id === second.event.turn_id && e.turn_status === "completed")).toBeDefined()
       expect((yield* provider.requests).length - before).toBe(2)
-      const nothing = yield* expectFailure(rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } }))
+      const nothing = yield* expectFailure(rt.client.agents.control({ params: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } }))
       expect(nothing._tag).toBe("StateTransitionConflict")
     }))
 
@@ -107,7 +107,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       yield* sql`UPDATE turns SET status = 'cancelled' WHERE id = ${endedInput.event.turn_id}`
       yield* eventually(calls, (all) => all[0].aborted, "the first call aborted")
       expect((yield* calls)[1].aborted).toBe(false)
-      yield* rt.client.agents.control({ path: rt.agentPath(running.id), payload: { control_type: "cancel_current" } })
+      yield* rt.client.agents.control({ params: rt.agentPath(running.id), payload: { control_type: "cancel_current" } })
     }))
 
   it.effect("cancel while waiting for a custom tool result and an approval: calls cancelled, interaction closed, results refused", () =>
@@ -121,23 +121,23 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       const agent = yield* rt.launch()
       const first = yield* rt.send(agent.id, "do both")
       yield* rt.waiting(agent.id)
-      yield* rt.client.agents.control({ path: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
+      yield* rt.client.agents.control({ params: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } })
       yield* rt.idle(agent.id)
       const calls = yield* rt.toolCalls(agent.id)
       expect(calls.map((call) => call.state)).toEqual(["cancelled", "cancelled"])
       const [interaction] = yield* rt.interactions(agent.id)
       expect(interaction.status).toBe("closed")
       const refused = yield* expectFailure(rt.client.toolCalls.submitResult({
-        path: { ...rt.agentPath(agent.id), toolCallID: calls[0].id },
+        params: { ...rt.agentPath(agent.id), toolCallID: calls[0].id },
         payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "late" }] }
       }))
       expect(refused._tag).toBe("StateTransitionConflict")
       const closed = yield* expectFailure(rt.client.interactions.resolve({
-        path: { ...rt.projectPath, interactionID: interaction.id },
+        params: { ...rt.projectPath, interactionID: interaction.id },
         payload: { decision: "approve" }
       }))
       expect(closed._tag).toBe("StateTransitionConflict")
-      const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: first.event.turn_id! } })
+      const turn = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: first.event.turn_id! } })
       expect(turn.status).toBe("cancelled")
 
       // The next turn sends the cancelled calls with failed results, as every provider requires.
@@ -181,7 +181,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect(failed).toMatchObject({ turn_id: first.event.turn_id })
       expect((failed as { error: string }).error).toContain("The engine is overloaded")
       expect((failed as { error: string }).error).toContain("503")
-      const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: first.event.turn_id! } })
+      const turn = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: first.event.turn_id! } })
       // One model call, retried twice by the client before it gave up.
       expect(turn).toMatchObject({ status: "failed", model_calls: 1 })
       yield* rt.idle(agent.id)
@@ -197,7 +197,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       const agent = yield* rt.launch()
       const sent = yield* rt.send(agent.id, "hello")
       yield* rt.idle(agent.id)
-      const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: sent.event.turn_id! } })
+      const turn = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: sent.event.turn_id! } })
       expect(turn).toMatchObject({
         status: "failed",
         error: expect.stringContaining("HTTP 404"),

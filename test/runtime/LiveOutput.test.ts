@@ -5,7 +5,7 @@
  * replays stored events only; the typed client's `streamAgentEvents` yields both kinds decoded.
  */
 import { expect } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Stream } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import { streamAgentEvents } from "../../src/api/Client.ts"
 import { pieces } from "../../src/demo/wire/ModelAnswer.ts"
 import type { OutputDelta } from "../../src/domain/runtime/OutputDeltas.ts"
@@ -113,10 +113,10 @@ describeRuntime()("live output", (it) => {
       const items = yield* streamAgentEvents({ token: project.owner.token }, { ...project.projectPath, agentID: agent.id }).pipe(
         Stream.takeUntil((item) => item.type === "event" && item.event.event_kind === "model_output"),
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
       yield* project.send(agent.id, "Go")
-      const collected = Chunk.toReadonlyArray(yield* Fiber.join(items))
+      const collected = yield* Fiber.join(items)
       const kinds = collected.map((item) => item.type === "event" ? item.event.event_kind : item.delta.kind)
       expect(kinds.slice(0, 2)).toEqual(["agent_input", "turn"])
       expect(kinds[kinds.length - 1]).toBe("model_output")

@@ -76,17 +76,17 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
       const setup = await on(0, (client) =>
         Effect.gen(function*() {
           const org = yield* client.organizations.create({ payload: { name: "Live" } })
-          const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
           const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
-          yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
           const config = yield* client.agentConfigs.create({
-            path: { orgID: org.id, projectID: project.id },
+            params: { orgID: org.id, projectID: project.id },
             payload: { source: agentSource({ label: "live" }), source_format: "yaml" }
           })
           return { projectPath: { orgID: org.id, projectID: project.id }, configId: config.id }
         }))
       const agents = await Promise.all(Array.from({ length: AGENTS }, (_, index) =>
-        on(index % 2, (client) => client.agents.create({ path: setup.projectPath, payload: { agent_config_id: setup.configId } }))))
+        on(index % 2, (client) => client.agents.create({ params: setup.projectPath, payload: { agent_config_id: setup.configId } }))))
       const streamsOf = await Promise.all(agents.map(async (agent) => {
         const path = `/v1/orgs/${setup.projectPath.orgID}/projects/${setup.projectPath.projectID}/agents/${agent.id}/events/stream`
         const pair = await Promise.all(servers.map((server) => Effect.runPromise(openEventStreamAt(server.port, path, token))))
@@ -96,7 +96,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
       await Promise.all(agents.map((agent, index) =>
         on(index % 2, (client) =>
           client.agents.sendInput({
-            path: { ...setup.projectPath, agentID: agent.id },
+            params: { ...setup.projectPath, agentID: agent.id },
             payload: { content_blocks: [{ type: "text", text: `Go ${index}` }] }
           }))))
       for (const pair of streamsOf) {
@@ -119,7 +119,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
       await Effect.runPromise(provider.script([Reply.answer([{ type: "text", text: LONG }])], { model: slug }))
       await on(1, (client) =>
         client.agents.sendInput({
-          path: { ...setup.projectPath, agentID: agents[0].id },
+          params: { ...setup.projectPath, agentID: agents[0].id },
           payload: { content_blocks: [{ type: "text", text: "At length" }] }
         }))
       for (const stream of streamsOf[0]) {
@@ -171,20 +171,20 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
       const agentPath = await on((client) =>
         Effect.gen(function*() {
           const org = yield* client.organizations.create({ payload: { name: "Alone" } })
-          const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
           const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
-          yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
           const config = yield* client.agentConfigs.create({
-            path: { orgID: org.id, projectID: project.id },
+            params: { orgID: org.id, projectID: project.id },
             payload: { source: agentSource({ label: "alone" }), source_format: "yaml" }
           })
-          const agent = yield* client.agents.create({ path: { orgID: org.id, projectID: project.id }, payload: { agent_config_id: config.id } })
+          const agent = yield* client.agents.create({ params: { orgID: org.id, projectID: project.id }, payload: { agent_config_id: config.id } })
           return { orgID: org.id, projectID: project.id, agentID: agent.id }
         }))
       const runTurn = async (text: string, turns: number) => {
-        await on((client) => client.agents.sendInput({ path: agentPath, payload: { content_blocks: [{ type: "text", text }] } }))
+        await on((client) => client.agents.sendInput({ params: agentPath, payload: { content_blocks: [{ type: "text", text }] } }))
         await until(
-          () => on((client) => client.agents.listTurns({ path: agentPath, urlParams: {} })),
+          () => on((client) => client.agents.listTurns({ params: agentPath, query: {} })),
           (page) => page.data.length === turns && page.data.every((turn) => turn.status === "completed"),
           `turn ${turns} completed`
         )

@@ -207,7 +207,7 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
               cache_read_tokens: cacheRead,
               cache_write_tokens: 0
             })
-            if (toolCall?.type !== "tool_call") return yield* Effect.dieMessage("no tool call")
+            if (toolCall?.type !== "tool_call") return yield* Effect.die(new Error("no tool call"))
 
             const second = yield* call(
               mode,
@@ -418,7 +418,7 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })("ModelCli
             const provider = yield* ScriptedProvider
             const model = newModel()
             yield* provider.script([Reply.hang()], { model })
-            const fiber = yield* Effect.fork(call(mode, yield* requestFor(format, model, [
+            const fiber = yield* Effect.forkChild(call(mode, yield* requestFor(format, model, [
               { type: "user_message", content: [{ type: "text", text: "Hi" }] }
             ])))
             yield* Effect.flatMap(sentBy(model), (sent) => sent.length === 1 ? Effect.void : Effect.fail("waiting")).pipe(

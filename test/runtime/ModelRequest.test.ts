@@ -170,8 +170,8 @@ describeRuntime()("model request", (it) => {
       yield* rt.send(agent.id, "hello")
       yield* rt.idle(agent.id)
       const modelPath = { orgID: rt.org.id, modelID: rt.model.id }
-      const [grant] = (yield* rt.client.models.listGrants({ path: modelPath, urlParams: {} })).data
-      yield* rt.client.models.removeGrant({ path: { ...modelPath, grantID: grant.id } })
+      const [grant] = (yield* rt.client.models.listGrants({ params: modelPath, query: {} })).data
+      yield* rt.client.models.removeGrant({ params: { ...modelPath, grantID: grant.id } })
       const second = yield* rt.send(agent.id, "hello again")
       yield* rt.idle(agent.id)
       const failed = (yield* rt.events(agent.id)).find((event) =>
@@ -190,16 +190,16 @@ describeRuntime()("model request", (it) => {
       yield* rt.send(agent.id, "one")
       yield* rt.idle(agent.id)
 
-      const [model] = (yield* rt.client.models.list({ path: { orgID: rt.org.id }, urlParams: {} })).data
+      const [model] = (yield* rt.client.models.list({ params: { orgID: rt.org.id }, query: {} })).data
       const renamedSlug = `${rt.slug}-next`
-      yield* rt.client.models.update({ path: { orgID: rt.org.id, modelID: model.id }, payload: { provider_model_slug: renamedSlug } })
+      yield* rt.client.models.update({ params: { orgID: rt.org.id, modelID: model.id }, payload: { provider_model_slug: renamedSlug } })
       const overLocalhost = provider.baseUrl(rt.format).replace("127.0.0.1", "localhost")
       yield* rt.client.modelProviderConfigs.update({
-        path: { orgID: rt.org.id, modelProviderConfigID: model.provider_config_id },
+        params: { orgID: rt.org.id, modelProviderConfigID: model.provider_config_id },
         payload: { base_url: overLocalhost }
       })
-      const [secret] = (yield* rt.client.secrets.list({ path: { orgID: rt.org.id }, urlParams: {} })).data
-      yield* rt.client.secrets.rotate({ path: { orgID: rt.org.id, secretID: secret.id }, payload: { value: Redacted.make("sk-rotated") } })
+      const [secret] = (yield* rt.client.secrets.list({ params: { orgID: rt.org.id }, query: {} })).data
+      yield* rt.client.secrets.rotate({ params: { orgID: rt.org.id, secretID: secret.id }, payload: { value: Redacted.make("sk-rotated") } })
       yield* provider.script([Reply.text("second")], { model: renamedSlug })
       yield* rt.send(agent.id, "two")
       yield* rt.idle(agent.id)

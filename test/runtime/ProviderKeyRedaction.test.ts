@@ -3,9 +3,9 @@
  * an in-stream error) gets it redacted as `[redacted secret sec_…]` before anything is recorded:
  * the key is absent from the events, the SSE stream, the turn's error, the logs and every table.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Effect, Layer, Logger, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
 import { AppLive, ServicesLive } from "../../src/layers/AppLive.ts"
 import { NodeTestServerLive } from "../../src/layers/http/NodeServer.ts"
@@ -18,15 +18,15 @@ import { fastRetries } from "./RuntimeLayer.ts"
 
 /** Every log line of the app, at every level, as the JSON logger writes it. */
 const logLines: Array<string> = []
-const CapturedLogs = Logger.replace(Logger.defaultLogger, Logger.make((options) => {
-  logLines.push(Logger.jsonLogger.log(options))
-}))
+const CapturedLogs = Logger.layer([Logger.make((options) => {
+  logLines.push(Logger.formatJson.log(options))
+})])
 
 const AppWithLogs = AppLive.pipe(
   Layer.provideMerge(ServicesLive),
   Layer.provideMerge(NodeTestServerLive),
   Layer.provide(testConfig()),
-  Layer.provide(Layer.merge(CapturedLogs, Logger.minimumLogLevel(LogLevel.All)))
+  Layer.provide(Layer.merge(CapturedLogs, Layer.succeed(References.MinimumLogLevel, "All")))
 )
 
 /** The tables (of this schema) holding `needle`, as text or as the hex of its bytes. */
@@ -56,9 +56,9 @@ layer(Layer.mergeAll(AppWithLogs, ScriptedProvider.layer).pipe(Layer.provide(fas
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const key = `sk-live-${randomBytes(12).toString("hex")}`
-      const secrets = yield* rt.client.secrets.list({ path: { orgID: rt.org.id }, urlParams: {} })
+      const secrets = yield* rt.client.secrets.list({ params: { orgID: rt.org.id }, query: {} })
       const secret = secrets.data.find((found) => found.name === "Provider key")!
-      yield* rt.client.secrets.rotate({ path: { orgID: rt.org.id, secretID: secret.id }, payload: { value: Redacted.make(key) } })
+      yield* rt.client.secrets.rotate({ params: { orgID: rt.org.id, secretID: secret.id }, payload: { value: Redacted.make(key) } })
       const marker = `[redacted secret ${secret.id}]`
       yield* provider.script([
         Reply.error(401, `Incorrect API key provided: ${key}. You can find your API key in your account.`),
@@ -87,7 +87,7 @@ layer(Layer.mergeAll(AppWithLogs, ScriptedProvider.layer).pipe(Layer.provide(fas
       expect(JSON.stringify(events)).not.toContain(key)
 
       for (const input of [first, second]) {
-        const turn = yield* rt.client.agents.getTurn({ path: { ...rt.agentPath(agent.id), turnID: input.event.turn_id! } })
+        const turn = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: input.event.turn_id! } })
         expect(turn.status).toBe("failed")
         expect(JSON.stringify(turn)).toContain(marker)
         expect(JSON.stringify(turn)).not.toContain(key)

@@ -5,9 +5,9 @@
  * resolution was sent (`turnStarted`, `signalSent`), so this also pins the keys
  * ClusterWorkflowEngine gives the turn workflow's messages.
  */
-import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "@effect/cluster"
+import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "effect/cluster"
 import { expect } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import type { ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
 import { TurnRecovery } from "../../src/services/runtime/TurnRecovery.ts"
@@ -58,7 +58,7 @@ describeRuntime()("recovery", (it) => {
       yield* eventually(turnStarted(payload), (started) => started, "the workflow started again")
 
       yield* rt.client.toolCalls.submitResult({
-        path: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        params: { ...rt.agentPath(agent.id), toolCallID: call.id },
         payload: { outcome: "succeeded", content_blocks: text("green") }
       })
       expect(yield* signalSent(token)).toBe(true)

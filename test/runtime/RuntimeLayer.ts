@@ -21,5 +21,5 @@ export const TestModelClient = ModelClient.layer.pipe(Layer.provide(testConfig()
 export const RuntimeTestLive = Layer.mergeAll(TestAppLive(), ScriptedProvider.layer).pipe(Layer.provide(fastRetries))
 
 /** A describe block over one runtime test app (the real clock, as describeApp in test/support/TestApp.ts). */
-export const describeRuntime = (timeout: Duration.DurationInput = "60 seconds") =>
+export const describeRuntime = (timeout: Duration.Input = "60 seconds") =>
   layer(RuntimeTestLive, { timeout, excludeTestServices: true })

@@ -105,18 +105,18 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
       const setup = await on(1, (client) =>
         Effect.gen(function*() {
           const org = yield* client.organizations.create({ payload: { name: "Scale" } })
-          const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
           const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
-          yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
           const config = yield* client.agentConfigs.create({
-            path: { orgID: org.id, projectID: project.id },
+            params: { orgID: org.id, projectID: project.id },
             payload: { source: agentSource({ label: "scale" }), source_format: "yaml" }
           })
           return { projectPath: { orgID: org.id, projectID: project.id }, configId: config.id }
         }))
       const agentPath = (agentID: AgentId) => ({ ...setup.projectPath, agentID })
       const agents = await Promise.all(Array.from({ length: AGENTS }, (_, index) =>
-        on(index % PROCESSES, (client) => client.agents.create({ path: setup.projectPath, payload: { agent_config_id: setup.configId } }))))
+        on(index % PROCESSES, (client) => client.agents.create({ params: setup.projectPath, payload: { agent_config_id: setup.configId } }))))
       const agentIds = agents.map((agent) => agent.id)
 
       // Every agent's stream, on one process, before any input.
@@ -130,7 +130,7 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
       const answeredAt = await Promise.all(agentIds.map(async (agentId, index) => {
         await on(senders[index], (client) =>
           client.agents.sendInput({
-            path: agentPath(agentId),
+            params: agentPath(agentId),
             payload: { content_blocks: [{ type: "text", text: markerOf(index, run) }] }
           }))
         return Date.now()
@@ -142,7 +142,7 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
         for (const [index, agentId] of agentIds.entries()) {
           const frames = streams[index].frames().filter((frame) => frame.id !== undefined)
           if (frames.length >= 4) continue
-          const stored = await on(OBSERVER, (client) => client.agents.listEvents({ path: agentPath(agentId), urlParams: { limit: 500 } }))
+          const stored = await on(OBSERVER, (client) => client.agents.listEvents({ params: agentPath(agentId), query: { limit: 500 } }))
             .then((page) => page.data.map((event) => ("turn_status" in event ? `${event.event_kind}:${event.turn_status}` : event.event_kind)).join(","))
             .catch((cause) => `unreadable (${cause})`)
           const ended = await Effect.runPromise(streams[index].ended(0))
@@ -195,14 +195,14 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
       ))
 
       for (const [index, agentId] of agentIds.entries()) {
-        const page = await on(1, (client) => client.agents.listEvents({ path: agentPath(agentId), urlParams: { limit: 500 } }))
+        const page = await on(1, (client) => client.agents.listEvents({ params: agentPath(agentId), query: { limit: 500 } }))
         const events = page.data
         expect(events.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "model_output", "turn"])
         expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4])
         expect(events.map((event) => event.turn_sequence)).toEqual([0, 1, 2, 3])
         expect(new Set(events.map((event) => event.id)).size).toBe(4)
         expect(events[3]).toMatchObject({ turn_status: "completed" })
-        const turn = await on(0, (client) => client.agents.getTurn({ path: { ...agentPath(agentId), turnID: events[0].turn_id! } }))
+        const turn = await on(0, (client) => client.agents.getTurn({ params: { ...agentPath(agentId), turnID: events[0].turn_id! } }))
         expect(turn).toMatchObject({ status: "completed", model_calls: 1 })
         // The stream on the observer: the same events, each once, in order.
         const frames = streams[index].frames().filter((frame) => frame.id !== undefined)
@@ -216,7 +216,7 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
       const quiet: Array<number> = []
       for (const [index, agentId] of agentIds.slice(0, 10).entries()) {
         await on(1, (client) =>
-          client.agents.sendInput({ path: agentPath(agentId), payload: { content_blocks: [{ type: "text", text: `again ${index}` }] } }))
+          client.agents.sendInput({ params: agentPath(agentId), payload: { content_blocks: [{ type: "text", text: `again ${index}` }] } }))
         const answered = Date.now()
         const frame = await until(
           async () => streams[index].frames().find((candidate) => candidate.id === "5"),

@@ -5,7 +5,7 @@
  * compatible routes send `null` for any field they do not fill.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { AnthropicMessages } from "../../src/services/runtime/model/AnthropicMessages.ts"
 import type { ModelEvent } from "../../src/services/runtime/model/ModelMessages.ts"
 import { OpenAiChatCompletions } from "../../src/services/runtime/model/OpenAiChatCompletions.ts"
@@ -17,8 +17,8 @@ const decodeAll = (adapter: WireAdapter, events: ReadonlyArray<readonly [string,
   const decode = adapter.streamDecoder()
   return events.flatMap(([event, data]) => {
     const decoded = decode({ event, data: typeof data === "string" ? data : JSON.stringify(data) })
-    if (Either.isLeft(decoded)) throw new Error(decoded.left.message)
-    return decoded.right
+    if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+    return decoded.success
   })
 }
 

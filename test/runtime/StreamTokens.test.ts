@@ -3,7 +3,7 @@
  * `?stream_token=` on that agent's event stream only; an expired, forged or other agent's token,
  * or one whose minting key was deleted, is 401. (Lifetime shortened to 2 s here; 5 min by default.)
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
@@ -53,7 +53,7 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
       const { agent, agentPath, owner, streamPath } = yield* setUp
       yield* appendOutputs(agent.id, ["a", "b"])
       const before = Date.now()
-      const minted = yield* owner.client.agents.mintStreamToken({ path: agentPath })
+      const minted = yield* owner.client.agents.mintStreamToken({ params: agentPath })
       expect(minted.token).toMatch(/^st1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/)
       expect(minted.expires_at.getTime()).toBeGreaterThanOrEqual(before + Duration.toMillis(LIFETIME) - 1000)
       expect(minted.expires_at.getTime()).toBeLessThanOrEqual(Date.now() + Duration.toMillis(LIFETIME) + 1000)
@@ -64,7 +64,7 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
       yield* appendOutputs(agent.id, ["c"])
       expect((yield* stream.events(2)).map((event) => event.id)).toEqual(["2", "3"])
       // An open stream outlives the token's lifetime: only opening needs a valid token.
-      yield* sleepLive(Duration.sum(LIFETIME, "500 millis"))
+      yield* sleepLive(Duration.sum(LIFETIME, Duration.millis(500)))
       yield* appendOutputs(agent.id, ["d"])
       expect((yield* stream.events(3)).map((event) => event.id)).toEqual(["2", "3", "4"])
       yield* stream.drop
@@ -73,7 +73,7 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
   it.effect("expired, forged, malformed and other agents' tokens are 401; the token works on no other route", () =>
     Effect.gen(function*() {
       const { agent, agentPath, org, other, owner, project, refusal } = yield* setUp
-      const minted = yield* owner.client.agents.mintStreamToken({ path: agentPath })
+      const minted = yield* owner.client.agents.mintStreamToken({ params: agentPath })
       const [prefix, payload, signature] = minted.token.split(".")
       const flipped = signature.slice(0, -2) + (signature.endsWith("AA") ? "BB" : "AA")
 
@@ -104,7 +104,7 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
       ))
       expect([400, 401]).toContain(minting.status)
 
-      yield* sleepLive(Duration.sum(LIFETIME, "1200 millis"))
+      yield* sleepLive(Duration.sum(LIFETIME, Duration.millis(1200)))
       const expired = yield* refusal(agent.id, minted.token)
       expect(expired).toMatchObject({ status: 401, code: "unauthorized" })
       expect(expired.error).toContain("expired")
@@ -115,13 +115,13 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
       const { agent, agentPath, owner, refusal, streamPath } = yield* setUp
       const key = yield* owner.client.user.createApiKey({ payload: { name: "browser" } })
       const browserBackend = yield* clientWith(key.token)
-      const minted = yield* browserBackend.agents.mintStreamToken({ path: agentPath })
+      const minted = yield* browserBackend.agents.mintStreamToken({ params: agentPath })
       const stream = yield* openEventStream(streamPath(agent.id, minted.token), undefined)
       expect(stream.status).toBe(200)
       yield* appendOutputs(agent.id, ["a"])
       expect(yield* stream.events(1)).toHaveLength(1)
 
-      yield* owner.client.user.deleteApiKey({ path: { keyID: key.id } })
+      yield* owner.client.user.deleteApiKey({ params: { keyID: key.id } })
       const refused = yield* refusal(agent.id, minted.token)
       expect(refused).toMatchObject({ status: 401, code: "unauthorized" })
       expect(refused.error).toContain("deleted")
@@ -134,7 +134,7 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
     Effect.gen(function*() {
       const { agentPath, org, project, agent } = yield* setUp
       const stranger = yield* agentProject({ label: "Stranger" })
-      const denied = yield* Effect.flip(stranger.owner.client.agents.mintStreamToken({ path: agentPath }))
+      const denied = yield* Effect.flip(stranger.owner.client.agents.mintStreamToken({ params: agentPath }))
       expect(denied._tag).toBe("NotFound")
       const anonymous = yield* rawRequest(
         HttpClientRequest.post(`/v1/orgs/${org.id}/projects/${project.id}/agents/${agent.id}/events/stream-token`)

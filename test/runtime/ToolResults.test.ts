@@ -3,7 +3,7 @@
  * turns against the scripted provider: the 409 rules, every size limit (nothing stored
  * on failure), media_ref blocks downloadable from the artifacts route, approvals and questions.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { createHash, randomBytes } from "node:crypto"
@@ -37,19 +37,19 @@ const agentRunning = (replies: ReadonlyArray<ScriptedReply>) =>
     const agentPath = { ...setup.projectPath, agentID: agent.id }
     const client = setup.owner.client
     const accepted = yield* client.agents.sendInput({
-      path: agentPath,
+      params: agentPath,
       payload: { content_blocks: [{ type: "text", text: "Go" }] }
     })
     expect(accepted.disposition).toBe("started")
     /** The agent's only tool call, once it reached `state`. */
     const callIn = (state: string) =>
       eventually(
-        client.toolCalls.list({ path: agentPath, urlParams: {} }),
+        client.toolCalls.list({ params: agentPath, query: {} }),
         (page) => page.data.length > 0 && page.data[page.data.length - 1].state === state,
         `a tool call in state ${state}`
       ).pipe(Effect.map((page) => page.data[page.data.length - 1]))
     const turnDone = eventually(
-      client.agents.listTurns({ path: agentPath, urlParams: {} }),
+      client.agents.listTurns({ params: agentPath, query: {} }),
       (page) => page.data.length > 0 && page.data.every((turn) => turn.status === "completed"),
       "the turn to complete"
     )
@@ -69,16 +69,16 @@ it.layer(TestLive)("tool results", (it) => {
       expect(call.id).toMatch(ID_PATTERN("tcl"))
       expect(call).toMatchObject({ agent_id: agent.id, name: "lookup", type: "custom", input: { query: "weather" } })
       expect(call.outcome).toBeUndefined()
-      expect((yield* client.toolCalls.get({ path: { ...agentPath, toolCallID: call.id } })).state).toBe("ready")
+      expect((yield* client.toolCalls.get({ params: { ...agentPath, toolCallID: call.id } })).state).toBe("ready")
 
       const png = randomBytes(300)
       const [accepted, response] = yield* client.toolCalls.submitResult({
-        path: { ...agentPath, toolCallID: call.id },
+        params: { ...agentPath, toolCallID: call.id },
         payload: {
           outcome: "succeeded",
           content_blocks: [{ type: "text", text: "Sunny, 21 C" }, { ...media(png, "image/png"), metadata: { name: "map" } }]
         },
-        withResponse: true
+        responseMode: "decoded-and-response"
       })
       expect(response.status).toBe(201)
       expect(accepted.tool_call).toMatchObject({ id: call.id, state: "completed", outcome: "succeeded" })
@@ -108,7 +108,7 @@ it.layer(TestLive)("tool results", (it) => {
       const artifactsBefore = yield* artifactsOf(agent.id)
       const again = yield* expectFailure(
         client.toolCalls.submitResult({
-          path: { ...agentPath, toolCallID: call.id },
+          params: { ...agentPath, toolCallID: call.id },
           payload: { outcome: "failed", content_blocks: [media(10)] }
         })
       )
@@ -116,7 +116,7 @@ it.layer(TestLive)("tool results", (it) => {
       expect(yield* artifactsOf(agent.id)).toBe(artifactsBefore)
 
       yield* turnDone
-      const events = yield* client.agents.listEvents({ path: agentPath, urlParams: {} })
+      const events = yield* client.agents.listEvents({ params: agentPath, query: {} })
       const resultEvent = events.data.find((event) => event.event_kind === "tool_result")
       expect(resultEvent).toMatchObject({ id: accepted.tool_result.event_id, tool_call_id: call.id })
       // Another agent's path does not reach the artifact.
@@ -133,7 +133,7 @@ it.layer(TestLive)("tool results", (it) => {
       const call = yield* callIn("ready")
       const path = { ...agentPath, toolCallID: call.id }
       const submit = (content_blocks: ReadonlyArray<ReturnType<typeof media> | { type: "text"; text: string }>) =>
-        expectFailure(client.toolCalls.submitResult({ path, payload: { outcome: "succeeded", content_blocks } }))
+        expectFailure(client.toolCalls.submitResult({ params: path, payload: { outcome: "succeeded", content_blocks } }))
 
       const count = yield* submit(Array.from({ length: 21 }, () => media(1)))
       expect(count).toMatchObject({ _tag: "InvalidRequest", issues: [{ path: "/content_blocks" }] })
@@ -153,7 +153,7 @@ it.layer(TestLive)("tool results", (it) => {
       expect(body.json).toMatchObject({ code: "request_too_large" })
 
       expect(yield* artifactsOf(agent.id)).toBe(0)
-      expect((yield* client.toolCalls.get({ path })).state).toBe("ready")
+      expect((yield* client.toolCalls.get({ params: path })).state).toBe("ready")
 
       // At every limit exactly: 20 blocks, 24 MiB of media, 1 MiB of text.
       const atLimits = [
@@ -162,12 +162,12 @@ it.layer(TestLive)("tool results", (it) => {
         ...Array.from({ length: 18 }, () => media((4 * MiB) / 18 - ((4 * MiB) / 18) % 1)),
         { type: "text" as const, text: "t".repeat(MiB - 100) }
       ]
-      const accepted = yield* client.toolCalls.submitResult({ path, payload: { outcome: "succeeded", content_blocks: atLimits } })
+      const accepted = yield* client.toolCalls.submitResult({ params: path, payload: { outcome: "succeeded", content_blocks: atLimits } })
       expect(accepted.tool_result.content_blocks.filter((block) => block.type === "media_ref").length).toBe(20)
       expect(yield* artifactsOf(agent.id)).toBe(20)
       // The turn goes on with the result (a megabyte of text may not fit the model's window: it may fail).
       yield* eventually(
-        client.agents.listTurns({ path: agentPath, urlParams: {} }),
+        client.agents.listTurns({ params: agentPath, query: {} }),
         (page) => page.data.every((turn) => turn.status === "completed" || turn.status === "failed"),
         "the turn to finish"
       )
@@ -183,39 +183,39 @@ it.layer(TestLive)("tool results", (it) => {
       expect(call).toMatchObject({ type: "built_in", name: "ask_question" })
       const refused = yield* expectFailure(
         client.toolCalls.submitResult({
-          path: { ...agentPath, toolCallID: call.id },
+          params: { ...agentPath, toolCallID: call.id },
           payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "eu" }] }
         })
       )
       expect(refused._tag).toBe("StateTransitionConflict")
 
       const pending = yield* eventually(
-        client.interactions.list({ path: projectPath, urlParams: { status: "pending" } }),
+        client.interactions.list({ params: projectPath, query: { status: "pending" } }),
         (page) => page.data.length === 1,
         "a pending question"
       )
       const question = pending.data[0]
       expect(question.id).toMatch(ID_PATTERN("intr"))
       expect(question).toMatchObject({ kind: "question", status: "pending", question: "Which region?", tool_call_id: call.id })
-      const forAgent = yield* client.interactions.listForAgent({ path: agentPath, urlParams: {} })
+      const forAgent = yield* client.interactions.listForAgent({ params: agentPath, query: {} })
       expect(forAgent.data.map((i) => i.id)).toEqual([question.id])
 
       const resolved = yield* client.interactions.resolve({
-        path: { ...projectPath, interactionID: question.id },
+        params: { ...projectPath, interactionID: question.id },
         payload: { decision: "approve", answer: "eu" }
       })
       expect(resolved).toMatchObject({ id: question.id, status: "resolved", decision: "approve", answer: "eu" })
       expect(resolved.resolved_at).toBeInstanceOf(Date)
       const twice = yield* expectFailure(
         client.interactions.resolve({
-          path: { ...projectPath, interactionID: question.id },
+          params: { ...projectPath, interactionID: question.id },
           payload: { decision: "approve", answer: "us" }
         })
       )
       expect(twice._tag).toBe("StateTransitionConflict")
       yield* turnDone
-      expect((yield* client.interactions.list({ path: projectPath, urlParams: { status: "pending" } })).data).toEqual([])
-      expect((yield* client.interactions.list({ path: projectPath, urlParams: { status: "resolved" } })).data.length).toBe(1)
+      expect((yield* client.interactions.list({ params: projectPath, query: { status: "pending" } })).data).toEqual([])
+      expect((yield* client.interactions.list({ params: projectPath, query: { status: "resolved" } })).data.length).toBe(1)
     }), { timeout: 60_000 })
 
   it.effect("a tool that asks: awaiting_authorization refuses results; approved, it is ready and takes one", () =>
@@ -227,20 +227,20 @@ it.layer(TestLive)("tool results", (it) => {
       const call = yield* callIn("awaiting_authorization")
       const early = yield* expectFailure(
         client.toolCalls.submitResult({
-          path: { ...agentPath, toolCallID: call.id },
+          params: { ...agentPath, toolCallID: call.id },
           payload: { outcome: "succeeded", content_blocks: [] }
         })
       )
       expect(early._tag).toBe("StateTransitionConflict")
-      const [approval] = (yield* client.interactions.listForAgent({ path: agentPath, urlParams: {} })).data
+      const [approval] = (yield* client.interactions.listForAgent({ params: agentPath, query: {} })).data
       expect(approval).toMatchObject({ kind: "approval", status: "pending", tool_call_id: call.id })
       yield* client.interactions.resolve({
-        path: { ...projectPath, interactionID: approval.id },
+        params: { ...projectPath, interactionID: approval.id },
         payload: { decision: "approve", message: "go ahead" }
       })
       yield* callIn("ready")
       const accepted = yield* client.toolCalls.submitResult({
-        path: { ...agentPath, toolCallID: call.id },
+        params: { ...agentPath, toolCallID: call.id },
         payload: { outcome: "failed", content_blocks: [{ type: "text", text: "quota exceeded" }] }
       })
       expect(accepted.tool_call).toMatchObject({ state: "completed", outcome: "failed" })
@@ -254,14 +254,14 @@ it.layer(TestLive)("tool results", (it) => {
         Reply.text("Not deployed")
       ])
       yield* callIn("awaiting_authorization")
-      const [approval] = (yield* client.interactions.listForAgent({ path: agentPath, urlParams: {} })).data
+      const [approval] = (yield* client.interactions.listForAgent({ params: agentPath, query: {} })).data
       const denied = yield* client.interactions.resolve({
-        path: { ...projectPath, interactionID: approval.id },
+        params: { ...projectPath, interactionID: approval.id },
         payload: { decision: "deny", message: "not today" }
       })
       expect(denied).toMatchObject({ status: "resolved", decision: "deny", message: "not today" })
       const again = yield* expectFailure(
-        client.interactions.resolve({ path: { ...projectPath, interactionID: approval.id }, payload: { decision: "approve" } })
+        client.interactions.resolve({ params: { ...projectPath, interactionID: approval.id }, payload: { decision: "approve" } })
       )
       expect(again._tag).toBe("StateTransitionConflict")
       yield* turnDone

@@ -5,7 +5,7 @@
  * unfinished turn's stay, and the turn goes on from them.
  */
 import { expect } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Duration, Effect } from "effect"
 import type { TurnId } from "../../src/domain/shared/Ids.ts"
 import { JOURNAL_RETENTION, TurnJournalPruning } from "../../src/services/runtime/TurnJournalPruning.ts"
@@ -79,7 +79,7 @@ describeRuntime()("turn journal pruning", (it) => {
       // The waiting turn goes on from its journal: its recorded model call is not made again.
       const [call] = yield* rt.toolCalls(waitingAgent.id)
       yield* rt.client.toolCalls.submitResult({
-        path: { ...rt.agentPath(waitingAgent.id), toolCallID: call.id },
+        params: { ...rt.agentPath(waitingAgent.id), toolCallID: call.id },
         payload: { outcome: "succeeded", content_blocks: text("green") }
       })
       yield* rt.idle(waitingAgent.id)
@@ -127,7 +127,7 @@ describeRuntime()("turn journal pruning", (it) => {
       yield* prune(Duration.zero)
       expect(yield* journalRows(turn)).toEqual(rows)
 
-      yield* rt.client.projects.remove({ path: rt.projectPath })
+      yield* rt.client.projects.remove({ params: rt.projectPath })
       yield* prune(Duration.zero)
       expect(yield* journalRows(turn)).toEqual({ messages: 0, replies: 0 })
     }))

@@ -4,9 +4,9 @@
  * completes; and the same after the engine and the database layer are torn down and rebuilt on
  * the same data (a restarted process), without the completed Activity running again.
  */
-import { Activity, DurableDeferred, Workflow } from "@effect/workflow"
+import { Activity, DurableDeferred, Workflow } from "effect/workflow"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Queue, Ref, Schedule, Schema, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Queue, Ref, Schedule, Schema, Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -16,15 +16,14 @@ import { WorkflowEngineLive } from "../../src/layers/WorkflowEngine.ts"
 import { testConfig } from "../support/TestApp.ts"
 
 /** What the workflow reports to the test: how often its Activity ran, and the tokens it awaits. */
-class Probe extends Context.Tag("test/WorkflowProbe")<Probe, {
+class Probe extends Context.Service<Probe, {
   readonly activityRuns: Ref.Ref<number>
   readonly tokens: Queue.Queue<DurableDeferred.Token>
-}>() {}
+}>()("test/WorkflowProbe") {}
 
 const Approval = DurableDeferred.make("approval", { success: Schema.String })
 
-const ApprovalWorkflow = Workflow.make({
-  name: "WorkflowEngineTest/Approval",
+const ApprovalWorkflow = Workflow.make("WorkflowEngineTest/Approval", {
   payload: { requestId: Schema.String },
   success: Schema.String,
   idempotencyKey: (payload) => payload.requestId
@@ -46,7 +45,7 @@ const ApprovalWorkflowLive = ApprovalWorkflow.toLayer((payload) =>
 
 const makeProbe = Effect.all({ activityRuns: Ref.make(0), tokens: Queue.unbounded<DurableDeferred.Token>() })
 
-const engineOn = (dataDir: string, probe: Probe["Type"]) =>
+const engineOn = (dataDir: string, probe: Context.Service.Shape<typeof Probe>) =>
   ApprovalWorkflowLive.pipe(
     Layer.provideMerge(WorkflowEngineLive),
     Layer.provide(DatabaseLive),
@@ -56,16 +55,18 @@ const engineOn = (dataDir: string, probe: Probe["Type"]) =>
 
 const awaitSuspension = (executionId: string) =>
   ApprovalWorkflow.poll(executionId).pipe(
-    Effect.filterOrFail((result) => result?._tag === "Suspended", () => "running"),
+    Effect.filterOrFail((result) => Option.isSome(result) && result.value._tag === "Suspended", () => "running"),
     Effect.retry(Schedule.spaced("10 millis")),
-    Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the workflow did not suspend") })
+    Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(new Error("the workflow did not suspend")) })
   )
 
 const awaitCompletion = (executionId: string) =>
   ApprovalWorkflow.poll(executionId).pipe(
-    Effect.flatMap((result) => result?._tag === "Complete" ? Effect.succeed(result.exit) : Effect.fail("pending")),
+    Effect.flatMap((result) =>
+      Option.isSome(result) && result.value._tag === "Complete" ? Effect.succeed(result.value.exit) : Effect.fail("pending")
+    ),
     Effect.retry(Schedule.spaced("10 millis")),
-    Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the workflow did not complete") })
+    Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(new Error("the workflow did not complete")) })
   )
 
 const newRequestId = () => `req-${randomBytes(8).toString("hex")}`

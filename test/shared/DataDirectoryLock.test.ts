@@ -4,7 +4,7 @@
  * not yet reaped by its parent), as a server killed with its process group is until the system's
  * init reaps it.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { spawn } from "node:child_process"
@@ -27,7 +27,7 @@ const stateOf = (pid: number) => {
  * shell's `exec` by far: a child that exits first may be reaped by the shell itself.
  */
 const zombieAndParent = Effect.acquireRelease(
-  Effect.async<{ readonly zombie: number; readonly parent: number; readonly kill: () => void }>((resume) => {
+  Effect.callback<{ readonly zombie: number; readonly parent: number; readonly kill: () => void }>((resume) => {
     const child = spawn("sh", ["-c", "sleep 2 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] })
     child.stdout.once("data", (chunk: Buffer) =>
       resume(Effect.succeed({ zombie: Number(String(chunk).trim()), parent: child.pid!, kill: () => child.kill("SIGKILL") })))

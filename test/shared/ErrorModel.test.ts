@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { describeApp, clientWith, expectFailure, newUser, rawRequest } from "../support/TestApp.ts"
@@ -25,7 +25,7 @@ describeApp()("error model", (it) => {
       const key = yield* user.client.user.createApiKey({ payload: { name: "temporary" } })
       const withKey = yield* clientWith(key.token)
       expect((yield* withKey.user.get()).id).toBe(user.user.id)
-      yield* user.client.user.deleteApiKey({ path: { keyID: key.id } })
+      yield* user.client.user.deleteApiKey({ params: { keyID: key.id } })
       const revoked = yield* expectFailure(withKey.user.get())
       expect(revoked._tag).toBe("Unauthorized")
     }))
@@ -69,7 +69,7 @@ describeApp()("error model", (it) => {
         code: "invalid_request",
         issues: [{ path: "/email", message: expect.stringContaining("NUL") }]
       })
-      expect((yield* client.invitations.list({ path: { orgID: org.id }, urlParams: {} })).data).toEqual([])
+      expect((yield* client.invitations.list({ params: { orgID: org.id }, query: {} })).data).toEqual([])
       // An escaped backslash followed by "u0000" is ordinary text.
       const literal = yield* post("/v1/orgs", token, JSON.stringify({ name: "back\\u0000slash" }))
       expect(literal.status).toBe(201)
@@ -90,7 +90,7 @@ describeApp()("error model", (it) => {
       const response = yield* post("/v1/orgs", token, JSON.stringify({ name: "x".repeat(1024 * 1024 + 1) }))
       expect(response.status).toBe(413)
       expect(response.json).toEqual({ error: expect.any(String), code: "request_too_large" })
-      expect((yield* client.organizations.list({ urlParams: {} })).data).toEqual([])
+      expect((yield* client.organizations.list({ query: {} })).data).toEqual([])
     }))
 
   it.effect("an unknown route is 404 not_found", () =>
@@ -175,9 +175,9 @@ describeApp()("resource names", (it) => {
         expect(created.json!.name).toBe(name)
       }
       const org = yield* client.organizations.create({ payload: { name: "Family" } })
-      const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: names[0] } })
+      const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: names[0] } })
       expect(project.name).toBe(names[0])
-      expect((yield* client.projects.get({ path: { orgID: org.id, projectID: project.id } })).name).toBe(names[0])
+      expect((yield* client.projects.get({ params: { orgID: org.id, projectID: project.id } })).name).toBe(names[0])
     }))
 
   it.effect("accepts spaces, punctuation and 64 characters of any script", () =>

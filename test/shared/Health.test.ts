@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { describeApp, rawRequest } from "../support/TestApp.ts"

@@ -18,7 +18,7 @@ const policy = (blockPrivateNetworks: boolean) =>
 
 /** GET http://localhost:<port>/ through an agent using `lookup`: the body, or the error's code and message. */
 const fetchLocal = (lookup: typeof NetworkPolicy.Service["lookup"]) =>
-  Effect.async<{ body?: string; code?: string; message?: string }>((resume) => {
+  Effect.callback<{ body?: string; code?: string; message?: string }>((resume) => {
     const server = createServer((_, response) => response.end("reached")).listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo
       const agent = new Agent(lookup === undefined ? {} : { lookup })

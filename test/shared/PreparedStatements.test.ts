@@ -1,17 +1,20 @@
 /**
- * On both databases, every connection prepares its statements with parameters once and runs
- * them by name after (src/layers/PreparedStatements.ts); a change of a table's columns (on a
+ * On both databases, every connection prepares its statements once and runs them by name after
+ * (the driver's cache of prepared statements, src/layers/Database.ts); a change of a table's columns (on a
  * Postgres server, a newer process's migration) does not leave a connection failing on the
  * statements it prepared before. Postgres's own view of a session's prepared statements
  * (`pg_prepared_statements`) says what was prepared and how often it ran.
  */
-import { MessageStorage, ShardId, ShardingConfig, SqlMessageStorage } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
+import { MessageStorage, ShardId, ShardingConfig, SqlMessageStorage } from "effect/cluster"
+import { SqlClient } from "effect/sql"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { DatabaseLive } from "../../src/layers/Database.ts"
-import { MAX_PREPARED_TEXTS } from "../../src/layers/PreparedStatements.ts"
+import { DatabaseLive, MAX_PREPARED_TEXTS } from "../../src/layers/Database.ts"
 import { testConfig } from "../support/TestApp.ts"
+
+/** The names @effect/sql-pg gives the statements a connection prepares. */
+const DRIVER_NAME = /^effect_[0-9a-f]{16}_\d+$/
 
 interface Prepared {
   readonly name: string
@@ -22,7 +25,7 @@ interface Prepared {
 const database = DatabaseLive.pipe(Layer.provide(testConfig()))
 
 describe("prepared statements", () => {
-  it.live("a statement with parameters is prepared once on a connection and run by name after; one without is not", () =>
+  it.live("a statement is prepared once on a connection and run by name after, with parameters or without", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const connection = yield* sql.reserve
@@ -33,11 +36,16 @@ describe("prepared statements", () => {
       expect(yield* connection.executeValues("SELECT $1::int + 1 AS n", [4])).toEqual([[5]])
       yield* connection.execute("SELECT 'no parameters' AS text", [], undefined)
       const prepared = (yield* connection.execute(
-        "SELECT name, statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements",
+        "SELECT name, statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements ORDER BY statement",
         [],
         undefined
       )) as ReadonlyArray<Prepared>
-      expect(prepared).toEqual([{ name: expect.stringMatching(/^p\d+g0$/), statement: "SELECT $1::int + 1 AS n", runs: 4 }])
+      // The driver prepares every statement it runs, the pool's own and this query too: only the two above are looked at.
+      const ours = prepared.filter((row) => row.statement === "SELECT $1::int + 1 AS n" || row.statement === "SELECT 'no parameters' AS text")
+      expect(ours).toEqual([
+        { name: expect.stringMatching(DRIVER_NAME), statement: "SELECT $1::int + 1 AS n", runs: 4 },
+        { name: expect.stringMatching(DRIVER_NAME), statement: "SELECT 'no parameters' AS text", runs: 1 }
+      ])
     }).pipe(Effect.provide(database), Effect.scoped), 30_000)
 
   it.live("after a table's columns change, a statement alone runs again at once; in a transaction it fails once, then the connection prepares again", () =>
@@ -53,11 +61,14 @@ describe("prepared statements", () => {
       const addColumn = (column: string) => connection.execute(`ALTER TABLE widened ADD COLUMN ${column}`, [], undefined)
       yield* addColumn("label text")
       expect(yield* readWhole).toEqual([{ id: 1, label: null }])
+      // The driver ran it again unprepared; the next run prepares it again, with the new columns.
+      expect(yield* readWhole).toEqual([{ id: 1, label: null }])
 
       yield* addColumn("size int")
       yield* connection.execute("BEGIN", [], undefined)
       const inTransaction = yield* Effect.flip(readWhole)
-      expect(String((inTransaction.cause as { code?: string }).code)).toBe("0A000")
+      // The server's error fields are on the reason's cause (@effect/sql-pg 4).
+      expect(String((inTransaction.reason.cause as { code?: string }).code)).toBe("0A000")
       yield* connection.execute("ROLLBACK", [], undefined)
       expect(yield* readWhole).toEqual([{ id: 1, label: null, size: null }])
       yield* connection.execute("BEGIN", [], undefined)
@@ -66,8 +77,8 @@ describe("prepared statements", () => {
     }).pipe(Effect.provide(database), Effect.scoped), 30_000)
 
   // The engine reads its new messages at every message sent to a local workflow and every 500 ms
-  // besides; as `@effect/cluster` ships it, the read lists the shards and the time as literals, so
-  // Postgres plans it at every run (patches/@effect+cluster+0.60.2.patch, docs/runtime.md).
+  // besides; as effect/cluster ships it, the read lists the shards and the time as literals, so
+  // Postgres plans it at every run (patches/effect+4.1.0.patch, docs/runtime.md).
   it.live("the workflow engine's read of new messages is one prepared statement, whatever the time and the shards", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -80,30 +91,35 @@ describe("prepared statements", () => {
         yield* storage.unprocessedMessages([ShardId.make("default", 3)])
         return yield* sql<{ readonly runs: number }>`
           SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
-          WHERE statement LIKE '%UPDATE "cluster_messages" m%'`
+          WHERE statement LIKE '%UPDATE "cluster_messages" m%' AND statement NOT LIKE '%pg_prepared_statements%'`
       }))
       expect(prepared).toEqual([{ runs: 2 }])
     }).pipe(
-      Effect.provide(SqlMessageStorage.layer.pipe(Layer.provide(ShardingConfig.layer()), Layer.provideMerge(database))),
+      Effect.provide(
+        SqlMessageStorage.layer.pipe(Layer.provide([ShardingConfig.layer(), NodeCrypto.layerDigest]), Layer.provideMerge(database))
+      ),
       Effect.scoped
     ), 30_000)
 
-  // Last: the texts it names are the process's, so the tests after it would run unprepared.
-  it.live(`a process names at most ${MAX_PREPARED_TEXTS} distinct texts; the ones after run unprepared`, () =>
+  // Last: it fills the connection's cache of prepared statements.
+  it.live(`a connection keeps at most ${MAX_PREPARED_TEXTS} statements prepared; the least recently used is closed`, () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const connection = yield* sql.reserve
       for (let k = 0; k <= MAX_PREPARED_TEXTS; k++) {
         yield* connection.execute(`SELECT $1::int + ${k} AS n`, [1], undefined)
       }
-      const [{ prepared, last }] = (yield* connection.execute(
-        `SELECT count(*)::int AS prepared, count(*) FILTER (WHERE statement = 'SELECT $1::int + ${MAX_PREPARED_TEXTS} AS n')::int AS last
+      const [{ prepared, first, last }] = (yield* connection.execute(
+        `SELECT count(*)::int AS prepared,
+           count(*) FILTER (WHERE statement = 'SELECT $1::int + 0 AS n')::int AS first,
+           count(*) FILTER (WHERE statement = 'SELECT $1::int + ${MAX_PREPARED_TEXTS} AS n')::int AS last
          FROM pg_prepared_statements`,
         [],
         undefined
-      )) as ReadonlyArray<{ prepared: number; last: number }>
+      )) as ReadonlyArray<{ prepared: number; first: number; last: number }>
       expect(prepared).toBeLessThanOrEqual(MAX_PREPARED_TEXTS)
       expect(prepared).toBeGreaterThan(MAX_PREPARED_TEXTS / 2)
-      expect(last).toBe(0)
+      expect(first).toBe(0)
+      expect(last).toBe(1)
     }).pipe(Effect.provide(database), Effect.scoped), 30_000)
 })

@@ -24,8 +24,8 @@ export const agentProject = (options: AgentProjectOptions = {}) =>
     const format = options.format ?? "openai-responses"
     const owner = yield* newUser("owner")
     const org = yield* owner.client.organizations.create({ payload: { name: label } })
-    const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
-    const otherProject = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Other" } })
+    const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+    const otherProject = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Other" } })
     const { model, provider } = yield* scriptedModel(owner.client, org.id, {
       format,
       baseUrl: options.baseUrl ?? "http://127.0.0.1:9/v1",
@@ -34,18 +34,18 @@ export const agentProject = (options: AgentProjectOptions = {}) =>
     })
     for (const target of [project, otherProject]) {
       yield* owner.client.models.createGrant({
-        path: { orgID: org.id, modelID: model.id },
+        params: { orgID: org.id, modelID: model.id },
         payload: { target_project_id: target.id }
       })
     }
     const config = yield* owner.client.agentConfigs.create({
-      path: { orgID: org.id, projectID: project.id },
+      params: { orgID: org.id, projectID: project.id },
       payload: { source: agentSource({ label }), source_format: "yaml" }
     })
     const projectPath = { orgID: org.id, projectID: project.id }
     const launch = (payload: { readonly name?: string; readonly metadata?: Record<string, unknown> } = {}) =>
-      owner.client.agents.create({ path: projectPath, payload: { agent_config_id: config.id, ...payload } })
+      owner.client.agents.create({ params: projectPath, payload: { agent_config_id: config.id, ...payload } })
     return { owner, org, project, otherProject, provider, model, config, projectPath, launch }
   })
 
-export type AgentProject = Effect.Effect.Success<ReturnType<typeof agentProject>>
+export type AgentProject = Effect.Success<ReturnType<typeof agentProject>>

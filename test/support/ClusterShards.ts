@@ -4,8 +4,9 @@
  * spread over that many database sessions. Work started earlier may move when a late runner takes
  * its share of the shards.
  *
- * SqlRunnerStorage holds shard n of the default group as the advisory lock 1000000 + n; the
- * cluster has 300 shards (ShardingConfig's default `shardsPerGroup`).
+ * SqlRunnerStorage holds shard n of the default group as the advisory lock (namespace, 1000000 + n),
+ * the namespace being the FNV-1a hash of "effect-cluster:cluster" (in pg_locks: `classid` 2839596291,
+ * `objsubid` 2 for a two-key lock); the cluster has 300 shards (ShardingConfig's default `shardsPerGroup`).
  */
 import pg from "pg"
 
@@ -16,7 +17,7 @@ const SHARDS = 300
  * every database's: test files run side by side, each on a database of its own, so another
  * file's cluster must not count.
  */
-const THIS_DATABASE_SHARD_LOCKS = `locktype = 'advisory' AND granted AND classid = 0
+const THIS_DATABASE_SHARD_LOCKS = `locktype = 'advisory' AND granted AND classid = 2839596291 AND objsubid = 2
   AND objid BETWEEN 1000001 AND ${1_000_000 + SHARDS}
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
 

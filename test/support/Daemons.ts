@@ -3,7 +3,8 @@
  * `npm run daemon` runs) against a server on loopback: the in-process test server (its address
  * from `serverUrl`) or a server process. The token goes through AGENT_PLATFORM_DAEMON_TOKEN.
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
+import { NetAddress } from "effect/net"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
@@ -15,7 +16,7 @@ const ROOT = join(import.meta.dirname, "..", "..")
 /** The address of the in-process test server. */
 export const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
   const address = server.address
-  if (address._tag !== "TcpAddress") throw new Error("the test server listens on a TCP port")
+  if (!NetAddress.isInetAddress(address)) throw new Error("the test server listens on a TCP port")
   return `http://127.0.0.1:${address.port}`
 })
 

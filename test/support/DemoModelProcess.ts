@@ -18,7 +18,7 @@ export interface DemoModelShape {
 }
 
 const start = () =>
-  Effect.async<{ child: ChildProcess; shape: DemoModelShape }, Error>((resume) => {
+  Effect.callback<{ child: ChildProcess; shape: DemoModelShape }, Error>((resume) => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/demo/main.ts"], {
       cwd: ROOT,
       env: { ...process.env, PORT: "0", HOST: "127.0.0.1" },
@@ -49,7 +49,7 @@ const start = () =>
   })
 
 const stop = (child: ChildProcess) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
     child.once("exit", () => resume(Effect.void))
     child.kill("SIGTERM")
@@ -61,8 +61,8 @@ export const startDemoModel = async () => {
   return { ...shape, stop: () => Effect.runPromise(stop(child)) }
 }
 
-export class DemoModelProcess extends Context.Tag("test/DemoModelProcess")<DemoModelProcess, DemoModelShape>() {
-  static readonly layer = Layer.scoped(
+export class DemoModelProcess extends Context.Service<DemoModelProcess, DemoModelShape>()("test/DemoModelProcess") {
+  static readonly layer = Layer.effect(
     DemoModelProcess,
     Effect.map(Effect.acquireRelease(Effect.orDie(start()), ({ child }) => stop(child)), ({ shape }) => shape)
   )

@@ -3,9 +3,11 @@
  * the in-process test server, or on a server process at a port), parses frames as they arrive,
  * and can be dropped like a lost connection.
  */
-import { HttpServer } from "@effect/platform"
-import { Effect, TestServices } from "effect"
+import { HttpServer } from "effect/http"
+import { NetAddress } from "effect/net"
+import { Effect } from "effect"
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from "node:http"
+import { provideLive } from "./Polling.ts"
 
 export interface ServerSentEvent {
   readonly id: string | undefined
@@ -49,7 +51,7 @@ const parseFrame = (frame: string): ServerSentEvent => {
  */
 export const openEventStream = (path: string, token: string | undefined, headers: Record<string, string> = {}) =>
   Effect.flatMap(HttpServer.HttpServer, (server) =>
-    openEventStreamAt((server.address as HttpServer.TcpAddress).port, path, token, headers))
+    openEventStreamAt((server.address as NetAddress.InetAddress).port, path, token, headers))
 
 /** Opens `path` on the server listening on 127.0.0.1:`port`. */
 export const openEventStreamAt = (port: number, path: string, token: string | undefined, headers: Record<string, string> = {}) =>
@@ -57,7 +59,7 @@ export const openEventStreamAt = (port: number, path: string, token: string | un
     const frames: Array<ServerSentEvent> = []
     let buffer = ""
     let request: ClientRequest | undefined
-    const response = yield* Effect.async<IncomingMessage, Error>((resume) => {
+    const response = yield* Effect.callback<IncomingMessage, Error>((resume) => {
       request = httpRequest({
         host: "127.0.0.1",
         port,
@@ -96,13 +98,13 @@ export const openEventStreamAt = (port: number, path: string, token: string | un
           const deadline = Date.now() + timeoutMs
           while (eventFrames().length < count && Date.now() < deadline) yield* Effect.sleep("10 millis")
           return eventFrames()
-        }).pipe(TestServices.provideLive),
+        }).pipe(provideLive),
       ended: (timeoutMs = 5_000) =>
         Effect.gen(function*() {
           const deadline = Date.now() + timeoutMs
           while (endedAt === undefined && Date.now() < deadline) yield* Effect.sleep("10 millis")
           return endedAt
-        }).pipe(TestServices.provideLive),
+        }).pipe(provideLive),
       drop: Effect.sync(() => request?.destroy())
     }
     return stream

@@ -1,7 +1,14 @@
-import { type Duration, Effect, Schedule, TestServices } from "effect"
+import { Clock, type Duration, Effect, Schedule } from "effect"
+
+/**
+ * Runs `effect` on the real clock, under `it.effect`'s TestClock as well as without one
+ * (TestClock.withLive only works where the clock is a TestClock).
+ */
+export const provideLive = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, Clock.Clock, Clock.Clock.defaultValue())
 
 /** Waits on the real clock (tests run with a test clock that only moves when told). */
-export const sleepLive = (duration: Duration.DurationInput) => TestServices.provideLive(Effect.sleep(duration))
+export const sleepLive = (duration: Duration.Input) => provideLive(Effect.sleep(duration))
 
 /** Runs `effect` until `done` holds for its result (every 50 ms, up to `timeout`); fails the test otherwise. */
 export const eventually = <A, E, R>(
@@ -13,9 +20,9 @@ export const eventually = <A, E, R>(
   effect.pipe(
     Effect.filterOrFail(done, () => "not yet" as const),
     Effect.retry({ schedule: Schedule.spaced("50 millis"), while: (error) => error === "not yet" }),
-    Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`timed out waiting for ${what}`) }),
+    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new Error(`timed out waiting for ${what}`)) }),
     Effect.orDie,
-    TestServices.provideLive
+    provideLive
   )
 
 /**

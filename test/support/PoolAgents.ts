@@ -11,7 +11,7 @@ import type { RuntimeProject } from "./RuntimeProject.ts"
 export const agentOnPool = (rt: RuntimeProject, pool: { readonly id: MachinePoolId; readonly name: string }) =>
   Effect.gen(function*() {
     const config = yield* rt.client.agentConfigs.create({
-      path: rt.projectPath,
+      params: rt.projectPath,
       payload: {
         source_format: "yaml",
         source: [
@@ -24,12 +24,12 @@ export const agentOnPool = (rt: RuntimeProject, pool: { readonly id: MachinePool
         ].join("\n")
       }
     })
-    yield* rt.client.agents.create({ path: rt.projectPath, payload: { agent_config_id: config.id } })
-    const listed = rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: {} }).pipe(
+    yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+    const listed = rt.client.machines.list({ params: { orgID: rt.org.id }, query: {} }).pipe(
       Effect.map((page) => page.data.find((machine) => machine.name.startsWith(`${pool.name}-`)))
     )
     const idle = yield* eventually(listed, (machine) => machine?.status === "idle", `the ${pool.name} machine idle`, "90 seconds")
     /** The pool's machine as it is now (a deleted one too, which the list leaves out). */
-    const machineOf = rt.client.machines.get({ path: { orgID: rt.org.id, machineID: idle!.id } })
+    const machineOf = rt.client.machines.get({ params: { orgID: rt.org.id, machineID: idle!.id } })
     return { machineOf, machine: idle! }
   })

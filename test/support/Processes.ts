@@ -5,7 +5,7 @@
  * temporary DATA_DIR.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { cpSync, mkdtempSync, rmSync } from "node:fs"

@@ -1,5 +1,6 @@
 /** Raw HTTP against the test server, for what neither the typed client nor `rawRequest` can do. */
-import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpServer } from "effect/http"
+import { NetAddress } from "effect/net"
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
 import { connect } from "node:net"
@@ -11,8 +12,8 @@ import { connect } from "node:net"
 export const declareBody = (path: string, token: string, length: number) =>
   Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
-    const port = (server.address as HttpServer.TcpAddress).port
-    return yield* Effect.async<{ status: number; json: Record<string, unknown> }>((resume) => {
+    const port = (server.address as NetAddress.InetAddress).port
+    return yield* Effect.callback<{ status: number; json: Record<string, unknown> }>((resume) => {
       const request = httpRequest({
         host: "127.0.0.1",
         port,
@@ -94,8 +95,8 @@ export const exchange = (
 ) =>
   Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
-    const port = (server.address as HttpServer.TcpAddress).port
-    return yield* Effect.async<RawResponse, Error>((resume) => {
+    const port = (server.address as NetAddress.InetAddress).port
+    return yield* Effect.callback<RawResponse, Error>((resume) => {
       const socket = connect(port, "127.0.0.1")
       let received = Buffer.alloc(0)
       let sent = 0

@@ -40,7 +40,7 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
     const owner = yield* newUser("runtime")
     const client: Client = owner.client
     const org = yield* client.organizations.create({ payload: { name: "Runtime" } })
-    const project = yield* client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+    const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
     const { model } = yield* scriptedModel(client, org.id, {
       format,
       baseUrl: provider.baseUrl(format),
@@ -49,10 +49,10 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
       ...(options.maxOutputTokens === undefined ? {} : { defaultMaxOutputTokens: options.maxOutputTokens }),
       ...(options.supportsReasoning === undefined ? {} : { supportsReasoning: options.supportsReasoning })
     })
-    yield* client.models.createGrant({ path: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+    yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
     if (options.skill !== undefined) {
       yield* client.skills.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: {
           name: options.skill.name,
           description: "A test skill",
@@ -62,7 +62,7 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
       })
     }
     const config = yield* client.agentConfigs.create({
-      path: { orgID: org.id, projectID: project.id },
+      params: { orgID: org.id, projectID: project.id },
       payload: {
         source: agentSource({
           label: "runtime",
@@ -76,23 +76,23 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
     const projectPath = { orgID: org.id, projectID: project.id }
     const agentPath = (agentID: AgentId) => ({ ...projectPath, agentID })
 
-    const launch = () => client.agents.create({ path: projectPath, payload: { agent_config_id: config.id } })
+    const launch = () => client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
     const send = (agentID: AgentId, content: string, key?: string) =>
       client.agents.sendInput({
-        path: agentPath(agentID),
+        params: agentPath(agentID),
         payload: { content_blocks: text(content), ...(key === undefined ? {} : { input_idempotency_key: key }) }
       })
     const events = (agentID: AgentId) =>
-      client.agents.listEvents({ path: agentPath(agentID), urlParams: { limit: 500 } }).pipe(Effect.map((page) => page.data))
-    const agent = (agentID: AgentId) => client.agents.get({ path: agentPath(agentID) })
+      client.agents.listEvents({ params: agentPath(agentID), query: { limit: 500 } }).pipe(Effect.map((page) => page.data))
+    const agent = (agentID: AgentId) => client.agents.get({ params: agentPath(agentID) })
     /** Waits until the agent is idle with no current turn. */
     const idle = (agentID: AgentId, timeout: `${number} seconds` = "15 seconds") =>
       eventually(agent(agentID), (a) => a.status === "idle" && a.current_turn_id === null, `agent ${agentID} idle`, timeout)
     const waiting = (agentID: AgentId) => eventually(agent(agentID), (a) => a.status === "waiting", `agent ${agentID} waiting`)
     const toolCalls = (agentID: AgentId) =>
-      client.toolCalls.list({ path: agentPath(agentID), urlParams: {} }).pipe(Effect.map((page) => page.data))
+      client.toolCalls.list({ params: agentPath(agentID), query: {} }).pipe(Effect.map((page) => page.data))
     const interactions = (agentID: AgentId) =>
-      client.interactions.listForAgent({ path: agentPath(agentID), urlParams: {} }).pipe(Effect.map((page) => page.data))
+      client.interactions.listForAgent({ params: agentPath(agentID), query: {} }).pipe(Effect.map((page) => page.data))
 
     return {
       owner,
@@ -116,4 +116,4 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
     }
   })
 
-export type RuntimeProject = Effect.Effect.Success<ReturnType<typeof runtimeProject>>
+export type RuntimeProject = Effect.Success<ReturnType<typeof runtimeProject>>

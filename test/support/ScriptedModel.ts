@@ -24,15 +24,15 @@ export const scriptedModel = (client: Client, orgID: OrgId, options: ScriptedMod
   Effect.gen(function*() {
     const contextWindow = options.contextWindow ?? 200_000
     const secret = yield* client.secrets.create({
-      path: { orgID },
+      params: { orgID },
       payload: { name: "Provider key", value: Redacted.make("sk-scripted-key") }
     })
     const provider = yield* client.modelProviderConfigs.create({
-      path: { orgID },
+      params: { orgID },
       payload: { name: "Scripted", api_format: options.format, base_url: options.baseUrl, auth_secret_id: secret.id }
     })
     const model = yield* client.models.create({
-      path: { orgID },
+      params: { orgID },
       payload: {
         provider_config_id: provider.id,
         name: "Scripted model",

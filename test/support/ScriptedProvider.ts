@@ -351,11 +351,11 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
     })
   })
   yield* Effect.acquireRelease(
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.listen(0, "127.0.0.1", () => resume(Effect.void))
     }),
     () =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
@@ -378,21 +378,21 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
       Effect.sync(() => [...recorded]).pipe(
         Effect.filterOrFail((all) => all.length >= count, () => "waiting"),
         Effect.retry(Schedule.spaced("5 millis")),
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`fewer than ${count} requests arrived`) }),
+        Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(new Error(`fewer than ${count} requests arrived`)) }),
         Effect.orDie
       )
   }
   return provider
 })
 
-export class ScriptedProvider extends Context.Tag("test/ScriptedProvider")<ScriptedProvider, ScriptedProviderShape>() {
-  static readonly layer = Layer.scoped(ScriptedProvider, makeScriptedProvider())
-  static readonly layerWith = (options: ScriptedProviderOptions) => Layer.scoped(ScriptedProvider, makeScriptedProvider(options))
+export class ScriptedProvider extends Context.Service<ScriptedProvider, ScriptedProviderShape>()("test/ScriptedProvider") {
+  static readonly layer = Layer.effect(ScriptedProvider, makeScriptedProvider())
+  static readonly layerWith = (options: ScriptedProviderOptions) => Layer.effect(ScriptedProvider, makeScriptedProvider(options))
 }
 
 /** For code outside Effect (benchmarks): a started provider, and `close` to stop it. */
 export const startScriptedProvider = async (options: ScriptedProviderOptions = {}) => {
   const scope = Effect.runSync(Scope.make())
-  const provider = await Effect.runPromise(Scope.extend(makeScriptedProvider(options), scope))
+  const provider = await Effect.runPromise(Scope.provide(makeScriptedProvider(options), scope))
   return { provider, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }

@@ -4,12 +4,12 @@
  * (migrated once by test/support/globalSetup.ts). Each test makes its own users, organizations
  * and projects, so tests never depend on each other's data.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
-import { AppConfig } from "../../src/layers/AppConfig.ts"
+import { AppConfig, type AppConfigShape } from "../../src/layers/AppConfig.ts"
 import { AppLive, ServicesLive } from "../../src/layers/AppLive.ts"
 import { NodeTestServerLive } from "../../src/layers/http/NodeServer.ts"
 import type { IdSchema } from "../../src/domain/shared/Ids.ts"
@@ -23,9 +23,9 @@ import { Users } from "../../src/services/tenancy/Users.ts"
  */
 const TEST_SECRET_KEY = Redacted.make(randomBytes(32).toString("base64"))
 
-export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
+export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
   Layer.succeed(AppConfig, {
-    databaseUrl: Option.map(Option.fromNullable(process.env.DATABASE_URL), Redacted.make),
+    databaseUrl: Option.map(Option.fromNullishOr(process.env.DATABASE_URL), Redacted.make),
     dataDir: "memory://",
     host: "127.0.0.1",
     port: 0,
@@ -43,19 +43,19 @@ export const testConfig = (overrides: Partial<AppConfig["Type"]> = {}) =>
   })
 
 /** The app and its services (for set-up that has no route, such as creating users). */
-export const TestAppLive = (overrides: Partial<AppConfig["Type"]> = {}) =>
+export const TestAppLive = (overrides: Partial<AppConfigShape> = {}) =>
   AppLive.pipe(
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(NodeTestServerLive),
     Layer.provide(testConfig(overrides)),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))
   )
 
 /**
  * A describe block over one app for its tests. The real clock, not the test clock: the workflow
  * engine's background fibers (polls, timers) must run.
  */
-export const describeApp = (overrides: Partial<AppConfig["Type"]> = {}) =>
+export const describeApp = (overrides: Partial<AppConfigShape> = {}) =>
   layer(TestAppLive(overrides), { timeout: "60 seconds", excludeTestServices: true })
 
 export const uniqueEmail = (label = "user") => `${label}-${randomBytes(6).toString("hex")}@example.test`
@@ -93,20 +93,20 @@ export const rawRequest = (request: HttpClientRequest.HttpClientRequest) =>
 
 /** Runs `effect` and returns its failure, failing the test when it succeeds. */
 export const expectFailure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flip(effect).pipe(Effect.orElse(() => Effect.dieMessage("expected a failure, got a success")))
+  Effect.flip(effect).pipe(Effect.catch(() => Effect.die(new Error("expected a failure, got a success"))))
 
-export type TestUser = Effect.Effect.Success<ReturnType<typeof newUser>>
+export type TestUser = Effect.Success<ReturnType<typeof newUser>>
 
 export const ID_PATTERN = (prefix: string) => new RegExp(`^${prefix}_[a-z2-7]{26}$`)
 
 /** `owner` invites `user` into the organization with `role`, and `user` accepts. */
 export const joinOrganization = (
   owner: TestUser,
-  orgID: Parameters<TestUser["client"]["organizations"]["get"]>[0]["path"]["orgID"],
+  orgID: Parameters<TestUser["client"]["organizations"]["get"]>[0]["params"]["orgID"],
   user: TestUser,
   role: "owner" | "admin" | "member"
 ) =>
   Effect.gen(function*() {
-    const invitation = yield* owner.client.invitations.create({ path: { orgID }, payload: { email: user.user.email, role } })
-    return yield* user.client.invitations.accept({ path: { invitationID: invitation.id } })
+    const invitation = yield* owner.client.invitations.create({ params: { orgID }, payload: { email: user.user.email, role } })
+    return yield* user.client.invitations.accept({ params: { invitationID: invitation.id } })
   })

@@ -34,7 +34,7 @@ export const workspaceSetup = (provider: ScriptedProviderShape) =>
     const repo = makeRepository(join(dirs.work, "repo"))
     const daemon = startDaemon({ server: yield* serverUrl, token: rt.owner.token, name: "laptop", dirs: [dirs.work], state: dirs.state })
     const [machine] = yield* eventually(
-      rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+      rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
       (machines) => machines.length === 1,
       "the daemon online",
       "30 seconds"
@@ -60,7 +60,7 @@ export const secondMachine = (rt: RuntimeProject, first: { readonly id: string }
     const dirs = daemonDirs()
     startDaemon({ server: yield* serverUrl, token: rt.owner.token, name: "desktop", dirs: [dirs.work], state: dirs.state })
     const online = yield* eventually(
-      rt.client.machines.list({ path: { orgID: rt.org.id }, urlParams: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+      rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
       (machines) => machines.length === 2,
       "machine B online",
       "30 seconds"

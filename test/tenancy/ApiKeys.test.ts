@@ -13,13 +13,13 @@ describeApp()("API keys", (it) => {
       const key = yield* client.user.createApiKey({ payload: { name: "laptop" } })
       expect(key.id).toMatch(ID_PATTERN("key"))
       expect(key.token).toMatch(/^apk_[A-Za-z0-9_-]{43}$/)
-      const list = yield* client.user.listApiKeys({ urlParams: {} })
+      const list = yield* client.user.listApiKeys({ query: {} })
       expect(list.data.map((k) => k.name)).toEqual(["test", "laptop"])
       expect(list.data.every((k) => !("token" in k))).toBe(true)
 
-      yield* client.user.deleteApiKey({ path: { keyID: key.id } })
+      yield* client.user.deleteApiKey({ params: { keyID: key.id } })
       expect((yield* expectFailure((yield* clientWith(key.token)).user.get()))._tag).toBe("Unauthorized")
-      const again = yield* expectFailure(client.user.deleteApiKey({ path: { keyID: key.id } }))
+      const again = yield* expectFailure(client.user.deleteApiKey({ params: { keyID: key.id } }))
       expect(again._tag).toBe("NotFound")
     }))
 
@@ -28,7 +28,7 @@ describeApp()("API keys", (it) => {
       const alice = yield* newUser("alice")
       const bob = yield* newUser("bob")
       const key = yield* alice.client.user.createApiKey({ payload: { name: "alice's" } })
-      expect((yield* expectFailure(bob.client.user.deleteApiKey({ path: { keyID: key.id } })))._tag).toBe("NotFound")
+      expect((yield* expectFailure(bob.client.user.deleteApiKey({ params: { keyID: key.id } })))._tag).toBe("NotFound")
       expect((yield* (yield* clientWith(key.token)).user.get()).id).toBe(alice.user.id)
     }))
 
@@ -37,40 +37,40 @@ describeApp()("API keys", (it) => {
       const owner = yield* newUser()
       const orgA = yield* owner.client.organizations.create({ payload: { name: "A" } })
       const orgB = yield* owner.client.organizations.create({ payload: { name: "B" } })
-      const projectA = yield* owner.client.projects.create({ path: { orgID: orgA.id }, payload: { name: "a" } })
+      const projectA = yield* owner.client.projects.create({ params: { orgID: orgA.id }, payload: { name: "a" } })
 
       const adminKey = yield* owner.client.organizationApiKeys.create({
-        path: { orgID: orgB.id },
+        params: { orgID: orgB.id },
         payload: { name: "ci", role: "admin" }
       })
       expect(adminKey).toMatchObject({ org_id: orgB.id, name: "ci", role: "admin" })
       const asB = yield* clientWith(adminKey.token)
 
       // Another organization's project and organization are not found.
-      expect((yield* expectFailure(asB.projects.get({ path: { orgID: orgA.id, projectID: projectA.id } })))._tag)
+      expect((yield* expectFailure(asB.projects.get({ params: { orgID: orgA.id, projectID: projectA.id } })))._tag)
         .toBe("NotFound")
-      expect((yield* expectFailure(asB.organizations.get({ path: { orgID: orgA.id } })))._tag).toBe("NotFound")
-      expect((yield* asB.organizations.list({ urlParams: {} })).data.map((o) => o.id)).toEqual([orgB.id])
+      expect((yield* expectFailure(asB.organizations.get({ params: { orgID: orgA.id } })))._tag).toBe("NotFound")
+      expect((yield* asB.organizations.list({ query: {} })).data.map((o) => o.id)).toEqual([orgB.id])
       // An admin key manages its own organization.
-      const project = yield* asB.projects.create({ path: { orgID: orgB.id }, payload: { name: "by key" } })
+      const project = yield* asB.projects.create({ params: { orgID: orgB.id }, payload: { name: "by key" } })
       expect(project.org_id).toBe(orgB.id)
       // It is not a user.
       expect((yield* expectFailure(asB.user.get()))._tag).toBe("Forbidden")
       expect((yield* expectFailure(asB.organizations.create({ payload: { name: "C" } })))._tag).toBe("Forbidden")
 
       const memberKey = yield* owner.client.organizationApiKeys.create({
-        path: { orgID: orgB.id },
+        params: { orgID: orgB.id },
         payload: { name: "reader", role: "member" }
       })
       const asMember = yield* clientWith(memberKey.token)
-      expect((yield* asMember.projects.list({ path: { orgID: orgB.id }, urlParams: {} })).data).toHaveLength(1)
-      const denied = yield* expectFailure(asMember.projects.create({ path: { orgID: orgB.id }, payload: { name: "no" } }))
+      expect((yield* asMember.projects.list({ params: { orgID: orgB.id }, query: {} })).data).toHaveLength(1)
+      const denied = yield* expectFailure(asMember.projects.create({ params: { orgID: orgB.id }, payload: { name: "no" } }))
       expect(denied._tag).toBe("Forbidden")
 
-      const keys = yield* owner.client.organizationApiKeys.list({ path: { orgID: orgB.id }, urlParams: {} })
+      const keys = yield* owner.client.organizationApiKeys.list({ params: { orgID: orgB.id }, query: {} })
       expect(keys.data.map((k) => k.name)).toEqual(["ci", "reader"])
-      yield* owner.client.organizationApiKeys.remove({ path: { orgID: orgB.id, keyID: adminKey.id } })
-      expect((yield* expectFailure(asB.organizations.list({ urlParams: {} })))._tag).toBe("Unauthorized")
+      yield* owner.client.organizationApiKeys.remove({ params: { orgID: orgB.id, keyID: adminKey.id } })
+      expect((yield* expectFailure(asB.organizations.list({ query: {} })))._tag).toBe("Unauthorized")
     }))
 
   it.effect("key names may repeat: a rotation makes the new key under the old name, ids tell them apart", () =>
@@ -78,21 +78,21 @@ describeApp()("API keys", (it) => {
       const owner = yield* newUser()
       const org = yield* owner.client.organizations.create({ payload: { name: "Rotation" } })
       const path = { orgID: org.id }
-      const old = yield* owner.client.organizationApiKeys.create({ path, payload: { name: "ci", role: "member" } })
-      const next = yield* owner.client.organizationApiKeys.create({ path, payload: { name: "ci", role: "member" } })
+      const old = yield* owner.client.organizationApiKeys.create({ params: path, payload: { name: "ci", role: "member" } })
+      const next = yield* owner.client.organizationApiKeys.create({ params: path, payload: { name: "ci", role: "member" } })
       expect(next.id).not.toBe(old.id)
       expect(next.token).not.toBe(old.token)
-      const listed = yield* owner.client.organizationApiKeys.list({ path, urlParams: {} })
+      const listed = yield* owner.client.organizationApiKeys.list({ params: path, query: {} })
       expect(listed.data.map((k) => [k.id, k.name])).toEqual([[old.id, "ci"], [next.id, "ci"]])
       // Both work until the old one is deleted, by its id; the new one goes on working.
-      yield* owner.client.organizationApiKeys.remove({ path: { ...path, keyID: old.id } })
-      expect((yield* expectFailure((yield* clientWith(old.token)).organizations.get({ path })))._tag).toBe("Unauthorized")
-      expect((yield* (yield* clientWith(next.token)).organizations.get({ path })).id).toBe(org.id)
+      yield* owner.client.organizationApiKeys.remove({ params: { ...path, keyID: old.id } })
+      expect((yield* expectFailure((yield* clientWith(old.token)).organizations.get({ params: path })))._tag).toBe("Unauthorized")
+      expect((yield* (yield* clientWith(next.token)).organizations.get({ params: path })).id).toBe(org.id)
       // Personal keys alike.
       const first = yield* owner.client.user.createApiKey({ payload: { name: "laptop" } })
       const second = yield* owner.client.user.createApiKey({ payload: { name: "laptop" } })
       expect(second.id).not.toBe(first.id)
-      expect((yield* owner.client.user.listApiKeys({ urlParams: {} })).data.map((k) => k.name)).toEqual(["test", "laptop", "laptop"])
+      expect((yield* owner.client.user.listApiKeys({ query: {} })).data.map((k) => k.name)).toEqual(["test", "laptop", "laptop"])
     }))
 
   it.effect("only admins manage organization keys", () =>
@@ -100,16 +100,16 @@ describeApp()("API keys", (it) => {
       const owner = yield* newUser()
       const org = yield* owner.client.organizations.create({ payload: { name: "Keys" } })
       const memberKey = yield* owner.client.organizationApiKeys.create({
-        path: { orgID: org.id },
+        params: { orgID: org.id },
         payload: { name: "member", role: "member" }
       })
       const asMember = yield* clientWith(memberKey.token)
       const error = yield* expectFailure(
-        asMember.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "x", role: "admin" } })
+        asMember.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "x", role: "admin" } })
       )
       expect(error._tag).toBe("Forbidden")
       const outsider = yield* newUser("outsider")
-      const hidden = yield* expectFailure(outsider.client.organizationApiKeys.list({ path: { orgID: org.id }, urlParams: {} }))
+      const hidden = yield* expectFailure(outsider.client.organizationApiKeys.list({ params: { orgID: org.id }, query: {} }))
       expect(hidden._tag).toBe("NotFound")
     }))
 })

@@ -8,25 +8,25 @@ describeApp()("projects", (it) => {
       const { client } = yield* newUser()
       const org = yield* client.organizations.create({ payload: { name: "Org" } })
       const orgID = org.id
-      const project = yield* client.projects.create({ path: { orgID }, payload: { name: "Web" } })
+      const project = yield* client.projects.create({ params: { orgID }, payload: { name: "Web" } })
       expect(project.id).toMatch(ID_PATTERN("proj"))
       expect(project).toMatchObject({ org_id: orgID, name: "Web" })
-      const other = yield* client.projects.create({ path: { orgID }, payload: { name: "API" } })
-      expect((yield* client.projects.list({ path: { orgID }, urlParams: {} })).data.map((p) => p.id)).toEqual([
+      const other = yield* client.projects.create({ params: { orgID }, payload: { name: "API" } })
+      expect((yield* client.projects.list({ params: { orgID }, query: {} })).data.map((p) => p.id)).toEqual([
         project.id,
         other.id
       ])
-      expect((yield* client.projects.get({ path: { orgID, projectID: project.id } })).name).toBe("Web")
-      const renamed = yield* client.projects.update({ path: { orgID, projectID: project.id }, payload: { name: "Site" } })
+      expect((yield* client.projects.get({ params: { orgID, projectID: project.id } })).name).toBe("Web")
+      const renamed = yield* client.projects.update({ params: { orgID, projectID: project.id }, payload: { name: "Site" } })
       expect(renamed.name).toBe("Site")
       const taken = yield* expectFailure(
-        client.projects.update({ path: { orgID, projectID: project.id }, payload: { name: "API" } })
+        client.projects.update({ params: { orgID, projectID: project.id }, payload: { name: "API" } })
       )
       expect(taken._tag).toBe("Conflict")
-      const duplicate = yield* expectFailure(client.projects.create({ path: { orgID }, payload: { name: "API" } }))
+      const duplicate = yield* expectFailure(client.projects.create({ params: { orgID }, payload: { name: "API" } }))
       expect(duplicate._tag).toBe("Conflict")
-      yield* client.projects.remove({ path: { orgID, projectID: project.id } })
-      const gone = yield* expectFailure(client.projects.get({ path: { orgID, projectID: project.id } }))
+      yield* client.projects.remove({ params: { orgID, projectID: project.id } })
+      const gone = yield* expectFailure(client.projects.get({ params: { orgID, projectID: project.id } }))
       expect(gone._tag).toBe("NotFound")
     }))
 
@@ -36,12 +36,12 @@ describeApp()("projects", (it) => {
       const bob = yield* newUser("bob")
       const orgA = yield* alice.client.organizations.create({ payload: { name: "A" } })
       const orgB = yield* bob.client.organizations.create({ payload: { name: "B" } })
-      const project = yield* alice.client.projects.create({ path: { orgID: orgA.id }, payload: { name: "secret" } })
-      const direct = yield* expectFailure(bob.client.projects.get({ path: { orgID: orgA.id, projectID: project.id } }))
+      const project = yield* alice.client.projects.create({ params: { orgID: orgA.id }, payload: { name: "secret" } })
+      const direct = yield* expectFailure(bob.client.projects.get({ params: { orgID: orgA.id, projectID: project.id } }))
       expect(direct._tag).toBe("NotFound")
-      const crossed = yield* expectFailure(bob.client.projects.get({ path: { orgID: orgB.id, projectID: project.id } }))
+      const crossed = yield* expectFailure(bob.client.projects.get({ params: { orgID: orgB.id, projectID: project.id } }))
       expect(crossed._tag).toBe("NotFound")
-      const deleted = yield* expectFailure(bob.client.projects.remove({ path: { orgID: orgB.id, projectID: project.id } }))
+      const deleted = yield* expectFailure(bob.client.projects.remove({ params: { orgID: orgB.id, projectID: project.id } }))
       expect(deleted._tag).toBe("NotFound")
     }))
 
@@ -51,12 +51,12 @@ describeApp()("projects", (it) => {
       const member = yield* newUser("member")
       const org = yield* owner.client.organizations.create({ payload: { name: "Org" } })
       yield* joinOrganization(owner, org.id, member, "member")
-      const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "p" } })
-      expect((yield* member.client.projects.get({ path: { orgID: org.id, projectID: project.id } })).id).toBe(project.id)
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "p" } })
+      expect((yield* member.client.projects.get({ params: { orgID: org.id, projectID: project.id } })).id).toBe(project.id)
       const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
-        member.client.projects.create({ path: { orgID: org.id }, payload: { name: "q" } }),
-        member.client.projects.update({ path: { orgID: org.id, projectID: project.id }, payload: { name: "q" } }),
-        member.client.projects.remove({ path: { orgID: org.id, projectID: project.id } })
+        member.client.projects.create({ params: { orgID: org.id }, payload: { name: "q" } }),
+        member.client.projects.update({ params: { orgID: org.id, projectID: project.id }, payload: { name: "q" } }),
+        member.client.projects.remove({ params: { orgID: org.id, projectID: project.id } })
       ]
       for (const attempt of attempts) {
         expect((yield* expectFailure(attempt))._tag).toBe("Forbidden")
@@ -72,26 +72,26 @@ describeApp()("projects", (it) => {
       const org = yield* owner.client.organizations.create({ payload: { name: "Org" } })
       yield* joinOrganization(owner, org.id, lead, "member")
       yield* joinOrganization(owner, org.id, dev, "member")
-      const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "p" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "p" } })
       const path = { orgID: org.id, projectID: project.id }
 
-      const denied = yield* expectFailure(lead.client.projectMembers.add({ path, payload: { user_id: dev.user.id } }))
+      const denied = yield* expectFailure(lead.client.projectMembers.add({ params: path, payload: { user_id: dev.user.id } }))
       expect(denied._tag).toBe("Forbidden")
-      const leadMember = yield* owner.client.projectMembers.add({ path, payload: { user_id: lead.user.id, role: "admin" } })
+      const leadMember = yield* owner.client.projectMembers.add({ params: path, payload: { user_id: lead.user.id, role: "admin" } })
       expect(leadMember).toMatchObject({ project_id: project.id, user_id: lead.user.id, role: "admin", email: lead.user.email })
       // A project admin manages the project's members, and may rename the project.
-      const devMember = yield* lead.client.projectMembers.add({ path, payload: { user_id: dev.user.id } })
+      const devMember = yield* lead.client.projectMembers.add({ params: path, payload: { user_id: dev.user.id } })
       expect(devMember.role).toBe("member")
-      expect((yield* lead.client.projects.update({ path, payload: { name: "renamed" } })).name).toBe("renamed")
-      const twice = yield* expectFailure(lead.client.projectMembers.add({ path, payload: { user_id: dev.user.id } }))
+      expect((yield* lead.client.projects.update({ params: path, payload: { name: "renamed" } })).name).toBe("renamed")
+      const twice = yield* expectFailure(lead.client.projectMembers.add({ params: path, payload: { user_id: dev.user.id } }))
       expect(twice._tag).toBe("Conflict")
-      const stranger = yield* expectFailure(owner.client.projectMembers.add({ path, payload: { user_id: outsider.user.id } }))
+      const stranger = yield* expectFailure(owner.client.projectMembers.add({ params: path, payload: { user_id: outsider.user.id } }))
       expect(stranger._tag).toBe("NotFound")
 
-      const list = yield* dev.client.projectMembers.list({ path, urlParams: {} })
+      const list = yield* dev.client.projectMembers.list({ params: path, query: {} })
       expect(list.data.map((m) => m.user_id).sort()).toEqual([lead.user.id, dev.user.id].sort())
-      yield* lead.client.projectMembers.remove({ path: { ...path, userID: dev.user.id } })
-      const again = yield* expectFailure(lead.client.projectMembers.remove({ path: { ...path, userID: dev.user.id } }))
+      yield* lead.client.projectMembers.remove({ params: { ...path, userID: dev.user.id } })
+      const again = yield* expectFailure(lead.client.projectMembers.remove({ params: { ...path, userID: dev.user.id } }))
       expect(again._tag).toBe("NotFound")
     }))
 })

@@ -46,9 +46,9 @@ const RemoteTestLive = Layer.mergeAll(
 const localPool = (rt: RuntimeProject, name: string) =>
   Effect.gen(function*() {
     const orgID = rt.org.id
-    const key = yield* rt.client.secrets.create({ path: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+    const key = yield* rt.client.secrets.create({ params: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
     const pool = yield* rt.client.machinePools.create({
-      path: { orgID },
+      params: { orgID },
       payload: {
         name,
         provider: "local",
@@ -58,13 +58,13 @@ const localPool = (rt: RuntimeProject, name: string) =>
         default_machine_memory_mb: 512
       }
     })
-    yield* rt.client.machinePools.createGrant({ path: { orgID, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
+    yield* rt.client.machinePools.createGrant({ params: { orgID, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
     yield* Effect.addFinalizer(() =>
-      rt.client.machines.list({ path: { orgID }, urlParams: { limit: 100 } }).pipe(
+      rt.client.machines.list({ params: { orgID }, query: { limit: 100 } }).pipe(
         Effect.flatMap((page) =>
           Effect.forEach(
             page.data.filter((machine) => machine.name.startsWith(name) && machine.status !== "deleted"),
-            (machine) => Effect.ignore(rt.client.machines.remove({ path: { orgID, machineID: machine.id } }))
+            (machine) => Effect.ignore(rt.client.machines.remove({ params: { orgID, machineID: machine.id } }))
           )
         ),
         Effect.ignore
@@ -74,20 +74,20 @@ const localPool = (rt: RuntimeProject, name: string) =>
   })
 
 layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("REMOTE worktrees", (it) => {
-  it.scoped("migrate to REMOTE: a pool machine is started and the checkpoint restored there", () =>
+  it.effect("migrate to REMOTE: a pool machine is started and the checkpoint restored there", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const { repo, rt, workspace } = yield* workspaceSetup(provider)
       const orgID = rt.org.id
       const pool = yield* localPool(rt, "sandboxes")
-      yield* rt.client.workspaces.update({ path: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
+      yield* rt.client.workspaces.update({ params: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
 
       const started = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/remote" }
       })
       const worktreeId = started.payload.worktree_id
-      const [local] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+      const [local] = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }))
         .filter((w) => w.id === worktreeId)
       const pathA = local.path!
       writeFileSync(join(pathA, "remote.txt"), "committed for the sandbox\n")
@@ -98,7 +98,7 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       const head = gitIn(pathA, "rev-parse", "HEAD")
 
       const migrated = yield* rt.client.workspaces.migrate({
-        path: { worktree_id: worktreeId },
+        params: { worktree_id: worktreeId },
         payload: { target_type: "REMOTE" }
       })
       expect(migrated.status).toBe("migrated")
@@ -114,7 +114,7 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       expect(remote.user_machine_path).toBeUndefined()
       expect(remote.last_heartbeat_at).not.toBeNull()
       const machineId = remote.managed_machine_id!
-      const poolMachine = yield* rt.client.machines.get({ path: { orgID, machineID: machineId } })
+      const poolMachine = yield* rt.client.machines.get({ params: { orgID, machineID: machineId } })
       expect(poolMachine.name.startsWith("sandboxes")).toBe(true)
       const pathB = remote.path!
       expect(pathB).not.toBe(pathA)
@@ -126,13 +126,13 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
 
       // A session on the laptop is refused while the worktree is REMOTE; without a machine, the
       // session works in the sandbox, on the agent the migration started there.
-      const elsewhere = yield* Effect.either(rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+      const elsewhere = yield* Effect.result(rt.client.workspaces.launchSession({
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/remote", machine_id: started.payload.machine_id }
       }))
-      expect(elsewhere._tag === "Left" && elsewhere.left._tag).toBe("Conflict")
+      expect(elsewhere._tag === "Failure" && elsewhere.failure._tag).toBe("Conflict")
       const inSandbox = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/remote", metadata: { from: "phone" } }
       })
       expect(inSandbox.status).toBe("ok")
@@ -140,13 +140,13 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       expect(inSandbox.payload.session_id).not.toBe(started.payload.session_id)
       expect(inSandbox.payload.agent_id).not.toBe(started.payload.agent_id)
       const again = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/remote", machine_id: machineId }
       })
       expect(again.payload).toMatchObject({ agent_id: inSandbox.payload.agent_id, machine_id: machineId })
 
       // last_heartbeat_at follows the sandbox daemon's heartbeats (every 10 s).
-      const listedRemote = rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }).pipe(
+      const listedRemote = rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }).pipe(
         Effect.map((listed) => listed.find((w) => w.id === worktreeId)!)
       )
       const beating = yield* eventually(
@@ -155,16 +155,16 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
         "the REMOTE worktree's heartbeat to move",
         "30 seconds"
       )
-      const seen = yield* rt.client.machines.get({ path: { orgID, machineID: machineId } })
+      const seen = yield* rt.client.machines.get({ params: { orgID, machineID: machineId } })
       expect(beating.last_heartbeat_at!.getTime()).toBeLessThanOrEqual(seen.last_seen_at.getTime())
 
       // From the base ref: refused without sync_enabled; with it, a new worktree of that name on a
       // pool machine, cloned from the repository's URL.
-      const noSync = yield* Effect.either(rt.client.workspaces.migrate({
-        path: { worktree_id: worktreeId },
+      const noSync = yield* Effect.result(rt.client.workspaces.migrate({
+        params: { worktree_id: worktreeId },
         payload: { target_type: "REMOTE", source: "base_ref", worktree_name: "fresh" }
       }))
-      expect(noSync._tag === "Left" && noSync.left._tag).toBe("Conflict")
+      expect(noSync._tag === "Failure" && noSync.failure._tag).toBe("Conflict")
       // A sandboxed pool machine sees the host read-only but not its /tmp: the origin lives in the checkout.
       const origin = join(ORIGINS, `origin-${randomBytes(6).toString("hex")}.git`)
       mkdirSync(ORIGINS, { recursive: true })
@@ -172,22 +172,22 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       origins.push(origin)
       // A clone that fails leaves no worktree behind: the same name can be tried again.
       yield* rt.client.workspaces.update({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { sync_enabled: true, repository: { url: `file://${origin}-missing` } }
       })
-      const unreachable = yield* Effect.either(rt.client.workspaces.migrate({
-        path: { worktree_id: worktreeId },
+      const unreachable = yield* Effect.result(rt.client.workspaces.migrate({
+        params: { worktree_id: worktreeId },
         payload: { target_type: "REMOTE", source: "base_ref", worktree_name: "fresh" }
       }))
-      expect(unreachable._tag === "Left" && unreachable.left._tag).toBe("Unprocessable")
-      expect((yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })).map((w) => w.name))
+      expect(unreachable._tag === "Failure" && unreachable.failure._tag).toBe("Unprocessable")
+      expect((yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } })).map((w) => w.name))
         .toEqual([null, "feature/remote"])
       yield* rt.client.workspaces.update({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { repository: { url: `file://${origin}` } }
       })
       const fresh = yield* rt.client.workspaces.migrate({
-        path: { worktree_id: worktreeId },
+        params: { worktree_id: worktreeId },
         payload: { target_type: "REMOTE", source: "base_ref", worktree_name: "fresh" }
       })
       expect(fresh.worktree.id).not.toBe(worktreeId)
@@ -203,28 +203,28 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       expect(gitIn(fresh.worktree.path!, "rev-parse", "--abbrev-ref", "HEAD")).toBe("fresh")
       expect(gitIn(fresh.worktree.path!, "rev-parse", "HEAD")).toBe(gitIn(repo, "rev-parse", "main"))
       expect(readFileSync(join(fresh.worktree.path!, "README.md"), "utf8")).toBe("# Demo\n")
-      const names = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })).map((w) => w.name)
+      const names = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } })).map((w) => w.name)
       expect(names).toEqual([null, "feature/remote", "fresh"])
 
       // The pool machines go away with their daemons.
       for (const id of [machineId, fresh.worktree.managed_machine_id!]) {
-        yield* rt.client.machines.remove({ path: { orgID, machineID: id } })
+        yield* rt.client.machines.remove({ params: { orgID, machineID: id } })
         yield* eventually(
-          rt.client.machines.get({ path: { orgID, machineID: id } }).pipe(Effect.either),
-          (found) => found._tag === "Left" || found.right.status === "deleted",
+          rt.client.machines.get({ params: { orgID, machineID: id } }).pipe(Effect.result),
+          (found) => found._tag === "Failure" || found.success.status === "deleted",
           "the pool machine deleted",
           "60 seconds"
         )
       }
       // Its sandbox gone, the REMOTE worktree takes no session until it is migrated to LOCAL.
-      const sandboxGone = yield* Effect.either(rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+      const sandboxGone = yield* Effect.result(rt.client.workspaces.launchSession({
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/remote" }
       }))
-      expect(sandboxGone._tag === "Left" && sandboxGone.left._tag).toBe("Conflict")
+      expect(sandboxGone._tag === "Failure" && sandboxGone.failure._tag).toBe("Conflict")
       // Migrated to LOCAL, it comes back as of its last checkpoint (no daemon is asked for one).
       const back = yield* rt.client.workspaces.migrate({
-        path: { worktree_id: worktreeId },
+        params: { worktree_id: worktreeId },
         payload: { target_type: "LOCAL", target_machine_id: started.payload.machine_id }
       })
       expect(back.worktree).toMatchObject({
@@ -236,7 +236,7 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       })
       writeFileSync(join(pathA, "remote.txt"), "changed on the laptop meanwhile\n")
       const restored = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/remote" }
       })
       expect(restored.payload).toMatchObject({ worktree_id: worktreeId, machine_id: started.payload.machine_id })
@@ -247,7 +247,7 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
 
       // The fresh worktree's sandbox is gone too: it comes back to the laptop from its first checkpoint.
       const freshBack = yield* rt.client.workspaces.migrate({
-        path: { worktree_id: fresh.worktree.id },
+        params: { worktree_id: fresh.worktree.id },
         payload: { target_type: "LOCAL", target_machine_id: started.payload.machine_id }
       })
       expect(freshBack.worktree).toMatchObject({
@@ -255,34 +255,34 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
         checkpoint_restore_pending: true,
         current_checkpoint_id: fresh.worktree.current_checkpoint_id
       })
-      yield* rt.client.workspaces.launchSession({ path: { workspace_id: workspace.id }, payload: { worktree_name: "fresh" } })
-      const freshLocal = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+      yield* rt.client.workspaces.launchSession({ params: { workspace_id: workspace.id }, payload: { worktree_name: "fresh" } })
+      const freshLocal = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }))
         .find((w) => w.id === fresh.worktree.id)!
       expect(freshLocal.checkpoint_restore_pending).toBe(false)
       expect(gitIn(freshLocal.path!, "rev-parse", "--abbrev-ref", "HEAD")).toBe("fresh")
       expect(readFileSync(join(freshLocal.path!, "README.md"), "utf8")).toBe("# Demo\n")
     }), { timeout: 170_000 })
 
-  it.scoped("a worktree that leaves a sandbox gives its machine back to the pool", () =>
+  it.effect("a worktree that leaves a sandbox gives its machine back to the pool", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const { rt, workspace } = yield* workspaceSetup(provider)
       const orgID = rt.org.id
       // Room for two machines: a REMOTE to REMOTE move needs both while it runs.
       const pool = yield* localPool(rt, "moves")
-      yield* rt.client.workspaces.update({ path: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
+      yield* rt.client.workspaces.update({ params: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
       const started = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/moves" }
       })
       const worktreeId = started.payload.worktree_id
-      const laptopPath = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+      const laptopPath = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }))
         .find((w) => w.id === worktreeId)!.path!
       writeFileSync(join(laptopPath, "moved.txt"), "moves with the worktree\n")
-      const toRemote = rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "REMOTE" } })
+      const toRemote = rt.client.workspaces.migrate({ params: { worktree_id: worktreeId }, payload: { target_type: "REMOTE" } })
       const released = (machineId: MachineId) =>
         eventually(
-          rt.client.machines.get({ path: { orgID, machineID: machineId } }),
+          rt.client.machines.get({ params: { orgID, machineID: machineId } }),
           (machine) => machine.status === "deleted",
           `sandbox ${machineId} given back to the pool`,
           "30 seconds"
@@ -298,12 +298,12 @@ layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("RE
       yield* released(sandbox1)
       // To LOCAL: the sandbox is deleted with the move.
       const local = (yield* rt.client.workspaces.migrate({
-        path: { worktree_id: worktreeId },
+        params: { worktree_id: worktreeId },
         payload: { target_type: "LOCAL", target_machine_id: started.payload.machine_id }
       })).worktree
       expect(local).toMatchObject({ worktree_type: "LOCAL", managed_machine_id: null, checkpoint_restore_pending: true })
       yield* released(sandbox2)
-      const usage = (yield* rt.client.machinePools.get({ path: { orgID, poolID: pool.id } })).usage
+      const usage = (yield* rt.client.machinePools.get({ params: { orgID, poolID: pool.id } })).usage
       expect(usage).toMatchObject({ machines: 0 })
       // So the pool has room for the next moves: a third sandbox, without waiting for the first two to idle out.
       const third = (yield* toRemote).worktree

@@ -1,4 +1,4 @@
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { describeApp, expectFailure, newUser, rawRequest, type TestUser, clientWith } from "../support/TestApp.ts"
@@ -10,7 +10,7 @@ const patchRaw = (user: TestUser, body: unknown) =>
   rawRequest(
     HttpClientRequest.patch("/api/v1/user/settings").pipe(
       HttpClientRequest.bearerToken(user.token),
-      HttpClientRequest.bodyUnsafeJson(body)
+      HttpClientRequest.bodyJsonUnsafe(body)
     )
   )
 
@@ -19,11 +19,11 @@ const userWithModel = Effect.gen(function*() {
   const user = yield* newUser("coder")
   const org = yield* user.client.organizations.create({ payload: { name: "Models" } })
   const provider = yield* user.client.modelProviderConfigs.create({
-    path: { orgID: org.id },
+    params: { orgID: org.id },
     payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
   })
   yield* user.client.models.create({
-    path: { orgID: org.id },
+    params: { orgID: org.id },
     payload: {
       provider_config_id: provider.id,
       name: "Sonnet",
@@ -206,7 +206,7 @@ describeApp()("user settings", (it) => {
     Effect.gen(function*() {
       const owner = yield* newUser()
       const org = yield* owner.client.organizations.create({ payload: { name: "Keys" } })
-      const key = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
+      const key = yield* owner.client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
       const asOrg = yield* clientWith(key.token)
       const read = yield* expectFailure(asOrg.userSettings.get())
       expect(read._tag).toBe("Forbidden")
@@ -216,7 +216,7 @@ describeApp()("user settings", (it) => {
       const raw = yield* rawRequest(
         HttpClientRequest.patch("/api/v1/user/settings").pipe(
           HttpClientRequest.bearerToken(key.token),
-          HttpClientRequest.bodyUnsafeJson({ voice: { language: "en" } })
+          HttpClientRequest.bodyJsonUnsafe({ voice: { language: "en" } })
         )
       )
       expect(raw.status).toBe(403)

@@ -5,7 +5,7 @@
  * scripted model lists the files and writes one there through the session's agent. Also the
  * error answers: offline machine, no model, no repository, another user's workspace.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync, readFileSync } from "node:fs"
@@ -33,7 +33,7 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
         Reply.text("I listed the files and wrote NOTES.md.")
       ], { model: rt.slug })
       const launched = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { initial_prompt: "List the files and write NOTES.md", worktree_name: "feature/notes" }
       }).pipe(Effect.tapError(() => Effect.sync(() => console.log(daemon.output()))))
       expect(launched.status).toBe("ok")
@@ -46,7 +46,7 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
 
       // The branch exists in the repository and the worktree is checked out on it.
       expect(gitIn(repo, "branch", "--list", "feature/notes")).toContain("feature/notes")
-      const worktrees = yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })
+      const worktrees = yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } })
       const named = worktrees.find((w) => w.id === payload.worktree_id)!
       expect(named).toMatchObject({ is_main: false, name: "feature/notes", worktree_type: "LOCAL", checkpoint_restore_pending: false })
       expect(named.path).toMatch(/\.agent-platform\/worktrees\/wsp_[a-z2-7]{26}\/feature\/notes$/)
@@ -69,25 +69,25 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
 
       // The same worktree name again reuses the worktree; user_session_id reuses the session.
       const again = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/notes" }
       })
       expect(again.payload.worktree_id).toBe(payload.worktree_id)
       expect(again.payload.session_id).not.toBe(payload.session_id)
       const reused = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { user_session_id: payload.session_id }
       })
       expect(reused).toEqual(launched)
       const connected = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { agent_session_id: payload.agent_id }
       })
       expect(connected.payload.agent_id).toBe(payload.agent_id)
 
       // Without a worktree name the session works in the main worktree: the repository itself.
-      const main = yield* rt.client.workspaces.launchSession({ path: { workspace_id: workspace.id }, payload: {} })
-      const list = yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } })
+      const main = yield* rt.client.workspaces.launchSession({ params: { workspace_id: workspace.id }, payload: {} })
+      const list = yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } })
       const mainTree = list.find((w) => w.is_main)!
       expect(main.payload.worktree_id).toBe(mainTree.id)
       expect(mainTree.path).toBe(repo)
@@ -100,19 +100,19 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
       const path = { workspace_id: workspace.id }
 
       const unknownSession = yield* expectFailure(
-        rt.client.workspaces.launchSession({ path, payload: { user_session_id: yield* newId(WorkspaceSessionId) } })
+        rt.client.workspaces.launchSession({ params: path, payload: { user_session_id: yield* newId(WorkspaceSessionId) } })
       )
       expect(unknownSession._tag).toBe("NotFound")
 
       const unknownResume = yield* expectFailure(
-        rt.client.workspaces.launchSession({ path, payload: { resume_session_id: "not-a-session" } })
+        rt.client.workspaces.launchSession({ params: path, payload: { resume_session_id: "not-a-session" } })
       )
       expect(unknownResume._tag).toBe("NotFound")
 
       const noModel = yield* rawRequest(
         HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
           HttpClientRequest.bearerToken(rt.owner.token),
-          HttpClientRequest.bodyUnsafeJson({ session_settings: { code: { default_provider: "Nope", providers: { Nope: {} } } } })
+          HttpClientRequest.bodyJsonUnsafe({ session_settings: { code: { default_provider: "Nope", providers: { Nope: {} } } } })
         )
       )
       expect(noModel.status).toBe(400)
@@ -121,11 +121,11 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
       const bare = yield* rt.client.workspaces.create({
         payload: { name: "Bare", org_id: rt.org.id, project_id: rt.project.id, repository: {} }
       })
-      const noMachine = yield* expectFailure(rt.client.workspaces.launchSession({ path: { workspace_id: bare.id }, payload: {} }))
+      const noMachine = yield* expectFailure(rt.client.workspaces.launchSession({ params: { workspace_id: bare.id }, payload: {} }))
       expect(noMachine._tag).toBe("InvalidRequest")
       const noRepo = yield* expectFailure(
         rt.client.workspaces.launchSession({
-          path: { workspace_id: bare.id },
+          params: { workspace_id: bare.id },
           payload: { machine_id: workspace.default_machine_id, worktree_name: "x" }
         })
       )
@@ -135,7 +135,7 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
       const hidden = yield* rawRequest(
         HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
           HttpClientRequest.bearerToken(stranger.token),
-          HttpClientRequest.bodyUnsafeJson({})
+          HttpClientRequest.bodyJsonUnsafe({})
         )
       )
       expect(hidden.status).toBe(404)
@@ -145,7 +145,7 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
         rawRequest(
           HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
             HttpClientRequest.bearerToken(rt.owner.token),
-            HttpClientRequest.bodyUnsafeJson({ worktree_name: "later" })
+            HttpClientRequest.bodyJsonUnsafe({ worktree_name: "later" })
           )
         ),
         (response) => response.status === 409,

@@ -4,7 +4,7 @@
  * another user's workspace is 404; an organization API key is refused on every route; a user
  * removed from the organization neither gets nor lists their workspace there.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { MachineId } from "../../src/domain/shared/Ids.ts"
@@ -23,7 +23,7 @@ const facts = (name: string, orgId: string) => ({
 const ownerWithProject = Effect.gen(function*() {
   const owner = yield* newUser("workspaces")
   const org = yield* owner.client.organizations.create({ payload: { name: "Workspaces" } })
-  const project = yield* owner.client.projects.create({ path: { orgID: org.id }, payload: { name: "Main" } })
+  const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
   const machine = yield* owner.client.machineRegistration.register({ payload: facts("laptop", org.id) })
   return { owner, org, project, machine: machine.machine }
 })
@@ -51,7 +51,7 @@ describeApp()("workspaces", (it) => {
         machine_pool_id: null,
         sync_enabled: false
       })
-      const worktrees = yield* owner.client.workspaces.listWorktrees({ path: { workspace_id: created.id } })
+      const worktrees = yield* owner.client.workspaces.listWorktrees({ params: { workspace_id: created.id } })
       expect(worktrees).toHaveLength(1)
       const [main] = worktrees
       expect(main.id).toMatch(ID_PATTERN("wtr"))
@@ -94,9 +94,9 @@ describeApp()("workspaces", (it) => {
       ])
 
       expect((yield* owner.client.workspaces.list()).map((w) => w.id)).toEqual([created.id])
-      expect(yield* owner.client.workspaces.get({ path: { workspace_id: created.id } })).toEqual(created)
+      expect(yield* owner.client.workspaces.get({ params: { workspace_id: created.id } })).toEqual(created)
       const changed = yield* owner.client.workspaces.update({
-        path: { workspace_id: created.id },
+        params: { workspace_id: created.id },
         payload: { name: "Renamed", repository: { base_ref: "develop" }, default_machine_id: null, sync_enabled: true }
       })
       expect(changed).toMatchObject({
@@ -106,10 +106,10 @@ describeApp()("workspaces", (it) => {
         sync_enabled: true
       })
       const removed = yield* rawRequest(
-        HttpClientRequest.del(`/api/v1/workspaces/${created.id}`).pipe(HttpClientRequest.bearerToken(owner.token))
+        HttpClientRequest.delete(`/api/v1/workspaces/${created.id}`).pipe(HttpClientRequest.bearerToken(owner.token))
       )
       expect(removed.status).toBe(204)
-      const gone = yield* expectFailure(owner.client.workspaces.get({ path: { workspace_id: created.id } }))
+      const gone = yield* expectFailure(owner.client.workspaces.get({ params: { workspace_id: created.id } }))
       expect(gone._tag).toBe("NotFound")
       expect(yield* owner.client.workspaces.list()).toEqual([])
     }))
@@ -132,7 +132,7 @@ describeApp()("workspaces", (it) => {
       )
       expect(unknown._tag).toBe("InvalidRequest")
       // An organization machine not granted to the project is not usable; granted it is.
-      const token = yield* owner.client.machines.createDaemonToken({ path: { orgID: org.id }, payload: { name: "d" } })
+      const token = yield* owner.client.machines.createDaemonToken({ params: { orgID: org.id }, payload: { name: "d" } })
       const daemon = yield* clientWith(token.token)
       const orgMachine = yield* daemon.machineRegistration.register({ payload: facts("shared", org.id) })
       const notGranted = yield* expectFailure(
@@ -140,7 +140,7 @@ describeApp()("workspaces", (it) => {
       )
       expect(notGranted._tag).toBe("InvalidRequest")
       yield* owner.client.machines.createGrant({
-        path: { orgID: org.id, machineID: orgMachine.machine.id },
+        params: { orgID: org.id, machineID: orgMachine.machine.id },
         payload: { target_project_id: project.id }
       })
       const granted = yield* owner.client.workspaces.create({ payload: { ...base, default_machine_id: orgMachine.machine.id } })
@@ -153,7 +153,7 @@ describeApp()("workspaces", (it) => {
       const badRef = yield* rawRequest(
         HttpClientRequest.post("/api/v1/workspaces").pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ ...base, repository: { base_ref: "bad..ref" } })
+          HttpClientRequest.bodyJsonUnsafe({ ...base, repository: { base_ref: "bad..ref" } })
         )
       )
       expect(badRef.status).toBe(400)
@@ -161,7 +161,7 @@ describeApp()("workspaces", (it) => {
       const extra = yield* rawRequest(
         HttpClientRequest.post("/api/v1/workspaces").pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ ...base, colour: "red" })
+          HttpClientRequest.bodyJsonUnsafe({ ...base, colour: "red" })
         )
       )
       expect(extra.status).toBe(400)
@@ -169,7 +169,7 @@ describeApp()("workspaces", (it) => {
       const relative = yield* rawRequest(
         HttpClientRequest.post("/api/v1/workspaces").pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ ...base, repository: { url: "repo" } })
+          HttpClientRequest.bodyJsonUnsafe({ ...base, repository: { url: "repo" } })
         )
       )
       expect(relative.status).toBe(400)
@@ -184,13 +184,13 @@ describeApp()("workspaces", (it) => {
       const relativeChange = yield* rawRequest(
         HttpClientRequest.patch(`/api/v1/workspaces/${scpLike.id}`).pipe(
           HttpClientRequest.bearerToken(owner.token),
-          HttpClientRequest.bodyUnsafeJson({ repository: { url: "../repo" } })
+          HttpClientRequest.bodyJsonUnsafe({ repository: { url: "../repo" } })
         )
       )
       expect(relativeChange.status).toBe(400)
       expect(relativeChange.json!.issues).toEqual([{ path: "/repository/url", message: expect.stringContaining("absolute path") }])
       const noMachine = yield* owner.client.workspaces.create({ payload: base })
-      const [main] = yield* owner.client.workspaces.listWorktrees({ path: { workspace_id: noMachine.id } })
+      const [main] = yield* owner.client.workspaces.listWorktrees({ params: { workspace_id: noMachine.id } })
       expect(main.worktree_type).toBeNull()
       expect(main.user_machine_path).toBeUndefined()
       expect(machine.id).toMatch(/^mch_/)
@@ -208,10 +208,10 @@ describeApp()("workspaces", (it) => {
       const path = { workspace_id: created.id }
       for (
         const attempt of [
-          other.client.workspaces.get({ path }),
-          other.client.workspaces.update({ path, payload: { name: "x" } }),
-          other.client.workspaces.remove({ path }),
-          other.client.workspaces.listWorktrees({ path })
+          other.client.workspaces.get({ params: path }),
+          other.client.workspaces.update({ params: path, payload: { name: "x" } }),
+          other.client.workspaces.remove({ params: path }),
+          other.client.workspaces.listWorktrees({ params: path })
         ]
       ) {
         const failure = yield* expectFailure(attempt as Effect.Effect<unknown, { readonly _tag: string }>)
@@ -224,18 +224,18 @@ describeApp()("workspaces", (it) => {
       expect(raw.status).toBe(404)
       expect(raw.json!.code).toBe("not_found")
 
-      const key = yield* owner.client.organizationApiKeys.create({ path: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
+      const key = yield* owner.client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "ci", role: "admin" } })
       const asOrg = yield* clientWith(key.token)
-      const [main] = yield* owner.client.workspaces.listWorktrees({ path })
+      const [main] = yield* owner.client.workspaces.listWorktrees({ params: path })
       for (
         const attempt of [
           asOrg.workspaces.list(),
-          asOrg.workspaces.get({ path }),
-          asOrg.workspaces.update({ path, payload: { name: "x" } }),
-          asOrg.workspaces.remove({ path }),
-          asOrg.workspaces.launchSession({ path, payload: {} }),
-          asOrg.workspaces.listWorktrees({ path }),
-          asOrg.workspaces.migrate({ path: { worktree_id: main.id }, payload: { target_type: "LOCAL", target_machine_id: null } })
+          asOrg.workspaces.get({ params: path }),
+          asOrg.workspaces.update({ params: path, payload: { name: "x" } }),
+          asOrg.workspaces.remove({ params: path }),
+          asOrg.workspaces.launchSession({ params: path, payload: {} }),
+          asOrg.workspaces.listWorktrees({ params: path }),
+          asOrg.workspaces.migrate({ params: { worktree_id: main.id }, payload: { target_type: "LOCAL", target_machine_id: null } })
         ]
       ) {
         const failure = yield* expectFailure(attempt as Effect.Effect<unknown, { readonly _tag: string }>)
@@ -244,7 +244,7 @@ describeApp()("workspaces", (it) => {
       const refused = yield* rawRequest(
         HttpClientRequest.post("/api/v1/workspaces").pipe(
           HttpClientRequest.bearerToken(key.token),
-          HttpClientRequest.bodyUnsafeJson({ name: "W", org_id: org.id, project_id: project.id, repository: {} })
+          HttpClientRequest.bodyJsonUnsafe({ name: "W", org_id: org.id, project_id: project.id, repository: {} })
         )
       )
       expect(refused.status).toBe(403)
@@ -261,8 +261,8 @@ describeApp()("workspaces", (it) => {
         payload: { name: "Theirs", org_id: org.id, project_id: project.id, repository: {} }
       })
       expect((yield* member.client.workspaces.list()).map((w) => w.id)).toEqual([created.id])
-      yield* owner.client.members.remove({ path: { orgID: org.id, userID: member.user.id } })
-      const gone = yield* expectFailure(member.client.workspaces.get({ path: { workspace_id: created.id } }))
+      yield* owner.client.members.remove({ params: { orgID: org.id, userID: member.user.id } })
+      const gone = yield* expectFailure(member.client.workspaces.get({ params: { workspace_id: created.id } }))
       expect(gone._tag).toBe("NotFound")
       expect(yield* member.client.workspaces.list()).toEqual([])
     }))

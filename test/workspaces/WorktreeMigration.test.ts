@@ -9,9 +9,9 @@
  * hold gone when it ends or fails, and one left by a stopped server lapsing); a restore that
  * would drop commits of the target's copy is refused, its uncommitted work kept in a stash.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Fiber } from "effect"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -31,11 +31,11 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const provider = yield* ScriptedProvider
       const { machine, repo, rt, workspace } = yield* workspaceSetup(provider)
       const started = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "feature/move" }
       })
       const worktreeId = started.payload.worktree_id
-      const [onA] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+      const [onA] = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }))
         .filter((w) => w.id === worktreeId)
       const pathA = onA.path!
       // A commit, an uncommitted change to a tracked file, an untracked file.
@@ -53,7 +53,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const missing = yield* rawRequest(
         HttpClientRequest.post(`/api/v1/worktrees/${worktreeId}/migrate`).pipe(
           HttpClientRequest.bearerToken(rt.owner.token),
-          HttpClientRequest.bodyUnsafeJson({ target_type: "LOCAL" })
+          HttpClientRequest.bodyJsonUnsafe({ target_type: "LOCAL" })
         )
       )
       expect(missing.status).toBe(400)
@@ -62,7 +62,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const remoteFields = yield* rawRequest(
         HttpClientRequest.post(`/api/v1/worktrees/${worktreeId}/migrate`).pipe(
           HttpClientRequest.bearerToken(rt.owner.token),
-          HttpClientRequest.bodyUnsafeJson({
+          HttpClientRequest.bodyJsonUnsafe({
             target_type: "LOCAL",
             target_machine_id: machineB.id,
             source: "base_ref",
@@ -85,7 +85,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const toOffline = yield* rawRequest(
         HttpClientRequest.post(`/api/v1/worktrees/${worktreeId}/migrate`).pipe(
           HttpClientRequest.bearerToken(rt.owner.token),
-          HttpClientRequest.bodyUnsafeJson({ target_type: "LOCAL", target_machine_id: offline.machine.id })
+          HttpClientRequest.bodyJsonUnsafe({ target_type: "LOCAL", target_machine_id: offline.machine.id })
         )
       )
       expect(toOffline.status).toBe(409)
@@ -93,12 +93,12 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       // Another user does not see the worktree.
       const stranger = yield* newUser("stranger")
       const hidden = yield* expectFailure(
-        stranger.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machineB.id } })
+        stranger.client.workspaces.migrate({ params: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machineB.id } })
       )
       expect(hidden._tag).toBe("NotFound")
 
       const migrated = yield* rt.client.workspaces.migrate({
-        path: { worktree_id: worktreeId },
+        params: { worktree_id: worktreeId },
         payload: { target_type: "LOCAL", target_machine_id: machineB.id }
       })
       expect(migrated.status).toBe("migrated")
@@ -129,7 +129,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const onA2 = yield* rawRequest(
         HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
           HttpClientRequest.bearerToken(rt.owner.token),
-          HttpClientRequest.bodyUnsafeJson({ machine_id: machine.id, worktree_name: "feature/move" })
+          HttpClientRequest.bodyJsonUnsafe({ machine_id: machine.id, worktree_name: "feature/move" })
         )
       )
       expect(onA2.status).toBe(409)
@@ -139,7 +139,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
         const continued = yield* rawRequest(
           HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
             HttpClientRequest.bearerToken(rt.owner.token),
-            HttpClientRequest.bodyUnsafeJson(payload)
+            HttpClientRequest.bodyJsonUnsafe(payload)
           )
         )
         expect(continued.status).toBe(409)
@@ -149,11 +149,11 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
 
       // The next session on B restores the checkpoint into the worktree there.
       const onB = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { machine_id: machineB.id, worktree_name: "feature/move" }
       })
       expect(onB.payload).toMatchObject({ worktree_id: worktreeId, machine_id: machineB.id })
-      const [restored] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+      const [restored] = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }))
         .filter((w) => w.id === worktreeId)
       expect(restored.checkpoint_restore_pending).toBe(false)
       expect(restored.current_checkpoint_id).toBe(moved.current_checkpoint_id)
@@ -170,11 +170,11 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
 
       // REMOTE: needs the workspace's pool; from the base ref, needs sync_enabled; not provisioned here.
       const noPool = yield* expectFailure(
-        rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "REMOTE" } })
+        rt.client.workspaces.migrate({ params: { worktree_id: worktreeId }, payload: { target_type: "REMOTE" } })
       )
       expect(noPool._tag).toBe("InvalidRequest")
       const noSync = yield* expectFailure(
-        rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "REMOTE", source: "base_ref" } })
+        rt.client.workspaces.migrate({ params: { worktree_id: worktreeId }, payload: { target_type: "REMOTE", source: "base_ref" } })
       )
       expect(noSync._tag).toBe("Conflict")
     }), { timeout: 150_000 })
@@ -187,14 +187,14 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
         Reply.toolCall("write_file", { path: "WAIT.md", content: "waits for an approval\n" })
       ], { model: rt.slug })
       const started = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "busy", initial_prompt: "Write WAIT.md", session_settings: { code: { mode: "ask" } } }
       })
       yield* rt.waiting(started.payload.agent_id)
       const busy = yield* rawRequest(
         HttpClientRequest.post(`/api/v1/worktrees/${started.payload.worktree_id}/migrate`).pipe(
           HttpClientRequest.bearerToken(rt.owner.token),
-          HttpClientRequest.bodyUnsafeJson({ target_type: "LOCAL", target_machine_id: machine.id })
+          HttpClientRequest.bodyJsonUnsafe({ target_type: "LOCAL", target_machine_id: machine.id })
         )
       )
       expect(busy.status).toBe(409)
@@ -207,26 +207,26 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const sql = yield* SqlClient.SqlClient
       const { daemon, machine, rt, workspace } = yield* workspaceSetup(provider)
       const started = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "held" }
       })
       const worktreeId = started.payload.worktree_id
       const post = (path: string, body: Record<string, unknown>) =>
         rawRequest(
-          HttpClientRequest.post(path).pipe(HttpClientRequest.bearerToken(rt.owner.token), HttpClientRequest.bodyUnsafeJson(body))
+          HttpClientRequest.post(path).pipe(HttpClientRequest.bearerToken(rt.owner.token), HttpClientRequest.bodyJsonUnsafe(body))
         )
       const migrate = post(`/api/v1/worktrees/${worktreeId}/migrate`, { target_type: "LOCAL", target_machine_id: machine.id })
       const session = (body: Record<string, unknown>) => post(`/api/v1/workspaces/${workspace.id}/sessions`, body)
 
       // The laptop's daemon paused, the first migration waits for its checkpoint, holding the worktree.
       daemon.pause()
-      const first = yield* Effect.fork(migrate)
+      const first = yield* Effect.forkChild(migrate)
       const refused = yield* eventually(
         session({ agent_session_id: started.payload.agent_id }),
         (answer) => answer.status === 409,
         "the worktree held by the migration",
         "30 seconds"
-      ).pipe(Effect.tapErrorCause(() => Effect.sync(daemon.resume)))
+      ).pipe(Effect.tapCause(() => Effect.sync(daemon.resume)))
       expect(refused.json).toMatchObject({ code: "state_transition_conflict" })
       expect(String(refused.json!.error)).toContain(`Worktree ${worktreeId} is being migrated`)
       const second = yield* migrate
@@ -246,7 +246,7 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
 
       // Over: sessions and inputs are taken again (the checkpoint is restored at the session).
       const after = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "held" }
       })
       expect(after.payload.worktree_id).toBe(worktreeId)
@@ -264,10 +264,10 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
 
       // A migration that fails releases its hold: the next one fails the same way, not with 409.
       const restored = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "held" }
       })
-      const [placedRow] = (yield* rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }))
+      const [placedRow] = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }))
         .filter((w) => w.id === restored.payload.worktree_id)
       rmSync(placedRow.path!, { recursive: true, force: true })
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -282,12 +282,12 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const provider = yield* ScriptedProvider
       const { machine, rt, workspace } = yield* workspaceSetup(provider)
       const started = yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { worktree_name: "stale" }
       })
       const worktreeId = started.payload.worktree_id
       const pathOf = Effect.map(
-        rt.client.workspaces.listWorktrees({ path: { workspace_id: workspace.id } }),
+        rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }),
         (listed) => listed.find((w) => w.id === worktreeId)!
       )
       const pathA = (yield* pathOf).path!
@@ -296,9 +296,9 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       gitIn(pathA, "commit", "-q", "-m", "on A")
 
       const { machine: machineB } = yield* secondMachine(rt, machine)
-      yield* rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machineB.id } })
+      yield* rt.client.workspaces.migrate({ params: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machineB.id } })
       yield* rt.client.workspaces.launchSession({
-        path: { workspace_id: workspace.id },
+        params: { workspace_id: workspace.id },
         payload: { machine_id: machineB.id, worktree_name: "stale" }
       })
       const pathB = (yield* pathOf).path!
@@ -314,11 +314,11 @@ describeRuntime("180 seconds")("worktree migration", (it) => {
       const late = gitIn(pathA, "rev-parse", "HEAD")
       writeFileSync(join(pathA, "README.md"), "# Demo\nscribbled on A\n")
 
-      yield* rt.client.workspaces.migrate({ path: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machine.id } })
+      yield* rt.client.workspaces.migrate({ params: { worktree_id: worktreeId }, payload: { target_type: "LOCAL", target_machine_id: machine.id } })
       const launch = rawRequest(
         HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
           HttpClientRequest.bearerToken(rt.owner.token),
-          HttpClientRequest.bodyUnsafeJson({ machine_id: machine.id, worktree_name: "stale" })
+          HttpClientRequest.bodyJsonUnsafe({ machine_id: machine.id, worktree_name: "stale" })
         )
       )
       const refused = yield* launch

@@ -1,5 +1,5 @@
 /**
- * The minimal server of effect3Server.ts on Effect 4 (its own packages: package.json here,
+ * The minimal server of ../effect3/server.ts on Effect 4 (its own packages: package.json here,
  * installed by bench/frameworks.ts on first use). Run as a child process: DATABASE_URL, HOST and
  * PORT from the environment.
  */

@@ -1,5 +1,5 @@
 /**
- * The durable workflow's round trip of ../effect3Workflow.ts on Effect 4 (its own packages:
+ * The durable workflow's round trip of ../effect3/workflow.ts on Effect 4 (its own packages:
  * package.json here). Run as a child process: DATABASE_URL from the environment.
  */
 import { NodeCrypto } from "@effect/platform-node"

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Forbidden, InvalidRequest, NotFound, ValidationFailed } from "../../domain/shared/Errors.ts"
 import { AgentConfigId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
@@ -12,32 +12,34 @@ export const AgentConfigPath = Schema.Struct({ orgID: OrgId, projectID: ProjectI
 export class AgentConfigsApi extends HttpApiGroup.make("agentConfigs")
   .annotate(OpenApi.Title, "Agent configs")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/agent-configs")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/agent-configs", {
+      params: ProjectPath,
+      payload: CreateAgentConfig,
+      success: [
+        AgentConfig.annotate({ description: "a new config" }).pipe(HttpApiSchema.status(201)),
+        AgentConfig.annotate({ description: "the config this source made before (same names, same resources)" })
+      ],
+      error: [ValidationFailed.Wire, InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Create an agent config")
-      .setPath(ProjectPath)
-      .setPayload(CreateAgentConfig)
-      .addSuccess(AgentConfig.annotations({ description: "a new config" }), { status: 201 })
-      .addSuccess(AgentConfig.annotations({ description: "the config this source made before (same names, same resources)" }))
-      .addError(ValidationFailed.Wire)
-      .addError(InvalidRequest.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/agent-configs")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/agent-configs", {
+      params: ProjectPath,
+      query: ListQuery,
+      success: Page(AgentConfig),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the project's agent configs")
-      .setPath(ProjectPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(AgentConfig))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "Newest first")
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/projects/:projectID/agent-configs/:agentConfigID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/projects/:projectID/agent-configs/:agentConfigID", {
+      params: AgentConfigPath,
+      success: AgentConfig,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get an agent config")
-      .setPath(AgentConfigPath)
-      .addSuccess(AgentConfig)
-      .addError(NotFound.Wire)
   )
   .middleware(Authentication)
   .annotate(

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ModelProviderConfigId, OrgId } from "../../domain/shared/Ids.ts"
@@ -12,48 +12,47 @@ const ProviderConfigPath = Schema.Struct({ orgID: OrgId, modelProviderConfigID: 
 export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderConfigs")
   .annotate(OpenApi.Title, "Model provider configs")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/model-provider-configs")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/model-provider-configs", {
+      params: OrgPath,
+      payload: CreateModelProviderConfig,
+      success: ModelProviderConfig.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Create a model provider config")
-      .setPath(OrgPath)
-      .setPayload(CreateModelProviderConfig)
-      .addSuccess(ModelProviderConfig, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/model-provider-configs")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/model-provider-configs", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(ModelProviderConfig),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List model provider configs")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(ModelProviderConfig))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID", {
+      params: ProviderConfigPath,
+      success: ModelProviderConfig,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a model provider config")
-      .setPath(ProviderConfigPath)
-      .addSuccess(ModelProviderConfig)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID")
+    HttpApiEndpoint.patch("update", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID", {
+      params: ProviderConfigPath,
+      payload: UpdateModelProviderConfig,
+      success: ModelProviderConfig,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Update a model provider config")
-      .setPath(ProviderConfigPath)
-      .setPayload(UpdateModelProviderConfig)
-      .addSuccess(ModelProviderConfig)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID", {
+      params: ProviderConfigPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Delete a model provider config")
-      .setPath(ProviderConfigPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .middleware(Authentication)
   .annotate(

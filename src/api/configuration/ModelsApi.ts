@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ConfiguredModelId, ModelGrantId, OrgId } from "../../domain/shared/Ids.ts"
@@ -28,56 +28,56 @@ const grants = grantEndpoints({
 export class ModelsApi extends HttpApiGroup.make("models")
   .annotate(OpenApi.Title, "Models")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/models")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/models", {
+      params: OrgPath,
+      payload: CreateConfiguredModel,
+      success: ConfiguredModel.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Configure a model")
-      .setPath(OrgPath)
-      .setPayload(CreateConfiguredModel)
-      .addSuccess(ConfiguredModel, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/models")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/models", {
+      params: OrgPath,
+      query: ModelListQuery,
+      success: Page(ConfiguredModel),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List configured models")
-      .setPath(OrgPath)
-      .setUrlParams(ModelListQuery)
-      .addSuccess(Page(ConfiguredModel))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/models/:modelID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/models/:modelID", {
+      params: ModelPath,
+      success: ConfiguredModel,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a configured model")
-      .setPath(ModelPath)
-      .addSuccess(ConfiguredModel)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/orgs/:orgID/models/:modelID")
+    HttpApiEndpoint.patch("update", "/orgs/:orgID/models/:modelID", {
+      params: ModelPath,
+      payload: UpdateConfiguredModel,
+      success: ConfiguredModel,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Update a model (records a new revision)")
-      .setPath(ModelPath)
-      .setPayload(UpdateConfiguredModel)
-      .addSuccess(ConfiguredModel)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.get("revisions", "/orgs/:orgID/models/:modelID/revisions")
+    HttpApiEndpoint.get("revisions", "/orgs/:orgID/models/:modelID/revisions", {
+      params: ModelPath,
+      query: ListQuery,
+      success: Page(ModelRevision),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List a model's revisions")
-      .setPath(ModelPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(ModelRevision))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/models/:modelID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/models/:modelID", {
+      params: ModelPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Delete a configured model")
-      .setPath(ModelPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

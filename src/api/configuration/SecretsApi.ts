@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, SecretGrantId, SecretId } from "../../domain/shared/Ids.ts"
@@ -21,47 +21,47 @@ const grants = grantEndpoints({
 export class SecretsApi extends HttpApiGroup.make("secrets")
   .annotate(OpenApi.Title, "Secrets")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/secrets")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/secrets", {
+      params: OrgPath,
+      payload: CreateSecret,
+      success: Secret.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Create a secret")
-      .setPath(OrgPath)
-      .setPayload(CreateSecret)
-      .addSuccess(Secret, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/secrets")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/secrets", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(Secret),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the organization's secrets")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Secret))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/secrets/:secretID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/secrets/:secretID", {
+      params: SecretPath,
+      success: Secret,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a secret (never its value)")
-      .setPath(SecretPath)
-      .addSuccess(Secret)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.put("rotate", "/orgs/:orgID/secrets/:secretID/value")
+    HttpApiEndpoint.put("rotate", "/orgs/:orgID/secrets/:secretID/value", {
+      params: SecretPath,
+      payload: RotateSecretValue,
+      success: Secret,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Replace a secret's value")
-      .setPath(SecretPath)
-      .setPayload(RotateSecretValue)
-      .addSuccess(Secret)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/secrets/:secretID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/secrets/:secretID", {
+      params: SecretPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Delete a secret")
-      .setPath(SecretPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { DecimalInteger } from "../../domain/shared/DecimalInteger.ts"
 import { Conflict, Forbidden, InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
@@ -27,65 +27,64 @@ const grants = grantEndpoints({
 export class SkillsApi extends HttpApiGroup.make("skills")
   .annotate(OpenApi.Title, "Skills")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/skills")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/skills", {
+      params: OrgPath,
+      payload: CreateSkill,
+      success: Skill.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire, InvalidRequest.Wire, RequestTooLarge.Wire]
+    })
       .annotate(OpenApi.Summary, "Create a skill")
-      .setPath(OrgPath)
-      .setPayload(CreateSkill)
-      .addSuccess(Skill, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
-      .addError(InvalidRequest.Wire)
-      .addError(RequestTooLarge.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/skills")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/skills", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(Skill),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List skills")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Skill))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/skills/:skillID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/skills/:skillID", {
+      params: SkillPath,
+      success: Skill,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a skill")
-      .setPath(SkillPath)
-      .addSuccess(Skill)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/skills/:skillID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/skills/:skillID", {
+      params: SkillPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Delete a skill")
-      .setPath(SkillPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.post("createVersion", "/orgs/:orgID/skills/:skillID/versions")
+    HttpApiEndpoint.post("createVersion", "/orgs/:orgID/skills/:skillID/versions", {
+      params: SkillPath,
+      payload: CreateSkillVersion,
+      success: SkillVersion.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, InvalidRequest.Wire, RequestTooLarge.Wire]
+    })
       .annotate(OpenApi.Summary, "Publish a new version of a skill")
-      .setPath(SkillPath)
-      .setPayload(CreateSkillVersion)
-      .addSuccess(SkillVersion, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(InvalidRequest.Wire)
-      .addError(RequestTooLarge.Wire)
   )
   .add(
-    HttpApiEndpoint.get("listVersions", "/orgs/:orgID/skills/:skillID/versions")
+    HttpApiEndpoint.get("listVersions", "/orgs/:orgID/skills/:skillID/versions", {
+      params: SkillPath,
+      query: ListQuery,
+      success: Page(SkillVersion),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List a skill's versions")
-      .setPath(SkillPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(SkillVersion))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("getVersion", "/orgs/:orgID/skills/:skillID/versions/:version")
+    HttpApiEndpoint.get("getVersion", "/orgs/:orgID/skills/:skillID/versions/:version", {
+      params: SkillVersionPath,
+      success: SkillVersion,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a skill version")
-      .setPath(SkillVersionPath)
-      .addSuccess(SkillVersion)
-      .addError(NotFound.Wire)
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

@@ -1,6 +1,7 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect, Layer, Redacted } from "effect"
 import { Unauthorized } from "../../domain/shared/Errors.ts"
+import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
 import { StreamTokens } from "../../services/runtime/StreamTokens.ts"
 import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
 import { StreamAuthentication } from "../Security.ts"
@@ -22,15 +23,22 @@ export const StreamAuthenticationLive = Layer.effect(
     const byStreamToken = (token: string) =>
       Effect.flatMap(HttpRouter.params, (params) => streamTokens.authenticate(token, params.agentID))
     return StreamAuthentication.of({
-      streamToken: (token) => Redacted.value(token) === "" ? Effect.fail(missing) : byStreamToken(Redacted.value(token)),
-      bearer: (token) =>
-        Redacted.value(token) !== ""
-          ? Effect.flatMap(HttpRouter.params, (params) =>
-            apiKeys.authenticate(Redacted.value(token), { orgId: params.orgID, projectId: params.projectID }))
-          : Effect.flatMap(HttpServerRequest.ParsedSearchParams, (query) => {
-            const sent = query.stream_token
-            return typeof sent === "string" && sent !== "" ? byStreamToken(sent) : Effect.fail(missing)
-          })
+      streamToken: (httpEffect, { credential }) =>
+        Effect.flatMap(
+          Redacted.value(credential) === "" ? Effect.fail(missing) : byStreamToken(Redacted.value(credential)),
+          (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
+        ),
+      bearer: (httpEffect, { credential }) =>
+        Effect.flatMap(
+          Redacted.value(credential) !== ""
+            ? Effect.flatMap(HttpRouter.params, (params) =>
+              apiKeys.authenticate(Redacted.value(credential), { orgId: params.orgID, projectId: params.projectID }))
+            : Effect.flatMap(Effect.service(HttpServerRequest.ParsedSearchParams), (query) => {
+              const sent = query.stream_token
+              return typeof sent === "string" && sent !== "" ? byStreamToken(sent) : Effect.fail(missing)
+            }),
+          (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
+        )
     })
   })
 )

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
   CheckConnection,
@@ -28,67 +28,64 @@ const grants = grantEndpoints({
 export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
   .annotate(OpenApi.Title, "Machine pools")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/machine-pools")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/machine-pools", {
+      params: OrgPath,
+      payload: CreateMachinePool,
+      success: [
+        MachinePool.annotate({ description: "a new pool" }).pipe(HttpApiSchema.status(201)),
+        MachinePool.annotate({ description: "the existing pool of that name, made by the same body" })
+      ],
+      error: [InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Create a machine pool")
-      .setPath(OrgPath)
-      .setPayload(CreateMachinePool)
-      .addSuccess(MachinePool.annotations({ description: "a new pool" }), { status: 201 })
-      .addSuccess(MachinePool.annotations({ description: "the existing pool of that name, made by the same body" }))
-      .addError(InvalidRequest.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.post("checkConnection", "/orgs/:orgID/machine-pools/check-connection")
+    HttpApiEndpoint.post("checkConnection", "/orgs/:orgID/machine-pools/check-connection", {
+      params: OrgPath,
+      payload: CheckConnection,
+      success: ConnectionChecked,
+      error: [InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire, Unprocessable.Wire]
+    })
       .annotate(OpenApi.Summary, "Check a machine provider's credential and config")
-      .setPath(OrgPath)
-      .setPayload(CheckConnection)
-      .addSuccess(ConnectionChecked)
-      .addError(InvalidRequest.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Unprocessable.Wire)
       .annotate(
         OpenApi.Description,
         "Read-only requests to the provider; 422 unprocessable with `details` when it refuses the credential or the config"
       )
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/machine-pools")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/machine-pools", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(MachinePool),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the organization's machine pools")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(MachinePool))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/machine-pools/:poolID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/machine-pools/:poolID", {
+      params: MachinePoolPath,
+      success: MachinePool,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a machine pool")
-      .setPath(MachinePoolPath)
-      .addSuccess(MachinePool)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/orgs/:orgID/machine-pools/:poolID")
+    HttpApiEndpoint.patch("update", "/orgs/:orgID/machine-pools/:poolID", {
+      params: MachinePoolPath,
+      payload: UpdateMachinePool,
+      success: MachinePool,
+      error: [InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Change a machine pool's settings")
-      .setPath(MachinePoolPath)
-      .setPayload(UpdateMachinePool)
-      .addSuccess(MachinePool)
-      .addError(InvalidRequest.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/machine-pools/:poolID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/machine-pools/:poolID", {
+      params: MachinePoolPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire, PendingWork.Wire]
+    })
       .annotate(OpenApi.Summary, "Delete a machine pool")
       .annotate(OpenApi.Description, "Deletes the pool's machines first; refused with pending_work while a tool call runs on one.")
-      .setPath(MachinePoolPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(PendingWork.Wire)
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

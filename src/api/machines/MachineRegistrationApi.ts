@@ -4,32 +4,34 @@
  * middleware, since an organization API key does not register machines and a daemon token is
  * good for nothing else.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { CurrentRegistrant } from "../../domain/machines/Registrant.ts"
 import { RegisterMachineRequest, RegisterMachineResponse } from "../../domain/machines/Registration.ts"
 import { AuthenticationUnavailable, Conflict, Forbidden, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
-import { strict } from "../../domain/shared/Strict.ts"
+import { bearer } from "../Security.ts"
 
-export class RegistrationAuthentication extends HttpApiMiddleware.Tag<RegistrationAuthentication>()("RegistrationAuthentication", {
-  failure: Schema.Union(Unauthorized.Wire, Forbidden.Wire, AuthenticationUnavailable.Wire),
-  provides: CurrentRegistrant,
-  security: {
-    bearer: HttpApiSecurity.bearer.pipe(
-      HttpApiSecurity.annotate(OpenApi.Description, "A daemon token of an organization, or a personal API key")
-    )
-  }
-}) {}
+export class RegistrationAuthentication
+  extends HttpApiMiddleware.Service<RegistrationAuthentication, { provides: CurrentRegistrant }>()(
+    "RegistrationAuthentication",
+    {
+      error: [Unauthorized.Wire, Forbidden.Wire, AuthenticationUnavailable.Wire],
+      // A daemon token of an organization, or a personal API key. The scheme is the Api's one
+      // `bearer` (Security.ts): Effect 4 refuses a second, differently described scheme of that
+      // name (Effect 3 published the first one only).
+      security: { bearer }
+    }
+  )
+{}
 
 export class MachineRegistrationApi extends HttpApiGroup.make("machineRegistration")
   .annotate(OpenApi.Title, "Machine registration")
   .add(
-    HttpApiEndpoint.post("register", "/machines/register")
+    HttpApiEndpoint.post("register", "/machines/register", {
+      payload: RegisterMachineRequest,
+      success: RegisterMachineResponse,
+      error: [NotFound.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Register a machine (daemons)")
-      .setPayload(RegisterMachineRequest.annotations(strict))
-      .addSuccess(RegisterMachineResponse)
-      .addError(NotFound.Wire)
-      .addError(Conflict.Wire)
   )
   .middleware(RegistrationAuthentication)
   .annotate(

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { CreateDaemonToken, CreatedDaemonToken, DaemonToken } from "../../domain/machines/DaemonTokens.ts"
 import { MachineDescriptor } from "../../domain/machines/Machine.ts"
@@ -39,104 +39,110 @@ const grants = grantEndpoints({
 export class MachinesApi extends HttpApiGroup.make("machines")
   .annotate(OpenApi.Title, "Machines")
   .add(
-    HttpApiEndpoint.post("createDaemonToken", "/orgs/:orgID/daemon-tokens")
+    HttpApiEndpoint.post("createDaemonToken", "/orgs/:orgID/daemon-tokens", {
+      params: OrgPath,
+      payload: CreateDaemonToken,
+      success: CreatedDaemonToken.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Create a daemon token")
-      .setPath(OrgPath)
-      .setPayload(CreateDaemonToken)
-      .addSuccess(CreatedDaemonToken, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("listDaemonTokens", "/orgs/:orgID/daemon-tokens")
+    HttpApiEndpoint.get("listDaemonTokens", "/orgs/:orgID/daemon-tokens", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(DaemonToken),
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "List the organization's daemon tokens")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(DaemonToken))
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.del("removeDaemonToken", "/orgs/:orgID/daemon-tokens/:daemonTokenID")
+    HttpApiEndpoint.delete("removeDaemonToken", "/orgs/:orgID/daemon-tokens/:daemonTokenID", {
+      params: DaemonTokenPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Revoke a daemon token")
-      .setPath(DaemonTokenPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/machines")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/machines", {
+      params: OrgPath,
+      query: MachineListQuery,
+      success: Page(MachineDescriptor),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the organization's machines")
-      .setPath(OrgPath)
-      .setUrlParams(MachineListQuery)
-      .addSuccess(Page(MachineDescriptor))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/machines/:machineID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/machines/:machineID", {
+      params: MachinePath,
+      success: MachineDescriptor,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a machine")
-      .setPath(MachinePath)
-      .addSuccess(MachineDescriptor)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/orgs/:orgID/machines/:machineID")
+    HttpApiEndpoint.patch("update", "/orgs/:orgID/machines/:machineID", {
+      params: MachinePath,
+      payload: UpdateMachine,
+      success: MachineDescriptor,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Rename a machine or change its metadata")
-      .setPath(MachinePath)
-      .setPayload(UpdateMachine)
-      .addSuccess(MachineDescriptor)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/machines/:machineID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/machines/:machineID", {
+      params: MachinePath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire, PendingWork.Wire]
+    })
       .annotate(OpenApi.Summary, "Delete a machine")
-      .setPath(MachinePath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(PendingWork.Wire)
   )
   .add(grants.createGrant)
   .add(grants.listGrants)
   .add(grants.removeGrant)
   .add(
-    HttpApiEndpoint.get("readFile", "/orgs/:orgID/machines/:machineID/files")
+    HttpApiEndpoint.get("readFile", "/orgs/:orgID/machines/:machineID/files", {
+      params: MachinePath,
+      query: FileQuery,
+      success: FileContent,
+      error: [
+        NotFound.Wire,
+        Forbidden.Wire,
+        InvalidRequest.Wire,
+        NotAFile.Wire,
+        FileReadOnly.Wire,
+        ExpectedDigestRequired.Wire,
+        FileContentConflict.Wire,
+        RequestTooLarge.Wire,
+        Unprocessable.Wire,
+        DaemonRuntimeUnregistered.Wire,
+        ServiceUnavailable.Wire
+      ]
+    })
       .annotate(OpenApi.Summary, "Read a file on a machine")
-      .setPath(MachinePath)
-      .setUrlParams(FileQuery)
-      .addSuccess(FileContent)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(InvalidRequest.Wire)
-      .addError(NotAFile.Wire)
-      .addError(FileReadOnly.Wire)
-      .addError(ExpectedDigestRequired.Wire)
-      .addError(FileContentConflict.Wire)
-      .addError(RequestTooLarge.Wire)
-      .addError(Unprocessable.Wire)
-      .addError(DaemonRuntimeUnregistered.Wire)
-      .addError(ServiceUnavailable.Wire)
   )
   .add(
-    HttpApiEndpoint.put("writeFile", "/orgs/:orgID/machines/:machineID/files")
+    HttpApiEndpoint.put("writeFile", "/orgs/:orgID/machines/:machineID/files", {
+      params: MachinePath,
+      query: FileQuery,
+      payload: WriteFileBody,
+      success: WrittenFile,
+      error: [
+        NotFound.Wire,
+        Forbidden.Wire,
+        InvalidRequest.Wire,
+        NotAFile.Wire,
+        FileReadOnly.Wire,
+        ExpectedDigestRequired.Wire,
+        FileContentConflict.Wire,
+        RequestTooLarge.Wire,
+        Unprocessable.Wire,
+        DaemonRuntimeUnregistered.Wire,
+        ServiceUnavailable.Wire
+      ]
+    })
       .annotate(OpenApi.Summary, "Write a file on a machine")
-      .setPath(MachinePath)
-      .setUrlParams(FileQuery)
-      .setPayload(WriteFileBody)
-      .addSuccess(WrittenFile)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(InvalidRequest.Wire)
-      .addError(NotAFile.Wire)
-      .addError(FileReadOnly.Wire)
-      .addError(ExpectedDigestRequired.Wire)
-      .addError(FileContentConflict.Wire)
-      .addError(RequestTooLarge.Wire)
-      .addError(Unprocessable.Wire)
-      .addError(DaemonRuntimeUnregistered.Wire)
-      .addError(ServiceUnavailable.Wire)
   )
   .middleware(Authentication)
   .annotate(

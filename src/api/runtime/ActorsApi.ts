@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { Actor, CreateActor } from "../../domain/runtime/Actors.ts"
@@ -8,22 +8,25 @@ import { Authentication } from "../Security.ts"
 export class ActorsApi extends HttpApiGroup.make("actors")
   .annotate(OpenApi.Title, "Actors")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/actors")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/actors", {
+      params: ProjectPath,
+      payload: CreateActor,
+      success: [
+        Actor.annotate({ description: "a new actor" }).pipe(HttpApiSchema.status(201)),
+        Actor.annotate({ description: "the actor this external_id already has (unchanged)" })
+      ],
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Create an actor")
-      .setPath(ProjectPath)
-      .setPayload(CreateActor)
-      .addSuccess(Actor.annotations({ description: "a new actor" }), { status: 201 })
-      .addSuccess(Actor.annotations({ description: "the actor this external_id already has (unchanged)" }))
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/actors")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/actors", {
+      params: ProjectPath,
+      query: ListQuery,
+      success: Page(Actor),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the project's actors")
-      .setPath(ProjectPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Actor))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "Oldest first")
   )
   .middleware(Authentication)

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
   AgentBacklogFull,
@@ -11,6 +11,7 @@ import {
 } from "../../domain/shared/Errors.ts"
 import { DecimalInteger } from "../../domain/shared/DecimalInteger.ts"
 import { AgentId, ArtifactId, InputId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import { optional } from "../../domain/shared/Optional.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { ControlEvent, DEFAULT_EVENTS_LIMIT, EventsPage, EventsQuery } from "../../domain/runtime/Events.ts"
 import { Agent, AgentStatus, Control, LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
@@ -29,15 +30,13 @@ export const AGENT = "/orgs/:orgID/projects/:projectID/agents/:agentID"
 export class AgentsApi extends HttpApiGroup.make("agents")
   .annotate(OpenApi.Title, "Agents")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/agents")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/projects/:projectID/agents", {
+      params: ProjectPath,
+      payload: LaunchAgent,
+      success: LaunchedAgent.pipe(HttpApiSchema.status(201)),
+      error: [InvalidRequest.Wire, RequestTooLarge.Wire, NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Launch an agent")
-      .setPath(ProjectPath)
-      .setPayload(LaunchAgent)
-      .addSuccess(LaunchedAgent, { status: 201 })
-      .addError(InvalidRequest.Wire)
-      .addError(RequestTooLarge.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
       .annotate(
         OpenApi.Description,
         "Launches an idle agent running an agent config of the project. With `input`, that input is sent at once " +
@@ -45,35 +44,42 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       )
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/agents")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/agents", {
+      params: ProjectPath,
+      query: Schema.Struct({ ...ListQuery.fields, status: optional(AgentStatus) }),
+      success: Page(Agent),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the project's agents")
-      .setPath(ProjectPath)
-      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: Schema.optional(AgentStatus) }))
-      .addSuccess(Page(Agent))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "Oldest first; `status` keeps the agents in that status")
   )
   .add(
-    HttpApiEndpoint.get("get", AGENT)
+    HttpApiEndpoint.get("get", AGENT, {
+      params: AgentPath,
+      success: Agent,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get an agent")
-      .setPath(AgentPath)
-      .addSuccess(Agent)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.post("sendInput", `${AGENT}/inputs`)
+    HttpApiEndpoint.post("sendInput", `${AGENT}/inputs`, {
+      params: AgentPath,
+      payload: SendInput,
+      success: [
+        InputAccepted.annotate({ description: "a new input, started or queued" }).pipe(HttpApiSchema.status(201)),
+        InputAccepted.annotate({ description: "the first answer under this input_idempotency_key" })
+      ],
+      error: [
+        InvalidRequest.Wire,
+        RequestTooLarge.Wire,
+        NotFound.Wire,
+        Forbidden.Wire,
+        IdempotencyKeyConflict.Wire,
+        AgentBacklogFull.Wire,
+        StateTransitionConflict.Wire
+      ]
+    })
       .annotate(OpenApi.Summary, "Send an input to an agent")
-      .setPath(AgentPath)
-      .setPayload(SendInput)
-      .addSuccess(InputAccepted.annotations({ description: "a new input, started or queued" }), { status: 201 })
-      .addSuccess(InputAccepted.annotations({ description: "the first answer under this input_idempotency_key" }))
-      .addError(InvalidRequest.Wire)
-      .addError(RequestTooLarge.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(IdempotencyKeyConflict.Wire)
-      .addError(AgentBacklogFull.Wire)
-      .addError(StateTransitionConflict.Wire)
       .annotate(
         OpenApi.Description,
         "Records an input: it starts a turn when the agent is idle, else waits in the backlog (at most 100 queued). " +
@@ -82,33 +88,32 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       )
   )
   .add(
-    HttpApiEndpoint.get("listBacklog", `${AGENT}/backlog`)
+    HttpApiEndpoint.get("listBacklog", `${AGENT}/backlog`, {
+      params: AgentPath,
+      query: ListQuery,
+      success: Page(AgentInput),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the agent's queued inputs")
-      .setPath(AgentPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(AgentInput))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "The queued inputs, oldest (next to run) first")
   )
   .add(
-    HttpApiEndpoint.del("withdrawInput", `${AGENT}/backlog/:inputID`)
+    HttpApiEndpoint.delete("withdrawInput", `${AGENT}/backlog/:inputID`, {
+      params: Schema.Struct({ ...AgentPath.fields, inputID: InputId }),
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire, StateTransitionConflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Withdraw a queued input")
-      .setPath(Schema.Struct({ ...AgentPath.fields, inputID: InputId }))
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(StateTransitionConflict.Wire)
       .annotate(OpenApi.Description, "Removes a queued input from the backlog; its turn never runs")
   )
   .add(
-    HttpApiEndpoint.post("control", `${AGENT}/control`)
+    HttpApiEndpoint.post("control", `${AGENT}/control`, {
+      params: AgentPath,
+      payload: Control,
+      success: ControlEvent,
+      error: [NotFound.Wire, Forbidden.Wire, StateTransitionConflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Cancel the agent's current turn")
-      .setPath(AgentPath)
-      .setPayload(Control)
-      .addSuccess(ControlEvent)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(StateTransitionConflict.Wire)
       .annotate(
         OpenApi.Description,
         "`cancel_current` stops the current turn and records a control event; the next queued input then runs. " +
@@ -116,23 +121,25 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       )
   )
   .add(
-    HttpApiEndpoint.get("listEvents", `${AGENT}/events`)
+    HttpApiEndpoint.get("listEvents", `${AGENT}/events`, {
+      params: AgentPath,
+      query: EventsQuery,
+      success: EventsPage,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the agent's events")
-      .setPath(AgentPath)
-      .setUrlParams(EventsQuery)
-      .addSuccess(EventsPage)
-      .addError(NotFound.Wire)
       .annotate(
         OpenApi.Description,
         `One page of the timeline, chronological within the page. limit: 1 to 500, default ${DEFAULT_EVENTS_LIMIT}.`
       )
   )
   .add(
-    HttpApiEndpoint.post("mintStreamToken", `${AGENT}/events/stream-token`)
+    HttpApiEndpoint.post("mintStreamToken", `${AGENT}/events/stream-token`, {
+      params: AgentPath,
+      success: StreamToken,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Mint a token for the agent's event stream")
-      .setPath(AgentPath)
-      .addSuccess(StreamToken)
-      .addError(NotFound.Wire)
       .annotate(
         OpenApi.Description,
         "A short-lived token (5 minutes) for this agent's event stream, sent as `?stream_token=` where a client " +
@@ -141,29 +148,32 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       )
   )
   .add(
-    HttpApiEndpoint.get("listTurns", `${AGENT}/turns`)
+    HttpApiEndpoint.get("listTurns", `${AGENT}/turns`, {
+      params: AgentPath,
+      query: ListQuery,
+      success: Page(Turn),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the agent's turns")
-      .setPath(AgentPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Turn))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "Oldest first")
   )
   .add(
-    HttpApiEndpoint.get("getTurn", `${AGENT}/turns/:turnID`)
+    HttpApiEndpoint.get("getTurn", `${AGENT}/turns/:turnID`, {
+      params: Schema.Struct({ ...AgentPath.fields, turnID: TurnId }),
+      success: Turn,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a turn")
-      .setPath(Schema.Struct({ ...AgentPath.fields, turnID: TurnId }))
-      .addSuccess(Turn)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("getArtifact", `${AGENT}/artifacts/:artifactID`)
+    HttpApiEndpoint.get("getArtifact", `${AGENT}/artifacts/:artifactID`, {
+      params: Schema.Struct({ ...AgentPath.fields, artifactID: ArtifactId }),
+      success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array()).annotate({
+        description: "The bytes, served with the media type they were sent with"
+      }),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Download an artifact")
-      .setPath(Schema.Struct({ ...AgentPath.fields, artifactID: ArtifactId }))
-      .addSuccess(
-        HttpApiSchema.Uint8Array().annotations({ description: "The bytes, served with the media type they were sent with" })
-      )
-      .addError(NotFound.Wire)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Agents: launch, inputs and backlog, control, timeline, turns and artifacts")

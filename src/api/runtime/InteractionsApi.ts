@@ -1,7 +1,8 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Forbidden, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import { InteractionId } from "../../domain/shared/Ids.ts"
+import { optional } from "../../domain/shared/Optional.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { Interaction, InteractionStatus, ResolveInteraction } from "../../domain/runtime/Interactions.ts"
 import { AgentPath } from "./AgentsApi.ts"
@@ -11,32 +12,33 @@ import { Authentication } from "../Security.ts"
 export class InteractionsApi extends HttpApiGroup.make("interactions")
   .annotate(OpenApi.Title, "Interactions")
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/interactions")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/interactions", {
+      params: ProjectPath,
+      query: Schema.Struct({ ...ListQuery.fields, status: optional(InteractionStatus) }),
+      success: Page(Interaction),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the project's interactions")
-      .setPath(ProjectPath)
-      .setUrlParams(Schema.Struct({ ...ListQuery.fields, status: Schema.optional(InteractionStatus) }))
-      .addSuccess(Page(Interaction))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "The approvals and questions of every agent of the project, oldest first")
   )
   .add(
-    HttpApiEndpoint.get("listForAgent", "/orgs/:orgID/projects/:projectID/agents/:agentID/interactions")
+    HttpApiEndpoint.get("listForAgent", "/orgs/:orgID/projects/:projectID/agents/:agentID/interactions", {
+      params: AgentPath,
+      query: ListQuery,
+      success: Page(Interaction),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the agent's interactions")
-      .setPath(AgentPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Interaction))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "The agent's approvals and questions, oldest first")
   )
   .add(
-    HttpApiEndpoint.post("resolve", "/orgs/:orgID/projects/:projectID/interactions/:interactionID/resolve")
+    HttpApiEndpoint.post("resolve", "/orgs/:orgID/projects/:projectID/interactions/:interactionID/resolve", {
+      params: Schema.Struct({ ...ProjectPath.fields, interactionID: InteractionId }),
+      payload: ResolveInteraction,
+      success: Interaction,
+      error: [NotFound.Wire, Forbidden.Wire, StateTransitionConflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Resolve an interaction")
-      .setPath(Schema.Struct({ ...ProjectPath.fields, interactionID: InteractionId }))
-      .setPayload(ResolveInteraction)
-      .addSuccess(Interaction)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(StateTransitionConflict.Wire)
       .annotate(
         OpenApi.Description,
         "Approves or denies a pending approval (with an optional message), or answers a question (approve with " +

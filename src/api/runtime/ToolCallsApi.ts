@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Forbidden, InvalidRequest, NotFound, RequestTooLarge, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import { ToolCallId } from "../../domain/shared/Ids.ts"
@@ -14,32 +14,31 @@ const TOOL_CALLS = "/orgs/:orgID/projects/:projectID/agents/:agentID/tool-calls"
 export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
   .annotate(OpenApi.Title, "Tool calls")
   .add(
-    HttpApiEndpoint.get("list", TOOL_CALLS)
+    HttpApiEndpoint.get("list", TOOL_CALLS, {
+      params: AgentPath,
+      query: ListQuery,
+      success: Page(ToolCall),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the agent's tool calls")
-      .setPath(AgentPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(ToolCall))
-      .addError(NotFound.Wire)
       .annotate(OpenApi.Description, "The agent's tool calls, oldest first")
   )
   .add(
-    HttpApiEndpoint.get("get", `${TOOL_CALLS}/:toolCallID`)
+    HttpApiEndpoint.get("get", `${TOOL_CALLS}/:toolCallID`, {
+      params: ToolCallPath,
+      success: ToolCall,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a tool call")
-      .setPath(ToolCallPath)
-      .addSuccess(ToolCall)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.post("submitResult", `${TOOL_CALLS}/:toolCallID/result`)
+    HttpApiEndpoint.post("submitResult", `${TOOL_CALLS}/:toolCallID/result`, {
+      params: ToolCallPath,
+      payload: SubmitToolResult,
+      success: ToolResultAccepted.pipe(HttpApiSchema.status(201)),
+      error: [InvalidRequest.Wire, RequestTooLarge.Wire, NotFound.Wire, Forbidden.Wire, StateTransitionConflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Submit a custom tool call's result")
-      .setPath(ToolCallPath)
-      .setPayload(SubmitToolResult)
-      .addSuccess(ToolResultAccepted, { status: 201 })
-      .addError(InvalidRequest.Wire)
-      .addError(RequestTooLarge.Wire)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(StateTransitionConflict.Wire)
       .annotate(
         OpenApi.Description,
         "Submits the result of a ready custom tool call: the first accepted result completes it; a later " +

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { InvitationId, OrgId } from "../../domain/shared/Ids.ts"
@@ -11,48 +11,47 @@ import { Authentication } from "../Security.ts"
 export class InvitationsApi extends HttpApiGroup.make("invitations")
   .annotate(OpenApi.Title, "Invitations")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/invitations")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/invitations", {
+      params: OrgPath,
+      payload: CreateInvitation,
+      success: Invitation.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Invite someone to the organization")
-      .setPath(OrgPath)
-      .setPayload(CreateInvitation)
-      .addSuccess(Invitation, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/invitations")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/invitations", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(Invitation),
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "List the organization's invitations")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Invitation))
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/invitations/:invitationID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/invitations/:invitationID", {
+      params: Schema.Struct({ orgID: OrgId, invitationID: InvitationId }),
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Withdraw an invitation")
-      .setPath(Schema.Struct({ orgID: OrgId, invitationID: InvitationId }))
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("listMine", "/user/invitations")
+    HttpApiEndpoint.get("listMine", "/user/invitations", {
+      query: ListQuery,
+      success: Page(Invitation),
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "List your pending invitations")
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Invitation))
-      .addError(Forbidden.Wire)
       .annotate(OpenApi.Description, "Invitations to any organization naming your e-mail address (personal keys only)")
   )
   .add(
-    HttpApiEndpoint.post("accept", "/invitations/:invitationID/accept")
+    HttpApiEndpoint.post("accept", "/invitations/:invitationID/accept", {
+      params: Schema.Struct({ invitationID: InvitationId }),
+      success: Member,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Accept an invitation")
-      .setPath(Schema.Struct({ invitationID: InvitationId }))
-      .addSuccess(Member)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Invitations to an organization, accepted by the user whose e-mail they name")

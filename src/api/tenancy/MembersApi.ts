@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, UserId } from "../../domain/shared/Ids.ts"
@@ -12,31 +12,30 @@ const MemberPath = Schema.Struct({ orgID: OrgId, userID: UserId })
 export class MembersApi extends HttpApiGroup.make("members")
   .annotate(OpenApi.Title, "Members")
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/members")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/members", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(Member),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the organization's members")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Member))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/orgs/:orgID/members/:userID")
+    HttpApiEndpoint.patch("update", "/orgs/:orgID/members/:userID", {
+      params: MemberPath,
+      payload: UpdateMember,
+      success: Member,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Change a member's role")
-      .setPath(MemberPath)
-      .setPayload(UpdateMember)
-      .addSuccess(Member)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/members/:userID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/members/:userID", {
+      params: MemberPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Remove a member from the organization")
-      .setPath(MemberPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .middleware(Authentication)
   .annotate(

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ApiKeyId, OrgId } from "../../domain/shared/Ids.ts"
@@ -10,30 +10,30 @@ import { Authentication } from "../Security.ts"
 export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKeys")
   .annotate(OpenApi.Title, "Organization API keys")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/api-keys")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/api-keys", {
+      params: OrgPath,
+      payload: CreateOrganizationApiKey,
+      success: CreatedOrganizationApiKey.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Create an organization API key")
-      .setPath(OrgPath)
-      .setPayload(CreateOrganizationApiKey)
-      .addSuccess(CreatedOrganizationApiKey, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/api-keys")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/api-keys", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(OrganizationApiKey),
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "List the organization's API keys")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(OrganizationApiKey))
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/api-keys/:keyID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/api-keys/:keyID", {
+      params: Schema.Struct({ orgID: OrgId, keyID: ApiKeyId }),
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Revoke an organization API key")
-      .setPath(Schema.Struct({ orgID: OrgId, keyID: ApiKeyId }))
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Organization API keys: act for the organization only, with the key's role")

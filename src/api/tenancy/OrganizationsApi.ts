@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId } from "../../domain/shared/Ids.ts"
@@ -11,33 +11,36 @@ export const OrgPath = Schema.Struct({ orgID: OrgId })
 export class OrganizationsApi extends HttpApiGroup.make("organizations")
   .annotate(OpenApi.Title, "Organizations")
   .add(
-    HttpApiEndpoint.post("create", "/orgs")
+    HttpApiEndpoint.post("create", "/orgs", {
+      payload: OrganizationInput,
+      success: Organization.pipe(HttpApiSchema.status(201)),
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Create an organization")
-      .setPayload(OrganizationInput)
-      .addSuccess(Organization, { status: 201 })
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs")
+    HttpApiEndpoint.get("list", "/orgs", {
+      query: ListQuery,
+      success: Page(Organization)
+    })
       .annotate(OpenApi.Summary, "List your organizations")
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Organization))
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID", {
+      params: OrgPath,
+      success: Organization,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get an organization")
-      .setPath(OrgPath)
-      .addSuccess(Organization)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/orgs/:orgID")
+    HttpApiEndpoint.patch("update", "/orgs/:orgID", {
+      params: OrgPath,
+      payload: OrganizationInput,
+      success: Organization,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Rename an organization")
-      .setPath(OrgPath)
-      .setPayload(OrganizationInput)
-      .addSuccess(Organization)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Organizations: the caller becomes the owner of those it creates")

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
@@ -10,30 +10,30 @@ import { Authentication } from "../Security.ts"
 export class ProjectMembersApi extends HttpApiGroup.make("projectMembers")
   .annotate(OpenApi.Title, "Project members")
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/members")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/members", {
+      params: ProjectPath,
+      query: ListQuery,
+      success: Page(ProjectMember),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the project's members")
-      .setPath(ProjectPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(ProjectMember))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.post("add", "/orgs/:orgID/projects/:projectID/members")
+    HttpApiEndpoint.post("add", "/orgs/:orgID/projects/:projectID/members", {
+      params: ProjectPath,
+      payload: AddProjectMember,
+      success: ProjectMember.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Add a member to the project")
-      .setPath(ProjectPath)
-      .setPayload(AddProjectMember)
-      .addSuccess(ProjectMember, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/projects/:projectID/members/:userID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/projects/:projectID/members/:userID", {
+      params: Schema.Struct({ orgID: OrgId, projectID: ProjectId, userID: UserId }),
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Remove a member from the project")
-      .setPath(Schema.Struct({ orgID: OrgId, projectID: ProjectId, userID: UserId }))
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Members of a project, drawn from the organization's members")

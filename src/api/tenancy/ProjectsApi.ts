@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, ProjectId } from "../../domain/shared/Ids.ts"
@@ -12,47 +12,47 @@ export const ProjectPath = Schema.Struct({ orgID: OrgId, projectID: ProjectId })
 export class ProjectsApi extends HttpApiGroup.make("projects")
   .annotate(OpenApi.Title, "Projects")
   .add(
-    HttpApiEndpoint.post("create", "/orgs/:orgID/projects")
+    HttpApiEndpoint.post("create", "/orgs/:orgID/projects", {
+      params: OrgPath,
+      payload: ProjectInput,
+      success: Project.pipe(HttpApiSchema.status(201)),
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Create a project")
-      .setPath(OrgPath)
-      .setPayload(ProjectInput)
-      .addSuccess(Project, { status: 201 })
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/orgs/:orgID/projects")
+    HttpApiEndpoint.get("list", "/orgs/:orgID/projects", {
+      params: OrgPath,
+      query: ListQuery,
+      success: Page(Project),
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "List the organization's projects")
-      .setPath(OrgPath)
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(Project))
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/orgs/:orgID/projects/:projectID")
+    HttpApiEndpoint.get("get", "/orgs/:orgID/projects/:projectID", {
+      params: ProjectPath,
+      success: Project,
+      error: NotFound.Wire
+    })
       .annotate(OpenApi.Summary, "Get a project")
-      .setPath(ProjectPath)
-      .addSuccess(Project)
-      .addError(NotFound.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/orgs/:orgID/projects/:projectID")
+    HttpApiEndpoint.patch("update", "/orgs/:orgID/projects/:projectID", {
+      params: ProjectPath,
+      payload: ProjectInput,
+      success: Project,
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
+    })
       .annotate(OpenApi.Summary, "Update a project")
-      .setPath(ProjectPath)
-      .setPayload(ProjectInput)
-      .addSuccess(Project)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/orgs/:orgID/projects/:projectID")
+    HttpApiEndpoint.delete("remove", "/orgs/:orgID/projects/:projectID", {
+      params: ProjectPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFound.Wire, Forbidden.Wire]
+    })
       .annotate(OpenApi.Summary, "Delete a project")
-      .setPath(ProjectPath)
-      .addSuccess(Schema.Void)
-      .addError(NotFound.Wire)
-      .addError(Forbidden.Wire)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Projects of an organization; names are unique within it")

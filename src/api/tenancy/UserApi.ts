@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ApiKeyId } from "../../domain/shared/Ids.ts"
@@ -10,32 +10,35 @@ import { Authentication } from "../Security.ts"
 export class UserApi extends HttpApiGroup.make("user")
   .annotate(OpenApi.Title, "User")
   .add(
-    HttpApiEndpoint.get("get", "/user")
+    HttpApiEndpoint.get("get", "/user", {
+      success: User,
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Get the calling user")
-      .addSuccess(User)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.post("createApiKey", "/user/api-keys")
+    HttpApiEndpoint.post("createApiKey", "/user/api-keys", {
+      payload: CreateApiKey,
+      success: CreatedPersonalApiKey.pipe(HttpApiSchema.status(201)),
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Create a personal API key")
-      .setPayload(CreateApiKey)
-      .addSuccess(CreatedPersonalApiKey, { status: 201 })
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("listApiKeys", "/user/api-keys")
+    HttpApiEndpoint.get("listApiKeys", "/user/api-keys", {
+      query: ListQuery,
+      success: Page(PersonalApiKey),
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "List your personal API keys")
-      .setUrlParams(ListQuery)
-      .addSuccess(Page(PersonalApiKey))
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.del("deleteApiKey", "/user/api-keys/:keyID")
+    HttpApiEndpoint.delete("deleteApiKey", "/user/api-keys/:keyID", {
+      params: Schema.Struct({ keyID: ApiKeyId }),
+      success: HttpApiSchema.NoContent,
+      error: [Forbidden.Wire, NotFound.Wire]
+    })
       .annotate(OpenApi.Summary, "Revoke a personal API key")
-      .setPath(Schema.Struct({ keyID: ApiKeyId }))
-      .addSuccess(Schema.Void)
-      .addError(Forbidden.Wire)
-      .addError(NotFound.Wire)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The calling user and their personal API keys (personal keys only)")

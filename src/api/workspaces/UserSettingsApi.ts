@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Forbidden } from "../../domain/shared/Errors.ts"
 import { UserSettings, UserSettingsPatch } from "../../domain/workspaces/UserSettings.ts"
 import { Authentication } from "../Security.ts"
@@ -6,22 +6,24 @@ import { Authentication } from "../Security.ts"
 export class UserSettingsApi extends HttpApiGroup.make("userSettings")
   .annotate(OpenApi.Title, "User settings")
   .add(
-    HttpApiEndpoint.get("get", "/user/settings")
+    HttpApiEndpoint.get("get", "/user/settings", {
+      success: UserSettings,
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Get your settings")
-      .addSuccess(UserSettings)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/user/settings")
+    HttpApiEndpoint.patch("update", "/user/settings", {
+      payload: UserSettingsPatch,
+      success: UserSettings,
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Change your settings")
       .annotate(
         OpenApi.Description,
         "A JSON merge patch: objects merge key by key, null removes a key (a default comes back), any other " +
           "value replaces it. Answers the whole stored document."
       )
-      .setPayload(UserSettingsPatch)
-      .addSuccess(UserSettings)
-      .addError(Forbidden.Wire)
   )
   .middleware(Authentication)
   .annotate(

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
   AgentBacklogFull,
@@ -31,73 +31,85 @@ const WorktreePath = Schema.Struct({ worktree_id: WorktreeId })
 export class WorkspacesApi extends HttpApiGroup.make("workspaces")
   .annotate(OpenApi.Title, "Workspaces")
   .add(
-    HttpApiEndpoint.post("create", "/workspaces")
+    HttpApiEndpoint.post("create", "/workspaces", {
+      payload: CreateWorkspace,
+      success: Workspace.pipe(HttpApiSchema.status(201)),
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Create a workspace (and its main worktree)")
-      .setPayload(CreateWorkspace)
-      .addSuccess(Workspace, { status: 201 })
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("list", "/workspaces")
+    HttpApiEndpoint.get("list", "/workspaces", {
+      success: Schema.Array(Workspace),
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "List your workspaces")
-      .addSuccess(Schema.Array(Workspace))
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.get("get", "/workspaces/:workspace_id")
+    HttpApiEndpoint.get("get", "/workspaces/:workspace_id", {
+      params: WorkspacePath,
+      success: Workspace,
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Get a workspace")
-      .setPath(WorkspacePath)
-      .addSuccess(Workspace)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.patch("update", "/workspaces/:workspace_id")
+    HttpApiEndpoint.patch("update", "/workspaces/:workspace_id", {
+      params: WorkspacePath,
+      payload: UpdateWorkspace,
+      success: Workspace,
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Change a workspace")
-      .setPath(WorkspacePath)
-      .setPayload(UpdateWorkspace)
-      .addSuccess(Workspace)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.del("remove", "/workspaces/:workspace_id")
+    HttpApiEndpoint.delete("remove", "/workspaces/:workspace_id", {
+      params: WorkspacePath,
+      success: HttpApiSchema.NoContent,
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "Delete a workspace (its worktrees, sessions and checkpoints; the agents stay)")
-      .setPath(WorkspacePath)
-      .addSuccess(Schema.Void)
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.post("launchSession", "/workspaces/:workspace_id/sessions")
+    HttpApiEndpoint.post("launchSession", "/workspaces/:workspace_id/sessions", {
+      params: WorkspacePath,
+      payload: LaunchSession,
+      success: LaunchedSession.pipe(HttpApiSchema.status(201)),
+      error: [
+        Forbidden.Wire,
+        Conflict.Wire,
+        StateTransitionConflict.Wire,
+        AgentBacklogFull.Wire,
+        SessionMachineOffline.Wire,
+        SessionRefused.Wire,
+        SessionMachineTimeout.Wire
+      ]
+    })
       .annotate(OpenApi.Summary, "Start a session: an agent of the project on a worktree of a machine")
-      .setPath(WorkspacePath)
-      .setPayload(LaunchSession)
-      .addSuccess(LaunchedSession, { status: 201 })
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
-      .addError(StateTransitionConflict.Wire)
-      .addError(AgentBacklogFull.Wire)
-      .addError(SessionMachineOffline.Wire)
-      .addError(SessionRefused.Wire)
-      .addError(SessionMachineTimeout.Wire)
   )
   .add(
-    HttpApiEndpoint.get("listWorktrees", "/worktrees/workspace/:workspace_id")
+    HttpApiEndpoint.get("listWorktrees", "/worktrees/workspace/:workspace_id", {
+      params: WorkspacePath,
+      success: Schema.Array(WorktreeDescriptor),
+      error: Forbidden.Wire
+    })
       .annotate(OpenApi.Summary, "List a workspace's worktrees")
-      .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(WorktreeDescriptor))
-      .addError(Forbidden.Wire)
   )
   .add(
-    HttpApiEndpoint.post("migrate", "/worktrees/:worktree_id/migrate")
+    HttpApiEndpoint.post("migrate", "/worktrees/:worktree_id/migrate", {
+      params: WorktreePath,
+      payload: MigrateWorktree,
+      success: MigratedWorktree,
+      error: [
+        Forbidden.Wire,
+        Conflict.Wire,
+        StateTransitionConflict.Wire,
+        DaemonRuntimeUnregistered.Wire,
+        Unprocessable.Wire,
+        ServiceUnavailable.Wire
+      ]
+    })
       .annotate(OpenApi.Summary, "Move a worktree to a machine of yours (LOCAL) or to a pool sandbox (REMOTE)")
-      .setPath(WorktreePath)
-      .setPayload(MigrateWorktree)
-      .addSuccess(MigratedWorktree)
-      .addError(Forbidden.Wire)
-      .addError(Conflict.Wire)
-      .addError(StateTransitionConflict.Wire)
-      .addError(DaemonRuntimeUnregistered.Wire)
-      .addError(Unprocessable.Wire)
-      .addError(ServiceUnavailable.Wire)
   )
   .middleware(Authentication)
   .annotate(

@@ -1,5 +1,5 @@
 /** The function that runs each built-in machine tool. */
-import type { CommandExecutor } from "@effect/platform"
+import type { ChildProcessSpawner } from "effect/process"
 import type { Effect } from "effect"
 import type { MachineToolInput, MachineToolName, MachineToolOutput } from "../../domain/machines/MachineTools.ts"
 import type { Directories } from "../Directories.ts"
@@ -16,7 +16,7 @@ export const TOOL_RUNNERS: {
   readonly [T in MachineToolName]: (
     input: MachineToolInput<T>,
     context: ToolContext
-  ) => Effect.Effect<MachineToolOutput<T>, OperationError, Directories | CommandExecutor.CommandExecutor>
+  ) => Effect.Effect<MachineToolOutput<T>, OperationError, Directories | ChildProcessSpawner.ChildProcessSpawner>
 } = {
   read_file: readFile,
   list_files: listFiles,

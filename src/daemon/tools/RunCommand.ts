@@ -5,8 +5,8 @@
  * the whole group is ended: SIGTERM, then SIGKILL after COMMAND_KILL_GRACE unless the group is
  * already gone. Background processes a command starts end with it.
  */
-import { Command } from "@effect/platform"
-import { Clock, Duration, Effect, Fiber, Option, Schedule, Stream } from "effect"
+import { ChildProcess } from "effect/process"
+import { Clock, Duration, Effect, Fiber, Option, Ref, Schedule, Stream } from "effect"
 import {
   COMMAND_DEFAULT_TIMEOUT_SECONDS,
   COMMAND_OUTPUT_MAX_BYTES,
@@ -35,7 +35,7 @@ export const endProcessGroup = (group: number) =>
     if (!(yield* signalGroup(group, "SIGTERM"))) return
     // Bounded by the schedule, not by a timeout: this runs uninterruptibly (see runCommand).
     yield* signalGroup(group, 0).pipe(
-      Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo(COMMAND_KILL_GRACE)), while: (alive) => alive })
+      Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo({ duration: COMMAND_KILL_GRACE })), while: (alive) => alive })
     )
     yield* signalGroup(group, "SIGKILL")
   })
@@ -62,21 +62,28 @@ class CappedOutput {
 export const runCommand = (input: RunCommandInput, context: ToolContext) =>
   Effect.scoped(Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
-    const child = yield* Command.make("/bin/sh", "-c", input.command).pipe(
-      Command.workingDirectory(context.cwd),
-      Command.env(commandEnvironment(context), { extendEnv: false }),
-      Command.feed(""),
-      Command.start,
+    // Its own process group (detached), an empty stdin that is closed at once.
+    const child = yield* ChildProcess.make("/bin/sh", ["-c", input.command], {
+      cwd: context.cwd,
+      env: commandEnvironment(context),
+      extendEnv: false,
+      detached: true,
+      stdin: Stream.empty
+    }).pipe(
       Effect.mapError((error) => operationError("internal_error", `the command could not start: ${error.message}`))
     )
     // Once, whichever comes first: the command ended, or (a cancel) the scope closing, before the process's own release.
-    const endGroup = yield* Effect.once(Effect.uninterruptible(endProcessGroup(child.pid)))
+    const pending = yield* Ref.make(true)
+    const endGroup = Effect.flatMap(
+      Ref.getAndSet(pending, false),
+      (first) => first ? Effect.uninterruptible(endProcessGroup(child.pid)) : Effect.void
+    )
     yield* Effect.addFinalizer(() => endGroup)
     const output = new CappedOutput()
     const collect = (stream: "stdout" | "stderr") =>
       Stream.runForEach(child[stream], (chunk) => Effect.sync(() => output.add(stream, chunk))).pipe(
         Effect.ignore,
-        Effect.fork
+        Effect.forkChild
       )
     const readers = [yield* collect("stdout"), yield* collect("stderr")]
     const exit = yield* child.exitCode.pipe(

@@ -5,7 +5,6 @@
  */
 import { Schema } from "effect"
 import { ProjectId } from "../shared/Ids.ts"
-import { strict } from "../shared/Strict.ts"
 
-export const CreateGrant = Schema.Struct({ target_project_id: ProjectId }).annotations(strict)
+export const CreateGrant = Schema.Struct({ target_project_id: ProjectId })
 export type CreateGrant = typeof CreateGrant.Type

@@ -3,6 +3,7 @@
  * model is a name under a provider config; its settings live in revisions.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import {
   ConfiguredModelId,
   ModelGrantId,
@@ -14,12 +15,11 @@ import {
 } from "../shared/Ids.ts"
 import { ListQuery } from "../shared/Pagination.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import type { ApiFormat } from "./ModelProviderConfigs.ts"
 
 /** Spec 2.4, ModelCacheRetention; `short` when omitted. */
-export const CacheRetention = Schema.Literal("none", "short", "long")
+export const CacheRetention = Schema.Literals(["none", "short", "long"])
 export type CacheRetention = typeof CacheRetention.Type
 
 /** Integers the database stores (Postgres `integer`). */
@@ -31,12 +31,12 @@ export const DEFAULT_REASONING_EFFORT = "medium"
 export const NO_REASONING_EFFORT = "none"
 export const DEFAULT_API_VARIANT = "default"
 
-const Tokens = Schema.Int.pipe(Schema.between(1, MAX_INT))
+const Tokens = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 1, maximum: MAX_INT })))
 const Label = Schema.String.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(128, { message: () => "must be at most 128 characters" })
+  Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
+  Schema.check(Schema.isMaxLength(128, { message: "must be at most 128 characters" }))
 )
-const Modalities = Schema.Array(Label).pipe(Schema.minItems(1, { message: () => "must list at least one modality" }))
+const Modalities = Schema.Array(Label).pipe(Schema.check(Schema.isMinLength(1, { message: "must list at least one modality" })))
 
 /** The settings a revision holds. */
 export const ModelSettings = Schema.Struct({
@@ -59,7 +59,7 @@ export class ConfiguredModel extends Schema.Class<ConfiguredModel>("ConfiguredMo
   id: ConfiguredModelId,
   org_id: OrgId,
   provider_config_id: ModelProviderConfigId,
-  provider_config: Schema.String.annotations({ description: "the provider config's name" }),
+  provider_config: Schema.String.annotate({ description: "the provider config's name" }),
   name: Schema.String,
   current_revision_id: ModelRevisionId,
   ...ModelSettings.fields,
@@ -77,15 +77,15 @@ export class ModelRevision extends Schema.Class<ModelRevision>("ModelRevision")(
 /** The revision settings a request may set; each bound that one field can check alone is checked here. */
 const settingsInput = {
   provider_model_slug: Label,
-  api_variant: Schema.optional(Label),
+  api_variant: optional(Label),
   context_window_tokens: Tokens,
-  max_output_tokens: Schema.optional(Schema.NullOr(Tokens)),
-  default_max_output_tokens: Schema.optional(Schema.NullOr(Tokens)),
-  default_cache_retention: Schema.optional(CacheRetention),
+  max_output_tokens: optional(Schema.NullOr(Tokens)),
+  default_max_output_tokens: optional(Schema.NullOr(Tokens)),
+  default_cache_retention: optional(CacheRetention),
   supports_tools: Schema.Boolean,
   supports_reasoning: Schema.Boolean,
-  default_reasoning_effort: Schema.optional(Label),
-  supported_reasoning_efforts: Schema.optional(Schema.Array(Label)),
+  default_reasoning_effort: optional(Label),
+  supported_reasoning_efforts: optional(Schema.Array(Label)),
   input_modalities: Modalities,
   output_modalities: Modalities
 }
@@ -98,30 +98,30 @@ export const CreateConfiguredModel = Schema.Struct({
   provider_config_id: ModelProviderConfigId,
   name: ResourceName,
   ...settingsInput
-}).annotations(strict)
+})
 export type CreateConfiguredModel = typeof CreateConfiguredModel.Type
 
 /** Each field present is changed (a new revision); `null` clears the output limits. */
 export const UpdateConfiguredModel = Schema.Struct({
-  name: Schema.optional(ResourceName),
-  provider_model_slug: Schema.optional(Label),
-  api_variant: Schema.optional(Label),
-  context_window_tokens: Schema.optional(Tokens),
-  max_output_tokens: Schema.optional(Schema.NullOr(Tokens)),
-  default_max_output_tokens: Schema.optional(Schema.NullOr(Tokens)),
-  default_cache_retention: Schema.optional(CacheRetention),
-  supports_tools: Schema.optional(Schema.Boolean),
-  supports_reasoning: Schema.optional(Schema.Boolean),
-  default_reasoning_effort: Schema.optional(Label),
-  supported_reasoning_efforts: Schema.optional(Schema.Array(Label)),
-  input_modalities: Schema.optional(Modalities),
-  output_modalities: Schema.optional(Modalities)
-}).annotations(strict)
+  name: optional(ResourceName),
+  provider_model_slug: optional(Label),
+  api_variant: optional(Label),
+  context_window_tokens: optional(Tokens),
+  max_output_tokens: optional(Schema.NullOr(Tokens)),
+  default_max_output_tokens: optional(Schema.NullOr(Tokens)),
+  default_cache_retention: optional(CacheRetention),
+  supports_tools: optional(Schema.Boolean),
+  supports_reasoning: optional(Schema.Boolean),
+  default_reasoning_effort: optional(Label),
+  supported_reasoning_efforts: optional(Schema.Array(Label)),
+  input_modalities: optional(Modalities),
+  output_modalities: optional(Modalities)
+})
 export type UpdateConfiguredModel = typeof UpdateConfiguredModel.Type
 
 export const ModelListQuery = Schema.Struct({
   ...ListQuery.fields,
-  provider_config_id: Schema.optional(ModelProviderConfigId)
+  provider_config_id: optional(ModelProviderConfigId)
 })
 export type ModelListQuery = typeof ModelListQuery.Type
 

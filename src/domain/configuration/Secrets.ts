@@ -3,13 +3,13 @@
  * it goes in with create and rotate, and never comes back out of the API.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { OrgId, ProjectId, SecretGrantId, SecretId, UserId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 /** Who a secret belongs to: the organization (managed by its admins) or one member (personal). */
-export const SecretOwner = Schema.Literal("organization", "personal")
+export const SecretOwner = Schema.Literals(["organization", "personal"])
 export type SecretOwner = typeof SecretOwner.Type
 
 /** Largest secret value accepted, in characters. */
@@ -18,17 +18,17 @@ export const MAX_SECRET_VALUE_LENGTH = 65_536
 export const MAX_DESCRIPTION_LENGTH = 1_000
 
 /** A secret value: never echoed back, not even in a validation message. */
-export const SecretValue = Schema.Redacted(
+export const SecretValue = Schema.RedactedFromValue(
   Schema.String.pipe(
-    Schema.minLength(1, { message: () => "must not be empty" }),
-    Schema.maxLength(MAX_SECRET_VALUE_LENGTH, {
-      message: () => `must be at most ${MAX_SECRET_VALUE_LENGTH} characters`
-    })
-  ).annotations({ description: "write-only: stored encrypted, never returned" })
+    Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
+    Schema.check(Schema.isMaxLength(MAX_SECRET_VALUE_LENGTH, {
+      message: `must be at most ${MAX_SECRET_VALUE_LENGTH} characters`
+    }))
+  ).annotate({ description: "write-only: stored encrypted, never returned" })
 )
 
 export const Description = Schema.String.pipe(
-  Schema.maxLength(MAX_DESCRIPTION_LENGTH, { message: () => `must be at most ${MAX_DESCRIPTION_LENGTH} characters` })
+  Schema.check(Schema.isMaxLength(MAX_DESCRIPTION_LENGTH, { message: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` }))
 )
 
 export class Secret extends Schema.Class<Secret>("Secret")({
@@ -45,12 +45,12 @@ export class Secret extends Schema.Class<Secret>("Secret")({
 export const CreateSecret = Schema.Struct({
   name: ResourceName,
   value: SecretValue,
-  description: Schema.optional(Description),
-  owner: Schema.optional(SecretOwner)
-}).annotations(strict)
+  description: optional(Description),
+  owner: optional(SecretOwner)
+})
 export type CreateSecret = typeof CreateSecret.Type
 
-export const RotateSecretValue = Schema.Struct({ value: SecretValue }).annotations(strict)
+export const RotateSecretValue = Schema.Struct({ value: SecretValue })
 
 export class SecretGrant extends Schema.Class<SecretGrant>("SecretGrant")({
   id: SecretGrantId,

@@ -4,11 +4,11 @@
  * projects through grants. Ownership never moves.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { OrgId, ProjectId, SkillGrantId, SkillId, UserId } from "../shared/Ids.ts"
 import { pointerSegment } from "../shared/JsonPointer.ts"
 import { hasInvisibleOrControl, INVISIBLE_OR_CONTROL_MESSAGE } from "../shared/InvisibleCharacters.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 /** Limits of one version's content (docs/skills.md). */
@@ -22,9 +22,8 @@ export const SKILL_MAIN_FILE = "SKILL.md"
 
 export const SkillContent = Schema.Struct({
   [SKILL_MAIN_FILE]: Schema.String,
-  files: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
-}).annotations({
-  ...strict,
+  files: optional(Schema.Record(Schema.String, Schema.String))
+}).annotate({
   identifier: "SkillContent",
   description: "SKILL.md text plus optional files keyed by relative path (docs/skills.md for the limits)"
 })
@@ -80,8 +79,8 @@ export class Skill extends Schema.Class<Skill>("Skill")({
   org_id: OrgId,
   name: Schema.String,
   description: Schema.String,
-  owner_project_id: Schema.NullOr(ProjectId).annotations({ description: "the owning project; null for a personal skill" }),
-  owner_user_id: Schema.NullOr(UserId).annotations({ description: "the member a personal skill belongs to" }),
+  owner_project_id: Schema.NullOr(ProjectId).annotate({ description: "the owning project; null for a personal skill" }),
+  owner_user_id: Schema.NullOr(UserId).annotate({ description: "the member a personal skill belongs to" }),
   latest_version: Schema.Int,
   created_at: Timestamp
 }) {}
@@ -102,14 +101,14 @@ export class SkillGrant extends Schema.Class<SkillGrant>("SkillGrant")({
   created_at: Timestamp
 }) {}
 
-const Description = Schema.String.pipe(Schema.maxLength(SKILL_DESCRIPTION_MAX_LENGTH))
+const Description = Schema.String.pipe(Schema.check(Schema.isMaxLength(SKILL_DESCRIPTION_MAX_LENGTH)))
 
 export const CreateSkill = Schema.Struct({
   name: ResourceName,
   description: Description,
-  owner_project_id: Schema.optional(ProjectId),
-  owner: Schema.optional(Schema.Literal("personal")),
+  owner_project_id: optional(ProjectId),
+  owner: optional(Schema.Literal("personal")),
   content: SkillContent
-}).annotations({ ...strict, description: "exactly one of owner_project_id or owner: \"personal\"" })
+}).annotate({ description: "exactly one of owner_project_id or owner: \"personal\"" })
 
-export const CreateSkillVersion = Schema.Struct({ content: SkillContent }).annotations(strict)
+export const CreateSkillVersion = Schema.Struct({ content: SkillContent })

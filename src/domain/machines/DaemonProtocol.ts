@@ -7,8 +7,9 @@
  * `Operation`: a daemon lists the operations and tools it knows in its hello, the server sends
  * only those, and a daemon that receives one it does not know answers `unsupported_operation`.
  */
-import { Schema } from "effect"
+import { Effect, Schema, Struct, Tuple } from "effect"
 import { MachineId } from "../shared/Ids.ts"
+import { optional } from "../shared/Optional.ts"
 import { FileContent, FileReadOperation, FileWriteOperation, WrittenFile } from "./MachineFiles.ts"
 import { MACHINE_TOOLS, MachineToolName } from "./MachineTools.ts"
 import { OperationFailure } from "./OperationFailure.ts"
@@ -25,11 +26,24 @@ export const PROTOCOL_VERSION = 1
 
 /** Chosen by the server, unique per machine for ever: a daemon executes each request id at most once. */
 export const RequestId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9_.:-]{1,128}$/, { message: () => "must be 1 to 128 characters of [A-Za-z0-9_.:-]" })
+  Schema.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,128}$/u, { message: "must be 1 to 128 characters of [A-Za-z0-9_.:-]" }))
 )
 export type RequestId = typeof RequestId.Type
 
-const Version = Schema.Number.pipe(Schema.int(), Schema.positive())
+/**
+ * The fields of `envelope` followed by those of a struct (a request's or result's `type` and
+ * `request_id` come first on the wire), for each member of an operation or outcome union.
+ */
+interface withEnvelope<Envelope extends Schema.Struct.Fields> extends Struct.Lambda {
+  <Fields extends Schema.Struct.Fields>(struct: Schema.Struct<Fields>): Schema.Struct<Struct.Simplify<Envelope & Fields>>
+  readonly "~lambda.out": this["~lambda.in"] extends Schema.Struct<Schema.Struct.Fields>
+    ? Schema.Struct<Struct.Simplify<Envelope & this["~lambda.in"]["fields"]>>
+    : never
+}
+const withEnvelope = <const Envelope extends Schema.Struct.Fields>(envelope: Envelope) =>
+  Struct.lambda<withEnvelope<Envelope>>((struct) => Schema.Struct({ ...envelope, ...struct.fields }))
+
+const Version = Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThan(0)))
 
 // ---- Operations ----
 
@@ -42,21 +56,21 @@ export const ToolOperation = Schema.Struct({
   operation: Schema.Literal("tool"),
   tool_call_id: Schema.String,
   tool: MachineToolName,
-  input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  cwd: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
-  env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
-  unset_env: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+  input: Schema.Record(Schema.String, Schema.Unknown),
+  cwd: Schema.NullOr(Schema.String).pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(null))),
+  env: Schema.Record(Schema.String, Schema.String).pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed({}))),
+  unset_env: Schema.Array(Schema.String).pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed([])))
 })
 export type ToolOperation = typeof ToolOperation.Type
 
-export const Operation = Schema.Union(
+export const Operation = Schema.Union([
   ToolOperation,
   FileReadOperation,
   FileWriteOperation,
   WorktreeCreateOperation,
   CheckpointCreateOperation,
   CheckpointRestoreOperation
-)
+])
 export type Operation = typeof Operation.Type
 export type OperationName = Operation["operation"]
 
@@ -71,7 +85,7 @@ export const OPERATIONS: ReadonlyArray<OperationName> = [
 ]
 
 /** The schema of a succeeded result's `output` for an operation. */
-export const outputSchemaOf = (operation: Operation): Schema.Schema<any, any> => {
+export const outputSchemaOf = (operation: Operation): Schema.Codec<any, any> => {
   switch (operation.operation) {
     case "tool":
       return MACHINE_TOOLS[operation.tool].output
@@ -93,13 +107,12 @@ export const Welcome = Schema.Struct({
   type: Schema.Literal("welcome"),
   protocol_version: Version,
   machine_id: MachineId,
-  heartbeat_interval_seconds: Schema.Number.pipe(Schema.int(), Schema.positive())
+  heartbeat_interval_seconds: Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThan(0)))
 })
 export type Welcome = typeof Welcome.Type
 
-export const Request = Schema.extend(
-  Schema.Struct({ type: Schema.Literal("request"), request_id: RequestId }),
-  Operation
+export const Request = Operation.mapMembers(
+  Tuple.map(withEnvelope({ type: Schema.Literal("request"), request_id: RequestId }))
 )
 export type Request = typeof Request.Type
 
@@ -119,13 +132,13 @@ export type Ack = typeof Ack.Type
 export const Token = Schema.Struct({
   type: Schema.Literal("token"),
   machine_token: Schema.String,
-  machine_token_expires_in: Schema.Number.pipe(Schema.int(), Schema.positive())
+  machine_token_expires_in: Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThan(0)))
 })
 export type Token = typeof Token.Type
 
 export const HeartbeatAck = Schema.Struct({ type: Schema.Literal("heartbeat_ack") })
 
-export const CloseReason = Schema.Literal(
+export const CloseReason = Schema.Literals([
   /** No version both sides speak: the daemon must be updated. The daemon stops. */
   "protocol_version_unsupported",
   /** The machine was deleted; the daemon's next registration makes a new machine. */
@@ -140,14 +153,14 @@ export const CloseReason = Schema.Literal(
   "server_shutdown",
   /** The daemon sent something the protocol does not allow (e.g. a hello for another machine). */
   "protocol_error"
-)
+])
 export type CloseReason = typeof CloseReason.Type
 
 /** Sent just before the server closes the socket. */
 export const Close = Schema.Struct({ type: Schema.Literal("close"), reason: CloseReason, message: Schema.String })
 export type Close = typeof Close.Type
 
-export const ServerMessage = Schema.Union(Welcome, Request, Cancel, Ack, Token, HeartbeatAck, Close)
+export const ServerMessage = Schema.Union([Welcome, Request, Cancel, Ack, Token, HeartbeatAck, Close])
 export type ServerMessage = typeof ServerMessage.Type
 
 // ---- Daemon to server ----
@@ -173,21 +186,22 @@ export const Heartbeat = Schema.Struct({ type: Schema.Literal("heartbeat") })
 export const RefreshToken = Schema.Struct({ type: Schema.Literal("refresh_token") })
 
 /** The outcome of one request: `output` follows `outputSchemaOf(operation)`. */
-export const Outcome = Schema.Union(
-  Schema.Struct({ outcome: Schema.Literal("succeeded"), output: Schema.Unknown }),
+export const Outcome = Schema.Union([
+  // Effect 3 took a missing `output` as undefined (an unknown value may be undefined); Effect 4
+  // wants a required key present, so the key is optional here.
+  Schema.Struct({ outcome: Schema.Literal("succeeded"), output: optional(Schema.Unknown) }),
   Schema.Struct({ outcome: Schema.Literal("failed"), error: OperationFailure })
-)
+])
 export type Outcome = typeof Outcome.Type
 
-export const Result = Schema.extend(
-  Schema.Struct({ type: Schema.Literal("result"), request_id: RequestId }),
-  Outcome
+export const Result = Outcome.mapMembers(
+  Tuple.map(withEnvelope({ type: Schema.Literal("result"), request_id: RequestId }))
 )
 export type Result = typeof Result.Type
 
-export const DaemonMessage = Schema.Union(Hello, Heartbeat, RefreshToken, Result)
+export const DaemonMessage = Schema.Union([Hello, Heartbeat, RefreshToken, Result])
 export type DaemonMessage = typeof DaemonMessage.Type
 
 /** Text frames, both ways. */
-export const ServerMessageJson = Schema.parseJson(ServerMessage)
-export const DaemonMessageJson = Schema.parseJson(DaemonMessage)
+export const ServerMessageJson = Schema.fromJsonString(ServerMessage)
+export const DaemonMessageJson = Schema.fromJsonString(DaemonMessage)

@@ -4,17 +4,17 @@
  * deleting it revokes it at once (its daemons can no longer register or refresh their machine token).
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { DaemonTokenId, OrgId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 export const CreateDaemonToken = Schema.Struct({
   name: ResourceName,
-  expires_at: Schema.optional(Schema.NullOr(Timestamp)).annotations({
+  expires_at: optional(Schema.NullOr(Timestamp), {
     description: "When the token stops working; never when absent or null"
   })
-}).annotations(strict)
+})
 export type CreateDaemonToken = typeof CreateDaemonToken.Type
 
 export class DaemonToken extends Schema.Class<DaemonToken>("DaemonToken")({
@@ -28,5 +28,5 @@ export class DaemonToken extends Schema.Class<DaemonToken>("DaemonToken")({
 
 export class CreatedDaemonToken extends Schema.Class<CreatedDaemonToken>("CreatedDaemonToken")({
   ...DaemonToken.fields,
-  token: Schema.String.annotations({ description: "shown once; store it now" })
+  token: Schema.String.annotate({ description: "shown once; store it now" })
 }) {}

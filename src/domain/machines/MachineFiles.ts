@@ -3,18 +3,19 @@
  * HTTP files route needs (`GET|PUT /machines/{machineID}/files?path=`), which the daemon executes
  * (docs/daemon-protocol.md).
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 
 /** The SHA-256 of a file's bytes: `sha256:` then 64 lowercase hexadecimal digits. */
 export const FileDigest = Schema.String.pipe(
-  Schema.pattern(/^sha256:[0-9a-f]{64}$/, {
-    message: () => "must be a digest of the form sha256: followed by 64 lowercase hexadecimal digits"
-  })
-).annotations({ identifier: "FileDigest", description: "sha256: followed by the 64 hexadecimal digits of the file's SHA-256" })
+  Schema.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u, {
+    message: "must be a digest of the form sha256: followed by 64 lowercase hexadecimal digits"
+  }))
+).annotate({ identifier: "FileDigest", description: "sha256: followed by the 64 hexadecimal digits of the file's SHA-256" })
 export type FileDigest = typeof FileDigest.Type
 
 /** How `content` is written: UTF-8 text as is, or any bytes in base64. */
-export const FileEncoding = Schema.Literal("utf-8", "base64")
+export const FileEncoding = Schema.Literals(["utf-8", "base64"])
 export type FileEncoding = typeof FileEncoding.Type
 
 /** The largest file the files route reads or writes whole (decoded bytes). */
@@ -24,12 +25,12 @@ export const FILE_TRANSFER_MAX_BYTES = 10 * 1024 * 1024
 export const FileContent = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
-  size: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+  size: Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThanOrEqualTo(0))),
   encoding: FileEncoding,
   content: Schema.String,
   /** The file's permission bits let nobody write it, or the daemon's user may not. */
   read_only: Schema.Boolean
-}).annotations({ identifier: "FileContent" })
+}).annotate({ identifier: "FileContent" })
 export type FileContent = typeof FileContent.Type
 
 /** Reads a whole file (at most FILE_TRANSFER_MAX_BYTES). */
@@ -46,16 +47,16 @@ export const FileWriteOperation = Schema.Struct({
   operation: Schema.Literal("file.write"),
   path: Schema.String,
   content: Schema.String,
-  encoding: Schema.optionalWith(FileEncoding, { default: () => "utf-8" }),
-  expected_digest: Schema.optional(FileDigest)
+  encoding: FileEncoding.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed("utf-8"))),
+  expected_digest: optional(FileDigest)
 })
 
 /** The file as written. */
 export const WrittenFile = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
-  size: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+  size: Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThanOrEqualTo(0))),
   /** No file existed at the path before. */
   created: Schema.Boolean
-}).annotations({ identifier: "WrittenFile" })
+}).annotate({ identifier: "WrittenFile" })
 export type WrittenFile = typeof WrittenFile.Type

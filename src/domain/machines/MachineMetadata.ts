@@ -12,32 +12,32 @@ export const OBSERVED_PLATFORM_KEY = "observed_platform"
 /** The key a personal API key's registration may use to name the machine's organization (docs/machines.md). */
 export const ORG_METADATA_KEY = "org_id"
 
-const Value = Schema.String.pipe(Schema.maxLength(METADATA_MAX_VALUE_LENGTH))
+const Value = Schema.String.pipe(Schema.check(Schema.isMaxLength(METADATA_MAX_VALUE_LENGTH)))
 // Keys are checked by a filter: a Record whose key schema refuses a key drops that pair silently.
-const Pairs = Schema.Record({ key: Schema.String, value: Value }).pipe(
-  Schema.filter((metadata) => {
+const Pairs = Schema.Record(Schema.String, Value).pipe(
+  Schema.check(Schema.makeFilter((metadata) => {
     const bad = Object.keys(metadata).find((key) => key.length === 0 || key.length > METADATA_MAX_KEY_LENGTH)
     return bad === undefined || `keys must be 1 to ${METADATA_MAX_KEY_LENGTH} characters (got ${JSON.stringify(bad.slice(0, 80))})`
-  })
+  }))
 )
 
 const atMost = (pairs: number) => (metadata: Readonly<Record<string, string>>) =>
   Object.keys(metadata).length <= pairs || `must have at most ${pairs} pairs (got ${Object.keys(metadata).length})`
 
 /** Metadata as stored and shown, `observed_platform` included. */
-export const MachineMetadata = Pairs.pipe(Schema.filter(atMost(METADATA_MAX_PAIRS))).annotations({
+export const MachineMetadata = Pairs.pipe(Schema.check(Schema.makeFilter(atMost(METADATA_MAX_PAIRS)))).annotate({
   identifier: "MachineMetadata"
 })
 export type MachineMetadata = typeof MachineMetadata.Type
 
 /** Metadata as a caller gives it: at most 15 pairs, without the reserved key. */
 export const MachineMetadataInput = Pairs.pipe(
-  Schema.filter(atMost(METADATA_MAX_PAIRS - 1)),
-  Schema.filter((metadata) =>
+  Schema.check(Schema.makeFilter(atMost(METADATA_MAX_PAIRS - 1))),
+  Schema.check(Schema.makeFilter((metadata) =>
     !Object.hasOwn(metadata, OBSERVED_PLATFORM_KEY) ||
     `must not set ${OBSERVED_PLATFORM_KEY}: the server sets it from the platform the daemon reports`
-  )
-).annotations({
+  ))
+).annotate({
   identifier: "MachineMetadataInput",
   description: `At most ${METADATA_MAX_PAIRS - 1} string pairs; keys up to ${METADATA_MAX_KEY_LENGTH} characters, values up to ${METADATA_MAX_VALUE_LENGTH}; ${OBSERVED_PLATFORM_KEY} is reserved`
 })

@@ -5,6 +5,7 @@
  * rules of which fields each provider requires and refuses.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { canonicalJson } from "../configuration/agent-config/Canonical.ts"
 import type { JsonValue } from "../configuration/agent-config/Definition.ts"
 import { MAX_INT } from "../configuration/Models.ts"
@@ -12,53 +13,52 @@ import { Description } from "../configuration/Secrets.ts"
 import type { Issue } from "../shared/Errors.ts"
 import { MachinePoolGrantId, MachinePoolId, OrgId, ProjectId, SecretId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { MachineMetadata, MachineMetadataInput } from "./MachineMetadata.ts"
 
 /** The machine providers this server knows. */
 export const MACHINE_PROVIDERS = ["docker", "local"] as const
-export const MachineProvider = Schema.Literal(...MACHINE_PROVIDERS).annotations({
-  message: () => `must be one of: ${MACHINE_PROVIDERS.join(", ")}`
+export const MachineProvider = Schema.Literals(MACHINE_PROVIDERS).annotate({
+  message: `must be one of: ${MACHINE_PROVIDERS.join(", ")}`
 })
 export type MachineProvider = typeof MachineProvider.Type
 
 /** tenant: made and changed through this API; cluster: declared by the operator. */
-export const PoolManagementKind = Schema.Literal("tenant", "cluster")
+export const PoolManagementKind = Schema.Literals(["tenant", "cluster"])
 export type PoolManagementKind = typeof PoolManagementKind.Type
 
 export const MIN_IDLE_MINUTES = 5
 
 const between = (min: number, max: number) =>
   Schema.Int.pipe(
-    Schema.filter((n) => (n >= min && n <= max) || `must be an integer from ${min} to ${max}`)
-  ).annotations({ message: () => `must be an integer from ${min} to ${max}` })
+    Schema.check(Schema.makeFilter((n) => n >= min && n <= max, { message: `must be an integer from ${min} to ${max}` }))
+  )
 
 /** Every size field and limit: a positive integer (docs/machine-pools.md, "Sizes and limits"). */
 export const SizeField = between(1, MAX_INT)
 export const IdleMinutes = between(MIN_IDLE_MINUTES, MAX_INT)
 
 /** Environment variable names, the keys of `default_machine_env` and `default_machine_secret_env`. */
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/u
 const envKeys = <A extends Readonly<Record<string, unknown>>>(record: A) => {
   const bad = Object.keys(record).find((key) => !ENV_NAME_PATTERN.test(key))
   return bad === undefined ||
     `keys must be environment variable names: a letter or _, then letters, digits or _ (at most 128); got ${JSON.stringify(bad.slice(0, 80))}`
 }
 // Keys are checked by a filter: a Record whose key schema refuses a key drops that pair silently.
-export const MachineEnv = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(Schema.filter(envKeys))
+export const MachineEnv = Schema.Record(Schema.String, Schema.String).pipe(Schema.check(Schema.makeFilter(envKeys)))
 /** Environment names mapped to the ids of organization secrets whose values they receive. */
-export const MachineSecretEnv = Schema.Record({ key: Schema.String, value: SecretId }).pipe(Schema.filter(envKeys))
+export const MachineSecretEnv = Schema.Record(Schema.String, SecretId).pipe(Schema.check(Schema.makeFilter(envKeys)))
 
 /** A JSON object whose shape the provider decides (`provider_config`, `default_machine_provider_options`). */
-export const ProviderObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export const ProviderObject = Schema.Record(Schema.String, Schema.Unknown)
 export type ProviderObject = typeof ProviderObject.Type
 
 export const PoolUsage = Schema.Struct({
   machines: Schema.Int,
   cpu: Schema.Int,
   memory_mb: Schema.Int
-}).annotations({ identifier: "MachinePoolUsage" })
+}).annotate({ identifier: "MachinePoolUsage" })
 
 /** The settings of a pool: what a create body sets and a PATCH changes, defaults applied. */
 export const PoolSettingsFields = {
@@ -99,10 +99,10 @@ export class MachinePool extends Schema.Class<MachinePool>("MachinePool")({
   created_at: Timestamp,
   updated_at: Timestamp,
   /** Present on list and get; zero until provisioning is built (docs/machine-pools.md). */
-  usage: Schema.optional(PoolUsage)
+  usage: optional(PoolUsage)
 }) {}
 
-const optionalSize = Schema.optional(SizeField)
+const optionalSize = optional(SizeField)
 
 export const CreateMachinePool = Schema.Struct({
   name: ResourceName,
@@ -110,8 +110,8 @@ export const CreateMachinePool = Schema.Struct({
   provider_auth_secret_id: SecretId,
   default_machine_provider_options: ProviderObject,
   max_total_machines: SizeField,
-  description: Schema.optional(Description),
-  provider_config: Schema.optional(ProviderObject),
+  description: optional(Description),
+  provider_config: optional(ProviderObject),
   default_machine_cpu: optionalSize,
   default_machine_memory_mb: optionalSize,
   max_total_cpu: optionalSize,
@@ -120,28 +120,28 @@ export const CreateMachinePool = Schema.Struct({
   min_machine_memory_mb: optionalSize,
   max_machine_cpu: optionalSize,
   max_machine_memory_mb: optionalSize,
-  default_machine_env: Schema.optional(MachineEnv),
-  default_machine_secret_env: Schema.optional(MachineSecretEnv),
-  default_cwd: Schema.optional(Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))),
-  runtime_protection_enabled: Schema.optional(Schema.Boolean),
-  delete_after_idle_minutes: Schema.optional(IdleMinutes),
-  metadata: Schema.optional(MachineMetadataInput)
-}).annotations(strict)
+  default_machine_env: optional(MachineEnv),
+  default_machine_secret_env: optional(MachineSecretEnv),
+  default_cwd: optional(Schema.String.pipe(Schema.check(Schema.isMinLength(1, { message: "must not be empty" })))),
+  runtime_protection_enabled: optional(Schema.Boolean),
+  delete_after_idle_minutes: optional(IdleMinutes),
+  metadata: optional(MachineMetadataInput)
+})
 export type CreateMachinePool = typeof CreateMachinePool.Type
 
-const nullableSize = Schema.optional(Schema.NullOr(SizeField))
+const nullableSize = optional(Schema.NullOr(SizeField))
 
 /**
  * The tenant-editable settings: each field present is changed, `null` clears an optional one.
  * The provider and the management kind are fixed when the pool is made.
  */
 export const UpdateMachinePool = Schema.Struct({
-  name: Schema.optional(ResourceName),
-  description: Schema.optional(Schema.NullOr(Description)),
-  provider_auth_secret_id: Schema.optional(SecretId),
-  provider_config: Schema.optional(ProviderObject),
-  default_machine_provider_options: Schema.optional(ProviderObject),
-  max_total_machines: Schema.optional(SizeField),
+  name: optional(ResourceName),
+  description: optional(Schema.NullOr(Description)),
+  provider_auth_secret_id: optional(SecretId),
+  provider_config: optional(ProviderObject),
+  default_machine_provider_options: optional(ProviderObject),
+  max_total_machines: optional(SizeField),
   default_machine_cpu: nullableSize,
   default_machine_memory_mb: nullableSize,
   max_total_cpu: nullableSize,
@@ -150,28 +150,28 @@ export const UpdateMachinePool = Schema.Struct({
   min_machine_memory_mb: nullableSize,
   max_machine_cpu: nullableSize,
   max_machine_memory_mb: nullableSize,
-  default_machine_env: Schema.optional(MachineEnv),
-  default_machine_secret_env: Schema.optional(MachineSecretEnv),
-  default_cwd: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" })))),
-  runtime_protection_enabled: Schema.optional(Schema.Boolean),
-  delete_after_idle_minutes: Schema.optional(Schema.NullOr(IdleMinutes)),
-  metadata: Schema.optional(MachineMetadataInput)
-}).annotations(strict)
+  default_machine_env: optional(MachineEnv),
+  default_machine_secret_env: optional(MachineSecretEnv),
+  default_cwd: optional(Schema.NullOr(Schema.String.pipe(Schema.check(Schema.isMinLength(1, { message: "must not be empty" }))))),
+  runtime_protection_enabled: optional(Schema.Boolean),
+  delete_after_idle_minutes: optional(Schema.NullOr(IdleMinutes)),
+  metadata: optional(MachineMetadataInput)
+})
 export type UpdateMachinePool = typeof UpdateMachinePool.Type
 
 export const CheckConnection = Schema.Struct({
   provider: MachineProvider,
   provider_auth_secret_id: SecretId,
-  provider_config: Schema.optional(ProviderObject),
-  default_machine_provider_options: Schema.optional(ProviderObject)
-}).annotations(strict)
+  provider_config: optional(ProviderObject),
+  default_machine_provider_options: optional(ProviderObject)
+})
 export type CheckConnection = typeof CheckConnection.Type
 
 export const ConnectionChecked = Schema.Struct({
   ok: Schema.Literal(true),
   provider: MachineProvider,
   details: Schema.String
-}).annotations({ identifier: "MachinePoolConnectionChecked" })
+}).annotate({ identifier: "MachinePoolConnectionChecked" })
 export type ConnectionChecked = typeof ConnectionChecked.Type
 
 export class MachinePoolGrant extends Schema.Class<MachinePoolGrant>("MachinePoolGrant")({
@@ -345,9 +345,9 @@ export const settingsProblems = (settings: PoolSettings): Array<Issue> => {
 // Cluster pools: declared by the operator in AGENT_PLATFORM_CLUSTER_POOLS_FILE
 
 /** One pool of the operator's file: a create body and the organization it belongs to. */
-export const ClusterPoolEntry = Schema.Struct({ org_id: OrgId, ...CreateMachinePool.fields }).annotations(strict)
+export const ClusterPoolEntry = Schema.Struct({ org_id: OrgId, ...CreateMachinePool.fields })
 export type ClusterPoolEntry = typeof ClusterPoolEntry.Type
 
 /** The operator's file: `{ "pools": [ ... ] }`; (org_id, name) names each pool once. */
-export const ClusterPoolsFile = Schema.Struct({ pools: Schema.Array(ClusterPoolEntry) }).annotations(strict)
+export const ClusterPoolsFile = Schema.Struct({ pools: Schema.Array(ClusterPoolEntry) })
 export type ClusterPoolsFile = typeof ClusterPoolsFile.Type

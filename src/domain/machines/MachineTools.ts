@@ -1,10 +1,11 @@
 /**
  * The built-in tools that run on a machine: their names, what the model is told about them, the
  * input it sends (decoded by the daemon, turned into the model-facing JSON Schema with
- * `JSONSchema.make`) and the output the daemon answers with. Paths are absolute, or relative to
- * the request's `cwd`; every path must lie inside one of the machine's directories.
+ * `Schema.toJsonSchemaDocument`) and the output the daemon answers with. Paths are absolute, or
+ * relative to the request's `cwd`; every path must lie inside one of the machine's directories.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { FileDigest } from "./MachineFiles.ts"
 
 /** The most text one `read_file` call returns (bytes of UTF-8). */
@@ -31,15 +32,15 @@ export const SKIPPED_DIRECTORIES: ReadonlyArray<string> = [".git", "node_modules
 const KiB = (bytes: number) => `${bytes / 1024} KiB`
 
 const Count = (minimum: number, maximum: number, description: string) =>
-  Schema.Number.pipe(Schema.int(), Schema.between(minimum, maximum)).annotations({ description })
-const NonNegativeInt = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
-const Path = (description: string) => Schema.String.pipe(Schema.minLength(1)).annotations({ description })
-const Digest = (description: string) => FileDigest.annotations({ description })
+  Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isBetween({ minimum: minimum, maximum: maximum }))).annotate({ description })
+const NonNegativeInt = Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+const Path = (description: string) => Schema.String.pipe(Schema.check(Schema.isMinLength(1))).annotate({ description })
+const Digest = (description: string) => FileDigest.annotate({ description })
 
 export const ReadFileInput = Schema.Struct({
   path: Path("Path of the file"),
-  offset: Schema.optional(Count(1, Number.MAX_SAFE_INTEGER, "Line number to start at (1 is the first line)")),
-  limit: Schema.optional(Count(1, READ_MAX_LINES, `How many lines to read (default ${READ_DEFAULT_LINES})`))
+  offset: optional(Count(1, Number.MAX_SAFE_INTEGER, "Line number to start at (1 is the first line)")),
+  limit: optional(Count(1, READ_MAX_LINES, `How many lines to read (default ${READ_DEFAULT_LINES})`))
 })
 export type ReadFileInput = typeof ReadFileInput.Type
 export const ReadFileOutput = Schema.Struct({
@@ -47,27 +48,27 @@ export const ReadFileOutput = Schema.Struct({
   digest: FileDigest,
   size: NonNegativeInt,
   /** `binary` when the file is not UTF-8 text; its content is then not returned. */
-  encoding: Schema.Literal("utf-8", "binary"),
+  encoding: Schema.Literals(["utf-8", "binary"]),
   content: Schema.String,
   start_line: NonNegativeInt,
   end_line: NonNegativeInt,
   total_lines: NonNegativeInt,
   /** More lines follow: read again from `next_offset`. */
   truncated: Schema.Boolean,
-  next_offset: Schema.optional(NonNegativeInt)
+  next_offset: optional(NonNegativeInt)
 })
 export type ReadFileOutput = typeof ReadFileOutput.Type
 
 export const ListFilesInput = Schema.Struct({
   path: Path("Path of the directory"),
-  recursive: Schema.optional(Schema.Boolean.annotations({ description: "Also list the contents of subdirectories" }))
+  recursive: optional(Schema.Boolean.annotate({ description: "Also list the contents of subdirectories" }))
 })
 export type ListFilesInput = typeof ListFilesInput.Type
 export const FileEntry = Schema.Struct({
   /** Relative to the listed directory. */
   path: Schema.String,
-  type: Schema.Literal("file", "directory", "symlink", "other"),
-  size: Schema.optional(NonNegativeInt)
+  type: Schema.Literals(["file", "directory", "symlink", "other"]),
+  size: optional(NonNegativeInt)
 })
 export type FileEntry = typeof FileEntry.Type
 export const ListFilesOutput = Schema.Struct({
@@ -78,11 +79,11 @@ export const ListFilesOutput = Schema.Struct({
 export type ListFilesOutput = typeof ListFilesOutput.Type
 
 export const SearchFilesInput = Schema.Struct({
-  pattern: Schema.String.pipe(Schema.minLength(1)).annotations({
+  pattern: Schema.String.pipe(Schema.check(Schema.isMinLength(1))).annotate({
     description: "Regular expression (JavaScript syntax) to find in lines; text that is not a valid expression is searched literally"
   }),
-  path: Schema.optional(Path("Directory (or file) to search; the working directory by default")),
-  case_insensitive: Schema.optional(Schema.Boolean.annotations({ description: "Ignore letter case" }))
+  path: optional(Path("Directory (or file) to search; the working directory by default")),
+  case_insensitive: optional(Schema.Boolean.annotate({ description: "Ignore letter case" }))
 })
 export type SearchFilesInput = typeof SearchFilesInput.Type
 export const SearchMatch = Schema.Struct({
@@ -105,8 +106,8 @@ export type SearchFilesOutput = typeof SearchFilesOutput.Type
 
 export const WriteFileInput = Schema.Struct({
   path: Path("Path of the file; missing parent directories are created"),
-  content: Schema.String.annotations({ description: "The whole new content" }),
-  expected_digest: Schema.optional(
+  content: Schema.String.annotate({ description: "The whole new content" }),
+  expected_digest: optional(
     Digest("Digest of the file as last read (read_file gives it); required when the file exists")
   )
 })
@@ -121,12 +122,12 @@ export type WriteFileOutput = typeof WriteFileOutput.Type
 
 export const EditFileInput = Schema.Struct({
   path: Path("Path of the file"),
-  old_text: Schema.String.pipe(Schema.minLength(1)).annotations({
+  old_text: Schema.String.pipe(Schema.check(Schema.isMinLength(1))).annotate({
     description: "Exact text to replace; it must occur once unless replace_all is true"
   }),
-  new_text: Schema.String.annotations({ description: "Replacement" }),
-  replace_all: Schema.optional(Schema.Boolean.annotations({ description: "Replace every occurrence" })),
-  expected_digest: Schema.optional(Digest("Digest of the file as last read (read_file gives it); required"))
+  new_text: Schema.String.annotate({ description: "Replacement" }),
+  replace_all: optional(Schema.Boolean.annotate({ description: "Replace every occurrence" })),
+  expected_digest: optional(Digest("Digest of the file as last read (read_file gives it); required"))
 })
 export type EditFileInput = typeof EditFileInput.Type
 export const EditFileOutput = Schema.Struct({
@@ -138,15 +139,15 @@ export const EditFileOutput = Schema.Struct({
 export type EditFileOutput = typeof EditFileOutput.Type
 
 export const RunCommandInput = Schema.Struct({
-  command: Schema.String.pipe(Schema.minLength(1)).annotations({ description: "Shell command to run (/bin/sh -c)" }),
-  timeout_seconds: Schema.optional(
+  command: Schema.String.pipe(Schema.check(Schema.isMinLength(1))).annotate({ description: "Shell command to run (/bin/sh -c)" }),
+  timeout_seconds: optional(
     Count(1, COMMAND_MAX_TIMEOUT_SECONDS, `Seconds before the command is killed (default ${COMMAND_DEFAULT_TIMEOUT_SECONDS})`)
   )
 })
 export type RunCommandInput = typeof RunCommandInput.Type
 export const RunCommandOutput = Schema.Struct({
   /** Null when the shell was ended by a signal (a timeout or a cancel). */
-  exit_code: Schema.NullOr(Schema.Number.pipe(Schema.int())),
+  exit_code: Schema.NullOr(Schema.Number.pipe(Schema.check(Schema.isInt()))),
   stdout: Schema.String,
   stderr: Schema.String,
   output_truncated: Schema.Boolean,
@@ -155,18 +156,18 @@ export const RunCommandOutput = Schema.Struct({
 })
 export type RunCommandOutput = typeof RunCommandOutput.Type
 
-export const MachineToolName = Schema.Literal(
+export const MachineToolName = Schema.Literals([
   "read_file",
   "list_files",
   "search_files",
   "write_file",
   "edit_file",
   "run_command"
-)
+])
 export type MachineToolName = typeof MachineToolName.Type
 
 /** One built-in machine tool: what the model is told, the input it sends, the output it gets back. */
-const tool = <I, IE, O, OE>(description: string, input: Schema.Schema<I, IE>, output: Schema.Schema<O, OE>) => ({
+const tool = <I extends Schema.Top, O extends Schema.Top>(description: string, input: I, output: O) => ({
   description,
   input,
   output

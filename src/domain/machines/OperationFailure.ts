@@ -4,9 +4,10 @@
  * codes, so the files route answers them unchanged; the others are the daemon's.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { FileDigest } from "./MachineFiles.ts"
 
-export const OperationFailureCode = Schema.Literal(
+export const OperationFailureCode = Schema.Literals([
   /** The request does not decode, or a path is not usable (not absolute and no cwd to resolve it). */
   "invalid_request",
   /** The path lies outside the machine's directories (after resolving `..` and symlinks), or the OS refused access. */
@@ -39,12 +40,12 @@ export const OperationFailureCode = Schema.Literal(
   "managed_work_admission_denied",
   /** The pool's provider failed to start the machine, or the machine was deleted before the call ran (the server's). */
   "upstream_unavailable"
-)
+])
 export type OperationFailureCode = typeof OperationFailureCode.Type
 
 export const OperationFailure = Schema.Struct({
   code: OperationFailureCode,
   message: Schema.String,
-  current_digest: Schema.optional(FileDigest)
-}).annotations({ identifier: "OperationFailure" })
+  current_digest: optional(FileDigest)
+}).annotate({ identifier: "OperationFailure" })
 export type OperationFailure = typeof OperationFailure.Type

@@ -18,4 +18,4 @@ export type Registrant =
     readonly tokenHash: string
   }
 
-export class CurrentRegistrant extends Context.Tag("CurrentRegistrant")<CurrentRegistrant, Registrant>() {}
+export class CurrentRegistrant extends Context.Service<CurrentRegistrant, Registrant>()("CurrentRegistrant") {}

@@ -40,7 +40,7 @@ export const WorktreeLocation = Schema.Struct({
   head: Schema.NullOr(Schema.String),
   /** This request made the worktree (false: it existed). */
   created: Schema.Boolean
-}).annotations({ identifier: "WorktreeLocation" })
+}).annotate({ identifier: "WorktreeLocation" })
 export type WorktreeLocation = typeof WorktreeLocation.Type
 
 /** Packs the worktree at `path`: its commits, its uncommitted changes and its untracked files. */
@@ -62,14 +62,14 @@ export const CheckpointManifest = Schema.Struct({
   refs: Schema.Struct({ head: Schema.String, stash: Schema.NullOr(Schema.String) }),
   /** The untracked (not ignored) files, packed in `untracked.tar`. */
   untracked_files: Schema.Array(Schema.String)
-}).annotations({ identifier: "CheckpointManifest" })
+}).annotate({ identifier: "CheckpointManifest" })
 export type CheckpointManifest = typeof CheckpointManifest.Type
 
 export const CheckpointContent = Schema.Struct({
   /** The tar archive, base64. */
   content: Schema.String,
   manifest: CheckpointManifest
-}).annotations({ identifier: "CheckpointContent" })
+}).annotate({ identifier: "CheckpointContent" })
 export type CheckpointContent = typeof CheckpointContent.Type
 
 /**

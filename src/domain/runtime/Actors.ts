@@ -1,8 +1,8 @@
 /** Actors (docs/agents-api.md): the external users a project attributes inputs to. */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { ActorId, OrgId, ProjectId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
-import { strict } from "../shared/Strict.ts"
 
 export class Actor extends Schema.Class<Actor>("Actor")({
   id: ActorId,
@@ -14,6 +14,6 @@ export class Actor extends Schema.Class<Actor>("Actor")({
 }) {}
 
 export const CreateActor = Schema.Struct({
-  external_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
-  display_name: Schema.optional(Schema.String.pipe(Schema.maxLength(255)))
-}).annotations(strict)
+  external_id: Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255))),
+  display_name: optional(Schema.String.pipe(Schema.check(Schema.isMaxLength(255))))
+})

@@ -1,15 +1,15 @@
 /** Agents: an agent runs an agent config of its project, one turn at a time. */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { InputAccepted, SendInput } from "./Inputs.ts"
-import { strict } from "../shared/Strict.ts"
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /** idle: nothing to do; running: a turn is working; waiting: a turn waits for a tool result, an approval or an answer. */
-export const AgentStatus = Schema.Literal("idle", "running", "waiting")
+export const AgentStatus = Schema.Literals(["idle", "running", "waiting"])
 export type AgentStatus = typeof AgentStatus.Type
 
 export class Agent extends Schema.Class<Agent>("Agent")({
@@ -27,16 +27,16 @@ export class Agent extends Schema.Class<Agent>("Agent")({
 
 export const LaunchAgent = Schema.Struct({
   agent_config_id: AgentConfigId,
-  name: Schema.optional(ResourceName),
-  metadata: Schema.optional(JsonObject),
-  input: Schema.optional(SendInput)
-}).annotations(strict)
+  name: optional(ResourceName),
+  metadata: optional(JsonObject),
+  input: optional(SendInput)
+})
 export type LaunchAgent = typeof LaunchAgent.Type
 
 /** The answer to a launch: the agent, and, when it was launched with an input, the answer to that input. */
 export class LaunchedAgent extends Schema.Class<LaunchedAgent>("LaunchedAgent")({
   ...Agent.fields,
-  input: Schema.optional(InputAccepted)
+  input: optional(InputAccepted)
 }) {}
 
-export const Control = Schema.Struct({ control_type: Schema.Literal("cancel_current") }).annotations(strict)
+export const Control = Schema.Struct({ control_type: Schema.Literal("cancel_current") })

@@ -7,22 +7,23 @@
  * returns as a `media_ref`.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { ArtifactId } from "../shared/Ids.ts"
 
-const Metadata = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const Metadata = optional(Schema.Record(Schema.String, Schema.Unknown))
 
 export const TextBlock = Schema.Struct({
   type: Schema.Literal("text"),
   text: Schema.String,
   metadata: Metadata
-}).annotations({ identifier: "TextBlock" })
+}).annotate({ identifier: "TextBlock" })
 export type TextBlock = typeof TextBlock.Type
 
 export const ReasoningSummaryBlock = Schema.Struct({
   type: Schema.Literal("reasoning_summary"),
   text: Schema.String,
   metadata: Metadata
-}).annotations({ identifier: "ReasoningSummaryBlock" })
+}).annotate({ identifier: "ReasoningSummaryBlock" })
 
 export const MediaRefBlock = Schema.Struct({
   type: Schema.Literal("media_ref"),
@@ -31,11 +32,11 @@ export const MediaRefBlock = Schema.Struct({
   size_bytes: Schema.Int,
   sha256: Schema.String,
   metadata: Metadata
-}).annotations({ identifier: "MediaRefBlock" })
+}).annotate({ identifier: "MediaRefBlock" })
 export type MediaRefBlock = typeof MediaRefBlock.Type
 
 /** A block as stored on the timeline and returned by the API. */
-export const ContentBlock = Schema.Union(TextBlock, ReasoningSummaryBlock, MediaRefBlock).annotations({
+export const ContentBlock = Schema.Union([TextBlock, ReasoningSummaryBlock, MediaRefBlock]).annotate({
   identifier: "ContentBlock"
 })
 export type ContentBlock = typeof ContentBlock.Type
@@ -43,14 +44,14 @@ export type ContentBlock = typeof ContentBlock.Type
 /** Inline media in a submission: base64 bytes of one media type. */
 export const InlineMediaBlock = Schema.Struct({
   type: Schema.Literal("media"),
-  media_type: Schema.String.pipe(Schema.pattern(/^[\w.+-]+\/[\w.+-]+$/, { message: () => "must be a media type such as image/png" })),
-  data: Schema.String.annotations({ description: "base64 of the bytes" }),
+  media_type: Schema.String.pipe(Schema.check(Schema.isPattern(/^[\w.+-]+\/[\w.+-]+$/u, { message: "must be a media type such as image/png" }))),
+  data: Schema.String.annotate({ description: "base64 of the bytes" }),
   metadata: Metadata
-}).annotations({ identifier: "InlineMediaBlock" })
+}).annotate({ identifier: "InlineMediaBlock" })
 export type InlineMediaBlock = typeof InlineMediaBlock.Type
 
 /** A block as a client submits it (inputs, tool results). */
-export const SubmittedContentBlock = Schema.Union(TextBlock, InlineMediaBlock).annotations({
+export const SubmittedContentBlock = Schema.Union([TextBlock, InlineMediaBlock]).annotate({
   identifier: "SubmittedContentBlock"
 })
 export type SubmittedContentBlock = typeof SubmittedContentBlock.Type

@@ -13,6 +13,7 @@
  * - `turn`: a turn started, completed, failed, or was cancelled.
  */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import {
   ActorId,
   AgentConfigId,
@@ -31,7 +32,7 @@ import { ContentBlock } from "./ContentBlocks.ts"
 
 const MAX_SAFE = 9007199254740991
 
-export const Sequence = Schema.Int.pipe(Schema.between(0, MAX_SAFE))
+export const Sequence = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: MAX_SAFE })))
 
 const base = {
   id: EventId,
@@ -51,7 +52,7 @@ export const TokenUsage = Schema.Struct({
   output_tokens: Schema.Int,
   cache_read_tokens: Schema.Int,
   cache_write_tokens: Schema.Int
-}).annotations({ identifier: "TokenUsage" })
+}).annotate({ identifier: "TokenUsage" })
 export type TokenUsage = typeof TokenUsage.Type
 
 export const AgentInputEvent = Schema.Struct({
@@ -62,64 +63,64 @@ export const AgentInputEvent = Schema.Struct({
   content_blocks: Schema.Array(ContentBlock),
   actor_id: Schema.NullOr(ActorId),
   input_idempotency_key: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "AgentInputEvent" })
+}).annotate({ identifier: "AgentInputEvent" })
 
 export const ModelOutputEvent = Schema.Struct({
   ...base,
   event_kind: Schema.Literal("model_output"),
   content_blocks: Schema.Array(ContentBlock)
-}).annotations({ identifier: "ModelOutputEvent" })
+}).annotate({ identifier: "ModelOutputEvent" })
 
 export const ToolCallEvent = Schema.Struct({
   ...base,
   event_kind: Schema.Literal("tool_call"),
   tool_call_id: ToolCallId,
   tool_name: Schema.String,
-  tool_type: Schema.Literal("built_in", "custom"),
-  tool_input: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-}).annotations({ identifier: "ToolCallEvent" })
+  tool_type: Schema.Literals(["built_in", "custom"]),
+  tool_input: Schema.Record(Schema.String, Schema.Unknown)
+}).annotate({ identifier: "ToolCallEvent" })
 
 export const ToolResultEvent = Schema.Struct({
   ...base,
   event_kind: Schema.Literal("tool_result"),
   tool_call_id: ToolCallId,
-  outcome: Schema.Literal("succeeded", "failed"),
+  outcome: Schema.Literals(["succeeded", "failed"]),
   content_blocks: Schema.Array(ContentBlock)
-}).annotations({ identifier: "ToolResultEvent" })
+}).annotate({ identifier: "ToolResultEvent" })
 
 export const InteractionEvent = Schema.Struct({
   ...base,
   event_kind: Schema.Literal("interaction"),
   interaction_id: InteractionId,
-  interaction_kind: Schema.Literal("approval", "question"),
-  interaction_status: Schema.Literal("opened", "resolved", "closed"),
+  interaction_kind: Schema.Literals(["approval", "question"]),
+  interaction_status: Schema.Literals(["opened", "resolved", "closed"]),
   tool_call_id: Schema.NullOr(ToolCallId),
   content_blocks: Schema.Array(ContentBlock)
-}).annotations({ identifier: "InteractionEvent" })
+}).annotate({ identifier: "InteractionEvent" })
 
 export const ControlEvent = Schema.Struct({
   ...base,
   event_kind: Schema.Literal("control"),
   control_type: Schema.Literal("cancel_current"),
   actor_id: Schema.NullOr(ActorId)
-}).annotations({ identifier: "ControlEvent" })
+}).annotate({ identifier: "ControlEvent" })
 
 export const CompactionEvent = Schema.Struct({
   ...base,
   event_kind: Schema.Literal("compaction"),
   compacted_through_sequence: Sequence,
   content_blocks: Schema.Array(ContentBlock)
-}).annotations({ identifier: "CompactionEvent" })
+}).annotate({ identifier: "CompactionEvent" })
 
 export const TurnEvent = Schema.Struct({
   ...base,
   event_kind: Schema.Literal("turn"),
-  turn_status: Schema.Literal("started", "completed", "failed", "cancelled"),
+  turn_status: Schema.Literals(["started", "completed", "failed", "cancelled"]),
   error: Schema.NullOr(Schema.String),
   usage: Schema.NullOr(TokenUsage)
-}).annotations({ identifier: "TurnEvent" })
+}).annotate({ identifier: "TurnEvent" })
 
-export const AgentEvent = Schema.Union(
+export const AgentEvent = Schema.Union([
   AgentInputEvent,
   ModelOutputEvent,
   ToolCallEvent,
@@ -128,7 +129,7 @@ export const AgentEvent = Schema.Union(
   ControlEvent,
   CompactionEvent,
   TurnEvent
-).annotations({ identifier: "AgentEvent" })
+]).annotate({ identifier: "AgentEvent" })
 export type AgentEvent = typeof AgentEvent.Type
 export type EventKind = AgentEvent["event_kind"]
 
@@ -142,9 +143,9 @@ export const DEFAULT_EVENTS_LIMIT = 100
 export const MAX_EVENTS_LIMIT = 500
 
 export const EventsQuery = Schema.Struct({
-  after_sequence: Schema.optional(DecimalInteger(0, MAX_SAFE)),
-  before_sequence: Schema.optional(DecimalInteger(0, MAX_SAFE)),
-  limit: Schema.optional(DecimalInteger(1, MAX_EVENTS_LIMIT))
+  after_sequence: optional(DecimalInteger(0, MAX_SAFE)),
+  before_sequence: optional(DecimalInteger(0, MAX_SAFE)),
+  limit: optional(DecimalInteger(1, MAX_EVENTS_LIMIT))
 })
 export type EventsQuery = typeof EventsQuery.Type
 
@@ -153,5 +154,5 @@ export const EventsPage = Schema.Struct({
   next_after_sequence: Sequence,
   has_more: Schema.Boolean,
   next_before_sequence: Schema.NullOr(Sequence)
-}).annotations({ identifier: "EventsPage" })
+}).annotate({ identifier: "EventsPage" })
 export type EventsPage = typeof EventsPage.Type

@@ -1,12 +1,12 @@
 /** Agent inputs: each opens a turn, at once when the agent is idle, else from the backlog. */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { ActorId, AgentId, InputId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { ContentBlock, SubmittedContentBlock } from "./ContentBlocks.ts"
 import { AgentInputEvent } from "./Events.ts"
-import { strict } from "../shared/Strict.ts"
 
-export const InputStatus = Schema.Literal("queued", "started", "withdrawn")
+export const InputStatus = Schema.Literals(["queued", "started", "withdrawn"])
 
 /** An input in the backlog (or already started). */
 export class AgentInput extends Schema.Class<AgentInput>("AgentInput")({
@@ -26,18 +26,18 @@ const isEmptyText = (block: SubmittedContentBlock) => block.type === "text" && b
 
 export const SendInput = Schema.Struct({
   content_blocks: Schema.Array(SubmittedContentBlock).pipe(
-    Schema.minItems(1),
-    Schema.filter((blocks) => !blocks.every(isEmptyText), {
-      message: () => "must hold some content: every block is empty text; send text or media"
-    })
+    Schema.check(Schema.isMinLength(1)),
+    Schema.check(Schema.makeFilter((blocks) => !blocks.every(isEmptyText), {
+      message: "must hold some content: every block is empty text; send text or media"
+    }))
   ),
-  input_idempotency_key: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
-  actor_id: Schema.optional(ActorId)
-}).annotations(strict)
+  input_idempotency_key: optional(Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255)))),
+  actor_id: optional(ActorId)
+})
 export type SendInput = typeof SendInput.Type
 
 /** The answer to an input: its timeline event, and whether it started a turn or waits in the backlog. */
 export class InputAccepted extends Schema.Class<InputAccepted>("InputAccepted")({
   event: AgentInputEvent,
-  disposition: Schema.Literal("started", "queued")
+  disposition: Schema.Literals(["started", "queued"])
 }) {}

@@ -1,12 +1,12 @@
 /** Interactions: approvals of tool calls and questions to a person, which pause a turn. */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
-import { strict } from "../shared/Strict.ts"
 
-export const InteractionKind = Schema.Literal("approval", "question")
-export const InteractionStatus = Schema.Literal("pending", "resolved", "closed")
-export const Decision = Schema.Literal("approve", "deny")
+export const InteractionKind = Schema.Literals(["approval", "question"])
+export const InteractionStatus = Schema.Literals(["pending", "resolved", "closed"])
+export const Decision = Schema.Literals(["approve", "deny"])
 
 export class Interaction extends Schema.Class<Interaction>("Interaction")({
   id: InteractionId,
@@ -26,7 +26,7 @@ export class Interaction extends Schema.Class<Interaction>("Interaction")({
 
 export const ResolveInteraction = Schema.Struct({
   decision: Decision,
-  answer: Schema.optional(Schema.String),
-  message: Schema.optional(Schema.String)
-}).annotations(strict)
+  answer: optional(Schema.String),
+  message: optional(Schema.String)
+})
 export type ResolveInteraction = typeof ResolveInteraction.Type

@@ -19,8 +19,8 @@ export const OutputDelta = Schema.Struct({
   turn_id: TurnId,
   /** The model call of the turn it belongs to (1 for the first). */
   step: Schema.Int,
-  kind: Schema.Literal("text", "reasoning_summary"),
+  kind: Schema.Literals(["text", "reasoning_summary"]),
   /** The next piece of text, to append to what came before in the same turn, step and kind. */
   delta: Schema.String
-}).annotations({ identifier: "OutputDelta" })
+}).annotate({ identifier: "OutputDelta" })
 export type OutputDelta = typeof OutputDelta.Type

@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 export class StreamToken extends Schema.Class<StreamToken>("StreamToken")({
-  token: Schema.String.annotations({
+  token: Schema.String.annotate({
     description: "Send as `?stream_token=` on this agent's `GET .../events/stream`; valid until `expires_at`"
   }),
   expires_at: Timestamp

@@ -1,15 +1,15 @@
 /** Tool calls of a turn and their results. */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { AgentId, EventId, ToolCallId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { ContentBlock, SubmittedContentBlock } from "./ContentBlocks.ts"
-import { strict } from "../shared/Strict.ts"
 
-export const ToolCallState = Schema.Literal("awaiting_authorization", "ready", "running", "completed", "cancelled")
+export const ToolCallState = Schema.Literals(["awaiting_authorization", "ready", "running", "completed", "cancelled"])
 export type ToolCallState = typeof ToolCallState.Type
 
-export const ToolType = Schema.Literal("built_in", "custom")
-export const ToolOutcome = Schema.Literal("succeeded", "failed")
+export const ToolType = Schema.Literals(["built_in", "custom"])
+export const ToolOutcome = Schema.Literals(["succeeded", "failed"])
 
 export class ToolCall extends Schema.Class<ToolCall>("ToolCall")({
   id: ToolCallId,
@@ -17,12 +17,12 @@ export class ToolCall extends Schema.Class<ToolCall>("ToolCall")({
   turn_id: TurnId,
   provider_call_id: Schema.String,
   name: Schema.String,
-  input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  input: Schema.Record(Schema.String, Schema.Unknown),
   type: ToolType,
   state: ToolCallState,
   created_at: Timestamp,
-  outcome: Schema.optional(ToolOutcome),
-  completed_at: Schema.optional(Timestamp)
+  outcome: optional(ToolOutcome),
+  completed_at: optional(Timestamp)
 }) {}
 
 export class ToolResult extends Schema.Class<ToolResult>("ToolResult")({
@@ -37,7 +37,7 @@ export class ToolResult extends Schema.Class<ToolResult>("ToolResult")({
 export const SubmitToolResult = Schema.Struct({
   outcome: ToolOutcome,
   content_blocks: Schema.Array(SubmittedContentBlock)
-}).annotations(strict)
+})
 export type SubmitToolResult = typeof SubmitToolResult.Type
 
 export class ToolResultAccepted extends Schema.Class<ToolResultAccepted>("ToolResultAccepted")({

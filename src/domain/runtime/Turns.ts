@@ -4,7 +4,7 @@ import { AgentId, InputId, TurnId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { TokenUsage } from "./Events.ts"
 
-export const TurnStatus = Schema.Literal("running", "waiting", "completed", "failed", "cancelled")
+export const TurnStatus = Schema.Literals(["running", "waiting", "completed", "failed", "cancelled"])
 export type TurnStatus = typeof TurnStatus.Type
 
 export class Turn extends Schema.Class<Turn>("Turn")({

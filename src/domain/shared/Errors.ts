@@ -4,49 +4,79 @@
  * Every error is a tagged class for use in code (`Effect.fail(new NotFound({ error }))`,
  * `Effect.catchTag("NotFound", ...)`), and travels as `{ error, code, ...extra }` with no `_tag`:
  * each class carries a `Wire` schema (annotated with the HTTP status)
- * that endpoints declare with `.addError(NotFound.Wire)`, so the OpenAPI document and the typed
- * client know every code an endpoint can return.
+ * that endpoints declare in their errors (`error: [NotFound.Wire, …]`), so the OpenAPI document and
+ * the typed client know every code an endpoint can return.
  */
-import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApiSchema } from "effect/http-api"
+import { Formatter, Schema, SchemaTransformation } from "effect"
+import { optional } from "./Optional.ts"
 
 export const Issue = Schema.Struct({
   path: Schema.String,
   message: Schema.String,
-  line: Schema.optional(Schema.Int),
-  column: Schema.optional(Schema.Int)
-}).annotations({ identifier: "Issue" })
+  line: optional(Schema.Int),
+  column: optional(Schema.Int)
+}).annotate({ identifier: "Issue" })
 export type Issue = typeof Issue.Type
 
-const Digest = Schema.String.pipe(Schema.pattern(/^sha256:[0-9a-f]{64}$/))
+const Digest = Schema.String.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u))
 
-const withIssues = { issues: Schema.optional(Schema.Array(Issue)) }
-const withDigest = { current_digest: Schema.optional(Digest) }
-const withDetails = { details: Schema.optional(Schema.String) }
+const withIssues = { issues: optional(Schema.Array(Issue)) }
+const withDigest = { current_digest: optional(Digest) }
+const withDetails = { details: optional(Schema.String) }
 
-const without = (record: Readonly<Record<string, unknown>>, key: string) =>
+const without = (record: object, key: string) =>
   Object.fromEntries(Object.entries(record).filter(([name]) => name !== key))
 
 /**
+ * An error's fields printed as Effect 3 printed them into the `message` of a `Schema.TaggedError`
+ * without a `message` field (`{ "error": "…" }`). Effect 4 leaves that `message` empty, which would
+ * lose the explanation in logs, in causes and for callers that read `error.message`.
+ */
+export const fieldsMessage = (error: object, names: ReadonlyArray<string>): string =>
+  `{ ${names.map((name) => `${JSON.stringify(name)}: ${Formatter.format(Reflect.get(error, name))}`).join(", ")} }`
+
+/**
  * The wire form of an error class: `{ error, code, ...extra }`, decoded back into the class,
- * annotated with the HTTP status of its code.
+ * annotated with the HTTP status of its code. It also gives the class Effect 3's `message`
+ * (`fieldsMessage`), as a getter on its prototype like Effect 3's own.
  */
 const onWire = <
-  Self,
-  const Tag extends string,
-  Fields extends { readonly _tag: Schema.tag<Tag>; readonly error: typeof Schema.String },
+  Self extends Schema.Top & {
+    readonly identifier: string
+    readonly Encoded: { readonly _tag: string; readonly error: string }
+    readonly fields: { readonly _tag: Schema.tag<string>; readonly error: Schema.String }
+    readonly prototype: object
+  },
   const Code extends string
 >(
-  self: Schema.TaggedErrorClass<Self, Tag, Fields>,
+  self: Self,
   code: Code,
   status: number
 ) => {
-  const { _tag, ...fields } = self.fields
-  return Schema.transform(Schema.Struct({ ...fields, code: Schema.Literal(code) }), self, {
-    strict: false,
-    decode: (wire) => ({ ...without(wire, "code"), _tag: self._tag }),
-    encode: (error) => ({ ...without(error, "_tag"), code })
-  }).annotations({ ...HttpApiSchema.annotations({ status }), identifier: self.identifier })
+  const { _tag, ...fields } = self.fields as Self["fields"] & Schema.Struct.Fields
+  const names = Object.keys(fields)
+  Object.defineProperty(self.prototype, "message", {
+    get(this: object) {
+      return fieldsMessage(this, names)
+    },
+    enumerable: false, // as the built-in Error.prototype.message
+    configurable: true
+  })
+  const wire = Schema.Struct({ ...(fields as Omit<Self["fields"], "_tag">), code: Schema.Literal(code) })
+    .annotate({ identifier: self.identifier })
+  return wire.pipe(
+    Schema.decodeTo(
+      self,
+      SchemaTransformation.transform<Self["Encoded"], typeof wire.Type>({
+        // A TaggedError's identifier is its tag. The casts: TypeScript cannot spread a generic
+        // struct type back into its fields (v3 wrote this with `strict: false`).
+        decode: (body) => ({ ...without(body, "code"), _tag: self.identifier }) as Self["Encoded"],
+        encode: (error) => ({ ...without(error, "_tag"), code }) as typeof wire.Type
+      })
+    ),
+    HttpApiSchema.status(status)
+  )
 }
 
 const plain = { error: Schema.String }

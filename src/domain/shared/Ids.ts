@@ -6,19 +6,24 @@
 import { Schema } from "effect"
 
 /** The branded schema of one id prefix, which carries its prefix for the generator. */
-export const makeId = <const Prefix extends string, const Brand extends string>(prefix: Prefix, brand: Brand) =>
+export const makeId = <const Prefix extends string, const Brand extends string>(
+  prefix: Prefix,
+  brand: Parameters<typeof Schema.brand<Brand>>[0]
+) =>
   Object.assign(
     Schema.String.pipe(
-      Schema.pattern(new RegExp(`^${prefix}_[a-z2-7]{26}$`), {
-        message: () => `must be an id of the form ${prefix}_ followed by 26 characters of [a-z2-7]`
-      }),
-      Schema.brand(brand)
+      Schema.check(
+        Schema.isPattern(new RegExp(`^${prefix}_[a-z2-7]{26}$`, "u"), {
+          message: `must be an id of the form ${prefix}_ followed by 26 characters of [a-z2-7]`
+        })
+      ),
+      Schema.brand<Brand>(brand)
     ),
     { prefix }
   )
 
 /** Any id schema: what `IdGenerator.make` takes. */
-export interface IdSchema<Id extends string = string> extends Schema.Schema<Id, string> {
+export interface IdSchema<Id extends string = string> extends Schema.Codec<Id, string> {
   readonly prefix: string
   /** Checks and brands an id made from the prefix. */
   readonly make: (id: string) => Id

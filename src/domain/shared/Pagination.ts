@@ -5,17 +5,18 @@
  */
 import { Schema } from "effect"
 import { DecimalInteger } from "./DecimalInteger.ts"
+import { optional } from "./Optional.ts"
 
 export const DEFAULT_PAGE_LIMIT = 20
 export const MAX_PAGE_LIMIT = 100
 
 export const ListQuery = Schema.Struct({
-  limit: Schema.optional(DecimalInteger(1, MAX_PAGE_LIMIT)),
-  cursor: Schema.optional(Schema.String)
+  limit: optional(DecimalInteger(1, MAX_PAGE_LIMIT)),
+  cursor: optional(Schema.String)
 })
 export type ListQuery = typeof ListQuery.Type
 
-export const Page = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+export const Page = <S extends Schema.Top>(item: S) =>
   Schema.Struct({
     data: Schema.Array(item),
     has_more: Schema.Boolean,

@@ -4,7 +4,7 @@
  * (InvisibleCharacters.ts: Unicode category C and line or paragraph separators; a zero-width
  * joiner inside an emoji sequence is allowed) rejected.
  */
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 import { hasInvisibleOrControl, INVISIBLE_OR_CONTROL_MESSAGE } from "./InvisibleCharacters.ts"
 
 const MAX_LENGTH = 64
@@ -18,12 +18,13 @@ const problem = (name: string): string | undefined => {
   return undefined
 }
 
-export const ResourceName = Schema.transform(
-  Schema.String,
-  Schema.String.pipe(Schema.filter((name) => problem(name) ?? true)),
-  { strict: true, decode: (raw) => raw.normalize("NFC"), encode: (name) => name }
-).annotations({
+export const ResourceName = Schema.String.annotate({
   identifier: "ResourceName",
   description: "1 to 64 characters, NFC-normalized, no leading or trailing whitespace, no invisible or control characters"
-})
+}).pipe(
+  Schema.decodeTo(
+    Schema.String.check(Schema.makeFilter(problem)),
+    SchemaTransformation.transform({ decode: (raw) => raw.normalize("NFC"), encode: (name) => name })
+  )
+)
 export type ResourceName = typeof ResourceName.Type

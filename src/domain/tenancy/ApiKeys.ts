@@ -7,11 +7,10 @@ import { ApiKeyId, OrgId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { AssignableRole } from "./Members.ts"
-import { strict } from "../shared/Strict.ts"
 
-const Token = Schema.String.annotations({ description: "shown once; store it now" })
+const Token = Schema.String.annotate({ description: "shown once; store it now" })
 
-export const CreateApiKey = Schema.Struct({ name: ResourceName }).annotations(strict)
+export const CreateApiKey = Schema.Struct({ name: ResourceName })
 
 export class PersonalApiKey extends Schema.Class<PersonalApiKey>("PersonalApiKey")({
   id: ApiKeyId,
@@ -37,4 +36,4 @@ export class CreatedOrganizationApiKey extends Schema.Class<CreatedOrganizationA
   token: Token
 }) {}
 
-export const CreateOrganizationApiKey = Schema.Struct({ name: ResourceName, role: AssignableRole }).annotations(strict)
+export const CreateOrganizationApiKey = Schema.Struct({ name: ResourceName, role: AssignableRole })

@@ -4,7 +4,6 @@ import { InvitationId, OrgId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { OrgRole } from "./Members.ts"
 import { Email } from "./Users.ts"
-import { strict } from "../shared/Strict.ts"
 
 export class Invitation extends Schema.Class<Invitation>("Invitation")({
   id: InvitationId,
@@ -15,4 +14,4 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
   created_at: Timestamp
 }) {}
 
-export const CreateInvitation = Schema.Struct({ email: Email, role: OrgRole }).annotations(strict)
+export const CreateInvitation = Schema.Struct({ email: Email, role: OrgRole })

@@ -3,7 +3,6 @@ import { Schema } from "effect"
 import { OrgId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
-import { strict } from "../shared/Strict.ts"
 
 export class Organization extends Schema.Class<Organization>("Organization")({
   id: OrgId,
@@ -11,4 +10,4 @@ export class Organization extends Schema.Class<Organization>("Organization")({
   created_at: Timestamp
 }) {}
 
-export const OrganizationInput = Schema.Struct({ name: ResourceName }).annotations(strict)
+export const OrganizationInput = Schema.Struct({ name: ResourceName })

@@ -33,4 +33,4 @@ export type Principal =
     readonly standing?: PathStanding
   }
 
-export class CurrentPrincipal extends Context.Tag("CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()("CurrentPrincipal") {}

@@ -1,11 +1,11 @@
 /** Project members: organization members who work in a project, as admins or members. */
 import { Schema } from "effect"
+import { optional } from "../shared/Optional.ts"
 import { ProjectId, UserId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
-import { strict } from "../shared/Strict.ts"
 
 /** Project roles: a project admin manages the project's members and resources. */
-export const ProjectRole = Schema.Literal("member", "admin")
+export const ProjectRole = Schema.Literals(["member", "admin"])
 export type ProjectRole = typeof ProjectRole.Type
 
 export class ProjectMember extends Schema.Class<ProjectMember>("ProjectMember")({
@@ -18,5 +18,5 @@ export class ProjectMember extends Schema.Class<ProjectMember>("ProjectMember")(
 
 export const AddProjectMember = Schema.Struct({
   user_id: UserId,
-  role: Schema.optional(ProjectRole).annotations({ description: "member when omitted" })
-}).annotations(strict)
+  role: optional(ProjectRole, { description: "member when omitted" })
+})

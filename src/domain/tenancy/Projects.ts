@@ -3,7 +3,6 @@ import { Schema } from "effect"
 import { OrgId, ProjectId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
-import { strict } from "../shared/Strict.ts"
 
 export class Project extends Schema.Class<Project>("Project")({
   id: ProjectId,
@@ -12,4 +11,4 @@ export class Project extends Schema.Class<Project>("Project")({
   created_at: Timestamp
 }) {}
 
-export const ProjectInput = Schema.Struct({ name: ResourceName }).annotations(strict)
+export const ProjectInput = Schema.Struct({ name: ResourceName })

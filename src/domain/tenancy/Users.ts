@@ -4,9 +4,9 @@ import { UserId } from "../shared/Ids.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 
 export const Email = Schema.Trim.pipe(
-  Schema.maxLength(254),
-  Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "must be an e-mail address" })
-).annotations({ identifier: "Email" })
+  Schema.check(Schema.isMaxLength(254)),
+  Schema.check(Schema.isPattern(/^[^\s@]+@[^\s@]+$/u, { message: "must be an e-mail address" }))
+).annotate({ identifier: "Email" })
 export type Email = typeof Email.Type
 
 export class User extends Schema.Class<User>("User")({

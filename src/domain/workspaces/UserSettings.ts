@@ -4,61 +4,61 @@
  * its defaults in place; `UserSettingsPatch` is the request body, where `null` removes a key.
  */
 import { Schema } from "effect"
-import { strict } from "../shared/Strict.ts"
+import { optional } from "../shared/Optional.ts"
 import { Email } from "../tenancy/Users.ts"
 
 /** When the mobile app notifies: after every turn, only when an agent waits for the user, never. */
-export const MobileNotificationMode = Schema.Literal("all", "needs_attention", "off")
+export const MobileNotificationMode = Schema.Literals(["all", "needs_attention", "off"])
 /** Where a new worktree is made by default: on the user's machine or in a pool sandbox. */
-export const WorktreeMode = Schema.Literal("LOCAL", "REMOTE")
+export const WorktreeMode = Schema.Literals(["LOCAL", "REMOTE"])
 /** How freely the coding agent acts: asks before every change, edits files freely, plans only, acts freely. */
-export const CodeMode = Schema.Literal("ask", "accept_edits", "plan", "auto")
+export const CodeMode = Schema.Literals(["ask", "accept_edits", "plan", "auto"])
 /** The reasoning effort asked of a provider's model. */
-export const Thinking = Schema.Literal("none", "low", "medium", "high")
+export const Thinking = Schema.Literals(["none", "low", "medium", "high"])
 /** A provider identifier: the name of a model provider config in one of the user's organizations. */
 export const ProviderKey = Schema.String.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(64, { message: () => "must be at most 64 characters" }),
+  Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
+  Schema.check(Schema.isMaxLength(64, { message: "must be at most 64 characters" })),
   // A JavaScript object cannot hold this key as data: it would be dropped instead of stored.
-  Schema.filter((key) => key !== "__proto__" || "is not a usable provider identifier")
+  Schema.check(Schema.makeFilter((key) => key !== "__proto__" || "is not a usable provider identifier"))
 )
 /** The name of a configured model under the provider config the entry is keyed by. */
 export const ModelName = Schema.String.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(64, { message: () => "must be at most 64 characters" })
+  Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
+  Schema.check(Schema.isMaxLength(64, { message: "must be at most 64 characters" }))
 )
 /** `auto` (detect) or a BCP 47 language tag: `en`, `en-US`, `pt-BR`, `zh-Hant-TW`, `es-419`. */
 export const VoiceLanguage = Schema.String.pipe(
-  Schema.pattern(/^(auto|[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?)$/, {
-    message: () => "must be auto or a BCP 47 language tag such as en, en-US or pt-BR"
-  })
+  Schema.check(Schema.isPattern(/^(auto|[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?)$/u, {
+    message: "must be auto or a BCP 47 language tag such as en, en-US or pt-BR"
+  }))
 )
 /** E.164: a plus sign, then 8 to 15 digits. */
 export const PhoneNumber = Schema.String.pipe(
-  Schema.pattern(/^\+[1-9][0-9]{7,14}$/, { message: () => "must be a phone number in E.164 form, such as +14155550123" })
+  Schema.check(Schema.isPattern(/^\+[1-9][0-9]{7,14}$/u, { message: "must be a phone number in E.164 form, such as +14155550123" }))
 )
 /** At most this many entries in `code.providers`. */
 export const MAX_PROVIDERS = 32
 
 const ProviderSettings = Schema.Struct({
-  model: Schema.optional(ModelName),
-  thinking: Schema.optional(Thinking)
+  model: optional(ModelName),
+  thinking: optional(Thinking)
 })
 
 export const UserSettings = Schema.Struct({
   notifications: Schema.Struct({
-    mobile: Schema.optional(Schema.Struct({ mode: Schema.optional(MobileNotificationMode) })),
-    email: Schema.Struct({ enabled: Schema.Boolean, notification_email: Schema.optional(Email) }),
-    sms: Schema.Struct({ enabled: Schema.Boolean, phone_number: Schema.optional(PhoneNumber) })
+    mobile: optional(Schema.Struct({ mode: optional(MobileNotificationMode) })),
+    email: Schema.Struct({ enabled: Schema.Boolean, notification_email: optional(Email) }),
+    sms: Schema.Struct({ enabled: Schema.Boolean, phone_number: optional(PhoneNumber) })
   }),
-  git: Schema.optional(Schema.Struct({ default_worktree_mode: Schema.optional(WorktreeMode) })),
-  code: Schema.optional(Schema.Struct({
-    mode: Schema.optional(CodeMode),
-    default_provider: Schema.optional(ProviderKey),
-    providers: Schema.optional(Schema.Record({ key: ProviderKey, value: ProviderSettings }))
+  git: optional(Schema.Struct({ default_worktree_mode: optional(WorktreeMode) })),
+  code: optional(Schema.Struct({
+    mode: optional(CodeMode),
+    default_provider: optional(ProviderKey),
+    providers: optional(Schema.Record(ProviderKey, ProviderSettings))
   })),
-  voice: Schema.optional(Schema.Struct({ language: Schema.optional(VoiceLanguage) }))
-}).annotations({ identifier: "UserSettings" })
+  voice: optional(Schema.Struct({ language: optional(VoiceLanguage) }))
+}).annotate({ identifier: "UserSettings" })
 export type UserSettings = typeof UserSettings.Type
 
 /** The settings of a user who never changed any. */
@@ -67,27 +67,24 @@ export const DEFAULT_USER_SETTINGS: UserSettings = {
 }
 
 /** A key of a patch: absent leaves it, `null` removes it (a default comes back), a value sets it. */
-const patched = <A, I, R>(schema: Schema.Schema<A, I, R>) => Schema.optional(Schema.NullOr(schema))
+const patched = <S extends Schema.Top>(schema: S) => optional(Schema.NullOr(schema))
 
 export const UserSettingsPatch = Schema.Struct({
   notifications: patched(Schema.Struct({
-    mobile: patched(Schema.Struct({ mode: patched(MobileNotificationMode) }).annotations(strict)),
-    email: patched(Schema.Struct({ enabled: patched(Schema.Boolean), notification_email: patched(Email) }).annotations(strict)),
-    sms: patched(Schema.Struct({ enabled: patched(Schema.Boolean), phone_number: patched(PhoneNumber) }).annotations(strict))
-  }).annotations(strict)),
-  git: patched(Schema.Struct({ default_worktree_mode: patched(WorktreeMode) }).annotations(strict)),
+    mobile: patched(Schema.Struct({ mode: patched(MobileNotificationMode) })),
+    email: patched(Schema.Struct({ enabled: patched(Schema.Boolean), notification_email: patched(Email) })),
+    sms: patched(Schema.Struct({ enabled: patched(Schema.Boolean), phone_number: patched(PhoneNumber) }))
+  })),
+  git: patched(Schema.Struct({ default_worktree_mode: patched(WorktreeMode) })),
   code: patched(Schema.Struct({
     mode: patched(CodeMode),
     default_provider: patched(ProviderKey),
     providers: patched(
-      Schema.Record({
-        key: ProviderKey,
-        value: Schema.NullOr(Schema.Struct({ model: patched(ModelName), thinking: patched(Thinking) }).annotations(strict))
-      })
+      Schema.Record(ProviderKey, Schema.NullOr(Schema.Struct({ model: patched(ModelName), thinking: patched(Thinking) })))
     )
-  }).annotations(strict)),
-  voice: patched(Schema.Struct({ language: patched(VoiceLanguage) }).annotations(strict))
-}).annotations({ ...strict, identifier: "UserSettingsPatch" })
+  })),
+  voice: patched(Schema.Struct({ language: patched(VoiceLanguage) }))
+}).annotate({ identifier: "UserSettingsPatch" })
 export type UserSettingsPatch = typeof UserSettingsPatch.Type
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }

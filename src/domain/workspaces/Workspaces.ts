@@ -3,8 +3,10 @@
  * organization; its worktrees (WorktreeDescriptor, spec 2.13); the sessions started in it
  * (`POST /api/v1/workspaces/{workspace_id}/sessions`); and worktree migration.
  */
-import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApiSchema } from "effect/http-api"
+import { Schema, SchemaTransformation } from "effect"
+import { fieldsMessage } from "../shared/Errors.ts"
+import { optional } from "../shared/Optional.ts"
 import {
   AgentId,
   MachineId,
@@ -17,22 +19,21 @@ import {
   WorktreeId
 } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { strict } from "../shared/Strict.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { CodeMode, ModelName, ProviderKey, Thinking, VoiceLanguage } from "./UserSettings.ts"
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /** A git ref name as `git check-ref-format --branch` would take it (a conservative subset). */
 const REF_MESSAGE = "must be a git branch name: 1 to 100 characters of [A-Za-z0-9._/-], not starting with -, without .., " +
   "//, @{, and not ending with /, . or .lock"
 
 export const GitRefName = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9._\/-]{1,100}$/, { message: () => REF_MESSAGE }),
-  Schema.filter((ref) =>
+  Schema.check(Schema.isPattern(/^[A-Za-z0-9._\/-]{1,100}$/u, { message: REF_MESSAGE })),
+  Schema.check(Schema.makeFilter((ref) =>
     !ref.startsWith("-") && !ref.includes("..") && !ref.includes("//") && !ref.endsWith("/") && !ref.endsWith(".") &&
       !ref.endsWith(".lock") || REF_MESSAGE
-  )
+  ))
 )
 
 /**
@@ -41,20 +42,20 @@ export const GitRefName = Schema.String.pipe(
  * (`https://…`, `file://…`, `git@host:repo.git`); anything else must start with `/`.
  */
 export const RepositoryUrl = Schema.String.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(2048, { message: () => "must be at most 2048 characters" }),
-  Schema.filter((url) => !/[\0\n\r]/.test(url) && !url.startsWith("-") || "must not start with - or contain NUL or line breaks"),
-  Schema.filter((url) =>
+  Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
+  Schema.check(Schema.isMaxLength(2048, { message: "must be at most 2048 characters" })),
+  Schema.check(Schema.makeFilter((url) => !/[\0\n\r]/.test(url) && !url.startsWith("-") || "must not start with - or contain NUL or line breaks")),
+  Schema.check(Schema.makeFilter((url) =>
     url.startsWith("/") || /^[^/]*:/.test(url) ||
     "must be a clonable URL (https://, ssh://, file://, host:path) or an absolute path on the machine, not a relative path"
-  )
+  ))
 )
 
 /** Where the repository comes from: a clonable URL or an absolute path on the machine; the ref new branches start from. */
 export const Repository = Schema.Struct({
-  url: Schema.optional(Schema.NullOr(RepositoryUrl)),
-  base_ref: Schema.optional(Schema.NullOr(GitRefName))
-}).annotations({ ...strict, identifier: "WorkspaceRepository" })
+  url: optional(Schema.NullOr(RepositoryUrl)),
+  base_ref: optional(Schema.NullOr(GitRefName))
+}).annotate({ identifier: "WorkspaceRepository" })
 export type Repository = typeof Repository.Type
 
 export class Workspace extends Schema.Class<Workspace>("Workspace")({
@@ -75,29 +76,29 @@ export const CreateWorkspace = Schema.Struct({
   org_id: OrgId,
   project_id: ProjectId,
   repository: Repository,
-  default_machine_id: Schema.optional(Schema.NullOr(MachineId)),
-  machine_pool_id: Schema.optional(Schema.NullOr(MachinePoolId)),
-  sync_enabled: Schema.optional(Schema.Boolean)
-}).annotations(strict)
+  default_machine_id: optional(Schema.NullOr(MachineId)),
+  machine_pool_id: optional(Schema.NullOr(MachinePoolId)),
+  sync_enabled: optional(Schema.Boolean)
+})
 export type CreateWorkspace = typeof CreateWorkspace.Type
 
 export const UpdateWorkspace = Schema.Struct({
-  name: Schema.optional(ResourceName),
-  repository: Schema.optional(Schema.Struct({
-    url: Schema.optional(Schema.NullOr(RepositoryUrl)),
-    base_ref: Schema.optional(Schema.NullOr(GitRefName))
-  }).annotations(strict)),
-  default_machine_id: Schema.optional(Schema.NullOr(MachineId)),
-  machine_pool_id: Schema.optional(Schema.NullOr(MachinePoolId)),
-  sync_enabled: Schema.optional(Schema.Boolean)
-}).annotations(strict)
+  name: optional(ResourceName),
+  repository: optional(Schema.Struct({
+    url: optional(Schema.NullOr(RepositoryUrl)),
+    base_ref: optional(Schema.NullOr(GitRefName))
+  })),
+  default_machine_id: optional(Schema.NullOr(MachineId)),
+  machine_pool_id: optional(Schema.NullOr(MachinePoolId)),
+  sync_enabled: optional(Schema.Boolean)
+})
 export type UpdateWorkspace = typeof UpdateWorkspace.Type
 
-export const WorktreeType = Schema.Literal("LOCAL", "REMOTE")
+export const WorktreeType = Schema.Literals(["LOCAL", "REMOTE"])
 export type WorktreeType = typeof WorktreeType.Type
 
 /** A checkpoint's id: the SHA-256 of its bytes. */
-export const CheckpointId = Schema.String.pipe(Schema.pattern(/^sha256:[0-9a-f]{64}$/))
+export const CheckpointId = Schema.String.pipe(Schema.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u)))
 
 export class WorktreeDescriptor extends Schema.Class<WorktreeDescriptor>("WorktreeDescriptor")({
   id: WorktreeId,
@@ -108,7 +109,7 @@ export class WorktreeDescriptor extends Schema.Class<WorktreeDescriptor>("Worktr
   name: Schema.NullOr(Schema.String),
   path: Schema.NullOr(Schema.String),
   worktree_type: Schema.NullOr(WorktreeType),
-  user_machine_path: Schema.optional(Schema.Struct({
+  user_machine_path: optional(Schema.Struct({
     id: UserMachinePathId,
     machine_id: MachineId,
     local_path: Schema.NullOr(Schema.String)
@@ -121,32 +122,29 @@ export class WorktreeDescriptor extends Schema.Class<WorktreeDescriptor>("Worktr
   checkpoint_metadata: JsonObject
 }) {}
 
-const OptionalId = Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))))
+const OptionalId = optional(Schema.NullOr(Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(128)))))
 
 /** Per-session overrides of the user's settings (the `code` and `voice` sections). */
 export const SessionSettings = Schema.Struct({
-  code: Schema.optional(Schema.Struct({
-    mode: Schema.optional(CodeMode),
-    default_provider: Schema.optional(ProviderKey),
-    providers: Schema.optional(Schema.Record({
-      key: ProviderKey,
-      value: Schema.Struct({ model: Schema.optional(ModelName), thinking: Schema.optional(Thinking) })
-    }))
+  code: optional(Schema.Struct({
+    mode: optional(CodeMode),
+    default_provider: optional(ProviderKey),
+    providers: optional(Schema.Record(ProviderKey, Schema.Struct({ model: optional(ModelName), thinking: optional(Thinking) })))
   })),
-  voice: Schema.optional(Schema.Struct({ language: Schema.optional(VoiceLanguage) }))
-}).annotations({ ...strict, identifier: "SessionSettings" })
+  voice: optional(Schema.Struct({ language: optional(VoiceLanguage) }))
+}).annotate({ identifier: "SessionSettings" })
 export type SessionSettings = typeof SessionSettings.Type
 
 export const LaunchSession = Schema.Struct({
-  machine_id: Schema.optional(Schema.NullOr(MachineId)),
-  user_session_id: Schema.optional(Schema.NullOr(WorkspaceSessionId)),
-  metadata: Schema.optional(JsonObject),
-  initial_prompt: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100_000)))),
-  worktree_name: Schema.optional(Schema.NullOr(GitRefName)),
-  session_settings: Schema.optional(Schema.NullOr(SessionSettings)),
+  machine_id: optional(Schema.NullOr(MachineId)),
+  user_session_id: optional(Schema.NullOr(WorkspaceSessionId)),
+  metadata: optional(JsonObject),
+  initial_prompt: optional(Schema.NullOr(Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(100_000))))),
+  worktree_name: optional(Schema.NullOr(GitRefName)),
+  session_settings: optional(Schema.NullOr(SessionSettings)),
   resume_session_id: OptionalId,
-  agent_session_id: Schema.optional(Schema.NullOr(AgentId))
-}).annotations(strict)
+  agent_session_id: optional(Schema.NullOr(AgentId))
+})
 export type LaunchSession = typeof LaunchSession.Type
 
 export const SessionPayload = Schema.Struct({
@@ -155,7 +153,7 @@ export const SessionPayload = Schema.Struct({
   worktree_id: WorktreeId,
   machine_id: MachineId,
   events_path: Schema.String
-}).annotations({ identifier: "SessionPayload" })
+}).annotate({ identifier: "SessionPayload" })
 
 /**
  * A session that runs: `{status: "ok", payload}`. One that could not start on its machine is an
@@ -163,21 +161,21 @@ export const SessionPayload = Schema.Struct({
  * and the others below); a request that is wrong is the API's error body (docs/workspaces.md).
  */
 export const LaunchedSession = Schema.Struct({ status: Schema.Literal("ok"), payload: SessionPayload })
-  .annotations({ identifier: "LaunchedSession" })
+  .annotate({ identifier: "LaunchedSession" })
 export type LaunchedSession = typeof LaunchedSession.Type
 
 export const MigrateWorktree = Schema.Struct({
   target_type: WorktreeType,
-  target_machine_id: Schema.optional(Schema.NullOr(MachineId)),
-  source: Schema.optional(Schema.Literal("checkpoint", "base_ref")),
-  worktree_name: Schema.optional(Schema.NullOr(GitRefName))
-}).annotations(strict)
+  target_machine_id: optional(Schema.NullOr(MachineId)),
+  source: optional(Schema.Literals(["checkpoint", "base_ref"])),
+  worktree_name: optional(Schema.NullOr(GitRefName))
+})
 export type MigrateWorktree = typeof MigrateWorktree.Type
 
 export const MigratedWorktree = Schema.Struct({
   worktree: WorktreeDescriptor,
   status: Schema.Literal("migrated")
-}).annotations({ identifier: "MigratedWorktree" })
+}).annotate({ identifier: "MigratedWorktree" })
 
 /**
  * A session that could not start on its machine answers `{status: "error", payload: {code, error}}`
@@ -188,18 +186,23 @@ export const MigratedWorktree = Schema.Struct({
 const sessionFailure = <const Tag extends string, const Code extends string>(tag: Tag, code: Code, status: number) => {
   class Failure extends Schema.TaggedError<Failure>()(tag, { error: Schema.String }) {
     static readonly code = code
-    static readonly Wire = Schema.transform(
-      Schema.Struct({
-        status: Schema.Literal("error"),
-        payload: Schema.Struct({ code: Schema.Literal(code), error: Schema.String })
-      }),
-      Failure,
-      {
-        strict: false,
-        decode: (wire) => ({ _tag: tag, error: wire.payload.error }),
-        encode: (failure) => ({ status: "error" as const, payload: { code, error: failure.error } })
-      }
-    ).annotations({ ...HttpApiSchema.annotations({ status }), identifier: `${tag}Body` })
+    static readonly Wire = Schema.Struct({
+      status: Schema.Literal("error"),
+      payload: Schema.Struct({ code: Schema.Literal(code), error: Schema.String })
+    }).annotate({ identifier: `${tag}Body` }).pipe(
+      Schema.decodeTo(
+        Failure,
+        SchemaTransformation.transform({
+          decode: (wire) => ({ _tag: tag, error: wire.payload.error }),
+          encode: (failure) => ({ status: "error" as const, payload: { code, error: failure.error } })
+        })
+      ),
+      HttpApiSchema.status(status)
+    )
+    // Effect 3's message of a TaggedError (its fields); Effect 4's would be empty.
+    override get message() {
+      return fieldsMessage(this, ["error"])
+    }
   }
   return Failure
 }

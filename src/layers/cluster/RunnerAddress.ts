@@ -11,9 +11,9 @@
  * The runner protocol has no authentication: the runner port must be reachable only by the other
  * server processes.
  */
-import { Config, ConfigError, Effect, Either, Option } from "effect"
+import { Config, Effect, Option } from "effect"
 import { hostname } from "node:os"
-import { AppConfig } from "../AppConfig.ts"
+import { AppConfig, integer, invalidData } from "../AppConfig.ts"
 
 export interface RunnerAddressConfig {
   /** The host name or address registered for the other runners to dial. */
@@ -27,22 +27,22 @@ export interface RunnerAddressConfig {
 const WILDCARD_HOSTS: ReadonlySet<string> = new Set(["0.0.0.0", "::", "[::]"])
 
 const portNumber = (name: string) =>
-  Config.integer(name).pipe(
-    Config.mapOrFail((port) =>
+  integer(name).pipe(
+    Config.mapEffect((port) =>
       port >= 0 && port <= 65_535
-        ? Either.right(port)
-        : Either.left(ConfigError.InvalidData([name], `${name} must be a port number from 0 to 65535, got ${port}`))
+        ? Effect.succeed(port)
+        : Effect.fail(invalidData(name, `${name} must be a port number from 0 to 65535, got ${port}`))
     )
   )
 
 export const runnerAddressConfig = Effect.gen(function*() {
   const app = yield* AppConfig
-  const explicitHost = yield* Config.option(Config.nonEmptyString("RUNNER_HOST"))
+  const explicitHost = yield* Config.option(Config.NonEmptyString("RUNNER_HOST"))
   const explicitPort = yield* Config.option(portNumber("RUNNER_PORT"))
   const defaultPort = app.port === 0 ? 0 : app.port + 1
   if (defaultPort > 65_535 && Option.isNone(explicitPort)) {
     return yield* Effect.fail(
-      ConfigError.InvalidData(["RUNNER_PORT"], `PORT ${app.port} leaves no port above it for the runner: set RUNNER_PORT`)
+      invalidData("RUNNER_PORT", `PORT ${app.port} leaves no port above it for the runner: set RUNNER_PORT`)
     )
   }
   const config: RunnerAddressConfig = {

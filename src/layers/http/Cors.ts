@@ -6,7 +6,7 @@
  * preflight reaches the router, which has no OPTIONS route). No credentials: the API
  * authenticates with a bearer token, not cookies.
  */
-import { type HttpApp, HttpMiddleware, HttpServerRequest } from "@effect/platform"
+import { HttpMiddleware, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 
 /** How long a browser may cache a preflight answer, in seconds. */
@@ -14,11 +14,13 @@ const PREFLIGHT_MAX_AGE = 600
 
 export const corsFor = (
   origins: ReadonlyArray<string>
-): <E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> => {
+): <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> => {
   if (origins.length === 0) return (app) => app
   const allowed = new Set(origins)
   const cors = HttpMiddleware.cors({
-    // A predicate, not the list: with one origin @effect/platform would send it to every caller.
+    // A predicate, not the list: with one origin effect/http would send it to every caller.
     allowedOrigins: (origin) => allowed.has(origin),
     allowedMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
     allowedHeaders: ["authorization", "content-type", "last-event-id", "x-request-id"],

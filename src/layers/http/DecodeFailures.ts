@@ -1,51 +1,76 @@
 /**
  * Which part of a request failed its endpoint's schema, in the caller's words.
  *
- * HttpApiBuilder turns a decode failure into HttpApiDecodeError with Effect's own formatting
- * (which quotes the value received, and prints schemas) and keeps only that text. So on this
- * rare path the request is decoded again here, in the order the builder decodes it (path, body,
- * headers, query), collecting every problem, and formatted by DecodeIssues. When every part
- * decodes, the failure came from inside a handler: a bug, not bad input.
+ * HttpApiBuilder turns a decode failure into HttpApiSchemaError, naming the part, with the first
+ * problem Effect found. So on this rare path that part is decoded again here, with the options
+ * HttpApiBuilder decodes it with, collecting every problem (and the input of each, which is
+ * never shown but tells a parameter given twice), and formatted by DecodeIssues. A failure of
+ * the response is a bug, not bad input.
  */
-import { HttpMethod } from "@effect/platform"
-import { Either, Schema } from "effect"
+import { HttpMethod } from "effect/http"
+import type { HttpApiError } from "effect/http-api"
+import { Exit, Schema, type SchemaAST } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { decodeFailure, type RequestPart } from "./DecodeIssues.ts"
 import type { GuardedRequest } from "./GuardedRequest.ts"
 import type { RouteMatch } from "./RouteTable.ts"
 
-const problemIn = (schema: Schema.Schema.All, input: unknown, part: RequestPart): InvalidRequest | undefined => {
-  const result = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>, { errors: "all" })(input)
-  return Either.isLeft(result) ? decodeFailure(result.left.issue, part) : undefined
+const problemIn = (
+  schema: Schema.Top,
+  options: SchemaAST.ParseOptions | undefined,
+  input: unknown,
+  part: RequestPart
+): InvalidRequest | undefined => {
+  const exit = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>, { ...options, errors: "all", reportInput: true })(input)
+  if (Exit.isSuccess(exit)) return undefined
+  const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")?.error
+  return error === undefined ? undefined : decodeFailure(error.issue, part)
 }
 
-/** The invalid_request for the part of `request` that does not match `match`'s endpoint, if any does not. */
-export const explainDecodeFailure = (match: RouteMatch, request: GuardedRequest): InvalidRequest | undefined => {
-  const { headersSchema, method, pathSchema, payloadSchema, urlParamsSchema } = match.endpoint.schemas
-  if (pathSchema._tag === "Some") {
-    const problem = problemIn(pathSchema.value, match.params, "path")
-    if (problem !== undefined) return problem
-  }
-  if (payloadSchema._tag === "Some") {
-    const takesBody = HttpMethod.hasBody(method)
-    const parsed = request.body.parsed
-    if (takesBody && parsed?.value === null) {
-      return new InvalidRequest({
-        error: "The request body is missing: send a JSON object (Content-Type: application/json)",
-        issues: [{ path: "", message: "is required" }]
-      })
+/**
+ * The invalid_request for the part of `request` that does not match `match`'s endpoint, if the
+ * failure is one of the request.
+ */
+export const explainDecodeFailure = (
+  match: RouteMatch,
+  request: GuardedRequest,
+  failure: HttpApiError.HttpApiSchemaError
+): InvalidRequest | undefined => {
+  const { headers, method, options, params, payload, query } = match.endpoint.schemas
+  const explained = (() => {
+    switch (failure.kind) {
+      case "Params":
+        return params && problemIn(params, options.params, match.params, "path")
+      case "Headers":
+        return headers && problemIn(headers, options.headers, request.headers, "headers")
+      case "Query":
+        return query && problemIn(Schema.toCodecArrayFromSingle(query), options.query, match.searchParams, "query")
+      case "Payload": {
+        if (payload === undefined) return undefined
+        if (!HttpMethod.hasBody(method)) {
+          return problemIn(Schema.toCodecArrayFromSingle(payload), options.payload, match.searchParams, "query")
+        }
+        const parsed = request.body.parsed
+        if (parsed?.value === null) {
+          return new InvalidRequest({
+            error: "The request body is missing: send a JSON object (Content-Type: application/json)",
+            issues: [{ path: "", message: "is required" }]
+          })
+        }
+        return parsed === undefined ? undefined : problemIn(payload, options.payload, parsed.value, "body")
+      }
+      default:
+        return undefined
     }
-    if (!takesBody || parsed !== undefined) {
-      const problem = problemIn(payloadSchema.value, takesBody ? parsed!.value : match.searchParams, takesBody ? "body" : "query")
-      if (problem !== undefined) return problem
-    }
-  }
-  if (headersSchema._tag === "Some") {
-    const problem = problemIn(headersSchema.value, request.headers, "headers")
-    if (problem !== undefined) return problem
-  }
-  if (urlParamsSchema._tag === "Some") {
-    return problemIn(urlParamsSchema.value, match.searchParams, "query")
-  }
-  return undefined
+  })()
+  if (explained !== undefined || failure.kind === "Body" || failure.kind === "ResponseHeaders") return explained
+  // Decoded again without a problem: what HttpApiBuilder found, in the same words.
+  const part: RequestPart = failure.kind === "Params"
+    ? "path"
+    : failure.kind === "Headers"
+    ? "headers"
+    : failure.kind === "Payload" && HttpMethod.hasBody(method)
+    ? "body"
+    : "query"
+  return decodeFailure(failure.cause.issue, part)
 }

@@ -1,12 +1,12 @@
 /**
- * Decode failures in the caller's words: Effect's ParseIssue tree becomes our `issues` (a JSON
+ * Decode failures in the caller's words: Effect's SchemaIssue tree becomes our `issues` (a JSON
  * Pointer and a message per field) and the `error` sentence of `invalid_request`. Messages say
  * what was expected ("expected a string", "expected an integer between 1 and 100", "must be one
  * of: approve, deny", "is required", "is not allowed here; allowed fields: name"), use a schema's
  * own message where it has one, never quote the value received (it may be a secret sent in the
  * wrong place) and never print a schema's internals. The tree is walked with an explicit stack.
  */
-import { Effect, type ParseResult, SchemaAST as AST } from "effect"
+import { SchemaAST as AST, type SchemaIssue } from "effect"
 import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
 
 /** Issues listed in one answer; the sentence says how many more there were. */
@@ -22,21 +22,16 @@ const PART_NAMES: Record<RequestPart, { readonly sentence: string; readonly memb
   headers: { sentence: "The headers do not match the API", members: "headers" }
 }
 
-const pointerOf = (path: ParseResult.Pointer["path"]): string =>
-  (Array.isArray(path) ? path : [path]).map((key) => "/" + String(key).replaceAll("~", "~0").replaceAll("/", "~1"))
-    .join("")
+const pointerOf = (path: ReadonlyArray<PropertyKey>): string =>
+  path.map((key) => "/" + String(key).replaceAll("~", "~0").replaceAll("/", "~1")).join("")
 
-const literalText = (literal: AST.LiteralValue): string => literal === null ? "null" : String(literal)
+const withoutUndefined = (types: ReadonlyArray<AST.AST>) => types.filter((type) => type._tag !== "Undefined")
 
-const isNullLiteral = (ast: AST.AST) => ast._tag === "Literal" && ast.literal === null
-
-const withoutUndefined = (types: ReadonlyArray<AST.AST>) => types.filter((type) => type._tag !== "UndefinedKeyword")
-
-/** The literals of a union of literals only, or undefined. */
+/** The literals of a union of literals only (null among them), or undefined. */
 const literalsOf = (ast: AST.AST): ReadonlyArray<string> | undefined => {
   const members = ast._tag === "Union" ? withoutUndefined(ast.types) : [ast]
-  return members.every((member) => member._tag === "Literal")
-    ? members.map((member) => literalText((member as AST.Literal).literal))
+  return members.every((member) => member._tag === "Literal" || member._tag === "Null")
+    ? members.map((member) => member._tag === "Literal" ? String(member.literal) : "null")
     : undefined
 }
 
@@ -53,72 +48,97 @@ const bounds = (low: unknown, high: unknown, unit: string, lead: string): string
     ? ` ${lead} at most ${high}${unitFor(unit, high)}`
     : ""
 
-/**
- * A refinement chain in words, from its JSON Schema annotations: "an integer between 1 and 100".
- * A pattern is mentioned only when the value failed it (`predicateFailed`), not when it was not
- * even a string.
- */
-const describeRefinement = (ast: AST.Refinement, predicateFailed: boolean): string => {
-  const c: Record<string, unknown> = {}
-  let base: AST.AST = ast
-  // Through refinements and transformations to the type the constraints apply to.
-  while (base._tag === "Refinement" || base._tag === "Transformation") {
-    if (base._tag === "Refinement") {
-      const annotation = AST.getJSONSchemaAnnotation(base)
-      if (annotation._tag === "Some") for (const [key, value] of Object.entries(annotation.value)) c[key] ??= value
-      base = base.from
-    } else base = base.to
-  }
-  switch (base._tag) {
-    case "NumberKeyword": {
-      const noun = c.type === "integer" ? "an integer" : "a number"
-      if (c.exclusiveMinimum !== undefined) return `${noun} greater than ${c.exclusiveMinimum}`
-      return noun + bounds(c.minimum, c.maximum, "", "of")
+/** The JSON Schema type a node's checks are written for. */
+const jsonTypeOf = (ast: AST.AST) =>
+  ast._tag === "String" ? "string" : ast._tag === "Number" ? "number" : ast._tag === "Arrays" ? "array" : ast._tag === "Objects"
+    ? "object"
+    : undefined
+
+/** The constraints of a node's checks, as the JSON Schema they document: minimum, maxLength, pattern... */
+const constraintsOf = (ast: AST.AST): Record<string, unknown> => {
+  const constraints: Record<string, unknown> = {}
+  const type = jsonTypeOf(ast)
+  const visit = (checks: ReadonlyArray<AST.Check<any>>) => {
+    for (const check of checks) {
+      if (check._tag === "FilterGroup") {
+        visit(check.checks)
+        continue
+      }
+      const output = check.annotations?.toJsonSchema?.({ type, schemas: [] })
+      const fragment = Array.isArray(output) ? output[0] : output
+      if (fragment !== undefined && typeof fragment === "object") {
+        for (const [key, value] of Object.entries(fragment)) constraints[key] ??= value
+      }
     }
-    case "StringKeyword": {
+  }
+  if (ast.checks !== undefined) visit(ast.checks)
+  return constraints
+}
+
+/**
+ * A node with checks in words, from the JSON Schema its checks document: "an integer between 1
+ * and 100". A pattern is mentioned only when the value failed it (`predicateFailed`), not when it
+ * was not even a string.
+ */
+const describeChecked = (ast: AST.AST, predicateFailed: boolean, depth: number): string => {
+  const c = constraintsOf(ast)
+  if (ast._tag === "Number" || (ast._tag === "Declaration" && (c.type === "integer" || c.type === "number"))) {
+    const noun = c.type === "integer" ? "an integer" : "a number"
+    if (c.exclusiveMinimum !== undefined) return `${noun} greater than ${c.exclusiveMinimum}`
+    return noun + bounds(c.minimum, c.maximum, "", "of")
+  }
+  switch (ast._tag) {
+    case "String": {
       const length = c.minLength !== undefined && c.minLength === c.maxLength
         ? ` of exactly ${c.minLength} characters`
         : bounds(c.minLength, c.maxLength, " characters", "of")
       return "a string" + length + (predicateFailed && c.pattern !== undefined ? " in the expected format" : "")
     }
-    case "TupleType":
+    case "Arrays":
       return "an array" + bounds(c.minItems, c.maxItems, " items", "with")
     default:
-      return describe(base)
+      return describeKind(ast, depth)
   }
 }
 
 /** What a schema accepts, as a noun phrase. Recursion follows the schema, never the input, and is bounded. */
 const describe = (ast: AST.AST, depth = 0): string => {
   if (depth > 4) return "a valid value"
+  if (ast.checks !== undefined) return describeChecked(ast, false, depth)
+  // The caller sends the encoded side.
+  if (ast.encoding !== undefined) return describe(AST.toEncoded(ast), depth + 1)
+  return describeKind(ast, depth)
+}
+
+/** What a node accepts by its kind alone (its checks aside). */
+const describeKind = (ast: AST.AST, depth: number): string => {
   switch (ast._tag) {
-    case "StringKeyword":
+    case "String":
     case "TemplateLiteral":
       return "a string"
-    case "NumberKeyword":
+    case "Number":
       return "a number"
-    case "BooleanKeyword":
+    case "Boolean":
       return "true or false"
     case "Literal":
-      return literalText(ast.literal)
-    case "TypeLiteral":
+      return String(ast.literal)
+    case "Null":
+      return "null"
+    case "Objects":
       return "an object"
-    case "TupleType":
+    case "Arrays":
       return "an array"
-    case "Enums":
+    case "Enum":
       return "one of: " + ast.enums.map(([, value]) => String(value)).join(", ")
     case "Union": {
       const literals = literalsOf(ast)
       if (literals !== undefined) return "one of: " + literals.join(", ")
       return [...new Set(withoutUndefined(ast.types).map((member) => describe(member, depth + 1)))].join(" or ")
     }
-    case "Refinement":
-      return describeRefinement(ast, false)
-    case "Transformation":
-      // The caller sends the encoded side.
-      return describe(ast.from, depth + 1)
     case "Suspend":
-      return describe(ast.f(), depth + 1)
+      return describe(ast.thunk(), depth + 1)
+    case "Declaration":
+      return ast.encoding !== undefined ? describe(AST.toEncoded(ast), depth + 1) : "a valid value"
     default:
       return "a valid value"
   }
@@ -128,59 +148,33 @@ const describe = (ast: AST.AST, depth = 0): string => {
 const expected = (ast: AST.AST, predicateFailed = false): string => {
   const literals = literalsOf(ast)
   if (literals !== undefined) return literals.length === 1 ? `must be ${literals[0]}` : `must be one of: ${literals.join(", ")}`
-  return `expected ${ast._tag === "Refinement" ? describeRefinement(ast, predicateFailed) : describe(ast)}`
+  return `expected ${ast.checks !== undefined ? describeChecked(ast, predicateFailed, 0) : describe(ast)}`
 }
 
-/** The schema's own message for `issue`, when it has one that applies. */
-const ownMessage = (issue: ParseResult.ParseIssue & { readonly ast: AST.AST }): string | undefined => {
-  const annotation = AST.getMessageAnnotation(issue.ast)
-  if (annotation._tag === "None") return undefined
-  const result = annotation.value(issue)
-  const baseFailed = (issue._tag === "Refinement" && issue.kind === "From") ||
-    (issue._tag === "Transformation" && issue.kind === "Encoded")
-  const { message, override } = typeof result === "object" && "override" in result
-    ? result
-    : { message: result, override: false }
-  if (baseFailed && !override) return undefined
-  return typeof message === "string" ? message : Effect.runSync(message)
+/** The schema's own message for a failure of `ast`, when it has one. */
+const ownMessage = (ast: AST.AST): string | undefined => {
+  const message = ast.annotations?.message
+  return typeof message === "string" ? message : undefined
 }
 
-/**
- * True when `issue` says the value is not even of the expected kind: under it, only the base
- * types of refinements and encoded sides of transformations failed, or a transformation could
- * not convert the value. Nothing field-level below it is worth reporting.
- */
-const isLeaf = (issue: ParseResult.ParseIssue): boolean => {
+/** The value is not even of the kind its schema takes (a number for a string schema), seen through encodings. */
+const isLeaf = (issue: SchemaIssue.Issue): boolean => {
   let inner = issue
-  while (
-    (inner._tag === "Refinement" && (inner === issue || inner.kind === "From")) ||
-    (inner._tag === "Transformation" && inner.kind === "Encoded")
-  ) inner = inner.issue
-  return inner._tag === "Type" || (inner._tag === "Transformation" && inner.kind === "Transformation")
-}
-
-/**
- * True when the value was of the kind the schema takes (a string for a string schema) and broke
- * one of its rules or a part of it; false when it was not even of that kind.
- */
-const isOfTheKind = (issue: ParseResult.ParseIssue): boolean => {
-  let inner = issue
-  while (
-    (inner._tag === "Refinement" && inner.kind === "From") ||
-    (inner._tag === "Transformation" && inner.kind === "Encoded")
-  ) inner = inner.issue
-  return inner._tag !== "Type"
+  while (inner._tag === "Encoding") inner = inner.issue
+  return inner._tag === "InvalidType" || (inner !== issue && inner._tag === "InvalidValue")
 }
 
 interface Frame {
-  readonly issue: ParseResult.ParseIssue
+  readonly issue: SchemaIssue.Issue
   readonly path: string
   /** The properties of the innermost object schema, for "allowed fields". */
   readonly fields: ReadonlyArray<string>
+  /** The schema whose checks a Filter issue under it belongs to. */
+  readonly checked: AST.AST | undefined
 }
 
 /** The issues of `root`, one per path, the first MAX_ISSUES of them, and how many more there were. */
-const formatIssues = (root: ParseResult.ParseIssue, part: RequestPart) => {
+const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
   const byPath = new Map<string, string>()
   let more = 0
   const add = (path: string, message: string) => {
@@ -188,24 +182,25 @@ const formatIssues = (root: ParseResult.ParseIssue, part: RequestPart) => {
     if (byPath.size < MAX_ISSUES) byPath.set(path, message)
     else more++
   }
-  const stack: Array<Frame> = [{ issue: root, path: "", fields: [] }]
+  const stack: Array<Frame> = [{ issue: root, path: "", fields: [], checked: undefined }]
   while (stack.length > 0) {
-    const { fields, issue, path } = stack.pop()!
-    // A query parameter given twice arrives as a list; no parameter of the API takes one.
-    if (part === "query" && issue._tag !== "Pointer" && Array.isArray(issue.actual)) {
+    const { checked, fields, issue, path } = stack.pop()!
+    // A query parameter given twice arrives as a list; no parameter of the API takes one (the
+    // issues carry their input: the decode that explains a failure asks for it).
+    if (part === "query" && issue._tag !== "Pointer" && Array.isArray((issue as { readonly input?: unknown }).input)) {
       add(path, "is given more than once; give it once")
       continue
     }
-    const push = (child: ParseResult.ParseIssue, childPath = path, childFields = fields) =>
-      stack.push({ issue: child, path: childPath, fields: childFields })
+    const push = (child: SchemaIssue.Issue, childPath = path, childFields = fields, childChecked = checked) =>
+      stack.push({ issue: child, path: childPath, fields: childFields, checked: childChecked })
     switch (issue._tag) {
       case "Pointer":
         push(issue.issue, path + pointerOf(issue.path))
         break
-      case "Missing":
-        add(path, issue.message ?? "is required")
+      case "MissingKey":
+        add(path, issue.annotations?.messageMissingKey ?? "is required")
         break
-      case "Unexpected":
+      case "UnexpectedKey":
         add(
           path,
           fields.length > 0
@@ -216,60 +211,67 @@ const formatIssues = (root: ParseResult.ParseIssue, part: RequestPart) => {
       case "Forbidden":
         add(path, "could not be checked")
         break
-      case "Type":
-        // A filter's own message (ResourceName's "must be at most 64 characters (got 300)"); a
-        // transformation's failure message may quote the value, so its target is described instead.
-        add(
-          path,
-          ownMessage(issue) ??
-            (issue.ast._tag === "Refinement" && issue.message !== undefined
-              ? issue.message
-              : expected(issue.ast._tag === "Transformation" ? issue.ast.to : issue.ast))
-        )
+      case "InvalidType":
+        add(path, ownMessage(issue.ast) ?? expected(issue.ast))
         break
-      case "Refinement":
-      case "Transformation": {
-        const message = ownMessage(issue)
+      case "InvalidValue":
+        // A filter's own message (ResourceName's "must be at most 64 characters (got 300)").
+        add(path, issue.annotations?.message ?? (checked !== undefined ? expected(checked, true) : "is not valid"))
+        break
+      case "Filter": {
+        const message = issue.filter.annotations?.message ??
+          (issue.issue._tag === "InvalidValue" ? issue.issue.annotations?.message : undefined)
         if (message !== undefined) add(path, message)
-        else if (issue._tag === "Refinement" && issue.kind === "Predicate") {
-          add(path, issue.issue._tag === "Type" && issue.issue.message !== undefined ? issue.issue.message : expected(issue.ast, true))
-        } else if (issue._tag === "Refinement" && isLeaf(issue)) add(path, expected(issue.ast))
+        else if (issue.issue._tag === "InvalidValue" && checked !== undefined) add(path, expected(checked, true))
+        else push(issue.issue)
+        break
+      }
+      case "Encoding": {
+        // The encoded side was not of its kind, or the transformation refused the value: its
+        // failure message may quote the value, so what the schema takes is described instead.
+        const message = ownMessage(issue.ast)
+        if (message !== undefined) add(path, message)
+        else if (issue.issue._tag === "InvalidType") {
+          add(path, issue.ast.checks !== undefined ? expected(issue.ast) : ownMessage(issue.issue.ast) ?? expected(issue.issue.ast))
+        } else if (issue.issue._tag === "InvalidValue") add(path, expected(issue.ast))
         else push(issue.issue)
         break
       }
       case "Composite": {
-        const message = ownMessage(issue)
+        const message = ownMessage(issue.ast)
         if (message !== undefined) {
           add(path, message)
           break
         }
-        const issues = (Array.isArray(issue.issues) ? issue.issues : [issue.issues]) as ReadonlyArray<ParseResult.ParseIssue>
-        if (issue.ast._tag === "Union") {
-          // Leave out "expected undefined" (an optional field); literals as one list.
-          const members = issues.filter((member) => !(member._tag === "Type" && member.ast._tag === "UndefinedKeyword"))
-          // A nullable field whose value is of the right kind but breaks its rule: that rule, not "or null".
-          const ruled = members.filter((member) => !(member._tag === "Type" && isNullLiteral(member.ast)))
-          if (ruled.length === 1 && ruled.length < members.length && isOfTheKind(ruled[0])) {
-            push(ruled[0])
-            break
-          }
-          if (literalsOf(issue.ast) !== undefined || (members.length > 1 && members.every(isLeaf))) {
-            add(path, expected(issue.ast))
-          } else if (members.length > 0) push(members[0])
-          break
-        }
-        const childFields = issue.ast._tag === "TypeLiteral"
+        const childFields = issue.ast._tag === "Objects"
           ? issue.ast.propertySignatures.map((property) => String(property.name))
           : fields
-        for (let i = issues.length - 1; i >= 0; i--) push(issues[i], path, childFields)
+        for (let i = issue.issues.length - 1; i >= 0; i--) push(issue.issues[i], path, childFields, issue.ast)
+        break
       }
+      case "AnyOf": {
+        const message = ownMessage(issue.ast)
+        if (message !== undefined) {
+          add(path, message)
+          break
+        }
+        // The members the value was of the kind of, and how each failed (none: it was of no member's kind).
+        const members = issue.issues
+        if (members.length === 0 || literalsOf(issue.ast) !== undefined || (members.length > 1 && members.every(isLeaf))) {
+          add(path, expected(issue.ast))
+        } else push(members[0])
+        break
+      }
+      case "OneOf":
+        add(path, ownMessage(issue.ast) ?? expected(issue.ast))
+        break
     }
   }
   return { issues: Array.from(byPath, ([path, message]): Issue => ({ path, message })), more }
 }
 
 /** The `invalid_request` for a decode failure of one part of the request. */
-export const decodeFailure = (root: ParseResult.ParseIssue, part: RequestPart): InvalidRequest => {
+export const decodeFailure = (root: SchemaIssue.Issue, part: RequestPart): InvalidRequest => {
   const { issues, more } = formatIssues(root, part)
   const listed = issues.map((issue) => `${issue.path || "(the whole " + part + ")"}: ${issue.message}`).join("; ")
   return new InvalidRequest({

@@ -5,17 +5,37 @@
  * valid percent-encoding, which no route can match, is `invalid_request`). Anything else is
  * a bug: logged in full with the request id, answered with a bare `500 internal_error`.
  */
-import { HttpApiError, HttpServerError } from "@effect/platform"
-import { Cause, Effect } from "effect"
+import { HttpApiError } from "effect/http-api"
+import { HttpServerError, HttpServerResponse } from "effect/http"
+import { Cause, Effect, Schema, SchemaAST as AST } from "effect"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
 
-/** The tags of our error classes (a TaggedError's identifier is its tag). */
-const API_ERROR_TAGS: ReadonlySet<string> = new Set(
+/** The wire schema of each of our error classes, by tag (a TaggedError's identifier is its tag). */
+const WIRES: ReadonlyMap<string, Schema.Top> = new Map(
   [...Object.values(Errors), SessionMachineOffline, SessionRefused, SessionMachineTimeout].flatMap((value) =>
-    "Wire" in value ? [value.identifier] : []
+    "Wire" in value ? [[value.identifier, value.Wire as Schema.Top] as const] : []
   )
 )
+
+/** The tags of our error classes. */
+const API_ERROR_TAGS: ReadonlySet<string> = new Set(WIRES.keys())
+
+/** The HTTP status a wire schema is annotated with (HttpApiSchema.status). */
+const statusOf = (wire: Schema.Top): number =>
+  AST.resolveAt<number>("httpApiStatus")(wire.ast) ?? (wire.ast.context?.annotations?.httpApiStatus as number | undefined) ?? 500
+
+/**
+ * One of our errors as the Api answers it (`{ error, code, ...extra }` with its status), for the
+ * failures the Api does not see: a request refused from its headers, a route that is not there,
+ * a route outside the Api.
+ */
+export const errorResponse = (error: { readonly _tag: string }): HttpServerResponse.HttpServerResponse => {
+  const wire = WIRES.get(error._tag)!
+  return HttpServerResponse.jsonUnsafe(Schema.encodeUnknownSync(wire as Schema.Codec<unknown, unknown>)(error), {
+    status: statusOf(wire)
+  })
+}
 
 /** The errors declared at the Api level, the only ones an Api middleware's type may fail with. */
 export type ApiLevelError =
@@ -48,21 +68,24 @@ const internalError = (cause: Cause.Cause<unknown>) =>
  */
 export const toApiError = (
   cause: Cause.Cause<unknown>,
-  explainDecodeFailure: () => Errors.InvalidRequest | undefined
+  explainDecodeFailure: (failure: HttpApiError.HttpApiSchemaError) => Errors.InvalidRequest | undefined
 ): Effect.Effect<never, ApiLevelError> => {
-  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   const error = Cause.squash(cause)
   if (isApiError(error)) return Effect.fail(asApiLevel(error))
-  if (error instanceof HttpServerError.RequestError) {
-    // A body refused by the scanner travels as the cause of the RequestError of reading it.
-    if (isApiError(error.cause)) return Effect.fail(asApiLevel(error.cause))
-    return Effect.fail(new Errors.InvalidRequest({ error: "The request body could not be read" }))
+  if (HttpServerError.isHttpServerError(error)) {
+    const reason = error.reason
+    // A body refused by the scanner travels as the cause of the error of reading it.
+    if (reason._tag === "RequestParseError") {
+      if (isApiError(reason.cause)) return Effect.fail(asApiLevel(reason.cause))
+      return Effect.fail(new Errors.InvalidRequest({ error: "The request body could not be read" }))
+    }
+    if (reason._tag === "RouteNotFound") return Effect.fail(routeNotFound(reason.request))
   }
-  if (error instanceof HttpApiError.HttpApiDecodeError) {
-    const explained = explainDecodeFailure()
+  if (HttpApiError.HttpApiSchemaError.is(error)) {
+    const explained = explainDecodeFailure(error)
     return explained === undefined ? internalError(cause) : Effect.fail(explained)
   }
-  if (error instanceof HttpServerError.RouteNotFound) return Effect.fail(routeNotFound(error.request))
   return internalError(cause)
 }
 

@@ -5,19 +5,13 @@
  * middleware has accepted the caller, so an unauthenticated request is answered without its
  * body being read.
  */
-import {
-  HttpIncomingMessage,
-  HttpServerError,
-  HttpServerRequest,
-  type Multipart,
-  type UrlParams
-} from "@effect/platform"
-import { Effect, Inspectable, Stream } from "effect"
+import { HttpIncomingMessage, HttpServerError, HttpServerRequest, type Multipart, type UrlParams } from "effect/http"
+import { Effect, Inspectable, type Schema, Stream } from "effect"
 import type { JsonBody } from "./JsonBody.ts"
 
 export class GuardedRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
-  readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
-  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  readonly [HttpServerRequest.TypeId]: typeof HttpServerRequest.TypeId = HttpServerRequest.TypeId
+  readonly [HttpIncomingMessage.TypeId]: typeof HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   constructor(readonly original: HttpServerRequest.HttpServerRequest, readonly body: JsonBody) {
     super()
   }
@@ -43,31 +37,40 @@ export class GuardedRequest extends Inspectable.Class implements HttpServerReque
   get remoteAddress() {
     return this.original.remoteAddress
   }
+  get peerAddress() {
+    return this.original.peerAddress
+  }
+  get protocol() {
+    return this.original.protocol
+  }
   get upgrade() {
     return this.original.upgrade
   }
+  get upgradeWith() {
+    return this.original.upgradeWith
+  }
 
-  get text() {
+  get text(): Effect.Effect<string, HttpServerError.HttpServerError> {
     return this.body.text
   }
-  get json() {
-    return this.body.json
+  get json(): Effect.Effect<Schema.Json, HttpServerError.HttpServerError> {
+    return this.body.json as Effect.Effect<Schema.Json, HttpServerError.HttpServerError>
   }
-  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.HttpServerError> {
     return Effect.map(this.body.bytes, (bytes) => Uint8Array.from(bytes).buffer)
   }
-  get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
+  get stream(): Stream.Stream<Uint8Array, HttpServerError.HttpServerError> {
     return Stream.fromEffect(this.body.bytes)
   }
   /** Only JSON bodies are accepted (RequestGuards answers 415 first), so these never run. */
-  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.HttpServerError> {
     return Effect.fail(this.notJson())
   }
   get multipart(): Effect.Effect<Multipart.Persisted, Multipart.MultipartError> {
-    return Effect.dieMessage("multipart bodies are not accepted")
+    return Effect.die(new Error("multipart bodies are not accepted"))
   }
   get multipartStream(): Stream.Stream<Multipart.Part, Multipart.MultipartError> {
-    return Stream.dieMessage("multipart bodies are not accepted")
+    return Stream.die(new Error("multipart bodies are not accepted"))
   }
 
   modify(options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]): HttpServerRequest.HttpServerRequest {
@@ -79,6 +82,8 @@ export class GuardedRequest extends Inspectable.Class implements HttpServerReque
   }
 
   private notJson() {
-    return new HttpServerError.RequestError({ request: this, reason: "Decode", description: "only JSON bodies are accepted" })
+    return new HttpServerError.HttpServerError({
+      reason: new HttpServerError.RequestParseError({ request: this, description: "only JSON bodies are accepted" })
+    })
   }
 }

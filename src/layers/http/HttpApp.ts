@@ -3,17 +3,9 @@
  * /v1/openapi.json, the docs page at /docs, a pointer at /, CORS for the configured origins, and
  * one log line per request. docs/api-conventions.md describes what a caller sees.
  */
-import {
-  Etag,
-  FileSystem,
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiScalar,
-  HttpMiddleware,
-  HttpPlatform,
-  HttpServer,
-  Path
-} from "@effect/platform"
+import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { NetAddress } from "effect/net"
 import { Effect, Layer } from "effect"
 import { MachineRegistrationLive, RegistrationAuthenticationLive } from "../../api/handlers/machines/MachineRegistrationLive.ts"
 import { MachinesLive } from "../../api/handlers/machines/MachinesLive.ts"
@@ -46,7 +38,7 @@ import { builtWithOnly } from "./BuiltWithOnly.ts"
 import { corsFor } from "./Cors.ts"
 import { MachineSocketRouteLive } from "./MachineSocketRoute.ts"
 import { ServedApi } from "./OpenApiDocument.ts"
-import { RequestGuards } from "./RequestGuards.ts"
+import { ApiErrorsLive, guarded } from "./RequestGuards.ts"
 import { requestLog } from "./RequestLog.ts"
 import { DOCS_PATH, OPENAPI_PATH, RootPageLive } from "./RootPage.ts"
 
@@ -75,31 +67,39 @@ const HandlersLive = Layer.mergeAll(
   MachinesLive,
   MachineRegistrationLive
 ).pipe(
-  Layer.provide(Layer.mergeAll(AuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
+  Layer.provide(Layer.mergeAll(ApiErrorsLive, AuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
+)
+
+/** Every route: the Api's, its OpenAPI document and docs page, the root page, the machines' WebSocket. */
+const RoutesLive = Layer.mergeAll(
+  HttpApiBuilder.layer(ServedApi, { openapiPath: OPENAPI_PATH }).pipe(Layer.provide(HandlersLive)),
+  HttpApiScalar.layer(ServedApi, { path: DOCS_PATH }),
+  RootPageLive,
+  MachineSocketRouteLive
 )
 
 /** Tells ListenAddress where the listener listens. */
 const ListenAddressRecorded = Layer.effectDiscard(Effect.gen(function*() {
   const { address } = yield* HttpServer.HttpServer
-  if (address._tag === "TcpAddress") yield* (yield* ListenAddress).listen(address.hostname, address.port)
+  if (NetAddress.isInetAddress(address)) yield* (yield* ListenAddress).listen(NetAddress.formatHost(address), address.port)
 }))
 
-/** The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. */
-export const HttpAppLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    HttpApiBuilder.serve((app) => requestLog(corsFor(config.corsOrigins)(app))).pipe(
-      // Every request starts in the context the server is built in: what the server needs, not
-      // every service (each handler group adds its own, BuiltWithOnly.ts).
-      builtWithOnly(HttpServer.HttpServer, HttpApi.Api, HttpPlatform.HttpPlatform, FileSystem.FileSystem, Path.Path, Etag.Generator)
-    ))
+/**
+ * The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. The
+ * routes are built in the context of the services; the listener runs every request with the
+ * router behind the guards, CORS and the request log, in a context that holds only the server
+ * (BuiltWithOnly.ts): each handler group adds its own.
+ */
+export const HttpAppLive = Layer.unwrap(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const router = yield* HttpRouter.toHttpEffect(RoutesLive)
+    return HttpServer.serve(guarded(router), (app) => requestLog(corsFor(config.corsOrigins)(app))).pipe(
+      builtWithOnly(HttpServer.HttpServer)
+    )
+  })
 ).pipe(
-  Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
-  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
-  Layer.provide(RootPageLive),
-  Layer.provide(MachineSocketRouteLive),
-  Layer.provide(RequestGuards),
-  Layer.provide(HttpApiBuilder.api(ServedApi).pipe(Layer.provide(HandlersLive))),
   // Request spans cost a third of the throughput and nothing exports them.
-  HttpMiddleware.withTracerDisabledWhen(() => true),
+  Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
   Layer.merge(ListenAddressRecorded)
 )

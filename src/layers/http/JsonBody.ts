@@ -4,7 +4,7 @@
  * route's size limit. A body the scanner refuses stops being read at once: the refusal is the
  * response, and the connection closes after it (RequestGuards).
  */
-import { HttpServerError, type HttpServerRequest } from "@effect/platform"
+import { HttpServerError, type HttpServerRequest } from "effect/http"
 import { Effect } from "effect"
 import type { Readable } from "node:stream"
 import { RequestTimeout, RequestTooLarge } from "../../domain/shared/Errors.ts"
@@ -29,7 +29,7 @@ export const mebibytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)
 
 /** Reads `source` to its end through the scanner: the bytes, or the first problem found. */
 const readScanned = (source: Readable, rules: BodyRules) =>
-  Effect.async<Buffer, BodyProblem>((resume) => {
+  Effect.callback<Buffer, BodyProblem>((resume) => {
     const scanner = new JsonScanner(
       rules.contentBlockPaths.length > 0 ? new ContentBlockBudget(rules.contentBlockPaths) : undefined
     )
@@ -86,40 +86,54 @@ const readScanned = (source: Readable, rules: BodyRules) =>
   })
 
 export class JsonBody {
-  private cached: Effect.Effect<Buffer, HttpServerError.RequestError> | undefined = undefined
+  private cached: Effect.Effect<Buffer, HttpServerError.HttpServerError> | undefined = undefined
+  private received: Buffer | undefined = undefined
   private parsedValue: { readonly value: unknown } | undefined = undefined
 
   constructor(private readonly request: HttpServerRequest.HttpServerRequest, private readonly rules: BodyRules) {}
 
-  /** The bytes, read once; a refused body fails with a RequestError whose cause is the problem. */
-  get bytes(): Effect.Effect<Buffer, HttpServerError.RequestError> {
+  /**
+   * The bytes, read once; a refused body fails with an HttpServerError whose reason (a
+   * RequestParseError) has the problem as its cause.
+   */
+  get bytes(): Effect.Effect<Buffer, HttpServerError.HttpServerError> {
     const request = this.request
     return this.cached ??= Effect.runSync(
       Effect.cached(
         readScanned(request.source as Readable, this.rules).pipe(
-          Effect.mapError((problem) => new HttpServerError.RequestError({ request, reason: "Decode", cause: problem }))
+          Effect.tap((bytes) =>
+            Effect.sync(() => {
+              this.received = bytes
+            })
+          ),
+          Effect.mapError((problem) =>
+            new HttpServerError.HttpServerError({
+              reason: new HttpServerError.RequestParseError({ request, description: problem.error, cause: problem })
+            })
+          )
         )
       )
     )
   }
 
-  /** The body as text. */
-  get text(): Effect.Effect<string, HttpServerError.RequestError> {
+  /** The body as text (what HttpApiBuilder reads and parses). */
+  get text(): Effect.Effect<string, HttpServerError.HttpServerError> {
     return Effect.map(this.bytes, (bytes) => bytes.toString("utf8"))
   }
 
-  /** The parsed body; `null` for an empty one (as @effect/platform reads it). */
-  get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
-    return Effect.map(this.bytes, (bytes) => {
-      // The scanner checked the syntax: JSON.parse cannot fail here.
-      this.parsedValue ??= { value: bytes.length === 0 || bytes.every(isWhitespace) ? null : JSON.parse(bytes.toString("utf8")) }
-      return this.parsedValue.value
-    })
+  /** The parsed body; `null` for an empty one (as effect/http reads it). */
+  get json(): Effect.Effect<unknown, HttpServerError.HttpServerError> {
+    return Effect.map(this.bytes, () => this.parsed!.value)
   }
 
-  /** The parsed body, once a route has read it. */
+  /** The parsed body (`null` for an empty one), once a route has read it. */
   get parsed(): { readonly value: unknown } | undefined {
-    return this.parsedValue
+    const bytes = this.received
+    if (bytes === undefined) return undefined
+    // The scanner checked the syntax: JSON.parse cannot fail here.
+    return this.parsedValue ??= {
+      value: bytes.length === 0 || bytes.every(isWhitespace) ? null : JSON.parse(bytes.toString("utf8"))
+    }
   }
 }
 

@@ -8,8 +8,9 @@
  * - Shutdown logs how many requests it drains, closes keep-alive connections as soon as they
  *   are idle, and after SHUTDOWN_GRACE_MS every connection left.
  */
-import { HttpServer } from "@effect/platform"
-import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import { HttpServer } from "effect/http"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
@@ -33,7 +34,7 @@ export const LINGER_MS = 2_000
  * Runs on the answer's `finish`, after Node's own handler of it (registered before the request
  * is emitted), which has ended the socket when the connection closes after this answer. That is
  * what is checked, not the answer's `Connection` header: headers given to `writeHead` (as
- * @effect/platform gives them) are not visible to `getHeader`.
+ * effect/http gives them) are not visible to `getHeader`.
  */
 const linger = (request: IncomingMessage) => {
   const socket = request.socket
@@ -92,16 +93,15 @@ const makeServer = () => {
 
 /** The same server on a random loopback port, with an HttpClient pointed at it (tests and benchmarks). */
 export const NodeTestServerLive = HttpServer.layerTestClient.pipe(
-  Layer.provide(NodeHttpClient.layerWithoutAgent),
-  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provide(NodeHttpClient.layerNodeHttpOptions({ keepAlive: false })),
   Layer.provideMerge(NodeHttpServer.layer(() => makeServer().server, { host: "127.0.0.1", port: 0 }))
 )
 
 /** Listening on HOST:PORT; on shutdown, says how many requests it waits for. */
-export const NodeServerLive = Layer.unwrapEffect(
+export const NodeServerLive = Layer.unwrap(
   Effect.map(AppConfig, (config) => {
     const { inFlight, server } = makeServer()
-    const announceShutdown = Layer.scopedDiscard(
+    const announceShutdown = Layer.effectDiscard(
       Effect.addFinalizer(() =>
         Effect.suspend(() => {
           beginShutdown()

@@ -7,13 +7,14 @@
  * authentication. A response to a request whose body was not read to its end closes the
  * connection, so the rest of an unwanted body is never read. Failures are mapped by ErrorMapping.
  */
-import { HttpApiBuilder, HttpApp, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpEffect, HttpMethod, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Effect, Layer } from "effect"
 import type { IncomingMessage } from "node:http"
 import { Api } from "../../api/Api.ts"
+import { ApiErrors } from "../../api/ApiErrors.ts"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { explainDecodeFailure } from "./DecodeFailures.ts"
-import { asApiLevel, toApiError } from "./ErrorMapping.ts"
+import { errorResponse, toApiError } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
 import { JsonBody, mebibytes } from "./JsonBody.ts"
 import { DEFAULT_BODY_LIMIT_BYTES, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
@@ -69,7 +70,7 @@ const headerProblem = (
 
 /** Closes the connection after the response when the request's body has not fully arrived. */
 const closeUnlessBodyComplete = (request: HttpServerRequest.HttpServerRequest) =>
-  HttpApp.appendPreResponseHandler((_, response) =>
+  HttpEffect.appendPreResponseHandler((_, response) =>
     Effect.succeed(
       hasBody(request) && !(request.source as IncomingMessage).complete
         ? HttpServerResponse.setHeader(response, "connection", "close")
@@ -77,7 +78,14 @@ const closeUnlessBodyComplete = (request: HttpServerRequest.HttpServerRequest) =
     )
   )
 
-export const RequestGuards = HttpApiBuilder.middleware(Api, (app) =>
+/**
+ * The router's handler behind the guards. What the Api does not answer itself (a request refused
+ * from its headers, a route that is not there, a failure of a route outside the Api) is answered
+ * here as the Api answers its errors.
+ */
+export const guarded = <E, R>(
+  router: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const original = yield* HttpServerRequest.HttpServerRequest
     const rewritten = original.url.startsWith(SELF_HOSTED_PREFIX + "/")
@@ -90,11 +98,25 @@ export const RequestGuards = HttpApiBuilder.middleware(Api, (app) =>
     )
     yield* closeUnlessBodyComplete(request)
     const problem = match && headerProblem(request, match)
-    if (problem !== undefined) return yield* Effect.fail(asApiLevel(problem))
-    return yield* app.pipe(
+    if (problem !== undefined) return errorResponse(problem)
+    return yield* router.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-      Effect.catchAllCause((cause) =>
-        toApiError(cause, () => match === undefined ? undefined : explainDecodeFailure(match, request))
-      )
+      Effect.catchCause((cause) =>
+        toApiError(cause, (failure) => match === undefined ? undefined : explainDecodeFailure(match, request, failure))
+      ),
+      Effect.catch((error) => Effect.succeed(errorResponse(error)))
     )
-  }))
+  })
+
+/**
+ * The Api-level middleware of every endpoint (src/api/ApiErrors.ts), the outermost: what escapes
+ * a route (a decode failure, a defect) as one of our errors, which the Api encodes with its status.
+ */
+export const ApiErrorsLive = Layer.succeed(ApiErrors)((httpEffect) =>
+  Effect.catchCause(httpEffect, (cause) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      toApiError(cause, (failure) => {
+        const match = request instanceof GuardedRequest ? routes.find(request.method, request.url) : undefined
+        return match === undefined ? undefined : explainDecodeFailure(match, request as GuardedRequest, failure)
+      })))
+)

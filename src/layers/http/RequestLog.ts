@@ -2,7 +2,7 @@
  * Every request gets an `x-request-id` (the caller's, or a new one) and one log line. (Tracing is
  * off for the whole server: src/layers/AppLive.ts.)
  */
-import { HttpApp, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpEffect, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 
@@ -12,11 +12,11 @@ export const requestLog = HttpMiddleware.make((app) =>
     const requestId = request.headers["x-request-id"] || randomUUID()
     const started = performance.now()
     // The response is written before a middleware sees it: headers go in through a pre-response handler.
-    yield* HttpApp.appendPreResponseHandler((_, response) =>
+    yield* HttpEffect.appendPreResponseHandler((_, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
     const response = yield* app.pipe(
-      Effect.catchAllCause((cause) => Effect.map(HttpServerError.causeResponse(cause), ([response]) => response))
+      Effect.catchCause((cause) => Effect.map(HttpServerError.causeResponse(cause), ([response]) => response))
     )
     yield* Effect.logInfo("request").pipe(
       Effect.annotateLogs({

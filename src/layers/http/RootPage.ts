@@ -2,15 +2,14 @@
  * `GET /`: where to go from here, for a person or a client that found the server: its name and
  * version, the docs page and the OpenAPI document.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerResponse } from "effect/http"
 import { API_VERSION } from "../../api/Api.ts"
 
 export const DOCS_PATH = "/docs"
 export const OPENAPI_PATH = "/v1/openapi.json"
 
-export const RootPageLive = HttpApiBuilder.Router.use((router) =>
-  router.get(
-    "/",
-    HttpServerResponse.json({ name: "agent-platform", version: API_VERSION, docs: DOCS_PATH, openapi: OPENAPI_PATH })
-  )
+export const RootPageLive = HttpRouter.add(
+  "GET",
+  "/",
+  HttpServerResponse.jsonUnsafe({ name: "agent-platform", version: API_VERSION, docs: DOCS_PATH, openapi: OPENAPI_PATH })
 )

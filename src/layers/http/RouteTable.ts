@@ -1,12 +1,13 @@
 /**
  * What the guards need to know of each endpoint, derived from the Api itself (nothing listed
  * twice): its body limit and where its body carries content blocks, the query parameters it
- * declares, whether it authenticates, and its schemas. Matched with the router @effect/platform
- * uses (find-my-way-ts), so a request finds the same endpoint here as in the Api's router.
+ * declares, whether it authenticates, and its schemas with the parse options it is decoded with.
+ * Matched with the router effect/http's HttpRouter uses (its FindMyWay), so a request finds the
+ * same endpoint here as in the Api's router.
  */
-import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiMiddleware, HttpMethod } from "@effect/platform"
-import { type Schema, SchemaAST as AST } from "effect"
-import * as FindMyWay from "find-my-way-ts"
+import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiMiddleware } from "effect/http-api"
+import { FindMyWay, HttpMethod } from "effect/http"
+import { Context, Schema, SchemaAST as AST } from "effect"
 import { SubmittedContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { FILE_TRANSFER_MAX_BYTES } from "../../domain/machines/MachineFiles.ts"
 import { WriteFileBody } from "../../domain/machines/Machines.ts"
@@ -19,8 +20,24 @@ export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024
 /** A whole file written to a machine: its largest content in base64, and room for the rest of the body. */
 export const FILE_WRITE_BODY_LIMIT_BYTES = Math.ceil(FILE_TRANSFER_MAX_BYTES / 3) * 4 + 64 * 1024
 
+/** The schemas of an endpoint's request parts, each with the parse options HttpApiBuilder decodes it with. */
+export interface RequestSchemas {
+  readonly method: string
+  readonly params: Schema.Top | undefined
+  readonly headers: Schema.Top | undefined
+  readonly query: Schema.Top | undefined
+  /** The JSON body (or, on a method without a body, the query it is read from). */
+  readonly payload: Schema.Top | undefined
+  readonly options: {
+    readonly params: AST.ParseOptions | undefined
+    readonly headers: AST.ParseOptions | undefined
+    readonly query: AST.ParseOptions | undefined
+    readonly payload: AST.ParseOptions | undefined
+  }
+}
+
 export interface Endpoint extends BodyRules {
-  readonly schemas: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  readonly schemas: RequestSchemas
   /** Query parameters the endpoint declares. */
   readonly queryNames: ReadonlyArray<string>
   /** Whether a security middleware guards it. */
@@ -33,55 +50,96 @@ export interface RouteMatch {
   readonly searchParams: Readonly<Record<string, string | ReadonlyArray<string>>>
 }
 
+/**
+ * Whether `ast` is `schema`'s: the payload schemas HttpApiBuilder keeps are JSON codecs of the
+ * endpoint's (`Schema.toCodecJson`, which answers the same node for the same schema), where a
+ * schema that needed one is a new node with the same identifier.
+ */
+const isSchema = (ast: AST.AST, schema: Schema.Top): boolean => {
+  const identifier = schema.ast.annotations?.identifier
+  return ast === schema.ast || ast === Schema.toCodecJson(schema).ast ||
+    (identifier !== undefined && ast.annotations?.identifier === identifier)
+}
+
 /** The property paths (from the root of `root`) of arrays whose elements are `element`. */
-const arraysOf = (root: AST.AST, element: AST.AST): Array<Array<string>> => {
+const arraysOf = (root: AST.AST, element: Schema.Top): Array<Array<string>> => {
   const found: Array<Array<string>> = []
   const expanded = new Set<AST.AST>()
   const pending: Array<readonly [AST.AST, Array<string>]> = [[root, []]]
   while (pending.length > 0) {
     const [ast, path] = pending.pop()!
     switch (ast._tag) {
-      case "TypeLiteral":
+      case "Objects":
         for (const property of ast.propertySignatures) pending.push([property.type, [...path, String(property.name)]])
         break
-      case "TupleType":
-        if (ast.rest.some((rest) => rest.type === element)) found.push(path)
+      case "Arrays":
+        if (ast.rest.some((rest) => isSchema(rest, element))) found.push(path)
         break
       case "Union":
         for (const member of ast.types) pending.push([member, path])
         break
-      case "Refinement":
-      case "Transformation":
-        // What arrives is the encoded side.
-        pending.push([ast.from, path])
+      case "Declaration":
+        // A class: what arrives is its encoded side.
+        if (ast.encoding !== undefined) pending.push([AST.toEncoded(ast), path])
         break
       case "Suspend":
         if (!expanded.has(ast)) {
           expanded.add(ast)
-          pending.push([ast.f(), path])
+          pending.push([ast.thunk(), path])
         }
     }
   }
   return found
 }
 
-const propertyNames = (schema: Schema.Schema.All): Array<string> =>
-  AST.getPropertySignatures(schema.ast).map((property) => String(property.name))
+/** The names of an object schema's properties as they arrive (its encoded side). */
+const propertyNames = (schema: Schema.Top): Array<string> => {
+  const ast = AST.toEncoded(schema.ast)
+  return ast._tag === "Objects" ? ast.propertySignatures.map((property) => String(property.name)) : []
+}
+
+/** The parse options of each part: the part's own, else the general ones (as HttpApiBuilder reads them). */
+const parseOptionsOf = (annotations: Context.Context<never>): RequestSchemas["options"] => {
+  const fallback = Context.getOrUndefined(annotations, HttpApi.ParseOptions)
+  return {
+    params: Context.getOrUndefined(annotations, HttpApi.ParamsParseOptions) ?? fallback,
+    headers: Context.getOrUndefined(annotations, HttpApi.HeadersParseOptions) ?? fallback,
+    query: Context.getOrUndefined(annotations, HttpApi.QueryParseOptions) ?? fallback,
+    payload: Context.getOrUndefined(annotations, HttpApi.PayloadParseOptions) ?? fallback
+  }
+}
+
+/** The schemas of the body: those of its JSON content type (or the query's, on a method without a body). */
+const payloadOf = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined => {
+  const content = endpoint.payload.get(HttpMethod.hasBody(endpoint.method) ? "application/json" : "application/x-www-form-urlencoded")
+  if (content === undefined) return undefined
+  const schemas = content.schemas as ReadonlyArray<Schema.Top>
+  return schemas.length === 1 ? schemas[0] : Schema.Union(schemas)
+}
 
 const describe = (
-  schemas: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps,
-  middleware: ReadonlySet<HttpApiMiddleware.TagClassAny>
+  endpoint: HttpApiEndpoint.Top,
+  annotations: Context.Context<never>,
+  middleware: ReadonlySet<HttpApiMiddleware.AnyService>
 ): Endpoint => {
-  const contentBlockPaths = schemas.payloadSchema._tag === "Some"
-    ? arraysOf(schemas.payloadSchema.value.ast, SubmittedContentBlock.ast)
+  const payload = payloadOf(endpoint)
+  const contentBlockPaths = payload !== undefined && HttpMethod.hasBody(endpoint.method)
+    ? arraysOf(payload.ast, SubmittedContentBlock)
     : []
-  const query = [schemas.urlParamsSchema, HttpMethod.hasBody(schemas.method) ? undefined : schemas.payloadSchema]
-    .flatMap((schema) => schema?._tag === "Some" ? propertyNames(schema.value) : [])
+  const query = [endpoint.query, HttpMethod.hasBody(endpoint.method) ? undefined : payload]
+    .flatMap((schema) => schema === undefined ? [] : propertyNames(schema))
   return {
-    schemas,
+    schemas: {
+      method: endpoint.method,
+      params: endpoint.params,
+      headers: endpoint.headers,
+      query: endpoint.query,
+      payload,
+      options: parseOptionsOf(annotations)
+    },
     limit: contentBlockPaths.length > 0
       ? MAX_MEDIA_REQUEST_BODY_BYTES
-      : schemas.payloadSchema._tag === "Some" && schemas.payloadSchema.value.ast === WriteFileBody.ast
+      : payload !== undefined && isSchema(payload.ast, WriteFileBody)
       ? FILE_WRITE_BODY_LIMIT_BYTES
       : DEFAULT_BODY_LIMIT_BYTES,
     contentBlockPaths,
@@ -95,15 +153,14 @@ export interface RouteTable {
   readonly find: (method: string, url: string) => RouteMatch | undefined
 }
 
-export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>
+export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
 ): RouteTable => {
   const router = FindMyWay.make<Endpoint>()
   HttpApi.reflect(api, {
     onGroup: () => undefined,
-    onEndpoint: ({ endpoint, middleware }) => {
-      const schemas = endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-      router.on(schemas.method, schemas.path, describe(schemas, middleware))
+    onEndpoint: ({ endpoint, mergedAnnotations, middleware }) => {
+      router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, describe(endpoint, mergedAnnotations, middleware))
     }
   })
   return {

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 
 /** A user's settings: one JSON document per user (docs/user-settings.md), gone with the user. */

@@ -78,7 +78,7 @@ const make = Effect.gen(function*() {
   return { resolve } as const
 })
 
-export class AgentConfigNames extends Context.Tag("AgentConfigNames")<AgentConfigNames, Effect.Effect.Success<typeof make>>() {
+export class AgentConfigNames extends Context.Service<AgentConfigNames, Effect.Success<typeof make>>()("AgentConfigNames") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       Models.layer,

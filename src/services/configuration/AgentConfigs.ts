@@ -152,7 +152,7 @@ const make = Effect.gen(function*() {
   return { create, list, get } as const
 })
 
-export class AgentConfigs extends Context.Tag("AgentConfigs")<AgentConfigs, Effect.Effect.Success<typeof make>>() {
+export class AgentConfigs extends Context.Service<AgentConfigs, Effect.Success<typeof make>>()("AgentConfigs") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       NetworkPolicy.layer,

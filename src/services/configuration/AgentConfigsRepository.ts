@@ -3,8 +3,8 @@
  * each held by a foreign key so that a model in use cannot be deleted). One row per distinct
  * (project, source, effective definition): inserting it again finds the first.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Array as Arr, Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { AgentConfig } from "../../domain/configuration/agent-config/AgentConfig.ts"
 import { CompiledAgentConfig } from "../../domain/configuration/agent-config/Compiled.ts"
 import { ModelOverrides } from "../../domain/configuration/agent-config/ModelOverrides.ts"
@@ -13,7 +13,7 @@ import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A config as stored: an AgentConfig whose model is kept as the configured model and the overrides it renders from. */
 export const StoredAgentConfig = Schema.Struct({
-  ...Struct.omit(AgentConfig.fields, "model"),
+  ...Struct.omit(AgentConfig.fields, ["model"]),
   configured_model_id: ConfiguredModelId,
   model_overrides: ModelOverrides
 })
@@ -24,14 +24,14 @@ const NewAgentConfig = Schema.Struct({
   source: Schema.String,
   source_hash: Schema.String,
   instruction_hash: Schema.String
-}).pipe(Schema.omit("created_at"))
+}).mapFields(Struct.omit(["created_at"]))
 
 const ContentKey = Schema.Struct({ projectId: ProjectId, sourceHash: Schema.String, effectiveHash: Schema.String })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.findOne({
+  const insert = SqlSchema.findOneOption({
     Request: NewAgentConfig,
     Result: StoredAgentConfig,
     execute: (config) => sql`
@@ -48,13 +48,14 @@ const make = Effect.gen(function*() {
 
   const insertModels = SqlSchema.void({
     Request: Schema.Struct({ configId: AgentConfigId, modelIds: Schema.Array(ConfiguredModelId) }),
-    execute: ({ configId, modelIds }) =>
-      sql`INSERT INTO agent_config_models ${
-        sql.insert(modelIds.map((modelId) => ({ agent_config_id: configId, configured_model_id: modelId })))
-      }`
+    execute: ({ configId, modelIds }) => {
+      const rows = modelIds.map((modelId) => ({ agent_config_id: configId, configured_model_id: modelId }))
+      // A config always uses a model; `sql.insert` takes a non-empty list of rows.
+      return Arr.isArrayNonEmpty(rows) ? sql`INSERT INTO agent_config_models ${sql.insert(rows)}` : Effect.void
+    }
   })
 
-  const findByContent = SqlSchema.findOne({
+  const findByContent = SqlSchema.findOneOption({
     Request: ContentKey,
     Result: StoredAgentConfig,
     execute: ({ effectiveHash, projectId, sourceHash }) => sql`
@@ -62,7 +63,7 @@ const make = Effect.gen(function*() {
       WHERE project_id = ${projectId} AND source_hash = ${sourceHash} AND effective_definition_hash = ${effectiveHash}`
   })
 
-  const findInProject = SqlSchema.findOne({
+  const findInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: AgentConfigId }),
     Result: StoredAgentConfig,
     execute: ({ id, projectId }) => sql`SELECT * FROM agent_configs WHERE id = ${id} AND project_id = ${projectId}`
@@ -85,7 +86,7 @@ const make = Effect.gen(function*() {
         FROM agent_configs WHERE project_id = ${projectId} AND ${sql.in("id", ids)}`
   })
 
-  const compiledDefinition = SqlSchema.findOne({
+  const compiledDefinition = SqlSchema.findOneOption({
     Request: AgentConfigId,
     Result: Schema.Struct({ compiled_definition: CompiledAgentConfig }),
     execute: (id) => sql`SELECT compiled_definition FROM agent_configs WHERE id = ${id}`
@@ -123,6 +124,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class AgentConfigsRepository extends Context.Tag("AgentConfigsRepository")<AgentConfigsRepository, Effect.Effect.Success<typeof make>>() {
+export class AgentConfigsRepository extends Context.Service<AgentConfigsRepository, Effect.Success<typeof make>>()("AgentConfigsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

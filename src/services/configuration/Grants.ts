@@ -70,7 +70,7 @@ const make = Effect.gen(function*() {
   return { create, list, remove } as const
 })
 
-export class Grants extends Context.Tag("Grants")<Grants, Effect.Effect.Success<typeof make>>() {
+export class Grants extends Context.Service<Grants, Effect.Success<typeof make>>()("Grants") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ProjectsRepository.layer,

@@ -4,7 +4,7 @@
  * of one such table; each grantable resource has its own (SecretGrantsRepository.ts, ...), the
  * only code that names its table.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { IdSchema } from "../../domain/shared/Ids.ts"
 import { OrgId, ProjectId } from "../../domain/shared/Ids.ts"
@@ -15,9 +15,9 @@ export interface GrantTable<ResourceId extends string, GrantId extends string, G
   readonly table: string
   /** The column naming the shared resource, e.g. `secret_id`. */
   readonly resourceColumn: string
-  readonly resourceId: Schema.Schema<ResourceId, string>
+  readonly resourceId: Schema.Codec<ResourceId, string>
   readonly grantId: IdSchema<GrantId>
-  readonly grant: Schema.Schema<Grant, GrantEncoded>
+  readonly grant: Schema.Codec<Grant, GrantEncoded>
   /** What the resource is called in messages, e.g. `Secret`. */
   readonly label: string
 }
@@ -37,7 +37,7 @@ export const grantsRepository = <ResourceId extends string, GrantId extends stri
     const table = sql(spec.table)
     const resourceColumn = sql(spec.resourceColumn)
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: Schema.Struct({ id: spec.grantId, org_id: OrgId, resource_id: spec.resourceId, target_project_id: ProjectId }),
       Result: spec.grant,
       execute: ({ resource_id, ...grant }) =>
@@ -50,7 +50,7 @@ export const grantsRepository = <ResourceId extends string, GrantId extends stri
       select: (resourceId) => sql`SELECT * FROM ${table} WHERE ${resourceColumn} = ${resourceId}`
     })
 
-    const remove = SqlSchema.findOne({
+    const remove = SqlSchema.findOneOption({
       Request: Schema.Struct({ resourceId: spec.resourceId, grantId: spec.grantId }),
       Result: Schema.Struct({ id: spec.grantId }),
       execute: ({ grantId, resourceId }) =>
@@ -85,6 +85,6 @@ export const grantsRepository = <ResourceId extends string, GrantId extends stri
   })
 
 /** The repository of one grant table. */
-export type GrantsRepository<ResourceId extends string, GrantId extends string, Grant> = Effect.Effect.Success<
+export type GrantsRepository<ResourceId extends string, GrantId extends string, Grant> = Effect.Success<
   ReturnType<typeof grantsRepository<ResourceId, GrantId, Grant, unknown>>
 >

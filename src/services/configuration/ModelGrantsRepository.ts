@@ -13,6 +13,6 @@ const make = grantsRepository({
   label: "Model"
 })
 
-export class ModelGrantsRepository extends Context.Tag("ModelGrantsRepository")<ModelGrantsRepository, Effect.Effect.Success<typeof make>>() {
+export class ModelGrantsRepository extends Context.Service<ModelGrantsRepository, Effect.Success<typeof make>>()("ModelGrantsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -132,7 +132,7 @@ const make = Effect.gen(function*() {
   return { create, list, get, update, remove } as const
 })
 
-export class ModelProviderConfigs extends Context.Tag("ModelProviderConfigs")<ModelProviderConfigs, Effect.Effect.Success<typeof make>>() {
+export class ModelProviderConfigs extends Context.Service<ModelProviderConfigs, Effect.Success<typeof make>>()("ModelProviderConfigs") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       NetworkPolicy.layer,

@@ -1,5 +1,5 @@
 /** The `model_provider_configs` table. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { ApiFormat, ManagementKind, ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ModelProviderConfigId, OrgId, SecretId } from "../../domain/shared/Ids.ts"
@@ -19,14 +19,14 @@ const ProviderConfigUpdate = Schema.Struct({ id: ModelProviderConfigId, ...Setti
 const make = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: NewProviderConfig,
       Result: ModelProviderConfig,
       execute: (config) => sql`INSERT INTO model_provider_configs ${sql.insert(config)} RETURNING *`
     })
 
-    const findInOrg = SqlSchema.findOne({
-      Request: Schema.Struct({ orgId: OrgId, id: ModelProviderConfigId, lock: Schema.Literal("none", "share", "update") }),
+    const findInOrg = SqlSchema.findOneOption({
+      Request: Schema.Struct({ orgId: OrgId, id: ModelProviderConfigId, lock: Schema.Literals(["none", "share", "update"]) }),
       Result: ModelProviderConfig,
       execute: ({ id, lock, orgId }) => sql`
         SELECT * FROM model_provider_configs WHERE id = ${id} AND org_id = ${orgId} ${lockClause(sql, lock)}`
@@ -39,7 +39,7 @@ const make = Effect.gen(function*() {
         ids.length === 0 ? Effect.succeed([]) : sql`SELECT * FROM model_provider_configs WHERE ${sql.in("id", ids)}`
     })
 
-    const findByName = SqlSchema.findOne({
+    const findByName = SqlSchema.findOneOption({
       Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
       Result: ModelProviderConfig,
       execute: ({ name, orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId} AND name = ${name}`
@@ -51,7 +51,7 @@ const make = Effect.gen(function*() {
       select: ({ orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId}`
     })
 
-    const update = SqlSchema.single({
+    const update = SqlSchema.findOne({
       Request: ProviderConfigUpdate,
       Result: ModelProviderConfig,
       execute: ({ id, ...settings }) => sql`
@@ -88,6 +88,6 @@ const make = Effect.gen(function*() {
     } as const
   })
 
-export class ModelProviderConfigsRepository extends Context.Tag("ModelProviderConfigsRepository")<ModelProviderConfigsRepository, Effect.Effect.Success<typeof make>>() {
+export class ModelProviderConfigsRepository extends Context.Service<ModelProviderConfigsRepository, Effect.Success<typeof make>>()("ModelProviderConfigsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -248,7 +248,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class Models extends Context.Tag("Models")<Models, Effect.Effect.Success<typeof make>>() {
+export class Models extends Context.Service<Models, Effect.Success<typeof make>>()("Models") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ModelsRepository.layer,

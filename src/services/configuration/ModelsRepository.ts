@@ -4,7 +4,7 @@
  * model's provider config (its parent), and whether the model is granted to the calling project,
  * in the same statement, for a model call.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ConfiguredModel, ModelRevision, ModelSettings } from "../../domain/configuration/Models.ts"
@@ -13,12 +13,12 @@ import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
 
 /** A model with its current revision's settings, as stored: a ConfiguredModel without its provider config's name. */
-export const StoredModel = Schema.Struct(Struct.omit(ConfiguredModel.fields, "provider_config"))
+export const StoredModel = Schema.Struct(Struct.omit(ConfiguredModel.fields, ["provider_config"]))
 export type StoredModel = typeof StoredModel.Type
 
 /** What a model call needs of the model's provider config. */
 export const CallProviderConfig = Schema.Struct(
-  Struct.pick(ModelProviderConfig.fields, "id", "name", "api_format", "base_url", "auth_secret_id")
+  Struct.pick(ModelProviderConfig.fields, ["id", "name", "api_format", "base_url", "auth_secret_id"])
 )
 export type CallProviderConfig = typeof CallProviderConfig.Type
 
@@ -62,14 +62,14 @@ const make = Effect.gen(function*() {
     execute: (revision) => sql`INSERT INTO model_revisions ${sql.insert(revision)}`
   })
 
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: ConfiguredModelId, orgId: Schema.UndefinedOr(OrgId) }),
     Result: StoredModel,
     execute: ({ id, orgId }) =>
       sql`${selectModel} WHERE m.id = ${id} ${orgId === undefined ? sql`` : sql`AND m.org_id = ${orgId}`}`
   })
 
-  const findForCall = SqlSchema.findOne({
+  const findForCall = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: ConfiguredModelId, projectId: ProjectId }),
     Result: StoredModelForCall,
     execute: ({ id, projectId }) =>
@@ -83,7 +83,7 @@ const make = Effect.gen(function*() {
         WHERE m.id = ${id}`
   })
 
-  const lockInOrg = SqlSchema.findOne({
+  const lockInOrg = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
     Result: Schema.Struct({ id: ConfiguredModelId }),
     execute: ({ id, orgId }) => sql`SELECT id FROM configured_models WHERE id = ${id} AND org_id = ${orgId} FOR UPDATE`
@@ -112,13 +112,13 @@ const make = Effect.gen(function*() {
     select: ({ modelId }) => sql`SELECT * FROM model_revisions WHERE model_id = ${modelId}`
   })
 
-  const removeInOrg = SqlSchema.findOne({
+  const removeInOrg = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: ConfiguredModelId, orgId: OrgId }),
     Result: Schema.Struct({ id: ConfiguredModelId }),
     execute: ({ id, orgId }) => sql`DELETE FROM configured_models WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
   })
 
-  const named = SqlSchema.findOne({
+  const named = SqlSchema.findOneOption({
     Request: Schema.Struct({ providerConfigId: ModelProviderConfigId, name: Schema.String }),
     Result: StoredModel,
     execute: ({ name, providerConfigId }) =>
@@ -171,6 +171,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ModelsRepository extends Context.Tag("ModelsRepository")<ModelsRepository, Effect.Effect.Success<typeof make>>() {
+export class ModelsRepository extends Context.Service<ModelsRepository, Effect.Success<typeof make>>()("ModelsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

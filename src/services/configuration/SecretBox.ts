@@ -3,7 +3,7 @@
  * parts, 12-byte random IV, 16-byte tag). The secret's id is the additional authenticated data,
  * so a sealed value copied onto another row does not open.
  */
-import { Either, Redacted, Schema } from "effect"
+import { Redacted, Result, Schema } from "effect"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 
 const VERSION = "v1"
@@ -32,12 +32,12 @@ export const open = (
   key: Redacted.Redacted<Buffer>,
   sealed: string,
   aad: string
-): Either.Either<Redacted.Redacted<string>, SealedValueUnreadable> => {
+): Result.Result<Redacted.Redacted<string>, SealedValueUnreadable> => {
   const [version, ivText, bodyText] = sealed.split(".")
   if (version !== VERSION || ivText === undefined || bodyText === undefined) {
-    return Either.left(new SealedValueUnreadable({ reason: `unknown sealed value format ${version}` }))
+    return Result.fail(new SealedValueUnreadable({ reason: `unknown sealed value format ${version}` }))
   }
-  return Either.try({
+  return Result.try({
     try: () => {
       const body = Buffer.from(bodyText, "base64url")
       const decipher = createDecipheriv("aes-256-gcm", Redacted.value(key), Buffer.from(ivText, "base64url"))

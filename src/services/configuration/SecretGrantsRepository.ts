@@ -13,6 +13,6 @@ const make = grantsRepository({
   label: "Secret"
 })
 
-export class SecretGrantsRepository extends Context.Tag("SecretGrantsRepository")<SecretGrantsRepository, Effect.Effect.Success<typeof make>>() {
+export class SecretGrantsRepository extends Context.Service<SecretGrantsRepository, Effect.Success<typeof make>>()("SecretGrantsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

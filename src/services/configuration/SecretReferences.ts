@@ -54,7 +54,7 @@ const make = Effect.gen(function*() {
   return { referrersOf, memberRemovalBlockers } as const
 })
 
-export class SecretReferences extends Context.Tag("SecretReferences")<SecretReferences, Effect.Effect.Success<typeof make>>() {
+export class SecretReferences extends Context.Service<SecretReferences, Effect.Success<typeof make>>()("SecretReferences") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ModelProviderConfigsRepository.layer,

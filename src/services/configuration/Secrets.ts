@@ -3,7 +3,7 @@
  * member as metadata; personal secrets, visible to and managed by their owner only. Values are
  * sealed with AES-256-GCM (SecretBox.ts) and only `reveal` opens them, for the runtime.
  */
-import { Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import type { CreateSecret } from "../../domain/configuration/Secrets.ts"
 import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
@@ -166,9 +166,9 @@ const make = Effect.gen(function*() {
   const reveal = (secretId: SecretId) =>
     Effect.gen(function*() {
       const { value_sealed } = yield* secrets.sealedValue(secretId).pipe(someOrFail(notFound(secretId)))
-      return yield* Either.match(open(key, value_sealed, secretId), {
-        onLeft: (unreadable) => Effect.die(new SecretUndecryptable({ secret_id: secretId, reason: unreadable.reason })),
-        onRight: Effect.succeed
+      return yield* Result.match(open(key, value_sealed, secretId), {
+        onFailure: (unreadable) => Effect.die(new SecretUndecryptable({ secret_id: secretId, reason: unreadable.reason })),
+        onSuccess: Effect.succeed
       })
     })
 
@@ -187,7 +187,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class Secrets extends Context.Tag("Secrets")<Secrets, Effect.Effect.Success<typeof make>>() {
+export class Secrets extends Context.Service<Secrets, Effect.Success<typeof make>>()("Secrets") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       SecretsRepository.layer,

@@ -2,7 +2,7 @@
  * The `secrets` table. A secret's value is kept sealed (SecretBox.ts) in `value_sealed`, which
  * only `sealedValue` reads.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { Secret } from "../../domain/configuration/Secrets.ts"
 import { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
@@ -28,18 +28,18 @@ const make = Effect.gen(function*() {
   /** Organization secrets, and the personal secrets of `userId`. */
   const visibleTo = (userId: string | null) => sql`(owner_user_id IS NULL OR owner_user_id = ${userId})`
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewSecret,
     Result: Secret,
     execute: (secret) => sql`INSERT INTO secrets ${sql.insert(secret)} RETURNING ${columns}`
   })
 
-  const findVisible = SqlSchema.findOne({
+  const findVisible = SqlSchema.findOneOption({
     Request: Schema.Struct({
       orgId: OrgId,
       secretId: SecretId,
       userId: Schema.NullOr(UserId),
-      lock: Schema.Literal("none", "share", "update")
+      lock: Schema.Literals(["none", "share", "update"])
     }),
     Result: Secret,
     execute: ({ lock, orgId, secretId, userId }) => sql`
@@ -53,14 +53,14 @@ const make = Effect.gen(function*() {
     select: ({ orgId, userId }) => sql`SELECT ${columns} FROM secrets WHERE org_id = ${orgId} AND ${visibleTo(userId)}`
   })
 
-  const rotate = SqlSchema.findOne({
+  const rotate = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: SecretId, sealed: Schema.String }),
     Result: Secret,
     execute: ({ id, sealed }) =>
       sql`UPDATE secrets SET value_sealed = ${sealed}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`
   })
 
-  const sealedValue = SqlSchema.findOne({
+  const sealedValue = SqlSchema.findOneOption({
     Request: SecretId,
     Result: Schema.Struct({ value_sealed: Schema.String }),
     execute: (id) => sql`SELECT value_sealed FROM secrets WHERE id = ${id}`
@@ -100,6 +100,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class SecretsRepository extends Context.Tag("SecretsRepository")<SecretsRepository, Effect.Effect.Success<typeof make>>() {
+export class SecretsRepository extends Context.Service<SecretsRepository, Effect.Success<typeof make>>()("SecretsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

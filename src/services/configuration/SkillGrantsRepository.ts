@@ -13,6 +13,6 @@ const make = grantsRepository({
   label: "Skill"
 })
 
-export class SkillGrantsRepository extends Context.Tag("SkillGrantsRepository")<SkillGrantsRepository, Effect.Effect.Success<typeof make>>() {
+export class SkillGrantsRepository extends Context.Service<SkillGrantsRepository, Effect.Success<typeof make>>()("SkillGrantsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -30,7 +30,7 @@ const make = Effect.gen(function*() {
   return { memberRemovalBlockers } as const
 })
 
-export class SkillReferences extends Context.Tag("SkillReferences")<SkillReferences, Effect.Effect.Success<typeof make>>() {
+export class SkillReferences extends Context.Service<SkillReferences, Effect.Success<typeof make>>()("SkillReferences") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       SkillsRepository.layer,

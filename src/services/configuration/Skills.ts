@@ -220,7 +220,7 @@ const make = Effect.gen(function*() {
   const usableById = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, skillId: string) =>
     Effect.map(
       Effect.flatMap(skills.withId(orgId, skillId), (candidates) => usableAmong(projectId, userId, candidates)),
-      (usable) => Option.fromNullable(usable[0])
+      (usable) => Option.fromNullishOr(usable[0])
     )
 
   return {
@@ -239,7 +239,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class Skills extends Context.Tag("Skills")<Skills, Effect.Effect.Success<typeof make>>() {
+export class Skills extends Context.Service<Skills, Effect.Success<typeof make>>()("Skills") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       SkillsRepository.layer,

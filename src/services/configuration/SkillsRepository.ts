@@ -1,5 +1,5 @@
 /** The `skills` table and its `skill_versions`: a skill's versions are numbered from 1 and never change. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Skill, SkillContent, SkillVersion } from "../../domain/configuration/Skills.ts"
 import { OrgId, ProjectId, SkillId, UserId } from "../../domain/shared/Ids.ts"
@@ -22,20 +22,20 @@ const make = Effect.gen(function*() {
   /** Skills owned by a project, and the personal skills of `userId`. */
   const visibleTo = (userId: string | null) => sql`(owner_project_id IS NOT NULL OR owner_user_id = ${userId})`
 
-  const insertSkill = SqlSchema.single({
+  const insertSkill = SqlSchema.findOne({
     Request: NewSkill,
     Result: Skill,
     execute: (skill) => sql`INSERT INTO skills ${sql.insert({ ...skill, latest_version: 1 })} RETURNING *`
   })
 
-  const insertVersion = SqlSchema.single({
+  const insertVersion = SqlSchema.findOne({
     Request: NewVersion,
     Result: SkillVersion,
     execute: (version) =>
       sql`INSERT INTO skill_versions ${sql.insert({ ...version, content: JSON.stringify(version.content) })} RETURNING *`
   })
 
-  const findVisible = SqlSchema.findOne({
+  const findVisible = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, skillId: SkillId, userId: Schema.NullOr(UserId) }),
     Result: Skill,
     execute: ({ orgId, skillId, userId }) =>
@@ -48,7 +48,7 @@ const make = Effect.gen(function*() {
     select: ({ orgId, userId }) => sql`SELECT * FROM skills WHERE org_id = ${orgId} AND ${visibleTo(userId)}`
   })
 
-  const nextVersion = SqlSchema.findOne({
+  const nextVersion = SqlSchema.findOneOption({
     Request: SkillId,
     Result: Schema.Struct({ latest_version: Schema.Int }),
     execute: (id) => sql`UPDATE skills SET latest_version = latest_version + 1 WHERE id = ${id} RETURNING latest_version`
@@ -61,7 +61,7 @@ const make = Effect.gen(function*() {
     select: (skillId) => sql`SELECT * FROM skill_versions WHERE skill_id = ${skillId}`
   })
 
-  const findVersion = SqlSchema.findOne({
+  const findVersion = SqlSchema.findOneOption({
     Request: Schema.Struct({ skillId: SkillId, version: Schema.Int }),
     Result: SkillVersion,
     execute: ({ skillId, version }) => sql`SELECT * FROM skill_versions WHERE skill_id = ${skillId} AND version = ${version}`
@@ -118,6 +118,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class SkillsRepository extends Context.Tag("SkillsRepository")<SkillsRepository, Effect.Effect.Success<typeof make>>() {
+export class SkillsRepository extends Context.Service<SkillsRepository, Effect.Success<typeof make>>()("SkillsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -103,7 +103,7 @@ const make = Effect.gen(function*() {
   return { installClusterPools } as const
 })
 
-export class ClusterPools extends Context.Tag("ClusterPools")<ClusterPools, Effect.Effect.Success<typeof make>>() {
+export class ClusterPools extends Context.Service<ClusterPools, Effect.Success<typeof make>>()("ClusterPools") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MachinePoolsRepository.layer,

@@ -74,7 +74,7 @@ const make = Effect.gen(function*() {
   return { create, list, remove, authenticate, isValid: tokens.isValid } as const
 })
 
-export class DaemonTokens extends Context.Tag("DaemonTokens")<DaemonTokens, Effect.Effect.Success<typeof make>>() {
+export class DaemonTokens extends Context.Service<DaemonTokens, Effect.Success<typeof make>>()("DaemonTokens") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       DaemonTokensRepository.layer,

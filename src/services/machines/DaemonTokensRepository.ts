@@ -1,5 +1,5 @@
 /** The `daemon_tokens` table: only the SHA-256 of a token is stored. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { DaemonToken } from "../../domain/machines/DaemonTokens.ts"
 import { DaemonTokenId, OrgId } from "../../domain/shared/Ids.ts"
@@ -23,7 +23,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.unsafe(COLUMNS)
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewToken,
     Result: DaemonToken,
     execute: (token) => sql`INSERT INTO daemon_tokens ${sql.insert(token)} RETURNING ${columns}`
@@ -35,14 +35,14 @@ const make = Effect.gen(function*() {
     select: (orgId) => sql`SELECT ${columns} FROM daemon_tokens WHERE org_id = ${orgId}`
   })
 
-  const remove = SqlSchema.findOne({
+  const remove = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, id: DaemonTokenId }),
     Result: Schema.Struct({ id: DaemonTokenId }),
     execute: ({ id, orgId }) => sql`DELETE FROM daemon_tokens WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
   })
 
   /** The valid token with this hash, marked used. */
-  const use = SqlSchema.findOne({
+  const use = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: Valid,
     execute: (hash) => sql`
@@ -51,7 +51,7 @@ const make = Effect.gen(function*() {
       RETURNING id, org_id`
   })
 
-  const findValid = SqlSchema.findOne({
+  const findValid = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: Valid,
     execute: (id) => sql`
@@ -64,12 +64,12 @@ const make = Effect.gen(function*() {
     /** Whether there was such a token to delete. */
     remove: (orgId: OrgId, id: DaemonTokenId) => Effect.map(Effect.orDie(remove({ orgId, id })), Option.isSome),
     /** The valid token whose hash this is (its last use recorded). A database failure stays a failure. */
-    use: (hash: string) => use(hash).pipe(Effect.catchTag("ParseError", Effect.die)),
+    use: (hash: string) => use(hash).pipe(Effect.catchTag("SchemaError", Effect.die)),
     /** Whether the token still exists and has not expired. */
     isValid: (id: string) => Effect.map(Effect.orDie(findValid(id)), Option.isSome)
   } as const
 })
 
-export class DaemonTokensRepository extends Context.Tag("DaemonTokensRepository")<DaemonTokensRepository, Effect.Effect.Success<typeof make>>() {
+export class DaemonTokensRepository extends Context.Service<DaemonTokensRepository, Effect.Success<typeof make>>()("DaemonTokensRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -62,7 +62,7 @@ const make = Effect.gen(function*() {
   const machines = yield* Machines
   const operations = yield* MachineOperations
 
-  const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
+  const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Codec<A, I>) =>
     operations.run(machine, operation, output, { requestPrefix: "file", timeoutSeconds: FILE_ANSWER_TIMEOUT_SECONDS }).pipe(
       Effect.mapError((error) =>
         error.kind === "offline"
@@ -94,7 +94,7 @@ const make = Effect.gen(function*() {
   return { read, write } as const
 })
 
-export class MachineFiles extends Context.Tag("MachineFiles")<MachineFiles, Effect.Effect.Success<typeof make>>() {
+export class MachineFiles extends Context.Service<MachineFiles, Effect.Success<typeof make>>()("MachineFiles") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       Machines.layer,

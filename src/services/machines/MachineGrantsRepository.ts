@@ -13,6 +13,6 @@ const make = grantsRepository({
   label: "Machine"
 })
 
-export class MachineGrantsRepository extends Context.Tag("MachineGrantsRepository")<MachineGrantsRepository, Effect.Effect.Success<typeof make>>() {
+export class MachineGrantsRepository extends Context.Service<MachineGrantsRepository, Effect.Success<typeof make>>()("MachineGrantsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

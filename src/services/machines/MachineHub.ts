@@ -5,7 +5,7 @@
  * looks at its machine's mailbox every POLL interval and checks its machine and credential on
  * every heartbeat.
  */
-import { Context, Effect, Layer, PubSub, type Queue, type Scope } from "effect"
+import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import type { CloseReason } from "../../domain/machines/DaemonProtocol.ts"
 import type { MachineId, MachinePoolId } from "../../domain/shared/Ids.ts"
 
@@ -56,11 +56,11 @@ const make = Effect.gen(function*() {
   const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>
     Effect.asVoid(machineIds === undefined ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
 
-  const subscribe: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(changed)
+  const subscribe: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope> = PubSub.subscribe(changed)
 
   return { add, remove, closeMachine, closeCredential, wake, subscribe } as const
 })
 
-export class MachineHub extends Context.Tag("MachineHub")<MachineHub, Effect.Effect.Success<typeof make>>() {
+export class MachineHub extends Context.Service<MachineHub, Effect.Success<typeof make>>()("MachineHub") {
   static readonly layer = Layer.effect(this, make)
 }

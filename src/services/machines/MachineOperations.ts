@@ -30,7 +30,7 @@ const make = Effect.gen(function*() {
   const run = <A, I>(
     machine: StoredMachine,
     operation: Operation,
-    output: Schema.Schema<A, I>,
+    output: Schema.Codec<A, I>,
     options: { readonly requestPrefix: string; readonly timeoutSeconds: number }
   ) =>
     Effect.gen(function*() {
@@ -52,13 +52,15 @@ const make = Effect.gen(function*() {
       })
       yield* hub.wake([machine.id])
       const outcome: Outcome = yield* results.await(requestId).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: `${options.timeoutSeconds} seconds`,
-          onTimeout: () =>
-            new MachineOperationError({
-              kind: "timeout",
-              message: `The daemon of machine ${machine.id} did not answer within ${options.timeoutSeconds} s`
-            })
+          orElse: () =>
+            Effect.fail(
+              new MachineOperationError({
+                kind: "timeout",
+                message: `The daemon of machine ${machine.id} did not answer within ${options.timeoutSeconds} s`
+              })
+            )
         })
       )
       if (outcome.outcome === "failed") {
@@ -68,7 +70,7 @@ const make = Effect.gen(function*() {
           failure: outcome.error
         })
       }
-      return yield* Schema.decodeUnknown(output)(outcome.output).pipe(
+      return yield* Schema.decodeUnknownEffect(output)(outcome.output).pipe(
         Effect.mapError(() =>
           new MachineOperationError({
             kind: "unreadable",
@@ -81,7 +83,7 @@ const make = Effect.gen(function*() {
   return { run } as const
 })
 
-export class MachineOperations extends Context.Tag("MachineOperations")<MachineOperations, Effect.Effect.Success<typeof make>>() {
+export class MachineOperations extends Context.Service<MachineOperations, Effect.Success<typeof make>>()("MachineOperations") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MachineRequestsRepository.layer,

@@ -13,6 +13,6 @@ const make = grantsRepository({
     label: "Machine pool"
   })
 
-export class MachinePoolGrantsRepository extends Context.Tag("MachinePoolGrantsRepository")<MachinePoolGrantsRepository, Effect.Effect.Success<typeof make>>() {
+export class MachinePoolGrantsRepository extends Context.Service<MachinePoolGrantsRepository, Effect.Success<typeof make>>()("MachinePoolGrantsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -273,7 +273,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class MachinePools extends Context.Tag("MachinePools")<MachinePools, Effect.Effect.Success<typeof make>>() {
+export class MachinePools extends Context.Service<MachinePools, Effect.Success<typeof make>>()("MachinePools") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MachinePoolsRepository.layer,

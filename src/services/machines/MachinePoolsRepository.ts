@@ -2,7 +2,7 @@
  * The `machine_pools` table. JSON settings (`provider_config`, the environments, the provider
  * options, `metadata`) are written with JSON.stringify and decoded with the domain's schemas.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { MachinePool, type PoolManagementKind, type PoolSettings } from "../../domain/machines/MachinePools.ts"
 import { MachinePoolId, OrgId, SecretId } from "../../domain/shared/Ids.ts"
@@ -10,7 +10,7 @@ import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 /** A pool as stored: the resource without its usage. */
-export const StoredPool = Schema.Struct(Struct.omit(MachinePool.fields, "usage"))
+export const StoredPool = Schema.Struct(Struct.omit(MachinePool.fields, ["usage"]))
 export type StoredPool = typeof StoredPool.Type
 
 const JSON_COLUMNS = [
@@ -31,20 +31,20 @@ const columnsOf = (settings: PoolSettings): Record<string, unknown> => {
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const find = SqlSchema.findOne({
-    Request: Schema.Struct({ orgId: OrgId, poolId: MachinePoolId, lock: Schema.Literal("none", "share", "update") }),
+  const find = SqlSchema.findOneOption({
+    Request: Schema.Struct({ orgId: OrgId, poolId: MachinePoolId, lock: Schema.Literals(["none", "share", "update"]) }),
     Result: StoredPool,
     execute: ({ lock, orgId, poolId }) =>
       sql`SELECT * FROM machine_pools WHERE id = ${poolId} AND org_id = ${orgId} ${lockClause(sql, lock)}`
   })
 
-  const findById = SqlSchema.findOne({
-    Request: Schema.Struct({ poolId: MachinePoolId, lock: Schema.Literal("none", "share", "update") }),
+  const findById = SqlSchema.findOneOption({
+    Request: Schema.Struct({ poolId: MachinePoolId, lock: Schema.Literals(["none", "share", "update"]) }),
     Result: StoredPool,
     execute: ({ lock, poolId }) => sql`SELECT * FROM machine_pools WHERE id = ${poolId} ${lockClause(sql, lock)}`
   })
 
-  const named = SqlSchema.findOne({
+  const named = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, name: Schema.String }),
     Result: StoredPool,
     execute: ({ name, orgId }) => sql`SELECT * FROM machine_pools WHERE org_id = ${orgId} AND name = ${name}`
@@ -90,7 +90,7 @@ const make = Effect.gen(function*() {
     execute: () => sql`SELECT * FROM machine_pools WHERE management_kind = 'cluster' ORDER BY id`
   })
 
-  const remove = SqlSchema.findOne({
+  const remove = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, poolId: MachinePoolId }),
     Result: Schema.Struct({ id: MachinePoolId }),
     execute: ({ orgId, poolId }) => sql`DELETE FROM machine_pools WHERE id = ${poolId} AND org_id = ${orgId} RETURNING id`
@@ -104,7 +104,7 @@ const make = Effect.gen(function*() {
           sql`INSERT INTO machine_pools ${
             sql.insert({ id: pool.id, org_id: pool.org_id, management_kind: pool.management_kind, ...columnsOf(pool.settings) })
           } RETURNING *`,
-          (rows) => Schema.decodeUnknown(StoredPool)(rows[0])
+          (rows) => Schema.decodeUnknownEffect(StoredPool)(rows[0])
         )
       ),
     /** Fails with UniqueViolation when the new name is taken. */
@@ -113,7 +113,7 @@ const make = Effect.gen(function*() {
         Effect.flatMap(
           sql`UPDATE machine_pools SET ${sql.update(columnsOf(settings))}, updated_at = now()
               WHERE id = ${poolId} RETURNING *`,
-          (rows) => Schema.decodeUnknown(StoredPool)(rows[0])
+          (rows) => Schema.decodeUnknownEffect(StoredPool)(rows[0])
         )
       ),
     find: (orgId: OrgId, poolId: MachinePoolId, lock: RowLock = "none") => Effect.orDie(find({ orgId, poolId, lock })),
@@ -136,6 +136,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class MachinePoolsRepository extends Context.Tag("MachinePoolsRepository")<MachinePoolsRepository, Effect.Effect.Success<typeof make>>() {
+export class MachinePoolsRepository extends Context.Service<MachinePoolsRepository, Effect.Success<typeof make>>()("MachinePoolsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

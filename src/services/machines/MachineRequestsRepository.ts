@@ -4,7 +4,7 @@
  * its result is stored, and completed by the first result (later copies change nothing). The
  * secret part of a command's environment is stored as secret ids, revealed only when sent.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Operation, Outcome, RequestId } from "../../domain/machines/DaemonProtocol.ts"
 import type { RequestDefaults } from "../../domain/machines/PoolAdmission.ts"
@@ -17,10 +17,10 @@ export const StoredRequest = Schema.Struct({
   machine_id: Schema.NullOr(MachineId),
   machine_pool_id: Schema.NullOr(MachinePoolId),
   operation: Operation,
-  secret_env: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }),
+  secret_env: Schema.Record(Schema.String, Schema.NullOr(Schema.String)),
   agent_id: Schema.NullOr(AgentId),
   tool_call_id: Schema.NullOr(ToolCallId),
-  state: Schema.Literal("pending", "done"),
+  state: Schema.Literals(["pending", "done"]),
   cancel_requested: Schema.Boolean,
   outcome: Schema.NullOr(Outcome),
   sent_at: Schema.NullOr(Timestamp),
@@ -33,7 +33,7 @@ const NewRequest = Schema.Struct({
   machine_id: Schema.NullOr(MachineId),
   machine_pool_id: Schema.NullOr(MachinePoolId),
   operation: Operation,
-  secret_env: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) }),
+  secret_env: Schema.Record(Schema.String, Schema.NullOr(Schema.String)),
   agent_id: Schema.NullOr(AgentId),
   tool_call_id: Schema.NullOr(ToolCallId)
 })
@@ -69,7 +69,7 @@ const make = Effect.gen(function*() {
         UPDATE machine_requests SET sent_at = now() WHERE ${sql.in("request_id", ids)} AND sent_at IS NULL`
   })
 
-  const complete = SqlSchema.findOne({
+  const complete = SqlSchema.findOneOption({
     Request: Schema.Struct({ requestId: Schema.String, outcome: Outcome }),
     Result: StoredRequest,
     execute: ({ outcome, requestId }) => sql`
@@ -77,7 +77,7 @@ const make = Effect.gen(function*() {
       WHERE request_id = ${requestId} AND state = 'pending' RETURNING *`
   })
 
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: StoredRequest,
     execute: (requestId) => sql`SELECT * FROM machine_requests WHERE request_id = ${requestId}`
@@ -92,7 +92,7 @@ const make = Effect.gen(function*() {
         WHERE ${sql.in("tool_call_id", ids)} AND state = 'pending' RETURNING machine_id`
   })
 
-  const runningOn = SqlSchema.single({
+  const runningOn = SqlSchema.findOne({
     Request: MachineId,
     Result: Schema.Struct({ running: Schema.Boolean }),
     execute: (machineId) => sql`
@@ -149,8 +149,8 @@ const make = Effect.gen(function*() {
       requestId: Schema.String,
       machineId: MachineId,
       cwd: Schema.NullOr(Schema.String),
-      env: Schema.Record({ key: Schema.String, value: Schema.String }),
-      secretEnv: Schema.Record({ key: Schema.String, value: Schema.String })
+      env: Schema.Record(Schema.String, Schema.String),
+      secretEnv: Schema.Record(Schema.String, Schema.String)
     }),
     execute: ({ cwd, env, machineId, requestId, secretEnv }) => sql`
       UPDATE machine_requests SET machine_id = ${machineId},
@@ -162,7 +162,7 @@ const make = Effect.gen(function*() {
       WHERE request_id = ${requestId} AND machine_id IS NULL`
   })
 
-  const toolCallRunningInPool = SqlSchema.single({
+  const toolCallRunningInPool = SqlSchema.findOne({
     Request: MachinePoolId,
     Result: Schema.Struct({ running: Schema.Boolean }),
     execute: (poolId) => sql`
@@ -205,10 +205,10 @@ const make = Effect.gen(function*() {
     unsentOlderThan: (seconds: number, offlineAfter: number) => Effect.orDie(unsentOlderThan({ seconds, offlineAfter })),
     pendingOf: (machineId: MachineId) => Effect.orDie(pendingOf(machineId)),
     findOutcome: (requestId: string) =>
-      Effect.map(Effect.orDie(find(requestId)), Option.flatMap((row) => Option.fromNullable(row.outcome)))
+      Effect.map(Effect.orDie(find(requestId)), Option.flatMap((row) => Option.fromNullishOr(row.outcome)))
   } as const
 })
 
-export class MachineRequestsRepository extends Context.Tag("MachineRequestsRepository")<MachineRequestsRepository, Effect.Effect.Success<typeof make>>() {
+export class MachineRequestsRepository extends Context.Service<MachineRequestsRepository, Effect.Success<typeof make>>()("MachineRequestsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

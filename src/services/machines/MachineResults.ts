@@ -87,7 +87,7 @@ const make = Effect.gen(function*() {
         if (Option.isNone(call) || call.value.state !== "running") return Option.none()
         yield* dispatcher.completeCall(agentId, call.value.turn_id, callId, outcome.outcome, resultBlocks(outcome))
         yield* lifecycle.refreshStatus(agentId, call.value.turn_id)
-        return Option.fromNullable(call.value.deferred_token)
+        return Option.fromNullishOr(call.value.deferred_token)
       }))
       if (Option.isSome(signal) && callId !== null) {
         yield* signals.send([{ kind: "result", toolCallId: callId, token: signal.value, value: "completed" }])
@@ -125,7 +125,7 @@ const make = Effect.gen(function*() {
   return { complete, fromDaemon, await: await_ } as const
 })
 
-export class MachineResults extends Context.Tag("MachineResults")<MachineResults, Effect.Effect.Success<typeof make>>() {
+export class MachineResults extends Context.Service<MachineResults, Effect.Success<typeof make>>()("MachineResults") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MachineRequestsRepository.layer,

@@ -7,8 +7,9 @@
  * acknowledged; heartbeats move `last_seen_at` and re-check the machine and its credential;
  * `refresh_token` answers a new token while the credential is valid.
  */
-import { HttpServerRequest, HttpServerResponse, Socket } from "@effect/platform"
-import { Clock, Context, Deferred, Effect, Either, Layer, Option, Queue, Redacted, Ref, Schema } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Socket } from "effect/socket"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Queue, Redacted, Ref, Result, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import {
   type CloseReason,
@@ -85,21 +86,21 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const operation = request.operation
       if (operation.operation !== "tool" || Object.keys(request.secret_env).length === 0) {
-        return Either.right<ServerMessage>({ type: "request", request_id: request.request_id, ...operation })
+        return Result.succeed<ServerMessage>({ type: "request", request_id: request.request_id, ...operation })
       }
       const env: Record<string, string> = { ...operation.env }
       for (const [name, secretId] of Object.entries(request.secret_env)) {
         if (secretId === null) continue
-        const value = yield* Effect.either(secrets.reveal(secretId as SecretId))
-        if (Either.isLeft(value)) {
-          return Either.left<Outcome>({
+        const value = yield* Effect.result(secrets.reveal(secretId as SecretId))
+        if (Result.isFailure(value)) {
+          return Result.fail<Outcome>({
             outcome: "failed",
             error: { code: "internal_error", message: `The secret ${secretId} for ${name} no longer exists; the command did not run` }
           })
         }
-        env[name] = Redacted.value(value.right)
+        env[name] = Redacted.value(value.success)
       }
-      return Either.right<ServerMessage>({ type: "request", request_id: request.request_id, ...operation, env })
+      return Result.succeed<ServerMessage>({ type: "request", request_id: request.request_id, ...operation, env })
     })
 
   /** Why the daemon cannot execute the request, if it cannot (its hello does not list the operation or tool). */
@@ -121,9 +122,11 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const machineId: MachineId = claims.sub
       const scope = yield* Effect.scope
-      const write = yield* socket.writer
+      // Acquiring the reader completes the WebSocket handshake; the connection is closed with this scope.
+      const { pull } = yield* socket.reader
+      const { write } = yield* socket.writer
       const send = (message: ServerMessage) =>
-        write(Schema.encodeSync(ServerMessageJson)(message)).pipe(Effect.catchAll(() => Effect.void))
+        write(Schema.encodeSync(ServerMessageJson)(message)).pipe(Effect.catch(() => Effect.void))
       const ended = yield* Deferred.make<void>()
       const close = (reason: CloseReason, message: string) =>
         send({ type: "close", reason, message }).pipe(
@@ -135,19 +138,27 @@ const make = Effect.gen(function*() {
       const inbox = yield* Queue.unbounded<string>()
       const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
       const tokenExpiresAt = yield* Ref.make(claims.exp * 1000)
-      const socketDone = yield* socket.runRaw((data) => {
-        Queue.unsafeOffer(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
-      }).pipe(Effect.either, Effect.forkScoped)
-      const decode = Schema.decodeUnknown(DaemonMessageJson)
+      // Every termination of the socket, a clean close included, ends this fiber (with a SocketError).
+      const socketDone = yield* pull.pipe(
+        Effect.map((frames) => {
+          for (const data of frames) {
+            Queue.offerUnsafe(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
+          }
+        }),
+        Effect.forever,
+        Effect.result,
+        Effect.forkScoped
+      )
+      const decode = Schema.decodeUnknownEffect(DaemonMessageJson)
 
       // 1. hello
       const first = yield* Queue.take(inbox).pipe(Effect.timeout(HELLO_TIMEOUT), Effect.option)
       if (Option.isNone(first)) return yield* close("protocol_error", `no hello within ${HELLO_TIMEOUT}`)
-      const decoded = yield* Effect.either(decode(first.value))
-      if (Either.isLeft(decoded) || decoded.right.type !== "hello") {
+      const decoded = yield* Effect.result(decode(first.value))
+      if (Result.isFailure(decoded) || decoded.success.type !== "hello") {
         return yield* close("protocol_error", "the first message must be a hello")
       }
-      const hello = decoded.right
+      const hello = decoded.success
       if (hello.machine_id !== machineId) {
         return yield* close("protocol_error", `this connection is machine ${machineId}'s, not ${hello.machine_id}'s`)
       }
@@ -184,11 +195,11 @@ const make = Effect.gen(function*() {
               continue
             }
             const message = yield* requestMessage(request)
-            if (Either.isLeft(message)) {
-              yield* results.complete(request.request_id, message.left)
+            if (Result.isFailure(message)) {
+              yield* results.complete(request.request_id, message.failure)
               continue
             }
-            yield* send(message.right)
+            yield* send(message.success)
             newlySent.push(request.request_id)
           }
           if (request.cancel_requested && !sentCancels.has(request.request_id)) {
@@ -201,7 +212,7 @@ const make = Effect.gen(function*() {
       const wakeups = yield* hub.subscribe
       const mailbox = pump.pipe(
         Effect.andThen(Effect.raceFirst(
-          Queue.take(wakeups).pipe(Effect.repeat({ until: (id) => id === "" || id === machineId })),
+          PubSub.take(wakeups).pipe(Effect.repeat({ until: (id) => id === "" || id === machineId })),
           Effect.sleep(POLL)
         )),
         Effect.forever
@@ -211,9 +222,9 @@ const make = Effect.gen(function*() {
       const onMessage = (text: string) =>
         Effect.gen(function*() {
           yield* Ref.set(heardAt, yield* Clock.currentTimeMillis)
-          const message = yield* Effect.either(decode(text))
-          if (Either.isLeft(message)) return yield* Effect.logWarning(`machine ${machineId} sent a message that does not decode`)
-          switch (message.right.type) {
+          const message = yield* Effect.result(decode(text))
+          if (Result.isFailure(message)) return yield* Effect.logWarning(`machine ${machineId} sent a message that does not decode`)
+          switch (message.success.type) {
             case "heartbeat": {
               const row = yield* machines.heartbeat(machineId, connectionId)
               if (Option.isNone(row)) {
@@ -239,10 +250,10 @@ const make = Effect.gen(function*() {
             case "result": {
               // Results are independent of each other: each is stored (and its turn woken) on its own
               // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
-              const result = message.right
+              const result = message.success
               return yield* results.fromDaemon(result).pipe(
                 Effect.andThen(send({ type: "ack", request_ids: [result.request_id] })),
-                Effect.catchAllCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
+                Effect.catchCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
                 Effect.forkIn(scope),
                 Effect.asVoid
               )
@@ -264,7 +275,7 @@ const make = Effect.gen(function*() {
 
       yield* Effect.raceAll([
         Deferred.await(ended),
-        Effect.asVoid(socketDone.await),
+        Effect.asVoid(Fiber.await(socketDone)),
         mailbox,
         messages,
         liveness
@@ -275,19 +286,19 @@ const make = Effect.gen(function*() {
   /** The route: 401 before the upgrade, else the session until the socket closes. */
   const handle = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const claims = yield* Effect.either(authenticate(request.headers["authorization"]))
-    if (Either.isLeft(claims)) {
-      return yield* HttpServerResponse.json({ error: claims.left.error, code: "unauthorized" }, { status: 401 })
+    const claims = yield* Effect.result(authenticate(request.headers["authorization"]))
+    if (Result.isFailure(claims)) {
+      return yield* HttpServerResponse.json({ error: claims.failure.error, code: "unauthorized" }, { status: 401 })
     }
-    const socket = yield* Effect.either(request.upgrade)
-    if (Either.isLeft(socket)) {
+    const socket = yield* Effect.result(request.upgrade)
+    if (Result.isFailure(socket)) {
       return yield* HttpServerResponse.json(
         { error: "This route opens a WebSocket: send an upgrade request", code: "invalid_request" },
         { status: 400 }
       )
     }
-    yield* session(socket.right, claims.right).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning(`machine ${claims.right.sub}: the connection failed`, cause))
+    yield* session(socket.success, claims.success).pipe(
+      Effect.catchCause((cause) => Effect.logWarning(`machine ${claims.success.sub}: the connection failed`, cause))
     )
     return HttpServerResponse.empty()
   })
@@ -295,7 +306,7 @@ const make = Effect.gen(function*() {
   return { handle } as const
 })
 
-export class MachineSessions extends Context.Tag("MachineSessions")<MachineSessions, Effect.Effect.Success<typeof make>>() {
+export class MachineSessions extends Context.Service<MachineSessions, Effect.Success<typeof make>>()("MachineSessions") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MachineTokens.layer,

@@ -12,10 +12,10 @@ import { OFFLINE_AFTER_SECONDS } from "./MachinesRepository.ts"
 export const DEFAULT_OFFLINE_WAIT_SECONDS = 60
 const SWEEP_EVERY = "2 seconds"
 
-export const MachineSweeperLive = Layer.scopedDiscard(Effect.gen(function*() {
+export const MachineSweeperLive = Layer.effectDiscard(Effect.gen(function*() {
   const requests = yield* MachineRequestsRepository
   const results = yield* MachineResults
-  const wait = yield* Config.integer("AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS").pipe(
+  const wait = yield* Config.Int("AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS").pipe(
     Config.withDefault(DEFAULT_OFFLINE_WAIT_SECONDS),
     Effect.orDie
   )
@@ -32,7 +32,7 @@ export const MachineSweeperLive = Layer.scopedDiscard(Effect.gen(function*() {
     }
   })
   yield* sweep.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("sweeping requests of offline machines failed", cause)),
+    Effect.catchCause((cause) => Effect.logWarning("sweeping requests of offline machines failed", cause)),
     Effect.andThen(Effect.sleep(SWEEP_EVERY)),
     Effect.forever,
     Effect.forkScoped

@@ -63,6 +63,6 @@ const make = Effect.gen(function*() {
   return { issue, verify } as const
 })
 
-export class MachineTokens extends Context.Tag("MachineTokens")<MachineTokens, Effect.Effect.Success<typeof make>>() {
+export class MachineTokens extends Context.Service<MachineTokens, Effect.Success<typeof make>>()("MachineTokens") {
   static readonly layer = Layer.effect(this, make).pipe(Layer.provide(SecretKey.layer))
 }

@@ -297,7 +297,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class Machines extends Context.Tag("Machines")<Machines, Effect.Effect.Success<typeof make>>() {
+export class Machines extends Context.Service<Machines, Effect.Success<typeof make>>()("Machines") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MachinesRepository.layer,

@@ -5,7 +5,7 @@
  * machine (`machine_pool_id`) also has a lifecycle (`pool_state`, docs/machine-pools.md); it is
  * `busy` while a request waits for its result on it.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { MachineMetadata } from "../../domain/machines/MachineMetadata.ts"
 import { MachineStatus } from "../../domain/machines/Machines.ts"
@@ -47,7 +47,7 @@ const make = Effect.gen(function*() {
   const visibleTo = (userId: string | null) => sql`(owner_user_id IS NULL OR owner_user_id = ${userId})`
   const json = (value: unknown) => JSON.stringify(value)
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewMachine,
     Result: StoredMachine,
     execute: (machine) =>
@@ -56,7 +56,7 @@ const make = Effect.gen(function*() {
       } RETURNING ${columns}`
   })
 
-  const reregister = SqlSchema.single({
+  const reregister = SqlSchema.findOne({
     Request: Schema.Struct({ id: MachineId, facts: Facts }),
     Result: StoredMachine,
     execute: ({ facts, id }) => sql`
@@ -66,8 +66,8 @@ const make = Effect.gen(function*() {
       WHERE id = ${id} RETURNING ${columns}`
   })
 
-  const findVisible = SqlSchema.findOne({
-    Request: Schema.Struct({ ...Visible.fields, id: MachineId, lock: Schema.Literal("none", "share", "update") }),
+  const findVisible = SqlSchema.findOneOption({
+    Request: Schema.Struct({ ...Visible.fields, id: MachineId, lock: Schema.Literals(["none", "share", "update"]) }),
     Result: StoredMachine,
     execute: ({ id, lock, orgId, userId }) => sql`
       SELECT ${columns} FROM machines WHERE id = ${id} AND org_id = ${orgId} AND ${visibleTo(userId)} ${
@@ -75,7 +75,7 @@ const make = Effect.gen(function*() {
     }`
   })
 
-  const findById = SqlSchema.findOne({
+  const findById = SqlSchema.findOneOption({
     Request: MachineId,
     Result: StoredMachine,
     execute: (id) => sql`SELECT ${columns} FROM machines WHERE id = ${id}`
@@ -106,7 +106,7 @@ const make = Effect.gen(function*() {
       SELECT ${columns} FROM machines WHERE org_id = ${orgId} AND ${visibleTo(userId)} AND ${withStatus(status)}`
   })
 
-  const update = SqlSchema.single({
+  const update = SqlSchema.findOne({
     Request: Schema.Struct({ id: MachineId, name: Schema.String, metadata: MachineMetadata }),
     Result: StoredMachine,
     execute: ({ id, metadata, name }) => sql`
@@ -119,7 +119,7 @@ const make = Effect.gen(function*() {
     execute: (id) => sql`DELETE FROM machines WHERE id = ${id}`
   })
 
-  const connect = SqlSchema.findOne({
+  const connect = SqlSchema.findOneOption({
     Request: Schema.Struct({
       id: MachineId,
       connectionId: Schema.String,
@@ -134,7 +134,7 @@ const make = Effect.gen(function*() {
   })
 
   /** A heartbeat of the connection; none when the machine is gone or another connection took it over. */
-  const heartbeat = SqlSchema.findOne({
+  const heartbeat = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: MachineId, connectionId: Schema.String }),
     Result: Schema.Struct({ credential_id: Schema.String }),
     execute: ({ connectionId, id }) => sql`
@@ -168,7 +168,7 @@ const make = Effect.gen(function*() {
     execute: (credentialId) => sql`SELECT id FROM machines WHERE credential_id = ${credentialId}`
   })
 
-  const insertPoolMachine = SqlSchema.single({
+  const insertPoolMachine = SqlSchema.findOne({
     Request: NewPoolMachine,
     Result: StoredMachine,
     execute: (machine) =>
@@ -189,7 +189,7 @@ const make = Effect.gen(function*() {
   })
 
   /** The daemon of a pool machine registers (again, after a lost connection) with its machine's token. */
-  const registerPoolMachine = SqlSchema.findOne({
+  const registerPoolMachine = SqlSchema.findOneOption({
     Request: Schema.Struct({ tokenHash: Schema.String, facts: Facts }),
     Result: StoredMachine,
     execute: ({ facts, tokenHash }) => sql`
@@ -202,7 +202,7 @@ const make = Effect.gen(function*() {
       WHERE registration_token_hash = ${tokenHash} AND pool_state IN ('provisioning', 'running') RETURNING ${columns}`
   })
 
-  const byRegistrationToken = SqlSchema.findOne({
+  const byRegistrationToken = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: StoredMachine,
     execute: (tokenHash) => sql`
@@ -233,7 +233,7 @@ const make = Effect.gen(function*() {
         GROUP BY machine_pool_id`
   })
 
-  const setPoolState = SqlSchema.findOne({
+  const setPoolState = SqlSchema.findOneOption({
     Request: Schema.Struct({
       id: MachineId,
       from: Schema.Array(PoolMachineState),
@@ -357,6 +357,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class MachinesRepository extends Context.Tag("MachinesRepository")<MachinesRepository, Effect.Effect.Success<typeof make>>() {
+export class MachinesRepository extends Context.Service<MachinesRepository, Effect.Success<typeof make>>()("MachinesRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -147,13 +147,13 @@ const make = Effect.gen(function*() {
         providerOptions: { ...pool.default_machine_provider_options, ...launch.source.machine_provider_options_overlay },
         env: { ...pool.default_machine_env, ...secretEnv, AGENT_PLATFORM_DAEMON_TOKEN: launch.token },
         nodeArguments
-      }).pipe(Effect.timeoutFail({
+      }).pipe(Effect.timeoutOrElse({
         duration: PROVIDER_TIMEOUT,
-        onTimeout: () => new ProviderFailed({ details: `the provider did not start machine ${machineId} within 60 s` })
+        orElse: () => Effect.fail(new ProviderFailed({ details: `the provider did not start machine ${machineId} within 60 s` }))
       }))
       yield* machines.setProviderRef(machineId, ref)
     }).pipe(
-      Effect.catchAll((failure) =>
+      Effect.catch((failure) =>
         Effect.gen(function*() {
           const machineId = launch.machine.id
           const why = `the provider failed to start it: ${failure.details}`
@@ -191,7 +191,7 @@ const make = Effect.gen(function*() {
         const sources = new Map<AgentId, CompiledMachineSource | undefined>()
         const launches: Array<Launch> = []
         const assign = (request: StoredRequest, machine: StoredMachine, source: CompiledMachineSource) =>
-          Effect.andThen(requests.assign(request.request_id, machine.id, requestDefaults(pool, source)), () => {
+          Effect.map(requests.assign(request.request_id, machine.id, requestDefaults(pool, source)), () => {
             busy.add(machine.id)
             assigned.add(machine.id)
           })
@@ -290,7 +290,7 @@ const make = Effect.gen(function*() {
       const why = deleted.value.failure ?? "deleted"
       yield* failPending(machine.id, `Pool machine ${machine.id} was deleted (${why}) before this finished`)
     }).pipe(
-      Effect.catchAll((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
+      Effect.catch((failure) => Effect.logWarning(`deleting pool machine ${machine.id} failed; trying again later: ${failure.details}`))
     )
 
   /**
@@ -380,7 +380,7 @@ const make = Effect.gen(function*() {
         }
       }
     }).pipe(
-      Effect.catchAll((failure) =>
+      Effect.catch((failure) =>
         Effect.logWarning(`reconciling machine pool ${pool.id} with its provider failed: ${failure.details}`)
       )
     )
@@ -391,8 +391,8 @@ const make = Effect.gen(function*() {
   return { admit, provisionInitial, destroy, release, markPoolDeleting, destroyPoolDeleting, reap, refuseOverdue, reconcile } as const
 })
 
-export class PoolMachines extends Context.Tag("PoolMachines")<PoolMachines, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(
+export class PoolMachines extends Context.Service<PoolMachines, Effect.Success<typeof make>>()("PoolMachines") {
+  static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MachinesRepository.layer,
       MachineRequestsRepository.layer,

@@ -6,7 +6,7 @@
  * of calls that waited past the admission wait. Pools are admitted one at a time under their row
  * lock, so processes never admit the same call twice.
  */
-import { Effect, Layer, Queue, Schema } from "effect"
+import { Effect, Layer, PubSub, Schema } from "effect"
 import { MachinePoolId } from "../../domain/shared/Ids.ts"
 import { MachineHub } from "./MachineHub.ts"
 import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
@@ -16,9 +16,9 @@ const ADMIT_EVERY = "1 second"
 const SWEEP_EVERY = "2 seconds"
 const isPoolId = Schema.is(MachinePoolId)
 
-const logFailure = (what: string) => Effect.catchAllCause((cause) => Effect.logWarning(`machine pools: ${what} failed`, cause))
+const logFailure = (what: string) => Effect.catchCause((cause) => Effect.logWarning(`machine pools: ${what} failed`, cause))
 
-export const PoolSchedulerLive = Layer.scopedDiscard(Effect.gen(function*() {
+export const PoolSchedulerLive = Layer.effectDiscard(Effect.gen(function*() {
   const poolMachines = yield* PoolMachines
   const requests = yield* MachineRequestsRepository
   const hub = yield* MachineHub
@@ -30,7 +30,7 @@ export const PoolSchedulerLive = Layer.scopedDiscard(Effect.gen(function*() {
     Effect.forEach(poolIds, poolMachines.admit, { discard: true }))
   /** Until a pool is woken on this process (machines' wake-ups are skipped), or the interval passes. */
   const nextWake = Effect.raceFirst(
-    Effect.asVoid(Effect.repeat(Queue.take(changes), { until: isPoolId })),
+    Effect.asVoid(Effect.repeat(PubSub.take(changes), { until: isPoolId })),
     Effect.sleep(ADMIT_EVERY)
   )
   yield* admitWaiting.pipe(logFailure("admitting calls"), Effect.andThen(nextWake), Effect.forever, Effect.forkScoped)

@@ -101,7 +101,7 @@ const make = Effect.gen(function*() {
   return { validate, hostProblems, orgSecret } as const
 })
 
-export class PoolSettingsValidation extends Context.Tag("PoolSettingsValidation")<PoolSettingsValidation, Effect.Effect.Success<typeof make>>() {
+export class PoolSettingsValidation extends Context.Service<PoolSettingsValidation, Effect.Success<typeof make>>()("PoolSettingsValidation") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       SecretsRepository.layer,

@@ -110,7 +110,7 @@ const make = Effect.gen(function*() {
           `The Docker Engine at ${host} answered /version with ${versionResponse.status}: ${dockerMessage(versionResponse.text)}`
         )
       }
-      const version = yield* Schema.decodeUnknown(Schema.parseJson(VersionBody))(versionResponse.text).pipe(
+      const version = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(VersionBody))(versionResponse.text).pipe(
         Effect.mapError(() =>
           new ProviderCheckFailed({ details: `The server at ${host} answered /version without a Docker version: is it a Docker Engine?` })
         )
@@ -127,7 +127,7 @@ const make = Effect.gen(function*() {
             dockerMessage(imageResponse.text)
         )
       }
-      const found = yield* Schema.decodeUnknown(Schema.parseJson(ImageBody))(imageResponse.text).pipe(
+      const found = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(ImageBody))(imageResponse.text).pipe(
         Effect.mapError(() => new ProviderCheckFailed({ details: `Docker at ${host} answered the image lookup of ${image} without an image id` }))
       )
       return `Docker ${version.Version} (API ${version.ApiVersion}) at ${host}; image ${image} is present (${found.Id})`
@@ -136,6 +136,6 @@ const make = Effect.gen(function*() {
   return { localEnabled, holdsLocalKey, localRefusal, local, docker } as const
 })
 
-export class ProviderChecks extends Context.Tag("ProviderChecks")<ProviderChecks, Effect.Effect.Success<typeof make>>() {
+export class ProviderChecks extends Context.Service<ProviderChecks, Effect.Success<typeof make>>()("ProviderChecks") {
   static readonly layer = Layer.effect(this, make).pipe(Layer.provide(NetworkPolicy.layer))
 }

@@ -9,12 +9,12 @@ import { AgentId, MachineId, MachinePoolId, OrgId, UserId } from "../../domain/s
 import { constructor } from "../shared/Construct.ts"
 
 /** The lifecycle of a pool machine. */
-export const PoolMachineState = Schema.Literal("provisioning", "running", "deleting", "deleted")
+export const PoolMachineState = Schema.Literals(["provisioning", "running", "deleting", "deleted"])
 export type PoolMachineState = typeof PoolMachineState.Type
 
 /** A machine as stored. */
 export const StoredMachine = Schema.Struct({
-  ...Struct.omit(MachineDescriptor.fields, "status"),
+  ...Struct.omit(MachineDescriptor.fields, ["status"]),
   org_id: OrgId,
   owner_user_id: Schema.NullOr(UserId),
   machine_pool_id: Schema.NullOr(MachinePoolId),
@@ -46,8 +46,7 @@ const makeDescriptor = constructor(MachineDescriptor, Schema.Struct(MachineDescr
 
 export const toDescriptor = (machine: StoredMachine): MachineDescriptor =>
   makeDescriptor({
-    ...Struct.pick(
-      machine,
+    ...Struct.pick(machine, [
       "id",
       "name",
       "created_at",
@@ -58,7 +57,7 @@ export const toDescriptor = (machine: StoredMachine): MachineDescriptor =>
       "daemon_version",
       "last_seen_at",
       "metadata"
-    ),
+    ]),
     status: statusOf(machine)
   })
 

@@ -34,7 +34,7 @@ const make = Effect.gen(function*() {
       if (Option.isSome(inserted)) return { actor: inserted.value, created: true }
       const existing = yield* actors.findByExternalId(projectId, input.external_id).pipe(
         Effect.flatMap(Option.match({
-          onNone: () => Effect.dieMessage(`The actor ${input.external_id} of project ${projectId} vanished`),
+          onNone: () => Effect.die(new Error(`The actor ${input.external_id} of project ${projectId} vanished`)),
           onSome: Effect.succeed
         }))
       )
@@ -62,7 +62,7 @@ const make = Effect.gen(function*() {
   return { create, list, requireInProject } as const
 })
 
-export class Actors extends Context.Tag("Actors")<Actors, Effect.Effect.Success<typeof make>>() {
+export class Actors extends Context.Service<Actors, Effect.Success<typeof make>>()("Actors") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ActorsRepository.layer,

@@ -1,5 +1,5 @@
 /** The `actors` table: one actor per (project, external_id). */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { ActorId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { Actor } from "../../domain/runtime/Actors.ts"
@@ -16,21 +16,21 @@ const NewActor = Schema.Struct({
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.findOne({
+  const insert = SqlSchema.findOneOption({
     Request: NewActor,
     Result: Actor,
     execute: (actor) =>
       sql`INSERT INTO actors ${sql.insert(actor)} ON CONFLICT (project_id, external_id) DO NOTHING RETURNING *`
   })
 
-  const findByExternalId = SqlSchema.findOne({
+  const findByExternalId = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, externalId: Schema.String }),
     Result: Actor,
     execute: ({ externalId, projectId }) =>
       sql`SELECT * FROM actors WHERE project_id = ${projectId} AND external_id = ${externalId}`
   })
 
-  const findInProject = SqlSchema.findOne({
+  const findInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: ActorId }),
     Result: Actor,
     execute: ({ id, projectId }) => sql`SELECT * FROM actors WHERE id = ${id} AND project_id = ${projectId}`
@@ -53,6 +53,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ActorsRepository extends Context.Tag("ActorsRepository")<ActorsRepository, Effect.Effect.Success<typeof make>>() {
+export class ActorsRepository extends Context.Service<ActorsRepository, Effect.Success<typeof make>>()("ActorsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

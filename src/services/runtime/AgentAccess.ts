@@ -40,7 +40,7 @@ const make = Effect.gen(function*() {
   return { read, mayWrite, write } as const
 })
 
-export class AgentAccess extends Context.Tag("AgentAccess")<AgentAccess, Effect.Effect.Success<typeof make>>() {
+export class AgentAccess extends Context.Service<AgentAccess, Effect.Success<typeof make>>()("AgentAccess") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentsRepository.layer,

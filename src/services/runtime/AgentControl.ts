@@ -99,7 +99,7 @@ const make = Effect.gen(function*() {
   return { cancelCurrent } as const
 })
 
-export class AgentControl extends Context.Tag("AgentControl")<AgentControl, Effect.Effect.Success<typeof make>>() {
+export class AgentControl extends Context.Service<AgentControl, Effect.Success<typeof make>>()("AgentControl") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentAccess.layer,

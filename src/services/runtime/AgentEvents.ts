@@ -4,8 +4,8 @@
  * into it, the live output of the model (LiveOutput) as events without `id:`. A stream ends with
  * a `stream_closed` event once its caller's access is gone (StreamAccess).
  */
-import { Sse } from "@effect/experimental"
-import { Cause, Chunk, Context, Duration, Effect, Layer, Mailbox, Schema, Stream } from "effect"
+import { Sse } from "effect/encoding"
+import { Cause, Context, Duration, Effect, Layer, Queue, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent, EventsQuery } from "../../domain/runtime/Events.ts"
 import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
@@ -35,7 +35,7 @@ const toServerSentEvent = (event: AgentEvent) =>
 const closedEvent = (lost: AccessLost) =>
   Sse.encoder.write({ _tag: "Event", id: undefined, event: "stream_closed", data: JSON.stringify(lost) })
 
-const encodeDelta = Schema.encodeSync(Schema.parseJson(OutputDelta))
+const encodeDelta = Schema.encodeSync(Schema.fromJsonString(OutputDelta))
 
 /** Not part of the timeline: no `id:`, so a client's Last-Event-ID stays the last stored event's. */
 const toDeltaEvent = (delta: OutputDelta) => `event: ${OUTPUT_DELTA_EVENTS[delta.kind]}\ndata: ${encodeDelta(delta)}\n\n`
@@ -66,7 +66,7 @@ const make = Effect.gen(function*() {
    * is merged in from the moment the stream opens. It ends with a `stream_closed` event when
    * the caller's access ends (its key deleted, its membership gone, the project deleted).
    *
-   * The three sources put their frames in one mailbox the response reads (a `Stream.merge` of
+   * The three sources put their frames in one queue the response reads (a `Stream.merge` of
    * them cost about as much CPU as the rest of the stream, docs/performance.md): the timeline
    * and the access check from fibers of their own, the live output from its listener. Frames
    * that wait together go out in one write, so the events of one wake-up (committed together,
@@ -74,35 +74,35 @@ const make = Effect.gen(function*() {
    */
   const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
     Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const frames = yield* Mailbox.make<string>({ capacity: FRAMES_BUFFERED })
-        frames.unsafeOffer(comment(`events of ${agentId} after sequence ${afterSequence}`))
-        yield* live.subscribe(agentId, (delta) => frames.unsafeOffer(toDeltaEvent(delta)))
+      Stream.unwrap(Effect.gen(function*() {
+        const frames = yield* Queue.make<string, Cause.Done>({ capacity: FRAMES_BUFFERED })
+        Queue.offerUnsafe(frames, comment(`events of ${agentId} after sequence ${afterSequence}`))
+        yield* live.subscribe(agentId, (delta) => Queue.offerUnsafe(frames, toDeltaEvent(delta)))
         const sendTimeline = Effect.gen(function*() {
           let after = afterSequence
           while (true) {
             const events = yield* timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL)
             if (events.length === 0) {
-              yield* frames.offer(comment("heartbeat"))
+              yield* Queue.offer(frames, comment("heartbeat"))
             } else {
-              yield* frames.offer(events.map(toServerSentEvent).join(""))
+              yield* Queue.offer(frames, events.map(toServerSentEvent).join(""))
               after = events[events.length - 1].sequence
             }
           }
         })
-        yield* Effect.forkScoped(Mailbox.into(sendTimeline, frames))
+        yield* Effect.forkScoped(Queue.into(sendTimeline, frames))
         yield* streamAccess.lost(orgId, projectId, agentId).pipe(
-          Effect.flatMap((lost) => frames.offer(closedEvent(lost))),
-          Effect.andThen(frames.end),
+          Effect.flatMap((lost) => Queue.offer(frames, closedEvent(lost))),
+          Effect.andThen(Queue.end(frames)),
           Effect.provide(context),
           Effect.forkScoped
         )
-        return Mailbox.toStream(frames)
+        return Stream.fromQueue(frames)
       })).pipe(
-        Stream.mapChunks((waiting) => Chunk.of(Chunk.join(waiting, ""))),
+        Stream.mapArray((waiting) => [waiting.join("")]),
         // The response ends when its stream fails, as when it ends: without this line nothing would say why.
-        Stream.tapErrorCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
+        Stream.tapCause((cause) =>
+          Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
         ),
         Stream.encodeText
       ))
@@ -110,7 +110,7 @@ const make = Effect.gen(function*() {
   return { list, stream } as const
 })
 
-export class AgentEvents extends Context.Tag("AgentEvents")<AgentEvents, Effect.Effect.Success<typeof make>>() {
+export class AgentEvents extends Context.Service<AgentEvents, Effect.Success<typeof make>>()("AgentEvents") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentAccess.layer,

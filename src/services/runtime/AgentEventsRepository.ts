@@ -10,8 +10,8 @@
  * timeline's, and the state changes with the events that record it), so an append is one
  * statement.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
+import { Context, Effect, Layer, Schema, SchemaTransformation } from "effect"
 import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentStatus } from "../../domain/runtime/Agents.ts"
 import { AgentEvent, type NewEvent } from "../../domain/runtime/Events.ts"
@@ -59,7 +59,7 @@ const joinData = (row: object) => {
 }
 
 /** A row as it arrives: the event's columns and its `data` (joinData). */
-const EventRow = Schema.Object
+const EventRow = Schema.ObjectKeyword
 
 const rowOf = (event: Readonly<Record<string, unknown>>) => {
   const { columns, data } = splitData(event)
@@ -67,7 +67,14 @@ const rowOf = (event: Readonly<Record<string, unknown>>) => {
 }
 
 /** A row decoded into the event. */
-const EventFromRow = Schema.transform(EventRow, AgentEvent, { strict: false, decode: joinData, encode: rowOf })
+const EventFromRow = EventRow.pipe(Schema.decodeTo(
+  AgentEvent,
+  SchemaTransformation.transform<typeof AgentEvent.Encoded, object>({
+    // The event's schema checks what joinData puts together (v3's `strict: false`), so it is typed as the event's encoding.
+    decode: (row) => joinData(row) as typeof AgentEvent.Encoded,
+    encode: rowOf
+  })
+))
 
 /**
  * An event as the API sends it, written by Postgres: its JSON text (`json`), and its sequence for
@@ -109,7 +116,7 @@ const EventRows = Schema.Array(Schema.Struct({
   turn_offset: Schema.NullOr(Schema.Int),
   is_opening_event: Schema.Boolean,
   event_kind: Schema.String,
-  data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  data: Schema.Record(Schema.String, Schema.Unknown)
 }))
 
 /** The agent's status and current turn, when an append changes them (set by the statement that appends). */
@@ -193,9 +200,9 @@ const make = Effect.gen(function*() {
   const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
 
   /** Reads of the timeline, the rows `select` makes, each decoded with `Result`. */
-  const reads = <Event, Row>(
+  const reads = <Event>(
     select: (orgId: string, projectId: string) => Statement.Fragment,
-    Result: Schema.Schema<Event, Row>
+    Result: Schema.Decoder<Event>
   ): EventReads<Event> => {
     const after = SqlSchema.findAll({
       Request: Schema.Struct({ ...AgentFields, after: Schema.Int, limit: Schema.Int }),
@@ -233,6 +240,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class AgentEventsRepository extends Context.Tag("AgentEventsRepository")<AgentEventsRepository, Effect.Effect.Success<typeof make>>() {
+export class AgentEventsRepository extends Context.Service<AgentEventsRepository, Effect.Success<typeof make>>()("AgentEventsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

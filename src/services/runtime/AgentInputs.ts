@@ -229,7 +229,7 @@ const make = Effect.gen(function*() {
   return { check, submit, send, withdraw, backlog } as const
 })
 
-export class AgentInputs extends Context.Tag("AgentInputs")<AgentInputs, Effect.Effect.Success<typeof make>>() {
+export class AgentInputs extends Context.Service<AgentInputs, Effect.Success<typeof make>>()("AgentInputs") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentInputsRepository.layer,

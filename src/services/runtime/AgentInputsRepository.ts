@@ -2,14 +2,14 @@
  * The `agent_inputs` table: every input an agent was sent, its turn's id, and, under an
  * idempotency key, the hash of the request and the first answer it got.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { AgentInput, InputStatus } from "../../domain/runtime/Inputs.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
-export const Disposition = Schema.Literal("started", "queued")
+export const Disposition = Schema.Literals(["started", "queued"])
 export type Disposition = typeof Disposition.Type
 
 /** An input as stored: the AgentInput, the hash of its request and the answer it first got. */
@@ -21,7 +21,7 @@ export const StoredInput = Schema.Struct({
 export type StoredInput = typeof StoredInput.Type
 
 const NewInput = Schema.Struct({
-  ...Struct.omit(StoredInput.fields, "created_at"),
+  ...Struct.omit(StoredInput.fields, ["created_at"]),
   content_blocks: Schema.Array(ContentBlock)
 })
 
@@ -44,14 +44,14 @@ const make = Effect.gen(function*() {
       }`
   })
 
-  const byIdempotencyKey = SqlSchema.findOne({
+  const byIdempotencyKey = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, key: Schema.String }),
     Result: StoredInput,
     execute: ({ agentId, key }) =>
       sql`SELECT ${columns} FROM agent_inputs WHERE agent_id = ${agentId} AND idempotency_key = ${key}`
   })
 
-  const lock = SqlSchema.findOne({
+  const lock = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, id: InputId }),
     Result: StoredInput,
     execute: ({ agentId, id }) =>
@@ -63,7 +63,7 @@ const make = Effect.gen(function*() {
     execute: ({ id, status }) => sql`UPDATE agent_inputs SET status = ${status} WHERE id = ${id}`
   })
 
-  const oldestQueued = SqlSchema.findOne({
+  const oldestQueued = SqlSchema.findOneOption({
     Request: AgentId,
     Result: QueuedInput,
     execute: (agentId) =>
@@ -98,7 +98,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class AgentInputsRepository extends Context.Tag("AgentInputsRepository")<AgentInputsRepository, Effect.Effect.Success<typeof make>>() {
+export class AgentInputsRepository extends Context.Service<AgentInputsRepository, Effect.Success<typeof make>>()("AgentInputsRepository") {
   static readonly layer = Layer.effect(this, make)
 }
 

@@ -70,7 +70,7 @@ const make = Effect.gen(function*() {
       )
       const current = yield* agents.findById(agent.id).pipe(
         Effect.flatMap(Option.match({
-          onNone: () => Effect.dieMessage(`Agent ${agent.id} vanished while it was launched`),
+          onNone: () => Effect.die(new Error(`Agent ${agent.id} vanished while it was launched`)),
           onSome: Effect.succeed
         }))
       )
@@ -91,7 +91,7 @@ const make = Effect.gen(function*() {
   return { launch, list, get: agentAccess.read } as const
 })
 
-export class Agents extends Context.Tag("Agents")<Agents, Effect.Effect.Success<typeof make>>() {
+export class Agents extends Context.Service<Agents, Effect.Success<typeof make>>()("Agents") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       PersonalMachineUse.layer,

@@ -5,7 +5,7 @@
  * agent's status and current turn there too when the append starts or ends a turn). It also
  * counts the agent's queued inputs, which triggers on `agent_inputs` keep (migration 0014).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
@@ -17,7 +17,7 @@ const NewAgent = Schema.Struct({
   project_id: ProjectId,
   agent_config_id: AgentConfigId,
   name: Schema.NullOr(Schema.String),
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  metadata: Schema.Record(Schema.String, Schema.Unknown)
 })
 
 /** An agent as its lock reads it: with the number of its queued inputs. */
@@ -26,20 +26,20 @@ export class LockedAgent extends Agent.extend<LockedAgent>("LockedAgent")({ queu
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewAgent,
     Result: Agent,
     execute: (agent) =>
       sql`INSERT INTO agents ${sql.insert({ ...agent, metadata: JSON.stringify(agent.metadata) })} RETURNING *`
   })
 
-  const findInProject = SqlSchema.findOne({
+  const findInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
     Result: Agent,
     execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId}`
   })
 
-  const findById = SqlSchema.findOne({
+  const findById = SqlSchema.findOneOption({
     Request: AgentId,
     Result: Agent,
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id}`
@@ -58,13 +58,13 @@ const make = Effect.gen(function*() {
     execute: (ids) => sql`SELECT id, last_sequence FROM agents WHERE id = ANY(${ids}::text[])`
   })
 
-  const lock = SqlSchema.findOne({
+  const lock = SqlSchema.findOneOption({
     Request: AgentId,
     Result: LockedAgent,
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
   })
 
-  const lockInProject = SqlSchema.findOne({
+  const lockInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
     Result: LockedAgent,
     execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} FOR UPDATE`
@@ -125,6 +125,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class AgentsRepository extends Context.Tag("AgentsRepository")<AgentsRepository, Effect.Effect.Success<typeof make>>() {
+export class AgentsRepository extends Context.Service<AgentsRepository, Effect.Success<typeof make>>()("AgentsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -150,7 +150,7 @@ const make = Effect.gen(function*() {
   return { store, get } as const
 })
 
-export class Artifacts extends Context.Tag("Artifacts")<Artifacts, Effect.Effect.Success<typeof make>>() {
+export class Artifacts extends Context.Service<Artifacts, Effect.Success<typeof make>>()("Artifacts") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ArtifactsRepository.layer,

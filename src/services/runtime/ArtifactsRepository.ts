@@ -1,9 +1,9 @@
 /** The `artifacts` table: the bytes of media submitted with inputs and tool results. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
 
-export const Artifact = Schema.Struct({ id: ArtifactId, media_type: Schema.String, bytes: Schema.Uint8ArrayFromSelf })
+export const Artifact = Schema.Struct({ id: ArtifactId, media_type: Schema.String, bytes: Schema.Uint8Array })
 export type Artifact = typeof Artifact.Type
 
 const NewArtifact = Schema.Struct({
@@ -12,7 +12,7 @@ const NewArtifact = Schema.Struct({
   media_type: Schema.String,
   size_bytes: Schema.Int,
   sha256: Schema.String,
-  bytes: Schema.Uint8ArrayFromSelf
+  bytes: Schema.Uint8Array
 })
 
 const make = Effect.gen(function*() {
@@ -23,7 +23,7 @@ const make = Effect.gen(function*() {
     execute: (artifact) => sql`INSERT INTO artifacts ${sql.insert(artifact)}`
   })
 
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, id: ArtifactId }),
     Result: Artifact,
     execute: ({ agentId, id }) => sql`SELECT id, media_type, bytes FROM artifacts WHERE id = ${id} AND agent_id = ${agentId}`
@@ -35,6 +35,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ArtifactsRepository extends Context.Tag("ArtifactsRepository")<ArtifactsRepository, Effect.Effect.Success<typeof make>>() {
+export class ArtifactsRepository extends Context.Service<ArtifactsRepository, Effect.Success<typeof make>>()("ArtifactsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

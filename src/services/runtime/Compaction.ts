@@ -3,7 +3,7 @@
  * window, the finished turns of the agent are summarized by the model into a `compaction` event,
  * which replaces them in later requests.
  */
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { TurnId } from "../../domain/shared/Ids.ts"
 import { ModelClient } from "./model/ModelClient.ts"
@@ -55,14 +55,14 @@ const make = Effect.gen(function*() {
         client.respond({ ...setup.base, instruction: COMPACTION_INSTRUCTION, tools: [], conversation })
       )
       if (Option.isNone(answer)) return Option.some<CompactionProblem>({ _tag: "Cancelled" })
-      if (Either.isLeft(answer.value)) {
-        if (answer.value.left.notCalled !== true) yield* turns.addFailedCall(turnId)
+      if (Result.isFailure(answer.value)) {
+        if (answer.value.failure.notCalled !== true) yield* turns.addFailedCall(turnId)
         return Option.some<CompactionProblem>({
           _tag: "ModelFailed",
-          message: `Compacting earlier turns failed: the model provider answered: ${answer.value.left.message}`
+          message: `Compacting earlier turns failed: the model provider answered: ${answer.value.failure.message}`
         })
       }
-      const response = answer.value.right
+      const response = answer.value.success
       const summary = response.output.flatMap((item) => item.type === "assistant_text" ? [item.text] : []).join("")
       const through = ended[ended.length - 1].endSequence
       yield* timeline.transaction(Effect.gen(function*() {
@@ -83,7 +83,7 @@ const make = Effect.gen(function*() {
   return { compact } as const
 })
 
-export class Compaction extends Context.Tag("Compaction")<Compaction, Effect.Effect.Success<typeof make>>() {
+export class Compaction extends Context.Service<Compaction, Effect.Success<typeof make>>()("Compaction") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ModelClient.layer,

@@ -37,7 +37,7 @@
  * (live output), `<origin> ` (a heartbeat) and `<origin> ?` (a hello, answered by a heartbeat).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Deferred, Duration, Effect, Exit, FiberId, Layer, Option, PubSub, Stream, type Queue, type Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, PubSub, Stream, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
@@ -120,8 +120,8 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Lis
     let lastOwnNotice = 0
     let helloSent = false
     listeners.others.listening()
-    yield* sql.listen(CHANNEL).pipe(
-      Stream.runForEach((payload) => {
+    yield* Stream.unwrap(Effect.map(sql.listen(CHANNEL), Stream.fromQueue)).pipe(
+      Stream.runForEach(({ payload }) => {
         const separator = payload.indexOf(" ")
         const rest = payload.slice(separator + 1)
         if (payload.slice(0, separator) === origin) {
@@ -162,7 +162,7 @@ const listenForOtherProcesses = (sql: PgClient.PgClient, origin: string, listene
     Effect.andThen(Effect.logWarning(
       "The LISTEN connection for event wake-ups stopped delivering notifications; listening again on a new one"
     )),
-    Effect.catchAllCause((cause) => Effect.logWarning("Listening for event wake-ups failed; trying again", cause)),
+    Effect.catchCause((cause) => Effect.logWarning("Listening for event wake-ups failed; trying again", cause)),
     Effect.andThen(Effect.sleep(Duration.seconds(1))),
     Effect.forever,
     Effect.forkScoped
@@ -215,7 +215,7 @@ const make = Effect.gen(function*() {
   })
   yield* Effect.sleep(CATCH_UP_INTERVAL).pipe(
     Effect.andThen(catchUp),
-    Effect.catchAllCause((cause) => Effect.logWarning("The catch-up read of the waited-for agents' last sequences failed", cause)),
+    Effect.catchCause((cause) => Effect.logWarning("The catch-up read of the waited-for agents' last sequences failed", cause)),
     Effect.forever,
     Effect.forkScoped
   )
@@ -260,10 +260,10 @@ const make = Effect.gen(function*() {
     within: Duration.Duration
   ): Effect.Effect<Effect.Effect<Option.Option<Wake>>, never, Scope.Scope> =>
     Effect.gen(function*() {
-      const woken = Deferred.unsafeMake<Option.Option<Wake>>(FiberId.none)
-      yield* waiters.register(agentId, (wake: Wake) => Deferred.unsafeDone(woken, Exit.succeed(Option.some(wake))))
+      const woken = Deferred.makeUnsafe<Option.Option<Wake>>()
+      yield* waiters.register(agentId, (wake: Wake) => Deferred.doneUnsafe(woken, Exit.succeed(Option.some(wake))))
       yield* Effect.acquireRelease(
-        Effect.sync(() => setTimeout(() => Deferred.unsafeDone(woken, Exit.succeed(Option.none())), Duration.toMillis(within))),
+        Effect.sync(() => setTimeout(() => Deferred.doneUnsafe(woken, Exit.succeed(Option.none())), Duration.toMillis(within))),
         (timer) => Effect.sync(() => clearTimeout(timer))
       )
       return Deferred.await(woken)
@@ -278,15 +278,15 @@ const make = Effect.gen(function*() {
       ? Effect.void
       : sql`SELECT pg_notify(${CHANNEL}, ${origin} || ' ' || payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
         Effect.asVoid,
-        Effect.catchAllCause((cause) => Effect.logWarning("Sending live output to the other processes failed", cause))
+        Effect.catchCause((cause) => Effect.logWarning("Sending live output to the other processes failed", cause))
       )
 
   /** What the other processes broadcast. */
-  const subscribeBroadcasts: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
+  const subscribeBroadcasts: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
 
   return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, subscribeBroadcasts } as const
 })
 
-export class EventNotifications extends Context.Tag("EventNotifications")<EventNotifications, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(AgentsRepository.layer))
+export class EventNotifications extends Context.Service<EventNotifications, Effect.Success<typeof make>>()("EventNotifications") {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(AgentsRepository.layer))
 }

@@ -89,7 +89,7 @@ const make = Effect.gen(function*() {
       const agentId = pending.agent_id
       const call = yield* toolCalls.find(agentId, toolCallId, true).pipe(
         Effect.flatMap(Option.match({
-          onNone: () => Effect.dieMessage(`The tool call of interaction ${pending.id} is gone`),
+          onNone: () => Effect.die(new Error(`The tool call of interaction ${pending.id} is gone`)),
           onSome: Effect.succeed
         }))
       )
@@ -171,7 +171,7 @@ const make = Effect.gen(function*() {
   return { listForProject, listForAgent, resolve } as const
 })
 
-export class Interactions extends Context.Tag("Interactions")<Interactions, Effect.Effect.Success<typeof make>>() {
+export class Interactions extends Context.Service<Interactions, Effect.Success<typeof make>>()("Interactions") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       InteractionsRepository.layer,

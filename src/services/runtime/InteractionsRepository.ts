@@ -2,7 +2,7 @@
  * The `interactions` table: approvals and questions, with the token of the wait of the turn
  * that their resolution resolves.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Decision, Interaction, InteractionKind, InteractionStatus } from "../../domain/runtime/Interactions.ts"
@@ -16,7 +16,7 @@ export type StoredInteraction = typeof StoredInteraction.Type
 /** The interaction as the API shows it. */
 const makeInteraction = constructor(Interaction, Schema.Struct(Interaction.fields))
 
-export const toInteraction = (stored: StoredInteraction) => makeInteraction(Struct.omit(stored, "deferred_token"))
+export const toInteraction = (stored: StoredInteraction) => makeInteraction(Struct.omit(stored, ["deferred_token"]))
 
 const NewInteraction = Schema.Struct({
   id: InteractionId,
@@ -46,19 +46,19 @@ const make = Effect.gen(function*() {
       RETURNING *`
   })
 
-  const findInProject = SqlSchema.findOne({
+  const findInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: InteractionId }),
     Result: StoredInteraction,
     execute: ({ id, projectId }) => sql`SELECT * FROM interactions WHERE id = ${id} AND project_id = ${projectId}`
   })
 
-  const lock = SqlSchema.findOne({
+  const lock = SqlSchema.findOneOption({
     Request: InteractionId,
     Result: StoredInteraction,
     execute: (id) => sql`SELECT * FROM interactions WHERE id = ${id} FOR UPDATE`
   })
 
-  const resolve = SqlSchema.single({
+  const resolve = SqlSchema.findOne({
     Request: Schema.Struct({
       id: InteractionId,
       decision: Decision,
@@ -86,7 +86,7 @@ const make = Effect.gen(function*() {
         ${status === undefined ? sql`` : sql`AND status = ${status}`}`
   })
 
-  const hasPending = SqlSchema.single({
+  const hasPending = SqlSchema.findOne({
     Request: TurnId,
     Result: Schema.Struct({ pending: Schema.Boolean }),
     execute: (turnId) =>
@@ -125,6 +125,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class InteractionsRepository extends Context.Tag("InteractionsRepository")<InteractionsRepository, Effect.Effect.Success<typeof make>>() {
+export class InteractionsRepository extends Context.Service<InteractionsRepository, Effect.Success<typeof make>>()("InteractionsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -14,7 +14,7 @@
  *   before its step is recorded. Sends take turns (one at a time), so the pieces of a step arrive
  *   in order. What other processes broadcast is decoded and published here.
  */
-import { Context, Duration, Effect, Layer, Option, Queue, Schema, type Scope } from "effect"
+import { Context, Duration, Effect, Latch, Layer, Option, PubSub, Schema, type Scope, Semaphore } from "effect"
 import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
@@ -25,8 +25,8 @@ export const FLUSH_INTERVAL = Duration.millis(50)
 /** Characters per notification: at most 6 bytes each in JSON, so a piece and its fields stay under 8000 bytes. */
 const MAX_PIECE = 1000
 
-const encode = Schema.encodeSync(Schema.parseJson(OutputDelta))
-const decode = Schema.decodeUnknownOption(Schema.parseJson(OutputDelta))
+const encode = Schema.encodeSync(Schema.fromJsonString(OutputDelta))
+const decode = Schema.decodeUnknownOption(Schema.fromJsonString(OutputDelta))
 
 const sameSource = (a: OutputDelta, b: OutputDelta) =>
   a.agent_id === b.agent_id && a.turn_id === b.turn_id && a.step === b.step && a.kind === b.kind
@@ -68,19 +68,19 @@ const make = Effect.gen(function*() {
   /** Deltas not yet sent to the other processes (Postgres only). */
   let pending: Array<OutputDelta> = []
   /** Open while deltas wait to be sent: the sending loop waits on it, so an idle process does not wake every interval. */
-  const waiting = yield* Effect.makeLatch(false)
-  const sending = yield* Effect.makeSemaphore(1)
+  const waiting = yield* Latch.make(false)
+  const sending = yield* Semaphore.make(1)
   const flush = sending.withPermits(1)(Effect.suspend(() => {
     const batch = pending
     pending = []
-    waiting.unsafeClose()
+    waiting.closeUnsafe()
     return notifications.broadcast(payloadsOf(batch))
   }))
 
   if (notifications.shared) {
     yield* Effect.forkScoped(Effect.forever(waiting.await.pipe(Effect.andThen(Effect.sleep(FLUSH_INTERVAL)), Effect.andThen(flush))))
     const fromOthers = yield* notifications.subscribeBroadcasts
-    yield* Queue.take(fromOthers).pipe(
+    yield* PubSub.take(fromOthers).pipe(
       Effect.flatMap((payload) =>
         Option.match(decode(payload), { onNone: () => Effect.void, onSome: (delta) => Effect.sync(() => publish(delta)) })
       ),
@@ -98,7 +98,7 @@ const make = Effect.gen(function*() {
         const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
         if (notifications.othersListening()) {
           pending.push(delta)
-          waiting.unsafeOpen()
+          waiting.openUnsafe()
         }
         publish(delta)
       }
@@ -112,6 +112,6 @@ const make = Effect.gen(function*() {
   return { emitter, subscribe } as const
 })
 
-export class LiveOutput extends Context.Tag("LiveOutput")<LiveOutput, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(EventNotifications.layer))
+export class LiveOutput extends Context.Service<LiveOutput, Effect.Success<typeof make>>()("LiveOutput") {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(EventNotifications.layer))
 }

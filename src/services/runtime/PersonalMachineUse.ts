@@ -90,7 +90,7 @@ const make = Effect.gen(function*() {
   return { requireForConfig, requireForAgentOf } as const
 })
 
-export class PersonalMachineUse extends Context.Tag("PersonalMachineUse")<PersonalMachineUse, Effect.Effect.Success<typeof make>>() {
+export class PersonalMachineUse extends Context.Service<PersonalMachineUse, Effect.Success<typeof make>>()("PersonalMachineUse") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentConfigsRepository.layer,

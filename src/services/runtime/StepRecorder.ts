@@ -175,7 +175,7 @@ const make = Effect.gen(function*() {
   return { record } as const
 })
 
-export class StepRecorder extends Context.Tag("StepRecorder")<StepRecorder, Effect.Effect.Success<typeof make>>() {
+export class StepRecorder extends Context.Service<StepRecorder, Effect.Success<typeof make>>()("StepRecorder") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       Timeline.layer,

@@ -9,7 +9,7 @@
  * key and project, however many streams each has (a check of its own per stream cost three reads
  * per stream, docs/performance.md).
  */
-import { Array, Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option } from "effect"
+import { Array, Context, Deferred, Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import type { AgentId, ApiKeyId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -44,13 +44,13 @@ const make = Effect.gen(function*() {
   const end = (ended: ReadonlyArray<Watch>, lost: AccessLost) => {
     for (const watch of ended) {
       watches.delete(watch)
-      Deferred.unsafeDone(watch.lost, Exit.succeed(lost))
+      Deferred.doneUnsafe(watch.lost, Exit.succeed(lost))
     }
   }
 
   /** Fail closed: streams whose access cannot be checked end; their clients reconnect. */
   const orEnd = (group: ReadonlyArray<Watch>) => (check: Effect.Effect<void>) =>
-    Effect.catchAllCause(check, (cause) =>
+    Effect.catchCause(check, (cause) =>
       Effect.as(
         Effect.logWarning("an event stream's access check failed", cause),
         end(group, { reason: "access_check_failed", message: "The stream's access could not be checked" })
@@ -60,10 +60,10 @@ const make = Effect.gen(function*() {
   const checkProject = (principal: Principal, group: Array.NonEmptyReadonlyArray<Watch>) => {
     const { orgId, projectId } = group[0]
     return Effect.gen(function*() {
-      const reached = yield* Effect.either(
+      const reached = yield* Effect.result(
         Effect.provideService(access.projectAccess(orgId, projectId), CurrentPrincipal, principal)
       )
-      if (Either.isLeft(reached)) return end(group, { reason: "access_revoked", message: reached.left.error })
+      if (Result.isFailure(reached)) return end(group, { reason: "access_revoked", message: reached.failure.error })
       const present = yield* agents.presentInProject(projectId, group.map((watch) => watch.agentId))
       for (const watch of group) {
         if (!present.has(watch.agentId)) {
@@ -80,7 +80,7 @@ const make = Effect.gen(function*() {
       if (Option.isNone(current)) {
         return end(group, { reason: "api_key_revoked", message: `The API key ${keyId} that opened this stream was deleted` })
       }
-      const byProject = Object.values(Array.groupBy(group, (watch) => `${watch.orgId}/${watch.projectId}`))
+      const byProject = Object.values(Array.groupBy(group, (watch): string => `${watch.orgId}/${watch.projectId}`))
       yield* Effect.forEach(byProject, (projectGroup) => checkProject(current.value, projectGroup), { discard: true })
     }).pipe(orEnd(group))
 
@@ -93,7 +93,7 @@ const make = Effect.gen(function*() {
   /** Waits until the calling principal no longer reaches the agent; what it lost. */
   const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<AccessLost, never, CurrentPrincipal> =>
     Effect.flatMap(CurrentPrincipal, ({ keyId }) => {
-      const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.unsafeMake<AccessLost>(FiberId.none) }
+      const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.makeUnsafe<AccessLost>() }
       return Effect.acquireUseRelease(
         Effect.sync(() => watches.add(watch)),
         () => Deferred.await(watch.lost),
@@ -104,8 +104,8 @@ const make = Effect.gen(function*() {
   return { lost } as const
 })
 
-export class StreamAccess extends Context.Tag("StreamAccess")<StreamAccess, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(
+export class StreamAccess extends Context.Service<StreamAccess, Effect.Success<typeof make>>()("StreamAccess") {
+  static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ApiKeys.layer,
       Access.layer,

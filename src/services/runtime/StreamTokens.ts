@@ -20,15 +20,15 @@ import { ApiKeys } from "../tenancy/ApiKeys.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 
 /** How long a stream token may open a stream (tests shorten it). */
-export class StreamTokenLifetime extends Context.Reference<StreamTokenLifetime>()("StreamTokenLifetime", {
+export const StreamTokenLifetime = Context.Reference<Duration.Duration>("StreamTokenLifetime", {
   defaultValue: (): Duration.Duration => Duration.minutes(5)
-}) {}
+})
 
 const PREFIX = "st1"
 const SIGNING_LABEL = "agent-platform stream token v1"
 
 const Payload = Schema.Struct({ agent: AgentId, key: ApiKeyId, exp: Schema.Int })
-const decodePayload = Schema.decodeUnknownOption(Schema.parseJson(Payload))
+const decodePayload = Schema.decodeUnknownOption(Schema.fromJsonString(Payload))
 
 const makeStreamToken = constructor(StreamToken, Schema.Struct(StreamToken.fields))
 
@@ -86,7 +86,7 @@ const make = Effect.gen(function*() {
   return { mint, authenticate } as const
 })
 
-export class StreamTokens extends Context.Tag("StreamTokens")<StreamTokens, Effect.Effect.Success<typeof make>>() {
+export class StreamTokens extends Context.Service<StreamTokens, Effect.Success<typeof make>>()("StreamTokens") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       SecretKey.layer,

@@ -16,7 +16,7 @@
  * (`observeCommits`) are told of the committed events too: TurnHistory folds them into the views
  * it keeps.
  */
-import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -35,13 +35,16 @@ interface Page<Event> {
   readonly next_before_sequence: number | null
 }
 
+/** The events the current `transaction` appended, by agent, handed to the agents' waiters when it commits. */
+const UncommittedAppends = Context.Reference<Map<AgentId, Array<AgentEvent>> | undefined>("Timeline/UncommittedAppends", {
+  defaultValue: () => undefined
+})
+
 const make = Effect.gen(function*() {
   const events = yield* AgentEventsRepository
   const ids = yield* IdGenerator
   const transactions = yield* Transactions
   const notifications = yield* EventNotifications
-  /** The events the current `transaction` appended, by agent, handed to the agents' waiters when it commits. */
-  const uncommittedAppends = yield* FiberRef.make<Map<AgentId, Array<AgentEvent>> | undefined>(undefined)
   const commitObservers = new Set<CommitObserver>()
 
   /** The events a transaction appended, once it has committed: to the waiters, then to the observers. */
@@ -75,21 +78,21 @@ const make = Effect.gen(function*() {
    * appends count once it is released): this process's waiters are woken once it has committed.
    */
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => {
+    Effect.flatMap(UncommittedAppends, (outer) => {
       if (outer !== undefined) {
         const inner = new Map<AgentId, Array<AgentEvent>>()
-        return transactions.transaction(Effect.locally(effect, uncommittedAppends, inner)).pipe(
+        return transactions.transaction(Effect.provideService(effect, UncommittedAppends, inner)).pipe(
           Effect.tap(() => Effect.sync(() => inner.forEach((events, agentId) => addTo(outer, agentId, events))))
         )
       }
       const pending = new Map<AgentId, Array<AgentEvent>>()
-      return transactions.transaction(Effect.locally(effect, uncommittedAppends, pending)).pipe(
+      return transactions.transaction(Effect.provideService(effect, UncommittedAppends, pending)).pipe(
         Effect.tap(() => committed(pending))
       )
     })
 
   const appended = (agentId: AgentId, inserted: ReadonlyArray<AgentEvent>) =>
-    Effect.flatMap(FiberRef.get(uncommittedAppends), (pending) =>
+    Effect.flatMap(UncommittedAppends, (pending) =>
       Effect.sync(() => {
         if (pending !== undefined) addTo(pending, agentId, inserted)
       }))
@@ -110,7 +113,7 @@ const make = Effect.gen(function*() {
    * fails only by a defect, which rolls the whole transaction back), else in its own.
    */
   const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.flatMap(FiberRef.get(uncommittedAppends), (outer) => outer === undefined ? transaction(effect) : effect)
+    Effect.flatMap(UncommittedAppends, (outer) => outer === undefined ? transaction(effect) : effect)
 
   /**
    * Appends the events; with `state`, the agent's status and current turn change in the same
@@ -135,7 +138,7 @@ const make = Effect.gen(function*() {
         state ?? null,
         notifications.notice(agentId)
       )
-      if (inserted.length === 0) return yield* Effect.dieMessage(`Events appended to agent ${agentId}, which does not exist`)
+      if (inserted.length === 0) return yield* Effect.die(new Error(`Events appended to agent ${agentId}, which does not exist`))
       yield* appended(agentId, inserted)
       return inserted
     }))
@@ -190,7 +193,7 @@ const make = Effect.gen(function*() {
    * nothing was committed after `afterSequence`, and events this process committed right after
    * it are taken from the wake-up (docs/performance.md).
    */
-  const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.DurationInput) =>
+  const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.Input) =>
     Effect.gen(function*() {
       const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
       while (true) {
@@ -215,8 +218,8 @@ const make = Effect.gen(function*() {
   return { append, transaction, observeCommits, list, listJson, waitForEvents } as const
 })
 
-export class Timeline extends Context.Tag("Timeline")<Timeline, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(
+export class Timeline extends Context.Service<Timeline, Effect.Success<typeof make>>()("Timeline") {
+  static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentEventsRepository.layer,
       IdGenerator.layer,

@@ -137,7 +137,7 @@ const make = Effect.gen(function*() {
   return { list, get, submitResult } as const
 })
 
-export class ToolCalls extends Context.Tag("ToolCalls")<ToolCalls, Effect.Effect.Success<typeof make>>() {
+export class ToolCalls extends Context.Service<ToolCalls, Effect.Success<typeof make>>()("ToolCalls") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ToolCallsRepository.layer,

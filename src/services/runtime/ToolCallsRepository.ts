@@ -2,7 +2,7 @@
  * The `tool_calls` table: each tool call a model made, its state, and the token of the wait that
  * its result resolves (custom tools).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
@@ -12,7 +12,7 @@ import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A tool call as stored: its outcome and end as nullable columns, the event of its result, its wait's token. */
 export const StoredToolCall = Schema.Struct({
-  ...Struct.omit(ToolCall.fields, "outcome", "completed_at"),
+  ...Struct.omit(ToolCall.fields, ["outcome", "completed_at"]),
   outcome: Schema.NullOr(ToolOutcome),
   completed_at: Schema.NullOr(Timestamp),
   result_event_id: Schema.NullOr(EventId),
@@ -31,7 +31,7 @@ export const toToolCall = ({ completed_at, deferred_token: _, outcome, result_ev
   })
 
 const NewToolCall = Schema.Struct({
-  ...Struct.pick(ToolCall.fields, "id", "agent_id", "turn_id", "provider_call_id", "name", "input", "type"),
+  ...Struct.pick(ToolCall.fields, ["id", "agent_id", "turn_id", "provider_call_id", "name", "input", "type"]),
   deferred_token: Schema.NullOr(Schema.String)
 })
 
@@ -69,7 +69,7 @@ const make = Effect.gen(function*() {
       RETURNING id, deferred_token`
   })
 
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, id: ToolCallId, lock: Schema.Boolean }),
     Result: StoredToolCall,
     execute: ({ agentId, id, lock }) =>
@@ -89,7 +89,7 @@ const make = Effect.gen(function*() {
       ids.length === 0 ? Effect.succeed([]) : sql`SELECT id, provider_call_id FROM tool_calls WHERE ${sql.in("id", ids)}`
   })
 
-  const hasOpen = SqlSchema.single({
+  const hasOpen = SqlSchema.findOne({
     Request: TurnId,
     Result: Schema.Struct({ open: Schema.Boolean }),
     execute: (turnId) => sql`
@@ -129,7 +129,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ToolCallsRepository extends Context.Tag("ToolCallsRepository")<ToolCallsRepository, Effect.Effect.Success<typeof make>>() {
+export class ToolCallsRepository extends Context.Service<ToolCallsRepository, Effect.Success<typeof make>>()("ToolCallsRepository") {
   static readonly layer = Layer.effect(this, make)
 }
 

@@ -190,7 +190,7 @@ const make = Effect.gen(function*() {
   return { dispatch, completeCall, failCall, machineOf } as const
 })
 
-export class ToolDispatch extends Context.Tag("ToolDispatch")<ToolDispatch, Effect.Effect.Success<typeof make>>() {
+export class ToolDispatch extends Context.Service<ToolDispatch, Effect.Success<typeof make>>()("ToolDispatch") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ToolCallsRepository.layer,

@@ -5,7 +5,7 @@
  * turn finished (a cancel made by another process). One read every CANCEL_POLL_INTERVAL checks
  * every turn with a call in flight in this process, however many there are.
  */
-import { Context, Deferred, Duration, Effect, Either, Exit, FiberId, Layer, Option } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, type Result } from "effect"
 import type { TurnId } from "../../domain/shared/Ids.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
@@ -19,7 +19,7 @@ const make = Effect.gen(function*() {
     Effect.sync(() => {
       const existing = waiting.get(turnId)
       if (existing !== undefined) return existing
-      const created = Deferred.unsafeMake<void>(FiberId.none)
+      const created = Deferred.makeUnsafe<void>()
       waiting.set(turnId, created)
       return created
     })
@@ -31,13 +31,13 @@ const make = Effect.gen(function*() {
     return Effect.map(turns.activeAmong(turnIds), (active) => {
       for (const turnId of turnIds) {
         const signal = waiting.get(turnId)
-        if (signal !== undefined && !active.has(turnId)) Deferred.unsafeDone(signal, Exit.void)
+        if (signal !== undefined && !active.has(turnId)) Deferred.doneUnsafe(signal, Exit.void)
       }
     })
   })
   yield* Effect.sleep(CANCEL_POLL_INTERVAL).pipe(
     Effect.andThen(signalFinished),
-    Effect.catchAllCause((cause) =>
+    Effect.catchCause((cause) =>
       Effect.logWarning("Checking the turns of model calls in flight for a cancel failed", cause)
     ),
     Effect.forever,
@@ -64,13 +64,13 @@ const make = Effect.gen(function*() {
   /** Runs `call` unless the turn is cancelled first: its outcome, or none when cancelled. */
   const unlessCancelled = <A, E, R>(turnId: TurnId, call: Effect.Effect<A, E, R>) =>
     Effect.raceFirst(
-      Effect.map(Effect.either(call), Option.some),
-      Effect.as(cancelled(turnId), Option.none<Either.Either<A, E>>())
+      Effect.map(Effect.result(call), Option.some),
+      Effect.as(cancelled(turnId), Option.none<Result.Result<A, E>>())
     ).pipe(Effect.interruptible)
 
   return { cancel, unlessCancelled } as const
 })
 
-export class TurnCancellation extends Context.Tag("TurnCancellation")<TurnCancellation, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(TurnsRepository.layer))
+export class TurnCancellation extends Context.Service<TurnCancellation, Effect.Success<typeof make>>()("TurnCancellation") {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(TurnsRepository.layer))
 }

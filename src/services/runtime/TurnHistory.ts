@@ -103,8 +103,8 @@ const make = Effect.gen(function*() {
   return { of } as const
 })
 
-export class TurnHistory extends Context.Tag("TurnHistory")<TurnHistory, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(
+export class TurnHistory extends Context.Service<TurnHistory, Effect.Success<typeof make>>()("TurnHistory") {
+  static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       Timeline.layer,
       ToolCallsRepository.layer

@@ -11,8 +11,8 @@
  * execution is tied to its turn through the `turn_id` of the run message's payload; a payload
  * without one (another version of the engine) is never pruned.
  */
-import { MachineId, Singleton, Snowflake } from "@effect/cluster"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { MachineId, Singleton, Snowflake } from "effect/cluster"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig.ts"
 import { withStartupLock } from "../../layers/StartupLock.ts"
@@ -42,8 +42,8 @@ const make = Effect.gen(function*() {
    * id, a snowflake, carries the time) belongs to a turn that cannot have ended before it: only
    * the messages older than the cutoff are read, through the primary key.
    */
-  const pruneBatchBefore = SqlSchema.single({
-    Request: Schema.DateFromSelf,
+  const pruneBatchBefore = SqlSchema.findOne({
+    Request: Schema.Date,
     Result: Schema.Struct({ executions: Schema.Int }),
     execute: (cutoff) => {
       const cutoffId = Snowflake.make({ timestamp: cutoff.getTime(), machineId: MachineId.make(0), sequence: 0 })
@@ -83,11 +83,15 @@ const make = Effect.gen(function*() {
 
   /** Prunes the executions of turns that ended before `retention` ago; how many. */
   const prune = (retention: Duration.Duration) =>
-    Effect.iterate({ pruned: 0, last: BATCH_SIZE }, {
-      while: ({ last }) => last === BATCH_SIZE,
-      body: ({ pruned }) => Effect.map(pruneBatch(retention), (last) => ({ pruned: pruned + last, last }))
+    Effect.gen(function*() {
+      let pruned = 0
+      let last = BATCH_SIZE
+      while (last === BATCH_SIZE) {
+        last = yield* pruneBatch(retention)
+        pruned += last
+      }
+      return pruned
     }).pipe(
-      Effect.map(({ pruned }) => pruned),
       Effect.tap((pruned) => pruned > 0 ? reclaimSpace : Effect.void),
       Effect.orDie
     )
@@ -95,7 +99,7 @@ const make = Effect.gen(function*() {
   return { prune } as const
 })
 
-export class TurnJournalPruning extends Context.Tag("TurnJournalPruning")<TurnJournalPruning, Effect.Effect.Success<typeof make>>() {
+export class TurnJournalPruning extends Context.Service<TurnJournalPruning, Effect.Success<typeof make>>()("TurnJournalPruning") {
   static readonly layer = Layer.effect(this, make)
 }
 
@@ -106,7 +110,7 @@ export const TurnJournalPruningLive = Singleton.make(
     Effect.tap((pruned) =>
       pruned > 0 ? Effect.logInfo(`Pruned the workflow journals of ${pruned} turns`) : Effect.void
     ),
-    Effect.catchAllCause((cause) => Effect.logError("Pruning the workflow journals failed", cause)),
+    Effect.catchCause((cause) => Effect.logError("Pruning the workflow journals failed", cause)),
     Effect.delay(PRUNING_INTERVAL),
     Effect.forever
   )

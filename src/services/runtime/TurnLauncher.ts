@@ -5,7 +5,7 @@
  * is a separate execution, not a child of the turn that finished. Starting is idempotent: a
  * turn's execution id is derived from its id, and starting an existing execution changes nothing.
  */
-import { WorkflowEngine } from "@effect/workflow"
+import { WorkflowEngine } from "effect/workflow"
 import { Context, Effect, Layer, Option, Queue } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { TurnWorkflow } from "./TurnWorkflow.ts"
@@ -17,7 +17,7 @@ const make = Effect.gen(function*() {
   yield* Queue.take(pending).pipe(
     Effect.flatMap((payload) =>
       TurnWorkflow.execute(payload, { discard: true }).pipe(
-        Effect.catchAllCause((cause) => Effect.logError("Could not start the turn workflow", cause)),
+        Effect.catchCause((cause) => Effect.logError("Could not start the turn workflow", cause)),
         Effect.forkIn(scope)
       )
     ),
@@ -35,6 +35,6 @@ const make = Effect.gen(function*() {
   return { launch, launchNext } as const
 })
 
-export class TurnLauncher extends Context.Tag("TurnLauncher")<TurnLauncher, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make)
+export class TurnLauncher extends Context.Service<TurnLauncher, Effect.Success<typeof make>>()("TurnLauncher") {
+  static readonly layer = Layer.effect(this, make)
 }

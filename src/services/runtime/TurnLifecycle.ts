@@ -69,7 +69,7 @@ const make = Effect.gen(function*() {
   /** Locks the agent row for the rest of the transaction; the agent must exist. */
   const lockExisting = (agentId: AgentId) =>
     Effect.flatMap(lockAgent(agentId), Option.match({
-      onNone: () => Effect.dieMessage(`Agent ${agentId} does not exist`),
+      onNone: () => Effect.die(new Error(`Agent ${agentId} does not exist`)),
       onSome: Effect.succeed
     }))
 
@@ -179,7 +179,7 @@ const make = Effect.gen(function*() {
   return { lockAgent, lockInProject, lockExisting, startedEvent, running, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
 })
 
-export class TurnLifecycle extends Context.Tag("TurnLifecycle")<TurnLifecycle, Effect.Effect.Success<typeof make>>() {
+export class TurnLifecycle extends Context.Service<TurnLifecycle, Effect.Success<typeof make>>()("TurnLifecycle") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentsRepository.layer,

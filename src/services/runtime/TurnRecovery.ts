@@ -9,7 +9,7 @@
  * database the other processes go on without restarting. Every step is idempotent, so processes
  * may run it at the same time.
  */
-import { type MessageStorage, Sharding, Singleton } from "@effect/cluster"
+import { type MessageStorage, Sharding, Singleton } from "effect/cluster"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentInputsRepository } from "./AgentInputsRepository.ts"
@@ -94,7 +94,7 @@ const makeRecovery = Effect.gen(function*() {
 
 const make = makeRecovery
 
-export class TurnRecovery extends Context.Tag("TurnRecovery")<TurnRecovery, Effect.Effect.Success<typeof make>>() {
+export class TurnRecovery extends Context.Service<TurnRecovery, Effect.Success<typeof make>>()("TurnRecovery") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       TurnsRepository.layer,
@@ -113,7 +113,7 @@ export class TurnRecovery extends Context.Tag("TurnRecovery")<TurnRecovery, Effe
 const RecoverySweepLive = Singleton.make(
   "AgentRuntime/RecoverySweep",
   Effect.flatMap(TurnRecovery, (recovery) => recovery.recover).pipe(
-    Effect.catchAllCause((cause) => Effect.logError("The recovery sweep failed", cause)),
+    Effect.catchCause((cause) => Effect.logError("The recovery sweep failed", cause)),
     Effect.delay(RECOVERY_SWEEP_INTERVAL),
     Effect.forever
   )

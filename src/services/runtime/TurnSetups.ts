@@ -155,7 +155,7 @@ const make = Effect.gen(function*() {
   return { of } as const
 })
 
-export class TurnSetups extends Context.Tag("TurnSetups")<TurnSetups, Effect.Effect.Success<typeof make>>() {
+export class TurnSetups extends Context.Service<TurnSetups, Effect.Success<typeof make>>()("TurnSetups") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentConfigsRepository.layer,

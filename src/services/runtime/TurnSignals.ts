@@ -3,7 +3,7 @@
  * transaction that decided a wait's outcome has committed, its signal is sent; recovery sends
  * again the ones a stopped process may not have delivered (a second resolution is ignored).
  */
-import { WorkflowEngine } from "@effect/workflow"
+import { WorkflowEngine } from "effect/workflow"
 import { Context, Effect, Layer } from "effect"
 import type { ToolCallId } from "../../domain/shared/Ids.ts"
 import { resolveSignal, type SignalKind, type TurnSignal } from "./TurnWorkflow.ts"
@@ -25,6 +25,6 @@ const make = Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
     ).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
 }))
 
-export class TurnSignals extends Context.Tag("TurnSignals")<TurnSignals, Effect.Effect.Success<typeof make>>() {
+export class TurnSignals extends Context.Service<TurnSignals, Effect.Success<typeof make>>()("TurnSignals") {
   static readonly layer = Layer.effect(this, make)
 }

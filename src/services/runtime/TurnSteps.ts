@@ -9,7 +9,7 @@
  *   completed is made again.
  * - `finish(turn, status, error)`: ends the turn and starts the agent's next queued input.
  */
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import { Compaction } from "./Compaction.ts"
 import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
@@ -79,28 +79,28 @@ const make = Effect.gen(function*() {
       if (Option.isSome(state.value.recorded)) return state.value.recorded.value
       const { agent, lastSequence } = state.value
 
-      const setup = yield* Effect.either(setups.of(agent))
-      if (Either.isLeft(setup)) return failed(setup.left.message)
+      const setup = yield* Effect.result(setups.of(agent))
+      if (Result.isFailure(setup)) return failed(setup.failure.message)
       let history = yield* histories.of(agent, lastSequence)
-      let estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
-      if (estimate > setup.right.budget.input) {
-        const problem = yield* compaction.compact(agent, payload.turn_id, setup.right, history)
+      let estimate = estimateInputTokens({ ...setup.success.base, conversation: history.conversation })
+      if (estimate > setup.success.budget.input) {
+        const problem = yield* compaction.compact(agent, payload.turn_id, setup.success, history)
         if (Option.isSome(problem)) {
           switch (problem.value._tag) {
             case "Cancelled":
               return stopped
             case "NothingToCompact":
-              return failed(describeOverflow(estimate, setup.right.budget))
+              return failed(describeOverflow(estimate, setup.success.budget))
             case "ModelFailed":
               return failed(problem.value.message)
           }
         }
         history = yield* histories.of(agent)
-        estimate = estimateInputTokens({ ...setup.right.base, conversation: history.conversation })
-        if (estimate > setup.right.budget.input) return failed(describeOverflow(estimate, setup.right.budget))
+        estimate = estimateInputTokens({ ...setup.success.base, conversation: history.conversation })
+        if (estimate > setup.success.budget.input) return failed(describeOverflow(estimate, setup.success.budget))
       }
 
-      const request = { ...setup.right.base, conversation: history.conversation }
+      const request = { ...setup.success.base, conversation: history.conversation }
       const answer = yield* cancellation.unlessCancelled(
         payload.turn_id,
         Effect.scoped(Effect.flatMap(live.emitter(payload.agent_id, payload.turn_id, step), (emit) =>
@@ -109,14 +109,14 @@ const make = Effect.gen(function*() {
           })))
       )
       if (Option.isNone(answer)) return stopped
-      if (Either.isLeft(answer.value)) {
-        const error = answer.value.left
+      if (Result.isFailure(answer.value)) {
+        const error = answer.value.failure
         if (error.notCalled !== true) yield* turns.addFailedCall(payload.turn_id)
         return failed(
           `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
         )
       }
-      return yield* recorder.record(payload, setup.right, step, answer.value.right)
+      return yield* recorder.record(payload, setup.success, step, answer.value.success)
     })
 
   /**
@@ -130,7 +130,7 @@ const make = Effect.gen(function*() {
   return { modelStep, finish } as const
 })
 
-export class TurnSteps extends Context.Tag("TurnSteps")<TurnSteps, Effect.Effect.Success<typeof make>>() {
+export class TurnSteps extends Context.Service<TurnSteps, Effect.Success<typeof make>>()("TurnSteps") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       TurnsRepository.layer,

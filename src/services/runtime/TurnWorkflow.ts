@@ -1,6 +1,6 @@
 /**
  * The turn as a durable workflow (docs/runtime.md): one execution per turn,
- * keyed by the turn id, on @effect/cluster with its journal in the application's database. What
+ * keyed by the turn id, on effect/cluster with its journal in the application's database. What
  * the turn waits for from outside is a DurableDeferred named after the tool call it belongs to:
  *
  * - `approval/<tool call id>`: a person approves or denies a call whose tool asks first;
@@ -9,38 +9,79 @@
  *
  * Their tokens are stored on the tool_calls / interactions rows; TurnSignals resolves them.
  */
-import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "@effect/cluster"
-import { DurableDeferred, Workflow } from "@effect/workflow"
+import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "effect/cluster"
+import { DurableDeferred, Workflow, WorkflowEngine } from "effect/workflow"
 import { Effect, Option, Schema } from "effect"
 import { AgentId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import { sha256Hex } from "../shared/Hash.ts"
 
-export const TurnWorkflow = Workflow.make({
-  name: "AgentTurn",
+const AgentTurn = Workflow.make("AgentTurn", {
   payload: { turn_id: TurnId, agent_id: AgentId },
   idempotencyKey: (payload) => payload.turn_id
 })
 
-export type TurnPayload = typeof TurnWorkflow.payloadSchema.Type
+export type TurnPayload = typeof AgentTurn.payloadSchema.Type
+
+/**
+ * The execution id of a turn's workflow: the first 16 bytes of the SHA-256 of `AgentTurn-<turn id>`,
+ * in hex, as the Effect 3 build derived it (@effect/workflow 0.19). Effect 4's Workflow hashes
+ * `<tag length>:<tag>:<key>` instead; a turn's id must map to one execution id forever: the
+ * executions, the `run`/`deferred` messages and the tokens on tool_calls / interactions rows of the
+ * turns in flight when a deployment upgrades carry this one, and recovery asks for it
+ * (`turnStarted`), so another id would start a second execution of such a turn (a second model
+ * call for a step in flight) and leave it waiting for ever (docs/effect4-migration.md, "Turns in flight").
+ */
+export const turnExecutionId = (payload: { readonly turn_id: TurnId }): Effect.Effect<string> =>
+  Effect.sync(() => sha256Hex(`${AgentTurn._tag}-${payload.turn_id}`).slice(0, 32))
+
+/**
+ * The turn workflow: `AgentTurn` whose `executionId` (so `DurableDeferred.tokenFromPayload` too) and
+ * `execute` use `turnExecutionId`; `toLayer`, `poll`, `interrupt`, `resume` are AgentTurn's own. The
+ * turn is only started from outside any workflow (TurnLauncher), never as a child of another one.
+ * `annotate` would return a workflow without these two methods: annotate `AgentTurn` above instead.
+ */
+export const TurnWorkflow: typeof AgentTurn = Object.assign(
+  // `Object.create` is typed `any`: the object inherits every member of AgentTurn but these two.
+  Object.create(AgentTurn),
+  {
+    executionId: turnExecutionId,
+    execute: <const Discard extends boolean = false>(
+      payload: TurnPayload,
+      options?: {
+        readonly discard?: Discard | undefined
+        readonly detached?: [Discard] extends [true] ? boolean | undefined : undefined
+      }
+    ) =>
+      Effect.flatMap(turnExecutionId(payload), (executionId) =>
+        Effect.flatMap(WorkflowEngine.WorkflowEngine, (engine) =>
+          engine.execute(TurnWorkflow, {
+            executionId,
+            payload: AgentTurn.payloadSchema.make(payload),
+            discard: options?.discard,
+            detached: options?.detached
+          }))).pipe(Effect.withSpan(`${AgentTurn._tag}.execute`, {}, { captureStackTrace: false }))
+  } satisfies Pick<typeof AgentTurn, "executionId" | "execute">
+)
 
 /** A tool call of a step and what the turn waits for on it: first its approval (if any), then its result or answer. */
 export const PlannedCall = Schema.Struct({
   tool_call_id: ToolCallId,
   approval: Schema.Boolean,
-  then: Schema.Literal("result", "question", "none")
+  then: Schema.Literals(["result", "question", "none"])
 })
 export type PlannedCall = typeof PlannedCall.Type
 
 /** What a model call of a turn ended with, recorded in `turn_steps` (the step's journal). */
-export const StepOutcome = Schema.Union(
+export const StepOutcome = Schema.Union([
   Schema.TaggedStruct("ToolCalls", { calls: Schema.Array(PlannedCall) }),
   Schema.TaggedStruct("Finished", {}),
   Schema.TaggedStruct("Failed", { error: Schema.String }),
   Schema.TaggedStruct("Stopped", {})
-)
+])
 export type StepOutcome = typeof StepOutcome.Type
 
 /** What resolves a wait: a decision on an approval, a completed call or answered question, or the turn's cancellation. */
-export const TurnSignal = Schema.Literal("approve", "deny", "completed", "cancelled")
+export const TurnSignal = Schema.Literals(["approve", "deny", "completed", "cancelled"])
 export type TurnSignal = typeof TurnSignal.Type
 
 export type SignalKind = "approval" | "result" | "question"
@@ -60,7 +101,7 @@ export const resolveSignal = (kind: SignalKind, toolCallId: ToolCallId, token: s
   })
 
 /** The cluster's entity type of the turn workflow's executions (one entity per execution). */
-export const turnEntityType = EntityType.EntityType.make(`Workflow/${TurnWorkflow.name}`)
+export const turnEntityType = EntityType.make(`Workflow/${TurnWorkflow._tag}`)
 
 /**
  * Whether a message to a turn's workflow is in the cluster's storage: sent once, it is delivered

@@ -11,7 +11,7 @@
  * model again. An Activity would journal the same outcome a second time, in the cluster's tables,
  * for about a tenth of a turn's CPU (docs/performance.md).
  */
-import { DurableDeferred } from "@effect/workflow"
+import { DurableDeferred } from "effect/workflow"
 import { Cause, Effect } from "effect"
 import { TurnSteps } from "./TurnSteps.ts"
 import { turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
@@ -41,7 +41,7 @@ const runTurn = (payload: TurnPayload) =>
     })
 
     yield* loop.pipe(
-      Effect.catchAllDefect((defect) =>
+      Effect.catchDefect((defect) =>
         Effect.andThen(
           Effect.logError("A turn failed on an internal error", Cause.die(defect)),
           steps.finish(payload, "failed", "The turn stopped on an internal error of the platform; send the input again.")

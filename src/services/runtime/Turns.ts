@@ -30,7 +30,7 @@ const make = Effect.gen(function*() {
   return { list, get } as const
 })
 
-export class Turns extends Context.Tag("Turns")<Turns, Effect.Effect.Success<typeof make>>() {
+export class Turns extends Context.Service<Turns, Effect.Success<typeof make>>()("Turns") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       TurnsRepository.layer,

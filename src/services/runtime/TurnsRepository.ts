@@ -3,7 +3,7 @@
  * recorded outcome of each of its completed model calls (docs/runtime.md, "Durability"). A model
  * step's first read joins the turn's agent (`stepState`).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent } from "../../domain/runtime/Agents.ts"
@@ -14,7 +14,7 @@ import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
 
 /** A turn as stored: its usage in four columns, its duration not kept. */
-const TurnRow = Schema.Struct({ ...Struct.omit(Turn.fields, "usage", "duration_ms"), ...TokenUsage.fields })
+const TurnRow = Schema.Struct({ ...Struct.omit(Turn.fields, ["usage", "duration_ms"]), ...TokenUsage.fields })
 type TurnRow = typeof TurnRow.Type
 
 const usageOf = (row: TokenUsage): TokenUsage => ({
@@ -60,7 +60,7 @@ const make = Effect.gen(function*() {
     execute: (turn) => sql`INSERT INTO turns ${sql.insert({ ...turn, status: "running" })}`
   })
 
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, id: TurnId }),
     Result: TurnRow,
     execute: ({ agentId, id }) => sql`SELECT * FROM turns WHERE id = ${id} AND agent_id = ${agentId}`
@@ -72,7 +72,7 @@ const make = Effect.gen(function*() {
     select: ({ agentId }) => sql`SELECT * FROM turns WHERE agent_id = ${agentId}`
   })
 
-  const isActive = SqlSchema.findOne({
+  const isActive = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: TurnId, lock: Schema.Boolean }),
     Result: Schema.Struct({ active: Schema.Boolean }),
     execute: ({ id, lock }) =>
@@ -90,7 +90,7 @@ const make = Effect.gen(function*() {
     sql`INSERT INTO turn_steps ${sql.insert({ turn_id: turnId, step, outcome: JSON.stringify(outcome) })}
       ON CONFLICT DO NOTHING RETURNING step`
 
-  const finish = SqlSchema.findOne({
+  const finish = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: TurnId, status: TurnStatus, error: Schema.NullOr(Schema.String) }),
     Result: TokenUsage,
     execute: (turn) => sql`
@@ -103,7 +103,7 @@ const make = Effect.gen(function*() {
    * A last model call's `turn_steps` row, and the turn completed with the call's usage, in one
    * statement: the turn is updated only when the row is new.
    */
-  const complete = SqlSchema.single({
+  const complete = SqlSchema.findOne({
     Request: Schema.Struct({ id: TurnId, step: Schema.Int, outcome: StepOutcome, ...TokenUsage.fields }),
     Result: Schema.Struct({ recorded: Schema.Boolean, completed: Schema.Boolean, ...TokenUsage.fields }),
     execute: (turn) => sql`
@@ -144,14 +144,14 @@ const make = Effect.gen(function*() {
     execute: () => sql`SELECT id, agent_id FROM turns WHERE ${active} ORDER BY id`
   })
 
-  const recordedStep = SqlSchema.findOne({
+  const recordedStep = SqlSchema.findOneOption({
     Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
     Result: Schema.Struct({ outcome: StepOutcome }),
     execute: ({ step, turnId }) => sql`SELECT outcome FROM turn_steps WHERE turn_id = ${turnId} AND step = ${step}`
   })
 
   // Deleting an agent deletes its turns, so a turn found has its agent.
-  const stepState = SqlSchema.findOne({
+  const stepState = SqlSchema.findOneOption({
     Request: Schema.Struct({ turnId: TurnId, step: Schema.Int }),
     Result: StepState,
     execute: ({ step, turnId }) =>
@@ -172,7 +172,7 @@ const make = Effect.gen(function*() {
       )
   })
 
-  const recordStep = SqlSchema.findOne({
+  const recordStep = SqlSchema.findOneOption({
     Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
     Result: Schema.Struct({ step: Schema.Int }),
     execute: ({ outcome, step, turnId }) => insertStep(turnId, step, outcome)
@@ -228,7 +228,7 @@ const make = Effect.gen(function*() {
         agent: row.agent,
         lastSequence: row.last_sequence,
         active: row.active,
-        recorded: Option.fromNullable(row.outcome)
+        recorded: Option.fromNullishOr(row.outcome)
       }))),
     /** Records the outcome of the turn's `step`-th model call; false when that step was recorded already. */
     recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
@@ -236,6 +236,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class TurnsRepository extends Context.Tag("TurnsRepository")<TurnsRepository, Effect.Effect.Success<typeof make>>() {
+export class TurnsRepository extends Context.Service<TurnsRepository, Effect.Success<typeof make>>()("TurnsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -9,8 +9,8 @@
 import { Schema } from "effect"
 
 export const constructor = <A, I, Parts, PartsEncoded>(
-  schema: Schema.Schema<A, I>,
-  parts: Schema.Schema<Parts, PartsEncoded>
+  schema: Schema.Codec<A, I>,
+  parts: Schema.Codec<Parts, PartsEncoded>
 ): (parts: Parts) => A => {
   const encode = Schema.encodeSync(parts)
   const decode = Schema.decodeUnknownSync(schema)

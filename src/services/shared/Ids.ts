@@ -50,6 +50,6 @@ const make = Effect.sync(() => {
   return { make } as const
 })
 
-export class IdGenerator extends Context.Tag("IdGenerator")<IdGenerator, Effect.Effect.Success<typeof make>>() {
+export class IdGenerator extends Context.Service<IdGenerator, Effect.Success<typeof make>>()("IdGenerator") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -24,6 +24,6 @@ const make = Effect.gen(function*() {
   return { listen, url } as const
 })
 
-export class ListenAddress extends Context.Tag("ListenAddress")<ListenAddress, Effect.Effect.Success<typeof make>>() {
+export class ListenAddress extends Context.Service<ListenAddress, Effect.Success<typeof make>>()("ListenAddress") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -33,7 +33,7 @@ const PRIVATE_TARGET_CODE = "EPRIVATETARGET"
 
 /** Every address `host` resolves to (none when it does not resolve: the call then fails on its own). */
 const resolveAll = (host: string) =>
-  Effect.async<ReadonlyArray<LookupAddress>>((resume) => {
+  Effect.callback<ReadonlyArray<LookupAddress>>((resume) => {
     dnsLookup(host, { all: true }, (error, addresses) => resume(Effect.succeed(error === null ? addresses : [])))
   })
 
@@ -90,6 +90,6 @@ const make = Effect.map(AppConfig, (config) => {
   return { blocking, literalProblem, checkTarget, lookup } as const
 })
 
-export class NetworkPolicy extends Context.Tag("NetworkPolicy")<NetworkPolicy, Effect.Effect.Success<typeof make>>() {
+export class NetworkPolicy extends Context.Service<NetworkPolicy, Effect.Success<typeof make>>()("NetworkPolicy") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -8,8 +8,9 @@
  * the key. A cursor of another list, an altered one or one this server did not make is
  * `invalid_request`; it never pages a list it was not made for.
  */
-import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
-import { Effect, Either, Encoding, Schema } from "effect"
+import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
+import { Effect, Result, Schema } from "effect"
+import { Base64Url } from "effect/encoding"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { DEFAULT_PAGE_LIMIT, type ListQuery, type PageOf } from "../../domain/shared/Pagination.ts"
 import { sha256Hex } from "./Hash.ts"
@@ -66,7 +67,7 @@ const tagOf = (list: ListOf, keyText: string) => sha256Hex(`${list.identity}\n${
 
 const writeCursor = <Key>(list: ListOf, key: CursorKey<Key>, value: Key): string => {
   const keyText = key.write(value)
-  return Encoding.encodeBase64Url(`${tagOf(list, keyText)}.${keyText}`)
+  return Base64Url.encode(`${tagOf(list, keyText)}.${keyText}`)
 }
 
 const foreignCursor = new InvalidRequest({
@@ -76,9 +77,9 @@ const foreignCursor = new InvalidRequest({
 })
 
 const readCursor = <Key>(list: ListOf, key: CursorKey<Key>, cursor: string): Effect.Effect<Key, InvalidRequest> =>
-  Either.match(Encoding.decodeBase64UrlString(cursor), {
-    onLeft: () => Effect.fail(foreignCursor),
-    onRight: (text) => {
+  Result.match(Base64Url.decodeString(cursor), {
+    onFailure: () => Effect.fail(foreignCursor),
+    onSuccess: (text) => {
       const match = /^([0-9a-f]{16})\.(.*)$/s.exec(text)
       if (match === null || match[1] !== tagOf(list, match[2])) return Effect.fail(foreignCursor)
       const value = key.read(match[2])
@@ -141,9 +142,9 @@ const keysetSql = <Key>(
 
 export interface KeysetQueryOptions<Filter, FilterEncoded, A, AEncoded> {
   /** What selects the list's rows (an organization id, a project id and a status, ...). */
-  readonly filter: Schema.Schema<Filter, FilterEncoded>
+  readonly filter: Schema.Codec<Filter, FilterEncoded>
   /** The rows, decoded. */
-  readonly result: Schema.Schema<A, AEncoded>
+  readonly result: Schema.Codec<A, AEncoded>
   /** The query up to the end of its WHERE clause; the keyset's condition is ANDed to it. */
   readonly select: (filter: FilterEncoded) => Statement.Fragment
   /** The key column (`id` unless told). */
@@ -154,7 +155,7 @@ export interface KeysetQueryOptions<Filter, FilterEncoded, A, AEncoded> {
 /** A repository's query of one page of a list keyed by `key` (ids: `keysetQuery`). */
 export const keysetQueryBy = <Key extends string | number, KeyEncoded, Filter, FilterEncoded, A, AEncoded>(
   sql: SqlClient.SqlClient,
-  key: Schema.Schema<Key, KeyEncoded>,
+  key: Schema.Codec<Key, KeyEncoded>,
   options: KeysetQueryOptions<Filter, FilterEncoded, A, AEncoded>
 ) => {
   const query = SqlSchema.findAll({

@@ -1,5 +1,5 @@
 /** The `secret_key_check` table: the fingerprint of the key the database's secrets are encrypted with. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 
 const make = Effect.gen(function*() {
@@ -11,7 +11,7 @@ const make = Effect.gen(function*() {
       sql`INSERT INTO secret_key_check (fingerprint) VALUES (${fingerprint}) ON CONFLICT (singleton) DO NOTHING`
   })
 
-  const find = SqlSchema.single({
+  const find = SqlSchema.findOne({
     Request: Schema.Void,
     Result: Schema.Struct({ fingerprint: Schema.String }),
     execute: () => sql`SELECT fingerprint FROM secret_key_check`
@@ -28,6 +28,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class SecretKeyCheckRepository extends Context.Tag("SecretKeyCheckRepository")<SecretKeyCheckRepository, Effect.Effect.Success<typeof make>>() {
+export class SecretKeyCheckRepository extends Context.Service<SecretKeyCheckRepository, Effect.Success<typeof make>>()("SecretKeyCheckRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -4,10 +4,9 @@
  * violations of a constraint that guards a rule (a unique name, a row still referenced) become
  * these typed failures, which the service turns into the error its caller sees.
  */
-import type { SqlClient, Statement } from "@effect/sql"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlClient, Statement } from "effect/sql"
+import { SqlError } from "effect/sql"
 import { Effect, Schema } from "effect"
-import Pg from "pg"
 
 export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("UniqueViolation", {
   constraint: Schema.String
@@ -28,24 +27,29 @@ export class ForeignKeyViolation extends Schema.TaggedError<ForeignKeyViolation>
 const UNIQUE_VIOLATION = "23505"
 const FOREIGN_KEY_VIOLATION = "23503"
 
-export const isSqlError = (error: unknown): error is SqlError => error instanceof SqlError
+export const isSqlError = (error: unknown): error is SqlError.SqlError => SqlError.isSqlError(error)
 
-/** The constraint a failed statement violated, when it failed with that kind of violation. */
-const violated = (error: unknown, code: string): string | undefined =>
-  isSqlError(error) && error.cause instanceof Pg.DatabaseError && error.cause.code === code
-    ? error.cause.constraint ?? "unknown"
-    : undefined
+/**
+ * The constraint a failed statement violated, when it failed with that kind of violation. The
+ * driver keeps the server's error fields (`code`, `constraint`) on the reason's cause.
+ */
+const violated = (error: unknown, code: string): string | undefined => {
+  if (!isSqlError(error)) return undefined
+  const fields = error.reason.cause
+  if (typeof fields !== "object" || fields === null || !("code" in fields) || fields.code !== code) return undefined
+  return "constraint" in fields && typeof fields.constraint === "string" ? fields.constraint : "unknown"
+}
 
 /** A unique-key violation is `UniqueViolation`; any other failure is a defect. */
 export const uniqueOrDie = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, UniqueViolation, R> =>
-  Effect.catchAll(self, (error) => {
+  Effect.catch(self, (error) => {
     const constraint = violated(error, UNIQUE_VIOLATION)
     return constraint === undefined ? Effect.die(error) : Effect.fail(new UniqueViolation({ constraint }))
   })
 
 /** A foreign-key violation is `ForeignKeyViolation`; any other failure is a defect. */
 export const foreignKeyOrDie = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, ForeignKeyViolation, R> =>
-  Effect.catchAll(self, (error) => {
+  Effect.catch(self, (error) => {
     const constraint = violated(error, FOREIGN_KEY_VIOLATION)
     return constraint === undefined ? Effect.die(error) : Effect.fail(new ForeignKeyViolation({ constraint }))
   })

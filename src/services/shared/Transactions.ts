@@ -2,7 +2,7 @@
  * Transactions, owned by services: a service runs the repository calls of one change in
  * `transaction(...)`. Called inside another transaction, it joins it.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { isSqlError } from "./Sql.ts"
 
@@ -12,6 +12,6 @@ const make = Effect.map(SqlClient.SqlClient, (sql) => ({
     sql.withTransaction(effect).pipe(Effect.catchIf(isSqlError, Effect.die))
 }))
 
-export class Transactions extends Context.Tag("Transactions")<Transactions, Effect.Effect.Success<typeof make>>() {
+export class Transactions extends Context.Service<Transactions, Effect.Success<typeof make>>()("Transactions") {
   static readonly layer = Layer.effect(this, make)
 }

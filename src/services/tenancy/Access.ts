@@ -45,7 +45,7 @@ const make = Effect.gen(function*() {
         return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none<OrgRole>()
       }
       const known = standingIn(principal, orgId)
-      if (known !== undefined) return Option.fromNullable(known.role)
+      if (known !== undefined) return Option.fromNullishOr(known.role)
       return Option.map(yield* members.find(orgId, principal.userId), (membership) => membership.role)
     }).pipe(someOrFail(() => orgNotFound(orgId)))
 
@@ -112,7 +112,7 @@ const make = Effect.gen(function*() {
   return { orgRole, requireOrgRole, requireUser, callerUserId, projectAccess, requireProjectAccess } as const
 })
 
-export class Access extends Context.Tag("Access")<Access, Effect.Effect.Success<typeof make>>() {
+export class Access extends Context.Service<Access, Effect.Success<typeof make>>()("Access") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MembersRepository.layer,

@@ -3,7 +3,7 @@
  * is stored, and requests are authenticated by looking the hash up. Deleting a key revokes it at
  * once: there is no cache between a request and the table.
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { AuthenticationUnavailable, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
@@ -47,7 +47,7 @@ const make = Effect.gen(function*() {
   const { transaction } = yield* Transactions
 
   /** Whom the key of `token` acts for, with its caller's standing in the organization and project of the request's path. */
-  const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError> => {
+  const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError.SqlError> => {
     const hash = sha256Hex(token)
     // An id that is not well formed is not looked up: the route answers 400 for it.
     if (!isOrgId(path.orgId)) return Effect.map(keys.findOwner(hash), Option.map(principalOf))
@@ -161,7 +161,7 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, Effect.Effect.Success<typeof make>>() {
+export class ApiKeys extends Context.Service<ApiKeys, Effect.Success<typeof make>>()("ApiKeys") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ApiKeysRepository.layer,

@@ -3,7 +3,7 @@
  * `role`). A request's key is read with its caller's standing in the organization and project
  * of the request's path (`findOwnerWithStanding`, joining the memberships and the project).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { ApiKeyId, OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { OrganizationApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
@@ -12,10 +12,10 @@ import { ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** Whom a key acts for: its user, or its organization with the key's role. */
-export const KeyOwner = Schema.Union(
+export const KeyOwner = Schema.Union([
   Schema.Struct({ id: ApiKeyId, user_id: UserId, org_id: Schema.Null, role: Schema.Null }),
   Schema.Struct({ id: ApiKeyId, user_id: Schema.Null, org_id: OrgId, role: AssignableRole })
-)
+])
 export type KeyOwner = typeof KeyOwner.Type
 
 /** A key's owner and its caller's standing in an organization and project (`findOwnerWithStanding`). */
@@ -35,7 +35,7 @@ const NewOrganizationKey = Schema.Struct({ ...Hashed, org_id: OrgId, role: Assig
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const findOwner = SqlSchema.findOne({
+  const findOwner = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: KeyOwner,
     execute: (hash) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE token_hash = ${hash}`
@@ -43,7 +43,7 @@ const make = Effect.gen(function*() {
 
   // The standing of MembersRepository.standing, for the key's user (none for an organization
   // key), with the project looked up whether or not the user is a member.
-  const findOwnerWithStanding = SqlSchema.findOne({
+  const findOwnerWithStanding = SqlSchema.findOneOption({
     Request: Schema.Struct({ hash: Schema.String, orgId: OrgId, projectId: Schema.NullOr(ProjectId) }),
     Result: OwnerWithStanding,
     execute: ({ hash, orgId, projectId }) =>
@@ -60,19 +60,19 @@ const make = Effect.gen(function*() {
       )
   })
 
-  const findOwnerById = SqlSchema.findOne({
+  const findOwnerById = SqlSchema.findOneOption({
     Request: ApiKeyId,
     Result: KeyOwner,
     execute: (keyId) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE id = ${keyId}`
   })
 
-  const insertPersonal = SqlSchema.single({
+  const insertPersonal = SqlSchema.findOne({
     Request: NewPersonalKey,
     Result: PersonalApiKey,
     execute: (key) => sql`INSERT INTO api_keys ${sql.insert(key)} RETURNING *`
   })
 
-  const insertForOrganization = SqlSchema.single({
+  const insertForOrganization = SqlSchema.findOne({
     Request: NewOrganizationKey,
     Result: OrganizationApiKey,
     execute: (key) => sql`INSERT INTO api_keys ${sql.insert(key)} RETURNING *`
@@ -90,7 +90,7 @@ const make = Effect.gen(function*() {
     select: ({ orgId }) => sql`SELECT * FROM api_keys WHERE org_id = ${orgId}`
   })
 
-  const remove = SqlSchema.findOne({
+  const remove = SqlSchema.findOneOption({
     Request: Schema.Struct({ keyId: ApiKeyId, userId: Schema.UndefinedOr(UserId), orgId: Schema.UndefinedOr(OrgId) }),
     Result: Schema.Struct({ id: ApiKeyId }),
     execute: ({ keyId, orgId, userId }) => sql`
@@ -109,7 +109,7 @@ const make = Effect.gen(function*() {
     execute: (hash) => sql`DELETE FROM api_keys WHERE token_hash = ${hash}`
   })
 
-  const exists = SqlSchema.findOne({
+  const exists = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: Schema.Struct({ id: ApiKeyId }),
     execute: (id) => sql`SELECT id FROM api_keys WHERE id = ${id}`
@@ -119,13 +119,13 @@ const make = Effect.gen(function*() {
     /** Whether the key still exists (it was not revoked). */
     exists: (keyId: string) => Effect.map(Effect.orDie(exists(keyId)), Option.isSome),
     /** The key a token hash names. A database failure stays a failure: authentication answers 503 on it. */
-    findOwner: (tokenHash: string) => findOwner(tokenHash).pipe(Effect.catchTag("ParseError", Effect.die)),
+    findOwner: (tokenHash: string) => findOwner(tokenHash).pipe(Effect.catchTag("SchemaError", Effect.die)),
     /**
      * The key a token hash names, with its caller's standing in the organization `orgId` and its
      * project `projectId`, in one statement. A database failure stays a failure.
      */
     findOwnerWithStanding: (tokenHash: string, orgId: OrgId, projectId: ProjectId | null) =>
-      findOwnerWithStanding({ hash: tokenHash, orgId, projectId }).pipe(Effect.catchTag("ParseError", Effect.die)),
+      findOwnerWithStanding({ hash: tokenHash, orgId, projectId }).pipe(Effect.catchTag("SchemaError", Effect.die)),
     /** The key of an id, while it exists. */
     findOwnerById: (keyId: ApiKeyId) => Effect.orDie(findOwnerById(keyId)),
     insertPersonal: (key: typeof NewPersonalKey.Type) => Effect.orDie(insertPersonal(key)),
@@ -143,6 +143,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ApiKeysRepository extends Context.Tag("ApiKeysRepository")<ApiKeysRepository, Effect.Effect.Success<typeof make>>() {
+export class ApiKeysRepository extends Context.Service<ApiKeysRepository, Effect.Success<typeof make>>()("ApiKeysRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -120,7 +120,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const userId = yield* access.requireUser
       const user = yield* users.findById(userId).pipe(
-        Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`User ${userId} vanished`), onSome: Effect.succeed }))
+        Effect.flatMap(Option.match({ onNone: () => Effect.die(new Error(`User ${userId} vanished`)), onSome: Effect.succeed }))
       )
       return yield* paged(
         listOf("invitations of the caller", userId),
@@ -133,7 +133,7 @@ const make = Effect.gen(function*() {
   return { create, list, listMine, remove, accept } as const
 })
 
-export class Invitations extends Context.Tag("Invitations")<Invitations, Effect.Effect.Success<typeof make>>() {
+export class Invitations extends Context.Service<Invitations, Effect.Success<typeof make>>()("Invitations") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       InvitationsRepository.layer,

@@ -1,5 +1,5 @@
 /** The `org_invitations` table: one pending invitation per organization and e-mail address. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { InvitationId, OrgId } from "../../domain/shared/Ids.ts"
 import { Invitation } from "../../domain/tenancy/Invitations.ts"
@@ -8,7 +8,7 @@ import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 /** An invitation as stored: an Invitation without its organization's name. */
-export const StoredInvitation = Schema.Struct(Struct.omit(Invitation.fields, "org_name"))
+export const StoredInvitation = Schema.Struct(Struct.omit(Invitation.fields, ["org_name"]))
 export type StoredInvitation = typeof StoredInvitation.Type
 
 const NewInvitation = Schema.Struct({ id: InvitationId, org_id: OrgId, email: Schema.String, role: OrgRole })
@@ -19,7 +19,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.unsafe(COLUMNS)
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewInvitation,
     Result: StoredInvitation,
     execute: (invitation) => sql`INSERT INTO org_invitations ${sql.insert(invitation)} RETURNING ${columns}`
@@ -42,13 +42,13 @@ const make = Effect.gen(function*() {
       WHERE lower(i.email) = lower(${email})`
   })
 
-  const remove = SqlSchema.findOne({
+  const remove = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, id: InvitationId }),
     Result: Schema.Struct({ id: InvitationId }),
     execute: ({ id, orgId }) => sql`DELETE FROM org_invitations WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
   })
 
-  const take = SqlSchema.findOne({
+  const take = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: InvitationId, email: Schema.String }),
     Result: StoredInvitation,
     execute: ({ email, id }) =>
@@ -68,6 +68,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class InvitationsRepository extends Context.Tag("InvitationsRepository")<InvitationsRepository, Effect.Effect.Success<typeof make>>() {
+export class InvitationsRepository extends Context.Service<InvitationsRepository, Effect.Success<typeof make>>()("InvitationsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -119,7 +119,7 @@ const make = Effect.gen(function*() {
   return { list, updateRole, remove } as const
 })
 
-export class Members extends Context.Tag("Members")<Members, Effect.Effect.Success<typeof make>>() {
+export class Members extends Context.Service<Members, Effect.Success<typeof make>>()("Members") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MembersRepository.layer,

@@ -3,7 +3,7 @@
  * member's project in the same statement (the project and the member's role in it), for access
  * checks, which run on nearly every request.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { Member, OrgRole } from "../../domain/tenancy/Members.ts"
@@ -11,7 +11,7 @@ import { ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** A membership as stored: a Member without the user's e-mail. */
-export const Membership = Schema.Struct(Struct.omit(Member.fields, "email"))
+export const Membership = Schema.Struct(Struct.omit(Member.fields, ["email"]))
 export type Membership = typeof Membership.Type
 
 const MemberKey = Schema.Struct({ orgId: OrgId, userId: UserId })
@@ -28,7 +28,7 @@ const NewMembership = Schema.Struct({ org_id: OrgId, user_id: UserId, role: OrgR
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.findOne({
+  const insert = SqlSchema.findOneOption({
     Request: NewMembership,
     Result: Membership,
     execute: (membership) =>
@@ -36,7 +36,7 @@ const make = Effect.gen(function*() {
   })
 
   const find = (lock: "" | "FOR SHARE" | "FOR UPDATE") =>
-    SqlSchema.findOne({
+    SqlSchema.findOneOption({
       Request: MemberKey,
       Result: Membership,
       execute: ({ orgId, userId }) =>
@@ -46,7 +46,7 @@ const make = Effect.gen(function*() {
   const shareMembership = find("FOR SHARE")
   const lockMembership = find("FOR UPDATE")
 
-  const standing = SqlSchema.findOne({
+  const standing = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, userId: UserId, projectId: ProjectId }),
     Result: Standing,
     execute: ({ orgId, projectId, userId }) =>
@@ -77,7 +77,7 @@ const make = Effect.gen(function*() {
     execute: (orgId) => sql`SELECT user_id FROM org_members WHERE org_id = ${orgId} AND role = 'owner' FOR UPDATE`
   })
 
-  const updateRole = SqlSchema.single({
+  const updateRole = SqlSchema.findOne({
     Request: Schema.Struct({ orgId: OrgId, userId: UserId, role: OrgRole }),
     Result: Membership,
     execute: ({ orgId, role, userId }) =>
@@ -110,6 +110,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class MembersRepository extends Context.Tag("MembersRepository")<MembersRepository, Effect.Effect.Success<typeof make>>() {
+export class MembersRepository extends Context.Service<MembersRepository, Effect.Success<typeof make>>()("MembersRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -46,7 +46,7 @@ const make = Effect.gen(function*() {
   return { create, list, get, rename } as const
 })
 
-export class Organizations extends Context.Tag("Organizations")<Organizations, Effect.Effect.Success<typeof make>>() {
+export class Organizations extends Context.Service<Organizations, Effect.Success<typeof make>>()("Organizations") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       OrganizationsRepository.layer,

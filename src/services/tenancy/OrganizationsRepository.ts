@@ -1,5 +1,5 @@
 /** The `organizations` table. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { OrgId } from "../../domain/shared/Ids.ts"
 import { Organization } from "../../domain/tenancy/Organizations.ts"
@@ -10,19 +10,19 @@ const NewOrganization = Schema.Struct({ id: OrgId, name: Schema.String })
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewOrganization,
     Result: Organization,
     execute: (organization) => sql`INSERT INTO organizations ${sql.insert(organization)} RETURNING *`
   })
 
-  const findById = SqlSchema.findOne({
+  const findById = SqlSchema.findOneOption({
     Request: OrgId,
     Result: Organization,
     execute: (id) => sql`SELECT * FROM organizations WHERE id = ${id}`
   })
 
-  const rename = SqlSchema.findOne({
+  const rename = SqlSchema.findOneOption({
     Request: NewOrganization,
     Result: Organization,
     execute: ({ id, name }) => sql`UPDATE organizations SET name = ${name} WHERE id = ${id} RETURNING *`
@@ -44,6 +44,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class OrganizationsRepository extends Context.Tag("OrganizationsRepository")<OrganizationsRepository, Effect.Effect.Success<typeof make>>() {
+export class OrganizationsRepository extends Context.Service<OrganizationsRepository, Effect.Success<typeof make>>()("OrganizationsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -76,7 +76,7 @@ const make = Effect.gen(function*() {
   return { list, add, remove } as const
 })
 
-export class ProjectMembers extends Context.Tag("ProjectMembers")<ProjectMembers, Effect.Effect.Success<typeof make>>() {
+export class ProjectMembers extends Context.Service<ProjectMembers, Effect.Success<typeof make>>()("ProjectMembers") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ProjectMembersRepository.layer,

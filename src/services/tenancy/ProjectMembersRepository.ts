@@ -1,5 +1,5 @@
 /** The `project_members` table. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { ProjectMember, ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
@@ -7,7 +7,7 @@ import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 /** A project membership as stored: a ProjectMember without the user's e-mail. */
-export const ProjectMembership = Schema.Struct(Struct.omit(ProjectMember.fields, "email"))
+export const ProjectMembership = Schema.Struct(Struct.omit(ProjectMember.fields, ["email"]))
 export type ProjectMembership = typeof ProjectMembership.Type
 
 const NewProjectMembership = Schema.Struct({ project_id: ProjectId, user_id: UserId, role: ProjectRole })
@@ -16,13 +16,13 @@ const ProjectMemberKey = Schema.Struct({ projectId: ProjectId, userId: UserId })
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewProjectMembership,
     Result: ProjectMembership,
     execute: (membership) => sql`INSERT INTO project_members ${sql.insert(membership)} RETURNING *`
   })
 
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: ProjectMemberKey,
     Result: ProjectMembership,
     execute: ({ projectId, userId }) =>
@@ -36,7 +36,7 @@ const make = Effect.gen(function*() {
     select: ({ projectId }) => sql`SELECT * FROM project_members WHERE project_id = ${projectId}`
   })
 
-  const remove = SqlSchema.findOne({
+  const remove = SqlSchema.findOneOption({
     Request: ProjectMemberKey,
     Result: Schema.Struct({ user_id: UserId }),
     execute: ({ projectId, userId }) =>
@@ -65,6 +65,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ProjectMembersRepository extends Context.Tag("ProjectMembersRepository")<ProjectMembersRepository, Effect.Effect.Success<typeof make>>() {
+export class ProjectMembersRepository extends Context.Service<ProjectMembersRepository, Effect.Success<typeof make>>()("ProjectMembersRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -57,7 +57,7 @@ const make = Effect.gen(function*() {
   return { create, list, get, rename, remove } as const
 })
 
-export class Projects extends Context.Tag("Projects")<Projects, Effect.Effect.Success<typeof make>>() {
+export class Projects extends Context.Service<Projects, Effect.Success<typeof make>>()("Projects") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ProjectsRepository.layer,

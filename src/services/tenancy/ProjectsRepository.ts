@@ -1,5 +1,5 @@
 /** The `projects` table. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { Project } from "../../domain/tenancy/Projects.ts"
@@ -11,13 +11,13 @@ const NewProject = Schema.Struct({ id: ProjectId, org_id: OrgId, name: Schema.St
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewProject,
     Result: Project,
     execute: (project) => sql`INSERT INTO projects ${sql.insert(project)} RETURNING *`
   })
 
-  const findInOrg = SqlSchema.findOne({
+  const findInOrg = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId }),
     Result: Project,
     execute: ({ orgId, projectId }) => sql`SELECT * FROM projects WHERE id = ${projectId} AND org_id = ${orgId}`
@@ -35,7 +35,7 @@ const make = Effect.gen(function*() {
     execute: (orgId) => sql`SELECT id FROM projects WHERE org_id = ${orgId}`
   })
 
-  const rename = SqlSchema.findOne({
+  const rename = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: ProjectId, name: Schema.String }),
     Result: Project,
     execute: ({ id, name }) => sql`UPDATE projects SET name = ${name} WHERE id = ${id} RETURNING *`
@@ -59,6 +59,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class ProjectsRepository extends Context.Tag("ProjectsRepository")<ProjectsRepository, Effect.Effect.Success<typeof make>>() {
+export class ProjectsRepository extends Context.Service<ProjectsRepository, Effect.Success<typeof make>>()("ProjectsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

@@ -33,7 +33,7 @@ const make = Effect.gen(function*() {
   return { create, get, findByEmail: users.findByEmail, ensure } as const
 })
 
-export class Users extends Context.Tag("Users")<Users, Effect.Effect.Success<typeof make>>() {
+export class Users extends Context.Service<Users, Effect.Success<typeof make>>()("Users") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       UsersRepository.layer,

@@ -1,5 +1,5 @@
 /** The `users` table. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { UserId } from "../../domain/shared/Ids.ts"
 import { User } from "../../domain/tenancy/Users.ts"
@@ -8,20 +8,20 @@ import { uniqueOrDie } from "../shared/Sql.ts"
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: Schema.Struct({ id: UserId, email: Schema.String }),
     Result: User,
     execute: (user) => sql`INSERT INTO users ${sql.insert(user)} RETURNING *`
   })
 
-  const findById = SqlSchema.findOne({
+  const findById = SqlSchema.findOneOption({
     Request: UserId,
     Result: User,
     execute: (id) => sql`SELECT * FROM users WHERE id = ${id}`
   })
 
   /** E-mail addresses compare without case. */
-  const findByEmail = SqlSchema.findOne({
+  const findByEmail = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: User,
     execute: (email) => sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
@@ -42,6 +42,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class UsersRepository extends Context.Tag("UsersRepository")<UsersRepository, Effect.Effect.Success<typeof make>>() {
+export class UsersRepository extends Context.Service<UsersRepository, Effect.Success<typeof make>>()("UsersRepository") {
   static readonly layer = Layer.effect(this, make)
 }

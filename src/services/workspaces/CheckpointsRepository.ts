@@ -1,14 +1,14 @@
 /** The `checkpoints` table: packed worktrees (docs/workspaces.md, "Checkpoints"), addressed by the SHA-256 of their bytes. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { WorkspaceId } from "../../domain/shared/Ids.ts"
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const content = SqlSchema.findOne({
+  const content = SqlSchema.findOneOption({
     Request: Schema.Struct({ workspaceId: WorkspaceId, id: Schema.String }),
-    Result: Schema.Struct({ content: Schema.Uint8ArrayFromSelf }),
+    Result: Schema.Struct({ content: Schema.Uint8Array }),
     execute: ({ id, workspaceId }) =>
       sql`SELECT content FROM checkpoints WHERE id = ${id} AND workspace_id = ${workspaceId}`
   })
@@ -25,6 +25,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class CheckpointsRepository extends Context.Tag("CheckpointsRepository")<CheckpointsRepository, Effect.Effect.Success<typeof make>>() {
+export class CheckpointsRepository extends Context.Service<CheckpointsRepository, Effect.Success<typeof make>>()("CheckpointsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

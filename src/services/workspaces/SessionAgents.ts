@@ -122,7 +122,7 @@ const make = Effect.gen(function*() {
   return { prompt, codeFor, newAgent, sandboxAgent } as const
 })
 
-export class SessionAgents extends Context.Tag("SessionAgents")<SessionAgents, Effect.Effect.Success<typeof make>>() {
+export class SessionAgents extends Context.Service<SessionAgents, Effect.Success<typeof make>>()("SessionAgents") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       UserSettings.layer,

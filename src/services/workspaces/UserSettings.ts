@@ -101,7 +101,7 @@ const make = Effect.gen(function*() {
   return { get, update } as const
 })
 
-export class UserSettings extends Context.Tag("UserSettings")<UserSettings, Effect.Effect.Success<typeof make>>() {
+export class UserSettings extends Context.Service<UserSettings, Effect.Success<typeof make>>()("UserSettings") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       UserSettingsRepository.layer,

@@ -1,5 +1,5 @@
 /** The `user_settings` table: one JSON document per user. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { UserId } from "../../domain/shared/Ids.ts"
 import { DEFAULT_USER_SETTINGS, UserSettings } from "../../domain/workspaces/UserSettings.ts"
@@ -11,8 +11,8 @@ const encodeDocument = Schema.encodeSync(UserSettings)
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const find = SqlSchema.findOne({
-    Request: Schema.Struct({ userId: UserId, lock: Schema.Literal("none", "share", "update") }),
+  const find = SqlSchema.findOneOption({
+    Request: Schema.Struct({ userId: UserId, lock: Schema.Literals(["none", "share", "update"]) }),
     Result: Row,
     execute: ({ lock, userId }) =>
       sql`SELECT document FROM user_settings WHERE user_id = ${userId} ${lockClause(sql, lock)}`
@@ -43,6 +43,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class UserSettingsRepository extends Context.Tag("UserSettingsRepository")<UserSettingsRepository, Effect.Effect.Success<typeof make>>() {
+export class UserSettingsRepository extends Context.Service<UserSettingsRepository, Effect.Success<typeof make>>()("UserSettingsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

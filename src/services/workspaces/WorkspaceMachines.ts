@@ -53,7 +53,7 @@ export const asApiFailure = (failure: MachineOperationFailed) =>
 const make = Effect.gen(function*() {
   const operations = yield* MachineOperations
 
-  const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Schema<A, I>) =>
+  const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Codec<A, I>) =>
     operations.run(machine, operation, output, { requestPrefix: "ws", timeoutSeconds: WORKSPACE_ANSWER_TIMEOUT_SECONDS }).pipe(
       Effect.mapError((error) =>
         new MachineOperationFailed({
@@ -82,6 +82,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class WorkspaceMachines extends Context.Tag("WorkspaceMachines")<WorkspaceMachines, Effect.Effect.Success<typeof make>>() {
+export class WorkspaceMachines extends Context.Service<WorkspaceMachines, Effect.Success<typeof make>>()("WorkspaceMachines") {
   static readonly layer = Layer.effect(this, make).pipe(Layer.provide(MachineOperations.layer))
 }

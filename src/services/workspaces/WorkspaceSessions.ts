@@ -140,7 +140,7 @@ const make = Effect.gen(function*() {
       let restored = false
       if (Option.isSome(pending)) {
         const stored = yield* checkpoints.content(workspace.id, pending.value.current_checkpoint_id!)
-        if (Option.isNone(stored)) return yield* Effect.dieMessage(`checkpoint ${pending.value.current_checkpoint_id} is missing`)
+        if (Option.isNone(stored)) return yield* Effect.die(new Error(`checkpoint ${pending.value.current_checkpoint_id} is missing`))
         location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
           Effect.mapError(asSessionFailure)
         )
@@ -210,7 +210,7 @@ const make = Effect.gen(function*() {
       const continuing = (earlier: StoredSession) =>
         Effect.gen(function*() {
           const worktree = yield* worktrees.find(earlier.worktree_id)
-          if (Option.isNone(worktree)) return yield* Effect.dieMessage(`worktree ${earlier.worktree_id} is missing`)
+          if (Option.isNone(worktree)) return yield* Effect.die(new Error(`worktree ${earlier.worktree_id} is missing`))
           yield* requireNotMigrating(worktree.value)
           const placed = machineOf(worktree.value)
           if (placed !== null && placed !== earlier.machine_id) {
@@ -293,7 +293,7 @@ const make = Effect.gen(function*() {
   return { launch } as const
 })
 
-export class WorkspaceSessions extends Context.Tag("WorkspaceSessions")<WorkspaceSessions, Effect.Effect.Success<typeof make>>() {
+export class WorkspaceSessions extends Context.Service<WorkspaceSessions, Effect.Success<typeof make>>()("WorkspaceSessions") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       Workspaces.layer,

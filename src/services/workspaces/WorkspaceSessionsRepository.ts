@@ -1,5 +1,5 @@
 /** The `workspace_sessions` table: the sessions started in workspaces, each one an agent of the project. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AgentConfigId, AgentId, MachineId, WorkspaceId, WorkspaceSessionId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
@@ -12,7 +12,7 @@ export const StoredSession = Schema.Struct({
   agent_id: AgentId,
   agent_config_id: AgentConfigId,
   resume_session_id: Schema.NullOr(Schema.String),
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
   created_at: Timestamp
 })
 export type StoredSession = typeof StoredSession.Type
@@ -20,21 +20,21 @@ export type StoredSession = typeof StoredSession.Type
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: Schema.Struct({ ...StoredSession.fields, created_at: Schema.optional(Timestamp) }),
     Result: StoredSession,
     execute: (session) =>
       sql`INSERT INTO workspace_sessions ${sql.insert({ ...session, metadata: JSON.stringify(session.metadata) })} RETURNING *`
   })
 
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ workspaceId: WorkspaceId, id: WorkspaceSessionId }),
     Result: StoredSession,
     execute: ({ id, workspaceId }) =>
       sql`SELECT * FROM workspace_sessions WHERE id = ${id} AND workspace_id = ${workspaceId}`
   })
 
-  const byAgent = SqlSchema.findOne({
+  const byAgent = SqlSchema.findOneOption({
     Request: Schema.Struct({ workspaceId: WorkspaceId, agentId: AgentId }),
     Result: StoredSession,
     execute: ({ agentId, workspaceId }) =>
@@ -42,7 +42,7 @@ const make = Effect.gen(function*() {
           ORDER BY id DESC LIMIT 1`
   })
 
-  const latestOfWorktree = SqlSchema.findOne({
+  const latestOfWorktree = SqlSchema.findOneOption({
     Request: WorktreeId,
     Result: StoredSession,
     execute: (worktreeId) => sql`SELECT * FROM workspace_sessions WHERE worktree_id = ${worktreeId} ORDER BY id DESC LIMIT 1`
@@ -63,7 +63,7 @@ const make = Effect.gen(function*() {
   })
 
   /** The worktree of a session of the agent that a migration holds now. */
-  const migratingOfAgent = SqlSchema.findOne({
+  const migratingOfAgent = SqlSchema.findOneOption({
     Request: AgentId,
     Result: Schema.Struct({ worktree_id: WorktreeId }),
     execute: (agentId) => sql`
@@ -85,6 +85,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class WorkspaceSessionsRepository extends Context.Tag("WorkspaceSessionsRepository")<WorkspaceSessionsRepository, Effect.Effect.Success<typeof make>>() {
+export class WorkspaceSessionsRepository extends Context.Service<WorkspaceSessionsRepository, Effect.Success<typeof make>>()("WorkspaceSessionsRepository") {
   static readonly layer = Layer.effect(this, make)
 }

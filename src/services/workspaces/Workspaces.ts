@@ -165,7 +165,7 @@ const make = Effect.gen(function*() {
   return { create, list, get, update, remove, listWorktrees, own, ownWorktree, usableMachine } as const
 })
 
-export class Workspaces extends Context.Tag("Workspaces")<Workspaces, Effect.Effect.Success<typeof make>>() {
+export class Workspaces extends Context.Service<Workspaces, Effect.Success<typeof make>>()("Workspaces") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       WorkspacesRepository.layer,

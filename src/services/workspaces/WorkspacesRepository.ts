@@ -1,5 +1,5 @@
 /** The `workspaces` table: a person's workspaces. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId, WorkspaceId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
@@ -54,14 +54,14 @@ export const toWorkspace = (stored: StoredWorkspace): Workspace =>
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewWorkspace,
     Result: StoredWorkspace,
     execute: (workspace) => sql`INSERT INTO workspaces ${sql.insert(workspace)} RETURNING *`
   })
 
-  const find = SqlSchema.findOne({
-    Request: Schema.Struct({ userId: UserId, id: WorkspaceId, lock: Schema.Literal("none", "share", "update") }),
+  const find = SqlSchema.findOneOption({
+    Request: Schema.Struct({ userId: UserId, id: WorkspaceId, lock: Schema.Literals(["none", "share", "update"]) }),
     Result: StoredWorkspace,
     execute: ({ id, lock, userId }) =>
       sql`SELECT * FROM workspaces WHERE id = ${id} AND user_id = ${userId} ${lockClause(sql, lock)}`
@@ -73,7 +73,7 @@ const make = Effect.gen(function*() {
     execute: (userId) => sql`SELECT * FROM workspaces WHERE user_id = ${userId} ORDER BY id`
   })
 
-  const update = SqlSchema.single({
+  const update = SqlSchema.findOne({
     Request: Schema.Struct({ id: WorkspaceId, fields: Fields }),
     Result: StoredWorkspace,
     execute: ({ fields, id }) =>
@@ -95,6 +95,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class WorkspacesRepository extends Context.Tag("WorkspacesRepository")<WorkspacesRepository, Effect.Effect.Success<typeof make>>() {
+export class WorkspacesRepository extends Context.Service<WorkspacesRepository, Effect.Success<typeof make>>()("WorkspacesRepository") {
   static readonly layer = Layer.effect(this, make)
 }

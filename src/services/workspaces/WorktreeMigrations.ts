@@ -168,7 +168,7 @@ const make = Effect.gen(function*() {
               ? Effect.void
               : Effect.logWarning(`sandbox ${made.machine.id} of worktree ${worktree.id} runs a tool call: left to its pool`)
           ),
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.logWarning(`releasing sandbox ${made.machine.id} of worktree ${worktree.id} failed`, cause)
           )
         )
@@ -182,7 +182,7 @@ const make = Effect.gen(function*() {
         (machine) => poolMachines.release(machine.id, "the worktree migration it was started for failed"),
         { discard: true }
       )).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning(`releasing the machines of agent ${agentId} failed`, cause))
+        Effect.catchCause((cause) => Effect.logWarning(`releasing the machines of agent ${agentId} failed`, cause))
       )
 
   /**
@@ -223,13 +223,13 @@ const make = Effect.gen(function*() {
       }
       yield* Effect.addFinalizer(() =>
         worktrees.releaseHold(worktree.id, migrationId).pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.logWarning(`releasing the migration hold on worktree ${worktree.id} failed; it lapses by itself`, cause)
           )
         )
       )
       yield* worktrees.renewHold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning(`renewing the migration hold on worktree ${worktree.id} failed`, cause)),
+        Effect.catchCause((cause) => Effect.logWarning(`renewing the migration hold on worktree ${worktree.id} failed`, cause)),
         Effect.repeat(Schedule.spaced(`${MIGRATION_HOLD_RENEW_SECONDS} seconds`)),
         Effect.delay(`${MIGRATION_HOLD_RENEW_SECONDS} seconds`),
         Effect.forkScoped
@@ -301,7 +301,7 @@ const make = Effect.gen(function*() {
         const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
         if (source === "checkpoint") {
           const stored = yield* checkpoints.content(workspace.id, currentId!)
-          if (Option.isNone(stored)) return yield* Effect.dieMessage(`checkpoint ${currentId} is missing`)
+          if (Option.isNone(stored)) return yield* Effect.die(new Error(`checkpoint ${currentId} is missing`))
           const location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
             Effect.mapError(asApiFailure)
           )
@@ -311,7 +311,7 @@ const make = Effect.gen(function*() {
         // Its first checkpoint: what a migration out of the sandbox uses once the sandbox is gone.
         const first = yield* packOn(workspace, machine, location.path).pipe(
           Effect.map(Option.some),
-          Effect.catchAll((failure) =>
+          Effect.catch((failure) =>
             Effect.as(
               Effect.logWarning(`worktree ${target.id}: its first checkpoint could not be made: ${failure.message}`),
               Option.none<Packed>()
@@ -320,7 +320,7 @@ const make = Effect.gen(function*() {
         )
         return { machine, location, first }
       }).pipe(
-        Effect.tapErrorCause(() => releaseAgentMachines(poolId, agentId)),
+        Effect.tapCause(() => releaseAgentMachines(poolId, agentId)),
         Effect.onError(() => forgetFresh)
       )
       const { location, machine } = placed
@@ -446,7 +446,7 @@ const make = Effect.gen(function*() {
   return { migrate } as const
 })
 
-export class WorktreeMigrations extends Context.Tag("WorktreeMigrations")<WorktreeMigrations, Effect.Effect.Success<typeof make>>() {
+export class WorktreeMigrations extends Context.Service<WorktreeMigrations, Effect.Success<typeof make>>()("WorktreeMigrations") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       Workspaces.layer,

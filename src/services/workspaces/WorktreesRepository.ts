@@ -1,5 +1,5 @@
 /** The `worktrees` table: the worktrees of workspaces, the main one made with its workspace. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { MachineId, UserMachinePathId, WorkspaceId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
@@ -7,7 +7,7 @@ import { WorktreeDescriptor, WorktreeType } from "../../domain/workspaces/Worksp
 import { constructor } from "../shared/Construct.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 export const StoredWorktree = Schema.Struct({
   id: WorktreeId,
@@ -78,7 +78,7 @@ export type NewWorktree = typeof NewWorktree.Type
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.single({
+  const insert = SqlSchema.findOne({
     Request: NewWorktree,
     Result: StoredWorktree,
     execute: (worktree) => sql`INSERT INTO worktrees ${sql.insert(worktree)} RETURNING *`
@@ -93,13 +93,13 @@ const make = Effect.gen(function*() {
       WHERE worktrees.workspace_id = ${workspaceId} ORDER BY worktrees.is_main DESC, worktrees.id`
   })
 
-  const find = SqlSchema.findOne({
-    Request: Schema.Struct({ id: WorktreeId, lock: Schema.Literal("none", "share", "update") }),
+  const find = SqlSchema.findOneOption({
+    Request: Schema.Struct({ id: WorktreeId, lock: Schema.Literals(["none", "share", "update"]) }),
     Result: StoredWorktree,
     execute: ({ id, lock }) => sql`SELECT * FROM worktrees WHERE id = ${id} ${lockClause(sql, lock)}`
   })
 
-  const named = SqlSchema.findOne({
+  const named = SqlSchema.findOneOption({
     Request: Schema.Struct({ workspaceId: WorkspaceId, name: Schema.NullOr(Schema.String) }),
     Result: StoredWorktree,
     execute: ({ name, workspaceId }) =>
@@ -119,13 +119,13 @@ const make = Effect.gen(function*() {
     Effect.orDie(
       Effect.flatMap(
         sql`UPDATE worktrees SET ${sql.update(columnsOf(change))}, updated_at = now() WHERE id = ${id} RETURNING *`,
-        (rows) => Schema.decodeUnknown(StoredWorktree)(rows[0])
+        (rows) => Schema.decodeUnknownEffect(StoredWorktree)(rows[0])
       )
     )
 
   /** The change, made only while no migration holds the worktree. */
-  const updateUnheld = SqlSchema.findOne({
-    Request: Schema.Struct({ id: WorktreeId, columns: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+  const updateUnheld = SqlSchema.findOneOption({
+    Request: Schema.Struct({ id: WorktreeId, columns: Schema.Record(Schema.String, Schema.Unknown) }),
     Result: StoredWorktree,
     execute: ({ columns, id }) => sql`
       UPDATE worktrees SET ${sql.update(columns)}, updated_at = now()
@@ -133,11 +133,11 @@ const make = Effect.gen(function*() {
   })
 
   /** The change, made only while the migration `migrationId` holds the worktree; the hold is released with it. */
-  const updateHeld = SqlSchema.findOne({
+  const updateHeld = SqlSchema.findOneOption({
     Request: Schema.Struct({
       id: WorktreeId,
       migrationId: Schema.String,
-      columns: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+      columns: Schema.Record(Schema.String, Schema.Unknown)
     }),
     Result: StoredWorktree,
     execute: ({ columns, id, migrationId }) => sql`
@@ -148,7 +148,7 @@ const make = Effect.gen(function*() {
   const Hold = Schema.Struct({ id: WorktreeId, migrationId: Schema.String, seconds: Schema.Number })
 
   /** The worktree held for the migration, unless another migration holds it now. */
-  const hold = SqlSchema.findOne({
+  const hold = SqlSchema.findOneOption({
     Request: Hold,
     Result: StoredWorktree,
     execute: ({ id, migrationId, seconds }) => sql`
@@ -212,6 +212,6 @@ const make = Effect.gen(function*() {
   } as const
 })
 
-export class WorktreesRepository extends Context.Tag("WorktreesRepository")<WorktreesRepository, Effect.Effect.Success<typeof make>>() {
+export class WorktreesRepository extends Context.Service<WorktreesRepository, Effect.Success<typeof make>>()("WorktreesRepository") {
   static readonly layer = Layer.effect(this, make)
 }

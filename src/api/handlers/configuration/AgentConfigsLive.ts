@@ -1,8 +1,10 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { AgentConfig } from "../../../domain/configuration/agent-config/AgentConfig.ts"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { AgentConfigs } from "../../../services/configuration/AgentConfigs.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -10,14 +12,14 @@ import { Authentication } from "../../Security.ts"
 const existingConfig = HttpServerResponse.schemaJson(AgentConfig)
 
 export const AgentConfigsLive = HttpApiBuilder.group(Api, "agentConfigs", (handlers) =>
-  Effect.map(AgentConfigs, (agentConfigs) =>
+  Effect.map(Effect.service(AgentConfigs), (agentConfigs) =>
     handlers
-      .handle("create", ({ path, payload }) =>
+      .handle("create", ({ params, payload }) =>
         Effect.flatMap(
-          agentConfigs.create(path.orgID, path.projectID, payload),
+          agentConfigs.create(params.orgID, params.projectID, payload),
           ({ config, created }): Effect.Effect<AgentConfig | HttpServerResponse.HttpServerResponse> =>
             created ? Effect.succeed(config) : existingConfig(config, { status: 200 }).pipe(Effect.orDie)
         ))
-      .handle("list", ({ path, urlParams }) => agentConfigs.list(path.orgID, path.projectID, urlParams))
-      .handle("get", ({ path }) => agentConfigs.get(path.orgID, path.projectID, path.agentConfigID))))
-  .pipe(builtWithOnly(AgentConfigs, Authentication))
+      .handle("list", ({ params, query }) => agentConfigs.list(params.orgID, params.projectID, query))
+      .handle("get", ({ params }) => agentConfigs.get(params.orgID, params.projectID, params.agentConfigID))))
+  .pipe(builtWithOnly(AgentConfigs, Authentication, ApiErrors))

@@ -1,20 +1,21 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Models } from "../../../services/configuration/Models.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
 export const ModelsLive = HttpApiBuilder.group(Api, "models", (handlers) =>
-  Effect.map(Models, (models) =>
+  Effect.map(Effect.service(Models), (models) =>
     handlers
-      .handle("create", ({ path, payload }) => models.create(path.orgID, payload))
-      .handle("list", ({ path, urlParams }) => models.list(path.orgID, urlParams))
-      .handle("get", ({ path }) => models.get(path.orgID, path.modelID))
-      .handle("update", ({ path, payload }) => models.update(path.orgID, path.modelID, payload))
-      .handle("revisions", ({ path, urlParams }) => models.revisions(path.orgID, path.modelID, urlParams))
-      .handle("remove", ({ path }) => models.remove(path.orgID, path.modelID))
-      .handle("createGrant", ({ path, payload }) => models.createGrant(path.orgID, path.modelID, payload))
-      .handle("listGrants", ({ path, urlParams }) => models.listGrants(path.orgID, path.modelID, urlParams))
-      .handle("removeGrant", ({ path }) => models.removeGrant(path.orgID, path.modelID, path.grantID))))
-  .pipe(builtWithOnly(Models, Authentication))
+      .handle("create", ({ params, payload }) => models.create(params.orgID, payload))
+      .handle("list", ({ params, query }) => models.list(params.orgID, query))
+      .handle("get", ({ params }) => models.get(params.orgID, params.modelID))
+      .handle("update", ({ params, payload }) => models.update(params.orgID, params.modelID, payload))
+      .handle("revisions", ({ params, query }) => models.revisions(params.orgID, params.modelID, query))
+      .handle("remove", ({ params }) => models.remove(params.orgID, params.modelID))
+      .handle("createGrant", ({ params, payload }) => models.createGrant(params.orgID, params.modelID, payload))
+      .handle("listGrants", ({ params, query }) => models.listGrants(params.orgID, params.modelID, query))
+      .handle("removeGrant", ({ params }) => models.removeGrant(params.orgID, params.modelID, params.grantID))))
+  .pipe(builtWithOnly(Models, Authentication, ApiErrors))

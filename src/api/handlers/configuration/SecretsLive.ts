@@ -1,19 +1,20 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Secrets } from "../../../services/configuration/Secrets.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
 export const SecretsLive = HttpApiBuilder.group(Api, "secrets", (handlers) =>
-  Effect.map(Secrets, (secrets) =>
+  Effect.map(Effect.service(Secrets), (secrets) =>
     handlers
-      .handle("create", ({ path, payload }) => secrets.create(path.orgID, payload))
-      .handle("list", ({ path, urlParams }) => secrets.list(path.orgID, urlParams))
-      .handle("get", ({ path }) => secrets.get(path.orgID, path.secretID))
-      .handle("rotate", ({ path, payload }) => secrets.rotate(path.orgID, path.secretID, payload.value))
-      .handle("remove", ({ path }) => secrets.remove(path.orgID, path.secretID))
-      .handle("createGrant", ({ path, payload }) => secrets.createGrant(path.orgID, path.secretID, payload))
-      .handle("listGrants", ({ path, urlParams }) => secrets.listGrants(path.orgID, path.secretID, urlParams))
-      .handle("removeGrant", ({ path }) => secrets.removeGrant(path.orgID, path.secretID, path.grantID))))
-  .pipe(builtWithOnly(Secrets, Authentication))
+      .handle("create", ({ params, payload }) => secrets.create(params.orgID, payload))
+      .handle("list", ({ params, query }) => secrets.list(params.orgID, query))
+      .handle("get", ({ params }) => secrets.get(params.orgID, params.secretID))
+      .handle("rotate", ({ params, payload }) => secrets.rotate(params.orgID, params.secretID, payload.value))
+      .handle("remove", ({ params }) => secrets.remove(params.orgID, params.secretID))
+      .handle("createGrant", ({ params, payload }) => secrets.createGrant(params.orgID, params.secretID, payload))
+      .handle("listGrants", ({ params, query }) => secrets.listGrants(params.orgID, params.secretID, query))
+      .handle("removeGrant", ({ params }) => secrets.removeGrant(params.orgID, params.secretID, params.grantID))))
+  .pipe(builtWithOnly(Secrets, Authentication, ApiErrors))

@@ -1,8 +1,10 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { MachinePool } from "../../../domain/machines/MachinePools.ts"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { MachinePools } from "../../../services/machines/MachinePools.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -10,20 +12,20 @@ import { Authentication } from "../../Security.ts"
 const existingPool = HttpServerResponse.schemaJson(MachinePool)
 
 export const MachinePoolsLive = HttpApiBuilder.group(Api, "machinePools", (handlers) =>
-  Effect.map(MachinePools, (pools) =>
+  Effect.map(Effect.service(MachinePools), (pools) =>
     handlers
-      .handle("create", ({ path, payload }) =>
+      .handle("create", ({ params, payload }) =>
         Effect.flatMap(
-          pools.create(path.orgID, payload),
+          pools.create(params.orgID, payload),
           ({ created, pool }): Effect.Effect<MachinePool | HttpServerResponse.HttpServerResponse> =>
             created ? Effect.succeed(pool) : existingPool(pool, { status: 200 }).pipe(Effect.orDie)
         ))
-      .handle("checkConnection", ({ path, payload }) => pools.checkConnection(path.orgID, payload))
-      .handle("list", ({ path, urlParams }) => pools.list(path.orgID, urlParams))
-      .handle("get", ({ path }) => pools.get(path.orgID, path.poolID))
-      .handle("update", ({ path, payload }) => pools.update(path.orgID, path.poolID, payload))
-      .handle("remove", ({ path }) => pools.remove(path.orgID, path.poolID))
-      .handle("createGrant", ({ path, payload }) => pools.createGrant(path.orgID, path.poolID, payload))
-      .handle("listGrants", ({ path, urlParams }) => pools.listGrants(path.orgID, path.poolID, urlParams))
-      .handle("removeGrant", ({ path }) => pools.removeGrant(path.orgID, path.poolID, path.grantID))))
-  .pipe(builtWithOnly(MachinePools, Authentication))
+      .handle("checkConnection", ({ params, payload }) => pools.checkConnection(params.orgID, payload))
+      .handle("list", ({ params, query }) => pools.list(params.orgID, query))
+      .handle("get", ({ params }) => pools.get(params.orgID, params.poolID))
+      .handle("update", ({ params, payload }) => pools.update(params.orgID, params.poolID, payload))
+      .handle("remove", ({ params }) => pools.remove(params.orgID, params.poolID))
+      .handle("createGrant", ({ params, payload }) => pools.createGrant(params.orgID, params.poolID, payload))
+      .handle("listGrants", ({ params, query }) => pools.listGrants(params.orgID, params.poolID, query))
+      .handle("removeGrant", ({ params }) => pools.removeGrant(params.orgID, params.poolID, params.grantID))))
+  .pipe(builtWithOnly(MachinePools, Authentication, ApiErrors))

@@ -1,9 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
 import { MachineFiles } from "../../../services/machines/MachineFiles.ts"
 import { Machines } from "../../../services/machines/Machines.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -13,17 +14,17 @@ export const MachinesLive = HttpApiBuilder.group(Api, "machines", (handlers) =>
     const machines = yield* Machines
     const files = yield* MachineFiles
     return handlers
-      .handle("createDaemonToken", ({ path, payload }) => tokens.create(path.orgID, payload))
-      .handle("listDaemonTokens", ({ path, urlParams }) => tokens.list(path.orgID, urlParams))
-      .handle("removeDaemonToken", ({ path }) => tokens.remove(path.orgID, path.daemonTokenID))
-      .handle("list", ({ path, urlParams }) => machines.list(path.orgID, urlParams))
-      .handle("get", ({ path }) => machines.get(path.orgID, path.machineID))
-      .handle("update", ({ path, payload }) => machines.update(path.orgID, path.machineID, payload))
-      .handle("remove", ({ path }) => machines.remove(path.orgID, path.machineID))
-      .handle("createGrant", ({ path, payload }) => machines.createGrant(path.orgID, path.machineID, payload))
-      .handle("listGrants", ({ path, urlParams }) => machines.listGrants(path.orgID, path.machineID, urlParams))
-      .handle("removeGrant", ({ path }) => machines.removeGrant(path.orgID, path.machineID, path.grantID))
-      .handle("readFile", ({ path, urlParams }) => files.read(path.orgID, path.machineID, urlParams.path))
-      .handle("writeFile", ({ path, payload, urlParams }) => files.write(path.orgID, path.machineID, urlParams.path, payload))
+      .handle("createDaemonToken", ({ params, payload }) => tokens.create(params.orgID, payload))
+      .handle("listDaemonTokens", ({ params, query }) => tokens.list(params.orgID, query))
+      .handle("removeDaemonToken", ({ params }) => tokens.remove(params.orgID, params.daemonTokenID))
+      .handle("list", ({ params, query }) => machines.list(params.orgID, query))
+      .handle("get", ({ params }) => machines.get(params.orgID, params.machineID))
+      .handle("update", ({ params, payload }) => machines.update(params.orgID, params.machineID, payload))
+      .handle("remove", ({ params }) => machines.remove(params.orgID, params.machineID))
+      .handle("createGrant", ({ params, payload }) => machines.createGrant(params.orgID, params.machineID, payload))
+      .handle("listGrants", ({ params, query }) => machines.listGrants(params.orgID, params.machineID, query))
+      .handle("removeGrant", ({ params }) => machines.removeGrant(params.orgID, params.machineID, params.grantID))
+      .handle("readFile", ({ params, query }) => files.read(params.orgID, params.machineID, query.path))
+      .handle("writeFile", ({ params, payload, query }) => files.write(params.orgID, params.machineID, query.path, payload))
   }))
-  .pipe(builtWithOnly(DaemonTokens, Machines, MachineFiles, Authentication))
+  .pipe(builtWithOnly(DaemonTokens, Machines, MachineFiles, Authentication, ApiErrors))

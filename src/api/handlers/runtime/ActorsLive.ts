@@ -1,8 +1,10 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { Actor } from "../../../domain/runtime/Actors.ts"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Actors } from "../../../services/runtime/Actors.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -10,13 +12,13 @@ import { Authentication } from "../../Security.ts"
 const existingActor = HttpServerResponse.schemaJson(Actor)
 
 export const ActorsLive = HttpApiBuilder.group(Api, "actors", (handlers) =>
-  Effect.map(Actors, (actors) =>
+  Effect.map(Effect.service(Actors), (actors) =>
     handlers
-      .handle("create", ({ path, payload }) =>
+      .handle("create", ({ params, payload }) =>
         Effect.flatMap(
-          actors.create(path.orgID, path.projectID, payload),
+          actors.create(params.orgID, params.projectID, payload),
           ({ actor, created }): Effect.Effect<Actor | HttpServerResponse.HttpServerResponse> =>
             created ? Effect.succeed(actor) : existingActor(actor, { status: 200 }).pipe(Effect.orDie)
         ))
-      .handle("list", ({ path, urlParams }) => actors.list(path.orgID, path.projectID, urlParams))))
-  .pipe(builtWithOnly(Actors, Authentication))
+      .handle("list", ({ params, query }) => actors.list(params.orgID, params.projectID, query))))
+  .pipe(builtWithOnly(Actors, Authentication, ApiErrors))

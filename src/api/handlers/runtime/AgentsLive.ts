@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { InputAccepted } from "../../../domain/runtime/Inputs.ts"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
@@ -9,6 +10,7 @@ import { Agents } from "../../../services/runtime/Agents.ts"
 import { Artifacts } from "../../../services/runtime/Artifacts.ts"
 import { StreamTokens } from "../../../services/runtime/StreamTokens.ts"
 import { Turns } from "../../../services/runtime/Turns.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -25,31 +27,31 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
     const turns = yield* Turns
     const artifacts = yield* Artifacts
     return handlers
-      .handle("create", ({ path, payload }) => agents.launch(path.orgID, path.projectID, payload))
-      .handle("list", ({ path, urlParams }) => agents.list(path.orgID, path.projectID, urlParams))
-      .handle("get", ({ path }) => agents.get(path.orgID, path.projectID, path.agentID))
-      .handle("sendInput", ({ path, payload }) =>
+      .handle("create", ({ params, payload }) => agents.launch(params.orgID, params.projectID, payload))
+      .handle("list", ({ params, query }) => agents.list(params.orgID, params.projectID, query))
+      .handle("get", ({ params }) => agents.get(params.orgID, params.projectID, params.agentID))
+      .handle("sendInput", ({ params, payload }) =>
         Effect.flatMap(
-          inputs.send(path.orgID, path.projectID, path.agentID, payload),
+          inputs.send(params.orgID, params.projectID, params.agentID, payload),
           ({ accepted, replayed }): Effect.Effect<InputAccepted | HttpServerResponse.HttpServerResponse> =>
             replayed ? replayedInput(accepted, { status: 200 }).pipe(Effect.orDie) : Effect.succeed(accepted)
         ))
-      .handle("listBacklog", ({ path, urlParams }) => inputs.backlog(path.orgID, path.projectID, path.agentID, urlParams))
-      .handle("withdrawInput", ({ path }) => inputs.withdraw(path.orgID, path.projectID, path.agentID, path.inputID))
-      .handle("control", ({ path }) => control.cancelCurrent(path.orgID, path.projectID, path.agentID))
+      .handle("listBacklog", ({ params, query }) => inputs.backlog(params.orgID, params.projectID, params.agentID, query))
+      .handle("withdrawInput", ({ params }) => inputs.withdraw(params.orgID, params.projectID, params.agentID, params.inputID))
+      .handle("control", ({ params }) => control.cancelCurrent(params.orgID, params.projectID, params.agentID))
       // The page is read as JSON text (AgentEventsRepository): sent as it is.
-      .handle("listEvents", ({ path, urlParams }) =>
+      .handle("listEvents", ({ params, query }) =>
         Effect.map(
-          events.list(path.orgID, path.projectID, path.agentID, urlParams),
+          events.list(params.orgID, params.projectID, params.agentID, query),
           (page) => HttpServerResponse.text(page, { contentType: "application/json" })
         ))
-      .handle("mintStreamToken", ({ path }) => streamTokens.mint(path.orgID, path.projectID, path.agentID))
-      .handle("listTurns", ({ path, urlParams }) => turns.list(path.orgID, path.projectID, path.agentID, urlParams))
-      .handle("getTurn", ({ path }) => turns.get(path.orgID, path.projectID, path.agentID, path.turnID))
-      .handle("getArtifact", ({ path }) =>
+      .handle("mintStreamToken", ({ params }) => streamTokens.mint(params.orgID, params.projectID, params.agentID))
+      .handle("listTurns", ({ params, query }) => turns.list(params.orgID, params.projectID, params.agentID, query))
+      .handle("getTurn", ({ params }) => turns.get(params.orgID, params.projectID, params.agentID, params.turnID))
+      .handle("getArtifact", ({ params }) =>
         Effect.gen(function*() {
-          yield* agents.get(path.orgID, path.projectID, path.agentID)
-          const artifact = yield* artifacts.get(path.agentID, path.artifactID)
+          yield* agents.get(params.orgID, params.projectID, params.agentID)
+          const artifact = yield* artifacts.get(params.agentID, params.artifactID)
           // The media type is the caller's: a browser must not sniff it or run the bytes as a page.
           return HttpServerResponse.uint8Array(artifact.bytes, {
             contentType: artifact.media_type,
@@ -60,4 +62,4 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
           })
         }))
   }))
-  .pipe(builtWithOnly(AgentControl, AgentEvents, Artifacts, AgentInputs, Agents, StreamTokens, Turns, Authentication))
+  .pipe(builtWithOnly(AgentControl, AgentEvents, Artifacts, AgentInputs, Agents, StreamTokens, Turns, Authentication, ApiErrors))

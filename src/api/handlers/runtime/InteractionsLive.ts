@@ -1,16 +1,17 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Interactions } from "../../../services/runtime/Interactions.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
 export const InteractionsLive = HttpApiBuilder.group(Api, "interactions", (handlers) =>
-  Effect.map(Interactions, (interactions) =>
+  Effect.map(Effect.service(Interactions), (interactions) =>
     handlers
-      .handle("list", ({ path, urlParams }) => interactions.listForProject(path.orgID, path.projectID, urlParams))
-      .handle("listForAgent", ({ path, urlParams }) =>
-        interactions.listForAgent(path.orgID, path.projectID, path.agentID, urlParams))
-      .handle("resolve", ({ path, payload }) =>
-        interactions.resolve(path.orgID, path.projectID, path.interactionID, payload))))
-  .pipe(builtWithOnly(Interactions, Authentication))
+      .handle("list", ({ params, query }) => interactions.listForProject(params.orgID, params.projectID, query))
+      .handle("listForAgent", ({ params, query }) =>
+        interactions.listForAgent(params.orgID, params.projectID, params.agentID, query))
+      .handle("resolve", ({ params, payload }) =>
+        interactions.resolve(params.orgID, params.projectID, params.interactionID, payload))))
+  .pipe(builtWithOnly(Interactions, Authentication, ApiErrors))

@@ -1,14 +1,15 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Members } from "../../../services/tenancy/Members.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
 export const MembersLive = HttpApiBuilder.group(Api, "members", (handlers) =>
-  Effect.map(Members, (members) =>
+  Effect.map(Effect.service(Members), (members) =>
     handlers
-      .handle("list", ({ path, urlParams }) => members.list(path.orgID, urlParams))
-      .handle("update", ({ path, payload }) => members.updateRole(path.orgID, path.userID, payload.role))
-      .handle("remove", ({ path }) => members.remove(path.orgID, path.userID))))
-  .pipe(builtWithOnly(Members, Authentication))
+      .handle("list", ({ params, query }) => members.list(params.orgID, query))
+      .handle("update", ({ params, payload }) => members.updateRole(params.orgID, params.userID, payload.role))
+      .handle("remove", ({ params }) => members.remove(params.orgID, params.userID))))
+  .pipe(builtWithOnly(Members, Authentication, ApiErrors))

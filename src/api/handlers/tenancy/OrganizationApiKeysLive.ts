@@ -1,8 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -11,14 +12,14 @@ export const OrganizationApiKeysLive = HttpApiBuilder.group(Api, "organizationAp
     const access = yield* Access
     const apiKeys = yield* ApiKeys
     return handlers
-      .handle("create", ({ path, payload }) =>
+      .handle("create", ({ params, payload }) =>
         Effect.andThen(
-          access.requireOrgRole(path.orgID, "admin"),
-          apiKeys.createForOrganization(path.orgID, payload.name, payload.role)
+          access.requireOrgRole(params.orgID, "admin"),
+          apiKeys.createForOrganization(params.orgID, payload.name, payload.role)
         ))
-      .handle("list", ({ path, urlParams }) =>
-        Effect.andThen(access.requireOrgRole(path.orgID, "admin"), apiKeys.listForOrganization(path.orgID, urlParams)))
-      .handle("remove", ({ path }) =>
-        Effect.andThen(access.requireOrgRole(path.orgID, "admin"), apiKeys.remove({ orgId: path.orgID }, path.keyID)))
+      .handle("list", ({ params, query }) =>
+        Effect.andThen(access.requireOrgRole(params.orgID, "admin"), apiKeys.listForOrganization(params.orgID, query)))
+      .handle("remove", ({ params }) =>
+        Effect.andThen(access.requireOrgRole(params.orgID, "admin"), apiKeys.remove({ orgId: params.orgID }, params.keyID)))
   }))
-  .pipe(builtWithOnly(Access, ApiKeys, Authentication))
+  .pipe(builtWithOnly(Access, ApiKeys, Authentication, ApiErrors))

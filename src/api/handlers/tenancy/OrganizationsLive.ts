@@ -1,9 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../../domain/tenancy/Principal.ts"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { Organizations } from "../../../services/tenancy/Organizations.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -14,11 +15,11 @@ export const OrganizationsLive = HttpApiBuilder.group(Api, "organizations", (han
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(access.requireUser, (userId) => organizations.create(payload.name, userId)))
-      .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => organizations.list(principal, urlParams)))
-      .handle("get", ({ path }) =>
-        Effect.andThen(access.orgRole(path.orgID), organizations.get(path.orgID)))
-      .handle("update", ({ path, payload }) =>
-        Effect.andThen(access.requireOrgRole(path.orgID, "admin"), organizations.rename(path.orgID, payload.name)))
+      .handle("list", ({ query }) =>
+        Effect.flatMap(Effect.service(CurrentPrincipal), (principal) => organizations.list(principal, query)))
+      .handle("get", ({ params }) =>
+        Effect.andThen(access.orgRole(params.orgID), organizations.get(params.orgID)))
+      .handle("update", ({ params, payload }) =>
+        Effect.andThen(access.requireOrgRole(params.orgID, "admin"), organizations.rename(params.orgID, payload.name)))
   }))
-  .pipe(builtWithOnly(Access, Organizations, Authentication))
+  .pipe(builtWithOnly(Access, Organizations, Authentication, ApiErrors))

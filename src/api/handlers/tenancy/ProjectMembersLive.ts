@@ -1,15 +1,16 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { ProjectMembers } from "../../../services/tenancy/ProjectMembers.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
 export const ProjectMembersLive = HttpApiBuilder.group(Api, "projectMembers", (handlers) =>
-  Effect.map(ProjectMembers, (projectMembers) =>
+  Effect.map(Effect.service(ProjectMembers), (projectMembers) =>
     handlers
-      .handle("list", ({ path, urlParams }) => projectMembers.list(path.orgID, path.projectID, urlParams))
-      .handle("add", ({ path, payload }) =>
-        projectMembers.add(path.orgID, path.projectID, payload.user_id, payload.role ?? "member"))
-      .handle("remove", ({ path }) => projectMembers.remove(path.orgID, path.projectID, path.userID))))
-  .pipe(builtWithOnly(ProjectMembers, Authentication))
+      .handle("list", ({ params, query }) => projectMembers.list(params.orgID, params.projectID, query))
+      .handle("add", ({ params, payload }) =>
+        projectMembers.add(params.orgID, params.projectID, payload.user_id, payload.role ?? "member"))
+      .handle("remove", ({ params }) => projectMembers.remove(params.orgID, params.projectID, params.userID))))
+  .pipe(builtWithOnly(ProjectMembers, Authentication, ApiErrors))

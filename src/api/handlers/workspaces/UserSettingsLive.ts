@@ -1,8 +1,9 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Access } from "../../../services/tenancy/Access.ts"
 import { UserSettings } from "../../../services/workspaces/UserSettings.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -14,4 +15,4 @@ export const UserSettingsLive = HttpApiBuilder.group(Api, "userSettings", (handl
       .handle("get", () => Effect.flatMap(access.requireUser, settings.get))
       .handle("update", ({ payload }) => Effect.flatMap(access.requireUser, (userId) => settings.update(userId, payload)))
   }))
-  .pipe(builtWithOnly(Access, UserSettings, Authentication))
+  .pipe(builtWithOnly(Access, UserSettings, Authentication, ApiErrors))

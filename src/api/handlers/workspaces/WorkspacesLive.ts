@@ -1,9 +1,10 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { Workspaces } from "../../../services/workspaces/Workspaces.ts"
 import { WorkspaceSessions } from "../../../services/workspaces/WorkspaceSessions.ts"
 import { WorktreeMigrations } from "../../../services/workspaces/WorktreeMigrations.ts"
+import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { Authentication } from "../../Security.ts"
 
@@ -15,11 +16,11 @@ export const WorkspacesLive = HttpApiBuilder.group(Api, "workspaces", (handlers)
     return handlers
       .handle("create", ({ payload }) => workspaces.create(payload))
       .handle("list", () => workspaces.list)
-      .handle("get", ({ path }) => workspaces.get(path.workspace_id))
-      .handle("update", ({ path, payload }) => workspaces.update(path.workspace_id, payload))
-      .handle("remove", ({ path }) => workspaces.remove(path.workspace_id))
-      .handle("launchSession", ({ path, payload }) => sessions.launch(path.workspace_id, payload))
-      .handle("listWorktrees", ({ path }) => workspaces.listWorktrees(path.workspace_id))
-      .handle("migrate", ({ path, payload }) => migrations.migrate(path.worktree_id, payload))
+      .handle("get", ({ params }) => workspaces.get(params.workspace_id))
+      .handle("update", ({ params, payload }) => workspaces.update(params.workspace_id, payload))
+      .handle("remove", ({ params }) => workspaces.remove(params.workspace_id))
+      .handle("launchSession", ({ params, payload }) => sessions.launch(params.workspace_id, payload))
+      .handle("listWorktrees", ({ params }) => workspaces.listWorktrees(params.workspace_id))
+      .handle("migrate", ({ params, payload }) => migrations.migrate(params.worktree_id, payload))
   }))
-  .pipe(builtWithOnly(Workspaces, WorkspaceSessions, WorktreeMigrations, Authentication))
+  .pipe(builtWithOnly(Workspaces, WorkspaceSessions, WorktreeMigrations, Authentication, ApiErrors))

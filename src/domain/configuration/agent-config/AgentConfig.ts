@@ -3,16 +3,16 @@
  * body of createAgentConfig.
  */
 import { Schema } from "effect"
+import { optional } from "../../shared/Optional.ts"
 import { AgentConfigId, ConfiguredModelId, ModelRevisionId, OrgId, ProjectId } from "../../shared/Ids.ts"
-import { strict } from "../../shared/Strict.ts"
 import { Timestamp } from "../../shared/Timestamp.ts"
 import { ApiFormat } from "../ModelProviderConfigs.ts"
 import { ModelSettings } from "../Models.ts"
 import { CompiledAgentConfig } from "./Compiled.ts"
 
-export const SourceFormat = Schema.Literal("yaml", "json")
+export const SourceFormat = Schema.Literals(["yaml", "json"])
 
-const Hash = Schema.String.pipe(Schema.pattern(/^sha256:[0-9a-f]{64}$/))
+const Hash = Schema.String.pipe(Schema.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u)))
 
 const settings = ModelSettings.fields
 
@@ -27,7 +27,7 @@ export class AgentConfigModel extends Schema.Class<AgentConfigModel>("AgentConfi
   api_variant: settings.api_variant,
   context_window_tokens: settings.context_window_tokens,
   max_output_tokens: settings.max_output_tokens,
-  default_max_output_tokens: Schema.optional(settings.default_max_output_tokens),
+  default_max_output_tokens: optional(settings.default_max_output_tokens),
   default_cache_retention: settings.default_cache_retention,
   supports_tools: settings.supports_tools,
   supports_reasoning: settings.supports_reasoning,
@@ -41,26 +41,26 @@ export class AgentConfig extends Schema.Class<AgentConfig>("AgentConfig")({
   id: AgentConfigId,
   org_id: OrgId,
   project_id: ProjectId,
-  source: Schema.optional(Schema.String),
-  source_format: Schema.optional(SourceFormat),
+  source: optional(Schema.String),
+  source_format: optional(SourceFormat),
   effective_definition_hash: Hash,
   model: AgentConfigModel,
-  instruction_hash: Schema.optional(Hash),
+  instruction_hash: optional(Hash),
   created_at: Timestamp,
   compiled_definition: CompiledAgentConfig
 }) {}
 
-const AgentConfigDefinitionObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+const AgentConfigDefinitionObject = Schema.Record(Schema.String, Schema.Unknown).annotate({
   identifier: "AgentConfigDefinitionObject",
   description: "An AgentConfigDefinition as a JSON object; checked like a source text, with issues " +
     "positioned in the stored canonical JSON"
 })
 
 export const CreateAgentConfig = Schema.Struct({
-  source: Schema.Union(
-    Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" })),
+  source: Schema.Union([
+    Schema.String.pipe(Schema.check(Schema.isMinLength(1, { message: "must not be empty" }))),
     AgentConfigDefinitionObject
-  ).annotations({ description: "YAML or JSON text, or (with source_format json) the definition as an object" }),
+  ]).annotate({ description: "YAML or JSON text, or (with source_format json) the definition as an object" }),
   source_format: SourceFormat
-}).annotations(strict)
+})
 export type CreateAgentConfig = typeof CreateAgentConfig.Type

@@ -4,6 +4,7 @@
  * the overrides each subagent derives from its parent. Read-only; no additional properties.
  */
 import { Schema } from "effect"
+import { optional } from "../../shared/Optional.ts"
 import { AgentConfigId, ConfiguredModelId, MachinePoolId, SecretId, SkillId } from "../../shared/Ids.ts"
 import { CacheRetention } from "../Models.ts"
 import { InteractionKind, JsonObject, ToolPermission } from "./Definition.ts"
@@ -11,55 +12,55 @@ import { InteractionKind, JsonObject, ToolPermission } from "./Definition.ts"
 export const CompiledAgentModel = Schema.Struct({
   configured_model_id: ConfiguredModelId,
   context_window_tokens: Schema.Int,
-  default_max_output_tokens: Schema.optional(Schema.Int),
+  default_max_output_tokens: optional(Schema.Int),
   cache_retention: CacheRetention,
-  reasoning: Schema.Struct({ effort: Schema.optional(Schema.String) })
-}).annotations({ identifier: "CompiledAgentModel" })
+  reasoning: Schema.Struct({ effort: optional(Schema.String) })
+}).annotate({ identifier: "CompiledAgentModel" })
 export type CompiledAgentModel = typeof CompiledAgentModel.Type
 
 export const CompiledTool = Schema.Struct({
   enabled: Schema.Boolean,
   permission: ToolPermission,
-  type: Schema.Literal("built_in", "custom"),
-  description: Schema.optional(Schema.String),
-  input_schema: Schema.optional(JsonObject)
-}).annotations({ identifier: "CompiledTool" })
+  type: Schema.Literals(["built_in", "custom"]),
+  description: optional(Schema.String),
+  input_schema: optional(JsonObject)
+}).annotate({ identifier: "CompiledTool" })
 export type CompiledTool = typeof CompiledTool.Type
 
 export const CompiledMcpServer = Schema.Struct({
   url: Schema.String,
   default_enabled: Schema.Boolean,
   permission: ToolPermission,
-  auth: Schema.optional(Schema.Struct({ type: Schema.Literal("bearer"), secret_id: SecretId }))
-}).annotations({ identifier: "CompiledMCPServer" })
+  auth: optional(Schema.Struct({ type: Schema.Literal("bearer"), secret_id: SecretId }))
+}).annotate({ identifier: "CompiledMCPServer" })
 export type CompiledMcpServer = typeof CompiledMcpServer.Type
 
 export const CompiledMachineSource = Schema.Struct({
-  machine_id: Schema.optional(Schema.String),
-  machine_pool_id: Schema.optional(MachinePoolId),
-  max_machines: Schema.optional(Schema.Int),
-  initial_num_machines: Schema.optional(Schema.Int),
-  delete_after_idle_minutes: Schema.optional(Schema.Int),
-  cwd: Schema.optional(Schema.String),
-  machine_cpu: Schema.optional(Schema.Int),
-  machine_memory_mb: Schema.optional(Schema.Int),
-  env_overlay: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) })),
-  secret_env_overlay: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.NullOr(SecretId) })),
-  machine_provider_options_overlay: Schema.optional(JsonObject),
-  description: Schema.optional(Schema.String)
-}).annotations({ identifier: "CompiledMachineSource" })
+  machine_id: optional(Schema.String),
+  machine_pool_id: optional(MachinePoolId),
+  max_machines: optional(Schema.Int),
+  initial_num_machines: optional(Schema.Int),
+  delete_after_idle_minutes: optional(Schema.Int),
+  cwd: optional(Schema.String),
+  machine_cpu: optional(Schema.Int),
+  machine_memory_mb: optional(Schema.Int),
+  env_overlay: optional(Schema.Record(Schema.String, Schema.NullOr(Schema.String))),
+  secret_env_overlay: optional(Schema.Record(Schema.String, Schema.NullOr(SecretId))),
+  machine_provider_options_overlay: optional(JsonObject),
+  description: optional(Schema.String)
+}).annotate({ identifier: "CompiledMachineSource" })
 export type CompiledMachineSource = typeof CompiledMachineSource.Type
 
 export const CompiledSkill = Schema.Struct({
   skill_id: SkillId,
   name: Schema.String,
   version: Schema.Int
-}).annotations({ identifier: "CompiledSkill" })
+}).annotate({ identifier: "CompiledSkill" })
 export type CompiledSkill = typeof CompiledSkill.Type
 
 export const CompiledMemoryStore = Schema.Struct({
   name: Schema.String,
-  access: Schema.Literal("read_only", "read_write")
+  access: Schema.Literals(["read_only", "read_write"])
 })
 export type CompiledMemoryStore = typeof CompiledMemoryStore.Type
 
@@ -67,30 +68,30 @@ export type CompiledMemoryStore = typeof CompiledMemoryStore.Type
 export const CompiledInlineSubagent = Schema.Struct({
   instruction: Schema.String,
   model: CompiledAgentModel,
-  tools: Schema.Record({ key: Schema.String, value: CompiledTool }),
-  mcp: Schema.Record({ key: Schema.String, value: CompiledMcpServer }),
+  tools: Schema.Record(Schema.String, CompiledTool),
+  mcp: Schema.Record(Schema.String, CompiledMcpServer),
   skills: Schema.Array(CompiledSkill),
   machine_sources: Schema.Array(CompiledMachineSource)
-}).annotations({ identifier: "CompiledInlineSubagent" })
+}).annotate({ identifier: "CompiledInlineSubagent" })
 export type CompiledInlineSubagent = typeof CompiledInlineSubagent.Type
 
 export const CompiledSubagent = Schema.Struct({
   description: Schema.String,
-  agent_config_id: Schema.optional(AgentConfigId),
-  definition: Schema.optional(CompiledInlineSubagent),
-  max_depth: Schema.Int.annotations({ description: "derived: the parent's max_depth minus one (capped by the referenced config's)" }),
-  max_subagents: Schema.Int.annotations({ description: "derived: the parent's (capped by the referenced config's)" })
-}).annotations({ identifier: "CompiledSubagent" })
+  agent_config_id: optional(AgentConfigId),
+  definition: optional(CompiledInlineSubagent),
+  max_depth: Schema.Int.annotate({ description: "derived: the parent's max_depth minus one (capped by the referenced config's)" }),
+  max_subagents: Schema.Int.annotate({ description: "derived: the parent's (capped by the referenced config's)" })
+}).annotate({ identifier: "CompiledSubagent" })
 export type CompiledSubagent = typeof CompiledSubagent.Type
 
 export const CompiledEventWebhook = Schema.Struct({
   url: Schema.String,
-  signing_secret_id: Schema.optional(SecretId)
+  signing_secret_id: optional(SecretId)
 })
 
 export const CompiledGitCredentials = Schema.Struct({
   token_secret_id: SecretId,
-  username: Schema.optional(Schema.String)
+  username: optional(Schema.String)
 })
 
 export const CompiledInteractionHandler = Schema.Struct({
@@ -100,19 +101,19 @@ export const CompiledInteractionHandler = Schema.Struct({
 })
 
 export const CompiledAgentConfig = Schema.Struct({
-  version: Schema.optional(Schema.String),
+  version: optional(Schema.String),
   instruction: Schema.String,
   model: CompiledAgentModel,
-  machine_sources: Schema.optional(Schema.Array(CompiledMachineSource)),
-  tools: Schema.optional(Schema.Record({ key: Schema.String, value: CompiledTool })),
-  mcp: Schema.optional(Schema.Record({ key: Schema.String, value: CompiledMcpServer })),
-  event_webhook: Schema.optional(CompiledEventWebhook),
-  interaction_handlers: Schema.optional(Schema.Record({ key: Schema.String, value: CompiledInteractionHandler })),
-  git_credentials: Schema.optional(CompiledGitCredentials),
-  skills: Schema.optional(Schema.Array(CompiledSkill)),
-  memory_stores: Schema.optional(Schema.Array(CompiledMemoryStore)),
-  subagents: Schema.optional(Schema.Record({ key: Schema.String, value: CompiledSubagent })),
-  max_subagents: Schema.optional(Schema.Int),
-  max_depth: Schema.optional(Schema.Int)
-}).annotations({ identifier: "CompiledAgentConfig" })
+  machine_sources: optional(Schema.Array(CompiledMachineSource)),
+  tools: optional(Schema.Record(Schema.String, CompiledTool)),
+  mcp: optional(Schema.Record(Schema.String, CompiledMcpServer)),
+  event_webhook: optional(CompiledEventWebhook),
+  interaction_handlers: optional(Schema.Record(Schema.String, CompiledInteractionHandler)),
+  git_credentials: optional(CompiledGitCredentials),
+  skills: optional(Schema.Array(CompiledSkill)),
+  memory_stores: optional(Schema.Array(CompiledMemoryStore)),
+  subagents: optional(Schema.Record(Schema.String, CompiledSubagent)),
+  max_subagents: optional(Schema.Int),
+  max_depth: optional(Schema.Int)
+}).annotate({ identifier: "CompiledAgentConfig" })
 export type CompiledAgentConfig = typeof CompiledAgentConfig.Type

@@ -3,14 +3,15 @@
  * model. A config keeps them, so that its model is rendered from every later revision too.
  */
 import { Schema } from "effect"
+import { optional } from "../../shared/Optional.ts"
 import { CacheRetention, type ResolvedModel } from "../Models.ts"
 import type { ModelReference } from "./Definition.ts"
 
 export const ModelOverrides = Schema.Struct({
-  context_window_tokens: Schema.optional(Schema.Int),
-  max_output_tokens: Schema.optional(Schema.Int),
-  cache_retention: Schema.optional(CacheRetention),
-  reasoning_effort: Schema.optional(Schema.String)
+  context_window_tokens: optional(Schema.Int),
+  max_output_tokens: optional(Schema.Int),
+  cache_retention: optional(CacheRetention),
+  reasoning_effort: optional(Schema.String)
 })
 export type ModelOverrides = typeof ModelOverrides.Type
 

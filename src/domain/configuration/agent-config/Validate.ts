@@ -5,15 +5,12 @@
  * value (it may be a secret's value put where a secret's name belongs): "Expected string, got an
  * array". A property named `__proto__`, anywhere, is an issue at its key.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Exit, Schema, SchemaAST, SchemaIssue } from "effect"
 import type { Issue } from "../../shared/Errors.ts"
 import { type AgentConfigDefinition as Definition, AgentConfigDefinition } from "./Definition.ts"
 import type { ParsedSource } from "./Source.ts"
 
-const decode = Schema.decodeUnknownEither(AgentConfigDefinition, { errors: "all", onExcessProperty: "error" })
-
-/** "Expected X, actual Y" from each member of a union, merged into one message ("actual" dropped). */
-const EXPECTED = /^Expected (.*?), actual /s
+const decode = Schema.decodeUnknownExit(AgentConfigDefinition, { errors: "all", onExcessProperty: "error" })
 
 /** What kind of value a JSON value is, in words, without the value. */
 const kindOf = (value: unknown): string =>
@@ -37,14 +34,121 @@ const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
     root
   )
 
-const messageFor = (tag: string, message: string): string => {
-  if (tag === "Missing") return "is required"
-  if (tag === "Unexpected") {
-    const pattern = /^is unexpected, expected: a string matching the pattern (.*)$/s.exec(message)
-    if (pattern !== null) return `is not an allowed name here (names match ${pattern[1]})`
-    return message.replace(/^is unexpected, expected: /, "is not allowed here; allowed: ")
+/** What a schema expects, in words and without its internals: `"allow" | "ask"`, `string`, `object`. */
+const expectedOf = (ast: SchemaAST.AST): string => {
+  switch (ast._tag) {
+    case "Literal":
+      return JSON.stringify(ast.literal)
+    case "Union":
+      return ast.types.filter((type) => type._tag !== "Undefined").map(expectedOf).join(" | ")
+    case "Objects":
+      return "object"
+    case "Arrays":
+      return "array"
+    case "Null":
+    case "String":
+    case "Number":
+    case "Boolean":
+      return ast._tag.toLowerCase()
+    case "Suspend":
+      return expectedOf(ast.thunk())
+    default:
+      return "a value of another kind"
   }
-  return message
+}
+
+/** A string's own message (a filter's, a literal's), if it has one. */
+const messageOf = (annotations: Schema.Annotations.Annotations | undefined): string | undefined =>
+  typeof annotations?.message === "string" ? annotations.message : undefined
+
+/** The patterns the names of a record's keys must match, from their `isPattern` checks. */
+const keyPatternsOf = (ast: SchemaAST.Objects): ReadonlyArray<string> =>
+  ast.indexSignatures.flatMap((index) =>
+    (index.parameter.checks ?? []).flatMap((check) => {
+      const representation = check.annotations?.representation as { id?: string; payload?: { source?: string } } | undefined
+      return representation?.id === "effect/schema/isPattern" && representation.payload?.source !== undefined
+        ? [representation.payload.source]
+        : []
+    })
+  )
+
+const unexpectedKeyMessage = (ast: SchemaAST.AST): string => {
+  if (ast._tag !== "Objects") return "is not allowed here"
+  const names = ast.propertySignatures.map((property) => JSON.stringify(String(property.name)))
+  if (names.length > 0) return `is not allowed here; allowed: ${names.join(" | ")}`
+  const patterns = keyPatternsOf(ast)
+  return patterns.length > 0 ? `is not an allowed name here (names match ${patterns.join(", ")})` : "is not allowed here"
+}
+
+interface Found {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly anchor: "key" | "value"
+  readonly message: string
+}
+
+/**
+ * The problems of a failed decoding, one per place: an unknown property at its key, a missing
+ * one, a filter's own message ("must not be empty"), or "Expected X, got a string" (never the
+ * value). A union that no member matched says what it expected, unless a member got far enough
+ * to name the problem inside the value (a JSON value's infinite number).
+ */
+const problemsOf = (root: unknown, issue: SchemaIssue.Issue): Array<Found> => {
+  const found: Array<Found> = []
+  const pending: Array<readonly [SchemaIssue.Issue, ReadonlyArray<PropertyKey>]> = [[issue, []]]
+  const got = (path: ReadonlyArray<PropertyKey>) => kindOf(valueAt(root, path))
+  while (pending.length > 0) {
+    const [current, path] = pending.pop()!
+    switch (current._tag) {
+      case "Pointer":
+        pending.push([current.issue, [...path, ...current.path]])
+        break
+      case "Composite":
+        for (const inner of [...current.issues].reverse()) pending.push([inner, path])
+        break
+      case "Encoding":
+        pending.push([current.issue, path])
+        break
+      case "AnyOf":
+        if (current.issues.length > 0) {
+          for (const inner of [...current.issues].reverse()) pending.push([inner, path])
+        } else {
+          found.push({ path, anchor: "value", message: `Expected ${expectedOf(current.ast)}, got ${got(path)}` })
+        }
+        break
+      case "MissingKey":
+        found.push({ path, anchor: "value", message: "is required" })
+        break
+      case "UnexpectedKey":
+        found.push({ path, anchor: "key", message: unexpectedKeyMessage(current.ast) })
+        break
+      case "InvalidType":
+        found.push({
+          path,
+          anchor: "value",
+          message: messageOf(current.ast.annotations) ?? `Expected ${expectedOf(current.ast)}, got ${got(path)}`
+        })
+        break
+      case "Filter": {
+        const annotations = current.filter.annotations
+        const own = (current.issue._tag === "InvalidValue" ? messageOf(current.issue.annotations) : undefined) ??
+          messageOf(annotations)
+        found.push({
+          path,
+          anchor: "value",
+          message: own ?? `Expected ${annotations?.expected ?? "a valid value"}, got ${got(path)}`
+        })
+        break
+      }
+      case "InvalidValue":
+      case "Forbidden":
+        found.push({ path, anchor: "value", message: messageOf(current.annotations) ?? "is not valid" })
+        break
+      case "OneOf":
+        found.push({ path, anchor: "value", message: `matches more than one of ${expectedOf(current.ast)}` })
+        break
+    }
+  }
+  return found
 }
 
 const PROTO_KEY_MESSAGE = "__proto__ is not accepted as a property name; rename the property"
@@ -93,37 +197,17 @@ export const validateDefinition = (source: ParsedSource): ValidationResult => {
     }
   }
   const result = decode(value)
-  if (Either.isRight(result)) return { _tag: "Valid", definition: result.right }
-
-  interface Found {
-    readonly path: ReadonlyArray<PropertyKey>
-    readonly tag: string
-    readonly messages: Array<string>
-  }
-  const byPath = new Map<string, Found>()
-  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(result.left)) {
-    // An optional field reports "Expected undefined" beside the real problem; it says nothing.
-    if (issue._tag === "Type" && issue.message.startsWith("Expected undefined, actual")) continue
-    const key = JSON.stringify(issue.path.map(String)) + issue._tag
-    const found = byPath.get(key)
-    if (found === undefined) {
-      byPath.set(key, { path: issue.path, tag: issue._tag, messages: [issue.message] })
-    } else {
-      found.messages.push(issue.message)
-    }
-  }
-  // A refinement at a path says more than the union members that did not match there.
-  const refined = new Set(
-    Array.from(byPath.values()).filter((f) => f.tag === "Refinement").map((f) => JSON.stringify(f.path.map(String)))
-  )
+  if (Exit.isSuccess(result)) return { _tag: "Valid", definition: result.value }
+  const error = result.cause.reasons.find((reason) => reason._tag === "Fail")
+  if (error === undefined) throw new Error("decoding an agent config definition failed without a schema error")
+  const seen = new Set<string>()
   const issues: Array<Issue> = []
-  for (const found of byPath.values()) {
-    if (found.tag === "Type" && refined.has(JSON.stringify(found.path.map(String)))) continue
-    const matches = found.messages.map((message) => EXPECTED.exec(message))
-    const message = matches.every((m) => m !== null)
-      ? `Expected ${matches.map((m) => m![1]).join(" | ")}, got ${kindOf(valueAt(value, found.path))}`
-      : messageFor(found.tag, found.messages.find((_, index) => matches[index] === null)!)
-    issues.push(source.issueAt(found.path, message, found.tag === "Unexpected" ? "key" : "value"))
+  for (const found of problemsOf(value, error.error.issue)) {
+    // One issue per place.
+    const key = JSON.stringify(found.path.map(String))
+    if (seen.has(key)) continue
+    seen.add(key)
+    issues.push(source.issueAt(found.path, found.message, found.anchor))
   }
   return { _tag: "Invalid", issues: sortIssues(issues) }
 }

@@ -5,8 +5,8 @@
  * answer (the caller decides what it means, with Docker's `message` from `dockerMessage`); only a host
  * that cannot be reached, or does not answer in time, fails (`DockerUnreachable`).
  */
-import { HttpClientRequest } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import { HttpClientRequest } from "effect/http"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Duration, Effect, Schema } from "effect"
 import type * as Https from "node:https"
 import type { LookupFunction } from "node:net"
@@ -53,14 +53,14 @@ export interface DockerRequest {
   /** A JSON body. */
   readonly body?: unknown
   /** Default 5 seconds. */
-  readonly timeout?: Duration.DurationInput
+  readonly timeout?: Duration.Input
   /** The socket `lookup` for tcp:// hosts (NetworkPolicy's, refusing private addresses when it blocks them). */
   readonly lookup?: LookupFunction | undefined
 }
 
 /** Sends one request to the Docker Engine at `host`. */
 export const dockerRequest = (host: string, request: DockerRequest): Effect.Effect<DockerAnswer, DockerUnreachable> => {
-  const timeout = Duration.decode(request.timeout ?? Duration.seconds(5))
+  const timeout = Duration.fromInputUnsafe(request.timeout ?? Duration.seconds(5))
   const what = `${request.method} ${request.path}`
   return Effect.gen(function*() {
     const target = dockerTarget(host)
@@ -69,29 +69,31 @@ export const dockerRequest = (host: string, request: DockerRequest): Effect.Effe
       : request.lookup === undefined
       ? {}
       : { lookup: request.lookup }) as Https.AgentOptions
-    const client = yield* NodeHttpClient.make.pipe(
+    const client = yield* NodeHttpClient.makeNodeHttp.pipe(
       Effect.provideServiceEffect(NodeHttpClient.HttpAgent, NodeHttpClient.makeAgent(agentOptions))
     )
     const base = HttpClientRequest.make(request.method)(`${target.baseUrl}${request.path}`)
     const response = yield* client.execute(
-      request.body === undefined ? base : HttpClientRequest.bodyUnsafeJson(base, request.body)
+      request.body === undefined ? base : HttpClientRequest.bodyJsonUnsafe(base, request.body)
     )
     const text = yield* response.text
     return { status: response.status, text }
   }).pipe(
     Effect.scoped,
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: timeout,
-      onTimeout: () =>
-        new DockerUnreachable({
-          details: `The Docker Engine at ${host} did not answer ${what} within ${Duration.toSeconds(timeout)} seconds`
-        })
+      orElse: () =>
+        Effect.fail(
+          new DockerUnreachable({
+            details: `The Docker Engine at ${host} did not answer ${what} within ${Duration.toSeconds(timeout)} seconds`
+          })
+        )
     }),
-    Effect.catchTag("RequestError", "ResponseError", (error) =>
+    Effect.catchTag("HttpClientError", (error) =>
       Effect.fail(
         new DockerUnreachable({
           details: `Cannot reach the Docker Engine at ${host} (${what}): ${
-            error.cause instanceof Error ? error.cause.message : error.message
+            error.reason.cause instanceof Error ? error.reason.cause.message : error.message
           }`
         })
       ))

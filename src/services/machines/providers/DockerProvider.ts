@@ -34,7 +34,7 @@ const Created = Schema.Struct({ Id: Schema.String })
 const Listed = Schema.Array(Schema.Struct({
   Id: Schema.String,
   State: Schema.optional(Schema.String),
-  Labels: Schema.optional(Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })))
+  Labels: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.String)))
 }))
 const isMachineId = Schema.is(MachineId)
 
@@ -107,7 +107,7 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
         return yield* failed(`${createStep}: the image ${image} is not on the Docker host (${dockerMessage(answer.text)})`)
       }
       if (answer.status !== 201) return yield* refused(createStep, answer)
-      const created = yield* Schema.decodeUnknown(Schema.parseJson(Created))(answer.text).pipe(
+      const created = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Created))(answer.text).pipe(
         Effect.mapError(() => new ProviderFailed({ details: `${createStep}: Docker answered without a container id` }))
       )
       const startStep = `Starting container ${name} (${created.Id.slice(0, 12)})`
@@ -141,7 +141,7 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
         timeout: LIST_TIMEOUT
       })
       if (answer.status !== 200) return yield* refused(step, answer)
-      const containers = yield* Schema.decodeUnknown(Schema.parseJson(Listed))(answer.text).pipe(
+      const containers = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Listed))(answer.text).pipe(
         Effect.mapError(() => new ProviderFailed({ details: `${step}: Docker answered with no container list` }))
       )
       const machines: Array<ProviderMachine> = []
@@ -160,6 +160,6 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
 const make = Effect.map(NetworkPolicy, (policy): MachineProvider => makeDockerProvider({ lookup: policy.lookup }))
 
 /** The docker provider of this server, guarded by its network policy. */
-export class DockerProvider extends Context.Tag("DockerProvider")<DockerProvider, Effect.Effect.Success<typeof make>>() {
+export class DockerProvider extends Context.Service<DockerProvider, Effect.Success<typeof make>>()("DockerProvider") {
   static readonly layer = Layer.effect(this, make).pipe(Layer.provide(NetworkPolicy.layer))
 }

@@ -75,7 +75,7 @@ const signalGroup = (group: number, signal: NodeJS.Signals) =>
 /** Waits until no live process is left in `group`, at most `limit`. */
 const awaitGroupEnd = (group: number, limit: Duration.Duration) =>
   Effect.sync(() => liveMembers(group).length > 0).pipe(
-    Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo(limit)), while: (alive) => alive })
+    Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo({ duration: limit })), while: (alive) => alive })
   )
 
 const make = Effect.gen(function*() {
@@ -191,6 +191,6 @@ const make = Effect.gen(function*() {
   return provider
 })
 
-export class LocalProvider extends Context.Tag("LocalProvider")<LocalProvider, Effect.Effect.Success<typeof make>>() {
+export class LocalProvider extends Context.Service<LocalProvider, Effect.Success<typeof make>>()("LocalProvider") {
   static readonly layer = Layer.effect(this, make).pipe(Layer.provide(ProviderChecks.layer))
 }

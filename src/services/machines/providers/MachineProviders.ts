@@ -10,7 +10,7 @@ const make = Effect.gen(function*() {
   return { of: (kind: ProviderKind) => providers[kind] } as const
 })
 
-export class MachineProviders extends Context.Tag("MachineProviders")<MachineProviders, Effect.Effect.Success<typeof make>>() {
+export class MachineProviders extends Context.Service<MachineProviders, Effect.Success<typeof make>>()("MachineProviders") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       LocalProvider.layer,

@@ -3,7 +3,7 @@
  * `content_block_*`, `message_delta`, `message_stop`, `error` events) or whole, into ModelEvents.
  * docs/model-adapters.md.
  */
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { ModelEvent, StopReason, Usage } from "./ModelMessages.ts"
 import { ModelProviderError, parseToolInput } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
@@ -39,7 +39,7 @@ const Block = Schema.Struct({
   thinking: Maybe(Schema.String),
   signature: Text,
   data: Text,
-  input: Maybe(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  input: Maybe(Schema.Record(Schema.String, Schema.Unknown))
 })
 
 const ErrorBody = Schema.Struct({ error: Maybe(Schema.Struct({ message: Maybe(Schema.String) })) })
@@ -107,15 +107,15 @@ export const streamDecoder = () => {
   let inputUsage = NO_INPUT
   let outputTokens = 0
   let stopReason: string | undefined
-  return (sse: SseEvent): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
-    Either.flatMap(streamEvent(sse), (decoded): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> => {
-      if (decoded === undefined) return Either.right([])
+  return (sse: SseEvent): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+    Result.flatMap(streamEvent(sse), (decoded): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> => {
+      if (decoded === undefined) return Result.succeed([])
       switch (decoded.type) {
         case "message_start": {
           const usage = decoded.event.message.usage
           inputUsage = usage ?? NO_INPUT
           outputTokens = usage?.output_tokens ?? 0
-          return Either.right([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
+          return Result.succeed([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
         }
         case "content_block_start": {
           const block = decoded.event.content_block
@@ -128,44 +128,44 @@ export const streamDecoder = () => {
             data: block.data
           })
           const text = block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : undefined
-          if (text === undefined || text === "") return Either.right([])
-          return Either.right([{ type: block.type === "text" ? "text_delta" : "reasoning_delta", text }])
+          if (text === undefined || text === "") return Result.succeed([])
+          return Result.succeed([{ type: block.type === "text" ? "text_delta" : "reasoning_delta", text }])
         }
         case "content_block_delta": {
           const open = blocks.get(decoded.event.index ?? 0)
           const delta = decoded.event.delta
           switch (delta.type) {
             case "text_delta":
-              return Either.right([{ type: "text_delta", text: delta.text ?? "" }])
+              return Result.succeed([{ type: "text_delta", text: delta.text ?? "" }])
             case "thinking_delta":
-              return Either.right([{ type: "reasoning_delta", text: delta.thinking ?? "" }])
+              return Result.succeed([{ type: "reasoning_delta", text: delta.thinking ?? "" }])
             case "signature_delta":
               if (open !== undefined) open.signature += delta.signature ?? ""
-              return Either.right([])
+              return Result.succeed([])
             case "input_json_delta":
               if (open !== undefined) open.json += delta.partial_json ?? ""
-              return Either.right([])
+              return Result.succeed([])
           }
-          return Either.right([])
+          return Result.succeed([])
         }
         case "content_block_stop": {
           const open = blocks.get(decoded.event.index)
           blocks.delete(decoded.event.index)
           switch (open?.type) {
             case "tool_use":
-              return Either.right([{ type: "tool_call", call_id: open.id, name: open.name, input: parseToolInput(open.json) }])
+              return Result.succeed([{ type: "tool_call", call_id: open.id, name: open.name, input: parseToolInput(open.json) }])
             case "thinking":
-              return Either.right([{
+              return Result.succeed([{
                 type: "reasoning_done",
                 replay: { api_format: "anthropic-messages", kind: "signature", data: open.signature }
               }])
             case "redacted_thinking":
-              return Either.right([{
+              return Result.succeed([{
                 type: "reasoning_done",
                 replay: { api_format: "anthropic-messages", kind: "redacted", data: open.data }
               }])
           }
-          return Either.right([])
+          return Result.succeed([])
         }
         case "message_delta": {
           stopReason = decoded.event.delta?.stop_reason ?? stopReason
@@ -178,12 +178,12 @@ export const streamDecoder = () => {
             }
           }
           outputTokens = usage?.output_tokens || outputTokens
-          return Either.right([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
+          return Result.succeed([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
         }
         case "message_stop":
-          return Either.right([{ type: "done", stop_reason: stopReasonOf(stopReason) }])
+          return Result.succeed([{ type: "done", stop_reason: stopReasonOf(stopReason) }])
         case "error":
-          return Either.left(streamError(decoded.event, sse.data))
+          return Result.fail(streamError(decoded.event, sse.data))
       }
     })
 }
@@ -205,11 +205,11 @@ const blockEvents = (block: typeof Block.Type): ReadonlyArray<ModelEvent> => {
   return []
 }
 
-export const decodeResponse = (body: string): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
-  Either.flatMap(decodeMessage(body), (message) =>
+export const decodeResponse = (body: string): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+  Result.flatMap(decodeMessage(body), (message) =>
     message.type === "error"
-      ? Either.left(streamError(message, body))
-      : Either.right([
+      ? Result.fail(streamError(message, body))
+      : Result.succeed([
         ...(message.content ?? []).flatMap(blockEvents),
         { type: "usage", usage: usageOf(message.usage ?? NO_INPUT, message.usage?.output_tokens ?? 0) },
         { type: "done", stop_reason: stopReasonOf(message.stop_reason) }

@@ -36,14 +36,14 @@ export interface RetryPolicy {
 }
 
 /** The retry policy of model calls (tests shorten the delays). */
-export class ModelRetryPolicy extends Context.Reference<ModelRetryPolicy>()("ModelRetryPolicy", {
+export const ModelRetryPolicy = Context.Reference<RetryPolicy>("ModelRetryPolicy", {
   defaultValue: (): RetryPolicy => ({
     maxAttempts: 4,
     initialDelay: Duration.millis(500),
     maxDelay: Duration.seconds(8),
     maxRetryAfter: Duration.seconds(60)
   })
-}) {}
+})
 
 const adapters: Record<ApiFormat, WireAdapter> = {
   "openai-responses": OpenAiResponses,
@@ -113,14 +113,13 @@ const statusFailure = (response: ProviderResponse, redact: Redact) =>
  */
 const retrySchedule = (policy: RetryPolicy) =>
   Schedule.exponential(policy.initialDelay, 2).pipe(
-    Schedule.intersect(Schedule.recurs(policy.maxAttempts - 1)),
-    Schedule.intersect(Schedule.identity<AttemptFailure>()),
-    Schedule.whileInput((failure: AttemptFailure) => failure.retryable),
-    Schedule.modifyDelay(([, failure], backoff) =>
-      Option.getOrElse(
-        Option.filter(failure.retryAfter, Duration.lessThanOrEqualTo(policy.maxRetryAfter)),
-        () => Duration.min(backoff, policy.maxDelay)
-      ))
+    Schedule.setInputType<AttemptFailure>(),
+    Schedule.while(({ attempt, input }) => input.retryable && attempt <= policy.maxAttempts - 1),
+    Schedule.modifyDelay(({ duration, input }) =>
+      Effect.succeed(Option.getOrElse(
+        Option.filter(input.retryAfter, Duration.isLessThanOrEqualTo(policy.maxRetryAfter)),
+        () => Duration.min(duration, policy.maxDelay)
+      )))
   )
 
 /** Runs `attempt` until it succeeds, fails for good, or the policy's attempts are spent. */
@@ -249,13 +248,13 @@ const make = Effect.gen(function*() {
       const body = yield* withRetries(
         Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
       )
-      return foldEvents(yield* adapter.decodeResponse(redact(body)))
+      return foldEvents(yield* Effect.fromResult(adapter.decodeResponse(redact(body))))
     }).pipe(Effect.scoped, Effect.mapError(redactError(redact)))
   }
 
   return { respond, generate } as const
 })
 
-export class ModelClient extends Context.Tag("ModelClient")<ModelClient, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(this, make).pipe(Layer.provide(NetworkPolicy.layer))
+export class ModelClient extends Context.Service<ModelClient, Effect.Success<typeof make>>()("ModelClient") {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(NetworkPolicy.layer))
 }

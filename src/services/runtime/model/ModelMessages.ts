@@ -23,7 +23,7 @@ export type ModelContentBlock = typeof ModelContentBlock.Type
  */
 export const ReasoningReplay = Schema.Struct({
   api_format: ApiFormat,
-  kind: Schema.Literal("signature", "redacted", "encrypted_content"),
+  kind: Schema.Literals(["signature", "redacted", "encrypted_content"]),
   data: Schema.String
 })
 export type ReasoningReplay = typeof ReasoningReplay.Type
@@ -42,12 +42,12 @@ export const ToolCall = Schema.Struct({
   type: Schema.Literal("tool_call"),
   call_id: Schema.String,
   name: Schema.String,
-  input: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  input: Schema.Record(Schema.String, Schema.Unknown)
 })
 export const ToolResult = Schema.Struct({
   type: Schema.Literal("tool_result"),
   call_id: Schema.String,
-  outcome: Schema.Literal("succeeded", "failed"),
+  outcome: Schema.Literals(["succeeded", "failed"]),
   content: Schema.Array(ModelContentBlock)
 })
 export type UserMessage = typeof UserMessage.Type
@@ -57,11 +57,11 @@ export type ToolCall = typeof ToolCall.Type
 export type ToolResult = typeof ToolResult.Type
 
 /** What the model produced in one response, in order. */
-export const AssistantItem = Schema.Union(AssistantText, AssistantReasoning, ToolCall)
+export const AssistantItem = Schema.Union([AssistantText, AssistantReasoning, ToolCall])
 export type AssistantItem = typeof AssistantItem.Type
 
 /** One item of the conversation history sent to the model. */
-export const ConversationItem = Schema.Union(UserMessage, AssistantText, AssistantReasoning, ToolCall, ToolResult)
+export const ConversationItem = Schema.Union([UserMessage, AssistantText, AssistantReasoning, ToolCall, ToolResult])
 export type ConversationItem = typeof ConversationItem.Type
 
 export interface ToolDefinition {
@@ -93,7 +93,7 @@ export interface ModelRequest {
   readonly conversationKey: string
 }
 
-export const StopReason = Schema.Literal("end_turn", "tool_calls", "max_tokens", "content_filter")
+export const StopReason = Schema.Literals(["end_turn", "tool_calls", "max_tokens", "content_filter"])
 export type StopReason = typeof StopReason.Type
 
 export const Usage = Schema.Struct({
@@ -196,7 +196,7 @@ export const toolResultText = (result: ToolResult) =>
   result.outcome === "failed" ? `The tool call failed.\n${blocksText(result.content)}` : blocksText(result.content)
 
 const decodeToolInput = Schema.decodeUnknownOption(
-  Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown))
 )
 
 /** Parses the JSON arguments a model produced for a tool call; anything but an object is kept under `_raw`. */

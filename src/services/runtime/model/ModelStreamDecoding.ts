@@ -4,9 +4,8 @@
  * over each network chunk: a model answers in many small pieces, and an effect or a stream stage
  * per piece would cost more than the decoding itself.
  */
-import { Sse } from "@effect/experimental"
-import { Either } from "effect"
-import { sseLines } from "../../../domain/shared/SseLines.ts"
+import { Sse } from "effect/encoding"
+import { Result } from "effect"
 import { type ModelEvent, ModelProviderError } from "./ModelMessages.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 
@@ -37,15 +36,15 @@ export const makeModelStreamDecoder = (
   const decode = (chunks: ReadonlyArray<Uint8Array>): Decoded => {
     const events: Array<ModelEvent> = []
     for (const bytes of chunks) {
-      if (sseLines(text.decode(bytes, { stream: true })).some((line) => parser.feed(line) !== undefined)) {
+      if (parser.feed(text.decode(bytes, { stream: true })) !== undefined) {
         const message = "The model provider sent a stream event too large to read"
         return { events, failure: new ModelProviderError({ status: null, message }) }
       }
     }
     for (const sse of parsed.splice(0)) {
       const decoded = adapterDecoder({ event: sse.event, data: redact(sse.data) })
-      if (Either.isLeft(decoded)) return { events, failure: decoded.left }
-      for (const event of decoded.right) {
+      if (Result.isFailure(decoded)) return { events, failure: decoded.failure }
+      for (const event of decoded.success) {
         events.push(event)
         if (event.type === "done") complete = true
       }

@@ -3,7 +3,7 @@
  * routes speak. Reasoning text is read from `reasoning_content` / `reasoning` where a route sends
  * it (the vendor's own route does not); it is not replayed. docs/model-adapters.md.
  */
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
 import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish } from "./ProviderJson.ts"
@@ -211,11 +211,11 @@ const streamDecoder = () => {
       { type: "done", stop_reason: stopReasonOf(finishReason, calls.length > 0) }
     ]
   }
-  return (sse: SseEvent): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> => {
-    if (sse.data.trim() === "[DONE]") return Either.right(done())
-    return Either.flatMap(decodeChunk(sse.data), (chunk) => {
+  return (sse: SseEvent): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> => {
+    if (sse.data.trim() === "[DONE]") return Result.succeed(done())
+    return Result.flatMap(decodeChunk(sse.data), (chunk) => {
       const error = errorOf(chunk)
-      if (error !== undefined) return Either.left(error)
+      if (error !== undefined) return Result.fail(error)
       if (chunk.usage !== undefined && chunk.usage !== null) usage = usageOf(chunk.usage)
       const events: Array<ModelEvent> = []
       for (const choice of chunk.choices ?? []) {
@@ -238,15 +238,15 @@ const streamDecoder = () => {
         }
         finishReason = choice.finish_reason ?? finishReason
       }
-      return Either.right(events)
+      return Result.succeed(events)
     })
   }
 }
 
-const decodeResponse = (body: string): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
-  Either.flatMap(decodeCompletion(body), (completion) => {
+const decodeResponse = (body: string): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+  Result.flatMap(decodeCompletion(body), (completion) => {
     const error = errorOf(completion)
-    if (error !== undefined) return Either.left(error)
+    if (error !== undefined) return Result.fail(error)
     const choice = completion.choices?.[0]
     const message = choice?.message ?? {}
     const events: Array<ModelEvent> = []
@@ -269,7 +269,7 @@ const decodeResponse = (body: string): Either.Either<ReadonlyArray<ModelEvent>, 
       { type: "usage", usage: usageOf(completion.usage) },
       { type: "done", stop_reason: stopReasonOf(choice?.finish_reason, sawToolCall) }
     )
-    return Either.right(events)
+    return Result.succeed(events)
   })
 
 export const OpenAiChatCompletions: WireAdapter = {

@@ -3,7 +3,7 @@
  * is sent each call, reasoning comes back encrypted (`include: ["reasoning.encrypted_content"]`)
  * and is replayed with its summary. docs/model-adapters.md.
  */
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { ConversationItem, ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
 import { ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
@@ -164,29 +164,29 @@ const ended = (response: ResponseObject, sawToolCall: boolean): ReadonlyArray<Mo
 
 const streamDecoder = () => {
   let sawToolCall = false
-  return (sse: SseEvent): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
-    Either.flatMap(streamEvent(sse), (decoded): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> => {
-      if (decoded === undefined) return Either.right([])
+  return (sse: SseEvent): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+    Result.flatMap(streamEvent(sse), (decoded): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> => {
+      if (decoded === undefined) return Result.succeed([])
       switch (decoded.type) {
         case "response.output_text.delta":
         case "response.refusal.delta":
-          return Either.right([{ type: "text_delta", text: decoded.event.delta ?? "" }])
+          return Result.succeed([{ type: "text_delta", text: decoded.event.delta ?? "" }])
         case "response.reasoning_summary_part.added":
-          return Either.right(decoded.event.summary_index > 0 ? [{ type: "reasoning_delta", text: "\n\n" }] : [])
+          return Result.succeed(decoded.event.summary_index > 0 ? [{ type: "reasoning_delta", text: "\n\n" }] : [])
         case "response.reasoning_summary_text.delta":
-          return Either.right([{ type: "reasoning_delta", text: decoded.event.delta ?? "" }])
+          return Result.succeed([{ type: "reasoning_delta", text: decoded.event.delta ?? "" }])
         case "response.output_item.done": {
           const events = completedItem(decoded.event.item)
           if (events.some((event) => event.type === "tool_call")) sawToolCall = true
-          return Either.right(events)
+          return Result.succeed(events)
         }
         case "response.completed":
         case "response.incomplete":
-          return Either.right(ended(decoded.event.response, sawToolCall))
+          return Result.succeed(ended(decoded.event.response, sawToolCall))
         case "response.failed":
-          return Either.left(failure(decoded.event.response))
+          return Result.fail(failure(decoded.event.response))
         case "error":
-          return Either.left(new ModelProviderError({ status: null, message: decoded.event.message ?? sse.data }))
+          return Result.fail(new ModelProviderError({ status: null, message: decoded.event.message ?? sse.data }))
       }
     })
 }
@@ -208,11 +208,11 @@ const itemEvents = (item: OutputItem): ReadonlyArray<ModelEvent> => {
   return []
 }
 
-const decodeResponse = (body: string): Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError> =>
-  Either.flatMap(decodeResponseObject(body), (response) => {
-    if (response.status === "failed") return Either.left(failure(response))
+const decodeResponse = (body: string): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> =>
+  Result.flatMap(decodeResponseObject(body), (response) => {
+    if (response.status === "failed") return Result.fail(failure(response))
     const events = (response.output ?? []).flatMap(itemEvents)
-    return Either.right([...events, ...ended(response, events.some((event) => event.type === "tool_call"))])
+    return Result.succeed([...events, ...ended(response, events.some((event) => event.type === "tool_call"))])
   })
 
 export const OpenAiResponses: WireAdapter = {

@@ -1,5 +1,5 @@
 /**
- * The HTTP exchanges of model calls, on Node's own client. @effect/platform's HttpClient cost
+ * The HTTP exchanges of model calls, on Node's own client. Effect 3's HttpClient (@effect/platform) cost
  * 0.9 to 2 ms of CPU an exchange here (its request and response wrappers, and a stream stage per
  * step of the body) against 0.15 to 0.3 ms for `node:http` doing the same: a model call is made
  * on every step of every turn (docs/performance.md, "Two statements fewer, and model calls on
@@ -113,7 +113,7 @@ class BodyReader {
   }
 
   readonly forEachRead = <E>(onRead: (chunks: ReadonlyArray<Buffer>) => E | undefined): Effect.Effect<void, ExchangeFailed | E> =>
-    Effect.async<void, ExchangeFailed | E>((resume) => {
+    Effect.callback<void, ExchangeFailed | E>((resume) => {
       let done = false
       const finish = (outcome: Effect.Effect<void, ExchangeFailed | E>) => {
         if (done) return
@@ -187,7 +187,7 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
           if (request !== undefined && !(reader?.complete ?? false)) request.destroy()
         })
       )
-      const message = yield* Effect.async<http.IncomingMessage, ExchangeFailed>((resume) => {
+      const message = yield* Effect.callback<http.IncomingMessage, ExchangeFailed>((resume) => {
         let answered = false
         const sent = (secure ? https : http).request(target, {
           method: "POST",

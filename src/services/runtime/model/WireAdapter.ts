@@ -3,7 +3,7 @@
  * what comes back, streamed or whole (with Schemas, ProviderJson.ts). The transport, retries and
  * folding are shared.
  */
-import type { Either } from "effect"
+import type { Result } from "effect"
 import { Redacted } from "effect"
 import type { ModelEvent, ModelProviderError, ModelRequest } from "./ModelMessages.ts"
 
@@ -19,9 +19,9 @@ export interface WireAdapter {
   /** The request's body as JSON text (WireJson.ts: the conversation's items are written once each). */
   readonly body: (request: ModelRequest, stream: boolean) => string
   /** A decoder for one streamed response (it keeps the state of partial blocks); an in-stream error fails. */
-  readonly streamDecoder: () => (event: SseEvent) => Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError>
+  readonly streamDecoder: () => (event: SseEvent) => Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError>
   /** The events of a whole (non-streamed) response body. */
-  readonly decodeResponse: (body: string) => Either.Either<ReadonlyArray<ModelEvent>, ModelProviderError>
+  readonly decodeResponse: (body: string) => Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError>
 }
 
 export const bearer = (request: ModelRequest) => ({ authorization: `Bearer ${Redacted.value(request.apiKey)}` })

@@ -1,9 +1,10 @@
 /**
- * The minimal server on Effect 3 (the versions this server runs on), for bench/frameworks.ts: the
- * baseline's GET /v1/orgs/{orgID} (the key by its hash, the membership, the organization) and
- * GET /healthz through HttpApi, a bearer security middleware and @effect/sql-pg, with tracing off
- * and no request log. effect4/server.ts is the same server on Effect 4, line for line where the
- * two APIs allow. Run as a child process: DATABASE_URL, HOST and PORT from the environment.
+ * The minimal server on Effect 3 (the versions this server ran on before Effect 4), for
+ * bench/frameworks.ts: the baseline's GET /v1/orgs/{orgID} (the key by its hash, the membership,
+ * the organization) and GET /healthz through HttpApi, a bearer security middleware and
+ * @effect/sql-pg, with tracing off and no request log. ../effect4/server.ts is the same server on
+ * Effect 4, line for line where the two APIs allow. Run as a child process: DATABASE_URL, HOST and
+ * PORT from the environment.
  */
 import {
   HttpApi,

@@ -1,5 +1,5 @@
 /**
- * A durable workflow's round trip on Effect 3 (the versions this server runs on), for
+ * A durable workflow's round trip on Effect 3 (the versions this server ran on before Effect 4), for
  * bench/frameworks.ts: a workflow of one activity (an INSERT of a row) through
  * `ClusterWorkflowEngine` on a `SingleRunner` whose messages are stored on Postgres, with this
  * server's polling intervals. Ten fibers execute workflows back to back: 3 s of warm-up, then
