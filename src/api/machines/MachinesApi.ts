@@ -28,6 +28,21 @@ import { Authentication } from "../Security.ts"
 const MachinePath = Schema.Struct({ orgID: OrgId, machineID: MachineId })
 const DaemonTokenPath = Schema.Struct({ orgID: OrgId, daemonTokenID: DaemonTokenId })
 
+/** What reading or writing a file on a machine may answer (docs/machines.md). */
+const fileErrors = [
+  NotFound.Wire,
+  Forbidden.Wire,
+  InvalidRequest.Wire,
+  NotAFile.Wire,
+  FileReadOnly.Wire,
+  ExpectedDigestRequired.Wire,
+  FileContentConflict.Wire,
+  RequestTooLarge.Wire,
+  Unprocessable.Wire,
+  DaemonRuntimeUnregistered.Wire,
+  ServiceUnavailable.Wire
+] as const
+
 const grants = grantEndpoints({
   route: "/orgs/:orgID/machines/:machineID",
   resourcePath: MachinePath,
@@ -106,19 +121,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       params: MachinePath,
       query: FileQuery,
       success: FileContent,
-      error: [
-        NotFound.Wire,
-        Forbidden.Wire,
-        InvalidRequest.Wire,
-        NotAFile.Wire,
-        FileReadOnly.Wire,
-        ExpectedDigestRequired.Wire,
-        FileContentConflict.Wire,
-        RequestTooLarge.Wire,
-        Unprocessable.Wire,
-        DaemonRuntimeUnregistered.Wire,
-        ServiceUnavailable.Wire
-      ]
+      error: fileErrors
     })
       .annotate(OpenApi.Summary, "Read a file on a machine")
   )
@@ -128,19 +131,7 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       query: FileQuery,
       payload: WriteFileBody,
       success: WrittenFile,
-      error: [
-        NotFound.Wire,
-        Forbidden.Wire,
-        InvalidRequest.Wire,
-        NotAFile.Wire,
-        FileReadOnly.Wire,
-        ExpectedDigestRequired.Wire,
-        FileContentConflict.Wire,
-        RequestTooLarge.Wire,
-        Unprocessable.Wire,
-        DaemonRuntimeUnregistered.Wire,
-        ServiceUnavailable.Wire
-      ]
+      error: fileErrors
     })
       .annotate(OpenApi.Summary, "Write a file on a machine")
   )

@@ -115,8 +115,7 @@ interface Listeners {
 const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Listeners) =>
   Effect.scoped(Effect.gen(function*() {
     const scope = yield* Effect.scope
-    // Not `sql.notify`: it sends `NOTIFY channel, $1`, which Postgres refuses (NOTIFY takes no parameters).
-    const send = (rest: string) => Effect.ignore(sql`SELECT pg_notify(${CHANNEL}, ${`${origin} ${rest}`})`)
+    const send = (rest: string) => Effect.ignore(sql.notify(CHANNEL, `${origin} ${rest}`))
     let lastOwnNotice = 0
     let helloSent = false
     listeners.others.listening()
