@@ -21,6 +21,13 @@ export interface Row {
   readonly p99Ms?: number
   /** requestsPerSecond relative to the baseline of the same benchmark. */
   readonly ratio?: number
+  /** The server's CPU time a request (user + system, its own process), when measured. */
+  readonly cpuMicrosecondsPerRequest?: number
+  /**
+   * Requests a second of CPU relative to the baseline (the baseline's CPU a request over this
+   * target's): unlike `ratio`, it holds when the load generator, not the server, sets the pace.
+   */
+  readonly cpuRatio?: number
   readonly note?: string
 }
 
@@ -289,17 +296,19 @@ const formatNumber = (value: number | undefined, digits = 0) =>
 
 /** The rows as an aligned text table. */
 export const formatTable = (rows: ReadonlyArray<Row>): string => {
-  const header = ["benchmark", "target", "req/s", "p99 ms", "vs baseline", "note"]
+  const header = ["benchmark", "target", "req/s", "p99 ms", "vs baseline", "CPU µs/req", "CPU vs baseline", "note"]
   const cells = rows.map((row) => [
     row.benchmark,
     row.target,
     formatNumber(row.requestsPerSecond),
     formatNumber(row.p99Ms),
     row.ratio === undefined ? "" : `${formatNumber(row.ratio, 2)}x`,
+    formatNumber(row.cpuMicrosecondsPerRequest),
+    row.cpuRatio === undefined ? "" : `${formatNumber(row.cpuRatio, 2)}x`,
     row.note ?? ""
   ])
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((line) => line[column].length)))
-  const numeric = new Set([2, 3, 4])
+  const numeric = new Set([2, 3, 4, 5, 6])
   const line = (values: ReadonlyArray<string>) =>
     values.map((value, column) => numeric.has(column) ? value.padStart(widths[column]) : value.padEnd(widths[column]))
       .join("  ").trimEnd()
