@@ -101,6 +101,39 @@ describe("prepared statements", () => {
       Effect.scoped
     ), 30_000)
 
+  // As effect/cluster ships it, a reply is a transaction of four round trips (BEGIN, the
+  // request's update, the reply's insert, COMMIT); patched, one statement does both writes
+  // (patches/effect+4.1.0.patch, docs/runtime.md).
+  it.live("the workflow engine stores a reply and marks its request processed in one statement, all or nothing", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const storage = yield* SqlMessageStorage.makeEncoded()
+      yield* sql`
+        INSERT INTO cluster_messages (id, message_id, shard_id, entity_type, entity_id, kind, tag, payload, headers, request_id)
+        VALUES (10, 'Workflow/w/run/', 'default:1', 'Workflow', 'w', 0, 'run', '{}', '{}', 10)`
+      const request = sql<{ readonly processed: boolean; readonly last_reply_id: string | null }>`
+        SELECT processed, last_reply_id::text FROM cluster_messages WHERE id = 10`
+      const replies = sql<{ readonly id: string }>`SELECT id::text FROM cluster_replies WHERE request_id = 10`
+      const exit = { _tag: "Success", value: null } as const
+
+      const statement = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* storage.saveReply({ _tag: "WithExit", id: "11", requestId: "10", exit })
+        return yield* sql<{ readonly statement: string }>`
+          SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO "cluster_replies"%'
+          AND statement NOT LIKE '%pg_prepared_statements%'`
+      }))
+      expect(statement).toEqual([{ statement: expect.stringMatching(/^WITH updated AS \(UPDATE "cluster_messages" /) }])
+      expect(yield* request).toEqual([{ processed: true, last_reply_id: "11" }])
+      expect(yield* replies).toEqual([{ id: "11" }])
+
+      // A second final reply breaks the one-exit-a-request index: the request's update is undone with it.
+      yield* sql`UPDATE cluster_messages SET processed = FALSE WHERE id = 10`
+      const failed = yield* Effect.flip(storage.saveReply({ _tag: "WithExit", id: "12", requestId: "10", exit }))
+      expect(failed._tag).toBe("PersistenceError")
+      expect(yield* request).toEqual([{ processed: false, last_reply_id: "11" }])
+      expect(yield* replies).toEqual([{ id: "11" }])
+    }).pipe(Effect.provide(Layer.merge(database, NodeCrypto.layerDigest)), Effect.scoped), 30_000)
+
   // Last: it fills the connection's cache of prepared statements.
   it.live(`a connection keeps at most ${MAX_PREPARED_TEXTS} statements prepared; the least recently used is closed`, () =>
     Effect.gen(function*() {
