@@ -167,11 +167,13 @@ const SERVER_NODE_FLAGS = ["--max-semi-space-size=64"]
  * Runs `node <SERVER_NODE_FLAGS> --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
  * Standard output (the log) goes to /dev/null; standard error is kept for the failure message.
  * `preloads`: more modules for node to `--import` before the entry (after tsx, so they may be TypeScript).
+ * `root`: the checkout the entry is run from (another revision's, for `npm run bench -- ab`).
  */
 export const startProcess = async (
   entry: string,
   env: Record<string, string | undefined>,
-  preloads: ReadonlyArray<string> = []
+  preloads: ReadonlyArray<string> = [],
+  root = ROOT
 ): Promise<Process> => {
   const { DATABASE_URL: _, AGENT_PLATFORM_BOOTSTRAP_TOKEN: __, ...inherited } = process.env
   // BENCH_CPU_PROF_DIR: the server writes a V8 CPU profile there when it exits (docs/performance.md).
@@ -185,7 +187,7 @@ export const startProcess = async (
   const modules = [...preloads, ...measuring.map((module) => pathToFileURL(join(ROOT, module)).href)]
   return startServer({
     args: [...SERVER_NODE_FLAGS, ...profile, "--import", "tsx", ...modules.flatMap((module) => ["--import", module]), entry],
-    cwd: ROOT,
+    cwd: root,
     // RUNNER_PORT: any free port for the cluster runner (on Postgres); its default, PORT + 1, may
     // be taken by then, as a source port of another connection (a benchmark run failed so).
     env: (port) => ({ ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), RUNNER_PORT: "0", ...env }),

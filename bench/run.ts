@@ -8,13 +8,16 @@
  * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs
  * (bench/frameworks.ts, minimal programs on Effect 3 and Effect 4) and this server beside Mastra and the
  * LangGraph.js Agent Server (bench/competitors.ts) run only when named: they install their packages.
+ * So does `ab` (bench/ab.ts): this checkout against the revision BENCH_AB_BASE names, at 100 agents
+ * on Postgres, in alternate rounds.
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, appends, long-history, machines, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors; several with
+ * (names: http, runtime, statements, appends, long-history, machines, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors, ab; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
+import { ab } from "./ab.ts"
 import { agentConfigs } from "./agentConfigs.ts"
 import { appends } from "./appends.ts"
 import { bodyScanner } from "./bodyScanner.ts"
@@ -41,14 +44,15 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "appends", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors"] as const
+const PARTS = ["http", "runtime", "statements", "appends", "long-history", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
 if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(", ")}; the parts are ${PARTS.join(", ")}`)
 const selected = (part: typeof PARTS[number]) =>
   only === undefined
-    ? (part !== "soak" || process.env.BENCH_SOAK_MINUTES !== undefined) && part !== "frameworks" && part !== "competitors"
+    ? (part !== "soak" || process.env.BENCH_SOAK_MINUTES !== undefined) && part !== "frameworks" && part !== "competitors" &&
+      part !== "ab"
     : only.includes(part)
 
 if (selected("http")) {
@@ -134,6 +138,13 @@ if (selected("competitors")) {
       `rounds; docs/performance.md)\n`
   )
   printRows(await competitors())
+}
+
+if (selected("ab")) {
+  console.log(`\nThis checkout against ${process.env.BENCH_AB_BASE} (alternate rounds; docs/performance.md)\n`)
+  const abRows = await ab()
+  console.log("")
+  printRows(abRows)
 }
 
 if (selected("soak")) {

@@ -25,6 +25,7 @@ import {
   newToken,
   postgresCpuMilliseconds,
   type Process,
+  ROOT,
   startProcess,
   temporaryDataDir
 } from "./Harness.ts"
@@ -94,18 +95,20 @@ export interface ProjectServer {
 }
 
 /**
- * Runs `use` against this server, started on a temporary DATA_DIR with `env` (which names its
- * database) and set up by `setUp`, then stops it and removes the directory.
+ * Runs `use` against this server (or the one of the checkout at `root`), started on a temporary
+ * DATA_DIR with `env` (which names its database) and set up by `setUp`, then stops it and removes
+ * the directory.
  */
 export const withProjectServer = async <A>(
   env: Record<string, string>,
   providerUrl: string,
-  use: (started: ProjectServer) => Promise<A>
+  use: (started: ProjectServer) => Promise<A>,
+  root = ROOT
 ): Promise<A> => {
   const token = newToken()
   const dataDir = temporaryDataDir()
   try {
-    const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env })
+    const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env }, [], root)
     try {
       return await use({ server, token, ...await setUp(server.baseUrl, token, providerUrl) })
     } finally {

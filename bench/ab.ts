@@ -1,0 +1,119 @@
+/**
+ * `BENCH_AB_BASE=<revision> npm run bench -- ab`: this checkout's server against another
+ * revision's on the same workload, in alternate rounds. On a shared machine the speed drifts by
+ * more than a change's effect within minutes (docs/performance.md), so the two builds are measured
+ * turn about, and the medians compared. The base revision is checked out with `git worktree` into
+ * a temporary directory and installed there with `npm ci` (its own lock file and patches), then
+ * removed. Each round starts each build's server on a fresh Postgres database and drives AB_AGENTS
+ * agents (100) for WARM_UP_SECONDS, then BENCH_DURATION_SECONDS measured: turns a second, p50 and
+ * p99, the server's CPU a turn and the Postgres processes' CPU a turn. AB_ROUNDS (5) rounds.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { createDatabase, postgresCpuMilliseconds, ROOT } from "./Harness.ts"
+import { agentTurn, driveTurns, followTurns, median, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
+
+const AGENTS = Number(process.env.AB_AGENTS ?? 100)
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 5)
+const WARM_UP_SECONDS = 3
+
+interface RoundFigures {
+  readonly turnsPerSecond: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly serverCpuMs: number
+  readonly postgresCpuMs: number
+}
+
+/** One round of one build: a fresh database, its server, AGENTS agents driven for DURATION_SECONDS. */
+const measureRound = async (root: string, providerUrl: string): Promise<RoundFigures> => {
+  const database = await createDatabase()
+  try {
+    return await withProjectServer({ DATABASE_URL: database.url }, providerUrl, async ({ configId, projectUrl, server, token }) => {
+      const abort = new AbortController()
+      try {
+        const driven = await Promise.all(Array.from({ length: AGENTS }, async () => {
+          const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+          const agentUrl = `${projectUrl}/agents/${agent.id}`
+          const turnEnded = await followTurns(agentUrl, token, abort.signal)
+          return agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token)
+        }))
+        await driveTurns(driven, WARM_UP_SECONDS)
+        const serverBefore = server.cpuMilliseconds()
+        const postgresBefore = postgresCpuMilliseconds() ?? 0
+        const { elapsed, latencies } = await driveTurns(driven)
+        const turns = Math.max(latencies.length, 1)
+        return {
+          turnsPerSecond: latencies.length / elapsed,
+          p50Ms: percentile(latencies, 0.5),
+          p99Ms: percentile(latencies, 0.99),
+          serverCpuMs: (server.cpuMilliseconds() - serverBefore) / turns,
+          postgresCpuMs: ((postgresCpuMilliseconds() ?? 0) - postgresBefore) / turns
+        }
+      } finally {
+        abort.abort()
+      }
+    }, root)
+  } finally {
+    await database.drop()
+  }
+}
+
+const describeRound = (figures: RoundFigures) =>
+  `${figures.turnsPerSecond.toFixed(0)} turns/s, p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, ` +
+  `server CPU ${figures.serverCpuMs.toFixed(2)} ms, Postgres CPU ${figures.postgresCpuMs.toFixed(2)} ms a turn`
+
+/** The medians of a build's rounds as rows, `label` naming the build. */
+const medianRows = (label: string, rounds: ReadonlyArray<RoundFigures>): Array<RuntimeRow> => {
+  const of = (pick: (figures: RoundFigures) => number) => median(rounds.map(pick))
+  const where = `${AGENTS} agents, Postgres, ${label}, median of ${rounds.length}`
+  return [
+    { name: `turns per second, ${where}`, value: of((figures) => figures.turnsPerSecond), unit: "turns/s" },
+    { name: `turn latency p50, ${where}`, value: of((figures) => figures.p50Ms), unit: "ms" },
+    { name: `turn latency p99, ${where}`, value: of((figures) => figures.p99Ms), unit: "ms" },
+    { name: `server CPU per turn, ${where}`, value: of((figures) => figures.serverCpuMs), unit: "ms" },
+    { name: `Postgres CPU per turn, ${where}`, value: of((figures) => figures.postgresCpuMs), unit: "ms" }
+  ]
+}
+
+/** The base revision checked out and installed in a temporary directory for the run of `use`. */
+const withBaseCheckout = async <A>(revision: string, use: (root: string) => Promise<A>): Promise<A> => {
+  const root = join(mkdtempSync(join(tmpdir(), "agent-platform-ab-")), "base")
+  execFileSync("git", ["worktree", "add", "--detach", root, revision], { cwd: ROOT, stdio: "inherit" })
+  try {
+    execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: root, stdio: "inherit" })
+    return await use(root)
+  } finally {
+    execFileSync("git", ["worktree", "remove", "--force", root], { cwd: ROOT, stdio: "inherit" })
+    rmSync(join(root, ".."), { recursive: true, force: true })
+  }
+}
+
+export const ab = async (): Promise<ReadonlyArray<RuntimeRow>> => {
+  const base = process.env.BENCH_AB_BASE
+  if (base === undefined) throw new Error("BENCH_AB_BASE names the revision to compare this checkout with (for example HEAD~1)")
+  const revision = execFileSync("git", ["rev-parse", "--short", base], { cwd: ROOT, encoding: "utf8" }).trim()
+  return withBaseCheckout(revision, async (baseRoot) => {
+    const { close, provider } = await startScriptedProvider({ record: false })
+    try {
+      await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
+      const providerUrl = provider.baseUrl("openai-responses")
+      const builds = [{ label: `base ${revision}`, root: baseRoot }, { label: "this checkout", root: ROOT }]
+      const rounds = builds.map(() => [] as Array<RoundFigures>)
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const [index, build] of builds.entries()) {
+          const figures = await measureRound(build.root, providerUrl)
+          rounds[index].push(figures)
+          console.log(`round ${round}, ${build.label}: ${describeRound(figures)}`)
+        }
+      }
+      return builds.flatMap((build, index) => medianRows(build.label, rounds[index]))
+    } finally {
+      await close()
+    }
+  })
+}
