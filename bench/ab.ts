@@ -26,7 +26,8 @@ interface RoundFigures {
   readonly p50Ms: number
   readonly p99Ms: number
   readonly serverCpuMs: number
-  readonly postgresCpuMs: number
+  /** Undefined when Postgres runs on another machine (its CPU is not this machine's to read). */
+  readonly postgresCpuMs: number | undefined
 }
 
 /** One round of one build: a fresh database, its server, AGENTS agents driven for DURATION_SECONDS. */
@@ -44,15 +45,16 @@ const measureRound = async (root: string, providerUrl: string): Promise<RoundFig
         }))
         await driveTurns(driven, WARM_UP_SECONDS)
         const serverBefore = server.cpuMilliseconds()
-        const postgresBefore = postgresCpuMilliseconds() ?? 0
+        const postgresBefore = postgresCpuMilliseconds()
         const { elapsed, latencies } = await driveTurns(driven)
         const turns = Math.max(latencies.length, 1)
+        const postgresAfter = postgresCpuMilliseconds()
         return {
           turnsPerSecond: latencies.length / elapsed,
           p50Ms: percentile(latencies, 0.5),
           p99Ms: percentile(latencies, 0.99),
           serverCpuMs: (server.cpuMilliseconds() - serverBefore) / turns,
-          postgresCpuMs: ((postgresCpuMilliseconds() ?? 0) - postgresBefore) / turns
+          postgresCpuMs: postgresBefore === undefined || postgresAfter === undefined ? undefined : (postgresAfter - postgresBefore) / turns
         }
       } finally {
         abort.abort()
@@ -65,18 +67,20 @@ const measureRound = async (root: string, providerUrl: string): Promise<RoundFig
 
 const describeRound = (figures: RoundFigures) =>
   `${figures.turnsPerSecond.toFixed(0)} turns/s, p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, ` +
-  `server CPU ${figures.serverCpuMs.toFixed(2)} ms, Postgres CPU ${figures.postgresCpuMs.toFixed(2)} ms a turn`
+  `server CPU ${figures.serverCpuMs.toFixed(2)} ms` +
+  (figures.postgresCpuMs === undefined ? "" : `, Postgres CPU ${figures.postgresCpuMs.toFixed(2)} ms`) + " a turn"
 
 /** The medians of a build's rounds as rows, `label` naming the build. */
 const medianRows = (label: string, rounds: ReadonlyArray<RoundFigures>): Array<RuntimeRow> => {
   const of = (pick: (figures: RoundFigures) => number) => median(rounds.map(pick))
   const where = `${AGENTS} agents, Postgres, ${label}, median of ${rounds.length}`
+  const postgresCpu = rounds.flatMap((figures) => figures.postgresCpuMs === undefined ? [] : [figures.postgresCpuMs])
   return [
     { name: `turns per second, ${where}`, value: of((figures) => figures.turnsPerSecond), unit: "turns/s" },
     { name: `turn latency p50, ${where}`, value: of((figures) => figures.p50Ms), unit: "ms" },
     { name: `turn latency p99, ${where}`, value: of((figures) => figures.p99Ms), unit: "ms" },
     { name: `server CPU per turn, ${where}`, value: of((figures) => figures.serverCpuMs), unit: "ms" },
-    { name: `Postgres CPU per turn, ${where}`, value: of((figures) => figures.postgresCpuMs), unit: "ms" }
+    ...(postgresCpu.length === 0 ? [] : [{ name: `Postgres CPU per turn, ${where}`, value: median(postgresCpu), unit: "ms" }])
   ]
 }
 
