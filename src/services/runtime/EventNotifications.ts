@@ -37,7 +37,7 @@
  * (live output), `<origin> ` (a heartbeat) and `<origin> ?` (a hello, answered by a heartbeat).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Deferred, Duration, Effect, Exit, Layer, Option, PubSub, Stream, type Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Stream, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import type { AgentId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
@@ -100,10 +100,13 @@ class OtherProcesses {
   }
 }
 
-/** What a process hears from the others: wake-ups (`notified`), live output (`broadcasts`, JSON), and that they are there. */
+/** Called with each piece of live output another process broadcast (its JSON), synchronously, in the order heard. */
+export type BroadcastListener = (payload: string) => void
+
+/** What a process hears from the others: wake-ups (`notified`), live output (`broadcasts`), and that they are there. */
 interface Listeners {
   readonly notified: Notified
-  readonly broadcasts: PubSub.PubSub<string>
+  readonly broadcasts: ReadonlySet<BroadcastListener>
   readonly others: OtherProcesses
 }
 
@@ -130,7 +133,12 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Lis
         }
         listeners.others.heard()
         if (rest === HELLO) return Effect.asVoid(Effect.forkIn(send(""), scope))
-        if (rest.startsWith("{")) return PubSub.publish(listeners.broadcasts, rest)
+        if (rest.startsWith("{")) {
+          // Handed over before the next notification is read, so that live output reaches its
+          // streams before the wake-up of the append that stores it, which follows it on the channel.
+          for (const listener of listeners.broadcasts) listener(rest)
+          return Effect.void
+        }
         const [agentId, sequence] = rest.split(" ")
         if (agentId === undefined || agentId === "") return Effect.void
         const lastSequence = sequence === undefined ? undefined : Number(sequence)
@@ -219,7 +227,7 @@ const make = Effect.gen(function*() {
     Effect.forkScoped
   )
 
-  const broadcasts = yield* PubSub.sliding<string>(4096)
+  const broadcasts = new Set<BroadcastListener>()
   const others = new OtherProcesses()
   if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts, others })
 
@@ -280,10 +288,14 @@ const make = Effect.gen(function*() {
         Effect.catchCause((cause) => Effect.logWarning("Sending live output to the other processes failed", cause))
       )
 
-  /** What the other processes broadcast. */
-  const subscribeBroadcasts: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope> = PubSub.subscribe(broadcasts)
+  /** Calls `listener` with what the other processes broadcast, for the life of the scope. */
+  const onBroadcast = (listener: BroadcastListener): Effect.Effect<void, never, Scope.Scope> =>
+    Effect.acquireRelease(
+      Effect.sync(() => broadcasts.add(listener)),
+      () => Effect.sync(() => broadcasts.delete(listener))
+    )
 
-  return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, subscribeBroadcasts } as const
+  return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, onBroadcast } as const
 })
 
 export class EventNotifications extends Context.Service<EventNotifications, Effect.Success<typeof make>>()("EventNotifications") {

@@ -12,9 +12,10 @@
  *   step and kind joined, cut into pieces of at most MAX_PIECE characters so that each
  *   notification stays under Postgres' 8000 bytes. A call that ends sends what is left
  *   before its step is recorded. Sends take turns (one at a time), so the pieces of a step arrive
- *   in order. What other processes broadcast is decoded and published here.
+ *   in order. What other processes broadcast is decoded and published here as it is heard,
+ *   before the wake-up of the append that stores the step's output, which follows it.
  */
-import { Context, Duration, Effect, Latch, Layer, Option, PubSub, Schema, type Scope, Semaphore } from "effect"
+import { Context, Duration, Effect, Latch, Layer, Option, Schema, type Scope, Semaphore } from "effect"
 import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
@@ -79,14 +80,10 @@ const make = Effect.gen(function*() {
 
   if (notifications.shared) {
     yield* Effect.forkScoped(Effect.forever(waiting.await.pipe(Effect.andThen(Effect.sleep(FLUSH_INTERVAL)), Effect.andThen(flush))))
-    const fromOthers = yield* notifications.subscribeBroadcasts
-    yield* PubSub.take(fromOthers).pipe(
-      Effect.flatMap((payload) =>
-        Option.match(decode(payload), { onNone: () => Effect.void, onSome: (delta) => Effect.sync(() => publish(delta)) })
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* notifications.onBroadcast((payload) => {
+      const delta = decode(payload)
+      if (Option.isSome(delta)) publish(delta.value)
+    })
   }
 
   /** The emitter of one model call, for the life of the scope (which sends what is left when it closes). */
