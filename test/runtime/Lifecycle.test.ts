@@ -1,17 +1,22 @@
 /**
  * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, by this process
  * or by another, and while waiting for a tool result), provider errors (a 429 retried, a provider
- * that keeps failing).
+ * that keeps failing), and a turn's end in one statement meeting another process's append.
  */
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
 import { eventually } from "../support/Polling.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
+
+/** A new event id, as the server makes them: `evt_` and 26 characters of [a-z2-7]. */
+const newEventId = () => `evt_${Array.from(randomBytes(26), (byte) => "abcdefghijklmnopqrstuvwxyz234567"[byte % 32]).join("")}`
 
 const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.flatMap((event) => event.event_kind === "turn" ? [event.turn_status] : [])
@@ -186,6 +191,57 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect(turn).toMatchObject({ status: "failed", model_calls: 1 })
       yield* rt.idle(agent.id)
     }))
+
+  // The turn's end is one statement that numbers the turn's events from its snapshot, taken
+  // before it waits for the agent's lock: an append committed meanwhile must not be overlooked
+  // (TurnsRepository.lastStepGuard). Postgres only: the embedded database has one connection.
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "an append that holds the agent while the turn's last model call ends: the turn's events are numbered after it, none twice",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        yield* provider.script([Reply.text("the answer", { delay_ms: 500, usage: { input_tokens: 7, output_tokens: 2 } })], {
+          model: rt.slug
+        })
+        const agent = yield* rt.launch()
+        const sent = yield* rt.send(agent.id, "hello")
+        const turnId = sent.event.turn_id!
+        yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
+        // Another process's append to the turn, holding the agent's row until the turn's end waits for it.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          yield* sql`
+            INSERT INTO agent_events (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
+            SELECT id, last_sequence + 1, ${newEventId()}, agent_config_id, ${turnId},
+              (SELECT max(turn_sequence) + 1 FROM agent_events WHERE turn_id = ${turnId}), false, 'model_output',
+              ${JSON.stringify({ content_blocks: [{ type: "text", text: "from another process" }] })}::jsonb
+            FROM agents WHERE id = ${agent.id}`
+          yield* sql`UPDATE agents SET last_sequence = last_sequence + 1 WHERE id = ${agent.id}`
+          yield* eventually(
+            sql<{ readonly waiting: number }>`
+              SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`,
+            (rows) => rows[0].waiting === 1,
+            "the turn's end waiting for the agent"
+          )
+        }))
+        yield* rt.idle(agent.id)
+        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(turn.map((event) => [event.event_kind, event.turn_sequence])).toEqual([
+          ["agent_input", 0],
+          ["turn", 1],
+          ["model_output", 2],
+          ["model_output", 3],
+          ["turn", 4]
+        ])
+        expect(turn.map((event) => event.sequence - turn[0].sequence)).toEqual([0, 1, 2, 3, 4])
+        expect(turn[4]).toMatchObject({
+          turn_status: "completed",
+          usage: { input_tokens: 7, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0 }
+        })
+      })
+  )
 
   it.effect("a turn that failed on a provider 404 counts its model call", () =>
     Effect.gen(function*() {

@@ -8,9 +8,10 @@
  * `agents.last_sequence` and, when the append starts or ends a turn, sets the agent's `status` and
  * `current_turn_id` (the one write of this repository to another table: the counter is the
  * timeline's, and the state changes with the events that record it), so an append is one
- * statement.
+ * statement. An append may be guarded (`AppendGuard`): the statement then begins with the guard's
+ * own statements, and appends only when they found what they looked for.
  */
-import { SqlClient, SqlSchema, type Statement } from "effect/sql"
+import { SqlClient, SqlSchema, Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, SchemaTransformation } from "effect"
 import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentStatus } from "../../domain/runtime/Agents.ts"
@@ -127,6 +128,20 @@ export type AgentTurnState = typeof AgentTurnState.Type
 const Notice = Schema.Struct({ channel: Schema.String, prefix: Schema.String })
 export type Notice = typeof Notice.Type
 
+/**
+ * What an append waits on, in its statement: `with`, the common table expressions the statement
+ * begins with, and `source`, the name of one of them, which holds one row when the append is to
+ * happen and none when not (nothing is appended then, and the agent is not changed). That row's
+ * `usage` (a JSON object) is the token usage that the new `turn` event, if any, records: the
+ * turn's as the guard's statements left it.
+ */
+export interface AppendGuard {
+  readonly with: Statement.Fragment
+  readonly source: string
+}
+
+const Fragment = Schema.declare(Statement.isFragment)
+
 /** The kind-specific fields of a new event: what goes in `data`. */
 export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(event).data
 
@@ -162,17 +177,20 @@ const make = Effect.gen(function*() {
       agentId: AgentId,
       rows: EventRows,
       state: Schema.NullOr(AgentTurnState),
-      notice: Schema.NullOr(Notice)
+      notice: Schema.NullOr(Notice),
+      guard: Schema.NullOr(Schema.Struct({ with: Fragment, source: Schema.String }))
     }),
     Result: EventFromRow,
-    execute: ({ agentId, notice, rows, state }) =>
+    execute: ({ agentId, guard, notice, rows, state }) =>
       Effect.map(
         sql<{ readonly sequence: number }>`
-          WITH allocated AS (
-            UPDATE agents SET last_sequence = last_sequence + ${rows.length}, updated_at = now()
+          WITH ${guard === null ? sql`` : sql`${guard.with},`} allocated AS (
+            UPDATE agents SET last_sequence = agents.last_sequence + ${rows.length}, updated_at = now()
             ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
-            WHERE id = ${agentId}
-            RETURNING last_sequence - ${rows.length} AS before, last_sequence, agent_config_id, org_id, project_id
+            ${guard === null ? sql`` : sql`FROM ${sql(guard.source)}`}
+            WHERE agents.id = ${agentId}
+            RETURNING agents.last_sequence - ${rows.length} AS before, agents.last_sequence, agents.agent_config_id,
+              agents.org_id, agents.project_id ${guard === null ? sql`` : sql`, ${sql(guard.source)}.usage`}
           ), inserted AS (
           INSERT INTO agent_events
             (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
@@ -181,7 +199,12 @@ const make = Effect.gen(function*() {
               (SELECT max(e.turn_sequence) FROM agent_events e WHERE e.turn_id = r.turn_id),
               -1
             ) END,
-            r.is_opening_event, r.event_kind, r.data
+            r.is_opening_event, r.event_kind,
+            ${
+          guard === null
+            ? sql`r.data`
+            : sql`CASE WHEN r.event_kind = 'turn' THEN jsonb_set(r.data, '{usage}', allocated.usage) ELSE r.data END`
+        }
           FROM allocated, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
             position bigint, id text, turn_id text, turn_offset integer,
             is_opening_event boolean, event_kind text, data jsonb
@@ -228,11 +251,17 @@ const make = Effect.gen(function*() {
     /**
      * Appends the rows after the agent's last sequence, which it advances (locking the agent's
      * row); with a state, sets the agent's status and current turn too; with a notice, sends
-     * it (`pg_notify`, delivered when the transaction commits). Nothing when the agent does not
-     * exist.
+     * it (`pg_notify`, delivered when the transaction commits); with a guard, only when the
+     * guard's statements found what they looked for (AppendGuard). Nothing when the agent does
+     * not exist or the guard did not hold.
      */
-    append: (agentId: AgentId, rows: typeof EventRows.Type, state: AgentTurnState | null, notice: Notice | null) =>
-      Effect.orDie(append({ agentId, rows, state, notice })),
+    append: (
+      agentId: AgentId,
+      rows: typeof EventRows.Type,
+      state: AgentTurnState | null,
+      notice: Notice | null,
+      guard: AppendGuard | null = null
+    ) => Effect.orDie(append({ agentId, rows, state, notice, guard })),
     /** The events as the domain has them. */
     decoded: reads(selectRows, EventFromRow),
     /** The events as the API sends them: their JSON text. */

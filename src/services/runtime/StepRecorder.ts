@@ -2,7 +2,8 @@
  * Recording a model call's response (docs/runtime.md, "The loop"): its output on the timeline
  * (text and reasoning summaries, tool calls), the dispatch of each tool call, the turn's usage
  * and the step's `turn_steps` row, all in ONE transaction, so a model call whose output is
- * recorded is never made again after a crash. A response without tool calls ends the turn.
+ * recorded is never made again after a crash. A response without tool calls ends the turn: in
+ * one statement when nothing is in the way (docs/runtime.md, "A turn's end in one statement").
  *
  * When the step is recorded already (the same step ran twice at once: a workflow moving to another
  * process while its model call was still running on the first), the transaction is rolled back
@@ -28,6 +29,7 @@ import type { PlannedCall, StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
 import { signalToken } from "./TurnWorkflow.ts"
 
 const stopped: StepOutcome = { _tag: "Stopped" }
+const finished: StepOutcome = { _tag: "Finished" }
 
 /** The turn had ended (cancelled) before its last model call was recorded: its transaction rolls back. */
 class TurnAlreadyEnded extends Schema.TaggedError<TurnAlreadyEnded>()("TurnAlreadyEnded", {}) {
@@ -93,8 +95,35 @@ const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const hub = yield* MachineHub
 
-  /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
+  /**
+   * Records a model response that ends the turn in one statement, when nothing is in the way
+   * (TurnLifecycle.completeAlone); else, and for a response with tool calls, in a transaction
+   * (`recordInTransaction`).
+   */
   const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
+    Effect.flatMap(
+      response.output.some((item) => item.type === "tool_call")
+        ? Effect.succeed(false)
+        : lifecycle.completeAlone(payload.agent_id, payload.turn_id, {
+          step,
+          usage: response.usage,
+          events: outputEvents(payload.turn_id, response.output, [])
+        }),
+      (completed) =>
+        completed
+          ? Effect.succeed({ outcome: finished, next: Option.none<TurnId>() })
+          : recordInTransaction(payload, setup, step, response)
+    ).pipe(
+      Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
+      Effect.tap(() => {
+        const place = setup.machine?.place
+        return place === undefined ? Effect.void : hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
+      }),
+      Effect.map(({ outcome }) => outcome)
+    )
+
+  /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
+  const recordInTransaction = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
     timeline.transaction(Effect.gen(function*() {
       // A deleted agent's turns are deleted with it.
       const agent = yield* someOrFail(() => new TurnAlreadyEnded())(lifecycle.lockAgent(payload.agent_id))
@@ -102,15 +131,14 @@ const make = Effect.gen(function*() {
       if (toolItems.length === 0) {
         // The turn ends: the step's row and the turn's end are one statement, which finds
         // whether the turn still runs (when not, all is rolled back); its output and end one append.
-        const outcome: StepOutcome = { _tag: "Finished" }
         const next = yield* lifecycle.completeTurn(agent, payload.turn_id, {
           step,
-          outcome,
+          outcome: finished,
           usage: response.usage,
           events: outputEvents(payload.turn_id, response.output, [])
         })
         if (Option.isNone(next)) return yield* new TurnAlreadyEnded()
-        return { outcome, next: next.value }
+        return { outcome: finished, next: next.value }
       }
       if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
       const calls = yield* Effect.forEach(toolItems, (item) =>
@@ -148,7 +176,7 @@ const make = Effect.gen(function*() {
             : { tool_call_id: call.id, approval: false, then: wait }
         )
       }
-      const outcome: StepOutcome = planned.length === 0 ? { _tag: "Finished" } : { _tag: "ToolCalls", calls: planned }
+      const outcome: StepOutcome = planned.length === 0 ? finished : { _tag: "ToolCalls", calls: planned }
       yield* turns.addUsage(payload.turn_id, response.usage, 1)
       if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
       if (outcome._tag === "Finished") {
@@ -163,13 +191,7 @@ const make = Effect.gen(function*() {
         Effect.map(turns.recordedStep(payload.turn_id, step), (recorded) => ({
           outcome: Option.getOrElse(recorded, () => stopped),
           next: Option.none<TurnId>()
-        }))),
-      Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
-      Effect.tap(() => {
-        const place = setup.machine?.place
-        return place === undefined ? Effect.void : hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
-      }),
-      Effect.map(({ outcome }) => outcome)
+        })))
     )
 
   return { record } as const

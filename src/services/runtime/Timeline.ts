@@ -7,9 +7,10 @@
  * so concurrent appends to one agent serialize. Called inside a caller's transaction, it joins
  * it: the events become visible when that commits.
  *
- * Waiting: every append belongs to a `transaction` (its own, or the caller's it joins), which
- * wakes this process's waiters once it commits (a waiter woken earlier would read on another
- * connection before the commit), handing them the events it committed; the statement inserting
+ * Waiting: every append belongs to a `transaction` (its own, or the caller's it joins; a
+ * guarded append is a statement of its own), which wakes this process's waiters once it commits
+ * (a waiter woken earlier would read on another connection before the commit), handing them the
+ * events it committed; the statement inserting
  * the events tells the other processes sharing the database (a Postgres NOTIFY, delivered at the
  * commit; EventNotifications, which also wakes the waiters of an agent whose timeline it finds
  * went further than it was told, a safety net; docs/scale-out.md, docs/performance.md). Observers
@@ -21,7 +22,7 @@ import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { type AgentRef, type AgentTurnState, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
+import { type AgentRef, type AgentTurnState, type AppendGuard, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
 /** Told of the events a transaction appended once it has committed, by agent, in sequence order. */
@@ -115,16 +116,17 @@ const make = Effect.gen(function*() {
   const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.flatMap(UncommittedAppends, (outer) => outer === undefined ? transaction(effect) : effect)
 
-  /**
-   * Appends the events; with `state`, the agent's status and current turn change in the same
-   * statement (callers that change the state always append events: an empty append writes nothing).
-   */
-  const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state?: AgentTurnState) =>
-    appendTransaction(Effect.gen(function*() {
-      if (newEvents.length === 0) return []
+  /** The statement appending the events (with their new ids); none appended when `guard` did not hold. */
+  const insert = (
+    agentId: AgentId,
+    newEvents: ReadonlyArray<NewEvent>,
+    state: AgentTurnState | undefined,
+    guard: AppendGuard | null
+  ) =>
+    Effect.gen(function*() {
       const offsets = turnOffsets(newEvents)
       const eventIds = yield* Effect.forEach(newEvents, () => ids.make(EventId))
-      const inserted = yield* events.append(
+      return yield* events.append(
         agentId,
         newEvents.map((event, index) => ({
           position: index + 1,
@@ -136,12 +138,35 @@ const make = Effect.gen(function*() {
           data: dataOf(event)
         })),
         state ?? null,
-        notifications.notice(agentId)
+        notifications.notice(agentId),
+        guard
       )
+    })
+
+  /**
+   * Appends the events; with `state`, the agent's status and current turn change in the same
+   * statement (callers that change the state always append events: an empty append writes nothing).
+   */
+  const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state?: AgentTurnState) =>
+    appendTransaction(Effect.gen(function*() {
+      if (newEvents.length === 0) return []
+      const inserted = yield* insert(agentId, newEvents, state, null)
       if (inserted.length === 0) return yield* Effect.die(new Error(`Events appended to agent ${agentId}, which does not exist`))
       yield* appended(agentId, inserted)
       return inserted
     }))
+
+  /**
+   * Appends the events when `guard` holds (AppendGuard), in one statement of its own: it needs
+   * no transaction, being one statement, and must not run inside one (its waiters are woken
+   * once it has run). The events appended; none when the guard did not hold.
+   */
+  const appendGuarded = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state: AgentTurnState, guard: AppendGuard) =>
+    Effect.flatMap(UncommittedAppends, (outer) =>
+      outer !== undefined
+        ? Effect.die(new Error("A guarded append runs in a statement of its own, not in a transaction"))
+        : Effect.tap(insert(agentId, newEvents, state, guard), (inserted) =>
+          inserted.length === 0 ? Effect.void : committed(new Map([[agentId, inserted]]))))
 
   /**
    * One page of events (spec 4.1) read with `reads`: forward after `after_sequence`, or
@@ -215,7 +240,7 @@ const make = Effect.gen(function*() {
       }
     })
 
-  return { append, transaction, observeCommits, list, listJson, waitForEvents } as const
+  return { append, appendGuarded, transaction, observeCommits, list, listJson, waitForEvents } as const
 })
 
 export class Timeline extends Context.Service<Timeline, Effect.Success<typeof make>>()("Timeline") {

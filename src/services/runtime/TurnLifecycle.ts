@@ -45,6 +45,16 @@ const startedEvent = (turnId: TurnId): NewEvent => ({
   usage: null
 })
 
+/** The `turn` event that ends a turn with `status`. */
+const endedEvent = (turnId: TurnId, status: FinalTurnStatus, error: string | null, usage: TokenUsage | null): NewEvent => ({
+  event_kind: "turn",
+  turn_id: turnId,
+  is_opening_event: false,
+  turn_status: status,
+  error,
+  usage
+})
+
 /** The agent running `turnId`, set by the append of the turn's `started` event. */
 const running = (turnId: TurnId): AgentTurnState => ({ status: "running", current_turn_id: turnId })
 
@@ -119,14 +129,11 @@ const make = Effect.gen(function*() {
       const usage = yield* ended
       if (Option.isNone(usage)) return Option.none<Option.Option<TurnId>>()
       const next = yield* nextQueued(agent)
-      yield* timeline.append(agent.id, [...lastEvents, {
-        event_kind: "turn",
-        turn_id: turnId,
-        is_opening_event: false,
-        turn_status: status,
-        error,
-        usage: usage.value
-      }], Option.isNone(next) ? idle : undefined)
+      yield* timeline.append(
+        agent.id,
+        [...lastEvents, endedEvent(turnId, status, error, usage.value)],
+        Option.isNone(next) ? idle : undefined
+      )
       if (Option.isNone(next)) return Option.some(Option.none<TurnId>())
       yield* startTurn(agent.id, next.value)
       return Option.some(Option.some(next.value.turn_id))
@@ -167,6 +174,31 @@ const make = Effect.gen(function*() {
       last.events
     )
 
+  /**
+   * Completes a running turn with its last model call, its `step`-th, in one statement without
+   * a transaction, when nothing else is in the way: the agent has no queued input, its timeline
+   * has not grown since the statement began, the turn still runs, and the step was not recorded
+   * (TurnsRepository.lastStepGuard). The step recorded, the turn completed with the call's usage,
+   * the call's output and the turn's end appended, the agent left idle, all in that statement:
+   * true. Else nothing is written, false, and the caller takes the transaction's way
+   * (`completeTurn`), which finds out what was in the way.
+   */
+  const completeAlone = (
+    agentId: AgentId,
+    turnId: TurnId,
+    last: { readonly step: number; readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
+  ) =>
+    Effect.map(
+      timeline.appendGuarded(
+        agentId,
+        // The turn's usage is the one the guard's statement leaves, which the append writes in its end.
+        [...last.events, endedEvent(turnId, "completed", null, null)],
+        idle,
+        turns.lastStepGuard(agentId, turnId, last.step, last.usage)
+      ),
+      (appended) => appended.length > 0
+    )
+
   /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
   const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
     Effect.gen(function*() {
@@ -176,7 +208,19 @@ const make = Effect.gen(function*() {
       yield* agents.setStatus(agentId, turnId, status)
     })
 
-  return { lockAgent, lockInProject, lockExisting, startedEvent, running, startTurn, startNext, finishTurn, completeTurn, refreshStatus } as const
+  return {
+    lockAgent,
+    lockInProject,
+    lockExisting,
+    startedEvent,
+    running,
+    startTurn,
+    startNext,
+    finishTurn,
+    completeTurn,
+    completeAlone,
+    refreshStatus
+  } as const
 })
 
 export class TurnLifecycle extends Context.Service<TurnLifecycle, Effect.Success<typeof make>>()("TurnLifecycle") {

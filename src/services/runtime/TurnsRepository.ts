@@ -99,6 +99,14 @@ const make = Effect.gen(function*() {
       RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
   })
 
+  /** The columns a turn's completion by its last model call sets: its status, and the call counted with its usage. */
+  const completedBy = (lastCall: TokenUsage) =>
+    sql`status = ${"completed"}, error = NULL, completed_at = now(), model_calls = turns.model_calls + 1,
+      input_tokens = turns.input_tokens + ${lastCall.input_tokens},
+      output_tokens = turns.output_tokens + ${lastCall.output_tokens},
+      cache_read_tokens = turns.cache_read_tokens + ${lastCall.cache_read_tokens},
+      cache_write_tokens = turns.cache_write_tokens + ${lastCall.cache_write_tokens}`
+
   /**
    * A last model call's `turn_steps` row, and the turn completed with the call's usage, in one
    * statement: the turn is updated only when the row is new.
@@ -108,11 +116,7 @@ const make = Effect.gen(function*() {
     Result: Schema.Struct({ recorded: Schema.Boolean, completed: Schema.Boolean, ...TokenUsage.fields }),
     execute: (turn) => sql`
       WITH recorded AS (${insertStep(turn.id, turn.step, turn.outcome)}), completed AS (
-        UPDATE turns SET status = ${"completed"}, error = NULL, completed_at = now(),
-          model_calls = model_calls + 1,
-          input_tokens = input_tokens + ${turn.input_tokens}, output_tokens = output_tokens + ${turn.output_tokens},
-          cache_read_tokens = cache_read_tokens + ${turn.cache_read_tokens},
-          cache_write_tokens = cache_write_tokens + ${turn.cache_write_tokens}
+        UPDATE turns SET ${completedBy(turn)}
         WHERE id = ${turn.id} AND ${active} AND EXISTS (SELECT 1 FROM recorded)
         RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
       )
@@ -178,6 +182,43 @@ const make = Effect.gen(function*() {
     execute: ({ outcome, step, turnId }) => insertStep(turnId, step, outcome)
   })
 
+  const finished = JSON.stringify(Schema.encodeSync(StepOutcome)({ _tag: "Finished" }))
+
+  /**
+   * The guard of the append that ends a turn with its last model call, its `step`-th, in one
+   * statement of its own (AppendGuard; docs/runtime.md, "A turn's end in one statement"). In the
+   * order every runtime transaction takes its locks, it locks the agent, when it has no queued
+   * input and its timeline has not grown since the statement began, then the turn, when it still
+   * runs; records the step as `Finished`, unless it was recorded already; and completes the turn
+   * with the call's usage. Its `completed` holds the turn's usage when all of that happened, and
+   * no row when any did not: then nothing was written.
+   *
+   * The timeline unchanged since the statement began is what lets the append number the turn's
+   * events from the statement's snapshot: an append that committed while this statement waited
+   * for the agent's lock moved the agent's last sequence, and the guard does not hold then.
+   */
+  const lastStepGuard = (agentId: AgentId, turnId: TurnId, step: number, lastCall: TokenUsage) => ({
+    source: "completed",
+    with: sql`
+      seen AS MATERIALIZED (SELECT last_sequence FROM agents WHERE id = ${agentId}),
+      agent AS MATERIALIZED (
+        SELECT agents.id FROM agents, seen
+        WHERE agents.id = ${agentId} AND agents.queued_inputs = 0 AND agents.last_sequence = seen.last_sequence
+        FOR UPDATE OF agents
+      ), turn AS MATERIALIZED (
+        SELECT turns.id FROM turns, agent WHERE turns.id = ${turnId} AND ${active} FOR UPDATE OF turns
+      ), recorded AS (
+        INSERT INTO turn_steps (turn_id, step, outcome) SELECT turn.id, ${step}::int, ${finished}::jsonb FROM turn
+        ON CONFLICT DO NOTHING RETURNING turn_id
+      ), completed AS (
+        UPDATE turns SET ${completedBy(lastCall)} FROM recorded WHERE turns.id = recorded.turn_id
+        RETURNING jsonb_build_object(
+          'input_tokens', turns.input_tokens, 'output_tokens', turns.output_tokens,
+          'cache_read_tokens', turns.cache_read_tokens, 'cache_write_tokens', turns.cache_write_tokens
+        ) AS usage
+      )`
+  })
+
   return {
     /** A new running turn. */
     insert: (turn: { readonly id: TurnId; readonly agent_id: AgentId; readonly input_id: InputId }) =>
@@ -204,6 +245,7 @@ const make = Effect.gen(function*() {
         recorded: row.recorded,
         usage: row.completed ? Option.some(usageOf(row)) : Option.none()
       })),
+    lastStepGuard,
     /** Sets the status of a turn that has not ended. */
     setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
     addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
