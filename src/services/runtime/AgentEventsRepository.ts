@@ -8,8 +8,8 @@
  * `agents.last_sequence` and, when the append starts or ends a turn, sets the agent's `status` and
  * `current_turn_id` (the one write of this repository to another table: the counter is the
  * timeline's, and the state changes with the events that record it), so an append is one
- * statement. An append may be guarded (`AppendGuard`): the statement then begins with the guard's
- * own statements, and appends only when they found what they looked for.
+ * statement. Other writes that go with an append may be made by its statement too (`AppendPrelude`),
+ * which then begins with them, and may append only when they found what they looked for.
  */
 import { SqlClient, SqlSchema, Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, SchemaTransformation } from "effect"
@@ -129,15 +129,15 @@ const Notice = Schema.Struct({ channel: Schema.String, prefix: Schema.String })
 export type Notice = typeof Notice.Type
 
 /**
- * What an append waits on, in its statement: `with`, the common table expressions the statement
- * begins with, and `source`, the name of one of them, which holds one row when the append is to
- * happen and none when not (nothing is appended then, and the agent is not changed). That row's
- * `usage` (a JSON object) is the token usage that the new `turn` event, if any, records: the
- * turn's as the guard's statements left it.
+ * The writes an append's statement makes before it: `with`, the common table expressions the
+ * statement begins with (each `name AS (statement)`, named by the repository of its table). With a
+ * `guard`, the name of one of them, the append happens only when that one holds a row (when it
+ * holds none, nothing is appended and the agent is not changed), and a new `turn` event records
+ * that row's `usage` (a JSON object): the turn's token usage as those writes left it.
  */
-export interface AppendGuard {
-  readonly with: Statement.Fragment
-  readonly source: string
+export interface AppendPrelude {
+  readonly with: ReadonlyArray<Statement.Fragment>
+  readonly guard: string | null
 }
 
 const Fragment = Schema.declare(Statement.isFragment)
@@ -178,19 +178,20 @@ const make = Effect.gen(function*() {
       rows: EventRows,
       state: Schema.NullOr(AgentTurnState),
       notice: Schema.NullOr(Notice),
-      guard: Schema.NullOr(Schema.Struct({ with: Fragment, source: Schema.String }))
+      prelude: Schema.NullOr(Schema.Struct({ with: Schema.Array(Fragment), guard: Schema.NullOr(Schema.String) }))
     }),
     Result: EventFromRow,
-    execute: ({ agentId, guard, notice, rows, state }) =>
-      Effect.map(
+    execute: ({ agentId, notice, prelude, rows, state }) => {
+      const guard = prelude?.guard ?? null
+      return Effect.map(
         sql<{ readonly sequence: number }>`
-          WITH ${guard === null ? sql`` : sql`${guard.with},`} allocated AS (
+          WITH ${prelude === null ? sql`` : sql`${sql.csv(prelude.with)},`} allocated AS (
             UPDATE agents SET last_sequence = agents.last_sequence + ${rows.length}, updated_at = now()
             ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
-            ${guard === null ? sql`` : sql`FROM ${sql(guard.source)}`}
+            ${guard === null ? sql`` : sql`FROM ${sql(guard)}`}
             WHERE agents.id = ${agentId}
             RETURNING agents.last_sequence - ${rows.length} AS before, agents.last_sequence, agents.agent_config_id,
-              agents.org_id, agents.project_id ${guard === null ? sql`` : sql`, ${sql(guard.source)}.usage`}
+              agents.org_id, agents.project_id ${guard === null ? sql`` : sql`, ${sql(guard)}.usage`}
           ), inserted AS (
           INSERT INTO agent_events
             (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
@@ -218,6 +219,7 @@ const make = Effect.gen(function*() {
         }`,
         (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
       )
+    }
   })
 
   const ref = (agent: AgentRef) => ({ agentId: agent.id, orgId: agent.org_id, projectId: agent.project_id })
@@ -251,8 +253,8 @@ const make = Effect.gen(function*() {
     /**
      * Appends the rows after the agent's last sequence, which it advances (locking the agent's
      * row); with a state, sets the agent's status and current turn too; with a notice, sends
-     * it (`pg_notify`, delivered when the transaction commits); with a guard, only when the
-     * guard's statements found what they looked for (AppendGuard). Nothing when the agent does
+     * it (`pg_notify`, delivered when the transaction commits); with a prelude, after its writes,
+     * and when it has a guard only if the guard holds (AppendPrelude). Nothing when the agent does
      * not exist or the guard did not hold.
      */
     append: (
@@ -260,8 +262,8 @@ const make = Effect.gen(function*() {
       rows: typeof EventRows.Type,
       state: AgentTurnState | null,
       notice: Notice | null,
-      guard: AppendGuard | null = null
-    ) => Effect.orDie(append({ agentId, rows, state, notice, guard })),
+      prelude: AppendPrelude | null = null
+    ) => Effect.orDie(append({ agentId, rows, state, notice, prelude })),
     /** The events as the domain has them. */
     decoded: reads(selectRows, EventFromRow),
     /** The events as the API sends them: their JSON text. */

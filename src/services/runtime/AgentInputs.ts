@@ -26,6 +26,7 @@ import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
+import { TurnsRepository } from "./TurnsRepository.ts"
 import { WorkspaceSessionsRepository } from "../workspaces/WorkspaceSessionsRepository.ts"
 
 /** Queued inputs an agent holds at most (docs/runtime.md); past it, `agent_backlog_full`. */
@@ -56,6 +57,7 @@ const makeInputAccepted = constructor(InputAccepted, Schema.Struct(InputAccepted
 
 const make = Effect.gen(function*() {
   const inputs = yield* AgentInputsRepository
+  const turns = yield* TurnsRepository
   const agentAccess = yield* AgentAccess
   const actors = yield* Actors
   const artifacts = yield* Artifacts
@@ -117,7 +119,22 @@ const make = Effect.gen(function*() {
         }
         const inputId = yield* ids.make(InputId)
         const turnId = yield* ids.make(TurnId)
-        // An input that starts its turn is appended with the turn's `started` event, the agent running it (one append).
+        const disposition: Disposition = startsNow ? "started" : "queued"
+        // One statement: the input's row (its event the agent's next, under the agent's lock), the
+        // turn's when it starts, and the input's event, with the turn's `started` event and the
+        // agent running it when it starts.
+        const inputRow = yield* inputs.insertBefore({
+          id: inputId,
+          agent_id: agentId,
+          turn_id: turnId,
+          status: disposition,
+          event_sequence: agent.last_sequence + 1,
+          content_blocks: input.content_blocks,
+          actor_id: input.actor_id,
+          input_idempotency_key: key,
+          request_hash: input.request_hash,
+          disposition
+        })
         const [event] = yield* timeline.append(agentId, [{
           event_kind: "agent_input",
           turn_id: turnId,
@@ -127,21 +144,10 @@ const make = Effect.gen(function*() {
           content_blocks: input.content_blocks,
           actor_id: input.actor_id,
           input_idempotency_key: key
-        }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined)
-        const disposition: Disposition = startsNow ? "started" : "queued"
-        yield* inputs.insert({
-          id: inputId,
-          agent_id: agentId,
-          turn_id: turnId,
-          status: startsNow ? "started" : "queued",
-          event_sequence: event.sequence,
-          content_blocks: input.content_blocks,
-          actor_id: input.actor_id,
-          input_idempotency_key: key,
-          request_hash: input.request_hash,
-          disposition
+        }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined, {
+          with: startsNow ? [inputRow, turns.insertBefore({ id: turnId, agent_id: agentId, input_id: inputId })] : [inputRow],
+          guard: null
         })
-        if (startsNow) yield* lifecycle.startTurn(agentId, { id: inputId, turn_id: turnId }, true)
         return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
       }))
       yield* launcher.launchNext(agentId, outcome.started)
@@ -233,6 +239,7 @@ export class AgentInputs extends Context.Service<AgentInputs, Effect.Success<typ
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentInputsRepository.layer,
+      TurnsRepository.layer,
       AgentAccess.layer,
       Actors.layer,
       Artifacts.layer,

@@ -2,7 +2,7 @@
  * The `agent_inputs` table: every input an agent was sent, its turn's id, and, under an
  * idempotency key, the hash of the request and the first answer it got.
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
@@ -36,13 +36,11 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.unsafe(COLUMNS)
 
-  const insert = SqlSchema.void({
-    Request: NewInput,
-    execute: ({ content_blocks, input_idempotency_key, ...input }) =>
-      sql`INSERT INTO agent_inputs ${
-        sql.insert({ ...input, idempotency_key: input_idempotency_key, content_blocks: JSON.stringify(content_blocks) })
-      }`
-  })
+  const encodeNewInput = Schema.encodeEffect(NewInput)
+  const insertStatement = ({ content_blocks, input_idempotency_key, ...input }: typeof NewInput.Encoded) =>
+    sql`INSERT INTO agent_inputs ${
+      sql.insert({ ...input, idempotency_key: input_idempotency_key, content_blocks: JSON.stringify(content_blocks) })
+    }`
 
   const byIdempotencyKey = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, key: Schema.String }),
@@ -83,7 +81,9 @@ const make = Effect.gen(function*() {
   })
 
   return {
-    insert: (input: typeof NewInput.Type) => Effect.orDie(insert(input)),
+    /** A new input, inserted by the statement of the append of its event (AppendPrelude): its `new_input`. */
+    insertBefore: (input: typeof NewInput.Type): Effect.Effect<Statement.Fragment> =>
+      Effect.map(Effect.orDie(encodeNewInput(input)), (encoded) => sql`new_input AS (${insertStatement(encoded)})`),
     /** The input recorded first under an idempotency key of the agent. */
     byIdempotencyKey: (agentId: AgentId, key: string) => Effect.orDie(byIdempotencyKey({ agentId, key })),
     /** The input of the agent, locked until the transaction ends. */

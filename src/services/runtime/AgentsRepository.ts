@@ -20,8 +20,11 @@ const NewAgent = Schema.Struct({
   metadata: Schema.Record(Schema.String, Schema.Unknown)
 })
 
-/** An agent as its lock reads it: with the number of its queued inputs. */
-export class LockedAgent extends Agent.extend<LockedAgent>("LockedAgent")({ queued_inputs: Schema.Int }) {}
+/** An agent as its lock reads it: with the number of its queued inputs and the last sequence of its timeline. */
+export class LockedAgent extends Agent.extend<LockedAgent>("LockedAgent")({
+  queued_inputs: Schema.Int,
+  last_sequence: Schema.Int
+}) {}
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

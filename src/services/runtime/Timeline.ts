@@ -22,7 +22,7 @@ import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { type AgentRef, type AgentTurnState, type AppendGuard, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
+import { type AgentRef, type AgentTurnState, type AppendPrelude, dataOf, AgentEventsRepository, type EventReads } from "./AgentEventsRepository.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
 /** Told of the events a transaction appended once it has committed, by agent, in sequence order. */
@@ -116,12 +116,12 @@ const make = Effect.gen(function*() {
   const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.flatMap(UncommittedAppends, (outer) => outer === undefined ? transaction(effect) : effect)
 
-  /** The statement appending the events (with their new ids); none appended when `guard` did not hold. */
+  /** The statement appending the events (with their new ids); none appended when its prelude's guard did not hold. */
   const insert = (
     agentId: AgentId,
     newEvents: ReadonlyArray<NewEvent>,
     state: AgentTurnState | undefined,
-    guard: AppendGuard | null
+    prelude: AppendPrelude | null
   ) =>
     Effect.gen(function*() {
       const offsets = turnOffsets(newEvents)
@@ -139,33 +139,40 @@ const make = Effect.gen(function*() {
         })),
         state ?? null,
         notifications.notice(agentId),
-        guard
+        prelude
       )
     })
 
   /**
    * Appends the events; with `state`, the agent's status and current turn change in the same
-   * statement (callers that change the state always append events: an empty append writes nothing).
+   * statement (callers that change the state always append events: an empty append writes
+   * nothing); with a `prelude` (without a guard), its writes are made by that statement too.
    */
-  const append = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state?: AgentTurnState) =>
+  const append = (
+    agentId: AgentId,
+    newEvents: ReadonlyArray<NewEvent>,
+    state?: AgentTurnState,
+    prelude: AppendPrelude | null = null
+  ) =>
     appendTransaction(Effect.gen(function*() {
       if (newEvents.length === 0) return []
-      const inserted = yield* insert(agentId, newEvents, state, null)
+      const inserted = yield* insert(agentId, newEvents, state, prelude)
       if (inserted.length === 0) return yield* Effect.die(new Error(`Events appended to agent ${agentId}, which does not exist`))
       yield* appended(agentId, inserted)
       return inserted
     }))
 
   /**
-   * Appends the events when `guard` holds (AppendGuard), in one statement of its own: it needs
-   * no transaction, being one statement, and must not run inside one (its waiters are woken
-   * once it has run). The events appended; none when the guard did not hold.
+   * Appends the events after the writes of a guarded prelude, when its guard holds
+   * (AppendPrelude), in one statement of its own: it needs no transaction, being one statement,
+   * and must not run inside one (its waiters are woken once it has run). The events appended;
+   * none when the guard did not hold.
    */
-  const appendGuarded = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state: AgentTurnState, guard: AppendGuard) =>
+  const appendGuarded = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state: AgentTurnState, prelude: AppendPrelude) =>
     Effect.flatMap(UncommittedAppends, (outer) =>
       outer !== undefined
         ? Effect.die(new Error("A guarded append runs in a statement of its own, not in a transaction"))
-        : Effect.tap(insert(agentId, newEvents, state, guard), (inserted) =>
+        : Effect.tap(insert(agentId, newEvents, state, prelude), (inserted) =>
           inserted.length === 0 ? Effect.void : committed(new Map([[agentId, inserted]]))))
 
   /**

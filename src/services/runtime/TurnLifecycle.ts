@@ -83,19 +83,10 @@ const make = Effect.gen(function*() {
       onSome: Effect.succeed
     }))
 
-  /**
-   * Makes the input's turn the agent's current turn and records its start. `newInput`: the
-   * caller has just recorded the input as `started` and appended `startedEvent(turn)` with it,
-   * with the agent `running(turn)` (one insert, one append).
-   */
-  const startTurn = (
-    agentId: AgentId,
-    input: QueuedInput,
-    newInput = false
-  ) =>
+  /** Starts a queued input's turn: its row, the input started, the turn's `started` event with the agent running it. */
+  const startTurn = (agentId: AgentId, input: QueuedInput) =>
     Effect.gen(function*() {
       yield* turns.insert({ id: input.turn_id, agent_id: agentId, input_id: input.id })
-      if (newInput) return
       yield* inputs.setStatus(input.id, "started")
       yield* timeline.append(agentId, [startedEvent(input.turn_id)], running(input.turn_id))
     })
@@ -214,7 +205,6 @@ const make = Effect.gen(function*() {
     lockExisting,
     startedEvent,
     running,
-    startTurn,
     startNext,
     finishTurn,
     completeTurn,

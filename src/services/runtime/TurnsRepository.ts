@@ -3,7 +3,7 @@
  * recorded outcome of each of its completed model calls (docs/runtime.md, "Durability"). A model
  * step's first read joins the turn's agent (`stepState`).
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent } from "../../domain/runtime/Agents.ts"
@@ -11,6 +11,7 @@ import { TokenUsage } from "../../domain/runtime/Events.ts"
 import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import type { AppendPrelude } from "./AgentEventsRepository.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
 
 /** A turn as stored: its usage in four columns, its duration not kept. */
@@ -55,10 +56,9 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const active = sql`status IN ${sql.in(ACTIVE)}`
 
-  const insert = SqlSchema.void({
-    Request: Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId }),
-    execute: (turn) => sql`INSERT INTO turns ${sql.insert({ ...turn, status: "running" })}`
-  })
+  const NewTurn = Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId })
+  const insertStatement = (turn: typeof NewTurn.Encoded) => sql`INSERT INTO turns ${sql.insert({ ...turn, status: "running" })}`
+  const insert = SqlSchema.void({ Request: NewTurn, execute: insertStatement })
 
   const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, id: TurnId }),
@@ -185,44 +185,49 @@ const make = Effect.gen(function*() {
   const finished = JSON.stringify(Schema.encodeSync(StepOutcome)({ _tag: "Finished" }))
 
   /**
-   * The guard of the append that ends a turn with its last model call, its `step`-th, in one
-   * statement of its own (AppendGuard; docs/runtime.md, "A turn's end in one statement"). In the
-   * order every runtime transaction takes its locks, it locks the agent, when it has no queued
-   * input and its timeline has not grown since the statement began, then the turn, when it still
-   * runs; records the step as `Finished`, unless it was recorded already; and completes the turn
-   * with the call's usage. Its `completed` holds the turn's usage when all of that happened, and
-   * no row when any did not: then nothing was written.
+   * The prelude of the append that ends a turn with its last model call, its `step`-th, in one
+   * statement of its own, guarded by its `completed` (AppendPrelude; docs/runtime.md, "A turn's
+   * end in one statement"). In the order every runtime transaction takes its locks, it locks the
+   * agent, when it has no queued input and its timeline has not grown since the statement began,
+   * then the turn, when it still runs; records the step as `Finished`, unless it was recorded
+   * already; and completes the turn with the call's usage. Its `completed` holds the turn's usage
+   * when all of that happened, and no row when any did not: then nothing was written.
    *
    * The timeline unchanged since the statement began is what lets the append number the turn's
    * events from the statement's snapshot: an append that committed while this statement waited
    * for the agent's lock moved the agent's last sequence, and the guard does not hold then.
    */
-  const lastStepGuard = (agentId: AgentId, turnId: TurnId, step: number, lastCall: TokenUsage) => ({
-    source: "completed",
-    with: sql`
-      seen AS MATERIALIZED (SELECT last_sequence FROM agents WHERE id = ${agentId}),
-      agent AS MATERIALIZED (
+  const lastStepGuard = (agentId: AgentId, turnId: TurnId, step: number, lastCall: TokenUsage): AppendPrelude => ({
+    guard: "completed",
+    with: [
+      sql`seen AS MATERIALIZED (SELECT last_sequence FROM agents WHERE id = ${agentId})`,
+      sql`agent AS MATERIALIZED (
         SELECT agents.id FROM agents, seen
         WHERE agents.id = ${agentId} AND agents.queued_inputs = 0 AND agents.last_sequence = seen.last_sequence
         FOR UPDATE OF agents
-      ), turn AS MATERIALIZED (
+      )`,
+      sql`turn AS MATERIALIZED (
         SELECT turns.id FROM turns, agent WHERE turns.id = ${turnId} AND ${active} FOR UPDATE OF turns
-      ), recorded AS (
+      )`,
+      sql`recorded AS (
         INSERT INTO turn_steps (turn_id, step, outcome) SELECT turn.id, ${step}::int, ${finished}::jsonb FROM turn
         ON CONFLICT DO NOTHING RETURNING turn_id
-      ), completed AS (
+      )`,
+      sql`completed AS (
         UPDATE turns SET ${completedBy(lastCall)} FROM recorded WHERE turns.id = recorded.turn_id
         RETURNING jsonb_build_object(
           'input_tokens', turns.input_tokens, 'output_tokens', turns.output_tokens,
           'cache_read_tokens', turns.cache_read_tokens, 'cache_write_tokens', turns.cache_write_tokens
         ) AS usage
       )`
+    ]
   })
 
   return {
     /** A new running turn. */
-    insert: (turn: { readonly id: TurnId; readonly agent_id: AgentId; readonly input_id: InputId }) =>
-      Effect.orDie(insert(turn)),
+    insert: (turn: typeof NewTurn.Type) => Effect.orDie(insert(turn)),
+    /** A new running turn, inserted by the statement of an append (AppendPrelude): its `new_turn`. */
+    insertBefore: (turn: typeof NewTurn.Type): Statement.Fragment => sql`new_turn AS (${insertStatement(turn)})`,
     find: (agentId: AgentId, id: TurnId) => Effect.map(Effect.orDie(find({ agentId, id })), Option.map(toTurn)),
     page: (agentId: AgentId, keyset: Keyset) =>
       Effect.map(page({ agentId }, keyset), (rows) => rows.map(toTurn)),
