@@ -144,10 +144,10 @@ const make = Effect.gen(function*() {
           content_blocks: input.content_blocks,
           actor_id: input.actor_id,
           input_idempotency_key: key
-        }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined, {
-          with: startsNow ? [inputRow, turns.insertBefore({ id: turnId, agent_id: agentId, input_id: inputId })] : [inputRow],
-          guard: null
-        })
+        }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined, [
+          inputRow,
+          ...(startsNow ? [turns.insertBefore({ id: turnId, agent_id: agentId, input_id: inputId })] : [])
+        ])
         return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
       }))
       yield* launcher.launchNext(agentId, outcome.started)

@@ -10,14 +10,15 @@
  * Waiting: every append belongs to a `transaction` (its own, or the caller's it joins; a
  * guarded append is a statement of its own), which wakes this process's waiters once it commits
  * (a waiter woken earlier would read on another connection before the commit), handing them the
- * events it committed; the statement inserting
- * the events tells the other processes sharing the database (a Postgres NOTIFY, delivered at the
- * commit; EventNotifications, which also wakes the waiters of an agent whose timeline it finds
- * went further than it was told, a safety net; docs/scale-out.md, docs/performance.md). Observers
+ * events it committed; the statement inserting the events tells the other processes sharing the
+ * database (a Postgres NOTIFY, delivered at the commit; EventNotifications, which also wakes the
+ * waiters of an agent whose timeline it finds went further than it was told, a safety net;
+ * docs/scale-out.md, docs/performance.md). Observers
  * (`observeCommits`) are told of the committed events too: TurnHistory folds them into the views
  * it keeps.
  */
 import { Clock, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import type { Statement } from "effect/sql"
 import { type AgentId, EventId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsPage, type EventsQuery, type NewEvent } from "../../domain/runtime/Events.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -146,17 +147,18 @@ const make = Effect.gen(function*() {
   /**
    * Appends the events; with `state`, the agent's status and current turn change in the same
    * statement (callers that change the state always append events: an empty append writes
-   * nothing); with a `prelude` (without a guard), its writes are made by that statement too.
+   * nothing); `writes`, the common table expressions of other tables' rows that go with the
+   * events, are made by that statement too (an unguarded AppendPrelude).
    */
   const append = (
     agentId: AgentId,
     newEvents: ReadonlyArray<NewEvent>,
     state?: AgentTurnState,
-    prelude: AppendPrelude | null = null
+    writes: ReadonlyArray<Statement.Fragment> = []
   ) =>
     appendTransaction(Effect.gen(function*() {
       if (newEvents.length === 0) return []
-      const inserted = yield* insert(agentId, newEvents, state, prelude)
+      const inserted = yield* insert(agentId, newEvents, state, writes.length === 0 ? null : { with: writes, guard: null })
       if (inserted.length === 0) return yield* Effect.die(new Error(`Events appended to agent ${agentId}, which does not exist`))
       yield* appended(agentId, inserted)
       return inserted
