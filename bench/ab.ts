@@ -73,7 +73,7 @@ const describeRound = (figures: RoundFigures) =>
 /** The medians of a build's rounds as rows, `label` naming the build. */
 const medianRows = (label: string, rounds: ReadonlyArray<RoundFigures>): Array<RuntimeRow> => {
   const of = (pick: (figures: RoundFigures) => number) => median(rounds.map(pick))
-  const where = `${AGENTS} agents, Postgres, ${label}, median of ${rounds.length}`
+  const where = `${AGENTS} agent${AGENTS === 1 ? "" : "s"}, Postgres, ${label}, median of ${rounds.length}`
   const postgresCpu = rounds.flatMap((figures) => figures.postgresCpuMs === undefined ? [] : [figures.postgresCpuMs])
   return [
     { name: `turns per second, ${where}`, value: of((figures) => figures.turnsPerSecond), unit: "turns/s" },
