@@ -107,8 +107,22 @@ const collectOutput = (child: ChildProcess) => {
   return () => output
 }
 
+/**
+ * How `child` exited, once what it wrote has been read: at its `close` (its output read to the
+ * end), or 5 s after its `exit` when a process it started still holds that output open. `exit`
+ * alone can come before the last of the output is read (a busy machine's CI lost a server's
+ * shutdown lines that way).
+ */
 const exitOf = (child: ChildProcess) =>
-  new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })))
+  new Promise<Exit>((resolve) =>
+    child.once("exit", (code, signal) => {
+      const timer = setTimeout(() => resolve({ code, signal }), 5_000)
+      child.once("close", () => {
+        clearTimeout(timer)
+        resolve({ code, signal })
+      })
+    })
+  )
 
 /** How to kill each server's process group (npm and the server under it). */
 const leftovers = new Set<() => void>()
