@@ -194,7 +194,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
 
   // The turn's end is one statement that numbers the turn's events from its snapshot, taken
   // before it waits for the agent's lock: an append committed meanwhile must not be overlooked
-  // (TurnsRepository.lastStepGuard). Postgres only: the embedded database has one connection.
+  // (AgentsRepository.lockIdleUnchanged). Postgres only: the embedded database has one connection.
   it.effect.skipIf(usesEmbeddedDatabase)(
     "an append that holds the agent while the turn's last model call ends: the turn's events are numbered after it, none twice",
     () =>

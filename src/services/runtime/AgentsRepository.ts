@@ -5,7 +5,7 @@
  * agent's status and current turn there too when the append starts or ends a turn). It also
  * counts the agent's queued inputs, which triggers on `agent_inputs` keep (migration 0014).
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
@@ -25,6 +25,15 @@ export class LockedAgent extends Agent.extend<LockedAgent>("LockedAgent")({
   queued_inputs: Schema.Int,
   last_sequence: Schema.Int
 }) {}
+
+/**
+ * The agent's lock taken by a statement of its own (the first writes of an AppendPrelude): its
+ * common table expressions, and `name`, the one that holds the agent's id while its row is locked.
+ */
+export interface StatementLock {
+  readonly with: ReadonlyArray<Statement.Fragment>
+  readonly name: string
+}
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -114,6 +123,23 @@ const make = Effect.gen(function*() {
     lastSequences: (ids: ReadonlyArray<AgentId>) => Effect.orDie(lastSequences(ids)),
     /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
     lock: (id: AgentId) => Effect.orDie(lock(id)),
+    /**
+     * The agent locked by a statement of its own until it ends, when it has no queued input and its
+     * timeline has not grown since the statement began: its `agent` holds the agent's id then, no
+     * row else. The second condition lets the statement number new events from its snapshot, taken
+     * before it waited for the lock: an append that committed meanwhile moved the last sequence.
+     */
+    lockIdleUnchanged: (id: AgentId): StatementLock => ({
+      name: "agent",
+      with: [
+        sql`seen AS MATERIALIZED (SELECT last_sequence FROM agents WHERE id = ${id})`,
+        sql`agent AS MATERIALIZED (
+          SELECT agents.id FROM agents, seen
+          WHERE agents.id = ${id} AND agents.queued_inputs = 0 AND agents.last_sequence = seen.last_sequence
+          FOR UPDATE OF agents
+        )`
+      ]
+    }),
     /** The agent when it is in the project, locked as by `lock`. */
     lockInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(lockInProject({ projectId, id })),
     page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>

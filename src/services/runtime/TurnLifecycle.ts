@@ -169,10 +169,10 @@ const make = Effect.gen(function*() {
    * Completes a running turn with its last model call, its `step`-th, in one statement without
    * a transaction, when nothing else is in the way: the agent has no queued input, its timeline
    * has not grown since the statement began, the turn still runs, and the step was not recorded
-   * (TurnsRepository.lastStepGuard). The step recorded, the turn completed with the call's usage,
-   * the call's output and the turn's end appended, the agent left idle, all in that statement:
-   * true. Else nothing is written, false, and the caller takes the transaction's way
-   * (`completeTurn`), which finds out what was in the way.
+   * (AgentsRepository.lockIdleUnchanged, TurnsRepository.lastStepGuard). The step recorded, the
+   * turn completed with the call's usage, the call's output and the turn's end appended, the
+   * agent left idle, all in that statement: true. Else nothing is written, false, and the caller
+   * takes the transaction's way (`completeTurn`), which finds out what was in the way.
    */
   const completeAlone = (
     agentId: AgentId,
@@ -185,7 +185,7 @@ const make = Effect.gen(function*() {
         // The turn's usage is the one the guard's statement leaves, which the append writes in its end.
         [...last.events, endedEvent(turnId, "completed", null, null)],
         idle,
-        turns.lastStepGuard(agentId, turnId, last.step, last.usage)
+        turns.lastStepGuard(agents.lockIdleUnchanged(agentId), turnId, last.step, last.usage)
       ),
       (appended) => appended.length > 0
     )

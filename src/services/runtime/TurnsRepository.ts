@@ -12,6 +12,7 @@ import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import type { AppendPrelude } from "./AgentEventsRepository.ts"
+import type { StatementLock } from "./AgentsRepository.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
 
 /** A turn as stored: its usage in four columns, its duration not kept. */
@@ -187,27 +188,23 @@ const make = Effect.gen(function*() {
   /**
    * The prelude of the append that ends a turn with its last model call, its `step`-th, in one
    * statement of its own, guarded by its `completed` (AppendPrelude; docs/runtime.md, "A turn's
-   * end in one statement"). In the order every runtime transaction takes its locks, it locks the
-   * agent, when it has no queued input and its timeline has not grown since the statement began,
-   * then the turn, when it still runs; records the step as `Finished`, unless it was recorded
-   * already; and completes the turn with the call's usage. Its `completed` holds the turn's usage
-   * when all of that happened, and no row when any did not: then nothing was written.
-   *
-   * The timeline unchanged since the statement began is what lets the append number the turn's
-   * events from the statement's snapshot: an append that committed while this statement waited
-   * for the agent's lock moved the agent's last sequence, and the guard does not hold then.
+   * end in one statement"). After the agent's lock, `agent` (AgentsRepository.lockIdleUnchanged:
+   * every runtime transaction takes it first), it locks the turn, when it still runs; records the
+   * step as `Finished`, unless it was recorded already; and completes the turn with the call's
+   * usage. Its `completed` holds the turn's usage when all of that happened, and no row when any
+   * did not (the agent's lock not taken among them): then nothing was written.
    */
-  const lastStepGuard = (agentId: AgentId, turnId: TurnId, step: number, lastCall: TokenUsage): AppendPrelude => ({
+  const lastStepGuard = (
+    agent: StatementLock,
+    turnId: TurnId,
+    step: number,
+    lastCall: TokenUsage
+  ): AppendPrelude => ({
     guard: "completed",
     with: [
-      sql`seen AS MATERIALIZED (SELECT last_sequence FROM agents WHERE id = ${agentId})`,
-      sql`agent AS MATERIALIZED (
-        SELECT agents.id FROM agents, seen
-        WHERE agents.id = ${agentId} AND agents.queued_inputs = 0 AND agents.last_sequence = seen.last_sequence
-        FOR UPDATE OF agents
-      )`,
+      ...agent.with,
       sql`turn AS MATERIALIZED (
-        SELECT turns.id FROM turns, agent WHERE turns.id = ${turnId} AND ${active} FOR UPDATE OF turns
+        SELECT turns.id FROM turns, ${sql(agent.name)} WHERE turns.id = ${turnId} AND ${active} FOR UPDATE OF turns
       )`,
       sql`recorded AS (
         INSERT INTO turn_steps (turn_id, step, outcome) SELECT turn.id, ${step}::int, ${finished}::jsonb FROM turn
