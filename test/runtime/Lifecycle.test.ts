@@ -1,11 +1,12 @@
 /**
  * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, by this process
  * or by another, and while waiting for a tool result), provider errors (a 429 retried, a provider
- * that keeps failing), and a turn's end in one statement meeting another process's append.
+ * that keeps failing), and a turn's end and an input, each in one statement, meeting another
+ * process's append.
  */
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { randomBytes } from "node:crypto"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
 import { eventually } from "../support/Polling.ts"
@@ -17,6 +18,15 @@ import { describeRuntime } from "./RuntimeLayer.ts"
 
 /** A new event id, as the server makes them: `evt_` and 26 characters of [a-z2-7]. */
 const newEventId = () => `evt_${Array.from(randomBytes(26), (byte) => "abcdefghijklmnopqrstuvwxyz234567"[byte % 32]).join("")}`
+
+/** Waits until a statement of another session waits for a lock this session (a transaction's) holds. */
+const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
+  eventually(
+    sql<{ readonly waiting: number }>`
+      SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`,
+    (rows) => rows[0].waiting === 1,
+    what
+  )
 
 const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.flatMap((event) => event.event_kind === "turn" ? [event.turn_status] : [])
@@ -219,12 +229,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
               ${JSON.stringify({ content_blocks: [{ type: "text", text: "from another process" }] })}::jsonb
             FROM agents WHERE id = ${agent.id}`
           yield* sql`UPDATE agents SET last_sequence = last_sequence + 1 WHERE id = ${agent.id}`
-          yield* eventually(
-            sql<{ readonly waiting: number }>`
-              SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`,
-            (rows) => rows[0].waiting === 1,
-            "the turn's end waiting for the agent"
-          )
+          yield* waitedOn(sql, "the turn's end waiting for the agent")
         }))
         yield* rt.idle(agent.id)
         const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
@@ -240,6 +245,51 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
           turn_status: "completed",
           usage: { input_tokens: 7, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0 }
         })
+      })
+  )
+
+  // An input is one statement after a read of the agent, which writes only while the agent is as
+  // read (AgentsRepository.lockUnchanged): an append committed between the read and that
+  // statement's lock sends the input the transaction's way. Postgres only, as above.
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "an append that holds the agent while an input is recorded: the input's event comes after it and its row names that event",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        yield* provider.script([Reply.text("the answer")], { model: rt.slug })
+        const agent = yield* rt.launch()
+        // Another process's append (a cancel with no turn running), holding the agent's row until
+        // the input's statement waits for it.
+        const sending = yield* sql.withTransaction(Effect.gen(function*() {
+          const [{ last_sequence }] = yield* sql<{ readonly last_sequence: number }>`
+            SELECT last_sequence FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          const sending = yield* Effect.forkChild(rt.send(agent.id, "hello"))
+          yield* waitedOn(sql, "the input waiting for the agent")
+          yield* sql`
+            INSERT INTO agent_events (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
+            SELECT id, ${last_sequence + 1}, ${newEventId()}, agent_config_id, NULL, NULL, false, 'control',
+              ${JSON.stringify({ control_type: "cancel_current", actor_id: null })}::jsonb
+            FROM agents WHERE id = ${agent.id}`
+          yield* sql`UPDATE agents SET last_sequence = ${last_sequence + 1} WHERE id = ${agent.id}`
+          return sending
+        }))
+        const sent = yield* Fiber.join(sending)
+        expect(sent.disposition).toBe("started")
+        yield* rt.idle(agent.id)
+        const events = yield* rt.events(agent.id)
+        expect(events.map((event) => [event.event_kind, event.sequence - events[0].sequence])).toEqual([
+          ["control", 0],
+          ["agent_input", 1],
+          ["turn", 2],
+          ["model_output", 3],
+          ["turn", 4]
+        ])
+        expect(sent.event.sequence).toBe(events[1].sequence)
+        const [input] = yield* sql<{ readonly event_sequence: number }>`
+          SELECT event_sequence FROM agent_inputs WHERE id = ${sent.event.agent_input_id}`
+        expect(input.event_sequence).toBe(sent.event.sequence)
       })
   )
 

@@ -130,14 +130,23 @@ export type Notice = typeof Notice.Type
 
 /**
  * The writes an append's statement makes before it: `with`, the common table expressions the
- * statement begins with (each `name AS (statement)`, named by the repository of its table). With a
- * `guard`, the name of one of them, the append happens only when that one holds a row (when it
- * holds none, nothing is appended and the agent is not changed), and a new `turn` event records
- * that row's `usage` (a JSON object): the turn's token usage as those writes left it.
+ * statement begins with (each `name AS (statement)`, named by the repository of its table), and
+ * the `guard` the append waits on, if any.
  */
 export interface AppendPrelude {
   readonly with: ReadonlyArray<Statement.Fragment>
-  readonly guard: string | null
+  readonly guard: PreludeGuard | null
+}
+
+/**
+ * `name`, one of the prelude's common table expressions: the append happens only when it holds a
+ * row (when it holds none, nothing is appended and the agent is not changed). With `turnUsage`,
+ * that row has a `usage` (a JSON object) which a new `turn` event records: the turn's token usage
+ * as the prelude's writes left it.
+ */
+export interface PreludeGuard {
+  readonly name: string
+  readonly turnUsage: boolean
 }
 
 const Fragment = Schema.declare(Statement.isFragment)
@@ -178,7 +187,10 @@ const make = Effect.gen(function*() {
       rows: EventRows,
       state: Schema.NullOr(AgentTurnState),
       notice: Schema.NullOr(Notice),
-      prelude: Schema.NullOr(Schema.Struct({ with: Schema.Array(Fragment), guard: Schema.NullOr(Schema.String) }))
+      prelude: Schema.NullOr(Schema.Struct({
+        with: Schema.Array(Fragment),
+        guard: Schema.NullOr(Schema.Struct({ name: Schema.String, turnUsage: Schema.Boolean }))
+      }))
     }),
     Result: EventFromRow,
     execute: ({ agentId, notice, prelude, rows, state }) => {
@@ -188,10 +200,10 @@ const make = Effect.gen(function*() {
           WITH ${prelude === null ? sql`` : sql`${sql.csv(prelude.with)},`} allocated AS (
             UPDATE agents SET last_sequence = agents.last_sequence + ${rows.length}, updated_at = now()
             ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
-            ${guard === null ? sql`` : sql`FROM ${sql(guard)}`}
+            ${guard === null ? sql`` : sql`FROM ${sql(guard.name)}`}
             WHERE agents.id = ${agentId}
             RETURNING agents.last_sequence - ${rows.length} AS before, agents.last_sequence, agents.agent_config_id,
-              agents.org_id, agents.project_id ${guard === null ? sql`` : sql`, ${sql(guard)}.usage`}
+              agents.org_id, agents.project_id ${guard?.turnUsage === true ? sql`, ${sql(guard.name)}.usage` : sql``}
           ), inserted AS (
           INSERT INTO agent_events
             (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
@@ -202,9 +214,9 @@ const make = Effect.gen(function*() {
             ) END,
             r.is_opening_event, r.event_kind,
             ${
-          guard === null
-            ? sql`r.data`
-            : sql`CASE WHEN r.event_kind = 'turn' THEN jsonb_set(r.data, '{usage}', allocated.usage) ELSE r.data END`
+          guard?.turnUsage === true
+            ? sql`CASE WHEN r.event_kind = 'turn' THEN jsonb_set(r.data, '{usage}', allocated.usage) ELSE r.data END`
+            : sql`r.data`
         }
           FROM allocated, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(
             position bigint, id text, turn_id text, turn_offset integer,

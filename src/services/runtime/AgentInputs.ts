@@ -10,18 +10,20 @@ import { type ActorId, type AgentId, InputId, type OrgId, type ProjectId, TurnId
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import type { AgentEvent, NewEvent } from "../../domain/runtime/Events.ts"
 import { InputAccepted, type SendInput } from "../../domain/runtime/Inputs.ts"
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
 import { constructor } from "../shared/Construct.ts"
+import { someOrFail } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Actors } from "./Actors.ts"
-import { AgentAccess } from "./AgentAccess.ts"
+import { AgentAccess, agentNotFound } from "./AgentAccess.ts"
 import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
 import { type Disposition, AgentInputsRepository } from "./AgentInputsRepository.ts"
+import { type AgentRow, AgentsRepository } from "./AgentsRepository.ts"
 import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
@@ -40,6 +42,16 @@ export interface SentInput {
 
 type InputEvent = Extract<AgentEvent, { event_kind: "agent_input" }>
 
+/** An input recorded: its event, the answer it got, and the turn it started, if any. */
+interface RecordedInput {
+  readonly event: InputEvent
+  readonly disposition: Disposition
+  readonly started: Option.Option<TurnId>
+}
+
+/** A workspace session's agent: launched with the workspace in its metadata, which never changes. */
+const inWorkspace = (agent: Agent) => typeof agent.metadata.workspace_id === "string"
+
 /** An input to record, its media already stored. */
 interface NewInput {
   readonly content_blocks: ReadonlyArray<ContentBlock>
@@ -57,6 +69,7 @@ const makeInputAccepted = constructor(InputAccepted, Schema.Struct(InputAccepted
 
 const make = Effect.gen(function*() {
   const inputs = yield* AgentInputsRepository
+  const agents = yield* AgentsRepository
   const turns = yield* TurnsRepository
   const agentAccess = yield* AgentAccess
   const actors = yield* Actors
@@ -72,84 +85,136 @@ const make = Effect.gen(function*() {
     Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
 
   /**
-   * Records the input and starts its turn when the agent is idle; the first answer again for a
-   * repeated key; `not_found` when the agent is not in the project.
+   * The input's event, with its turn's `started` event when the agent is idle (the input starts
+   * the turn then, else it joins the backlog), and what the statement appending them writes with
+   * them: the input's row, and the turn's when it starts. `agent` is as its lock read it, or as a
+   * read the statement guards on: `guard`, the name of the agent's lock in that statement.
+   * `agent_backlog_full` when the backlog is full.
+   */
+  const newInput = (agent: AgentRow, input: NewInput, guard?: string) =>
+    Effect.gen(function*() {
+      const startsNow = agent.current_turn_id === null
+      if (!startsNow && agent.queued_inputs >= MAX_BACKLOG) {
+        return yield* Effect.fail(
+          new AgentBacklogFull({
+            error: `Agent ${agent.id} already has ${MAX_BACKLOG} queued inputs; wait for its turns to finish, ` +
+              `or withdraw queued inputs, before sending more`
+          })
+        )
+      }
+      const inputId = yield* ids.make(InputId)
+      const turnId = yield* ids.make(TurnId)
+      const disposition: Disposition = startsNow ? "started" : "queued"
+      const inputRow = yield* inputs.insertBefore({
+        id: inputId,
+        agent_id: agent.id,
+        turn_id: turnId,
+        status: disposition,
+        // Its event is the agent's next.
+        event_sequence: agent.last_sequence + 1,
+        content_blocks: input.content_blocks,
+        actor_id: input.actor_id,
+        input_idempotency_key: input.input_idempotency_key,
+        request_hash: input.request_hash,
+        disposition
+      }, guard)
+      const event: NewEvent = {
+        event_kind: "agent_input",
+        turn_id: turnId,
+        is_opening_event: true,
+        agent_input_id: inputId,
+        input_kind: "content",
+        content_blocks: input.content_blocks,
+        actor_id: input.actor_id,
+        input_idempotency_key: input.input_idempotency_key
+      }
+      return {
+        disposition,
+        started: startsNow ? Option.some(turnId) : Option.none<TurnId>(),
+        events: startsNow ? [event, lifecycle.startedEvent(turnId)] : [event],
+        state: startsNow ? lifecycle.running(turnId) : undefined,
+        writes: startsNow
+          ? [inputRow, turns.insertBefore({ id: turnId, agent_id: agent.id, input_id: inputId }, guard)]
+          : [inputRow]
+      }
+    })
+
+  /**
+   * Records the input in a transaction that locks the agent first, in one statement after the
+   * lock (the input's row, the turn's when it starts, and their events); the first answer again
+   * for a repeated key; `not_found` when the agent is not in the project.
+   */
+  const recordLocked = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
+    timeline.transaction(Effect.gen(function*() {
+      const agent = yield* lifecycle.lockInProject(projectId, agentId)
+      yield* personalMachines.requireForAgentOf(agent.agent_config_id)
+      // The worktree of a workspace session's agent (launched with the workspace in its metadata,
+      // which never changes) is not worked on while it is being migrated (docs/workspaces.md,
+      // "Migration"); read under the agent's lock, which the migration waits for.
+      const migrating = inWorkspace(agent) ? yield* workspaceSessions.migratingOfAgent(agentId) : Option.none()
+      if (Option.isSome(migrating)) {
+        return yield* Effect.fail(
+          new StateTransitionConflict({
+            error: `Worktree ${migrating.value} of agent ${agentId} is being migrated; send the input once the ` +
+              "migration has finished (then, to work where the worktree went, start a session there)"
+          })
+        )
+      }
+      const key = input.input_idempotency_key
+      const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
+      if (Option.isSome(first)) {
+        if (first.value.request_hash !== input.request_hash) {
+          return yield* Effect.fail(
+            new IdempotencyKeyConflict({
+              error: `The input_idempotency_key ${key} was already used on this agent ` +
+                `for a different input; use a new key for a new input`
+            })
+          )
+        }
+        const event = yield* eventAt(agent, first.value.event_sequence)
+        const replayed: RecordedInput = { event, disposition: first.value.disposition, started: Option.none() }
+        return replayed
+      }
+      const written = yield* newInput(agent, input)
+      const [event] = yield* timeline.append(agentId, written.events, written.state, written.writes)
+      const recorded: RecordedInput = { event: event as InputEvent, disposition: written.disposition, started: written.started }
+      return recorded
+    }))
+
+  /**
+   * Records an input without an idempotency key, to an agent outside a workspace, in one
+   * statement after a read of the agent (docs/runtime.md, "Inputs and the backlog"): the
+   * statement writes only while the agent is as read (AgentsRepository.lockUnchanged), so what
+   * was decided on the read holds under the agent's lock. None when the agent changed meanwhile
+   * (nothing was written), or when the input needs the transaction: a key to look up first, a
+   * worktree migration to wait for.
+   */
+  const recordAlone = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
+    Effect.gen(function*() {
+      if (input.input_idempotency_key !== null) return Option.none<RecordedInput>()
+      const agent = yield* agents.rowInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
+      if (inWorkspace(agent)) return Option.none<RecordedInput>()
+      yield* personalMachines.requireForAgentOf(agent.agent_config_id)
+      const lock = agents.lockUnchanged(agent)
+      const written = yield* newInput(agent, input, lock.name)
+      const appended = yield* timeline.appendGuarded(agentId, written.events, written.state, {
+        with: [...lock.with, ...written.writes],
+        guard: { name: lock.name, turnUsage: false }
+      })
+      return appended.length === 0
+        ? Option.none<RecordedInput>()
+        : Option.some<RecordedInput>({ event: appended[0] as InputEvent, disposition: written.disposition, started: written.started })
+    })
+
+  /**
+   * Records the input and starts its turn when the agent is idle: in one statement when nothing
+   * is in the way, else in a transaction; the first answer again for a repeated key; `not_found`
+   * when the agent is not in the project.
    */
   const record = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
     Effect.gen(function*() {
-      const outcome = yield* timeline.transaction(Effect.gen(function*() {
-        const agent = yield* lifecycle.lockInProject(projectId, agentId)
-        yield* personalMachines.requireForAgentOf(agent.agent_config_id)
-        // The worktree of a workspace session's agent (launched with the workspace in its metadata,
-        // which never changes) is not worked on while it is being migrated (docs/workspaces.md,
-        // "Migration"); read under the agent's lock, which the migration waits for.
-        const migrating = typeof agent.metadata.workspace_id === "string"
-          ? yield* workspaceSessions.migratingOfAgent(agentId)
-          : Option.none()
-        if (Option.isSome(migrating)) {
-          return yield* Effect.fail(
-            new StateTransitionConflict({
-              error: `Worktree ${migrating.value} of agent ${agentId} is being migrated; send the input once the ` +
-                "migration has finished (then, to work where the worktree went, start a session there)"
-            })
-          )
-        }
-        const key = input.input_idempotency_key
-        const first = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
-        if (Option.isSome(first)) {
-          if (first.value.request_hash !== input.request_hash) {
-            return yield* Effect.fail(
-              new IdempotencyKeyConflict({
-                error: `The input_idempotency_key ${key} was already used on this agent ` +
-                  `for a different input; use a new key for a new input`
-              })
-            )
-          }
-          const event = yield* eventAt(agent, first.value.event_sequence)
-          return { event, disposition: first.value.disposition, started: Option.none<TurnId>() }
-        }
-        const startsNow = agent.current_turn_id === null
-        if (!startsNow && agent.queued_inputs >= MAX_BACKLOG) {
-          return yield* Effect.fail(
-            new AgentBacklogFull({
-              error: `Agent ${agentId} already has ${MAX_BACKLOG} queued inputs; wait for its turns to finish, ` +
-                `or withdraw queued inputs, before sending more`
-            })
-          )
-        }
-        const inputId = yield* ids.make(InputId)
-        const turnId = yield* ids.make(TurnId)
-        const disposition: Disposition = startsNow ? "started" : "queued"
-        // One statement: the input's row (its event the agent's next, under the agent's lock), the
-        // turn's when it starts, and the input's event, with the turn's `started` event and the
-        // agent running it when it starts.
-        const inputRow = yield* inputs.insertBefore({
-          id: inputId,
-          agent_id: agentId,
-          turn_id: turnId,
-          status: disposition,
-          event_sequence: agent.last_sequence + 1,
-          content_blocks: input.content_blocks,
-          actor_id: input.actor_id,
-          input_idempotency_key: key,
-          request_hash: input.request_hash,
-          disposition
-        })
-        const [event] = yield* timeline.append(agentId, [{
-          event_kind: "agent_input",
-          turn_id: turnId,
-          is_opening_event: true,
-          agent_input_id: inputId,
-          input_kind: "content",
-          content_blocks: input.content_blocks,
-          actor_id: input.actor_id,
-          input_idempotency_key: key
-        }, ...(startsNow ? [lifecycle.startedEvent(turnId)] : [])], startsNow ? lifecycle.running(turnId) : undefined, [
-          inputRow,
-          ...(startsNow ? [turns.insertBefore({ id: turnId, agent_id: agentId, input_id: inputId })] : [])
-        ])
-        return { event: event as InputEvent, disposition, started: startsNow ? Option.some(turnId) : Option.none() }
-      }))
+      const alone = yield* recordAlone(projectId, agentId, input)
+      const outcome = Option.isSome(alone) ? alone.value : yield* recordLocked(projectId, agentId, input)
       yield* launcher.launchNext(agentId, outcome.started)
       return makeInputAccepted({ event: outcome.event, disposition: outcome.disposition })
     })
@@ -239,6 +304,7 @@ export class AgentInputs extends Context.Service<AgentInputs, Effect.Success<typ
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       AgentInputsRepository.layer,
+      AgentsRepository.layer,
       TurnsRepository.layer,
       AgentAccess.layer,
       Actors.layer,

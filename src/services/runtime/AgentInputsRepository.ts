@@ -8,6 +8,7 @@ import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { AgentInput, InputStatus } from "../../domain/runtime/Inputs.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import { insertGuarded } from "../shared/Sql.ts"
 
 export const Disposition = Schema.Literals(["started", "queued"])
 export type Disposition = typeof Disposition.Type
@@ -37,10 +38,14 @@ const make = Effect.gen(function*() {
   const columns = sql.unsafe(COLUMNS)
 
   const encodeNewInput = Schema.encodeEffect(NewInput)
-  const insertStatement = ({ content_blocks, input_idempotency_key, ...input }: typeof NewInput.Encoded) =>
-    sql`INSERT INTO agent_inputs ${
-      sql.insert({ ...input, idempotency_key: input_idempotency_key, content_blocks: JSON.stringify(content_blocks) })
-    }`
+  /** The input's row as inserted; only when `guard` holds a row, with one (insertGuarded). */
+  const insertStatement = (
+    { content_blocks, input_idempotency_key, ...input }: typeof NewInput.Encoded,
+    guard: string | undefined
+  ): Statement.Fragment => {
+    const row = { ...input, idempotency_key: input_idempotency_key, content_blocks: JSON.stringify(content_blocks) }
+    return guard === undefined ? sql`INSERT INTO agent_inputs ${sql.insert(row)}` : insertGuarded(sql, "agent_inputs", row, guard)
+  }
 
   const byIdempotencyKey = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, key: Schema.String }),
@@ -81,9 +86,12 @@ const make = Effect.gen(function*() {
   })
 
   return {
-    /** A new input, inserted by the statement of the append of its event (AppendPrelude): its `new_input`. */
-    insertBefore: (input: typeof NewInput.Type): Effect.Effect<Statement.Fragment> =>
-      Effect.map(Effect.orDie(encodeNewInput(input)), (encoded) => sql`new_input AS (${insertStatement(encoded)})`),
+    /**
+     * A new input, inserted by the statement of the append of its event (AppendPrelude): its
+     * `new_input`; with `guard`, only when that common table expression holds a row.
+     */
+    insertBefore: (input: typeof NewInput.Type, guard?: string): Effect.Effect<Statement.Fragment> =>
+      Effect.map(Effect.orDie(encodeNewInput(input)), (encoded) => sql`new_input AS (${insertStatement(encoded, guard)})`),
     /** The input recorded first under an idempotency key of the agent. */
     byIdempotencyKey: (agentId: AgentId, key: string) => Effect.orDie(byIdempotencyKey({ agentId, key })),
     /** The input of the agent, locked until the transaction ends. */

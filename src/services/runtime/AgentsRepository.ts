@@ -6,10 +6,11 @@
  * counts the agent's queued inputs, which triggers on `agent_inputs` keep (migration 0014).
  */
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, type Option, Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import { lockClause } from "../shared/Sql.ts"
 
 const NewAgent = Schema.Struct({
   id: AgentId,
@@ -20,11 +21,14 @@ const NewAgent = Schema.Struct({
   metadata: Schema.Record(Schema.String, Schema.Unknown)
 })
 
-/** An agent as its lock reads it: with the number of its queued inputs and the last sequence of its timeline. */
-export class LockedAgent extends Agent.extend<LockedAgent>("LockedAgent")({
+/** An agent's row: the agent with the number of its queued inputs and the last sequence of its timeline. */
+export class AgentRow extends Agent.extend<AgentRow>("AgentRow")({
   queued_inputs: Schema.Int,
   last_sequence: Schema.Int
 }) {}
+
+/** An agent's row as its lock read it: the reader's transaction holds the row until it ends. */
+export type LockedAgent = AgentRow
 
 /**
  * The agent's lock taken by a statement of its own (the first writes of an AppendPrelude): its
@@ -72,14 +76,15 @@ const make = Effect.gen(function*() {
 
   const lock = SqlSchema.findOneOption({
     Request: AgentId,
-    Result: LockedAgent,
+    Result: AgentRow,
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
   })
 
-  const lockInProject = SqlSchema.findOneOption({
-    Request: Schema.Struct({ projectId: ProjectId, id: AgentId }),
-    Result: LockedAgent,
-    execute: ({ id, projectId }) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} FOR UPDATE`
+  const rowInProject = SqlSchema.findOneOption({
+    Request: Schema.Struct({ projectId: ProjectId, id: AgentId, lock: Schema.Literals(["none", "update"]) }),
+    Result: AgentRow,
+    execute: ({ id, lock, projectId }) =>
+      sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} ${lockClause(sql, lock)}`
   })
 
   const page = keysetQuery(sql, {
@@ -140,8 +145,27 @@ const make = Effect.gen(function*() {
         )`
       ]
     }),
+    /**
+     * The agent locked by a statement of its own until it ends, when its row is still as `agent`
+     * was read: the same last sequence of its timeline, current turn and queued inputs. Its `agent`
+     * holds the agent's id then, no row else. What was decided on that read holds under the lock,
+     * and the statement may number new events after that last sequence.
+     */
+    lockUnchanged: (agent: AgentRow): StatementLock => ({
+      name: "agent",
+      with: [sql`agent AS MATERIALIZED (
+        SELECT agents.id FROM agents
+        WHERE agents.id = ${agent.id} AND agents.last_sequence = ${agent.last_sequence}
+          AND agents.current_turn_id IS NOT DISTINCT FROM ${agent.current_turn_id}::text
+          AND agents.queued_inputs = ${agent.queued_inputs}
+        FOR UPDATE OF agents
+      )`]
+    }),
     /** The agent when it is in the project, locked as by `lock`. */
-    lockInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(lockInProject({ projectId, id })),
+    lockInProject: (projectId: ProjectId, id: AgentId): Effect.Effect<Option.Option<LockedAgent>> =>
+      Effect.orDie(rowInProject({ projectId, id, lock: "update" })),
+    /** The agent's row when it is in the project, read without a lock (`lockUnchanged` guards a statement on it). */
+    rowInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(rowInProject({ projectId, id, lock: "none" })),
     page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>
       page({ projectId, status }, keyset),
     /** Makes `turnId` the agent's current turn (null: none) with `status`. */

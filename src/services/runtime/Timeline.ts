@@ -166,11 +166,16 @@ const make = Effect.gen(function*() {
 
   /**
    * Appends the events after the writes of a guarded prelude, when its guard holds
-   * (AppendPrelude), in one statement of its own: it needs no transaction, being one statement,
-   * and must not run inside one (its waiters are woken once it has run). The events appended;
-   * none when the guard did not hold.
+   * (AppendPrelude), with `state` as `append` does, in one statement of its own: it needs no
+   * transaction, being one statement, and must not run inside one (its waiters are woken once it
+   * has run). The events appended; none when the guard did not hold.
    */
-  const appendGuarded = (agentId: AgentId, newEvents: ReadonlyArray<NewEvent>, state: AgentTurnState, prelude: AppendPrelude) =>
+  const appendGuarded = (
+    agentId: AgentId,
+    newEvents: ReadonlyArray<NewEvent>,
+    state: AgentTurnState | undefined,
+    prelude: AppendPrelude
+  ) =>
     Effect.flatMap(UncommittedAppends, (outer) =>
       outer !== undefined
         ? Effect.die(new Error("A guarded append runs in a statement of its own, not in a transaction"))

@@ -11,6 +11,7 @@ import { TokenUsage } from "../../domain/runtime/Events.ts"
 import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import { insertGuarded } from "../shared/Sql.ts"
 import type { AppendPrelude } from "./AgentEventsRepository.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
@@ -58,7 +59,8 @@ const make = Effect.gen(function*() {
   const active = sql`status IN ${sql.in(ACTIVE)}`
 
   const NewTurn = Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId })
-  const insertStatement = (turn: typeof NewTurn.Encoded) => sql`INSERT INTO turns ${sql.insert({ ...turn, status: "running" })}`
+  const rowOf = (turn: typeof NewTurn.Encoded) => ({ ...turn, status: "running" })
+  const insertStatement = (turn: typeof NewTurn.Encoded) => sql`INSERT INTO turns ${sql.insert(rowOf(turn))}`
   const insert = SqlSchema.void({ Request: NewTurn, execute: insertStatement })
 
   const find = SqlSchema.findOneOption({
@@ -200,7 +202,7 @@ const make = Effect.gen(function*() {
     step: number,
     lastCall: TokenUsage
   ): AppendPrelude => ({
-    guard: "completed",
+    guard: { name: "completed", turnUsage: true },
     with: [
       ...agent.with,
       sql`turn AS MATERIALIZED (
@@ -223,8 +225,12 @@ const make = Effect.gen(function*() {
   return {
     /** A new running turn. */
     insert: (turn: typeof NewTurn.Type) => Effect.orDie(insert(turn)),
-    /** A new running turn, inserted by the statement of an append (AppendPrelude): its `new_turn`. */
-    insertBefore: (turn: typeof NewTurn.Type): Statement.Fragment => sql`new_turn AS (${insertStatement(turn)})`,
+    /**
+     * A new running turn, inserted by the statement of an append (AppendPrelude): its `new_turn`;
+     * with `guard`, only when that common table expression holds a row.
+     */
+    insertBefore: (turn: typeof NewTurn.Type, guard?: string): Statement.Fragment =>
+      sql`new_turn AS (${guard === undefined ? insertStatement(turn) : insertGuarded(sql, "turns", rowOf(turn), guard)})`,
     find: (agentId: AgentId, id: TurnId) => Effect.map(Effect.orDie(find({ agentId, id })), Option.map(toTurn)),
     page: (agentId: AgentId, keyset: Keyset) =>
       Effect.map(page({ agentId }, keyset), (rows) => rows.map(toTurn)),

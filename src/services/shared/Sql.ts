@@ -59,3 +59,19 @@ export type RowLock = "none" | "share" | "update"
 
 export const lockClause = (sql: SqlClient.SqlClient, lock: RowLock): Statement.Fragment =>
   lock === "share" ? sql`FOR SHARE` : lock === "update" ? sql`FOR UPDATE` : sql``
+
+/**
+ * `INSERT INTO table (the row's columns) SELECT its values FROM guard`: the row, inserted only
+ * when `guard`, a common table expression of the same statement, holds a row (the guarded
+ * prelude of an append: AgentEventsRepository.AppendPrelude).
+ */
+export const insertGuarded = (
+  sql: SqlClient.SqlClient,
+  table: string,
+  row: Readonly<Record<string, unknown>>,
+  guard: string
+): Statement.Fragment => {
+  const columns = Object.keys(row)
+  return sql`INSERT INTO ${sql(table)} (${sql.csv(columns.map((column) => sql`${sql(column)}`))})
+    SELECT ${sql.csv(columns.map((column) => sql`${row[column]}`))} FROM ${sql(guard)}`
+}
