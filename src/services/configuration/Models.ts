@@ -221,14 +221,19 @@ const make = Effect.gen(function*() {
     Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
 
   /**
-   * The model with its provider config and current revision, and whether it is granted to the
-   * project (a grant revoked since a config named the model), in one read (`NotFound` once it
-   * is deleted).
+   * The model with its provider config and current revision, whether it is granted to the
+   * project (a grant revoked since a config named the model), and the version of its API key
+   * secret's value (none without one, or once it is deleted), in one read (`NotFound` once the
+   * model is deleted).
    */
   const current = (modelId: ConfiguredModelId, projectId: ProjectId) =>
     models.findForCall(modelId, projectId).pipe(
       someOrFail(notFound(modelId)),
-      Effect.map(({ granted, model, providerConfig }) => ({ model: resolved(model, providerConfig), granted }))
+      Effect.map(({ authSecretVersion, granted, model, providerConfig }) => ({
+        model: resolved(model, providerConfig),
+        granted,
+        authSecretVersion
+      }))
     )
 
   return {

@@ -1,8 +1,9 @@
 /**
  * The `configured_models` table and its `model_revisions`: a model row points at its current
  * revision, which holds the settings; revisions are never changed. `findForCall` reads the
- * model's provider config (its parent), and whether the model is granted to the calling project,
- * in the same statement, for a model call.
+ * model's provider config (its parent), whether the model is granted to the calling project, and
+ * the version of its API key secret's value (SecretsRepository.SecretVersion), in the same
+ * statement, for a model call.
  */
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
@@ -11,6 +12,7 @@ import { ConfiguredModel, ModelRevision, ModelSettings } from "../../domain/conf
 import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
+import { secretVersion, SecretVersion } from "./SecretsRepository.ts"
 
 /** A model with its current revision's settings, as stored: a ConfiguredModel without its provider config's name. */
 export const StoredModel = Schema.Struct(Struct.omit(ConfiguredModel.fields, ["provider_config"]))
@@ -29,6 +31,7 @@ const StoredModelForCall = Schema.Struct({
   provider_api_format: CallProviderConfig.fields.api_format,
   provider_base_url: CallProviderConfig.fields.base_url,
   provider_auth_secret_id: CallProviderConfig.fields.auth_secret_id,
+  auth_secret_version: Schema.NullOr(SecretVersion),
   granted: Schema.Boolean
 })
 
@@ -76,6 +79,7 @@ const make = Effect.gen(function*() {
       sql`
         SELECT ${sql.unsafe(MODEL_COLUMNS)}, p.name AS provider_name, p.api_format AS provider_api_format,
           p.base_url AS provider_base_url, p.auth_secret_id AS provider_auth_secret_id,
+          (SELECT ${secretVersion(sql, "s")} FROM secrets s WHERE s.id = p.auth_secret_id) AS auth_secret_version,
           EXISTS (SELECT 1 FROM model_grants g WHERE g.model_id = m.id AND g.target_project_id = ${projectId}) AS granted
         FROM configured_models m
           JOIN model_revisions r ON r.id = m.current_revision_id
@@ -143,8 +147,9 @@ const make = Effect.gen(function*() {
      * whether the model is granted to the project `projectId`.
      */
     findForCall: (id: ConfiguredModelId, projectId: ProjectId) =>
-      Effect.map(Effect.orDie(findForCall({ id, projectId })), Option.map(({ granted, ...row }) => ({
+      Effect.map(Effect.orDie(findForCall({ id, projectId })), Option.map(({ auth_secret_version, granted, ...row }) => ({
         granted,
+        authSecretVersion: auth_secret_version,
         model: row satisfies StoredModel,
         providerConfig: {
           id: row.provider_config_id,

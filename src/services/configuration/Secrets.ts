@@ -1,9 +1,10 @@
 /**
  * Secrets (docs/secrets.md): organization secrets, managed by org admins and visible to every
  * member as metadata; personal secrets, visible to and managed by their owner only. Values are
- * sealed with AES-256-GCM (SecretBox.ts) and only `reveal` opens them, for the runtime.
+ * sealed with AES-256-GCM (SecretBox.ts) and only `reveal` and `revealCurrent` open them, for the
+ * runtime.
  */
-import { Context, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
+import { Cache, Context, Duration, Effect, Exit, Layer, Option, Redacted, Result, Schema } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import type { CreateSecret } from "../../domain/configuration/Secrets.ts"
 import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
@@ -20,7 +21,7 @@ import { Grants } from "./Grants.ts"
 import { open, seal } from "./SecretBox.ts"
 import { SecretGrantsRepository } from "./SecretGrantsRepository.ts"
 import { describeReferrer, SecretReferences } from "./SecretReferences.ts"
-import { SecretsRepository } from "./SecretsRepository.ts"
+import { SecretsRepository, type SecretVersion } from "./SecretsRepository.ts"
 
 /** A stored secret value that the configured key does not open. */
 export class SecretUndecryptable extends Schema.TaggedError<SecretUndecryptable>()("SecretUndecryptable", {
@@ -32,6 +33,9 @@ export class SecretUndecryptable extends Schema.TaggedError<SecretUndecryptable>
       "was AGENT_PLATFORM_SECRET_KEY changed?"
   }
 }
+
+/** Secrets whose opened value `revealCurrent` keeps at most (least recently used forgotten first). */
+export const OPENED_CACHE_SIZE = 1000
 
 const make = Effect.gen(function*() {
   const secrets = yield* SecretsRepository
@@ -162,14 +166,38 @@ const make = Effect.gen(function*() {
       return granted.has(organization.id) ? Option.some({ id: organization.id }) : Option.none()
     })
 
-  /** The decrypted value, for the runtime only (provider API keys, machine environments). */
-  const reveal = (secretId: SecretId) =>
+  /** The decrypted value with its version. */
+  const revealVersioned = (secretId: SecretId) =>
     Effect.gen(function*() {
-      const { value_sealed } = yield* secrets.sealedValue(secretId).pipe(someOrFail(notFound(secretId)))
-      return yield* Result.match(open(key, value_sealed, secretId), {
+      const { value_sealed, version } = yield* secrets.sealedValue(secretId).pipe(someOrFail(notFound(secretId)))
+      const value = yield* Result.match(open(key, value_sealed, secretId), {
         onFailure: (unreadable) => Effect.die(new SecretUndecryptable({ secret_id: secretId, reason: unreadable.reason })),
         onSuccess: Effect.succeed
       })
+      return { value, version }
+    })
+
+  /** The decrypted value, for the runtime only (provider API keys, machine environments). */
+  const reveal = (secretId: SecretId) => Effect.map(revealVersioned(secretId), ({ value }) => value)
+
+  /** The values `revealCurrent` opened, one version a secret; a failed read is not kept. */
+  const opened = yield* Cache.makeWith(revealVersioned, {
+    capacity: OPENED_CACHE_SIZE,
+    timeToLive: (exit) => Exit.isSuccess(exit) ? Duration.infinity : Duration.zero
+  })
+
+  /**
+   * The decrypted value at `version` (SecretsRepository.SecretVersion, which the model's read
+   * for a call reads with it), for the model calls of the runtime: from memory when this process
+   * opened that version before, else read, opened and kept in place of the one it held. The value
+   * read is newer when the secret changed again meanwhile; that one is returned.
+   */
+  const revealCurrent = (secretId: SecretId, version: SecretVersion) =>
+    Effect.gen(function*() {
+      const held = yield* Cache.get(opened, secretId)
+      if (held.version === version) return held.value
+      yield* Cache.invalidate(opened, secretId)
+      return (yield* Cache.get(opened, secretId)).value
     })
 
   return {
@@ -183,7 +211,8 @@ const make = Effect.gen(function*() {
     removeGrant,
     visible,
     resolveForProject,
-    reveal
+    reveal,
+    revealCurrent
   } as const
 })
 

@@ -1,8 +1,8 @@
 /**
  * The `secrets` table. A secret's value is kept sealed (SecretBox.ts) in `value_sealed`, which
- * only `sealedValue` reads.
+ * only `sealedValue` reads, with the version of the value (`SecretVersion`).
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { Secret } from "../../domain/configuration/Secrets.ts"
 import { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
@@ -11,6 +11,18 @@ import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 const COLUMNS = "id, org_id, name, description, owner_user_id, created_at, updated_at, " +
   "CASE WHEN owner_user_id IS NULL THEN 'organization' ELSE 'personal' END AS owner"
+
+/**
+ * Which value a secret holds: its `updated_at` as text, which every change of its value moves
+ * (`rotate`). The model's read for a call reads it too (ModelsRepository.findForCall), so the
+ * runtime knows when a value it opened before is still the current one.
+ */
+export const SecretVersion = Schema.String
+export type SecretVersion = typeof SecretVersion.Type
+
+/** The SecretVersion of the `secrets` row named `alias` in a statement, as a column expression. */
+export const secretVersion = (sql: SqlClient.SqlClient, alias: string): Statement.Fragment =>
+  sql`${sql(alias)}.updated_at::text`
 
 const NewSecret = Schema.Struct({
   id: SecretId,
@@ -62,8 +74,8 @@ const make = Effect.gen(function*() {
 
   const sealedValue = SqlSchema.findOneOption({
     Request: SecretId,
-    Result: Schema.Struct({ value_sealed: Schema.String }),
-    execute: (id) => sql`SELECT value_sealed FROM secrets WHERE id = ${id}`
+    Result: Schema.Struct({ value_sealed: Schema.String, version: SecretVersion }),
+    execute: (id) => sql`SELECT value_sealed, ${secretVersion(sql, "secrets")} AS version FROM secrets WHERE id = ${id}`
   })
 
   const named = SqlSchema.findAll({

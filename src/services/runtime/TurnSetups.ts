@@ -2,8 +2,10 @@
  * What a turn's model requests are made of (docs/runtime.md, "The model request"): the agent's
  * compiled config, its model's current revision and credential, the texts of its skills, and the
  * context budget. Read at each model call, so a turn follows a model's new revision, its provider
- * config's changes, its secret's rotation and the revocation of the model's grant to the project; a compiled config is never changed nor deleted, so
- * it is read once and remembered (COMPILED_CACHE_SIZE configs, least recently used forgotten).
+ * config's changes, its secret's rotation and the revocation of the model's grant to the project
+ * (the credential is opened again only when the model's read finds its secret's value changed:
+ * Secrets.revealCurrent); a compiled config is never changed nor deleted, so it is read once and
+ * remembered (COMPILED_CACHE_SIZE configs, least recently used forgotten).
  */
 import { type MachineTarget, machineTargetOf } from "../../domain/machines/MachineTarget.ts"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
@@ -115,16 +117,17 @@ const make = Effect.gen(function*() {
         someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))
       )
       const modelId = compiled.model.configured_model_id
-      const { granted, model } = yield* models.current(modelId, agent.project_id).pipe(
+      const { authSecretVersion, granted, model } = yield* models.current(modelId, agent.project_id).pipe(
         replaceFailure("NotFound", () => new ConfiguredModelGone({ configured_model_id: modelId }), "Debug")
       )
       if (!granted) return yield* Effect.fail(new ModelNotGranted({ model: model.model.name, project_id: agent.project_id }))
       const authSecretId = model.providerConfig.authSecretId
+      const secretGone = () => new ApiKeySecretGone({ provider_config: model.providerConfig.name })
       const apiKey = authSecretId === null
         ? Redacted.make("")
-        : yield* secrets.reveal(authSecretId).pipe(
-          replaceFailure("NotFound", () => new ApiKeySecretGone({ provider_config: model.providerConfig.name }), "Debug")
-        )
+        : authSecretVersion === null
+        ? yield* Effect.fail(secretGone())
+        : yield* secrets.revealCurrent(authSecretId, authSecretVersion).pipe(replaceFailure("NotFound", secretGone, "Debug"))
       const texts = yield* skillTexts(compiled.skills ?? [])
       const tools = compiled.tools ?? {}
       const maxOutputTokens = compiled.model.default_max_output_tokens ?? model.revision.defaultMaxOutputTokens ?? undefined
