@@ -19,6 +19,26 @@ import { describeRuntime } from "./RuntimeLayer.ts"
 /** A new event id, as the server makes them: `evt_` and 26 characters of [a-z2-7]. */
 const newEventId = () => `evt_${Array.from(randomBytes(26), (byte) => "abcdefghijklmnopqrstuvwxyz234567"[byte % 32]).join("")}`
 
+/**
+ * Another process's append of one event to the agent (of its turn, or of none), in the caller's
+ * transaction, which holds the agent's row.
+ */
+const appendElsewhere = (
+  sql: SqlClient.SqlClient,
+  agentId: string,
+  turnId: string | null,
+  kind: string,
+  data: Record<string, unknown>
+) =>
+  Effect.andThen(
+    sql`
+      INSERT INTO agent_events (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
+      SELECT id, last_sequence + 1, ${newEventId()}, agent_config_id, ${turnId},
+        (SELECT max(turn_sequence) + 1 FROM agent_events WHERE turn_id = ${turnId}), false, ${kind}, ${JSON.stringify(data)}::jsonb
+      FROM agents WHERE id = ${agentId}`,
+    sql`UPDATE agents SET last_sequence = last_sequence + 1 WHERE id = ${agentId}`
+  )
+
 /** Waits until a statement of another session waits for a lock this session (a transaction's) holds. */
 const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
   eventually(
@@ -222,13 +242,9 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         // Another process's append to the turn, holding the agent's row until the turn's end waits for it.
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
-          yield* sql`
-            INSERT INTO agent_events (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
-            SELECT id, last_sequence + 1, ${newEventId()}, agent_config_id, ${turnId},
-              (SELECT max(turn_sequence) + 1 FROM agent_events WHERE turn_id = ${turnId}), false, 'model_output',
-              ${JSON.stringify({ content_blocks: [{ type: "text", text: "from another process" }] })}::jsonb
-            FROM agents WHERE id = ${agent.id}`
-          yield* sql`UPDATE agents SET last_sequence = last_sequence + 1 WHERE id = ${agent.id}`
+          yield* appendElsewhere(sql, agent.id, turnId, "model_output", {
+            content_blocks: [{ type: "text", text: "from another process" }]
+          })
           yield* waitedOn(sql, "the turn's end waiting for the agent")
         }))
         yield* rt.idle(agent.id)
@@ -263,16 +279,10 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         // Another process's append (a cancel with no turn running), holding the agent's row until
         // the input's statement waits for it.
         const sending = yield* sql.withTransaction(Effect.gen(function*() {
-          const [{ last_sequence }] = yield* sql<{ readonly last_sequence: number }>`
-            SELECT last_sequence FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
           const sending = yield* Effect.forkChild(rt.send(agent.id, "hello"))
           yield* waitedOn(sql, "the input waiting for the agent")
-          yield* sql`
-            INSERT INTO agent_events (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
-            SELECT id, ${last_sequence + 1}, ${newEventId()}, agent_config_id, NULL, NULL, false, 'control',
-              ${JSON.stringify({ control_type: "cancel_current", actor_id: null })}::jsonb
-            FROM agents WHERE id = ${agent.id}`
-          yield* sql`UPDATE agents SET last_sequence = ${last_sequence + 1} WHERE id = ${agent.id}`
+          yield* appendElsewhere(sql, agent.id, null, "control", { control_type: "cancel_current", actor_id: null })
           return sending
         }))
         const sent = yield* Fiber.join(sending)

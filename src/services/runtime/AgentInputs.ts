@@ -1,8 +1,9 @@
 /**
  * Agent inputs (docs/agents-api.md, docs/runtime.md): sending one (idempotent under a key,
  * bounded backlog), withdrawing a queued one, and reading the backlog. An input starts its turn
- * at once when the agent is idle, else it waits in the backlog; each change is one transaction
- * that locks the agent row first and writes the timeline with it.
+ * at once when the agent is idle, else it waits in the backlog. Each change locks the agent row
+ * first and writes the timeline with it: in one statement guarded on a read of the agent, for
+ * most inputs (`recordAlone`), else in a transaction.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AgentBacklogFull, IdempotencyKeyConflict, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
@@ -250,7 +251,7 @@ const make = Effect.gen(function*() {
 
   /**
    * Sends an input. The agent is found in the project before media of the input are stored;
-   * an input without media finds it with the lock its transaction takes (one read fewer).
+   * an input without media finds it with the read (or the lock) that records it (one read fewer).
    */
   const send = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, input: SendInput) =>
     Effect.gen(function*() {
