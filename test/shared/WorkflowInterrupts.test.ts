@@ -97,6 +97,15 @@ const isInterrupted = (result: Option.Option<Workflow.Result<void, never>>) =>
   Option.isSome(result) && result.value._tag === "Complete" && Exit.isFailure(result.value.exit) &&
   Cause.hasInterrupts(result.value.exit.cause)
 
+/** Starts `Guarded` and waits until it waits on its gate, its first activity done; its execution id. */
+const startWaiting = (id: string) =>
+  Effect.tap(
+    Guarded.execute({ id }, { discard: true }),
+    () => eventually(guardedResult(id), isSuspended, "the workflow to wait on its gate")
+  )
+
+const activitiesOf = (id: string) => ran.filter((entry) => entry.startsWith(`${id}:`))
+
 describe("the workflow engine's interrupts", () => {
   it.live("a workflow that starts no activity runs without a look-up of a stored interrupt", () =>
     Effect.gen(function*() {
@@ -112,13 +121,12 @@ describe("the workflow engine's interrupts", () => {
       yield* withOwner(
         probe,
         Effect.gen(function*() {
-          const executionId = yield* Guarded.execute({ id: "sent-1" }, { discard: true })
-          yield* eventually(guardedResult("sent-1"), isSuspended, "the workflow to wait on its gate")
+          const executionId = yield* startWaiting("sent-1")
           yield* Guarded.interrupt(executionId)
           yield* eventually(guardedResult("sent-1"), isInterrupted, "the workflow to be interrupted")
         })
       )
-      expect(ran.filter((entry) => entry.startsWith("sent-1"))).toEqual(["sent-1: first"])
+      expect(activitiesOf("sent-1")).toEqual(["sent-1: first"])
     }).pipe(Effect.provide(database)), 60_000)
 
   it.live("an interrupt stored by an owner that stopped before it replayed the workflow stops it at the next owner", () =>
@@ -127,8 +135,7 @@ describe("the workflow engine's interrupts", () => {
       yield* withOwner(
         first,
         Effect.gen(function*() {
-          const executionId = yield* Guarded.execute({ id: "stored-1" }, { discard: true })
-          yield* eventually(guardedResult("stored-1"), isSuspended, "the workflow to wait on its gate")
+          const executionId = yield* startWaiting("stored-1")
           // The interrupt is stored and the run reset, then this owner reads no new message: the
           // replay is left to the next owner, which has not seen the interrupt arrive.
           first.deafAfterReset = true
@@ -145,7 +152,7 @@ describe("the workflow engine's interrupts", () => {
         next,
         eventually(guardedResult("stored-1"), isInterrupted, "the next owner to apply the interrupt")
       )
-      expect(ran.filter((entry) => entry.startsWith("stored-1"))).toEqual(["stored-1: first"])
+      expect(activitiesOf("stored-1")).toEqual(["stored-1: first"])
       expect(next.lookedUp).toContain(INTERRUPT_LOOKUP)
     }).pipe(Effect.provide(database)), 60_000)
 })
