@@ -4,9 +4,10 @@
  * more than a change's effect within minutes (docs/performance.md), so the two builds are measured
  * turn about, and the medians compared. The base revision is checked out with `git worktree` into
  * a temporary directory and installed there with `npm ci` (its own lock file and patches), then
- * removed. Each round starts each build's server on a fresh Postgres database and drives AB_AGENTS
- * agents (100) for WARM_UP_SECONDS, then BENCH_DURATION_SECONDS measured: turns a second, p50 and
- * p99, the server's CPU a turn and the Postgres processes' CPU a turn. AB_ROUNDS (5) rounds.
+ * removed. Each round starts each build's server on a fresh Postgres database (`AB_DATABASE=embedded`:
+ * a fresh embedded database in a new data directory instead) and drives AB_AGENTS agents (100) for
+ * WARM_UP_SECONDS, then BENCH_DURATION_SECONDS measured: turns a second, p50 and p99, the server's
+ * CPU a turn and, on Postgres, the Postgres processes' CPU a turn. AB_ROUNDS (5) rounds.
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -20,21 +21,35 @@ import { agentTurn, driveTurns, followTurns, median, percentile, request, type R
 const AGENTS = Number(process.env.AB_AGENTS ?? 100)
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5)
 const WARM_UP_SECONDS = 3
+const DATABASE = process.env.AB_DATABASE ?? "postgres"
+if (DATABASE !== "postgres" && DATABASE !== "embedded") throw new Error("AB_DATABASE is postgres (the default) or embedded")
+const DATABASE_LABEL = DATABASE === "postgres" ? "Postgres" : "PGlite"
+
+/** Runs `use` with the environment of a server on a fresh database of the kind AB_DATABASE names. */
+const withFreshDatabase = async <A>(use: (env: Record<string, string>) => Promise<A>): Promise<A> => {
+  // The embedded database lives in the server's data directory, which withProjectServer makes new.
+  if (DATABASE === "embedded") return use({})
+  const database = await createDatabase()
+  try {
+    return await use({ DATABASE_URL: database.url })
+  } finally {
+    await database.drop()
+  }
+}
 
 interface RoundFigures {
   readonly turnsPerSecond: number
   readonly p50Ms: number
   readonly p99Ms: number
   readonly serverCpuMs: number
-  /** Undefined when Postgres runs on another machine (its CPU is not this machine's to read). */
+  /** Undefined on the embedded database, and when Postgres runs on another machine (its CPU is not this machine's to read). */
   readonly postgresCpuMs: number | undefined
 }
 
 /** One round of one build: a fresh database, its server, AGENTS agents driven for DURATION_SECONDS. */
-const measureRound = async (root: string, providerUrl: string): Promise<RoundFigures> => {
-  const database = await createDatabase()
-  try {
-    return await withProjectServer({ DATABASE_URL: database.url }, providerUrl, async ({ configId, projectUrl, server, token }) => {
+const measureRound = (root: string, providerUrl: string): Promise<RoundFigures> =>
+  withFreshDatabase((env) =>
+    withProjectServer(env, providerUrl, async ({ configId, projectUrl, server, token }) => {
       const abort = new AbortController()
       try {
         const driven = await Promise.all(Array.from({ length: AGENTS }, async () => {
@@ -45,10 +60,10 @@ const measureRound = async (root: string, providerUrl: string): Promise<RoundFig
         }))
         await driveTurns(driven, WARM_UP_SECONDS)
         const serverBefore = server.cpuMilliseconds()
-        const postgresBefore = postgresCpuMilliseconds()
+        const postgresBefore = DATABASE === "postgres" ? postgresCpuMilliseconds() : undefined
         const { elapsed, latencies } = await driveTurns(driven)
         const turns = Math.max(latencies.length, 1)
-        const postgresAfter = postgresCpuMilliseconds()
+        const postgresAfter = DATABASE === "postgres" ? postgresCpuMilliseconds() : undefined
         return {
           turnsPerSecond: latencies.length / elapsed,
           p50Ms: percentile(latencies, 0.5),
@@ -59,11 +74,7 @@ const measureRound = async (root: string, providerUrl: string): Promise<RoundFig
       } finally {
         abort.abort()
       }
-    }, root)
-  } finally {
-    await database.drop()
-  }
-}
+    }, root))
 
 const describeRound = (figures: RoundFigures) =>
   `${figures.turnsPerSecond.toFixed(0)} turns/s, p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, ` +
@@ -73,7 +84,7 @@ const describeRound = (figures: RoundFigures) =>
 /** The medians of a build's rounds as rows, `label` naming the build. */
 const medianRows = (label: string, rounds: ReadonlyArray<RoundFigures>): Array<RuntimeRow> => {
   const of = (pick: (figures: RoundFigures) => number) => median(rounds.map(pick))
-  const where = `${AGENTS} agent${AGENTS === 1 ? "" : "s"}, Postgres, ${label}, median of ${rounds.length}`
+  const where = `${AGENTS} agent${AGENTS === 1 ? "" : "s"}, ${DATABASE_LABEL}, ${label}, median of ${rounds.length}`
   const postgresCpu = rounds.flatMap((figures) => figures.postgresCpuMs === undefined ? [] : [figures.postgresCpuMs])
   return [
     { name: `turns per second, ${where}`, value: of((figures) => figures.turnsPerSecond), unit: "turns/s" },
