@@ -36,6 +36,14 @@ const lockSession = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 
 const READ_OF_LOCKS = /FROM pg_locks/
 
+/** Registers a runner at `address` and acquires `shards` for it. */
+const runnerHolding = (address: RunnerAddress.RunnerAddress, shards: ReadonlyArray<ShardId.ShardId>) =>
+  Effect.gen(function*() {
+    const runners = yield* RunnerStorage.RunnerStorage
+    yield* runners.register(Runner.make({ address, groups: ["default"], weight: 1 }), true)
+    expect(yield* runners.acquire(address, shards)).toEqual(shards)
+  })
+
 describe("runner storage refresh", () => {
   it.live.skipIf(usesEmbeddedDatabase)("a refresh of a runner's shards checks them every time and writes its heartbeat at most once a second", () =>
     Effect.gen(function*() {
@@ -43,8 +51,7 @@ describe("runner storage refresh", () => {
       const runners = yield* RunnerStorage.RunnerStorage
       const address = RunnerAddress.make("127.0.0.1", 34567)
       const shard = ShardId.make("default", 1)
-      yield* runners.register(Runner.make({ address, groups: ["default"], weight: 1 }), true)
-      expect(yield* runners.acquire(address, [shard])).toEqual([shard])
+      yield* runnerHolding(address, [shard])
       const heartbeat = Effect.map(
         sql<{ readonly at: number }>`
           SELECT extract(epoch FROM last_heartbeat)::float8 AS at FROM cluster_runners WHERE address = '127.0.0.1:34567'`,
@@ -70,8 +77,7 @@ describe("runner storage refresh", () => {
       const address = RunnerAddress.make("127.0.0.1", 34568)
       const one = ShardId.make("default", 1)
       const two = ShardId.make("default", 2)
-      yield* runners.register(Runner.make({ address, groups: ["default"], weight: 1 }), true)
-      expect(yield* runners.acquire(address, [one, two])).toEqual([one, two])
+      yield* runnerHolding(address, [one, two])
       const session = yield* lockSession
 
       expect(yield* runners.refresh(address, [one])).toEqual([one])
