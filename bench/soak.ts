@@ -9,6 +9,11 @@
  * reports its heap used after every full garbage collection (bench/heapAfterGc.ts), the live
  * heap, and the heap's size V8 kept then (most of the RSS), printed the same way.
  *
+ * The same load runs BENCH_SOAK_WARMUP_SECONDS (default 60) before the measured minutes: from idle,
+ * V8 grows its heap to what the load needs over the first 30 s or so, which a first minute that
+ * included it would count as growth (docs/performance.md, "Memory after a warm-up"). The warm-up's
+ * RSS is printed too, at negative seconds.
+ *
  * On the embedded database by default; BENCH_SOAK_DATABASE=postgres uses a fresh database on the
  * local Postgres (DATABASE_URL's server when set), dropped afterwards.
  */
@@ -21,17 +26,29 @@ import { createFleet } from "./AgentFleet.ts"
 import { createDatabase, type FreshDatabase, newToken, ROOT, startProcess, temporaryDataDir } from "./Harness.ts"
 
 export const SOAK_MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 10)
+const WARMUP_SECONDS = Number(process.env.BENCH_SOAK_WARMUP_SECONDS ?? 60)
 const AGENTS = 100
 const SAMPLE_INTERVAL_MS = 10_000
 const TURN_POLL_MS = 500
 
+interface FullCollection {
+  readonly seconds: number
+  readonly liveHeapMiB: number
+  readonly heapSizeMiB: number
+  readonly rssMiB: number
+}
+
 export interface SoakResult {
   readonly target: string
   readonly minutes: number
-  /** Seconds since the start, RSS in MiB. */
+  readonly warmupSeconds: number
+  /** Seconds since the measured minutes' start (negative in the warm-up), RSS in MiB. */
   readonly samples: ReadonlyArray<{ readonly seconds: number; readonly rssMiB: number }>
-  /** At each full garbage collection: seconds since the start, the heap used right after it (the live heap) and the heap's size, in MiB. */
-  readonly fullCollections: ReadonlyArray<{ readonly seconds: number; readonly liveHeapMiB: number; readonly heapSizeMiB: number }>
+  /**
+   * At each full garbage collection: seconds since the measured minutes' start, the heap used right
+   * after it (the live heap), the heap's size and the RSS then, in MiB.
+   */
+  readonly fullCollections: ReadonlyArray<FullCollection>
   readonly turns: number
   readonly errors: number
 }
@@ -51,12 +68,17 @@ const serverPid = (port: number): number => {
   throw new Error(`no server process listens on port ${port}`)
 }
 
-/** The lines bench/heapAfterGc.ts wrote, from `started` on. */
-const fullCollectionsOf = (file: string, started: number) =>
+/** The lines bench/heapAfterGc.ts wrote, from `started` (the measured minutes' start) on. */
+const fullCollectionsOf = (file: string, started: number): ReadonlyArray<FullCollection> =>
   existsSync(file)
     ? readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => {
-      const [at, used, size] = line.split(" ").map(Number)
-      return { seconds: Math.round((at - started) / 1000), liveHeapMiB: used / 2 ** 20, heapSizeMiB: size / 2 ** 20 }
+      const [at, used, size, rss] = line.split(" ").map(Number)
+      return {
+        seconds: Math.round((at - started) / 1000),
+        liveHeapMiB: used / 2 ** 20,
+        heapSizeMiB: size / 2 ** 20,
+        rssMiB: rss / 2 ** 20
+      }
     }).filter((sample) => sample.seconds >= 0)
     : []
 
@@ -116,7 +138,7 @@ export const soak = async (minutes: number): Promise<SoakResult> => {
       const pid = serverPid(Number(new URL(server.baseUrl).port))
       const fleet = await createFleet({ baseUrl: server.baseUrl, token }, provider.baseUrl("openai-responses"), "soak-1", AGENTS)
       const projectUrl = `${server.baseUrl}/v1/orgs/${fleet.projectPath.orgID}/projects/${fleet.projectPath.projectID}`
-      const started = Date.now()
+      const started = Date.now() + WARMUP_SECONDS * 1000
       const until = started + minutes * 60_000
       const samples: Array<{ seconds: number; rssMiB: number }> = []
       const sample = () => samples.push({ seconds: Math.round((Date.now() - started) / 1000), rssMiB: rssMiB(pid) })
@@ -128,6 +150,7 @@ export const soak = async (minutes: number): Promise<SoakResult> => {
       return {
         target: onPostgres ? "Postgres" : "embedded PGlite",
         minutes,
+        warmupSeconds: WARMUP_SECONDS,
         samples,
         fullCollections: fullCollectionsOf(heapLog, started),
         turns: results.reduce((sum, result) => sum + result.turns, 0),
@@ -145,9 +168,9 @@ export const soak = async (minutes: number): Promise<SoakResult> => {
 
 const average = (values: ReadonlyArray<number>) => values.reduce((sum, value) => sum + value, 0) / Math.max(values.length, 1)
 
-/** The averages of the first and the last minute's values, and their ratio. */
-const firstAndLastMinute = (series: ReadonlyArray<{ readonly seconds: number; readonly value: number }>, end: number) => {
-  const first = average(series.filter((s) => s.seconds < 60).map((s) => s.value))
+/** The averages of the minute from `from` on and of the last minute's values, and their ratio. */
+const firstAndLastMinute = (series: ReadonlyArray<{ readonly seconds: number; readonly value: number }>, end: number, from = 0) => {
+  const first = average(series.filter((s) => s.seconds >= from && s.seconds < from + 60).map((s) => s.value))
   const last = average(series.filter((s) => s.seconds > end - 60).map((s) => s.value))
   return `first minute ${first.toFixed(0)} MiB, last minute ${last.toFixed(0)} MiB, ratio ${(last / first).toFixed(2)}`
 }
@@ -156,14 +179,23 @@ export const formatSoak = (result: SoakResult): string => {
   const end = result.samples[result.samples.length - 1]?.seconds ?? 0
   const live = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.liveHeapMiB }))
   const size = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
+  // Mostly pages V8 freed from its heap and pooled for reuse, still resident (docs/performance.md).
+  const outsideHeap = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.rssMiB - s.heapSizeMiB }))
+  const rss = (samples: ReadonlyArray<{ readonly rssMiB: number }>) => samples.map((s) => s.rssMiB.toFixed(0)).join(" ")
+  const rssSeries = result.samples.map((s) => ({ seconds: s.seconds, value: s.rssMiB }))
+  const seconds = result.minutes * 60 + result.warmupSeconds
   return [
-    `Soak on ${result.target}: ${AGENTS} agents for ${result.minutes} min, ${result.turns} turns ` +
-    `(${(result.turns / (result.minutes * 60)).toFixed(1)}/s), ${result.errors} errors`,
-    `  RSS every ${SAMPLE_INTERVAL_MS / 1000} s (MiB): ${result.samples.map((s) => s.rssMiB.toFixed(0)).join(" ")}`,
-    `  ${firstAndLastMinute(result.samples.map((s) => ({ seconds: s.seconds, value: s.rssMiB })), end)}`,
+    `Soak on ${result.target}: ${AGENTS} agents for ${result.minutes} min after ${result.warmupSeconds} s of warm-up, ` +
+    `${result.turns} turns in all (${(result.turns / seconds).toFixed(1)}/s), ${result.errors} errors`,
+    `  RSS every ${SAMPLE_INTERVAL_MS / 1000} s (MiB), warm-up: ${rss(result.samples.filter((s) => s.seconds < 0))}`,
+    `  RSS every ${SAMPLE_INTERVAL_MS / 1000} s (MiB), measured: ${rss(result.samples.filter((s) => s.seconds >= 0))}`,
+    `  ${firstAndLastMinute(rssSeries, end)}`,
+    `  counted from the load's start instead (the warm-up's first minute): ${firstAndLastMinute(rssSeries, end, -result.warmupSeconds)}`,
     `  live heap after each of ${live.length} full collections (MiB): ${live.map((s) => s.value.toFixed(0)).join(" ")}`,
     `  ${firstAndLastMinute(live, end)}`,
     `  heap size V8 kept at those collections (MiB): ${size.map((s) => s.value.toFixed(0)).join(" ")}`,
-    `  ${firstAndLastMinute(size, end)}`
+    `  ${firstAndLastMinute(size, end)}`,
+    `  RSS less the heap's size at those collections (MiB): ${outsideHeap.map((s) => s.value.toFixed(0)).join(" ")}`,
+    `  ${firstAndLastMinute(outsideHeap, end)}`
   ].join("\n")
 }
