@@ -2,7 +2,8 @@
  * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, by this process
  * or by another, and while waiting for a tool result), provider errors (a 429 retried, a provider
  * that keeps failing), and a turn's end and an input, each in one statement, meeting another
- * process's append.
+ * process's append (an input also after its agent's last turn ended here), and an input under
+ * another project than its agent's.
  */
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
@@ -302,6 +303,59 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         expect(input.event_sequence).toBe(sent.event.sequence)
       })
   )
+
+  // An input to an agent whose last turn ended in this process decides on the agent's row as that
+  // turn's end left it, without reading it (IdleAgentRows), guarded as above: another process's
+  // append since then sends it the read's way.
+  it.effect("an input after another process's append to an agent left idle here: the input's row names its own event", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const sql = yield* SqlClient.SqlClient
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.text("first"), Reply.text("second")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "one")
+      yield* rt.idle(agent.id)
+      yield* sql.withTransaction(
+        appendElsewhere(sql, agent.id, null, "control", { control_type: "cancel_current", actor_id: null })
+      )
+      const sent = yield* rt.send(agent.id, "two")
+      expect(sent.disposition).toBe("started")
+      yield* rt.idle(agent.id)
+      const events = yield* rt.events(agent.id)
+      expect(events.map((event) => [event.event_kind, event.sequence - events[0].sequence])).toEqual([
+        ["agent_input", 0],
+        ["turn", 1],
+        ["model_output", 2],
+        ["turn", 3],
+        ["control", 4],
+        ["agent_input", 5],
+        ["turn", 6],
+        ["model_output", 7],
+        ["turn", 8]
+      ])
+      expect(sent.event.sequence).toBe(events[5].sequence)
+      const [input] = yield* sql<{ readonly event_sequence: number }>`
+        SELECT event_sequence FROM agent_inputs WHERE id = ${sent.event.agent_input_id}`
+      expect(input.event_sequence).toBe(sent.event.sequence)
+    }))
+
+  it.effect("an input for an agent left idle here, sent under another project of the caller: not_found, nothing recorded", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.text("first")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "one")
+      yield* rt.idle(agent.id)
+      const other = yield* rt.client.projects.create({ params: { orgID: rt.org.id }, payload: { name: "Other" } })
+      const refused = yield* expectFailure(rt.client.agents.sendInput({
+        params: { orgID: rt.org.id, projectID: other.id, agentID: agent.id },
+        payload: { content_blocks: [{ type: "text", text: "two" }] }
+      }))
+      expect(refused._tag).toBe("NotFound")
+      expect((yield* rt.events(agent.id)).map((event) => event.event_kind)).toEqual(["agent_input", "turn", "model_output", "turn"])
+    }))
 
   it.effect("a turn that failed on a provider 404 counts its model call", () =>
     Effect.gen(function*() {

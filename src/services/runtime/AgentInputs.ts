@@ -24,7 +24,8 @@ import { Actors } from "./Actors.ts"
 import { AgentAccess, agentNotFound } from "./AgentAccess.ts"
 import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
 import { type Disposition, AgentInputsRepository } from "./AgentInputsRepository.ts"
-import { type AgentRow, AgentsRepository } from "./AgentsRepository.ts"
+import { type AgentRuntimeState, AgentsRepository } from "./AgentsRepository.ts"
+import { type IdleAgentRow, IdleAgentRows } from "./IdleAgentRows.ts"
 import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
@@ -51,7 +52,7 @@ interface RecordedInput {
 }
 
 /** A workspace session's agent: launched with the workspace in its metadata, which never changes. */
-const inWorkspace = (agent: Agent) => typeof agent.metadata.workspace_id === "string"
+const inWorkspace = (agent: Pick<Agent, "metadata">) => typeof agent.metadata.workspace_id === "string"
 
 /** An input to record, its media already stored. */
 interface NewInput {
@@ -81,6 +82,7 @@ const make = Effect.gen(function*() {
   const personalMachines = yield* PersonalMachineUse
   const workspaceSessions = yield* WorkspaceSessionsRepository
   const ids = yield* IdGenerator
+  const idleAgents = yield* IdleAgentRows
 
   const eventAt = (agent: Agent, sequence: number) =>
     Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
@@ -92,7 +94,7 @@ const make = Effect.gen(function*() {
    * read the statement guards on: `guard`, the name of the agent's lock in that statement.
    * `agent_backlog_full` when the backlog is full.
    */
-  const newInput = (agent: AgentRow, input: NewInput, guard?: string) =>
+  const newInput = (agent: AgentRuntimeState, input: NewInput, guard?: string) =>
     Effect.gen(function*() {
       const startsNow = agent.current_turn_id === null
       if (!startsNow && agent.queued_inputs >= MAX_BACKLOG) {
@@ -183,28 +185,43 @@ const make = Effect.gen(function*() {
     }))
 
   /**
-   * Records an input without an idempotency key, to an agent outside a workspace, in one
-   * statement after a read of the agent (docs/runtime.md, "Inputs and the backlog"): the
-   * statement writes only while the agent is as read (AgentsRepository.lockUnchanged), so what
-   * was decided on the read holds under the agent's lock. None when the agent changed meanwhile
-   * (nothing was written), or when the input needs the transaction: a key to look up first, a
-   * worktree migration to wait for.
+   * Records the input in one statement that writes only while the agent is as `agent` says
+   * (AgentsRepository.lockUnchanged), so what was decided on it holds under the agent's lock.
+   * None when the agent is not as it says (nothing was written), or is a workspace session's
+   * (its input waits for a worktree migration, in the transaction).
    */
-  const recordAlone = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
+  const recordGuarded = (agent: IdleAgentRow, input: NewInput) =>
     Effect.gen(function*() {
-      if (input.input_idempotency_key !== null) return Option.none<RecordedInput>()
-      const agent = yield* agents.rowInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
       if (inWorkspace(agent)) return Option.none<RecordedInput>()
       yield* personalMachines.requireForAgentOf(agent.agent_config_id)
       const lock = agents.lockUnchanged(agent)
       const written = yield* newInput(agent, input, lock.name)
-      const appended = yield* timeline.appendGuarded(agentId, written.events, written.state, {
+      const appended = yield* timeline.appendGuarded(agent.id, written.events, written.state, {
         with: [...lock.with, ...written.writes],
         guard: { name: lock.name, turnUsage: false }
       })
       return appended.length === 0
         ? Option.none<RecordedInput>()
         : Option.some<RecordedInput>({ event: appended[0] as InputEvent, disposition: written.disposition, started: written.started })
+    })
+
+  /**
+   * Records an input without an idempotency key in one statement (docs/runtime.md, "Inputs and
+   * the backlog"), guarded on the agent's row as this process's end of its last turn left it
+   * (IdleAgentRows), else as read. None when the agent changed meanwhile (nothing was written),
+   * or when the input needs the transaction: a key to look up first, a worktree migration to
+   * wait for.
+   */
+  const recordAlone = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
+    Effect.gen(function*() {
+      if (input.input_idempotency_key !== null) return Option.none<RecordedInput>()
+      const left = yield* idleAgents.take(agentId)
+      if (Option.isSome(left) && left.value.project_id === projectId) {
+        const recorded = yield* recordGuarded(left.value, input)
+        if (Option.isSome(recorded) || inWorkspace(left.value)) return recorded
+      }
+      const agent = yield* agents.rowInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
+      return yield* recordGuarded(agent, input)
     })
 
   /**
@@ -315,7 +332,8 @@ export class AgentInputs extends Context.Service<AgentInputs, Effect.Success<typ
       TurnLauncher.layer,
       PersonalMachineUse.layer,
       WorkspaceSessionsRepository.layer,
-      IdGenerator.layer
+      IdGenerator.layer,
+      IdleAgentRows.layer
     ])
   )
 }

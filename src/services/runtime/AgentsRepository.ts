@@ -27,6 +27,9 @@ export class AgentRow extends Agent.extend<AgentRow>("AgentRow")({
   last_sequence: Schema.Int
 }) {}
 
+/** The fields of an agent's row that its runtime's writes change, with its id: what `lockUnchanged` guards on. */
+export type AgentRuntimeState = Pick<AgentRow, "id" | "last_sequence" | "current_turn_id" | "queued_inputs">
+
 /** An agent's row as its lock read it: the reader's transaction holds the row until it ends. */
 export type LockedAgent = AgentRow
 
@@ -147,11 +150,12 @@ const make = Effect.gen(function*() {
     }),
     /**
      * The agent locked by a statement of its own until it ends, when its row is still as `agent`
-     * was read: the same last sequence of its timeline, current turn and queued inputs. Its `agent`
-     * holds the agent's id then, no row else. What was decided on that read holds under the lock,
-     * and the statement may number new events after that last sequence.
+     * was read (or remembered, IdleAgentRows): the same last sequence of its timeline, current
+     * turn and queued inputs. Its `agent` holds the agent's id then, no row else. What was decided
+     * on that read holds under the lock, and the statement may number new events after that last
+     * sequence.
      */
-    lockUnchanged: (agent: AgentRow): StatementLock => ({
+    lockUnchanged: (agent: AgentRuntimeState): StatementLock => ({
       name: "agent",
       with: [sql`agent AS MATERIALIZED (
         SELECT agents.id FROM agents

@@ -12,6 +12,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { BUILTIN_TOOLS, isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
+import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { NewEvent } from "../../domain/runtime/Events.ts"
 import { MachineHub } from "../machines/MachineHub.ts"
 import { someOrFail } from "../shared/Failures.ts"
@@ -97,14 +98,14 @@ const make = Effect.gen(function*() {
 
   /**
    * Records a model response that ends the turn in one statement, when nothing is in the way
-   * (TurnLifecycle.completeAlone); else, and for a response with tool calls, in a transaction
-   * (`recordInTransaction`).
+   * (TurnLifecycle.completeAlone; `agent` as the step read it); else, and for a response with
+   * tool calls, in a transaction (`recordInTransaction`).
    */
-  const record = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
+  const record = (payload: TurnPayload, agent: Agent, setup: TurnSetup, step: number, response: ModelResponse) =>
     Effect.flatMap(
       response.output.some((item) => item.type === "tool_call")
         ? Effect.succeed(false)
-        : lifecycle.completeAlone(payload.agent_id, payload.turn_id, {
+        : lifecycle.completeAlone(agent, payload.turn_id, {
           step,
           usage: response.usage,
           events: outputEvents(payload.turn_id, response.output, [])

@@ -12,11 +12,13 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { AgentId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { agentNotFound } from "./AgentAccess.ts"
 import { AgentsRepository, type LockedAgent } from "./AgentsRepository.ts"
 import { AgentInputsRepository, type QueuedInput } from "./AgentInputsRepository.ts"
+import { IdleAgentRows } from "./IdleAgentRows.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import type { AgentTurnState } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
@@ -68,6 +70,7 @@ const make = Effect.gen(function*() {
   const toolCalls = yield* ToolCallsRepository
   const interactions = yield* InteractionsRepository
   const timeline = yield* Timeline
+  const idleAgents = yield* IdleAgentRows
 
   /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
   const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<LockedAgent>> => agents.lock(agentId)
@@ -172,22 +175,35 @@ const make = Effect.gen(function*() {
    * (AgentsRepository.lockIdleUnchanged, TurnsRepository.lastStepGuard). The step recorded, the
    * turn completed with the call's usage, the call's output and the turn's end appended, the
    * agent left idle, all in that statement: true. Else nothing is written, false, and the caller
-   * takes the transaction's way (`completeTurn`), which finds out what was in the way.
+   * takes the transaction's way (`completeTurn`), which finds out what was in the way. The agent
+   * (as the step read it) is remembered as the statement left it (IdleAgentRows), for its next input.
    */
   const completeAlone = (
-    agentId: AgentId,
+    agent: Agent,
     turnId: TurnId,
     last: { readonly step: number; readonly usage: TokenUsage; readonly events: ReadonlyArray<NewEvent> }
   ) =>
-    Effect.map(
+    Effect.flatMap(
       timeline.appendGuarded(
-        agentId,
+        agent.id,
         // The turn's usage is the one the guard's statement leaves, which the append writes in its end.
         [...last.events, endedEvent(turnId, "completed", null, null)],
         idle,
-        turns.lastStepGuard(agents.lockIdleUnchanged(agentId), turnId, last.step, last.usage)
+        turns.lastStepGuard(agents.lockIdleUnchanged(agent.id), turnId, last.step, last.usage)
       ),
-      (appended) => appended.length > 0
+      (appended) =>
+        appended.length === 0 ? Effect.succeed(false) : Effect.as(
+          idleAgents.remember({
+            id: agent.id,
+            project_id: agent.project_id,
+            agent_config_id: agent.agent_config_id,
+            metadata: agent.metadata,
+            last_sequence: appended[appended.length - 1].sequence,
+            current_turn_id: null,
+            queued_inputs: 0
+          }),
+          true
+        )
     )
 
   /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
@@ -221,7 +237,8 @@ export class TurnLifecycle extends Context.Service<TurnLifecycle, Effect.Success
       TurnsRepository.layer,
       ToolCallsRepository.layer,
       InteractionsRepository.layer,
-      Timeline.layer
+      Timeline.layer,
+      IdleAgentRows.layer
     ])
   )
 }

@@ -116,7 +116,7 @@ const make = Effect.gen(function*() {
           `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
         )
       }
-      return yield* recorder.record(payload, setup.success, step, answer.value.success)
+      return yield* recorder.record(payload, agent, setup.success, step, answer.value.success)
     })
 
   /**
