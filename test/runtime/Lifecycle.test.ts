@@ -49,6 +49,17 @@ const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
     what
   )
 
+/** Each event's kind with its sequence's distance from the first event's. */
+const kindsFromFirst = (events: ReadonlyArray<{ event_kind: string; sequence: number }>) =>
+  events.map((event) => [event.event_kind, event.sequence - events[0].sequence])
+
+/** The sequence of the event an input's row names. */
+const inputRowSequence = (sql: SqlClient.SqlClient, inputId: string) =>
+  Effect.map(
+    sql<{ readonly event_sequence: number }>`SELECT event_sequence FROM agent_inputs WHERE id = ${inputId}`,
+    (rows) => rows[0].event_sequence
+  )
+
 const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
   events.flatMap((event) => event.event_kind === "turn" ? [event.turn_status] : [])
 
@@ -290,7 +301,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         expect(sent.disposition).toBe("started")
         yield* rt.idle(agent.id)
         const events = yield* rt.events(agent.id)
-        expect(events.map((event) => [event.event_kind, event.sequence - events[0].sequence])).toEqual([
+        expect(kindsFromFirst(events)).toEqual([
           ["control", 0],
           ["agent_input", 1],
           ["turn", 2],
@@ -298,9 +309,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
           ["turn", 4]
         ])
         expect(sent.event.sequence).toBe(events[1].sequence)
-        const [input] = yield* sql<{ readonly event_sequence: number }>`
-          SELECT event_sequence FROM agent_inputs WHERE id = ${sent.event.agent_input_id}`
-        expect(input.event_sequence).toBe(sent.event.sequence)
+        expect(yield* inputRowSequence(sql, sent.event.agent_input_id)).toBe(sent.event.sequence)
       })
   )
 
@@ -323,7 +332,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect(sent.disposition).toBe("started")
       yield* rt.idle(agent.id)
       const events = yield* rt.events(agent.id)
-      expect(events.map((event) => [event.event_kind, event.sequence - events[0].sequence])).toEqual([
+      expect(kindsFromFirst(events)).toEqual([
         ["agent_input", 0],
         ["turn", 1],
         ["model_output", 2],
@@ -335,9 +344,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         ["turn", 8]
       ])
       expect(sent.event.sequence).toBe(events[5].sequence)
-      const [input] = yield* sql<{ readonly event_sequence: number }>`
-        SELECT event_sequence FROM agent_inputs WHERE id = ${sent.event.agent_input_id}`
-      expect(input.event_sequence).toBe(sent.event.sequence)
+      expect(yield* inputRowSequence(sql, sent.event.agent_input_id)).toBe(sent.event.sequence)
     }))
 
   it.effect("an input for an agent left idle here, sent under another project of the caller: not_found, nothing recorded", () =>
