@@ -25,7 +25,7 @@ import { AgentAccess, agentNotFound } from "./AgentAccess.ts"
 import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
 import { type Disposition, AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { type AgentRuntimeState, AgentsRepository } from "./AgentsRepository.ts"
-import { type IdleAgentRow, IdleAgentRows } from "./IdleAgentRows.ts"
+import { type InputDecisionRow, IdleAgentRows } from "./IdleAgentRows.ts"
 import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
@@ -190,7 +190,7 @@ const make = Effect.gen(function*() {
    * None when the agent is not as it says (nothing was written), or is a workspace session's
    * (its input waits for a worktree migration, in the transaction).
    */
-  const recordGuarded = (agent: IdleAgentRow, input: NewInput) =>
+  const recordGuarded = (agent: InputDecisionRow, input: NewInput) =>
     Effect.gen(function*() {
       if (inWorkspace(agent)) return Option.none<RecordedInput>()
       yield* personalMachines.requireForAgentOf(agent.agent_config_id)

@@ -12,7 +12,7 @@ import type { AgentId } from "../../domain/shared/Ids.ts"
 import type { AgentRow } from "./AgentsRepository.ts"
 
 /** What an input decides on: the agent's fields that never change, and those its runtime's writes do. */
-export type IdleAgentRow = Pick<
+export type InputDecisionRow = Pick<
   AgentRow,
   "id" | "project_id" | "agent_config_id" | "metadata" | "last_sequence" | "current_turn_id" | "queued_inputs"
 >
@@ -21,10 +21,10 @@ export type IdleAgentRow = Pick<
 const MAX_ROWS = 10_000
 
 const make = Effect.sync(() => {
-  const rows = new Map<AgentId, IdleAgentRow>()
+  const rows = new Map<AgentId, InputDecisionRow>()
   return {
     /** Remembers the agent's row as a turn's end left it, in place of what was remembered. */
-    remember: (row: IdleAgentRow) =>
+    remember: (row: InputDecisionRow) =>
       Effect.sync(() => {
         rows.delete(row.id)
         if (rows.size >= MAX_ROWS) rows.delete(rows.keys().next().value!)
