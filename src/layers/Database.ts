@@ -2,10 +2,13 @@
  * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
  * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
  * stream (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one
- * connection (docs/operations.md). On both, every connection prepares its statements and keeps
+ * connection (docs/operations.md). On Postgres, the short reads of the hot paths outside a
+ * transaction go to a second pool of two connections, which the statements of different fibers
+ * share, pipelined (PipelinedReads). On both, every connection prepares its statements and keeps
  * up to MAX_PREPARED_TEXTS of them (the driver's cache); an interrupted statement is cancelled
  * with a CancelRequest on a side connection, and its connection retired unless Postgres confirms
- * the cancel (the driver's own behaviour). On shutdown the pool closes first, then PGlite
+ * the cancel (the driver's own behaviour; a pipelined read is not cancelled: it runs to its end,
+ * its answer dropped). On shutdown the pool closes first, then PGlite
  * flushes and closes, so the data directory is never left half-written.
  *
  * PGlite must never be opened by two processes at once (both would write the same files): the
@@ -15,6 +18,8 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { PgClient, PgTypes } from "@effect/sql-pg"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql"
 import { ConnectionError, SqlError } from "effect/sql/SqlError"
 import { Data, Duration, Effect, Fiber, Layer, Option, Redacted, Result, Scope } from "effect"
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -23,6 +28,7 @@ import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
 import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
 import { isAlive } from "./ProcessLiveness.ts"
+import { PipelinedReads } from "../services/shared/PipelinedReads.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
   readonly message: string
@@ -231,28 +237,61 @@ const embedded = (dataDir: string) =>
       // And the files of a database it has just created.
       if (!inMemory) yield* tightenDatabaseDirectory(dataDir)
       // Its one connection stays open when idle (in the process, it holds nothing a close would
-      // free) and keeps the statements it prepared.
-      return PgClient.layerFrom(checkedClient({
-        stream: pgliteConnections(db),
-        ssl: false,
-        minConnections: 1,
-        maxConnections: 1,
-        username: "postgres",
-        database: "postgres"
-      }))
+      // free) and keeps the statements it prepared; the reads run on it too.
+      return Layer.effect(PipelinedReads, Effect.map(SqlClient.SqlClient, PipelinedReads.direct)).pipe(
+        Layer.provideMerge(PgClient.layerFrom(checkedClient({
+          stream: pgliteConnections(db),
+          ssl: false,
+          minConnections: 1,
+          maxConnections: 1,
+          username: "postgres",
+          database: "postgres"
+        })))
+      )
     })
   )
 
-/** Connections to a Postgres server per process. */
+/** Connections to a Postgres server per process, besides the pipelined reads'. */
 const POSTGRES_POOL_SIZE = 10
 
-/** The client of a Postgres server at `url`: a pool of POSTGRES_POOL_SIZE, an idle connection closed after 10 s. */
+/** Connections per process that the pipelined reads share (each carries up to 32 at once). */
+const PIPELINED_READS_POOL_SIZE = 2
+
+/** How the pipelined reads' connections show in `pg_stat_activity`. */
+export const PIPELINED_READS_APPLICATION_NAME = "agent-platform pipelined reads"
+
+/** An idle connection of either pool is closed after this. */
+const POSTGRES_IDLE_TIMEOUT = Duration.seconds(10)
+
+/** The pipelined reads of a Postgres server at `url`: a pool of their own, its connections shared. */
+const pipelinedReads = (url: Redacted.Redacted) =>
+  Layer.effect(
+    PipelinedReads,
+    Effect.gen(function*() {
+      const main = yield* SqlClient.SqlClient
+      const pipelined = yield* checkedClient({
+        url,
+        multiplex: true,
+        maxConnections: PIPELINED_READS_POOL_SIZE,
+        idleTimeout: POSTGRES_IDLE_TIMEOUT,
+        applicationName: PIPELINED_READS_APPLICATION_NAME
+      })
+      return PipelinedReads.make(main, pipelined)
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+
+/**
+ * The client of a Postgres server at `url`: a pool of POSTGRES_POOL_SIZE connections, each
+ * statement on one of its own, and the pipelined reads' pool.
+ */
 const postgres = (url: Redacted.Redacted) =>
-  PgClient.layerFrom(checkedClient({
-    url,
-    maxConnections: POSTGRES_POOL_SIZE,
-    idleTimeout: Duration.seconds(10)
-  }))
+  pipelinedReads(url).pipe(
+    Layer.provideMerge(PgClient.layerFrom(checkedClient({
+      url,
+      maxConnections: POSTGRES_POOL_SIZE,
+      idleTimeout: POSTGRES_IDLE_TIMEOUT
+    })))
+  )
 
 /** Which database `config` names, for the start-up log: never the password. */
 export const describeDatabase = (config: AppConfigShape): string =>

@@ -13,6 +13,7 @@ import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId, Proje
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
 import { secretVersion, SecretVersion } from "./SecretsRepository.ts"
+import { PipelinedReads } from "../shared/PipelinedReads.ts"
 
 /** A model with its current revision's settings, as stored: a ConfiguredModel without its provider config's name. */
 export const StoredModel = Schema.Struct(Struct.omit(ConfiguredModel.fields, ["provider_config"]))
@@ -52,6 +53,7 @@ const MODEL_COLUMNS = [
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedReads
   const selectModel = sql`
     SELECT ${sql.unsafe(MODEL_COLUMNS)} FROM configured_models m JOIN model_revisions r ON r.id = m.current_revision_id`
 
@@ -76,7 +78,8 @@ const make = Effect.gen(function*() {
     Request: Schema.Struct({ id: ConfiguredModelId, projectId: ProjectId }),
     Result: StoredModelForCall,
     execute: ({ id, projectId }) =>
-      sql`
+      reads.run((sql) =>
+        sql`
         SELECT ${sql.unsafe(MODEL_COLUMNS)}, p.name AS provider_name, p.api_format AS provider_api_format,
           p.base_url AS provider_base_url, p.auth_secret_id AS provider_auth_secret_id,
           (SELECT ${secretVersion(sql, "s")} FROM secrets s WHERE s.id = p.auth_secret_id) AS auth_secret_version,
@@ -85,6 +88,7 @@ const make = Effect.gen(function*() {
           JOIN model_revisions r ON r.id = m.current_revision_id
           JOIN model_provider_configs p ON p.id = m.provider_config_id
         WHERE m.id = ${id}`
+      )
   })
 
   const lockInOrg = SqlSchema.findOneOption({

@@ -11,6 +11,7 @@ import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/s
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause } from "../shared/Sql.ts"
+import { PipelinedReads } from "../shared/PipelinedReads.ts"
 
 const NewAgent = Schema.Struct({
   id: AgentId,
@@ -44,6 +45,7 @@ export interface StatementLock {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedReads
 
   const insert = SqlSchema.findOne({
     Request: NewAgent,
@@ -87,7 +89,9 @@ const make = Effect.gen(function*() {
     Request: Schema.Struct({ projectId: ProjectId, id: AgentId, lock: Schema.Literals(["none", "update"]) }),
     Result: AgentRow,
     execute: ({ id, lock, projectId }) =>
-      sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} ${lockClause(sql, lock)}`
+      lock === "none"
+        ? reads.run((sql) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId}`)
+        : sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId} ${lockClause(sql, lock)}`
   })
 
   const page = keysetQuery(sql, {

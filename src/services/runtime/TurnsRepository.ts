@@ -15,6 +15,7 @@ import { insertGuarded } from "../shared/Sql.ts"
 import type { AppendPrelude } from "./AgentEventsRepository.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
+import { PipelinedReads } from "../shared/PipelinedReads.ts"
 
 /** A turn as stored: its usage in four columns, its duration not kept. */
 const TurnRow = Schema.Struct({ ...Struct.omit(Turn.fields, ["usage", "duration_ms"]), ...TokenUsage.fields })
@@ -56,6 +57,7 @@ const ACTIVE = ["running", "waiting"] as const
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedReads
   const active = sql`status IN ${sql.in(ACTIVE)}`
 
   const NewTurn = Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId })
@@ -163,12 +165,14 @@ const make = Effect.gen(function*() {
     Result: StepState,
     execute: ({ step, turnId }) =>
       Effect.map(
-        sql<{ readonly last_sequence: number; readonly turn_active: boolean; readonly step_outcome: unknown }>`
-          SELECT agents.*, turns.status IN ${sql.in(ACTIVE)} AS turn_active, turn_steps.outcome AS step_outcome
-          FROM turns
-            JOIN agents ON agents.id = turns.agent_id
-            LEFT JOIN turn_steps ON turn_steps.turn_id = turns.id AND turn_steps.step = ${step}
-          WHERE turns.id = ${turnId}`,
+        reads.run((sql) =>
+          sql<{ readonly last_sequence: number; readonly turn_active: boolean; readonly step_outcome: unknown }>`
+            SELECT agents.*, turns.status IN ${sql.in(ACTIVE)} AS turn_active, turn_steps.outcome AS step_outcome
+            FROM turns
+              JOIN agents ON agents.id = turns.agent_id
+              LEFT JOIN turn_steps ON turn_steps.turn_id = turns.id AND turn_steps.step = ${step}
+            WHERE turns.id = ${turnId}`
+        ),
         (rows) =>
           rows.map((row) => ({
             agent: row,

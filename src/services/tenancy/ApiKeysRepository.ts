@@ -10,6 +10,7 @@ import { OrganizationApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys
 import { AssignableRole, OrgRole } from "../../domain/tenancy/Members.ts"
 import { ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import { PipelinedReads } from "../shared/PipelinedReads.ts"
 
 /** Whom a key acts for: its user, or its organization with the key's role. */
 export const KeyOwner = Schema.Union([
@@ -34,11 +35,12 @@ const NewOrganizationKey = Schema.Struct({ ...Hashed, org_id: OrgId, role: Assig
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedReads
 
   const findOwner = SqlSchema.findOneOption({
     Request: Schema.String,
     Result: KeyOwner,
-    execute: (hash) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE token_hash = ${hash}`
+    execute: (hash) => reads.run((sql) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE token_hash = ${hash}`)
   })
 
   // The standing of MembersRepository.standing, for the key's user (none for an organization
@@ -48,14 +50,14 @@ const make = Effect.gen(function*() {
     Result: OwnerWithStanding,
     execute: ({ hash, orgId, projectId }) =>
       Effect.map(
-        sql`
+        reads.run((sql) => sql`
           SELECT k.id, k.user_id, k.org_id, k.role,
             m.role AS member_role, p.id IS NOT NULL AS project_found, pm.role AS project_role
           FROM api_keys k
             LEFT JOIN org_members m ON m.org_id = ${orgId} AND m.user_id = k.user_id
             LEFT JOIN projects p ON p.id = ${projectId} AND p.org_id = ${orgId}
             LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = k.user_id
-          WHERE k.token_hash = ${hash}`,
+          WHERE k.token_hash = ${hash}`),
         (rows) => rows.map((row) => ({ owner: row, standing: row }))
       )
   })
@@ -63,7 +65,7 @@ const make = Effect.gen(function*() {
   const findOwnerById = SqlSchema.findOneOption({
     Request: ApiKeyId,
     Result: KeyOwner,
-    execute: (keyId) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE id = ${keyId}`
+    execute: (keyId) => reads.run((sql) => sql`SELECT id, user_id, org_id, role FROM api_keys WHERE id = ${keyId}`)
   })
 
   const insertPersonal = SqlSchema.findOne({

@@ -4,11 +4,13 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { OrgId } from "../../domain/shared/Ids.ts"
 import { Organization } from "../../domain/tenancy/Organizations.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import { PipelinedReads } from "../shared/PipelinedReads.ts"
 
 const NewOrganization = Schema.Struct({ id: OrgId, name: Schema.String })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedReads
 
   const insert = SqlSchema.findOne({
     Request: NewOrganization,
@@ -19,7 +21,7 @@ const make = Effect.gen(function*() {
   const findById = SqlSchema.findOneOption({
     Request: OrgId,
     Result: Organization,
-    execute: (id) => sql`SELECT * FROM organizations WHERE id = ${id}`
+    execute: (id) => reads.run((sql) => sql`SELECT * FROM organizations WHERE id = ${id}`)
   })
 
   const rename = SqlSchema.findOneOption({
