@@ -55,6 +55,9 @@ describe("the model's view", () => {
         const first = foldAll(events.slice(0, cut))
         const second = foldView(first, events.slice(cut), idsOf(events.slice(cut)))
         expect(conversationOf(second)).toEqual(conversationOf(whole))
+        // The length kept for the context estimate is the conversation's JSON's, as written out.
+        const conversation = conversationOf(second)
+        expect(conversation.jsonLength).toBe(JSON.stringify(conversation.items).length)
         expect(second.last).toBe(end)
         expect(second.bytes).toBe(whole.bytes)
         // The first piece's view is not changed by the second fold.
@@ -65,7 +68,7 @@ describe("the model's view", () => {
 
   it("shows started turns with the provider's call ids, a cancelled call answered as failed, no queued input", () => {
     const beforeT3 = foldAll(timeline.slice(0, 14))
-    expect(conversationOf(beforeT3)).toEqual([
+    expect(conversationOf(beforeT3).items).toEqual([
       { type: "user_message", content: text("first") },
       { type: "assistant_text", text: "looking" },
       { type: "tool_call", call_id: "p1", name: "lookup", input: { q: 1 } },
@@ -78,7 +81,7 @@ describe("the model's view", () => {
     expect(beforeT3.ended.map((turn) => turn.endSequence)).toEqual([7, 14])
     expect(beforeT3.providerCallIds.size).toBe(0)
     // While T2 runs, its open call has no result yet.
-    expect(conversationOf(foldAll(timeline.slice(0, 11))).slice(-2)).toEqual([
+    expect(conversationOf(foldAll(timeline.slice(0, 11))).items.slice(-2)).toEqual([
       { type: "user_message", content: text("second") },
       { type: "tool_call", call_id: "p2", name: "lookup", input: { q: 2 } }
     ])
@@ -87,7 +90,7 @@ describe("the model's view", () => {
   it("replaces the turns a compaction covers by its summary", () => {
     const view = foldAll(timeline.slice(0, 17))
     expect(view.ended).toEqual([])
-    expect(conversationOf(view)).toEqual([
+    expect(conversationOf(view).items).toEqual([
       { type: "user_message", content: text("Summary of the earlier conversation:\nS") },
       { type: "user_message", content: text("third") },
       { type: "assistant_text", text: "answer" }
@@ -97,7 +100,7 @@ describe("the model's view", () => {
   it("appends the turns that end after a compaction to its summary", () => {
     const view = foldAll(timeline)
     expect(view.ended.map((turn) => turn.endSequence)).toEqual([18, 22])
-    expect(conversationOf(view)).toEqual([
+    expect(conversationOf(view).items).toEqual([
       { type: "user_message", content: text("Summary of the earlier conversation:\nS") },
       { type: "user_message", content: text("third") },
       { type: "assistant_text", text: "answer" },

@@ -4,7 +4,7 @@
  * budget, and never with half of a surrogate pair.
  */
 import { describe, expect, it } from "vitest"
-import { budgetOf, estimateInputTokens } from "../../src/services/runtime/ContextBudget.ts"
+import { budgetOf, conversationLength, estimateInputTokens } from "../../src/services/runtime/ContextBudget.ts"
 import type { ConversationItem } from "../../src/services/runtime/model/ModelMessages.ts"
 import { summaryConversation } from "../../src/services/runtime/SummaryInput.ts"
 
@@ -16,7 +16,7 @@ const user = (text: string): ConversationItem => ({ type: "user_message", conten
 const answer = (text: string): ConversationItem => ({ type: "assistant_text", text })
 
 const fits = (conversation: ReadonlyArray<ConversationItem>) =>
-  estimateInputTokens({ instruction: INSTRUCTION, conversation, tools: [] }) <= budget.input
+  estimateInputTokens({ instruction: INSTRUCTION, tools: [] }, conversationLength(conversation)) <= budget.input
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 

@@ -12,6 +12,7 @@ import type { ConversationItem, ModelRequest } from "../../src/services/runtime/
 import { OpenAiChatCompletions } from "../../src/services/runtime/model/OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "../../src/services/runtime/model/OpenAiResponses.ts"
 import type { WireAdapter } from "../../src/services/runtime/model/WireAdapter.ts"
+import { appendedTo } from "../../src/services/runtime/model/WireJson.ts"
 
 const text = (value: string) => [{ type: "text" as const, text: value }]
 
@@ -58,17 +59,53 @@ const requestOf = (adapter: WireAdapter, conversation: ReadonlyArray<Conversatio
   cacheRetention: "short"
 })
 
-describe("the request body written from kept item JSON", () => {
+/** The body of a call with `conversation`, as text. */
+const bodyOf = (adapter: WireAdapter, conversation: ReadonlyArray<ConversationItem>, stream = true) =>
+  Buffer.concat(adapter.body(requestOf(adapter, conversation), stream)).toString("utf8")
+
+/**
+ * Runs the turns as a view keeps them (Conversation.ts): at a call, the settled items and then the
+ * running turn's, made again; at the turn's end, the next settled items made from the last ones.
+ * `calls` says after which turns' starts a call is made: the others' settled items are never sent.
+ */
+const callBodies = (adapter: WireAdapter, calls: (turn: number) => boolean) => {
+  const bodies: Array<{ readonly kept: string; readonly fresh: string }> = []
+  let settled: ReadonlyArray<ConversationItem> = []
+  for (const [index, turn] of turns.entries()) {
+    if (calls(index)) {
+      const conversation = [...settled, ...structuredClone(turn)]
+      appendedTo(conversation, settled, false)
+      bodies.push({ kept: bodyOf(adapter, conversation), fresh: bodyOf(adapter, structuredClone(conversation)) })
+    }
+    const next = [...settled, ...structuredClone(turn)]
+    appendedTo(next, settled, true)
+    settled = next
+  }
+  return bodies
+}
+
+describe("the request body written from kept JSON", () => {
   for (const adapter of [OpenAiResponses, AnthropicMessages, OpenAiChatCompletions]) {
     it(`${adapter.path}: equals the body of the same conversation made of new objects, call after call`, () => {
-      let conversation: ReadonlyArray<ConversationItem> = []
-      for (const turn of turns) {
-        conversation = [...conversation, ...turn]
-        const kept = adapter.body(requestOf(adapter, conversation), true)
-        const fresh = adapter.body(requestOf(adapter, structuredClone(conversation)), true)
-        expect(kept).toBe(fresh)
-        expect(JSON.parse(kept)).toBeTypeOf("object")
+      for (const calls of [() => true, (turn: number) => turn === turns.length - 1, (turn: number) => turn !== 1]) {
+        const bodies = callBodies(adapter, calls)
+        expect(bodies.length).toBeGreaterThan(0)
+        for (const { fresh, kept } of bodies) {
+          expect(kept).toBe(fresh)
+          expect(JSON.parse(kept)).toBeTypeOf("object")
+        }
       }
+    })
+
+    it(`${adapter.path}: a call's running items are not kept into the next call's`, () => {
+      // The settled items end with an assistant's text, which the first call's items join.
+      const settled: ReadonlyArray<ConversationItem> = [...turns[0], { type: "assistant_text", text: "found it" }]
+      const first: ReadonlyArray<ConversationItem> = [...settled, { type: "assistant_text", text: "and more" }, ...structuredClone(turns[2])]
+      appendedTo(first, settled, false)
+      const second = [...settled, ...structuredClone(turns[1])]
+      appendedTo(second, settled, false)
+      expect(bodyOf(adapter, first)).toBe(bodyOf(adapter, structuredClone(first)))
+      expect(bodyOf(adapter, second)).toBe(bodyOf(adapter, structuredClone(second)))
     })
   }
 
@@ -77,7 +114,7 @@ describe("the request body written from kept item JSON", () => {
     const marked: Array<ReadonlyArray<string>> = []
     for (const turn of turns) {
       conversation = [...conversation, ...turn]
-      const body = JSON.parse(AnthropicMessages.body(requestOf(AnthropicMessages, conversation), false))
+      const body = JSON.parse(bodyOf(AnthropicMessages, conversation, false))
       marked.push(
         body.messages.flatMap((message: { content: ReadonlyArray<{ type: string; cache_control?: unknown }> }) =>
           message.content.filter((block) => block.cache_control !== undefined).map((block) => block.type)
@@ -89,7 +126,7 @@ describe("the request body written from kept item JSON", () => {
   })
 
   it("openai-chat-completions: an assistant's texts are joined by a blank line", () => {
-    const body = JSON.parse(OpenAiChatCompletions.body(requestOf(OpenAiChatCompletions, turns[0]), false))
+    const body = JSON.parse(bodyOf(OpenAiChatCompletions, turns[0], false))
     expect(body.messages[2]).toEqual({
       role: "assistant",
       content: `${awkward[1]}\n\n${awkward[2]}`,

@@ -34,19 +34,26 @@ export const budgetOf = (contextWindow: number, maxOutputTokens: number | undefi
  */
 export const itemLength = oncePerItem((item) => JSON.stringify(item).length)
 
-/** `JSON.stringify(items).length`, from the items' lengths: the brackets and a comma between two items. */
-const conversationLength = (items: ReadonlyArray<ConversationItem>) => {
-  let length = items.length === 0 ? 2 : items.length + 1
-  for (const item of items) length += itemLength(item)
-  return length
+/**
+ * `JSON.stringify(items).length` of `count` items whose `itemLength`s add up to `itemsLength`: the
+ * brackets and a comma between two items.
+ */
+export const arrayLength = (count: number, itemsLength: number) => count === 0 ? 2 : count + 1 + itemsLength
+
+/** `JSON.stringify(items).length`, from the items' lengths. */
+export const conversationLength = (items: ReadonlyArray<ConversationItem>) => {
+  let itemsLength = 0
+  for (const item of items) itemsLength += itemLength(item)
+  return arrayLength(items.length, itemsLength)
 }
 
-/** The estimated input tokens of a request: its instruction, conversation and tools. */
-export const estimateInputTokens = (request: Pick<ModelRequest, "instruction" | "conversation" | "tools">): number =>
-  Math.ceil(
-    (request.instruction.length + conversationLength(request.conversation) + JSON.stringify(request.tools).length) /
-      CHARS_PER_TOKEN
-  )
+/**
+ * The estimated input tokens of a request: its instruction and tools, and a conversation whose
+ * JSON is `conversationLength` characters long (a model call's, Conversation.conversationOf, is
+ * measured as its turns end, not again at every call).
+ */
+export const estimateInputTokens = (request: Pick<ModelRequest, "instruction" | "tools">, conversationLength: number): number =>
+  Math.ceil((request.instruction.length + conversationLength + JSON.stringify(request.tools).length) / CHARS_PER_TOKEN)
 
 export const describeOverflow = (estimate: number, budget: Budget) =>
   `The request does not fit the model's context window even after compacting earlier turns: about ${estimate} ` +

@@ -13,7 +13,9 @@
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { Schema } from "effect"
+import { arrayLength, itemLength } from "./ContextBudget.ts"
 import { type ConversationItem, type ModelContentBlock, ReasoningReplay } from "./model/ModelMessages.ts"
+import { appendedTo } from "./model/WireJson.ts"
 
 const isReasoningReplay = Schema.is(ReasoningReplay)
 
@@ -76,6 +78,11 @@ export interface ModelView {
   readonly settled: ReadonlyArray<ConversationItem>
   /** About what `settled` holds in memory, in bytes. */
   readonly settledBytes: number
+  /**
+   * The settled items' JSON lengths added up (ContextBudget.itemLength), kept as turns end: a
+   * model call's context estimate measures what is new, not every item of the past again.
+   */
+  readonly settledItemsLength: number
   /** Turns with an input and no end yet, by turn id. */
   readonly open: ReadonlyMap<string, OpenTurn>
   /** The ids the provider gave the open turns' tool calls, by call id. */
@@ -90,6 +97,7 @@ export const EMPTY_VIEW: ModelView = {
   ended: [],
   settled: [],
   settledBytes: 0,
+  settledItemsLength: 0,
   open: new Map(),
   providerCallIds: new Map(),
   bytes: 0
@@ -128,8 +136,11 @@ const itemTextBytes = (item: ConversationItem): number => {
   }
 }
 
-/** An item with its text twice: the model call's adapter keeps the item's wire JSON beside it (WireJson.ts). */
-const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 2 * itemTextBytes(item)
+/**
+ * An item with its text three times: the model call's adapter keeps the item's wire JSON beside
+ * it, and its fold over the settled items their JSON as bytes (WireJson.ts).
+ */
+const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 3 * itemTextBytes(item)
 
 const eventBytes = (event: ContentEvent): number =>
   EVENT_OVERHEAD_BYTES + (event.event_kind === "tool_call" ? JSON.stringify(event.tool_input).length : textBytes(event.content_blocks))
@@ -269,24 +280,46 @@ const settledAfter = (
   summary: ConversationItem | undefined,
   ended: ReadonlyArray<EndedTurn>,
   justEnded: ReadonlyArray<EndedTurn>
-): Pick<ModelView, "settled" | "settledBytes"> => {
+): Pick<ModelView, "settled" | "settledBytes" | "settledItemsLength"> => {
   const appended = justEnded.flatMap((turn) => turn.items)
   const appendedBytes = sum(justEnded, (turn) => turn.bytes)
   if (!compacted) {
-    return justEnded.length === 0
-      ? { settled: view.settled, settledBytes: view.settledBytes }
-      : { settled: view.settled.concat(appended), settledBytes: view.settledBytes + appendedBytes }
+    if (justEnded.length === 0) {
+      return { settled: view.settled, settledBytes: view.settledBytes, settledItemsLength: view.settledItemsLength }
+    }
+    const settled = view.settled.concat(appended)
+    // What the model call's format kept for the view's items is extended with the new ones only.
+    appendedTo(settled, view.settled, true)
+    return {
+      settled,
+      settledBytes: view.settledBytes + appendedBytes,
+      settledItemsLength: view.settledItemsLength + sum(appended, itemLength)
+    }
   }
   const items = [...(summary === undefined ? [] : [summary]), ...ended.flatMap((turn) => turn.items), ...appended]
   const bytes = (summary === undefined ? 0 : itemBytes(summary)) + sum(ended, (turn) => turn.bytes) + appendedBytes
-  return { settled: items, settledBytes: bytes }
+  return { settled: items, settledBytes: bytes, settledItemsLength: sum(items, itemLength) }
+}
+
+/** The conversation a model call sends, with the length of its JSON. */
+export interface ModelConversation {
+  readonly items: ReadonlyArray<ConversationItem>
+  /** `JSON.stringify(items).length`, from the settled items' kept lengths and the running turns' items. */
+  readonly jsonLength: number
 }
 
 /** The conversation the model is sent: the settled items, then the running turns' (in the order they started). */
-export const conversationOf = (view: ModelView): ReadonlyArray<ConversationItem> => {
+export const conversationOf = (view: ModelView): ModelConversation => {
   const running = [...view.open].filter(([, turn]) => turn.started).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
-  if (running.length === 0) return view.settled
+  if (running.length === 0) return { items: view.settled, jsonLength: arrayLength(view.settled.length, view.settledItemsLength) }
   const items = [...view.settled]
-  for (const [, turn] of running) for (const item of itemsOf(turn.events, false, view.providerCallIds)) items.push(item)
-  return items
+  let itemsLength = view.settledItemsLength
+  for (const [, turn] of running) {
+    for (const item of itemsOf(turn.events, false, view.providerCallIds)) {
+      items.push(item)
+      itemsLength += itemLength(item)
+    }
+  }
+  appendedTo(items, view.settled, false)
+  return { items, jsonLength: arrayLength(items.length, itemsLength) }
 }

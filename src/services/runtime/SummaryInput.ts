@@ -5,7 +5,7 @@
  * room (its text's beginning and end kept around a note), and the newest items that fit are kept,
  * after a note saying how many earlier ones were left out.
  */
-import { type Budget, CHARS_PER_TOKEN, estimateInputTokens, itemLength } from "./ContextBudget.ts"
+import { type Budget, CHARS_PER_TOKEN, conversationLength, estimateInputTokens, itemLength } from "./ContextBudget.ts"
 import type { ConversationItem, ModelRequest, TextBlock } from "./model/ModelMessages.ts"
 
 /** The text left where the middle of a text was cut out. */
@@ -82,9 +82,9 @@ export const summaryConversation = (
   budget: Budget
 ): ReadonlyArray<ConversationItem> => {
   const whole = [...items, request]
-  const fixed: Pick<ModelRequest, "instruction" | "conversation" | "tools"> = { instruction, conversation: [request], tools: [] }
-  if (estimateInputTokens({ ...fixed, conversation: whole }) <= budget.input) return whole
-  const room = (budget.input - estimateInputTokens(fixed)) * CHARS_PER_TOKEN - LEFT_OUT_NOTE_LENGTH
+  const fixed: Pick<ModelRequest, "instruction" | "tools"> = { instruction, tools: [] }
+  if (estimateInputTokens(fixed, conversationLength(whole)) <= budget.input) return whole
+  const room = (budget.input - estimateInputTokens(fixed, conversationLength([request]))) * CHARS_PER_TOKEN - LEFT_OUT_NOTE_LENGTH
   const itemLimit = Math.floor(room / 2)
   const kept: Array<ConversationItem> = []
   let used = 0

@@ -16,8 +16,7 @@ import { Context, Effect, Layer } from "effect"
 import type { AgentId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
-import { conversationOf, EMPTY_VIEW, foldView, type ModelView } from "./Conversation.ts"
-import type { ConversationItem } from "./model/ModelMessages.ts"
+import { conversationOf, EMPTY_VIEW, foldView, type ModelConversation, type ModelView } from "./Conversation.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 
@@ -32,7 +31,7 @@ export const MAX_CACHED_BYTES = 64 * 2 ** 20
 
 export interface History {
   readonly view: ModelView
-  readonly conversation: ReadonlyArray<ConversationItem>
+  readonly conversation: ModelConversation
 }
 
 const make = Effect.gen(function*() {

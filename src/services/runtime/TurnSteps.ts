@@ -82,7 +82,7 @@ const make = Effect.gen(function*() {
       const setup = yield* Effect.result(setups.of(agent))
       if (Result.isFailure(setup)) return failed(setup.failure.message)
       let history = yield* histories.of(agent, lastSequence)
-      let estimate = estimateInputTokens({ ...setup.success.base, conversation: history.conversation })
+      let estimate = estimateInputTokens(setup.success.base, history.conversation.jsonLength)
       if (estimate > setup.success.budget.input) {
         const problem = yield* compaction.compact(agent, payload.turn_id, setup.success, history)
         if (Option.isSome(problem)) {
@@ -96,11 +96,11 @@ const make = Effect.gen(function*() {
           }
         }
         history = yield* histories.of(agent)
-        estimate = estimateInputTokens({ ...setup.success.base, conversation: history.conversation })
+        estimate = estimateInputTokens(setup.success.base, history.conversation.jsonLength)
         if (estimate > setup.success.budget.input) return failed(describeOverflow(estimate, setup.success.budget))
       }
 
-      const request = { ...setup.success.base, conversation: history.conversation }
+      const request = { ...setup.success.base, conversation: history.conversation.items }
       const answer = yield* cancellation.unlessCancelled(
         payload.turn_id,
         Effect.scoped(Effect.flatMap(live.emitter(payload.agent_id, payload.turn_id, step), (emit) =>

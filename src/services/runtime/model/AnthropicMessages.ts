@@ -8,7 +8,7 @@ import { Redacted } from "effect"
 import { decodeResponse, streamDecoder } from "./AnthropicMessagesDecoding.ts"
 import type { ConversationItem, ModelRequest } from "./ModelMessages.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
-import { jsonWithArray, oncePerItem, withField } from "./WireJson.ts"
+import { JsonElements, jsonWithArray, keptFold, oncePerItem, withField } from "./WireJson.ts"
 
 export const ANTHROPIC_VERSION = "2023-06-01"
 
@@ -97,28 +97,56 @@ const MESSAGE_OPENING: Readonly<Record<Role, string>> = {
   assistant: `{"role":"assistant","content":[`
 }
 
+/** A message the next items of its role still join: its blocks' JSON, and which of them are thinking. */
+interface OpenMessage {
+  readonly role: Role
+  readonly blocks: Array<string>
+  readonly thinking: Array<boolean>
+}
+
+const messageJson = (role: Role, blocks: ReadonlyArray<string>) => `${MESSAGE_OPENING[role]}${blocks.join(",")}]}`
+
+/** The messages folded so far, and the last one, still open. */
+interface MessagesFold {
+  readonly messages: JsonElements
+  open: OpenMessage | undefined
+}
+
 /**
- * The messages as JSON: consecutive items of one role make one message, and the last block of the
- * last message that is not thinking carries the cache breakpoint (when the request caches).
+ * The conversation's messages, folded over its items and kept per array of items (WireJson.ts):
+ * consecutive items of one role make one message.
  */
-const messagesJson = (request: ModelRequest): Array<string> => {
-  const messages: Array<{ readonly role: Role; readonly blocks: Array<string>; readonly thinking: Array<boolean> }> = []
-  for (const item of request.conversation) {
+const messagesOf = keptFold<MessagesFold>({
+  start: () => ({ messages: JsonElements.empty(), open: undefined }),
+  copy: (fold) => ({
+    messages: fold.messages.copy(),
+    open: fold.open && { role: fold.open.role, blocks: [...fold.open.blocks], thinking: [...fold.open.thinking] }
+  }),
+  step: (fold, item) => {
     const { blocks, role, thinking } = blocksJson(item)
-    if (blocks.length === 0) continue
-    const last = messages[messages.length - 1]
-    if (last !== undefined && last.role === role) {
-      last.blocks.push(...blocks)
-      last.thinking.push(...thinking)
-    } else messages.push({ role, blocks: [...blocks], thinking: [...thinking] })
-  }
+    if (blocks.length === 0) return
+    if (fold.open !== undefined && fold.open.role === role) {
+      fold.open.blocks.push(...blocks)
+      fold.open.thinking.push(...thinking)
+      return
+    }
+    if (fold.open !== undefined) fold.messages.push(messageJson(fold.open.role, fold.open.blocks))
+    fold.open = { role, blocks: [...blocks], thinking: [...thinking] }
+  },
+  settle: (fold) => fold.messages.settle()
+})
+
+/**
+ * The messages as JSON chunks: the last message's last block that is not thinking carries the
+ * cache breakpoint (when the request caches), on a copy of that block's JSON.
+ */
+const messagesJson = (request: ModelRequest): Array<Buffer> => {
+  const { messages, open } = messagesOf(request.conversation)
+  if (open === undefined) return messages.chunks([])
   const control = cacheControl(request)
-  const lastMessage = messages[messages.length - 1]
-  if (control !== undefined && lastMessage !== undefined) {
-    const index = lastMessage.thinking.lastIndexOf(false)
-    if (index >= 0) lastMessage.blocks[index] = withField(lastMessage.blocks[index], "cache_control", control)
-  }
-  return messages.map(({ blocks, role }) => `${MESSAGE_OPENING[role]}${blocks.join(",")}]}`)
+  const index = control === undefined ? -1 : open.thinking.lastIndexOf(false)
+  const blocks = index < 0 ? open.blocks : open.blocks.map((block, at) => at === index ? withField(block, "cache_control", control) : block)
+  return messages.chunks([messageJson(open.role, blocks)])
 }
 
 /** The thinking budget for the request's effort, or undefined when thinking is off or cannot fit. */
@@ -128,7 +156,7 @@ export const thinkingBudget = (effort: string | undefined, maxTokens: number) =>
   return budget >= MIN_THINKING_BUDGET ? budget : undefined
 }
 
-const body = (request: ModelRequest, stream: boolean): string => {
+const body = (request: ModelRequest, stream: boolean): Array<Buffer> => {
   const control = cacheControl(request)
   const maxTokens = request.maxOutputTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS
   const budget = thinkingBudget(request.reasoningEffort, maxTokens)

@@ -9,7 +9,7 @@ import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "
 import { Count, decodeJson, Maybe, Nullish } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
-import { jsonWithArray, oncePerItem } from "./WireJson.ts"
+import { JsonElements, jsonWithArray, keptFold, oncePerItem } from "./WireJson.ts"
 
 /** What an item adds to the messages, as JSON written once (WireJson.ts). */
 type ItemJson =
@@ -49,41 +49,59 @@ const itemJson = oncePerItem((item): ItemJson => {
  */
 const joinedTextJson = (texts: ReadonlyArray<string>) => `"${texts.map((text) => text.slice(1, -1)).join("\\n\\n")}"`
 
+/** An assistant's message from its consecutive texts and tool calls (their kept JSON). */
+const assistantJson = (texts: ReadonlyArray<string>, calls: ReadonlyArray<string>) =>
+  `{"role":"assistant","content":${texts.length === 0 ? "null" : joinedTextJson(texts)}${
+    calls.length > 0 ? `,"tool_calls":[${calls.join(",")}]` : ""
+  }}`
+
+/** The messages folded so far, and the assistant's texts and tool calls that the next items may still join. */
+interface MessagesFold {
+  readonly messages: JsonElements
+  readonly texts: Array<string>
+  readonly calls: Array<string>
+}
+
+const closeAssistant = (fold: MessagesFold) => {
+  if (fold.texts.length === 0 && fold.calls.length === 0) return
+  fold.messages.push(assistantJson(fold.texts, fold.calls))
+  fold.texts.length = 0
+  fold.calls.length = 0
+}
+
 /**
- * The messages as JSON: the instruction as the system message, then the items in order, where an
- * assistant's consecutive texts and tool calls make one message.
+ * The conversation's messages, folded over its items and kept per array of items (WireJson.ts):
+ * the items in order, where an assistant's consecutive texts and tool calls make one message.
  */
-const messagesJson = (request: ModelRequest): ReadonlyArray<string> => {
-  const result: Array<string> = [JSON.stringify({ role: "system", content: request.instruction })]
-  let texts: Array<string> = []
-  let calls: Array<string> = []
-  const closeAssistant = () => {
-    if (texts.length === 0 && calls.length === 0) return
-    const content = texts.length === 0 ? "null" : joinedTextJson(texts)
-    result.push(`{"role":"assistant","content":${content}${calls.length > 0 ? `,"tool_calls":[${calls.join(",")}]` : ""}}`)
-    texts = []
-    calls = []
-  }
-  for (const item of request.conversation) {
+const messagesOf = keptFold<MessagesFold>({
+  start: () => ({ messages: JsonElements.empty(), texts: [], calls: [] }),
+  copy: (fold) => ({ messages: fold.messages.copy(), texts: [...fold.texts], calls: [...fold.calls] }),
+  step: (fold, item) => {
     const written = itemJson(item)
     switch (written.kind) {
       case "message":
-        closeAssistant()
-        result.push(written.json)
+        closeAssistant(fold)
+        fold.messages.push(written.json)
         break
       case "assistant_text":
-        texts.push(written.json)
+        fold.texts.push(written.json)
         break
       case "tool_call":
-        calls.push(written.json)
+        fold.calls.push(written.json)
         break
     }
-  }
-  closeAssistant()
-  return result
+  },
+  settle: (fold) => fold.messages.settle()
+})
+
+/** The messages as JSON chunks: the instruction as the system message, then the conversation's. */
+const messagesJson = (request: ModelRequest): Array<Buffer> => {
+  const fold = messagesOf(request.conversation)
+  const open = fold.texts.length === 0 && fold.calls.length === 0 ? [] : [assistantJson(fold.texts, fold.calls)]
+  return fold.messages.chunks(open, JSON.stringify({ role: "system", content: request.instruction }))
 }
 
-const body = (request: ModelRequest, stream: boolean): string =>
+const body = (request: ModelRequest, stream: boolean): Array<Buffer> =>
   jsonWithArray(
     {
       model: request.model,

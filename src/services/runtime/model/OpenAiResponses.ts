@@ -9,7 +9,7 @@ import { ModelProviderError, parseToolInput, toolResultText } from "./ModelMessa
 import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
-import { jsonWithArray, oncePerItem } from "./WireJson.ts"
+import { JsonElements, jsonWithArray, keptFold, oncePerItem } from "./WireJson.ts"
 
 const inputItem = (item: ConversationItem): ReadonlyArray<Record<string, unknown>> => {
   switch (item.type) {
@@ -38,17 +38,18 @@ const reasoningEnabled = (request: ModelRequest) =>
 /** Each item's input entries as JSON, comma-separated (none: ""), written once (WireJson.ts). */
 const inputJson = oncePerItem((item) => inputItem(item).map((entry) => JSON.stringify(entry)).join(","))
 
-/** The input array's elements: a loop, as a model call runs it over the whole conversation. */
-const inputElements = (conversation: ModelRequest["conversation"]): Array<string> => {
-  const elements: Array<string> = []
-  for (const item of conversation) {
+/** The input array's elements, folded over the conversation and kept per array of items (WireJson.ts). */
+const inputElements = keptFold<JsonElements>({
+  start: JsonElements.empty,
+  copy: (elements) => elements.copy(),
+  step: (elements, item) => {
     const json = inputJson(item)
     if (json !== "") elements.push(json)
-  }
-  return elements
-}
+  },
+  settle: (elements) => elements.settle()
+})
 
-const body = (request: ModelRequest, stream: boolean): string =>
+const body = (request: ModelRequest, stream: boolean): Array<Buffer> =>
   jsonWithArray(
     {
       model: request.model,
@@ -74,7 +75,7 @@ const body = (request: ModelRequest, stream: boolean): string =>
       ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
     },
     "input",
-    inputElements(request.conversation)
+    inputElements(request.conversation).chunks([])
   )
 
 const OutputItem = Schema.Struct({

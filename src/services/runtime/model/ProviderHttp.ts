@@ -164,17 +164,18 @@ const keepAliveAgents = (lookup: LookupFunction | undefined) =>
       })
   )
 
+const byteLength = (chunks: ReadonlyArray<Uint8Array>) => chunks.reduce((length, chunk) => length + chunk.length, 0)
+
 /** Posts JSON to model providers, for the life of the scope; `lookup` resolves the hosts of new connections. */
 export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.map(keepAliveAgents(lookup), (agents) => {
 
-  /** Posts the JSON text `json` to `url`: the response once its head has arrived, for the life of the scope. */
+  /** Posts `json` (UTF-8, in chunks) to `url`: the response once its head has arrived, for the life of the scope. */
   const postJson = (
     url: string,
     headers: Readonly<Record<string, string>>,
-    json: string
+    json: ReadonlyArray<Uint8Array>
   ): Effect.Effect<ProviderResponse, ExchangeFailed, Scope.Scope> =>
     Effect.gen(function*() {
-      const payload = Buffer.from(json, "utf8")
       const target = yield* Effect.try({
         try: () => new URL(url),
         catch: () => new ExchangeFailed({ message: `${url} is not a URL` })
@@ -192,7 +193,7 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
         const sent = (secure ? https : http).request(target, {
           method: "POST",
           agent: secure ? agents.https : agents.http,
-          headers: { ...headers, "content-type": "application/json", "content-length": payload.length }
+          headers: { ...headers, "content-type": "application/json", "content-length": byteLength(json) }
         })
         request = sent
         sent.once("response", (response) => {
@@ -205,7 +206,10 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
           answered = true
           resume(Effect.fail(new ExchangeFailed({ message: error.message })))
         })
-        sent.end(payload)
+        // Corked, the chunks leave in one write with the head.
+        sent.cork()
+        for (const chunk of json) sent.write(chunk)
+        sent.end()
         return Effect.sync(() => sent.destroy())
       })
       const received = new BodyReader(message)

@@ -16,8 +16,11 @@ export interface WireAdapter {
   /** Appended to the request's base URL. */
   readonly path: string
   readonly headers: (request: ModelRequest) => Record<string, string>
-  /** The request's body as JSON text (WireJson.ts: the conversation's items are written once each). */
-  readonly body: (request: ModelRequest, stream: boolean) => string
+  /**
+   * The request's body: JSON as UTF-8, in chunks sent one after the other (WireJson.ts: what the
+   * conversation's past makes of it is kept between calls).
+   */
+  readonly body: (request: ModelRequest, stream: boolean) => ReadonlyArray<Uint8Array>
   /** A decoder for one streamed response (it keeps the state of partial blocks); an in-stream error fails. */
   readonly streamDecoder: () => (event: SseEvent) => Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError>
   /** The events of a whole (non-streamed) response body. */

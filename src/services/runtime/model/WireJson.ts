@@ -1,9 +1,13 @@
 /**
  * The request body's JSON, written from parts kept between calls (docs/model-adapters.md, "The
- * request body"). A model call sends the whole conversation every time, and the items of ended
- * turns are the same objects at every later call (TurnHistory keeps them), so each adapter writes
- * an item's wire JSON once and the body is joined from those strings: a call writes out what is
- * new, not the whole conversation again.
+ * request body"). A model call sends the whole conversation every time. The items of ended turns
+ * are the same objects at every later call (TurnHistory keeps them), so an item's wire JSON is
+ * written once (`oncePerItem`). And the array of those items stays the same until a turn ends,
+ * when the next one is made from it by appending the ended turn's items (Conversation.ts marks it
+ * so, `appendedTo`). So each format keeps, per array, how far its fold over the items got (`keptFold`:
+ * the bytes of the JSON written so far, and what the next item may still join, an open message),
+ * and a call folds only what is new since the array it extends: the turn that just ended and the
+ * running turn's items, not every item of the past again.
  */
 import type { ConversationItem } from "./ModelMessages.ts"
 
@@ -23,17 +27,119 @@ export const oncePerItem = <A>(write: (item: ConversationItem) => A): (item: Con
   }
 }
 
-/** An object's JSON text with one more field, written last, its value already JSON text. */
-const withJsonField = (objectJson: string, key: string, valueJson: string): string =>
-  `${objectJson === "{}" ? "{" : `${objectJson.slice(0, -1)},`}${JSON.stringify(key)}:${valueJson}}`
+/** Arrays of items made from another by appending: the other, until a fold over the array was kept. */
+const extending = new WeakMap<ReadonlyArray<ConversationItem>, ReadonlyArray<ConversationItem>>()
 
-/** `JSON.stringify({ ...fields, [key]: elements })`, where each element is already JSON text. */
+/**
+ * Marks `items` as `base` with items appended, so that a fold over `items` resumes where the one
+ * kept for `base` ended. `settled` when `items` replaces `base` as an agent's settled items: then
+ * a `base` never folded is skipped for the array it extends, so that the newest array never keeps
+ * a chain of older ones alive.
+ */
+export const appendedTo = (items: ReadonlyArray<ConversationItem>, base: ReadonlyArray<ConversationItem>, settled: boolean) => {
+  if (items !== base) extending.set(items, settled ? extending.get(base) ?? base : base)
+}
+
+/** A fold over a conversation's items that can be resumed from a copy of its state. */
+export interface ItemFold<S> {
+  readonly start: () => S
+  /** A state to fold more items into, leaving `state` as it was. */
+  readonly copy: (state: S) => S
+  /** Folds one more item into `state`. */
+  readonly step: (state: S, item: ConversationItem) => void
+  /**
+   * Makes a kept state cheap to copy, without changing what it stands for: called on the state of
+   * an array before a fold over a longer one resumes from it (once a turn for an agent's settled
+   * items), never on a call's own array, whose state is used once.
+   */
+  readonly settle: (state: S) => void
+}
+
+/**
+ * `fold` over an array of items, kept per array (never to be changed by the caller): an array
+ * marked as another's with items appended (`appendedTo`) folds only those, from a copy of the
+ * other's state.
+ */
+export const keptFold = <S>(fold: ItemFold<S>): (items: ReadonlyArray<ConversationItem>) => S => {
+  const kept = new WeakMap<ReadonlyArray<ConversationItem>, S>()
+  const settled = (state: S) => {
+    fold.settle(state)
+    return state
+  }
+  const stateOf = (items: ReadonlyArray<ConversationItem>): S => {
+    const known = kept.get(items)
+    if (known !== undefined) return known
+    const base = extending.get(items)
+    const state = base === undefined ? fold.start() : fold.copy(settled(stateOf(base)))
+    for (let index = base === undefined ? 0 : base.length; index < items.length; index++) fold.step(state, items[index])
+    extending.delete(items)
+    kept.set(items, state)
+    return state
+  }
+  return stateOf
+}
+
+const COMMA = Buffer.from(",")
+
+/**
+ * The elements of a JSON array being written: those written before the last `settle` as UTF-8
+ * bytes (shared by copies, never changed), the newer ones as text.
+ */
+export class JsonElements {
+  private constructor(
+    private bytes: Buffer,
+    private readonly texts: Array<string>
+  ) {}
+
+  static empty(): JsonElements {
+    return new JsonElements(Buffer.alloc(0), [])
+  }
+
+  push(json: string): void {
+    this.texts.push(json)
+  }
+
+  copy(): JsonElements {
+    return new JsonElements(this.bytes, [...this.texts])
+  }
+
+  /** Writes the newer elements into the bytes (one copy of them; JSON text never splits a surrogate pair). */
+  settle(): void {
+    if (this.texts.length === 0) return
+    const text = Buffer.from(this.texts.join(","))
+    this.bytes = this.bytes.length === 0 ? text : Buffer.concat([this.bytes, COMMA, text])
+    this.texts.length = 0
+  }
+
+  /** `first` if given, the elements, then `more`, comma-separated, as UTF-8 chunks. */
+  chunks(more: ReadonlyArray<string>, first?: string): Array<Buffer> {
+    const texts = more.length === 0 ? this.texts : [...this.texts, ...more]
+    const chunks: Array<Buffer> = first === undefined ? [] : [Buffer.from(first)]
+    for (const chunk of [this.bytes, texts.length === 0 ? undefined : Buffer.from(texts.join(","))]) {
+      if (chunk === undefined || chunk.length === 0) continue
+      if (chunks.length > 0) chunks.push(COMMA)
+      chunks.push(chunk)
+    }
+    return chunks
+  }
+}
+
+const ARRAY_AND_OBJECT_END = Buffer.from("]}")
+
+/**
+ * `JSON.stringify({ ...fields, [key]: elements })` as UTF-8 chunks, sent one after the other (the
+ * past's bytes are not copied into one buffer), where `elements` are the array's elements already
+ * written (JsonElements.chunks).
+ */
 export const jsonWithArray = (
   fields: Readonly<Record<string, unknown>>,
   key: string,
-  elements: ReadonlyArray<string>
-): string => withJsonField(JSON.stringify(fields), key, `[${elements.join(",")}]`)
+  elements: ReadonlyArray<Buffer>
+): Array<Buffer> => {
+  const head = JSON.stringify(fields)
+  return [Buffer.from(`${head === "{}" ? "{" : `${head.slice(0, -1)},`}${JSON.stringify(key)}:[`), ...elements, ARRAY_AND_OBJECT_END]
+}
 
 /** An object's JSON text with one more field, written last. */
 export const withField = (objectJson: string, key: string, value: unknown): string =>
-  withJsonField(objectJson, key, JSON.stringify(value))
+  `${objectJson === "{}" ? "{" : `${objectJson.slice(0, -1)},`}${JSON.stringify(key)}:${JSON.stringify(value)}}`
