@@ -97,6 +97,23 @@ describe("the request body written from kept JSON", () => {
       }
     })
 
+    it(`${adapter.path}: two arrays made from one each resume from their own past, call after call`, () => {
+      const base: ReadonlyArray<ConversationItem> = [...turns[0]]
+      bodyOf(adapter, base)
+      const views = [turns[1], turns[2]].map((turn) => {
+        const settled = [...base, ...structuredClone(turn)]
+        appendedTo(settled, base, true)
+        return settled
+      })
+      for (let round = 0; round < 2; round++) {
+        for (const settled of views) {
+          const conversation: ReadonlyArray<ConversationItem> = [...settled, { type: "user_message", content: text(`again ${round}`) }]
+          appendedTo(conversation, settled, false)
+          expect(bodyOf(adapter, conversation)).toBe(bodyOf(adapter, structuredClone(conversation)))
+        }
+      }
+    })
+
     it(`${adapter.path}: a call's running items are not kept into the next call's`, () => {
       // The settled items end with an assistant's text, which the first call's items join.
       const settled: ReadonlyArray<ConversationItem> = [...turns[0], { type: "assistant_text", text: "found it" }]

@@ -137,10 +137,11 @@ const itemTextBytes = (item: ConversationItem): number => {
 }
 
 /**
- * An item with its text three times: the model call's adapter keeps the item's wire JSON beside
- * it, and its fold over the settled items their JSON as bytes (WireJson.ts).
+ * An item with its text four times: the model call's adapter keeps the item's wire JSON beside it,
+ * and its fold over the settled items their JSON as bytes, in a buffer up to twice as large
+ * (WireJson.ts).
  */
-const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 3 * itemTextBytes(item)
+const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 4 * itemTextBytes(item)
 
 const eventBytes = (event: ContentEvent): number =>
   EVENT_OVERHEAD_BYTES + (event.event_kind === "tool_call" ? JSON.stringify(event.tool_input).length : textBytes(event.content_blocks))

@@ -82,17 +82,28 @@ export const keptFold = <S>(fold: ItemFold<S>): (items: ReadonlyArray<Conversati
 const COMMA = Buffer.from(",")
 
 /**
+ * Bytes appended to in place while they are not shared beyond what they hold: a settled state and
+ * the copies made from it share one, each knowing how many of its bytes are its own; only one
+ * whose bytes end where the buffer's written bytes end appends in place, any other copies first.
+ */
+interface ByteLog {
+  readonly buffer: Buffer
+  written: number
+}
+
+/**
  * The elements of a JSON array being written: those written before the last `settle` as UTF-8
- * bytes (shared by copies, never changed), the newer ones as text.
+ * bytes (the first `length` of a ByteLog, which never change), the newer ones as text.
  */
 export class JsonElements {
   private constructor(
-    private bytes: Buffer,
+    private log: ByteLog,
+    private length: number,
     private readonly texts: Array<string>
   ) {}
 
   static empty(): JsonElements {
-    return new JsonElements(Buffer.alloc(0), [])
+    return new JsonElements({ buffer: Buffer.alloc(0), written: 0 }, 0, [])
   }
 
   push(json: string): void {
@@ -100,22 +111,36 @@ export class JsonElements {
   }
 
   copy(): JsonElements {
-    return new JsonElements(this.bytes, [...this.texts])
+    return new JsonElements(this.log, this.length, [...this.texts])
   }
 
-  /** Writes the newer elements into the bytes (one copy of them; JSON text never splits a surrogate pair). */
+  /**
+   * Writes the newer elements after the bytes (JSON text never splits a surrogate pair): in place
+   * when no other state's bytes go on past this one's, else into a buffer of its own, twice as
+   * large as it needs, so that appending a turn at a time costs what the turn writes.
+   */
   settle(): void {
     if (this.texts.length === 0) return
-    const text = Buffer.from(this.texts.join(","))
-    this.bytes = this.bytes.length === 0 ? text : Buffer.concat([this.bytes, COMMA, text])
+    const text = `${this.length === 0 ? "" : ","}${this.texts.join(",")}`
     this.texts.length = 0
+    const size = Buffer.byteLength(text)
+    const { buffer, written } = this.log
+    if (written !== this.length || written + size > buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(2 * (this.length + size), 1024))
+      buffer.copy(grown, 0, 0, this.length)
+      this.log = { buffer: grown, written: this.length }
+    }
+    this.log.buffer.write(text, this.length)
+    this.length += size
+    this.log.written = this.length
   }
 
   /** `first` if given, the elements, then `more`, comma-separated, as UTF-8 chunks. */
   chunks(more: ReadonlyArray<string>, first?: string): Array<Buffer> {
     const texts = more.length === 0 ? this.texts : [...this.texts, ...more]
     const chunks: Array<Buffer> = first === undefined ? [] : [Buffer.from(first)]
-    for (const chunk of [this.bytes, texts.length === 0 ? undefined : Buffer.from(texts.join(","))]) {
+    const bytes = this.log.buffer.subarray(0, this.length)
+    for (const chunk of [bytes, texts.length === 0 ? undefined : Buffer.from(texts.join(","))]) {
       if (chunk === undefined || chunk.length === 0) continue
       if (chunks.length > 0) chunks.push(COMMA)
       chunks.push(chunk)
