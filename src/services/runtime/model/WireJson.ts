@@ -4,10 +4,10 @@
  * are the same objects at every later call (TurnHistory keeps them), so an item's wire JSON is
  * written once (`oncePerItem`). And the array of those items stays the same until a turn ends,
  * when the next one is made from it by appending the ended turn's items (Conversation.ts marks it
- * so, `appendedTo`). So each format keeps, per array, how far its fold over the items got (`keptFold`:
- * the bytes of the JSON written so far, and what the next item may still join, an open message),
- * and a call folds only what is new since the array it extends: the turn that just ended and the
- * running turn's items, not every item of the past again.
+ * so, `appendedTo`). So each format keeps, per array, how far its fold over the items got
+ * (`keptFold`: the bytes of the JSON written so far, and what the next item may still join, an
+ * open message), and a call folds only what is new since the array it extends: the turn that just
+ * ended and the running turn's items, not every item of the past again.
  */
 import type { ConversationItem } from "./ModelMessages.ts"
 
@@ -36,7 +36,11 @@ const extending = new WeakMap<ReadonlyArray<ConversationItem>, ReadonlyArray<Con
  * a `base` never folded is skipped for the array it extends, so that the newest array never keeps
  * a chain of older ones alive.
  */
-export const appendedTo = (items: ReadonlyArray<ConversationItem>, base: ReadonlyArray<ConversationItem>, settled: boolean) => {
+export const appendedTo = (
+  items: ReadonlyArray<ConversationItem>,
+  base: ReadonlyArray<ConversationItem>,
+  settled: boolean
+) => {
   if (items !== base) extending.set(items, settled ? extending.get(base) ?? base : base)
 }
 
