@@ -155,6 +155,10 @@ export class JsonElements {
 
 const ARRAY_AND_OBJECT_END = Buffer.from("]}")
 
+/** An object's JSON text up to the value of one more field, written last. */
+const withFieldOpened = (objectJson: string, key: string): string =>
+  `${objectJson === "{}" ? "{" : `${objectJson.slice(0, -1)},`}${JSON.stringify(key)}:`
+
 /**
  * `JSON.stringify({ ...fields, [key]: elements })` as UTF-8 chunks, sent one after the other (the
  * past's bytes are not copied into one buffer), where `elements` are the array's elements already
@@ -164,11 +168,8 @@ export const jsonWithArray = (
   fields: Readonly<Record<string, unknown>>,
   key: string,
   elements: ReadonlyArray<Buffer>
-): Array<Buffer> => {
-  const head = JSON.stringify(fields)
-  return [Buffer.from(`${head === "{}" ? "{" : `${head.slice(0, -1)},`}${JSON.stringify(key)}:[`), ...elements, ARRAY_AND_OBJECT_END]
-}
+): Array<Buffer> => [Buffer.from(`${withFieldOpened(JSON.stringify(fields), key)}[`), ...elements, ARRAY_AND_OBJECT_END]
 
 /** An object's JSON text with one more field, written last. */
 export const withField = (objectJson: string, key: string, value: unknown): string =>
-  `${objectJson === "{}" ? "{" : `${objectJson.slice(0, -1)},`}${JSON.stringify(key)}:${JSON.stringify(value)}}`
+  `${withFieldOpened(objectJson, key)}${JSON.stringify(value)}}`
