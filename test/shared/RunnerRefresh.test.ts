@@ -70,6 +70,38 @@ describe("runner storage refresh", () => {
       expect(yield* heartbeat).toBeGreaterThan(first)
     }).pipe(Effect.provide(storage), Effect.scoped), 30_000)
 
+  it.live.skipIf(usesEmbeddedDatabase)("refreshes made at once, as before the replies of many turns, write one heartbeat between them", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const runners = yield* RunnerStorage.RunnerStorage
+      const address = RunnerAddress.make("127.0.0.1", 34569)
+      const shard = ShardId.make("default", 1)
+      yield* runnerHolding(address, [shard])
+      // Each heartbeat this runner writes is counted (its registration was written before).
+      yield* sql`CREATE TABLE heartbeat_writes_34569 (at timestamptz NOT NULL)`
+      yield* sql.unsafe(`
+        CREATE FUNCTION count_heartbeat_34569() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO heartbeat_writes_34569 VALUES (NEW.last_heartbeat); RETURN NEW; END $$`)
+      yield* sql.unsafe(`
+        CREATE TRIGGER heartbeat_34569 AFTER UPDATE ON cluster_runners
+        FOR EACH ROW WHEN (NEW.address = '127.0.0.1:34569') EXECUTE FUNCTION count_heartbeat_34569()`)
+      const writes = Effect.map(sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM heartbeat_writes_34569`, (rows) => rows[0].n)
+      const refreshAtOnce = Effect.all(Array.from({ length: 20 }, () => runners.refresh(address, [shard])), { concurrency: "unbounded" })
+
+      yield* Effect.gen(function*() {
+        const refreshed = yield* refreshAtOnce
+        expect(refreshed.every((shards) => shards.length === 1 && shards[0] === shard)).toBe(true)
+        expect(yield* writes).toBe(1)
+        yield* Effect.sleep("1100 millis")
+        yield* refreshAtOnce
+        expect(yield* writes).toBe(2)
+      }).pipe(Effect.ensuring(Effect.orDie(Effect.all([
+        sql`DROP TRIGGER heartbeat_34569 ON cluster_runners`,
+        sql`DROP FUNCTION count_heartbeat_34569()`,
+        sql`DROP TABLE heartbeat_writes_34569`
+      ]))))
+    }).pipe(Effect.provide(storage), Effect.scoped), 30_000)
+
   it.live.skipIf(usesEmbeddedDatabase)("a refresh of shards its lock session was seen holding in the last second only proves the session is there; a release or an ended session is read again", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
