@@ -102,6 +102,24 @@ describe("runner storage refresh", () => {
       ]))))
     }).pipe(Effect.provide(storage), Effect.scoped), 30_000)
 
+  it.live.skipIf(usesEmbeddedDatabase)("refreshes of different shards made at once are checked together, and each gets back only its own shards that are held", () =>
+    Effect.gen(function*() {
+      const runners = yield* RunnerStorage.RunnerStorage
+      const address = RunnerAddress.make("127.0.0.1", 34570)
+      const shards = Array.from({ length: 20 }, (_, index) => ShardId.make("default", index + 1))
+      const held = shards.slice(0, 10)
+      yield* runnerHolding(address, held)
+
+      // The first refresh runs alone; the others, asked for while it runs, go together in the next check.
+      const refreshed = yield* Effect.all(
+        [...shards.map((shard) => [shard]), [shards[0], shards[15]], [shards[3], shards[4]]].map((asked) => runners.refresh(address, asked)),
+        { concurrency: "unbounded" }
+      )
+      expect(refreshed.slice(0, 20)).toEqual(shards.map((shard, index) => index < 10 ? [shard] : []))
+      expect(refreshed[20]).toEqual([shards[0]])
+      expect(refreshed[21]).toEqual([shards[3], shards[4]])
+    }).pipe(Effect.provide(storage), Effect.scoped), 30_000)
+
   it.live.skipIf(usesEmbeddedDatabase)("a refresh of shards its lock session was seen holding in the last second only proves the session is there; a release or an ended session is read again", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
