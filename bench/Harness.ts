@@ -7,7 +7,7 @@ import autocannon from "autocannon"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
+import { connect, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -290,6 +290,54 @@ export const createDatabase = async (): Promise<FreshDatabase> => {
         await client.end()
       }
     }
+  }
+}
+
+export interface PostgresRelay {
+  /** `url` with the relay's host and port: a server given it reaches Postgres through the relay. */
+  readonly url: string
+  readonly close: () => Promise<void>
+}
+
+/**
+ * A TCP relay in this process to the Postgres server of the database at `url`. Each statement's
+ * round trip takes a little longer through it (two more hops on loopback), as it does with a
+ * Postgres on another machine; `observe`, when given, makes a reader of what each client
+ * connection sends (the statements benchmark counts its statements).
+ */
+export const startPostgresRelay = async (url: string, observe?: () => (chunk: Buffer) => void): Promise<PostgresRelay> => {
+  const target = new URL(url)
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname)
+    sockets.add(client).add(upstream)
+    const read = observe?.()
+    client.on("data", (chunk) => {
+      read?.(chunk)
+      upstream.write(chunk)
+    })
+    upstream.pipe(client)
+    const close = () => {
+      client.destroy()
+      upstream.destroy()
+      sockets.delete(client)
+      sockets.delete(upstream)
+    }
+    client.on("close", close).on("error", close)
+    upstream.on("close", close).on("error", close)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  const relayed = new URL(url)
+  relayed.hostname = "127.0.0.1"
+  relayed.port = String(typeof address === "object" && address !== null ? address.port : 0)
+  return {
+    url: relayed.toString(),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      })
   }
 }
 

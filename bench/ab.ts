@@ -8,6 +8,9 @@
  * a fresh embedded database in a new data directory instead) and drives AB_AGENTS agents (100) for
  * WARM_UP_SECONDS, then BENCH_DURATION_SECONDS measured: turns a second, p50 and p99, the server's
  * CPU a turn and, on Postgres, the Postgres processes' CPU a turn. AB_ROUNDS (5) rounds.
+ * `AB_POSTGRES_RELAY=1`: each server reaches Postgres through a TCP relay in this process, so each
+ * statement's round trip takes a little longer, as with a Postgres on another machine (the lock
+ * session's queue showed only so: docs/performance.md, "The lock session's queue").
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -15,7 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
-import { createDatabase, postgresCpuMilliseconds, ROOT } from "./Harness.ts"
+import { createDatabase, postgresCpuMilliseconds, ROOT, startPostgresRelay } from "./Harness.ts"
 import { agentTurn, driveTurns, followTurns, median, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
 
 const AGENTS = Number(process.env.AB_AGENTS ?? 100)
@@ -23,16 +26,20 @@ const ROUNDS = Number(process.env.AB_ROUNDS ?? 5)
 const WARM_UP_SECONDS = 3
 const DATABASE = process.env.AB_DATABASE ?? "postgres"
 if (DATABASE !== "postgres" && DATABASE !== "embedded") throw new Error("AB_DATABASE is postgres (the default) or embedded")
-const DATABASE_LABEL = DATABASE === "postgres" ? "Postgres" : "PGlite"
+const RELAYED = process.env.AB_POSTGRES_RELAY === "1"
+if (RELAYED && DATABASE !== "postgres") throw new Error("AB_POSTGRES_RELAY applies to Postgres only")
+const DATABASE_LABEL = DATABASE === "postgres" ? RELAYED ? "Postgres through a relay" : "Postgres" : "PGlite"
 
 /** Runs `use` with the environment of a server on a fresh database of the kind AB_DATABASE names. */
 const withFreshDatabase = async <A>(use: (env: Record<string, string>) => Promise<A>): Promise<A> => {
   // The embedded database lives in the server's data directory, which withProjectServer makes new.
   if (DATABASE === "embedded") return use({})
   const database = await createDatabase()
+  const relay = RELAYED ? await startPostgresRelay(database.url) : undefined
   try {
-    return await use({ DATABASE_URL: database.url })
+    return await use({ DATABASE_URL: relay?.url ?? database.url })
   } finally {
+    await relay?.close()
     await database.drop()
   }
 }

@@ -1,7 +1,7 @@
 /**
  * SQL statements per turn (docs/performance.md): the server as a child process on a fresh Postgres
- * database, reached through a proxy in this process that reads the Postgres wire protocol the
- * server sends and counts each statement it runs (a simple `Query`, or an `Execute` of the extended
+ * database, reached through a relay in this process (`startPostgresRelay`) that reads the Postgres
+ * wire protocol the server sends and counts each statement it runs (a simple `Query`, or an `Execute` of the extended
  * protocol, named by the text of the statement its portal was bound to). One agent runs
  * STATEMENT_TURNS turns one after the other (after a warm-up of WARM_UP_TURNS turns, and at least
  * until a process newly listening for the others stops counting them as there: ANSWER_GRACE after
@@ -13,11 +13,9 @@
  * over a known number of turns run back to back.
  */
 import { Duration, Effect } from "effect"
-import { createServer, type Socket } from "node:net"
-import { connect } from "node:net"
 import { ANSWER_GRACE } from "../src/services/runtime/EventNotifications.ts"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
-import { createDatabase, newToken, startProcess, temporaryDataDir } from "./Harness.ts"
+import { createDatabase, newToken, startPostgresRelay, startProcess, temporaryDataDir } from "./Harness.ts"
 import { type RuntimeRow, singleAgent } from "./runtime.ts"
 
 const TURNS = Number(process.env.STATEMENT_TURNS ?? 100)
@@ -94,40 +92,6 @@ const frontendReader = (counter: StatementCounter) => {
   }
 }
 
-/** A TCP proxy to `target` counting the statements sent through it. */
-const startProxy = async (target: URL, counter: StatementCounter) => {
-  const sockets = new Set<Socket>()
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname)
-    sockets.add(client).add(upstream)
-    const read = frontendReader(counter)
-    client.on("data", (chunk) => {
-      read(chunk)
-      upstream.write(chunk)
-    })
-    upstream.pipe(client)
-    const close = () => {
-      client.destroy()
-      upstream.destroy()
-      sockets.delete(client)
-      sockets.delete(upstream)
-    }
-    client.on("close", close).on("error", close)
-    upstream.on("close", close).on("error", close)
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      })
-  }
-}
-
 /** Statements per turn on Postgres, in total and by text, and the server's CPU time per turn. */
 export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   const { close, provider } = await startScriptedProvider({ record: false })
@@ -135,17 +99,14 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   try {
     await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
     const database = await createDatabase()
-    const proxy = await startProxy(new URL(database.url), counter)
+    const relay = await startPostgresRelay(database.url, () => frontendReader(counter))
     const dataDir = temporaryDataDir()
     try {
-      const url = new URL(database.url)
-      url.hostname = "127.0.0.1"
-      url.port = String(proxy.port)
       const token = newToken()
       const server = await startProcess("src/main.ts", {
         DATA_DIR: dataDir.dir,
         AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
-        DATABASE_URL: url.toString()
+        DATABASE_URL: relay.url
       })
       try {
         const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"))
@@ -172,7 +133,7 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
       }
     } finally {
       dataDir.remove()
-      await proxy.close()
+      await relay.close()
       await database.drop()
     }
   } finally {
