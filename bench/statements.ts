@@ -1,8 +1,9 @@
 /**
  * SQL statements per turn (docs/performance.md): the server as a child process on a fresh Postgres
  * database, reached through a relay in this process (`startPostgresRelay`) that reads the Postgres
- * wire protocol the server sends and counts each statement it runs (a simple `Query`, or an `Execute` of the extended
- * protocol, named by the text of the statement its portal was bound to). One agent runs
+ * wire protocol the server sends and counts each statement it runs (a simple `Query`, or an
+ * `Execute` of the extended protocol, named by the text of the statement its portal was bound
+ * to). One agent runs
  * STATEMENT_TURNS turns one after the other (after a warm-up of WARM_UP_TURNS turns, and at least
  * until a process newly listening for the others stops counting them as there: ANSWER_GRACE after
  * its hello, with a second to spare); the rows are the statements per
