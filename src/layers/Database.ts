@@ -8,7 +8,9 @@
  * up to MAX_PREPARED_TEXTS of them (the driver's cache); an interrupted statement is cancelled
  * with a CancelRequest on a side connection, and its connection retired unless Postgres confirms
  * the cancel (the driver's own behaviour; a pipelined read is not cancelled: it runs to its end,
- * its answer dropped). On shutdown the pool closes first, then PGlite
+ * its answer dropped). On the embedded database, which only this process uses, the principals of
+ * requests are kept until a change to the tables they are read from (PrincipalCache); on Postgres
+ * they are not. On shutdown the pool closes first, then PGlite
  * flushes and closes, so the data directory is never left half-written.
  *
  * PGlite must never be opened by two processes at once (both would write the same files): the
@@ -29,6 +31,7 @@ import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory
 import { pgliteConnections } from "./PgliteConnection.ts"
 import { isAlive } from "./ProcessLiveness.ts"
 import { PipelinedReads } from "../services/shared/PipelinedReads.ts"
+import { ACCESS_CHANGES_CHANNEL, PrincipalCache } from "../services/tenancy/PrincipalCache.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
   readonly message: string
@@ -236,11 +239,18 @@ const embedded = (dataDir: string) =>
       )
       // And the files of a database it has just created.
       if (!inMemory) yield* tightenDatabaseDirectory(dataDir)
+      // This process is its only client: principals are kept until a change to what they are read from.
+      const principals = PrincipalCache.keeping()
+      yield* Effect.promise(() => db.exec(`LISTEN ${ACCESS_CHANGES_CHANNEL}`))
+      const onNotification = (channel: string) => {
+        if (channel === ACCESS_CHANGES_CHANNEL) principals.forgetAll()
+      }
       // Its one connection stays open when idle (in the process, it holds nothing a close would
       // free) and keeps the statements it prepared; the reads run on it too.
       return Layer.effect(PipelinedReads, Effect.map(SqlClient.SqlClient, PipelinedReads.direct)).pipe(
+        Layer.merge(Layer.succeed(PrincipalCache, principals.cache)),
         Layer.provideMerge(PgClient.layerFrom(checkedClient({
-          stream: pgliteConnections(db),
+          stream: pgliteConnections(db, onNotification),
           ssl: false,
           minConnections: 1,
           maxConnections: 1,
@@ -286,6 +296,7 @@ const pipelinedReads = (url: Redacted.Redacted) =>
  */
 const postgres = (url: Redacted.Redacted) =>
   pipelinedReads(url).pipe(
+    Layer.merge(Layer.succeed(PrincipalCache, PrincipalCache.none)),
     Layer.provideMerge(PgClient.layerFrom(checkedClient({
       url,
       maxConnections: POSTGRES_POOL_SIZE,

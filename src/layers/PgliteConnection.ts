@@ -28,6 +28,11 @@
  * new connection of the driver knows of none). A connection that ends inside a transaction rolls it back, as a
  * server does for a client that goes away, unless another connection has started since: the
  * session is that one's.
+ *
+ * The notifications of the channels the session listens to come in the answers of the statements
+ * that committed them (a commit's answer holds them before its ReadyForQuery): each is told to
+ * `onNotification` before the answer goes back to the driver, so before the writer learns that its
+ * change committed (PrincipalCache).
  */
 import type { PGlite } from "@electric-sql/pglite"
 import { Duplex } from "node:stream"
@@ -35,6 +40,22 @@ import { Duplex } from "node:stream"
 const SSL_REQUEST_CODE = 80877103
 const CANCEL_REQUEST_CODE = 80877102
 const NO_SSL = Buffer.from("N")
+const NOTIFICATION_RESPONSE = 0x41
+
+/** Told the channel of each notification in the answers, as they come. */
+export type NotificationListener = (channel: string) => void
+
+/** The channels of the NotificationResponse messages in `answer`, a run of whole backend messages from `offset` on. */
+const notifiedChannels = (answer: Buffer, offset: number): Array<string> => {
+  const channels: Array<string> = []
+  for (let at = offset; at + 5 <= answer.length; at += 1 + answer.readInt32BE(at + 1)) {
+    if (answer[at] !== NOTIFICATION_RESPONSE) continue
+    // Type, length, the notifying backend's pid, then the channel's name ending in a zero byte.
+    const channelStart = at + 9
+    channels.push(answer.toString("utf8", channelStart, answer.indexOf(0, channelStart)))
+  }
+  return channels
+}
 
 /** The connection that started the current session of each PGlite: the only one that may end its transaction. */
 const sessionHolders = new WeakMap<PGlite, PgliteConnection>()
@@ -45,7 +66,7 @@ class PgliteConnection extends Duplex {
   /** Whether the startup message has run (until then, messages carry no type byte). */
   private started = false
 
-  constructor(private readonly db: PGlite) {
+  constructor(private readonly db: PGlite, private readonly onNotification: NotificationListener | undefined) {
     super()
   }
 
@@ -107,6 +128,10 @@ class PgliteConnection extends Duplex {
     }
     if (answers.length === 0) return
     const answer = Buffer.concat(answers)
+    if (this.onNotification !== undefined) {
+      // The SSL request's answer is the only one that is not a whole message.
+      for (const channel of notifiedChannels(answer, answers[0] === NO_SSL ? 1 : 0)) this.onNotification(channel)
+    }
     setImmediate(() => this.push(answer))
   }
 
@@ -161,5 +186,6 @@ class PgliteConnection extends Duplex {
   }
 }
 
-/** A new connection to `db` each time the driver opens one. */
-export const pgliteConnections = (db: PGlite) => (): Duplex => new PgliteConnection(db)
+/** A new connection to `db` each time the driver opens one; `onNotification` is told of the notifications the session receives. */
+export const pgliteConnections = (db: PGlite, onNotification?: NotificationListener) => (): Duplex =>
+  new PgliteConnection(db, onNotification)

@@ -2,8 +2,9 @@
  * The embedded database's in-process connection (src/layers/PgliteConnection.ts), through the
  * `pg` driver as the server uses it: queries with parameters, a failing statement in a
  * transaction, a connection dropped inside a transaction (rolled back, as a server does), each
- * connection starting a session of its own on PGlite's one session, and statements that leave the
- * event loop free for the process's sockets.
+ * connection starting a session of its own on PGlite's one session, statements that leave the
+ * event loop free for the process's sockets, and the notifications of a commit told before its
+ * answer.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
@@ -80,6 +81,37 @@ describe("PGlite in-process connection", () => {
       expect((await second.query("SELECT id, body FROM notes")).rows).toEqual([{ id: 2, body: "second's" }])
     } finally {
       await second.end()
+    }
+  })
+
+  it("tells the listener of a commit's notifications before the driver has the commit's answer; a rollback's none", async () => {
+    const told: Array<string> = []
+    const listening = new Pg.Pool({
+      stream: pgliteConnections(db, (channel) => told.push(channel)),
+      max: 1,
+      user: "postgres",
+      database: "postgres"
+    })
+    try {
+      await db.exec("LISTEN changes")
+      const client = await listening.connect()
+      await client.query("BEGIN")
+      await client.query("SELECT pg_notify('changes', 'one'), pg_notify('changes', 'two'), pg_notify('unheard', '')")
+      expect(told).toEqual([])
+      const toldWhenCommitted = await client.query("COMMIT").then(() => [...told])
+      expect(toldWhenCommitted).toEqual(["changes", "changes"])
+
+      await client.query("BEGIN")
+      await client.query("SELECT pg_notify('changes', 'undone')")
+      await client.query("ROLLBACK")
+      expect(told).toHaveLength(2)
+
+      // A statement outside a transaction commits by itself; with parameters, through the extended protocol.
+      const toldWhenAnswered = await client.query("SELECT pg_notify($1, '')", ["changes"]).then(() => [...told])
+      expect(toldWhenAnswered).toHaveLength(3)
+      client.release()
+    } finally {
+      await listening.end()
     }
   })
 

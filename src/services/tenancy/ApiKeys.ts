@@ -1,7 +1,9 @@
 /**
  * API keys (src/domain/tenancy/ApiKeys.ts). A token is shown once, at creation; only its SHA-256
  * is stored, and requests are authenticated by looking the hash up. Deleting a key revokes it at
- * once: there is no cache between a request and the table.
+ * once: on Postgres every request reads its key; on the embedded database the principals read are
+ * kept until the next change to the tables they were read from (PrincipalCache), which forgets
+ * them before the change's request is answered.
  */
 import type { SqlError } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
@@ -19,6 +21,7 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { ApiKeysRepository, type KeyOwner } from "./ApiKeysRepository.ts"
+import { PrincipalCache } from "./PrincipalCache.ts"
 
 const TOKEN_PREFIX = "apk_"
 
@@ -43,6 +46,7 @@ const makeForOrganization = constructor(CreatedOrganizationApiKey, Schema.Struct
 
 const make = Effect.gen(function*() {
   const keys = yield* ApiKeysRepository
+  const principals = yield* PrincipalCache
   const ids = yield* IdGenerator
   const { transaction } = yield* Transactions
 
@@ -50,10 +54,10 @@ const make = Effect.gen(function*() {
   const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError.SqlError> => {
     const hash = sha256Hex(token)
     // An id that is not well formed is not looked up: the route answers 400 for it.
-    if (!isOrgId(path.orgId)) return Effect.map(keys.findOwner(hash), Option.map(principalOf))
+    if (!isOrgId(path.orgId)) return principals.through(hash, Effect.map(keys.findOwner(hash), Option.map(principalOf)))
     const orgId = path.orgId
     const projectId = isProjectId(path.projectId) ? path.projectId : undefined
-    return Effect.map(
+    return principals.through(`${hash} ${orgId} ${projectId ?? ""}`, Effect.map(
       keys.findOwnerWithStanding(hash, orgId, projectId ?? null),
       Option.map(({ owner, standing }): Principal => ({
         ...principalOf(owner),
@@ -65,7 +69,7 @@ const make = Effect.gen(function*() {
           projectRole: standing.project_role
         }
       }))
-    )
+    ))
   }
 
   /**
