@@ -48,9 +48,12 @@ describeApp()("paths that are not valid percent-encoding", (it) => {
           code: "invalid_request"
         })
       }
-      const unknown = yield* get("/v1/nowhere/%C3%A9")
+      const unknown = yield* get("/v1/nowhere/%C3%A9?limit=1")
       expect(unknown.status).toBe(404)
-      expect(unknown.json).toMatchObject({ code: "not_found" })
+      expect(unknown.json).toEqual({ code: "not_found", error: "No route GET /v1/nowhere/%C3%A9" })
+      // Under /api/v1 the path is named as sent, not as served.
+      const unknownSelfHosted = yield* get("/api/v1/nowhere")
+      expect(unknownSelfHosted.json).toEqual({ code: "not_found", error: "No route GET /api/v1/nowhere" })
       // A path that decodes reaches its route, which checks the id as usual.
       const badId = yield* get("/v1/orgs/%41")
       expect(badId.status).toBe(400)

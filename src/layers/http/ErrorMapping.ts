@@ -100,11 +100,13 @@ const isPercentEncoded = (path: string): boolean => {
 }
 
 /**
- * No route matched: `not_found`, unless the path cannot be decoded at all (`/v1/orgs/%ZZ`), which
- * the router cannot match either and which is the caller's mistake, not a missing resource.
+ * No route matched: `not_found`, naming the path as the caller sent it (`/api/v1/...` is served as
+ * `/v1/...`), unless the path cannot be decoded at all (`/v1/orgs/%ZZ`), which the router cannot
+ * match either and which is the caller's mistake, not a missing resource.
  */
-const routeNotFound = (request: { readonly method: string; readonly url: string }) => {
-  const path = request.url.split("?")[0]
+const routeNotFound = (request: { readonly method: string; readonly originalUrl: string }) => {
+  // The original URL is absolute when the request named its host.
+  const path = request.originalUrl.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").split("?")[0]
   return isPercentEncoded(path)
     ? new Errors.NotFound({ error: `No route ${request.method} ${path}` })
     : new Errors.InvalidRequest({
