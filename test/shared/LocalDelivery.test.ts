@@ -6,15 +6,13 @@
  * process did not send (a restart's unfinished messages, another process's, a duplicate). Here the
  * owner's reads of new messages find nothing, so only a message delivered as it is stored arrives.
  */
-import { ClusterWorkflowEngine, MessageStorage, RunnerHealth, Runners, RunnerStorage, Sharding, ShardingConfig, SqlMessageStorage } from "effect/cluster"
-import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { Workflow } from "effect/workflow"
 import { DatabaseLive } from "../../src/layers/Database.ts"
 import { MigrationsLive } from "../../src/layers/Migrations.ts"
-import { workflowShardingConfig } from "../../src/layers/WorkflowEngine.ts"
 import { testConfig } from "../support/TestApp.ts"
+import { storageWith, workflowOwner } from "../support/WorkflowOwner.ts"
 
 /** Once `deaf` is set, the engine's reads of new messages from its storage find none. */
 interface StorageSwitch {
@@ -22,15 +20,10 @@ interface StorageSwitch {
 }
 
 const switchedStorage = (storageSwitch: StorageSwitch) =>
-  Layer.effect(
-    MessageStorage.MessageStorage,
-    Effect.map(MessageStorage.MessageStorage, (storage) =>
-      MessageStorage.MessageStorage.of({
-        ...storage,
-        unprocessedMessages: (shardIds, options) =>
-          Effect.suspend(() => storageSwitch.deaf ? Effect.succeed([]) : storage.unprocessedMessages(shardIds, options))
-      }))
-  ).pipe(Layer.provide(SqlMessageStorage.layer))
+  storageWith((storage) => ({
+    unprocessedMessages: (shardIds, options) =>
+      Effect.suspend(() => storageSwitch.deaf ? Effect.succeed([]) : storage.unprocessedMessages(shardIds, options))
+  }))
 
 const Doubled = Workflow.make("Doubled", { payload: { n: Schema.Number }, success: Schema.Number, idempotencyKey: ({ n }) => String(n) })
 
@@ -44,16 +37,7 @@ const workflows = Layer.mergeAll(
   Counted.toLayer(({ n }) => Effect.sync(() => (runs.push(n), n)))
 )
 
-/** One owner of the workflows: the engine on one runner over the database, as the server sets it up. */
-const owner = (storageSwitch: StorageSwitch) =>
-  workflows.pipe(
-    Layer.provideMerge(ClusterWorkflowEngine.layer),
-    Layer.provideMerge(Sharding.layer),
-    Layer.provide(Runners.layerNoop),
-    Layer.provideMerge(switchedStorage(storageSwitch)),
-    Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop, NodeCrypto.layerDigest]),
-    Layer.provide(ShardingConfig.layer(workflowShardingConfig))
-  )
+const owner = (storageSwitch: StorageSwitch) => workflowOwner(workflows, switchedStorage(storageSwitch))
 
 /**
  * Runs `effect` with a new owner, stopped when `effect` ends. The owner first runs a workflow with

@@ -5,16 +5,14 @@
  * starts an activity, so a run that starts none (a turn) reads nothing. An interrupt still stops
  * a workflow: sent to its owner, and stored by an owner that stopped before it applied it.
  */
-import { ClusterWorkflowEngine, MessageStorage, RunnerHealth, Runners, RunnerStorage, Sharding, ShardingConfig, SqlMessageStorage } from "effect/cluster"
-import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
 import { Activity, DurableDeferred, Workflow, WorkflowEngine } from "effect/workflow"
 import { DatabaseLive } from "../../src/layers/Database.ts"
 import { MigrationsLive } from "../../src/layers/Migrations.ts"
-import { workflowShardingConfig } from "../../src/layers/WorkflowEngine.ts"
 import { eventually } from "../support/Polling.ts"
 import { testConfig } from "../support/TestApp.ts"
+import { storageWith, workflowOwner } from "../support/WorkflowOwner.ts"
 
 /** What the engine asked its storage for, and a switch that hides new messages from it. */
 interface StorageProbe {
@@ -27,26 +25,21 @@ interface StorageProbe {
 }
 
 const probeStorage = (probe: StorageProbe) =>
-  Layer.effect(
-    MessageStorage.MessageStorage,
-    Effect.map(MessageStorage.MessageStorage, (storage) =>
-      MessageStorage.MessageStorage.of({
-        ...storage,
-        requestIdForPrimaryKey: (options) => {
-          probe.lookedUp.push(`${options.tag}/${options.id}`)
-          return storage.requestIdForPrimaryKey(options)
-        },
-        clearReplies: (requestId, options) =>
-          Effect.tap(storage.clearReplies(requestId, options), () =>
-            Effect.sync(() => {
-              if (probe.deafAfterReset) probe.deaf = true
-            })),
-        unprocessedMessages: (shardIds, options) =>
-          Effect.suspend(() => probe.deaf ? Effect.succeed([]) : storage.unprocessedMessages(shardIds, options)),
-        unprocessedMessagesById: (ids) =>
-          Effect.suspend(() => probe.deaf ? Effect.succeed([]) : storage.unprocessedMessagesById(ids))
-      }))
-  ).pipe(Layer.provide(SqlMessageStorage.layer))
+  storageWith((storage) => ({
+    requestIdForPrimaryKey: (options) => {
+      probe.lookedUp.push(`${options.tag}/${options.id}`)
+      return storage.requestIdForPrimaryKey(options)
+    },
+    clearReplies: (requestId, options) =>
+      Effect.tap(storage.clearReplies(requestId, options), () =>
+        Effect.sync(() => {
+          if (probe.deafAfterReset) probe.deaf = true
+        })),
+    unprocessedMessages: (shardIds, options) =>
+      Effect.suspend(() => probe.deaf ? Effect.succeed([]) : storage.unprocessedMessages(shardIds, options)),
+    unprocessedMessagesById: (ids) =>
+      Effect.suspend(() => probe.deaf ? Effect.succeed([]) : storage.unprocessedMessagesById(ids))
+  }))
 
 const Quick = Workflow.make("Quick", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: ({ id }) => id })
 
@@ -66,16 +59,8 @@ const workflows = Layer.mergeAll(
     }))
 )
 
-/** One owner of the workflows: the engine on one runner over the database, as the server sets it up, its storage probed. */
-const owner = (probe: StorageProbe) =>
-  workflows.pipe(
-    Layer.provideMerge(ClusterWorkflowEngine.layer),
-    Layer.provideMerge(Sharding.layer),
-    Layer.provide(Runners.layerNoop),
-    Layer.provideMerge(probeStorage(probe)),
-    Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop, NodeCrypto.layerDigest]),
-    Layer.provide(ShardingConfig.layer(workflowShardingConfig))
-  )
+/** One owner of the workflows, as the server sets the engine up, its storage probed. */
+const owner = (probe: StorageProbe) => workflowOwner(workflows, probeStorage(probe))
 
 const newProbe = (): StorageProbe => ({ lookedUp: [], deaf: false, deafAfterReset: false })
 
