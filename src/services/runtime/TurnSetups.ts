@@ -66,6 +66,9 @@ export class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("Ap
   }
 }
 
+/** What a turn's setup needs of its agent: what never changes in an agent's life (docs/agents-api.md). */
+export type AgentIdentity = Pick<Agent, "id" | "agent_config_id" | "project_id">
+
 /** Compiled agent configs remembered at most. */
 export const COMPILED_CACHE_SIZE = 1000
 
@@ -111,7 +114,7 @@ const make = Effect.gen(function*() {
   }
 
   /** The setup of the agent's next model request. */
-  const of = (agent: Agent): Effect.Effect<TurnSetup, TurnSetupFailure> =>
+  const of = (agent: AgentIdentity): Effect.Effect<TurnSetup, TurnSetupFailure> =>
     Effect.gen(function*() {
       const compiled = yield* compiledDefinition(agent.agent_config_id).pipe(
         someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))

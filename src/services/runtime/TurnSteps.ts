@@ -15,6 +15,7 @@ import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
 import { ModelClient } from "./model/ModelClient.ts"
 import type { OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
+import type { AgentId } from "../../domain/shared/Ids.ts"
 import type { ModelEvent } from "./model/ModelMessages.ts"
 import { StepRecorder } from "./StepRecorder.ts"
 import { Timeline } from "./Timeline.ts"
@@ -22,7 +23,7 @@ import { TurnCancellation } from "./TurnCancellation.ts"
 import { TurnHistory } from "./TurnHistory.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { type FinalTurnStatus, TurnLifecycle } from "./TurnLifecycle.ts"
-import { TurnSetups } from "./TurnSetups.ts"
+import { type AgentIdentity, TurnSetups } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import type { StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
 
@@ -41,6 +42,9 @@ const liveDeltas = (events: ReadonlyArray<ModelEvent>) => {
   }
   return deltas
 }
+
+/** Agents whose identity (TurnSetups.AgentIdentity) a step remembers, at most; past it, the one kept longest is forgotten first. */
+const KNOWN_AGENTS = 10_000
 
 const stopped: StepOutcome = { _tag: "Stopped" }
 const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
@@ -70,16 +74,41 @@ const make = Effect.gen(function*() {
       yield* launcher.launchNext(payload.agent_id, next)
     })
 
+  /** The agents of recent turns: an agent's config and project never change, so its setup can be read before its state. */
+  const knownAgents = new Map<AgentId, AgentIdentity>()
+  const remember = ({ agent_config_id, id, project_id }: AgentIdentity) => {
+    if (knownAgents.has(id)) return
+    if (knownAgents.size >= KNOWN_AGENTS) knownAgents.delete(knownAgents.keys().next().value!)
+    knownAgents.set(id, { id, agent_config_id, project_id })
+  }
+
+  /**
+   * The step's state and, when it is a turn's first step of an agent known here, its setup read at
+   * the same time (on Postgres the two reads share a round trip: PipelinedReads). Only the first
+   * step: a turn resumed after a tool call replays its recorded steps first, and each would read a
+   * setup it does not use.
+   */
+  const stateWithSetup = (payload: TurnPayload, step: number) => {
+    const known = step === 1 ? knownAgents.get(payload.agent_id) : undefined
+    return known === undefined
+      ? Effect.map(turns.stepState(payload.turn_id, step), (state) => ({ state, setup: Option.none() }))
+      : Effect.map(
+        Effect.all([turns.stepState(payload.turn_id, step), Effect.result(setups.of(known))], { concurrency: "unbounded" }),
+        ([state, setup]) => ({ state, setup: Option.some(setup) })
+      )
+  }
+
   const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
     Effect.gen(function*() {
       // One read: the turn's state, the step's recorded outcome (a replayed step returns it),
       // and the agent with its timeline's last sequence (no turn: its agent was deleted).
-      const state = yield* turns.stepState(payload.turn_id, step)
+      const { setup: early, state } = yield* stateWithSetup(payload, step)
       if (Option.isNone(state) || !state.value.active) return stopped
       if (Option.isSome(state.value.recorded)) return state.value.recorded.value
       const { agent, lastSequence } = state.value
+      remember(agent)
 
-      const setup = yield* Effect.result(setups.of(agent))
+      const setup = Option.isSome(early) ? early.value : yield* Effect.result(setups.of(agent))
       if (Result.isFailure(setup)) return failed(setup.failure.message)
       let history = yield* histories.of(agent, lastSequence)
       let estimate = estimateInputTokens(setup.success.base, history.conversation.jsonLength)
