@@ -100,8 +100,9 @@ const make = Effect.gen(function*() {
 
   const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
     Effect.gen(function*() {
-      // One read: the turn's state, the step's recorded outcome (a replayed step returns it),
-      // and the agent with its timeline's last sequence (no turn: its agent was deleted).
+      // The turn's state in one read: its status, the step's recorded outcome (a replayed step
+      // returns it) and the agent with its timeline's last sequence (no turn: its agent was
+      // deleted); with the agent's setup when it was read beside it.
       const { setup: early, state } = yield* stateWithSetup(payload, step)
       if (Option.isNone(state) || !state.value.active) return stopped
       if (Option.isSome(state.value.recorded)) return state.value.recorded.value
