@@ -303,13 +303,16 @@ export interface PostgresRelay {
  * A TCP relay in this process to the Postgres server of the database at `url`. Each statement's
  * round trip takes a little longer through it (two more hops on loopback), as it does with a
  * Postgres on another machine; `observe`, when given, makes a reader of what each client
- * connection sends (the statements benchmark counts its statements).
+ * connection sends (the statements benchmark counts its statements). Both of its sockets send
+ * at once (no Nagle delay), as Postgres's and the driver's own do: with the delay, an answer
+ * of more than a segment waited for the acknowledgement of the segment before its last.
  */
 export const startPostgresRelay = async (url: string, observe?: () => (chunk: Buffer) => void): Promise<PostgresRelay> => {
   const target = new URL(url)
   const sockets = new Set<Socket>()
   const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname)
+    const upstream = connect({ port: Number(target.port || 5432), host: target.hostname, noDelay: true })
+    client.setNoDelay(true)
     sockets.add(client).add(upstream)
     const read = observe?.()
     client.on("data", (chunk) => {
