@@ -57,7 +57,11 @@ export const request = async (method: string, url: string, token: string, body?:
   return (text === "" ? {} : JSON.parse(text)) as Record<string, any>
 }
 
-export const setUp = async (baseUrl: string, token: string, providerUrl: string) => {
+/** Project skills a config lists (`skills` of setUp): each a SKILL.md and a file beside it, SKILL_FILE_BYTES long. */
+const SKILL_FILE_BYTES = 16 * 1024
+
+/** An organization and a project with a model granted, and an agent config on it listing `skills` project skills. */
+export const setUp = async (baseUrl: string, token: string, providerUrl: string, skills = 0) => {
   const org = await request("POST", `${baseUrl}/v1/orgs`, token, { name: "Runtime bench" })
   const project = await request("POST", `${baseUrl}/v1/orgs/${org.id}/projects`, token, { name: "Bench" })
   const secret = await request("POST", `${baseUrl}/v1/orgs/${org.id}/secrets`, token, { name: "Key", value: "sk-bench" })
@@ -79,8 +83,18 @@ export const setUp = async (baseUrl: string, token: string, providerUrl: string)
   })
   await request("POST", `${baseUrl}/v1/orgs/${org.id}/models/${model.id}/grants`, token, { target_project_id: project.id })
   const projectUrl = `${baseUrl}/v1/orgs/${org.id}/projects/${project.id}`
+  const skillNames = Array.from({ length: skills }, (_, index) => `bench-skill-${index + 1}`)
+  for (const name of skillNames) {
+    await request("POST", `${baseUrl}/v1/orgs/${org.id}/skills`, token, {
+      name,
+      description: "A benchmark skill",
+      owner_project_id: project.id,
+      content: { "SKILL.md": `# ${name}\nAnswer briefly.`, files: { "reference.md": "x".repeat(SKILL_FILE_BYTES) } }
+    })
+  }
   const config = await request("POST", `${projectUrl}/agent-configs`, token, {
-    source: "instruction: Answer briefly.\nmodel:\n  provider_config: Bench provider\n  name: Bench model\n",
+    source: "instruction: Answer briefly.\nmodel:\n  provider_config: Bench provider\n  name: Bench model\n" +
+      (skills === 0 ? "" : `skills:\n${skillNames.map((name) => `  - name: ${name}\n`).join("")}`),
     source_format: "yaml"
   })
   return { projectUrl, configId: config.id as string }
@@ -161,8 +175,8 @@ export const followTurns = async (agentUrl: string, token: string, abort: AbortS
  * One agent of a new project whose turns are run one after the other: `turn(text)` sends an input
  * and resolves once its turn completed; `stop()` closes the agent's event stream.
  */
-export const singleAgent = async (baseUrl: string, token: string, providerUrl: string) => {
-  const { configId, projectUrl } = await setUp(baseUrl, token, providerUrl)
+export const singleAgent = async (baseUrl: string, token: string, providerUrl: string, skills = 0) => {
+  const { configId, projectUrl } = await setUp(baseUrl, token, providerUrl, skills)
   const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
   const agentUrl = `${projectUrl}/agents/${agent.id}`
   const abort = new AbortController()

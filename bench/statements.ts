@@ -8,6 +8,7 @@
  * until a process newly listening for the others stops counting them as there: ANSWER_GRACE after
  * its hello, with a second to spare); the rows are the statements per
  * turn, in total and by text (the most frequent first), and the server's CPU time per turn.
+ * STATEMENT_SKILLS (0) project skills listed in the agent's config show what its skills cost a turn.
  *
  * The count includes everything the server sent meanwhile: the workflow engine's own tables and
  * its background polling (a few statements a second, whatever the turns do), so it is measured
@@ -21,6 +22,8 @@ import { type RuntimeRow, singleAgent } from "./runtime.ts"
 
 const TURNS = Number(process.env.STATEMENT_TURNS ?? 100)
 const WARM_UP_TURNS = 10
+/** Project skills the agent's config lists (each read at every model call). */
+const SKILLS = Number(process.env.STATEMENT_SKILLS ?? 0)
 /** Statements listed by text. */
 const TOP = Number(process.env.STATEMENT_TOP ?? 40)
 
@@ -110,7 +113,7 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         DATABASE_URL: relay.url
       })
       try {
-        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"))
+        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"), SKILLS)
         const turn = () => agent.turn("hi")
         const warmUntil = Date.now() + Duration.toMillis(ANSWER_GRACE) + 1_000
         for (let i = 0; i < WARM_UP_TURNS || Date.now() < warmUntil; i++) await turn()
@@ -123,10 +126,11 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const total = counter.total
         const byText = [...counter.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
         agent.stop()
+        const agentLabel = SKILLS === 0 ? "1 agent" : `1 agent with ${SKILLS} skills`
         return [
-          { name: `SQL statements per turn (1 agent, ${TURNS} turns, Postgres)`, value: total / TURNS, unit: "statements" },
-          { name: "server CPU per turn (1 agent, Postgres)", value: cpu / TURNS, unit: "ms" },
-          { name: "turn latency mean (1 agent, Postgres)", value: elapsed / TURNS, unit: "ms" },
+          { name: `SQL statements per turn (${agentLabel}, ${TURNS} turns, Postgres)`, value: total / TURNS, unit: "statements" },
+          { name: `server CPU per turn (${agentLabel}, Postgres)`, value: cpu / TURNS, unit: "ms" },
+          { name: `turn latency mean (${agentLabel}, Postgres)`, value: elapsed / TURNS, unit: "ms" },
           ...byText.map(([text, count]) => ({ name: `  ${text}`, value: count / TURNS, unit: "per turn" }))
         ]
       } finally {

@@ -36,22 +36,36 @@ describeRuntime()("model request", (it) => {
       })
     }))
 
-  it.effect("the instruction carries the SKILL.md text of the config's skills", () =>
+  it.effect("the instruction carries the SKILL.md texts of the config's skills, in its order, and leaves out a deleted one", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider, {
         format: "anthropic-messages",
-        skill: { name: "release-notes", text: "# Release notes\nAlways list breaking changes first." }
+        skills: [
+          { name: "style", text: "# Style\nWrite short sentences.", files: { "examples/good.md": "Short. Clear." } },
+          { name: "release-notes", text: "# Release notes\nAlways list breaking changes first." }
+        ]
       })
-      yield* provider.script([Reply.text("ok")], { model: rt.slug })
+      yield* provider.script([Reply.text("ok"), Reply.text("ok again")], { model: rt.slug })
       const agent = yield* rt.launch()
-      yield* rt.send(agent.id, "write notes")
-      yield* rt.idle(agent.id)
-      const [request] = (yield* provider.requests).filter((r) => r.body?.model === rt.slug)
-      const system = request.body!.system[0].text as string
-      expect(system.startsWith("You are the runtime test agent.")).toBe(true)
-      expect(system).toContain("## release-notes")
-      expect(system).toContain("Always list breaking changes first.")
+      const instructionOfTurn = (input: string, turn: number) =>
+        Effect.gen(function*() {
+          yield* rt.send(agent.id, input)
+          yield* rt.idle(agent.id)
+          const requests = (yield* provider.requests).filter((r) => r.body?.model === rt.slug)
+          return requests[turn].body!.system[0].text as string
+        })
+      const first = yield* instructionOfTurn("write notes", 0)
+      expect(first.startsWith("You are the runtime test agent.")).toBe(true)
+      expect(first).toContain("## style\n\n# Style\nWrite short sentences.")
+      expect(first).toContain("## release-notes\n\n# Release notes\nAlways list breaking changes first.")
+      expect(first.indexOf("## style")).toBeLessThan(first.indexOf("## release-notes"))
+      expect(first).not.toContain("Short. Clear.")
+
+      yield* rt.client.skills.remove({ params: { orgID: rt.org.id, skillID: rt.skills[0].id } })
+      const second = yield* instructionOfTurn("more notes", 1)
+      expect(second).not.toContain("## style")
+      expect(second).toContain("Always list breaking changes first.")
     }))
 
   it.effect("cache_retention none sends no cache key; anthropic long sends one-hour cache controls", () =>

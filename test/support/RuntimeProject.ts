@@ -26,8 +26,8 @@ export interface RuntimeProjectOptions {
   readonly supportsReasoning?: boolean
   /** Extra lines at the end of the config source. */
   readonly extraSource?: ReadonlyArray<string>
-  /** A project skill created first and listed in the config's `skills`. */
-  readonly skill?: { readonly name: string; readonly text: string }
+  /** Project skills created first and listed, in this order, in the config's `skills`. */
+  readonly skills?: ReadonlyArray<{ readonly name: string; readonly text: string; readonly files?: Readonly<Record<string, string>> }>
 }
 
 /** Text content blocks. */
@@ -50,17 +50,16 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
       ...(options.supportsReasoning === undefined ? {} : { supportsReasoning: options.supportsReasoning })
     })
     yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-    if (options.skill !== undefined) {
-      yield* client.skills.create({
+    const skills = yield* Effect.forEach(options.skills ?? [], (skill) =>
+      client.skills.create({
         params: { orgID: org.id },
         payload: {
-          name: options.skill.name,
+          name: skill.name,
           description: "A test skill",
           owner_project_id: project.id,
-          content: { "SKILL.md": options.skill.text }
+          content: { "SKILL.md": skill.text, ...(skill.files === undefined ? {} : { files: skill.files }) }
         }
-      })
-    }
+      }))
     const config = yield* client.agentConfigs.create({
       params: { orgID: org.id, projectID: project.id },
       payload: {
@@ -68,7 +67,7 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
           label: "runtime",
           ...(options.modelLines === undefined ? {} : { modelLines: options.modelLines }),
           ...(options.extraSource === undefined ? {} : { extraSource: options.extraSource }),
-          ...(options.skill === undefined ? {} : { skills: [options.skill.name] })
+          ...(skills.length === 0 ? {} : { skills: skills.map((skill) => skill.name) })
         }),
         source_format: "yaml"
       }
@@ -100,6 +99,7 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
       org,
       project,
       model,
+      skills,
       config,
       slug,
       format,

@@ -1,9 +1,10 @@
 /** The `skills` table and its `skill_versions`: a skill's versions are numbered from 1 and never change. */
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { Skill, SkillContent, SkillVersion } from "../../domain/configuration/Skills.ts"
+import { Skill, SKILL_MAIN_FILE, SkillContent, SkillVersion } from "../../domain/configuration/Skills.ts"
 import { OrgId, ProjectId, SkillId, UserId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery, keysetQueryBy } from "../shared/Paging.ts"
+import { PipelinedReads } from "../shared/PipelinedReads.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 const NewSkill = Schema.Struct({
@@ -15,9 +16,15 @@ const NewSkill = Schema.Struct({
   description: Schema.String
 })
 const NewVersion = Schema.Struct({ skill_id: SkillId, version: Schema.Int, content: SkillContent, size_bytes: Schema.Int })
+const VersionRef = Schema.Struct({ skill_id: SkillId, version: Schema.Int })
+
+/** A version's main file (`SKILL.md`), without the version's other files. */
+export const SkillMainText = Schema.Struct({ ...VersionRef.fields, text: Schema.String })
+export type SkillMainText = typeof SkillMainText.Type
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedReads
 
   /** Skills owned by a project, and the personal skills of `userId`. */
   const visibleTo = (userId: string | null) => sql`(owner_project_id IS NOT NULL OR owner_user_id = ${userId})`
@@ -67,6 +74,19 @@ const make = Effect.gen(function*() {
     execute: ({ skillId, version }) => sql`SELECT * FROM skill_versions WHERE skill_id = ${skillId} AND version = ${version}`
   })
 
+  const mainTexts = SqlSchema.findAll({
+    Request: Schema.Array(VersionRef),
+    Result: SkillMainText,
+    execute: (wanted) =>
+      reads.run((sql) =>
+        sql`
+        SELECT v.skill_id, v.version, v.content->>${SKILL_MAIN_FILE} AS text
+        FROM unnest(${wanted.map((ref) => ref.skill_id)}::text[], ${wanted.map((ref) => ref.version)}::int[])
+          AS wanted(skill_id, version)
+          JOIN skill_versions v ON v.skill_id = wanted.skill_id AND v.version = wanted.version`
+      )
+  })
+
   const where = SqlSchema.findAll({
     Request: Schema.Struct({ orgId: OrgId, name: Schema.UndefinedOr(Schema.String), id: Schema.UndefinedOr(Schema.String) }),
     Result: Skill,
@@ -110,6 +130,13 @@ const make = Effect.gen(function*() {
       ),
     versions: (skillId: SkillId, keyset: Keyset<number>) => versions(skillId, keyset),
     findVersion: (skillId: SkillId, version: number) => Effect.orDie(findVersion({ skillId, version })),
+    /**
+     * The SKILL.md text of each version in `wanted` that exists (a deleted skill's versions are
+     * gone), in no particular order: one short read, pipelined (a turn's setup reads it at every
+     * model call).
+     */
+    mainTexts: (wanted: ReadonlyArray<{ readonly skill_id: SkillId; readonly version: number }>) =>
+      wanted.length === 0 ? Effect.succeed([]) : Effect.orDie(mainTexts(wanted)),
     /** The skills of the organization named `name`, whoever owns them. */
     named: (orgId: OrgId, name: string) => Effect.orDie(where({ orgId, name, id: undefined })),
     /** The skill `id` of the organization, as a list of none or one. */

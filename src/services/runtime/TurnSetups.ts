@@ -85,14 +85,15 @@ const make = Effect.gen(function*() {
   const models = yield* Models
   const secrets = yield* Secrets
 
-  /** The SKILL.md texts of the config's skills (a deleted skill is left out). */
+  /** The SKILL.md texts of the config's skills, in the config's order (a deleted skill is left out). */
   const skillTexts = (compiled: ReadonlyArray<CompiledSkill>) =>
-    Effect.map(
-      Effect.forEach(compiled, (skill) =>
-        Effect.map(skills.findVersion(skill.skill_id, skill.version), (version) =>
-          Option.map(version, (found) => ({ name: skill.name, text: found.content["SKILL.md"] })))),
-      (found) => found.flatMap(Option.toArray)
-    )
+    Effect.map(skills.mainTexts(compiled), (found) => {
+      const texts = new Map(found.map((version) => [`${version.skill_id}@${version.version}`, version.text]))
+      return compiled.flatMap((skill) => {
+        const text = texts.get(`${skill.skill_id}@${skill.version}`)
+        return text === undefined ? [] : [{ name: skill.name, text }]
+      })
+    })
 
   /** Least recently used first. */
   const compiledConfigs = new Map<AgentConfigId, CompiledAgentConfig>()
@@ -120,9 +121,14 @@ const make = Effect.gen(function*() {
         someOrFail(() => new AgentConfigGone({ agent_config_id: agent.agent_config_id }))
       )
       const modelId = compiled.model.configured_model_id
-      const { authSecretVersion, granted, model } = yield* models.current(modelId, agent.project_id).pipe(
-        replaceFailure("NotFound", () => new ConfiguredModelGone({ configured_model_id: modelId }), "Debug")
-      )
+      const configSkills = compiled.skills ?? []
+      // The skills' texts are read beside the model (on Postgres the two reads share a round trip).
+      const [{ authSecretVersion, granted, model }, texts] = yield* Effect.all([
+        models.current(modelId, agent.project_id).pipe(
+          replaceFailure("NotFound", () => new ConfiguredModelGone({ configured_model_id: modelId }), "Debug")
+        ),
+        skillTexts(configSkills)
+      ], { concurrency: configSkills.length === 0 ? 1 : 2 })
       if (!granted) return yield* Effect.fail(new ModelNotGranted({ model: model.model.name, project_id: agent.project_id }))
       const authSecretId = model.providerConfig.authSecretId
       const secretGone = () => new ApiKeySecretGone({ provider_config: model.providerConfig.name })
@@ -131,7 +137,6 @@ const make = Effect.gen(function*() {
         : authSecretVersion === null
         ? yield* Effect.fail(secretGone())
         : yield* secrets.revealCurrent(authSecretId, authSecretVersion).pipe(replaceFailure("NotFound", secretGone, "Debug"))
-      const texts = yield* skillTexts(compiled.skills ?? [])
       const tools = compiled.tools ?? {}
       const maxOutputTokens = compiled.model.default_max_output_tokens ?? model.revision.defaultMaxOutputTokens ?? undefined
       const reasoningEffort = model.revision.supportsReasoning
