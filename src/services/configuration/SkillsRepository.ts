@@ -17,10 +17,10 @@ const NewSkill = Schema.Struct({
 })
 const NewVersion = Schema.Struct({ skill_id: SkillId, version: Schema.Int, content: SkillContent, size_bytes: Schema.Int })
 const VersionRef = Schema.Struct({ skill_id: SkillId, version: Schema.Int })
+type VersionRef = typeof VersionRef.Type
 
 /** A version's main file (`SKILL.md`), without the version's other files. */
-export const SkillMainText = Schema.Struct({ ...VersionRef.fields, text: Schema.String })
-export type SkillMainText = typeof SkillMainText.Type
+const SkillMainText = Schema.Struct({ ...VersionRef.fields, text: Schema.String })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -135,7 +135,7 @@ const make = Effect.gen(function*() {
      * gone), in no particular order: one short read, pipelined (a turn's setup reads it at every
      * model call).
      */
-    mainTexts: (wanted: ReadonlyArray<{ readonly skill_id: SkillId; readonly version: number }>) =>
+    mainTexts: (wanted: ReadonlyArray<VersionRef>) =>
       wanted.length === 0 ? Effect.succeed([]) : Effect.orDie(mainTexts(wanted)),
     /** The skills of the organization named `name`, whoever owns them. */
     named: (orgId: OrgId, name: string) => Effect.orDie(where({ orgId, name, id: undefined })),
