@@ -57,11 +57,20 @@ export const request = async (method: string, url: string, token: string, body?:
   return (text === "" ? {} : JSON.parse(text)) as Record<string, any>
 }
 
-/** Project skills a config lists (`skills` of setUp): each a SKILL.md and a file beside it, SKILL_FILE_BYTES long. */
+/** Each project skill of a bench config (BenchConfig.skills) has a file this long beside its SKILL.md. */
 const SKILL_FILE_BYTES = 16 * 1024
 
-/** An organization and a project with a model granted, and an agent config on it listing `skills` project skills. */
-export const setUp = async (baseUrl: string, token: string, providerUrl: string, skills = 0) => {
+/** The custom tool a bench config lists when BenchConfig.customTool is set. */
+export const BENCH_TOOL = "lookup"
+
+/** What the agent config of `setUp` lists besides its model: project skills, and a custom tool. */
+export interface BenchConfig {
+  readonly skills?: number
+  readonly customTool?: boolean
+}
+
+/** An organization and a project with a model granted, and an agent config on it (`config`). */
+export const setUp = async (baseUrl: string, token: string, providerUrl: string, config: BenchConfig = {}) => {
   const org = await request("POST", `${baseUrl}/v1/orgs`, token, { name: "Runtime bench" })
   const project = await request("POST", `${baseUrl}/v1/orgs/${org.id}/projects`, token, { name: "Bench" })
   const secret = await request("POST", `${baseUrl}/v1/orgs/${org.id}/secrets`, token, { name: "Key", value: "sk-bench" })
@@ -83,7 +92,7 @@ export const setUp = async (baseUrl: string, token: string, providerUrl: string,
   })
   await request("POST", `${baseUrl}/v1/orgs/${org.id}/models/${model.id}/grants`, token, { target_project_id: project.id })
   const projectUrl = `${baseUrl}/v1/orgs/${org.id}/projects/${project.id}`
-  const skillNames = Array.from({ length: skills }, (_, index) => `bench-skill-${index + 1}`)
+  const skillNames = Array.from({ length: config.skills ?? 0 }, (_, index) => `bench-skill-${index + 1}`)
   for (const name of skillNames) {
     await request("POST", `${baseUrl}/v1/orgs/${org.id}/skills`, token, {
       name,
@@ -92,12 +101,15 @@ export const setUp = async (baseUrl: string, token: string, providerUrl: string,
       content: { "SKILL.md": `# ${name}\nAnswer briefly.`, files: { "reference.md": "x".repeat(SKILL_FILE_BYTES) } }
     })
   }
-  const config = await request("POST", `${projectUrl}/agent-configs`, token, {
+  const created = await request("POST", `${projectUrl}/agent-configs`, token, {
     source: "instruction: Answer briefly.\nmodel:\n  provider_config: Bench provider\n  name: Bench model\n" +
-      (skills === 0 ? "" : `skills:\n${skillNames.map((name) => `  - name: ${name}\n`).join("")}`),
+      (skillNames.length === 0 ? "" : `skills:\n${skillNames.map((name) => `  - name: ${name}\n`).join("")}`) +
+      (config.customTool === true
+        ? `tools:\n  ${BENCH_TOOL}:\n    type: custom\n    description: Looks a thing up\n    input_schema: { type: object }\n`
+        : ""),
     source_format: "yaml"
   })
-  return { projectUrl, configId: config.id as string }
+  return { projectUrl, configId: created.id as string }
 }
 
 /** A server under benchmark, started with a project ready to run agents in (`setUp`). */
@@ -133,8 +145,11 @@ export const withProjectServer = async <A>(
   }
 }
 
-/** An agent's event stream: resolves the waiter of a turn when its `completed` (or `failed`) event arrives. */
-export const followTurns = async (agentUrl: string, token: string, abort: AbortSignal) => {
+/**
+ * An agent's event stream: resolves the waiter of a turn when its `completed` (or `failed`) event
+ * arrives; `onToolCall`, when given, is told the id of each tool call as its event arrives.
+ */
+export const followTurns = async (agentUrl: string, token: string, abort: AbortSignal, onToolCall?: (toolCallId: string) => void) => {
   const waiters = new Map<string, (status: string) => void>()
   const ended = new Map<string, string>()
   const response = await fetch(`${agentUrl}/events/stream`, { headers: { authorization: `Bearer ${token}` }, signal: abort })
@@ -152,7 +167,8 @@ export const followTurns = async (agentUrl: string, token: string, abort: AbortS
           buffer = buffer.slice(end + 2)
           const data = message.split("\n").find((line) => line.startsWith("data: "))
           if (data === undefined) continue
-          const event = JSON.parse(data.slice(6)) as { event_kind: string; turn_id: string; turn_status?: string }
+          const event = JSON.parse(data.slice(6)) as { event_kind: string; turn_id: string; turn_status?: string; tool_call_id?: string }
+          if (event.event_kind === "tool_call") onToolCall?.(event.tool_call_id!)
           if (event.event_kind !== "turn" || event.turn_status === "started") continue
           const waiter = waiters.get(event.turn_id)
           if (waiter === undefined) ended.set(event.turn_id, event.turn_status!)
@@ -175,12 +191,18 @@ export const followTurns = async (agentUrl: string, token: string, abort: AbortS
  * One agent of a new project whose turns are run one after the other: `turn(text)` sends an input
  * and resolves once its turn completed; `stop()` closes the agent's event stream.
  */
-export const singleAgent = async (baseUrl: string, token: string, providerUrl: string, skills = 0) => {
-  const { configId, projectUrl } = await setUp(baseUrl, token, providerUrl, skills)
+export const singleAgent = async (baseUrl: string, token: string, providerUrl: string, config: BenchConfig = {}) => {
+  const { configId, projectUrl } = await setUp(baseUrl, token, providerUrl, config)
   const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
   const agentUrl = `${projectUrl}/agents/${agent.id}`
   const abort = new AbortController()
-  const turnEnded = await followTurns(agentUrl, token, abort.signal)
+  // The custom tool's calls are answered as they come.
+  const answerCall = (toolCallId: string) =>
+    void request("POST", `${agentUrl}/tool-calls/${toolCallId}/result`, token, {
+      outcome: "succeeded",
+      content_blocks: [{ type: "text", text: "found" }]
+    })
+  const turnEnded = await followTurns(agentUrl, token, abort.signal, config.customTool === true ? answerCall : undefined)
   const turn = (text: string) => agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token, text)()
   return { turn, stop: () => abort.abort() }
 }

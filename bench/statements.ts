@@ -8,7 +8,9 @@
  * until a process newly listening for the others stops counting them as there: ANSWER_GRACE after
  * its hello, with a second to spare); the rows are the statements per
  * turn, in total and by text (the most frequent first), and the server's CPU time per turn.
- * STATEMENT_SKILLS (0) project skills listed in the agent's config show what its skills cost a turn.
+ * STATEMENT_SKILLS (0) project skills listed in the agent's config show what its skills cost a turn;
+ * STATEMENT_TOOL_CALLS=1 makes each turn a model call that asks for a custom tool, the tool's
+ * result (posted by this process as the call's event arrives), and a second model call.
  *
  * The count includes everything the server sent meanwhile: the workflow engine's own tables and
  * its background polling (a few statements a second, whatever the turns do), so it is measured
@@ -18,12 +20,14 @@ import { Duration, Effect } from "effect"
 import { ANSWER_GRACE } from "../src/services/runtime/EventNotifications.ts"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { createDatabase, newToken, startPostgresRelay, startProcess, temporaryDataDir } from "./Harness.ts"
-import { type RuntimeRow, singleAgent } from "./runtime.ts"
+import { BENCH_TOOL, type RuntimeRow, singleAgent } from "./runtime.ts"
 
 const TURNS = Number(process.env.STATEMENT_TURNS ?? 100)
 const WARM_UP_TURNS = 10
 /** Project skills the agent's config lists (each read at every model call). */
 const SKILLS = Number(process.env.STATEMENT_SKILLS ?? 0)
+/** Each turn calls a custom tool once (1) or not (0). */
+const TOOL_CALLS = process.env.STATEMENT_TOOL_CALLS === "1"
 /** Statements listed by text. */
 const TOP = Number(process.env.STATEMENT_TOP ?? 40)
 
@@ -102,6 +106,11 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   const counter = new StatementCounter()
   try {
     await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
+    if (TOOL_CALLS) {
+      // A tool call then an answer, turn after turn: enough for the warm-up (a few hundred turns at most) and the run.
+      const pair = [Reply.toolCall(BENCH_TOOL, {}), Reply.text("ok")]
+      await Effect.runPromise(provider.script(Array.from({ length: TURNS + 2_000 }, () => pair).flat()))
+    }
     const database = await createDatabase()
     const relay = await startPostgresRelay(database.url, () => frontendReader(counter))
     const dataDir = temporaryDataDir()
@@ -113,7 +122,7 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         DATABASE_URL: relay.url
       })
       try {
-        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"), SKILLS)
+        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"), { skills: SKILLS, customTool: TOOL_CALLS })
         const turn = () => agent.turn("hi")
         const warmUntil = Date.now() + Duration.toMillis(ANSWER_GRACE) + 1_000
         for (let i = 0; i < WARM_UP_TURNS || Date.now() < warmUntil; i++) await turn()
@@ -126,7 +135,9 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const total = counter.total
         const byText = [...counter.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
         agent.stop()
-        const agentLabel = SKILLS === 0 ? "1 agent" : `1 agent with ${SKILLS} skills`
+        const toolCalls = [...counter.counts.entries()].find(([text]) => text.startsWith("INSERT INTO tool_calls"))?.[1] ?? 0
+        if (toolCalls !== (TOOL_CALLS ? TURNS : 0)) throw new Error(`the turns made ${toolCalls} tool calls, not ${TOOL_CALLS ? TURNS : 0}`)
+        const agentLabel = ["1 agent", ...(SKILLS === 0 ? [] : [`${SKILLS} skills`]), ...(TOOL_CALLS ? ["a tool call a turn"] : [])].join(", ")
         return [
           { name: `SQL statements per turn (${agentLabel}, ${TURNS} turns, Postgres)`, value: total / TURNS, unit: "statements" },
           { name: `server CPU per turn (${agentLabel}, Postgres)`, value: cpu / TURNS, unit: "ms" },
