@@ -4,7 +4,7 @@
  * not ready, all before its media are stored; then, in one transaction, the call completes with
  * its `tool_result` event, and after the commit the turn's wait on it is resolved.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -87,12 +87,9 @@ const make = Effect.gen(function*() {
         const call = yield* toolCalls.find(agentId, toolCallId, true).pipe(someOrFail(notFound(agentId, toolCallId)))
         const refused = refusal(call)
         if (refused !== undefined) return yield* Effect.fail(refused)
-        const event = yield* dispatcher.completeCall(agentId, call.turn_id, call.id, outcome, blocks)
+        const completed = yield* dispatcher.completeCall(agentId, call.turn_id, call.id, outcome, blocks)
         yield* lifecycle.refreshStatus(agentId, call.turn_id)
-        const completed = yield* toolCalls.find(agentId, toolCallId).pipe(
-          Effect.map(Option.getOrElse(() => call))
-        )
-        return { call: completed, event }
+        return completed
       }))
       if (call.deferred_token !== null) {
         yield* signals.send([{ kind: "result", toolCallId, token: call.deferred_token, value: "completed" }])

@@ -52,12 +52,14 @@ const make = Effect.gen(function*() {
     execute: ({ id, state }) => sql`UPDATE tool_calls SET state = ${state} WHERE id = ${id}`
   })
 
-  const complete = SqlSchema.void({
+  const complete = SqlSchema.findOne({
     Request: Schema.Struct({ id: ToolCallId, outcome: ToolOutcome, resultEventId: EventId }),
+    Result: StoredToolCall,
     execute: ({ id, outcome, resultEventId }) => sql`
       UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
         completed_at = now()
-      WHERE id = ${id}`
+      WHERE id = ${id}
+      RETURNING *`
   })
 
   const cancelOpen = SqlSchema.findAll({
@@ -111,7 +113,7 @@ const make = Effect.gen(function*() {
     /** A new call, `running` until it is dispatched. */
     insert: (call: typeof NewToolCall.Type) => Effect.orDie(insert(call)),
     setState: (id: ToolCallId, state: ToolCallState) => Effect.orDie(setState({ id, state })),
-    /** Completes the call with the outcome its result event records. */
+    /** Completes the call with the outcome its result event records: the call as completed. */
     complete: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId) =>
       Effect.orDie(complete({ id, outcome, resultEventId })),
     /** Cancels the calls of the turn that have not completed; their waits' tokens. */

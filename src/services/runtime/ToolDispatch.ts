@@ -67,7 +67,7 @@ const make = Effect.gen(function*() {
       return Option.isNone(compiled) ? null : machineTargetOf(compiled.value)
     })
 
-  /** Completes a call with its result, recorded on the timeline; the result's event. */
+  /** Completes a call with its result, recorded on the timeline: the result's event and the call as completed. */
   const completeCall = (
     agentId: AgentId,
     turnId: TurnId,
@@ -84,8 +84,8 @@ const make = Effect.gen(function*() {
         outcome,
         content_blocks: contentBlocks
       }])
-      yield* toolCalls.complete(callId, outcome, event.id)
-      return event as Extract<AgentEvent, { event_kind: "tool_result" }>
+      const call = yield* toolCalls.complete(callId, outcome, event.id)
+      return { event: event as Extract<AgentEvent, { event_kind: "tool_result" }>, call }
     })
 
   const failCall = (agentId: AgentId, turnId: TurnId, callId: ToolCallId, message: string) =>
