@@ -12,6 +12,7 @@ import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause } from "../shared/Sql.ts"
 import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import type { RefreshedStatus } from "./TurnsRepository.ts"
 
 const NewAgent = Schema.Struct({
   id: AgentId,
@@ -108,12 +109,13 @@ const make = Effect.gen(function*() {
       UPDATE agents SET status = ${status}, current_turn_id = ${turnId}, updated_at = now() WHERE id = ${id}`
   })
 
-  const setStatus = SqlSchema.void({
-    Request: Schema.Struct({ id: AgentId, turnId: TurnId, status: AgentStatus }),
-    execute: ({ id, status, turnId }) => sql`
-      UPDATE agents SET status = ${status}, updated_at = now()
-      WHERE id = ${id} AND current_turn_id = ${turnId} AND status <> ${status}`
-  })
+  const setStatusAfter = (id: AgentId, turnId: TurnId, refreshed: RefreshedStatus) => {
+    const status = sql`${sql(refreshed.name)}.status`
+    return sql`
+      WITH ${sql.csv(refreshed.with)}
+      UPDATE agents SET status = ${status}, updated_at = now() FROM ${sql(refreshed.name)}
+      WHERE agents.id = ${id} AND agents.current_turn_id = ${turnId} AND agents.status <> ${status}`
+  }
 
   const runningConfigs = SqlSchema.findAll({
     Request: Schema.Array(AgentConfigId),
@@ -179,8 +181,12 @@ const make = Effect.gen(function*() {
     /** Makes `turnId` the agent's current turn (null: none) with `status`. */
     setCurrentTurn: (id: AgentId, turnId: TurnId | null, status: AgentStatus) =>
       Effect.orDie(setCurrentTurn({ id, turnId, status })),
-    /** Sets the status of the agent while `turnId` is its current turn. */
-    setStatus: (id: AgentId, turnId: TurnId, status: AgentStatus) => Effect.orDie(setStatus({ id, turnId, status })),
+    /**
+     * Sets the status of the agent while `turnId` is its current turn to the one its turn's status
+     * was set to, in the same statement (TurnsRepository.refreshStatus).
+     */
+    setStatusAfter: (id: AgentId, turnId: TurnId, refreshed: RefreshedStatus) =>
+      Effect.asVoid(Effect.orDie(setStatusAfter(id, turnId, refreshed))),
     /** The agents that run one of these configs, oldest first. */
     runningConfigs: (configIds: ReadonlyArray<AgentConfigId>) => Effect.orDie(runningConfigs(configIds))
   } as const

@@ -2,7 +2,7 @@
  * The `interactions` table: approvals and questions, with the token of the wait of the turn
  * that their resolution resolves.
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Decision, Interaction, InteractionKind, InteractionStatus } from "../../domain/runtime/Interactions.ts"
@@ -86,13 +86,6 @@ const make = Effect.gen(function*() {
         ${status === undefined ? sql`` : sql`AND status = ${status}`}`
   })
 
-  const hasPending = SqlSchema.findOne({
-    Request: TurnId,
-    Result: Schema.Struct({ pending: Schema.Boolean }),
-    execute: (turnId) =>
-      sql`SELECT EXISTS (SELECT 1 FROM interactions WHERE turn_id = ${turnId} AND status = 'pending') AS pending`
-  })
-
   const resolvedWaits = SqlSchema.findAll({
     Request: Schema.Array(TurnId),
     Result: StoredInteraction,
@@ -119,7 +112,9 @@ const make = Effect.gen(function*() {
     pageForAgent: (agentId: AgentId, keyset: Keyset) => pageForAgent({ agentId }, keyset),
     pageForProject: (projectId: ProjectId, status: typeof InteractionStatus.Type | undefined, keyset: Keyset) =>
       pageForProject({ projectId, status }, keyset),
-    hasPending: (turnId: TurnId) => Effect.map(Effect.orDie(hasPending(turnId)), (row) => row.pending),
+    /** A condition, for a statement of its own: an interaction of the turn is pending. */
+    pendingInteractions: (turnId: TurnId): Statement.Fragment =>
+      sql`EXISTS (SELECT 1 FROM interactions WHERE turn_id = ${turnId} AND status = 'pending')`,
     /** The resolved interactions about tool calls of these turns. */
     resolvedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(resolvedWaits(turnIds))
   } as const

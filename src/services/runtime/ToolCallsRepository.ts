@@ -2,7 +2,7 @@
  * The `tool_calls` table: each tool call a model made, its state, and the token of the wait that
  * its result resolves (custom tools).
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
@@ -91,14 +91,6 @@ const make = Effect.gen(function*() {
       ids.length === 0 ? Effect.succeed([]) : sql`SELECT id, provider_call_id FROM tool_calls WHERE ${sql.in("id", ids)}`
   })
 
-  const hasOpen = SqlSchema.findOne({
-    Request: TurnId,
-    Result: Schema.Struct({ open: Schema.Boolean }),
-    execute: (turnId) => sql`
-      SELECT EXISTS (
-        SELECT 1 FROM tool_calls WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready')
-      ) AS open`
-  })
 
   const completedWaits = SqlSchema.findAll({
     Request: Schema.Array(TurnId),
@@ -124,8 +116,9 @@ const make = Effect.gen(function*() {
     /** The ids the provider gave these calls, by call id (none read when there are none). */
     providerCallIds: (ids: ReadonlyArray<ToolCallId>) =>
       Effect.map(Effect.orDie(providerCallIds(ids)), (rows) => rows.map((row) => [row.id, row.provider_call_id] as const)),
-    /** Whether a call of the turn awaits its approval or its result. */
-    hasOpen: (turnId: TurnId) => Effect.map(Effect.orDie(hasOpen(turnId)), (row) => row.open),
+    /** A condition, for a statement of its own: a call of the turn awaits its approval or its result. */
+    openCalls: (turnId: TurnId): Statement.Fragment =>
+      sql`EXISTS (SELECT 1 FROM tool_calls WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready'))`,
     /** The completed calls of these turns that the turn waited for (custom and machine calls), with their waits' tokens. */
     completedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(completedWaits(turnIds))
   } as const

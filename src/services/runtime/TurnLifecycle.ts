@@ -206,14 +206,16 @@ const make = Effect.gen(function*() {
         )
     )
 
-  /** Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer, else `running`. */
+  /**
+   * Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer,
+   * else `running`, in one statement.
+   */
   const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
-    Effect.gen(function*() {
-      const waiting = (yield* toolCalls.hasOpen(turnId)) || (yield* interactions.hasPending(turnId))
-      const status = waiting ? "waiting" : "running"
-      yield* turns.setStatus(turnId, status)
-      yield* agents.setStatus(agentId, turnId, status)
-    })
+    agents.setStatusAfter(
+      agentId,
+      turnId,
+      turns.refreshStatus(turnId, [toolCalls.openCalls(turnId), interactions.pendingInteractions(turnId)])
+    )
 
   return {
     lockAgent,

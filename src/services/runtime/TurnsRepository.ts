@@ -55,6 +55,15 @@ const StepState = Schema.Struct({
 /** The statuses of a turn that has not ended. */
 const ACTIVE = ["running", "waiting"] as const
 
+/**
+ * A turn's status set by the common table expressions of a statement of its own (`with`); `name`,
+ * the one that holds the status it was set to.
+ */
+export interface RefreshedStatus {
+  readonly with: ReadonlyArray<Statement.Fragment>
+  readonly name: string
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const reads = yield* PipelinedReads
@@ -130,11 +139,6 @@ const make = Effect.gen(function*() {
         COALESCE(completed.cache_read_tokens, 0) AS cache_read_tokens,
         COALESCE(completed.cache_write_tokens, 0) AS cache_write_tokens
       FROM (SELECT 1) AS one LEFT JOIN completed ON true`
-  })
-
-  const setStatus = SqlSchema.void({
-    Request: Schema.Struct({ id: TurnId, status: TurnStatus }),
-    execute: ({ id, status }) => sql`UPDATE turns SET status = ${status} WHERE id = ${id} AND ${active}`
   })
 
   const addUsage = SqlSchema.void({
@@ -258,8 +262,22 @@ const make = Effect.gen(function*() {
         usage: row.completed ? Option.some(usageOf(row)) : Option.none()
       })),
     lastStepGuard,
-    /** Sets the status of a turn that has not ended. */
-    setStatus: (id: TurnId, status: TurnStatus) => Effect.orDie(setStatus({ id, status })),
+    /**
+     * The status of a turn that has not ended set by a statement of its own: `waiting` when one of
+     * `waitsFor` holds, `running` else. Its `refreshed` holds that status (for the agent's row).
+     */
+    refreshStatus: (id: TurnId, waitsFor: ReadonlyArray<Statement.Fragment>): RefreshedStatus => ({
+      name: "refreshed",
+      with: [
+        sql`refreshed AS MATERIALIZED (
+          SELECT CASE WHEN ${sql.or(waitsFor)} THEN 'waiting' ELSE 'running' END AS status
+        )`,
+        sql`turn_status AS (
+          UPDATE turns SET status = refreshed.status FROM refreshed
+          WHERE turns.id = ${id} AND turns.status IN ${sql.in(ACTIVE)}
+        )`
+      ]
+    }),
     addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
       Effect.orDie(addUsage({ id, modelCalls, ...usageOf(usage) })),
     /** Counts a model call that failed (after its retries): one call, no tokens. */
