@@ -91,7 +91,6 @@ const make = Effect.gen(function*() {
       ids.length === 0 ? Effect.succeed([]) : sql`SELECT id, provider_call_id FROM tool_calls WHERE ${sql.in("id", ids)}`
   })
 
-
   const completedWaits = SqlSchema.findAll({
     Request: Schema.Array(TurnId),
     Result: Wait,
