@@ -135,7 +135,10 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const total = counter.total
         const byText = [...counter.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
         agent.stop()
-        const toolCalls = [...counter.counts.entries()].find(([text]) => text.startsWith("INSERT INTO tool_calls"))?.[1] ?? 0
+        // A call's row is inserted by a statement of its own or by the one that appends its event.
+        const toolCalls = [...counter.counts.entries()]
+          .filter(([text]) => text.includes("INSERT INTO tool_calls"))
+          .reduce((sum, [, count]) => sum + count, 0)
         if (toolCalls !== (TOOL_CALLS ? TURNS : 0)) throw new Error(`the turns made ${toolCalls} tool calls, not ${TOOL_CALLS ? TURNS : 0}`)
         const agentLabel = ["1 agent", ...(SKILLS === 0 ? [] : [`${SKILLS} skills`]), ...(TOOL_CALLS ? ["a tool call a turn"] : [])].join(", ")
         return [

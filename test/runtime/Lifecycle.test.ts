@@ -2,8 +2,8 @@
  * Turn lifecycle: backlog order and bound, cancel mid-turn (model call in flight, by this process
  * or by another, and while waiting for a tool result), provider errors (a 429 retried, a provider
  * that keeps failing), and a turn's end and an input, each in one statement, meeting another
- * process's append (an input also after its agent's last turn ended here), and an input under
- * another project than its agent's.
+ * process's append (an input also after its agent's last turn ended here), a model call's tool
+ * calls meeting another process's cancel, and an input under another project than its agent's.
  */
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
@@ -273,6 +273,47 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
           turn_status: "completed",
           usage: { input_tokens: 7, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0 }
         })
+      })
+  )
+
+  // A model call that made tool calls is recorded in a transaction whose last statement finds
+  // whether the turn still runs (TurnsRepository.recordCallsStep): a turn another process
+  // cancelled while the record waited for the agent leaves nothing of the call. Postgres only, as above.
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "a turn another process cancelled while its tool calls waited to be recorded: no call, no event of them, the next turn runs",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        yield* provider.script([
+          Reply.answer(
+            [{ type: "tool_call", name: "lookup", input: { query: "a" } }, { type: "tool_call", name: "deploy", input: {} }],
+            { delay_ms: 500 }
+          ),
+          Reply.text("the next turn")
+        ], { model: rt.slug })
+        const agent = yield* rt.launch()
+        const sent = yield* rt.send(agent.id, "do both")
+        const turnId = sent.event.turn_id!
+        yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
+        // Another process's cancel, holding the agent's row until the call's record waits for it.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          yield* waitedOn(sql, "the record of the tool calls waiting for the agent")
+          yield* sql`UPDATE turns SET status = 'cancelled', completed_at = now() WHERE id = ${turnId}`
+          yield* appendElsewhere(sql, agent.id, turnId, "turn", { turn_status: "cancelled", error: null, usage: null })
+          yield* sql`UPDATE agents SET status = 'idle', current_turn_id = NULL WHERE id = ${agent.id}`
+        }))
+        yield* rt.send(agent.id, "again")
+        yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
+        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(turn.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "turn"])
+        expect(yield* rt.toolCalls(agent.id)).toEqual([])
+        expect(yield* rt.interactions(agent.id)).toEqual([])
+        const cancelled = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })
+        expect(cancelled).toMatchObject({ status: "cancelled", model_calls: 0 })
+        yield* rt.idle(agent.id)
       })
   )
 

@@ -11,11 +11,12 @@
  * statement. Other writes that go with an append may be made by its statement too (`AppendPrelude`),
  * which then begins with them, and may append only when they found what they looked for.
  */
-import { SqlClient, SqlSchema, Statement } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, SchemaTransformation } from "effect"
 import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentStatus } from "../../domain/runtime/Agents.ts"
 import { AgentEvent, type NewEvent } from "../../domain/runtime/Events.ts"
+import { SqlFragment } from "../shared/Sql.ts"
 
 /** The event fields kept in columns; the others are the event's `data`. */
 const COLUMNS = [
@@ -149,8 +150,6 @@ export interface PreludeGuard {
   readonly turnUsage: boolean
 }
 
-const Fragment = Schema.declare(Statement.isFragment)
-
 /** The kind-specific fields of a new event: what goes in `data`. */
 export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(event).data
 
@@ -188,7 +187,7 @@ const make = Effect.gen(function*() {
       state: Schema.NullOr(AgentTurnState),
       notice: Schema.NullOr(Notice),
       prelude: Schema.NullOr(Schema.Struct({
-        with: Schema.Array(Fragment),
+        with: Schema.Array(SqlFragment),
         guard: Schema.NullOr(Schema.Struct({ name: Schema.String, turnUsage: Schema.Boolean }))
       }))
     }),

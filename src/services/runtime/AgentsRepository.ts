@@ -12,7 +12,7 @@ import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause } from "../shared/Sql.ts"
 import { PipelinedReads } from "../shared/PipelinedReads.ts"
-import type { RefreshedStatus } from "./TurnsRepository.ts"
+import type { AgentStatusWrite } from "./TurnsRepository.ts"
 
 const NewAgent = Schema.Struct({
   id: AgentId,
@@ -109,14 +109,6 @@ const make = Effect.gen(function*() {
       UPDATE agents SET status = ${status}, current_turn_id = ${turnId}, updated_at = now() WHERE id = ${id}`
   })
 
-  const setStatusAfter = (id: AgentId, turnId: TurnId, refreshed: RefreshedStatus) => {
-    const status = sql`${sql(refreshed.name)}.status`
-    return sql`
-      WITH ${sql.csv(refreshed.with)}
-      UPDATE agents SET status = ${status}, updated_at = now() FROM ${sql(refreshed.name)}
-      WHERE agents.id = ${id} AND agents.current_turn_id = ${turnId} AND agents.status <> ${status}`
-  }
-
   const runningConfigs = SqlSchema.findAll({
     Request: Schema.Array(AgentConfigId),
     Result: Schema.Struct({ id: AgentId, agent_config_id: AgentConfigId }),
@@ -183,10 +175,15 @@ const make = Effect.gen(function*() {
       Effect.orDie(setCurrentTurn({ id, turnId, status })),
     /**
      * Sets the status of the agent while `turnId` is its current turn to the one its turn's status
-     * was set to, in the same statement (TurnsRepository.refreshStatus).
+     * is set to, in the statement that sets the turn's (TurnsRepository.AgentStatusWrite): its `agent_status`.
      */
-    setStatusAfter: (id: AgentId, turnId: TurnId, refreshed: RefreshedStatus) =>
-      Effect.asVoid(Effect.orDie(setStatusAfter(id, turnId, refreshed))),
+    statusFrom: (id: AgentId, turnId: TurnId): AgentStatusWrite => (source) => {
+      const status = sql`${sql(source)}.status`
+      return sql`agent_status AS (
+        UPDATE agents SET status = ${status}, updated_at = now() FROM ${sql(source)}
+        WHERE agents.id = ${id} AND agents.current_turn_id = ${turnId} AND agents.status <> ${status}
+      )`
+    },
     /** The agents that run one of these configs, oldest first. */
     runningConfigs: (configIds: ReadonlyArray<AgentConfigId>) => Effect.orDie(runningConfigs(configIds))
   } as const

@@ -98,7 +98,7 @@ const make = Effect.gen(function*() {
       if (pending.kind === "approval") {
         if (resolution.decision === "approve") {
           const payload = { turn_id: pending.turn_id, agent_id: agentId }
-          yield* dispatcher.dispatch(payload, pending.project_id, call, yield* toolOf(agentId, call.name), true)
+          yield* dispatcher.dispatchApproved(payload, pending.project_id, call, yield* toolOf(agentId, call.name))
         } else {
           yield* dispatcher.failCall(agentId, pending.turn_id, call.id, `The tool call was denied${reason(message)}`)
         }

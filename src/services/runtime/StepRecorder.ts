@@ -9,7 +9,7 @@
  * process while its model call was still running on the first), the transaction is rolled back
  * and the recorded outcome returned, so the output is recorded once.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { BUILTIN_TOOLS, isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
@@ -20,8 +20,9 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { REPLAY_METADATA_KEY } from "./Conversation.ts"
 import type { AssistantItem, ModelResponse } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
-import { ToolCallsRepository } from "./ToolCallsRepository.ts"
-import { ToolDispatch } from "./ToolDispatch.ts"
+import { type NewToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { ASK_QUESTION } from "./ToolDefinitions.ts"
+import { stateOnDispatch, ToolDispatch } from "./ToolDispatch.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { StepAlreadyRecorded, TurnLifecycle } from "./TurnLifecycle.ts"
 import type { TurnSetup } from "./TurnSetups.ts"
@@ -31,6 +32,10 @@ import { signalToken } from "./TurnWorkflow.ts"
 
 const stopped: StepOutcome = { _tag: "Stopped" }
 const finished: StepOutcome = { _tag: "Finished" }
+
+/** What a call that asks for approval waits for once approved: its result (custom and machine calls), its answer, or nothing. */
+const waitAfterApproval = (name: string, type: "built_in" | "custom", onMachine: boolean): PlannedCall["then"] =>
+  type === "custom" || onMachine ? "result" : name === ASK_QUESTION ? "question" : "none"
 
 /** The turn had ended (cancelled) before its last model call was recorded: its transaction rolls back. */
 class TurnAlreadyEnded extends Schema.TaggedError<TurnAlreadyEnded>()("TurnAlreadyEnded", {}) {
@@ -129,7 +134,7 @@ const make = Effect.gen(function*() {
       // A deleted agent's turns are deleted with it.
       const agent = yield* someOrFail(() => new TurnAlreadyEnded())(lifecycle.lockAgent(payload.agent_id))
       const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
-      if (toolItems.length === 0) {
+      if (!Arr.isReadonlyArrayNonEmpty(toolItems)) {
         // The turn ends: the step's row and the turn's end are one statement, which finds
         // whether the turn still runs (when not, all is rolled back); its output and end one append.
         const next = yield* lifecycle.completeTurn(agent, payload.turn_id, {
@@ -141,50 +146,48 @@ const make = Effect.gen(function*() {
         if (Option.isNone(next)) return yield* new TurnAlreadyEnded()
         return { outcome: finished, next: next.value }
       }
-      if (!(yield* turns.isActive(payload.turn_id, true))) return { outcome: stopped, next: Option.none<TurnId>() }
-      const calls = yield* Effect.forEach(toolItems, (item) =>
-        Effect.map(ids.make(ToolCallId), (id) => {
+      const calls = yield* Effect.all(Arr.map(toolItems, (item) =>
+        Effect.gen(function*() {
+          const id = yield* ids.make(ToolCallId)
           const tool = setup.tools[item.name]
           const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
-          return { id, item, tool, type }
-        }))
-      yield* timeline.append(payload.agent_id, outputEvents(payload.turn_id, response.output, calls))
-      const planned: Array<PlannedCall> = []
-      for (const call of calls) {
-        const onMachine = call.type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[call.item.name]?.needsMachine === true
-        const token = call.type === "custom" || onMachine ? yield* signalToken(payload, "result", call.id) : null
-        yield* toolCalls.insert({
-          id: call.id,
-          agent_id: payload.agent_id,
-          turn_id: payload.turn_id,
-          provider_call_id: call.item.call_id,
-          name: call.item.name,
-          input: call.item.input,
-          type: call.type,
-          deferred_token: token
-        })
-        const wait = yield* dispatcher.dispatch(
-          payload,
-          setup.projectId,
-          { id: call.id, name: call.item.name, input: call.item.input },
-          call.tool,
-          false
-        )
-        const afterApproval = call.type === "custom" || onMachine ? "result" : call.item.name === "ask_question" ? "question" : "none"
-        planned.push(
-          wait === "approval"
-            ? { tool_call_id: call.id, approval: true, then: afterApproval }
-            : { tool_call_id: call.id, approval: false, then: wait }
-        )
-      }
-      const outcome: StepOutcome = planned.length === 0 ? finished : { _tag: "ToolCalls", calls: planned }
-      yield* turns.addUsage(payload.turn_id, response.usage, 1)
-      if (!(yield* turns.recordStep(payload.turn_id, step, outcome))) return yield* new StepAlreadyRecorded({ step })
-      if (outcome._tag === "Finished") {
-        const next = yield* lifecycle.finishTurn(agent, payload.turn_id, "completed", null)
-        return { outcome, next }
-      }
-      yield* lifecycle.refreshStatus(payload.agent_id, payload.turn_id)
+          const onMachine = type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[item.name]?.needsMachine === true
+          const row: NewToolCall = {
+            id,
+            agent_id: payload.agent_id,
+            turn_id: payload.turn_id,
+            provider_call_id: item.call_id,
+            name: item.name,
+            input: item.input,
+            type,
+            state: stateOnDispatch(tool, false),
+            deferred_token: type === "custom" || onMachine ? yield* signalToken(payload, "result", id) : null
+          }
+          return { id, item, tool, type, row, afterApproval: waitAfterApproval(item.name, type, onMachine) }
+        })))
+      // The calls' rows are written by the statement that appends their events.
+      yield* timeline.append(
+        payload.agent_id,
+        outputEvents(payload.turn_id, response.output, calls),
+        undefined,
+        [yield* toolCalls.insertBefore(Arr.map(calls, (call) => call.row))]
+      )
+      const planned = yield* Effect.forEach(calls, (call): Effect.Effect<PlannedCall> =>
+        Effect.map(
+          dispatcher.dispatch(payload, setup.projectId, { id: call.id, name: call.item.name, input: call.item.input }, call.tool),
+          (wait) =>
+            wait === "approval"
+              ? { tool_call_id: call.id, approval: true, then: call.afterApproval }
+              : { tool_call_id: call.id, approval: false, then: wait }
+        ))
+      const outcome: StepOutcome = { _tag: "ToolCalls", calls: planned }
+      const { active, recorded } = yield* lifecycle.recordCallsStep(payload.agent_id, payload.turn_id, {
+        step,
+        outcome,
+        usage: response.usage
+      })
+      if (!active) return yield* new TurnAlreadyEnded()
+      if (!recorded) return yield* new StepAlreadyRecorded({ step })
       return { outcome, next: Option.none<TurnId>() }
     })).pipe(
       Effect.catchTag("TurnAlreadyEnded", () => Effect.succeed({ outcome: stopped, next: Option.none<TurnId>() })),

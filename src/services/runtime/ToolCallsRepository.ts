@@ -3,7 +3,7 @@
  * its result resolves (custom tools).
  */
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
-import { Context, Effect, Layer, Schema, Struct } from "effect"
+import { Array as Arr, Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
@@ -31,9 +31,10 @@ export const toToolCall = ({ completed_at, deferred_token: _, outcome, result_ev
   })
 
 const NewToolCall = Schema.Struct({
-  ...Struct.pick(ToolCall.fields, ["id", "agent_id", "turn_id", "provider_call_id", "name", "input", "type"]),
+  ...Struct.pick(ToolCall.fields, ["id", "agent_id", "turn_id", "provider_call_id", "name", "input", "type", "state"]),
   deferred_token: Schema.NullOr(Schema.String)
 })
+export type NewToolCall = typeof NewToolCall.Type
 
 /** A call and the token of the wait it resolves. */
 const Wait = Schema.Struct({ id: ToolCallId, deferred_token: Schema.NullOr(Schema.String) })
@@ -41,11 +42,7 @@ const Wait = Schema.Struct({ id: ToolCallId, deferred_token: Schema.NullOr(Schem
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const insert = SqlSchema.void({
-    Request: NewToolCall,
-    execute: (call) =>
-      sql`INSERT INTO tool_calls ${sql.insert({ ...call, input: JSON.stringify(call.input), state: "running" })}`
-  })
+  const encodeNewToolCalls = Schema.encodeEffect(Schema.NonEmptyArray(NewToolCall))
 
   const setState = SqlSchema.void({
     Request: Schema.Struct({ id: ToolCallId, state: ToolCallState }),
@@ -101,8 +98,15 @@ const make = Effect.gen(function*() {
   })
 
   return {
-    /** A new call, `running` until it is dispatched. */
-    insert: (call: typeof NewToolCall.Type) => Effect.orDie(insert(call)),
+    /** New calls, inserted by the statement of the append of their events (AppendPrelude): its `new_tool_calls`. */
+    insertBefore: (calls: Arr.NonEmptyReadonlyArray<NewToolCall>): Effect.Effect<Statement.Fragment> =>
+      Effect.map(
+        Effect.orDie(encodeNewToolCalls(calls)),
+        (encoded) =>
+          sql`new_tool_calls AS (
+            INSERT INTO tool_calls ${sql.insert(Arr.map(encoded, (call) => ({ ...call, input: JSON.stringify(call.input) })))}
+          )`
+      ),
     setState: (id: ToolCallId, state: ToolCallState) => Effect.orDie(setState({ id, state })),
     /** Completes the call with the outcome its result event records: the call as completed. */
     complete: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId) =>

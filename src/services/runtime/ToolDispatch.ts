@@ -22,6 +22,7 @@ import type { CompiledTool } from "../../domain/configuration/agent-config/Compi
 import { type AgentId, InteractionId, type ProjectId, type ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import type { ToolCallState } from "../../domain/runtime/ToolCalls.ts"
 import { machineTargetOf } from "../../domain/machines/MachineTarget.ts"
 import type { MachineToolName } from "../../domain/machines/MachineTools.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
@@ -45,6 +46,17 @@ export type NextWait = "approval" | "result" | "question" | "none"
 
 export const NO_MACHINE_RESULT = (name: string) =>
   `The built-in tool ${name} runs on a machine, and no machine is connected to this agent, so it did not run.`
+
+/**
+ * The state a call is in once dispatched (`approved` once its approval was given, or when its
+ * tool does not ask): `awaiting_authorization` for its approval, `ready` for a custom tool's
+ * result, else `running` (a call that fails at once is completed by its dispatch).
+ */
+export const stateOnDispatch = (tool: CompiledTool | undefined, approved: boolean): ToolCallState => {
+  if (tool === undefined || !tool.enabled) return "running"
+  if (tool.permission === "ask" && !approved) return "awaiting_authorization"
+  return tool.type === "custom" ? "ready" : "running"
+}
 
 /** The id of a tool call's request to its machine (never reused: one request per call). */
 export const machineRequestId = (callId: ToolCallId) => `${callId}.1`
@@ -125,10 +137,11 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * Moves a call (its row already inserted) to its next state; `approved` once its approval was
-   * given (or when its tool does not ask). Returns what the turn waits for next.
+   * Moves on a call whose row is in its state on dispatch already (`stateOnDispatch`): opens its
+   * interaction, stores its machine request, or completes it when it cannot run. Returns what the
+   * turn waits for next.
    */
-  const dispatch = (
+  const moveOn = (
     payload: TurnPayload,
     projectId: ProjectId,
     call: DispatchedCall,
@@ -141,22 +154,16 @@ const make = Effect.gen(function*() {
         return "none"
       }
       if (tool.permission === "ask" && !approved) {
-        yield* toolCalls.setState(call.id, "awaiting_authorization")
         yield* openInteraction(payload, projectId, call, "approval")
         return "approval"
       }
-      if (tool.type === "custom") {
-        yield* toolCalls.setState(call.id, "ready")
-        return "result"
-      }
+      if (tool.type === "custom") return "result"
       if (call.name === ASK_QUESTION) {
-        yield* toolCalls.setState(call.id, "running")
         yield* openInteraction(payload, projectId, call, "question")
         return "question"
       }
       const machine = BUILTIN_TOOLS[call.name]?.needsMachine === true ? yield* machineOf(payload.agent_id) : null
       if (machine !== null) {
-        yield* toolCalls.setState(call.id, "running")
         yield* machineRequests.insert({
           request_id: machineRequestId(call.id),
           machine_id: machine.place._tag === "Machine" ? machine.place.machineId : null,
@@ -187,7 +194,18 @@ const make = Effect.gen(function*() {
       return "none"
     })
 
-  return { dispatch, completeCall, failCall, machineOf } as const
+  /**
+   * Dispatches a new call, its row inserted in its state on dispatch (`stateOnDispatch`, not
+   * approved). Returns what the turn waits for next.
+   */
+  const dispatch = (payload: TurnPayload, projectId: ProjectId, call: DispatchedCall, tool: CompiledTool | undefined) =>
+    moveOn(payload, projectId, call, tool, false)
+
+  /** Dispatches a call whose approval was given: it moves to its state on dispatch, then on as `dispatch` moves a new call. */
+  const dispatchApproved = (payload: TurnPayload, projectId: ProjectId, call: DispatchedCall, tool: CompiledTool | undefined) =>
+    Effect.andThen(toolCalls.setState(call.id, stateOnDispatch(tool, true)), moveOn(payload, projectId, call, tool, true))
+
+  return { dispatch, dispatchApproved, completeCall, failCall, machineOf } as const
 })
 
 export class ToolDispatch extends Context.Service<ToolDispatch, Effect.Success<typeof make>>()("ToolDispatch") {

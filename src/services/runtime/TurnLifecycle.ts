@@ -206,16 +206,28 @@ const make = Effect.gen(function*() {
         )
     )
 
+  /** What a turn waits for: a call's approval or result, an answer. */
+  const waitsOf = (turnId: TurnId) => [toolCalls.openCalls(turnId), interactions.pendingInteractions(turnId)]
+
   /**
    * Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer,
    * else `running`, in one statement.
    */
   const refreshStatus = (agentId: AgentId, turnId: TurnId) =>
-    agents.setStatusAfter(
-      agentId,
-      turnId,
-      turns.refreshStatus(turnId, [toolCalls.openCalls(turnId), interactions.pendingInteractions(turnId)])
-    )
+    turns.refreshStatus(turnId, waitsOf(turnId), agents.statusFrom(agentId, turnId))
+
+  /**
+   * Records the turn's `step`-th model call, which made tool calls (dispatched already), with its
+   * outcome and usage, and sets the turn's and the agent's status as `refreshStatus` does, in one
+   * statement. `active` is false when the turn had ended, `recorded` when another run of the step
+   * recorded it: nothing is written then, and the caller rolls back.
+   */
+  const recordCallsStep = (
+    agentId: AgentId,
+    turnId: TurnId,
+    step: { readonly step: number; readonly outcome: StepOutcome; readonly usage: TokenUsage }
+  ) =>
+    turns.recordCallsStep(turnId, step.step, step.outcome, step.usage, waitsOf(turnId), agents.statusFrom(agentId, turnId))
 
   return {
     lockAgent,
@@ -227,7 +239,8 @@ const make = Effect.gen(function*() {
     finishTurn,
     completeTurn,
     completeAlone,
-    refreshStatus
+    refreshStatus,
+    recordCallsStep
   } as const
 })
 

@@ -11,7 +11,7 @@ import { TokenUsage } from "../../domain/runtime/Events.ts"
 import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { insertGuarded } from "../shared/Sql.ts"
+import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
 import type { AppendPrelude } from "./AgentEventsRepository.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
@@ -56,13 +56,11 @@ const StepState = Schema.Struct({
 const ACTIVE = ["running", "waiting"] as const
 
 /**
- * A turn's status set by the common table expressions of a statement of its own (`with`); `name`,
- * the one that holds the status it was set to.
+ * The agent's status set to its turn's new one, by a common table expression of the statement
+ * that sets the turn's: `source` names the one that holds the turn's new `status`
+ * (AgentsRepository.statusFrom).
  */
-export interface RefreshedStatus {
-  readonly with: ReadonlyArray<Statement.Fragment>
-  readonly name: string
-}
+export type AgentStatusWrite = (source: string) => Statement.Fragment
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -113,13 +111,71 @@ const make = Effect.gen(function*() {
       RETURNING input_tokens, output_tokens, cache_read_tokens, cache_write_tokens`
   })
 
+  /** The columns that count a model call with its usage. */
+  const countedCall = (call: TokenUsage) =>
+    sql`model_calls = turns.model_calls + 1,
+      input_tokens = turns.input_tokens + ${call.input_tokens},
+      output_tokens = turns.output_tokens + ${call.output_tokens},
+      cache_read_tokens = turns.cache_read_tokens + ${call.cache_read_tokens},
+      cache_write_tokens = turns.cache_write_tokens + ${call.cache_write_tokens}`
+
   /** The columns a turn's completion by its last model call sets: its status, and the call counted with its usage. */
   const completedBy = (lastCall: TokenUsage) =>
-    sql`status = ${"completed"}, error = NULL, completed_at = now(), model_calls = turns.model_calls + 1,
-      input_tokens = turns.input_tokens + ${lastCall.input_tokens},
-      output_tokens = turns.output_tokens + ${lastCall.output_tokens},
-      cache_read_tokens = turns.cache_read_tokens + ${lastCall.cache_read_tokens},
-      cache_write_tokens = turns.cache_write_tokens + ${lastCall.cache_write_tokens}`
+    sql`status = ${"completed"}, error = NULL, completed_at = now(), ${countedCall(lastCall)}`
+
+  /**
+   * `turn`, the turn locked when it has not ended (`locked` are other common table expressions
+   * whose rows it takes: a lock taken first); `recorded`, the step's row made for it, unless the
+   * step was recorded already.
+   */
+  const lockedTurnAndStep = (id: string, step: number, outcome: string, locked: ReadonlyArray<string> = []) => [
+    sql`turn AS MATERIALIZED (
+      SELECT turns.id FROM ${sql.csv([sql`turns`, ...locked.map((name) => sql`${sql(name)}`)])}
+      WHERE turns.id = ${id} AND turns.status IN ${sql.in(ACTIVE)} FOR UPDATE OF turns
+    )`,
+    sql`recorded AS (
+      INSERT INTO turn_steps (turn_id, step, outcome) SELECT turn.id, ${step}::int, ${outcome}::jsonb FROM turn
+      ON CONFLICT DO NOTHING RETURNING turn_id
+    )`
+  ]
+
+  /**
+   * `refreshed`, a row for each of `from`'s (none: one) with the status of a turn that has not
+   * ended: `waiting` when one of `waitsFor` holds, else `running`.
+   */
+  const refreshed = (waitsFor: ReadonlyArray<Statement.Fragment>, from?: string) =>
+    sql`refreshed AS MATERIALIZED (
+      SELECT CASE WHEN ${sql.or(waitsFor)} THEN 'waiting' ELSE 'running' END AS status
+      ${from === undefined ? sql`` : sql`FROM ${sql(from)}`}
+    )`
+
+  const refreshStatus = SqlSchema.void({
+    Request: Schema.Struct({ id: TurnId, waitsFor: Schema.Array(SqlFragment), agentStatus: SqlFragment }),
+    execute: ({ agentStatus, id, waitsFor }) => sql`
+      WITH ${refreshed(waitsFor)}, ${agentStatus}
+      UPDATE turns SET status = refreshed.status FROM refreshed
+      WHERE turns.id = ${id} AND turns.status IN ${sql.in(ACTIVE)}`
+  })
+
+  const recordCallsStep = SqlSchema.findOne({
+    Request: Schema.Struct({
+      id: TurnId,
+      step: Schema.Int,
+      outcome: StepOutcome,
+      ...TokenUsage.fields,
+      waitsFor: Schema.Array(SqlFragment),
+      agentStatus: SqlFragment
+    }),
+    Result: Schema.Struct({ active: Schema.Boolean, recorded: Schema.Boolean }),
+    execute: (call) => sql`
+      WITH ${sql.csv(lockedTurnAndStep(call.id, call.step, JSON.stringify(call.outcome)))},
+        ${refreshed(call.waitsFor, "recorded")},
+        turn_status AS (
+          UPDATE turns SET status = refreshed.status, ${countedCall(call)} FROM refreshed WHERE turns.id = ${call.id}
+        ),
+        ${call.agentStatus}
+      SELECT EXISTS (SELECT 1 FROM turn) AS active, EXISTS (SELECT 1 FROM recorded) AS recorded`
+  })
 
   /**
    * A last model call's `turn_steps` row, and the turn completed with the call's usage, in one
@@ -187,12 +243,6 @@ const make = Effect.gen(function*() {
       )
   })
 
-  const recordStep = SqlSchema.findOneOption({
-    Request: Schema.Struct({ turnId: TurnId, step: Schema.Int, outcome: StepOutcome }),
-    Result: Schema.Struct({ step: Schema.Int }),
-    execute: ({ outcome, step, turnId }) => insertStep(turnId, step, outcome)
-  })
-
   const finished = JSON.stringify(Schema.encodeSync(StepOutcome)({ _tag: "Finished" }))
 
   /**
@@ -213,13 +263,7 @@ const make = Effect.gen(function*() {
     guard: { name: "completed", turnUsage: true },
     with: [
       ...agent.with,
-      sql`turn AS MATERIALIZED (
-        SELECT turns.id FROM turns, ${sql(agent.name)} WHERE turns.id = ${turnId} AND ${active} FOR UPDATE OF turns
-      )`,
-      sql`recorded AS (
-        INSERT INTO turn_steps (turn_id, step, outcome) SELECT turn.id, ${step}::int, ${finished}::jsonb FROM turn
-        ON CONFLICT DO NOTHING RETURNING turn_id
-      )`,
+      ...lockedTurnAndStep(turnId, step, finished, [agent.name]),
       sql`completed AS (
         UPDATE turns SET ${completedBy(lastCall)} FROM recorded WHERE turns.id = recorded.turn_id
         RETURNING jsonb_build_object(
@@ -263,21 +307,29 @@ const make = Effect.gen(function*() {
       })),
     lastStepGuard,
     /**
-     * The status of a turn that has not ended set by a statement of its own: `waiting` when one of
-     * `waitsFor` holds, `running` else. Its `refreshed` holds that status (for the agent's row).
+     * Sets the status of a turn that has not ended, in one statement with the agent's
+     * (`agentStatus`): `waiting` when one of `waitsFor` holds, `running` else.
      */
-    refreshStatus: (id: TurnId, waitsFor: ReadonlyArray<Statement.Fragment>): RefreshedStatus => ({
-      name: "refreshed",
-      with: [
-        sql`refreshed AS MATERIALIZED (
-          SELECT CASE WHEN ${sql.or(waitsFor)} THEN 'waiting' ELSE 'running' END AS status
-        )`,
-        sql`turn_status AS (
-          UPDATE turns SET status = refreshed.status FROM refreshed
-          WHERE turns.id = ${id} AND turns.status IN ${sql.in(ACTIVE)}
-        )`
-      ]
-    }),
+    refreshStatus: (id: TurnId, waitsFor: ReadonlyArray<Statement.Fragment>, agentStatus: AgentStatusWrite) =>
+      Effect.orDie(refreshStatus({ id, waitsFor, agentStatus: agentStatus("refreshed") })),
+    /**
+     * Records the outcome of the turn's `step`-th model call, which made tool calls, when the turn
+     * has not ended: in one statement, the turn locked, the step's row, the call counted with its
+     * usage, and the turn's status set with the agent's as `refreshStatus` sets them. `active` is
+     * false when the turn had ended, and `recorded` when the step was recorded already: nothing
+     * is written then.
+     */
+    recordCallsStep: (
+      id: TurnId,
+      step: number,
+      outcome: StepOutcome,
+      call: TokenUsage,
+      waitsFor: ReadonlyArray<Statement.Fragment>,
+      agentStatus: AgentStatusWrite
+    ) =>
+      Effect.orDie(
+        recordCallsStep({ id, step, outcome, ...usageOf(call), waitsFor, agentStatus: agentStatus("refreshed") })
+      ),
     addUsage: (id: TurnId, usage: TokenUsage, modelCalls: number) =>
       Effect.orDie(addUsage({ id, modelCalls, ...usageOf(usage) })),
     /** Counts a model call that failed (after its retries): one call, no tokens. */
@@ -302,9 +354,6 @@ const make = Effect.gen(function*() {
         active: row.active,
         recorded: Option.fromNullishOr(row.outcome)
       }))),
-    /** Records the outcome of the turn's `step`-th model call; false when that step was recorded already. */
-    recordStep: (turnId: TurnId, step: number, outcome: StepOutcome) =>
-      Effect.map(Effect.orDie(recordStep({ turnId, step, outcome })), Option.isSome)
   } as const
 })
 

@@ -4,8 +4,8 @@
  * violations of a constraint that guards a rule (a unique name, a row still referenced) become
  * these typed failures, which the service turns into the error its caller sees.
  */
-import type { SqlClient, Statement } from "effect/sql"
-import { SqlError } from "effect/sql"
+import type { SqlClient } from "effect/sql"
+import { SqlError, Statement } from "effect/sql"
 import { Effect, Schema } from "effect"
 
 export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("UniqueViolation", {
@@ -53,6 +53,9 @@ export const foreignKeyOrDie = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.E
     const constraint = violated(error, FOREIGN_KEY_VIOLATION)
     return constraint === undefined ? Effect.die(error) : Effect.fail(new ForeignKeyViolation({ constraint }))
   })
+
+/** A fragment of a statement, taken by a repository's statement that other repositories' fragments complete. */
+export const SqlFragment = Schema.declare(Statement.isFragment)
 
 /** A lock a read takes on the rows it finds, held until the transaction ends. */
 export type RowLock = "none" | "share" | "update"
