@@ -15,7 +15,7 @@ import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
 import { ModelClient } from "./model/ModelClient.ts"
 import type { OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
-import type { AgentId } from "../../domain/shared/Ids.ts"
+import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import type { ModelEvent } from "./model/ModelMessages.ts"
 import { StepRecorder } from "./StepRecorder.ts"
 import { Timeline } from "./Timeline.ts"
@@ -74,28 +74,40 @@ const make = Effect.gen(function*() {
       yield* launcher.launchNext(payload.agent_id, next)
     })
 
-  /** The agents of recent turns: an agent's config and project never change, so its setup can be read before its state. */
-  const knownAgents = new Map<AgentId, AgentIdentity>()
+  /**
+   * The agents of recent turns: an agent's config and project never change, so its setup can be
+   * read before its state. With each, the turn whose first step this process recorded with tool
+   * calls (`calledTools`), if any: that step's replays, when the turn resumes, need no setup.
+   */
+  const knownAgents = new Map<AgentId, { readonly identity: AgentIdentity; calledTools: TurnId | null }>()
   const remember = ({ agent_config_id, id, project_id }: AgentIdentity) => {
     if (knownAgents.has(id)) return
     if (knownAgents.size >= KNOWN_AGENTS) knownAgents.delete(knownAgents.keys().next().value!)
-    knownAgents.set(id, { id, agent_config_id, project_id })
+    knownAgents.set(id, { identity: { id, agent_config_id, project_id }, calledTools: null })
   }
 
   /**
    * The step's state and, when it is a turn's first step of an agent known here, its setup read at
    * the same time (on Postgres the two reads share a round trip: PipelinedReads). Only the first
-   * step: a turn resumed after a tool call replays its recorded steps first, and each would read a
-   * setup it does not use.
+   * step, and not when this process recorded it with tool calls: a turn resumed after a tool call
+   * replays its recorded steps first, and each would read a setup it does not use.
    */
   const stateWithSetup = (payload: TurnPayload, step: number) => {
     const known = step === 1 ? knownAgents.get(payload.agent_id) : undefined
-    return known === undefined
+    return known === undefined || known.calledTools === payload.turn_id
       ? Effect.map(turns.stepState(payload.turn_id, step), (state) => ({ state, setup: Option.none() }))
       : Effect.map(
-        Effect.all([turns.stepState(payload.turn_id, step), Effect.result(setups.of(known))], { concurrency: "unbounded" }),
+        Effect.all([turns.stepState(payload.turn_id, step), Effect.result(setups.of(known.identity))], {
+          concurrency: "unbounded"
+        }),
         ([state, setup]) => ({ state, setup: Option.some(setup) })
       )
+  }
+
+  /** Remembers that the turn's first step, recorded here, made tool calls: its replays read no setup. */
+  const rememberCalledTools = (payload: TurnPayload, step: number, outcome: StepOutcome) => {
+    const known = knownAgents.get(payload.agent_id)
+    if (step === 1 && outcome._tag === "ToolCalls" && known !== undefined) known.calledTools = payload.turn_id
   }
 
   const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
@@ -146,7 +158,9 @@ const make = Effect.gen(function*() {
           `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
         )
       }
-      return yield* recorder.record(payload, agent, setup.success, step, answer.value.success)
+      const outcome = yield* recorder.record(payload, agent, setup.success, step, answer.value.success)
+      rememberCalledTools(payload, step, outcome)
+      return outcome
     })
 
   /**
