@@ -1,6 +1,6 @@
 /**
  * Tool calls, custom tool results and interactions through the HTTP API, with the engine running
- * turns against the scripted provider: the 409 rules, every size limit (nothing stored
+ * turns against the scripted provider: the 409 rules (results sent at once among them), every size limit (nothing stored
  * on failure), media_ref blocks downloadable from the artifacts route, approvals and questions.
  */
 import { SqlClient } from "effect/sql"
@@ -83,6 +83,9 @@ it.layer(TestLive)("tool results", (it) => {
       expect(response.status).toBe(201)
       expect(accepted.tool_call).toMatchObject({ id: call.id, state: "completed", outcome: "succeeded" })
       expect(accepted.tool_call.completed_at).toBeInstanceOf(Date)
+      // The answer's call is the call as stored, completed when its result's event was recorded.
+      expect(yield* client.toolCalls.get({ params: { ...agentPath, toolCallID: call.id } })).toEqual(accepted.tool_call)
+      expect(accepted.tool_call.completed_at).toEqual(accepted.tool_result.created_at)
       expect(accepted.tool_result.event_id).toMatch(ID_PATTERN("evt"))
       expect(accepted.tool_result).toMatchObject({ agent_id: agent.id, tool_call_id: call.id, outcome: "succeeded" })
       const [text, ref] = accepted.tool_result.content_blocks
@@ -122,6 +125,32 @@ it.layer(TestLive)("tool results", (it) => {
       // Another agent's path does not reach the artifact.
       const other = yield* agentProject({ label: "Other" })
       expect((yield* getBytes(artifactPath, other.owner.token)).status).toBe(404)
+    }), { timeout: 60_000 })
+
+  it.effect("results sent at once for one call: the first to lock the call completes it (201), the others are 409", () =>
+    Effect.gen(function*() {
+      const { agentPath, callIn, client, turnDone } = yield* agentRunning([
+        Reply.toolCall("lookup", { query: "weather" }),
+        Reply.text("It is sunny")
+      ])
+      const call = yield* callIn("ready")
+      const sent = yield* Effect.all(
+        Array.from({ length: 4 }, (_, i) =>
+          Effect.result(client.toolCalls.submitResult({
+            params: { ...agentPath, toolCallID: call.id },
+            payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: `answer ${i}` }] }
+          }))),
+        { concurrency: "unbounded" }
+      )
+      const taken = sent.flatMap((result) => result._tag === "Success" ? [result.success] : [])
+      const refused = sent.flatMap((result) => result._tag === "Failure" ? [result.failure._tag] : [])
+      expect(taken).toHaveLength(1)
+      expect(refused).toEqual(["StateTransitionConflict", "StateTransitionConflict", "StateTransitionConflict"])
+      yield* turnDone
+      const events = yield* client.agents.listEvents({ params: agentPath, query: {} })
+      const results = events.data.filter((event) => event.event_kind === "tool_result")
+      expect(results.map((event) => event.id)).toEqual([taken[0].tool_result.event_id])
+      expect(yield* client.toolCalls.get({ params: { ...agentPath, toolCallID: call.id } })).toEqual(taken[0].tool_call)
     }), { timeout: 60_000 })
 
   it.effect("every size limit refuses the result and stores nothing; the call stays ready", () =>

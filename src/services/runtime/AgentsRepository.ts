@@ -135,6 +135,14 @@ const make = Effect.gen(function*() {
      * row else. The second condition lets the statement number new events from its snapshot, taken
      * before it waited for the lock: an append that committed meanwhile moved the last sequence.
      */
+    /**
+     * The agent locked by a statement that reads after the lock, until the transaction ends, as
+     * `lock` locks it: its `agent` holds the agent's id, no row when the agent does not exist.
+     */
+    lockFirst: (id: AgentId): StatementLock => ({
+      name: "agent",
+      with: [sql`agent AS MATERIALIZED (SELECT agents.id FROM agents WHERE agents.id = ${id} FOR UPDATE OF agents)`]
+    }),
     lockIdleUnchanged: (id: AgentId): StatementLock => ({
       name: "agent",
       with: [

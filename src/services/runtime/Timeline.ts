@@ -117,12 +117,15 @@ const make = Effect.gen(function*() {
   const appendTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.flatMap(UncommittedAppends, (outer) => outer === undefined ? transaction(effect) : effect)
 
-  /** The statement appending the events (with their new ids); none appended when its prelude's guard did not hold. */
+  /**
+   * The statement appending the events (with their new ids), after `prelude` (given those ids);
+   * none appended when its prelude's guard did not hold.
+   */
   const insert = (
     agentId: AgentId,
     newEvents: ReadonlyArray<NewEvent>,
     state: AgentTurnState | undefined,
-    prelude: AppendPrelude | null
+    prelude: (eventIds: ReadonlyArray<EventId>) => AppendPrelude | null
   ) =>
     Effect.gen(function*() {
       const offsets = turnOffsets(newEvents)
@@ -140,7 +143,7 @@ const make = Effect.gen(function*() {
         })),
         state ?? null,
         notifications.notice(agentId),
-        prelude
+        prelude(eventIds)
       )
     })
 
@@ -148,17 +151,21 @@ const make = Effect.gen(function*() {
    * Appends the events; with `state`, the agent's status and current turn change in the same
    * statement (callers that change the state always append events: an empty append writes
    * nothing); `writes`, the common table expressions of other tables' rows that go with the
-   * events, are made by that statement too (an unguarded AppendPrelude).
+   * events, are made by that statement too (an unguarded AppendPrelude), given the new events'
+   * ids in order when they name them.
    */
   const append = (
     agentId: AgentId,
     newEvents: ReadonlyArray<NewEvent>,
     state?: AgentTurnState,
-    writes: ReadonlyArray<Statement.Fragment> = []
+    writes: ReadonlyArray<Statement.Fragment> | ((eventIds: ReadonlyArray<EventId>) => ReadonlyArray<Statement.Fragment>) = []
   ) =>
     appendTransaction(Effect.gen(function*() {
       if (newEvents.length === 0) return []
-      const inserted = yield* insert(agentId, newEvents, state, writes.length === 0 ? null : { with: writes, guard: null })
+      const inserted = yield* insert(agentId, newEvents, state, (eventIds) => {
+        const prelude = typeof writes === "function" ? writes(eventIds) : writes
+        return prelude.length === 0 ? null : { with: prelude, guard: null }
+      })
       if (inserted.length === 0) return yield* Effect.die(new Error(`Events appended to agent ${agentId}, which does not exist`))
       yield* appended(agentId, inserted)
       return inserted
@@ -179,7 +186,7 @@ const make = Effect.gen(function*() {
     Effect.flatMap(UncommittedAppends, (outer) =>
       outer !== undefined
         ? Effect.die(new Error("A guarded append runs in a statement of its own, not in a transaction"))
-        : Effect.tap(insert(agentId, newEvents, state, prelude), (inserted) =>
+        : Effect.tap(insert(agentId, newEvents, state, () => prelude), (inserted) =>
           inserted.length === 0 ? Effect.void : committed(new Map([[agentId, inserted]]))))
 
   /**

@@ -14,6 +14,7 @@ import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { AgentAccess } from "./AgentAccess.ts"
+import { AgentsRepository } from "./AgentsRepository.ts"
 import { Artifacts, prepareBlocks } from "./Artifacts.ts"
 import { Timeline } from "./Timeline.ts"
 import { type StoredToolCall, toToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
@@ -51,6 +52,7 @@ const makeAccepted = constructor(ToolResultAccepted, Schema.Struct(ToolResultAcc
 
 const make = Effect.gen(function*() {
   const toolCalls = yield* ToolCallsRepository
+  const agents = yield* AgentsRepository
   const agentAccess = yield* AgentAccess
   const artifacts = yield* Artifacts
   const timeline = yield* Timeline
@@ -79,17 +81,31 @@ const make = Effect.gen(function*() {
       toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)), Effect.map(toToolCall))
     )
 
-  /** Completes a ready custom call with its result, in one transaction; then resolves the turn's wait. */
+  /**
+   * Completes a ready custom call with its result, in one transaction (the agent's lock and the
+   * call's in one statement, the result's event appended with the call's completion, the turn's
+   * status); then resolves the turn's wait. The completed call is the locked one with what its
+   * completion set: the outcome, the result's event, and the transaction's time, which is that
+   * event's `created_at`.
+   */
   const complete = (agentId: AgentId, toolCallId: ToolCallId, outcome: SubmitToolResult["outcome"], blocks: ReadonlyArray<ContentBlock>) =>
     Effect.gen(function*() {
       const { call, event } = yield* timeline.transaction(Effect.gen(function*() {
-        yield* lifecycle.lockAgent(agentId)
-        const call = yield* toolCalls.find(agentId, toolCallId, true).pipe(someOrFail(notFound(agentId, toolCallId)))
-        const refused = refusal(call)
+        const locked = yield* toolCalls.findAfterLock(agents.lockFirst(agentId), toolCallId).pipe(
+          someOrFail(notFound(agentId, toolCallId))
+        )
+        const refused = refusal(locked)
         if (refused !== undefined) return yield* Effect.fail(refused)
-        const completed = yield* dispatcher.completeCall(agentId, call.turn_id, call.id, outcome, blocks)
-        yield* lifecycle.refreshStatus(agentId, call.turn_id)
-        return completed
+        const event = yield* dispatcher.completeCall(agentId, locked.turn_id, locked.id, outcome, blocks)
+        yield* lifecycle.refreshStatus(agentId, locked.turn_id)
+        const call: StoredToolCall = {
+          ...locked,
+          state: "completed",
+          outcome,
+          result_event_id: event.id,
+          completed_at: event.created_at
+        }
+        return { call, event }
       }))
       if (call.deferred_token !== null) {
         yield* signals.send([{ kind: "result", toolCallId, token: call.deferred_token, value: "completed" }])
@@ -138,6 +154,7 @@ export class ToolCalls extends Context.Service<ToolCalls, Effect.Success<typeof 
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ToolCallsRepository.layer,
+      AgentsRepository.layer,
       AgentAccess.layer,
       Artifacts.layer,
       Timeline.layer,

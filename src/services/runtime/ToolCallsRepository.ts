@@ -9,6 +9,8 @@ import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import { SqlFragment } from "../shared/Sql.ts"
+import type { StatementLock } from "./AgentsRepository.ts"
 
 /** A tool call as stored: its outcome and end as nullable columns, the event of its result, its wait's token. */
 export const StoredToolCall = Schema.Struct({
@@ -49,16 +51,6 @@ const make = Effect.gen(function*() {
     execute: ({ id, state }) => sql`UPDATE tool_calls SET state = ${state} WHERE id = ${id}`
   })
 
-  const complete = SqlSchema.findOne({
-    Request: Schema.Struct({ id: ToolCallId, outcome: ToolOutcome, resultEventId: EventId }),
-    Result: StoredToolCall,
-    execute: ({ id, outcome, resultEventId }) => sql`
-      UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
-        completed_at = now()
-      WHERE id = ${id}
-      RETURNING *`
-  })
-
   const cancelOpen = SqlSchema.findAll({
     Request: TurnId,
     Result: Wait,
@@ -73,6 +65,16 @@ const make = Effect.gen(function*() {
     Result: StoredToolCall,
     execute: ({ agentId, id, lock }) =>
       sql`SELECT * FROM tool_calls WHERE id = ${id} AND agent_id = ${agentId} ${lock ? sql`FOR UPDATE` : sql``}`
+  })
+
+  const findAfterLock = SqlSchema.findOneOption({
+    Request: Schema.Struct({ lock: Schema.Struct({ with: Schema.Array(SqlFragment), name: Schema.String }), id: ToolCallId }),
+    Result: StoredToolCall,
+    execute: ({ id, lock }) => sql`
+      WITH ${sql.csv(lock.with)}
+      SELECT tool_calls.* FROM tool_calls, ${sql(lock.name)}
+      WHERE tool_calls.id = ${id} AND tool_calls.agent_id = ${sql(lock.name)}.id
+      FOR UPDATE OF tool_calls`
   })
 
   const page = keysetQuery(sql, {
@@ -108,13 +110,26 @@ const make = Effect.gen(function*() {
           )`
       ),
     setState: (id: ToolCallId, state: ToolCallState) => Effect.orDie(setState({ id, state })),
-    /** Completes the call with the outcome its result event records: the call as completed. */
-    complete: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId) =>
-      Effect.orDie(complete({ id, outcome, resultEventId })),
+    /**
+     * The call completed with the outcome its result event records, by the statement of the
+     * append of that event (AppendPrelude): its `completed_call`. The call's `completed_at` is the
+     * transaction's time, its result event's `created_at`.
+     */
+    completeBefore: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId): Statement.Fragment =>
+      sql`completed_call AS (
+        UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
+          completed_at = now()
+        WHERE id = ${id}
+      )`,
     /** Cancels the calls of the turn that have not completed; their waits' tokens. */
     cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
     /** The call of the agent; `lock` holds it until the transaction ends. */
     find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
+    /**
+     * The call of the agent, locked until the transaction ends, read by the statement that locks
+     * the agent first (`agentLock`, AgentsRepository.lockFirst).
+     */
+    findAfterLock: (agentLock: StatementLock, id: ToolCallId) => Effect.orDie(findAfterLock({ lock: agentLock, id })),
     page: (agentId: AgentId, keyset: Keyset) => page({ agentId }, keyset),
     /** The ids the provider gave these calls, by call id (none read when there are none). */
     providerCallIds: (ids: ReadonlyArray<ToolCallId>) =>

@@ -79,7 +79,10 @@ const make = Effect.gen(function*() {
       return Option.isNone(compiled) ? null : machineTargetOf(compiled.value)
     })
 
-  /** Completes a call with its result, recorded on the timeline: the result's event and the call as completed. */
+  /**
+   * Completes a call with its result, recorded on the timeline: the result's event, whose append
+   * completes the call in the same statement.
+   */
   const completeCall = (
     agentId: AgentId,
     turnId: TurnId,
@@ -87,18 +90,22 @@ const make = Effect.gen(function*() {
     outcome: "succeeded" | "failed",
     contentBlocks: ReadonlyArray<ContentBlock>
   ) =>
-    Effect.gen(function*() {
-      const [event] = yield* timeline.append(agentId, [{
-        event_kind: "tool_result",
-        turn_id: turnId,
-        is_opening_event: false,
-        tool_call_id: callId,
-        outcome,
-        content_blocks: contentBlocks
-      }])
-      const call = yield* toolCalls.complete(callId, outcome, event.id)
-      return { event: event as Extract<AgentEvent, { event_kind: "tool_result" }>, call }
-    })
+    Effect.map(
+      timeline.append(
+        agentId,
+        [{
+          event_kind: "tool_result",
+          turn_id: turnId,
+          is_opening_event: false,
+          tool_call_id: callId,
+          outcome,
+          content_blocks: contentBlocks
+        }],
+        undefined,
+        ([eventId]) => [toolCalls.completeBefore(callId, outcome, eventId)]
+      ),
+      ([event]) => event as Extract<AgentEvent, { event_kind: "tool_result" }>
+    )
 
   const failCall = (agentId: AgentId, turnId: TurnId, callId: ToolCallId, message: string) =>
     completeCall(agentId, turnId, callId, "failed", [{ type: "text", text: message }])
