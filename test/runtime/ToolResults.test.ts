@@ -53,7 +53,7 @@ const agentRunning = (replies: ReadonlyArray<ScriptedReply>) =>
       (page) => page.data.length > 0 && page.data.every((turn) => turn.status === "completed"),
       "the turn to complete"
     )
-    return { ...setup, provider, agent, agentPath, client, accepted, callIn, turnDone }
+    return { ...setup, provider, slug, agent, agentPath, client, accepted, callIn, turnDone }
   })
 
 const TestLive = Layer.merge(TestAppLive(), ScriptedProvider.layer)
@@ -151,6 +151,51 @@ it.layer(TestLive)("tool results", (it) => {
       const results = events.data.filter((event) => event.event_kind === "tool_result")
       expect(results.map((event) => event.id)).toEqual([taken[0].tool_result.event_id])
       expect(yield* client.toolCalls.get({ params: { ...agentPath, toolCallID: call.id } })).toEqual(taken[0].tool_call)
+    }), { timeout: 60_000 })
+
+  it.effect("a turn of three tool-calling steps: each result resumes it, each model call is made once, in order", () =>
+    Effect.gen(function*() {
+      const { agentPath, client, provider, slug, turnDone } = yield* agentRunning([
+        Reply.toolCall("lookup", { query: "one" }),
+        Reply.toolCall("lookup", { query: "two" }),
+        Reply.toolCall("lookup", { query: "three" }),
+        Reply.text("All three looked up")
+      ])
+      for (const query of ["one", "two", "three"]) {
+        const page = yield* eventually(
+          client.toolCalls.list({ params: agentPath, query: {} }),
+          (page) => page.data.some((call) => call.input.query === query && call.state === "ready"),
+          `the call for ${query}`
+        )
+        const call = page.data.find((call) => call.input.query === query)!
+        yield* client.toolCalls.submitResult({
+          params: { ...agentPath, toolCallID: call.id },
+          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: `found ${query}` }] }
+        })
+      }
+      yield* turnDone
+      const [turn] = (yield* client.agents.listTurns({ params: agentPath, query: {} })).data
+      expect(turn).toMatchObject({ status: "completed", model_calls: 4 })
+      const calls = (yield* provider.requests).filter((request) => request.body?.model === slug)
+      expect(calls).toHaveLength(4)
+      // Each call sends the results before it, in order.
+      const results = calls.map((request) =>
+        (request.body!.input as Array<any>).filter((item) => item.type === "function_call_output").map((item) => item.output)
+      )
+      expect(results).toEqual([[], ["found one"], ["found one", "found two"], ["found one", "found two", "found three"]])
+      const events = yield* client.agents.listEvents({ params: agentPath, query: {} })
+      expect(events.data.filter((event) => event.turn_id === turn.id).map((event) => event.event_kind)).toEqual([
+        "agent_input",
+        "turn",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "model_output",
+        "turn"
+      ])
     }), { timeout: 60_000 })
 
   it.effect("every size limit refuses the result and stores nothing; the call stays ready", () =>

@@ -5,8 +5,8 @@
  *   (compacting earlier turns first when the input does not fit), calls the model through the
  *   adapter of the model's api format (its text and reasoning summary going out live as they
  *   come, LiveOutput), and records the response (StepRecorder). Run again after
- *   a crash, it returns the recorded step instead of calling the model again; a call that never
- *   completed is made again.
+ *   a crash, it returns the recorded step instead of calling the model again (without a read when
+ *   this process remembers it); a call that never completed is made again.
  * - `finish(turn, status, error)`: ends the turn and starts the agent's next queued input.
  */
 import { Context, Effect, Layer, Option, Result } from "effect"
@@ -46,6 +46,9 @@ const liveDeltas = (events: ReadonlyArray<ModelEvent>) => {
 /** Agents whose identity (TurnSetups.AgentIdentity) a step remembers, at most; past it, the one kept longest is forgotten first. */
 const KNOWN_AGENTS = 10_000
 
+/** Turns whose recorded steps a step remembers, at most; past it, the one kept longest is forgotten first. */
+const REMEMBERED_TURNS = 10_000
+
 const stopped: StepOutcome = { _tag: "Stopped" }
 const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
 
@@ -65,6 +68,7 @@ const make = Effect.gen(function*() {
   /** Ends the turn (when it still runs) and launches the agent's next queued input. */
   const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
     Effect.gen(function*() {
+      recordedSteps.delete(payload.turn_id)
       const next = yield* timeline.transaction(Effect.gen(function*() {
         // A deleted agent's turns are deleted with it: nothing to end.
         const agent = yield* lifecycle.lockAgent(payload.agent_id)
@@ -74,40 +78,49 @@ const make = Effect.gen(function*() {
       yield* launcher.launchNext(payload.agent_id, next)
     })
 
-  /**
-   * The agents of recent turns: an agent's config and project never change, so its setup can be
-   * read before its state. With each, the turn whose first step this process recorded with tool
-   * calls (`calledTools`), if any: that step's replays, when the turn resumes, need no setup.
-   */
-  const knownAgents = new Map<AgentId, { readonly identity: AgentIdentity; calledTools: TurnId | null }>()
+  /** The agents of recent turns: an agent's config and project never change, so its setup can be read before its state. */
+  const knownAgents = new Map<AgentId, AgentIdentity>()
   const remember = ({ agent_config_id, id, project_id }: AgentIdentity) => {
     if (knownAgents.has(id)) return
     if (knownAgents.size >= KNOWN_AGENTS) knownAgents.delete(knownAgents.keys().next().value!)
-    knownAgents.set(id, { identity: { id, agent_config_id, project_id }, calledTools: null })
+    knownAgents.set(id, { id, agent_config_id, project_id })
+  }
+
+  /**
+   * The recorded outcomes of the steps of recent turns that made tool calls, by turn, in step
+   * order, from the turn's first: a turn resumed after its calls replays its steps, and each
+   * returns its outcome from here without a read (a step's `turn_steps` row never changes once
+   * written). A step that ends the turn forgets it.
+   */
+  const recordedSteps = new Map<TurnId, Array<StepOutcome>>()
+  const rememberStep = (turnId: TurnId, step: number, outcome: StepOutcome) => {
+    if (outcome._tag !== "ToolCalls") {
+      recordedSteps.delete(turnId)
+      return
+    }
+    const earlier = recordedSteps.get(turnId)
+    if (earlier !== undefined) {
+      if (earlier.length === step - 1) earlier.push(outcome)
+    } else if (step === 1) {
+      if (recordedSteps.size >= REMEMBERED_TURNS) recordedSteps.delete(recordedSteps.keys().next().value!)
+      recordedSteps.set(turnId, [outcome])
+    }
   }
 
   /**
    * The step's state and, when it is a turn's first step of an agent known here, its setup read at
    * the same time (on Postgres the two reads share a round trip: PipelinedReads). Only the first
-   * step, and not when this process recorded it with tool calls: a turn resumed after a tool call
-   * replays its recorded steps first, and each would read a setup it does not use.
+   * step: a turn resumed after a tool call replays its recorded steps first, and each would read a
+   * setup it does not use.
    */
   const stateWithSetup = (payload: TurnPayload, step: number) => {
     const known = step === 1 ? knownAgents.get(payload.agent_id) : undefined
-    return known === undefined || known.calledTools === payload.turn_id
+    return known === undefined
       ? Effect.map(turns.stepState(payload.turn_id, step), (state) => ({ state, setup: Option.none() }))
       : Effect.map(
-        Effect.all([turns.stepState(payload.turn_id, step), Effect.result(setups.of(known.identity))], {
-          concurrency: "unbounded"
-        }),
+        Effect.all([turns.stepState(payload.turn_id, step), Effect.result(setups.of(known))], { concurrency: "unbounded" }),
         ([state, setup]) => ({ state, setup: Option.some(setup) })
       )
-  }
-
-  /** Remembers that the turn's first step, recorded here, made tool calls: its replays read no setup. */
-  const rememberCalledTools = (payload: TurnPayload, step: number, outcome: StepOutcome) => {
-    const known = knownAgents.get(payload.agent_id)
-    if (step === 1 && outcome._tag === "ToolCalls" && known !== undefined) known.calledTools = payload.turn_id
   }
 
   const attemptStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
@@ -158,18 +171,21 @@ const make = Effect.gen(function*() {
           `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
         )
       }
-      const outcome = yield* recorder.record(payload, agent, setup.success, step, answer.value.success)
-      rememberCalledTools(payload, step, outcome)
-      return outcome
+      return yield* recorder.record(payload, agent, setup.success, step, answer.value.success)
     })
 
   /**
    * One model call of the turn. A step without tool calls ends the turn in the transaction that
    * records it; a step that fails ends it too; either way the next queued input is launched.
    */
-  const modelStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
-    Effect.tap(attemptStep(payload, step), (outcome) =>
-      outcome._tag === "Failed" ? finish(payload, "failed", outcome.error) : Effect.void)
+  const modelStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> => {
+    const remembered = recordedSteps.get(payload.turn_id)?.[step - 1]
+    if (remembered !== undefined) return Effect.succeed(remembered)
+    return Effect.tap(attemptStep(payload, step), (outcome) => {
+      rememberStep(payload.turn_id, step, outcome)
+      return outcome._tag === "Failed" ? finish(payload, "failed", outcome.error) : Effect.void
+    })
+  }
 
   return { modelStep, finish } as const
 })
