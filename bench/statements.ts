@@ -9,8 +9,8 @@
  * its hello, with a second to spare); the rows are the statements per
  * turn, in total and by text (the most frequent first), and the server's CPU time per turn.
  * STATEMENT_SKILLS (0) project skills listed in the agent's config show what its skills cost a turn;
- * STATEMENT_TOOL_CALLS=1 makes each turn a model call that asks for a custom tool, the tool's
- * result (posted by this process as the call's event arrives), and a second model call.
+ * STATEMENT_TOOL_CALLS=n makes each turn n model calls that each ask for a custom tool, each
+ * tool's result (posted by this process as the call's event arrives), and a last model call.
  *
  * The count includes everything the server sent meanwhile: the workflow engine's own tables and
  * its background polling (a few statements a second, whatever the turns do), so it is measured
@@ -26,8 +26,8 @@ const TURNS = Number(process.env.STATEMENT_TURNS ?? 100)
 const WARM_UP_TURNS = 10
 /** Project skills the agent's config lists (each read at every model call). */
 const SKILLS = Number(process.env.STATEMENT_SKILLS ?? 0)
-/** Each turn calls a custom tool once (1) or not (0). */
-const TOOL_CALLS = process.env.STATEMENT_TOOL_CALLS === "1"
+/** The model calls of each turn that call a custom tool, one each, before the call that answers. */
+const TOOL_CALLS = Number(process.env.STATEMENT_TOOL_CALLS ?? 0)
 /** Statements listed by text. */
 const TOP = Number(process.env.STATEMENT_TOP ?? 40)
 
@@ -106,10 +106,10 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   const counter = new StatementCounter()
   try {
     await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
-    if (TOOL_CALLS) {
-      // A tool call then an answer, turn after turn: enough for the warm-up (a few hundred turns at most) and the run.
-      const pair = [Reply.toolCall(BENCH_TOOL, {}), Reply.text("ok")]
-      await Effect.runPromise(provider.script(Array.from({ length: TURNS + 2_000 }, () => pair).flat()))
+    if (TOOL_CALLS > 0) {
+      // Tool calls then an answer, turn after turn: enough for the warm-up (a few hundred turns at most) and the run.
+      const turn = [...Array.from({ length: TOOL_CALLS }, () => Reply.toolCall(BENCH_TOOL, {})), Reply.text("ok")]
+      await Effect.runPromise(provider.script(Array.from({ length: TURNS + 2_000 }, () => turn).flat()))
     }
     const database = await createDatabase()
     const relay = await startPostgresRelay(database.url, () => frontendReader(counter))
@@ -122,7 +122,7 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         DATABASE_URL: relay.url
       })
       try {
-        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"), { skills: SKILLS, customTool: TOOL_CALLS })
+        const agent = await singleAgent(server.baseUrl, token, provider.baseUrl("openai-responses"), { skills: SKILLS, customTool: TOOL_CALLS > 0 })
         const turn = () => agent.turn("hi")
         const warmUntil = Date.now() + Duration.toMillis(ANSWER_GRACE) + 1_000
         for (let i = 0; i < WARM_UP_TURNS || Date.now() < warmUntil; i++) await turn()
@@ -139,8 +139,12 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const toolCalls = [...counter.counts.entries()]
           .filter(([text]) => text.includes("INSERT INTO tool_calls"))
           .reduce((sum, [, count]) => sum + count, 0)
-        if (toolCalls !== (TOOL_CALLS ? TURNS : 0)) throw new Error(`the turns made ${toolCalls} tool calls, not ${TOOL_CALLS ? TURNS : 0}`)
-        const agentLabel = ["1 agent", ...(SKILLS === 0 ? [] : [`${SKILLS} skills`]), ...(TOOL_CALLS ? ["a tool call a turn"] : [])].join(", ")
+        if (toolCalls !== TOOL_CALLS * TURNS) throw new Error(`the turns made ${toolCalls} tool calls, not ${TOOL_CALLS * TURNS}`)
+        const agentLabel = [
+          "1 agent",
+          ...(SKILLS === 0 ? [] : [`${SKILLS} skills`]),
+          ...(TOOL_CALLS === 0 ? [] : [TOOL_CALLS === 1 ? "a tool call a turn" : `${TOOL_CALLS} tool calls a turn`])
+        ].join(", ")
         return [
           { name: `SQL statements per turn (${agentLabel}, ${TURNS} turns, Postgres)`, value: total / TURNS, unit: "statements" },
           { name: `server CPU per turn (${agentLabel}, Postgres)`, value: cpu / TURNS, unit: "ms" },
