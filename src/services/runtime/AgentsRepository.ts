@@ -130,12 +130,6 @@ const make = Effect.gen(function*() {
     /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
     lock: (id: AgentId) => Effect.orDie(lock(id)),
     /**
-     * The agent locked by a statement of its own until it ends, when it has no queued input and its
-     * timeline has not grown since the statement began: its `agent` holds the agent's id then, no
-     * row else. The second condition lets the statement number new events from its snapshot, taken
-     * before it waited for the lock: an append that committed meanwhile moved the last sequence.
-     */
-    /**
      * The agent locked by a statement that reads after the lock, until the transaction ends, as
      * `lock` locks it: its `agent` holds the agent's id, no row when the agent does not exist.
      */
@@ -143,6 +137,12 @@ const make = Effect.gen(function*() {
       name: "agent",
       with: [sql`agent AS MATERIALIZED (SELECT agents.id FROM agents WHERE agents.id = ${id} FOR UPDATE OF agents)`]
     }),
+    /**
+     * The agent locked by a statement of its own until it ends, when it has no queued input and its
+     * timeline has not grown since the statement began: its `agent` holds the agent's id then, no
+     * row else. The second condition lets the statement number new events from its snapshot, taken
+     * before it waited for the lock: an append that committed meanwhile moved the last sequence.
+     */
     lockIdleUnchanged: (id: AgentId): StatementLock => ({
       name: "agent",
       with: [

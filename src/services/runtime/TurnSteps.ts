@@ -65,27 +65,6 @@ const make = Effect.gen(function*() {
   const cancellation = yield* TurnCancellation
   const live = yield* LiveOutput
 
-  /** Ends the turn (when it still runs) and launches the agent's next queued input. */
-  const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
-    Effect.gen(function*() {
-      recordedSteps.delete(payload.turn_id)
-      const next = yield* timeline.transaction(Effect.gen(function*() {
-        // A deleted agent's turns are deleted with it: nothing to end.
-        const agent = yield* lifecycle.lockAgent(payload.agent_id)
-        if (Option.isNone(agent)) return Option.none()
-        return yield* lifecycle.finishTurn(agent.value, payload.turn_id, status, error)
-      }))
-      yield* launcher.launchNext(payload.agent_id, next)
-    })
-
-  /** The agents of recent turns: an agent's config and project never change, so its setup can be read before its state. */
-  const knownAgents = new Map<AgentId, AgentIdentity>()
-  const remember = ({ agent_config_id, id, project_id }: AgentIdentity) => {
-    if (knownAgents.has(id)) return
-    if (knownAgents.size >= KNOWN_AGENTS) knownAgents.delete(knownAgents.keys().next().value!)
-    knownAgents.set(id, { id, agent_config_id, project_id })
-  }
-
   /**
    * The recorded outcomes of the steps of recent turns that made tool calls, by turn, in step
    * order, from the turn's first: a turn resumed after its calls replays its steps, and each
@@ -105,6 +84,27 @@ const make = Effect.gen(function*() {
       if (recordedSteps.size >= REMEMBERED_TURNS) recordedSteps.delete(recordedSteps.keys().next().value!)
       recordedSteps.set(turnId, [outcome])
     }
+  }
+
+  /** Ends the turn (when it still runs) and launches the agent's next queued input. */
+  const finish = (payload: TurnPayload, status: FinalTurnStatus, error: string | null) =>
+    Effect.gen(function*() {
+      recordedSteps.delete(payload.turn_id)
+      const next = yield* timeline.transaction(Effect.gen(function*() {
+        // A deleted agent's turns are deleted with it: nothing to end.
+        const agent = yield* lifecycle.lockAgent(payload.agent_id)
+        if (Option.isNone(agent)) return Option.none()
+        return yield* lifecycle.finishTurn(agent.value, payload.turn_id, status, error)
+      }))
+      yield* launcher.launchNext(payload.agent_id, next)
+    })
+
+  /** The agents of recent turns: an agent's config and project never change, so its setup can be read before its state. */
+  const knownAgents = new Map<AgentId, AgentIdentity>()
+  const remember = ({ agent_config_id, id, project_id }: AgentIdentity) => {
+    if (knownAgents.has(id)) return
+    if (knownAgents.size >= KNOWN_AGENTS) knownAgents.delete(knownAgents.keys().next().value!)
+    knownAgents.set(id, { id, agent_config_id, project_id })
   }
 
   /**
