@@ -219,8 +219,8 @@ const make = Effect.gen(function*() {
   /**
    * Records the turn's `step`-th model call, which made tool calls (dispatched already), with its
    * outcome and usage, and sets the turn's and the agent's status as `refreshStatus` does, in one
-   * statement. `active` is false when the turn had ended, `recorded` when another run of the step
-   * recorded it: nothing is written then, and the caller rolls back.
+   * statement. `active` is false when the turn had ended, and `recorded` when another run of the
+   * step recorded it: nothing is written then, and the caller rolls back.
    */
   const recordCallsStep = (
     agentId: AgentId,
