@@ -3,9 +3,10 @@
  * (the driver's cache of prepared statements, src/layers/Database.ts); a change of a table's columns (on a
  * Postgres server, a newer process's migration) does not leave a connection failing on the
  * statements it prepared before. Postgres's own view of a session's prepared statements
- * (`pg_prepared_statements`) says what was prepared and how often it ran.
+ * (`pg_prepared_statements`) says what was prepared and how often it ran, and so which statements
+ * the workflow engine's patched writes send.
  */
-import { MessageStorage, ShardId, ShardingConfig, SqlMessageStorage } from "effect/cluster"
+import { MessageStorage, ShardId, ShardingConfig, Snowflake, SqlMessageStorage } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { describe, expect, it } from "@effect/vitest"
@@ -132,6 +133,37 @@ describe("prepared statements", () => {
       expect(failed._tag).toBe("PersistenceError")
       expect(yield* request).toEqual([{ processed: false, last_reply_id: "11" }])
       expect(yield* replies).toEqual([{ id: "11" }])
+    }).pipe(Effect.provide(Layer.merge(database, NodeCrypto.layerDigest)), Effect.scoped), 30_000)
+
+  // As effect/cluster ships it, clearing a run's replies for its replay (a workflow woken: a tool
+  // call's result) is a transaction of four round trips (BEGIN, the replies' delete, the
+  // request's update, COMMIT); patched, one statement does both writes.
+  it.live("the workflow engine clears a run's reply for its replay in one statement, only while that reply is the run's last", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const storage = yield* SqlMessageStorage.makeEncoded()
+      yield* sql`
+        INSERT INTO cluster_messages (id, message_id, shard_id, entity_type, entity_id, kind, tag, payload, headers, request_id)
+        VALUES (20, 'Workflow/woken/run/', 'default:1', 'Workflow', 'woken', 0, 'run', '{}', '{}', 20)`
+      yield* storage.saveReply({ _tag: "WithExit", id: "21", requestId: "20", exit: { _tag: "Success", value: null } })
+      const request = sql<{ readonly processed: boolean; readonly last_reply_id: string | null }>`
+        SELECT processed, last_reply_id::text FROM cluster_messages WHERE id = 20`
+      const replies = sql<{ readonly id: string }>`SELECT id::text FROM cluster_replies WHERE request_id = 20`
+
+      // A reply that is no longer the run's last (another wake replayed the run meanwhile): nothing changes.
+      yield* storage.clearReplies(Snowflake.Snowflake("20"), { expectedReplyId: Snowflake.Snowflake("19") })
+      expect(yield* request).toEqual([{ processed: true, last_reply_id: "21" }])
+      expect(yield* replies).toEqual([{ id: "21" }])
+
+      const statement = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* storage.clearReplies(Snowflake.Snowflake("20"), { expectedReplyId: Snowflake.Snowflake("21") })
+        return yield* sql<{ readonly statement: string }>`
+          SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%DELETE FROM "cluster_replies"%'
+          AND statement NOT LIKE '%pg_prepared_statements%'`
+      }))
+      expect(statement).toEqual([{ statement: expect.stringMatching(/^WITH deleted AS \(DELETE FROM "cluster_replies" /) }])
+      expect(yield* request).toEqual([{ processed: false, last_reply_id: null }])
+      expect(yield* replies).toEqual([])
     }).pipe(Effect.provide(Layer.merge(database, NodeCrypto.layerDigest)), Effect.scoped), 30_000)
 
   // Last: it fills the connection's cache of prepared statements.

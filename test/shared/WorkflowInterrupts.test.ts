@@ -1,9 +1,13 @@
 /**
- * The workflow engine's interrupts (`ClusterWorkflowEngine` of effect/cluster, as patched:
- * docs/dependencies.md). As shipped, every activation of a workflow (every turn's start) first
- * reads whether an interrupt was stored for it; patched, it reads that the first time a run
- * starts an activity, so a run that starts none (a turn) reads nothing. An interrupt still stops
- * a workflow: sent to its owner, and stored by an owner that stopped before it applied it.
+ * The workflow engine's interrupts and wakes (`ClusterWorkflowEngine` of effect/cluster, as
+ * patched: docs/dependencies.md). As shipped, every activation of a workflow (every turn's start)
+ * first reads whether an interrupt was stored for it, and every suspension reads it again;
+ * patched, it reads that the first time a run starts an activity or suspends, so a run that does
+ * neither (a turn without tool calls) reads nothing, and one that waits several times (a turn
+ * with several tool calls) reads it once. An interrupt still stops a workflow: sent to its owner,
+ * and stored by an owner that stopped before it applied it. A wake of a waiting workflow (a
+ * deferred done: a tool call's result) resets its run without looking the run or its reply up
+ * again: the run is the activation's current one, and its reply is the one the wake waited for.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
@@ -46,6 +50,10 @@ const Quick = Workflow.make("Quick", { payload: { id: Schema.String }, success: 
 const Gate = DurableDeferred.make("gate")
 const Guarded = Workflow.make("Guarded", { payload: { id: Schema.String }, idempotencyKey: ({ id }) => id })
 
+const SecondGate = DurableDeferred.make("second gate")
+/** Waits on two gates in turn, as a turn with two tool calls waits on their results. */
+const TwiceGuarded = Workflow.make("TwiceGuarded", { payload: { id: Schema.String }, idempotencyKey: ({ id }) => id })
+
 /** The activities of `Guarded` that ran, by workflow id. */
 const ran: Array<string> = []
 
@@ -55,6 +63,14 @@ const workflows = Layer.mergeAll(
     Effect.gen(function*() {
       yield* Activity.make({ name: "first", execute: Effect.sync(() => ran.push(`${id}: first`)) })
       yield* DurableDeferred.await(Gate)
+      yield* Activity.make({ name: "after", execute: Effect.sync(() => ran.push(`${id}: after`)) })
+    })),
+  TwiceGuarded.toLayer(({ id }) =>
+    Effect.gen(function*() {
+      yield* Activity.make({ name: "first", execute: Effect.sync(() => ran.push(`${id}: first`)) })
+      yield* DurableDeferred.await(Gate)
+      yield* Activity.make({ name: "second", execute: Effect.sync(() => ran.push(`${id}: second`)) })
+      yield* DurableDeferred.await(SecondGate)
       yield* Activity.make({ name: "after", execute: Effect.sync(() => ran.push(`${id}: after`)) })
     }))
 )
@@ -75,6 +91,14 @@ const INTERRUPT_LOOKUP = "deferred/Workflow/InterruptSignal"
 const guardedResult = (id: string) =>
   Effect.flatMap(Guarded.executionId({ id }), (executionId) => Guarded.poll(executionId))
 
+const twiceGuardedResult = (id: string) =>
+  Effect.flatMap(TwiceGuarded.executionId({ id }), (executionId) => TwiceGuarded.poll(executionId))
+
+/** Opens `gate` of the waiting execution `executionId` of `workflowName`. */
+const open = (gate: DurableDeferred.DurableDeferred<typeof Schema.Void>, workflowName: string, executionId: string) =>
+  Effect.flatMap(WorkflowEngine.WorkflowEngine, (engine) =>
+    engine.deferredDone(gate, { workflowName, executionId, deferredName: gate.name, exit: Exit.void }))
+
 const isSuspended = (result: Option.Option<Workflow.Result<void, never>>) =>
   Option.isSome(result) && result.value._tag === "Suspended"
 
@@ -90,6 +114,10 @@ const startWaiting = (id: string) =>
   )
 
 const activitiesOf = (id: string) => ran.filter((entry) => entry.startsWith(`${id}:`))
+
+/** Waits until the activity `name` of the workflow `id` has run. */
+const activityRan = (id: string, name: string) =>
+  eventually(Effect.sync(() => activitiesOf(id)), (entries) => entries.includes(`${id}: ${name}`), `the activity ${name} of ${id} to run`)
 
 describe("the workflow engine's interrupts", () => {
   it.live("a workflow that starts no activity runs without a look-up of a stored interrupt", () =>
@@ -127,8 +155,7 @@ describe("the workflow engine's interrupts", () => {
           yield* Guarded.interrupt(executionId)
           yield* eventually(Effect.sync(() => first.deaf), (deaf) => deaf, "the interrupt to reset the run")
           // The gate opens too, so a replay that did not know of the interrupt would start "after".
-          const engine = yield* WorkflowEngine.WorkflowEngine
-          yield* engine.deferredDone(Gate, { workflowName: Guarded._tag, executionId, deferredName: Gate.name, exit: Exit.void })
+          yield* open(Gate, Guarded._tag, executionId)
         })
       )
 
@@ -139,5 +166,42 @@ describe("the workflow engine's interrupts", () => {
       )
       expect(activitiesOf("stored-1")).toEqual(["stored-1: first"])
       expect(next.lookedUp).toContain(INTERRUPT_LOOKUP)
+    }).pipe(Effect.provide(database)), 60_000)
+
+  it.live("a workflow that waits twice looks a stored interrupt up once; an interrupt at its second wait stops it", () =>
+    Effect.gen(function*() {
+      const probe = newProbe()
+      yield* withOwner(
+        probe,
+        Effect.gen(function*() {
+          const executionId = yield* TwiceGuarded.execute({ id: "twice-1" }, { discard: true })
+          yield* eventually(twiceGuardedResult("twice-1"), isSuspended, "the workflow to wait on its first gate")
+          yield* open(Gate, TwiceGuarded._tag, executionId)
+          yield* activityRan("twice-1", "second")
+          yield* eventually(twiceGuardedResult("twice-1"), isSuspended, "the workflow to wait on its second gate")
+          yield* TwiceGuarded.interrupt(executionId)
+          yield* eventually(twiceGuardedResult("twice-1"), isInterrupted, "the workflow to be interrupted")
+        })
+      )
+      expect(activitiesOf("twice-1")).toEqual(["twice-1: first", "twice-1: second"])
+      expect(probe.lookedUp.filter((lookUp) => lookUp === INTERRUPT_LOOKUP)).toHaveLength(1)
+    }).pipe(Effect.provide(database)), 60_000)
+})
+
+describe("the workflow engine's wakes", () => {
+  it.live("a deferred done wakes its waiting workflow without a look-up of the run", () =>
+    Effect.gen(function*() {
+      const probe = newProbe()
+      yield* withOwner(
+        probe,
+        Effect.gen(function*() {
+          const executionId = yield* startWaiting("woken-1")
+          probe.lookedUp.length = 0
+          yield* open(Gate, Guarded._tag, executionId)
+          yield* activityRan("woken-1", "after")
+        })
+      )
+      expect(activitiesOf("woken-1")).toEqual(["woken-1: first", "woken-1: after"])
+      expect(probe.lookedUp.filter((lookUp) => lookUp.startsWith("run/"))).toEqual([])
     }).pipe(Effect.provide(database)), 60_000)
 })
