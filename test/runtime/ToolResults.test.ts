@@ -1,6 +1,6 @@
 /**
  * Tool calls, custom tool results and interactions through the HTTP API, with the engine running
- * turns against the scripted provider: the 409 rules (results sent at once among them), every size limit (nothing stored
+ * turns against the scripted provider: the 409 rules (results sent at once among them), the 404s, every size limit (nothing stored
  * on failure), media_ref blocks downloadable from the artifacts route, approvals and questions.
  */
 import { SqlClient } from "effect/sql"
@@ -125,6 +125,42 @@ it.layer(TestLive)("tool results", (it) => {
       // Another agent's path does not reach the artifact.
       const other = yield* agentProject({ label: "Other" })
       expect((yield* getBytes(artifactPath, other.owner.token)).status).toBe(404)
+    }), { timeout: 60_000 })
+
+  it.effect("a result is 404 on another agent, in another project, or for no call, and leaves the call ready", () =>
+    Effect.gen(function*() {
+      const { agent, agentPath, callIn, client, launch, otherProject, projectPath, turnDone } = yield* agentRunning([
+        Reply.toolCall("lookup", { query: "weather" }),
+        Reply.text("It is sunny")
+      ])
+      const call = yield* callIn("ready")
+      const result = { outcome: "succeeded" as const, content_blocks: [{ type: "text" as const, text: "Sunny" }] }
+
+      const sibling = yield* launch()
+      const onSibling = yield* expectFailure(
+        client.toolCalls.submitResult({ params: { ...projectPath, agentID: sibling.id, toolCallID: call.id }, payload: result })
+      )
+      expect(onSibling).toMatchObject({ _tag: "NotFound", error: `Tool call ${call.id} not found for agent ${sibling.id}` })
+
+      // The caller may write in the other project of the org; the agent is not there.
+      const elsewhere = yield* expectFailure(
+        client.toolCalls.submitResult({
+          params: { orgID: projectPath.orgID, projectID: otherProject.id, agentID: agent.id, toolCallID: call.id },
+          payload: result
+        })
+      )
+      expect(elsewhere).toMatchObject({ _tag: "NotFound", error: `Agent ${agent.id} not found in project ${otherProject.id}` })
+
+      const noCall = `tcl_${"a".repeat(26)}` as typeof call.id
+      const missing = yield* expectFailure(
+        client.toolCalls.submitResult({ params: { ...agentPath, toolCallID: noCall }, payload: result })
+      )
+      expect(missing).toMatchObject({ _tag: "NotFound", error: `Tool call ${noCall} not found for agent ${agent.id}` })
+
+      expect((yield* client.toolCalls.get({ params: { ...agentPath, toolCallID: call.id } })).state).toBe("ready")
+      const accepted = yield* client.toolCalls.submitResult({ params: { ...agentPath, toolCallID: call.id }, payload: result })
+      expect(accepted.tool_call).toMatchObject({ id: call.id, state: "completed", outcome: "succeeded" })
+      yield* turnDone
     }), { timeout: 60_000 })
 
   it.effect("results sent at once for one call: the first to lock the call completes it (201), the others are 409", () =>

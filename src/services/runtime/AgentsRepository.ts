@@ -130,12 +130,15 @@ const make = Effect.gen(function*() {
     /** The agent, locked until the transaction ends: every runtime transaction takes this lock first. */
     lock: (id: AgentId) => Effect.orDie(lock(id)),
     /**
-     * The agent locked by a statement that reads after the lock, until the transaction ends, as
-     * `lock` locks it: its `agent` holds the agent's id, no row when the agent does not exist.
+     * The agent of the project locked by a statement that reads after the lock, until the
+     * transaction ends, as `lock` locks it: its `agent` holds the agent's id, no row when the
+     * agent is not in the project.
      */
-    lockFirst: (id: AgentId): StatementLock => ({
+    lockFirstInProject: (projectId: ProjectId, id: AgentId): StatementLock => ({
       name: "agent",
-      with: [sql`agent AS MATERIALIZED (SELECT agents.id FROM agents WHERE agents.id = ${id} FOR UPDATE OF agents)`]
+      with: [sql`agent AS MATERIALIZED (
+        SELECT agents.id FROM agents WHERE agents.id = ${id} AND agents.project_id = ${projectId} FOR UPDATE OF agents
+      )`]
     }),
     /**
      * The agent locked by a statement of its own until it ends, when it has no queued input and its

@@ -1,10 +1,11 @@
 /**
  * Tool calls: reading them, and the result of a ready custom tool call. A result is
- * checked against the size limits of the API and refused with 409 when the call is built-in or
- * not ready, all before its media are stored; then, in one transaction, the call completes with
- * its `tool_result` event, and after the commit the turn's wait on it is resolved.
+ * checked against the size limits of the API, then, in one transaction, the call is found on the
+ * agent in the project and locked, refused with 409 when it is built-in or not ready, and
+ * completed with its `tool_result` event; after the commit the turn's wait on it is resolved. A
+ * result with media is checked against the call before its media are stored as well.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -13,7 +14,7 @@ import { type SubmitToolResult, ToolResult, ToolResultAccepted } from "../../dom
 import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
-import { AgentAccess } from "./AgentAccess.ts"
+import { AgentAccess, agentNotFound } from "./AgentAccess.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { Artifacts, prepareBlocks } from "./Artifacts.ts"
 import { Timeline } from "./Timeline.ts"
@@ -81,19 +82,30 @@ const make = Effect.gen(function*() {
       toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)), Effect.map(toToolCall))
     )
 
+  /** The failure of a call its lock did not find: the agent's when the agent is not in the project, else the call's. */
+  const missing = (projectId: ProjectId, agentId: AgentId, toolCallId: ToolCallId) =>
+    Effect.flatMap(agents.findInProject(projectId, agentId), (agent) =>
+      Effect.fail(Option.isNone(agent) ? agentNotFound(projectId, agentId) : notFound(agentId, toolCallId)()))
+
   /**
-   * Completes a ready custom call with its result, in one transaction (the agent's lock and the
-   * call's in one statement, the result's event appended with the call's completion, the turn's
-   * status); then resolves the turn's wait. The completed call is the locked one with what its
-   * completion set: the outcome, the result's event, and the transaction's time, which is that
-   * event's `created_at`.
+   * Completes a ready custom call of an agent of the project with its result, in one transaction
+   * (the agent's lock and the call's in one statement, the result's event appended with the
+   * call's completion, the turn's status); then resolves the turn's wait. The completed call is
+   * the locked one with what its completion set: the outcome, the result's event, and the
+   * transaction's time, which is that event's `created_at`.
    */
-  const complete = (agentId: AgentId, toolCallId: ToolCallId, outcome: SubmitToolResult["outcome"], blocks: ReadonlyArray<ContentBlock>) =>
+  const complete = (
+    projectId: ProjectId,
+    agentId: AgentId,
+    toolCallId: ToolCallId,
+    outcome: SubmitToolResult["outcome"],
+    blocks: ReadonlyArray<ContentBlock>
+  ) =>
     Effect.gen(function*() {
       const { call, event } = yield* timeline.transaction(Effect.gen(function*() {
-        const locked = yield* toolCalls.findAfterLock(agents.lockFirst(agentId), toolCallId).pipe(
-          someOrFail(notFound(agentId, toolCallId))
-        )
+        const found = yield* toolCalls.findAfterLock(agents.lockFirstInProject(projectId, agentId), toolCallId)
+        if (Option.isNone(found)) return yield* missing(projectId, agentId, toolCallId)
+        const locked = found.value
         const refused = refusal(locked)
         if (refused !== undefined) return yield* Effect.fail(refused)
         const event = yield* dispatcher.completeCall(agentId, locked.turn_id, locked.id, outcome, blocks)
@@ -123,7 +135,11 @@ const make = Effect.gen(function*() {
       })
     })
 
-  /** The result of a custom tool call. */
+  /**
+   * The result of a custom tool call. A result with media finds the agent and the call and checks
+   * the call before it stores them; one without finds them with the lock that completes the call
+   * (two reads fewer).
+   */
   const submitResult = (
     orgId: OrgId,
     projectId: ProjectId,
@@ -132,19 +148,16 @@ const make = Effect.gen(function*() {
     result: SubmitToolResult
   ) =>
     Effect.gen(function*() {
-      yield* agentAccess.write(orgId, projectId, agentId)
-      const call = yield* toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)))
+      yield* agentAccess.mayWrite(orgId, projectId)
       const prepared = yield* prepareBlocks(result.content_blocks, "/content_blocks")
-      if (call.type === "built_in") return yield* Effect.fail(builtIn(call))
-      if (call.state !== "ready") {
-        return yield* Effect.fail(
-          new StateTransitionConflict({
-            error: `Tool call ${toolCallId} is ${call.state}; only a ready custom tool call accepts a result`
-          })
-        )
+      if (prepared.some((block) => block.type === "media")) {
+        yield* agentAccess.write(orgId, projectId, agentId)
+        const call = yield* toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)))
+        const refused = refusal(call)
+        if (refused !== undefined) return yield* Effect.fail(refused)
       }
       const blocks = yield* artifacts.store(agentId, prepared)
-      return yield* complete(agentId, toolCallId, result.outcome, blocks)
+      return yield* complete(projectId, agentId, toolCallId, result.outcome, blocks)
     })
 
   return { list, get, submitResult } as const
