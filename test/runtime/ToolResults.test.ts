@@ -219,6 +219,16 @@ it.layer(TestLive)("tool results", (it) => {
         (request.body!.input as Array<any>).filter((item) => item.type === "function_call_output").map((item) => item.output)
       )
       expect(results).toEqual([[], ["found one"], ["found one", "found two"], ["found one", "found two", "found three"]])
+      // Each call and its result carry the id the provider gave the call (the views of this
+      // process fold the calls in as they commit, with the ids their record told them).
+      const providerCallIds = (yield* client.toolCalls.list({ params: agentPath, query: {} })).data.map((call) => call.provider_call_id)
+      expect(new Set(providerCallIds).size).toBe(3)
+      const callIdsSent = calls.map((request) =>
+        ["function_call", "function_call_output"].map((type) =>
+          (request.body!.input as Array<any>).filter((item) => item.type === type).map((item) => item.call_id)
+        )
+      )
+      expect(callIdsSent).toEqual([0, 1, 2, 3].map((n) => [providerCallIds.slice(0, n), providerCallIds.slice(0, n)]))
       const events = yield* client.agents.listEvents({ params: agentPath, query: {} })
       expect(events.data.filter((event) => event.turn_id === turn.id).map((event) => event.event_kind)).toEqual([
         "agent_input",

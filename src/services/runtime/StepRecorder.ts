@@ -21,6 +21,7 @@ import { REPLAY_METADATA_KEY } from "./Conversation.ts"
 import type { AssistantItem, ModelResponse } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
 import { type NewToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { TurnHistory } from "./TurnHistory.ts"
 import { ASK_QUESTION } from "./ToolDefinitions.ts"
 import { stateOnDispatch, ToolDispatch } from "./ToolDispatch.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
@@ -100,6 +101,7 @@ const make = Effect.gen(function*() {
   const launcher = yield* TurnLauncher
   const ids = yield* IdGenerator
   const hub = yield* MachineHub
+  const histories = yield* TurnHistory
 
   /**
    * Records a model response that ends the turn in one statement, when nothing is in the way
@@ -165,7 +167,9 @@ const make = Effect.gen(function*() {
           }
           return { id, item, tool, type, row, afterApproval: waitAfterApproval(item.name, type, onMachine) }
         })))
-      // The calls' rows are written by the statement that appends their events.
+      // The calls' rows are written by the statement that appends their events, whose commit the
+      // views of the history fold in with the calls' provider ids.
+      yield* histories.expectCalls(Arr.map(calls, (call) => call.row))
       yield* timeline.append(
         payload.agent_id,
         outputEvents(payload.turn_id, response.output, calls),
@@ -211,7 +215,8 @@ export class StepRecorder extends Context.Service<StepRecorder, Effect.Success<t
       ToolDispatch.layer,
       TurnLauncher.layer,
       IdGenerator.layer,
-      MachineHub.layer
+      MachineHub.layer,
+      TurnHistory.layer
     ])
   )
 }

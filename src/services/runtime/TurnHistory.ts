@@ -6,7 +6,8 @@
  * are never changed, and an agent's sequences are gapless and committed in order, so what follows
  * the last read sequence is exactly what is new), with the provider ids of the new tool calls
  * only. The events this process commits are folded in as they commit, when they follow the view's
- * last event and hold no tool call (whose provider id is read with it), so a model call whose
+ * last event, with the provider ids of their tool calls as the transaction recording them told
+ * them (`expectCalls`; a call whose id was not told is read with its event), so a model call whose
  * agent's last sequence the view has reached reads nothing. The view keeps an ended turn as its
  * conversation items, not its events. What is remembered is bounded (MAX_CACHED_BYTES, least
  * recently used agents forgotten first); a forgotten agent, or one after a restart, is read whole
@@ -29,6 +30,12 @@ const PAGE = 500
 /** What the views of all agents may hold at most (ModelView.bytes); past it, the least recently used agents are forgotten. */
 export const MAX_CACHED_BYTES = 64 * 2 ** 20
 
+/**
+ * Provider ids told and not yet committed that are kept at most (a transaction rolled back leaves
+ * its calls' ids behind); past it, the oldest are forgotten.
+ */
+const MAX_EXPECTED_CALLS = 1_000
+
 export interface History {
   readonly view: ModelView
   readonly conversation: ModelConversation
@@ -40,6 +47,8 @@ const make = Effect.gen(function*() {
   /** In least recently used order (a Map iterates in insertion order; a use re-inserts). */
   const known = new Map<AgentId, ModelView>()
   let knownBytes = 0
+  /** The provider ids of tool calls being recorded, by call id, oldest first. */
+  const expected = new Map<string, string>()
 
   const remember = (agentId: AgentId, next: ModelView) => {
     const previous = known.get(agentId)
@@ -56,15 +65,42 @@ const make = Effect.gen(function*() {
     }
   }
 
+  /** The provider ids told for the tool calls among `events`, taken from what is expected; none when one is missing. */
+  const takeCallIds = (events: ReadonlyArray<AgentEvent>): ReadonlyMap<string, string> | undefined => {
+    const calls = events.flatMap((event) => event.event_kind === "tool_call" ? [event.tool_call_id] : [])
+    if (calls.length === 0) return NO_CALL_IDS
+    const ids = new Map<string, string>()
+    for (const callId of calls) {
+      const providerCallId = expected.get(callId)
+      expected.delete(callId)
+      if (providerCallId !== undefined) ids.set(callId, providerCallId)
+    }
+    return ids.size === calls.length ? ids : undefined
+  }
+
   /** Folds the events this process committed into the views they continue. */
   yield* timeline.observeCommits((appended) => {
     for (const [agentId, events] of appended) {
+      const callIds = takeCallIds(events)
       const view = known.get(agentId)
-      if (view === undefined || events.length === 0 || events[0].sequence !== view.last + 1) continue
-      if (events.some((event) => event.event_kind === "tool_call")) continue
-      remember(agentId, foldView(view, events, NO_CALL_IDS))
+      if (view === undefined || callIds === undefined || events.length === 0 || events[0].sequence !== view.last + 1) continue
+      remember(agentId, foldView(view, events, callIds))
     }
   })
+
+  /**
+   * Tells the views the provider ids of tool calls a transaction of this process is recording,
+   * so that its commit folds their events in at once: the next model call reads neither them nor
+   * the ids.
+   */
+  const expectCalls = (calls: ReadonlyArray<{ readonly id: ToolCallId; readonly provider_call_id: string }>) =>
+    Effect.sync(() => {
+      for (const call of calls) expected.set(call.id, call.provider_call_id)
+      for (const [oldest] of expected) {
+        if (expected.size <= MAX_EXPECTED_CALLS) break
+        expected.delete(oldest)
+      }
+    })
 
   /** The events after `after`, oldest first. */
   const eventsAfter = (agent: Agent, after: number) =>
@@ -99,7 +135,7 @@ const make = Effect.gen(function*() {
   const of = (agent: Agent, lastSequence?: number): Effect.Effect<History> =>
     Effect.map(catchUp(agent, lastSequence), (view) => ({ view, conversation: conversationOf(view) }))
 
-  return { of } as const
+  return { of, expectCalls } as const
 })
 
 export class TurnHistory extends Context.Service<TurnHistory, Effect.Success<typeof make>>()("TurnHistory") {
