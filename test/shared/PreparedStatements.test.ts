@@ -25,6 +25,23 @@ interface Prepared {
 
 const database = DatabaseLive.pipe(Layer.provide(testConfig()))
 
+/**
+ * A workflow run's request stored as the engine stores it (`id`, its own request id, for the
+ * workflow `executionId`), with reads of its state and of the ids of its replies.
+ */
+const storedRun = (id: number, executionId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO cluster_messages (id, message_id, shard_id, entity_type, entity_id, kind, tag, payload, headers, request_id)
+      VALUES (${id}, ${`Workflow/${executionId}/run/`}, 'default:1', 'Workflow', ${executionId}, 0, 'run', '{}', '{}', ${id})`
+    return {
+      request: sql<{ readonly processed: boolean; readonly last_reply_id: string | null }>`
+        SELECT processed, last_reply_id::text FROM cluster_messages WHERE id = ${id}`,
+      replies: sql<{ readonly id: string }>`SELECT id::text FROM cluster_replies WHERE request_id = ${id}`
+    }
+  })
+
 describe("prepared statements", () => {
   it.live("a statement is prepared once on a connection and run by name after, with parameters or without", () =>
     Effect.gen(function*() {
@@ -109,12 +126,7 @@ describe("prepared statements", () => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const storage = yield* SqlMessageStorage.makeEncoded()
-      yield* sql`
-        INSERT INTO cluster_messages (id, message_id, shard_id, entity_type, entity_id, kind, tag, payload, headers, request_id)
-        VALUES (10, 'Workflow/w/run/', 'default:1', 'Workflow', 'w', 0, 'run', '{}', '{}', 10)`
-      const request = sql<{ readonly processed: boolean; readonly last_reply_id: string | null }>`
-        SELECT processed, last_reply_id::text FROM cluster_messages WHERE id = 10`
-      const replies = sql<{ readonly id: string }>`SELECT id::text FROM cluster_replies WHERE request_id = 10`
+      const { replies, request } = yield* storedRun(10, "w")
       const exit = { _tag: "Success", value: null } as const
 
       const statement = yield* sql.withTransaction(Effect.gen(function*() {
@@ -142,13 +154,8 @@ describe("prepared statements", () => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const storage = yield* SqlMessageStorage.makeEncoded()
-      yield* sql`
-        INSERT INTO cluster_messages (id, message_id, shard_id, entity_type, entity_id, kind, tag, payload, headers, request_id)
-        VALUES (20, 'Workflow/woken/run/', 'default:1', 'Workflow', 'woken', 0, 'run', '{}', '{}', 20)`
+      const { replies, request } = yield* storedRun(20, "woken")
       yield* storage.saveReply({ _tag: "WithExit", id: "21", requestId: "20", exit: { _tag: "Success", value: null } })
-      const request = sql<{ readonly processed: boolean; readonly last_reply_id: string | null }>`
-        SELECT processed, last_reply_id::text FROM cluster_messages WHERE id = 20`
-      const replies = sql<{ readonly id: string }>`SELECT id::text FROM cluster_replies WHERE request_id = 20`
 
       // A reply that is no longer the run's last (another wake replayed the run meanwhile): nothing changes.
       yield* storage.clearReplies(Snowflake.Snowflake("20"), { expectedReplyId: Snowflake.Snowflake("19") })
