@@ -34,18 +34,22 @@ const TOP = Number(process.env.STATEMENT_TOP ?? 40)
 const SSL_REQUEST = 80877103
 const GSS_REQUEST = 80877104
 
-/** Counts of the statements seen, by normalized text. */
+/** Counts of the statements seen, by normalized text, and of those that insert tool calls. */
 class StatementCounter {
   readonly counts = new Map<string, number>()
   total = 0
+  toolCallInserts = 0
   add(text: string) {
     const key = text.replace(/\s+/g, " ").trim().slice(0, 140)
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1)
     this.total++
+    // A call's row is inserted by a statement of its own or by the one that appends its event.
+    if (/INSERT INTO "?tool_calls"?/.test(text)) this.toolCallInserts++
   }
   reset() {
     this.counts.clear()
     this.total = 0
+    this.toolCallInserts = 0
   }
 }
 
@@ -135,10 +139,7 @@ export const statements = async (): Promise<ReadonlyArray<RuntimeRow>> => {
         const total = counter.total
         const byText = [...counter.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
         agent.stop()
-        // A call's row is inserted by a statement of its own or by the one that appends its event.
-        const toolCalls = [...counter.counts.entries()]
-          .filter(([text]) => text.includes("INSERT INTO tool_calls"))
-          .reduce((sum, [, count]) => sum + count, 0)
+        const toolCalls = counter.toolCallInserts
         if (toolCalls !== TOOL_CALLS * TURNS) throw new Error(`the turns made ${toolCalls} tool calls, not ${TOOL_CALLS * TURNS}`)
         const agentLabel = [
           "1 agent",

@@ -236,7 +236,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
 
   // The turn's end is one statement that numbers the turn's events from its snapshot, taken
   // before it waits for the agent's lock: an append committed meanwhile must not be overlooked
-  // (AgentsRepository.lockIdleUnchanged). Postgres only: the embedded database has one connection.
+  // (AgentsRepository.lockTimelineUnchanged). Postgres only: the embedded database has one connection.
   it.effect.skipIf(usesEmbeddedDatabase)(
     "an append that holds the agent while the turn's last model call ends: the turn's events are numbered after it, none twice",
     () =>
@@ -311,6 +311,107 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         expect(turn.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "turn"])
         expect(yield* rt.toolCalls(agent.id)).toEqual([])
         expect(yield* rt.interactions(agent.id)).toEqual([])
+        const cancelled = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })
+        expect(cancelled).toMatchObject({ status: "cancelled", model_calls: 0 })
+        yield* rt.idle(agent.id)
+      })
+  )
+
+  // A model call whose tool calls each just wait for their result is recorded in one statement
+  // that numbers the call's events from its snapshot (TurnLifecycle.recordCallsAlone): an append
+  // committed while it waited for the agent's lock sends it the transaction's way. Postgres only, as above.
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "an append that holds the agent while a custom tool call is recorded: the call's event comes after it, the turn waits for its result",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        yield* provider.script([
+          Reply.answer([{ type: "tool_call", name: "lookup", input: { query: "a" } }], {
+            delay_ms: 500,
+            usage: { input_tokens: 5, output_tokens: 1 }
+          }),
+          Reply.text("found it")
+        ], { model: rt.slug })
+        const agent = yield* rt.launch()
+        const sent = yield* rt.send(agent.id, "look it up")
+        const turnId = sent.event.turn_id!
+        yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
+        // Another process's append to the turn, holding the agent's row until the call's record waits for it.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          yield* appendElsewhere(sql, agent.id, turnId, "model_output", {
+            content_blocks: [{ type: "text", text: "from another process" }]
+          })
+          yield* waitedOn(sql, "the record of the tool call waiting for the agent")
+        }))
+        const [call] = yield* eventually(rt.toolCalls(agent.id), (calls) => calls.length === 1, "the tool call")
+        expect(call).toMatchObject({ name: "lookup", state: "ready", turn_id: turnId })
+        const waiting = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(waiting.map((event) => [event.event_kind, event.turn_sequence])).toEqual([
+          ["agent_input", 0],
+          ["turn", 1],
+          ["model_output", 2],
+          ["tool_call", 3]
+        ])
+        expect(yield* rt.client.agents.get({ params: rt.agentPath(agent.id) })).toMatchObject({
+          status: "waiting",
+          current_turn_id: turnId
+        })
+        expect(yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })).toMatchObject({
+          status: "waiting",
+          model_calls: 1,
+          usage: { input_tokens: 5, output_tokens: 1 }
+        })
+        yield* rt.client.toolCalls.submitResult({
+          params: { ...rt.agentPath(agent.id), toolCallID: call.id },
+          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "a is 1" }] }
+        })
+        yield* rt.idle(agent.id)
+        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(turn.map((event) => event.event_kind)).toEqual([
+          "agent_input",
+          "turn",
+          "model_output",
+          "tool_call",
+          "tool_result",
+          "model_output",
+          "turn"
+        ])
+        expect(turn.map((event) => event.sequence - turn[0].sequence)).toEqual([0, 1, 2, 3, 4, 5, 6])
+      })
+  )
+
+  // The same statement finds whether the turn still runs: a turn another process cancelled while
+  // it waited for the agent's lock leaves nothing of the call. Postgres only, as above.
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "a turn another process cancelled while its custom tool call waited to be recorded: no call, no event of it",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        yield* provider.script([
+          Reply.answer([{ type: "tool_call", name: "lookup", input: { query: "a" } }], { delay_ms: 500 }),
+          Reply.text("the next turn")
+        ], { model: rt.slug })
+        const agent = yield* rt.launch()
+        const sent = yield* rt.send(agent.id, "look it up")
+        const turnId = sent.event.turn_id!
+        yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          yield* waitedOn(sql, "the record of the tool call waiting for the agent")
+          yield* sql`UPDATE turns SET status = 'cancelled', completed_at = now() WHERE id = ${turnId}`
+          yield* appendElsewhere(sql, agent.id, turnId, "turn", { turn_status: "cancelled", error: null, usage: null })
+          yield* sql`UPDATE agents SET status = 'idle', current_turn_id = NULL WHERE id = ${agent.id}`
+        }))
+        yield* rt.send(agent.id, "again")
+        yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
+        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(turn.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "turn"])
+        expect(yield* rt.toolCalls(agent.id)).toEqual([])
         const cancelled = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })
         expect(cancelled).toMatchObject({ status: "cancelled", model_calls: 0 })
         yield* rt.idle(agent.id)

@@ -141,18 +141,20 @@ const make = Effect.gen(function*() {
       )`]
     }),
     /**
-     * The agent locked by a statement of its own until it ends, when it has no queued input and its
-     * timeline has not grown since the statement began: its `agent` holds the agent's id then, no
-     * row else. The second condition lets the statement number new events from its snapshot, taken
-     * before it waited for the lock: an append that committed meanwhile moved the last sequence.
+     * The agent locked by a statement of its own until it ends, when its timeline has not grown
+     * since the statement began (and, `idle`, it has no queued input): its `agent` holds the
+     * agent's id then, no row else. The timeline's condition lets the statement number new events
+     * from its snapshot, taken before it waited for the lock: an append that committed meanwhile
+     * moved the last sequence.
      */
-    lockIdleUnchanged: (id: AgentId): StatementLock => ({
+    lockTimelineUnchanged: (id: AgentId, { idle }: { readonly idle: boolean }): StatementLock => ({
       name: "agent",
       with: [
         sql`seen AS MATERIALIZED (SELECT last_sequence FROM agents WHERE id = ${id})`,
         sql`agent AS MATERIALIZED (
           SELECT agents.id FROM agents, seen
-          WHERE agents.id = ${id} AND agents.queued_inputs = 0 AND agents.last_sequence = seen.last_sequence
+          WHERE agents.id = ${id} ${idle ? sql`AND agents.queued_inputs = 0` : sql``}
+            AND agents.last_sequence = seen.last_sequence
           FOR UPDATE OF agents
         )`
       ]

@@ -11,6 +11,7 @@
  */
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { BUILTIN_TOOLS, isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
+import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { NewEvent } from "../../domain/runtime/Events.ts"
@@ -22,7 +23,7 @@ import type { AssistantItem, ModelResponse } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
 import { type NewToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { ASK_QUESTION } from "./ToolDefinitions.ts"
-import { stateOnDispatch, ToolDispatch } from "./ToolDispatch.ts"
+import { stateOnDispatch, ToolDispatch, waitsForResultAlone } from "./ToolDispatch.ts"
 import { TurnHistory } from "./TurnHistory.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { StepAlreadyRecorded, TurnLifecycle } from "./TurnLifecycle.ts"
@@ -37,6 +38,19 @@ const finished: StepOutcome = { _tag: "Finished" }
 /** What a call that asks for approval waits for once approved: its result (custom and machine calls), its answer, or nothing. */
 const waitAfterApproval = (name: string, type: "built_in" | "custom", onMachine: boolean): PlannedCall["then"] =>
   type === "custom" || onMachine ? "result" : name === ASK_QUESTION ? "question" : "none"
+
+/** A tool call the model made. */
+type ToolCallItem = Extract<AssistantItem, { readonly type: "tool_call" }>
+
+/** A new tool call: its row, the call as the model made it, its tool, and what it waits for once approved. */
+interface NewCall {
+  readonly id: ToolCallId
+  readonly item: ToolCallItem
+  readonly tool: CompiledTool | undefined
+  readonly type: "built_in" | "custom"
+  readonly row: NewToolCall
+  readonly afterApproval: PlannedCall["then"]
+}
 
 /** The turn had ended (cancelled) before its last model call was recorded: its transaction rolls back. */
 class TurnAlreadyEnded extends Schema.TaggedError<TurnAlreadyEnded>()("TurnAlreadyEnded", {}) {
@@ -103,25 +117,66 @@ const make = Effect.gen(function*() {
   const hub = yield* MachineHub
   const histories = yield* TurnHistory
 
+  /** The rows of the model's new tool calls, with what each call is and waits for once approved. */
+  const newCalls = (payload: TurnPayload, setup: TurnSetup, toolItems: Arr.NonEmptyReadonlyArray<ToolCallItem>) =>
+    Effect.forEach(toolItems, (item) =>
+      Effect.gen(function*() {
+        const id = yield* ids.make(ToolCallId)
+        const tool = setup.tools[item.name]
+        const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
+        const onMachine = type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[item.name]?.needsMachine === true
+        const row: NewToolCall = {
+          id,
+          agent_id: payload.agent_id,
+          turn_id: payload.turn_id,
+          provider_call_id: item.call_id,
+          name: item.name,
+          input: item.input,
+          type,
+          state: stateOnDispatch(tool, false),
+          deferred_token: type === "custom" || onMachine ? yield* signalToken(payload, "result", id) : null
+        }
+        return { id, item, tool, type, row, afterApproval: waitAfterApproval(item.name, type, onMachine) }
+      }))
+
   /**
-   * Records a model response that ends the turn in one statement, when nothing is in the way
-   * (TurnLifecycle.completeAlone; `agent` as the step read it); else, and for a response with
-   * tool calls, in a transaction (`recordInTransaction`).
+   * Records a model response that ends the turn, or whose tool calls each just wait for their
+   * result, in one statement when nothing is in the way (TurnLifecycle.completeAlone and
+   * recordCallsAlone; `agent` as the step read it); else in a transaction (`recordInTransaction`).
    */
   const record = (payload: TurnPayload, agent: Agent, setup: TurnSetup, step: number, response: ModelResponse) =>
-    Effect.flatMap(
-      response.output.some((item) => item.type === "tool_call")
-        ? Effect.succeed(false)
-        : lifecycle.completeAlone(agent, payload.turn_id, {
+    Effect.gen(function*() {
+      const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
+      if (!Arr.isReadonlyArrayNonEmpty(toolItems)) {
+        const completed = yield* lifecycle.completeAlone(agent, payload.turn_id, {
           step,
           usage: response.usage,
           events: outputEvents(payload.turn_id, response.output, [])
-        }),
-      (completed) =>
-        completed
-          ? Effect.succeed({ outcome: finished, next: Option.none<TurnId>() })
-          : recordInTransaction(payload, setup, step, response)
-    ).pipe(
+        })
+        return completed
+          ? { outcome: finished, next: Option.none<TurnId>() }
+          : yield* recordInTransaction(payload, setup, step, response, [])
+      }
+      const calls = yield* newCalls(payload, setup, toolItems)
+      // The calls' rows are written by the statement that appends their events, whose commit the
+      // views of the history fold in with the calls' provider ids.
+      yield* histories.expectCalls(Arr.map(calls, (call) => call.row))
+      if (calls.every((call) => waitsForResultAlone(call.tool, false))) {
+        const outcome: StepOutcome = {
+          _tag: "ToolCalls",
+          calls: Arr.map(calls, (call) => ({ tool_call_id: call.id, approval: false, then: "result" as const }))
+        }
+        const recorded = yield* lifecycle.recordCallsAlone(
+          payload.agent_id,
+          payload.turn_id,
+          { step, outcome, usage: response.usage },
+          outputEvents(payload.turn_id, response.output, calls),
+          Arr.map(calls, (call) => call.row)
+        )
+        if (recorded) return { outcome, next: Option.none<TurnId>() }
+      }
+      return yield* recordInTransaction(payload, setup, step, response, calls)
+    }).pipe(
       Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
       Effect.tap(() => {
         const place = setup.machine?.place
@@ -130,13 +185,21 @@ const make = Effect.gen(function*() {
       Effect.map(({ outcome }) => outcome)
     )
 
-  /** Records a model response and dispatches its tool calls, in one transaction with the step's row. */
-  const recordInTransaction = (payload: TurnPayload, setup: TurnSetup, step: number, response: ModelResponse) =>
+  /**
+   * Records a model response and dispatches its tool calls (`calls`, none when it made none), in
+   * one transaction with the step's row.
+   */
+  const recordInTransaction = (
+    payload: TurnPayload,
+    setup: TurnSetup,
+    step: number,
+    response: ModelResponse,
+    calls: ReadonlyArray<NewCall>
+  ) =>
     timeline.transaction(Effect.gen(function*() {
       // A deleted agent's turns are deleted with it.
       const agent = yield* someOrFail(() => new TurnAlreadyEnded())(lifecycle.lockAgent(payload.agent_id))
-      const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
-      if (!Arr.isReadonlyArrayNonEmpty(toolItems)) {
+      if (!Arr.isReadonlyArrayNonEmpty(calls)) {
         // The turn ends: the step's row and the turn's end are one statement, which finds
         // whether the turn still runs (when not, all is rolled back); its output and end one append.
         const next = yield* lifecycle.completeTurn(agent, payload.turn_id, {
@@ -148,28 +211,6 @@ const make = Effect.gen(function*() {
         if (Option.isNone(next)) return yield* new TurnAlreadyEnded()
         return { outcome: finished, next: next.value }
       }
-      const calls = yield* Effect.all(Arr.map(toolItems, (item) =>
-        Effect.gen(function*() {
-          const id = yield* ids.make(ToolCallId)
-          const tool = setup.tools[item.name]
-          const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
-          const onMachine = type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[item.name]?.needsMachine === true
-          const row: NewToolCall = {
-            id,
-            agent_id: payload.agent_id,
-            turn_id: payload.turn_id,
-            provider_call_id: item.call_id,
-            name: item.name,
-            input: item.input,
-            type,
-            state: stateOnDispatch(tool, false),
-            deferred_token: type === "custom" || onMachine ? yield* signalToken(payload, "result", id) : null
-          }
-          return { id, item, tool, type, row, afterApproval: waitAfterApproval(item.name, type, onMachine) }
-        })))
-      // The calls' rows are written by the statement that appends their events, whose commit the
-      // views of the history fold in with the calls' provider ids.
-      yield* histories.expectCalls(Arr.map(calls, (call) => call.row))
       yield* timeline.append(
         payload.agent_id,
         outputEvents(payload.turn_id, response.output, calls),

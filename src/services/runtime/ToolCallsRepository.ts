@@ -9,7 +9,7 @@ import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { SqlFragment } from "../shared/Sql.ts"
+import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 
 /** A tool call as stored: its outcome and end as nullable columns, the event of its result, its wait's token. */
@@ -100,15 +100,18 @@ const make = Effect.gen(function*() {
   })
 
   return {
-    /** New calls, inserted by the statement of the append of their events (AppendPrelude): its `new_tool_calls`. */
-    insertBefore: (calls: Arr.NonEmptyReadonlyArray<NewToolCall>): Effect.Effect<Statement.Fragment> =>
-      Effect.map(
-        Effect.orDie(encodeNewToolCalls(calls)),
-        (encoded) =>
-          sql`new_tool_calls AS (
-            INSERT INTO tool_calls ${sql.insert(Arr.map(encoded, (call) => ({ ...call, input: JSON.stringify(call.input) })))}
-          )`
-      ),
+    /**
+     * New calls, inserted by the statement of the append of their events (AppendPrelude): its
+     * `new_tool_calls`; with `guard`, only when that common table expression holds a row, with
+     * one (insertGuarded): its `new_tool_call_1`, `new_tool_call_2`, ..., a call each.
+     */
+    insertBefore: (calls: Arr.NonEmptyReadonlyArray<NewToolCall>, guard?: string): Effect.Effect<Statement.Fragment> =>
+      Effect.map(Effect.orDie(encodeNewToolCalls(calls)), (encoded) => {
+        const rows = Arr.map(encoded, (call) => ({ ...call, input: JSON.stringify(call.input) }))
+        return guard === undefined
+          ? sql`new_tool_calls AS (INSERT INTO tool_calls ${sql.insert(rows)})`
+          : sql.csv(rows.map((row, index) => sql`${sql(`new_tool_call_${index + 1}`)} AS (${insertGuarded(sql, "tool_calls", row, guard)})`))
+      }),
     setState: (id: ToolCallId, state: ToolCallState) => Effect.orDie(setState({ id, state })),
     /**
      * The call completed with the outcome its result event records, by the statement of the

@@ -58,6 +58,13 @@ export const stateOnDispatch = (tool: CompiledTool | undefined, approved: boolea
   return tool.type === "custom" ? "ready" : "running"
 }
 
+/**
+ * Whether a call of `tool` (`approved` or not) just waits for its result once dispatched: an
+ * enabled custom tool that needs no approval (or has it). Its dispatch writes nothing then.
+ */
+export const waitsForResultAlone = (tool: CompiledTool | undefined, approved: boolean): boolean =>
+  tool !== undefined && tool.enabled && tool.type === "custom" && (approved || tool.permission !== "ask")
+
 /** The id of a tool call's request to its machine (never reused: one request per call). */
 export const machineRequestId = (callId: ToolCallId) => `${callId}.1`
 
@@ -156,6 +163,7 @@ const make = Effect.gen(function*() {
     approved: boolean
   ): Effect.Effect<NextWait> =>
     Effect.gen(function*() {
+      if (waitsForResultAlone(tool, approved)) return "result"
       if (tool === undefined || !tool.enabled) {
         yield* failCall(payload.agent_id, payload.turn_id, call.id, `There is no tool named ${call.name} available to this agent.`)
         return "none"
@@ -164,7 +172,7 @@ const make = Effect.gen(function*() {
         yield* openInteraction(payload, projectId, call, "approval")
         return "approval"
       }
-      if (tool.type === "custom") return "result"
+      // A built-in tool, from here.
       if (call.name === ASK_QUESTION) {
         yield* openInteraction(payload, projectId, call, "question")
         return "question"

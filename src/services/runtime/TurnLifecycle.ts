@@ -10,7 +10,7 @@
  * transitions that may start a queued input take the agent as its lock read it: its count of
  * queued inputs says whether one waits, so none is looked for when none is queued.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import type { AgentId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
@@ -22,7 +22,7 @@ import { IdleAgentRows } from "./IdleAgentRows.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import type { AgentTurnState } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
-import { ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { type NewToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import type { StepOutcome } from "./TurnWorkflow.ts"
 
@@ -59,6 +59,9 @@ const endedEvent = (turnId: TurnId, status: FinalTurnStatus, error: string | nul
 
 /** The agent running `turnId`, set by the append of the turn's `started` event. */
 const running = (turnId: TurnId): AgentTurnState => ({ status: "running", current_turn_id: turnId })
+
+/** The agent whose turn `turnId` waits for tool results, set by the append of the calls it waits for. */
+const waiting = (turnId: TurnId): AgentTurnState => ({ status: "waiting", current_turn_id: turnId })
 
 /** The agent without a turn, set by the append of the last turn's end. */
 const idle: AgentTurnState = { status: "idle", current_turn_id: null }
@@ -172,7 +175,7 @@ const make = Effect.gen(function*() {
    * Completes a running turn with its last model call, its `step`-th, in one statement without
    * a transaction, when nothing else is in the way: the agent has no queued input, its timeline
    * has not grown since the statement began, the turn still runs, and the step was not recorded
-   * (AgentsRepository.lockIdleUnchanged, TurnsRepository.lastStepGuard). The step recorded, the
+   * (AgentsRepository.lockTimelineUnchanged, TurnsRepository.lastStepGuard). The step recorded, the
    * turn completed with the call's usage, the call's output and the turn's end appended, the
    * agent left idle, all in that statement: true. Else nothing is written, false, and the caller
    * takes the transaction's way (`completeTurn`), which finds out what was in the way. The agent
@@ -189,7 +192,7 @@ const make = Effect.gen(function*() {
         // The turn's usage is the one the guard's statement leaves, which the append writes in its end.
         [...last.events, endedEvent(turnId, "completed", null, null)],
         idle,
-        turns.lastStepGuard(agents.lockIdleUnchanged(agent.id), turnId, last.step, last.usage)
+        turns.lastStepGuard(agents.lockTimelineUnchanged(agent.id, { idle: true }), turnId, last.step, last.usage)
       ),
       (appended) =>
         appended.length === 0 ? Effect.succeed(false) : Effect.as(
@@ -229,6 +232,39 @@ const make = Effect.gen(function*() {
   ) =>
     turns.recordCallsStep(turnId, step.step, step.outcome, step.usage, waitsOf(turnId), agents.statusFrom(agentId, turnId))
 
+  /**
+   * Records the turn's `step`-th model call, which made tool calls that each wait for their result
+   * (custom tools that need no approval: their dispatch writes nothing, ToolDispatch.waitsForResultAlone),
+   * in one statement without a transaction, when nothing is in the way: the agent's timeline has
+   * not grown since the statement began, the turn still runs, and the step was not recorded
+   * (AgentsRepository.lockTimelineUnchanged, TurnsRepository.callsStepGuard). The step recorded
+   * with its outcome, the call counted with its usage, the calls' rows, the call's output
+   * appended, and the turn and the agent waiting, all in that statement: true. Else nothing is
+   * written, false, and the caller takes the transaction's way, which finds out what was in the way.
+   */
+  const recordCallsAlone = (
+    agentId: AgentId,
+    turnId: TurnId,
+    step: { readonly step: number; readonly outcome: StepOutcome; readonly usage: TokenUsage },
+    events: ReadonlyArray<NewEvent>,
+    calls: Arr.NonEmptyReadonlyArray<NewToolCall>
+  ) =>
+    Effect.gen(function*() {
+      const prelude = turns.callsStepGuard(
+        agents.lockTimelineUnchanged(agentId, { idle: false }),
+        turnId,
+        step.step,
+        step.outcome,
+        step.usage
+      )
+      const newCalls = yield* toolCalls.insertBefore(calls, prelude.guard.name)
+      const appended = yield* timeline.appendGuarded(agentId, events, waiting(turnId), {
+        ...prelude,
+        with: [...prelude.with, newCalls]
+      })
+      return appended.length > 0
+    })
+
   return {
     lockAgent,
     lockInProject,
@@ -240,7 +276,8 @@ const make = Effect.gen(function*() {
     completeTurn,
     completeAlone,
     refreshStatus,
-    recordCallsStep
+    recordCallsStep,
+    recordCallsAlone
   } as const
 })
 

@@ -12,7 +12,7 @@ import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
-import type { AppendPrelude } from "./AgentEventsRepository.ts"
+import type { AppendPrelude, PreludeGuard } from "./AgentEventsRepository.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
 import { PipelinedReads } from "../shared/PipelinedReads.ts"
@@ -248,7 +248,7 @@ const make = Effect.gen(function*() {
   /**
    * The prelude of the append that ends a turn with its last model call, its `step`-th, in one
    * statement of its own, guarded by its `completed` (AppendPrelude; docs/runtime.md, "A turn's
-   * end in one statement"). After the agent's lock, `agent` (AgentsRepository.lockIdleUnchanged:
+   * end in one statement"). After the agent's lock, `agent` (AgentsRepository.lockTimelineUnchanged:
    * every runtime transaction takes it first), it locks the turn, when it still runs; records the
    * step as `Finished`, unless it was recorded already; and completes the turn with the call's
    * usage. Its `completed` holds the turn's usage when all of that happened, and no row when any
@@ -270,6 +270,34 @@ const make = Effect.gen(function*() {
           'input_tokens', turns.input_tokens, 'output_tokens', turns.output_tokens,
           'cache_read_tokens', turns.cache_read_tokens, 'cache_write_tokens', turns.cache_write_tokens
         ) AS usage
+      )`
+    ]
+  })
+
+  /**
+   * The prelude of the append that records a model call's tool calls, its `step`-th, when every
+   * call waits for its result (custom tools that need no approval), in one statement of its own,
+   * guarded by its `waiting` (AppendPrelude; docs/runtime.md, "A step's tool calls in one
+   * statement"). After the agent's lock, `agent` (AgentsRepository.lockTimelineUnchanged), it locks
+   * the turn, when it still runs; records the step with its `outcome`, unless it was recorded
+   * already; and sets the turn waiting, the call counted with its usage. Its `waiting` holds the
+   * turn's id when all of that happened, and no row when any did not: then nothing was written.
+   * The calls' rows are the caller's to add, guarded by `waiting` too.
+   */
+  const callsStepGuard = (
+    agent: StatementLock,
+    turnId: TurnId,
+    step: number,
+    outcome: StepOutcome,
+    call: TokenUsage
+  ): AppendPrelude & { readonly guard: PreludeGuard } => ({
+    guard: { name: "waiting", turnUsage: false },
+    with: [
+      ...agent.with,
+      ...lockedTurnAndStep(turnId, step, JSON.stringify(Schema.encodeSync(StepOutcome)(outcome)), [agent.name]),
+      sql`waiting AS (
+        UPDATE turns SET status = ${"waiting"}, ${countedCall(call)} FROM recorded WHERE turns.id = recorded.turn_id
+        RETURNING turns.id
       )`
     ]
   })
@@ -306,6 +334,7 @@ const make = Effect.gen(function*() {
         usage: row.completed ? Option.some(usageOf(row)) : Option.none()
       })),
     lastStepGuard,
+    callsStepGuard,
     /**
      * Sets the status of a turn that has not ended, in one statement with the agent's
      * (`agentStatus`): `waiting` when one of `waitsFor` holds, `running` else.
