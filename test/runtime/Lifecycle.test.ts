@@ -418,6 +418,54 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       })
   )
 
+  // A custom tool call's result is one statement too (TurnLifecycle.completeCallAlone), which
+  // numbers the result's event from its snapshot: an append committed while it waited for the
+  // agent's lock sends it the transaction's way. Postgres only, as above.
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "an append that holds the agent while a tool result is recorded: the result's event comes after it, the turn goes on",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        yield* provider.script([
+          Reply.answer([{ type: "tool_call", name: "lookup", input: { query: "a" } }]),
+          Reply.text("found it")
+        ], { model: rt.slug })
+        const agent = yield* rt.launch()
+        const sent = yield* rt.send(agent.id, "look it up")
+        const turnId = sent.event.turn_id!
+        const [call] = yield* eventually(rt.toolCalls(agent.id), (calls) => calls.length === 1, "the tool call")
+        yield* eventually(rt.client.agents.get({ params: rt.agentPath(agent.id) }), (a) => a.status === "waiting", "the wait")
+        // Another process's append to the turn, holding the agent's row until the result waits for it.
+        const submitted = yield* Effect.forkChild(rt.client.toolCalls.submitResult({
+          params: { ...rt.agentPath(agent.id), toolCallID: call.id },
+          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "a is 1" }] }
+        }))
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          yield* appendElsewhere(sql, agent.id, turnId, "model_output", {
+            content_blocks: [{ type: "text", text: "from another process" }]
+          })
+          yield* waitedOn(sql, "the tool result waiting for the agent")
+        }))
+        const accepted = yield* Fiber.join(submitted)
+        expect(accepted.tool_call).toMatchObject({ id: call.id, state: "completed", outcome: "succeeded" })
+        yield* rt.idle(agent.id)
+        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(turn.map((event) => [event.event_kind, event.turn_sequence])).toEqual([
+          ["agent_input", 0],
+          ["turn", 1],
+          ["tool_call", 2],
+          ["model_output", 3],
+          ["tool_result", 4],
+          ["model_output", 5],
+          ["turn", 6]
+        ])
+        expect(turn[4]).toMatchObject({ id: accepted.tool_result.event_id })
+      })
+  )
+
   // An input is one statement after a read of the agent, which writes only while the agent is as
   // read (AgentsRepository.lockUnchanged): an append committed between the read and that
   // statement's lock sends the input the transaction's way. Postgres only, as above.

@@ -189,6 +189,38 @@ it.layer(TestLive)("tool results", (it) => {
       expect(yield* client.toolCalls.get({ params: { ...agentPath, toolCallID: call.id } })).toEqual(taken[0].tool_call)
     }), { timeout: 60_000 })
 
+  it.effect("two calls of one step: the first result leaves the turn and the agent waiting, the second sets them running", () =>
+    Effect.gen(function*() {
+      const { agentPath, client, turnDone } = yield* agentRunning([
+        Reply.answer([
+          { type: "tool_call", name: "lookup", input: { query: "a" } },
+          { type: "tool_call", name: "lookup", input: { query: "b" } }
+        ]),
+        // Long enough to read the statuses the second result left before the turn ends.
+        Reply.text("a and b", { delay_ms: 1500 })
+      ])
+      const calls = yield* eventually(
+        client.toolCalls.list({ params: agentPath, query: {} }),
+        (page) => page.data.length === 2 && page.data.every((call) => call.state === "ready"),
+        "two ready calls"
+      )
+      const statuses = Effect.all([
+        Effect.map(client.agents.get({ params: agentPath }), (agent) => agent.status),
+        Effect.map(client.agents.listTurns({ params: agentPath, query: {} }), (page) => page.data[0].status)
+      ])
+      expect(yield* statuses).toEqual(["waiting", "waiting"])
+      const submit = (toolCallID: typeof calls.data[number]["id"]) =>
+        client.toolCalls.submitResult({
+          params: { ...agentPath, toolCallID },
+          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "found" }] }
+        })
+      yield* submit(calls.data[0].id)
+      expect(yield* statuses).toEqual(["waiting", "waiting"])
+      yield* submit(calls.data[1].id)
+      expect(yield* statuses).toEqual(["running", "running"])
+      yield* turnDone
+    }), { timeout: 60_000 })
+
   it.effect("a turn of three tool-calling steps: each result resumes it, each model call is made once, in order", () =>
     Effect.gen(function*() {
       const { agentPath, client, provider, slug, turnDone } = yield* agentRunning([

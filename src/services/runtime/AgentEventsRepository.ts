@@ -143,11 +143,13 @@ export interface AppendPrelude {
  * `name`, one of the prelude's common table expressions: the append happens only when it holds a
  * row (when it holds none, nothing is appended and the agent is not changed). With `turnUsage`,
  * that row has a `usage` (a JSON object) which a new `turn` event records: the turn's token usage
- * as the prelude's writes left it.
+ * as the prelude's writes left it. With `agentStatus`, that row has a `status` which the agent
+ * takes (its current turn unchanged): the status the prelude's writes gave its turn.
  */
 export interface PreludeGuard {
   readonly name: string
   readonly turnUsage: boolean
+  readonly agentStatus?: boolean
 }
 
 /** The kind-specific fields of a new event: what goes in `data`. */
@@ -188,7 +190,11 @@ const make = Effect.gen(function*() {
       notice: Schema.NullOr(Notice),
       prelude: Schema.NullOr(Schema.Struct({
         with: Schema.Array(SqlFragment),
-        guard: Schema.NullOr(Schema.Struct({ name: Schema.String, turnUsage: Schema.Boolean }))
+        guard: Schema.NullOr(Schema.Struct({
+          name: Schema.String,
+          turnUsage: Schema.Boolean,
+          agentStatus: Schema.optional(Schema.Boolean)
+        }))
       }))
     }),
     Result: EventFromRow,
@@ -199,6 +205,7 @@ const make = Effect.gen(function*() {
           WITH ${prelude === null ? sql`` : sql`${sql.csv(prelude.with)},`} allocated AS (
             UPDATE agents SET last_sequence = agents.last_sequence + ${rows.length}, updated_at = now()
             ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
+            ${guard?.agentStatus === true ? sql`, status = ${sql(guard.name)}.status` : sql``}
             ${guard === null ? sql`` : sql`FROM ${sql(guard.name)}`}
             WHERE agents.id = ${agentId}
             RETURNING agents.last_sequence - ${rows.length} AS before, agents.last_sequence, agents.agent_config_id,

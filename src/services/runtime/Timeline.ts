@@ -172,21 +172,22 @@ const make = Effect.gen(function*() {
     }))
 
   /**
-   * Appends the events after the writes of a guarded prelude, when its guard holds
-   * (AppendPrelude), with `state` as `append` does, in one statement of its own: it needs no
-   * transaction, being one statement, and must not run inside one (its waiters are woken once it
-   * has run). The events appended; none when the guard did not hold.
+   * Appends the events after the writes of a guarded prelude (given the new events' ids in order
+   * when it names them), when its guard holds (AppendPrelude), with `state` as `append` does, in
+   * one statement of its own: it needs no transaction, being one statement, and must not run
+   * inside one (its waiters are woken once it has run). The events appended; none when the guard
+   * did not hold.
    */
   const appendGuarded = (
     agentId: AgentId,
     newEvents: ReadonlyArray<NewEvent>,
     state: AgentTurnState | undefined,
-    prelude: AppendPrelude
+    prelude: AppendPrelude | ((eventIds: ReadonlyArray<EventId>) => AppendPrelude)
   ) =>
     Effect.flatMap(UncommittedAppends, (outer) =>
       outer !== undefined
         ? Effect.die(new Error("A guarded append runs in a statement of its own, not in a transaction"))
-        : Effect.tap(insert(agentId, newEvents, state, () => prelude), (inserted) =>
+        : Effect.tap(insert(agentId, newEvents, state, typeof prelude === "function" ? prelude : () => prelude), (inserted) =>
           inserted.length === 0 ? Effect.void : committed(new Map([[agentId, inserted]]))))
 
   /**

@@ -1,15 +1,16 @@
 /**
- * Tool calls: reading them, and the result of a ready custom tool call. A result is
- * checked against the size limits of the API, then, in one transaction, the call is found on the
- * agent in the project and locked, refused with 409 when it is built-in or not ready, and
- * completed with its `tool_result` event; after the commit the turn's wait on it is resolved. A
- * result with media is checked against the call before its media are stored as well.
+ * Tool calls: reading them, and the result of a ready custom tool call. A result is checked
+ * against the size limits of the API, then the call is found on the agent in the project and
+ * refused with 409 when it is built-in or not ready, before the result's media are stored; the
+ * call is completed with its `tool_result` event in one statement (or, when something was in the
+ * way, in a transaction that locks and checks it again); then the turn's wait on it is resolved.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
+import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { type SubmitToolResult, ToolResult, ToolResultAccepted } from "../../domain/runtime/ToolCalls.ts"
 import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
@@ -48,6 +49,9 @@ const refusal = (call: StoredToolCall): StateTransitionConflict | undefined => {
   }
 }
 
+/** A call's `tool_result` event. */
+type ResultEvent = Extract<AgentEvent, { readonly event_kind: "tool_result" }>
+
 const makeResult = constructor(ToolResult, Schema.Struct(ToolResult.fields))
 const makeAccepted = constructor(ToolResultAccepted, Schema.Struct(ToolResultAccepted.fields))
 
@@ -82,43 +86,69 @@ const make = Effect.gen(function*() {
       toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)), Effect.map(toToolCall))
     )
 
-  /** The failure of a call its lock did not find: the agent's when the agent is not in the project, else the call's. */
+  /** The failure of a call not found: the agent's when the agent is not in the project, else the call's. */
   const missing = (projectId: ProjectId, agentId: AgentId, toolCallId: ToolCallId) =>
     Effect.flatMap(agents.findInProject(projectId, agentId), (agent) =>
       Effect.fail(Option.isNone(agent) ? agentNotFound(projectId, agentId) : notFound(agentId, toolCallId)()))
 
+  /** The call as its completion left it: the outcome, the result's event, and that event's `created_at`. */
+  const completed = (call: StoredToolCall, outcome: SubmitToolResult["outcome"], event: ResultEvent): StoredToolCall => ({
+    ...call,
+    state: "completed",
+    outcome,
+    result_event_id: event.id,
+    completed_at: event.created_at
+  })
+
   /**
-   * Completes a ready custom call of an agent of the project with its result, in one transaction
-   * (the agent's lock and the call's in one statement, the result's event appended with the
-   * call's completion, the turn's status); then resolves the turn's wait. The completed call is
-   * the locked one with what its completion set: the outcome, the result's event, and the
-   * transaction's time, which is that event's `created_at`.
+   * Completes a ready custom call in one transaction (the agent's lock and the call's in one
+   * statement, the result's event appended with the call's completion, the turn's status), which
+   * finds out why the call takes no result when it does not.
    */
-  const complete = (
+  const completeInTransaction = (
     projectId: ProjectId,
     agentId: AgentId,
     toolCallId: ToolCallId,
     outcome: SubmitToolResult["outcome"],
     blocks: ReadonlyArray<ContentBlock>
   ) =>
+    timeline.transaction(Effect.gen(function*() {
+      const found = yield* toolCalls.findAfterLock(agents.lockFirstInProject(projectId, agentId), toolCallId)
+      if (Option.isNone(found)) return yield* missing(projectId, agentId, toolCallId)
+      const locked = found.value
+      const refused = refusal(locked)
+      if (refused !== undefined) return yield* Effect.fail(refused)
+      const event = yield* dispatcher.completeCall(agentId, locked.turn_id, locked.id, outcome, blocks)
+      yield* lifecycle.refreshStatus(agentId, locked.turn_id)
+      return { call: completed(locked, outcome, event), event }
+    }))
+
+  /**
+   * The result of a custom tool call. The call is read first (with its agent's project) and
+   * refused when it takes no result, before the result's media are stored. Then it is completed
+   * with its result in one statement (TurnLifecycle.completeCallAlone), or, when something was in
+   * the way (the call completed or cancelled meanwhile, an append to the agent), in a transaction
+   * (`completeInTransaction`); then the turn's wait is resolved.
+   */
+  const submitResult = (
+    orgId: OrgId,
+    projectId: ProjectId,
+    agentId: AgentId,
+    toolCallId: ToolCallId,
+    result: SubmitToolResult
+  ) =>
     Effect.gen(function*() {
-      const { call, event } = yield* timeline.transaction(Effect.gen(function*() {
-        const found = yield* toolCalls.findAfterLock(agents.lockFirstInProject(projectId, agentId), toolCallId)
-        if (Option.isNone(found)) return yield* missing(projectId, agentId, toolCallId)
-        const locked = found.value
-        const refused = refusal(locked)
-        if (refused !== undefined) return yield* Effect.fail(refused)
-        const event = yield* dispatcher.completeCall(agentId, locked.turn_id, locked.id, outcome, blocks)
-        yield* lifecycle.refreshStatus(agentId, locked.turn_id)
-        const call: StoredToolCall = {
-          ...locked,
-          state: "completed",
-          outcome,
-          result_event_id: event.id,
-          completed_at: event.created_at
-        }
-        return { call, event }
-      }))
+      yield* agentAccess.mayWrite(orgId, projectId)
+      const prepared = yield* prepareBlocks(result.content_blocks, "/content_blocks")
+      const found = yield* toolCalls.findInProject(projectId, agentId, toolCallId)
+      if (Option.isNone(found)) return yield* missing(projectId, agentId, toolCallId)
+      const refused = refusal(found.value)
+      if (refused !== undefined) return yield* Effect.fail(refused)
+      const blocks = yield* artifacts.store(agentId, prepared)
+      const alone = yield* lifecycle.completeCallAlone(agentId, found.value.turn_id, toolCallId, result.outcome, blocks)
+      const { call, event } = Option.isSome(alone)
+        ? { call: completed(found.value, result.outcome, alone.value), event: alone.value }
+        : yield* completeInTransaction(projectId, agentId, toolCallId, result.outcome, blocks)
       if (call.deferred_token !== null) {
         yield* signals.send([{ kind: "result", toolCallId, token: call.deferred_token, value: "completed" }])
       }
@@ -133,31 +163,6 @@ const make = Effect.gen(function*() {
           created_at: event.created_at
         })
       })
-    })
-
-  /**
-   * The result of a custom tool call. A result with media finds the agent and the call and checks
-   * the call before it stores them; one without finds them with the lock that completes the call
-   * (two reads fewer).
-   */
-  const submitResult = (
-    orgId: OrgId,
-    projectId: ProjectId,
-    agentId: AgentId,
-    toolCallId: ToolCallId,
-    result: SubmitToolResult
-  ) =>
-    Effect.gen(function*() {
-      yield* agentAccess.mayWrite(orgId, projectId)
-      const prepared = yield* prepareBlocks(result.content_blocks, "/content_blocks")
-      if (prepared.some((block) => block.type === "media")) {
-        yield* agentAccess.write(orgId, projectId, agentId)
-        const call = yield* toolCalls.find(agentId, toolCallId).pipe(someOrFail(notFound(agentId, toolCallId)))
-        const refused = refusal(call)
-        if (refused !== undefined) return yield* Effect.fail(refused)
-      }
-      const blocks = yield* artifacts.store(agentId, prepared)
-      return yield* complete(projectId, agentId, toolCallId, result.outcome, blocks)
     })
 
   return { list, get, submitResult } as const

@@ -4,11 +4,12 @@
  */
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Array as Arr, Context, Effect, Layer, Schema, Struct } from "effect"
-import { AgentId, EventId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentId, EventId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
+import { PipelinedReads } from "../shared/PipelinedReads.ts"
 import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 
@@ -43,6 +44,7 @@ const Wait = Schema.Struct({ id: ToolCallId, deferred_token: Schema.NullOr(Schem
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedReads
 
   const encodeNewToolCalls = Schema.encodeEffect(Schema.NonEmptyArray(NewToolCall))
 
@@ -65,6 +67,15 @@ const make = Effect.gen(function*() {
     Result: StoredToolCall,
     execute: ({ agentId, id, lock }) =>
       sql`SELECT * FROM tool_calls WHERE id = ${id} AND agent_id = ${agentId} ${lock ? sql`FOR UPDATE` : sql``}`
+  })
+
+  const findInProject = SqlSchema.findOneOption({
+    Request: Schema.Struct({ projectId: ProjectId, agentId: AgentId, id: ToolCallId }),
+    Result: StoredToolCall,
+    execute: ({ agentId, id, projectId }) =>
+      reads.run((sql) => sql`
+        SELECT tool_calls.* FROM tool_calls JOIN agents ON agents.id = tool_calls.agent_id
+        WHERE tool_calls.id = ${id} AND tool_calls.agent_id = ${agentId} AND agents.project_id = ${projectId}`)
   })
 
   const findAfterLock = SqlSchema.findOneOption({
@@ -124,10 +135,39 @@ const make = Effect.gen(function*() {
           completed_at = now()
         WHERE id = ${id}
       )`,
+    /**
+     * The ready custom call of the turn, of the agent `agent` (a lock the statement took first)
+     * holds, locked and completed with the outcome its result event records, by the statement of
+     * the append of that event (AppendPrelude): its `completed_call` holds the call's row then,
+     * none when the call was not ready (nothing completed).
+     */
+    completeReadyBefore: (
+      agent: StatementLock,
+      turnId: TurnId,
+      id: ToolCallId,
+      outcome: typeof ToolOutcome.Type,
+      resultEventId: EventId
+    ): ReadonlyArray<Statement.Fragment> => [
+      sql`ready_call AS MATERIALIZED (
+        SELECT tool_calls.id FROM tool_calls, ${sql(agent.name)}
+        WHERE tool_calls.id = ${id} AND tool_calls.agent_id = ${sql(agent.name)}.id AND tool_calls.turn_id = ${turnId}
+          AND tool_calls.type = 'custom' AND tool_calls.state = 'ready'
+        FOR UPDATE OF tool_calls
+      )`,
+      sql`completed_call AS (
+        UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
+          completed_at = now()
+        FROM ready_call WHERE tool_calls.id = ready_call.id
+        RETURNING tool_calls.id
+      )`
+    ],
     /** Cancels the calls of the turn that have not completed; their waits' tokens. */
     cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
     /** The call of the agent; `lock` holds it until the transaction ends. */
     find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
+    /** The call of the agent when the agent is in the project, read without a lock (pipelined: PipelinedReads). */
+    findInProject: (projectId: ProjectId, agentId: AgentId, id: ToolCallId) =>
+      Effect.orDie(findInProject({ projectId, agentId, id })),
     /**
      * The call of the agent, locked until the transaction ends, read by the statement that locks
      * the agent first (`agentLock`, AgentsRepository.lockFirst).
@@ -137,9 +177,13 @@ const make = Effect.gen(function*() {
     /** The ids the provider gave these calls, by call id (none read when there are none). */
     providerCallIds: (ids: ReadonlyArray<ToolCallId>) =>
       Effect.map(Effect.orDie(providerCallIds(ids)), (rows) => rows.map((row) => [row.id, row.provider_call_id] as const)),
-    /** A condition, for a statement of its own: a call of the turn awaits its approval or its result. */
-    openCalls: (turnId: TurnId): Statement.Fragment =>
-      sql`EXISTS (SELECT 1 FROM tool_calls WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready'))`,
+    /**
+     * A condition, for a statement of its own: a call of the turn awaits its approval or its
+     * result (other than `except`, which the same statement completes: its snapshot still has it open).
+     */
+    openCalls: (turnId: TurnId, except?: ToolCallId): Statement.Fragment =>
+      sql`EXISTS (SELECT 1 FROM tool_calls WHERE turn_id = ${turnId} AND state IN ('awaiting_authorization', 'ready')
+        ${except === undefined ? sql`` : sql`AND id <> ${except}`})`,
     /** The completed calls of these turns that the turn waited for (custom and machine calls), with their waits' tokens. */
     completedWaits: (turnIds: ReadonlyArray<TurnId>) => Effect.orDie(completedWaits(turnIds))
   } as const

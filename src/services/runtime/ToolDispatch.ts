@@ -21,7 +21,7 @@ import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTo
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { type AgentId, InteractionId, type ProjectId, type ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import type { AgentEvent, NewEvent } from "../../domain/runtime/Events.ts"
 import type { ToolCallState } from "../../domain/runtime/ToolCalls.ts"
 import { machineTargetOf } from "../../domain/machines/MachineTarget.ts"
 import type { MachineToolName } from "../../domain/machines/MachineTools.ts"
@@ -65,6 +65,21 @@ export const stateOnDispatch = (tool: CompiledTool | undefined, approved: boolea
 export const waitsForResultAlone = (tool: CompiledTool | undefined, approved: boolean): boolean =>
   tool !== undefined && tool.enabled && tool.type === "custom" && (approved || tool.permission !== "ask")
 
+/** The `tool_result` event of a call's result. */
+export const resultEvent = (
+  turnId: TurnId,
+  callId: ToolCallId,
+  outcome: "succeeded" | "failed",
+  contentBlocks: ReadonlyArray<ContentBlock>
+): NewEvent => ({
+  event_kind: "tool_result",
+  turn_id: turnId,
+  is_opening_event: false,
+  tool_call_id: callId,
+  outcome,
+  content_blocks: contentBlocks
+})
+
 /** The id of a tool call's request to its machine (never reused: one request per call). */
 export const machineRequestId = (callId: ToolCallId) => `${callId}.1`
 
@@ -100,14 +115,7 @@ const make = Effect.gen(function*() {
     Effect.map(
       timeline.append(
         agentId,
-        [{
-          event_kind: "tool_result",
-          turn_id: turnId,
-          is_opening_event: false,
-          tool_call_id: callId,
-          outcome,
-          content_blocks: contentBlocks
-        }],
+        [resultEvent(turnId, callId, outcome, contentBlocks)],
         undefined,
         ([eventId]) => [toolCalls.completeBefore(callId, outcome, eventId)]
       ),

@@ -10,10 +10,12 @@
  * transitions that may start a queued input take the agent as its lock read it: its count of
  * queued inputs says whether one waits, so none is looked for when none is queued.
  */
-import { type Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
-import type { AgentId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
+import type { AgentId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
-import type { NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
+import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
+import type { AgentEvent, NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
+import type { ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { agentNotFound } from "./AgentAccess.ts"
 import { AgentsRepository, type LockedAgent } from "./AgentsRepository.ts"
@@ -23,6 +25,7 @@ import { InteractionsRepository } from "./InteractionsRepository.ts"
 import type { AgentTurnState } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { type NewToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { resultEvent } from "./ToolDispatch.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import type { StepOutcome } from "./TurnWorkflow.ts"
 
@@ -209,8 +212,11 @@ const make = Effect.gen(function*() {
         )
     )
 
-  /** What a turn waits for: a call's approval or result, an answer. */
-  const waitsOf = (turnId: TurnId) => [toolCalls.openCalls(turnId), interactions.pendingInteractions(turnId)]
+  /** What a turn waits for: a call's approval or result (other than `except`: ToolCallsRepository.openCalls), an answer. */
+  const waitsOf = (turnId: TurnId, except?: ToolCallId) => [
+    toolCalls.openCalls(turnId, except),
+    interactions.pendingInteractions(turnId)
+  ]
 
   /**
    * Sets the turn (and its agent) to `waiting` while a call awaits approval, a result or an answer,
@@ -265,6 +271,35 @@ const make = Effect.gen(function*() {
       return appended.length > 0
     })
 
+  /**
+   * Completes the ready custom call `callId` of the turn with its result (its `tool_result`
+   * event, ToolDispatch.resultEvent) and sets the turn's and the agent's status as `refreshStatus` does, in
+   * one statement without a transaction, when nothing is in the way: the agent's timeline has not
+   * grown since the statement began, and the call is still ready (ToolCallsRepository.completeReadyBefore).
+   * The result's event as appended; none when something was in the way: nothing is written then,
+   * and the caller takes the transaction's way, which finds out what it was.
+   */
+  const completeCallAlone = (
+    agentId: AgentId,
+    turnId: TurnId,
+    callId: ToolCallId,
+    outcome: typeof ToolOutcome.Type,
+    contentBlocks: ReadonlyArray<ContentBlock>
+  ) => {
+    const agent = agents.lockTimelineUnchanged(agentId, { idle: false })
+    return Effect.map(
+      timeline.appendGuarded(agentId, [resultEvent(turnId, callId, outcome, contentBlocks)], undefined, ([eventId]) => ({
+        guard: { name: "refreshed", turnUsage: false, agentStatus: true },
+        with: [
+          ...agent.with,
+          ...toolCalls.completeReadyBefore(agent, turnId, callId, outcome, eventId),
+          ...turns.statusRefreshedAfter(turnId, waitsOf(turnId, callId), "completed_call")
+        ]
+      })),
+      (appended) => Option.map(Arr.head(appended), (event) => event as Extract<AgentEvent, { event_kind: "tool_result" }>)
+    )
+  }
+
   return {
     lockAgent,
     lockInProject,
@@ -277,7 +312,8 @@ const make = Effect.gen(function*() {
     completeAlone,
     refreshStatus,
     recordCallsStep,
-    recordCallsAlone
+    recordCallsAlone,
+    completeCallAlone
   } as const
 })
 

@@ -336,6 +336,18 @@ const make = Effect.gen(function*() {
     lastStepGuard,
     callsStepGuard,
     /**
+     * The status of a turn that has not ended set by the statement of an append (AppendPrelude)
+     * once `after`, one of its common table expressions, holds a row: `waiting` when one of
+     * `waitsFor` holds, `running` else. Its `refreshed` holds that status then (which the append
+     * gives the agent: PreludeGuard.agentStatus), no row else.
+     */
+    statusRefreshedAfter: (id: TurnId, waitsFor: ReadonlyArray<Statement.Fragment>, after: string) => [
+      refreshed(waitsFor, after),
+      sql`turn_status AS (
+        UPDATE turns SET status = refreshed.status FROM refreshed WHERE turns.id = ${id} AND turns.status IN ${sql.in(ACTIVE)}
+      )`
+    ],
+    /**
      * Sets the status of a turn that has not ended, in one statement with the agent's
      * (`agentStatus`): `waiting` when one of `waitsFor` holds, `running` else.
      */
