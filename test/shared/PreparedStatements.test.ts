@@ -119,6 +119,27 @@ describe("prepared statements", () => {
       Effect.scoped
     ), 30_000)
 
+  it.live("the workflow engine's reads of requests' replies are one prepared statement, whatever the requests", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const storage = yield* MessageStorage.MessageStorage
+      // In one transaction, so that every statement runs on the connection whose prepared statements are read.
+      const prepared = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* storage.repliesForUnfiltered([Snowflake.Snowflake(1)])
+        // Other requests: as shipped, a new text of literals, sent unprepared.
+        yield* storage.repliesForUnfiltered([Snowflake.Snowflake(2), Snowflake.Snowflake(3)])
+        return yield* sql<{ readonly runs: number }>`
+          SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
+          WHERE statement LIKE '%FROM "cluster_replies"%' AND statement NOT LIKE '%pg_prepared_statements%'`
+      }))
+      expect(prepared).toEqual([{ runs: 2 }])
+    }).pipe(
+      Effect.provide(
+        SqlMessageStorage.layer.pipe(Layer.provide([ShardingConfig.layer(), NodeCrypto.layerDigest]), Layer.provideMerge(database))
+      ),
+      Effect.scoped
+    ), 30_000)
+
   // As effect/cluster ships it, a reply is a transaction of four round trips (BEGIN, the
   // request's update, the reply's insert, COMMIT); patched, one statement does both writes
   // (patches/effect+4.1.0.patch, docs/runtime.md).
