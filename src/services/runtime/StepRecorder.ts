@@ -3,7 +3,9 @@
  * (text and reasoning summaries, tool calls), the dispatch of each tool call, the turn's usage
  * and the step's `turn_steps` row, all in ONE transaction, so a model call whose output is
  * recorded is never made again after a crash. A response without tool calls ends the turn: in
- * one statement when nothing is in the way (docs/runtime.md, "A turn's end in one statement").
+ * one statement when nothing is in the way (docs/runtime.md, "A turn's end in one statement"), as
+ * is a response whose tool calls each just wait for their result ("A step's tool calls in one
+ * statement").
  *
  * When the step is recorded already (the same step ran twice at once: a workflow moving to another
  * process while its model call was still running on the first), the transaction is rolled back
