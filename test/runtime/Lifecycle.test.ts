@@ -276,46 +276,52 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       })
   )
 
-  // A model call that made tool calls is recorded in a transaction whose last statement finds
-  // whether the turn still runs (TurnsRepository.recordCallsStep): a turn another process
-  // cancelled while the record waited for the agent leaves nothing of the call. Postgres only, as above.
-  it.effect.skipIf(usesEmbeddedDatabase)(
-    "a turn another process cancelled while its tool calls waited to be recorded: no call, no event of them, the next turn runs",
-    () =>
-      Effect.gen(function*() {
-        const provider = yield* ScriptedProvider
-        const sql = yield* SqlClient.SqlClient
-        const rt = yield* runtimeProject(provider)
-        yield* provider.script([
-          Reply.answer(
-            [{ type: "tool_call", name: "lookup", input: { query: "a" } }, { type: "tool_call", name: "deploy", input: {} }],
-            { delay_ms: 500 }
-          ),
-          Reply.text("the next turn")
-        ], { model: rt.slug })
-        const agent = yield* rt.launch()
-        const sent = yield* rt.send(agent.id, "do both")
-        const turnId = sent.event.turn_id!
-        yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
-        // Another process's cancel, holding the agent's row until the call's record waits for it.
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
-          yield* waitedOn(sql, "the record of the tool calls waiting for the agent")
-          yield* sql`UPDATE turns SET status = 'cancelled', completed_at = now() WHERE id = ${turnId}`
-          yield* appendElsewhere(sql, agent.id, turnId, "turn", { turn_status: "cancelled", error: null, usage: null })
-          yield* sql`UPDATE agents SET status = 'idle', current_turn_id = NULL WHERE id = ${agent.id}`
-        }))
-        yield* rt.send(agent.id, "again")
-        yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
-        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
-        expect(turn.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "turn"])
-        expect(yield* rt.toolCalls(agent.id)).toEqual([])
-        expect(yield* rt.interactions(agent.id)).toEqual([])
-        const cancelled = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })
-        expect(cancelled).toMatchObject({ status: "cancelled", model_calls: 0 })
-        yield* rt.idle(agent.id)
-      })
-  )
+  // A model call that made tool calls is recorded by a statement that finds whether the turn
+  // still runs: the last of a transaction (TurnsRepository.recordCallsStep; a call that asks for
+  // approval takes it), or the only one when every call just waits for its result
+  // (TurnLifecycle.recordCallsAlone). A turn another process cancelled while the record waited for
+  // the agent leaves nothing of the calls either way. Postgres only, as above.
+  for (
+    const [way, calls] of [
+      ["in a transaction", [{ name: "lookup", input: { query: "a" } }, { name: "deploy", input: {} }]],
+      ["in one statement", [{ name: "lookup", input: { query: "a" } }]]
+    ] as const
+  ) {
+    it.effect.skipIf(usesEmbeddedDatabase)(
+      `a turn another process cancelled while its tool calls waited to be recorded ${way}: no call, no event of them, the next turn runs`,
+      () =>
+        Effect.gen(function*() {
+          const provider = yield* ScriptedProvider
+          const sql = yield* SqlClient.SqlClient
+          const rt = yield* runtimeProject(provider)
+          yield* provider.script([
+            Reply.answer(calls.map((call) => ({ type: "tool_call" as const, ...call })), { delay_ms: 500 }),
+            Reply.text("the next turn")
+          ], { model: rt.slug })
+          const agent = yield* rt.launch()
+          const sent = yield* rt.send(agent.id, "do it")
+          const turnId = sent.event.turn_id!
+          yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
+          // Another process's cancel, holding the agent's row until the calls' record waits for it.
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+            yield* waitedOn(sql, "the record of the tool calls waiting for the agent")
+            yield* sql`UPDATE turns SET status = 'cancelled', completed_at = now() WHERE id = ${turnId}`
+            yield* appendElsewhere(sql, agent.id, turnId, "turn", { turn_status: "cancelled", error: null, usage: null })
+            yield* sql`UPDATE agents SET status = 'idle', current_turn_id = NULL WHERE id = ${agent.id}`
+          }))
+          yield* rt.send(agent.id, "again")
+          yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
+          const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+          expect(turn.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "turn"])
+          expect(yield* rt.toolCalls(agent.id)).toEqual([])
+          expect(yield* rt.interactions(agent.id)).toEqual([])
+          const cancelled = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })
+          expect(cancelled).toMatchObject({ status: "cancelled", model_calls: 0 })
+          yield* rt.idle(agent.id)
+        })
+    )
+  }
 
   // A model call whose tool calls each just wait for their result is recorded in one statement
   // that numbers the call's events from its snapshot (TurnLifecycle.recordCallsAlone): an append
@@ -380,41 +386,6 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
           "turn"
         ])
         expect(turn.map((event) => event.sequence - turn[0].sequence)).toEqual([0, 1, 2, 3, 4, 5, 6])
-      })
-  )
-
-  // The same statement finds whether the turn still runs: a turn another process cancelled while
-  // it waited for the agent's lock leaves nothing of the call. Postgres only, as above.
-  it.effect.skipIf(usesEmbeddedDatabase)(
-    "a turn another process cancelled while its custom tool call waited to be recorded: no call, no event of it",
-    () =>
-      Effect.gen(function*() {
-        const provider = yield* ScriptedProvider
-        const sql = yield* SqlClient.SqlClient
-        const rt = yield* runtimeProject(provider)
-        yield* provider.script([
-          Reply.answer([{ type: "tool_call", name: "lookup", input: { query: "a" } }], { delay_ms: 500 }),
-          Reply.text("the next turn")
-        ], { model: rt.slug })
-        const agent = yield* rt.launch()
-        const sent = yield* rt.send(agent.id, "look it up")
-        const turnId = sent.event.turn_id!
-        yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
-          yield* waitedOn(sql, "the record of the tool call waiting for the agent")
-          yield* sql`UPDATE turns SET status = 'cancelled', completed_at = now() WHERE id = ${turnId}`
-          yield* appendElsewhere(sql, agent.id, turnId, "turn", { turn_status: "cancelled", error: null, usage: null })
-          yield* sql`UPDATE agents SET status = 'idle', current_turn_id = NULL WHERE id = ${agent.id}`
-        }))
-        yield* rt.send(agent.id, "again")
-        yield* eventually(rt.events(agent.id), (events) => turnStatuses(events).includes("completed"), "the next turn")
-        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
-        expect(turn.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "turn"])
-        expect(yield* rt.toolCalls(agent.id)).toEqual([])
-        const cancelled = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: turnId } })
-        expect(cancelled).toMatchObject({ status: "cancelled", model_calls: 0 })
-        yield* rt.idle(agent.id)
       })
   )
 

@@ -42,6 +42,28 @@ const storedRun = (id: number, executionId: string) =>
     }
   })
 
+/** The engine's message storage on the test database, for the test's scope. */
+const withMessageStorage = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provide(
+      SqlMessageStorage.layer.pipe(Layer.provide([ShardingConfig.layer(), NodeCrypto.layerDigest]), Layer.provideMerge(database))
+    ),
+    Effect.scoped
+  )
+
+/**
+ * Runs `use` in a transaction, so that every statement runs on one connection, then reads how
+ * many times each statement that connection prepared whose text is like `like` ran.
+ */
+const runsOfPrepared = <E, R>(like: string, use: Effect.Effect<void, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.andThen(
+      use,
+      sql<{ readonly runs: number }>`
+        SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
+        WHERE statement LIKE ${like} AND statement NOT LIKE '%pg_prepared_statements%'`
+    ))).pipe(Effect.map((rows) => rows.map((row) => row.runs)))
+
 describe("prepared statements", () => {
   it.live("a statement is prepared once on a connection and run by name after, with parameters or without", () =>
     Effect.gen(function*() {
@@ -98,47 +120,28 @@ describe("prepared statements", () => {
   // besides; as effect/cluster ships it, the read lists the shards and the time as literals, so
   // Postgres plans it at every run (patches/effect+4.1.0.patch, docs/runtime.md).
   it.live("the workflow engine's read of new messages is one prepared statement, whatever the time and the shards", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const storage = yield* MessageStorage.MessageStorage
-      // In one transaction, so that every statement runs on the connection whose prepared statements are read.
-      const prepared = yield* sql.withTransaction(Effect.gen(function*() {
+    runsOfPrepared(
+      '%UPDATE "cluster_messages" m%',
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
         yield* storage.unprocessedMessages([ShardId.make("default", 1), ShardId.make("default", 2)])
         // A later time and other shards: as shipped, a new text, planned again.
         yield* Effect.sleep("2 millis")
         yield* storage.unprocessedMessages([ShardId.make("default", 3)])
-        return yield* sql<{ readonly runs: number }>`
-          SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
-          WHERE statement LIKE '%UPDATE "cluster_messages" m%' AND statement NOT LIKE '%pg_prepared_statements%'`
-      }))
-      expect(prepared).toEqual([{ runs: 2 }])
-    }).pipe(
-      Effect.provide(
-        SqlMessageStorage.layer.pipe(Layer.provide([ShardingConfig.layer(), NodeCrypto.layerDigest]), Layer.provideMerge(database))
-      ),
-      Effect.scoped
-    ), 30_000)
+      })
+    ).pipe(Effect.map((runs) => expect(runs).toEqual([2])), withMessageStorage), 30_000)
 
+  // A woken workflow's wait reads its run's reply at every tool call; as shipped, the read lists
+  // the requests' ids as literals and is sent unprepared.
   it.live("the workflow engine's reads of requests' replies are one prepared statement, whatever the requests", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const storage = yield* MessageStorage.MessageStorage
-      // In one transaction, so that every statement runs on the connection whose prepared statements are read.
-      const prepared = yield* sql.withTransaction(Effect.gen(function*() {
+    runsOfPrepared(
+      '%FROM "cluster_replies"%',
+      Effect.gen(function*() {
+        const storage = yield* MessageStorage.MessageStorage
         yield* storage.repliesForUnfiltered([Snowflake.Snowflake(1)])
-        // Other requests: as shipped, a new text of literals, sent unprepared.
         yield* storage.repliesForUnfiltered([Snowflake.Snowflake(2), Snowflake.Snowflake(3)])
-        return yield* sql<{ readonly runs: number }>`
-          SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
-          WHERE statement LIKE '%FROM "cluster_replies"%' AND statement NOT LIKE '%pg_prepared_statements%'`
-      }))
-      expect(prepared).toEqual([{ runs: 2 }])
-    }).pipe(
-      Effect.provide(
-        SqlMessageStorage.layer.pipe(Layer.provide([ShardingConfig.layer(), NodeCrypto.layerDigest]), Layer.provideMerge(database))
-      ),
-      Effect.scoped
-    ), 30_000)
+      })
+    ).pipe(Effect.map((runs) => expect(runs).toEqual([2])), withMessageStorage), 30_000)
 
   // As effect/cluster ships it, a reply is a transaction of four round trips (BEGIN, the
   // request's update, the reply's insert, COMMIT); patched, one statement does both writes
