@@ -49,6 +49,19 @@ const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
     what
   )
 
+/**
+ * Another process's append of a `model_output` to the turn, in a transaction that holds the
+ * agent's row until a statement of this process waits for it (`what`), then commits.
+ */
+const appendHoldingAgent = (sql: SqlClient.SqlClient, agentId: string, turnId: string, what: string) =>
+  sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT id FROM agents WHERE id = ${agentId} FOR UPDATE`
+    yield* appendElsewhere(sql, agentId, turnId, "model_output", {
+      content_blocks: [{ type: "text", text: "from another process" }]
+    })
+    yield* waitedOn(sql, what)
+  }))
+
 /** Each event's kind with its sequence's distance from the first event's. */
 const kindsFromFirst = (events: ReadonlyArray<{ event_kind: string; sequence: number }>) =>
   events.map((event) => [event.event_kind, event.sequence - events[0].sequence])
@@ -252,13 +265,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         const turnId = sent.event.turn_id!
         yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
         // Another process's append to the turn, holding the agent's row until the turn's end waits for it.
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
-          yield* appendElsewhere(sql, agent.id, turnId, "model_output", {
-            content_blocks: [{ type: "text", text: "from another process" }]
-          })
-          yield* waitedOn(sql, "the turn's end waiting for the agent")
-        }))
+        yield* appendHoldingAgent(sql, agent.id, turnId, "the turn's end waiting for the agent")
         yield* rt.idle(agent.id)
         const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
         expect(turn.map((event) => [event.event_kind, event.turn_sequence])).toEqual([
@@ -345,13 +352,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         const turnId = sent.event.turn_id!
         yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
         // Another process's append to the turn, holding the agent's row until the call's record waits for it.
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
-          yield* appendElsewhere(sql, agent.id, turnId, "model_output", {
-            content_blocks: [{ type: "text", text: "from another process" }]
-          })
-          yield* waitedOn(sql, "the record of the tool call waiting for the agent")
-        }))
+        yield* appendHoldingAgent(sql, agent.id, turnId, "the record of the tool call waiting for the agent")
         const [call] = yield* eventually(rt.toolCalls(agent.id), (calls) => calls.length === 1, "the tool call")
         expect(call).toMatchObject({ name: "lookup", state: "ready", turn_id: turnId })
         const waiting = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
@@ -413,13 +414,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
           params: { ...rt.agentPath(agent.id), toolCallID: call.id },
           payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "a is 1" }] }
         }))
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
-          yield* appendElsewhere(sql, agent.id, turnId, "model_output", {
-            content_blocks: [{ type: "text", text: "from another process" }]
-          })
-          yield* waitedOn(sql, "the tool result waiting for the agent")
-        }))
+        yield* appendHoldingAgent(sql, agent.id, turnId, "the tool result waiting for the agent")
         const accepted = yield* Fiber.join(submitted)
         expect(accepted.tool_call).toMatchObject({ id: call.id, state: "completed", outcome: "succeeded" })
         yield* rt.idle(agent.id)
