@@ -170,6 +170,34 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       yield* rt.client.agents.control({ params: rt.agentPath(running.id), payload: { control_type: "cancel_current" } })
     }))
 
+  // A result's one statement sets the agent's status with its turn's only while the turn has not
+  // ended (TurnLifecycle.completeCallAlone): a call left ready on a turn ended elsewhere still
+  // takes its result, and the agent keeps the status the end left.
+  it.effect("a ready call of a turn another process ended (rows only): its result is taken, the agent stays idle", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const sql = yield* SqlClient.SqlClient
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.toolCall("lookup", { query: "a" })], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const sent = yield* rt.send(agent.id, "look it up")
+      yield* rt.waiting(agent.id)
+      const [call] = yield* rt.toolCalls(agent.id)
+      yield* sql`UPDATE turns SET status = 'failed', completed_at = now() WHERE id = ${sent.event.turn_id}`
+      yield* sql`UPDATE agents SET status = 'idle', current_turn_id = NULL WHERE id = ${agent.id}`
+      const accepted = yield* rt.client.toolCalls.submitResult({
+        params: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "a is 1" }] }
+      })
+      expect(accepted.tool_call).toMatchObject({ state: "completed", outcome: "succeeded" })
+      expect(yield* rt.client.agents.get({ params: rt.agentPath(agent.id) })).toMatchObject({
+        status: "idle",
+        current_turn_id: null
+      })
+      const turn = yield* rt.client.agents.getTurn({ params: { ...rt.agentPath(agent.id), turnID: sent.event.turn_id! } })
+      expect(turn.status).toBe("failed")
+    }))
+
   it.effect("cancel while waiting for a custom tool result and an approval: calls cancelled, interaction closed, results refused", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

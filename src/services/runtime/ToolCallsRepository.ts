@@ -48,6 +48,10 @@ const make = Effect.gen(function*() {
 
   const encodeNewToolCalls = Schema.encodeEffect(Schema.NonEmptyArray(NewToolCall))
 
+  /** The columns a call's completion sets; `completed_at` is the transaction's time, its result event's `created_at`. */
+  const completion = (outcome: typeof ToolOutcome.Type, resultEventId: EventId) =>
+    sql`state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId}, completed_at = now()`
+
   const setState = SqlSchema.void({
     Request: Schema.Struct({ id: ToolCallId, state: ToolCallState }),
     execute: ({ id, state }) => sql`UPDATE tool_calls SET state = ${state} WHERE id = ${id}`
@@ -130,34 +134,26 @@ const make = Effect.gen(function*() {
      * transaction's time, its result event's `created_at`.
      */
     completeBefore: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId): Statement.Fragment =>
-      sql`completed_call AS (
-        UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
-          completed_at = now()
-        WHERE id = ${id}
-      )`,
+      sql`completed_call AS (UPDATE tool_calls SET ${completion(outcome, resultEventId)} WHERE id = ${id})`,
     /**
-     * The ready custom call of the turn, of the agent `agent` (a lock the statement took first)
-     * holds, locked and completed with the outcome its result event records, by the statement of
-     * the append of that event (AppendPrelude): its `completed_call` holds the call's row then,
-     * none when the call was not ready (nothing completed).
+     * The call, when it is a ready custom call of the turn that `turn` (a common table expression
+     * of the statement, TurnsRepository.lockActive) holds, locked and completed as by
+     * `completeBefore`: its `completed_call` holds the call's id then, no row else (nothing completed).
      */
     completeReadyBefore: (
-      agent: StatementLock,
-      turnId: TurnId,
+      turn: string,
       id: ToolCallId,
       outcome: typeof ToolOutcome.Type,
       resultEventId: EventId
     ): ReadonlyArray<Statement.Fragment> => [
       sql`ready_call AS MATERIALIZED (
-        SELECT tool_calls.id FROM tool_calls, ${sql(agent.name)}
-        WHERE tool_calls.id = ${id} AND tool_calls.agent_id = ${sql(agent.name)}.id AND tool_calls.turn_id = ${turnId}
+        SELECT tool_calls.id FROM tool_calls, ${sql(turn)}
+        WHERE tool_calls.id = ${id} AND tool_calls.turn_id = ${sql(turn)}.id
           AND tool_calls.type = 'custom' AND tool_calls.state = 'ready'
         FOR UPDATE OF tool_calls
       )`,
       sql`completed_call AS (
-        UPDATE tool_calls SET state = 'completed', outcome = ${outcome}, result_event_id = ${resultEventId},
-          completed_at = now()
-        FROM ready_call WHERE tool_calls.id = ready_call.id
+        UPDATE tool_calls SET ${completion(outcome, resultEventId)} FROM ready_call WHERE tool_calls.id = ready_call.id
         RETURNING tool_calls.id
       )`
     ],

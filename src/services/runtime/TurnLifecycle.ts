@@ -273,9 +273,10 @@ const make = Effect.gen(function*() {
 
   /**
    * Completes the ready custom call `callId` of the turn with its result (its `tool_result`
-   * event, ToolDispatch.resultEvent) and sets the turn's and the agent's status as `refreshStatus` does, in
-   * one statement without a transaction, when nothing is in the way: the agent's timeline has not
-   * grown since the statement began, and the call is still ready (ToolCallsRepository.completeReadyBefore).
+   * event, ToolDispatch.resultEvent) and sets the turn's and the agent's status as
+   * `refreshStatus` does, in one statement without a transaction, when nothing is in the way:
+   * the agent's timeline has not grown since the statement began, the turn has not ended
+   * (TurnsRepository.lockActive), and the call is still ready (ToolCallsRepository.completeReadyBefore).
    * The result's event as appended; none when something was in the way: nothing is written then,
    * and the caller takes the transaction's way, which finds out what it was.
    */
@@ -292,7 +293,8 @@ const make = Effect.gen(function*() {
         guard: { name: "refreshed", turnUsage: false, agentStatus: true },
         with: [
           ...agent.with,
-          ...toolCalls.completeReadyBefore(agent, turnId, callId, outcome, eventId),
+          turns.lockActive(turnId, [agent.name]),
+          ...toolCalls.completeReadyBefore("turn", callId, outcome, eventId),
           ...turns.statusRefreshedAfter(turnId, waitsOf(turnId, callId), "completed_call")
         ]
       })),

@@ -125,14 +125,20 @@ const make = Effect.gen(function*() {
 
   /**
    * `turn`, the turn locked when it has not ended (`locked` are other common table expressions
-   * whose rows it takes: a lock taken first); `recorded`, the step's row made for it, unless the
-   * step was recorded already.
+   * whose rows it takes: a lock taken first).
    */
-  const lockedTurnAndStep = (id: string, step: number, outcome: string, locked: ReadonlyArray<string> = []) => [
+  const lockedTurn = (id: string, locked: ReadonlyArray<string>) =>
     sql`turn AS MATERIALIZED (
       SELECT turns.id FROM ${sql.csv([sql`turns`, ...locked.map((name) => sql`${sql(name)}`)])}
       WHERE turns.id = ${id} AND turns.status IN ${sql.in(ACTIVE)} FOR UPDATE OF turns
-    )`,
+    )`
+
+  /**
+   * `turn`, the turn locked when it has not ended (`lockedTurn`); `recorded`, the step's row made
+   * for it, unless the step was recorded already.
+   */
+  const lockedTurnAndStep = (id: string, step: number, outcome: string, locked: ReadonlyArray<string> = []) => [
+    lockedTurn(id, locked),
     sql`recorded AS (
       INSERT INTO turn_steps (turn_id, step, outcome) SELECT turn.id, ${step}::int, ${outcome}::jsonb FROM turn
       ON CONFLICT DO NOTHING RETURNING turn_id
@@ -335,6 +341,12 @@ const make = Effect.gen(function*() {
       })),
     lastStepGuard,
     callsStepGuard,
+    /**
+     * The turn locked by a statement of its own while it has not ended, after the locks of
+     * `locked` (other common table expressions whose rows it takes): its `turn` holds the turn's
+     * id then, no row else.
+     */
+    lockActive: (id: TurnId, locked: ReadonlyArray<string>): Statement.Fragment => lockedTurn(id, locked),
     /**
      * The status of a turn that has not ended set by the statement of an append (AppendPrelude)
      * once `after`, one of its common table expressions, holds a row: `waiting` when one of
