@@ -8,6 +8,7 @@
  * and stored by an owner that stopped before it applied it. A wake of a waiting workflow (a
  * deferred done: a tool call's result) resets its run without looking the run or its reply up
  * again: the run is the activation's current one, and its reply is the one the wake waited for.
+ * The run it reset is delivered again at once, not found by a read of new messages.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
@@ -24,8 +25,11 @@ interface StorageProbe {
   readonly lookedUp: Array<string>
   /** Once true, the engine's reads of new messages find none, as if its process had stopped reading. */
   deaf: boolean
-  /** Turns `deaf` on at the first reset of a run's replies (the interrupt's reset of the run). */
-  deafAfterReset: boolean
+  /**
+   * Stops the owner at the first reset of a run's replies (the interrupt's reset of the run), as if
+   * its process had stopped right after it: the reset never returns, and `deaf` turns on.
+   */
+  stopAfterReset: boolean
 }
 
 const probeStorage = (probe: StorageProbe) =>
@@ -35,10 +39,14 @@ const probeStorage = (probe: StorageProbe) =>
       return storage.requestIdForPrimaryKey(options)
     },
     clearReplies: (requestId, options) =>
-      Effect.tap(storage.clearReplies(requestId, options), () =>
-        Effect.sync(() => {
-          if (probe.deafAfterReset) probe.deaf = true
-        })),
+      Effect.andThen(
+        storage.clearReplies(requestId, options),
+        (cleared) => {
+          if (!probe.stopAfterReset) return Effect.succeed(cleared)
+          probe.deaf = true
+          return Effect.never
+        }
+      ),
     unprocessedMessages: (shardIds, options) =>
       Effect.suspend(() => probe.deaf ? Effect.succeed([]) : storage.unprocessedMessages(shardIds, options)),
     unprocessedMessagesById: (ids) =>
@@ -78,7 +86,7 @@ const workflows = Layer.mergeAll(
 /** One owner of the workflows, as the server sets the engine up, its storage probed. */
 const owner = (probe: StorageProbe) => workflowOwner(workflows, probeStorage(probe))
 
-const newProbe = (): StorageProbe => ({ lookedUp: [], deaf: false, deafAfterReset: false })
+const newProbe = (): StorageProbe => ({ lookedUp: [], deaf: false, stopAfterReset: false })
 
 /** Runs `effect` with a new owner, stopped when `effect` ends. */
 const withOwner = <A, E, R>(probe: StorageProbe, effect: Effect.Effect<A, E, R>) =>
@@ -149,9 +157,9 @@ describe("the workflow engine's interrupts", () => {
         first,
         Effect.gen(function*() {
           const executionId = yield* startWaiting("stored-1")
-          // The interrupt is stored and the run reset, then this owner reads no new message: the
-          // replay is left to the next owner, which has not seen the interrupt arrive.
-          first.deafAfterReset = true
+          // The interrupt is stored and the run reset, then this owner stops: the replay is left
+          // to the next owner, which has not seen the interrupt arrive.
+          first.stopAfterReset = true
           yield* Guarded.interrupt(executionId)
           yield* eventually(Effect.sync(() => first.deaf), (deaf) => deaf, "the interrupt to reset the run")
           // The gate opens too, so a replay that did not know of the interrupt would start "after".
@@ -203,5 +211,22 @@ describe("the workflow engine's wakes", () => {
       )
       expect(activitiesOf("woken-1")).toEqual(["woken-1: first", "woken-1: after"])
       expect(probe.lookedUp.filter((lookUp) => lookUp.startsWith("run/"))).toEqual([])
+    }).pipe(Effect.provide(database)), 60_000)
+
+  it.live("a woken workflow's run is delivered again without a read of new messages", () =>
+    Effect.gen(function*() {
+      const probe = newProbe()
+      yield* withOwner(
+        probe,
+        Effect.gen(function*() {
+          const executionId = yield* startWaiting("redelivered-1")
+          // From here on the owner's reads of new messages find none: only a delivery of the reset
+          // run without one replays the workflow.
+          probe.deaf = true
+          yield* open(Gate, Guarded._tag, executionId)
+          yield* activityRan("redelivered-1", "after")
+        })
+      )
+      expect(activitiesOf("redelivered-1")).toEqual(["redelivered-1: first", "redelivered-1: after"])
     }).pipe(Effect.provide(database)), 60_000)
 })
