@@ -7,11 +7,12 @@
  * backlog is full (MAX_BACKLOG queued inputs), so the run ends early if every backlog fills.
  *
  * Rows, on the embedded PGlite, then on a fresh Postgres database when one is reachable: events
- * appended a second, the p50 and p99 of an input's request, and the server's CPU per event.
+ * appended a second, the p50 and p99 of an input's request, and the CPU per event of the server,
+ * of this process's clients (which share the machine's cores with it), and of Postgres.
  */
 import { MAX_BACKLOG } from "../src/services/runtime/AgentInputs.ts"
 import { Reply } from "../test/support/ScriptedProvider.ts"
-import { DURATION_SECONDS } from "./Harness.ts"
+import { DURATION_SECONDS, postgresCpuMilliseconds } from "./Harness.ts"
 import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
 
 /** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all, past which `agent_backlog_full`). */
@@ -51,17 +52,27 @@ const measureTarget: MeasureTarget = (target, env, providerUrl) =>
       return { inputsUrl, queued: 0 }
     }))
     await appendUntil(agents, token, Infinity, WARM_UP_INPUTS)
+    const onPostgres = env.DATABASE_URL !== undefined
     const cpuBefore = server.cpuMilliseconds()
+    const clientsCpuBefore = process.cpuUsage()
+    const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
     const start = performance.now()
     const latencies = await appendUntil(agents, token, start + DURATION_SECONDS * 1000)
     const elapsed = (performance.now() - start) / 1000
     const cpu = server.cpuMilliseconds() - cpuBefore
+    const clientsCpu = process.cpuUsage(clientsCpuBefore)
+    const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
+    const events = Math.max(latencies.length, 1)
     const label = `${AGENTS} agents, ${target}`
     return [
       { name: `events appended per second (queued inputs), ${label}`, value: Math.round(latencies.length / elapsed), unit: "events/s" },
       { name: `input request p50, ${label}`, value: percentile(latencies, 0.5), unit: "ms" },
       { name: `input request p99, ${label}`, value: percentile(latencies, 0.99), unit: "ms" },
-      { name: `server CPU per appended event, ${label}`, value: cpu / Math.max(latencies.length, 1), unit: "ms" }
+      { name: `server CPU per appended event, ${label}`, value: cpu / events, unit: "ms" },
+      { name: `clients' CPU per appended event, ${label}`, value: (clientsCpu.user + clientsCpu.system) / 1000 / events, unit: "ms" },
+      ...(postgresCpuBefore === undefined || postgresCpuAfter === undefined
+        ? []
+        : [{ name: `Postgres CPU per appended event, ${label}`, value: (postgresCpuAfter - postgresCpuBefore) / events, unit: "ms" }])
     ]
   })
 
