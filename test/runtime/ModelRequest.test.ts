@@ -6,8 +6,8 @@
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { eventually } from "../support/Polling.ts"
-import { runtimeProject } from "../support/RuntimeProject.ts"
-import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider, type ScriptedProviderShape } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
 const turnStatuses = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
@@ -204,26 +204,59 @@ describeRuntime()("model request", (it) => {
       yield* rt.send(agent.id, "one")
       yield* rt.idle(agent.id)
 
-      const [model] = (yield* rt.client.models.list({ params: { orgID: rt.org.id }, query: {} })).data
-      const renamedSlug = `${rt.slug}-next`
-      yield* rt.client.models.update({ params: { orgID: rt.org.id, modelID: model.id }, payload: { provider_model_slug: renamedSlug } })
-      const overLocalhost = provider.baseUrl(rt.format).replace("127.0.0.1", "localhost")
-      yield* rt.client.modelProviderConfigs.update({
-        params: { orgID: rt.org.id, modelProviderConfigID: model.provider_config_id },
-        payload: { base_url: overLocalhost }
-      })
-      const [secret] = (yield* rt.client.secrets.list({ params: { orgID: rt.org.id }, query: {} })).data
-      yield* rt.client.secrets.rotate({ params: { orgID: rt.org.id, secretID: secret.id }, payload: { value: Redacted.make("sk-rotated") } })
+      const renamedSlug = yield* changeModel(rt, provider)
       yield* provider.script([Reply.text("second")], { model: renamedSlug })
       yield* rt.send(agent.id, "two")
       yield* rt.idle(agent.id)
 
-      const requests = yield* provider.requests
-      const first = requests.find((r) => r.body?.model === rt.slug)!
-      const second = requests.find((r) => r.body?.model === renamedSlug)!
-      expect(first.headers).toMatchObject({ authorization: "Bearer sk-scripted-key", host: expect.stringMatching(/^127\.0\.0\.1:/) })
-      expect(second.headers).toMatchObject({ authorization: "Bearer sk-rotated", host: expect.stringMatching(/^localhost:/) })
+      yield* expectCallsBeforeAndAfter(provider, rt.slug, renamedSlug)
       const ends = (yield* rt.events(agent.id)).filter((event) => event.event_kind === "turn" && event.turn_status !== "started")
       expect(ends.map((event) => (event as { turn_status: string }).turn_status)).toEqual(["completed", "completed"])
     }))
+
+  it.effect("the call after a tool call's result uses the model as it is once the result came, not as the turn began", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const agent = yield* rt.launch()
+      yield* provider.script([Reply.toolCall("lookup", { query: "weather" })], { model: rt.slug })
+      yield* rt.send(agent.id, "one")
+      yield* rt.waiting(agent.id)
+
+      const renamedSlug = yield* changeModel(rt, provider)
+      yield* provider.script([Reply.text("sunny")], { model: renamedSlug })
+      const [call] = yield* rt.toolCalls(agent.id)
+      yield* rt.client.toolCalls.submitResult({
+        params: { ...rt.projectPath, agentID: agent.id, toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "Sunny" }] }
+      })
+      yield* rt.idle(agent.id)
+
+      yield* expectCallsBeforeAndAfter(provider, rt.slug, renamedSlug)
+      expect(turnStatuses(yield* rt.events(agent.id))).toEqual(["started", "completed"])
+    }))
 })
+
+/** Renames the project's model, moves its provider config to `localhost` and rotates its key: the new slug. */
+const changeModel = (rt: RuntimeProject, provider: ScriptedProviderShape) =>
+  Effect.gen(function*() {
+    const renamedSlug = `${rt.slug}-next`
+    yield* rt.client.models.update({ params: { orgID: rt.org.id, modelID: rt.model.id }, payload: { provider_model_slug: renamedSlug } })
+    const overLocalhost = provider.baseUrl(rt.format).replace("127.0.0.1", "localhost")
+    yield* rt.client.modelProviderConfigs.update({
+      params: { orgID: rt.org.id, modelProviderConfigID: rt.model.provider_config_id },
+      payload: { base_url: overLocalhost }
+    })
+    const [secret] = (yield* rt.client.secrets.list({ params: { orgID: rt.org.id }, query: {} })).data
+    yield* rt.client.secrets.rotate({ params: { orgID: rt.org.id, secretID: secret.id }, payload: { value: Redacted.make("sk-rotated") } })
+    return renamedSlug
+  })
+
+/** The call under `before` went with the first key to 127.0.0.1, the call under `after` with the rotated one to localhost. */
+const expectCallsBeforeAndAfter = (provider: ScriptedProviderShape, before: string, after: string) =>
+  Effect.map(provider.requests, (requests) => {
+    const first = requests.find((r) => r.body?.model === before)!
+    const second = requests.find((r) => r.body?.model === after)!
+    expect(first.headers).toMatchObject({ authorization: "Bearer sk-scripted-key", host: expect.stringMatching(/^127\.0\.0\.1:/) })
+    expect(second.headers).toMatchObject({ authorization: "Bearer sk-rotated", host: expect.stringMatching(/^localhost:/) })
+  })

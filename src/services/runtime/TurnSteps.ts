@@ -108,13 +108,15 @@ const make = Effect.gen(function*() {
   }
 
   /**
-   * The step's state and, when it is a turn's first step of an agent known here, its setup read at
-   * the same time (on Postgres the two reads share a round trip: PipelinedReads). Only the first
-   * step: a turn resumed after a tool call replays its recorded steps first, and each would read a
-   * setup it does not use.
+   * The step's state and, when it is the step after those this process remembers recorded (a
+   * turn's first, or the one after its tool calls) of an agent known here, its setup read at the
+   * same time (on Postgres the two reads share a round trip: PipelinedReads). Not any other step:
+   * a turn resumed where its earlier steps are not remembered (another process recorded them)
+   * replays them first, and each would read a setup it does not use.
    */
   const stateWithSetup = (payload: TurnPayload, step: number) => {
-    const known = step === 1 ? knownAgents.get(payload.agent_id) : undefined
+    const next = (recordedSteps.get(payload.turn_id)?.length ?? 0) + 1
+    const known = step === next ? knownAgents.get(payload.agent_id) : undefined
     return known === undefined
       ? Effect.map(turns.stepState(payload.turn_id, step), (state) => ({ state, setup: Option.none() }))
       : Effect.map(
