@@ -498,7 +498,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
   )
 
   // An input to an agent whose last turn ended in this process decides on the agent's row as that
-  // turn's end left it, without reading it (IdleAgentRows), guarded as above: another process's
+  // turn's end left it, without reading it (KnownAgentRows), guarded as above: another process's
   // append since then sends it the read's way.
   it.effect("an input after another process's append to an agent left idle here: the input's row names its own event", () =>
     Effect.gen(function*() {
@@ -529,6 +529,55 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       ])
       expect(sent.event.sequence).toBe(events[5].sequence)
       expect(yield* inputRowSequence(sql, sent.event.agent_input_id)).toBe(sent.event.sequence)
+    }))
+
+  // Inputs sent one after another to a busy agent decide on the row the last one left
+  // (KnownAgentRows), guarded the same way: another process's append between two sends the next
+  // input the read's way.
+  it.effect("inputs queued behind a running turn, another process's append between two: each input's row names its own event", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const sql = yield* SqlClient.SqlClient
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.hang()], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const first = yield* rt.send(agent.id, "one")
+      const second = yield* rt.send(agent.id, "two")
+      yield* sql.withTransaction(
+        appendElsewhere(sql, agent.id, null, "control", { control_type: "cancel_current", actor_id: null })
+      )
+      const third = yield* rt.send(agent.id, "three")
+      const fourth = yield* rt.send(agent.id, "four")
+      expect([first, second, third, fourth].map((sent) => sent.disposition)).toEqual(["started", "queued", "queued", "queued"])
+      expect(kindsFromFirst(yield* rt.events(agent.id))).toEqual([
+        ["agent_input", 0],
+        ["turn", 1],
+        ["agent_input", 2],
+        ["control", 3],
+        ["agent_input", 4],
+        ["agent_input", 5]
+      ])
+      for (const sent of [second, third, fourth]) {
+        expect(yield* inputRowSequence(sql, sent.event.agent_input_id)).toBe(sent.event.sequence)
+      }
+      const backlog = yield* rt.client.agents.listBacklog({ params: rt.agentPath(agent.id), query: {} })
+      expect(backlog.data.map((input) => input.id)).toEqual([second, third, fourth].map((sent) => sent.event.agent_input_id))
+    }))
+
+  it.effect("a backlog full by the row the last input left has room once a queued input is withdrawn elsewhere: the input is queued", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const sql = yield* SqlClient.SqlClient
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.hang()], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "busy")
+      const queued = yield* Effect.forEach(Array.from({ length: MAX_BACKLOG }, (_, i) => i), (i) => rt.send(agent.id, `queued ${i}`))
+      // Withdrawn by a statement of another process: the row this process remembers still counts it.
+      yield* sql`UPDATE agent_inputs SET status = 'withdrawn' WHERE id = ${queued[0].event.agent_input_id}`
+      const next = yield* rt.send(agent.id, "fits now")
+      expect(next.disposition).toBe("queued")
+      expect(yield* inputRowSequence(sql, next.event.agent_input_id)).toBe(next.event.sequence)
     }))
 
   it.effect("an input for an agent left idle here, sent under another project of the caller: not_found, nothing recorded", () =>

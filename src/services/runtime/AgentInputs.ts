@@ -25,7 +25,7 @@ import { AgentAccess, agentNotFound } from "./AgentAccess.ts"
 import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
 import { type Disposition, AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { type AgentRuntimeState, AgentsRepository } from "./AgentsRepository.ts"
-import { type InputDecisionRow, IdleAgentRows } from "./IdleAgentRows.ts"
+import { type InputDecisionRow, KnownAgentRows } from "./KnownAgentRows.ts"
 import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
@@ -82,7 +82,7 @@ const make = Effect.gen(function*() {
   const personalMachines = yield* PersonalMachineUse
   const workspaceSessions = yield* WorkspaceSessionsRepository
   const ids = yield* IdGenerator
-  const idleAgents = yield* IdleAgentRows
+  const knownAgents = yield* KnownAgentRows
 
   const eventAt = (agent: Agent, sequence: number) =>
     Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
@@ -186,7 +186,8 @@ const make = Effect.gen(function*() {
 
   /**
    * Records the input in one statement that writes only while the agent is as `agent` says
-   * (AgentsRepository.lockUnchanged), so what was decided on it holds under the agent's lock.
+   * (AgentsRepository.lockUnchanged), so what was decided on it holds under the agent's lock, and
+   * remembers the agent's row as the statement left it (KnownAgentRows), for its next input.
    * None when the agent is not as it says (nothing was written), or is a workspace session's
    * (its input waits for a worktree migration, in the transaction).
    */
@@ -200,24 +201,35 @@ const make = Effect.gen(function*() {
         with: [...lock.with, ...written.writes],
         guard: { name: lock.name, turnUsage: false }
       })
-      return appended.length === 0
-        ? Option.none<RecordedInput>()
-        : Option.some<RecordedInput>({ event: appended[0] as InputEvent, disposition: written.disposition, started: written.started })
+      if (appended.length === 0) return Option.none<RecordedInput>()
+      yield* knownAgents.remember({
+        id: agent.id,
+        project_id: agent.project_id,
+        agent_config_id: agent.agent_config_id,
+        metadata: agent.metadata,
+        last_sequence: appended[appended.length - 1].sequence,
+        current_turn_id: Option.getOrElse(written.started, () => agent.current_turn_id),
+        queued_inputs: Option.isSome(written.started) ? agent.queued_inputs : agent.queued_inputs + 1
+      })
+      return Option.some<RecordedInput>({ event: appended[0] as InputEvent, disposition: written.disposition, started: written.started })
     })
 
   /**
    * Records an input without an idempotency key in one statement (docs/runtime.md, "Inputs and
-   * the backlog"), guarded on the agent's row as this process's end of its last turn left it
-   * (IdleAgentRows), else as read. None when the agent changed meanwhile (nothing was written),
+   * the backlog"), guarded on the agent's row as this process's last write to it left it (its
+   * last turn's end, or its last input: KnownAgentRows), else as read. None when the agent changed meanwhile (nothing was written),
    * or when the input needs the transaction: a key to look up first, a worktree migration to
    * wait for.
    */
   const recordAlone = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
     Effect.gen(function*() {
       if (input.input_idempotency_key !== null) return Option.none<RecordedInput>()
-      const left = yield* idleAgents.take(agentId)
+      const left = yield* knownAgents.take(agentId)
       if (Option.isSome(left) && left.value.project_id === projectId) {
-        const recorded = yield* recordGuarded(left.value, input)
+        // A backlog full by the remembered row may have room by now: the row as read decides that.
+        const recorded = yield* recordGuarded(left.value, input).pipe(
+          Effect.catchTag("AgentBacklogFull", () => Effect.succeed(Option.none<RecordedInput>()))
+        )
         if (Option.isSome(recorded) || inWorkspace(left.value)) return recorded
       }
       const agent = yield* agents.rowInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
@@ -333,7 +345,7 @@ export class AgentInputs extends Context.Service<AgentInputs, Effect.Success<typ
       PersonalMachineUse.layer,
       WorkspaceSessionsRepository.layer,
       IdGenerator.layer,
-      IdleAgentRows.layer
+      KnownAgentRows.layer
     ])
   )
 }

@@ -161,7 +161,7 @@ const make = Effect.gen(function*() {
     }),
     /**
      * The agent locked by a statement of its own until it ends, when its row is still as `agent`
-     * was read (or remembered, IdleAgentRows): the same last sequence of its timeline, current
+     * was read (or remembered, KnownAgentRows): the same last sequence of its timeline, current
      * turn and queued inputs. Its `agent` holds the agent's id then, no row else. What was decided
      * on that read holds under the lock, and the statement may number new events after that last
      * sequence.

@@ -20,7 +20,7 @@ import { someOrFail } from "../shared/Failures.ts"
 import { agentNotFound } from "./AgentAccess.ts"
 import { AgentsRepository, type LockedAgent } from "./AgentsRepository.ts"
 import { AgentInputsRepository, type QueuedInput } from "./AgentInputsRepository.ts"
-import { IdleAgentRows } from "./IdleAgentRows.ts"
+import { KnownAgentRows } from "./KnownAgentRows.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import type { AgentTurnState } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
@@ -76,7 +76,7 @@ const make = Effect.gen(function*() {
   const toolCalls = yield* ToolCallsRepository
   const interactions = yield* InteractionsRepository
   const timeline = yield* Timeline
-  const idleAgents = yield* IdleAgentRows
+  const knownAgents = yield* KnownAgentRows
 
   /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
   const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<LockedAgent>> => agents.lock(agentId)
@@ -182,7 +182,7 @@ const make = Effect.gen(function*() {
    * turn completed with the call's usage, the call's output and the turn's end appended, the
    * agent left idle, all in that statement: true. Else nothing is written, false, and the caller
    * takes the transaction's way (`completeTurn`), which finds out what was in the way. The agent
-   * (as the step read it) is remembered as the statement left it (IdleAgentRows), for its next input.
+   * (as the step read it) is remembered as the statement left it (KnownAgentRows), for its next input.
    */
   const completeAlone = (
     agent: Agent,
@@ -199,7 +199,7 @@ const make = Effect.gen(function*() {
       ),
       (appended) =>
         appended.length === 0 ? Effect.succeed(false) : Effect.as(
-          idleAgents.remember({
+          knownAgents.remember({
             id: agent.id,
             project_id: agent.project_id,
             agent_config_id: agent.agent_config_id,
@@ -328,7 +328,7 @@ export class TurnLifecycle extends Context.Service<TurnLifecycle, Effect.Success
       ToolCallsRepository.layer,
       InteractionsRepository.layer,
       Timeline.layer,
-      IdleAgentRows.layer
+      KnownAgentRows.layer
     ])
   )
 }
