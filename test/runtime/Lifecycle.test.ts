@@ -62,6 +62,16 @@ const appendHoldingAgent = (sql: SqlClient.SqlClient, agentId: string, turnId: s
     yield* waitedOn(sql, what)
   }))
 
+/** A project's agent whose first input ("busy") started a turn the provider holds, with that input. */
+const busyAgent = Effect.gen(function*() {
+  const provider = yield* ScriptedProvider
+  const rt = yield* runtimeProject(provider)
+  yield* provider.script([Reply.hang()], { model: rt.slug })
+  const agent = yield* rt.launch()
+  const first = yield* rt.send(agent.id, "busy")
+  return { rt, agent, first }
+})
+
 /** Each event's kind with its sequence's distance from the first event's. */
 const kindsFromFirst = (events: ReadonlyArray<{ event_kind: string; sequence: number }>) =>
   events.map((event) => [event.event_kind, event.sequence - events[0].sequence])
@@ -105,11 +115,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
 
   it.effect(`the backlog holds ${MAX_BACKLOG} queued inputs; the next is agent_backlog_full; withdrawing one makes room`, () =>
     Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider)
-      yield* provider.script([Reply.hang()], { model: rt.slug })
-      const agent = yield* rt.launch()
-      yield* rt.send(agent.id, "busy")
+      const { agent, rt } = yield* busyAgent
       const queued = yield* Effect.forEach(Array.from({ length: MAX_BACKLOG }, (_, i) => i), (i) => rt.send(agent.id, `queued ${i}`))
       expect(queued.every((input) => input.disposition === "queued")).toBe(true)
       const full = yield* expectFailure(rt.send(agent.id, "one too many"))
@@ -536,12 +542,8 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
   // input the read's way.
   it.effect("inputs queued behind a running turn, another process's append between two: each input's row names its own event", () =>
     Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
       const sql = yield* SqlClient.SqlClient
-      const rt = yield* runtimeProject(provider)
-      yield* provider.script([Reply.hang()], { model: rt.slug })
-      const agent = yield* rt.launch()
-      const first = yield* rt.send(agent.id, "one")
+      const { agent, first, rt } = yield* busyAgent
       const second = yield* rt.send(agent.id, "two")
       yield* sql.withTransaction(
         appendElsewhere(sql, agent.id, null, "control", { control_type: "cancel_current", actor_id: null })
@@ -566,12 +568,8 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
 
   it.effect("a backlog full by the row the last input left has room once a queued input is withdrawn elsewhere: the input is queued", () =>
     Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
       const sql = yield* SqlClient.SqlClient
-      const rt = yield* runtimeProject(provider)
-      yield* provider.script([Reply.hang()], { model: rt.slug })
-      const agent = yield* rt.launch()
-      yield* rt.send(agent.id, "busy")
+      const { agent, rt } = yield* busyAgent
       const queued = yield* Effect.forEach(Array.from({ length: MAX_BACKLOG }, (_, i) => i), (i) => rt.send(agent.id, `queued ${i}`))
       // Withdrawn by a statement of another process: the row this process remembers still counts it.
       yield* sql`UPDATE agent_inputs SET status = 'withdrawn' WHERE id = ${queued[0].event.agent_input_id}`
