@@ -217,9 +217,9 @@ const make = Effect.gen(function*() {
   /**
    * Records an input without an idempotency key in one statement (docs/runtime.md, "Inputs and
    * the backlog"), guarded on the agent's row as this process's last write to it left it (its
-   * last turn's end, or its last input: KnownAgentRows), else as read. None when the agent changed meanwhile (nothing was written),
-   * or when the input needs the transaction: a key to look up first, a worktree migration to
-   * wait for.
+   * last turn's end, or its last input: KnownAgentRows), else as read. None when the agent
+   * changed meanwhile (nothing was written), or when the input needs the transaction: a key to
+   * look up first, a worktree migration to wait for.
    */
   const recordAlone = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
     Effect.gen(function*() {
