@@ -7,7 +7,6 @@
  * safety reserve absorbs its error.
  */
 import type { ConversationItem, ModelRequest } from "./model/ModelMessages.ts"
-import { oncePerItem } from "./model/WireJson.ts"
 
 export const CHARS_PER_TOKEN = 4
 export const DEFAULT_OUTPUT_RESERVE = 4096
@@ -28,11 +27,11 @@ export const budgetOf = (contextWindow: number, maxOutputTokens: number | undefi
 }
 
 /**
- * The length of each conversation item's JSON, measured once (WireJson.ts): the items of ended
- * turns are the same objects at every later step, so a step measures only what is new instead of
+ * The length of a conversation item's JSON. The model's view adds up the ended turns' lengths as
+ * they end (Conversation.ts, `settledItemsLength`), so a step measures only what is new instead of
  * writing out the whole conversation again.
  */
-export const itemLength = oncePerItem((item) => JSON.stringify(item).length)
+export const itemLength = (item: ConversationItem) => JSON.stringify(item).length
 
 /**
  * `JSON.stringify(items).length` of `count` items whose `itemLength`s add up to `itemsLength`: the

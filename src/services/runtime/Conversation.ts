@@ -26,19 +26,21 @@ export const SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 
 const CANCELLED_RESULT = "The tool call was cancelled before it produced a result."
 
-/** Content blocks as the model reads them: media are described, not sent. */
-export const modelBlocks = (blocks: ReadonlyArray<ContentBlock>): ReadonlyArray<ModelContentBlock> =>
-  blocks.flatMap((block): ReadonlyArray<ModelContentBlock> => {
+/** The content blocks the model is sent (a reasoning summary is replayed as an item of its own, or not at all). */
+type SentBlock = Exclude<ContentBlock, { readonly type: "reasoning_summary" }>
+
+/**
+ * Content blocks as the model reads them: media are described, not sent. Made by `map`, whose
+ * array is as long as its elements (one grown by `push` keeps room for 17; the history cache keeps
+ * these arrays).
+ */
+const modelBlocks = (blocks: ReadonlyArray<ContentBlock>): ReadonlyArray<ModelContentBlock> =>
+  blocks.filter((block): block is SentBlock => block.type !== "reasoning_summary").map((block): ModelContentBlock => {
     switch (block.type) {
       case "text":
-        return [{ type: "text", text: block.text }]
+        return { type: "text", text: block.text }
       case "media_ref":
-        return [{
-          type: "text",
-          text: `[attached ${block.media_type}, ${block.size_bytes} bytes, artifact ${block.artifact_id}]`
-        }]
-      case "reasoning_summary":
-        return []
+        return { type: "text", text: `[attached ${block.media_type}, ${block.size_bytes} bytes, artifact ${block.artifact_id}]` }
     }
   })
 
@@ -105,11 +107,11 @@ export const EMPTY_VIEW: ModelView = {
 
 /**
  * What an item or an event holds besides its text, in bytes (about). An ended turn's item, with its
- * place in the view and the wire JSON and context estimate kept beside it, measured 275 bytes of
- * heap after a full collection besides its text (docs/performance.md, "Memory on Node 26, and the
- * history's bound in real bytes"); a decoded event's fields 1 KiB.
+ * place in the view and its JSON in the settled bytes of the model call's format, measured about
+ * 310 bytes of heap and buffers after a full collection besides its text (docs/performance.md, "The
+ * history cache's items at their size"); a decoded event's fields 1 KiB.
  */
-const ITEM_OVERHEAD_BYTES = 280
+const ITEM_OVERHEAD_BYTES = 310
 const EVENT_OVERHEAD_BYTES = 1024
 
 const sum = <A>(values: Iterable<A>, f: (value: A) => number) => {
@@ -137,11 +139,10 @@ const itemTextBytes = (item: ConversationItem): number => {
 }
 
 /**
- * An item with its text four times: the model call's adapter keeps the item's wire JSON beside it,
- * and its fold over the settled items their JSON as bytes, in a buffer up to twice as large
- * (WireJson.ts).
+ * An item with its text three times: the item's own, and its JSON in the model call's fold over the
+ * settled items, as bytes in a buffer up to twice as large as they are (WireJson.ts).
  */
-const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 4 * itemTextBytes(item)
+const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 3 * itemTextBytes(item)
 
 const eventBytes = (event: ContentEvent): number =>
   EVENT_OVERHEAD_BYTES + (event.event_kind === "tool_call" ? JSON.stringify(event.tool_input).length : textBytes(event.content_blocks))
@@ -187,12 +188,13 @@ const itemsOf = (
       }
     }
   }
-  if (ended) {
-    for (const callId of unanswered.values()) {
-      items.push({ type: "tool_result", call_id: callId, outcome: "failed", content: [{ type: "text", text: CANCELLED_RESULT }] })
-    }
+  if (!ended) return items
+  for (const callId of unanswered.values()) {
+    items.push({ type: "tool_result", call_id: callId, outcome: "failed", content: [{ type: "text", text: CANCELLED_RESULT }] })
   }
-  return items
+  // An ended turn's items are kept by the history cache: a copy as long as they are, without the
+  // room the array grew.
+  return items.slice()
 }
 
 const summaryOf = (compaction: EventOf<"compaction">): ConversationItem => ({

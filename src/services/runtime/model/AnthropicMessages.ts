@@ -8,7 +8,7 @@ import { Redacted } from "effect"
 import { decodeResponse, streamDecoder } from "./AnthropicMessagesDecoding.ts"
 import type { ConversationItem, ModelRequest } from "./ModelMessages.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
-import { JsonElements, jsonWithArray, keptFold, oncePerItem, withField } from "./WireJson.ts"
+import { JsonElements, jsonWithArray, keptFold, withField } from "./WireJson.ts"
 
 export const ANTHROPIC_VERSION = "2023-06-01"
 
@@ -79,17 +79,17 @@ const blocksOf = (item: ConversationItem): { role: Role; blocks: ReadonlyArray<B
 /** Thinking blocks cannot carry a cache breakpoint. */
 const isThinking = (block: Block) => block.type === "thinking" || block.type === "redacted_thinking"
 
-/** An item's blocks as JSON, written once (WireJson.ts), with which of them are thinking. */
+/** An item's blocks as JSON, with which of them are thinking. */
 interface ItemBlocksJson {
   readonly role: Role
   readonly blocks: ReadonlyArray<string>
   readonly thinking: ReadonlyArray<boolean>
 }
 
-const blocksJson = oncePerItem((item): ItemBlocksJson => {
+const blocksJson = (item: ConversationItem): ItemBlocksJson => {
   const { blocks, role } = blocksOf(item)
   return { role, blocks: blocks.map((block) => JSON.stringify(block)), thinking: blocks.map(isThinking) }
-})
+}
 
 /** A message's JSON up to its blocks. */
 const MESSAGE_OPENING: Readonly<Record<Role, string>> = {

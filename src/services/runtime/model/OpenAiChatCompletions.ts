@@ -4,21 +4,21 @@
  * it (the vendor's own route does not); it is not replayed. docs/model-adapters.md.
  */
 import { Result, Schema } from "effect"
-import type { ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
+import type { ConversationItem, ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
 import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
-import { JsonElements, jsonWithArray, keptFold, oncePerItem } from "./WireJson.ts"
+import { JsonElements, jsonWithArray, keptFold } from "./WireJson.ts"
 
-/** What an item adds to the messages, as JSON written once (WireJson.ts). */
+/** What an item adds to the messages, as JSON. */
 type ItemJson =
   | { readonly kind: "message"; readonly json: string }
   | { readonly kind: "assistant_text"; readonly json: string }
   | { readonly kind: "tool_call"; readonly json: string }
   | { readonly kind: "none" }
 
-const itemJson = oncePerItem((item): ItemJson => {
+const itemJson = (item: ConversationItem): ItemJson => {
   switch (item.type) {
     case "user_message":
       return { kind: "message", json: JSON.stringify({ role: "user", content: blocksText(item.content) }) }
@@ -41,7 +41,7 @@ const itemJson = oncePerItem((item): ItemJson => {
     case "assistant_reasoning":
       return { kind: "none" }
   }
-})
+}
 
 /**
  * The JSON string of texts joined by a blank line, from the texts' own JSON strings: JSON escapes

@@ -9,7 +9,7 @@ import { ModelProviderError, parseToolInput, toolResultText } from "./ModelMessa
 import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
-import { JsonElements, jsonWithArray, keptFold, oncePerItem } from "./WireJson.ts"
+import { JsonElements, jsonWithArray, keptFold } from "./WireJson.ts"
 
 const inputItem = (item: ConversationItem): ReadonlyArray<Record<string, unknown>> => {
   switch (item.type) {
@@ -35,8 +35,8 @@ const inputItem = (item: ConversationItem): ReadonlyArray<Record<string, unknown
 const reasoningEnabled = (request: ModelRequest) =>
   request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
 
-/** Each item's input entries as JSON, comma-separated (none: ""), written once (WireJson.ts). */
-const inputJson = oncePerItem((item) => inputItem(item).map((entry) => JSON.stringify(entry)).join(","))
+/** An item's input entries as JSON, comma-separated (none: ""). */
+const inputJson = (item: ConversationItem) => inputItem(item).map((entry) => JSON.stringify(entry)).join(",")
 
 /** The input array's elements, folded over the conversation and kept per array of items (WireJson.ts). */
 const inputElements = keptFold<JsonElements>({

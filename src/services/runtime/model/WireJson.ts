@@ -1,31 +1,15 @@
 /**
  * The request body's JSON, written from parts kept between calls (docs/model-adapters.md, "The
- * request body"). A model call sends the whole conversation every time. The items of ended turns
- * are the same objects at every later call (TurnHistory keeps them), so an item's wire JSON is
- * written once (`oncePerItem`). And the array of those items stays the same until a turn ends,
- * when the next one is made from it by appending the ended turn's items (Conversation.ts marks it
- * so, `appendedTo`). So each format keeps, per array, how far its fold over the items got
- * (`keptFold`: the bytes of the JSON written so far, and what the next item may still join, an
- * open message), and a call folds only what is new since the array it extends: the turn that just
- * ended and the running turn's items, not every item of the past again.
+ * request body"). A model call sends the whole conversation every time. The array of the ended
+ * turns' items (TurnHistory keeps it) stays the same until a turn ends, when the next one is made
+ * from it by appending the ended turn's items (Conversation.ts marks it so, `appendedTo`). So each
+ * format keeps, per array, how far its fold over the items got (`keptFold`: the bytes of the JSON
+ * written so far, and what the next item may still join, an open message), and a call folds only
+ * what is new since the array it extends: the turn that just ended and the running turn's items,
+ * not every item of the past again. An item's JSON is written when the fold reaches it and kept
+ * only as those bytes.
  */
 import type { ConversationItem } from "./ModelMessages.ts"
-
-/**
- * `write`, run once per item: later calls with the same item object get the first result (the
- * adapters' wire JSON, and the context estimate's item lengths, ContextBudget.ts).
- */
-export const oncePerItem = <A>(write: (item: ConversationItem) => A): (item: ConversationItem) => A => {
-  const written = new WeakMap<ConversationItem, A>()
-  return (item) => {
-    let result = written.get(item)
-    if (result === undefined) {
-      result = write(item)
-      written.set(item, result)
-    }
-    return result
-  }
-}
 
 /** Arrays of items made from another by appending: the other, until a fold over the array was kept. */
 const extending = new WeakMap<ReadonlyArray<ConversationItem>, ReadonlyArray<ConversationItem>>()
