@@ -109,4 +109,56 @@ describe("the model's view", () => {
     ])
     expect(view.open.size).toBe(0)
   })
+
+  it("keeps the turns that ended after what each compaction covers, folded in any pieces", () => {
+    // T1 and T2 end; a compaction in T3 covers T1 only, one in T4 covers T2 as well.
+    const compactions = [
+      { event_kind: "agent_input", turn_id: "T1", content_blocks: text("one") },
+      { event_kind: "turn", turn_id: "T1", turn_status: "started" },
+      { event_kind: "model_output", turn_id: "T1", content_blocks: text("a1") },
+      { event_kind: "turn", turn_id: "T1", turn_status: "completed" },
+      { event_kind: "agent_input", turn_id: "T2", content_blocks: text("two") },
+      { event_kind: "turn", turn_id: "T2", turn_status: "started" },
+      { event_kind: "model_output", turn_id: "T2", content_blocks: text("a2") },
+      { event_kind: "turn", turn_id: "T2", turn_status: "completed" },
+      { event_kind: "agent_input", turn_id: "T3", content_blocks: text("three") },
+      { event_kind: "turn", turn_id: "T3", turn_status: "started" },
+      { event_kind: "compaction", turn_id: "T3", compacted_through_sequence: 4, content_blocks: text("S1") },
+      { event_kind: "model_output", turn_id: "T3", content_blocks: text("a3") },
+      { event_kind: "turn", turn_id: "T3", turn_status: "completed" },
+      { event_kind: "agent_input", turn_id: "T4", content_blocks: text("four") },
+      { event_kind: "turn", turn_id: "T4", turn_status: "started" },
+      { event_kind: "compaction", turn_id: "T4", compacted_through_sequence: 8, content_blocks: text("S2") },
+      { event_kind: "model_output", turn_id: "T4", content_blocks: text("a4") },
+      { event_kind: "turn", turn_id: "T4", turn_status: "completed" }
+    ].map((event, index) => ({ ...event, sequence: index + 1 }) as unknown as AgentEvent)
+    const summary = (value: string) => ({ type: "user_message", content: text(`Summary of the earlier conversation:\n${value}`) })
+    expect(conversationOf(foldAll(compactions.slice(0, 13))).items).toEqual([
+      summary("S1"),
+      { type: "user_message", content: text("two") },
+      { type: "assistant_text", text: "a2" },
+      { type: "user_message", content: text("three") },
+      { type: "assistant_text", text: "a3" }
+    ])
+    expect(conversationOf(foldAll(compactions)).items).toEqual([
+      summary("S2"),
+      { type: "user_message", content: text("three") },
+      { type: "assistant_text", text: "a3" },
+      { type: "user_message", content: text("four") },
+      { type: "assistant_text", text: "a4" }
+    ])
+    for (let end = 1; end <= compactions.length; end++) {
+      const events = compactions.slice(0, end)
+      const whole = foldAll(events)
+      for (let first = 0; first <= end; first++) {
+        for (let second = first; second <= end; second++) {
+          const pieces = [events.slice(0, first), events.slice(first, second), events.slice(second)]
+          const folded = pieces.reduce((view, piece) => foldView(view, piece, idsOf(piece)), EMPTY_VIEW)
+          expect(conversationOf(folded)).toEqual(conversationOf(whole))
+          expect(folded.bytes).toBe(whole.bytes)
+          expect(folded.ended).toEqual(whole.ended)
+        }
+      }
+    }
+  })
 })

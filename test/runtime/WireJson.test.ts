@@ -1,7 +1,7 @@
 /**
- * The request body's JSON is joined from each item's wire JSON, written once per item object
- * (src/services/runtime/model/WireJson.ts). A conversation whose earlier items were written at an
- * earlier call sends the same body as the same conversation made of new objects (nothing kept):
+ * The request body's JSON is written from each format's fold over the items, kept per array of
+ * items (src/services/runtime/model/WireJson.ts). A conversation whose earlier items were written
+ * at an earlier call sends the same body as the same conversation made of new objects (nothing kept):
  * checked for each format as the conversation grows call after call, with texts that JSON must
  * escape, and with Anthropic's cache breakpoint moving to the new last message.
  */

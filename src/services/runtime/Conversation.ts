@@ -61,10 +61,13 @@ interface OpenTurn {
   readonly bytes: number
 }
 
-/** A turn that has ended, as the conversation items it makes (never changed again). */
+/**
+ * A turn that has ended: where, and what its conversation items (never changed again) take of the
+ * view's settled items, which hold them.
+ */
 interface EndedTurn {
   readonly endSequence: number
-  readonly items: ReadonlyArray<ConversationItem>
+  readonly itemCount: number
   readonly bytes: number
 }
 
@@ -108,10 +111,11 @@ export const EMPTY_VIEW: ModelView = {
 /**
  * What an item or an event holds besides its text, in bytes (about). An ended turn's item, with its
  * place in the view and its JSON in the settled bytes of the model call's format, measured about
- * 310 bytes of heap and buffers after a full collection besides its text (docs/performance.md, "The
- * history cache's items at their size"); a decoded event's fields 1 KiB.
+ * 270 bytes of heap and buffers after a full collection besides its text (`npm run bench --
+ * history-memory`; docs/performance.md, "The history cache's items at their size"); a decoded
+ * event's fields 1 KiB.
  */
-const ITEM_OVERHEAD_BYTES = 310
+const ITEM_OVERHEAD_BYTES = 280
 const EVENT_OVERHEAD_BYTES = 1024
 
 const sum = <A>(values: Iterable<A>, f: (value: A) => number) => {
@@ -188,13 +192,12 @@ const itemsOf = (
       }
     }
   }
-  if (!ended) return items
-  for (const callId of unanswered.values()) {
-    items.push({ type: "tool_result", call_id: callId, outcome: "failed", content: [{ type: "text", text: CANCELLED_RESULT }] })
+  if (ended) {
+    for (const callId of unanswered.values()) {
+      items.push({ type: "tool_result", call_id: callId, outcome: "failed", content: [{ type: "text", text: CANCELLED_RESULT }] })
+    }
   }
-  // An ended turn's items are kept by the history cache: a copy as long as they are, without the
-  // room the array grew.
-  return items.slice()
+  return items
 }
 
 const summaryOf = (compaction: EventOf<"compaction">): ConversationItem => ({
@@ -216,19 +219,25 @@ export const foldView = (
 ): ModelView => {
   if (events.length === 0) return view
   let summary = view.summary
-  let compacted = false
-  /** Turns that ended in this fold, appended to the view's (after any compaction in it). */
-  const justEnded: Array<EndedTurn> = []
+  /** After a compaction in this fold: the summary, then the items of the turns that ended after what it covers. */
+  let compacted: Array<ConversationItem> | undefined
   let ended = view.ended
+  /** Turns that ended in this fold (after any compaction in it), and their items in order. */
+  const justEnded: Array<EndedTurn> = []
+  const justEndedItems: Array<ConversationItem> = []
   const open = new Map(view.open)
   const callIds = new Map([...view.providerCallIds, ...providerCallIds])
   for (const event of events) {
     if (event.event_kind === "compaction") {
       summary = summaryOf(event)
       const through = event.compacted_through_sequence
+      // Turns end in sequence order, so those after what the compaction covers are the last ones,
+      // and their items the last of the settled items so far.
       ended = [...ended, ...justEnded].filter((turn) => turn.endSequence > through)
+      const settledSoFar = [...(compacted ?? view.settled), ...justEndedItems]
+      compacted = [summary, ...settledSoFar.slice(settledSoFar.length - sum(ended, (turn) => turn.itemCount))]
       justEnded.length = 0
-      compacted = true
+      justEndedItems.length = 0
       continue
     }
     if (event.turn_id === null) continue
@@ -243,7 +252,8 @@ export const foldView = (
         open.delete(event.turn_id)
         if (turn.started) {
           const items = itemsOf(turn.events, true, callIds)
-          justEnded.push({ endSequence: event.sequence, items, bytes: sum(items, itemBytes) })
+          justEnded.push({ endSequence: event.sequence, itemCount: items.length, bytes: sum(items, itemBytes) })
+          justEndedItems.push(...items)
         }
         for (const call of turn.events) if (call.event_kind === "tool_call") callIds.delete(call.tool_call_id)
         break
@@ -260,7 +270,7 @@ export const foldView = (
         break
     }
   }
-  const settled = settledAfter(view, compacted, summary, ended, justEnded)
+  const settled = settledAfter(view, compacted, ended, justEnded, justEndedItems)
   return {
     last: events[events.length - 1].sequence,
     summary,
@@ -273,34 +283,33 @@ export const foldView = (
 }
 
 /**
- * The settled items after a fold: the view's, with the items of the turns that just ended appended
- * (one copy of the array; the past's items are not made again), or made again from the summary and
- * the remaining turns after a compaction.
+ * The settled items after a fold: the view's, or those a compaction in the fold left (the summary
+ * and the `ended` turns' items), with the items of the turns that just ended appended (one copy of
+ * the array; the past's items are not made again).
  */
 const settledAfter = (
   view: ModelView,
-  compacted: boolean,
-  summary: ConversationItem | undefined,
+  compacted: ReadonlyArray<ConversationItem> | undefined,
   ended: ReadonlyArray<EndedTurn>,
-  justEnded: ReadonlyArray<EndedTurn>
+  justEnded: ReadonlyArray<EndedTurn>,
+  justEndedItems: ReadonlyArray<ConversationItem>
 ): Pick<ModelView, "settled" | "settledBytes" | "settledItemsLength"> => {
-  const appended = justEnded.flatMap((turn) => turn.items)
   const appendedBytes = sum(justEnded, (turn) => turn.bytes)
-  if (!compacted) {
+  if (compacted === undefined) {
     if (justEnded.length === 0) {
       return { settled: view.settled, settledBytes: view.settledBytes, settledItemsLength: view.settledItemsLength }
     }
-    const settled = view.settled.concat(appended)
+    const settled = view.settled.concat(justEndedItems)
     // What the model call's format kept for the view's items is extended with the new ones only.
     appendedTo(settled, view.settled, true)
     return {
       settled,
       settledBytes: view.settledBytes + appendedBytes,
-      settledItemsLength: view.settledItemsLength + sum(appended, itemLength)
+      settledItemsLength: view.settledItemsLength + sum(justEndedItems, itemLength)
     }
   }
-  const items = [...(summary === undefined ? [] : [summary]), ...ended.flatMap((turn) => turn.items), ...appended]
-  const bytes = (summary === undefined ? 0 : itemBytes(summary)) + sum(ended, (turn) => turn.bytes) + appendedBytes
+  const items = compacted.concat(justEndedItems)
+  const bytes = itemBytes(compacted[0]) + sum(ended, (turn) => turn.bytes) + appendedBytes
   return { settled: items, settledBytes: bytes, settledItemsLength: sum(items, itemLength) }
 }
 
