@@ -64,14 +64,24 @@ const bodyOf = (adapter: WireAdapter, conversation: ReadonlyArray<ConversationIt
   Buffer.concat(adapter.body(requestOf(adapter, conversation), stream)).toString("utf8")
 
 /**
+ * Turns of long texts, with characters of one to four bytes in UTF-8 and some JSON escapes: their
+ * JSON fills several of the chunks a fold's settled bytes are kept in, the first ones of 1 to 32
+ * KiB, the rest of 64 KiB (WireJson.ts), and characters fall across the chunks' ends.
+ */
+const longTurns: ReadonlyArray<ReadonlyArray<ConversationItem>> = Array.from({ length: 40 }, (_, index) => [
+  { type: "user_message", content: text(`${index} ${"é€😀 \"quoted\"\n".repeat(300 + index)}`) },
+  { type: "assistant_text", text: `${index} ${"an answer ".repeat(500 + index)}` }
+])
+
+/**
  * Runs the turns as a view keeps them (Conversation.ts): at a call, the settled items and then the
  * running turn's, made again; at the turn's end, the next settled items made from the last ones.
  * `calls` says after which turns' starts a call is made: the others' settled items are never sent.
  */
-const callBodies = (adapter: WireAdapter, calls: (turn: number) => boolean) => {
+const callBodies = (adapter: WireAdapter, calls: (turn: number) => boolean, conversationTurns = turns) => {
   const bodies: Array<{ readonly kept: string; readonly fresh: string }> = []
   let settled: ReadonlyArray<ConversationItem> = []
-  for (const [index, turn] of turns.entries()) {
+  for (const [index, turn] of conversationTurns.entries()) {
     if (calls(index)) {
       const conversation = [...settled, ...structuredClone(turn)]
       appendedTo(conversation, settled, false)
@@ -111,6 +121,27 @@ describe("the request body written from kept JSON", () => {
           appendedTo(conversation, settled, false)
           expect(bodyOf(adapter, conversation)).toBe(bodyOf(adapter, structuredClone(conversation)))
         }
+      }
+    })
+
+    it(`${adapter.path}: a conversation of many chunks, call after call, and two views made from one`, () => {
+      for (const calls of [() => true, (turn: number) => turn % 7 === 6]) {
+        for (const { fresh, kept } of callBodies(adapter, calls, longTurns)) expect(kept).toBe(fresh)
+      }
+      // The base's bytes end inside a chunk; each view appends past them in turn, so that the one
+      // appending after the other has written takes a copy of that chunk.
+      const base: ReadonlyArray<ConversationItem> = longTurns.slice(0, 13).flat()
+      bodyOf(adapter, base)
+      let views = [longTurns.slice(13, 26), longTurns.slice(26, 39)].map((more) => ({ settled: base, more }))
+      for (let round = 0; round < 13; round++) {
+        views = views.map(({ more, settled }) => {
+          const next = [...settled, ...structuredClone(more[round])]
+          appendedTo(next, settled, true)
+          const conversation: ReadonlyArray<ConversationItem> = [...next, { type: "user_message", content: text(`round ${round}`) }]
+          appendedTo(conversation, next, false)
+          expect(bodyOf(adapter, conversation)).toBe(bodyOf(adapter, structuredClone(conversation)))
+          return { more, settled: next }
+        })
       }
     })
 

@@ -69,14 +69,54 @@ export const keptFold = <S>(fold: ItemFold<S>): (items: ReadonlyArray<Conversati
 
 const COMMA = Buffer.from(",")
 
+/** The first chunk's size in bytes; each next chunk is twice the one before, up to CHUNK_BYTES. */
+const FIRST_CHUNK_BYTES = 1024
+const CHUNK_BYTES = 64 * 1024
+
+const chunkSize = (index: number) => Math.min(FIRST_CHUNK_BYTES * 2 ** index, CHUNK_BYTES)
+
 /**
- * Bytes appended to in place while they are not shared beyond what they hold: a settled state and
- * the copies made from it share one, each knowing how many of its bytes are its own; only one
- * whose bytes end where the buffer's written bytes end appends in place, any other copies first.
+ * Bytes appended in chunks that never move or grow (a new chunk holds `chunkSize(i)` bytes), so a
+ * long conversation's past is neither copied as it grows nor kept with room for as much again. A
+ * settled state and the copies made from it share one, each knowing how many of its bytes are its
+ * own; only one whose bytes end where the written bytes end appends in place, any other first
+ * takes a log of its own sharing the chunks that hold its bytes (the last one cut where they end,
+ * so that nothing is written after them).
  */
 interface ByteLog {
-  readonly buffer: Buffer
+  readonly chunks: Array<Buffer>
   written: number
+}
+
+/** The chunks of `log` holding its first `length` bytes, the last cut to where they end. */
+const prefixChunks = (log: ByteLog, length: number): Array<Buffer> => {
+  const chunks: Array<Buffer> = []
+  let offset = 0
+  for (const chunk of log.chunks) {
+    if (offset >= length) break
+    chunks.push(offset + chunk.length <= length ? chunk : chunk.subarray(0, length - offset))
+    offset += chunk.length
+  }
+  return chunks
+}
+
+/** Appends `bytes` after the log's written bytes, in new chunks past the last one's room. */
+const append = (log: ByteLog, bytes: Buffer) => {
+  let from = 0
+  let end = log.chunks.reduce((total, chunk) => total + chunk.length, 0)
+  while (from < bytes.length) {
+    if (log.written === end) {
+      const chunk = Buffer.allocUnsafeSlow(chunkSize(log.chunks.length))
+      log.chunks.push(chunk)
+      end += chunk.length
+    }
+    const last = log.chunks[log.chunks.length - 1]
+    const at = last.length - (end - log.written)
+    const count = Math.min(last.length - at, bytes.length - from)
+    bytes.copy(last, at, from, from + count)
+    from += count
+    log.written += count
+  }
 }
 
 /**
@@ -91,7 +131,7 @@ export class JsonElements {
   ) {}
 
   static empty(): JsonElements {
-    return new JsonElements({ buffer: Buffer.alloc(0), written: 0 }, 0, [])
+    return new JsonElements({ chunks: [], written: 0 }, 0, [])
   }
 
   push(json: string): void {
@@ -103,35 +143,31 @@ export class JsonElements {
   }
 
   /**
-   * Writes the newer elements after the bytes (JSON text never splits a surrogate pair): in place
-   * when no other state's bytes go on past this one's, else into a buffer of its own, twice as
-   * large as it needs, so that appending a turn at a time costs what the turn writes.
+   * Writes the newer elements after the bytes (JSON text never splits a surrogate pair), in place
+   * when no other state's bytes go on past this one's, else into a log of its own that shares the
+   * chunks holding its bytes: appending a turn at a time costs what the turn writes.
    */
   settle(): void {
     if (this.texts.length === 0) return
-    const text = `${this.length === 0 ? "" : ","}${this.texts.join(",")}`
+    const bytes = Buffer.from(`${this.length === 0 ? "" : ","}${this.texts.join(",")}`)
     this.texts.length = 0
-    const size = Buffer.byteLength(text)
-    const { buffer, written } = this.log
-    if (written !== this.length || written + size > buffer.length) {
-      const grown = Buffer.allocUnsafe(Math.max(2 * (this.length + size), 1024))
-      buffer.copy(grown, 0, 0, this.length)
-      this.log = { buffer: grown, written: this.length }
-    }
-    this.log.buffer.write(text, this.length)
-    this.length += size
-    this.log.written = this.length
+    if (this.log.written !== this.length) this.log = { chunks: prefixChunks(this.log, this.length), written: this.length }
+    append(this.log, bytes)
+    this.length = this.log.written
   }
 
   /** `first` if given, the elements, then `more`, comma-separated, as UTF-8 chunks. */
   chunks(more: ReadonlyArray<string>, first?: string): Array<Buffer> {
     const texts = more.length === 0 ? this.texts : [...this.texts, ...more]
     const chunks: Array<Buffer> = first === undefined ? [] : [Buffer.from(first)]
-    const bytes = this.log.buffer.subarray(0, this.length)
-    for (const chunk of [bytes, texts.length === 0 ? undefined : Buffer.from(texts.join(","))]) {
-      if (chunk === undefined || chunk.length === 0) continue
+    const settled = prefixChunks(this.log, this.length)
+    if (settled.length > 0) {
       if (chunks.length > 0) chunks.push(COMMA)
-      chunks.push(chunk)
+      chunks.push(...settled)
+    }
+    if (texts.length > 0) {
+      if (chunks.length > 0) chunks.push(COMMA)
+      chunks.push(Buffer.from(texts.join(",")))
     }
     return chunks
   }
