@@ -143,10 +143,10 @@ const itemTextBytes = (item: ConversationItem): number => {
 }
 
 /**
- * An item with its text three times: the item's own, and its JSON in the model call's fold over the
- * settled items, as bytes in a buffer up to twice as large as they are (WireJson.ts).
+ * An item with its text twice: the item's own, and its JSON in the model call's fold over the
+ * settled items, kept as bytes (WireJson.ts).
  */
-const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 3 * itemTextBytes(item)
+const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 2 * itemTextBytes(item)
 
 const eventBytes = (event: ContentEvent): number =>
   EVENT_OVERHEAD_BYTES + (event.event_kind === "tool_call" ? JSON.stringify(event.tool_input).length : textBytes(event.content_blocks))
