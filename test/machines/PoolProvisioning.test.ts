@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto"
 import type { Client } from "../../src/api/Client.ts"
 import type { AgentId, MachinePoolId, OrgId, ProjectId } from "../../src/domain/shared/Ids.ts"
 import { until } from "../support/Polling.ts"
-import { freePort, startServer, withClient } from "../support/Processes.ts"
+import { startServer, withClient } from "../support/Processes.ts"
 import { Reply } from "../support/ScriptedProvider.ts"
 import { serverProcesses } from "../support/ServerProcesses.ts"
 import { ID_PATTERN, uniqueEmail } from "../support/TestApp.ts"
@@ -36,23 +36,25 @@ const poolIds: Array<string> = []
 type Run = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => Promise<A>
 
 /**
- * A server's set-up: a data directory, a fixed port (pool machines' daemons reach the server
- * there, also after a restart), the local provider enabled and a short admission wait, and a
- * client of its bootstrap admin.
+ * A server's set-up: a data directory, the local provider enabled and a short admission wait, and a
+ * client of its bootstrap admin. The first start picks the port (another on a pick taken
+ * meanwhile) and `keepPort` puts it in `env`: pool machines' daemons reach the server there, also
+ * after a restart.
  */
 const poolServer = async (extraEnv: Record<string, string> = {}) => {
-  const port = await freePort()
   const token = `pool-${randomBytes(16).toString("hex")}`
   const env: Record<string, string> = {
     AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
     AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("pools"),
-    PORT: String(port),
     AGENT_PLATFORM_LOCAL_PROVIDER_KEY: LOCAL_KEY,
     AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS: String(ADMISSION_WAIT_SECONDS),
     ...extraEnv
   }
-  const run: Run = (f) => withClient(`http://127.0.0.1:${port}`, token, f)
-  return { dataDir: servers.dataDir(), env, run }
+  const run: Run = (f) => withClient(`http://127.0.0.1:${env.PORT}`, token, f)
+  const keepPort = (server: { readonly port: number }) => {
+    env.PORT = String(server.port)
+  }
+  return { dataDir: servers.dataDir(), env, keepPort, run }
 }
 
 /** The organization's machines whose names start with `prefix`, deleted ones included (listed only on request). */
@@ -123,8 +125,9 @@ const poolConfig = (client: Client, orgID: OrgId, projectID: ProjectId, model: s
 
 describe("machine pools: machines from a local pool", () => {
   it("agents get machines the pool starts, within its limits; a restart loses nothing; idle machines are deleted", async () => {
-    const { dataDir, env, run } = await poolServer({ AGENT_PLATFORM_POOL_MINUTE_SECONDS: String(MINUTE_SECONDS) })
+    const { dataDir, env, keepPort, run } = await poolServer({ AGENT_PLATFORM_POOL_MINUTE_SECONDS: String(MINUTE_SECONDS) })
     let server = await startServer(dataDir, env)
+    keepPort(server)
 
     const setup = await run((client) =>
       Effect.gen(function*() {
@@ -254,8 +257,9 @@ describe("machine pools: machines from a local pool", () => {
   }, TIMEOUT_MS)
 
   it("the operator's key taken away: the pool starts no machine, and after a restart without the key its machines are stopped", async () => {
-    const { dataDir, env, run } = await poolServer()
+    const { dataDir, env, keepPort, run } = await poolServer()
     let server = await startServer(dataDir, env)
+    keepPort(server)
     const setup = await run((client) =>
       Effect.gen(function*() {
         const org = yield* client.organizations.create({ payload: { name: "Revoked" } })
