@@ -10,6 +10,7 @@ import { Duration, Effect, Fiber, Layer, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from "../../src/services/runtime/model/AnthropicMessages.ts"
+import { ConversationItems } from "../../src/services/runtime/model/ConversationItems.ts"
 import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
 import type { ConversationItem, ModelEvent, ModelRequest, ModelResponse } from "../../src/services/runtime/model/ModelMessages.ts"
 import { ModelProviderError } from "../../src/services/runtime/model/ModelMessages.ts"
@@ -43,7 +44,7 @@ const requestFor = (
     apiKey: Redacted.make("sk-test-key"),
     model,
     instruction: INSTRUCTION,
-    conversation,
+    conversation: ConversationItems.of(conversation),
     tools: [WEATHER_TOOL],
     maxOutputTokens: 4000,
     reasoningEffort: "high",

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted } from "effect"
+import { ConversationItems } from "../../src/services/runtime/model/ConversationItems.ts"
 import { ModelClient, ModelRetryPolicy } from "../../src/services/runtime/model/ModelClient.ts"
 import type { ModelRequest } from "../../src/services/runtime/model/ModelMessages.ts"
 import { TestModelClient } from "./RuntimeLayer.ts"
@@ -16,7 +17,7 @@ const request = (baseUrl: string, model: string, apiKey = "sk-test"): ModelReque
   apiKey: Redacted.make(apiKey),
   model,
   instruction: "Be brief.",
-  conversation: [{ type: "user_message", content: [{ type: "text", text: "Hi" }] }],
+  conversation: ConversationItems.of([{ type: "user_message", content: [{ type: "text", text: "Hi" }] }]),
   tools: [],
   maxOutputTokens: undefined,
   reasoningEffort: undefined,

@@ -1,6 +1,6 @@
 /**
- * The request body's JSON is written from each format's fold over the items, kept per array of
- * items (src/services/runtime/model/WireJson.ts). A conversation whose earlier items were written
+ * The request body's JSON is written from each format's fold over the items, kept per
+ * ConversationItems (src/services/runtime/model/WireJson.ts). A conversation whose earlier items were written
  * at an earlier call sends the same body as the same conversation made of new objects (nothing kept):
  * checked for each format as the conversation grows call after call, with texts that JSON must
  * escape, and with Anthropic's cache breakpoint moving to the new last message.
@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Redacted } from "effect"
 import { AnthropicMessages } from "../../src/services/runtime/model/AnthropicMessages.ts"
+import { ConversationItems } from "../../src/services/runtime/model/ConversationItems.ts"
 import type { ConversationItem, ModelRequest } from "../../src/services/runtime/model/ModelMessages.ts"
 import { OpenAiChatCompletions } from "../../src/services/runtime/model/OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "../../src/services/runtime/model/OpenAiResponses.ts"
@@ -41,7 +42,7 @@ const turns: ReadonlyArray<ReadonlyArray<ConversationItem>> = [
   ]
 ]
 
-const requestOf = (adapter: WireAdapter, conversation: ReadonlyArray<ConversationItem>): ModelRequest => ({
+const requestOf = (adapter: WireAdapter, conversation: ConversationItems): ModelRequest => ({
   apiFormat: adapter === AnthropicMessages
     ? "anthropic-messages"
     : adapter === OpenAiResponses
@@ -60,8 +61,25 @@ const requestOf = (adapter: WireAdapter, conversation: ReadonlyArray<Conversatio
 })
 
 /** The body of a call with `conversation`, as text. */
-const bodyOf = (adapter: WireAdapter, conversation: ReadonlyArray<ConversationItem>, stream = true) =>
+const bodyOf = (adapter: WireAdapter, conversation: ConversationItems, stream = true) =>
   Buffer.concat(adapter.body(requestOf(adapter, conversation), stream)).toString("utf8")
+
+/** The same conversation made of new objects: nothing kept for it. */
+const fresh = (conversation: ConversationItems) => ConversationItems.of(structuredClone(conversation.toArray()))
+
+/** `settled`, then `more`, as a call's conversation. */
+const callOn = (settled: ConversationItems, more: ReadonlyArray<ConversationItem>) => {
+  const conversation = settled.then(structuredClone(more))
+  appendedTo(conversation, settled, false)
+  return conversation
+}
+
+/** `settled`, then `more`, as a view's next settled items. */
+const settle = (settled: ConversationItems, more: ReadonlyArray<ConversationItem>) => {
+  const next = settled.settledWith(structuredClone(more))
+  appendedTo(next, settled, true)
+  return next
+}
 
 /**
  * Turns of long texts, with characters of one to four bytes in UTF-8 and some JSON escapes: their
@@ -80,16 +98,13 @@ const longTurns: ReadonlyArray<ReadonlyArray<ConversationItem>> = Array.from({ l
  */
 const callBodies = (adapter: WireAdapter, calls: (turn: number) => boolean, conversationTurns = turns) => {
   const bodies: Array<{ readonly kept: string; readonly fresh: string }> = []
-  let settled: ReadonlyArray<ConversationItem> = []
+  let settled = ConversationItems.empty
   for (const [index, turn] of conversationTurns.entries()) {
     if (calls(index)) {
-      const conversation = [...settled, ...structuredClone(turn)]
-      appendedTo(conversation, settled, false)
-      bodies.push({ kept: bodyOf(adapter, conversation), fresh: bodyOf(adapter, structuredClone(conversation)) })
+      const conversation = callOn(settled, turn)
+      bodies.push({ kept: bodyOf(adapter, conversation), fresh: bodyOf(adapter, fresh(conversation)) })
     }
-    const next = [...settled, ...structuredClone(turn)]
-    appendedTo(next, settled, true)
-    settled = next
+    settled = settle(settled, turn)
   }
   return bodies
 }
@@ -108,18 +123,13 @@ describe("the request body written from kept JSON", () => {
     })
 
     it(`${adapter.path}: two arrays made from one each resume from their own past, call after call`, () => {
-      const base: ReadonlyArray<ConversationItem> = [...turns[0]]
+      const base = ConversationItems.of(turns[0])
       bodyOf(adapter, base)
-      const views = [turns[1], turns[2]].map((turn) => {
-        const settled = [...base, ...structuredClone(turn)]
-        appendedTo(settled, base, true)
-        return settled
-      })
+      const views = [turns[1], turns[2]].map((turn) => settle(base, turn))
       for (let round = 0; round < 2; round++) {
         for (const settled of views) {
-          const conversation: ReadonlyArray<ConversationItem> = [...settled, { type: "user_message", content: text(`again ${round}`) }]
-          appendedTo(conversation, settled, false)
-          expect(bodyOf(adapter, conversation)).toBe(bodyOf(adapter, structuredClone(conversation)))
+          const conversation = callOn(settled, [{ type: "user_message", content: text(`again ${round}`) }])
+          expect(bodyOf(adapter, conversation)).toBe(bodyOf(adapter, fresh(conversation)))
         }
       }
     })
@@ -128,18 +138,17 @@ describe("the request body written from kept JSON", () => {
       for (const calls of [() => true, (turn: number) => turn % 7 === 6]) {
         for (const { fresh, kept } of callBodies(adapter, calls, longTurns)) expect(kept).toBe(fresh)
       }
-      // The base's bytes end inside a chunk; each view appends past them in turn, so that the one
-      // appending after the other has written takes a copy of that chunk.
-      const base: ReadonlyArray<ConversationItem> = longTurns.slice(0, 13).flat()
+      // The base's bytes (its items' JSON lines, and each format's JSON) end inside a chunk; each
+      // view appends past them in turn, so that the one appending after the other has written
+      // takes a copy of that chunk.
+      const base = settle(ConversationItems.of(longTurns.slice(0, 12).flat()), longTurns[12])
       bodyOf(adapter, base)
       let views = [longTurns.slice(13, 26), longTurns.slice(26, 39)].map((more) => ({ settled: base, more }))
       for (let round = 0; round < 13; round++) {
         views = views.map(({ more, settled }) => {
-          const next = [...settled, ...structuredClone(more[round])]
-          appendedTo(next, settled, true)
-          const conversation: ReadonlyArray<ConversationItem> = [...next, { type: "user_message", content: text(`round ${round}`) }]
-          appendedTo(conversation, next, false)
-          expect(bodyOf(adapter, conversation)).toBe(bodyOf(adapter, structuredClone(conversation)))
+          const next = settle(settled, more[round])
+          const conversation = callOn(next, [{ type: "user_message", content: text(`round ${round}`) }])
+          expect(bodyOf(adapter, conversation)).toBe(bodyOf(adapter, fresh(conversation)))
           return { more, settled: next }
         })
       }
@@ -147,13 +156,11 @@ describe("the request body written from kept JSON", () => {
 
     it(`${adapter.path}: a call's running items are not kept into the next call's`, () => {
       // The settled items end with an assistant's text, which the first call's items join.
-      const settled: ReadonlyArray<ConversationItem> = [...turns[0], { type: "assistant_text", text: "found it" }]
-      const first: ReadonlyArray<ConversationItem> = [...settled, { type: "assistant_text", text: "and more" }, ...structuredClone(turns[2])]
-      appendedTo(first, settled, false)
-      const second = [...settled, ...structuredClone(turns[1])]
-      appendedTo(second, settled, false)
-      expect(bodyOf(adapter, first)).toBe(bodyOf(adapter, structuredClone(first)))
-      expect(bodyOf(adapter, second)).toBe(bodyOf(adapter, structuredClone(second)))
+      const settled = ConversationItems.of([...turns[0], { type: "assistant_text", text: "found it" }])
+      const first = callOn(settled, [{ type: "assistant_text", text: "and more" }, ...turns[2]])
+      const second = callOn(settled, turns[1])
+      expect(bodyOf(adapter, first)).toBe(bodyOf(adapter, fresh(first)))
+      expect(bodyOf(adapter, second)).toBe(bodyOf(adapter, fresh(second)))
     })
   }
 
@@ -162,7 +169,7 @@ describe("the request body written from kept JSON", () => {
     const marked: Array<ReadonlyArray<string>> = []
     for (const turn of turns) {
       conversation = [...conversation, ...turn]
-      const body = JSON.parse(bodyOf(AnthropicMessages, conversation, false))
+      const body = JSON.parse(bodyOf(AnthropicMessages, ConversationItems.of(conversation), false))
       marked.push(
         body.messages.flatMap((message: { content: ReadonlyArray<{ type: string; cache_control?: unknown }> }) =>
           message.content.filter((block) => block.cache_control !== undefined).map((block) => block.type)
@@ -174,7 +181,7 @@ describe("the request body written from kept JSON", () => {
   })
 
   it("openai-chat-completions: an assistant's texts are joined by a blank line", () => {
-    const body = JSON.parse(bodyOf(OpenAiChatCompletions, turns[0], false))
+    const body = JSON.parse(bodyOf(OpenAiChatCompletions, ConversationItems.of(turns[0]), false))
     expect(body.messages[2]).toEqual({
       role: "assistant",
       content: `${awkward[1]}\n\n${awkward[2]}`,

@@ -6,6 +6,7 @@
 import { Context, Effect, Layer, Option, Result } from "effect"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { TurnId } from "../../domain/shared/Ids.ts"
+import { ConversationItems } from "./model/ConversationItems.ts"
 import { ModelClient } from "./model/ModelClient.ts"
 import type { ConversationItem } from "./model/ModelMessages.ts"
 import { summaryConversation } from "./SummaryInput.ts"
@@ -49,10 +50,15 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const ended = history.view.ended
       if (ended.length === 0) return Option.some<CompactionProblem>({ _tag: "NothingToCompact" })
-      const conversation = summaryConversation(history.view.settled, SUMMARY_REQUEST, COMPACTION_INSTRUCTION, setup.budget)
+      const conversation = summaryConversation(history.view.settled.toArray(), SUMMARY_REQUEST, COMPACTION_INSTRUCTION, setup.budget)
       const answer = yield* cancellation.unlessCancelled(
         turnId,
-        client.respond({ ...setup.base, instruction: COMPACTION_INSTRUCTION, tools: [], conversation })
+        client.respond({
+          ...setup.base,
+          instruction: COMPACTION_INSTRUCTION,
+          tools: [],
+          conversation: ConversationItems.of(conversation)
+        })
       )
       if (Option.isNone(answer)) return Option.some<CompactionProblem>({ _tag: "Cancelled" })
       if (Result.isFailure(answer.value)) {

@@ -15,6 +15,7 @@ import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { Schema } from "effect"
 import { arrayLength, itemLength } from "./ContextBudget.ts"
 import { type ConversationItem, type ModelContentBlock, ReasoningReplay } from "./model/ModelMessages.ts"
+import { ConversationItems } from "./model/ConversationItems.ts"
 import { appendedTo } from "./model/WireJson.ts"
 
 const isReasoningReplay = Schema.is(ReasoningReplay)
@@ -80,7 +81,7 @@ export interface ModelView {
   /** The turns that ended after the compaction, in the order they ran. */
   readonly ended: ReadonlyArray<EndedTurn>
   /** The summary's and the ended turns' items, in order. */
-  readonly settled: ReadonlyArray<ConversationItem>
+  readonly settled: ConversationItems
   /** About what `settled` holds in memory, in bytes. */
   readonly settledBytes: number
   /**
@@ -100,7 +101,7 @@ export const EMPTY_VIEW: ModelView = {
   last: 0,
   summary: undefined,
   ended: [],
-  settled: [],
+  settled: ConversationItems.empty,
   settledBytes: 0,
   settledItemsLength: 0,
   open: new Map(),
@@ -109,13 +110,13 @@ export const EMPTY_VIEW: ModelView = {
 }
 
 /**
- * What an item or an event holds besides its text, in bytes (about). An ended turn's item, with its
- * place in the view and its JSON in the settled bytes of the model call's format, measured about
- * 270 bytes of heap and buffers after a full collection besides its text (`npm run bench --
- * history-memory`; docs/performance.md, "The history cache's items at their size"); a decoded
- * event's fields 1 KiB.
+ * What an item or an event holds besides its text, in bytes (about). An ended turn's item, kept as
+ * a line of JSON (ConversationItems.ts) with its share of the turn's place in the view, and as its
+ * JSON in the settled bytes of the model call's format, measured 200 to 230 bytes of heap and
+ * buffers after a full collection besides its text (`npm run bench -- history-memory`;
+ * docs/performance.md, "The history cache's items as JSON"); a decoded event's fields 1 KiB.
  */
-const ITEM_OVERHEAD_BYTES = 280
+const ITEM_OVERHEAD_BYTES = 210
 const EVENT_OVERHEAD_BYTES = 1024
 
 const sum = <A>(values: Iterable<A>, f: (value: A) => number) => {
@@ -143,8 +144,8 @@ const itemTextBytes = (item: ConversationItem): number => {
 }
 
 /**
- * An item with its text twice: the item's own, and its JSON in the model call's fold over the
- * settled items, kept as bytes (WireJson.ts).
+ * An item with its text twice: in its own line of JSON (ConversationItems.ts), and in its JSON in
+ * the model call's fold over the settled items (WireJson.ts), both kept as bytes.
  */
 const itemBytes = (item: ConversationItem): number => ITEM_OVERHEAD_BYTES + 2 * itemTextBytes(item)
 
@@ -234,7 +235,7 @@ export const foldView = (
       // Turns end in sequence order, so those after what the compaction covers are the last ones,
       // and their items the last of the settled items so far.
       ended = [...ended, ...justEnded].filter((turn) => turn.endSequence > through)
-      const settledSoFar = [...(compacted ?? view.settled), ...justEndedItems]
+      const settledSoFar = [...(compacted ?? view.settled.toArray()), ...justEndedItems]
       compacted = [summary, ...settledSoFar.slice(settledSoFar.length - sum(ended, (turn) => turn.itemCount))]
       justEnded.length = 0
       justEndedItems.length = 0
@@ -299,7 +300,7 @@ const settledAfter = (
     if (justEnded.length === 0) {
       return { settled: view.settled, settledBytes: view.settledBytes, settledItemsLength: view.settledItemsLength }
     }
-    const settled = view.settled.concat(justEndedItems)
+    const settled = view.settled.settledWith(justEndedItems)
     // What the model call's format kept for the view's items is extended with the new ones only.
     appendedTo(settled, view.settled, true)
     return {
@@ -310,12 +311,12 @@ const settledAfter = (
   }
   const items = compacted.concat(justEndedItems)
   const bytes = itemBytes(compacted[0]) + sum(ended, (turn) => turn.bytes) + appendedBytes
-  return { settled: items, settledBytes: bytes, settledItemsLength: sum(items, itemLength) }
+  return { settled: ConversationItems.of(items), settledBytes: bytes, settledItemsLength: sum(items, itemLength) }
 }
 
 /** The conversation a model call sends, with the length of its JSON. */
 export interface ModelConversation {
-  readonly items: ReadonlyArray<ConversationItem>
+  readonly items: ConversationItems
   /** `JSON.stringify(items).length`, from the settled items' kept lengths and the running turns' items. */
   readonly jsonLength: number
 }
@@ -324,14 +325,8 @@ export interface ModelConversation {
 export const conversationOf = (view: ModelView): ModelConversation => {
   const running = [...view.open].filter(([, turn]) => turn.started).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
   if (running.length === 0) return { items: view.settled, jsonLength: arrayLength(view.settled.length, view.settledItemsLength) }
-  const items = [...view.settled]
-  let itemsLength = view.settledItemsLength
-  for (const [, turn] of running) {
-    for (const item of itemsOf(turn.events, false, view.providerCallIds)) {
-      items.push(item)
-      itemsLength += itemLength(item)
-    }
-  }
+  const runningItems = running.flatMap(([, turn]) => itemsOf(turn.events, false, view.providerCallIds))
+  const items = view.settled.then(runningItems)
   appendedTo(items, view.settled, false)
-  return { items, jsonLength: arrayLength(items.length, itemsLength) }
+  return { items, jsonLength: arrayLength(items.length, view.settledItemsLength + sum(runningItems, itemLength)) }
 }

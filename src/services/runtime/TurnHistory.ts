@@ -9,9 +9,9 @@
  * last event, with the provider ids of their tool calls as the transaction recording them told
  * them (`expectCalls`; a call whose id was not told is read with its event), so a model call whose
  * agent's last sequence the view has reached reads nothing. The view keeps an ended turn as its
- * conversation items, not its events. What is remembered is bounded (MAX_CACHED_BYTES, least
- * recently used agents forgotten first); a forgotten agent, or one after a restart, is read whole
- * again.
+ * conversation items, not its events, and those as JSON (ConversationItems.ts). What is remembered
+ * is bounded (MAX_CACHED_BYTES, least recently used agents forgotten first); a forgotten agent, or
+ * one after a restart, is read whole again.
  */
 import { Context, Effect, Layer } from "effect"
 import type { AgentId, ToolCallId } from "../../domain/shared/Ids.ts"

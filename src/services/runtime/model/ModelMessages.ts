@@ -8,6 +8,7 @@ import { Option, Redacted, Schema } from "effect"
 import { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { CacheRetention } from "../../../domain/configuration/Models.ts"
 import type { SecretId } from "../../../domain/shared/Ids.ts"
+import type { ConversationItems } from "./ConversationItems.ts"
 
 export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 export type TextBlock = typeof TextBlock.Type
@@ -82,7 +83,7 @@ export interface ModelRequest {
   readonly model: string
   /** The system instruction. */
   readonly instruction: string
-  readonly conversation: ReadonlyArray<ConversationItem>
+  readonly conversation: ConversationItems
   readonly tools: ReadonlyArray<ToolDefinition>
   /** Per-request output cap; when undefined the provider's default (anthropic: DEFAULT_ANTHROPIC_MAX_TOKENS). */
   readonly maxOutputTokens: number | undefined
