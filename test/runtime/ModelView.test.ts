@@ -84,7 +84,7 @@ describe("the model's view", () => {
       { type: "tool_call", call_id: "p2", name: "lookup", input: { q: 2 } },
       { type: "tool_result", call_id: "p2", outcome: "failed", content: text("The tool call was cancelled before it produced a result.") }
     ])
-    expect(beforeT3.ended.map((turn) => turn.endSequence)).toEqual([7, 14])
+    expect(beforeT3.ended.toArray().map((turn) => turn.endSequence)).toEqual([7, 14])
     expect(beforeT3.providerCallIds.size).toBe(0)
     // While T2 runs, its open call has no result yet.
     expect(sent(foldAll(timeline.slice(0, 11))).items.slice(-2)).toEqual([
@@ -95,7 +95,7 @@ describe("the model's view", () => {
 
   it("replaces the turns a compaction covers by its summary", () => {
     const view = foldAll(timeline.slice(0, 17))
-    expect(view.ended).toEqual([])
+    expect(view.ended.toArray()).toEqual([])
     expect(sent(view).items).toEqual([
       { type: "user_message", content: text("Summary of the earlier conversation:\nS") },
       { type: "user_message", content: text("third") },
@@ -105,7 +105,7 @@ describe("the model's view", () => {
 
   it("appends the turns that end after a compaction to its summary", () => {
     const view = foldAll(timeline)
-    expect(view.ended.map((turn) => turn.endSequence)).toEqual([18, 22])
+    expect(view.ended.toArray().map((turn) => turn.endSequence)).toEqual([18, 22])
     expect(sent(view).items).toEqual([
       { type: "user_message", content: text("Summary of the earlier conversation:\nS") },
       { type: "user_message", content: text("third") },
@@ -162,7 +162,7 @@ describe("the model's view", () => {
           const folded = pieces.reduce((view, piece) => foldView(view, piece, idsOf(piece)), EMPTY_VIEW)
           expect(sent(folded)).toEqual(sent(whole))
           expect(folded.bytes).toBe(whole.bytes)
-          expect(folded.ended).toEqual(whole.ended)
+          expect(folded.ended.toArray()).toEqual(whole.ended.toArray())
         }
       }
     }

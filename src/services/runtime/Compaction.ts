@@ -70,7 +70,7 @@ const make = Effect.gen(function*() {
       }
       const response = answer.value.success
       const summary = response.output.flatMap((item) => item.type === "assistant_text" ? [item.text] : []).join("")
-      const through = ended[ended.length - 1].endSequence
+      const through = ended.at(ended.length - 1).endSequence
       yield* timeline.transaction(Effect.gen(function*() {
         yield* lifecycle.lockAgent(agent.id)
         if (!(yield* turns.isActive(turnId, true))) return

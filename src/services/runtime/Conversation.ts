@@ -15,6 +15,7 @@ import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { Schema } from "effect"
 import { arrayLength, itemLength } from "./ContextBudget.ts"
 import { type ConversationItem, type ModelContentBlock, ReasoningReplay } from "./model/ModelMessages.ts"
+import { type EndedTurn, EndedTurns } from "./EndedTurns.ts"
 import { ConversationItems } from "./model/ConversationItems.ts"
 import { appendedTo } from "./model/WireJson.ts"
 
@@ -62,24 +63,17 @@ interface OpenTurn {
   readonly bytes: number
 }
 
-/**
- * A turn that has ended: where, and what its conversation items (never changed again) take of the
- * view's settled items, which hold them.
- */
-interface EndedTurn {
-  readonly endSequence: number
-  readonly itemCount: number
-  readonly bytes: number
-}
-
 /** The model's view of an agent's timeline up to an event; never changed once made (a fold makes a new one). */
 export interface ModelView {
   /** The sequence of the last event folded in (0: none). */
   readonly last: number
   /** The latest compaction's summary, if any. */
   readonly summary: ConversationItem | undefined
-  /** The turns that ended after the compaction, in the order they ran. */
-  readonly ended: ReadonlyArray<EndedTurn>
+  /**
+   * The turns that ended after the compaction, in the order they ran: where each ended, and what
+   * its conversation items (never changed again) take of the settled items, which hold them.
+   */
+  readonly ended: EndedTurns
   /** The summary's and the ended turns' items, in order. */
   readonly settled: ConversationItems
   /** About what `settled` holds in memory, in bytes. */
@@ -100,7 +94,7 @@ export interface ModelView {
 export const EMPTY_VIEW: ModelView = {
   last: 0,
   summary: undefined,
-  ended: [],
+  ended: EndedTurns.empty,
   settled: ConversationItems.empty,
   settledBytes: 0,
   settledItemsLength: 0,
@@ -234,9 +228,9 @@ export const foldView = (
       const through = event.compacted_through_sequence
       // Turns end in sequence order, so those after what the compaction covers are the last ones,
       // and their items the last of the settled items so far.
-      ended = [...ended, ...justEnded].filter((turn) => turn.endSequence > through)
+      ended = ended.appended(justEnded).endingAfter(through)
       const settledSoFar = [...(compacted ?? view.settled.toArray()), ...justEndedItems]
-      compacted = [summary, ...settledSoFar.slice(settledSoFar.length - sum(ended, (turn) => turn.itemCount))]
+      compacted = [summary, ...settledSoFar.slice(settledSoFar.length - ended.itemCount)]
       justEnded.length = 0
       justEndedItems.length = 0
       continue
@@ -275,7 +269,7 @@ export const foldView = (
   return {
     last: events[events.length - 1].sequence,
     summary,
-    ended: justEnded.length === 0 ? ended : ended.concat(justEnded),
+    ended: ended.appended(justEnded),
     ...settled,
     open,
     providerCallIds: callIds,
@@ -291,7 +285,7 @@ export const foldView = (
 const settledAfter = (
   view: ModelView,
   compacted: ReadonlyArray<ConversationItem> | undefined,
-  ended: ReadonlyArray<EndedTurn>,
+  ended: EndedTurns,
   justEnded: ReadonlyArray<EndedTurn>,
   justEndedItems: ReadonlyArray<ConversationItem>
 ): Pick<ModelView, "settled" | "settledBytes" | "settledItemsLength"> => {
@@ -310,7 +304,7 @@ const settledAfter = (
     }
   }
   const items = compacted.concat(justEndedItems)
-  const bytes = itemBytes(compacted[0]) + sum(ended, (turn) => turn.bytes) + appendedBytes
+  const bytes = itemBytes(compacted[0]) + ended.bytes + appendedBytes
   return { settled: ConversationItems.of(items), settledBytes: bytes, settledItemsLength: sum(items, itemLength) }
 }
 
