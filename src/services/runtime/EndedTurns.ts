@@ -16,7 +16,7 @@ export interface EndedTurn {
 
 /** Numbers a turn takes: its end's sequence, its item count, its bytes. */
 const FIELDS = 3
-/** Turns the first array holds; each next one holds twice the turns of the one before. */
+/** Turns the smallest array holds; a larger one holds a power of two of turns. */
 const FIRST_CAPACITY = 8
 
 /**
@@ -68,7 +68,8 @@ export class EndedTurns {
 
   /**
    * These turns, then `more`: written after them in the store when no other EndedTurns wrote past
-   * them and it has room, else into a store of their own (twice as large as needed when it grows).
+   * them and it has room, else into a store of their own, with room for a power of two of turns (so
+   * that a view's turns are copied only each time their number doubles).
    */
   appended(more: ReadonlyArray<EndedTurn>): EndedTurns {
     if (more.length === 0) return this
