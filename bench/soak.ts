@@ -36,6 +36,7 @@ interface FullCollection {
   readonly liveHeapMiB: number
   readonly heapSizeMiB: number
   readonly rssMiB: number
+  readonly arrayBuffersMiB: number
 }
 
 export interface SoakResult {
@@ -72,12 +73,13 @@ const serverPid = (port: number): number => {
 const fullCollectionsOf = (file: string, started: number): ReadonlyArray<FullCollection> =>
   existsSync(file)
     ? readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => {
-      const [at, used, size, rss] = line.split(" ").map(Number)
+      const [at, used, size, rss, arrayBuffers] = line.split(" ").map(Number)
       return {
         seconds: Math.round((at - started) / 1000),
         liveHeapMiB: used / 2 ** 20,
         heapSizeMiB: size / 2 ** 20,
-        rssMiB: rss / 2 ** 20
+        rssMiB: rss / 2 ** 20,
+        arrayBuffersMiB: arrayBuffers / 2 ** 20
       }
     }).filter((sample) => sample.seconds >= 0)
     : []
@@ -179,8 +181,11 @@ export const formatSoak = (result: SoakResult): string => {
   const end = result.samples[result.samples.length - 1]?.seconds ?? 0
   const live = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.liveHeapMiB }))
   const size = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
+  // The history cache's bytes, mostly, which grow with the conversations up to the cache's bound;
+  // on the embedded database, also PGlite's WebAssembly memory.
+  const arrayBuffers = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.arrayBuffersMiB }))
   // Mostly pages V8 freed from its heap and pooled for reuse, still resident (docs/performance.md).
-  const outsideHeap = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.rssMiB - s.heapSizeMiB }))
+  const outsideHeap = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.rssMiB - s.heapSizeMiB - s.arrayBuffersMiB }))
   const rss = (samples: ReadonlyArray<{ readonly rssMiB: number }>) => samples.map((s) => s.rssMiB.toFixed(0)).join(" ")
   const rssSeries = result.samples.map((s) => ({ seconds: s.seconds, value: s.rssMiB }))
   const seconds = result.minutes * 60 + result.warmupSeconds
@@ -195,7 +200,9 @@ export const formatSoak = (result: SoakResult): string => {
     `  ${firstAndLastMinute(live, end)}`,
     `  heap size V8 kept at those collections (MiB): ${size.map((s) => s.value.toFixed(0)).join(" ")}`,
     `  ${firstAndLastMinute(size, end)}`,
-    `  RSS less the heap's size at those collections (MiB): ${outsideHeap.map((s) => s.value.toFixed(0)).join(" ")}`,
+    `  ArrayBuffers (outside the heap) at those collections (MiB): ${arrayBuffers.map((s) => s.value.toFixed(0)).join(" ")}`,
+    `  ${firstAndLastMinute(arrayBuffers, end)}`,
+    `  RSS less the heap's size and the ArrayBuffers at those collections (MiB): ${outsideHeap.map((s) => s.value.toFixed(0)).join(" ")}`,
     `  ${firstAndLastMinute(outsideHeap, end)}`
   ].join("\n")
 }
