@@ -181,10 +181,10 @@ export const formatSoak = (result: SoakResult): string => {
   const end = result.samples[result.samples.length - 1]?.seconds ?? 0
   const live = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.liveHeapMiB }))
   const size = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
-  // The history cache's bytes, mostly, which grow with the conversations up to the cache's bound;
-  // on the embedded database, also PGlite's WebAssembly memory.
+  // The history cache's bytes, mostly, which grow with the conversations up to the cache's bound.
   const arrayBuffers = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.arrayBuffersMiB }))
-  // Mostly pages V8 freed from its heap and pooled for reuse, still resident (docs/performance.md).
+  // Mostly pages V8 freed from its heap and pooled for reuse, still resident (docs/performance.md);
+  // on the embedded database, PGlite's WebAssembly memory too (not counted among the ArrayBuffers).
   const outsideHeap = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.rssMiB - s.heapSizeMiB - s.arrayBuffersMiB }))
   const rss = (samples: ReadonlyArray<{ readonly rssMiB: number }>) => samples.map((s) => s.rssMiB.toFixed(0)).join(" ")
   const rssSeries = result.samples.map((s) => ({ seconds: s.seconds, value: s.rssMiB }))
