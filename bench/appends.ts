@@ -1,18 +1,21 @@
 /**
- * Events appended across agents (docs/performance.md, "Events appended across agents"): how many
- * events a second the timeline takes when clients append as fast as the server answers. Each of
- * AGENTS agents runs a turn whose model call the scripted provider holds (it never answers), and
- * a client of its own sends it inputs back to back: each input joins the agent's backlog, one
- * `agent_input` event appended in a transaction of its own. A client stops when its agent's
- * backlog is full (MAX_BACKLOG queued inputs), so the run ends early if every backlog fills.
+ * Events appended across agents (docs/performance.md): how many events a second the timeline
+ * takes when clients append as fast as the server answers. Each of AGENTS agents runs a turn
+ * whose model call the scripted provider holds (it never answers), and a client of its own sends
+ * it inputs back to back: each input joins the agent's backlog, one `agent_input` event appended
+ * by a statement of its own. A client stops when its agent's backlog is full (MAX_BACKLOG queued
+ * inputs), so the run ends early if every backlog fills.
  *
  * Rows, on the embedded PGlite, then on a fresh Postgres database when one is reachable: events
  * appended a second, the p50 and p99 of an input's request, and the CPU per event of the server,
- * of this process's clients (which share the machine's cores with it), and of Postgres.
+ * of this process's clients (which share the machine's cores with it), and of Postgres. On
+ * Postgres, the same for the plain node:http + pg baseline (bench/baselineServer.ts) doing the
+ * same statements for the same clients, to AGENTS agents of its own made the same way: what the
+ * machine allows an append that is one request, whatever the server.
  */
 import { MAX_BACKLOG } from "../src/services/runtime/AgentInputs.ts"
 import { Reply } from "../test/support/ScriptedProvider.ts"
-import { DURATION_SECONDS, postgresCpuMilliseconds } from "./Harness.ts"
+import { DURATION_SECONDS, postgresCpuMilliseconds, type Process, startProcess } from "./Harness.ts"
 import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
 
 /** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all, past which `agent_backlog_full`). */
@@ -25,6 +28,17 @@ interface AppendingAgent {
   /** Inputs queued so far. */
   queued: number
 }
+
+/** AGENTS agents of the project, each in a turn whose model call is held: their inputs' paths. */
+const busyAgentPaths = (projectUrl: string, configId: string, token: string) =>
+  Promise.all(Array.from({ length: AGENTS }, async () => {
+    const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+    const inputsUrl = `${projectUrl}/agents/${agent.id}/inputs`
+    // Its turn: the model call it makes is held until the server stops.
+    const first = await request("POST", inputsUrl, token, { content_blocks: [{ type: "text", text: "wait" }] })
+    if (first.disposition !== "started") throw new Error(`a benchmark agent's first input was ${first.disposition}`)
+    return new URL(inputsUrl).pathname
+  }))
 
 /** Each client sends its agent inputs until `deadline` or its backlog is full: the requests' latencies, sorted. */
 const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string, deadline: number, limit = MAX_BACKLOG) => {
@@ -41,39 +55,48 @@ const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string,
   return latencies.sort((a, b) => a - b)
 }
 
+/** Inputs sent by a client an agent to `server` at these paths, warmed up, then measured: the rows, labelled `label`. */
+const measureAppends = async (server: Process, paths: ReadonlyArray<string>, token: string, onPostgres: boolean, label: string) => {
+  const agents = paths.map((path): AppendingAgent => ({ inputsUrl: `${server.baseUrl}${path}`, queued: 0 }))
+  await appendUntil(agents, token, Infinity, WARM_UP_INPUTS)
+  const cpuBefore = server.cpuMilliseconds()
+  const clientsCpuBefore = process.cpuUsage()
+  const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
+  const start = performance.now()
+  const latencies = await appendUntil(agents, token, start + DURATION_SECONDS * 1000)
+  const elapsed = (performance.now() - start) / 1000
+  const cpu = server.cpuMilliseconds() - cpuBefore
+  const clientsCpu = process.cpuUsage(clientsCpuBefore)
+  const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
+  const events = Math.max(latencies.length, 1)
+  const rows: Array<RuntimeRow> = [
+    { name: `events appended per second (queued inputs), ${label}`, value: Math.round(latencies.length / elapsed), unit: "events/s" },
+    { name: `input request p50, ${label}`, value: percentile(latencies, 0.5), unit: "ms" },
+    { name: `input request p99, ${label}`, value: percentile(latencies, 0.99), unit: "ms" },
+    { name: `server CPU per appended event, ${label}`, value: cpu / events, unit: "ms" },
+    { name: `clients' CPU per appended event, ${label}`, value: (clientsCpu.user + clientsCpu.system) / 1000 / events, unit: "ms" }
+  ]
+  if (postgresCpuBefore !== undefined && postgresCpuAfter !== undefined) {
+    rows.push({ name: `Postgres CPU per appended event, ${label}`, value: (postgresCpuAfter - postgresCpuBefore) / events, unit: "ms" })
+  }
+  return rows
+}
+
 const measureTarget: MeasureTarget = (target, env, providerUrl) =>
   withProjectServer(env, providerUrl, async ({ configId, projectUrl, server, token }) => {
-    const agents = await Promise.all(Array.from({ length: AGENTS }, async (): Promise<AppendingAgent> => {
-      const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
-      const inputsUrl = `${projectUrl}/agents/${agent.id}/inputs`
-      // Its turn: the model call it makes is held until the server stops.
-      const first = await request("POST", inputsUrl, token, { content_blocks: [{ type: "text", text: "wait" }] })
-      if (first.disposition !== "started") throw new Error(`a benchmark agent's first input was ${first.disposition}`)
-      return { inputsUrl, queued: 0 }
-    }))
-    await appendUntil(agents, token, Infinity, WARM_UP_INPUTS)
     const onPostgres = env.DATABASE_URL !== undefined
-    const cpuBefore = server.cpuMilliseconds()
-    const clientsCpuBefore = process.cpuUsage()
-    const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
-    const start = performance.now()
-    const latencies = await appendUntil(agents, token, start + DURATION_SECONDS * 1000)
-    const elapsed = (performance.now() - start) / 1000
-    const cpu = server.cpuMilliseconds() - cpuBefore
-    const clientsCpu = process.cpuUsage(clientsCpuBefore)
-    const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
-    const events = Math.max(latencies.length, 1)
     const label = `${AGENTS} agents, ${target}`
-    return [
-      { name: `events appended per second (queued inputs), ${label}`, value: Math.round(latencies.length / elapsed), unit: "events/s" },
-      { name: `input request p50, ${label}`, value: percentile(latencies, 0.5), unit: "ms" },
-      { name: `input request p99, ${label}`, value: percentile(latencies, 0.99), unit: "ms" },
-      { name: `server CPU per appended event, ${label}`, value: cpu / events, unit: "ms" },
-      { name: `clients' CPU per appended event, ${label}`, value: (clientsCpu.user + clientsCpu.system) / 1000 / events, unit: "ms" },
-      ...(postgresCpuBefore === undefined || postgresCpuAfter === undefined
-        ? []
-        : [{ name: `Postgres CPU per appended event, ${label}`, value: (postgresCpuAfter - postgresCpuBefore) / events, unit: "ms" }])
-    ]
+    const rows = await measureAppends(server, await busyAgentPaths(projectUrl, configId, token), token, onPostgres, label)
+    if (!onPostgres) return rows
+    // The baseline's agents, made by the server as its own were; the server idles meanwhile.
+    const baselinePaths = await busyAgentPaths(projectUrl, configId, token)
+    const baseline = await startProcess("bench/baselineServer.ts", { DATABASE_URL: env.DATABASE_URL })
+    try {
+      rows.push(...await measureAppends(baseline, baselinePaths, token, true, `${label}, baseline node:http + pg`))
+    } finally {
+      await baseline.stop()
+    }
+    return rows
   })
 
 /** The figures on the embedded PGlite, then on a fresh Postgres database when one is reachable. */
