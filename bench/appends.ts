@@ -3,8 +3,8 @@
  * takes when clients append as fast as the server answers. Each of AGENTS agents runs a turn
  * whose model call the scripted provider holds (it never answers), and a client of its own sends
  * it inputs back to back: each input joins the agent's backlog, one `agent_input` event appended
- * by a statement of its own. A client stops when its agent's backlog is full (MAX_BACKLOG queued
- * inputs), so the run ends early if every backlog fills.
+ * by a statement of its own. The run ends early when an agent's backlog is full (MAX_BACKLOG
+ * queued inputs).
  *
  * Rows, on the embedded PGlite, then on a fresh Postgres database when one is reachable: events
  * appended a second, the p50 and p99 of an input's request, and the CPU per event of the server,
@@ -40,16 +40,33 @@ const busyAgentPaths = (projectUrl: string, configId: string, token: string) =>
     return new URL(inputsUrl).pathname
   }))
 
-/** Each client sends its agent inputs until `deadline` or its backlog is full: the requests' latencies, sorted. */
-const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string, deadline: number, limit = MAX_BACKLOG) => {
+/** Sends `agent` one input, which must queue: the request's latency. */
+const queueOne = async (agent: AppendingAgent, token: string) => {
+  const sent = performance.now()
+  const accepted = await request("POST", agent.inputsUrl, token, { content_blocks: [{ type: "text", text: "later" }] })
+  if (accepted.disposition !== "queued") throw new Error(`a benchmark input was ${accepted.disposition}, not queued`)
+  agent.queued++
+  return performance.now() - sent
+}
+
+/** Each client sends its agent `count` inputs, back to back (unmeasured). */
+const warmUp = (agents: ReadonlyArray<AppendingAgent>, token: string, count: number) =>
+  Promise.all(agents.map(async (agent) => {
+    for (let sent = 0; sent < count; sent++) await queueOne(agent, token)
+  }))
+
+/**
+ * Each client sends its agent inputs back to back until `deadline`, or until one agent's backlog
+ * is full, so that every client is at work throughout what is measured: the requests'
+ * latencies, sorted.
+ */
+const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string, deadline: number) => {
   const latencies: Array<number> = []
+  let oneFull = false
   await Promise.all(agents.map(async (agent) => {
-    while (performance.now() < deadline && agent.queued < limit) {
-      const sent = performance.now()
-      const accepted = await request("POST", agent.inputsUrl, token, { content_blocks: [{ type: "text", text: "later" }] })
-      if (accepted.disposition !== "queued") throw new Error(`a benchmark input was ${accepted.disposition}, not queued`)
-      latencies.push(performance.now() - sent)
-      agent.queued++
+    while (performance.now() < deadline && !oneFull) {
+      if (agent.queued === MAX_BACKLOG) oneFull = true
+      else latencies.push(await queueOne(agent, token))
     }
   }))
   return latencies.sort((a, b) => a - b)
@@ -58,7 +75,7 @@ const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string,
 /** Inputs sent by a client an agent to `server` at these paths, warmed up, then measured: the rows, labelled `label`. */
 const measureAppends = async (server: Process, paths: ReadonlyArray<string>, token: string, onPostgres: boolean, label: string) => {
   const agents = paths.map((path): AppendingAgent => ({ inputsUrl: `${server.baseUrl}${path}`, queued: 0 }))
-  await appendUntil(agents, token, Infinity, WARM_UP_INPUTS)
+  await warmUp(agents, token, WARM_UP_INPUTS)
   const cpuBefore = server.cpuMilliseconds()
   const clientsCpuBefore = process.cpuUsage()
   const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
