@@ -10,7 +10,7 @@
  * CPU a turn and, on Postgres, the Postgres processes' CPU a turn. AB_ROUNDS (5) rounds.
  * `AB_POSTGRES_RELAY=1`: each server reaches Postgres through a TCP relay in this process, so each
  * statement's round trip takes a little longer, as with a Postgres on another machine (the lock
- * session's queue showed only so: docs/performance.md, "The lock session's queue").
+ * session's queue showed only so: docs/performance-record.md, "The lock session's queue").
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"

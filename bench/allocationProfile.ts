@@ -3,7 +3,7 @@
  * the server's allocations from its start to its exit, the collected ones included (which
  * `node --heap-prof` leaves out, so it cannot show where garbage comes from), and writes them to
  * `<dir>/allocations.<pid>.heapprofile` when the process exits. Chrome's DevTools open the file
- * (Memory, "Load"); docs/performance.md says how it was read.
+ * (Memory, "Load"); docs/performance-record.md says how it was read.
  */
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector"

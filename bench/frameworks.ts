@@ -5,7 +5,7 @@
  * HttpApi this server was built on until it moved to Effect 4 (bench/frameworks/effect3/), the same
  * minimal server on Effect 4 (bench/frameworks/effect4/), and this server. The minimal servers do the baseline's
  * statements through HttpApi, a bearer security middleware and @effect/sql-pg, with tracing and
- * request logs off; this server does its own (two statements for the GET, docs/performance.md).
+ * request logs off; this server does its own (two statements for the GET, docs/performance-record.md).
  * The servers take turns, round after round; each figure is the median of the rounds.
  *
  * Then a durable workflow's round trip through the workflow engine, on each version

@@ -1,5 +1,5 @@
 /**
- * What the history cache holds a turn, against what its bound counts (docs/performance.md, "The
+ * What the history cache holds a turn, against what its bound counts (docs/performance-record.md, "The
  * history cache's items at their size"). TurnHistory forgets agents past MAX_CACHED_BYTES of
  * `ModelView.bytes`, an estimate; the bound means what it says only while the estimate is close to
  * the memory the views really keep. In this process, AGENTS agents take TURNS turns in rotation,

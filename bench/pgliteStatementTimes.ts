@@ -5,7 +5,7 @@
  * `<dir>/pglite-statements.<pid>.txt` the time spent by statement text, largest first: runs,
  * milliseconds in all and microseconds a run. A run is named by its first message: a simple
  * query's text, a Parse's text, or for a Bind the text its named statement was parsed with.
- * On a Postgres server the module does nothing (no PGlite runs). docs/performance.md says how
+ * On a Postgres server the module does nothing (no PGlite runs). docs/performance-record.md says how
  * it was read.
  */
 import { PGlite } from "@electric-sql/pglite"

@@ -11,7 +11,7 @@
  *
  * The same load runs BENCH_SOAK_WARMUP_SECONDS (default 60) before the measured minutes: from idle,
  * V8 grows its heap to what the load needs over the first 30 s or so, which a first minute that
- * included it would count as growth (docs/performance.md, "Memory after a warm-up"). The warm-up's
+ * included it would count as growth (docs/performance-record.md, "Memory after a warm-up"). The warm-up's
  * RSS is printed too, at negative seconds.
  *
  * On the embedded database by default; BENCH_SOAK_DATABASE=postgres uses a fresh database on the
@@ -183,7 +183,7 @@ export const formatSoak = (result: SoakResult): string => {
   const size = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
   // The history cache's bytes, mostly, which grow with the conversations up to the cache's bound.
   const arrayBuffers = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.arrayBuffersMiB }))
-  // Mostly pages V8 freed from its heap and pooled for reuse, still resident (docs/performance.md);
+  // Mostly pages V8 freed from its heap and pooled for reuse, still resident (docs/performance-record.md);
   // on the embedded database, PGlite's WebAssembly memory too (not counted among the ArrayBuffers).
   const outsideHeap = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.rssMiB - s.heapSizeMiB - s.arrayBuffersMiB }))
   const rss = (samples: ReadonlyArray<{ readonly rssMiB: number }>) => samples.map((s) => s.rssMiB.toFixed(0)).join(" ")

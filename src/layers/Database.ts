@@ -40,7 +40,7 @@ export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
 /**
  * The most statements a connection keeps prepared (the driver's `preparedStatementCacheSize`,
  * 100 by default): a turn's statements are the same few dozen texts over and over, and Postgres
- * parses and plans a prepared one once per connection (docs/performance.md, "Prepared
+ * parses and plans a prepared one once per connection (docs/performance-record.md, "Prepared
  * statements"). Beyond it, the least recently used statement is closed.
  */
 export const MAX_PREPARED_TEXTS = 1_000

@@ -6,13 +6,13 @@
  *
  * It replaces a loopback TCP server in front of PGlite (`@electric-sql/pglite-socket`): no port
  * that any local user could connect to without a password, and no socket writes, event-loop hops
- * and PGlite calls per message (docs/performance.md, "The embedded database without a socket").
+ * and PGlite calls per message (docs/performance-record.md, "The embedded database without a socket").
  *
  * Each answer goes back in the event loop's next turn (`setImmediate`), never in the turn that
  * ran the statement. PGlite runs in this process and answers through promises: delivered at once,
  * the driver's next statement, and the next fiber's, ran in the same turn, so a busy server's
  * statements chained for long stretches in which the loop polled no socket. New connections
- * waited in the kernel's queue until the load stopped (docs/performance.md, "New connections
+ * waited in the kernel's queue until the load stopped (docs/performance-record.md, "New connections
  * waited on the embedded database").
  *
  * The driver sends an SSL request only when SSL is asked for (it never is here): it is answered

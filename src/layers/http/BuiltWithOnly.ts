@@ -3,7 +3,7 @@
  * built in. The HTTP server's layer and each handler group keep the context they were built in
  * and run every request in it (`HttpServer.serve`, `HttpApiBuilder.group`), and Effect copies a
  * request's context whenever a service is provided on its way: built over all of the server's
- * services (61), an authenticated GET visited about 500 entries (docs/performance.md, "What the
+ * services (61), an authenticated GET visited about 500 entries (docs/performance-record.md, "What the
  * size of the context costs"). `Layer.provide` cannot narrow a context (it merges the one it is
  * built in with what it provides), so the layer is built here, with the same memo map (a layer it
  * shares with the rest is still built once), in the picked context. The names are checked against

@@ -23,7 +23,7 @@ export const SSE_HEARTBEAT_INTERVAL = Duration.seconds(15)
  * values (Timeline decodes every row it appends or reads, which keeps their fields and only them),
  * all JSON values but `created_at`, a Date, whose JSON is the ISO string the schema writes. So
  * `JSON.stringify` writes it, in a quarter of the time encoding with the schema took
- * (docs/performance.md). test/runtime/AgentEvents.test.ts checks the stream against the schema's
+ * (docs/performance-record.md). test/runtime/AgentEvents.test.ts checks the stream against the schema's
  * encoding for every kind of event.
  */
 const eventJson = (event: AgentEvent): string => JSON.stringify(event)
@@ -67,7 +67,7 @@ const make = Effect.gen(function*() {
    * the caller's access ends (its key deleted, its membership gone, the project deleted).
    *
    * The three sources put their frames in one queue the response reads (a `Stream.merge` of
-   * them cost about as much CPU as the rest of the stream, docs/performance.md): the timeline
+   * them cost about as much CPU as the rest of the stream, docs/performance-record.md): the timeline
    * and the access check from fibers of their own, the live output from its listener. Frames
    * that wait together go out in one write, so the events of one wake-up (committed together,
    * such as a turn's output and its end) do.

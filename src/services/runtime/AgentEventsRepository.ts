@@ -81,7 +81,7 @@ const EventFromRow = EventRow.pipe(Schema.decodeTo(
 /**
  * An event as the API sends it, written by Postgres: its JSON text (`json`), and its sequence for
  * paging. A page of them is sent as it is read, without parsing a row, decoding an event or
- * encoding it back (docs/performance.md).
+ * encoding it back (docs/performance-record.md).
  */
 const EventJson = Schema.Struct({ sequence: Schema.Number, json: Schema.String })
 
@@ -109,7 +109,7 @@ export interface EventReads<Event> {
  * (1, 2, ...), added to the turn's last `turn_sequence` (-1 for a new turn, so its opening event
  * is 0). That last one is looked up by the turn alone (a turn id is unique): with the agent's id
  * in the condition too, Postgres could AND the turn's index with the agent's whole range of the
- * primary key, a read that grows with the agent's past (docs/performance.md).
+ * primary key, a read that grows with the agent's past (docs/performance-record.md).
  */
 const EventRows = Schema.Array(Schema.Struct({
   position: Schema.Int,

@@ -108,7 +108,7 @@ export const EMPTY_VIEW: ModelView = {
  * a line of JSON (ConversationItems.ts) with its share of the turn's place in the view, and as its
  * JSON in the settled bytes of the model call's format, measured 200 to 230 bytes of heap and
  * buffers after a full collection besides its text (`npm run bench -- history-memory`;
- * docs/performance.md, "The history cache's items as JSON"); a decoded event's fields 1 KiB.
+ * docs/performance-record.md, "The history cache's items as JSON"); a decoded event's fields 1 KiB.
  */
 const ITEM_OVERHEAD_BYTES = 210
 const EVENT_OVERHEAD_BYTES = 1024

@@ -3,7 +3,7 @@
  * the sequence of its end, how many of the view's settled items are its own, and about what they
  * hold in bytes. The history cache keeps a view for each recently active agent, so it keeps these
  * for every turn of their past: three numbers a turn in a Float64Array (24 bytes outside the heap),
- * not an object a turn on the heap (56 bytes, which V8 keeps several times over; docs/performance.md,
+ * not an object a turn on the heap (56 bytes, which V8 keeps several times over; docs/performance-record.md,
  * "Ended turns packed"). Never changed once made: appending makes new turns sharing the array.
  */
 

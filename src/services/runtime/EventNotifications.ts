@@ -1,5 +1,5 @@
 /**
- * Wake-ups of event streams (docs/scale-out.md, "Event streams"; docs/performance.md): which
+ * Wake-ups of event streams (docs/scale-out.md, "Event streams"; docs/performance-record.md): which
  * agents have new events. Timeline wakes this process's waiters once a transaction that appended
  * events has committed; a waiter waits for one agent.
  *
@@ -20,7 +20,7 @@
  * - The safety net under all of it: every CATCH_UP_INTERVAL one read of the last sequences of
  *   the agents that have waiters; the waiters of an agent whose timeline went further than this
  *   process knew (a notification missed) are woken to read it. One read for all the streams of
- *   the process, not one per stream (docs/performance.md).
+ *   the process, not one per stream (docs/performance-record.md).
  *
  * Live output (LiveOutput) travels the same way: `broadcast` sends pieces of JSON (each a
  * notification of its own, under Postgres' 8000-byte limit) outside any transaction, so they

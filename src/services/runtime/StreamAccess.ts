@@ -7,7 +7,7 @@
  * The open streams of this process are checked together, once every ACCESS_RECHECK_INTERVAL: one
  * read per API key, one read of the access per key and project, and one read of the agents per
  * key and project, however many streams each has (a check of its own per stream cost three reads
- * per stream, docs/performance.md).
+ * per stream, docs/performance-record.md).
  */
 import { Array, Context, Deferred, Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import type { AgentId, ApiKeyId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"

@@ -13,7 +13,7 @@
  * events it committed; the statement inserting the events tells the other processes sharing the
  * database (a Postgres NOTIFY, delivered at the commit; EventNotifications, which also wakes the
  * waiters of an agent whose timeline it finds went further than it was told, a safety net;
- * docs/scale-out.md, docs/performance.md). Observers
+ * docs/scale-out.md, docs/performance-record.md). Observers
  * (`observeCommits`) are told of the committed events too: TurnHistory folds them into the views
  * it keeps.
  */
@@ -238,7 +238,7 @@ const make = Effect.gen(function*() {
    * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
    * array when none came in time. The timeline is not read while this process knows that
    * nothing was committed after `afterSequence`, and events this process committed right after
-   * it are taken from the wake-up (docs/performance.md).
+   * it are taken from the wake-up (docs/performance-record.md).
    */
   const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.Input) =>
     Effect.gen(function*() {

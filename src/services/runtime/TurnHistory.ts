@@ -1,7 +1,7 @@
 /**
  * The agent's timeline as the model sees it at a model call (Conversation.ts).
  *
- * Kept incrementally (docs/performance.md): this process remembers the model's view of recently
+ * Kept incrementally (docs/performance-record.md): this process remembers the model's view of recently
  * active agents, and each model call reads only the events after the last one folded in (events
  * are never changed, and an agent's sequences are gapless and committed in order, so what follows
  * the last read sequence is exactly what is new), with the provider ids of the new tool calls

@@ -9,7 +9,7 @@
  * transaction that records the model's answer, and a step run again (on every replay of the body,
  * after a crash, or on a second process) returns that recorded outcome instead of calling the
  * model again. An Activity would journal the same outcome a second time, in the cluster's tables,
- * for about a tenth of a turn's CPU (docs/performance.md).
+ * for about a tenth of a turn's CPU (docs/performance-record.md).
  */
 import { DurableDeferred } from "effect/workflow"
 import { Cause, Effect } from "effect"

@@ -3,7 +3,7 @@
  * (docs/operations.md, "Postgres pool"). On Postgres, a read outside a transaction goes to a
  * second, small pool whose connections are shared: the reads different fibers send in the same
  * tick leave in one write and their answers come back in one, where the main pool spends a
- * write and a wake-up on each (docs/performance.md, "Reads pipelined"). Inside a transaction a
+ * write and a wake-up on each (docs/performance-record.md, "Reads pipelined"). Inside a transaction a
  * read runs on the transaction's connection, as any statement does, so it sees what the
  * transaction wrote.
  *

@@ -2,7 +2,7 @@
  * The HTTP exchanges of model calls, on Node's own client. Effect 3's HttpClient (@effect/platform) cost
  * 0.9 to 2 ms of CPU an exchange here (its request and response wrappers, and a stream stage per
  * step of the body) against 0.15 to 0.3 ms for `node:http` doing the same: a model call is made
- * on every step of every turn (docs/performance.md, "Two statements fewer, and model calls on
+ * on every step of every turn (docs/performance-record.md, "Two statements fewer, and model calls on
  * Node's client").
  *
  * - Connections are kept open between calls (one agent for http, one for https, closed with the
@@ -10,7 +10,7 @@
  * - A response's body is read as it arrives: `forEachRead` hands the chunks of each read of the
  *   network to plain code, with no effect per read (a model streams in many small reads, and a
  *   fiber suspended and resumed per read cost about as much as the read's decoding:
- *   docs/performance.md, "Streamed answers read in plain code"). Chunks that arrive before the
+ *   docs/performance-record.md, "Streamed answers read in plain code"). Chunks that arrive before the
  *   reading starts are kept; more than HIGH_WATER_BYTES of them pause the socket until it starts.
  * - The exchange lives in its Scope: closing the scope before the body's end (an interruption, a
  *   failure while decoding) destroys the request, so the provider sees the client hang up.
