@@ -10,8 +10,8 @@
  * appended a second, the p50 and p99 of an input's request, and the CPU per event of the server,
  * of this process's clients (which share the machine's cores with it), and of Postgres. On
  * Postgres, the same for the plain node:http + pg baseline (bench/baselineServer.ts) doing the
- * same statements for the same clients, to AGENTS agents of its own made the same way: what the
- * machine allows an append that is one request, whatever the server.
+ * same work in two statements for the same clients, to AGENTS agents of its own made the same
+ * way: what the machine allows an append that is one request, whatever the server.
  */
 import { MAX_BACKLOG } from "../src/services/runtime/AgentInputs.ts"
 import { Reply } from "../test/support/ScriptedProvider.ts"
@@ -72,7 +72,7 @@ const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string,
   return latencies.sort((a, b) => a - b)
 }
 
-/** Inputs sent by a client an agent to `server` at these paths, warmed up, then measured: the rows, labelled `label`. */
+/** Inputs sent to `server` at these paths, a client a path, warmed up, then measured: the rows, labelled `label`. */
 const measureAppends = async (server: Process, paths: ReadonlyArray<string>, token: string, onPostgres: boolean, label: string) => {
   const agents = paths.map((path): AppendingAgent => ({ inputsUrl: `${server.baseUrl}${path}`, queued: 0 }))
   await warmUp(agents, token, WARM_UP_INPUTS)

@@ -5,9 +5,10 @@
  *   that its user is a member of the organization (or that an organization key is this
  *   organization's), select the organization, answer JSON.
  * - POST /v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/inputs (bench/appends.ts): read
- *   the key with the caller's standing in the organization and the project (the server's own
- *   statement), then one statement that queues the input: the agent's row, its input's and its
- *   `agent_input` event, as the server's statement writes them. Only a queued input: the
+ *   the key with the caller's membership of the organization and the project's existence in one
+ *   statement (the server's reads the caller's project role too), then one statement that queues
+ *   the input: the agent's row, the input's and its `agent_input` event, as the server's writes
+ *   them. Only a queued input: the
  *   benchmark's agents are all in a turn, and one that is not (or has a full backlog) is refused.
  *   Both statements are prepared once a connection, as the server's are: parsing and planning
  *   the write at every input would double Postgres's work an append.
