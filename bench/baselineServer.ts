@@ -8,8 +8,8 @@
  *   the key with the caller's membership of the organization and the project's existence in one
  *   statement (the server's reads the caller's project role too), then one statement that queues
  *   the input: the agent's row, the input's and its `agent_input` event, as the server's writes
- *   them. Only a queued input: the
- *   benchmark's agents are all in a turn, and one that is not (or has a full backlog) is refused.
+ *   them. Only a queued input: the benchmark's agents are all in a turn, and one that is not (or
+ *   has a full backlog) is refused.
  *   Both statements are prepared once a connection, as the server's are: parsing and planning
  *   the write at every input would double Postgres's work an append.
  * Run as a child process by those benchmarks: DATABASE_URL, HOST and PORT from the environment.
@@ -72,6 +72,7 @@ interface Standing {
 
 interface QueuedEvent {
   readonly sequence: string
+  readonly turn_sequence: number
   readonly agent_config_id: string
   readonly created_at: Date
 }
@@ -125,7 +126,7 @@ const queueInput = async (
        COALESCE((SELECT max(e.turn_sequence) FROM agent_events e WHERE e.turn_id = $5), -1) + 1,
        true, 'agent_input', $9
      FROM allocated
-     RETURNING sequence, agent_config_id, created_at`,
+     RETURNING sequence, turn_sequence, agent_config_id, created_at`,
     values: [agentId, projectId, MAX_BACKLOG, inputId, turnId, `sha256:${sha256(blocks)}`, blocks, eventId, JSON.stringify(data)]
   })
   const event = queued.rows[0]
@@ -140,7 +141,7 @@ const queueInput = async (
       agent_config_id: event.agent_config_id,
       sequence: Number(event.sequence),
       turn_id: turnId,
-      turn_sequence: 0,
+      turn_sequence: event.turn_sequence,
       is_opening_event: true,
       event_kind: "agent_input",
       created_at: event.created_at.toISOString(),
