@@ -8,6 +8,8 @@
  * a fresh embedded database in a new data directory instead) and drives AB_AGENTS agents (100) for
  * WARM_UP_SECONDS, then BENCH_DURATION_SECONDS measured: turns a second, p50 and p99, the server's
  * CPU a turn and, on Postgres, the Postgres processes' CPU a turn. AB_ROUNDS (5) rounds.
+ * `AB_WORKLOAD=appends`: the appends' workload instead (bench/appends.ts: its agents each in a held
+ * turn, their clients queueing inputs), measured by events appended a second and the CPU an event.
  * `AB_POSTGRES_RELAY=1`: each server reaches Postgres through a TCP relay in this process, so each
  * statement's round trip takes a little longer, as with a Postgres on another machine (the lock
  * session's queue showed only so: docs/performance-record.md, "The lock session's queue").
@@ -17,11 +19,22 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { Reply, type ScriptedReply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { AGENTS as APPENDING_AGENTS, appendRound } from "./appends.ts"
 import { createDatabase, postgresCpuMilliseconds, ROOT, startPostgresRelay } from "./Harness.ts"
-import { agentTurn, driveTurns, followTurns, median, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
+import {
+  agentTurn,
+  driveTurns,
+  followTurns,
+  median,
+  percentile,
+  type ProjectServer,
+  request,
+  type RuntimeRow,
+  withProjectServer
+} from "./runtime.ts"
 
-const AGENTS = Number(process.env.AB_AGENTS ?? 100)
+const TURNING_AGENTS = Number(process.env.AB_AGENTS ?? 100)
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5)
 const WARM_UP_SECONDS = 3
 const DATABASE = process.env.AB_DATABASE ?? "postgres"
@@ -45,60 +58,91 @@ const withFreshDatabase = async <A>(use: (env: Record<string, string>) => Promis
 }
 
 interface RoundFigures {
-  readonly turnsPerSecond: number
+  /** Turns, or appended events, a second. */
+  readonly perSecond: number
   readonly p50Ms: number
   readonly p99Ms: number
+  /** The server's CPU a turn, or an appended event. */
   readonly serverCpuMs: number
   /** Undefined on the embedded database, and when Postgres runs on another machine (its CPU is not this machine's to read). */
   readonly postgresCpuMs: number | undefined
 }
 
-/** One round of one build: a fresh database, its server, AGENTS agents driven for DURATION_SECONDS. */
+/** TURNING_AGENTS agents, each sending an input and waiting for its turn to end, over and over. */
+const turnsRound = async ({ configId, projectUrl, server, token }: ProjectServer): Promise<RoundFigures> => {
+  const abort = new AbortController()
+  try {
+    const driven = await Promise.all(Array.from({ length: TURNING_AGENTS }, async () => {
+      const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
+      const agentUrl = `${projectUrl}/agents/${agent.id}`
+      const turnEnded = await followTurns(agentUrl, token, abort.signal)
+      return agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token)
+    }))
+    await driveTurns(driven, WARM_UP_SECONDS)
+    const serverBefore = server.cpuMilliseconds()
+    const postgresBefore = DATABASE === "postgres" ? postgresCpuMilliseconds() : undefined
+    const { elapsed, latencies } = await driveTurns(driven)
+    const turns = Math.max(latencies.length, 1)
+    const postgresAfter = postgresBefore === undefined ? undefined : postgresCpuMilliseconds()
+    return {
+      perSecond: latencies.length / elapsed,
+      p50Ms: percentile(latencies, 0.5),
+      p99Ms: percentile(latencies, 0.99),
+      serverCpuMs: (server.cpuMilliseconds() - serverBefore) / turns,
+      postgresCpuMs: postgresBefore === undefined || postgresAfter === undefined ? undefined : (postgresAfter - postgresBefore) / turns
+    }
+  } finally {
+    abort.abort()
+  }
+}
+
+/** What a round measures: the model's reply, what is counted, and how a round runs on a started server. */
+interface Workload {
+  readonly reply: ScriptedReply
+  readonly agents: number
+  /** What a round counts (a turn, an appended event) and what its latency is of. */
+  readonly counted: string
+  readonly latency: string
+  readonly round: (started: ProjectServer) => Promise<RoundFigures>
+}
+
+const WORKLOADS: Record<string, Workload> = {
+  turns: { reply: Reply.text("ok"), agents: TURNING_AGENTS, counted: "turn", latency: "turn latency", round: turnsRound },
+  appends: {
+    reply: Reply.hang(),
+    agents: APPENDING_AGENTS,
+    counted: "appended event",
+    latency: "input request",
+    round: async ({ configId, projectUrl, server, token }) => {
+      const figures = await appendRound(server, projectUrl, configId, token, DATABASE === "postgres")
+      return { ...figures, perSecond: figures.eventsPerSecond }
+    }
+  }
+}
+const WORKLOAD = WORKLOADS[process.env.AB_WORKLOAD ?? "turns"]
+if (WORKLOAD === undefined) throw new Error("AB_WORKLOAD is turns (the default) or appends")
+
+/** One round of one build: a fresh database, its server, the workload's round. */
 const measureRound = (root: string, providerUrl: string): Promise<RoundFigures> =>
-  withFreshDatabase((env) =>
-    withProjectServer(env, providerUrl, async ({ configId, projectUrl, server, token }) => {
-      const abort = new AbortController()
-      try {
-        const driven = await Promise.all(Array.from({ length: AGENTS }, async () => {
-          const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
-          const agentUrl = `${projectUrl}/agents/${agent.id}`
-          const turnEnded = await followTurns(agentUrl, token, abort.signal)
-          return agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token)
-        }))
-        await driveTurns(driven, WARM_UP_SECONDS)
-        const serverBefore = server.cpuMilliseconds()
-        const postgresBefore = DATABASE === "postgres" ? postgresCpuMilliseconds() : undefined
-        const { elapsed, latencies } = await driveTurns(driven)
-        const turns = Math.max(latencies.length, 1)
-        const postgresAfter = DATABASE === "postgres" ? postgresCpuMilliseconds() : undefined
-        return {
-          turnsPerSecond: latencies.length / elapsed,
-          p50Ms: percentile(latencies, 0.5),
-          p99Ms: percentile(latencies, 0.99),
-          serverCpuMs: (server.cpuMilliseconds() - serverBefore) / turns,
-          postgresCpuMs: postgresBefore === undefined || postgresAfter === undefined ? undefined : (postgresAfter - postgresBefore) / turns
-        }
-      } finally {
-        abort.abort()
-      }
-    }, root))
+  withFreshDatabase((env) => withProjectServer(env, providerUrl, WORKLOAD.round, root))
 
 const describeRound = (figures: RoundFigures) =>
-  `${figures.turnsPerSecond.toFixed(0)} turns/s, p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, ` +
-  `server CPU ${figures.serverCpuMs.toFixed(2)} ms` +
-  (figures.postgresCpuMs === undefined ? "" : `, Postgres CPU ${figures.postgresCpuMs.toFixed(2)} ms`) + " a turn"
+  `${figures.perSecond.toFixed(0)} ${WORKLOAD.counted}s/s, p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, ` +
+  `server CPU ${figures.serverCpuMs.toFixed(3)} ms` +
+  (figures.postgresCpuMs === undefined ? "" : `, Postgres CPU ${figures.postgresCpuMs.toFixed(3)} ms`) + ` a ${WORKLOAD.counted}`
 
 /** The medians of a build's rounds as rows, `label` naming the build. */
 const medianRows = (label: string, rounds: ReadonlyArray<RoundFigures>): Array<RuntimeRow> => {
   const of = (pick: (figures: RoundFigures) => number) => median(rounds.map(pick))
-  const where = `${AGENTS} agent${AGENTS === 1 ? "" : "s"}, ${DATABASE_LABEL}, ${label}, median of ${rounds.length}`
+  const { agents, counted, latency } = WORKLOAD
+  const where = `${agents} agent${agents === 1 ? "" : "s"}, ${DATABASE_LABEL}, ${label}, median of ${rounds.length}`
   const postgresCpu = rounds.flatMap((figures) => figures.postgresCpuMs === undefined ? [] : [figures.postgresCpuMs])
   return [
-    { name: `turns per second, ${where}`, value: of((figures) => figures.turnsPerSecond), unit: "turns/s" },
-    { name: `turn latency p50, ${where}`, value: of((figures) => figures.p50Ms), unit: "ms" },
-    { name: `turn latency p99, ${where}`, value: of((figures) => figures.p99Ms), unit: "ms" },
-    { name: `server CPU per turn, ${where}`, value: of((figures) => figures.serverCpuMs), unit: "ms" },
-    ...(postgresCpu.length === 0 ? [] : [{ name: `Postgres CPU per turn, ${where}`, value: median(postgresCpu), unit: "ms" }])
+    { name: `${counted}s per second, ${where}`, value: of((figures) => figures.perSecond), unit: `${counted}s/s` },
+    { name: `${latency} p50, ${where}`, value: of((figures) => figures.p50Ms), unit: "ms" },
+    { name: `${latency} p99, ${where}`, value: of((figures) => figures.p99Ms), unit: "ms" },
+    { name: `server CPU per ${counted}, ${where}`, value: of((figures) => figures.serverCpuMs), unit: "ms" },
+    ...(postgresCpu.length === 0 ? [] : [{ name: `Postgres CPU per ${counted}, ${where}`, value: median(postgresCpu), unit: "ms" }])
   ]
 }
 
@@ -122,7 +166,7 @@ export const ab = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   return withBaseCheckout(revision, async (baseRoot) => {
     const { close, provider } = await startScriptedProvider({ record: false })
     try {
-      await Effect.runPromise(provider.answerByDefault(Reply.text("ok")))
+      await Effect.runPromise(provider.answerByDefault(WORKLOAD.reply))
       const providerUrl = provider.baseUrl("openai-responses")
       const builds = [{ label: `base ${revision}`, root: baseRoot }, { label: "this checkout", root: ROOT }]
       const rounds = builds.map(() => [] as Array<RoundFigures>)

@@ -19,7 +19,7 @@ import { DURATION_SECONDS, postgresCpuMilliseconds, type Process, startProcess }
 import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
 
 /** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all, past which `agent_backlog_full`). */
-const AGENTS = 200
+export const AGENTS = 200
 /** Inputs sent, unmeasured, before the measured run (the server's JIT, the pools). */
 const WARM_UP_INPUTS = 5
 
@@ -72,8 +72,19 @@ const appendUntil = async (agents: ReadonlyArray<AppendingAgent>, token: string,
   return latencies.sort((a, b) => a - b)
 }
 
-/** Inputs sent to `server` at these paths, a client a path, warmed up, then measured: the rows, labelled `label`. */
-const measureAppends = async (server: Process, paths: ReadonlyArray<string>, token: string, onPostgres: boolean, label: string) => {
+/** What a measured run of appends gave: events a second, an input's latency, and the CPU an event. */
+export interface AppendFigures {
+  readonly eventsPerSecond: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly serverCpuMs: number
+  readonly clientsCpuMs: number
+  /** Undefined on the embedded database. */
+  readonly postgresCpuMs: number | undefined
+}
+
+/** Inputs sent to `server` at these paths, a client a path, warmed up, then measured. */
+const measureAppends = async (server: Process, paths: ReadonlyArray<string>, token: string, onPostgres: boolean): Promise<AppendFigures> => {
   const agents = paths.map((path): AppendingAgent => ({ inputsUrl: `${server.baseUrl}${path}`, queued: 0 }))
   await warmUp(agents, token, WARM_UP_INPUTS)
   const cpuBefore = server.cpuMilliseconds()
@@ -86,30 +97,46 @@ const measureAppends = async (server: Process, paths: ReadonlyArray<string>, tok
   const clientsCpu = process.cpuUsage(clientsCpuBefore)
   const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
   const events = Math.max(latencies.length, 1)
-  const rows: Array<RuntimeRow> = [
-    { name: `events appended per second (queued inputs), ${label}`, value: Math.round(latencies.length / elapsed), unit: "events/s" },
-    { name: `input request p50, ${label}`, value: percentile(latencies, 0.5), unit: "ms" },
-    { name: `input request p99, ${label}`, value: percentile(latencies, 0.99), unit: "ms" },
-    { name: `server CPU per appended event, ${label}`, value: cpu / events, unit: "ms" },
-    { name: `clients' CPU per appended event, ${label}`, value: (clientsCpu.user + clientsCpu.system) / 1000 / events, unit: "ms" }
-  ]
-  if (postgresCpuBefore !== undefined && postgresCpuAfter !== undefined) {
-    rows.push({ name: `Postgres CPU per appended event, ${label}`, value: (postgresCpuAfter - postgresCpuBefore) / events, unit: "ms" })
+  return {
+    eventsPerSecond: latencies.length / elapsed,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    serverCpuMs: cpu / events,
+    clientsCpuMs: (clientsCpu.user + clientsCpu.system) / 1000 / events,
+    postgresCpuMs: postgresCpuBefore === undefined || postgresCpuAfter === undefined ? undefined : (postgresCpuAfter - postgresCpuBefore) / events
   }
-  return rows
 }
+
+/**
+ * A run of appends to `server`, whose project `projectUrl` has the agent config `configId` (its
+ * model held by the provider: `Reply.hang()`), on AGENTS agents of its own (`npm run bench -- ab`).
+ */
+export const appendRound = async (server: Process, projectUrl: string, configId: string, token: string, onPostgres: boolean) =>
+  measureAppends(server, await busyAgentPaths(projectUrl, configId, token), token, onPostgres)
+
+/** A run's figures as rows, labelled `label`. */
+const appendRows = (figures: AppendFigures, label: string): Array<RuntimeRow> => [
+  { name: `events appended per second (queued inputs), ${label}`, value: Math.round(figures.eventsPerSecond), unit: "events/s" },
+  { name: `input request p50, ${label}`, value: figures.p50Ms, unit: "ms" },
+  { name: `input request p99, ${label}`, value: figures.p99Ms, unit: "ms" },
+  { name: `server CPU per appended event, ${label}`, value: figures.serverCpuMs, unit: "ms" },
+  { name: `clients' CPU per appended event, ${label}`, value: figures.clientsCpuMs, unit: "ms" },
+  ...(figures.postgresCpuMs === undefined
+    ? []
+    : [{ name: `Postgres CPU per appended event, ${label}`, value: figures.postgresCpuMs, unit: "ms" }])
+]
 
 const measureTarget: MeasureTarget = (target, env, providerUrl) =>
   withProjectServer(env, providerUrl, async ({ configId, projectUrl, server, token }) => {
     const onPostgres = env.DATABASE_URL !== undefined
     const label = `${AGENTS} agents, ${target}`
-    const rows = await measureAppends(server, await busyAgentPaths(projectUrl, configId, token), token, onPostgres, label)
+    const rows = appendRows(await appendRound(server, projectUrl, configId, token, onPostgres), label)
     if (!onPostgres) return rows
     // The baseline's agents, made by the server as its own were; the server idles meanwhile.
     const baselinePaths = await busyAgentPaths(projectUrl, configId, token)
     const baseline = await startProcess("bench/baselineServer.ts", { DATABASE_URL: env.DATABASE_URL })
     try {
-      rows.push(...await measureAppends(baseline, baselinePaths, token, true, `${label}, baseline node:http + pg`))
+      rows.push(...appendRows(await measureAppends(baseline, baselinePaths, token, true), `${label}, baseline node:http + pg`))
     } finally {
       await baseline.stop()
     }
