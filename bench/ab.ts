@@ -129,7 +129,7 @@ const measureRound = (root: string, providerUrl: string): Promise<RoundFigures> 
 const describeRound = (figures: RoundFigures) =>
   `${figures.perSecond.toFixed(0)} ${WORKLOAD.counted}s/s, p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, ` +
   `server CPU ${figures.serverCpuMs.toFixed(3)} ms` +
-  (figures.postgresCpuMs === undefined ? "" : `, Postgres CPU ${figures.postgresCpuMs.toFixed(3)} ms`) + ` a ${WORKLOAD.counted}`
+  (figures.postgresCpuMs === undefined ? "" : `, Postgres CPU ${figures.postgresCpuMs.toFixed(3)} ms`) + ` per ${WORKLOAD.counted}`
 
 /** The medians of a build's rounds as rows, `label` naming the build. */
 const medianRows = (label: string, rounds: ReadonlyArray<RoundFigures>): Array<RuntimeRow> => {
