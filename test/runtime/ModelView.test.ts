@@ -4,6 +4,7 @@
  * the view shows while turns are queued, running, ended, cancelled with an open call, and compacted.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { HashMap } from "effect"
 import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
 import { conversationOf, EMPTY_VIEW, foldView, type ModelView } from "../../src/services/runtime/Conversation.ts"
 
@@ -113,7 +114,7 @@ describe("the model's view", () => {
       { type: "user_message", content: text("fourth") },
       { type: "assistant_text", text: "again" }
     ])
-    expect(view.open.size).toBe(0)
+    expect(HashMap.size(view.open)).toBe(0)
   })
 
   it("keeps the turns that ended after what each compaction covers, folded in any pieces", () => {

@@ -12,7 +12,7 @@
  */
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import { Schema } from "effect"
+import { HashMap, Option, Schema } from "effect"
 import { arrayLength, itemLength } from "./ContextBudget.ts"
 import { type ConversationItem, type ModelContentBlock, ReasoningReplay } from "./model/ModelMessages.ts"
 import { type EndedTurn, EndedTurns } from "./EndedTurns.ts"
@@ -83,8 +83,11 @@ export interface ModelView {
    * model call's context estimate measures what is new, not every item of the past again.
    */
   readonly settledItemsLength: number
-  /** Turns with an input and no end yet, by turn id. */
-  readonly open: ReadonlyMap<string, OpenTurn>
+  /**
+   * Turns with an input and no end yet, by turn id: a persistent map, so that a fold that queues
+   * an input (the backlog holds up to 100) neither copies nor walks the others.
+   */
+  readonly open: HashMap.HashMap<string, OpenTurn>
   /** The ids the provider gave the open turns' tool calls, by call id. */
   readonly providerCallIds: ReadonlyMap<string, string>
   /** About what the view holds in memory, in bytes. */
@@ -98,7 +101,7 @@ export const EMPTY_VIEW: ModelView = {
   settled: ConversationItems.empty,
   settledBytes: 0,
   settledItemsLength: 0,
-  open: new Map(),
+  open: HashMap.empty(),
   providerCallIds: new Map(),
   bytes: 0
 }
@@ -203,6 +206,17 @@ const summaryOf = (compaction: EventOf<"compaction">): ConversationItem => ({
   }]
 })
 
+/** The provider ids without those of these events' tool calls: a copy when there are any (a view's are never changed). */
+const withoutCallsOf = (callIds: ReadonlyMap<string, string>, events: ReadonlyArray<ContentEvent>): ReadonlyMap<string, string> => {
+  let remaining: Map<string, string> | undefined
+  for (const event of events) {
+    if (event.event_kind !== "tool_call") continue
+    remaining ??= new Map(callIds)
+    remaining.delete(event.tool_call_id)
+  }
+  return remaining ?? callIds
+}
+
 /**
  * The view with `events` folded in: the agent's events after `view.last`, in sequence order, and
  * the ids the provider gave their tool calls.
@@ -220,8 +234,11 @@ export const foldView = (
   /** Turns that ended in this fold (after any compaction in it), and their items in order. */
   const justEnded: Array<EndedTurn> = []
   const justEndedItems: Array<ConversationItem> = []
-  const open = new Map(view.open)
-  const callIds = new Map([...view.providerCallIds, ...providerCallIds])
+  let open = view.open
+  /** What the open turns hold, in bytes: the view's, changed by each event folded in. */
+  let openBytes = view.bytes - view.settledBytes
+  // The view's own when nothing changes them (a queued input's fold, say).
+  let callIds = providerCallIds.size === 0 ? view.providerCallIds : new Map([...view.providerCallIds, ...providerCallIds])
   for (const event of events) {
     if (event.event_kind === "compaction") {
       summary = summaryOf(event)
@@ -236,33 +253,37 @@ export const foldView = (
       continue
     }
     if (event.turn_id === null) continue
-    const turn = open.get(event.turn_id)
+    const turn = Option.getOrUndefined(HashMap.get(open, event.turn_id))
     switch (event.event_kind) {
       case "turn": {
         if (event.turn_status === "started") {
-          open.set(event.turn_id, { started: true, events: turn?.events ?? [], bytes: turn?.bytes ?? 0 })
+          open = HashMap.set(open, event.turn_id, { started: true, events: turn?.events ?? [], bytes: turn?.bytes ?? 0 })
           break
         }
         if (turn === undefined) break
-        open.delete(event.turn_id)
+        open = HashMap.remove(open, event.turn_id)
+        openBytes -= turn.bytes
         if (turn.started) {
           const items = itemsOf(turn.events, true, callIds)
           justEnded.push({ endSequence: event.sequence, itemCount: items.length, bytes: sum(items, itemBytes) })
           justEndedItems.push(...items)
         }
-        for (const call of turn.events) if (call.event_kind === "tool_call") callIds.delete(call.tool_call_id)
+        callIds = withoutCallsOf(callIds, turn.events)
         break
       }
       case "agent_input":
       case "model_output":
       case "tool_call":
-      case "tool_result":
-        open.set(event.turn_id, {
+      case "tool_result": {
+        const bytes = eventBytes(event)
+        open = HashMap.set(open, event.turn_id, {
           started: turn?.started ?? false,
           events: [...(turn?.events ?? []), event],
-          bytes: (turn?.bytes ?? 0) + eventBytes(event)
+          bytes: (turn?.bytes ?? 0) + bytes
         })
+        openBytes += bytes
         break
+      }
     }
   }
   const settled = settledAfter(view, compacted, ended, justEnded, justEndedItems)
@@ -273,7 +294,7 @@ export const foldView = (
     ...settled,
     open,
     providerCallIds: callIds,
-    bytes: settled.settledBytes + sum(open.values(), (turn) => turn.bytes)
+    bytes: settled.settledBytes + openBytes
   }
 }
 
