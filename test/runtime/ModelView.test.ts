@@ -117,6 +117,35 @@ describe("the model's view", () => {
     expect(HashMap.size(view.open)).toBe(0)
   })
 
+  it("folds a backlog input by input, and forgets a withdrawn input's bytes with its turn", () => {
+    // T1 runs while T2 to T101 queue behind it, one fold an input, as each input's commit is folded;
+    // then each queued turn is withdrawn (cancelled before it started).
+    const running = [
+      { event_kind: "agent_input", turn_id: "T1", content_blocks: text("first") },
+      { event_kind: "turn", turn_id: "T1", turn_status: "started" }
+    ]
+    const queued = Array.from({ length: 100 }, (_, index) => ({
+      event_kind: "agent_input",
+      turn_id: `T${index + 2}`,
+      content_blocks: text(`queued ${index}`)
+    }))
+    const withdrawn = queued.map(({ turn_id }) => ({ event_kind: "turn", turn_id, turn_status: "cancelled" }))
+    const events = [...running, ...queued, ...withdrawn].map((event, index) => ({ ...event, sequence: index + 1 }) as unknown as AgentEvent)
+    const beforeBacklog = foldAll(events.slice(0, 2))
+    let view = beforeBacklog
+    for (const event of events.slice(2, 102)) view = foldView(view, [event], new Map())
+    const whole = foldAll(events.slice(0, 102))
+    expect(view.bytes).toBe(whole.bytes)
+    expect(view.bytes).toBeGreaterThan(beforeBacklog.bytes)
+    expect(HashMap.size(view.open)).toBe(101)
+    // Queued inputs are not part of the conversation: only the running turn's input is sent.
+    expect(sent(view)).toEqual(sent(beforeBacklog))
+    for (const event of events.slice(102)) view = foldView(view, [event], new Map())
+    expect(HashMap.size(view.open)).toBe(1)
+    expect(view.bytes).toBe(beforeBacklog.bytes)
+    expect(sent(view)).toEqual(sent(beforeBacklog))
+  })
+
   it("keeps the turns that ended after what each compaction covers, folded in any pieces", () => {
     // T1 and T2 end; a compaction in T3 covers T1 only, one in T4 covers T2 as well.
     const compactions = [
