@@ -107,7 +107,10 @@ interface Workload {
   readonly round: (started: ProjectServer) => Promise<RoundFigures>
 }
 
-const WORKLOADS: Record<string, Workload> = {
+const WORKLOAD_NAME = process.env.AB_WORKLOAD ?? "turns"
+if (WORKLOAD_NAME !== "turns" && WORKLOAD_NAME !== "appends") throw new Error("AB_WORKLOAD is turns (the default) or appends")
+
+const WORKLOADS: Record<"turns" | "appends", Workload> = {
   turns: { reply: Reply.text("ok"), agents: TURNING_AGENTS, counted: "turn", latency: "turn latency", round: turnsRound },
   appends: {
     reply: Reply.hang(),
@@ -126,8 +129,7 @@ const WORKLOADS: Record<string, Workload> = {
     }
   }
 }
-const WORKLOAD = WORKLOADS[process.env.AB_WORKLOAD ?? "turns"]
-if (WORKLOAD === undefined) throw new Error("AB_WORKLOAD is turns (the default) or appends")
+const WORKLOAD = WORKLOADS[WORKLOAD_NAME]
 
 /** One round of one build: a fresh database, its server, the workload's round. */
 const measureRound = (root: string, providerUrl: string): Promise<RoundFigures> =>
