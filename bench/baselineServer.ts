@@ -39,7 +39,10 @@ const readBody = async (request: IncomingMessage) => {
   return Buffer.concat(chunks).toString("utf8")
 }
 
-/** An id of the server's shape: its prefix and 26 characters. */
+/**
+ * An id with the server's prefix and length: 26 hex characters, where the server's are base32 and
+ * time-ordered. Nothing reads these back (the benchmark's database is dropped after the run).
+ */
 const newId = (prefix: string) => `${prefix}_${randomUUID().replaceAll("-", "").slice(0, 26)}`
 
 const getOrganization = async (request: IncomingMessage, response: ServerResponse, orgId: string) => {

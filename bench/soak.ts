@@ -183,8 +183,10 @@ export const formatSoak = (result: SoakResult): string => {
   const size = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
   // The history cache's bytes, mostly, which grow with the conversations up to the cache's bound.
   const arrayBuffers = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.arrayBuffersMiB }))
-  // Mostly pages V8 freed from its heap and pooled for reuse, still resident (docs/performance-record.md);
-  // on the embedded database, PGlite's WebAssembly memory too (not counted among the ArrayBuffers).
+  // Node's and V8's memory besides the heap's size: read as pages V8 freed and pooled for reuse
+  // (fifty-first session), though a soak with the pool off (`--no-memory-pool`) was no lower here
+  // (docs/performance-record.md, "A queued input's fold, and the appends in `ab`"); on the embedded
+  // database, PGlite's WebAssembly memory too (not counted among the ArrayBuffers).
   const outsideHeap = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.rssMiB - s.heapSizeMiB - s.arrayBuffersMiB }))
   const rss = (samples: ReadonlyArray<{ readonly rssMiB: number }>) => samples.map((s) => s.rssMiB.toFixed(0)).join(" ")
   const rssSeries = result.samples.map((s) => ({ seconds: s.seconds, value: s.rssMiB }))
