@@ -8,7 +8,8 @@
  *   as soon as its turn completes, for BENCH_DURATION_SECONDS each (after WARM_UP_SECONDS of
  *   unmeasured turns before the first, so that the server's JIT is warm), and the server process's CPU
  *   time per turn (on PGlite it includes the embedded database, which runs in that process; on a
- *   Postgres server on this machine, the CPU its processes used per turn too);
+ *   Postgres server on this machine, the CPU its processes used per turn too), and this process's
+ *   (the clients and the scripted provider, on the same cores);
  * - events per second appended (every event the turns wrote, over the time they ran) and read
  *   back through GET /events in pages of 500 (READERS agents at a time); one page of 500 read
  *   again and again by one reader: its p50 latency and the server's CPU per page.
@@ -296,9 +297,11 @@ const measureTarget: MeasureTarget = (target, env, providerUrl) => {
       // Each turn writes its input, started, model_output and completed events.
       if (agents === CONCURRENCY[0]) warmUpEvents += (await driveTurns(driven, WARM_UP_SECONDS)).latencies.length * 4
       const cpuBefore = server.cpuMilliseconds()
+      const ownCpuBefore = process.cpuUsage()
       const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
       const { elapsed, latencies } = await driveTurns(driven)
       const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
+      const ownCpu = process.cpuUsage(ownCpuBefore)
       abort.abort()
       writingMs += elapsed * 1000
       eventsWritten += latencies.length * 4
@@ -315,6 +318,11 @@ const measureTarget: MeasureTarget = (target, env, providerUrl) => {
           unit: "ms"
         })
       }
+      rows.push({
+        name: `client and model server CPU per turn, ${label}`,
+        value: (ownCpu.user + ownCpu.system) / 1000 / Math.max(latencies.length, 1),
+        unit: "ms"
+      })
     }
     rows.push({ name: `events appended per second (by turns), ${target}`, value: Math.round(eventsWritten / (writingMs / 1000)), unit: "events/s" })
 
