@@ -143,6 +143,12 @@ const cpuMillisecondsOfTree = (pid: number): number => {
   return total
 }
 
+/** This process's CPU time so far (user and system), in milliseconds: the benchmark's own clients and servers. */
+export const ownCpuMilliseconds = (): number => {
+  const { system, user } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
 /**
  * The CPU time all Postgres processes of this machine have used so far, in milliseconds (its
  * backends, and its checkpointer, WAL writer and autovacuum, which a turn's writes cost too), or

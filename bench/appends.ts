@@ -15,7 +15,7 @@
  */
 import { MAX_BACKLOG } from "../src/services/runtime/AgentInputs.ts"
 import { Reply } from "../test/support/ScriptedProvider.ts"
-import { DURATION_SECONDS, postgresCpuMilliseconds, type Process, startProcess } from "./Harness.ts"
+import { DURATION_SECONDS, ownCpuMilliseconds, postgresCpuMilliseconds, type Process, startProcess } from "./Harness.ts"
 import { type MeasureTarget, onEachDatabase, percentile, request, type RuntimeRow, withProjectServer } from "./runtime.ts"
 
 /** Agents appending at once (their backlogs hold AGENTS × MAX_BACKLOG inputs in all, past which `agent_backlog_full`). */
@@ -88,13 +88,13 @@ const measureAppends = async (server: Process, paths: ReadonlyArray<string>, tok
   const agents = paths.map((path): AppendingAgent => ({ inputsUrl: `${server.baseUrl}${path}`, queued: 0 }))
   await warmUp(agents, token, WARM_UP_INPUTS)
   const cpuBefore = server.cpuMilliseconds()
-  const clientsCpuBefore = process.cpuUsage()
+  const clientsCpuBefore = ownCpuMilliseconds()
   const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
   const start = performance.now()
   const latencies = await appendUntil(agents, token, start + DURATION_SECONDS * 1000)
   const elapsed = (performance.now() - start) / 1000
   const cpu = server.cpuMilliseconds() - cpuBefore
-  const clientsCpu = process.cpuUsage(clientsCpuBefore)
+  const clientsCpu = ownCpuMilliseconds() - clientsCpuBefore
   const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
   const events = Math.max(latencies.length, 1)
   return {
@@ -102,7 +102,7 @@ const measureAppends = async (server: Process, paths: ReadonlyArray<string>, tok
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
     serverCpuMs: cpu / events,
-    clientsCpuMs: (clientsCpu.user + clientsCpu.system) / 1000 / events,
+    clientsCpuMs: clientsCpu / events,
     postgresCpuMs: postgresCpuBefore === undefined || postgresCpuAfter === undefined ? undefined : (postgresCpuAfter - postgresCpuBefore) / events
   }
 }

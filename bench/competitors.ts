@@ -30,6 +30,7 @@ import { mastra } from "./competitors/mastra.ts"
 import {
   createDatabase,
   installPackagesOnce,
+  ownCpuMilliseconds,
   postgresCpuMilliseconds,
   type Process,
   ROOT,
@@ -77,19 +78,19 @@ const measureSystem = async (system: string, measured: Measured): Promise<Array<
   for (const count of CONCURRENCY) {
     const { close, conversations } = await measured.open(count)
     const cpuBefore = measured.process.cpuMilliseconds()
-    const ownCpuBefore = process.cpuUsage()
+    const ownCpuBefore = ownCpuMilliseconds()
     const postgresCpuBefore = measured.onPostgres ? postgresCpuMilliseconds() : undefined
     const { elapsed, latencies } = await driveTurns(conversations)
     const turns = Math.max(latencies.length, 1)
     const cpu = (measured.process.cpuMilliseconds() - cpuBefore) / turns
-    const ownCpu = process.cpuUsage(ownCpuBefore)
+    const ownCpu = ownCpuMilliseconds() - ownCpuBefore
     const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
     await close()
     rows.push(...turnRows(label(count, system), latencies, elapsed))
     rows.push({ name: `server CPU per turn, ${label(count, system)}`, value: cpu, unit: "ms" })
     rows.push({
       name: `client and model server CPU per turn, ${label(count, system)}`,
-      value: (ownCpu.user + ownCpu.system) / 1000 / turns,
+      value: ownCpu / turns,
       unit: "ms"
     })
     if (postgresCpuBefore !== undefined && postgresCpuAfter !== undefined) {

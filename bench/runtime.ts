@@ -24,6 +24,7 @@ import {
   DURATION_SECONDS,
   type FreshDatabase,
   newToken,
+  ownCpuMilliseconds,
   postgresCpuMilliseconds,
   type Process,
   ROOT,
@@ -297,11 +298,11 @@ const measureTarget: MeasureTarget = (target, env, providerUrl) => {
       // Each turn writes its input, started, model_output and completed events.
       if (agents === CONCURRENCY[0]) warmUpEvents += (await driveTurns(driven, WARM_UP_SECONDS)).latencies.length * 4
       const cpuBefore = server.cpuMilliseconds()
-      const ownCpuBefore = process.cpuUsage()
+      const ownCpuBefore = ownCpuMilliseconds()
       const postgresCpuBefore = onPostgres ? postgresCpuMilliseconds() : undefined
       const { elapsed, latencies } = await driveTurns(driven)
       const postgresCpuAfter = postgresCpuBefore === undefined ? undefined : postgresCpuMilliseconds()
-      const ownCpu = process.cpuUsage(ownCpuBefore)
+      const ownCpu = ownCpuMilliseconds() - ownCpuBefore
       abort.abort()
       writingMs += elapsed * 1000
       eventsWritten += latencies.length * 4
@@ -320,7 +321,7 @@ const measureTarget: MeasureTarget = (target, env, providerUrl) => {
       }
       rows.push({
         name: `client and model server CPU per turn, ${label}`,
-        value: (ownCpu.user + ownCpu.system) / 1000 / Math.max(latencies.length, 1),
+        value: ownCpu / Math.max(latencies.length, 1),
         unit: "ms"
       })
     }
