@@ -183,9 +183,8 @@ export const formatSoak = (result: SoakResult): string => {
   const size = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.heapSizeMiB }))
   // The history cache's bytes, mostly, which grow with the conversations up to the cache's bound.
   const arrayBuffers = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.arrayBuffersMiB }))
-  // Node's and V8's memory besides the heap's size: read as pages V8 freed and pooled for reuse
-  // (fifty-first session), though a soak with the pool off (`--no-memory-pool`) was no lower here
-  // (docs/performance-record.md, "A queued input's fold, and the appends in `ab`"); on the embedded
+  // Node's and V8's memory besides the heap's size and the ArrayBuffers (docs/performance-record.md,
+  // "What the profiles' socket writes and the soak's growth are made of"); on the embedded
   // database, PGlite's WebAssembly memory too (not counted among the ArrayBuffers).
   const outsideHeap = result.fullCollections.map((s) => ({ seconds: s.seconds, value: s.rssMiB - s.heapSizeMiB - s.arrayBuffersMiB }))
   const rss = (samples: ReadonlyArray<{ readonly rssMiB: number }>) => samples.map((s) => s.rssMiB.toFixed(0)).join(" ")
