@@ -3,18 +3,14 @@
  * response time from the configured model's current revision and names, narrowed by the
  * config's overrides, so a config follows its model's later revisions.
  */
-import { Schema } from "effect"
 import { AgentConfigModel } from "../../domain/configuration/agent-config/AgentConfig.ts"
 import { effectiveOutputTokens, type ModelOverrides } from "../../domain/configuration/agent-config/ModelOverrides.ts"
 import type { ResolvedModel } from "../../domain/configuration/Models.ts"
-import { constructor } from "../shared/Construct.ts"
-
-const makeModel = constructor(AgentConfigModel, Schema.Struct(AgentConfigModel.fields))
 
 export const renderModel = (current: ResolvedModel, overrides: ModelOverrides): AgentConfigModel => {
   const revision = current.revision
   const { ceiling, perRequest } = effectiveOutputTokens(revision, overrides)
-  return makeModel({
+  return new AgentConfigModel({
     provider_config: current.providerConfig.name,
     name: current.model.name,
     provider_model_slug: revision.providerModelSlug,

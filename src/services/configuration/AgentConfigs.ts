@@ -4,7 +4,7 @@
  * (project, source, effective definition). Configs are immutable; their `model` is rendered at
  * response time from the configured model's current revision (AgentConfigModel.ts).
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { AgentConfig, type CreateAgentConfig } from "../../domain/configuration/agent-config/AgentConfig.ts"
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import { compile } from "../../domain/configuration/agent-config/Compile.ts"
@@ -17,7 +17,6 @@ import { sortIssues, validateDefinition } from "../../domain/configuration/agent
 import { InvalidRequest, type Issue, NotFound, ValidationFailed } from "../../domain/shared/Errors.ts"
 import { AgentConfigId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -52,8 +51,6 @@ const sourceText = (input: CreateAgentConfig) =>
       })
     )
 
-const makeAgentConfig = constructor(AgentConfig, Schema.Struct(AgentConfig.fields))
-
 const make = Effect.gen(function*() {
   const configs = yield* AgentConfigsRepository
   const names = yield* AgentConfigNames
@@ -66,7 +63,7 @@ const make = Effect.gen(function*() {
   /** The config as the API shows it, its model rendered from `current`, the model's current revision. */
   const renderWith = (stored: StoredAgentConfig, current: ResolvedModel) => {
     const { configured_model_id: _, model_overrides, ...config } = stored
-    return makeAgentConfig({ ...config, model: renderModel(current, model_overrides) })
+    return new AgentConfig({ ...config, model: renderModel(current, model_overrides) })
   }
 
   const render = (stored: StoredAgentConfig) =>

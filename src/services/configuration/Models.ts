@@ -3,7 +3,7 @@
  * immutable revisions; every PATCH adds one and makes it current. Org admins manage models and
  * their project grants; every member can read them. A project uses only the models granted to it.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   ConfiguredModel,
@@ -22,7 +22,6 @@ import {
   type ProjectId
 } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -59,8 +58,6 @@ const resolved = (model: StoredModel, config: CallProviderConfig): ResolvedModel
   }
 })
 
-const makeModel = constructor(ConfiguredModel, Schema.Struct(ConfiguredModel.fields))
-
 const make = Effect.gen(function*() {
   const models = yield* ModelsRepository
   const providerConfigs = yield* ModelProviderConfigsRepository
@@ -81,7 +78,7 @@ const make = Effect.gen(function*() {
       (configs) => {
         const names = new Map(configs.map((config) => [config.id, config.name]))
         return stored.map((model) =>
-          makeModel({ ...model, provider_config: names.get(model.provider_config_id) ?? "" })
+          new ConfiguredModel({ ...model, provider_config: names.get(model.provider_config_id) ?? "" })
         )
       }
     )

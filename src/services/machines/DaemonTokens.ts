@@ -4,13 +4,12 @@
  * tokens are no longer refreshed, and their connections on this process are closed (`revoked`);
  * other processes close theirs at the next heartbeat.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { type CreateDaemonToken, CreatedDaemonToken } from "../../domain/machines/DaemonTokens.ts"
 import { InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import { DaemonTokenId, type OrgId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
-import { constructor } from "../shared/Construct.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -20,8 +19,6 @@ import { MachineHub } from "./MachineHub.ts"
 
 /** The prefix that tells a daemon token from an API key. */
 export const DAEMON_TOKEN_PREFIX = "dtk_"
-
-const makeCreated = constructor(CreatedDaemonToken, Schema.Struct(CreatedDaemonToken.fields))
 
 const make = Effect.gen(function*() {
   const tokens = yield* DaemonTokensRepository
@@ -49,7 +46,7 @@ const make = Effect.gen(function*() {
         token_hash: sha256Hex(token),
         expires_at: expiresAt
       })
-      return makeCreated({ ...stored, token })
+      return new CreatedDaemonToken({ ...stored, token })
     })
 
   const list = (orgId: OrgId, query: ListQuery) =>

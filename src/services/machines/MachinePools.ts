@@ -5,7 +5,7 @@
  * secrets must be organization secrets. `usage` counts the pool's machines that are not deleted
  * (PoolMachines starts and deletes them); deleting a pool deletes its machines first.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   type CheckConnection,
@@ -36,7 +36,6 @@ import {
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { Grants } from "../configuration/Grants.ts"
 import { Secrets } from "../configuration/Secrets.ts"
-import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -49,8 +48,6 @@ import { MachinesRepository } from "./MachinesRepository.ts"
 import { PoolMachines } from "./PoolMachines.ts"
 import { PoolSettingsValidation } from "./PoolSettingsValidation.ts"
 import { ProviderChecks } from "./ProviderChecks.ts"
-
-const makePool = constructor(MachinePool, Schema.Struct(MachinePool.fields))
 
 const NO_USAGE = { machines: 0, cpu: 0, memory_mb: 0 } as const
 
@@ -76,13 +73,13 @@ const make = Effect.gen(function*() {
       const byPool = new Map(usage.map((row) => [row.machine_pool_id, row]))
       return rows.map((pool) => {
         const used = byPool.get(pool.id)
-        return makePool({
+        return new MachinePool({
           ...pool,
           usage: used === undefined ? NO_USAGE : { machines: used.machines, cpu: used.cpu, memory_mb: used.memory_mb }
         })
       })
     })
-  const withoutUsage = (pool: StoredPool) => makePool(pool)
+  const withoutUsage = (pool: StoredPool) => new MachinePool(pool)
 
   /** The pool made by this request (created) or the one the same body made before. */
   const create = (orgId: OrgId, input: CreateMachinePool) =>

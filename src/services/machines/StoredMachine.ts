@@ -6,7 +6,6 @@ import { Schema, Struct } from "effect"
 import { MachineDescriptor } from "../../domain/machines/Machine.ts"
 import { MachineMetadata } from "../../domain/machines/MachineMetadata.ts"
 import { AgentId, MachineId, MachinePoolId, OrgId, UserId } from "../../domain/shared/Ids.ts"
-import { constructor } from "../shared/Construct.ts"
 
 /** The lifecycle of a pool machine. */
 export const PoolMachineState = Schema.Literals(["provisioning", "running", "deleting", "deleted"])
@@ -42,10 +41,8 @@ const statusOf = (machine: StoredMachine) => {
   return machine.pool_state === "running" && !machine.busy ? "idle" : "online"
 }
 
-const makeDescriptor = constructor(MachineDescriptor, Schema.Struct(MachineDescriptor.fields))
-
 export const toDescriptor = (machine: StoredMachine): MachineDescriptor =>
-  makeDescriptor({
+  new MachineDescriptor({
     ...Struct.pick(machine, [
       "id",
       "name",

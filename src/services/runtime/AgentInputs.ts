@@ -5,7 +5,7 @@
  * first and writes the timeline with it: in one statement guarded on a read of the agent, for
  * most inputs (`recordAlone`), else in a transaction.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { AgentBacklogFull, IdempotencyKeyConflict, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import { type ActorId, type AgentId, InputId, type OrgId, type ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
@@ -15,7 +15,6 @@ import type { AgentEvent, NewEvent } from "../../domain/runtime/Events.ts"
 import { InputAccepted, type SendInput } from "../../domain/runtime/Inputs.ts"
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
-import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -66,8 +65,6 @@ interface NewInput {
 /** sha256 of the canonical JSON of an input as submitted: what idempotent replays must match. */
 const requestHash = (input: SendInput) =>
   sha256(canonicalJson({ content_blocks: input.content_blocks, actor_id: input.actor_id ?? null } as unknown as JsonValue))
-
-const makeInputAccepted = constructor(InputAccepted, Schema.Struct(InputAccepted.fields))
 
 const make = Effect.gen(function*() {
   const inputs = yield* AgentInputsRepository
@@ -246,7 +243,7 @@ const make = Effect.gen(function*() {
       const alone = yield* recordAlone(projectId, agentId, input)
       const outcome = Option.isSome(alone) ? alone.value : yield* recordLocked(projectId, agentId, input)
       yield* launcher.launchNext(agentId, outcome.started)
-      return makeInputAccepted({ event: outcome.event, disposition: outcome.disposition })
+      return new InputAccepted({ event: outcome.event, disposition: outcome.disposition })
     })
 
   /** Checks an input's actor and size limits; nothing is stored. */

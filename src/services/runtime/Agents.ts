@@ -3,13 +3,12 @@
  * reading them. What happens to an agent afterwards belongs to its inputs (AgentInputs), its
  * control (AgentControl), its tool calls (ToolCalls) and interactions (Interactions).
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { AgentId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { type AgentStatus, type LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
-import { constructor } from "../shared/Construct.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -18,8 +17,6 @@ import { AgentInputs } from "./AgentInputs.ts"
 import { PersonalMachineUse } from "./PersonalMachineUse.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { PoolMachines } from "../machines/PoolMachines.ts"
-
-const makeLaunchedAgent = constructor(LaunchedAgent, Schema.Struct(LaunchedAgent.fields))
 
 const make = Effect.gen(function*() {
   const agents = yield* AgentsRepository
@@ -63,7 +60,7 @@ const make = Effect.gen(function*() {
       const input = request.input
       const prepared = input === undefined ? undefined : yield* agentInputs.check(projectId, input, "/input")
       const agent = yield* create(orgId, projectId, request)
-      if (input === undefined || prepared === undefined) return makeLaunchedAgent({ ...agent })
+      if (input === undefined || prepared === undefined) return new LaunchedAgent({ ...agent })
       // A new agent has an empty backlog, no idempotency keys yet, and no workspace session.
       const { accepted } = yield* agentInputs.submit(projectId, agent.id, input, prepared).pipe(
         Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die, StateTransitionConflict: Effect.die })
@@ -74,7 +71,7 @@ const make = Effect.gen(function*() {
           onSome: Effect.succeed
         }))
       )
-      return makeLaunchedAgent({ ...current, input: accepted })
+      return new LaunchedAgent({ ...current, input: accepted })
     })
 
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>

@@ -6,7 +6,6 @@ import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Decision, Interaction, InteractionKind, InteractionStatus } from "../../domain/runtime/Interactions.ts"
-import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
 /** An interaction as stored: with the token of the wait its resolution resolves. */
@@ -14,9 +13,8 @@ export const StoredInteraction = Schema.Struct({ ...Interaction.fields, deferred
 export type StoredInteraction = typeof StoredInteraction.Type
 
 /** The interaction as the API shows it. */
-const makeInteraction = constructor(Interaction, Schema.Struct(Interaction.fields))
 
-export const toInteraction = (stored: StoredInteraction) => makeInteraction(Struct.omit(stored, ["deferred_token"]))
+export const toInteraction = (stored: StoredInteraction) => new Interaction(Struct.omit(stored, ["deferred_token"]))
 
 const NewInteraction = Schema.Struct({
   id: InteractionId,

@@ -15,7 +15,6 @@ import { Unauthorized } from "../../domain/shared/Errors.ts"
 import { AgentId, ApiKeyId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal.ts"
 import { SecretKey } from "../../layers/SecretKey.ts"
-import { constructor } from "../shared/Construct.ts"
 import { ApiKeys } from "../tenancy/ApiKeys.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 
@@ -29,8 +28,6 @@ const SIGNING_LABEL = "agent-platform stream token v1"
 
 const Payload = Schema.Struct({ agent: AgentId, key: ApiKeyId, exp: Schema.Int })
 const decodePayload = Schema.decodeUnknownOption(Schema.fromJsonString(Payload))
-
-const makeStreamToken = constructor(StreamToken, Schema.Struct(StreamToken.fields))
 
 const refused = (reason: string) =>
   new Unauthorized({ error: `The stream token is not valid for this stream: ${reason}; mint a new one` })
@@ -52,7 +49,7 @@ const make = Effect.gen(function*() {
       const expiresAt = (yield* Clock.currentTimeMillis) + Duration.toMillis(lifetime)
       const exp = Math.ceil(expiresAt / 1000)
       const payload = Buffer.from(JSON.stringify({ agent: agentId, key: principal.keyId, exp })).toString("base64url")
-      return makeStreamToken({
+      return new StreamToken({
         token: `${PREFIX}.${payload}.${sign(payload).toString("base64url")}`,
         expires_at: new Date(exp * 1000)
       })

@@ -5,14 +5,13 @@
  * call is completed with its `tool_result` event in one statement (or, when something was in the
  * way, in a transaction that locks and checks it again); then the turn's wait on it is resolved.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent } from "../../domain/runtime/Events.ts"
 import { type SubmitToolResult, ToolResult, ToolResultAccepted } from "../../domain/runtime/ToolCalls.ts"
-import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { AgentAccess, agentNotFound } from "./AgentAccess.ts"
@@ -51,9 +50,6 @@ const refusal = (call: StoredToolCall): StateTransitionConflict | undefined => {
 
 /** A call's `tool_result` event. */
 type ResultEvent = Extract<AgentEvent, { readonly event_kind: "tool_result" }>
-
-const makeResult = constructor(ToolResult, Schema.Struct(ToolResult.fields))
-const makeAccepted = constructor(ToolResultAccepted, Schema.Struct(ToolResultAccepted.fields))
 
 const make = Effect.gen(function*() {
   const toolCalls = yield* ToolCallsRepository
@@ -152,9 +148,9 @@ const make = Effect.gen(function*() {
       if (call.deferred_token !== null) {
         yield* signals.send([{ kind: "result", toolCallId, token: call.deferred_token, value: "completed" }])
       }
-      return makeAccepted({
+      return new ToolResultAccepted({
         tool_call: toToolCall(call),
-        tool_result: makeResult({
+        tool_result: new ToolResult({
           event_id: event.id,
           agent_id: agentId,
           tool_call_id: toolCallId,

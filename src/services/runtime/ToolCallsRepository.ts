@@ -7,7 +7,6 @@ import { Array as Arr, Context, Effect, Layer, Schema, Struct } from "effect"
 import { AgentId, EventId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
-import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { PipelinedReads } from "../shared/PipelinedReads.ts"
 import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
@@ -24,10 +23,9 @@ export const StoredToolCall = Schema.Struct({
 export type StoredToolCall = typeof StoredToolCall.Type
 
 /** The tool call as the API shows it. */
-const makeToolCall = constructor(ToolCall, Schema.Struct(ToolCall.fields))
 
 export const toToolCall = ({ completed_at, deferred_token: _, outcome, result_event_id: __, ...call }: StoredToolCall) =>
-  makeToolCall({
+  new ToolCall({
     ...call,
     ...(outcome === null ? {} : { outcome }),
     ...(completed_at === null ? {} : { completed_at })

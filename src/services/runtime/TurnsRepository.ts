@@ -9,7 +9,6 @@ import { AgentId, InputId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent } from "../../domain/runtime/Agents.ts"
 import { TokenUsage } from "../../domain/runtime/Events.ts"
 import { Turn, TurnStatus } from "../../domain/runtime/Turns.ts"
-import { constructor } from "../shared/Construct.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
 import type { AppendPrelude, PreludeGuard } from "./AgentEventsRepository.ts"
@@ -28,10 +27,8 @@ const usageOf = (row: TokenUsage): TokenUsage => ({
   cache_write_tokens: row.cache_write_tokens
 })
 
-const makeTurn = constructor(Turn, Schema.Struct(Turn.fields))
-
 const toTurn = (row: TurnRow) =>
-  makeTurn({
+  new Turn({
     id: row.id,
     agent_id: row.agent_id,
     input_id: row.input_id,

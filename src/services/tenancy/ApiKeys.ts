@@ -14,7 +14,6 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { CreatedOrganizationApiKey, CreatedPersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
 import type { AssignableRole } from "../../domain/tenancy/Members.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
-import { constructor } from "../shared/Construct.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -40,9 +39,6 @@ export interface RequestPath {
 
 const isOrgId = Schema.is(OrgId)
 const isProjectId = Schema.is(ProjectId)
-
-const makePersonal = constructor(CreatedPersonalApiKey, Schema.Struct(CreatedPersonalApiKey.fields))
-const makeForOrganization = constructor(CreatedOrganizationApiKey, Schema.Struct(CreatedOrganizationApiKey.fields))
 
 const make = Effect.gen(function*() {
   const keys = yield* ApiKeysRepository
@@ -107,7 +103,7 @@ const make = Effect.gen(function*() {
         name,
         user_id: userId
       })
-      return makePersonal({ ...key, token })
+      return new CreatedPersonalApiKey({ ...key, token })
     })
 
   const createPersonal = (userId: UserId, name: string) => createPersonalWith(userId, name, newToken())
@@ -122,7 +118,7 @@ const make = Effect.gen(function*() {
         org_id: orgId,
         role
       })
-      return makeForOrganization({ ...key, token })
+      return new CreatedOrganizationApiKey({ ...key, token })
     })
 
   const listPersonal = (userId: UserId, query: ListQuery) =>

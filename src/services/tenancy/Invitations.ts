@@ -3,14 +3,13 @@
  * address with a role (only an owner may invite an owner); the user with that e-mail accepts and
  * becomes a member. One pending invitation per address and organization.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { InvitationId, type OrgId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { Invitation } from "../../domain/tenancy/Invitations.ts"
 import { Member, type OrgRole } from "../../domain/tenancy/Members.ts"
 import type { Email } from "../../domain/tenancy/Users.ts"
-import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -20,9 +19,6 @@ import { type StoredInvitation, InvitationsRepository } from "./InvitationsRepos
 import { MembersRepository } from "./MembersRepository.ts"
 import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
-
-const makeInvitation = constructor(Invitation, Schema.Struct(Invitation.fields))
-const makeMember = constructor(Member, Schema.Struct(Member.fields))
 
 const make = Effect.gen(function*() {
   const invitations = yield* InvitationsRepository
@@ -42,7 +38,7 @@ const make = Effect.gen(function*() {
       organizations.findById(orgId),
       (organization) =>
         stored.map((invitation) =>
-          makeInvitation({ ...invitation, org_name: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }) })
+          new Invitation({ ...invitation, org_name: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }) })
         )
     )
 
@@ -105,13 +101,13 @@ const make = Effect.gen(function*() {
       return yield* transaction(Effect.gen(function*() {
         const invitation = yield* invitations.take(invitationId, user.email).pipe(someOrFail(notFound(invitationId)))
         const joined = yield* members.insert({ org_id: invitation.org_id, user_id: userId, role: invitation.org_role })
-        if (Option.isSome(joined)) return makeMember({ ...joined.value, email: user.email })
+        if (Option.isSome(joined)) return new Member({ ...joined.value, email: user.email })
         // A member accepting an owner's invitation becomes an owner, keeping everything else.
         if (invitation.org_role !== "owner") {
           return yield* Effect.fail(new Conflict({ error: `You are a member of ${invitation.org_id} already` }))
         }
         const promoted = yield* members.updateRole(invitation.org_id, userId, "owner")
-        return makeMember({ ...promoted, email: user.email })
+        return new Member({ ...promoted, email: user.email })
       }))
     })
 
@@ -125,7 +121,7 @@ const make = Effect.gen(function*() {
       return yield* paged(
         listOf("invitations of the caller", userId),
         query,
-        (keyset) => Effect.map(invitations.pageForEmail(user.email, keyset), (found) => found.map(makeInvitation)),
+        (keyset) => Effect.map(invitations.pageForEmail(user.email, keyset), (found) => found.map((invitation) => new Invitation(invitation))),
         (invitation) => invitation.id
       )
     })

@@ -5,13 +5,12 @@
  * something the member owns personally is in use: a personal secret that a resource
  * holds (SecretReferences), a personal skill an agent's configuration uses (SkillReferences).
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { type AssignableRole, Member, ORG_ROLE_RANK, type OrgRole } from "../../domain/tenancy/Members.ts"
 import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
-import { constructor } from "../shared/Construct.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
@@ -22,8 +21,6 @@ import { type Membership, MembersRepository } from "./MembersRepository.ts"
 import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
-
-const makeMember = constructor(Member, Schema.Struct(Member.fields))
 
 const make = Effect.gen(function*() {
   const members = yield* MembersRepository
@@ -39,7 +36,7 @@ const make = Effect.gen(function*() {
   const withEmails = (memberships: ReadonlyArray<Membership>) =>
     Effect.map(users.findByIds(memberships.map((membership) => membership.user_id)), (found) => {
       const emails = new Map(found.map((user) => [user.id, user.email]))
-      return memberships.map((membership) => makeMember({ ...membership, email: emails.get(membership.user_id) ?? "" }))
+      return memberships.map((membership) => new Member({ ...membership, email: emails.get(membership.user_id) ?? "" }))
     })
 
   const list = (orgId: OrgId, query: ListQuery) =>

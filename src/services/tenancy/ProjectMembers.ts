@@ -3,12 +3,11 @@
  * project. Organization admins and project admins manage it; a project member must be a member
  * of the organization.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Conflict, NotFound } from "../../domain/shared/Errors.ts"
 import type { OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { ProjectMember, type ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
-import { constructor } from "../shared/Construct.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
@@ -16,8 +15,6 @@ import { Access } from "./Access.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { type ProjectMembership, ProjectMembersRepository } from "./ProjectMembersRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
-
-const makeProjectMember = constructor(ProjectMember, Schema.Struct(ProjectMember.fields))
 
 const make = Effect.gen(function*() {
   const projectMembers = yield* ProjectMembersRepository
@@ -31,7 +28,7 @@ const make = Effect.gen(function*() {
     Effect.map(users.findByIds(memberships.map((membership) => membership.user_id)), (found) => {
       const emails = new Map(found.map((user) => [user.id, user.email]))
       return memberships.map((membership) =>
-        makeProjectMember({ ...membership, email: emails.get(membership.user_id) ?? "" })
+        new ProjectMember({ ...membership, email: emails.get(membership.user_id) ?? "" })
       )
     })
 

@@ -4,7 +4,6 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId, WorkspaceId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { Workspace } from "../../domain/workspaces/Workspaces.ts"
-import { constructor } from "../shared/Construct.ts"
 import { lockClause, type RowLock } from "../shared/Sql.ts"
 
 export const StoredWorkspace = Schema.Struct({
@@ -35,10 +34,8 @@ export type WorkspaceFields = typeof Fields.Type
 
 const NewWorkspace = Schema.Struct({ ...Fields.fields, id: WorkspaceId, user_id: UserId, org_id: OrgId, project_id: ProjectId })
 
-const makeWorkspace = constructor(Workspace, Schema.Struct(Workspace.fields))
-
 export const toWorkspace = (stored: StoredWorkspace): Workspace =>
-  makeWorkspace({
+  new Workspace({
     id: stored.id,
     name: stored.name,
     org_id: stored.org_id,

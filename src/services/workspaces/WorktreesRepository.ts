@@ -4,7 +4,6 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { MachineId, UserMachinePathId, WorkspaceId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { WorktreeDescriptor, WorktreeType } from "../../domain/workspaces/Workspaces.ts"
-import { constructor } from "../shared/Construct.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
@@ -41,10 +40,8 @@ export type WorktreeChange = Partial<
 export const migrating = (stored: StoredWorktree, now: Date = new Date()) =>
   stored.migration_held_until !== null && stored.migration_held_until.getTime() > now.getTime()
 
-const makeDescriptor = constructor(WorktreeDescriptor, Schema.Struct(WorktreeDescriptor.fields))
-
 export const toDescriptor = (stored: StoredWorktree): WorktreeDescriptor =>
-  makeDescriptor({
+  new WorktreeDescriptor({
     id: stored.id,
     workspace_id: stored.workspace_id,
     is_main: stored.is_main,
