@@ -5,7 +5,8 @@
  * says what it drains and stays quiet about the workflow engine, a terminal's Ctrl-C (which npm
  * forwards again) shuts down once and cleanly, DATA_DIR is private (0700, files 0600) under a
  * permissive umask while an operator's own files in it keep their modes, and a DATA_DIR that
- * cannot be created or a DATABASE_URL that is not one is one line.
+ * cannot be created or a DATABASE_URL that is not one is one line. Each request is one log line
+ * with its `x-request-id`; an event stream's is written when the stream ends.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
@@ -57,7 +58,20 @@ const freshDataDirPath = () => {
 }
 
 const logLines = (output: string) =>
-  output.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { message: string; logLevel: string })
+  output.split("\n").filter((line) => line.startsWith("{")).map((line) =>
+    JSON.parse(line) as { message: string; logLevel: string; annotations: Record<string, unknown> }
+  )
+
+/** The annotations of the request log line with this request id, once the server has written it. */
+const requestLine = async (server: { output: () => string }, requestId: string) => {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const line = logLines(server.output()).find((line) => line.message === "request" && line.annotations.request_id === requestId)
+    if (line !== undefined) return line.annotations
+    if (Date.now() > deadline) throw new Error(`no request log line for ${requestId}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
 
 /** Every path under `dir` with its permission bits. */
 const modesUnder = (dir: string): Array<readonly [string, number]> => {
@@ -169,6 +183,54 @@ describeServers("start-up and shutdown", () => {
     expect(draining).toBeGreaterThan(0)
     expect(messages.at(-1)).toBe("stopped")
     expect(messages).not.toContain("No healthy runners available")
+  }, TIMEOUT_MS)
+
+  it("one log line a request, with its x-request-id; an event stream's line is written when the stream ends", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const token = `startup-${randomBytes(16).toString("hex")}`
+    const server = await startServer(dataDir, {
+      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("request-log")
+    })
+    try {
+      const agentPath = await withClient(server.baseUrl, token, (client) =>
+        Effect.gen(function*() {
+          const org = yield* client.organizations.create({ payload: { name: "Log" } })
+          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+          const { model } = yield* scriptedModel(client, org.id, {
+            format: "openai-responses",
+            baseUrl: provider.baseUrl("openai-responses"),
+            slug: `log-${randomBytes(4).toString("hex")}`
+          })
+          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+          const config = yield* client.agentConfigs.create({
+            params: { orgID: org.id, projectID: project.id },
+            payload: { source: agentSource({ label: "log" }), source_format: "yaml" }
+          })
+          const agent = yield* client.agents.create({ params: { orgID: org.id, projectID: project.id }, payload: { agent_config_id: config.id } })
+          return `/v1/orgs/${org.id}/projects/${project.id}/agents/${agent.id}`
+        }))
+      const health = await fetch(`${server.baseUrl}/healthz?probe=1`, { headers: { "x-request-id": "log-health" } })
+      expect(health.headers.get("x-request-id")).toBe("log-health")
+      expect(await requestLine(server, "log-health")).toMatchObject({ method: "GET", path: "/healthz", status: 400 })
+
+      const opened = new AbortController()
+      const stream = await fetch(`${server.baseUrl}${agentPath}/events/stream`, {
+        headers: { authorization: `Bearer ${token}`, "x-request-id": "log-stream" },
+        signal: opened.signal
+      })
+      expect(stream.status).toBe(200)
+      expect(stream.headers.get("x-request-id")).toBe("log-stream")
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(logLines(server.output()).some((line) => line.annotations?.request_id === "log-stream")).toBe(false)
+      opened.abort()
+      const line = await requestLine(server, "log-stream")
+      expect(line).toMatchObject({ method: "GET", path: `${agentPath}/events/stream`, status: 200 })
+      expect(line.duration_ms).toBeGreaterThanOrEqual(500)
+    } finally {
+      await server.stop()
+    }
   }, TIMEOUT_MS)
 
   it("Ctrl-C in a terminal (SIGINT to npm and the server, then npm's forward of it): one shutdown to 'stopped', exit 0", async () => {

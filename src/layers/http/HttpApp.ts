@@ -88,13 +88,14 @@ const ListenAddressRecorded = Layer.effectDiscard(Effect.gen(function*() {
  * The Api with its routes, docs and guards; needs AppConfig, an HttpServer and the services. The
  * routes are built in the context of the services; the listener runs every request with the
  * router behind the guards, CORS and the request log, in a context that holds only the server
- * (BuiltWithOnly.ts): each handler group adds its own.
+ * (BuiltWithOnly.ts): each handler group adds its own. They wrap the router rather than being
+ * the listener's middleware, which effect/http would run as a step of its own (RequestLog.ts).
  */
 export const HttpAppLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const router = yield* HttpRouter.toHttpEffect(RoutesLive)
-    return HttpServer.serve(guarded(router), (app) => requestLog(corsFor(config.corsOrigins)(app))).pipe(
+    return HttpServer.serve(requestLog(corsFor(config.corsOrigins)(guarded(router)))).pipe(
       builtWithOnly(HttpServer.HttpServer)
     )
   })
