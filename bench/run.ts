@@ -3,7 +3,8 @@
  * prints, in order: HTTP throughput (each HTTP benchmark is a `Benchmark` of bench/Harness.ts; add
  * it to HTTP_BENCHMARKS), the agent runtime's figures (bench/runtime.ts), statements per turn
  * (bench/statements.ts), events appended across agents (bench/appends.ts), a long-lived agent's turns
- * (bench/longHistory.ts), what the history cache holds a turn (bench/historyMemory.ts), built-in tool round trips
+ * (bench/longHistory.ts), what the history cache holds a turn (bench/historyMemory.ts), what a request costs
+ * the server's JavaScript, measured in its process without a connection (bench/requestCost.ts), built-in tool round trips
  * through a real daemon (bench/machines.ts), machines from pools cold and warm (bench/pools.ts), the crash loop
  * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs
  * (bench/frameworks.ts, minimal programs on Effect 3 and Effect 4) and this server beside Mastra and the
@@ -13,7 +14,7 @@
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, appends, long-history, history-memory, machines, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors, ab; several with
+ * (names: http, runtime, statements, appends, long-history, history-memory, request-cost, machines, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors, ab; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
@@ -30,6 +31,7 @@ import { longHistory } from "./longHistory.ts"
 import { machines } from "./machines.ts"
 import { orgGet } from "./orgGet.ts"
 import { pools } from "./pools.ts"
+import { requestCost } from "./requestCost.ts"
 import { runtime } from "./runtime.ts"
 import { scaleOut } from "./scaleOut.ts"
 import { formatSoak, soak, SOAK_MINUTES } from "./soak.ts"
@@ -45,7 +47,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "appends", "long-history", "history-memory", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
+const PARTS = ["http", "runtime", "statements", "appends", "long-history", "history-memory", "request-cost", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -95,6 +97,11 @@ if (selected("long-history")) {
 if (selected("history-memory")) {
   console.log("\nThe history cache: what a cached turn holds, and what its bound counts (docs/performance.md)\n")
   printRows(historyMemory())
+}
+
+if (selected("request-cost")) {
+  console.log("\nWhat a request costs the server's JavaScript: requests answered in its process, without a connection (docs/performance.md)\n")
+  printRows(await requestCost())
 }
 
 if (selected("machines")) {
