@@ -4,8 +4,8 @@
  * (Tracing is off for the whole server: src/layers/AppLive.ts.)
  *
  * It wraps the app rather than being the listener's middleware: effect/http answers a request
- * served without a middleware in one step, where a middleware's cost 15 to 45 µs of CPU a
- * request (docs/performance-record.md, "A request's own costs, measured in its process").
+ * served without a middleware in one step, and through one the same requests cost 10 to 60 µs
+ * more CPU each (docs/performance-record.md, "A request's own costs, measured in its process").
  */
 import { HttpBody, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect, Stream } from "effect"
