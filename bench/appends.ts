@@ -30,7 +30,7 @@ interface AppendingAgent {
 }
 
 /** AGENTS agents of the project, each in a turn whose model call is held: their inputs' paths. */
-const busyAgentPaths = (projectUrl: string, configId: string, token: string) =>
+export const busyAgentPaths = (projectUrl: string, configId: string, token: string) =>
   Promise.all(Array.from({ length: AGENTS }, async () => {
     const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
     const inputsUrl = `${projectUrl}/agents/${agent.id}/inputs`

@@ -16,11 +16,10 @@
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Effect } from "effect"
-import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
-import { createDatabase, type FreshDatabase, newToken, ROOT, startProcess, temporaryDataDir } from "./Harness.ts"
+import { Reply } from "../test/support/ScriptedProvider.ts"
+import { newToken, ROOT, startProcess, temporaryDataDir } from "./Harness.ts"
 import type { RoundCost } from "./requestCostDriver.ts"
-import { percentile, type RuntimeRow } from "./runtime.ts"
+import { onEachDatabase, percentile, type RuntimeRow } from "./runtime.ts"
 
 const DRIVER = pathToFileURL(join(ROOT, "bench/requestCostDriver.ts")).href
 /** How long the driver may take, set-up included. */
@@ -65,24 +64,5 @@ const rows = (costs: Record<string, ReadonlyArray<RoundCost>>, target: string): 
     ]
   })
 
-export const requestCost = async (): Promise<ReadonlyArray<RuntimeRow>> => {
-  const { close, provider } = await startScriptedProvider({ record: false })
-  try {
-    await Effect.runPromise(provider.answerByDefault(Reply.hang()))
-    const providerUrl = provider.baseUrl("openai-responses")
-    const measured = rows(await driven({}, providerUrl), "PGlite")
-    let database: FreshDatabase
-    try {
-      database = await createDatabase()
-    } catch {
-      return measured
-    }
-    try {
-      return [...measured, ...rows(await driven({ DATABASE_URL: database.url }, providerUrl), "Postgres")]
-    } finally {
-      await database.drop()
-    }
-  } finally {
-    await close()
-  }
-}
+export const requestCost = (): Promise<ReadonlyArray<RuntimeRow>> =>
+  onEachDatabase(Reply.hang(), async (target, env, providerUrl) => rows(await driven(env, providerUrl), target))

@@ -1,17 +1,17 @@
 /**
  * Loaded into the server's process by bench/requestCost.ts (`--import`): once the server answers
  * on its port, sets up a project over HTTP (runtime.ts's `setUp`, the scripted provider at
- * BENCH_PROVIDER_URL holding every model call) with AGENTS agents each in a held turn, then sends
+ * BENCH_PROVIDER_URL holding every model call) with the appends' AGENTS agents each in a held turn (appends.ts), then sends
  * the server's listener requests in process (InProcessRequest.ts), CONCURRENCY at a time, in rounds
  * of about a second: the process's CPU (every thread's) and the wall time of each measured round,
  * divided by its requests. Writes them as JSON to BENCH_REQUEST_COST_OUT.
  */
 import { writeFileSync } from "node:fs"
 import { Server } from "node:http"
+import { busyAgentPaths } from "./appends.ts"
 import { answerInProcess } from "./InProcessRequest.ts"
-import { request, setUp } from "./runtime.ts"
+import { setUp } from "./runtime.ts"
 
-const AGENTS = 200
 const CONCURRENCY = 32
 const ROUNDS = 8
 const WARM_UP_ROUNDS = 3
@@ -55,12 +55,7 @@ const repeated = (paths: ReadonlyArray<string>, times: number) => Array.from({ l
 const roundsByKind = async () => {
   const { configId, projectUrl } = await setUp(baseUrl, token, process.env.BENCH_PROVIDER_URL!)
   const org = new URL(projectUrl).pathname.split("/projects/")[0]
-  const inputs = await Promise.all(Array.from({ length: AGENTS }, async () => {
-    const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
-    const inputsUrl = `${projectUrl}/agents/${agent.id}/inputs`
-    await request("POST", inputsUrl, token, { content_blocks: [{ type: "text", text: "wait" }] })
-    return new URL(inputsUrl).pathname
-  }))
+  const inputs = await busyAgentPaths(projectUrl, configId, token)
   const input = JSON.stringify({ content_blocks: [{ type: "text", text: "later" }] })
   return {
     "GET /healthz": () => sendAll("GET", repeated(["/healthz"], 20_000), 200),
