@@ -5,7 +5,7 @@
  * response, and the connection closes after it (RequestGuards).
  */
 import { HttpServerError, type HttpServerRequest } from "effect/http"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import type { Readable } from "node:stream"
 import { RequestTimeout, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { ContentBlockBudget } from "./ContentBlockBudget.ts"
@@ -86,34 +86,33 @@ const readScanned = (source: Readable, rules: BodyRules) =>
   })
 
 export class JsonBody {
-  private cached: Effect.Effect<Buffer, HttpServerError.HttpServerError> | undefined = undefined
+  /** The read, once begun: its outcome for every reader of the body, the first included. */
+  private read: Deferred.Deferred<Buffer, HttpServerError.HttpServerError> | undefined = undefined
   private received: Buffer | undefined = undefined
   private parsedValue: { readonly value: unknown } | undefined = undefined
 
   constructor(private readonly request: HttpServerRequest.HttpServerRequest, private readonly rules: BodyRules) {}
 
   /**
-   * The bytes, read once; a refused body fails with an HttpServerError whose reason (a
-   * RequestParseError) has the problem as its cause.
+   * The bytes, read once (by the first reader, in its own fiber: no fiber is forked for it); a
+   * refused body fails with an HttpServerError whose reason (a RequestParseError) has the problem
+   * as its cause.
    */
   get bytes(): Effect.Effect<Buffer, HttpServerError.HttpServerError> {
-    const request = this.request
-    return this.cached ??= Effect.runSync(
-      Effect.cached(
-        readScanned(request.source as Readable, this.rules).pipe(
-          Effect.tap((bytes) =>
-            Effect.sync(() => {
-              this.received = bytes
-            })
-          ),
-          Effect.mapError((problem) =>
-            new HttpServerError.HttpServerError({
-              reason: new HttpServerError.RequestParseError({ request, description: problem.error, cause: problem })
-            })
-          )
-        )
+    return Effect.suspend(() => {
+      if (this.read !== undefined) return Deferred.await(this.read)
+      const read = this.read = Deferred.makeUnsafe<Buffer, HttpServerError.HttpServerError>()
+      const request = this.request
+      return readScanned(request.source as Readable, this.rules).pipe(
+        Effect.map((bytes) => this.received = bytes),
+        Effect.mapError((problem) =>
+          new HttpServerError.HttpServerError({
+            reason: new HttpServerError.RequestParseError({ request, description: problem.error, cause: problem })
+          })
+        ),
+        Effect.onExit((exit) => Deferred.done(read, exit))
       )
-    )
+    })
   }
 
   /** The body as text (what HttpApiBuilder reads and parses). */
