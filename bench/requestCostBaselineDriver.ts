@@ -9,5 +9,5 @@ import { measureRounds, standardRounds } from "./requestCostRounds.ts"
 
 measureRounds(async () => {
   const { inputPaths, orgPath } = JSON.parse(process.env.BENCH_REQUEST_COST_PATHS!) as BaselinePaths
-  return standardRounds(process.env.BENCH_REQUEST_COST_TOKEN!, orgPath, inputPaths)
+  return { rounds: standardRounds(process.env.BENCH_REQUEST_COST_TOKEN!, orgPath, inputPaths) }
 })

@@ -18,16 +18,15 @@ export interface BaselinePaths {
 }
 
 const token = process.env.AGENT_PLATFORM_BOOTSTRAP_TOKEN!
-let project: { readonly configId: string; readonly projectUrl: string; readonly orgPath: string } | undefined
 
-measureRounds(
-  async () => {
-    const { configId, projectUrl } = await setUp(baseUrl, token, process.env.BENCH_PROVIDER_URL!)
-    project = { configId, projectUrl, orgPath: new URL(projectUrl).pathname.split("/projects/")[0] }
-    return standardRounds(token, project.orgPath, await busyAgentPaths(projectUrl, configId, token))
-  },
-  async (): Promise<BaselinePaths | undefined> =>
-    process.env.BENCH_REQUEST_COST_BASELINE === "1" && project !== undefined
-      ? { orgPath: project.orgPath, inputPaths: await busyAgentPaths(project.projectUrl, project.configId, token) }
-      : undefined
-)
+measureRounds(async () => {
+  const { configId, projectUrl } = await setUp(baseUrl, token, process.env.BENCH_PROVIDER_URL!)
+  const orgPath = new URL(projectUrl).pathname.split("/projects/")[0]
+  return {
+    rounds: standardRounds(token, orgPath, await busyAgentPaths(projectUrl, configId, token)),
+    after: async (): Promise<BaselinePaths | undefined> =>
+      process.env.BENCH_REQUEST_COST_BASELINE === "1"
+        ? { orgPath, inputPaths: await busyAgentPaths(projectUrl, configId, token) }
+        : undefined
+  }
+})

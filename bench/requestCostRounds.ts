@@ -2,7 +2,7 @@
  * The rounds of `npm run bench -- request-cost` (bench/requestCost.ts), run inside the process
  * under measurement by the module it loads with `--import` (bench/requestCostDriver.ts for this
  * server, bench/requestCostBaselineDriver.ts for the `node:http` + `pg` baseline). `measureRounds`
- * waits until the process answers on its port, asks `roundsByKind` for the kinds of request to
+ * waits until the process answers on its port, asks its driver's set-up for the kinds of request to
  * time, sends each its listener in process (InProcessRequest.ts), CONCURRENCY at a time, in rounds
  * of about a second: the process's CPU (every thread's) and the wall time of each measured round,
  * divided by its requests. Writes them as JSON to BENCH_REQUEST_COST_OUT.
@@ -16,7 +16,7 @@ const ROUNDS = 8
 const WARM_UP_ROUNDS = 3
 
 /** Inputs each agent gets a round: (WARM_UP_ROUNDS + ROUNDS) × 5 queued, within the backlog's 100. */
-export const INPUTS_A_ROUND = 5
+const INPUTS_A_ROUND = 5
 
 /** One round of a kind: microseconds a request. */
 export interface RoundCost {
@@ -46,7 +46,7 @@ Server.prototype.listen = function(this: Server, ...args: Array<unknown>) {
 export const baseUrl = `http://127.0.0.1:${process.env.PORT}`
 
 /** Sends each request of `paths`, CONCURRENCY at a time; every answer must be `status`. The requests sent. */
-export const sendAll = async (
+const sendAll = async (
   method: string,
   paths: ReadonlyArray<string>,
   status: number,
@@ -65,10 +65,10 @@ export const sendAll = async (
   return paths.length
 }
 
-export const repeated = (paths: ReadonlyArray<string>, times: number) => Array.from({ length: times }, () => paths).flat()
+const repeated = (paths: ReadonlyArray<string>, times: number) => Array.from({ length: times }, () => paths).flat()
 
 /** The body of every input the rounds send. */
-export const INPUT_BODY = JSON.stringify({ content_blocks: [{ type: "text", text: "later" }] })
+const INPUT_BODY = JSON.stringify({ content_blocks: [{ type: "text", text: "later" }] })
 
 /**
  * The three kinds measured in both processes: GET /healthz, the authenticated GET of the
@@ -110,14 +110,18 @@ const ready = async () => {
   }
 }
 
+/** What a driver's set-up gives: the rounds by kind of request, and what to make after them for the next process. */
+export interface Measured {
+  readonly rounds: Record<string, Round>
+  readonly after?: () => Promise<unknown>
+}
+
 /**
- * Once the process answers: `roundsByKind`'s rounds measured, then `after` (what the set-up
- * leaves for the next process), written to BENCH_REQUEST_COST_OUT, or the error.
+ * Once the process answers: `setUp`'s rounds measured, then its `after` (what it leaves for the
+ * next process), written to BENCH_REQUEST_COST_OUT, or the error.
  */
-export const measureRounds = (roundsByKind: () => Promise<Record<string, Round>>, after: () => Promise<unknown> = async () => undefined) => {
+export const measureRounds = (setUp: () => Promise<Measured>) => {
   const write = (output: RequestCostOutput) => writeFileSync(process.env.BENCH_REQUEST_COST_OUT!, JSON.stringify(output))
-  void ready().then(roundsByKind).then(measure).then(
-    async (costs) => write({ costs, made: await after() }),
-    (error) => write({ error: String(error) })
-  ).catch((error) => write({ error: String(error) }))
+  void ready().then(setUp).then(async ({ after, rounds }) => write({ costs: await measure(rounds), made: await after?.() }))
+    .catch((error) => write({ error: String(error) }))
 }
