@@ -104,7 +104,10 @@ export class JsonBody {
       const read = this.read = Deferred.makeUnsafe<Buffer, HttpServerError.HttpServerError>()
       const request = this.request
       return readScanned(request.source as Readable, this.rules).pipe(
-        Effect.map((bytes) => this.received = bytes),
+        Effect.map((bytes) => {
+          this.received = bytes
+          return bytes
+        }),
         Effect.mapError((problem) =>
           new HttpServerError.HttpServerError({
             reason: new HttpServerError.RequestParseError({ request, description: problem.error, cause: problem })
