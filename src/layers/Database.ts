@@ -2,13 +2,13 @@
  * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
  * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
  * stream (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one
- * connection (docs/operations.md). On Postgres, the short reads of the hot paths outside a
- * transaction go to a second pool of two connections, which the statements of different fibers
- * share, pipelined (PipelinedReads). On both, every connection prepares its statements and keeps
+ * connection (docs/operations.md). On Postgres, the short statements of the hot paths outside a
+ * transaction (reads, and the appends that are one statement) go to a second pool of two
+ * connections, which the statements of different fibers share, pipelined (PipelinedStatements). On both, every connection prepares its statements and keeps
  * up to MAX_PREPARED_TEXTS of them (the driver's cache); an interrupted statement is cancelled
  * with a CancelRequest on a side connection, and its connection retired unless Postgres confirms
- * the cancel (the driver's own behaviour; a pipelined read is not cancelled: it runs to its end,
- * its answer dropped). On the embedded database, which only this process uses, the principals of
+ * the cancel (the driver's own behaviour; a pipelined statement is not cancelled: it runs to its
+ * end, its answer dropped). On the embedded database, which only this process uses, the principals of
  * requests are kept until a change to the tables they are read from (PrincipalCache); on Postgres
  * they are not. On shutdown the pool closes first, then PGlite
  * flushes and closes, so the data directory is never left half-written.
@@ -30,7 +30,7 @@ import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
 import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
 import { isAlive } from "./ProcessLiveness.ts"
-import { PipelinedReads } from "../services/shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../services/shared/PipelinedStatements.ts"
 import { ACCESS_CHANGES_CHANNEL, PrincipalCache } from "../services/tenancy/PrincipalCache.ts"
 
 export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
@@ -246,8 +246,8 @@ const embedded = (dataDir: string) =>
         if (channel === ACCESS_CHANGES_CHANNEL) principals.forgetAll()
       }
       // Its one connection stays open when idle (in the process, it holds nothing a close would
-      // free) and keeps the statements it prepared; the reads run on it too.
-      return Layer.effect(PipelinedReads, Effect.map(SqlClient.SqlClient, PipelinedReads.direct)).pipe(
+      // free) and keeps the statements it prepared; the pipelined statements run on it too.
+      return Layer.effect(PipelinedStatements, Effect.map(SqlClient.SqlClient, PipelinedStatements.direct)).pipe(
         Layer.merge(Layer.succeed(PrincipalCache, principals.cache)),
         Layer.provideMerge(PgClient.layerFrom(checkedClient({
           stream: pgliteConnections(db, onNotification),
@@ -261,41 +261,41 @@ const embedded = (dataDir: string) =>
     })
   )
 
-/** Connections to a Postgres server per process, besides the pipelined reads'. */
+/** Connections to a Postgres server per process, besides the pipelined statements'. */
 const POSTGRES_POOL_SIZE = 10
 
-/** Connections per process that the pipelined reads share (each carries up to 32 at once). */
-const PIPELINED_READS_POOL_SIZE = 2
+/** Connections per process that the pipelined statements share (each carries up to 32 at once). */
+const PIPELINED_POOL_SIZE = 2
 
-/** How the pipelined reads' connections show in `pg_stat_activity`. */
-export const PIPELINED_READS_APPLICATION_NAME = "agent-platform pipelined reads"
+/** How the pipelined statements' connections show in `pg_stat_activity`. */
+export const PIPELINED_APPLICATION_NAME = "agent-platform pipelined statements"
 
 /** An idle connection of either pool is closed after this. */
 const POSTGRES_IDLE_TIMEOUT = Duration.seconds(10)
 
-/** The pipelined reads of a Postgres server at `url`: a pool of their own, its connections shared. */
-const pipelinedReads = (url: Redacted.Redacted) =>
+/** The pipelined statements of a Postgres server at `url`: a pool of their own, its connections shared. */
+const pipelinedStatements = (url: Redacted.Redacted) =>
   Layer.effect(
-    PipelinedReads,
+    PipelinedStatements,
     Effect.gen(function*() {
       const main = yield* SqlClient.SqlClient
       const pipelined = yield* checkedClient({
         url,
         multiplex: true,
-        maxConnections: PIPELINED_READS_POOL_SIZE,
+        maxConnections: PIPELINED_POOL_SIZE,
         idleTimeout: POSTGRES_IDLE_TIMEOUT,
-        applicationName: PIPELINED_READS_APPLICATION_NAME
+        applicationName: PIPELINED_APPLICATION_NAME
       })
-      return PipelinedReads.make(main, pipelined)
+      return PipelinedStatements.make(main, pipelined)
     })
   ).pipe(Layer.provide(Reactivity.layer))
 
 /**
  * The client of a Postgres server at `url`: a pool of POSTGRES_POOL_SIZE connections, each
- * statement on one of its own, and the pipelined reads' pool.
+ * statement on one of its own, and the pipelined statements' pool.
  */
 const postgres = (url: Redacted.Redacted) =>
-  pipelinedReads(url).pipe(
+  pipelinedStatements(url).pipe(
     Layer.merge(Layer.succeed(PrincipalCache, PrincipalCache.none)),
     Layer.provideMerge(PgClient.layerFrom(checkedClient({
       url,

@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { randomBytes } from "node:crypto"
+import { PIPELINED_APPLICATION_NAME } from "../../src/layers/Database.ts"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
 import { eventually } from "../support/Polling.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
@@ -40,13 +41,23 @@ const appendElsewhere = (
     sql`UPDATE agents SET last_sequence = last_sequence + 1 WHERE id = ${agentId}`
   )
 
-/** Waits until a statement of another session waits for a lock this session (a transaction's) holds. */
+/**
+ * Waits until a statement of another session waits for a lock this session (a transaction's)
+ * holds. That statement is never a pipelined one: a statement that runs there (a guarded append)
+ * locks its agent NOWAIT and takes the transaction's way on the main pool when the agent is held
+ * (PipelinedStatements), so that the reads and appends pipelined behind it never wait for a lock.
+ */
 const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
-  eventually(
-    sql<{ readonly waiting: number }>`
-      SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`,
-    (rows) => rows[0].waiting === 1,
-    what
+  Effect.map(
+    eventually(
+      sql<{ readonly session: string }>`
+        SELECT activity.application_name AS session
+        FROM pg_locks JOIN pg_stat_activity AS activity ON activity.pid = pg_locks.pid
+        WHERE NOT pg_locks.granted AND pg_backend_pid() = ANY(pg_blocking_pids(pg_locks.pid))`,
+      (rows) => rows.length === 1,
+      what
+    ),
+    (rows) => expect(rows[0].session).not.toBe(PIPELINED_APPLICATION_NAME)
   )
 
 /**
@@ -281,9 +292,10 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       yield* rt.idle(agent.id)
     }))
 
-  // The turn's end is one statement that numbers the turn's events from its snapshot, taken
-  // before it waits for the agent's lock: an append committed meanwhile must not be overlooked
-  // (AgentsRepository.lockTimelineUnchanged). Postgres only: the embedded database has one connection.
+  // The turn's end is one statement that numbers the turn's events from its snapshot and does not
+  // wait for the agent's lock (AgentsRepository.lockTimelineUnchanged): an append holding the
+  // agent sends it the transaction's way, which waits, and must not be overlooked. Postgres only:
+  // the embedded database has one connection.
   it.effect.skipIf(usesEmbeddedDatabase)(
     "an append that holds the agent while the turn's last model call ends: the turn's events are numbered after it, none twice",
     () =>
@@ -320,7 +332,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
   // A model call that made tool calls is recorded by a statement that finds whether the turn
   // still runs: the last of a transaction (TurnsRepository.recordCallsStep; a call that asks for
   // approval takes it), or the only one when every call just waits for its result
-  // (TurnLifecycle.recordCallsAlone). A turn another process cancelled while the record waited for
+  // (TurnLifecycle.recordCallsAlone; held, it takes the transaction's way). A turn another process cancelled while the record waited for
   // the agent leaves nothing of the calls either way. Postgres only, as above.
   for (
     const [way, calls] of [
@@ -366,7 +378,7 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
 
   // A model call whose tool calls each just wait for their result is recorded in one statement
   // that numbers the call's events from its snapshot (TurnLifecycle.recordCallsAlone): an append
-  // committed while it waited for the agent's lock sends it the transaction's way. Postgres only, as above.
+  // holding the agent sends it the transaction's way. Postgres only, as above.
   it.effect.skipIf(usesEmbeddedDatabase)(
     "an append that holds the agent while a custom tool call is recorded: the call's event comes after it, the turn waits for its result",
     () =>
@@ -425,8 +437,8 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
   )
 
   // A custom tool call's result is one statement too (TurnLifecycle.completeCallAlone), which
-  // numbers the result's event from its snapshot: an append committed while it waited for the
-  // agent's lock sends it the transaction's way. Postgres only, as above.
+  // numbers the result's event from its snapshot: an append holding the agent sends it the
+  // transaction's way. Postgres only, as above.
   it.effect.skipIf(usesEmbeddedDatabase)(
     "an append that holds the agent while a tool result is recorded: the result's event comes after it, the turn goes on",
     () =>
@@ -467,8 +479,8 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
   )
 
   // An input is one statement after a read of the agent, which writes only while the agent is as
-  // read (AgentsRepository.lockUnchanged): an append committed between the read and that
-  // statement's lock sends the input the transaction's way. Postgres only, as above.
+  // read (AgentsRepository.lockUnchanged): an append holding the agent, or committed between the
+  // read and that statement, sends the input the transaction's way. Postgres only, as above.
   it.effect.skipIf(usesEmbeddedDatabase)(
     "an append that holds the agent while an input is recorded: the input's event comes after it and its row names that event",
     () =>

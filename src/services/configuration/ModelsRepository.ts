@@ -13,7 +13,7 @@ import { ConfiguredModelId, ModelProviderConfigId, ModelRevisionId, OrgId, Proje
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { foreignKeyOrDie, uniqueOrDie } from "../shared/Sql.ts"
 import { secretVersion, SecretVersion } from "./SecretsRepository.ts"
-import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 
 /** A model with its current revision's settings, as stored: a ConfiguredModel without its provider config's name. */
 export const StoredModel = Schema.Struct(Struct.omit(ConfiguredModel.fields, ["provider_config"]))
@@ -53,7 +53,7 @@ const MODEL_COLUMNS = [
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const reads = yield* PipelinedReads
+  const reads = yield* PipelinedStatements
   const selectModel = sql`
     SELECT ${sql.unsafe(MODEL_COLUMNS)} FROM configured_models m JOIN model_revisions r ON r.id = m.current_revision_id`
 

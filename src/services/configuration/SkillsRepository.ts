@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Skill, SKILL_MAIN_FILE, SkillContent, SkillVersion } from "../../domain/configuration/Skills.ts"
 import { OrgId, ProjectId, SkillId, UserId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery, keysetQueryBy } from "../shared/Paging.ts"
-import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
 const NewSkill = Schema.Struct({
@@ -24,7 +24,7 @@ const SkillMainText = Schema.Struct({ ...VersionRef.fields, text: Schema.String 
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const reads = yield* PipelinedReads
+  const reads = yield* PipelinedStatements
 
   /** Skills owned by a project, and the personal skills of `userId`. */
   const visibleTo = (userId: string | null) => sql`(owner_project_id IS NOT NULL OR owner_user_id = ${userId})`

@@ -16,7 +16,8 @@ import { Context, Effect, Layer, Schema, SchemaTransformation } from "effect"
 import { AgentId, EventId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { AgentStatus } from "../../domain/runtime/Agents.ts"
 import { AgentEvent, type NewEvent } from "../../domain/runtime/Events.ts"
-import { SqlFragment } from "../shared/Sql.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
+import { orWhenLocked, SqlFragment } from "../shared/Sql.ts"
 
 /** The event fields kept in columns; the others are the event's `data`. */
 const COLUMNS = [
@@ -157,6 +158,7 @@ export const dataOf = (event: NewEvent): Record<string, unknown> => splitData(ev
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const pipelined = yield* PipelinedStatements
   // `created_at` in RFC 3339 with milliseconds, as the event's encoding writes it.
   const createdAt = sql`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
@@ -200,8 +202,8 @@ const make = Effect.gen(function*() {
     Result: EventFromRow,
     execute: ({ agentId, notice, prelude, rows, state }) => {
       const guard = prelude?.guard ?? null
-      return Effect.map(
-        sql<{ readonly sequence: number }>`
+      const statement = (client: SqlClient.SqlClient) => Effect.map(
+        client<{ readonly sequence: number }>`
           WITH ${prelude === null ? sql`` : sql`${sql.csv(prelude.with)},`} allocated AS (
             UPDATE agents SET last_sequence = agents.last_sequence + ${rows.length}, updated_at = now()
             ${state === null ? sql`` : sql`, status = ${state.status}, current_turn_id = ${state.current_turn_id}`}
@@ -237,6 +239,9 @@ const make = Effect.gen(function*() {
         }`,
         (inserted) => [...inserted].sort((a, b) => a.sequence - b.sequence)
       )
+      // A guarded append is one statement that commits alone: pipelined, and nothing appended when
+      // its agent is locked by a transaction (its lock's NOWAIT), as when its guard does not hold.
+      return guard === null ? statement(sql) : orWhenLocked(pipelined.run(statement), () => [])
     }
   })
 
@@ -273,7 +278,11 @@ const make = Effect.gen(function*() {
      * row); with a state, sets the agent's status and current turn too; with a notice, sends
      * it (`pg_notify`, delivered when the transaction commits); with a prelude, after its writes,
      * and when it has a guard only if the guard holds (AppendPrelude). Nothing when the agent does
-     * not exist or the guard did not hold.
+     * not exist or the guard did not hold. An append with a guard is a statement of its own,
+     * never in a transaction: it runs pipelined (PipelinedStatements), and its guard locks the
+     * agent NOWAIT (AgentsRepository.lockUnchanged, lockTimelineUnchanged), so that it never waits
+     * for a lock there: an agent locked by a transaction appends nothing, as a guard that did not
+     * hold.
      */
     append: (
       agentId: AgentId,

@@ -236,15 +236,17 @@ const make = Effect.gen(function*() {
   /**
    * Records the input and starts its turn when the agent is idle: in one statement when nothing
    * is in the way, else in a transaction; the first answer again for a repeated key; `not_found`
-   * when the agent is not in the project.
+   * when the agent is not in the project. Not interrupted once begun (a request cut off meanwhile):
+   * the one statement, pipelined, cannot be cancelled (PipelinedStatements), and the turn an input
+   * recorded starts at once rather than at the next recovery sweep.
    */
   const record = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
-    Effect.gen(function*() {
+    Effect.uninterruptible(Effect.gen(function*() {
       const alone = yield* recordAlone(projectId, agentId, input)
       const outcome = Option.isSome(alone) ? alone.value : yield* recordLocked(projectId, agentId, input)
       yield* launcher.launchNext(agentId, outcome.started)
       return new InputAccepted({ event: outcome.event, disposition: outcome.disposition })
-    })
+    }))
 
   /** Checks an input's actor and size limits; nothing is stored. */
   const check = (projectId: ProjectId, input: SendInput, field: string) =>

@@ -11,7 +11,7 @@ import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/s
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause } from "../shared/Sql.ts"
-import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 import type { AgentStatusWrite } from "./TurnsRepository.ts"
 
 const NewAgent = Schema.Struct({
@@ -46,7 +46,7 @@ export interface StatementLock {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const reads = yield* PipelinedReads
+  const reads = yield* PipelinedStatements
 
   const insert = SqlSchema.findOne({
     Request: NewAgent,
@@ -144,8 +144,9 @@ const make = Effect.gen(function*() {
      * The agent locked by a statement of its own until it ends, when its timeline has not grown
      * since the statement began (and, `idle`, it has no queued input): its `agent` holds the
      * agent's id then, no row else. The timeline's condition lets the statement number new events
-     * from its snapshot, taken before it waited for the lock: an append that committed meanwhile
-     * moved the last sequence.
+     * from its snapshot: an append that committed since moved the last sequence. The lock does not
+     * wait (NOWAIT): an agent a transaction holds fails the statement with lock_not_available,
+     * which its append takes for a guard that did not hold (AgentEventsRepository.append).
      */
     lockTimelineUnchanged: (id: AgentId, { idle }: { readonly idle: boolean }): StatementLock => ({
       name: "agent",
@@ -155,7 +156,7 @@ const make = Effect.gen(function*() {
           SELECT agents.id FROM agents, seen
           WHERE agents.id = ${id} ${idle ? sql`AND agents.queued_inputs = 0` : sql``}
             AND agents.last_sequence = seen.last_sequence
-          FOR UPDATE OF agents
+          FOR UPDATE OF agents NOWAIT
         )`
       ]
     }),
@@ -164,7 +165,7 @@ const make = Effect.gen(function*() {
      * was read (or remembered, KnownAgentRows): the same last sequence of its timeline, current
      * turn and queued inputs. Its `agent` holds the agent's id then, no row else. What was decided
      * on that read holds under the lock, and the statement may number new events after that last
-     * sequence.
+     * sequence. The lock does not wait, as `lockTimelineUnchanged`'s.
      */
     lockUnchanged: (agent: AgentRuntimeState): StatementLock => ({
       name: "agent",
@@ -173,7 +174,7 @@ const make = Effect.gen(function*() {
         WHERE agents.id = ${agent.id} AND agents.last_sequence = ${agent.last_sequence}
           AND agents.current_turn_id IS NOT DISTINCT FROM ${agent.current_turn_id}::text
           AND agents.queued_inputs = ${agent.queued_inputs}
-        FOR UPDATE OF agents
+        FOR UPDATE OF agents NOWAIT
       )`]
     }),
     /** The agent when it is in the project, locked as by `lock`. */

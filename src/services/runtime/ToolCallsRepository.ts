@@ -8,7 +8,7 @@ import { AgentId, EventId, ProjectId, ToolCallId, TurnId } from "../../domain/sh
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 
@@ -42,7 +42,7 @@ const Wait = Schema.Struct({ id: ToolCallId, deferred_token: Schema.NullOr(Schem
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const reads = yield* PipelinedReads
+  const reads = yield* PipelinedStatements
 
   const encodeNewToolCalls = Schema.encodeEffect(Schema.NonEmptyArray(NewToolCall))
 
@@ -159,7 +159,7 @@ const make = Effect.gen(function*() {
     cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
     /** The call of the agent; `lock` holds it until the transaction ends. */
     find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
-    /** The call of the agent when the agent is in the project, read without a lock (pipelined: PipelinedReads). */
+    /** The call of the agent when the agent is in the project, read without a lock (pipelined: PipelinedStatements). */
     findInProject: (projectId: ProjectId, agentId: AgentId, id: ToolCallId) =>
       Effect.orDie(findInProject({ projectId, agentId, id })),
     /**

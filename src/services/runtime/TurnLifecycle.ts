@@ -176,8 +176,9 @@ const make = Effect.gen(function*() {
 
   /**
    * Completes a running turn with its last model call, its `step`-th, in one statement without
-   * a transaction, when nothing else is in the way: the agent has no queued input, its timeline
-   * has not grown since the statement began, the turn still runs, and the step was not recorded
+   * a transaction, when nothing else is in the way: no transaction holds the agent, it has no
+   * queued input, its timeline has not grown since the statement began, the turn still runs, and
+   * the step was not recorded
    * (AgentsRepository.lockTimelineUnchanged, TurnsRepository.lastStepGuard). The step recorded, the
    * turn completed with the call's usage, the call's output and the turn's end appended, the
    * agent left idle, all in that statement: true. Else nothing is written, false, and the caller
@@ -241,8 +242,9 @@ const make = Effect.gen(function*() {
   /**
    * Records the turn's `step`-th model call, which made tool calls that each wait for their result
    * (custom tools that need no approval: their dispatch writes nothing, ToolDispatch.waitsForResultAlone),
-   * in one statement without a transaction, when nothing is in the way: the agent's timeline has
-   * not grown since the statement began, the turn still runs, and the step was not recorded
+   * in one statement without a transaction, when nothing is in the way: no transaction holds the
+   * agent, its timeline has not grown since the statement began, the turn still runs, and the step
+   * was not recorded
    * (AgentsRepository.lockTimelineUnchanged, TurnsRepository.callsStepGuard). The step recorded
    * with its outcome, the call counted with its usage, the calls' rows, the call's output
    * appended, and the turn and the agent waiting, all in that statement: true. Else nothing is

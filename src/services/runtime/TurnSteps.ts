@@ -110,7 +110,7 @@ const make = Effect.gen(function*() {
   /**
    * The step's state and, when it is the step after those this process remembers recorded (a
    * turn's first, or the one after its tool calls) of an agent known here, its setup read at the
-   * same time (on Postgres the two reads share a round trip: PipelinedReads). Not any other step:
+   * same time (on Postgres the two reads share a round trip: PipelinedStatements). Not any other step:
    * a turn resumed where its earlier steps are not remembered (another process recorded them)
    * replays them first, and each would read a setup it does not use.
    */

@@ -14,7 +14,7 @@ import { insertGuarded, SqlFragment } from "../shared/Sql.ts"
 import type { AppendPrelude, PreludeGuard } from "./AgentEventsRepository.ts"
 import type { StatementLock } from "./AgentsRepository.ts"
 import { StepOutcome } from "./TurnWorkflow.ts"
-import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 
 /** A turn as stored: its usage in four columns, its duration not kept. */
 const TurnRow = Schema.Struct({ ...Struct.omit(Turn.fields, ["usage", "duration_ms"]), ...TokenUsage.fields })
@@ -61,7 +61,7 @@ export type AgentStatusWrite = (source: string) => Statement.Fragment
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const reads = yield* PipelinedReads
+  const reads = yield* PipelinedStatements
   const active = sql`status IN ${sql.in(ACTIVE)}`
 
   const NewTurn = Schema.Struct({ id: TurnId, agent_id: AgentId, input_id: InputId })

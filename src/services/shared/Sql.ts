@@ -26,19 +26,33 @@ export class ForeignKeyViolation extends Schema.TaggedError<ForeignKeyViolation>
 
 const UNIQUE_VIOLATION = "23505"
 const FOREIGN_KEY_VIOLATION = "23503"
+const LOCK_NOT_AVAILABLE = "55P03"
 
 export const isSqlError = (error: unknown): error is SqlError.SqlError => SqlError.isSqlError(error)
 
 /**
- * The constraint a failed statement violated, when it failed with that kind of violation. The
- * driver keeps the server's error fields (`code`, `constraint`) on the reason's cause.
+ * The server's error fields of a failed statement, when its SQLSTATE is `code`. The driver keeps
+ * them (`code`, `constraint`) on the reason's cause.
  */
-const violated = (error: unknown, code: string): string | undefined => {
+const serverError = (error: unknown, code: string): object | undefined => {
   if (!isSqlError(error)) return undefined
   const fields = error.reason.cause
-  if (typeof fields !== "object" || fields === null || !("code" in fields) || fields.code !== code) return undefined
+  return typeof fields === "object" && fields !== null && "code" in fields && fields.code === code ? fields : undefined
+}
+
+/** The constraint a failed statement violated, when it failed with that kind of violation. */
+const violated = (error: unknown, code: string): string | undefined => {
+  const fields = serverError(error, code)
+  if (fields === undefined) return undefined
   return "constraint" in fields && typeof fields.constraint === "string" ? fields.constraint : "unknown"
 }
+
+/**
+ * A statement that found a row it locks `NOWAIT` locked by another transaction (it failed with
+ * lock_not_available, having changed nothing) succeeds with `locked()`; any other failure stays.
+ */
+export const orWhenLocked = <A, B, E, R>(self: Effect.Effect<A, E, R>, locked: () => B): Effect.Effect<A | B, E, R> =>
+  Effect.catchIf(self, (error) => serverError(error, LOCK_NOT_AVAILABLE) !== undefined, () => Effect.succeed(locked()))
 
 /** A unique-key violation is `UniqueViolation`; any other failure is a defect. */
 export const uniqueOrDie = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, UniqueViolation, R> =>

@@ -10,7 +10,7 @@ import { OrganizationApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys
 import { AssignableRole, OrgRole } from "../../domain/tenancy/Members.ts"
 import { ProjectRole } from "../../domain/tenancy/ProjectMembers.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 
 /** Whom a key acts for: its user, or its organization with the key's role. */
 export const KeyOwner = Schema.Union([
@@ -35,7 +35,7 @@ const NewOrganizationKey = Schema.Struct({ ...Hashed, org_id: OrgId, role: Assig
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const reads = yield* PipelinedReads
+  const reads = yield* PipelinedStatements
 
   const findOwner = SqlSchema.findOneOption({
     Request: Schema.String,

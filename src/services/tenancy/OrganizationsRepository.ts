@@ -4,13 +4,13 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { OrgId } from "../../domain/shared/Ids.ts"
 import { Organization } from "../../domain/tenancy/Organizations.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { PipelinedReads } from "../shared/PipelinedReads.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 
 const NewOrganization = Schema.Struct({ id: OrgId, name: Schema.String })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const reads = yield* PipelinedReads
+  const reads = yield* PipelinedStatements
 
   const insert = SqlSchema.findOne({
     Request: NewOrganization,

@@ -1,14 +1,15 @@
 /**
- * Pipelined reads (src/services/shared/PipelinedReads.ts): on Postgres, a read outside a
+ * Pipelined statements (src/services/shared/PipelinedStatements.ts): on Postgres, a read outside a
  * transaction runs on the pipelined pool's few shared connections; inside a transaction, on the
  * transaction's connection, where it sees what the transaction wrote; on the embedded database,
- * on its one session.
+ * on its one session. The guarded appends that run there never wait there for a lock:
+ * test/runtime/Lifecycle.test.ts (`waitedOn`).
  */
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer } from "effect"
-import { DatabaseLive, PIPELINED_READS_APPLICATION_NAME } from "../../src/layers/Database.ts"
-import { PipelinedReads } from "../../src/services/shared/PipelinedReads.ts"
+import { DatabaseLive, PIPELINED_APPLICATION_NAME } from "../../src/layers/Database.ts"
+import { PipelinedStatements } from "../../src/services/shared/PipelinedStatements.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { testConfig } from "../support/TestApp.ts"
 
@@ -21,11 +22,11 @@ const sessionOf = (sql: SqlClient.SqlClient) =>
     (rows) => rows[0]!
   )
 
-describe("pipelined reads", () => {
+describe("pipelined statements", () => {
   it.live("a read inside a transaction runs on the transaction's connection and sees its uncommitted write; outside, it does not", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const reads = yield* PipelinedReads
+      const reads = yield* PipelinedStatements
       yield* sql`CREATE TABLE pipelined_probe (id int PRIMARY KEY)`
       const count = reads.run((sql) => Effect.map(sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pipelined_probe`, (rows) => rows[0]!.n))
 
@@ -49,13 +50,13 @@ describe("pipelined reads", () => {
   it.live.skipIf(usesEmbeddedDatabase)("on Postgres, reads outside a transaction share the pipelined pool's two connections, named apart from the main pool's", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const reads = yield* PipelinedReads
+      const reads = yield* PipelinedStatements
       const sessions = yield* Effect.all(Array.from({ length: 64 }, () => reads.run(sessionOf)), { concurrency: "unbounded" })
-      expect(new Set(sessions.map((session) => session.name))).toEqual(new Set([PIPELINED_READS_APPLICATION_NAME]))
+      expect(new Set(sessions.map((session) => session.name))).toEqual(new Set([PIPELINED_APPLICATION_NAME]))
       expect(new Set(sessions.map((session) => session.pid)).size).toBeLessThanOrEqual(2)
       // The main pool's statements run elsewhere.
       const main = yield* Effect.all(Array.from({ length: 8 }, () => sessionOf(sql)), { concurrency: "unbounded" })
-      expect(main.every((session) => session.name !== PIPELINED_READS_APPLICATION_NAME)).toBe(true)
+      expect(main.every((session) => session.name !== PIPELINED_APPLICATION_NAME)).toBe(true)
       expect(main.some((session) => sessions.some((read) => read.pid === session.pid))).toBe(false)
     }).pipe(Effect.provide(database), Effect.scoped), 30_000)
 })
