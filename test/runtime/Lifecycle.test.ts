@@ -332,8 +332,9 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
   // A model call that made tool calls is recorded by a statement that finds whether the turn
   // still runs: the last of a transaction (TurnsRepository.recordCallsStep; a call that asks for
   // approval takes it), or the only one when every call just waits for its result
-  // (TurnLifecycle.recordCallsAlone; held, it takes the transaction's way). A turn another process cancelled while the record waited for
-  // the agent leaves nothing of the calls either way. Postgres only, as above.
+  // (TurnLifecycle.recordCallsAlone; with the agent held, it takes the transaction's way). A turn
+  // another process cancelled while the record waited for the agent leaves nothing of the calls
+  // either way. Postgres only, as above.
   for (
     const [way, calls] of [
       ["in a transaction", [{ name: "lookup", input: { query: "a" } }, { name: "deploy", input: {} }]],

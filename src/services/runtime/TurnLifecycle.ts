@@ -178,12 +178,12 @@ const make = Effect.gen(function*() {
    * Completes a running turn with its last model call, its `step`-th, in one statement without
    * a transaction, when nothing else is in the way: no transaction holds the agent, it has no
    * queued input, its timeline has not grown since the statement began, the turn still runs, and
-   * the step was not recorded
-   * (AgentsRepository.lockTimelineUnchanged, TurnsRepository.lastStepGuard). The step recorded, the
-   * turn completed with the call's usage, the call's output and the turn's end appended, the
-   * agent left idle, all in that statement: true. Else nothing is written, false, and the caller
-   * takes the transaction's way (`completeTurn`), which finds out what was in the way. The agent
-   * (as the step read it) is remembered as the statement left it (KnownAgentRows), for its next input.
+   * the step was not recorded (AgentsRepository.lockTimelineUnchanged, TurnsRepository.lastStepGuard).
+   * The step recorded, the turn completed with the call's usage, the call's output and the turn's
+   * end appended, the agent left idle, all in that statement: true. Else nothing is written, false,
+   * and the caller takes the transaction's way (`completeTurn`), which finds out what was in the
+   * way. The agent (as the step read it) is remembered as the statement left it (KnownAgentRows),
+   * for its next input.
    */
   const completeAlone = (
     agent: Agent,
