@@ -4,6 +4,7 @@
  * completes; and the same after the engine and the database layer are torn down and rebuilt on
  * the same data (a restarted process), without the completed Activity running again.
  */
+import { SqlClient } from "effect/sql"
 import { Activity, DurableDeferred, Workflow } from "effect/workflow"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Option, Queue, Ref, Schedule, Schema, Scope } from "effect"
@@ -11,8 +12,9 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { DatabaseLive } from "../../src/layers/Database.ts"
+import { DatabaseLive, PIPELINED_APPLICATION_NAME } from "../../src/layers/Database.ts"
 import { WorkflowEngineLive } from "../../src/layers/WorkflowEngine.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { testConfig } from "../support/TestApp.ts"
 
 /** What the workflow reports to the test: how often its Activity ran, and the tokens it awaits. */
@@ -48,7 +50,7 @@ const makeProbe = Effect.all({ activityRuns: Ref.make(0), tokens: Queue.unbounde
 const engineOn = (dataDir: string, probe: Context.Service.Shape<typeof Probe>) =>
   ApprovalWorkflowLive.pipe(
     Layer.provideMerge(WorkflowEngineLive),
-    Layer.provide(DatabaseLive),
+    Layer.provideMerge(DatabaseLive),
     Layer.provide(testConfig({ dataDir })),
     Layer.provide(Layer.succeed(Probe, probe))
   )
@@ -91,6 +93,49 @@ describe("WorkflowEngine", () => {
         expect(Date.now() - resolvedAt).toBeLessThan(1000)
         expect(yield* Ref.get(probe.activityRuns)).toBe(1)
       }).pipe(Effect.provide(context), Effect.ensuring(Scope.close(scope, Exit.void)))
+    }), { timeout: 60_000 })
+
+  // docs/operations.md, "Pipelined statements": the engine's statements that commit alone.
+  it.live.skipIf(usesEmbeddedDatabase)("on Postgres, the engine's messages and replies are written on the pipelined connections", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(engineOn("memory://", probe), scope)
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // Each row the engine inserts from now on, with the session that inserted it.
+        yield* sql`CREATE TABLE engine_writes (table_name text NOT NULL, session text NOT NULL)`
+        yield* sql`
+          CREATE FUNCTION record_engine_write() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            INSERT INTO engine_writes VALUES (TG_TABLE_NAME, current_setting('application_name'));
+            RETURN NULL;
+          END $$`
+        for (const table of ["cluster_messages", "cluster_replies"]) {
+          yield* sql.unsafe(`CREATE TRIGGER ${table}_writes AFTER INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION record_engine_write()`)
+        }
+        yield* Effect.addFinalizer(() =>
+          Effect.ignore(sql`
+            DROP TRIGGER cluster_messages_writes ON cluster_messages;
+            DROP TRIGGER cluster_replies_writes ON cluster_replies;
+            DROP FUNCTION record_engine_write() CASCADE;
+            DROP TABLE engine_writes`.unprepared)
+        )
+
+        const requestId = newRequestId()
+        const executionId = yield* ApprovalWorkflow.execute({ requestId }, { discard: true })
+        const token = yield* Queue.take(probe.tokens)
+        yield* awaitSuspension(executionId)
+        yield* DurableDeferred.succeed(Approval, { token, value: "approved" })
+        expect(yield* awaitCompletion(executionId)).toEqual(Exit.succeed(`prepared ${requestId}, approved`))
+
+        const writes = yield* sql<{ readonly table_name: string; readonly session: string }>`
+          SELECT table_name, session FROM engine_writes`
+        // The run's message and the deferred's, the run's reply at least.
+        expect(writes.filter((write) => write.table_name === "cluster_messages").length).toBeGreaterThanOrEqual(2)
+        expect(writes.some((write) => write.table_name === "cluster_replies")).toBe(true)
+        expect(new Set(writes.map((write) => write.session))).toEqual(new Set([PIPELINED_APPLICATION_NAME]))
+      }).pipe(Effect.provide(context), Effect.scoped, Effect.ensuring(Scope.close(scope, Exit.void)))
     }), { timeout: 60_000 })
 
   it.live("a workflow resumes after the engine and the database are rebuilt, without re-running its Activity", () =>

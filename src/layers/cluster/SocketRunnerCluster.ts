@@ -20,6 +20,7 @@ import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import { Data, Effect, Layer, Option } from "effect"
+import { PipelinedStatements } from "../../services/shared/PipelinedStatements.ts"
 import { withStartupLock } from "../StartupLock.ts"
 import { type RunnerAddressConfig, runnerAddressConfig } from "./RunnerAddress.ts"
 
@@ -55,9 +56,17 @@ const shardingConfig = (address: RunnerAddressConfig, settings: Partial<Sharding
     })
   )
 
-/** The storage tables are created (when missing) one process at a time: src/layers/StartupLock.ts. */
+/**
+ * The storage tables are created (when missing) one process at a time: src/layers/StartupLock.ts.
+ * The message storage's statements that commit alone (a message's insert, a reply's store, one
+ * each a turn) run pipelined outside a transaction, as the application's own do (PipelinedStatements).
+ */
 const StorageLive = Layer.effectContext(Effect.gen(function*() {
-  const storage = Layer.merge(SqlMessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer))
+  const pipelined = yield* PipelinedStatements
+  const storage = Layer.merge(
+    SqlMessageStorage.layerWith({ runAlone: pipelined.run }),
+    Layer.orDie(SqlRunnerStorage.layer)
+  )
   return yield* withStartupLock(Layer.buildWithScope(storage, yield* Effect.scope))
 }))
 
