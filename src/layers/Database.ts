@@ -3,8 +3,9 @@
  * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
  * stream (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one
  * connection (docs/operations.md). On Postgres, the short statements of the hot paths outside a
- * transaction (reads, and the appends that are one statement) go to a second pool of two
- * connections, which the statements of different fibers share, pipelined (PipelinedStatements).
+ * transaction (reads, and the appends and the workflow engine's writes that are one statement) go
+ * to a second pool of two connections, which the statements of different fibers share, pipelined
+ * (PipelinedStatements).
  * On both, every connection prepares its statements and keeps up to MAX_PREPARED_TEXTS of them
  * (the driver's cache); an interrupted statement is cancelled with a CancelRequest on a side
  * connection, and its connection retired unless Postgres confirms the cancel (the driver's own
