@@ -14,11 +14,11 @@
  * Statements pipelined on a connection run one after another, so only short ones go there: a slow
  * one would hold up those behind it. A guarded append never waits for a row lock there (it locks
  * its agent with NOWAIT, and one that finds the agent locked appends nothing, as when its guard
- * does not hold: AgentEventsRepository); the engine's statements wait at most for the engine's
- * own single statement that claims new messages. A commit waits only for its own WAL flush. The
- * other writes, the transactions and the long reads stay on the main pool. A pipelined statement
- * is not cancelled when its fiber is interrupted (the cancel could stop another fiber's): it runs
- * to its end and its answer is dropped.
+ * does not hold: AgentEventsRepository); the engine's statements wait at most for one of the
+ * engine's own short statements (its read that claims new messages). A commit waits only for its
+ * own WAL flush. The other writes, the transactions and the long reads stay on the main pool. A
+ * pipelined statement is not cancelled when its fiber is interrupted (the cancel could stop
+ * another fiber's): it runs to its end and its answer is dropped.
  *
  * On the embedded database (one session) they run on the main client.
  */
