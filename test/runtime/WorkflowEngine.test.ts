@@ -2,7 +2,8 @@
  * The durable workflow engine over the application's database: a workflow runs an Activity,
  * suspends on a DurableDeferred, is resolved from outside through the deferred's token, and
  * completes; and the same after the engine and the database layer are torn down and rebuilt on
- * the same data (a restarted process), without the completed Activity running again.
+ * the same data (a restarted process), without the completed Activity running again. On Postgres,
+ * the engine's messages and replies are written on the pipelined connections.
  */
 import { SqlClient } from "effect/sql"
 import { Activity, DurableDeferred, Workflow } from "effect/workflow"
@@ -115,11 +116,8 @@ describe("WorkflowEngine", () => {
           yield* sql.unsafe(`CREATE TRIGGER ${table}_writes AFTER INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION record_engine_write()`)
         }
         yield* Effect.addFinalizer(() =>
-          Effect.ignore(sql`
-            DROP TRIGGER cluster_messages_writes ON cluster_messages;
-            DROP TRIGGER cluster_replies_writes ON cluster_replies;
-            DROP FUNCTION record_engine_write() CASCADE;
-            DROP TABLE engine_writes`.unprepared)
+          // The function's triggers go with it.
+          Effect.ignore(sql`DROP FUNCTION record_engine_write() CASCADE; DROP TABLE engine_writes`.unprepared)
         )
 
         const requestId = newRequestId()

@@ -59,7 +59,8 @@ const shardingConfig = (address: RunnerAddressConfig, settings: Partial<Sharding
 /**
  * The storage tables are created (when missing) one process at a time: src/layers/StartupLock.ts.
  * The message storage's statements that commit alone (a message's insert, a reply's store, one
- * each a turn) run pipelined outside a transaction, as the application's own do (PipelinedStatements).
+ * each a turn) run pipelined outside a transaction, as the application's own do
+ * (PipelinedStatements).
  */
 const StorageLive = Layer.effectContext(Effect.gen(function*() {
   const pipelined = yield* PipelinedStatements
