@@ -1,18 +1,18 @@
 /**
- * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real
- * Postgres in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process
- * stream (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one
- * connection (docs/operations.md). On Postgres, the short statements of the hot paths outside a
- * transaction (reads, and the appends and the workflow engine's writes that are one statement) go
- * to a second pool of two connections, which the statements of different fibers share, pipelined
- * (PipelinedStatements).
- * On both, every connection prepares its statements and keeps up to MAX_PREPARED_TEXTS of them
- * (the driver's cache); an interrupted statement is cancelled with a CancelRequest on a side
- * connection, and its connection retired unless Postgres confirms the cancel (the driver's own
- * behaviour; a pipelined statement is not cancelled: it runs to its end, its answer dropped). On
- * the embedded database, which only this process uses, the principals of requests are kept until
- * a change to the tables they are read from (PrincipalCache); on Postgres they are not. On shutdown the pool closes first, then PGlite
- * flushes and closes, so the data directory is never left half-written.
+ * The database: a real Postgres when DATABASE_URL is set, else the embedded PGlite (real Postgres
+ * in WASM) in DATA_DIR, which the same `@effect/sql-pg` driver talks to over an in-process stream
+ * (PgliteConnection.ts). PGlite is a single session, so its pool holds exactly one connection
+ * (docs/operations.md). On Postgres, the short statements of the hot paths outside a transaction
+ * (reads, and the appends and the workflow engine's writes that are one statement) go to a second
+ * pool of two connections, which the statements of different fibers share, pipelined
+ * (PipelinedStatements). On both, every connection prepares its statements and keeps up to
+ * MAX_PREPARED_TEXTS of them (the driver's cache); an interrupted statement is cancelled with a
+ * CancelRequest on a side connection, and its connection retired unless Postgres confirms the
+ * cancel (the driver's own behaviour; a pipelined statement is not cancelled: it runs to its end,
+ * its answer dropped). On the embedded database, which only this process uses, the principals of
+ * requests are kept until a change to the tables they are read from (PrincipalCache); on Postgres
+ * they are not. On shutdown the pool closes first, then PGlite flushes and closes, so the data
+ * directory is never left half-written.
  *
  * PGlite must never be opened by two processes at once (both would write the same files): the
  * embedded database holds an exclusive lock file, DATA_DIR/pg.lock, holding the owner's pid, for
