@@ -10,7 +10,9 @@
  * CPU a turn and, on Postgres, the Postgres processes' CPU a turn. AB_ROUNDS (5) rounds.
  * `AB_WORKLOAD=appends`: the appends' workload instead (bench/appends.ts: its 200 agents, whatever
  * AB_AGENTS says, each in a held turn, their clients queueing inputs), measured by events appended
- * a second and the CPU an event.
+ * a second and the CPU an event. `AB_WORKLOAD=tool-calls`: the turns' workload where each turn
+ * calls the agent's custom tool once, its client answering the call as its event arrives, and the
+ * model answers after the result.
  * `AB_POSTGRES_RELAY=1`: each server reaches Postgres through a TCP relay in this process, so each
  * statement's round trip takes a little longer, as with a Postgres on another machine (the lock
  * session's queue showed only so: docs/performance-record.md, "The lock session's queue").
@@ -20,11 +22,13 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { Reply, type ScriptedReply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
+import { type DefaultReply, Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { AGENTS as APPENDING_AGENTS, appendRound } from "./appends.ts"
 import { createDatabase, postgresCpuMilliseconds, ROOT, startPostgresRelay } from "./Harness.ts"
 import {
   agentTurn,
+  answerToolCall,
+  type BenchConfig,
   driveTurns,
   followTurns,
   median,
@@ -32,6 +36,7 @@ import {
   type ProjectServer,
   request,
   type RuntimeRow,
+  toolCallThenAnswer,
   withProjectServer
 } from "./runtime.ts"
 
@@ -69,14 +74,17 @@ interface RoundFigures {
   readonly postgresCpuMs: number | undefined
 }
 
-/** TURNING_AGENTS agents, each sending an input and waiting for its turn to end, over and over. */
-const turnsRound = async ({ configId, projectUrl, server, token }: ProjectServer): Promise<RoundFigures> => {
+/**
+ * TURNING_AGENTS agents, each sending an input and waiting for its turn to end, over and over;
+ * with `answerToolCalls`, each also answers its custom tool's calls as they come.
+ */
+const turnsRound = (answerToolCalls: boolean) => async ({ configId, projectUrl, server, token }: ProjectServer): Promise<RoundFigures> => {
   const abort = new AbortController()
   try {
     const driven = await Promise.all(Array.from({ length: TURNING_AGENTS }, async () => {
       const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
       const agentUrl = `${projectUrl}/agents/${agent.id}`
-      const turnEnded = await followTurns(agentUrl, token, abort.signal)
+      const turnEnded = await followTurns(agentUrl, token, abort.signal, answerToolCalls ? answerToolCall(agentUrl, token) : undefined)
       return agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token)
     }))
     await driveTurns(driven, WARM_UP_SECONDS)
@@ -99,7 +107,9 @@ const turnsRound = async ({ configId, projectUrl, server, token }: ProjectServer
 
 /** What a round measures: the model's reply, what is counted, and how a round runs on a started server. */
 interface Workload {
-  readonly reply: ScriptedReply
+  readonly reply: DefaultReply
+  /** What the agents' config lists besides its model. */
+  readonly config: BenchConfig
   readonly agents: number
   /** What a round counts (a turn, an appended event) and what its latency is of. */
   readonly counted: string
@@ -107,13 +117,19 @@ interface Workload {
   readonly round: (started: ProjectServer) => Promise<RoundFigures>
 }
 
-const WORKLOAD_NAME = process.env.AB_WORKLOAD ?? "turns"
-if (WORKLOAD_NAME !== "turns" && WORKLOAD_NAME !== "appends") throw new Error("AB_WORKLOAD is turns (the default) or appends")
-
-const WORKLOADS: Record<"turns" | "appends", Workload> = {
-  turns: { reply: Reply.text("ok"), agents: TURNING_AGENTS, counted: "turn", latency: "turn latency", round: turnsRound },
+const WORKLOADS: Record<"turns" | "tool-calls" | "appends", Workload> = {
+  turns: { reply: Reply.text("ok"), config: {}, agents: TURNING_AGENTS, counted: "turn", latency: "turn latency", round: turnsRound(false) },
+  "tool-calls": {
+    reply: toolCallThenAnswer,
+    config: { customTool: true },
+    agents: TURNING_AGENTS,
+    counted: "tool-call turn",
+    latency: "turn latency",
+    round: turnsRound(true)
+  },
   appends: {
     reply: Reply.hang(),
+    config: {},
     agents: APPENDING_AGENTS,
     counted: "appended event",
     latency: "input request",
@@ -129,11 +145,13 @@ const WORKLOADS: Record<"turns" | "appends", Workload> = {
     }
   }
 }
-const WORKLOAD = WORKLOADS[WORKLOAD_NAME]
+const WORKLOAD_NAME = process.env.AB_WORKLOAD ?? "turns"
+if (!(WORKLOAD_NAME in WORKLOADS)) throw new Error("AB_WORKLOAD is turns (the default), tool-calls or appends")
+const WORKLOAD = WORKLOADS[WORKLOAD_NAME as keyof typeof WORKLOADS]
 
 /** One round of one build: a fresh database, its server, the workload's round. */
 const measureRound = (root: string, providerUrl: string): Promise<RoundFigures> =>
-  withFreshDatabase((env) => withProjectServer(env, providerUrl, WORKLOAD.round, root))
+  withFreshDatabase((env) => withProjectServer(env, providerUrl, WORKLOAD.round, root, WORKLOAD.config))
 
 const describeRound = (figures: RoundFigures) =>
   `${figures.perSecond.toFixed(0)} ${WORKLOAD.counted}s/s, p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, ` +

@@ -124,21 +124,22 @@ export interface ProjectServer {
 
 /**
  * Runs `use` against this server (or the one of the checkout at `root`), started on a temporary
- * DATA_DIR with `env` (which names its database) and set up by `setUp`, then stops it and removes
- * the directory.
+ * DATA_DIR with `env` (which names its database) and set up by `setUp` (with `config`), then stops
+ * it and removes the directory.
  */
 export const withProjectServer = async <A>(
   env: Record<string, string>,
   providerUrl: string,
   use: (started: ProjectServer) => Promise<A>,
-  root = ROOT
+  root = ROOT,
+  config: BenchConfig = {}
 ): Promise<A> => {
   const token = newToken()
   const dataDir = temporaryDataDir()
   try {
     const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env }, [], root)
     try {
-      return await use({ server, token, ...await setUp(server.baseUrl, token, providerUrl) })
+      return await use({ server, token, ...await setUp(server.baseUrl, token, providerUrl, config) })
     } finally {
       await server.stop()
     }
@@ -189,6 +190,22 @@ export const followTurns = async (agentUrl: string, token: string, abort: AbortS
     })
 }
 
+/** Answers a call of the agent's custom tool (BENCH_TOOL) at once, as a client would: for `followTurns`. */
+export const answerToolCall = (agentUrl: string, token: string) => (toolCallId: string) =>
+  void request("POST", `${agentUrl}/tool-calls/${toolCallId}/result`, token, {
+    outcome: "succeeded",
+    content_blocks: [{ type: "text", text: "found" }]
+  })
+
+/**
+ * A model call of a turn that calls the custom tool once (openai-responses): the tool's call,
+ * then, once the call's result is the last item of the conversation, the answer.
+ */
+export const toolCallThenAnswer = (body: Record<string, any>): ScriptedReply => {
+  const items: ReadonlyArray<{ type?: string }> = Array.isArray(body.input) ? body.input : []
+  return items.at(-1)?.type === "function_call_output" ? Reply.text("ok") : Reply.toolCall(BENCH_TOOL, {})
+}
+
 /**
  * One agent of a new project whose turns are run one after the other: `turn(text)` sends an input
  * and resolves once its turn completed; `stop()` closes the agent's event stream.
@@ -198,13 +215,8 @@ export const singleAgent = async (baseUrl: string, token: string, providerUrl: s
   const agent = await request("POST", `${projectUrl}/agents`, token, { agent_config_id: configId })
   const agentUrl = `${projectUrl}/agents/${agent.id}`
   const abort = new AbortController()
-  // The custom tool's calls are answered as they come.
-  const answerCall = (toolCallId: string) =>
-    void request("POST", `${agentUrl}/tool-calls/${toolCallId}/result`, token, {
-      outcome: "succeeded",
-      content_blocks: [{ type: "text", text: "found" }]
-    })
-  const turnEnded = await followTurns(agentUrl, token, abort.signal, config.customTool === true ? answerCall : undefined)
+  const onToolCall = config.customTool === true ? answerToolCall(agentUrl, token) : undefined
+  const turnEnded = await followTurns(agentUrl, token, abort.signal, onToolCall)
   const turn = (text: string) => agentTurn({ inputsUrl: () => `${agentUrl}/inputs`, turnEnded }, token, text)()
   return { turn, stop: () => abort.abort() }
 }

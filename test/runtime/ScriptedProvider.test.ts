@@ -1,7 +1,8 @@
 /**
  * The scripted provider's own rules that other tests and the benchmarks rely on: replies queued
- * per model slug, the default answer once the queues are empty, a vendor-shaped 500 when nothing
- * is scripted, and the promise-based start with recording off.
+ * per model slug, the default answer once the queues are empty (one reply, or one chosen by the
+ * call's body), a vendor-shaped 500 when nothing is scripted, and the promise-based start with
+ * recording off.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted } from "effect"
@@ -36,7 +37,7 @@ const textOf = (response: { output: ReadonlyArray<{ type: string; text?: string 
   response.output.map((item) => item.text ?? "").join("")
 
 describe("ScriptedProvider", () => {
-  it.live("serves each model its own queue, then the shared one, then the default answer, else a 500", () =>
+  it.live("serves each model its own queue, then the shared one, then the default answer (or one chosen by the call), else a 500", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const client = yield* ModelClient
@@ -49,7 +50,9 @@ describe("ScriptedProvider", () => {
       expect(unscripted).toMatchObject({ status: 500, message: "The scripted provider has no reply left for model a" })
       yield* provider.answerByDefault(Reply.text("default"))
       expect(textOf(yield* client.generate(request(baseUrl, "c")))).toBe("default")
-      expect((yield* provider.requests).map((sent) => sent.body?.model)).toEqual(["b", "a", "a", "c"])
+      yield* provider.answerByDefault((body) => Reply.text(`chosen for ${body.model}`))
+      expect(textOf(yield* client.generate(request(baseUrl, "d")))).toBe("chosen for d")
+      expect((yield* provider.requests).map((sent) => sent.body?.model)).toEqual(["b", "a", "a", "c", "d"])
     }).pipe(Effect.provide(Layer.mergeAll(TestModelClient, ScriptedProvider.layer, noRetries))))
 
   it.live("started outside Effect with recording off, it answers and keeps no requests", () =>

@@ -9,8 +9,9 @@
  * Scripts are queued per model slug (`script(replies, { model })`), so concurrent agents that use
  * different slugs never take each other's replies; replies scripted without a model serve any
  * call whose model has no queue of its own. `answerByDefault(reply)` answers once the queues are
- * empty (benchmarks; `startScriptedProvider` runs it outside Effect, `record: false` keeps memory
- * flat); otherwise an unscripted call gets a vendor-shaped 500.
+ * empty, with one reply or with one chosen by the call's body (benchmarks; `startScriptedProvider`
+ * runs it outside Effect, `record: false` keeps memory flat); otherwise an unscripted call gets a
+ * vendor-shaped 500.
  *
  *   baseUrl("openai-responses")        -> http://127.0.0.1:PORT/openai/v1
  *   baseUrl("openai-chat-completions") -> http://127.0.0.1:PORT/openai/v1
@@ -131,10 +132,13 @@ export interface RecordedRequest {
   aborted: boolean
 }
 
+/** The answer to a call no script answers: one reply, or one chosen by the call's JSON body. */
+export type DefaultReply = ScriptedReply | ((body: Record<string, any>) => ScriptedReply)
+
 export interface ScriptedProviderShape {
   readonly baseUrl: (format: ApiFormat) => string
   readonly script: (replies: ReadonlyArray<ScriptedReply>, options?: { readonly model?: string }) => Effect.Effect<void>
-  readonly answerByDefault: (reply: ScriptedReply) => Effect.Effect<void>
+  readonly answerByDefault: (reply: DefaultReply) => Effect.Effect<void>
   /** Every request received so far, oldest first. */
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Waits (up to 10 s) until at least `count` requests have arrived, then returns them all. */
@@ -219,12 +223,12 @@ export interface ScriptedProviderOptions {
 export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => Effect.gen(function*() {
   const queues = new Map<string, Array<ScriptedReply>>()
   const recorded: Array<RecordedRequest> = []
-  let fallback: ScriptedReply | undefined
+  let fallback: DefaultReply | undefined
 
-  const nextReply = (model: string): ScriptedReply | undefined => {
-    const own = queues.get(model)
+  const nextReply = (body: Record<string, any>): ScriptedReply | undefined => {
+    const own = queues.get(String(body.model ?? ""))
     const queue = own !== undefined && own.length > 0 ? own : queues.get(ANY_MODEL)
-    return queue?.shift() ?? fallback
+    return queue?.shift() ?? (typeof fallback === "function" ? fallback(body) : fallback)
   }
 
   const resolve = (body: Record<string, any>, reply: Extract<ScriptedReply, { kind: "answer" }>): Resolved => ({
@@ -299,7 +303,7 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
     }
     if (body === undefined) return sendJson(response, 400, errorBody(format, 400, "The request body is not valid JSON."))
 
-    const reply = nextReply(String(body.model ?? ""))
+    const reply = nextReply(body)
     if (reply === undefined) {
       return sendJson(response, 500, errorBody(format, 500, `The scripted provider has no reply left for model ${body.model}`))
     }
