@@ -146,7 +146,7 @@ const WORKLOADS: Record<"turns" | "tool-calls" | "appends", Workload> = {
   }
 }
 const WORKLOAD_NAME = process.env.AB_WORKLOAD ?? "turns"
-if (!(WORKLOAD_NAME in WORKLOADS)) throw new Error("AB_WORKLOAD is turns (the default), tool-calls or appends")
+if (!Object.hasOwn(WORKLOADS, WORKLOAD_NAME)) throw new Error("AB_WORKLOAD is turns (the default), tool-calls or appends")
 const WORKLOAD = WORKLOADS[WORKLOAD_NAME as keyof typeof WORKLOADS]
 
 /** One round of one build: a fresh database, its server, the workload's round. */
