@@ -125,7 +125,7 @@ const processStats = (): Map<number, string> => {
 }
 
 /** The CPU time of `pid` and of every process descending from it, those that ended included. */
-const cpuMillisecondsOfTree = (pid: number): number => {
+export const cpuMillisecondsOfTree = (pid: number): number => {
   const stats = processStats()
   const children = new Map<number, Array<number>>()
   for (const [child, stat] of stats) {

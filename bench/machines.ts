@@ -1,24 +1,41 @@
 /**
- * Built-in tool round trips (docs/machines.md): the server as a child process on the embedded
- * PGlite, a real daemon (`src/daemon/main.ts`) connected to it, the scripted provider in this
- * process answering each turn with one tool call and then a text. The figure is the time from the
- * `tool_call` event to its `tool_result` event (the server's timestamps): server → daemon →
- * server, the request stored, sent, executed, its result stored with the call's completion. For
- * `read_file` of a 1 KiB file and `run_command` of `true`, with 1 agent (TURNS_ALONE turns) and
- * 20 agents at once (TURNS_EACH turns each). `machines()` returns rows `{ name, value, unit }`.
+ * Built-in tool round trips (docs/machines.md): the server as a child process, a real daemon
+ * (`src/daemon/main.ts`) connected to it, the scripted provider in this process answering each
+ * turn with one tool call and then a text. For `read_file` of a 1 KiB file and `run_command` of
+ * `true`, with 1 agent (TURNS_ALONE turns) and 20 agents at once (TURNS_EACH turns each), after
+ * WARM_UP_TURNS unmeasured turns of one agent:
+ * - the tool's round trip, from the `tool_call` event to its `tool_result` event (the server's
+ *   timestamps): server → daemon → server, the request stored, sent, executed, its result stored
+ *   with the call's completion; p50 and p99;
+ * - the whole turn (POST input to the turn's end on the agent's stream: a model call, the tool's
+ *   round trip, the model call after it): turns a second, p50; the server's CPU a turn, the
+ *   daemon's a call (its commands' processes included), and Postgres's a turn on Postgres.
+ * On the embedded PGlite, then on a fresh Postgres database when one is reachable (DATABASE_URL's
+ * server, else the local one). `machines()` returns rows `{ name, value, unit }`.
  */
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
-import { newToken, ROOT, startProcess, temporaryDataDir } from "./Harness.ts"
+import {
+  cpuMillisecondsOfTree,
+  createDatabase,
+  type FreshDatabase,
+  newToken,
+  postgresCpuMilliseconds,
+  ROOT,
+  startProcess,
+  temporaryDataDir
+} from "./Harness.ts"
 import { followTurns, percentile, request, type RuntimeRow } from "./runtime.ts"
 
 const TURNS_ALONE = 40
-const TURNS_EACH = 5
+const TURNS_EACH = 10
 const AGENTS = [1, 20] as const
+/** Turns of one agent run, unmeasured, before the first case: the server's first turns run cold (JIT). */
+const WARM_UP_TURNS = 10
 
 const CASES = [
   { label: "read_file 1 KiB", tool: "read_file", input: { path: "one-kib.txt" } },
@@ -27,14 +44,35 @@ const CASES = [
 
 export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   const { close, provider } = await startScriptedProvider({ record: false })
+  try {
+    const rows = await onMachine("PGlite", {}, provider)
+    let database: FreshDatabase
+    try {
+      database = await createDatabase()
+    } catch {
+      return rows
+    }
+    try {
+      rows.push(...await onMachine("Postgres", { DATABASE_URL: database.url }, provider))
+    } finally {
+      await database.drop()
+    }
+    return rows
+  } finally {
+    await close()
+  }
+}
+
+/** The rows of a server on the database `env` names (`target` in the rows), its daemon in a directory of its own. */
+const onMachine = async (target: string, env: Record<string, string>, provider: ScriptedProviderShape) => {
   const token = newToken()
   const dataDir = temporaryDataDir()
   const work = realpathSync(mkdtempSync(join(tmpdir(), "agent-platform-bench-machine-")))
   mkdirSync(join(work, "files"))
   writeFileSync(join(work, "files", "one-kib.txt"), "x".repeat(1023) + "\n")
   const rows: Array<RuntimeRow> = []
-  const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token })
-  let daemon: ReturnType<typeof spawn> | undefined
+  const server = await startProcess("src/main.ts", { DATA_DIR: dataDir.dir, AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, ...env })
+  let daemon: ChildProcess | undefined
   try {
     const base = server.baseUrl
     const org = await request("POST", `${base}/v1/orgs`, token, { name: "Machine bench" })
@@ -60,6 +98,7 @@ export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
       "--state",
       join(work, "state.json")
     ], { cwd: ROOT, env: { ...process.env, AGENT_PLATFORM_DAEMON_TOKEN: daemonToken.token }, stdio: "ignore" })
+    const daemonPid = daemon.pid!
     let machine: Record<string, any> | undefined
     const deadline = Date.now() + 60_000
     while (machine === undefined) {
@@ -72,29 +111,51 @@ export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
     let modelCount = 0
 
     const bench: BenchProject = { base, token, orgId: org.id, projectId: project.id, providerConfigId: providerConfig.id }
-    /** An agent whose tools run on the machine, answering each turn with one call of `tool`. */
-    const launch = (turns: number, tool: string, input: Record<string, unknown>) =>
-      toolAgent(bench, provider, `bench-machine-${modelCount++}`, [`  - machine_id: ${machine!.id}`], turns, tool, input)
+    /** Runs `turns` turns of each of `agents` new agents whose turns each call `tool` once on the machine. */
+    const run = async (agents: number, turns: number, tool: string, input: Record<string, unknown>) => {
+      const agentUrls = await Promise.all(Array.from({ length: agents }, () =>
+        toolAgent(bench, provider, `bench-machine-${modelCount++}`, [`  - machine_id: ${machine!.id}`], turns, tool, input)
+      ))
+      const abort = new AbortController()
+      const latencies: Array<number> = []
+      const started = performance.now()
+      await Promise.all(agentUrls.map(async (agentUrl) => {
+        const turnEnded = await followTurns(agentUrl, token, abort.signal)
+        for (let turn = 0; turn < turns; turn++) {
+          const sent = performance.now()
+          const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "go" }] })
+          const status = await turnEnded(accepted.event.turn_id)
+          if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
+          latencies.push(performance.now() - sent)
+        }
+      }))
+      const elapsed = (performance.now() - started) / 1000
+      abort.abort()
+      latencies.sort((a, b) => a - b)
+      return { agentUrls, latencies, elapsed }
+    }
 
+    await run(1, WARM_UP_TURNS, CASES[0].tool, CASES[0].input)
     for (const { input, label, tool } of CASES) {
       for (const agents of AGENTS) {
-        const turns = agents === 1 ? TURNS_ALONE : TURNS_EACH
-        const abort = new AbortController()
-        const agentUrls = await Promise.all(Array.from({ length: agents }, () => launch(turns, tool, input)))
-        await Promise.all(agentUrls.map(async (agentUrl) => {
-          const turnEnded = await followTurns(agentUrl, token, abort.signal)
-          for (let turn = 0; turn < turns; turn++) {
-            const accepted = await request("POST", `${agentUrl}/inputs`, token, { content_blocks: [{ type: "text", text: "go" }] })
-            const status = await turnEnded(accepted.event.turn_id)
-            if (status !== "completed") throw new Error(`a benchmark turn ended ${status}`)
-          }
-        }))
-        abort.abort()
+        const cpuBefore = { server: server.cpuMilliseconds(), daemon: cpuMillisecondsOfTree(daemonPid), postgres: postgresCpuMilliseconds() }
+        const { agentUrls, elapsed, latencies } = await run(agents, agents === 1 ? TURNS_ALONE : TURNS_EACH, tool, input)
+        const turns = latencies.length
+        const serverCpu = server.cpuMilliseconds() - cpuBefore.server
+        const daemonCpu = cpuMillisecondsOfTree(daemonPid) - cpuBefore.daemon
+        const postgresCpuAfter = env.DATABASE_URL === undefined ? undefined : postgresCpuMilliseconds()
         const roundTrips = (await Promise.all(agentUrls.map((agentUrl) => toolRoundTrips(agentUrl, token, tool)))).flat()
         roundTrips.sort((a, b) => a - b)
-        const what = `${label}, ${agents} agent${agents === 1 ? "" : "s"} (${roundTrips.length} calls)`
+        const what = `${label}, ${agents} agent${agents === 1 ? "" : "s"}, ${target}`
         rows.push({ name: `tool round trip p50, ${what}`, value: percentile(roundTrips, 0.5), unit: "ms" })
         rows.push({ name: `tool round trip p99, ${what}`, value: percentile(roundTrips, 0.99), unit: "ms" })
+        rows.push({ name: `turns per second, ${what}`, value: Math.round(turns / elapsed), unit: "turns/s" })
+        rows.push({ name: `turn latency p50, ${what}`, value: Math.round(percentile(latencies, 0.5)), unit: "ms" })
+        rows.push({ name: `server CPU per turn, ${what}`, value: serverCpu / turns, unit: "ms" })
+        rows.push({ name: `daemon CPU per call, ${what}`, value: daemonCpu / turns, unit: "ms" })
+        if (cpuBefore.postgres !== undefined && postgresCpuAfter !== undefined) {
+          rows.push({ name: `Postgres CPU per turn, ${what}`, value: (postgresCpuAfter - cpuBefore.postgres) / turns, unit: "ms" })
+        }
       }
     }
   } finally {
@@ -102,7 +163,6 @@ export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
     await server.stop()
     dataDir.remove()
     rmSync(work, { recursive: true, force: true })
-    await close()
   }
   return rows
 }
