@@ -3,9 +3,11 @@
  * machine granted to the project and named in the agent config, and a scripted model that lists,
  * reads, writes (digest required, then with it), edits, runs a command (with the source's env and
  * a secret env) and tries to escape the machine's directory; it answers from the results. Also:
- * the files route, a config naming a machine the project may not use, and deletion refused while
- * a call runs.
+ * the files route, a config naming a machine the project may not use, deletion refused while
+ * a call runs, and a machine call's record and its result, each one statement, meeting another
+ * process's append.
  */
+import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
@@ -14,7 +16,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { appendHoldingAgent } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
@@ -363,4 +367,84 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const [call] = yield* rt.toolCalls(agent.id)
       expect(call).toMatchObject({ name: "write_file", state: "completed", outcome: "succeeded" })
     }), { timeout: 90_000 })
+
+  // A model call whose tool calls all run on the machine is recorded in one statement with their
+  // requests (TurnLifecycle.recordCallsAlone), and a daemon's result completes its call in one
+  // statement (MachineResults); each numbers its events from its snapshot, so an append of another
+  // process holding the agent sends it the transaction's way. Postgres only: the embedded database
+  // has one connection, on which another process's transaction cannot wait.
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "an append that holds the agent while a machine call is recorded: the call's event comes after it, the call runs on the machine once",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        const { machine, work } = yield* connectedMachine(rt)
+        const config = yield* machineConfig(rt, machine.id, work)
+        yield* provider.script([
+          Reply.answer([{ type: "tool_call", name: "run_command", input: { command: "echo ran >> runs.txt" } }], { delay_ms: 500 }),
+          Reply.text("Ran it.")
+        ], { model: rt.slug })
+        const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+        const sent = yield* rt.send(agent.id, "Run it")
+        const turnId = sent.event.turn_id!
+        yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
+        yield* appendHoldingAgent(sql, agent.id, turnId, "the record of the machine call waiting for the agent")
+        yield* rt.idle(agent.id, "30 seconds")
+        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(turn.map((event) => [event.event_kind, event.turn_sequence])).toEqual([
+          ["agent_input", 0],
+          ["turn", 1],
+          ["model_output", 2],
+          ["tool_call", 3],
+          ["tool_result", 4],
+          ["model_output", 5],
+          ["turn", 6]
+        ])
+        expect(turn.map((event) => event.sequence - turn[0].sequence)).toEqual([0, 1, 2, 3, 4, 5, 6])
+        const [call] = yield* rt.toolCalls(agent.id)
+        expect(call).toMatchObject({ name: "run_command", state: "completed", outcome: "succeeded" })
+        expect(readFileSync(join(work, "runs.txt"), "utf8")).toBe("ran\n")
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.effect.skipIf(usesEmbeddedDatabase)(
+    "an append that holds the agent while a machine result is recorded: the result's event comes after it, the turn goes on",
+    () =>
+      Effect.gen(function*() {
+        const provider = yield* ScriptedProvider
+        const sql = yield* SqlClient.SqlClient
+        const rt = yield* runtimeProject(provider)
+        const { machine, work } = yield* connectedMachine(rt)
+        const config = yield* machineConfig(rt, machine.id, work)
+        const marker = `sleep 1.${Math.floor(Math.random() * 1000)}`
+        yield* provider.script([
+          Reply.toolCall("run_command", { command: `${marker}; echo done` }),
+          Reply.text("Done.")
+        ], { model: rt.slug })
+        const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+        const sent = yield* rt.send(agent.id, "Run it")
+        const turnId = sent.event.turn_id!
+        yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running on the machine", "30 seconds")
+        // Another process's append to the turn, holding the agent's row until the result waits for it.
+        yield* appendHoldingAgent(sql, agent.id, turnId, "the machine result waiting for the agent")
+        yield* rt.idle(agent.id, "30 seconds")
+        const turn = (yield* rt.events(agent.id)).filter((event) => event.turn_id === turnId)
+        expect(turn.map((event) => [event.event_kind, event.turn_sequence])).toEqual([
+          ["agent_input", 0],
+          ["turn", 1],
+          ["tool_call", 2],
+          ["model_output", 3],
+          ["tool_result", 4],
+          ["model_output", 5],
+          ["turn", 6]
+        ])
+        const [call] = yield* rt.toolCalls(agent.id)
+        expect(call).toMatchObject({ name: "run_command", state: "completed", outcome: "succeeded" })
+        expect(turn[4]).toMatchObject({ tool_call_id: call.id, outcome: "succeeded" })
+      }),
+    { timeout: 60_000 }
+  )
 })

@@ -8,70 +8,14 @@
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { randomBytes } from "node:crypto"
-import { PIPELINED_APPLICATION_NAME } from "../../src/layers/Database.ts"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
+import { appendElsewhere, appendHoldingAgent, waitedOn } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
-
-/** A new event id, as the server makes them: `evt_` and 26 characters of [a-z2-7]. */
-const newEventId = () => `evt_${Array.from(randomBytes(26), (byte) => "abcdefghijklmnopqrstuvwxyz234567"[byte % 32]).join("")}`
-
-/**
- * Another process's append of one event to the agent (of its turn, or of none), in the caller's
- * transaction, which holds the agent's row.
- */
-const appendElsewhere = (
-  sql: SqlClient.SqlClient,
-  agentId: string,
-  turnId: string | null,
-  kind: string,
-  data: Record<string, unknown>
-) =>
-  Effect.andThen(
-    sql`
-      INSERT INTO agent_events (agent_id, sequence, id, agent_config_id, turn_id, turn_sequence, is_opening_event, event_kind, data)
-      SELECT id, last_sequence + 1, ${newEventId()}, agent_config_id, ${turnId},
-        (SELECT max(turn_sequence) + 1 FROM agent_events WHERE turn_id = ${turnId}), false, ${kind}, ${JSON.stringify(data)}::jsonb
-      FROM agents WHERE id = ${agentId}`,
-    sql`UPDATE agents SET last_sequence = last_sequence + 1 WHERE id = ${agentId}`
-  )
-
-/**
- * Waits until a statement of another session waits for a lock this session (a transaction's)
- * holds. That statement is never a pipelined one: a statement that runs there (a guarded append)
- * locks its agent NOWAIT and takes the transaction's way on the main pool when the agent is held
- * (PipelinedStatements), so that the reads and appends pipelined behind it never wait for a lock.
- */
-const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
-  Effect.map(
-    eventually(
-      sql<{ readonly session: string }>`
-        SELECT activity.application_name AS session
-        FROM pg_locks JOIN pg_stat_activity AS activity ON activity.pid = pg_locks.pid
-        WHERE NOT pg_locks.granted AND pg_backend_pid() = ANY(pg_blocking_pids(pg_locks.pid))`,
-      (rows) => rows.length === 1,
-      what
-    ),
-    (rows) => expect(rows[0].session).not.toBe(PIPELINED_APPLICATION_NAME)
-  )
-
-/**
- * Another process's append of a `model_output` to the turn, in a transaction that holds the
- * agent's row until a statement of this process waits for it (`what`), then commits.
- */
-const appendHoldingAgent = (sql: SqlClient.SqlClient, agentId: string, turnId: string, what: string) =>
-  sql.withTransaction(Effect.gen(function*() {
-    yield* sql`SELECT id FROM agents WHERE id = ${agentId} FOR UPDATE`
-    yield* appendElsewhere(sql, agentId, turnId, "model_output", {
-      content_blocks: [{ type: "text", text: "from another process" }]
-    })
-    yield* waitedOn(sql, what)
-  }))
 
 /** A project's agent whose first input ("busy") started a turn the provider holds, with that input. */
 const busyAgent = Effect.gen(function*() {

@@ -4,12 +4,15 @@
  * its result is stored, and completed by the first result (later copies change nothing). The
  * secret part of a command's environment is stored as secret ids, revealed only when sent.
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Operation, Outcome, RequestId } from "../../domain/machines/DaemonProtocol.ts"
 import type { RequestDefaults } from "../../domain/machines/PoolAdmission.ts"
-import { AgentId, MachineId, MachinePoolId, ToolCallId } from "../../domain/shared/Ids.ts"
+import { ToolCallState } from "../../domain/runtime/ToolCalls.ts"
+import { AgentId, MachineId, MachinePoolId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
+import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
+import { insertGuarded } from "../shared/Sql.ts"
 
 export const StoredRequest = Schema.Struct({
   request_id: RequestId,
@@ -39,20 +42,32 @@ const NewRequest = Schema.Struct({
 })
 export type NewRequest = typeof NewRequest.Type
 
+/** A request, with the turn, state and wait token of the tool call it was made for (null: none, or not found). */
+const RequestWithCall = Schema.Struct({
+  ...StoredRequest.fields,
+  call_turn_id: Schema.NullOr(TurnId),
+  call_state: Schema.NullOr(ToolCallState),
+  call_deferred_token: Schema.NullOr(Schema.String)
+})
+export type RequestWithCall = typeof RequestWithCall.Type
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* PipelinedStatements
+
+  /** A new request's row: pending, its operation and secret environment as JSON. */
+  const rowOf = (request: typeof NewRequest.Encoded) => ({
+    ...request,
+    operation: JSON.stringify(request.operation),
+    secret_env: JSON.stringify(request.secret_env),
+    state: "pending"
+  })
+
+  const encodeNewRequests = Schema.encodeEffect(Schema.Array(NewRequest))
 
   const insert = SqlSchema.void({
     Request: NewRequest,
-    execute: (request) =>
-      sql`INSERT INTO machine_requests ${
-        sql.insert({
-          ...request,
-          operation: JSON.stringify(request.operation),
-          secret_env: JSON.stringify(request.secret_env),
-          state: "pending"
-        })
-      }`
+    execute: (request) => sql`INSERT INTO machine_requests ${sql.insert(rowOf(request))}`
   })
 
   const pending = SqlSchema.findAll({
@@ -82,6 +97,20 @@ const make = Effect.gen(function*() {
     Result: StoredRequest,
     execute: (requestId) => sql`SELECT * FROM machine_requests WHERE request_id = ${requestId}`
   })
+
+  const findWithCall = SqlSchema.findOneOption({
+    Request: Schema.String,
+    Result: RequestWithCall,
+    execute: (requestId) =>
+      reads.run((sql) => sql`
+        SELECT machine_requests.*, tool_calls.turn_id AS call_turn_id, tool_calls.state AS call_state,
+          tool_calls.deferred_token AS call_deferred_token
+        FROM machine_requests
+          LEFT JOIN tool_calls ON tool_calls.id = machine_requests.tool_call_id AND tool_calls.agent_id = machine_requests.agent_id
+        WHERE machine_requests.request_id = ${requestId}`)
+  })
+
+  const encodeOutcome = Schema.encodeEffect(Outcome)
 
   const requestCancel = SqlSchema.findAll({
     Request: Schema.Array(ToolCallId),
@@ -190,10 +219,37 @@ const make = Effect.gen(function*() {
       Effect.map(Effect.orDie(toolCallRunningInPool(poolId)), (row) => row.running),
     /** The machine's requests without a result, oldest first. */
     pending: (machineId: MachineId) => Effect.orDie(pending(machineId)),
+    /**
+     * New requests, inserted by the statement of an append (AppendPrelude) only when its common
+     * table expression `guard` holds a row (insertGuarded): its `new_machine_request_1`,
+     * `new_machine_request_2`, ..., a request each.
+     */
+    insertBefore: (requests: ReadonlyArray<NewRequest>, guard: string): Effect.Effect<ReadonlyArray<Statement.Fragment>> =>
+      Effect.map(
+        Effect.orDie(encodeNewRequests(requests)),
+        (encoded) =>
+          encoded.map((request, index) =>
+            sql`${sql(`new_machine_request_${index + 1}`)} AS (${insertGuarded(sql, "machine_requests", rowOf(request), guard)})`
+          )
+      ),
     markSent: (ids: ReadonlyArray<string>) => Effect.orDie(markSent(ids)),
     /** Stores the first result of a request; none when it had one already (or is unknown). */
     complete: (requestId: string, outcome: Outcome) => Effect.orDie(complete({ requestId, outcome })),
     find: (requestId: string) => Effect.orDie(find(requestId)),
+    /** The request with its tool call's turn, state and wait token, read without a lock (pipelined: PipelinedStatements). */
+    findWithCall: (requestId: string) => Effect.orDie(findWithCall(requestId)),
+    /**
+     * The pending request completed with `outcome` by the statement of an append (AppendPrelude)
+     * once `after`, one of its common table expressions, holds a row: its `completed_request`
+     * holds the request's machine and pool then, no row else (the request had its result).
+     */
+    completeAfter: (after: string, requestId: string, outcome: Outcome): Effect.Effect<Statement.Fragment> =>
+      Effect.map(Effect.orDie(encodeOutcome(outcome)), (encoded) =>
+        sql`completed_request AS (
+          UPDATE machine_requests SET state = 'done', outcome = ${JSON.stringify(encoded)}, completed_at = now()
+          FROM ${sql(after)} WHERE machine_requests.request_id = ${requestId} AND machine_requests.state = 'pending'
+          RETURNING machine_requests.machine_id, machine_requests.machine_pool_id
+        )`),
     /** Asks the daemons to cancel these tool calls' requests; the machines to tell. */
     requestCancel: (toolCallIds: ReadonlyArray<ToolCallId>) =>
       Effect.map(

@@ -1,8 +1,9 @@
 /**
  * A daemon's result for a request (docs/daemon-protocol.md, "Delivery rules"): the first one is
- * stored; for a tool call's request, in the same transaction, the call completes with it on the
- * agent's timeline (unless the call was cancelled meanwhile); after the commit the turn's wait is
- * resolved and this process's waiters (the files route) are woken. Later copies change nothing.
+ * stored; for a tool call's request, in the same statement (or, when something is in the way, the
+ * same transaction), the call completes with it on the agent's timeline (unless the call was
+ * cancelled meanwhile); after the commit the turn's wait is resolved and this process's waiters
+ * (the files route) are woken. Later copies change nothing.
  * The caller acknowledges the result to the daemon once this returns.
  *
  * A tool's result has the values of the secrets its command could read (the call's
@@ -12,7 +13,7 @@
 import { Context, Deferred, Effect, Layer, Option } from "effect"
 import type { Outcome, Result } from "../../domain/machines/DaemonProtocol.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { SecretId } from "../../domain/shared/Ids.ts"
+import type { AgentId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
 import { Timeline } from "../runtime/Timeline.ts"
 import { ToolCallsRepository } from "../runtime/ToolCallsRepository.ts"
@@ -21,7 +22,7 @@ import { TurnLifecycle } from "../runtime/TurnLifecycle.ts"
 import { TurnSignals } from "../runtime/TurnSignals.ts"
 import { redactStrings, secretRedactor, type UsedSecret } from "../shared/SecretRedaction.ts"
 import { MachinePoolsRepository } from "./MachinePoolsRepository.ts"
-import { MachineRequestsRepository, type StoredRequest } from "./MachineRequestsRepository.ts"
+import { MachineRequestsRepository, type RequestWithCall, type StoredRequest } from "./MachineRequestsRepository.ts"
 import { MachinesRepository } from "./MachinesRepository.ts"
 
 /** What the model reads: the tool's output as JSON, or the failure's code and message. */
@@ -68,27 +69,68 @@ const make = Effect.gen(function*() {
     Effect.map(secretsReadable(request), (used): Outcome =>
       used.length === 0 ? outcome : redactStrings(outcome, secretRedactor(used)) as Outcome)
 
-  /** Stores the outcome of a request (the first one); completes its tool call if it has one. */
+  /**
+   * Completes a running tool call's request and the call with `outcome`, the call's result
+   * appended, in one statement (TurnLifecycle.completeCallAlone); false when something was in the
+   * way (nothing was written then).
+   */
+  const completeCallAlone = (request: RequestWithCall, agentId: AgentId, callId: ToolCallId, turnId: TurnId, outcome: Outcome) =>
+    Effect.gen(function*() {
+      const completedRequest = yield* requests.completeAfter("open_call", request.request_id, outcome)
+      const completed = yield* lifecycle.completeCallAlone(
+        agentId,
+        turnId,
+        callId,
+        outcome.outcome,
+        resultBlocks(outcome),
+        (turn, eventId) => [
+          toolCalls.lockOpenBefore(turn, callId, "built_in"),
+          completedRequest,
+          machines.touchAfter("completed_request"),
+          toolCalls.completeAfter("completed_request", callId, outcome.outcome, eventId)
+        ]
+      )
+      return Option.isSome(completed)
+    })
+
+  /**
+   * Stores the outcome of a request and completes its tool call, if it has one, in a transaction
+   * that locks the agent first; the token of the turn's wait on the call when it completed it.
+   */
+  const completeInTransaction = (request: RequestWithCall, outcome: Outcome) => {
+    const { agent_id: agentId, tool_call_id: callId } = request
+    return timeline.transaction(Effect.gen(function*() {
+      if (agentId !== null) yield* lifecycle.lockAgent(agentId)
+      const stored = yield* requests.complete(request.request_id, outcome)
+      // A pool machine's idle time starts again with each result.
+      if (Option.isSome(stored) && stored.value.machine_pool_id !== null && stored.value.machine_id !== null) {
+        yield* machines.touch(stored.value.machine_id)
+      }
+      if (Option.isNone(stored) || agentId === null || callId === null) return Option.none<string>()
+      const call = yield* toolCalls.find(agentId, callId, true)
+      if (Option.isNone(call) || call.value.state !== "running") return Option.none<string>()
+      yield* dispatcher.completeCall(agentId, call.value.turn_id, callId, outcome.outcome, resultBlocks(outcome))
+      yield* lifecycle.refreshStatus(agentId, call.value.turn_id)
+      return Option.fromNullishOr(call.value.deferred_token)
+    }))
+  }
+
+  /**
+   * Stores the outcome of a request (the first one); completes its tool call if it has one: in one
+   * statement while the call runs and nothing is in the way, else in a transaction.
+   */
   const complete = (requestId: string, received: Outcome) =>
     Effect.gen(function*() {
-      const request = yield* requests.find(requestId)
-      if (Option.isNone(request) || request.value.state === "done") return
-      const { agent_id: agentId, tool_call_id: callId } = request.value
-      const outcome = callId === null ? received : yield* redacted(request.value, received)
-      const signal = yield* timeline.transaction(Effect.gen(function*() {
-        if (agentId !== null) yield* lifecycle.lockAgent(agentId)
-        const stored = yield* requests.complete(requestId, outcome)
-        // A pool machine's idle time starts again with each result.
-        if (Option.isSome(stored) && stored.value.machine_pool_id !== null && stored.value.machine_id !== null) {
-          yield* machines.touch(stored.value.machine_id)
-        }
-        if (Option.isNone(stored) || agentId === null || callId === null) return Option.none()
-        const call = yield* toolCalls.find(agentId, callId, true)
-        if (Option.isNone(call) || call.value.state !== "running") return Option.none()
-        yield* dispatcher.completeCall(agentId, call.value.turn_id, callId, outcome.outcome, resultBlocks(outcome))
-        yield* lifecycle.refreshStatus(agentId, call.value.turn_id)
-        return Option.fromNullishOr(call.value.deferred_token)
-      }))
+      const found = yield* requests.findWithCall(requestId)
+      if (Option.isNone(found) || found.value.state === "done") return
+      const request = found.value
+      const { agent_id: agentId, call_turn_id: turnId, tool_call_id: callId } = request
+      const outcome = callId === null ? received : yield* redacted(request, received)
+      const completedAlone = agentId !== null && callId !== null && turnId !== null && request.call_state === "running" &&
+        (yield* completeCallAlone(request, agentId, callId, turnId, outcome))
+      const signal = completedAlone
+        ? Option.fromNullishOr(request.call_deferred_token)
+        : yield* completeInTransaction(request, outcome)
       if (Option.isSome(signal) && callId !== null) {
         yield* signals.send([{ kind: "result", toolCallId: callId, token: signal.value, value: "completed" }])
       }

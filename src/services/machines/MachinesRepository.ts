@@ -5,7 +5,7 @@
  * machine (`machine_pool_id`) also has a lifecycle (`pool_state`, docs/machine-pools.md); it is
  * `busy` while a request waits for its result on it.
  */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { MachineMetadata } from "../../domain/machines/MachineMetadata.ts"
 import { MachineStatus } from "../../domain/machines/Machines.ts"
@@ -350,6 +350,16 @@ const make = Effect.gen(function*() {
     renewRegistrationToken: (id: MachineId, tokenHash: string) => Effect.orDie(renewRegistrationToken({ id, tokenHash })),
     /** A pool machine was used now (its idle time starts again). */
     touch: (id: MachineId) => Effect.orDie(touch(id)),
+    /**
+     * `touch` by the statement of an append, for the request that `after` (one of its common
+     * table expressions, with the request's `machine_id` and `machine_pool_id`) holds, when that
+     * request went to a pool machine: its `touched_machine`.
+     */
+    touchAfter: (after: string): Statement.Fragment =>
+      sql`touched_machine AS (
+        UPDATE machines SET last_used_at = now() FROM ${sql(after)}
+        WHERE machines.id = ${sql(after)}.machine_id AND ${sql(after)}.machine_pool_id IS NOT NULL
+      )`,
     expire: (minuteSeconds: number) => Effect.orDie(expire({ minuteSeconds })),
     abandonProvisioning: (seconds: number) => Effect.orDie(abandonProvisioning(seconds)),
     byCredential: (credentialId: string) =>

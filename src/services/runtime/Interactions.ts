@@ -10,6 +10,7 @@ import { InvalidRequest, NotFound, StateTransitionConflict } from "../../domain/
 import type { AgentId, InteractionId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { InteractionKind, InteractionStatus, ResolveInteraction } from "../../domain/runtime/Interactions.ts"
+import { machineTargetOf } from "../../domain/machines/MachineTarget.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -69,13 +70,15 @@ const make = Effect.gen(function*() {
       )
     )
 
-  /** The compiled tool the agent's config gives `name`. */
+  /** The compiled tool the agent's config gives `name`, and the machine it runs built-in tools on. */
   const toolOf = (agentId: AgentId, name: string) =>
     Effect.gen(function*() {
       const agent = yield* agents.findById(agentId)
-      if (Option.isNone(agent)) return undefined
-      const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
-      return Option.isNone(compiled) ? undefined : compiled.value.tools?.[name]
+      const compiled = Option.isNone(agent) ? Option.none() : yield* configs.compiledDefinition(agent.value.agent_config_id)
+      return Option.match(compiled, {
+        onNone: () => ({ tool: undefined, machine: null }),
+        onSome: (config) => ({ tool: config.tools?.[name], machine: machineTargetOf(config) })
+      })
     })
 
   /** What the resolution means for the interaction's tool call; the wait it resolves. */
@@ -98,7 +101,8 @@ const make = Effect.gen(function*() {
       if (pending.kind === "approval") {
         if (resolution.decision === "approve") {
           const payload = { turn_id: pending.turn_id, agent_id: agentId }
-          yield* dispatcher.dispatchApproved(payload, pending.project_id, call, yield* toolOf(agentId, call.name))
+          const { machine, tool } = yield* toolOf(agentId, call.name)
+          yield* dispatcher.dispatchApproved(payload, pending.project_id, call, tool, machine)
         } else {
           yield* dispatcher.failCall(agentId, pending.turn_id, call.id, `The tool call was denied${reason(message)}`)
         }

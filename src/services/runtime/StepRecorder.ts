@@ -4,15 +4,15 @@
  * and the step's `turn_steps` row, all in ONE transaction, so a model call whose output is
  * recorded is never made again after a crash. A response without tool calls ends the turn: in
  * one statement when nothing is in the way (docs/runtime.md, "A turn's end in one statement"), as
- * is a response whose tool calls each just wait for their result ("A step's tool calls in one
- * statement").
+ * is a response whose tool calls each just wait for a client's or a machine's result ("A step's
+ * tool calls in one statement").
  *
  * When the step is recorded already (the same step ran twice at once: a workflow moving to another
  * process while its model call was still running on the first), the transaction is rolled back
  * and the recorded outcome returned, so the output is recorded once.
  */
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
-import { BUILTIN_TOOLS, isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
+import { isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
@@ -25,7 +25,7 @@ import type { AssistantItem, ModelResponse } from "./model/ModelMessages.ts"
 import { Timeline } from "./Timeline.ts"
 import { type NewToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { ASK_QUESTION } from "./ToolDefinitions.ts"
-import { stateOnDispatch, ToolDispatch, waitsForResultAlone } from "./ToolDispatch.ts"
+import { dispatchedWithItsRow, machineRequest, runsOnMachine, stateOnDispatch, ToolDispatch } from "./ToolDispatch.ts"
 import { TurnHistory } from "./TurnHistory.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { StepAlreadyRecorded, TurnLifecycle } from "./TurnLifecycle.ts"
@@ -44,12 +44,16 @@ const waitAfterApproval = (name: string, type: "built_in" | "custom", onMachine:
 /** A tool call the model made. */
 type ToolCallItem = Extract<AssistantItem, { readonly type: "tool_call" }>
 
-/** A new tool call: its row, the call as the model made it, its tool, and what it waits for once approved. */
+/**
+ * A new tool call: its row, the call as the model made it, its tool, whether it runs on the
+ * agent's machine, and what it waits for once approved.
+ */
 interface NewCall {
   readonly id: ToolCallId
   readonly item: ToolCallItem
   readonly tool: CompiledTool | undefined
   readonly type: "built_in" | "custom"
+  readonly onMachine: boolean
   readonly row: NewToolCall
   readonly afterApproval: PlannedCall["then"]
 }
@@ -126,7 +130,7 @@ const make = Effect.gen(function*() {
         const id = yield* ids.make(ToolCallId)
         const tool = setup.tools[item.name]
         const type: "built_in" | "custom" = tool?.type ?? (isBuiltinTool(item.name) ? "built_in" : "custom")
-        const onMachine = type === "built_in" && setup.machine !== null && BUILTIN_TOOLS[item.name]?.needsMachine === true
+        const onMachine = type === "built_in" && runsOnMachine(item.name, setup.machine)
         const row: NewToolCall = {
           id,
           agent_id: payload.agent_id,
@@ -138,13 +142,14 @@ const make = Effect.gen(function*() {
           state: stateOnDispatch(tool, false),
           deferred_token: type === "custom" || onMachine ? yield* signalToken(payload, "result", id) : null
         }
-        return { id, item, tool, type, row, afterApproval: waitAfterApproval(item.name, type, onMachine) }
+        return { id, item, tool, type, onMachine, row, afterApproval: waitAfterApproval(item.name, type, onMachine) }
       }))
 
   /**
-   * Records a model response that ends the turn, or whose tool calls each just wait for their
-   * result, in one statement when nothing is in the way (TurnLifecycle.completeAlone and
-   * recordCallsAlone; `agent` as the step read it); else in a transaction (`recordInTransaction`).
+   * Records a model response that ends the turn, or whose tool calls are each dispatched with
+   * their row alone (ToolDispatch.dispatchedWithItsRow), in one statement when nothing is in the
+   * way (TurnLifecycle.completeAlone and recordCallsAlone; `agent` as the step read it); else in a
+   * transaction (`recordInTransaction`). The machine is woken when a call went to it.
    */
   const record = (payload: TurnPayload, agent: Agent, setup: TurnSetup, step: number, response: ModelResponse) =>
     Effect.gen(function*() {
@@ -155,37 +160,57 @@ const make = Effect.gen(function*() {
           usage: response.usage,
           events: outputEvents(payload.turn_id, response.output, [])
         })
-        return completed
-          ? { outcome: finished, next: Option.none<TurnId>() }
-          : yield* recordInTransaction(payload, setup, step, response, [])
+        if (completed) return finished
+        const { next, outcome } = yield* recordInTransaction(payload, setup, step, response, [])
+        yield* launcher.launchNext(payload.agent_id, next)
+        return outcome
       }
       const calls = yield* newCalls(payload, setup, toolItems)
       // The calls' rows are written by the statement that appends their events, whose commit the
       // views of the history fold in with the calls' provider ids.
       yield* histories.expectCalls(Arr.map(calls, (call) => call.row))
-      if (calls.every((call) => waitsForResultAlone(call.tool, false))) {
-        const outcome: StepOutcome = {
-          _tag: "ToolCalls",
-          calls: Arr.map(calls, (call) => ({ tool_call_id: call.id, approval: false, then: "result" as const }))
-        }
-        const recorded = yield* lifecycle.recordCallsAlone(
-          payload.agent_id,
-          payload.turn_id,
-          { step, outcome, usage: response.usage },
-          outputEvents(payload.turn_id, response.output, calls),
-          Arr.map(calls, (call) => call.row)
-        )
-        if (recorded) return { outcome, next: Option.none<TurnId>() }
+      const alone = yield* recordCallsAlone(payload, setup, step, response, calls)
+      const outcome = Option.isSome(alone) ? alone.value : (yield* recordInTransaction(payload, setup, step, response, calls)).outcome
+      const place = setup.machine?.place
+      if (place !== undefined && calls.some((call) => call.onMachine)) {
+        yield* hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
       }
-      return yield* recordInTransaction(payload, setup, step, response, calls)
-    }).pipe(
-      Effect.tap(({ next }) => launcher.launchNext(payload.agent_id, next)),
-      Effect.tap(() => {
-        const place = setup.machine?.place
-        return place === undefined ? Effect.void : hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
-      }),
-      Effect.map(({ outcome }) => outcome)
-    )
+      return outcome
+    })
+
+  /**
+   * Records a model response whose tool calls are each dispatched with their row alone
+   * (ToolDispatch.dispatchedWithItsRow) in one statement (TurnLifecycle.recordCallsAlone): the
+   * step's outcome then; none when a call needs more, or something was in the way.
+   */
+  const recordCallsAlone = (
+    payload: TurnPayload,
+    setup: TurnSetup,
+    step: number,
+    response: ModelResponse,
+    calls: Arr.NonEmptyReadonlyArray<NewCall>
+  ) =>
+    Effect.gen(function*() {
+      if (!calls.every((call) => dispatchedWithItsRow(call.item.name, call.tool, setup.machine))) return Option.none<StepOutcome>()
+      const outcome: StepOutcome = {
+        _tag: "ToolCalls",
+        calls: Arr.map(calls, (call) => ({ tool_call_id: call.id, approval: false, then: "result" as const }))
+      }
+      const machine = setup.machine
+      const recorded = yield* lifecycle.recordCallsAlone(
+        payload.agent_id,
+        payload.turn_id,
+        { step, outcome, usage: response.usage },
+        outputEvents(payload.turn_id, response.output, calls),
+        Arr.map(calls, (call) => call.row),
+        calls.flatMap((call) =>
+          call.onMachine && machine !== null
+            ? [machineRequest(payload.agent_id, { id: call.id, name: call.item.name, input: call.item.input }, machine)]
+            : []
+        )
+      )
+      return recorded ? Option.some(outcome) : Option.none<StepOutcome>()
+    })
 
   /**
    * Records a model response and dispatches its tool calls (`calls`, none when it made none), in
@@ -221,7 +246,13 @@ const make = Effect.gen(function*() {
       )
       const planned = yield* Effect.forEach(calls, (call): Effect.Effect<PlannedCall> =>
         Effect.map(
-          dispatcher.dispatch(payload, setup.projectId, { id: call.id, name: call.item.name, input: call.item.input }, call.tool),
+          dispatcher.dispatch(
+            payload,
+            setup.projectId,
+            { id: call.id, name: call.item.name, input: call.item.input },
+            call.tool,
+            setup.machine
+          ),
           (wait) =>
             wait === "approval"
               ? { tool_call_id: call.id, approval: true, then: call.afterApproval }

@@ -141,7 +141,17 @@ const make = Effect.gen(function*() {
       const refused = refusal(found.value)
       if (refused !== undefined) return yield* Effect.fail(refused)
       const blocks = yield* artifacts.store(agentId, prepared)
-      const alone = yield* lifecycle.completeCallAlone(agentId, found.value.turn_id, toolCallId, result.outcome, blocks)
+      const alone = yield* lifecycle.completeCallAlone(
+        agentId,
+        found.value.turn_id,
+        toolCallId,
+        result.outcome,
+        blocks,
+        (turn, eventId) => [
+          toolCalls.lockOpenBefore(turn, toolCallId, "custom"),
+          toolCalls.completeAfter("open_call", toolCallId, result.outcome, eventId)
+        ]
+      )
       const { call, event } = Option.isSome(alone)
         ? { call: completed(found.value, result.outcome, alone.value), event: alone.value }
         : yield* completeInTransaction(projectId, agentId, toolCallId, result.outcome, blocks)

@@ -134,27 +134,33 @@ const make = Effect.gen(function*() {
     completeBefore: (id: ToolCallId, outcome: typeof ToolOutcome.Type, resultEventId: EventId): Statement.Fragment =>
       sql`completed_call AS (UPDATE tool_calls SET ${completion(outcome, resultEventId)} WHERE id = ${id})`,
     /**
-     * The call, when it is a ready custom call of the turn that `turn` (a common table expression
-     * of the statement, TurnsRepository.lockActive) holds, locked and completed as by
-     * `completeBefore`: its `completed_call` holds the call's id then, no row else (nothing completed).
+     * The call, when it is an open call of the turn that `turn` (a common table expression of the
+     * statement, TurnsRepository.lockActive) holds, locked: a `ready` custom call (it waits for a
+     * client's result) or a `running` built-in call (for its machine's). Its `open_call` holds the
+     * call's id then, no row else.
      */
-    completeReadyBefore: (
-      turn: string,
+    lockOpenBefore: (turn: string, id: ToolCallId, type: "custom" | "built_in"): Statement.Fragment =>
+      sql`open_call AS MATERIALIZED (
+        SELECT tool_calls.id FROM tool_calls, ${sql(turn)}
+        WHERE tool_calls.id = ${id} AND tool_calls.turn_id = ${sql(turn)}.id
+          AND tool_calls.type = ${type} AND tool_calls.state = ${type === "custom" ? "ready" : "running"}
+        FOR UPDATE OF tool_calls
+      )`,
+    /**
+     * The call completed as by `completeBefore`, by the statement of the append of its result's
+     * event, once `after` (one of its common table expressions) holds a row: its `completed_call`
+     * holds the call's id then, no row else (nothing completed).
+     */
+    completeAfter: (
+      after: string,
       id: ToolCallId,
       outcome: typeof ToolOutcome.Type,
       resultEventId: EventId
-    ): ReadonlyArray<Statement.Fragment> => [
-      sql`ready_call AS MATERIALIZED (
-        SELECT tool_calls.id FROM tool_calls, ${sql(turn)}
-        WHERE tool_calls.id = ${id} AND tool_calls.turn_id = ${sql(turn)}.id
-          AND tool_calls.type = 'custom' AND tool_calls.state = 'ready'
-        FOR UPDATE OF tool_calls
-      )`,
+    ): Statement.Fragment =>
       sql`completed_call AS (
-        UPDATE tool_calls SET ${completion(outcome, resultEventId)} FROM ready_call WHERE tool_calls.id = ready_call.id
+        UPDATE tool_calls SET ${completion(outcome, resultEventId)} FROM ${sql(after)} WHERE tool_calls.id = ${id}
         RETURNING tool_calls.id
-      )`
-    ],
+      )`,
     /** Cancels the calls of the turn that have not completed; their waits' tokens. */
     cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
     /** The call of the agent; `lock` holds it until the transaction ends. */

@@ -14,21 +14,22 @@
  *   at once with a failed result saying so;
  * - a tool the config does not offer: a failed result saying so.
  *
- * Each step writes its events to the timeline in the same transaction as the state change.
+ * Each step writes its events to the timeline in the same transaction as the state change. A
+ * custom call, and a machine call, that need no approval are dispatched by their rows alone (the
+ * call's, and its machine request), which the statement recording the model's answer writes when
+ * every call of the answer is one (`dispatchedWithItsRow`, StepRecorder).
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { type AgentId, InteractionId, type ProjectId, type ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent, NewEvent } from "../../domain/runtime/Events.ts"
 import type { ToolCallState } from "../../domain/runtime/ToolCalls.ts"
-import { machineTargetOf } from "../../domain/machines/MachineTarget.ts"
+import type { MachineTarget } from "../../domain/machines/MachineTarget.ts"
 import type { MachineToolName } from "../../domain/machines/MachineTools.ts"
-import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
-import { MachineRequestsRepository } from "../machines/MachineRequestsRepository.ts"
+import { MachineRequestsRepository, type NewRequest } from "../machines/MachineRequestsRepository.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { AgentsRepository } from "./AgentsRepository.ts"
 import { InteractionsRepository } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
@@ -83,23 +84,44 @@ export const resultEvent = (
 /** The id of a tool call's request to its machine (never reused: one request per call). */
 export const machineRequestId = (callId: ToolCallId) => `${callId}.1`
 
+/** Whether a call of the built-in tool `name` runs on the machine of its agent's config (`machine`, null: none). */
+export const runsOnMachine = (name: string, machine: MachineTarget | null): machine is MachineTarget =>
+  machine !== null && BUILTIN_TOOLS[name]?.needsMachine === true
+
+/**
+ * Whether a call of `tool` (`name`) is dispatched by storing its row alone, with its request to
+ * the agent's machine when it runs on one (`machine`): an enabled tool that needs no approval, and
+ * is custom (it waits for the client's result) or runs on the machine (it waits for the daemon's).
+ */
+export const dispatchedWithItsRow = (name: string, tool: CompiledTool | undefined, machine: MachineTarget | null): boolean =>
+  waitsForResultAlone(tool, false) ||
+  (tool !== undefined && tool.enabled && tool.type === "built_in" && tool.permission !== "ask" && runsOnMachine(name, machine))
+
+/** The request of a built-in call of the agent to the machine (or pool) its config names (docs/machines.md). */
+export const machineRequest = (agentId: AgentId, call: DispatchedCall, machine: MachineTarget): NewRequest => ({
+  request_id: machineRequestId(call.id),
+  machine_id: machine.place._tag === "Machine" ? machine.place.machineId : null,
+  machine_pool_id: machine.place._tag === "Pool" ? machine.place.poolId : null,
+  operation: {
+    operation: "tool",
+    tool_call_id: call.id,
+    tool: call.name as MachineToolName,
+    input: call.input,
+    cwd: machine.cwd,
+    env: machine.env,
+    unset_env: machine.unsetEnv
+  },
+  secret_env: machine.secretEnv,
+  agent_id: agentId,
+  tool_call_id: call.id
+})
+
 const make = Effect.gen(function*() {
   const toolCalls = yield* ToolCallsRepository
   const interactions = yield* InteractionsRepository
   const timeline = yield* Timeline
   const ids = yield* IdGenerator
-  const agents = yield* AgentsRepository
-  const configs = yield* AgentConfigsRepository
   const machineRequests = yield* MachineRequestsRepository
-
-  /** The machine the agent's built-in tools run on, if its config names one. */
-  const machineOf = (agentId: AgentId) =>
-    Effect.gen(function*() {
-      const agent = yield* agents.findById(agentId)
-      if (Option.isNone(agent)) return null
-      const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
-      return Option.isNone(compiled) ? null : machineTargetOf(compiled.value)
-    })
 
   /**
    * Completes a call with its result, recorded on the timeline: the result's event, whose append
@@ -160,14 +182,15 @@ const make = Effect.gen(function*() {
 
   /**
    * Moves on a call whose row is in its state on dispatch already (`stateOnDispatch`): opens its
-   * interaction, stores its machine request, or completes it when it cannot run. Returns what the
-   * turn waits for next.
+   * interaction, stores its request to `machine` (the one the agent's config names, if any), or
+   * completes it when it cannot run. Returns what the turn waits for next.
    */
   const moveOn = (
     payload: TurnPayload,
     projectId: ProjectId,
     call: DispatchedCall,
     tool: CompiledTool | undefined,
+    machine: MachineTarget | null,
     approved: boolean
   ): Effect.Effect<NextWait> =>
     Effect.gen(function*() {
@@ -185,25 +208,8 @@ const make = Effect.gen(function*() {
         yield* openInteraction(payload, projectId, call, "question")
         return "question"
       }
-      const machine = BUILTIN_TOOLS[call.name]?.needsMachine === true ? yield* machineOf(payload.agent_id) : null
-      if (machine !== null) {
-        yield* machineRequests.insert({
-          request_id: machineRequestId(call.id),
-          machine_id: machine.place._tag === "Machine" ? machine.place.machineId : null,
-          machine_pool_id: machine.place._tag === "Pool" ? machine.place.poolId : null,
-          operation: {
-            operation: "tool",
-            tool_call_id: call.id,
-            tool: call.name as MachineToolName,
-            input: call.input,
-            cwd: machine.cwd,
-            env: machine.env,
-            unset_env: machine.unsetEnv
-          },
-          secret_env: machine.secretEnv,
-          agent_id: payload.agent_id,
-          tool_call_id: call.id
-        })
+      if (runsOnMachine(call.name, machine)) {
+        yield* machineRequests.insert(machineRequest(payload.agent_id, call, machine))
         return "result"
       }
       yield* failCall(
@@ -219,16 +225,27 @@ const make = Effect.gen(function*() {
 
   /**
    * Dispatches a new call, its row inserted in its state on dispatch (`stateOnDispatch`, not
-   * approved). Returns what the turn waits for next.
+   * approved); `machine`, where the agent's config runs built-in tools. Returns what the turn
+   * waits for next.
    */
-  const dispatch = (payload: TurnPayload, projectId: ProjectId, call: DispatchedCall, tool: CompiledTool | undefined) =>
-    moveOn(payload, projectId, call, tool, false)
+  const dispatch = (
+    payload: TurnPayload,
+    projectId: ProjectId,
+    call: DispatchedCall,
+    tool: CompiledTool | undefined,
+    machine: MachineTarget | null
+  ) => moveOn(payload, projectId, call, tool, machine, false)
 
   /** Dispatches a call whose approval was given: it moves to its state on dispatch, then on as `dispatch` moves a new call. */
-  const dispatchApproved = (payload: TurnPayload, projectId: ProjectId, call: DispatchedCall, tool: CompiledTool | undefined) =>
-    Effect.andThen(toolCalls.setState(call.id, stateOnDispatch(tool, true)), moveOn(payload, projectId, call, tool, true))
+  const dispatchApproved = (
+    payload: TurnPayload,
+    projectId: ProjectId,
+    call: DispatchedCall,
+    tool: CompiledTool | undefined,
+    machine: MachineTarget | null
+  ) => Effect.andThen(toolCalls.setState(call.id, stateOnDispatch(tool, true)), moveOn(payload, projectId, call, tool, machine, true))
 
-  return { dispatch, dispatchApproved, completeCall, failCall, machineOf } as const
+  return { dispatch, dispatchApproved, completeCall, failCall } as const
 })
 
 export class ToolDispatch extends Context.Service<ToolDispatch, Effect.Success<typeof make>>()("ToolDispatch") {
@@ -238,8 +255,6 @@ export class ToolDispatch extends Context.Service<ToolDispatch, Effect.Success<t
       InteractionsRepository.layer,
       Timeline.layer,
       IdGenerator.layer,
-      AgentsRepository.layer,
-      AgentConfigsRepository.layer,
       MachineRequestsRepository.layer
     ])
   )

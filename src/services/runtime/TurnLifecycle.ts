@@ -11,11 +11,13 @@
  * queued inputs says whether one waits, so none is looked for when none is queued.
  */
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
-import type { AgentId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import type { Statement } from "effect/sql"
+import type { AgentId, EventId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentEvent, NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
 import type { ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
+import { MachineRequestsRepository, type NewRequest } from "../machines/MachineRequestsRepository.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { agentNotFound } from "./AgentAccess.ts"
 import { AgentsRepository, type LockedAgent } from "./AgentsRepository.ts"
@@ -77,6 +79,7 @@ const make = Effect.gen(function*() {
   const interactions = yield* InteractionsRepository
   const timeline = yield* Timeline
   const knownAgents = yield* KnownAgentRows
+  const machineRequests = yield* MachineRequestsRepository
 
   /** Locks the agent row for the rest of the transaction; none when the agent does not exist. */
   const lockAgent = (agentId: AgentId): Effect.Effect<Option.Option<LockedAgent>> => agents.lock(agentId)
@@ -240,54 +243,66 @@ const make = Effect.gen(function*() {
     turns.recordCallsStep(turnId, step.step, step.outcome, step.usage, waitsOf(turnId), agents.statusFrom(agentId, turnId))
 
   /**
-   * Records the turn's `step`-th model call, which made tool calls that each wait for their result
-   * (custom tools that need no approval: their dispatch writes nothing, ToolDispatch.waitsForResultAlone),
-   * in one statement without a transaction, when nothing is in the way: no transaction holds the
-   * agent, its timeline has not grown since the statement began, the turn still runs, and the step
-   * was not recorded
-   * (AgentsRepository.lockTimelineUnchanged, TurnsRepository.callsStepGuard). The step recorded
-   * with its outcome, the call counted with its usage, the calls' rows, the call's output
-   * appended, and the turn and the agent waiting, all in that statement: true. Else nothing is
-   * written, false, and the caller takes the transaction's way, which finds out what was in the way.
+   * Records the turn's `step`-th model call, whose tool calls are each dispatched with their row
+   * alone (custom tools that wait for a client's result, machine tools that wait for a daemon's,
+   * neither needing approval: ToolDispatch.dispatchedWithItsRow), with the machine calls'
+   * `requests`, in one statement without a transaction, when nothing is in the way: no
+   * transaction holds the agent, its timeline has not grown since the statement began, the turn
+   * still runs, and the step was not recorded (AgentsRepository.lockTimelineUnchanged,
+   * TurnsRepository.callsStepGuard). The step recorded with its outcome, the call counted with its
+   * usage, the calls' rows and requests, the call's output appended, and the turn and the agent
+   * `waiting` (for a client) or `running` (machines run every call), all in that statement: true.
+   * Else nothing is written, false, and the caller takes the transaction's way, which finds out
+   * what was in the way.
    */
   const recordCallsAlone = (
     agentId: AgentId,
     turnId: TurnId,
     step: { readonly step: number; readonly outcome: StepOutcome; readonly usage: TokenUsage },
     events: ReadonlyArray<NewEvent>,
-    calls: Arr.NonEmptyReadonlyArray<NewToolCall>
+    calls: Arr.NonEmptyReadonlyArray<NewToolCall>,
+    requests: ReadonlyArray<NewRequest>
   ) =>
     Effect.gen(function*() {
+      const status = calls.some((call) => call.state === "ready") ? "waiting" : "running"
       const prelude = turns.callsStepGuard(
         agents.lockTimelineUnchanged(agentId, { idle: false }),
         turnId,
         step.step,
         step.outcome,
-        step.usage
+        step.usage,
+        status
       )
       const newCalls = yield* toolCalls.insertBefore(calls, prelude.guard.name)
-      const appended = yield* timeline.appendGuarded(agentId, events, waiting(turnId), {
-        ...prelude,
-        with: [...prelude.with, newCalls]
-      })
+      const newRequests = yield* machineRequests.insertBefore(requests, prelude.guard.name)
+      const appended = yield* timeline.appendGuarded(
+        agentId,
+        events,
+        status === "waiting" ? waiting(turnId) : running(turnId),
+        { ...prelude, with: [...prelude.with, newCalls, ...newRequests] }
+      )
       return appended.length > 0
     })
 
   /**
-   * Completes the ready custom call `callId` of the turn with its result (its `tool_result`
-   * event, ToolDispatch.resultEvent) and sets the turn's and the agent's status as
-   * `refreshStatus` does, in one statement without a transaction, when nothing is in the way:
-   * the agent's timeline has not grown since the statement began, the turn has not ended
-   * (TurnsRepository.lockActive), and the call is still ready (ToolCallsRepository.completeReadyBefore).
-   * The result's event as appended; none when something was in the way: nothing is written then,
-   * and the caller takes the transaction's way, which finds out what it was.
+   * Completes the open call `callId` of the turn with its result (its `tool_result` event,
+   * ToolDispatch.resultEvent) and sets the turn's and the agent's status as `refreshStatus` does,
+   * in one statement without a transaction, when nothing is in the way: the agent's timeline has
+   * not grown since the statement began, the turn has not ended (TurnsRepository.lockActive), and
+   * the call is still open. `completion` gives the common table expressions that lock the call
+   * after the turn's (`turn`, the name of its expression) and complete it, the last of them its
+   * `completed_call` (ToolCallsRepository.lockOpenBefore and completeAfter, with a machine call's
+   * request between them). The result's event as appended; none when something was in the way:
+   * nothing is written then, and the caller takes the transaction's way, which finds out what it
+   * was.
    */
   const completeCallAlone = (
     agentId: AgentId,
     turnId: TurnId,
     callId: ToolCallId,
     outcome: typeof ToolOutcome.Type,
-    contentBlocks: ReadonlyArray<ContentBlock>
+    contentBlocks: ReadonlyArray<ContentBlock>,
+    completion: (turn: string, resultEventId: EventId) => ReadonlyArray<Statement.Fragment>
   ) => {
     const agent = agents.lockTimelineUnchanged(agentId, { idle: false })
     return Effect.map(
@@ -296,7 +311,7 @@ const make = Effect.gen(function*() {
         with: [
           ...agent.with,
           turns.lockActive(turnId, [agent.name]),
-          ...toolCalls.completeReadyBefore("turn", callId, outcome, eventId),
+          ...completion("turn", eventId),
           ...turns.statusRefreshedAfter(turnId, waitsOf(turnId, callId), "completed_call")
         ]
       })),
@@ -330,7 +345,8 @@ export class TurnLifecycle extends Context.Service<TurnLifecycle, Effect.Success
       ToolCallsRepository.layer,
       InteractionsRepository.layer,
       Timeline.layer,
-      KnownAgentRows.layer
+      KnownAgentRows.layer,
+      MachineRequestsRepository.layer
     ])
   )
 }

@@ -279,27 +279,30 @@ const make = Effect.gen(function*() {
 
   /**
    * The prelude of the append that records a model call's tool calls, its `step`-th, when every
-   * call waits for its result (custom tools that need no approval), in one statement of its own,
-   * guarded by its `waiting` (AppendPrelude; docs/runtime.md, "A step's tool calls in one
-   * statement"). After the agent's lock, `agent` (AgentsRepository.lockTimelineUnchanged), it locks
-   * the turn, when it still runs; records the step with its `outcome`, unless it was recorded
-   * already; and sets the turn waiting, the call counted with its usage. Its `waiting` holds the
-   * turn's id when all of that happened, and no row when any did not: then nothing was written.
-   * The calls' rows are the caller's to add, guarded by `waiting` too.
+   * call is dispatched with its row alone (custom tools and machine tools that need no approval:
+   * ToolDispatch.dispatchedWithItsRow), in one statement of its own, guarded by its `stepped`
+   * (AppendPrelude; docs/runtime.md, "A step's tool calls in one statement"). After the agent's
+   * lock, `agent` (AgentsRepository.lockTimelineUnchanged), it locks the turn, when it still runs;
+   * records the step with its `outcome`, unless it was recorded already; and sets the turn's
+   * `status` (`waiting` for a client's result, `running` while machines run the calls), the call
+   * counted with its usage. Its `stepped` holds the turn's id when all of that happened, and no row
+   * when any did not: then nothing was written. The calls' rows (and their machine requests) are
+   * the caller's to add, guarded by `stepped` too.
    */
   const callsStepGuard = (
     agent: StatementLock,
     turnId: TurnId,
     step: number,
     outcome: StepOutcome,
-    call: TokenUsage
+    call: TokenUsage,
+    status: "running" | "waiting"
   ): AppendPrelude & { readonly guard: PreludeGuard } => ({
-    guard: { name: "waiting", turnUsage: false },
+    guard: { name: "stepped", turnUsage: false },
     with: [
       ...agent.with,
       ...lockedTurnAndStep(turnId, step, JSON.stringify(Schema.encodeSync(StepOutcome)(outcome)), [agent.name]),
-      sql`waiting AS (
-        UPDATE turns SET status = ${"waiting"}, ${countedCall(call)} FROM recorded WHERE turns.id = recorded.turn_id
+      sql`stepped AS (
+        UPDATE turns SET status = ${status}, ${countedCall(call)} FROM recorded WHERE turns.id = recorded.turn_id
         RETURNING turns.id
       )`
     ]
