@@ -21,15 +21,13 @@ import { join } from "node:path"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import {
   cpuMillisecondsOfTree,
-  createDatabase,
-  type FreshDatabase,
   newToken,
   postgresCpuMilliseconds,
   ROOT,
   startProcess,
   temporaryDataDir
 } from "./Harness.ts"
-import { followTurns, percentile, request, type RuntimeRow } from "./runtime.ts"
+import { eachDatabase, followTurns, percentile, request, type RuntimeRow } from "./runtime.ts"
 
 const TURNS_ALONE = 40
 const TURNS_EACH = 10
@@ -45,19 +43,7 @@ const CASES = [
 export const machines = async (): Promise<ReadonlyArray<RuntimeRow>> => {
   const { close, provider } = await startScriptedProvider({ record: false })
   try {
-    const rows = await onMachine("PGlite", {}, provider)
-    let database: FreshDatabase
-    try {
-      database = await createDatabase()
-    } catch {
-      return rows
-    }
-    try {
-      rows.push(...await onMachine("Postgres", { DATABASE_URL: database.url }, provider))
-    } finally {
-      await database.drop()
-    }
-    return rows
+    return await eachDatabase((target, env) => onMachine(target, env, provider))
   } finally {
     await close()
   }

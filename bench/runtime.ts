@@ -371,26 +371,33 @@ export type MeasureTarget = (target: string, env: Record<string, string>, provid
 
 /**
  * The rows of `measure` on the embedded PGlite, then on a fresh Postgres database when one is
- * reachable, the scripted provider answering every model call with `reply`.
+ * reachable; `env` names the database of each (`target` in the rows).
  */
+export const eachDatabase = async (
+  measure: (target: string, env: Record<string, string>) => Promise<Array<RuntimeRow>>
+): Promise<Array<RuntimeRow>> => {
+  const rows = await measure("PGlite", {})
+  let database: FreshDatabase
+  try {
+    database = await createDatabase()
+  } catch {
+    return rows
+  }
+  try {
+    rows.push(...await measure("Postgres", { DATABASE_URL: database.url }))
+  } finally {
+    await database.drop()
+  }
+  return rows
+}
+
+/** `eachDatabase`, the scripted provider answering every model call with `reply`. */
 export const onEachDatabase = async (reply: ScriptedReply, measure: MeasureTarget): Promise<ReadonlyArray<RuntimeRow>> => {
   const { close, provider } = await startScriptedProvider({ record: false })
   try {
     await Effect.runPromise(provider.answerByDefault(reply))
     const providerUrl = provider.baseUrl("openai-responses")
-    const rows = await measure("PGlite", {}, providerUrl)
-    let database: FreshDatabase
-    try {
-      database = await createDatabase()
-    } catch {
-      return rows
-    }
-    try {
-      rows.push(...await measure("Postgres", { DATABASE_URL: database.url }, providerUrl))
-    } finally {
-      await database.drop()
-    }
-    return rows
+    return await eachDatabase((target, env) => measure(target, env, providerUrl))
   } finally {
     await close()
   }

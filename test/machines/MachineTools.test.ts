@@ -74,6 +74,25 @@ const machineConfig = (setup: Effect.Success<ReturnType<typeof runtimeProject>>,
     }
   })
 
+/**
+ * A turn of a new agent whose machine tools run on a connected daemon's machine, scripted to run
+ * `command` (its model call answering after `delay_ms`, if given), then to answer.
+ */
+const commandTurn = (command: string, options: { readonly delay_ms?: number } = {}) =>
+  Effect.gen(function*() {
+    const provider = yield* ScriptedProvider
+    const rt = yield* runtimeProject(provider)
+    const { machine, work } = yield* connectedMachine(rt)
+    const config = yield* machineConfig(rt, machine.id, work)
+    yield* provider.script([
+      Reply.answer([{ type: "tool_call", name: "run_command", input: { command } }], options),
+      Reply.text("Done.")
+    ], { model: rt.slug })
+    const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+    const sent = yield* rt.send(agent.id, "Run it")
+    return { provider, rt, agent, work, turnId: sent.event.turn_id! }
+  })
+
 const processRunning = (pattern: string) => {
   const result = spawnSync("pgrep", ["-f", pattern])
   return result.status === 0
@@ -377,18 +396,8 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     "an append that holds the agent while a machine call is recorded: the call's event comes after it, the call runs on the machine once",
     () =>
       Effect.gen(function*() {
-        const provider = yield* ScriptedProvider
         const sql = yield* SqlClient.SqlClient
-        const rt = yield* runtimeProject(provider)
-        const { machine, work } = yield* connectedMachine(rt)
-        const config = yield* machineConfig(rt, machine.id, work)
-        yield* provider.script([
-          Reply.answer([{ type: "tool_call", name: "run_command", input: { command: "echo ran >> runs.txt" } }], { delay_ms: 500 }),
-          Reply.text("Ran it.")
-        ], { model: rt.slug })
-        const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
-        const sent = yield* rt.send(agent.id, "Run it")
-        const turnId = sent.event.turn_id!
+        const { agent, provider, rt, turnId, work } = yield* commandTurn("echo ran >> runs.txt", { delay_ms: 500 })
         yield* eventually(provider.requests, (all) => all.some((r) => r.body?.model === rt.slug), "the model call")
         yield* appendHoldingAgent(sql, agent.id, turnId, "the record of the machine call waiting for the agent")
         yield* rt.idle(agent.id, "30 seconds")
@@ -414,19 +423,9 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     "an append that holds the agent while a machine result is recorded: the result's event comes after it, the turn goes on",
     () =>
       Effect.gen(function*() {
-        const provider = yield* ScriptedProvider
         const sql = yield* SqlClient.SqlClient
-        const rt = yield* runtimeProject(provider)
-        const { machine, work } = yield* connectedMachine(rt)
-        const config = yield* machineConfig(rt, machine.id, work)
         const marker = `sleep 1.${Math.floor(Math.random() * 1000)}`
-        yield* provider.script([
-          Reply.toolCall("run_command", { command: `${marker}; echo done` }),
-          Reply.text("Done.")
-        ], { model: rt.slug })
-        const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
-        const sent = yield* rt.send(agent.id, "Run it")
-        const turnId = sent.event.turn_id!
+        const { agent, rt, turnId } = yield* commandTurn(`${marker}; echo done`)
         yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running on the machine", "30 seconds")
         // Another process's append to the turn, holding the agent's row until the result waits for it.
         yield* appendHoldingAgent(sql, agent.id, turnId, "the machine result waiting for the agent")
