@@ -5,7 +5,8 @@
  * (bench/statements.ts), events appended across agents (bench/appends.ts), a long-lived agent's turns
  * (bench/longHistory.ts), what the history cache holds a turn (bench/historyMemory.ts), what a request costs
  * the server's JavaScript, measured in its process without a connection (bench/requestCost.ts), built-in tool round trips
- * through a real daemon (bench/machines.ts), machines from pools cold and warm (bench/pools.ts), the crash loop
+ * through a real daemon (bench/machines.ts), a request's cost to the daemon's ledger (bench/daemonLedger.ts),
+ * machines from pools cold and warm (bench/pools.ts), the crash loop
  * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs
  * (bench/frameworks.ts, minimal programs on Effect 3 and Effect 4) and this server beside Mastra and the
  * LangGraph.js Agent Server (bench/competitors.ts) run only when named: they install their packages.
@@ -14,7 +15,7 @@
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, appends, long-history, history-memory, request-cost, machines, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors, ab; several with
+ * (names: http, runtime, statements, appends, long-history, history-memory, request-cost, machines, ledger, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors, ab; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
@@ -24,6 +25,7 @@ import { appends } from "./appends.ts"
 import { bodyScanner } from "./bodyScanner.ts"
 import { competitors } from "./competitors.ts"
 import { crashLoop, formatCrashLoop } from "./crashLoop.ts"
+import { daemonLedger } from "./daemonLedger.ts"
 import { frameworks } from "./frameworks.ts"
 import { historyMemory } from "./historyMemory.ts"
 import { type Benchmark, CONNECTIONS, DURATION_SECONDS, formatTable, type Row } from "./Harness.ts"
@@ -47,7 +49,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "appends", "long-history", "history-memory", "request-cost", "machines", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
+const PARTS = ["http", "runtime", "statements", "appends", "long-history", "history-memory", "request-cost", "machines", "ledger", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -107,6 +109,11 @@ if (selected("request-cost")) {
 if (selected("machines")) {
   console.log("\nBuilt-in tools on a machine (a real daemon on loopback; tool_call to tool_result on the timeline)\n")
   printRows(await machines())
+}
+
+if (selected("ledger")) {
+  console.log("\nThe daemon's request ledger: a request's cost once it is full (docs/daemon-protocol.md)\n")
+  printRows(await daemonLedger())
 }
 
 if (selected("pools")) {

@@ -8,10 +8,15 @@
  *   `interrupted` result);
  * - `done` with the outcome, which is (re-)sent until acknowledged;
  * - `acknowledged`: the outcome is forgotten; the id is remembered for a while (the newest
- *   ACKNOWLEDGED_KEPT ids, none older than ACKNOWLEDGED_MEMORY) so that a late repeat is answered
- *   `already_executed` instead of running again. The server never re-sends a request whose
- *   result it acknowledged; this is a second line of defence, kept small because the whole
- *   file is rewritten on every change.
+ *   ACKNOWLEDGED_KEPT ids, none older than ACKNOWLEDGED_MEMORY; up to FORGET_BATCH more wait to be
+ *   forgotten together) so that a late repeat is answered `already_executed` instead of running
+ *   again. The server never re-sends a request whose result it acknowledged; this is a second
+ *   line of defence, kept small because the whole file is rewritten on every change.
+ *
+ * `running` and `done` are written before the daemon goes on; an acknowledgement is written with
+ * the next request's entry, or when the daemon stops (StateFile.modifyUnwritten): one write fewer
+ * a request. A crash may lose it; the result is then `done` again after the restart, sent again,
+ * and the server, which keeps the first result and ignores copies, acknowledges it again.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import type { Outcome, RequestId } from "../domain/machines/DaemonProtocol.ts"
@@ -19,6 +24,8 @@ import { type DaemonState, type LedgerEntry, StateFile } from "./StateFile.ts"
 
 export const ACKNOWLEDGED_MEMORY = Duration.hours(1)
 export const ACKNOWLEDGED_KEPT = 1000
+/** How many acknowledged ids past ACKNOWLEDGED_KEPT wait to be forgotten together. */
+export const FORGET_BATCH = 100
 
 /** What to do with a request id the server sent. */
 export type Admission =
@@ -86,19 +93,22 @@ export class RequestLedger extends Context.Service<RequestLedger, {
 
     const acknowledge = (ids: ReadonlyArray<RequestId>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        stateFile.modify((state) => {
+        stateFile.modifyUnwritten((state) => {
           if (!ids.some((id) => state.requests[id]?.state === "done")) return [undefined, state]
           const requests = { ...state.requests }
           for (const id of ids) {
             if (requests[id]?.state === "done") requests[id] = { state: "acknowledged", at: now }
           }
           const forgetBefore = now - Duration.toMillis(ACKNOWLEDGED_MEMORY)
-          const acknowledged = Object.entries(requests)
-            .filter(([, entry]) => entry.state === "acknowledged")
-            .sort(([, a], [, b]) => b.at - a.at)
-          acknowledged.forEach(([id, entry], index) => {
-            if (index >= ACKNOWLEDGED_KEPT || entry.at < forgetBefore) delete requests[id]
-          })
+          const acknowledged = Object.entries(requests).filter(([, entry]) => entry.state === "acknowledged")
+          const oldest = acknowledged.reduce((at, [, entry]) => Math.min(at, entry.at), Infinity)
+          // Forgotten in batches: the ids are sorted once FORGET_BATCH are too many (or one is past
+          // its memory), not at every acknowledgement.
+          if (acknowledged.length >= ACKNOWLEDGED_KEPT + FORGET_BATCH || oldest < forgetBefore) {
+            acknowledged.sort(([, a], [, b]) => b.at - a.at).forEach(([id, entry], index) => {
+              if (index >= ACKNOWLEDGED_KEPT || entry.at < forgetBefore) delete requests[id]
+            })
+          }
           return [undefined, withRequests(state, requests)]
         }))
 

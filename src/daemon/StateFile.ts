@@ -42,6 +42,12 @@ export class StateFile extends Context.Service<StateFile, {
   readonly get: Effect.Effect<DaemonState>
   /** Changes the state and writes it before returning (a change that returns the same state writes nothing); changes run one at a time. */
   readonly modify: <A>(change: (state: DaemonState) => readonly [A, DaemonState]) => Effect.Effect<A>
+  /**
+   * Changes the state without writing it: it is written with the next change `modify` writes, or
+   * when the daemon stops. For a change that a crash may lose because it is made again after the
+   * restart (an acknowledgement, RequestLedger).
+   */
+  readonly modifyUnwritten: <A>(change: (state: DaemonState) => readonly [A, DaemonState]) => Effect.Effect<A>
 }>()("daemon/StateFile") {
   static readonly layer = (path: string, server: string) => Layer.effect(StateFile, open(path, server))
 }
@@ -104,8 +110,12 @@ const load = (path: string, server: string) =>
   )
 
 const write = async (path: string, state: DaemonState) => {
+  // The state is its own encoded form: no field is transformed (this assignment stops compiling if
+  // one ever is). So it is written without the schema's walk over every ledger entry, which was
+  // most of a write's cost with a full ledger (docs/daemon-protocol.md, "The state file").
+  const encoded: typeof DaemonState.Encoded = state
   const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`
-  await fs.writeFile(temporary, JSON.stringify(Schema.encodeSync(DaemonState)(state)), { mode: 0o600 })
+  await fs.writeFile(temporary, JSON.stringify(encoded), { mode: 0o600 })
   await fs.rename(temporary, path)
 }
 
@@ -123,18 +133,25 @@ const open = (path: string, server: string) =>
     yield* Effect.tryPromise({ try: () => write(path, initial), catch: failure(`The state file ${path} cannot be written`) })
     const ref = yield* Ref.make(initial)
     const semaphore = yield* Semaphore.make(1)
-    return {
-      path,
-      get: Ref.get(ref),
-      modify: <A>(change: (state: DaemonState) => readonly [A, DaemonState]) =>
-        semaphore.withPermits(1)(Effect.gen(function*() {
-          const current = yield* Ref.get(ref)
-          const [result, next] = change(current)
-          if (next !== current) {
-            yield* save(path, next)
-            yield* Ref.set(ref, next)
-          }
-          return result
-        }))
-    }
+    // Whether the state holds changes not written yet (modifyUnwritten).
+    let unwritten = false
+    const changeWith = (written: boolean) => <A>(change: (state: DaemonState) => readonly [A, DaemonState]) =>
+      semaphore.withPermits(1)(Effect.gen(function*() {
+        const current = yield* Ref.get(ref)
+        const [result, next] = change(current)
+        if (next !== current) {
+          if (written) yield* save(path, next)
+          unwritten = !written
+          yield* Ref.set(ref, next)
+        }
+        return result
+      }))
+    // Before the lock file goes (finalizers run last first): a write that fails then loses only
+    // changes that are made again.
+    yield* Effect.addFinalizer(() =>
+      semaphore.withPermits(1)(
+        Effect.suspend(() => unwritten ? Effect.exit(Effect.flatMap(Ref.get(ref), (state) => save(path, state))) : Effect.void)
+      )
+    )
+    return { path, get: Ref.get(ref), modify: changeWith(true), modifyUnwritten: changeWith(false) }
   })

@@ -1,7 +1,8 @@
 /**
  * The request ledger through the request runner, on a real state file: a request id runs once
  * however often it arrives, its result is kept until acknowledged and re-sent after a restart,
- * a request that was running when the daemon stopped is not run again, and cancels.
+ * an acknowledgement is written with the next change or at the stop, a request that was running
+ * when the daemon stopped is not run again, and cancels.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
@@ -99,6 +100,25 @@ describe("the request ledger", () => {
     expect(await third.nextSent()).toMatchObject({ request_id: "req-a", outcome: "failed", error: { code: "already_executed" } })
     expect(runs()).toBe(2)
     await third.stop()
+  })
+
+  it("writes an acknowledgement with the next request's entry, or when the daemon stops", async () => {
+    const stateOnDisk = () =>
+      (JSON.parse(readFileSync(tree.path("..", "state.json"), "utf8")) as { requests: Record<string, { state: string }> }).requests
+    const daemon = await startDaemon()
+    await daemon.runner((runner) => runner.run(command("req-a", "echo a >> runs")))
+    await daemon.nextSent()
+    expect(stateOnDisk()["req-a"].state).toBe("done")
+    await daemon.ledger((ledger) => ledger.acknowledge(["req-a"]))
+    // Not written yet: a crash now would send the result again, which the server acknowledges again.
+    expect(stateOnDisk()["req-a"].state).toBe("done")
+    await daemon.runner((runner) => runner.run(command("req-b", "echo b >> runs")))
+    await daemon.nextSent()
+    expect(stateOnDisk()["req-a"].state).toBe("acknowledged")
+    await daemon.ledger((ledger) => ledger.acknowledge(["req-b"]))
+    expect(stateOnDisk()["req-b"].state).toBe("done")
+    await daemon.stop()
+    expect(stateOnDisk()["req-b"].state).toBe("acknowledged")
   })
 
   it("does not run again a request that was running when the daemon stopped: it answers interrupted", async () => {
