@@ -20,10 +20,13 @@ import { TurnJournalPruningLive } from "./TurnJournalPruning.ts"
 import { TurnRecoveryLive } from "./TurnRecovery.ts"
 import { Turns } from "./Turns.ts"
 import { TurnSteps } from "./TurnSteps.ts"
+import { TurnWaits } from "./TurnWaits.ts"
 import { TurnWorkflowLive } from "./TurnWorkflowLive.ts"
 
 /** The turn workflow registered on the engine, then the start-up recovery (in that order). */
-const TurnEngineLive = TurnRecoveryLive.pipe(Layer.provide(TurnWorkflowLive.pipe(Layer.provide(TurnSteps.layer))))
+const TurnEngineLive = TurnRecoveryLive.pipe(
+  Layer.provide(TurnWorkflowLive.pipe(Layer.provide([TurnSteps.layer, TurnWaits.layer])))
+)
 
 export const RuntimeLive = Layer.mergeAll(
   Agents.layer,

@@ -64,7 +64,11 @@ const makeRecovery = Effect.gen(function*() {
         }]
       )
     ]
-    const unsent = yield* Effect.filter(committed, (signal) => Effect.map(signalSent(signal.token), (sent) => !sent))
+    // A resolution handed to its workflow in this process has no signal (TurnWaits).
+    const unsent = yield* Effect.filter(
+      committed.filter((signal) => !signals.handedOver(signal)),
+      (signal) => Effect.map(signalSent(signal.token), (sent) => !sent)
+    )
     yield* signals.send(unsent)
 
     /** Starts the oldest queued input of an agent left idle; whether the agent was idle. */

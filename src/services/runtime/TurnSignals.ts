@@ -1,11 +1,13 @@
 /**
  * Resolving the waits of turns (TurnWorkflow.ts) from outside their workflows: once the
- * transaction that decided a wait's outcome has committed, its signal is sent; recovery sends
- * again the ones a stopped process may not have delivered (a second resolution is ignored).
+ * transaction that decided a wait's outcome has committed, it is handed to the workflow waiting
+ * for it in this process (TurnWaits), else its signal is sent; recovery sends again the ones a
+ * stopped process may not have delivered (a second resolution is ignored).
  */
 import { WorkflowEngine } from "effect/workflow"
 import { Context, Effect, Layer } from "effect"
 import type { ToolCallId } from "../../domain/shared/Ids.ts"
+import { TurnWaits } from "./TurnWaits.ts"
 import { resolveSignal, type SignalKind, type TurnSignal } from "./TurnWorkflow.ts"
 
 /** A wait of a turn and the value that resolves it. */
@@ -16,15 +18,22 @@ export interface Signal {
   readonly value: TurnSignal
 }
 
-const make = Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
-  send: (signals: ReadonlyArray<Signal>) =>
-    Effect.forEach(
-      signals,
-      (signal) => resolveSignal(signal.kind, signal.toolCallId, signal.token, signal.value),
-      { discard: true }
-    ).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
-}))
+const make = Effect.gen(function*() {
+  const engine = yield* WorkflowEngine.WorkflowEngine
+  const waits = yield* TurnWaits
+  return {
+    send: (signals: ReadonlyArray<Signal>) =>
+      Effect.forEach(
+        signals,
+        (signal) =>
+          waits.handOver(signal) ? Effect.void : resolveSignal(signal.kind, signal.toolCallId, signal.token, signal.value),
+        { discard: true }
+      ).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine)),
+    /** Whether this resolution was handed to its workflow here, so that it has no signal to send. */
+    handedOver: waits.handedOver
+  } as const
+})
 
 export class TurnSignals extends Context.Service<TurnSignals, Effect.Success<typeof make>>()("TurnSignals") {
-  static readonly layer = Layer.effect(this, make)
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(TurnWaits.layer))
 }

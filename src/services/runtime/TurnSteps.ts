@@ -25,6 +25,7 @@ import { TurnLauncher } from "./TurnLauncher.ts"
 import { type FinalTurnStatus, TurnLifecycle } from "./TurnLifecycle.ts"
 import { type AgentIdentity, TurnSetups } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
+import { TurnWaits } from "./TurnWaits.ts"
 import type { StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
 
 /**
@@ -64,6 +65,7 @@ const make = Effect.gen(function*() {
   const client = yield* ModelClient
   const cancellation = yield* TurnCancellation
   const live = yield* LiveOutput
+  const waits = yield* TurnWaits
 
   /**
    * The recorded outcomes of the steps of recent turns that made tool calls, by turn, in step
@@ -173,7 +175,9 @@ const make = Effect.gen(function*() {
           `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
         )
       }
-      return yield* recorder.record(payload, agent, setup.success, step, answer.value.success)
+      const outcome = yield* recorder.record(payload, agent, setup.success, step, answer.value.success)
+      if (outcome._tag === "ToolCalls") yield* waits.expect(payload, outcome.calls)
+      return outcome
     })
 
   /**
@@ -205,7 +209,8 @@ export class TurnSteps extends Context.Service<TurnSteps, Effect.Success<typeof 
       StepRecorder.layer,
       ModelClient.layer,
       TurnCancellation.layer,
-      LiveOutput.layer
+      LiveOutput.layer,
+      TurnWaits.layer
     ])
   )
 }

@@ -14,11 +14,14 @@
 import { DurableDeferred } from "effect/workflow"
 import { Cause, Effect } from "effect"
 import { TurnSteps } from "./TurnSteps.ts"
+import { TurnWaits } from "./TurnWaits.ts"
 import { turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
 
 const runTurn = (payload: TurnPayload) =>
   Effect.gen(function*() {
     const steps = yield* TurnSteps
+    const waits = yield* TurnWaits
+    const executionId = yield* TurnWorkflow.executionId(payload)
 
     const loop = Effect.gen(function*() {
       for (let step = 1;; step++) {
@@ -34,7 +37,7 @@ const runTurn = (payload: TurnPayload) =>
                 const decision = yield* DurableDeferred.await(turnSignal("approval", call.tool_call_id))
                 if (decision !== "approve") continue
               }
-              if (call.then !== "none") yield* DurableDeferred.await(turnSignal(call.then, call.tool_call_id))
+              if (call.then !== "none") yield* waits.wait(payload, executionId, call.then, call.tool_call_id)
             }
         }
       }
@@ -46,7 +49,9 @@ const runTurn = (payload: TurnPayload) =>
           Effect.logError("A turn failed on an internal error", Cause.die(defect)),
           steps.finish(payload, "failed", "The turn stopped on an internal error of the platform; send the input again.")
         )
-      )
+      ),
+      // Finished, suspended to wait durably, or stopped here: the waits it kept are over (TurnWaits).
+      Effect.ensuring(waits.forget(executionId))
     )
   })
 

@@ -1,0 +1,161 @@
+/**
+ * Waits of turns handed over in memory (docs/runtime.md, "A wait handed over in memory"). A
+ * turn's workflow that waits for a call's result (or answer) first waits here, in its process, for
+ * up to IN_MEMORY_WAIT: a resolution committed meanwhile in the same process is handed to it
+ * (TurnSignals), one committed by another process wakes it through the agent's event
+ * notifications, and the workflow goes on without the durable signal (a `deferred` message saved
+ * and processed, the workflow's suspension, its reset and its replay: nine statements a call).
+ * The call's row is the wait's journal: a workflow that replays a step it did not record in this
+ * run reads the call first, and one woken by another process reads it too. When nothing resolved
+ * the call in time the workflow waits durably, as before, and from then on every resolution of the
+ * call sends its signal.
+ *
+ * A workflow's waits are kept only while its body runs here: a suspended, finished or moved
+ * workflow has none, so a resolution made meanwhile sends its signal.
+ *
+ * Approvals always wait durably: the workflow needs their decision, which only the signal carries.
+ */
+import { DurableDeferred } from "effect/workflow"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option } from "effect"
+import type { ToolCallId } from "../../domain/shared/Ids.ts"
+import { EventNotifications } from "./EventNotifications.ts"
+import { ToolCallsRepository } from "./ToolCallsRepository.ts"
+import { type PlannedCall, turnExecutionId, turnSignal, type SignalKind, type TurnPayload } from "./TurnWorkflow.ts"
+
+/** How long a workflow waits in memory for a call's resolution before it waits durably. */
+export const IN_MEMORY_WAIT = Duration.seconds(5)
+
+/** Executions whose waits are kept, at most; past it, the one kept longest is forgotten (its waits go durable). */
+const MAX_EXECUTIONS = 10_000
+
+/** What waits on a call after its approval, if anything: its result or its answer. */
+type ResultKind = Exclude<SignalKind, "approval">
+
+/** The waits of one turn's execution while its body runs here, by the deferred's name (`<kind>/<tool call id>`). */
+interface ExecutionWaits {
+  /** Resolved in this process and handed over: their signals were not sent. */
+  readonly handed: Set<string>
+  /** Recorded by a step of this run: nothing resolved them before they were kept here. */
+  readonly expected: Set<string>
+  /** Waited for durably: their resolutions are sent as signals. */
+  readonly durable: Set<string>
+  /** The workflow's wait in memory, woken by a hand-over. */
+  readonly waiters: Map<string, Deferred.Deferred<void>>
+}
+
+const waitName = (kind: SignalKind, toolCallId: ToolCallId) => `${kind}/${toolCallId}`
+
+/** A wait resolved from outside a workflow (the fields of TurnSignals' Signal that name it). */
+export interface ResolvedWait {
+  readonly kind: SignalKind
+  readonly toolCallId: ToolCallId
+  readonly token: string
+}
+
+const make = Effect.gen(function*() {
+  const toolCalls = yield* ToolCallsRepository
+  const notifications = yield* EventNotifications
+  const executions = new Map<string, ExecutionWaits>()
+
+  const waitsOf = (executionId: string) => {
+    const existing = executions.get(executionId)
+    if (existing !== undefined) return existing
+    if (executions.size >= MAX_EXECUTIONS) executions.delete(executions.keys().next().value!)
+    const created: ExecutionWaits = { handed: new Set(), expected: new Set(), durable: new Set(), waiters: new Map() }
+    executions.set(executionId, created)
+    return created
+  }
+
+  /** Whether the call's wait is over: the call completed or cancelled (or gone with its agent). */
+  const settled = (payload: TurnPayload, toolCallId: ToolCallId) =>
+    Effect.map(
+      toolCalls.find(payload.agent_id, toolCallId),
+      (call) => Option.isNone(call) || call.value.state === "completed" || call.value.state === "cancelled"
+    )
+
+  /**
+   * Whether the call's wait ends within IN_MEMORY_WAIT: handed over here, or its result among the
+   * events this process appended, or (woken by another process's append) its row settled.
+   */
+  const endsInMemory = (payload: TurnPayload, waits: ExecutionWaits, name: string, toolCallId: ToolCallId) =>
+    Effect.gen(function*() {
+      const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(IN_MEMORY_WAIT)
+      while (!waits.handed.has(name)) {
+        const remaining = deadline - (yield* Clock.currentTimeMillis)
+        if (remaining <= 0) return false
+        const wake = yield* Effect.scoped(Effect.gen(function*() {
+          const handed = Deferred.makeUnsafe<void>()
+          waits.waiters.set(name, handed)
+          yield* Effect.addFinalizer(() => Effect.sync(() => waits.waiters.delete(name)))
+          const woken = yield* notifications.nextWake(payload.agent_id, Duration.millis(remaining))
+          return yield* Effect.raceFirst(Effect.as(Deferred.await(handed), Option.none()), woken)
+        }))
+        if (Option.isNone(wake)) continue
+        const events = wake.value
+        if (events === undefined) {
+          if (yield* settled(payload, toolCallId)) return true
+        } else if (events.some((event) => event.event_kind === "tool_result" && event.tool_call_id === toolCallId)) {
+          return true
+        }
+      }
+      return true
+    })
+
+  return {
+    /** The waits of a step this run just recorded (its calls' results and answers), kept before anything can resolve them. */
+    expect: (payload: TurnPayload, calls: ReadonlyArray<PlannedCall>) =>
+      Effect.map(turnExecutionId(payload), (executionId) => {
+        for (const call of calls) {
+          if (call.then !== "none") waitsOf(executionId).expected.add(waitName(call.then, call.tool_call_id))
+        }
+      }),
+
+    /** The workflow's wait for a call's result or answer: in memory first, then durable. */
+    wait: (payload: TurnPayload, executionId: string, kind: ResultKind, toolCallId: ToolCallId) =>
+      Effect.gen(function*() {
+        const waits = waitsOf(executionId)
+        const name = waitName(kind, toolCallId)
+        if (waits.handed.has(name)) return
+        if (!waits.durable.has(name)) {
+          // A step replayed here was recorded by an earlier run: its call may be resolved already.
+          if (!waits.expected.has(name)) {
+            waits.expected.add(name)
+            if (yield* settled(payload, toolCallId)) return
+          }
+          if (yield* endsInMemory(payload, waits, name, toolCallId)) return
+          // From here on a resolution sends its signal; one committed before was handed over or is read below.
+          waits.durable.add(name)
+          if (waits.handed.has(name)) return
+        }
+        if (yield* settled(payload, toolCallId)) return
+        yield* DurableDeferred.await(turnSignal(kind, toolCallId))
+      }),
+
+    /**
+     * Hands a resolution, committed, to its workflow while that runs here and does not wait for it
+     * durably: whether it did (then its signal must not be sent).
+     */
+    handOver: (resolved: ResolvedWait): boolean => {
+      if (resolved.kind === "approval") return false
+      const waits = executions.get(DurableDeferred.TokenParsed.fromString(resolved.token).executionId)
+      const name = waitName(resolved.kind, resolved.toolCallId)
+      if (waits === undefined || waits.durable.has(name)) return false
+      waits.handed.add(name)
+      const waiter = waits.waiters.get(name)
+      if (waiter !== undefined) Deferred.doneUnsafe(waiter, Effect.void)
+      return true
+    },
+
+    /** Whether this resolution was handed to its workflow running here (recovery does not send its signal). */
+    handedOver: (resolved: ResolvedWait): boolean =>
+      executions.get(DurableDeferred.TokenParsed.fromString(resolved.token).executionId)?.handed
+        .has(waitName(resolved.kind, resolved.toolCallId)) ?? false,
+
+    /** The workflow's body stopped running here (finished, suspended or moved): its waits are forgotten. */
+    forget: (executionId: string) => Effect.sync(() => executions.delete(executionId))
+  } as const
+})
+
+export class TurnWaits extends Context.Service<TurnWaits, Effect.Success<typeof make>>()("TurnWaits") {
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide([ToolCallsRepository.layer, EventNotifications.layer]))
+}
