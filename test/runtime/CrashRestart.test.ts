@@ -1,15 +1,17 @@
 /**
  * Durability (docs/runtime.md, "What happens on a crash"): the server runs as a child process
  * (`npm start` on a temporary DATA_DIR with a bootstrap token), the scripted provider in this
- * process. The server is killed with SIGKILL mid-turn, started again, and the turn finishes with
+ * process. The server is killed with SIGKILL mid-turn (or stopped while a turn waits for a
+ * tool's result), started again, and the turn finishes with
  * every event exactly once (gapless sequences, the expected kinds in order) and no completed
  * model call made again (the provider's request count).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Client } from "../../src/api/Client.ts"
 import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
+import { workflowShardingConfig } from "../../src/layers/WorkflowEngine.ts"
 import { startServer, usesEmbeddedDatabase, withClient } from "../support/Processes.ts"
 import { until } from "../support/Polling.ts"
 import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
@@ -110,6 +112,47 @@ describeServers("crash and restart", () => {
       const turn = await run(second.baseUrl, token, (client) =>
         client.agents.getTurn({ params: { ...paths.agentPath, turnID: events[0].turn_id! } }))
       expect(turn).toMatchObject({ status: "completed", model_calls: 2 })
+    } finally {
+      await second.stop()
+    }
+  }, TIMEOUT_MS)
+
+  it("stopped while a turn waits for a tool's result in memory: the stop does not wait for it; after the restart the result resumes the turn", async () => {
+    const dataDir = servers.dataDir()
+    const token = `crash-${randomBytes(16).toString("hex")}`
+    const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
+    const slug = `crash-c-${randomBytes(4).toString("hex")}`
+    await Effect.runPromise(servers.provider.script([Reply.toolCall("lookup", { query: "status" }, "call_c"), Reply.text("All good.")], { model: slug }))
+
+    const first = await startServer(dataDir, env)
+    const paths = await setUp(first.baseUrl, token, slug)
+    await run(first.baseUrl, token, (client) =>
+      client.agents.sendInput({ params: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "check" }] } }))
+    const calls = await until(
+      () => run(first.baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
+      (page) => page.data[0]?.state === "ready",
+      "the custom call"
+    )
+    // The workflow waits for the result in memory (TurnWaits): stopping, it waits durably at
+    // once, where a workflow still running would hold the stop for entityTerminationTimeout.
+    const stopping = Date.now()
+    await first.stop()
+    expect(Date.now() - stopping).toBeLessThan(Duration.toMillis(workflowShardingConfig.entityTerminationTimeout!))
+
+    const second = await startServer(dataDir, env)
+    try {
+      await run(second.baseUrl, token, (client) =>
+        client.toolCalls.submitResult({
+          params: { ...paths.agentPath, toolCallID: calls.data[0].id },
+          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "green" }] }
+        }))
+      await until(() => agentOf(second.baseUrl, token, paths), (a) => a.status === "idle", "the turn to finish")
+      const events = await eventsOf(second.baseUrl, token, paths)
+      expectExactlyOnce(events, ["agent_input", "turn", "tool_call", "tool_result", "model_output", "turn"])
+      expect(events[5]).toMatchObject({ turn_status: "completed" })
+      const requests = await requestsFor(slug)
+      expect(requests).toHaveLength(2)
+      expect(JSON.stringify(requests[1].body)).toContain("green")
     } finally {
       await second.stop()
     }

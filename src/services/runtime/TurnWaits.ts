@@ -11,7 +11,8 @@
  * call sends its signal.
  *
  * A workflow's waits are kept only while its body runs here: a suspended, finished or moved
- * workflow has none, so a resolution made meanwhile sends its signal.
+ * workflow has none, so a resolution made meanwhile sends its signal. When the process stops, the
+ * waits in memory go durable at once (`close`), so that no workflow holds the stop up.
  *
  * Approvals always wait durably: the workflow needs their decision, which only the signal carries.
  */
@@ -56,6 +57,8 @@ const make = Effect.gen(function*() {
   const toolCalls = yield* ToolCallsRepository
   const notifications = yield* EventNotifications
   const executions = new Map<string, ExecutionWaits>()
+  /** The process is stopping: every wait is durable. */
+  let closed = false
 
   const waitsOf = (executionId: string) => {
     const existing = executions.get(executionId)
@@ -81,6 +84,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(IN_MEMORY_WAIT)
       while (!waits.handed.has(name)) {
+        if (closed) return false
         const remaining = deadline - (yield* Clock.currentTimeMillis)
         if (remaining <= 0) return false
         const wake = yield* Effect.scoped(Effect.gen(function*() {
@@ -136,7 +140,7 @@ const make = Effect.gen(function*() {
      * durably: whether it did (then its signal must not be sent).
      */
     handOver: (resolved: ResolvedWait): boolean => {
-      if (resolved.kind === "approval") return false
+      if (closed || resolved.kind === "approval") return false
       const waits = executions.get(DurableDeferred.TokenParsed.fromString(resolved.token).executionId)
       const name = waitName(resolved.kind, resolved.toolCallId)
       if (waits === undefined || waits.durable.has(name)) return false
@@ -152,7 +156,15 @@ const make = Effect.gen(function*() {
         .has(waitName(resolved.kind, resolved.toolCallId)) ?? false,
 
     /** The workflow's body stopped running here (finished, suspended or moved): its waits are forgotten. */
-    forget: (executionId: string) => Effect.sync(() => executions.delete(executionId))
+    forget: (executionId: string) => Effect.sync(() => executions.delete(executionId)),
+
+    /** The process stops: every wait in memory goes durable now, and every later one at once. */
+    close: Effect.sync(() => {
+      closed = true
+      for (const waits of executions.values()) {
+        for (const waiter of waits.waiters.values()) Deferred.doneUnsafe(waiter, Effect.void)
+      }
+    })
   } as const
 })
 

@@ -11,8 +11,8 @@
  * model again. An Activity would journal the same outcome a second time, in the cluster's tables,
  * for about a tenth of a turn's CPU (docs/performance-record.md).
  */
-import { DurableDeferred } from "effect/workflow"
-import { Cause, Effect } from "effect"
+import { DurableDeferred, WorkflowEngine } from "effect/workflow"
+import { Cause, Effect, Layer } from "effect"
 import { TurnSteps } from "./TurnSteps.ts"
 import { TurnWaits } from "./TurnWaits.ts"
 import { turnSignal, TurnWorkflow, type TurnPayload } from "./TurnWorkflow.ts"
@@ -55,4 +55,15 @@ const runTurn = (payload: TurnPayload) =>
     )
   })
 
-export const TurnWorkflowLive = TurnWorkflow.toLayer(runTurn)
+/**
+ * When the process stops, the waits in memory go durable before the engine stops the workflows
+ * (which it gives `entityTerminationTimeout` to end): built after the engine, this is released
+ * before it.
+ */
+const WaitsClosedAtStop = Layer.effectDiscard(Effect.gen(function*() {
+  yield* WorkflowEngine.WorkflowEngine
+  const waits = yield* TurnWaits
+  yield* Effect.addFinalizer(() => waits.close)
+}))
+
+export const TurnWorkflowLive = Layer.merge(TurnWorkflow.toLayer(runTurn), WaitsClosedAtStop)
