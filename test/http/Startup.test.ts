@@ -24,7 +24,7 @@ import {
   usesEmbeddedDatabase,
   withClient
 } from "../support/Processes.ts"
-import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
+import { scriptedProject } from "../support/ScriptedModel.ts"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
@@ -154,21 +154,10 @@ describeServers("start-up and shutdown", () => {
     })
     await withClient(server.baseUrl, token, (client) =>
       Effect.gen(function*() {
-        const org = yield* client.organizations.create({ payload: { name: "Stop" } })
-        const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-        const { model } = yield* scriptedModel(client, org.id, {
-          format: "openai-responses",
-          baseUrl: provider.baseUrl("openai-responses"),
-          slug
-        })
-        yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-        const config = yield* client.agentConfigs.create({
-          params: { orgID: org.id, projectID: project.id },
-          payload: { source: agentSource({ label: "stop" }), source_format: "yaml" }
-        })
+        const { configId, projectPath } = yield* scriptedProject(client, { name: "Stop", label: "stop", baseUrl: provider.baseUrl("openai-responses"), slug })
         yield* client.agents.create({
-          params: { orgID: org.id, projectID: project.id },
-          payload: { agent_config_id: config.id, input: { content_blocks: [{ type: "text", text: "wait" }] } }
+          params: projectPath,
+          payload: { agent_config_id: configId, input: { content_blocks: [{ type: "text", text: "wait" }] } }
         })
       }))
     const deadline = Date.now() + 60_000
@@ -196,20 +185,14 @@ describeServers("start-up and shutdown", () => {
     try {
       const agentPath = await withClient(server.baseUrl, token, (client) =>
         Effect.gen(function*() {
-          const org = yield* client.organizations.create({ payload: { name: "Log" } })
-          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-          const { model } = yield* scriptedModel(client, org.id, {
-            format: "openai-responses",
+          const { configId, projectPath } = yield* scriptedProject(client, {
+            name: "Log",
+            label: "log",
             baseUrl: provider.baseUrl("openai-responses"),
             slug: `log-${randomBytes(4).toString("hex")}`
           })
-          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-          const config = yield* client.agentConfigs.create({
-            params: { orgID: org.id, projectID: project.id },
-            payload: { source: agentSource({ label: "log" }), source_format: "yaml" }
-          })
-          const agent = yield* client.agents.create({ params: { orgID: org.id, projectID: project.id }, payload: { agent_config_id: config.id } })
-          return `/v1/orgs/${org.id}/projects/${project.id}/agents/${agent.id}`
+          const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: configId } })
+          return `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}`
         }))
       const health = await fetch(`${server.baseUrl}/healthz?probe=1`, { headers: { "x-request-id": "log-health" } })
       expect(health.headers.get("x-request-id")).toBe("log-health")

@@ -11,11 +11,12 @@ import { Duration, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Client } from "../../src/api/Client.ts"
 import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
+import type { ToolCallId } from "../../src/domain/shared/Ids.ts"
 import { workflowShardingConfig } from "../../src/layers/WorkflowEngine.ts"
 import { startServer, usesEmbeddedDatabase, withClient } from "../support/Processes.ts"
 import { until } from "../support/Polling.ts"
-import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
-import { Reply } from "../support/ScriptedProvider.ts"
+import { scriptedProject } from "../support/ScriptedModel.ts"
+import { Reply, type ScriptedReply } from "../support/ScriptedProvider.ts"
 import { serverProcesses } from "../support/ServerProcesses.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
@@ -32,20 +33,13 @@ const run = <A, E>(baseUrl: string, token: string, f: (client: Client) => Effect
 const setUp = (baseUrl: string, token: string, slug: string) =>
   run(baseUrl, token, (client) =>
     Effect.gen(function*() {
-      const org = yield* client.organizations.create({ payload: { name: "Crash" } })
-      const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-      const { model } = yield* scriptedModel(client, org.id, {
-        format: "openai-responses",
+      const { configId, projectPath } = yield* scriptedProject(client, {
+        name: "Crash",
+        label: "crash",
         baseUrl: servers.provider.baseUrl("openai-responses"),
         slug
       })
-      yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-      const config = yield* client.agentConfigs.create({
-        params: { orgID: org.id, projectID: project.id },
-        payload: { source: agentSource({ label: "crash" }), source_format: "yaml" }
-      })
-      const projectPath = { orgID: org.id, projectID: project.id }
-      const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
+      const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: configId } })
       return { projectPath, agentPath: { ...projectPath, agentID: agent.id } }
     }))
 
@@ -65,35 +59,50 @@ const expectExactlyOnce = (events: ReadonlyArray<AgentEvent>, kinds: ReadonlyArr
   expect(new Set(events.map((event) => event.id)).size).toBe(events.length)
 }
 
+/**
+ * A server on a new data directory, the provider scripted with `replies` for a model of the test's
+ * own, a project and an agent on it, and the agent's input `text` sent: the first server, with what
+ * a restart needs (the data directory, its environment, the token) and the paths.
+ */
+const startTurn = async (replies: ReadonlyArray<ScriptedReply>, text: string) => {
+  const dataDir = servers.dataDir()
+  const token = `crash-${randomBytes(16).toString("hex")}`
+  const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
+  const slug = `crash-${randomBytes(4).toString("hex")}`
+  await Effect.runPromise(servers.provider.script(replies, { model: slug }))
+  const first = await startServer(dataDir, env)
+  const paths = await setUp(first.baseUrl, token, slug)
+  await run(first.baseUrl, token, (client) =>
+    client.agents.sendInput({ params: paths.agentPath, payload: { content_blocks: [{ type: "text", text }] } }))
+  return { dataDir, env, token, slug, first, paths }
+}
+
+/** The id of the agent's custom call, once it is `ready`. */
+const readyCall = (baseUrl: string, token: string, paths: Paths) =>
+  until(
+    () => run(baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
+    (page) => page.data[0]?.state === "ready",
+    "the custom call"
+  ).then((page) => page.data[0].id)
+
+const submitResult = (baseUrl: string, token: string, paths: Paths, toolCallID: ToolCallId, text: string) =>
+  run(baseUrl, token, (client) =>
+    client.toolCalls.submitResult({
+      params: { ...paths.agentPath, toolCallID },
+      payload: { outcome: "succeeded", content_blocks: [{ type: "text", text }] }
+    }))
+
 // Concurrent only on the embedded database, where each test has its own data directory: on
 // Postgres the tests share the file's database, where their servers would form one cluster and run
 // each other's turns (docs/scale-out.md), which the restarts here would disturb.
 describeServers("crash and restart", () => {
   it("killed with a model call in flight: the call is made again after the restart, the completed one is not", async () => {
-    const dataDir = servers.dataDir()
-    const token = `crash-${randomBytes(16).toString("hex")}`
-    const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
-    const slug = `crash-a-${randomBytes(4).toString("hex")}`
-    await Effect.runPromise(servers.provider.script([
+    const { dataDir, env, first, paths, slug, token } = await startTurn([
       Reply.toolCall("lookup", { query: "status" }, "call_a"),
       Reply.answer([{ type: "text", text: "never delivered" }], { delay_ms: 600_000 }),
       Reply.text("All good.")
-    ], { model: slug }))
-
-    const first = await startServer(dataDir, env)
-    const paths = await setUp(first.baseUrl, token, slug)
-    await run(first.baseUrl, token, (client) =>
-      client.agents.sendInput({ params: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "check" }] } }))
-    const calls = await until(
-      () => run(first.baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
-      (page) => page.data[0]?.state === "ready",
-      "the custom call"
-    )
-    await run(first.baseUrl, token, (client) =>
-      client.toolCalls.submitResult({
-        params: { ...paths.agentPath, toolCallID: calls.data[0].id },
-        payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "green" }] }
-      }))
+    ], "check")
+    await submitResult(first.baseUrl, token, paths, await readyCall(first.baseUrl, token, paths), "green")
     await until(() => requestsFor(slug), (requests) => requests.length === 2, "the second model call")
     await first.kill()
 
@@ -118,21 +127,11 @@ describeServers("crash and restart", () => {
   }, TIMEOUT_MS)
 
   it("stopped while a turn waits for a tool's result in memory: the stop does not wait for it; after the restart the result resumes the turn", async () => {
-    const dataDir = servers.dataDir()
-    const token = `crash-${randomBytes(16).toString("hex")}`
-    const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
-    const slug = `crash-c-${randomBytes(4).toString("hex")}`
-    await Effect.runPromise(servers.provider.script([Reply.toolCall("lookup", { query: "status" }, "call_c"), Reply.text("All good.")], { model: slug }))
-
-    const first = await startServer(dataDir, env)
-    const paths = await setUp(first.baseUrl, token, slug)
-    await run(first.baseUrl, token, (client) =>
-      client.agents.sendInput({ params: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "check" }] } }))
-    const calls = await until(
-      () => run(first.baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
-      (page) => page.data[0]?.state === "ready",
-      "the custom call"
+    const { dataDir, env, first, paths, slug, token } = await startTurn(
+      [Reply.toolCall("lookup", { query: "status" }, "call_c"), Reply.text("All good.")],
+      "check"
     )
+    const callId = await readyCall(first.baseUrl, token, paths)
     // The workflow waits for the result in memory (TurnWaits): stopping, it waits durably at
     // once, where a workflow still running would hold the stop for entityTerminationTimeout.
     const stopping = Date.now()
@@ -141,11 +140,7 @@ describeServers("crash and restart", () => {
 
     const second = await startServer(dataDir, env)
     try {
-      await run(second.baseUrl, token, (client) =>
-        client.toolCalls.submitResult({
-          params: { ...paths.agentPath, toolCallID: calls.data[0].id },
-          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "green" }] }
-        }))
+      await submitResult(second.baseUrl, token, paths, callId, "green")
       await until(() => agentOf(second.baseUrl, token, paths), (a) => a.status === "idle", "the turn to finish")
       const events = await eventsOf(second.baseUrl, token, paths)
       expectExactlyOnce(events, ["agent_input", "turn", "tool_call", "tool_result", "model_output", "turn"])
@@ -159,16 +154,10 @@ describeServers("crash and restart", () => {
   }, TIMEOUT_MS)
 
   it("killed while waiting for an approval, and again right after approving: the turn finishes, nothing twice", async () => {
-    const dataDir = servers.dataDir()
-    const token = `crash-${randomBytes(16).toString("hex")}`
-    const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
-    const slug = `crash-b-${randomBytes(4).toString("hex")}`
-    await Effect.runPromise(servers.provider.script([Reply.toolCall("deploy", { env: "prod" }, "call_b"), Reply.text("Deployed.")], { model: slug }))
-
-    const first = await startServer(dataDir, env)
-    const paths = await setUp(first.baseUrl, token, slug)
-    await run(first.baseUrl, token, (client) =>
-      client.agents.sendInput({ params: paths.agentPath, payload: { content_blocks: [{ type: "text", text: "deploy" }] } }))
+    const { dataDir, env, first, paths, slug, token } = await startTurn(
+      [Reply.toolCall("deploy", { env: "prod" }, "call_b"), Reply.text("Deployed.")],
+      "deploy"
+    )
     await until(() => agentOf(first.baseUrl, token, paths), (a) => a.status === "waiting", "the approval")
     await first.kill()
 
@@ -185,16 +174,7 @@ describeServers("crash and restart", () => {
 
     const third = await startServer(dataDir, env)
     try {
-      const calls = await until(
-        () => run(third.baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
-        (page) => page.data[0]?.state === "ready",
-        "the approved call"
-      )
-      await run(third.baseUrl, token, (client) =>
-        client.toolCalls.submitResult({
-          params: { ...paths.agentPath, toolCallID: calls.data[0].id },
-          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "v2 live" }] }
-        }))
+      await submitResult(third.baseUrl, token, paths, await readyCall(third.baseUrl, token, paths), "v2 live")
       await until(() => agentOf(third.baseUrl, token, paths), (a) => a.status === "idle", "the turn to finish")
       const events = await eventsOf(third.baseUrl, token, paths)
       expectExactlyOnce(events, [

@@ -25,7 +25,7 @@ import {
   usesEmbeddedDatabase,
   withClient
 } from "../support/Processes.ts"
-import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
+import { scriptedProject } from "../support/ScriptedModel.ts"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
@@ -74,17 +74,7 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
     try {
       await waitForShards(process.env.DATABASE_URL!, 2)
       const setup = await on(0, (client) =>
-        Effect.gen(function*() {
-          const org = yield* client.organizations.create({ payload: { name: "Live" } })
-          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-          const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
-          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-          const config = yield* client.agentConfigs.create({
-            params: { orgID: org.id, projectID: project.id },
-            payload: { source: agentSource({ label: "live" }), source_format: "yaml" }
-          })
-          return { projectPath: { orgID: org.id, projectID: project.id }, configId: config.id }
-        }))
+        scriptedProject(client, { name: "Live", label: "live", baseUrl: provider.baseUrl("openai-responses"), slug }))
       const agents = await Promise.all(Array.from({ length: AGENTS }, (_, index) =>
         on(index % 2, (client) => client.agents.create({ params: setup.projectPath, payload: { agent_config_id: setup.configId } }))))
       const streamsOf = await Promise.all(agents.map(async (agent) => {
@@ -170,16 +160,9 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
       const on = <A, E>(f: (client: Client) => Effect.Effect<A, E>) => withClient(baseUrl, token, f)
       const agentPath = await on((client) =>
         Effect.gen(function*() {
-          const org = yield* client.organizations.create({ payload: { name: "Alone" } })
-          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-          const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
-          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-          const config = yield* client.agentConfigs.create({
-            params: { orgID: org.id, projectID: project.id },
-            payload: { source: agentSource({ label: "alone" }), source_format: "yaml" }
-          })
-          const agent = yield* client.agents.create({ params: { orgID: org.id, projectID: project.id }, payload: { agent_config_id: config.id } })
-          return { orgID: org.id, projectID: project.id, agentID: agent.id }
+          const { configId, projectPath } = yield* scriptedProject(client, { name: "Alone", label: "alone", baseUrl: provider.baseUrl("openai-responses"), slug })
+          const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: configId } })
+          return { ...projectPath, agentID: agent.id }
         }))
       const runTurn = async (text: string, turns: number) => {
         await on((client) => client.agents.sendInput({ params: agentPath, payload: { content_blocks: [{ type: "text", text }] } }))

@@ -7,22 +7,15 @@
  */
 import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "effect/cluster"
 import { expect } from "@effect/vitest"
-import { SqlClient } from "effect/sql"
 import { Duration, Effect } from "effect"
-import type { ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
+import type { TurnId } from "../../src/domain/shared/Ids.ts"
 import { TurnRecovery } from "../../src/services/runtime/TurnRecovery.ts"
 import { IN_MEMORY_WAIT } from "../../src/services/runtime/TurnWaits.ts"
 import { signalSent, turnStarted, TurnWorkflow, type TurnPayload } from "../../src/services/runtime/TurnWorkflow.ts"
 import { eventually } from "../support/Polling.ts"
-import { runtimeProject, text } from "../support/RuntimeProject.ts"
+import { deferredTokenOf, runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
-
-const tokenOf = (toolCallId: ToolCallId) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ deferred_token: string }>`SELECT deferred_token FROM tool_calls WHERE id = ${toolCallId}`.pipe(
-      Effect.map((rows) => rows[0].deferred_token)
-    ))
 
 /** Removes every message of a turn's workflow from the cluster's storage: as if it had never been started. */
 const forgetWorkflow = (payload: TurnPayload) =>
@@ -50,7 +43,7 @@ describeRuntime()("recovery", (it) => {
       const [call] = yield* rt.toolCalls(agent.id)
       expect(call.state).toBe("ready")
       expect(yield* turnStarted(payload)).toBe(true)
-      const token = yield* tokenOf(call.id)
+      const token = yield* deferredTokenOf(call.id)
       expect(yield* signalSent(token)).toBe(false)
 
       // The workflow waits for the result in memory first (TurnWaits), then durably: once it waits

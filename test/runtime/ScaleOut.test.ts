@@ -28,7 +28,7 @@ import {
   usesEmbeddedDatabase,
   withClient
 } from "../support/Processes.ts"
-import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
+import { scriptedProject } from "../support/ScriptedModel.ts"
 import { type RecordedRequest, Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
@@ -103,17 +103,7 @@ describe.skipIf(usesEmbeddedDatabase)("scale-out (Postgres only: set DATABASE_UR
       await waitForShards(process.env.DATABASE_URL!, PROCESSES)
 
       const setup = await on(1, (client) =>
-        Effect.gen(function*() {
-          const org = yield* client.organizations.create({ payload: { name: "Scale" } })
-          const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-          const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
-          yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-          const config = yield* client.agentConfigs.create({
-            params: { orgID: org.id, projectID: project.id },
-            payload: { source: agentSource({ label: "scale" }), source_format: "yaml" }
-          })
-          return { projectPath: { orgID: org.id, projectID: project.id }, configId: config.id }
-        }))
+        scriptedProject(client, { name: "Scale", label: "scale", baseUrl: provider.baseUrl("openai-responses"), slug }))
       const agentPath = (agentID: AgentId) => ({ ...setup.projectPath, agentID })
       const agents = await Promise.all(Array.from({ length: AGENTS }, (_, index) =>
         on(index % PROCESSES, (client) => client.agents.create({ params: setup.projectPath, payload: { agent_config_id: setup.configId } }))))

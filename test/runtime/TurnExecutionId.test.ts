@@ -19,7 +19,7 @@ import {
   TurnWorkflow,
   type TurnPayload
 } from "../../src/services/runtime/TurnWorkflow.ts"
-import { runtimeProject, text } from "../support/RuntimeProject.ts"
+import { deferredTokenOf, runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
@@ -73,12 +73,6 @@ const executionsOf = (payload: TurnPayload) =>
       Effect.map((rows) => rows.map((row) => row.entity_id))
     ))
 
-const tokenOf = (toolCallId: ToolCallId) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ deferred_token: string }>`SELECT deferred_token FROM tool_calls WHERE id = ${toolCallId}`.pipe(
-      Effect.map((rows) => rows[0].deferred_token)
-    ))
-
 describeRuntime()("a turn's one execution", (it) => {
   it.effect("is started under the Effect 3 id, its waits' tokens name it, and recovery starts no second one", () =>
     Effect.gen(function*() {
@@ -92,7 +86,7 @@ describeRuntime()("a turn's one execution", (it) => {
       const executionId = yield* turnExecutionId(payload)
       expect(yield* executionsOf(payload)).toEqual([executionId])
       const [call] = yield* rt.toolCalls(agent.id)
-      expect(DurableDeferred.TokenParsed.fromString(yield* tokenOf(call.id))).toMatchObject({
+      expect(DurableDeferred.TokenParsed.fromString(yield* deferredTokenOf(call.id))).toMatchObject({
         workflowName: "AgentTurn",
         executionId,
         deferredName: `result/${call.id}`

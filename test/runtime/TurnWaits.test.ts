@@ -8,20 +8,13 @@
  * (its append wakes the waiting workflow).
  */
 import { expect } from "@effect/vitest"
-import { SqlClient } from "effect/sql"
 import { Duration, Effect } from "effect"
-import type { ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
+import type { TurnId } from "../../src/domain/shared/Ids.ts"
 import { IN_MEMORY_WAIT } from "../../src/services/runtime/TurnWaits.ts"
 import { signalSent } from "../../src/services/runtime/TurnWorkflow.ts"
-import { runtimeProject, text } from "../support/RuntimeProject.ts"
+import { deferredTokenOf, runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
-
-const tokenOf = (toolCallId: ToolCallId) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ deferred_token: string }>`SELECT deferred_token FROM tool_calls WHERE id = ${toolCallId}`.pipe(
-      Effect.map((rows) => rows[0].deferred_token)
-    ))
 
 /** A turn that calls the custom tool once, its result posted after `delay`: whether its signal was sent. */
 const resultAfter = (delay: Duration.Input) =>
@@ -46,7 +39,7 @@ const resultAfter = (delay: Duration.Input) =>
     const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
     expect(requests).toHaveLength(2)
     expect(JSON.stringify(requests[1].body)).toContain("green")
-    return yield* signalSent(yield* tokenOf(call.id))
+    return yield* signalSent(yield* deferredTokenOf(call.id))
   })
 
 describeRuntime()("a wait handed over in memory", (it) => {

@@ -27,7 +27,7 @@ import {
   usesEmbeddedDatabase,
   withClient
 } from "../support/Processes.ts"
-import { agentSource, scriptedModel } from "../support/ScriptedModel.ts"
+import { scriptedProject } from "../support/ScriptedModel.ts"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
@@ -80,17 +80,7 @@ describe.skipIf(usesEmbeddedDatabase)("a wait handed over across processes (Post
     await waitForShards(process.env.DATABASE_URL!, PROCESSES)
 
     const setup = await on(0, (client) =>
-      Effect.gen(function*() {
-        const org = yield* client.organizations.create({ payload: { name: "Waits" } })
-        const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-        const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: provider.baseUrl("openai-responses"), slug })
-        yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
-        const config = yield* client.agentConfigs.create({
-          params: { orgID: org.id, projectID: project.id },
-          payload: { source: agentSource({ label: "waits" }), source_format: "yaml" }
-        })
-        return { projectPath: { orgID: org.id, projectID: project.id }, configId: config.id }
-      }))
+      scriptedProject(client, { name: "Waits", label: "waits", baseUrl: provider.baseUrl("openai-responses"), slug }))
     const agentPath = (agentID: AgentId) => ({ ...setup.projectPath, agentID })
     const agentIds = await Promise.all(Array.from({ length: AGENTS }, () =>
       on(0, (client) => client.agents.create({ params: setup.projectPath, payload: { agent_config_id: setup.configId } }))

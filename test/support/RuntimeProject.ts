@@ -8,8 +8,9 @@
  * `ask_question`, and the built-in `read_file` set to `ask` (no machine: its call fails).
  */
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import type { AgentId } from "../../src/domain/shared/Ids.ts"
+import type { AgentId, ToolCallId } from "../../src/domain/shared/Ids.ts"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 import type { Client } from "../../src/api/Client.ts"
 import { eventually } from "./Polling.ts"
@@ -32,6 +33,13 @@ export interface RuntimeProjectOptions {
 
 /** Text content blocks. */
 export const text = (value: string) => [{ type: "text" as const, text: value }]
+
+/** The token of the wait for a tool call's result, as its row holds it (the test app's database). */
+export const deferredTokenOf = (toolCallId: ToolCallId) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ deferred_token: string }>`SELECT deferred_token FROM tool_calls WHERE id = ${toolCallId}`.pipe(
+      Effect.map((rows) => rows[0].deferred_token)
+    ))
 
 export const runtimeProject = (provider: ScriptedProviderShape, options: RuntimeProjectOptions = {}) =>
   Effect.gen(function*() {

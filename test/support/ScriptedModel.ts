@@ -84,3 +84,31 @@ export const agentSource = (options: AgentSourceOptions) => [
     : ["skills:", ...options.skills.map((name) => `  - name: ${name}`)]),
   ""
 ].join("\n")
+
+export interface ScriptedProjectOptions {
+  /** The organization's name. */
+  readonly name: string
+  /** The agent config's label (agentSource). */
+  readonly label: string
+  /** The scripted provider's openai-responses address. */
+  readonly baseUrl: string
+  readonly slug: string
+}
+
+/**
+ * A new organization with a project "Main", the scripted model (openai-responses, `slug`) granted
+ * to it, and an agent config of the shared test source: what the tests that run agents on server
+ * processes start from.
+ */
+export const scriptedProject = (client: Client, options: ScriptedProjectOptions) =>
+  Effect.gen(function*() {
+    const org = yield* client.organizations.create({ payload: { name: options.name } })
+    const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+    const { model } = yield* scriptedModel(client, org.id, { format: "openai-responses", baseUrl: options.baseUrl, slug: options.slug })
+    yield* client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+    const config = yield* client.agentConfigs.create({
+      params: { orgID: org.id, projectID: project.id },
+      payload: { source: agentSource({ label: options.label }), source_format: "yaml" }
+    })
+    return { projectPath: { orgID: org.id, projectID: project.id }, configId: config.id }
+  })
