@@ -6,15 +6,11 @@
  */
 import { WorkflowEngine } from "effect/workflow"
 import { Context, Effect, Layer } from "effect"
-import type { ToolCallId } from "../../domain/shared/Ids.ts"
-import { TurnWaits } from "./TurnWaits.ts"
-import { resolveSignal, type SignalKind, type TurnSignal } from "./TurnWorkflow.ts"
+import { type ResolvedWait, TurnWaits } from "./TurnWaits.ts"
+import { resolveSignal, type TurnSignal } from "./TurnWorkflow.ts"
 
 /** A wait of a turn and the value that resolves it. */
-export interface Signal {
-  readonly kind: SignalKind
-  readonly toolCallId: ToolCallId
-  readonly token: string
+export interface Signal extends ResolvedWait {
   readonly value: TurnSignal
 }
 

@@ -46,7 +46,7 @@ interface ExecutionWaits {
 
 const waitName = (kind: SignalKind, toolCallId: ToolCallId) => `${kind}/${toolCallId}`
 
-/** A wait resolved from outside a workflow (the fields of TurnSignals' Signal that name it). */
+/** A wait of a turn resolved from outside its workflow: which wait (TurnSignals' Signal adds its value). */
 export interface ResolvedWait {
   readonly kind: SignalKind
   readonly toolCallId: ToolCallId
