@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import type { Client } from "../src/api/Client.ts"
-import type { AgentId, OrgId, ProjectId } from "../src/domain/shared/Ids.ts"
+import type { AgentId, OrgId, ProjectId, ToolCallId } from "../src/domain/shared/Ids.ts"
 import type { AgentEvent } from "../src/domain/runtime/Events.ts"
 import type { Turn } from "../src/domain/runtime/Turns.ts"
 import { withClient } from "../test/support/Processes.ts"
@@ -65,19 +65,43 @@ export const sendInput = (connection: Connection, fleet: Fleet, agentID: AgentId
 const agentOf = (connection: Connection, fleet: Fleet, agentID: AgentId) =>
   call(connection, (client) => client.agents.get({ params: agentPath(fleet, agentID) }))
 
+/** The agent's timeline after the event numbered `after`, oldest first. */
+const eventsAfter = (client: Client, fleet: Fleet, agentID: AgentId, after: number) =>
+  Effect.gen(function*() {
+    const events: Array<AgentEvent> = []
+    for (;;) {
+      const page = yield* client.agents.listEvents({ params: agentPath(fleet, agentID), query: { after_sequence: after, limit: 500 } })
+      events.push(...page.data)
+      after = page.next_after_sequence
+      if (!page.has_more) return events
+    }
+  })
+
 /** The agent's whole timeline, oldest first. */
 export const allEvents = (connection: Connection, fleet: Fleet, agentID: AgentId) =>
+  call(connection, (client) => eventsAfter(client, fleet, agentID, 0))
+
+/** The agent's events after the one numbered `after`, or `undefined` when no answer came (no server is up). */
+export const newEvents = (connection: Connection, fleet: Fleet, agentID: AgentId, after: number) =>
   call(connection, (client) =>
-    Effect.gen(function*() {
-      const events: Array<AgentEvent> = []
-      let after = 0
-      for (;;) {
-        const page = yield* client.agents.listEvents({ params: agentPath(fleet, agentID), query: { after_sequence: after, limit: 500 } })
-        events.push(...page.data)
-        after = page.next_after_sequence
-        if (!page.has_more) return events
-      }
-    }))
+    eventsAfter(client, fleet, agentID, after).pipe(
+      Effect.catchTag("HttpClientError", () => Effect.succeed(undefined))
+    ))
+
+/**
+ * Submits a succeeded result for a ready custom tool call: `accepted`, `conflict` when the call no
+ * longer takes one (409), or `undefined` when no answer came (the server died meanwhile).
+ */
+export const submitToolResult = (connection: Connection, fleet: Fleet, agentID: AgentId, toolCallID: ToolCallId, text: string) =>
+  call(connection, (client) =>
+    client.toolCalls.submitResult({
+      params: { ...agentPath(fleet, agentID), toolCallID },
+      payload: { outcome: "succeeded", content_blocks: [{ type: "text", text }] }
+    }).pipe(
+      Effect.as("accepted" as const),
+      Effect.catchTag("StateTransitionConflict", () => Effect.succeed("conflict" as const)),
+      Effect.catchTag("HttpClientError", () => Effect.succeed(undefined))
+    ))
 
 /** Every turn of the agent. */
 export const allTurns = (connection: Connection, fleet: Fleet, agentID: AgentId) =>

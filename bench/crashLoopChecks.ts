@@ -6,12 +6,16 @@
  *   at most once and ended exactly once (none lost, duplicated, or stuck running/waiting);
  * - no model call completed twice: the provider's completed answers, grouped by (turn, step), may
  *   repeat only across a kill that came before the step was recorded; no call for a step arrives
- *   after its answer was recorded (the server's `model_output` event time); no step is recorded
- *   twice.
+ *   after its answer was recorded (the time of the step's `model_output` or `tool_call` event); no
+ *   step is recorded twice;
+ * - a turn that calls the custom tool records its call once and the call's result once; every
+ *   result the server accepted is on the timeline, a completed turn's call has its result, and the
+ *   server refused (409) no call's first submission (bench/crashLoopAnswerer.ts).
  */
 import type { AgentEvent } from "../src/domain/runtime/Events.ts"
 import type { Turn } from "../src/domain/runtime/Turns.ts"
 import type { RecordedRequest } from "../test/support/ScriptedProvider.ts"
+import type { SubmittedResults } from "./crashLoopAnswerer.ts"
 
 export interface AgentRecord {
   readonly events: ReadonlyArray<AgentEvent>
@@ -46,6 +50,18 @@ export interface CrashLoopCounts {
   longestAnswerToKillMs: number
   /** Turns with more than one `model_output` event (every scripted answer is one text, so one step). */
   outputsRecordedTwice: number
+  /** Calls of the custom tool recorded (a `tool_call` event each). */
+  toolCalls: number
+  /** Turns with more than one `tool_call` event (a scripted turn calls the tool once). */
+  callsRecordedTwice: number
+  /** Calls with more than one `tool_result` event. */
+  resultsRecordedTwice: number
+  /** Results accepted but not on the timeline, and calls of completed turns without a result. */
+  resultsLost: number
+  /** Results submitted again after a kill and refused because the first was recorded (expected). */
+  resultsRefusedAfterLostAnswer: number
+  /** First submissions refused with 409 (broken). */
+  resultsRefusedUnexpectedly: number
   /** What explains a broken invariant: the repeats, the failed turns' errors. */
   details: Array<string>
 }
@@ -95,18 +111,49 @@ export const countTimelines = (records: ReadonlyArray<AgentRecord>, counts: Cras
       const outputs = events.filter((event) => event.turn_id === input.turn_id && event.event_kind === "model_output")
       if (outputs.length > 1) counts.outputsRecordedTwice++
       if (endings[0] === "cancelled") counts.cancelled++
+      const calls = events.flatMap((event) =>
+        event.turn_id === input.turn_id && event.event_kind === "tool_call" ? [event.tool_call_id] : []
+      )
+      if (calls.length > 1) counts.callsRecordedTwice++
+      for (const call of calls) {
+        const results = events.filter((event) => event.event_kind === "tool_result" && event.tool_call_id === call).length
+        if (results > 1) counts.resultsRecordedTwice++
+        if (results === 0 && endings[0] === "completed") {
+          counts.resultsLost++
+          counts.details.push(`turn ${input.turn_id} completed without its call's result`)
+        }
+      }
     }
   }
 }
 
-/** When each step's answer was recorded: the n-th `model_output` of a turn, by the turn's input text. */
+/** The client's side of the custom tool's results: each accepted result is on its agent's timeline. */
+export const countToolResults = (records: ReadonlyArray<AgentRecord>, submitted: SubmittedResults, counts: CrashLoopCounts) => {
+  const recorded = new Set(records.flatMap(({ events }) =>
+    events.flatMap((event) => (event.event_kind === "tool_result" ? [event.tool_call_id] : []))
+  ))
+  counts.toolCalls = records.reduce((sum, { events }) => sum + events.filter((event) => event.event_kind === "tool_call").length, 0)
+  for (const id of submitted.accepted) {
+    if (recorded.has(id)) continue
+    counts.resultsLost++
+    counts.details.push(`the result of ${id} was accepted and is not on the timeline`)
+  }
+  counts.resultsRefusedAfterLostAnswer = submitted.refusedAfterLostAnswer
+  counts.resultsRefusedUnexpectedly = submitted.refusedUnexpectedly.length
+  for (const id of submitted.refusedUnexpectedly) counts.details.push(`the first result submitted for ${id} was refused`)
+}
+
+/**
+ * When each step's answer was recorded, by the turn's input text: the n-th `model_output` or
+ * `tool_call` of a turn (a scripted answer is one text or one call, so one event a step).
+ */
 const recordedSteps = (records: ReadonlyArray<AgentRecord>): Map<string, number> => {
   const recorded = new Map<string, number>()
   for (const { events } of records) {
     for (const input of events.filter((event) => event.event_kind === "agent_input")) {
       const text = "content_blocks" in input ? input.content_blocks.map((block) => ("text" in block ? block.text : "")).join("") : ""
       events
-        .filter((event) => event.turn_id === input.turn_id && event.event_kind === "model_output")
+        .filter((event) => event.turn_id === input.turn_id && (event.event_kind === "model_output" || event.event_kind === "tool_call"))
         .forEach((output, index) => recorded.set(`${text} / step ${index + 1}`, new Date(output.created_at).getTime()))
     }
   }
