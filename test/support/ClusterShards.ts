@@ -21,43 +21,81 @@ const THIS_DATABASE_SHARD_LOCKS = `locktype = 'advisory' AND granted AND classid
   AND objid BETWEEN 1000001 AND ${1_000_000 + SHARDS}
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
 
-const clusterState = async (databaseUrl: string) => {
+/** Runs `f` with a client of its own connected to `databaseUrl`, closed after. */
+const withDatabase = async <A>(databaseUrl: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
-    const runners = await client.query("SELECT count(*)::int AS n FROM cluster_runners WHERE healthy")
-    const locks = await client.query(`
-      SELECT count(*)::int AS shards, count(DISTINCT pid)::int AS holders FROM pg_locks
-      WHERE ${THIS_DATABASE_SHARD_LOCKS}`)
-    return { runners: runners.rows[0].n as number, ...(locks.rows[0] as { shards: number; holders: number }) }
-  } catch {
-    // The cluster's tables do not exist before the first runner has started.
-    return { runners: 0, shards: 0, holders: 0 }
+    return await f(client)
   } finally {
     await client.end()
   }
 }
 
-export const waitForShards = async (databaseUrl: string, runners: number, timeoutMs = 120_000) => {
+const clusterState = (databaseUrl: string) =>
+  withDatabase(databaseUrl, async (client) => {
+    try {
+      const runners = await client.query("SELECT count(*)::int AS n FROM cluster_runners WHERE healthy")
+      const locks = await client.query(`
+        SELECT count(*)::int AS shards, count(DISTINCT pid)::int AS holders FROM pg_locks
+        WHERE ${THIS_DATABASE_SHARD_LOCKS}`)
+      return { runners: runners.rows[0].n as number, ...(locks.rows[0] as { shards: number; holders: number }) }
+    } catch {
+      // The cluster's tables do not exist before the first runner has started.
+      return { runners: 0, shards: 0, holders: 0 }
+    }
+  })
+
+type ClusterState = Awaited<ReturnType<typeof clusterState>>
+
+const settle = async (databaseUrl: string, settled: (state: ClusterState) => boolean, what: string, timeoutMs: number) => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const state = await clusterState(databaseUrl)
-    if (state.runners === runners && state.shards === SHARDS && state.holders === runners) return
-    if (Date.now() > deadline) {
-      throw new Error(`the cluster did not settle on ${runners} runners within ${timeoutMs} ms: ${JSON.stringify(state)}`)
-    }
+    if (settled(state)) return
+    if (Date.now() > deadline) throw new Error(`the cluster did not settle on ${what} within ${timeoutMs} ms: ${JSON.stringify(state)}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
+
+export const waitForShards = (databaseUrl: string, runners: number, timeoutMs = 120_000) =>
+  settle(
+    databaseUrl,
+    (state) => state.runners === runners && state.shards === SHARDS && state.holders === runners,
+    `${runners} runners`,
+    timeoutMs
+  )
+
+/**
+ * After a process died: waits until every shard is held by `holders` database sessions, the
+ * survivors'. The dead runner's registration may still read healthy meanwhile.
+ */
+export const waitForShardsHeldBy = (databaseUrl: string, holders: number, timeoutMs = 120_000) =>
+  settle(databaseUrl, (state) => state.shards === SHARDS && state.holders === holders, `shards held by ${holders} sessions`, timeoutMs)
+
+/**
+ * The database session (its pid) holding the shard of each turn's workflow, found by the
+ * workflow's `run` message (a shard "default:n" is the lock 1000000 + n); a turn whose shard no
+ * session holds is left out.
+ */
+export const turnShardHolders = (databaseUrl: string, turnIds: ReadonlyArray<string>): Promise<Map<string, number>> =>
+  withDatabase(databaseUrl, async (client) => {
+    const held = await client.query<{ turn_id: string; pid: number }>(
+      `SELECT m.payload::json->>'turn_id' AS turn_id, l.pid FROM cluster_messages m
+        JOIN (SELECT pid, objid FROM pg_locks WHERE ${THIS_DATABASE_SHARD_LOCKS}) l
+          ON l.objid = 1000000 + split_part(m.shard_id, ':', 2)::int
+        WHERE m.entity_type = 'Workflow/AgentTurn' AND m.tag = 'run' AND m.payload::json->>'turn_id' = ANY($1)`,
+      [turnIds]
+    )
+    return new Map(held.rows.map((row) => [row.turn_id, row.pid]))
+  })
 
 /**
  * The cluster's state as text, for a failure report: its runners, and every message not yet
  * processed (when it was last read, and whether a reply ends it).
  */
-export const describeClusterState = async (databaseUrl: string) => {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
+export const describeClusterState = (databaseUrl: string) =>
+  withDatabase(databaseUrl, async (client) => {
     const runners = await client.query(
       "SELECT address, healthy, now() - last_heartbeat AS since_heartbeat FROM cluster_runners ORDER BY address"
     )
@@ -75,7 +113,4 @@ export const describeClusterState = async (databaseUrl: string) => {
       `unprocessed messages (${messages.rowCount}):`,
       ...messages.rows.map((row) => JSON.stringify(row))
     ].join("\n")
-  } finally {
-    await client.end()
-  }
-}
+  })
