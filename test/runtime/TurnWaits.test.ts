@@ -8,10 +8,11 @@
  * (its append wakes the waiting workflow).
  */
 import { expect } from "@effect/vitest"
+import { WorkflowEngine } from "effect/workflow"
 import { Duration, Effect } from "effect"
-import type { TurnId } from "../../src/domain/shared/Ids.ts"
-import { IN_MEMORY_WAIT } from "../../src/services/runtime/TurnWaits.ts"
-import { signalSent } from "../../src/services/runtime/TurnWorkflow.ts"
+import { TurnId } from "../../src/domain/shared/Ids.ts"
+import { IN_MEMORY_WAIT, TurnWaits } from "../../src/services/runtime/TurnWaits.ts"
+import { signalSent, turnExecutionId, TurnWorkflow } from "../../src/services/runtime/TurnWorkflow.ts"
 import { deferredTokenOf, runtimeProject, text } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
@@ -51,5 +52,34 @@ describeRuntime()("a wait handed over in memory", (it) => {
   it.effect("a result posted after the in-memory wait: sent as a signal, the workflow resumes and completes", () =>
     Effect.gen(function*() {
       expect(yield* resultAfter(Duration.sum(IN_MEMORY_WAIT, Duration.millis(500)))).toBe(true)
+    }))
+
+  it.effect("a call resolved between its step's record and its wait, without a hand-over (as by another process): the wait goes on at once", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const waits = yield* TurnWaits
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.toolCall("lookup", { query: "status" }), Reply.text("All green.")], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "Check the status")
+      yield* rt.waiting(agent.id)
+      const [call] = yield* rt.toolCalls(agent.id)
+      // A wait on the call kept as a step of another run of the turn would keep it; the result is
+      // handed over to the turn's own workflow, not to this run, which is told of it only by the
+      // agent's timeline having gone on, as when another process commits it before the wait's
+      // waiter is registered (its wake-up then comes too early for the wait).
+      const run = { agent_id: agent.id, turn_id: TurnId.make(`turn_${"x".repeat(26)}`) }
+      yield* waits.expect(run, [{ tool_call_id: call.id, approval: false, then: "result" }])
+      yield* rt.client.toolCalls.submitResult({
+        params: { ...rt.agentPath(agent.id), toolCallID: call.id },
+        payload: { outcome: "succeeded", content_blocks: text("green") }
+      })
+      const executionId = yield* turnExecutionId(run)
+      const started = Date.now()
+      yield* waits.wait(run, executionId, "result", call.id).pipe(
+        Effect.provideService(WorkflowEngine.WorkflowInstance, WorkflowEngine.WorkflowInstance.initial(TurnWorkflow, executionId))
+      )
+      expect(Date.now() - started).toBeLessThan(Duration.toMillis(IN_MEMORY_WAIT) / 2)
+      yield* rt.idle(agent.id)
     }))
 })

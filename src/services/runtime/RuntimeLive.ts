@@ -23,9 +23,10 @@ import { TurnSteps } from "./TurnSteps.ts"
 import { TurnWaits } from "./TurnWaits.ts"
 import { TurnWorkflowLive } from "./TurnWorkflowLive.ts"
 
-/** The turn workflow registered on the engine, then the start-up recovery (in that order). */
+/** The turn workflow registered on the engine, then the start-up recovery (in that order); and the workflows' waits in memory. */
 const TurnEngineLive = TurnRecoveryLive.pipe(
-  Layer.provide(TurnWorkflowLive.pipe(Layer.provide([TurnSteps.layer, TurnWaits.layer])))
+  Layer.provide(TurnWorkflowLive.pipe(Layer.provide(TurnSteps.layer))),
+  Layer.provideMerge(TurnWaits.layer)
 )
 
 export const RuntimeLive = Layer.mergeAll(

@@ -36,8 +36,11 @@ type ResultKind = Exclude<SignalKind, "approval">
 interface ExecutionWaits {
   /** Resolved in this process and handed over: their signals were not sent. */
   readonly handed: Set<string>
-  /** Recorded by a step of this run: nothing resolved them before they were kept here. */
-  readonly expected: Set<string>
+  /**
+   * Recorded by a step of this run, with the agent's last sequence this process knew just after
+   * (EventNotifications.lastKnown): nothing resolved them before that.
+   */
+  readonly expected: Map<string, number | undefined>
   /** Waited for durably: their resolutions are sent as signals. */
   readonly durable: Set<string>
   /** The workflow's wait in memory, woken by a hand-over. */
@@ -64,7 +67,7 @@ const make = Effect.gen(function*() {
     const existing = executions.get(executionId)
     if (existing !== undefined) return existing
     if (executions.size >= MAX_EXECUTIONS) executions.delete(executions.keys().next().value!)
-    const created: ExecutionWaits = { handed: new Set(), expected: new Set(), durable: new Set(), waiters: new Map() }
+    const created: ExecutionWaits = { handed: new Set(), expected: new Map(), durable: new Set(), waiters: new Map() }
     executions.set(executionId, created)
     return created
   }
@@ -78,11 +81,21 @@ const make = Effect.gen(function*() {
 
   /**
    * Whether the call's wait ends within IN_MEMORY_WAIT: handed over here, or its result among the
-   * events this process appended, or (woken by another process's append) its row settled.
+   * events this process appended, or its row settled. The row is read when the wait may have
+   * missed its wake-up (`missedWake`, asked once the first waiter is registered) and after a
+   * wake-up by another process's append; each time after the next waiter is registered, so that an
+   * append committed meanwhile still wakes it.
    */
-  const endsInMemory = (payload: TurnPayload, waits: ExecutionWaits, name: string, toolCallId: ToolCallId) =>
+  const endsInMemory = (
+    payload: TurnPayload,
+    waits: ExecutionWaits,
+    name: string,
+    toolCallId: ToolCallId,
+    missedWake: () => boolean
+  ) =>
     Effect.gen(function*() {
       const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(IN_MEMORY_WAIT)
+      let mayHaveMissed = missedWake
       while (!waits.handed.has(name)) {
         if (closed) return false
         const remaining = deadline - (yield* Clock.currentTimeMillis)
@@ -92,13 +105,15 @@ const make = Effect.gen(function*() {
           waits.waiters.set(name, handed)
           yield* Effect.addFinalizer(() => Effect.sync(() => waits.waiters.delete(name)))
           const woken = yield* notifications.nextWake(payload.agent_id, Duration.millis(remaining))
+          // Handed over, or settled, before the waiters were registered.
+          if (waits.handed.has(name) || (mayHaveMissed() && (yield* settled(payload, toolCallId)))) return "over" as const
           return yield* Effect.raceFirst(Effect.as(Deferred.await(handed), Option.none()), woken)
         }))
-        if (Option.isNone(wake)) continue
-        const events = wake.value
-        if (events === undefined) {
-          if (yield* settled(payload, toolCallId)) return true
-        } else if (events.some((event) => event.event_kind === "tool_result" && event.tool_call_id === toolCallId)) {
+        if (wake === "over") return true
+        // Woken by another process's append (no events): the row is read once the next waiter is registered.
+        const byAnother = Option.isSome(wake) && wake.value === undefined
+        mayHaveMissed = () => byAnother
+        if (Option.isSome(wake) && wake.value?.some((event) => event.event_kind === "tool_result" && event.tool_call_id === toolCallId)) {
           return true
         }
       }
@@ -109,8 +124,9 @@ const make = Effect.gen(function*() {
     /** The waits of a step this run just recorded (its calls' results and answers), kept before anything can resolve them. */
     expect: (payload: TurnPayload, calls: ReadonlyArray<PlannedCall>) =>
       Effect.map(turnExecutionId(payload), (executionId) => {
+        const seen = notifications.lastKnown(payload.agent_id)
         for (const call of calls) {
-          if (call.then !== "none") waitsOf(executionId).expected.add(waitName(call.then, call.tool_call_id))
+          if (call.then !== "none") waitsOf(executionId).expected.set(waitName(call.then, call.tool_call_id), seen)
         }
       }),
 
@@ -122,11 +138,11 @@ const make = Effect.gen(function*() {
         if (waits.handed.has(name)) return
         if (!waits.durable.has(name)) {
           // A step replayed here was recorded by an earlier run: its call may be resolved already.
-          if (!waits.expected.has(name)) {
-            waits.expected.add(name)
-            if (yield* settled(payload, toolCallId)) return
-          }
-          if (yield* endsInMemory(payload, waits, name, toolCallId)) return
+          // One recorded by this run may have been resolved since by another process, whose
+          // wake-up came before the wait's waiter: the agent's timeline went on meanwhile.
+          const missedWake = () =>
+            !waits.expected.has(name) || waits.expected.get(name) !== notifications.lastKnown(payload.agent_id)
+          if (yield* endsInMemory(payload, waits, name, toolCallId, missedWake)) return
           // From here on a resolution sends its signal; one committed before was handed over or is read below.
           waits.durable.add(name)
           if (waits.handed.has(name)) return
