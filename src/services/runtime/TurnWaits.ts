@@ -6,7 +6,9 @@
  * notifications, and the workflow goes on without the durable signal (a `deferred` message saved
  * and processed, the workflow's suspension, its reset and its replay: nine statements a call).
  * The call's row is the wait's journal: a workflow that replays a step it did not record in this
- * run reads the call first, and one woken by another process reads it too. When nothing resolved
+ * run reads the call first, one woken by another process reads it too, and so does one whose
+ * agent's timeline went on between the step's record and the wait (a wake-up may have come before
+ * the wait's waiter); each read comes after the waiter is registered. When nothing resolved
  * the call in time the workflow waits durably, as before, and from then on every resolution of the
  * call sends its signal.
  *
