@@ -112,12 +112,14 @@ const make = Effect.gen(function*() {
           return yield* Effect.raceFirst(Effect.as(Deferred.await(handed), Option.none()), woken)
         }))
         if (wake === "over") return true
-        // Woken by another process's append (no events): the row is read once the next waiter is registered.
-        const byAnother = Option.isSome(wake) && wake.value === undefined
-        mayHaveMissed = () => byAnother
-        if (Option.isSome(wake) && wake.value?.some((event) => event.event_kind === "tool_result" && event.tool_call_id === toolCallId)) {
-          return true
+        if (Option.isNone(wake)) {
+          mayHaveMissed = () => false
+          continue
         }
+        const events = wake.value
+        // Woken by another process's append (no events): the row is read once the next waiter is registered.
+        mayHaveMissed = () => events === undefined
+        if (events?.some((event) => event.event_kind === "tool_result" && event.tool_call_id === toolCallId)) return true
       }
       return true
     })
