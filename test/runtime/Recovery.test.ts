@@ -8,13 +8,12 @@
 import { EntityAddress, EntityId, EntityType, MessageStorage, Sharding } from "effect/cluster"
 import { expect } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import type { TurnId } from "../../src/domain/shared/Ids.ts"
 import { TurnRecovery } from "../../src/services/runtime/TurnRecovery.ts"
 import { IN_MEMORY_WAIT } from "../../src/services/runtime/TurnWaits.ts"
 import { signalSent, turnStarted, TurnWorkflow, type TurnPayload } from "../../src/services/runtime/TurnWorkflow.ts"
 import { eventually } from "../support/Polling.ts"
-import { deferredTokenOf, runtimeProject, text } from "../support/RuntimeProject.ts"
-import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { deferredTokenOf, text, turnAwaitingLookup } from "../support/RuntimeProject.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
 /** Removes every message of a turn's workflow from the cluster's storage: as if it had never been started. */
@@ -34,13 +33,7 @@ describeRuntime()("recovery", (it) => {
   it.effect("a turn whose workflow was never started is started by recovery; its recorded model call is not made again", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider)
-      yield* provider.script([Reply.toolCall("lookup", { query: "status" }), Reply.text("All green.")], { model: rt.slug })
-      const agent = yield* rt.launch()
-      const accepted = yield* rt.send(agent.id, "Check the status")
-      const payload = { turn_id: accepted.event.turn_id as TurnId, agent_id: agent.id }
-      yield* rt.waiting(agent.id)
-      const [call] = yield* rt.toolCalls(agent.id)
+      const { agent, call, payload, rt } = yield* turnAwaitingLookup(provider)
       expect(call.state).toBe("ready")
       expect(yield* turnStarted(payload)).toBe(true)
       const token = yield* deferredTokenOf(call.id)

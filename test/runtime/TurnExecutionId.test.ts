@@ -19,8 +19,8 @@ import {
   TurnWorkflow,
   type TurnPayload
 } from "../../src/services/runtime/TurnWorkflow.ts"
-import { deferredTokenOf, runtimeProject, text } from "../support/RuntimeProject.ts"
-import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { deferredTokenOf, text, turnAwaitingLookup } from "../support/RuntimeProject.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
 /** Two turns of the Effect 3 build, each waiting on a tool call, as its tables held them. */
@@ -77,15 +77,9 @@ describeRuntime()("a turn's one execution", (it) => {
   it.effect("is started under the Effect 3 id, its waits' tokens name it, and recovery starts no second one", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider)
-      yield* provider.script([Reply.toolCall("lookup", { query: "status" }), Reply.text("All green.")], { model: rt.slug })
-      const agent = yield* rt.launch()
-      const accepted = yield* rt.send(agent.id, "Check the status")
-      const payload: TurnPayload = { turn_id: accepted.event.turn_id as TurnId, agent_id: agent.id }
-      yield* rt.waiting(agent.id)
+      const { agent, call, payload, rt } = yield* turnAwaitingLookup(provider)
       const executionId = yield* turnExecutionId(payload)
       expect(yield* executionsOf(payload)).toEqual([executionId])
-      const [call] = yield* rt.toolCalls(agent.id)
       expect(DurableDeferred.TokenParsed.fromString(yield* deferredTokenOf(call.id))).toMatchObject({
         workflowName: "AgentTurn",
         executionId,

@@ -13,20 +13,15 @@ import { Duration, Effect } from "effect"
 import { TurnId } from "../../src/domain/shared/Ids.ts"
 import { IN_MEMORY_WAIT, TurnWaits } from "../../src/services/runtime/TurnWaits.ts"
 import { signalSent, turnExecutionId, TurnWorkflow } from "../../src/services/runtime/TurnWorkflow.ts"
-import { deferredTokenOf, runtimeProject, text } from "../support/RuntimeProject.ts"
-import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { deferredTokenOf, text, turnAwaitingLookup } from "../support/RuntimeProject.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
 /** A turn that calls the custom tool once, its result posted after `delay`: whether its signal was sent. */
 const resultAfter = (delay: Duration.Input) =>
   Effect.gen(function*() {
     const provider = yield* ScriptedProvider
-    const rt = yield* runtimeProject(provider)
-    yield* provider.script([Reply.toolCall("lookup", { query: "status" }), Reply.text("All green.")], { model: rt.slug })
-    const agent = yield* rt.launch()
-    const accepted = yield* rt.send(agent.id, "Check the status")
-    yield* rt.waiting(agent.id)
-    const [call] = yield* rt.toolCalls(agent.id)
+    const { agent, call, payload, rt } = yield* turnAwaitingLookup(provider)
     yield* Effect.sleep(delay)
     yield* rt.client.toolCalls.submitResult({
       params: { ...rt.agentPath(agent.id), toolCallID: call.id },
@@ -36,7 +31,7 @@ const resultAfter = (delay: Duration.Input) =>
     const events = yield* rt.events(agent.id)
     expect(events.map((event) => event.event_kind)).toEqual(["agent_input", "turn", "tool_call", "tool_result", "model_output", "turn"])
     expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6])
-    expect(events[5]).toMatchObject({ turn_id: accepted.event.turn_id as TurnId, turn_status: "completed" })
+    expect(events[5]).toMatchObject({ turn_id: payload.turn_id, turn_status: "completed" })
     const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
     expect(requests).toHaveLength(2)
     expect(JSON.stringify(requests[1].body)).toContain("green")
@@ -56,14 +51,8 @@ describeRuntime()("a wait handed over in memory", (it) => {
 
   it.effect("a call resolved between its step's record and its wait, without a hand-over (as by another process): the wait goes on at once", () =>
     Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
       const waits = yield* TurnWaits
-      const rt = yield* runtimeProject(provider)
-      yield* provider.script([Reply.toolCall("lookup", { query: "status" }), Reply.text("All green.")], { model: rt.slug })
-      const agent = yield* rt.launch()
-      yield* rt.send(agent.id, "Check the status")
-      yield* rt.waiting(agent.id)
-      const [call] = yield* rt.toolCalls(agent.id)
+      const { agent, call, rt } = yield* turnAwaitingLookup(yield* ScriptedProvider)
       // A wait on the call kept as a step of another run of the turn would keep it; the result is
       // handed over to the turn's own workflow, not to this run, which is told of it only by the
       // agent's timeline having gone on, as when another process commits it before the wait's

@@ -10,11 +10,11 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import type { AgentId, ToolCallId } from "../../src/domain/shared/Ids.ts"
+import type { AgentId, ToolCallId, TurnId } from "../../src/domain/shared/Ids.ts"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 import type { Client } from "../../src/api/Client.ts"
 import { eventually } from "./Polling.ts"
-import type { ScriptedProviderShape } from "./ScriptedProvider.ts"
+import { Reply, type ScriptedProviderShape } from "./ScriptedProvider.ts"
 import { agentSource, scriptedModel } from "./ScriptedModel.ts"
 import { newUser } from "./TestApp.ts"
 
@@ -125,3 +125,19 @@ export const runtimeProject = (provider: ScriptedProviderShape, options: Runtime
   })
 
 export type RuntimeProject = Effect.Success<ReturnType<typeof runtimeProject>>
+
+/**
+ * A new project's agent whose turn ("Check the status") called the custom tool `lookup` and waits
+ * for its result; the model answers "All green." after it. The project, the agent, the turn's
+ * workflow payload and the call.
+ */
+export const turnAwaitingLookup = (provider: ScriptedProviderShape) =>
+  Effect.gen(function*() {
+    const rt = yield* runtimeProject(provider)
+    yield* provider.script([Reply.toolCall("lookup", { query: "status" }), Reply.text("All green.")], { model: rt.slug })
+    const agent = yield* rt.launch()
+    const accepted = yield* rt.send(agent.id, "Check the status")
+    yield* rt.waiting(agent.id)
+    const [call] = yield* rt.toolCalls(agent.id)
+    return { rt, agent, payload: { turn_id: accepted.event.turn_id as TurnId, agent_id: agent.id }, call }
+  })
