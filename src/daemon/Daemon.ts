@@ -36,7 +36,7 @@ export const requestHandlingLayer = (options: { readonly statePath: string; read
 /** One registration and one connection; ends in ConnectionLost or DaemonStop. */
 const cycle = Effect.gen(function*() {
   const stateFile = yield* StateFile
-  const { machine_id } = yield* stateFile.get
+  const machine_id = yield* stateFile.machineId
   const registration = yield* registerMachine(machine_id).pipe(
     Effect.mapError((error) =>
       error.retryable
@@ -48,7 +48,7 @@ const cycle = Effect.gen(function*() {
   if (registered !== machine_id) {
     yield* Effect.logInfo(`registered as a new machine ${registered}${machine_id === null ? "" : ` (${machine_id} is gone)`}`)
     // Results of another machine's requests have nowhere to go: a new machine starts with an empty ledger.
-    yield* stateFile.modify((state) => [undefined, { ...state, machine_id: registered, requests: {} }])
+    yield* stateFile.registered(registered)
   }
   return yield* connect(registration)
 })

@@ -11,16 +11,17 @@
  *   ACKNOWLEDGED_KEPT ids, none older than ACKNOWLEDGED_MEMORY; up to FORGET_BATCH more wait to be
  *   forgotten together) so that a late repeat is answered `already_executed` instead of running
  *   again. The server never re-sends a request whose result it acknowledged; this is a second
- *   line of defence, kept small because the whole file is rewritten on every change.
+ *   line of defence, kept small because loading replays the ledger, and the snapshot that
+ *   holds it is written again as its journal grows (StateFile.ts).
  *
  * `running` and `done` are written before the daemon goes on; an acknowledgement is written with
- * the next request's entry, or when the daemon stops (StateFile.modifyUnwritten): one write fewer
+ * the next request's entry, or when the daemon stops (StateFile.changeUnwritten): one write fewer
  * a request. A crash may lose it; the result is then `done` again after the restart, sent again,
  * and the server, which keeps the first result and ignores copies, acknowledges it again.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import type { Outcome, RequestId } from "../domain/machines/DaemonProtocol.ts"
-import { type DaemonState, type LedgerEntry, StateFile } from "./StateFile.ts"
+import { type LedgerChange, type LedgerEntry, StateFile } from "./StateFile.ts"
 
 export const ACKNOWLEDGED_MEMORY = Duration.hours(1)
 export const ACKNOWLEDGED_KEPT = 1000
@@ -54,66 +55,74 @@ export class RequestLedger extends Context.Service<RequestLedger, {
 }>()("daemon/RequestLedger") {
   static readonly layer = Layer.effect(RequestLedger, Effect.gen(function*() {
     const stateFile = yield* StateFile
-    const withRequests = (state: DaemonState, requests: DaemonState["requests"]): DaemonState => ({ ...state, requests })
+    const none: ReadonlyArray<LedgerChange> = []
 
     // Requests that were running when the daemon last stopped did not finish; they never run again.
     const startedAt = yield* Clock.currentTimeMillis
-    yield* stateFile.modify((state) => {
-      const running = Object.entries(state.requests).filter(([, entry]) => entry.state === "running")
-      if (running.length === 0) return [undefined, state]
-      const requests = { ...state.requests }
-      for (const [id] of running) requests[id] = { state: "done", at: startedAt, outcome: interruptedOutcome }
-      return [undefined, withRequests(state, requests)]
+    yield* stateFile.change((requests) => {
+      const interrupted: Array<LedgerChange> = []
+      for (const [id, entry] of requests) {
+        if (entry.state === "running") interrupted.push([id, { state: "done", at: startedAt, outcome: interruptedOutcome }])
+      }
+      return [undefined, interrupted]
     })
 
     const admit = (id: RequestId) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        stateFile.modify((state): readonly [Admission, DaemonState] => {
-          const entry: LedgerEntry | undefined = state.requests[id]
-          if (entry === undefined) {
-            return [{ _tag: "new" }, withRequests(state, { ...state.requests, [id]: { state: "running", at: now } })]
-          }
+        stateFile.change((requests): readonly [Admission, ReadonlyArray<LedgerChange>] => {
+          const entry = requests.get(id)
+          if (entry === undefined) return [{ _tag: "new" }, [[id, { state: "running", at: now }]]]
           switch (entry.state) {
             case "running":
-              return [{ _tag: "running" }, state]
+              return [{ _tag: "running" }, none]
             case "done":
-              return [{ _tag: "done", outcome: entry.outcome }, state]
+              return [{ _tag: "done", outcome: entry.outcome }, none]
             case "acknowledged":
-              return [{ _tag: "acknowledged" }, state]
+              return [{ _tag: "acknowledged" }, none]
           }
         }))
 
     const complete = (id: RequestId, outcome: Outcome) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        stateFile.modify((state) =>
-          state.requests[id]?.state === "running"
-            ? [undefined, withRequests(state, { ...state.requests, [id]: { state: "done", at: now, outcome } })]
-            : [undefined, state]
+        stateFile.change((requests) =>
+          requests.get(id)?.state === "running" ? [undefined, [[id, { state: "done", at: now, outcome }]]] : [undefined, none]
         ))
+
+    /**
+     * The acknowledged ids to forget once `acknowledging` more are acknowledged: none until
+     * FORGET_BATCH are too many (or one is past its memory), then all but the newest
+     * ACKNOWLEDGED_KEPT and those past their memory, so that the ids are sorted once a batch.
+     */
+    const toForget = (requests: ReadonlyMap<RequestId, LedgerEntry>, acknowledging: number, now: number) => {
+      const forgetBefore = now - Duration.toMillis(ACKNOWLEDGED_MEMORY)
+      let count = acknowledging
+      let oldest = Infinity
+      for (const entry of requests.values()) {
+        if (entry.state !== "acknowledged") continue
+        count++
+        oldest = Math.min(oldest, entry.at)
+      }
+      if (count < ACKNOWLEDGED_KEPT + FORGET_BATCH && oldest >= forgetBefore) return none
+      const acknowledged: Array<readonly [RequestId, number]> = []
+      for (const [id, entry] of requests) if (entry.state === "acknowledged") acknowledged.push([id, entry.at])
+      // The ids being acknowledged are the newest: they take the first places kept.
+      return acknowledged
+        .sort(([, a], [, b]) => b - a)
+        .filter(([, at], index) => index + acknowledging >= ACKNOWLEDGED_KEPT || at < forgetBefore)
+        .map(([id]): LedgerChange => [id, null])
+    }
 
     const acknowledge = (ids: ReadonlyArray<RequestId>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        stateFile.modifyUnwritten((state) => {
-          if (!ids.some((id) => state.requests[id]?.state === "done")) return [undefined, state]
-          const requests = { ...state.requests }
-          for (const id of ids) {
-            if (requests[id]?.state === "done") requests[id] = { state: "acknowledged", at: now }
-          }
-          const forgetBefore = now - Duration.toMillis(ACKNOWLEDGED_MEMORY)
-          const acknowledged = Object.entries(requests).filter(([, entry]) => entry.state === "acknowledged")
-          const oldest = acknowledged.reduce((at, [, entry]) => Math.min(at, entry.at), Infinity)
-          // Forgotten in batches: the ids are sorted once FORGET_BATCH are too many (or one is past
-          // its memory), not at every acknowledgement.
-          if (acknowledged.length >= ACKNOWLEDGED_KEPT + FORGET_BATCH || oldest < forgetBefore) {
-            acknowledged.sort(([, a], [, b]) => b.at - a.at).forEach(([id, entry], index) => {
-              if (index >= ACKNOWLEDGED_KEPT || entry.at < forgetBefore) delete requests[id]
-            })
-          }
-          return [undefined, withRequests(state, requests)]
+        stateFile.changeUnwritten((requests) => {
+          const done = [...new Set(ids)].filter((id) => requests.get(id)?.state === "done")
+          if (done.length === 0) return [undefined, none]
+          const acknowledged = done.map((id): LedgerChange => [id, { state: "acknowledged", at: now }])
+          return [undefined, [...acknowledged, ...toForget(requests, done.length, now)]]
         }))
 
-    const unacknowledged = Effect.map(stateFile.get, (state) =>
-      Object.entries(state.requests)
+    const unacknowledged = Effect.map(stateFile.requests, (requests) =>
+      [...requests]
         .flatMap(([request_id, entry]) => (entry.state === "done" ? [{ request_id, outcome: entry.outcome, at: entry.at }] : []))
         .sort((a, b) => a.at - b.at)
         .map(({ request_id, outcome }) => ({ request_id, outcome })))

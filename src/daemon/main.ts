@@ -11,7 +11,8 @@
  *   --org O         with a personal API key of a user in several organizations: the organization
  *                   (org_…) a new machine registers into
  *   --dir D         a directory the daemon may touch (repeatable)
- *   --state FILE    where to keep the machine id and the request ledger (StateFile.ts)
+ *   --state FILE    where to keep the machine id and the request ledger (StateFile.ts; its journal
+ *                   beside it, FILE.journal)
  */
 import { CliError, CliOutput, Command, Flag } from "effect/cli"
 import * as NodeServices from "@effect/platform-node/NodeServices"

@@ -2,19 +2,23 @@
  * The request ledger through the request runner, on a real state file: a request id runs once
  * however often it arrives, its result is kept until acknowledged and re-sent after a restart,
  * an acknowledgement is written with the next change or at the stop, a request that was running
- * when the daemon stopped is not run again, and cancels.
+ * when the daemon stopped is not run again, and cancels. The state file: its lock, its server,
+ * its journal replayed over its snapshot (an unfinished last line ignored, a damaged one
+ * refused, an old journal left by a stop between a snapshot and its journal ignored), and a file
+ * written before journals.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Queue, Scope } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import type { DaemonMessage, Request } from "../../src/domain/machines/DaemonProtocol.ts"
 import { Directories } from "../../src/daemon/Directories.ts"
 import { Outbox } from "../../src/daemon/Outbox.ts"
 import { RequestLedger } from "../../src/daemon/RequestLedger.ts"
 import { RequestRunner } from "../../src/daemon/RequestRunner.ts"
-import { StateFile } from "../../src/daemon/StateFile.ts"
+import { loadState, MIN_JOURNAL_BYTES, StateFile } from "../../src/daemon/StateFile.ts"
+import type { MachineId } from "../../src/domain/shared/Ids.ts"
 import { contentOnceWritten, livingProcessesOf, makeTree, type Tree } from "./Fixtures.ts"
 
 const SERVER = "http://127.0.0.1:1"
@@ -58,6 +62,9 @@ const command = (request_id: string, command: string): Request => ({
   env: {},
   unset_env: []
 })
+
+/** The ledger as the state file's snapshot and journal hold it now (what a restart would load). */
+const ledgerOnDisk = (path = tree.path("..", "state.json")) => Effect.runPromise(Effect.map(loadState(path, SERVER), (state) => state.requests))
 
 const runs = () => (existsSync(tree.path("runs")) ? readFileSync(tree.path("runs"), "utf8").split("\n").filter(Boolean).length : 0)
 
@@ -103,22 +110,21 @@ describe("the request ledger", () => {
   })
 
   it("writes an acknowledgement with the next request's entry, or when the daemon stops", async () => {
-    const stateOnDisk = () =>
-      (JSON.parse(readFileSync(tree.path("..", "state.json"), "utf8")) as { requests: Record<string, { state: string }> }).requests
+    const stateOnDisk = async (id: string) => (await ledgerOnDisk()).get(id)?.state
     const daemon = await startDaemon()
     await daemon.runner((runner) => runner.run(command("req-a", "echo a >> runs")))
     await daemon.nextSent()
-    expect(stateOnDisk()["req-a"].state).toBe("done")
+    expect(await stateOnDisk("req-a")).toBe("done")
     await daemon.ledger((ledger) => ledger.acknowledge(["req-a"]))
     // Not written yet: a crash now would send the result again, which the server acknowledges again.
-    expect(stateOnDisk()["req-a"].state).toBe("done")
+    expect(await stateOnDisk("req-a")).toBe("done")
     await daemon.runner((runner) => runner.run(command("req-b", "echo b >> runs")))
     await daemon.nextSent()
-    expect(stateOnDisk()["req-a"].state).toBe("acknowledged")
+    expect(await stateOnDisk("req-a")).toBe("acknowledged")
     await daemon.ledger((ledger) => ledger.acknowledge(["req-b"]))
-    expect(stateOnDisk()["req-b"].state).toBe("done")
+    expect(await stateOnDisk("req-b")).toBe("done")
     await daemon.stop()
-    expect(stateOnDisk()["req-b"].state).toBe("acknowledged")
+    expect(await stateOnDisk("req-b")).toBe("acknowledged")
   })
 
   it("does not run again a request that was running when the daemon stopped: it answers interrupted", async () => {
@@ -186,6 +192,67 @@ describe("the state file", () => {
     const path = tree.path("..", "state.json")
     await expect(open(path, "http://elsewhere:9")).rejects.toThrow(`belongs to the server ${SERVER}`)
     writeFileSync(path, "{not json")
-    await expect(open(path)).rejects.toThrow("is damaged; move it away")
+    await expect(open(path)).rejects.toThrow(`is damaged; move it and ${path}.journal away`)
+  })
+
+  /** Opens the state file at `path`, uses it, and stops. */
+  const withStateFile = (path: string, use: (stateFile: typeof StateFile.Service) => Effect.Effect<void>) =>
+    Effect.runPromise(Effect.flatMap(StateFile, use).pipe(Effect.provide(StateFile.layer(path, SERVER))))
+
+  /** Opens the state file at `path`, makes `changes` (each a request id's entry, written one at a time), and stops. */
+  const changeAndStop = (path: string, changes: ReadonlyArray<readonly [string, number]>) =>
+    withStateFile(path, (stateFile) =>
+      Effect.forEach(changes, ([id, at]) => stateFile.change(() => [undefined, [[id, { state: "acknowledged", at }]]]), { discard: true }))
+
+  it("replays its journal over its snapshot, ignores a last line whose write did not finish, and refuses a damaged line", async () => {
+    const path = tree.path("..", "journaled.json")
+    await changeAndStop(path, [["req-1", 1], ["req-2", 2]])
+    // Opening writes a snapshot and starts a journal: the changes after it are in the journal only.
+    await changeAndStop(path, [["req-3", 3]])
+    expect(Object.keys(JSON.parse(readFileSync(path, "utf8")).requests)).toEqual(["req-1", "req-2"])
+    expect([...(await ledgerOnDisk(path)).keys()]).toEqual(["req-1", "req-2", "req-3"])
+
+    // A daemon killed in the middle of a change's write: the change was never acted on.
+    const journal = `${path}.journal`
+    const complete = readFileSync(journal, "utf8")
+    appendFileSync(journal, `[["req-4",{"state":"acknow`)
+    expect([...(await ledgerOnDisk(path)).keys()]).toEqual(["req-1", "req-2", "req-3"])
+
+    writeFileSync(journal, `${complete}[["req-4",{"state":"acknowledged"}]]\n`)
+    await expect(ledgerOnDisk(path)).rejects.toThrow(`The state file ${path} is damaged`)
+    await expect(open(path)).rejects.toThrow(`The state file ${path} is damaged`)
+  })
+
+  it("writes its snapshot again once the journal has grown past it, and ignores a journal the snapshot already holds", async () => {
+    const path = tree.path("..", "compacted.json")
+    const journal = `${path}.journal`
+    const many = Array.from({ length: 8000 }, (_, index) => [`req-${index}`, index] as const)
+    await changeAndStop(path, many)
+    expect(statSync(journal).size).toBeLessThanOrEqual(MIN_JOURNAL_BYTES)
+    expect((await ledgerOnDisk(path)).size).toBe(8000)
+
+    // A daemon stopped after a new snapshot's rename and before its journal began: the journal
+    // on disk is the last snapshot's, whose changes the new one holds, and a new machine's
+    // snapshot holds none of them.
+    copyFileSync(journal, `${journal}.old`)
+    await withStateFile(path, (stateFile) => stateFile.registered("mch_aaaaaaaaaaaaaaaaaaaaaaaaaa" as MachineId))
+    copyFileSync(`${journal}.old`, journal)
+    const loaded = await Effect.runPromise(loadState(path, SERVER))
+    expect(loaded.machineId).toBe("mch_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+    expect(loaded.requests.size).toBe(0)
+  })
+
+  it("reads a state file written before journals", async () => {
+    const path = tree.path("..", "old.json")
+    writeFileSync(path, JSON.stringify({
+      version: 1,
+      server: SERVER,
+      machine_id: null,
+      requests: { "req-old": { state: "done", at: 1, outcome: { outcome: "succeeded", output: { content: "x" } } } }
+    }))
+    writeFileSync(`${path}.journal`, `{"journal":"not-this-one"}\n[["req-stray",{"state":"running","at":2}]]\n`)
+    expect([...(await ledgerOnDisk(path)).keys()]).toEqual(["req-old"])
+    await changeAndStop(path, [["req-new", 3]])
+    expect([...(await ledgerOnDisk(path)).keys()]).toEqual(["req-old", "req-new"])
   })
 })
