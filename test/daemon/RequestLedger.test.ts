@@ -1,21 +1,22 @@
 /**
  * The request ledger through the request runner, on a real state file: a request id runs once
  * however often it arrives, its result is kept until acknowledged and re-sent after a restart,
- * an acknowledgement is written with the next change or at the stop, a request that was running
- * when the daemon stopped is not run again, and cancels. The state file: its lock, its server,
+ * an acknowledgement is written with the next change or at the stop, acknowledged ids are forgotten
+ * in batches, a request that was running when the daemon stopped is not run again, and cancels. The state file: its lock, its server,
  * its journal replayed over its snapshot (an unfinished last line ignored, a damaged one
  * refused, an old journal left by a stop between a snapshot and its journal ignored), and a file
  * written before journals.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Queue, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, Queue, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { spawn } from "node:child_process"
 import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import type { DaemonMessage, Request } from "../../src/domain/machines/DaemonProtocol.ts"
 import { Directories } from "../../src/daemon/Directories.ts"
 import { Outbox } from "../../src/daemon/Outbox.ts"
-import { RequestLedger } from "../../src/daemon/RequestLedger.ts"
+import { ACKNOWLEDGED_KEPT, ACKNOWLEDGED_MEMORY, FORGET_BATCH, RequestLedger } from "../../src/daemon/RequestLedger.ts"
 import { RequestRunner } from "../../src/daemon/RequestRunner.ts"
 import { loadState, MIN_JOURNAL_BYTES, StateFile } from "../../src/daemon/StateFile.ts"
 import type { MachineId } from "../../src/domain/shared/Ids.ts"
@@ -126,6 +127,35 @@ describe("the request ledger", () => {
     await daemon.stop()
     expect(await stateOnDisk("req-b")).toBe("acknowledged")
   })
+
+  it.effect("forgets acknowledged ids in batches: the newest ACKNOWLEDGED_KEPT are kept, none older than ACKNOWLEDGED_MEMORY", () =>
+    Effect.gen(function*() {
+      const ledger = yield* RequestLedger
+      const stateFile = yield* StateFile
+      const remembered = Effect.map(stateFile.requests, (requests) => [...requests.keys()])
+      // A request a millisecond, as the daemon serves it: admitted, completed, acknowledged.
+      const serve = (index: number) =>
+        Effect.gen(function*() {
+          yield* TestClock.adjust(1)
+          yield* ledger.admit(`req-${index}`)
+          yield* ledger.complete(`req-${index}`, { outcome: "succeeded", output: {} })
+          yield* ledger.acknowledge([`req-${index}`])
+        })
+      const batchFull = ACKNOWLEDGED_KEPT + FORGET_BATCH
+      for (let index = 0; index < batchFull - 1; index++) yield* serve(index)
+      expect((yield* remembered).length).toBe(batchFull - 1)
+      // One more makes the batch: the oldest FORGET_BATCH go at once.
+      yield* serve(batchFull - 1)
+      const kept = yield* remembered
+      expect(kept.length).toBe(ACKNOWLEDGED_KEPT)
+      expect(kept).not.toContain(`req-${FORGET_BATCH - 1}`)
+      expect(kept).toContain(`req-${FORGET_BATCH}`)
+      expect(kept).toContain(`req-${batchFull - 1}`)
+      // An hour later, the next acknowledgement forgets every id acknowledged before it.
+      yield* TestClock.adjust(Duration.sum(ACKNOWLEDGED_MEMORY, Duration.millis(1)))
+      yield* serve(batchFull)
+      expect(yield* remembered).toEqual([`req-${batchFull}`])
+    }).pipe(Effect.provide(RequestLedger.layer.pipe(Layer.provideMerge(StateFile.layer(tree.path("..", "forgetting.json"), SERVER))))))
 
   it("does not run again a request that was running when the daemon stopped: it answers interrupted", async () => {
     const first = await startDaemon()
