@@ -1,0 +1,37 @@
+/**
+ * A child program for test/daemon/StateFileCrash.test.ts: `node --import tsx StateFileWriter.ts
+ * FILE SERVER KEPT` opens the state file at FILE and changes its ledger for ever, one change at a
+ * time, each recording the next request id (`req-<n>`, n one more than the highest it holds) as
+ * done with an output naming n (`writtenEntry`), and forgetting `req-<n - KEPT>`, so that the
+ * ledger stays KEPT entries long while the journal is written and folded into new snapshots again
+ * and again. It prints n on its own line once the change is written (the point at which a daemon
+ * goes on).
+ */
+import { Effect } from "effect"
+import { pathToFileURL } from "node:url"
+import { type LedgerEntry, StateFile } from "../../src/daemon/StateFile.ts"
+
+/** The entry the writer records for `req-<n>`: outputs of 0 to 399 bytes of padding. */
+export const writtenEntry = (n: number): LedgerEntry => ({
+  state: "done",
+  at: n,
+  outcome: { outcome: "succeeded", output: { n, padding: "x".repeat(n % 400) } }
+})
+
+const [path, server, kept] = process.argv.slice(2)
+
+const program = Effect.gen(function*() {
+  const stateFile = yield* StateFile
+  const held = [...(yield* stateFile.requests).keys()].map((id) => Number(id.slice("req-".length)))
+  let next = held.length === 0 ? 0 : Math.max(...held) + 1
+  while (true) {
+    const n = next++
+    yield* stateFile.change(() => [undefined, [[`req-${n}`, writtenEntry(n)], [`req-${n - Number(kept)}`, null]]])
+    process.stdout.write(`${n}\n`)
+  }
+})
+
+// Run as a program only: the test imports `writtenEntry` from here.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  Effect.runPromise(Effect.provide(program, StateFile.layer(path, server)))
+}
