@@ -39,7 +39,8 @@ const writeUntilKilled = (path: string, afterMs: number) =>
       killing ??= setTimeout(() => child.kill("SIGKILL"), afterMs)
     })
     child.stderr.on("data", (chunk) => (errors += chunk))
-    child.once("exit", (_code, signal) => {
+    // "close", not "exit": the output read to its end.
+    child.once("close", (_code, signal) => {
       clearTimeout(killing)
       const reported = output.split("\n").slice(0, -1)
       if (signal !== "SIGKILL" || reported.length === 0) reject(new Error(`the writer ended by itself (${signal}): ${errors}`))
