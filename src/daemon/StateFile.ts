@@ -40,7 +40,7 @@ export const LedgerEntry = Schema.Union([
 export type LedgerEntry = typeof LedgerEntry.Type
 
 /** The snapshot file. */
-export const DaemonState = Schema.Struct({
+const DaemonState = Schema.Struct({
   version: Schema.Literal(1),
   server: Schema.String,
   machine_id: Schema.NullOr(MachineId),
@@ -49,7 +49,6 @@ export const DaemonState = Schema.Struct({
   /** By request id; `at` is when the entry last changed (ms since the epoch). */
   requests: Schema.Record(RequestId, LedgerEntry)
 })
-export type DaemonState = typeof DaemonState.Type
 
 /** A change to the ledger: the request id's new entry, or `null` when the id is forgotten. */
 export const LedgerChange = Schema.Tuple([RequestId, Schema.NullOr(LedgerEntry)])
@@ -65,7 +64,6 @@ export const MIN_JOURNAL_BYTES = 256 * 1024
 export class StateFileError extends Schema.TaggedError<StateFileError>()("StateFileError", { message: Schema.String }) {}
 
 export class StateFile extends Context.Service<StateFile, {
-  readonly path: string
   /** The machine of the last registration, if any. */
   readonly machineId: Effect.Effect<MachineId | null>
   /** The ledger as it is now (changed only through `change` and `changeUnwritten`). */
@@ -254,7 +252,6 @@ const open = (path: string, server: string) =>
     yield* Effect.addFinalizer(() => one(Effect.exit(Effect.promise(writeChanges))))
 
     return {
-      path,
       machineId: Effect.sync(() => machineId),
       requests: Effect.succeed<ReadonlyMap<RequestId, LedgerEntry>>(requests),
       registered: (id: MachineId) =>
