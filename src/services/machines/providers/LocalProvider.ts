@@ -6,13 +6,15 @@
  * code), `/tmp` private, the server's data directory hidden, its own directory writable, its own
  * process namespace (stopping it stops every process it started).
  * Processes are started in a session of their own, so they outlive a server restart; `list`
- * finds them again from the pid files.
+ * finds them again from the pid files. With DATA_DIR `memory://` the server keeps nothing on disk,
+ * so nothing it starts outlives it: when it stops, the machines it started are stopped and their
+ * directories removed.
  */
 import { Context, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
 import { spawn } from "node:child_process"
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { MachineId } from "../../../domain/shared/Ids.ts"
 import { AppConfig } from "../../../layers/AppConfig.ts"
 import { MACHINES_DIRECTORY } from "../../../layers/DataDir.ts"
@@ -102,6 +104,33 @@ const make = Effect.gen(function*() {
       yield* awaitGroupEnd(group, KILL_WAIT)
     })
 
+  /** Stops the machine's daemon and removes its directory. */
+  const removeMachine = (dir: string, machineId: string) =>
+    Effect.andThen(stopProcess(dir, machineId), Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+
+  /**
+   * With DATA_DIR `memory://`: the directory of each machine started and not stopped, with its
+   * id, and the directory of each pool that started one.
+   */
+  const startedInMemory = new Map<string, string>()
+  const poolsInMemory = new Set<string>()
+  if (inMemory) {
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(startedInMemory, ([dir, machineId]) => removeMachine(dir, machineId), { concurrency: "unbounded", discard: true }).pipe(
+        // The pools' directories, then the root, once empty (another server's may be in them).
+        Effect.andThen(Effect.sync(() => {
+          for (const emptied of [...poolsInMemory, root]) {
+            try {
+              rmdirSync(emptied)
+            } catch {
+              // not empty, or gone
+            }
+          }
+        }))
+      )
+    )
+  }
+
   /** The command that runs `node` with these arguments, sandboxed when bubblewrap is installed. */
   const command = (dir: string, work: string, nodeArguments: ReadonlyArray<string>) =>
     Option.match(bwrap, {
@@ -134,6 +163,10 @@ const make = Effect.gen(function*() {
       const dir = machineDir(pool.poolId, launch.machineId)
       yield* stopProcess(dir, launch.machineId)
       const work = join(dir, "work")
+      if (inMemory) {
+        startedInMemory.set(dir, launch.machineId)
+        poolsInMemory.add(dirname(dir))
+      }
       return yield* Effect.try({
         try: () => {
           mkdirSync(work, { recursive: true })
@@ -163,8 +196,8 @@ const make = Effect.gen(function*() {
   const stop = (pool: ProviderPool, machineId: MachineId, _ref: string | null) =>
     Effect.gen(function*() {
       const dir = machineDir(pool.poolId, machineId)
-      yield* stopProcess(dir, machineId)
-      yield* Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+      yield* removeMachine(dir, machineId)
+      startedInMemory.delete(dir)
     })
 
   const list = (pool: ProviderPool) =>
