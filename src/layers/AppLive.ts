@@ -62,7 +62,6 @@ export const AppLive = HttpAppLive.pipe(Layer.provide(ServicesLive))
  * listener, so on shutdown the listener closes first, letting in-flight requests finish while
  * the database is still open, and the database closes last.
  */
-export const ServerLive = withStartupLog(HttpAppLive).pipe(
-  Layer.provide(NodeServerLive),
+export const ServerLive = NodeServerLive(withStartupLog(HttpAppLive)).pipe(
   Layer.provide(ServicesLive)
 )

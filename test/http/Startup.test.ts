@@ -24,6 +24,8 @@ import {
   usesEmbeddedDatabase,
   withClient
 } from "../support/Processes.ts"
+import { daemonDirs, killDaemons, startDaemon } from "../support/Daemons.ts"
+import { until } from "../support/Polling.ts"
 import { scriptedProject } from "../support/ScriptedModel.ts"
 import { Reply, type ScriptedProviderShape, startScriptedProvider } from "../support/ScriptedProvider.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
@@ -45,6 +47,7 @@ beforeAll(async () => {
 }, TIMEOUT_MS)
 
 afterAll(async () => {
+  killDaemons()
   killLeftoverServers()
   dataDirs.forEach(removeDataDir)
   await closeProvider()
@@ -172,6 +175,47 @@ describeServers("start-up and shutdown", () => {
     expect(draining).toBeGreaterThan(0)
     expect(messages.at(-1)).toBe("stopped")
     expect(messages).not.toContain("No healthy runners available")
+  }, TIMEOUT_MS)
+
+  it("SIGTERM with a daemon connected and an event stream open: both told server_shutdown before the drain", async () => {
+    const dataDir = makeDataDir(template)
+    dataDirs.push(dataDir)
+    const token = `startup-${randomBytes(16).toString("hex")}`
+    const server = await startServer(dataDir, {
+      AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
+      AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("shutdown-open")
+    })
+    const { agentPath, orgId } = await withClient(server.baseUrl, token, (client) =>
+      Effect.gen(function*() {
+        const slug = `shutdown-${randomBytes(4).toString("hex")}`
+        const { configId, projectPath } = yield* scriptedProject(client, { name: "Stop", label: "stop", baseUrl: provider.baseUrl("openai-responses"), slug })
+        const agent = yield* client.agents.create({ params: projectPath, payload: { agent_config_id: configId } })
+        return { agentPath: `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}`, orgId: projectPath.orgID }
+      }))
+    const dirs = daemonDirs()
+    const daemon = startDaemon({ server: server.baseUrl, token, name: "stopping", org: orgId, dirs: [dirs.work], state: dirs.state })
+    const connected = /^machine mch_\w+ connected$/
+    await until(async () => logLines(server.output()), (lines) => lines.some((line) => connected.test(line.message)), "the daemon connected")
+    const stream = await fetch(`${server.baseUrl}${agentPath}/events/stream`, { headers: { authorization: `Bearer ${token}` } })
+    expect(stream.status).toBe(200)
+    const streamed = stream.text()
+
+    const exit = await server.stop()
+    expect(exit.code).toBe(0)
+    // The stream ended with its last event, not cut when the drain's grace ran out.
+    expect(await streamed).toMatch(/event: stream_closed\ndata: \{"reason":"server_shutdown","message":"The server is stopping; [^"]*"\}\n\n$/)
+    const lines = logLines(server.output())
+    const messages = lines.map((line) => line.message)
+    // The socket's request ended by the close, not cut when the drain's grace ran out (503).
+    const socket = lines.find((line) => line.message === "request" && line.annotations.path === "/api/v1/machines/ws")
+    expect(socket?.annotations.status).not.toBe(503)
+    const draining = messages.findIndex((message) => message.startsWith("shutting down: draining"))
+    const disconnected = messages.findIndex((message) => /^machine mch_\w+ disconnected$/.test(message))
+    expect(messages[draining]).toBe("shutting down: draining 1 requests")
+    expect(disconnected).toBeGreaterThan(draining)
+    expect(messages.at(-1)).toBe("stopped")
+    await until(async () => daemon.output(), (output) => output.includes("server_shutdown: the server is stopping"), "the daemon told why")
+    await daemon.stop()
   }, TIMEOUT_MS)
 
   it("one log line a request, with its x-request-id; an event stream's line is written when the stream ends", async () => {

@@ -58,7 +58,8 @@ export class AgentEventStreamApi extends HttpApiGroup.make("agentEventStream")
         OpenApi.Description,
         "The timeline as Server-Sent Events, from after `Last-Event-ID` (or `after_sequence`; the header wins), " +
           "then live. Reconnecting with the last id received misses and repeats nothing. Ends with a `stream_closed` " +
-          "event (no id) within a few seconds of the caller losing access (key deleted, member removed, project deleted)."
+          "event (no id) within a few seconds of the caller losing access (key deleted, member removed, project deleted), " +
+          "or when the server stops (`server_shutdown`: reconnect, to its next start or another process)."
       )
   )
   .middleware(StreamAuthentication)

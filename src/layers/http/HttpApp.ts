@@ -35,6 +35,7 @@ import { UserSettingsLive } from "../../api/handlers/workspaces/UserSettingsLive
 import { WorkspacesLive } from "../../api/handlers/workspaces/WorkspacesLive.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { builtWithOnly } from "./BuiltWithOnly.ts"
+import { LongLivedConnectionsClosedAtShutdown } from "./ClosedAtShutdown.ts"
 import { corsFor } from "./Cors.ts"
 import { MachineSocketRouteLive } from "./MachineSocketRoute.ts"
 import { ServedApi } from "./OpenApiDocument.ts"
@@ -91,7 +92,7 @@ const ListenAddressRecorded = Layer.effectDiscard(Effect.gen(function*() {
  * (BuiltWithOnly.ts): each handler group adds its own. They wrap the router rather than being
  * the listener's middleware, which effect/http would run as a step of its own (RequestLog.ts).
  */
-export const HttpAppLive = Layer.unwrap(
+const ServedApp = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const router = yield* HttpRouter.toHttpEffect(RoutesLive)
@@ -99,7 +100,11 @@ export const HttpAppLive = Layer.unwrap(
       builtWithOnly(HttpServer.HttpServer)
     )
   })
-).pipe(
+)
+
+/** The served app; at shutdown the machines' sockets and the event streams end before its listener drains. */
+export const HttpAppLive = LongLivedConnectionsClosedAtShutdown.pipe(
+  Layer.provideMerge(ServedApp),
   // Request spans cost a third of the throughput and nothing exports them.
   Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
   Layer.merge(ListenAddressRecorded)

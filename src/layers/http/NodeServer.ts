@@ -97,20 +97,25 @@ export const NodeTestServerLive = HttpServer.layerTestClient.pipe(
   Layer.provideMerge(NodeHttpServer.layer(() => makeServer().server, { host: "127.0.0.1", port: 0 }))
 )
 
-/** Listening on HOST:PORT; on shutdown, says how many requests it waits for. */
-export const NodeServerLive = Layer.unwrap(
-  Effect.map(AppConfig, (config) => {
-    const { inFlight, server } = makeServer()
-    const announceShutdown = Layer.effectDiscard(
-      Effect.addFinalizer(() =>
-        Effect.suspend(() => {
-          beginShutdown()
-          return Effect.logInfo(`shutting down: draining ${inFlight()} requests`)
-        })
+/**
+ * `app` served on HOST:PORT. Shutdown begins with one line saying how many requests it drains,
+ * before `app` closes (its listener stops accepting connections and drains them).
+ */
+export const NodeServerLive = <A, E, R>(app: Layer.Layer<A, E, R>) =>
+  Layer.unwrap(
+    Effect.map(AppConfig, (config) => {
+      const { inFlight, server } = makeServer()
+      const announceShutdown = Layer.effectDiscard(
+        Effect.addFinalizer(() =>
+          Effect.suspend(() => {
+            beginShutdown()
+            return Effect.logInfo(`shutting down: draining ${inFlight()} requests`)
+          })
+        )
       )
-    )
-    return announceShutdown.pipe(
-      Layer.provideMerge(NodeHttpServer.layer(() => server, { host: config.host, port: config.port }))
-    )
-  })
-)
+      return announceShutdown.pipe(
+        Layer.provideMerge(app),
+        Layer.provide(NodeHttpServer.layer(() => server, { host: config.host, port: config.port }))
+      )
+    })
+  )

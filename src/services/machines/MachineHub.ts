@@ -52,13 +52,17 @@ const make = Effect.gen(function*() {
       { discard: true }
     )
 
+  /** Closes every connection of this process (it is stopping). */
+  const closeAll = (reason: CloseReason, message: string) =>
+    Effect.suspend(() => Effect.forEach([...connections.values()], (connection) => connection.close(reason, message), { discard: true }))
+
   /** After a commit that added requests or cancels for these machines or pools (none: any machine). */
   const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>
     Effect.asVoid(machineIds === undefined ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
 
   const subscribe: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope> = PubSub.subscribe(changed)
 
-  return { add, remove, closeMachine, closeCredential, wake, subscribe } as const
+  return { add, remove, closeMachine, closeCredential, closeAll, wake, subscribe } as const
 })
 
 export class MachineHub extends Context.Service<MachineHub, Effect.Success<typeof make>>()("MachineHub") {

@@ -32,6 +32,9 @@ import { MachineResults } from "./MachineResults.ts"
 import { HEARTBEAT_INTERVAL_SECONDS, MachinesRepository, OFFLINE_AFTER_SECONDS } from "./MachinesRepository.ts"
 import { type MachineTokenClaims, MachineTokens } from "./MachineTokens.ts"
 
+/** The WebSocket close codes of the reasons that are not a normal closure (1000). */
+const CLOSE_CODES: Partial<Record<CloseReason, number>> = { protocol_error: 1002, server_shutdown: 1001 }
+
 /** The route of the machine WebSocket under /v1 (the daemon is told the /api/v1 one). */
 export const MACHINE_WS_ROUTE = "/v1/machines/ws"
 const HELLO_TIMEOUT = "10 seconds"
@@ -130,7 +133,7 @@ const make = Effect.gen(function*() {
       const ended = yield* Deferred.make<void>()
       const close = (reason: CloseReason, message: string) =>
         send({ type: "close", reason, message }).pipe(
-          Effect.andThen(write(new Socket.CloseEvent(reason === "protocol_error" ? 1002 : 1000, reason))),
+          Effect.andThen(write(new Socket.CloseEvent(CLOSE_CODES[reason] ?? 1000, reason))),
           Effect.ignore,
           Effect.andThen(Deferred.succeed(ended, undefined)),
           Effect.asVoid
@@ -303,7 +306,10 @@ const make = Effect.gen(function*() {
     return HttpServerResponse.empty()
   })
 
-  return { handle } as const
+  /** At shutdown: every session of this process is sent `close` `server_shutdown`, its socket closed (1001). */
+  const closeAtShutdown = hub.closeAll("server_shutdown", "the server is stopping")
+
+  return { handle, closeAtShutdown } as const
 })
 
 export class MachineSessions extends Context.Service<MachineSessions, Effect.Success<typeof make>>()("MachineSessions") {

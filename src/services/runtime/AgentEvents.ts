@@ -2,7 +2,7 @@
  * The timeline as the API reads it: pages of events, and the live stream of
  * Server-Sent Events, `id:` the sequence, `event:` the kind, `data:` the event as JSON; merged
  * into it, the live output of the model (LiveOutput) as events without `id:`. A stream ends with
- * a `stream_closed` event once its caller's access is gone (StreamAccess).
+ * a `stream_closed` event once its caller's access is gone or the server stops (StreamAccess).
  */
 import { Sse } from "effect/encoding"
 import { Cause, Context, Duration, Effect, Layer, Queue, Schema, Stream } from "effect"
@@ -12,7 +12,7 @@ import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
 import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../../domain/runtime/OutputDeltas.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { LiveOutput } from "./LiveOutput.ts"
-import { type AccessLost, StreamAccess } from "./StreamAccess.ts"
+import { type StreamClosed, StreamAccess } from "./StreamAccess.ts"
 import { Timeline } from "./Timeline.ts"
 
 /** A Server-Sent Events stream sends this comment when no event came for this long. */
@@ -31,9 +31,9 @@ const eventJson = (event: AgentEvent): string => JSON.stringify(event)
 const toServerSentEvent = (event: AgentEvent) =>
   Sse.encoder.write({ _tag: "Event", id: String(event.sequence), event: event.event_kind, data: eventJson(event) })
 
-/** The last frame of a stream whose access ended: no `id:`, so a reconnect resumes where the events stopped. */
-const closedEvent = (lost: AccessLost) =>
-  Sse.encoder.write({ _tag: "Event", id: undefined, event: "stream_closed", data: JSON.stringify(lost) })
+/** The last frame of a stream that had to end: no `id:`, so a reconnect resumes where the events stopped. */
+const closedEvent = (closed: StreamClosed) =>
+  Sse.encoder.write({ _tag: "Event", id: undefined, event: "stream_closed", data: JSON.stringify(closed) })
 
 const encodeDelta = Schema.encodeSync(Schema.fromJsonString(OutputDelta))
 
@@ -64,7 +64,8 @@ const make = Effect.gen(function*() {
    * leaves: a comment opens the stream (so the response starts at once), one comment more
    * after each SSE_HEARTBEAT_INTERVAL without events. The live output of the agent's model calls
    * is merged in from the moment the stream opens. It ends with a `stream_closed` event when
-   * the caller's access ends (its key deleted, its membership gone, the project deleted).
+   * the caller's access ends (its key deleted, its membership gone, the project deleted) or
+   * the server stops.
    *
    * The three sources put their frames in one queue the response reads (a `Stream.merge` of
    * them cost about as much CPU as the rest of the stream, docs/performance-record.md): the timeline
@@ -92,7 +93,7 @@ const make = Effect.gen(function*() {
         })
         yield* Effect.forkScoped(Queue.into(sendTimeline, frames))
         yield* streamAccess.lost(orgId, projectId, agentId).pipe(
-          Effect.flatMap((lost) => Queue.offer(frames, closedEvent(lost))),
+          Effect.flatMap((closed) => Queue.offer(frames, closedEvent(closed))),
           Effect.andThen(Queue.end(frames)),
           Effect.provide(context),
           Effect.forkScoped
@@ -107,7 +108,7 @@ const make = Effect.gen(function*() {
         Stream.encodeText
       ))
 
-  return { list, stream } as const
+  return { list, stream, closeStreamsAtShutdown: streamAccess.closeAtShutdown } as const
 })
 
 export class AgentEvents extends Context.Service<AgentEvents, Effect.Success<typeof make>>()("AgentEvents") {

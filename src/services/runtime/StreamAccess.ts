@@ -7,7 +7,7 @@
  * The open streams of this process are checked together, once every ACCESS_RECHECK_INTERVAL: one
  * read per API key, one read of the access per key and project, and one read of the agents per
  * key and project, however many streams each has (a check of its own per stream cost three reads
- * per stream, docs/performance-record.md).
+ * per stream, docs/performance-record.md). A server that is stopping ends them all at once.
  */
 import { Array, Context, Deferred, Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import type { AgentId, ApiKeyId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
@@ -20,9 +20,12 @@ import { AgentsRepository } from "./AgentsRepository.ts"
 /** How often the open streams' access is checked again. */
 export const ACCESS_RECHECK_INTERVAL = Duration.seconds(2)
 
-/** Why a stream ended: its key is gone, its caller no longer reaches the agent, or the check itself failed. */
-export interface AccessLost {
-  readonly reason: "api_key_revoked" | "access_revoked" | "access_check_failed"
+/**
+ * Why a stream ended: its key is gone, its caller no longer reaches the agent, the check itself
+ * failed, or the server is stopping.
+ */
+export interface StreamClosed {
+  readonly reason: "api_key_revoked" | "access_revoked" | "access_check_failed" | "server_shutdown"
   readonly message: string
 }
 
@@ -32,7 +35,7 @@ interface Watch {
   readonly orgId: OrgId
   readonly projectId: ProjectId
   readonly agentId: AgentId
-  readonly lost: Deferred.Deferred<AccessLost>
+  readonly lost: Deferred.Deferred<StreamClosed>
 }
 
 const make = Effect.gen(function*() {
@@ -41,7 +44,7 @@ const make = Effect.gen(function*() {
   const agents = yield* AgentsRepository
   const watches = new Set<Watch>()
 
-  const end = (ended: ReadonlyArray<Watch>, lost: AccessLost) => {
+  const end = (ended: ReadonlyArray<Watch>, lost: StreamClosed) => {
     for (const watch of ended) {
       watches.delete(watch)
       Deferred.doneUnsafe(watch.lost, Exit.succeed(lost))
@@ -90,10 +93,10 @@ const make = Effect.gen(function*() {
   })
   yield* Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(Effect.andThen(checkAll), Effect.forever, Effect.forkScoped)
 
-  /** Waits until the calling principal no longer reaches the agent; what it lost. */
-  const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<AccessLost, never, CurrentPrincipal> =>
+  /** Waits until the stream must end (the calling principal no longer reaches the agent, or the server stops); why. */
+  const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<StreamClosed, never, CurrentPrincipal> =>
     Effect.flatMap(CurrentPrincipal, ({ keyId }) => {
-      const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.makeUnsafe<AccessLost>() }
+      const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.makeUnsafe<StreamClosed>() }
       return Effect.acquireUseRelease(
         Effect.sync(() => watches.add(watch)),
         () => Deferred.await(watch.lost),
@@ -101,7 +104,15 @@ const make = Effect.gen(function*() {
       )
     })
 
-  return { lost } as const
+  /** Ends every stream of this process (it is stopping); their clients reconnect, to its next start or another process. */
+  const closeAtShutdown = Effect.sync(() =>
+    end([...watches], {
+      reason: "server_shutdown",
+      message: "The server is stopping; reconnect with the Last-Event-ID of the last event received"
+    })
+  )
+
+  return { lost, closeAtShutdown } as const
 })
 
 export class StreamAccess extends Context.Service<StreamAccess, Effect.Success<typeof make>>()("StreamAccess") {
