@@ -5,39 +5,25 @@
  * `local` provider.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
-import { spawnSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { Effect, Option, Redacted } from "effect"
 import { afterAll } from "vitest"
 import { installClusterPools } from "../support/ClusterPoolsFile.ts"
+import { daemonRuns, killDaemonsNaming, LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
 import { agentOnPool } from "../support/PoolAgents.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { TestAppLive } from "../support/TestApp.ts"
-import { fastRetries } from "../runtime/RuntimeLayer.ts"
 
-const LOCAL_KEY = `local-key-${randomBytes(8).toString("hex")}`
 const machineIds: Array<string> = []
 
-afterAll(() => {
-  for (const id of machineIds) spawnSync("pkill", ["-KILL", "-f", id])
-})
+afterAll(() => killDaemonsNaming(machineIds))
 
-/** Whether a process of the machine's daemon runs on this host. */
-const daemonRuns = (machineId: string) => spawnSync("pgrep", ["-f", machineId]).status === 0
-
-const DroppedTestLive = Layer.mergeAll(
-  TestAppLive({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }),
-  ScriptedProvider.layer
-).pipe(Layer.provide(fastRetries))
-
-layer(DroppedTestLive, { timeout: "180 seconds", excludeTestServices: true })("cluster pools dropped by the operator", (it) => {
+layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true })("cluster pools dropped by the operator", (it) => {
   it.effect("the dropped pool's machines are stopped and deleted, then the pool", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const orgPath = { orgID: rt.org.id }
-      const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+      const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_PROVIDER_KEY) } })
       const declared = {
         org_id: rt.org.id,
         name: "operators-local",
@@ -46,7 +32,7 @@ layer(DroppedTestLive, { timeout: "180 seconds", excludeTestServices: true })("c
         default_machine_provider_options: {},
         max_total_machines: 1
       }
-      const config = { localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }
+      const config = { localProviderKey: Option.some(Redacted.make(LOCAL_PROVIDER_KEY)) }
       yield* installClusterPools([declared], { config })
       const [pool] = (yield* rt.client.machinePools.list({ params: orgPath, query: {} })).data
       expect([pool.name, pool.management_kind]).toEqual(["operators-local", "cluster"])

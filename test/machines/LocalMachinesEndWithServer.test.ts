@@ -4,39 +4,25 @@
  * machines its `local` pools started are stopped, and their directories removed.
  */
 import { expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
-import { spawnSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
+import { daemonRuns, killDaemonsNaming, LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
 import { agentOnPool } from "../support/PoolAgents.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { TestAppLive } from "../support/TestApp.ts"
-import { fastRetries } from "../runtime/RuntimeLayer.ts"
 
-const LOCAL_KEY = `local-key-${randomBytes(8).toString("hex")}`
 const machineIds: Array<string> = []
 
-afterAll(() => {
-  for (const id of machineIds) spawnSync("pkill", ["-KILL", "-f", id])
-})
-
-/** Whether a process of the machine's daemon runs on this host. */
-const daemonRuns = (machineId: string) => spawnSync("pgrep", ["-f", machineId]).status === 0
-
-const ServerLive = Layer.mergeAll(
-  TestAppLive({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }),
-  ScriptedProvider.layer
-).pipe(Layer.provide(fastRetries))
+afterAll(() => killDaemonsNaming(machineIds))
 
 /** A local pool with one machine, started for an agent, and that machine's directory. */
 const machineOfLocalPool = Effect.gen(function*() {
   const rt = yield* runtimeProject(yield* ScriptedProvider)
   const orgPath = { orgID: rt.org.id }
-  const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+  const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_PROVIDER_KEY) } })
   const pool = yield* rt.client.machinePools.create({
     params: orgPath,
     payload: { name: "ends-with-server", provider: "local", provider_auth_secret_id: key.id, default_machine_provider_options: {}, max_total_machines: 1 }
@@ -50,7 +36,7 @@ const machineOfLocalPool = Effect.gen(function*() {
 it.live("a server on memory:// stops the daemons of its local machines when it stops, and removes their directories", () =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const server = yield* Layer.buildWithScope(ServerLive, scope)
+    const server = yield* Layer.buildWithScope(LocalPoolServerLive, scope)
     const { machineId, poolDirectory } = yield* Effect.provide(machineOfLocalPool, server)
     expect(daemonRuns(machineId)).toBe(true)
     expect(existsSync(join(poolDirectory, machineId, "work"))).toBe(true)

@@ -5,36 +5,26 @@
  * machine stays, `offline`, for its daemon to come back.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import { afterAll } from "vitest"
+import { killDaemonsNaming, LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
 import { eventually } from "../support/Polling.ts"
 import { agentOnPool } from "../support/PoolAgents.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { TestAppLive } from "../support/TestApp.ts"
-import { fastRetries } from "../runtime/RuntimeLayer.ts"
 
-const LOCAL_KEY = `local-key-${randomBytes(8).toString("hex")}`
 const poolIds: Array<string> = []
 
-afterAll(() => {
-  for (const id of poolIds) spawnSync("pkill", ["-KILL", "-f", id])
-})
+afterAll(() => killDaemonsNaming(poolIds))
 
-const ProtectionTestLive = Layer.mergeAll(
-  TestAppLive({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }),
-  ScriptedProvider.layer
-).pipe(Layer.provide(fastRetries))
-
-layer(ProtectionTestLive, { timeout: "180 seconds", excludeTestServices: true })("machine pools: runtime protection", (it) => {
+layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true })("machine pools: runtime protection", (it) => {
   it.effect("a machine whose daemon died is deleted by a protected pool, and kept offline by another", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const orgPath = { orgID: rt.org.id }
-      const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+      const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_PROVIDER_KEY) } })
       const poolMachine = (protectedPool: boolean) =>
         Effect.gen(function*() {
           const name = protectedPool ? "protected" : "unprotected"

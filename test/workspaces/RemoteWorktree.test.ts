@@ -9,19 +9,18 @@
  */
 import { layer } from "@effect/vitest"
 import { expect } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import type { MachineId } from "../../src/domain/shared/Ids.ts"
-import { fastRetries } from "../runtime/RuntimeLayer.ts"
 import { killDaemons } from "../support/Daemons.ts"
+import { LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
 import { eventually } from "../support/Polling.ts"
 import type { RuntimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { TestAppLive } from "../support/TestApp.ts"
 import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
 
 const ORIGINS = join(import.meta.dirname, "..", "..", ".scratch", "origins")
@@ -32,13 +31,6 @@ afterAll(() => {
   for (const origin of origins) rmSync(origin, { recursive: true, force: true })
 })
 
-const LOCAL_KEY = `local-key-${randomBytes(8).toString("hex")}`
-
-const RemoteTestLive = Layer.mergeAll(
-  TestAppLive({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) }),
-  ScriptedProvider.layer
-).pipe(Layer.provide(fastRetries))
-
 /**
  * A `local` pool of two machines named `name`, granted to the project, on this test's local key.
  * Whatever happens in the test, the pool's machines (daemon processes on this host) are deleted.
@@ -46,7 +38,7 @@ const RemoteTestLive = Layer.mergeAll(
 const localPool = (rt: RuntimeProject, name: string) =>
   Effect.gen(function*() {
     const orgID = rt.org.id
-    const key = yield* rt.client.secrets.create({ params: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })
+    const key = yield* rt.client.secrets.create({ params: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_PROVIDER_KEY) } })
     const pool = yield* rt.client.machinePools.create({
       params: { orgID },
       payload: {
@@ -73,7 +65,7 @@ const localPool = (rt: RuntimeProject, name: string) =>
     return pool
   })
 
-layer(RemoteTestLive, { timeout: "180 seconds", excludeTestServices: true })("REMOTE worktrees", (it) => {
+layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true })("REMOTE worktrees", (it) => {
   it.effect("migrate to REMOTE: a pool machine is started and the checkpoint restored there", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
