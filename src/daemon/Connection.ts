@@ -9,6 +9,7 @@ import { Socket } from "effect/socket"
 import { Clock, Data, Deferred, Effect, Fiber, Queue, Ref, Result, Schedule, Schema } from "effect"
 import WebSocket from "ws"
 import {
+  type Close,
   type DaemonMessage,
   DaemonMessageJson,
   OPERATIONS,
@@ -29,6 +30,8 @@ export class ConnectionLost extends Data.TaggedError("ConnectionLost")<{
   readonly message: string
   /** The connection got as far as the welcome (the reconnect backoff starts afresh). */
   readonly welcomed: boolean
+  /** The server closed it because it is stopping (`server_shutdown`): expected, not a fault. */
+  readonly serverStopping?: boolean
 }> {}
 
 export class DaemonStop extends Data.TaggedError("DaemonStop")<{ readonly message: string }> {}
@@ -95,11 +98,12 @@ export const connect = (registration: RegisterMachineResponse) =>
       )
 
     const welcomed = yield* Ref.make(false)
-    const lost = (message: string) => Effect.flatMap(Ref.get(welcomed), (welcomed) => Effect.fail(new ConnectionLost({ message, welcomed })))
+    const lost = (message: string, serverStopping = false) =>
+      Effect.flatMap(Ref.get(welcomed), (welcomed) => Effect.fail(new ConnectionLost({ message, welcomed, serverStopping })))
     const welcome = yield* Deferred.make<Welcome>()
     const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
     const refreshAt = yield* Ref.make((yield* Clock.currentTimeMillis) + registration.machine_token_expires_in * 1000 * REFRESH_AT)
-    const closeReason = yield* Ref.make("")
+    const closeMessage = yield* Ref.make<Close | undefined>(undefined)
 
     // Messages are handled one at a time, in the order they came.
     const inbox = yield* Queue.unbounded<string | Uint8Array>()
@@ -161,7 +165,7 @@ export const connect = (registration: RegisterMachineResponse) =>
         case "close":
           return message.reason === "protocol_version_unsupported"
             ? Effect.fail(new DaemonStop({ message: `the server does not speak this daemon's protocol: ${message.message}; update the daemon` }))
-            : Ref.set(closeReason, `${message.reason}: ${message.message}`)
+            : Ref.set(closeMessage, message)
       }
     }
 
@@ -209,8 +213,10 @@ export const connect = (registration: RegisterMachineResponse) =>
     const socketEnd = Fiber.join(socketFiber).pipe(
       Effect.result,
       Effect.flatMap((ended) =>
-        Effect.flatMap(Ref.get(closeReason), (reason) =>
-          lost(reason !== "" ? `the server closed the connection: ${reason}` : Result.isFailure(ended) ? describeSocketError(ended.failure) : "the connection closed"))
+        Effect.flatMap(Ref.get(closeMessage), (close) =>
+          close !== undefined
+            ? lost(`the server closed the connection: ${close.reason}: ${close.message}`, close.reason === "server_shutdown")
+            : lost(Result.isFailure(ended) ? describeSocketError(ended.failure) : "the connection closed"))
       )
     )
 

@@ -54,7 +54,13 @@ const cycle = Effect.gen(function*() {
 })
 
 export const runDaemon = cycle.pipe(
-  Effect.tapError((error) => error._tag === "ConnectionLost" ? Effect.logWarning(`${error.message}; reconnecting`) : Effect.void),
+  Effect.tapError((error) =>
+    error._tag !== "ConnectionLost"
+      ? Effect.void
+      : error.serverStopping
+      ? Effect.logInfo(`${error.message}; reconnecting`)
+      : Effect.logWarning(`${error.message}; reconnecting`)
+  ),
   Effect.retry({ schedule: RECONNECT_BACKOFF, while: (error) => error._tag === "ConnectionLost" && !error.welcomed }),
   Effect.catchTag("ConnectionLost", () => Effect.sleep(PAUSE_AFTER_WELCOMED)),
   Effect.forever
