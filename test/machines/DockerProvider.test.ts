@@ -8,9 +8,11 @@
  */
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Schema, Scope } from "effect"
 import { spawnSync } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { MachineId, MachinePoolId } from "../../src/domain/shared/Ids.ts"
 import { daemonArguments, PROJECT_ROOT, STATE_FILE_NAME } from "../../src/services/machines/providers/DaemonLaunch.ts"
@@ -214,6 +216,32 @@ describeApp()("docker machine provider", (it) => {
       }
       expect(yield* provider.list(pool)).toEqual([])
       expect(yield* provider.list(other)).toEqual([])
+    }), { timeout: 180_000 })
+
+  it.effect("with DATA_DIR memory:// the containers started and not stopped are removed when the server stops; a data directory keeps them", () =>
+    Effect.gen(function*() {
+      /** Starts machines with the provider of a server on `dataDir`, stops the first, then stops that server. */
+      const startThenStopServer = (dataDir: string) =>
+        Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          // Fresh: not the instance of the app these tests share, which the memo map would hand out.
+          const context = yield* Layer.buildWithScope(Layer.fresh(DockerProvider.layer).pipe(Layer.provide(testConfig({ dataDir }))), scope)
+          const provider = Context.get(context, DockerProvider)
+          const pool = yield* newPool()
+          const stopped = yield* newId(MachineId)
+          const stoppedRef = yield* provider.start(pool, sleeperLaunch(stopped))
+          yield* provider.stop(pool, stopped, stoppedRef)
+          const left = [yield* newId(MachineId), yield* newId(MachineId)]
+          const refs = yield* Effect.forEach(left, (machineId) => provider.start(pool, sleeperLaunch(machineId)))
+          yield* Scope.close(scope, Exit.void)
+          return yield* Effect.forEach(refs, inspect)
+        })
+
+      const inMemory = yield* startThenStopServer("memory://")
+      expect(inMemory).toEqual([Option.none(), Option.none()])
+      const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-docker-"))
+      const kept = yield* startThenStopServer(dataDir).pipe(Effect.ensuring(Effect.sync(() => rmSync(dataDir, { recursive: true, force: true }))))
+      expect(kept.map((container) => Option.getOrThrow(container).State.Running)).toEqual([true, true])
     }), { timeout: 180_000 })
 
   it.effect("check-connection against the real Docker Engine: the test image present, another absent", () =>

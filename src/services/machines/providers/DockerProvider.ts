@@ -4,12 +4,14 @@
  * labelled with its pool and machine, running `node` with the daemon's arguments from a read-only
  * mount of the project at its own path, on the host's network, with the machine's CPU and memory as
  * the container's limits. Every Docker failure is a ProviderFailed saying which step failed and
- * Docker's own message.
+ * Docker's own message. With DATA_DIR `memory://` the server keeps nothing on disk, so nothing it
+ * starts outlives it: when it stops, the containers it started and did not stop are removed.
  */
 import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import type { LookupFunction } from "node:net"
 import { dockerHostOf } from "../../../domain/machines/MachinePools.ts"
 import { MachineId } from "../../../domain/shared/Ids.ts"
+import { AppConfig } from "../../../layers/AppConfig.ts"
 import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
 import { PROJECT_ROOT } from "./DaemonLaunch.ts"
 import { type DockerAnswer, dockerMessage, type DockerRequest, dockerRequest } from "./DockerEngine.ts"
@@ -157,7 +159,33 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
   return { refusal: () => Option.none(), workDirectory: () => WORK_DIRECTORY, start, stop, list }
 }
 
-const make = Effect.map(NetworkPolicy, (policy): MachineProvider => makeDockerProvider({ lookup: policy.lookup }))
+/**
+ * `provider`, remembering the machines it starts until they are stopped, and removing the
+ * containers of those left when the scope closes (a failure is logged: the server is stopping).
+ */
+const removingAtClose = (provider: MachineProvider) =>
+  Effect.gen(function*() {
+    const started = new Map<MachineId, ProviderPool>()
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(started, ([machineId, pool]) =>
+        provider.stop(pool, machineId, null).pipe(
+          Effect.catch((error) => Effect.logWarning(`the container of machine ${machineId} was not removed: ${error.details}`))
+        ), { concurrency: "unbounded", discard: true })
+    )
+    return {
+      ...provider,
+      // Remembered before the start: a start cut short may have created the container.
+      start: (pool, launch) => Effect.andThen(Effect.sync(() => started.set(launch.machineId, pool)), provider.start(pool, launch)),
+      stop: (pool, machineId, ref) => Effect.tap(provider.stop(pool, machineId, ref), () => Effect.sync(() => started.delete(machineId)))
+    } satisfies MachineProvider
+  })
+
+const make = Effect.gen(function*() {
+  const policy = yield* NetworkPolicy
+  const config = yield* AppConfig
+  const provider = makeDockerProvider({ lookup: policy.lookup })
+  return config.dataDir.startsWith("memory://") ? yield* removingAtClose(provider) : provider
+})
 
 /** The docker provider of this server, guarded by its network policy. */
 export class DockerProvider extends Context.Service<DockerProvider, Effect.Success<typeof make>>()("DockerProvider") {
