@@ -3,8 +3,9 @@
  * starts it) and a real daemon: a container of the local test image (test/support/DockerImage.ts)
  * runs the platform's daemon from the read-only project mount, registers with the in-process test
  * server over the host network and comes online; its limits, labels and mounts are Docker's; list,
- * stop (twice), replacing a container of the same machine, and the failures (an image that is not
- * there, a host that cannot be reached) are ProviderFailed saying why.
+ * stop (twice), replacing a container of the same machine, the containers of a `memory://` server
+ * removed when it stops, and the failures (an image that is not there, a host that cannot be
+ * reached) are ProviderFailed saying why.
  */
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
