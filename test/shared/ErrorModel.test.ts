@@ -141,7 +141,12 @@ describeApp()("resource names", (it) => {
     ["a leading zero-width joiner", "\u200D👨 team"],
     ["a trailing zero-width joiner", "team 👨\u200D"],
     ["a zero-width joiner between an emoji and a letter", "👨\u200Da team"],
-    ["a doubled zero-width joiner in an emoji sequence", "👨\u200D\u200D👩 team"]
+    ["a doubled zero-width joiner in an emoji sequence", "👨\u200D\u200D👩 team"],
+    ["only a Hangul filler, which displays as nothing", "\u3164"],
+    ["a halfwidth Hangul filler between letters", "Ac\uFFA0me"],
+    ["a combining grapheme joiner", "Ac\u034Fme"],
+    ["only the blank Braille pattern, which displays as a space", "\u2800"],
+    ["a leading variation selector", "\uFE0FAcme"]
   ]
   for (const [label, name] of rejected) {
     it.effect(`rejects ${label}`, () =>
@@ -165,10 +170,10 @@ describeApp()("resource names", (it) => {
       })
     }))
 
-  it.effect("accepts emoji joined by zero-width joiners in organization and project names", () =>
+  it.effect("accepts emoji joined by zero-width joiners, or with a variation selector, in organization and project names", () =>
     Effect.gen(function*() {
       const { client, token } = yield* newUser()
-      const names = ["👨\u200D👩\u200D👧 team", "👩🏽\u200D💻 devs", "❤️\u200D🔥", "🏳️\u200D🌈 pride", "run 🏃\u200D♀️"]
+      const names = ["👨\u200D👩\u200D👧 team", "👩🏽\u200D💻 devs", "❤️\u200D🔥", "🏳️\u200D🌈 pride", "run 🏃\u200D♀️", "I \u2764\uFE0F it"]
       for (const name of names) {
         const created = yield* post("/v1/orgs", token, JSON.stringify({ name }))
         expect(created.status, name).toBe(201)

@@ -1,8 +1,9 @@
 /**
  * ResourceName: 1 to 64 characters after Unicode NFC normalization; spaces and
  * punctuation allowed; leading or trailing whitespace and invisible or control characters
- * (InvisibleCharacters.ts: Unicode category C and line or paragraph separators; a zero-width
- * joiner inside an emoji sequence is allowed) rejected.
+ * (InvisibleCharacters.ts: Unicode category C, line or paragraph separators, default-ignorable
+ * characters, the blank Braille pattern; a zero-width joiner inside an emoji sequence and a
+ * variation selector after a character are allowed) rejected.
  */
 import { Schema, SchemaTransformation } from "effect"
 import { hasInvisibleOrControl, INVISIBLE_OR_CONTROL_MESSAGE } from "./InvisibleCharacters.ts"
