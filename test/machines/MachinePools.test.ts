@@ -257,7 +257,15 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       const badEnv = yield* send(owner, "POST", path, { ...dockerBody, default_machine_env: { "1BAD": "x" } })
       expect(issuePaths(badEnv)).toEqual(["/default_machine_env"])
 
+      // Characters, not UTF-16 units: 64 emoji make a key of 64 characters, 512 a value of 512.
+      const emojiLongKey = yield* send(owner, "POST", path, { ...dockerBody, metadata: { ["😀".repeat(65)]: "v" } })
+      expect(issuePaths(emojiLongKey)).toEqual(["/metadata"])
+      const emojiLongValue = yield* send(owner, "POST", path, { ...dockerBody, metadata: { team: "😀".repeat(513) } })
+      expect(issuePaths(emojiLongValue)).toEqual(["/metadata/team"])
       const fifteen = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, "v".repeat(512)]))
+      fifteen.k0 = "😀".repeat(512)
+      fifteen["😀".repeat(64)] = fifteen.k14
+      delete fifteen.k14
       const full = yield* send(owner, "POST", path, {
         ...dockerBody,
         metadata: fifteen,

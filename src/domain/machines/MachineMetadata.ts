@@ -12,12 +12,18 @@ export const OBSERVED_PLATFORM_KEY = "observed_platform"
 /** The key a personal API key's registration may use to name the machine's organization (docs/machines.md). */
 export const ORG_METADATA_KEY = "org_id"
 
-const Value = Schema.String.pipe(Schema.check(Schema.isMaxLength(METADATA_MAX_VALUE_LENGTH)))
+/** Characters as names count them (Unicode code points): an emoji is one, not two UTF-16 units. */
+const characters = (text: string) => [...text].length
+
+const Value = Schema.String.pipe(Schema.check(Schema.makeFilter((value) =>
+  characters(value) <= METADATA_MAX_VALUE_LENGTH ||
+  `expected a string of at most ${METADATA_MAX_VALUE_LENGTH} characters (got ${characters(value)})`
+)))
 // Keys are checked by a filter: a Record whose key schema refuses a key drops that pair silently.
 const Pairs = Schema.Record(Schema.String, Value).pipe(
   Schema.check(Schema.makeFilter((metadata) => {
-    const bad = Object.keys(metadata).find((key) => key.length === 0 || key.length > METADATA_MAX_KEY_LENGTH)
-    return bad === undefined || `keys must be 1 to ${METADATA_MAX_KEY_LENGTH} characters (got ${JSON.stringify(bad.slice(0, 80))})`
+    const bad = Object.keys(metadata).find((key) => key.length === 0 || characters(key) > METADATA_MAX_KEY_LENGTH)
+    return bad === undefined || `keys must be 1 to ${METADATA_MAX_KEY_LENGTH} characters (got ${JSON.stringify([...bad].slice(0, 80).join(""))})`
   }))
 )
 
