@@ -25,6 +25,7 @@ import { ProjectsApi } from "./tenancy/ProjectsApi.ts"
 import { SecretsApi } from "./configuration/SecretsApi.ts"
 import { SkillsApi } from "./configuration/SkillsApi.ts"
 import { ToolCallsApi } from "./runtime/ToolCallsApi.ts"
+import { BrowserSessionsApi } from "./tenancy/BrowserSessionsApi.ts"
 import { UserApi } from "./tenancy/UserApi.ts"
 import { UserSettingsApi } from "./workspaces/UserSettingsApi.ts"
 import { WorkspacesApi } from "./workspaces/WorkspacesApi.ts"
@@ -33,6 +34,7 @@ export const API_VERSION = "0.1.0"
 
 export class Api extends HttpApi.make("agent-platform")
   .add(UserApi)
+  .add(BrowserSessionsApi)
   .add(UserSettingsApi)
   .add(OrganizationsApi)
   .add(OrganizationApiKeysApi)
@@ -68,7 +70,8 @@ export class Api extends HttpApi.make("agent-platform")
       "or JSON and launches agents from them; agents take inputs (queued in a backlog while busy), run turns " +
       "against the configured model, call tools, pause on approvals and questions (interactions) and record " +
       "everything in an event timeline, readable page by page or as Server-Sent Events. " +
-      "Authenticate with `Authorization: Bearer <API key>`. Every /v1 route is also served under /api/v1."
+      "Authenticate with `Authorization: Bearer <API key>`, or from a browser with a session " +
+      "(`POST /v1/user/sessions`: its cookie, and its CSRF token in `x-csrf-token`). Every /v1 route is also served under /api/v1."
   )
   .annotate(OpenApi.Servers, [{ url: "/", description: "The server that serves this document" }])
 {}

@@ -1,10 +1,12 @@
 /**
- * Authentication: one HttpApi security middleware. Today it has one scheme, bearer API keys;
- * the browser session cookie with its CSRF header joins as a second entry of
- * `security` with its own handler.
+ * Authentication, as HttpApi security middlewares: `Authentication` (the project-scoped routes: a
+ * bearer API key, or a browser session cookie with its CSRF header), `BearerAuthentication` (the
+ * workspace-scoped routes, and opening a browser session: the API key only) and
+ * `StreamAuthentication` (the event stream: a stream token, or the API key).
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { AuthenticationUnavailable, Unauthorized } from "../domain/shared/Errors.ts"
+import { AuthenticationUnavailable, CsrfCheckFailed, Unauthorized } from "../domain/shared/Errors.ts"
+import { CSRF_HEADER, SESSION_COOKIE } from "../domain/tenancy/BrowserSessions.ts"
 import { CurrentPrincipal } from "../domain/tenancy/Principal.ts"
 
 /**
@@ -15,8 +17,25 @@ export const bearer = HttpApiSecurity.bearer.pipe(
   HttpApiSecurity.annotate(OpenApi.Description, "A personal or organization API key: `Authorization: Bearer <token>`")
 )
 
+/** A browser session's cookie (`POST /v1/user/sessions`), valid only with the session's CSRF token in its header. */
+export const session = HttpApiSecurity.apiKey({ key: SESSION_COOKIE, in: "cookie" }).pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    `A browser session (\`POST /v1/user/sessions\`): the \`${SESSION_COOKIE}\` cookie, with the session's CSRF token in the \`${CSRF_HEADER}\` header`
+  )
+)
+
+/** The project-scoped routes: the bearer API key when the request sends one, else a browser session. */
 export class Authentication
   extends HttpApiMiddleware.Service<Authentication, { provides: CurrentPrincipal }>()("Authentication", {
+    error: [Unauthorized.Wire, CsrfCheckFailed.Wire, AuthenticationUnavailable.Wire],
+    security: { bearer, session }
+  })
+{}
+
+/** The workspace-scoped routes, and opening a browser session: the bearer API key only. */
+export class BearerAuthentication
+  extends HttpApiMiddleware.Service<BearerAuthentication, { provides: CurrentPrincipal }>()("BearerAuthentication", {
     error: [Unauthorized.Wire, AuthenticationUnavailable.Wire],
     security: { bearer }
   })

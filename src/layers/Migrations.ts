@@ -23,6 +23,7 @@ import agentQueuedInputs from "./migrations/0014_agent_queued_inputs.ts"
 import worktreeMigrationHolds from "./migrations/0015_worktree_migration_holds.ts"
 import clusterExitsEffect4 from "./migrations/0016_cluster_exits_effect4.ts"
 import accessChangeNotices from "./migrations/0017_access_change_notices.ts"
+import browserSessions from "./migrations/0018_browser_sessions.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -41,7 +42,8 @@ const migrations = {
   "0014_agent_queued_inputs": agentQueuedInputs,
   "0015_worktree_migration_holds": worktreeMigrationHolds,
   "0016_cluster_exits_effect4": clusterExitsEffect4,
-  "0017_access_change_notices": accessChangeNotices
+  "0017_access_change_notices": accessChangeNotices,
+  "0018_browser_sessions": browserSessions
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

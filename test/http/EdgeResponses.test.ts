@@ -118,16 +118,18 @@ describeApp({ corsOrigins: [ALLOWED, "https://other.example.test"] })("CORS for 
       )
     )
 
-  it.effect("an allowed origin's preflight is 204 with the methods and headers the API takes", () =>
+  it.effect("an allowed origin's preflight is 204 with the methods and headers the API takes, credentials allowed", () =>
     Effect.gen(function*() {
       const response = yield* preflight(ALLOWED)
       expect(response.status).toBe(204)
       expect(response.headers["access-control-allow-origin"]).toBe(ALLOWED)
       expect(response.headers["access-control-allow-methods"]).toContain("POST")
       expect(response.headers["access-control-allow-headers"]!.split(",")).toEqual(
-        expect.arrayContaining(["authorization", "content-type", "last-event-id"])
+        expect.arrayContaining(["authorization", "content-type", "last-event-id", "x-csrf-token"])
       )
       expect(response.headers["access-control-expose-headers"]).toBe("x-request-id")
+      // A page of the origin may call with a browser session's cookie.
+      expect(response.headers["access-control-allow-credentials"]).toBe("true")
     }))
 
   it.effect("an allowed origin's requests carry the CORS headers; another origin's carry none", () =>
@@ -140,6 +142,7 @@ describeApp({ corsOrigins: [ALLOWED, "https://other.example.test"] })("CORS for 
       const allowed = yield* from(ALLOWED)
       expect(allowed.headers["access-control-allow-origin"]).toBe(ALLOWED)
       expect(allowed.headers["access-control-expose-headers"]).toBe("x-request-id")
+      expect(allowed.headers["access-control-allow-credentials"]).toBe("true")
       const refused = yield* from("https://evil.example.test")
       expect(refused.status).toBe(200)
       expect(Object.keys(refused.headers).filter((name) => name.startsWith("access-control-"))).toEqual([])

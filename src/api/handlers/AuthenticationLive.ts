@@ -1,19 +1,61 @@
-import { HttpRouter } from "effect/http"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect, Layer, Redacted } from "effect"
+import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/tenancy/BrowserSessions.ts"
 import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
+import { BrowserSessions } from "../../services/tenancy/BrowserSessions.ts"
 import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
-import { Authentication } from "../Security.ts"
+import { Authentication, BearerAuthentication } from "../Security.ts"
+
+/** The organization and project ids of the request's path, as sent. */
+const requestPath = Effect.map(HttpRouter.params, (params) => ({ orgId: params.orgID, projectId: params.projectID }))
 
 /** The bearer API key, read with the caller's standing in the organization and project of the route's path. */
+const byApiKey = (apiKeys: ApiKeys["Service"], token: string) =>
+  Effect.flatMap(requestPath, (path) => apiKeys.authenticate(token, path))
+
+/** The token of the request's `Authorization: Bearer` header ("" without one; RequestGuards refuses other schemes). */
+const bearerToken = (request: HttpServerRequest.HttpServerRequest) => request.headers.authorization?.replace(/^bearer\s*/i, "").trim() ?? ""
+
+/**
+ * The request's caller, judged on the whole request whichever scheme Effect tries first: its
+ * API key when it sends `Authorization: Bearer`, else its session cookie with the CSRF header,
+ * else the API key's "send an API key" failure. A request that fails is judged again by the
+ * other scheme's handler, with the same answer.
+ */
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(Effect.service(ApiKeys), (apiKeys) =>
-    Authentication.of({
+  Effect.gen(function*() {
+    const apiKeys = yield* ApiKeys
+    const sessions = yield* BrowserSessions
+    const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+      const token = bearerToken(request)
+      const cookie = request.cookies[SESSION_COOKIE] ?? ""
+      return token !== "" || cookie === ""
+        ? byApiKey(apiKeys, token)
+        : Effect.flatMap(requestPath, (path) => sessions.authenticate(cookie, request.headers[CSRF_HEADER], path))
+    }
+    const authenticated = <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, callerOf),
+        (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
+      )
+    return Authentication.of({
       bearer: (httpEffect, { credential }) =>
-        Effect.flatMap(
-          Effect.flatMap(HttpRouter.params, (params) =>
-            apiKeys.authenticate(Redacted.value(credential), { orgId: params.orgID, projectId: params.projectID })),
-          (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
-        )
+        // The common case, an API key, without reading the request again.
+        Redacted.value(credential) !== ""
+          ? Effect.flatMap(byApiKey(apiKeys, Redacted.value(credential)), (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal))
+          : authenticated(httpEffect),
+      session: (httpEffect) => authenticated(httpEffect)
+    })
+  })
+)
+
+/** The bearer API key only (the workspace-scoped routes, opening a browser session). */
+export const BearerAuthenticationLive = Layer.effect(
+  BearerAuthentication,
+  Effect.map(Effect.service(ApiKeys), (apiKeys) =>
+    BearerAuthentication.of({
+      bearer: (httpEffect, { credential }) =>
+        Effect.flatMap(byApiKey(apiKeys, Redacted.value(credential)), (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal))
     }))
 )

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Forbidden } from "../../domain/shared/Errors.ts"
 import { UserSettings, UserSettingsPatch } from "../../domain/workspaces/UserSettings.ts"
-import { Authentication } from "../Security.ts"
+import { BearerAuthentication } from "../Security.ts"
 
 export class UserSettingsApi extends HttpApiGroup.make("userSettings")
   .annotate(OpenApi.Title, "User settings")
@@ -25,7 +25,7 @@ export class UserSettingsApi extends HttpApiGroup.make("userSettings")
           "value replaces it. Answers the whole stored document."
       )
   )
-  .middleware(Authentication)
+  .middleware(BearerAuthentication)
   .annotate(
     OpenApi.Description,
     "The calling user's settings, one document per user (personal API keys only). Served as " +

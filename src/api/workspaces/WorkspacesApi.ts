@@ -23,7 +23,7 @@ import {
   Workspace,
   WorktreeDescriptor
 } from "../../domain/workspaces/Workspaces.ts"
-import { Authentication } from "../Security.ts"
+import { BearerAuthentication } from "../Security.ts"
 
 const WorkspacePath = Schema.Struct({ workspace_id: WorkspaceId })
 const WorktreePath = Schema.Struct({ worktree_id: WorktreeId })
@@ -111,7 +111,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
     })
       .annotate(OpenApi.Summary, "Move a worktree to a machine of yours (LOCAL) or to a pool sandbox (REMOTE)")
   )
-  .middleware(Authentication)
+  .middleware(BearerAuthentication)
   .annotate(
     OpenApi.Description,
     "A person's workspaces on a repository (personal API keys only; another user's workspace is not found), " +

@@ -39,6 +39,8 @@ export const InvitationId = makeId("oinv", "InvitationId")
 export type InvitationId = typeof InvitationId.Type
 export const ApiKeyId = makeId("key", "ApiKeyId")
 export type ApiKeyId = typeof ApiKeyId.Type
+export const BrowserSessionId = makeId("bses", "BrowserSessionId")
+export type BrowserSessionId = typeof BrowserSessionId.Type
 
 // Configuration domain
 export const SecretId = makeId("sec", "SecretId")

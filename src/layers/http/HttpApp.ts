@@ -13,7 +13,7 @@ import { ActorsLive } from "../../api/handlers/runtime/ActorsLive.ts"
 import { AgentConfigsLive } from "../../api/handlers/configuration/AgentConfigsLive.ts"
 import { AgentEventStreamLive } from "../../api/handlers/runtime/AgentEventStreamLive.ts"
 import { AgentsLive } from "../../api/handlers/runtime/AgentsLive.ts"
-import { AuthenticationLive } from "../../api/handlers/AuthenticationLive.ts"
+import { AuthenticationLive, BearerAuthenticationLive } from "../../api/handlers/AuthenticationLive.ts"
 import { HealthLive } from "../../api/handlers/HealthLive.ts"
 import { StreamAuthenticationLive } from "../../api/handlers/StreamAuthenticationLive.ts"
 import { InteractionsLive } from "../../api/handlers/runtime/InteractionsLive.ts"
@@ -29,6 +29,7 @@ import { ProjectsLive } from "../../api/handlers/tenancy/ProjectsLive.ts"
 import { SecretsLive } from "../../api/handlers/configuration/SecretsLive.ts"
 import { SkillsLive } from "../../api/handlers/configuration/SkillsLive.ts"
 import { ToolCallsLive } from "../../api/handlers/runtime/ToolCallsLive.ts"
+import { BrowserSessionsLive } from "../../api/handlers/tenancy/BrowserSessionsLive.ts"
 import { UserLive } from "../../api/handlers/tenancy/UserLive.ts"
 import { ListenAddress } from "../../services/shared/ListenAddress.ts"
 import { UserSettingsLive } from "../../api/handlers/workspaces/UserSettingsLive.ts"
@@ -46,6 +47,7 @@ import { DOCS_PATH, OPENAPI_PATH, RootPageLive } from "./RootPage.ts"
 const HandlersLive = Layer.mergeAll(
   HealthLive,
   UserLive,
+  BrowserSessionsLive,
   UserSettingsLive,
   WorkspacesLive,
   OrganizationsLive,
@@ -68,7 +70,7 @@ const HandlersLive = Layer.mergeAll(
   MachinesLive,
   MachineRegistrationLive
 ).pipe(
-  Layer.provide(Layer.mergeAll(ApiErrorsLive, AuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
+  Layer.provide(Layer.mergeAll(ApiErrorsLive, AuthenticationLive, BearerAuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
 )
 
 /** Every route: the Api's, its OpenAPI document and docs page, the root page, the machines' WebSocket. */

@@ -46,9 +46,8 @@ const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const { transaction } = yield* Transactions
 
-  /** Whom the key of `token` acts for, with its caller's standing in the organization and project of the request's path. */
-  const lookUp = (token: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError.SqlError> => {
-    const hash = sha256Hex(token)
+  /** Whom the key of token hash `hash` acts for, with its caller's standing in the organization and project of the request's path. */
+  const lookUp = (hash: string, path: RequestPath): Effect.Effect<Option.Option<Principal>, SqlError.SqlError> => {
     // An id that is not well formed is not looked up: the route answers 400 for it.
     if (!isOrgId(path.orgId)) return principals.through(hash, Effect.map(keys.findOwner(hash), Option.map(principalOf)))
     const orgId = path.orgId
@@ -79,14 +78,20 @@ const make = Effect.gen(function*() {
   ): Effect.Effect<Principal, Unauthorized | AuthenticationUnavailable> =>
     token.length === 0
       ? Effect.fail(new Unauthorized({ error: "Send an API key as 'Authorization: Bearer <token>'" }))
-      : lookUp(token, path).pipe(
-        replaceFailure("SqlError", () =>
-          new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new Unauthorized({ error: "The API key is not valid or has been revoked" })),
-          onSome: Effect.succeed
-        }))
-      )
+      : authenticateKeyHash(sha256Hex(token), path)
+
+  /** The caller of the key whose token hash is `hash` (the key that opened a browser session), as `authenticate`. */
+  const authenticateKeyHash = (
+    hash: string,
+    path: RequestPath = {}
+  ): Effect.Effect<Principal, Unauthorized | AuthenticationUnavailable> =>
+    lookUp(hash, path).pipe(
+      replaceFailure("SqlError", () => new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new Unauthorized({ error: "The API key is not valid or has been revoked" })),
+        onSome: Effect.succeed
+      }))
+    )
 
   /**
    * Whom the key `keyId` acts for, while it exists: for a connection that outlives the request
@@ -151,6 +156,7 @@ const make = Effect.gen(function*() {
 
   return {
     authenticate,
+    authenticateKeyHash,
     principalOfKey,
     createPersonal,
     createForOrganization,

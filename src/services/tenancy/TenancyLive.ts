@@ -1,7 +1,8 @@
-/** The tenancy capability: users, API keys, organizations, members, invitations, projects, access. */
+/** The tenancy capability: users, API keys, browser sessions, organizations, members, invitations, projects, access. */
 import { Layer } from "effect"
 import { Access } from "./Access.ts"
 import { ApiKeys } from "./ApiKeys.ts"
+import { BrowserSessions } from "./BrowserSessions.ts"
 import { Invitations } from "./Invitations.ts"
 import { Members } from "./Members.ts"
 import { Organizations } from "./Organizations.ts"
@@ -13,6 +14,7 @@ export const TenancyLive = Layer.mergeAll(
   Access.layer,
   Users.layer,
   ApiKeys.layer,
+  BrowserSessions.layer,
   Organizations.layer,
   Members.layer,
   Invitations.layer,

@@ -5,7 +5,7 @@ import { Access } from "../../../services/tenancy/Access.ts"
 import { UserSettings } from "../../../services/workspaces/UserSettings.ts"
 import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
-import { Authentication } from "../../Security.ts"
+import { BearerAuthentication } from "../../Security.ts"
 
 export const UserSettingsLive = HttpApiBuilder.group(Api, "userSettings", (handlers) =>
   Effect.gen(function*() {
@@ -15,4 +15,4 @@ export const UserSettingsLive = HttpApiBuilder.group(Api, "userSettings", (handl
       .handle("get", () => Effect.flatMap(access.requireUser, settings.get))
       .handle("update", ({ payload }) => Effect.flatMap(access.requireUser, (userId) => settings.update(userId, payload)))
   }))
-  .pipe(builtWithOnly(Access, UserSettings, Authentication, ApiErrors))
+  .pipe(builtWithOnly(Access, UserSettings, BearerAuthentication, ApiErrors))

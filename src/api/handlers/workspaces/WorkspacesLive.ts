@@ -6,7 +6,7 @@ import { WorkspaceSessions } from "../../../services/workspaces/WorkspaceSession
 import { WorktreeMigrations } from "../../../services/workspaces/WorktreeMigrations.ts"
 import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
-import { Authentication } from "../../Security.ts"
+import { BearerAuthentication } from "../../Security.ts"
 
 export const WorkspacesLive = HttpApiBuilder.group(Api, "workspaces", (handlers) =>
   Effect.gen(function*() {
@@ -23,4 +23,4 @@ export const WorkspacesLive = HttpApiBuilder.group(Api, "workspaces", (handlers)
       .handle("listWorktrees", ({ params }) => workspaces.listWorktrees(params.workspace_id))
       .handle("migrate", ({ params, payload }) => migrations.migrate(params.worktree_id, payload))
   }))
-  .pipe(builtWithOnly(Workspaces, WorkspaceSessions, WorktreeMigrations, Authentication, ApiErrors))
+  .pipe(builtWithOnly(Workspaces, WorkspaceSessions, WorktreeMigrations, BearerAuthentication, ApiErrors))
