@@ -7,7 +7,7 @@
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { MachineId } from "../../src/domain/shared/Ids.ts"
+import { MachineId, type WorkspaceId } from "../../src/domain/shared/Ids.ts"
 import { clientWith, describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 const facts = (name: string, orgId: string) => ({
@@ -112,6 +112,29 @@ describeApp()("workspaces", (it) => {
       const gone = yield* expectFailure(owner.client.workspaces.get({ params: { workspace_id: created.id } }))
       expect(gone._tag).toBe("NotFound")
       expect(yield* owner.client.workspaces.list()).toEqual([])
+    }))
+
+  it.effect("a LOCAL worktree whose machine is deleted is on no machine: type null, no user_machine_path, no path", () =>
+    Effect.gen(function*() {
+      const { machine, org, owner, project } = yield* ownerWithProject
+      const other = yield* owner.client.machineRegistration.register({ payload: facts("desktop", org.id) })
+      const workspace = (name: string, machineId: MachineId) =>
+        owner.client.workspaces.create({
+          payload: { name, org_id: org.id, project_id: project.id, repository: { url: "https://example.test/repo.git" }, default_machine_id: machineId }
+        })
+      const onLaptop = yield* workspace("On the laptop", machine.id)
+      const onDesktop = yield* workspace("On the desktop", other.machine.id)
+      const mainOf = (workspaceId: WorkspaceId) =>
+        Effect.map(owner.client.workspaces.listWorktrees({ params: { workspace_id: workspaceId } }), ([main]) => main)
+
+      yield* owner.client.machines.remove({ params: { orgID: org.id, machineID: machine.id } })
+      const unplaced = yield* mainOf(onLaptop.id)
+      expect(unplaced).toMatchObject({ worktree_type: null, path: null, managed_machine_id: null })
+      expect(unplaced.user_machine_path).toBeUndefined()
+      // The other machine's worktree is still LOCAL there.
+      const kept = yield* mainOf(onDesktop.id)
+      expect(kept.worktree_type).toBe("LOCAL")
+      expect(kept.user_machine_path?.machine_id).toBe(other.machine.id)
     }))
 
   it.effect("validation: project access, usable default machine, pool of the organization, bad fields, a relative repository path", () =>
