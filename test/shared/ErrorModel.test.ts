@@ -54,6 +54,36 @@ describeApp()("error model", (it) => {
       })
     }))
 
+  it.effect("a body's issues say where in it they are: line and column of the property, the element, or the object missing a field", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const unknownField = yield* post("/v1/orgs", token, "{\n  \"title\": \"x\"\n}")
+      expect(unknownField.json!.issues).toEqual([
+        { path: "/title", message: "is not allowed here; allowed fields: name", line: 2, column: 3 },
+        { path: "/name", message: "is required", line: 1, column: 1 }
+      ])
+
+      const org = yield* client.organizations.create({ payload: { name: "Positions" } })
+      const provider = yield* client.modelProviderConfigs.create({
+        params: { orgID: org.id },
+        payload: { name: "p", api_format: "openai-responses", base_url: "https://models.example.test/v1" }
+      })
+      const model = [
+        "{",
+        `  "provider_config_id": "${provider.id}", "name": "m", "provider_model_slug": "m",`,
+        "  \"context_window_tokens\": 1000, \"supports_tools\": true, \"supports_reasoning\": false,",
+        "  \"input_modalities\": [\"text\", 5], \"output_modalities\": [\"text\"]",
+        "}"
+      ].join("\n")
+      const element = yield* post(`/v1/orgs/${org.id}/models`, token, model)
+      expect(element.status).toBe(400)
+      expect(element.json!.issues).toEqual([expect.objectContaining({ path: "/input_modalities/1", line: 4, column: 32 })])
+
+      // A query parameter is not in a document: its issue has no position.
+      const query = yield* rawRequest(HttpClientRequest.get("/v1/orgs?limit=0").pipe(HttpClientRequest.bearerToken(token)))
+      expect(query.json!.issues).toEqual([{ path: "/limit", message: expect.any(String) }])
+    }))
+
   it.effect("a NUL character in any string of the body is 400 before anything is written", () =>
     Effect.gen(function*() {
       const { client, token } = yield* newUser()

@@ -4,8 +4,9 @@
  * HttpApiBuilder turns a decode failure into HttpApiSchemaError, naming the part, with the first
  * problem Effect found. So on this rare path that part is decoded again here, with the options
  * HttpApiBuilder decodes it with, collecting every problem (and the input of each, which is
- * never shown but tells a parameter given twice), and formatted by DecodeIssues. A failure of
- * the response is a bug, not bad input.
+ * never shown but tells a parameter given twice), and formatted by DecodeIssues; a body's
+ * issues get their line and column in it (IssuePositions). A failure of the response is a bug,
+ * not bad input.
  */
 import { HttpMethod } from "effect/http"
 import type { HttpApiError } from "effect/http-api"
@@ -13,6 +14,7 @@ import { Exit, Schema, type SchemaAST } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import { decodeFailure, type RequestPart } from "./DecodeIssues.ts"
 import type { GuardedRequest } from "./GuardedRequest.ts"
+import { withPositions } from "./IssuePositions.ts"
 import type { RouteMatch } from "./RouteTable.ts"
 
 const problemIn = (
@@ -57,7 +59,9 @@ export const explainDecodeFailure = (
             issues: [{ path: "", message: "is required" }]
           })
         }
-        return parsed === undefined ? undefined : problemIn(payload, options.payload, parsed.value, "body")
+        return parsed === undefined
+          ? undefined
+          : withPositions(problemIn(payload, options.payload, parsed.value, "body"), request.body.receivedText)
       }
       default:
         return undefined
@@ -72,5 +76,6 @@ export const explainDecodeFailure = (
     : failure.kind === "Payload" && HttpMethod.hasBody(method)
     ? "body"
     : "query"
-  return decodeFailure(failure.cause.issue, part)
+  const found = decodeFailure(failure.cause.issue, part)
+  return part === "body" ? withPositions(found, request.body.receivedText) : found
 }

@@ -128,6 +128,11 @@ export class JsonBody {
     return Effect.map(this.bytes, () => this.parsed!.value)
   }
 
+  /** The body as text, once a route has read it. */
+  get receivedText(): string | undefined {
+    return this.received?.toString("utf8")
+  }
+
   /** The parsed body (`null` for an empty one), once a route has read it. */
   get parsed(): { readonly value: unknown } | undefined {
     const bytes = this.received

@@ -1,0 +1,54 @@
+/**
+ * Where in a JSON body each of its issues is: the 1-based `line` and `column` (in characters) that
+ * the contract's issues carry for a submitted document, added to the issues of a body that does
+ * not match its route. Found on that rare path only, by parsing the text again with jsonc-parser,
+ * which keeps the offsets JSON.parse does not: a property present points at its name, an array
+ * element at its first character, a field that is missing at the object that lacks it (the
+ * deepest part of its path that is there).
+ */
+import { type Node, parseTree } from "jsonc-parser"
+import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
+
+const segmentsOf = (pointer: string): ReadonlyArray<string> =>
+  pointer === "" ? [] : pointer.slice(1).split("/").map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"))
+
+/** The offset the issue at `pointer` points at: the deepest node of its path that the document has. */
+const offsetOf = (root: Node, pointer: string): number => {
+  let node = root
+  let offset = root.offset
+  for (const segment of segmentsOf(pointer)) {
+    if (node.type === "object") {
+      const property = node.children?.find((child) => child.children?.[0]?.value === segment)
+      if (property === undefined) break
+      offset = property.offset
+      const value = property.children?.[1]
+      if (value === undefined) break
+      node = value
+    } else if (node.type === "array" && /^\d+$/.test(segment)) {
+      const element = node.children?.[Number(segment)]
+      if (element === undefined) break
+      node = element
+      offset = element.offset
+    } else {
+      break
+    }
+  }
+  return offset
+}
+
+/** The 1-based line and column (counted in characters) of `offset` in `text`. */
+const lineAndColumn = (text: string, offset: number) => {
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1
+  let line = 1
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++
+  return { line, column: [...text.slice(lineStart, offset)].length + 1 }
+}
+
+/** `problem` with the line and column in `text` (the body it is about) of each of its issues. */
+export const withPositions = (problem: InvalidRequest | undefined, text: string | undefined): InvalidRequest | undefined => {
+  if (problem?.issues === undefined || text === undefined) return problem
+  const root = parseTree(text)
+  if (root === undefined) return problem
+  const issues = problem.issues.map((issue): Issue => ({ ...issue, ...lineAndColumn(text, offsetOf(root, issue.path)) }))
+  return new InvalidRequest({ ...problem, issues })
+}
