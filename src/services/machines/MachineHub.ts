@@ -25,13 +25,18 @@ const make = Effect.gen(function*() {
    */
   const changed = yield* PubSub.sliding<string>(1024)
 
-  const add = (connection: LocalConnection) =>
+  /** Set by `closeAll`: the process is stopping, and takes no connection more. */
+  let closingAll = false
+
+  /** Adds a connection, replacing the machine's earlier one; false when the process is stopping (the caller closes it). */
+  const add = (connection: LocalConnection): Effect.Effect<boolean> =>
     Effect.suspend(() => {
+      if (closingAll) return Effect.succeed(false)
       const previous = connections.get(connection.machineId)
       connections.set(connection.machineId, connection)
       return previous === undefined
-        ? Effect.void
-        : previous.close("superseded", "another connection of this machine replaced this one")
+        ? Effect.succeed(true)
+        : Effect.as(previous.close("superseded", "another connection of this machine replaced this one"), true)
     })
 
   const remove = (connection: LocalConnection) =>
@@ -52,9 +57,12 @@ const make = Effect.gen(function*() {
       { discard: true }
     )
 
-  /** Closes every connection of this process (it is stopping). */
+  /** Closes every connection of this process (it is stopping); a connection added later is refused (`add`). */
   const closeAll = (reason: CloseReason, message: string) =>
-    Effect.suspend(() => Effect.forEach([...connections.values()], (connection) => connection.close(reason, message), { discard: true }))
+    Effect.suspend(() => {
+      closingAll = true
+      return Effect.forEach([...connections.values()], (connection) => connection.close(reason, message), { discard: true })
+    })
 
   /** After a commit that added requests or cancels for these machines or pools (none: any machine). */
   const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>

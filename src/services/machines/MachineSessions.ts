@@ -174,7 +174,8 @@ const make = Effect.gen(function*() {
       }
       const local = { machineId, connectionId, credentialId: claims.cred, close }
       yield* Effect.addFinalizer(() => Effect.andThen(hub.remove(local), machines.disconnect(machineId, connectionId)))
-      yield* hub.add(local)
+      // A connection whose hello comes once the server has begun stopping is told so at once.
+      if (!(yield* hub.add(local))) return yield* close("server_shutdown", "the server is stopping")
       yield* send({
         type: "welcome",
         protocol_version: Math.min(hello.protocol_version, PROTOCOL_VERSION),

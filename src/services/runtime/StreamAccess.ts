@@ -93,9 +93,14 @@ const make = Effect.gen(function*() {
   })
   yield* Effect.sleep(ACCESS_RECHECK_INTERVAL).pipe(Effect.andThen(checkAll), Effect.forever, Effect.forkScoped)
 
+  /** Set when the server starts stopping: a stream that begins later ends at once. */
+  let stopping: StreamClosed | undefined
+
   /** Waits until the stream must end (the calling principal no longer reaches the agent, or the server stops); why. */
   const lost = (orgId: OrgId, projectId: ProjectId, agentId: AgentId): Effect.Effect<StreamClosed, never, CurrentPrincipal> =>
     Effect.flatMap(CurrentPrincipal, ({ keyId }) => {
+      // A stream whose answer began just before the stop, and whose body starts after it.
+      if (stopping !== undefined) return Effect.succeed(stopping)
       const watch: Watch = { keyId, orgId, projectId, agentId, lost: Deferred.makeUnsafe<StreamClosed>() }
       return Effect.acquireUseRelease(
         Effect.sync(() => watches.add(watch)),
@@ -105,12 +110,13 @@ const make = Effect.gen(function*() {
     })
 
   /** Ends every stream of this process (it is stopping); their clients reconnect, to its next start or another process. */
-  const closeAtShutdown = Effect.sync(() =>
-    end([...watches], {
+  const closeAtShutdown = Effect.sync(() => {
+    stopping = {
       reason: "server_shutdown",
       message: "The server is stopping; reconnect with the Last-Event-ID of the last event received"
-    })
-  )
+    }
+    end([...watches], stopping)
+  })
 
   return { lost, closeAtShutdown } as const
 })
