@@ -1,7 +1,7 @@
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect, Layer, Redacted } from "effect"
 import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/tenancy/BrowserSessions.ts"
-import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
+import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal.ts"
 import { BrowserSessions } from "../../services/tenancy/BrowserSessions.ts"
 import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
 import { Authentication, BearerAuthentication } from "../Security.ts"
@@ -12,6 +12,10 @@ const requestPath = Effect.map(HttpRouter.params, (params) => ({ orgId: params.o
 /** The bearer API key, read with the caller's standing in the organization and project of the route's path. */
 const byApiKey = (apiKeys: ApiKeys["Service"], token: string) =>
   Effect.flatMap(requestPath, (path) => apiKeys.authenticate(token, path))
+
+/** `httpEffect`, run as the caller that `caller` finds. */
+const asCaller = <A, E, R, E2, R2>(httpEffect: Effect.Effect<A, E, R>, caller: Effect.Effect<Principal, E2, R2>) =>
+  Effect.flatMap(caller, (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal))
 
 /** The token of the request's `Authorization: Bearer` header ("" without one; RequestGuards refuses other schemes). */
 const bearerToken = (request: HttpServerRequest.HttpServerRequest) => request.headers.authorization?.replace(/^bearer\s*/i, "").trim() ?? ""
@@ -34,18 +38,12 @@ export const AuthenticationLive = Layer.effect(
         ? byApiKey(apiKeys, token)
         : Effect.flatMap(requestPath, (path) => sessions.authenticate(cookie, request.headers[CSRF_HEADER], path))
     }
-    const authenticated = <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, callerOf),
-        (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
-      )
+    const ofRequest = Effect.flatMap(HttpServerRequest.HttpServerRequest, callerOf)
     return Authentication.of({
       bearer: (httpEffect, { credential }) =>
         // The common case, an API key, without reading the request again.
-        Redacted.value(credential) !== ""
-          ? Effect.flatMap(byApiKey(apiKeys, Redacted.value(credential)), (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal))
-          : authenticated(httpEffect),
-      session: (httpEffect) => authenticated(httpEffect)
+        asCaller(httpEffect, Redacted.value(credential) !== "" ? byApiKey(apiKeys, Redacted.value(credential)) : ofRequest),
+      session: (httpEffect) => asCaller(httpEffect, ofRequest)
     })
   })
 )
@@ -55,7 +53,6 @@ export const BearerAuthenticationLive = Layer.effect(
   BearerAuthentication,
   Effect.map(Effect.service(ApiKeys), (apiKeys) =>
     BearerAuthentication.of({
-      bearer: (httpEffect, { credential }) =>
-        Effect.flatMap(byApiKey(apiKeys, Redacted.value(credential)), (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal))
+      bearer: (httpEffect, { credential }) => asCaller(httpEffect, byApiKey(apiKeys, Redacted.value(credential)))
     }))
 )
