@@ -24,6 +24,10 @@ import { PrincipalCache } from "./PrincipalCache.ts"
 
 const TOKEN_PREFIX = "apk_"
 
+/** A database failure while a credential is looked up: 503, for the caller to retry. */
+export const unavailableOnSqlError = replaceFailure("SqlError", () =>
+  new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" }))
+
 const newToken = (): string => TOKEN_PREFIX + randomBytes(32).toString("base64url")
 
 const principalOf = (key: KeyOwner): Principal =>
@@ -86,7 +90,7 @@ const make = Effect.gen(function*() {
     path: RequestPath = {}
   ): Effect.Effect<Principal, Unauthorized | AuthenticationUnavailable> =>
     lookUp(hash, path).pipe(
-      replaceFailure("SqlError", () => new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
+      unavailableOnSqlError,
       Effect.flatMap(Option.match({
         onNone: () => Effect.fail(new Unauthorized({ error: "The API key is not valid or has been revoked" })),
         onSome: Effect.succeed

@@ -8,14 +8,15 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
-import { AuthenticationUnavailable, CsrfCheckFailed, Forbidden, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
+import type { AuthenticationUnavailable } from "../../domain/shared/Errors.ts"
+import { CsrfCheckFailed, Forbidden, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
 import { BrowserSessionId, type UserId } from "../../domain/shared/Ids.ts"
 import { CreatedBrowserSession, CSRF_HEADER } from "../../domain/tenancy/BrowserSessions.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
-import { replaceFailure } from "../shared/Failures.ts"
+import { someOrFail } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { ApiKeys, type RequestPath } from "./ApiKeys.ts"
+import { ApiKeys, type RequestPath, unavailableOnSqlError } from "./ApiKeys.ts"
 import { BrowserSessionsRepository } from "./BrowserSessionsRepository.ts"
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60
@@ -52,9 +53,7 @@ const make = Effect.gen(function*() {
     path: RequestPath
   ): Effect.Effect<Principal, Unauthorized | CsrfCheckFailed | AuthenticationUnavailable> =>
     Effect.gen(function*() {
-      const session = yield* sessions.findActive(sha256Hex(cookie)).pipe(
-        replaceFailure("SqlError", () => new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" }))
-      )
+      const session = yield* sessions.findActive(sha256Hex(cookie)).pipe(unavailableOnSqlError)
       if (Option.isNone(session)) {
         return yield* Effect.fail(new Unauthorized({
           error: "The session cookie is not valid: the session expired or was ended; open a new one with POST /v1/user/sessions"
@@ -71,10 +70,10 @@ const make = Effect.gen(function*() {
 
   /** Ends one of the user's sessions; the hash of its cookie. */
   const end = (userId: UserId, sessionId: BrowserSessionId) =>
-    Effect.flatMap(sessions.remove(sessionId, userId), Option.match({
-      onNone: () => Effect.fail(new NotFound({ error: `Browser session ${sessionId} not found` })),
-      onSome: (removed) => Effect.succeed(removed.token_hash)
-    }))
+    sessions.remove(sessionId, userId).pipe(
+      someOrFail(() => new NotFound({ error: `Browser session ${sessionId} not found` })),
+      Effect.map((removed) => removed.token_hash)
+    )
 
   return { open, authenticate, end } as const
 })

@@ -6,8 +6,7 @@ import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
 import { DAEMON_TOKEN_PREFIX, DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
 import { Machines } from "../../../services/machines/Machines.ts"
 import { POOL_MACHINE_TOKEN_PREFIX } from "../../../services/machines/PoolMachines.ts"
-import { replaceFailure } from "../../../services/shared/Failures.ts"
-import { ApiKeys } from "../../../services/tenancy/ApiKeys.ts"
+import { ApiKeys, unavailableOnSqlError } from "../../../services/tenancy/ApiKeys.ts"
 import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { RegistrationAuthentication } from "../../machines/MachineRegistrationApi.ts"
@@ -31,8 +30,7 @@ export const RegistrationAuthenticationLive = Layer.effect(
       }
       if (token.startsWith(DAEMON_TOKEN_PREFIX)) {
         return daemonTokens.authenticate(token).pipe(
-          replaceFailure("SqlError", () =>
-            new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" })),
+          unavailableOnSqlError,
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new Unauthorized({ error: "The daemon token is not valid, has expired or has been revoked" })),
             onSome: ({ orgId, tokenId }) =>
