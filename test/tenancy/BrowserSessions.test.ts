@@ -4,7 +4,8 @@
  * hours, its CSRF token in the answer); the cookie with the token authenticates the project-scoped
  * routes as the key's user; without the token, or with another, `csrf_check_failed`; an unknown,
  * ended or expired session, and any cookie on a workspace-scoped route, `unauthorized`; only a
- * personal key opens one; a session ends when ended (the cookie cleared) or when its key is deleted.
+ * personal key opens one; a session ends when ended (the cookie cleared) or when its key is deleted;
+ * opening one removes the expired ones.
  */
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
@@ -131,6 +132,9 @@ describeApp()("browser sessions", (it) => {
       expect((yield* send("GET", "/v1/user", { cookie: expiring.cookie, csrf: expiring.csrf })).status).toBe(401)
 
       const kept = yield* openSession(token)
+      const [expiredRows] = yield* sql<{ readonly count: number }>`
+        SELECT count(*)::int AS count FROM browser_sessions WHERE id = ${String(expiring.json.id)}`
+      expect(expiredRows.count, "opening a session removes the expired ones").toBe(0)
       expect((yield* send("GET", "/v1/user", { cookie: kept.cookie, csrf: kept.csrf })).status).toBe(200)
       const keys = yield* client.user.listApiKeys({ query: {} })
       yield* client.user.deleteApiKey({ params: { keyID: keys.data[0].id } })

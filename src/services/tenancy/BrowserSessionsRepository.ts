@@ -1,7 +1,8 @@
 /**
  * The `browser_sessions` table: a session's cookie and CSRF token are kept as SHA-256 hashes, with
  * the personal API key that opened it (the session ends when that key is deleted: the foreign
- * key cascades) and when it expires.
+ * key cascades) and when it expires. Opening a session removes every expired one, so the table
+ * holds at most the sessions opened in the last lifetime (only openings make it grow).
  */
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -28,6 +29,7 @@ const make = Effect.gen(function*() {
     Request: NewSession,
     Result: StoredSession,
     execute: (session) => sql`
+      WITH expired AS (DELETE FROM browser_sessions WHERE expires_at <= now())
       INSERT INTO browser_sessions (id, token_hash, csrf_token_hash, api_key_id, expires_at)
       VALUES (${session.id}, ${session.token_hash}, ${session.csrf_token_hash}, ${session.api_key_id},
         now() + make_interval(secs => ${session.lifetime_seconds}))
