@@ -10,11 +10,11 @@ import { Authentication, BearerAuthentication } from "../Security.ts"
 const requestPath = Effect.map(HttpRouter.params, (params) => ({ orgId: params.orgID, projectId: params.projectID }))
 
 /** The bearer API key, read with the caller's standing in the organization and project of the route's path. */
-const byApiKey = (apiKeys: ApiKeys["Service"], token: string) =>
+export const byApiKey = (apiKeys: ApiKeys["Service"], token: string) =>
   Effect.flatMap(requestPath, (path) => apiKeys.authenticate(token, path))
 
 /** `httpEffect`, run as the caller that `caller` finds. */
-const asCaller = <A, E, R, E2, R2>(httpEffect: Effect.Effect<A, E, R>, caller: Effect.Effect<Principal, E2, R2>) =>
+export const asCaller = <A, E, R, E2, R2>(httpEffect: Effect.Effect<A, E, R>, caller: Effect.Effect<Principal, E2, R2>) =>
   Effect.flatMap(caller, (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal))
 
 /** The token of the request's `Authorization: Bearer` header ("" without one; RequestGuards refuses other schemes). */

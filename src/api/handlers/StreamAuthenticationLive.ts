@@ -1,10 +1,10 @@
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect, Layer, Redacted } from "effect"
 import { Unauthorized } from "../../domain/shared/Errors.ts"
-import { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
 import { StreamTokens } from "../../services/runtime/StreamTokens.ts"
 import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
 import { StreamAuthentication } from "../Security.ts"
+import { asCaller, byApiKey } from "./AuthenticationLive.ts"
 
 const missing = new Unauthorized({
   error: "Send an API key as 'Authorization: Bearer <token>', or a stream token as ?stream_token= " +
@@ -24,20 +24,16 @@ export const StreamAuthenticationLive = Layer.effect(
       Effect.flatMap(HttpRouter.params, (params) => streamTokens.authenticate(token, params.agentID))
     return StreamAuthentication.of({
       streamToken: (httpEffect, { credential }) =>
-        Effect.flatMap(
-          Redacted.value(credential) === "" ? Effect.fail(missing) : byStreamToken(Redacted.value(credential)),
-          (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
-        ),
+        asCaller(httpEffect, Redacted.value(credential) === "" ? Effect.fail(missing) : byStreamToken(Redacted.value(credential))),
       bearer: (httpEffect, { credential }) =>
-        Effect.flatMap(
+        asCaller(
+          httpEffect,
           Redacted.value(credential) !== ""
-            ? Effect.flatMap(HttpRouter.params, (params) =>
-              apiKeys.authenticate(Redacted.value(credential), { orgId: params.orgID, projectId: params.projectID }))
+            ? byApiKey(apiKeys, Redacted.value(credential))
             : Effect.flatMap(Effect.service(HttpServerRequest.ParsedSearchParams), (query) => {
               const sent = query.stream_token
               return typeof sent === "string" && sent !== "" ? byStreamToken(sent) : Effect.fail(missing)
-            }),
-          (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
+            })
         )
     })
   })
