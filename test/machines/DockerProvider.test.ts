@@ -3,7 +3,8 @@
  * starts it) and a real daemon: a container of the local test image (test/support/DockerImage.ts)
  * runs the platform's daemon from the read-only project mount, registers with the in-process test
  * server over the host network and comes online; its limits, labels and mounts are Docker's; list,
- * stop (twice), replacing a container of the same machine, the containers of a `memory://` server
+ * stop (twice), replacing a container of the same machine, how an ended container ended (its exit
+ * code and the end of its log), the containers of a `memory://` server
  * removed when it stops, and the failures (an image that is not there, a host that cannot be
  * reached) are ProviderFailed saying why.
  */
@@ -205,12 +206,18 @@ describeApp()("docker machine provider", (it) => {
       expect(yield* provider.list(pool)).toEqual([{ machineId, ref: second, running: true }])
       expect(yield* provider.list(other)).toEqual([{ machineId: elsewhere, ref: otherRef, running: true }])
 
-      // A machine whose process ended is listed, not running.
+      // A machine whose process ended is listed, not running; its ending tells its exit code and the end of its output.
       const done = yield* newId(MachineId)
-      const doneRef = yield* provider.start(pool, sleeperLaunch(done, { nodeArguments: ["-e", "process.exit(0)"] }))
+      const failing = "for (let i = 1; i <= 60; i++) console.log('line ' + i); console.error('Error: it broke'); process.exit(3)"
+      const doneRef = yield* provider.start(pool, sleeperLaunch(done, { nodeArguments: ["-e", failing] }))
       const exited = yield* eventually(provider.list(pool), (found) => found.some((m) => m.machineId === done && !m.running), "the exited machine")
       expect(exited).toHaveLength(2)
       expect(exited.find((m) => m.machineId === done)).toEqual({ machineId: done, ref: doneRef, running: false })
+      const ending = yield* provider.ending(pool, done, doneRef)
+      expect(ending).toMatch(/^its container exited with code 3; its output ended with:\n/)
+      expect(ending).toContain("line 60")
+      expect(ending).toContain("Error: it broke")
+      expect(ending).not.toContain("line 40")
 
       for (const [p, id, ref] of [[pool, machineId, second], [pool, done, doneRef], [other, elsewhere, otherRef]] as const) {
         yield* provider.stop(p, id, ref)

@@ -250,8 +250,16 @@ const make = Effect.gen(function*() {
   const renewRegistrationToken = SqlSchema.void({
     Request: Schema.Struct({ id: MachineId, tokenHash: Schema.String }),
     execute: ({ id, tokenHash }) => sql`
-      UPDATE machines SET registration_token_hash = ${tokenHash}, state_changed_at = now()
+      UPDATE machines SET registration_token_hash = ${tokenHash}, state_changed_at = now(), provider_ref = NULL
       WHERE id = ${id} AND pool_state = 'provisioning'`
+  })
+
+  const startedUnconnected = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: StoredMachine,
+    execute: () => sql`
+      SELECT ${columns} FROM machines
+      WHERE pool_state IN ('provisioning', 'running') AND provider_ref IS NOT NULL AND NOT ${online} ORDER BY id`
   })
 
   const setProviderRef = SqlSchema.void({
@@ -346,8 +354,16 @@ const make = Effect.gen(function*() {
     setPoolState: (id: MachineId, from: ReadonlyArray<PoolMachineState>, to: PoolMachineState, failure: string | null = null) =>
       Effect.orDie(setPoolState({ id, from, to, failure })),
     setProviderRef: (id: MachineId, ref: string) => Effect.orDie(setProviderRef({ id, ref })),
-    /** A provisioning machine started again gets a new registration token (and a new provisioning time). */
+    /**
+     * A provisioning machine started again gets a new registration token (and a new provisioning
+     * time); its provider handle is the new start's, once it has one.
+     */
     renewRegistrationToken: (id: MachineId, tokenHash: string) => Effect.orDie(renewRegistrationToken({ id, tokenHash })),
+    /**
+     * The provisioning and running pool machines their provider has started (they have a handle)
+     * whose daemon is not connected: not registered yet, or gone.
+     */
+    startedUnconnected: () => Effect.orDie(startedUnconnected(undefined)),
     /** A pool machine was used now (its idle time starts again). */
     touch: (id: MachineId) => Effect.orDie(touch(id)),
     /**

@@ -324,9 +324,54 @@ const make = Effect.gen(function*() {
       return (yield* machines.poolMachines(poolId, ["deleting"])).length
     })
 
-  /** Marks idle, unanswering and never-registered machines `deleting`, then deletes every `deleting` one. */
+  /**
+   * The pool's started machines `unconnected` (their daemon not connected) that its provider no
+   * longer runs, marked `deleting` with what the provider tells of their end (an exit code, the
+   * end of the daemon's output, a container out of memory).
+   */
+  const markEndedInPool = (poolId: MachinePoolId, unconnected: ReadonlyArray<StoredMachine>) =>
+    Effect.gen(function*() {
+      const pool = yield* pools.findById(poolId)
+      if (Option.isNone(pool)) return
+      const provider = providers.of(pool.value.provider)
+      const providerPool = yield* providerPoolOf(pool.value)
+      const listed = new Map((yield* provider.list(providerPool)).map((machine) => [machine.machineId, machine]))
+      for (const machine of unconnected) {
+        const found = listed.get(machine.id)
+        if (found?.running === true || machine.pool_state === null) continue
+        const ending = found === undefined ? "its provider no longer has it" : yield* provider.ending(providerPool, machine.id, found.ref)
+        const why = machine.pool_state === "provisioning"
+          ? `its daemon ended before it registered: ${ending}`
+          : `its daemon ended: ${ending}`
+        const marked = yield* machines.setPoolState(machine.id, [machine.pool_state], "deleting", why)
+        if (Option.isSome(marked)) yield* Effect.logWarning(`pool machine ${machine.id}: ${why}`)
+      }
+    }).pipe(
+      Effect.catch((failure) => Effect.logWarning(`checking the machines of pool ${poolId} at its provider failed: ${failure.details}`))
+    )
+
+  /**
+   * Started machines whose daemon is not connected and whose provider no longer runs them (a
+   * daemon that exited before registering, crashed, or was killed for memory) are deleted now,
+   * saying why, rather than after the registration timeout or never: their calls fail with it.
+   * Whether the pool has runtime protection does not matter: that concerns a machine the provider
+   * still runs.
+   */
+  const markEnded = Effect.gen(function*() {
+    const byPool = new Map<MachinePoolId, Array<StoredMachine>>()
+    for (const machine of yield* machines.startedUnconnected()) {
+      if (machine.machine_pool_id === null) continue
+      const same = byPool.get(machine.machine_pool_id)
+      if (same === undefined) byPool.set(machine.machine_pool_id, [machine])
+      else same.push(machine)
+    }
+    yield* Effect.forEach(byPool, ([poolId, unconnected]) => markEndedInPool(poolId, unconnected), { discard: true })
+  })
+
+  /** Marks idle, unanswering, ended and never-registered machines `deleting`, then deletes every `deleting` one. */
   const reap = Effect.gen(function*() {
     yield* machines.expire(config.poolMinuteSeconds)
+    yield* markEnded
     yield* machines.abandonProvisioning(PROVISIONING_TIMEOUT_SECONDS)
     yield* Effect.forEach(yield* machines.inPoolState("deleting"), destroy, { concurrency: 4, discard: true })
   })

@@ -29,9 +29,10 @@ export class DockerUnreachable extends Schema.TaggedError<DockerUnreachable>()("
   }
 }
 
-/** One answer of the Docker Engine: its status and the body's text. */
+/** One answer of the Docker Engine: its status, the body's bytes and their text. */
 export interface DockerAnswer {
   readonly status: number
+  readonly bytes: Uint8Array
   readonly text: string
 }
 
@@ -76,8 +77,8 @@ export const dockerRequest = (host: string, request: DockerRequest): Effect.Effe
     const response = yield* client.execute(
       request.body === undefined ? base : HttpClientRequest.bodyJsonUnsafe(base, request.body)
     )
-    const text = yield* response.text
-    return { status: response.status, text }
+    const bytes = new Uint8Array(yield* response.arrayBuffer)
+    return { status: response.status, bytes, text: new TextDecoder().decode(bytes) }
   }).pipe(
     Effect.scoped,
     Effect.timeoutOrElse({

@@ -15,17 +15,24 @@ import { AppConfig } from "../../../layers/AppConfig.ts"
 import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
 import { PROJECT_ROOT } from "./DaemonLaunch.ts"
 import { type DockerAnswer, dockerMessage, type DockerRequest, dockerRequest } from "./DockerEngine.ts"
-import { type MachineLaunch, type MachineProvider, type ProviderMachine, ProviderFailed, type ProviderPool } from "./MachineProvider.ts"
+import {
+  describeEnding,
+  type MachineLaunch,
+  type MachineProvider,
+  type ProviderMachine,
+  ProviderFailed,
+  type ProviderPool
+} from "./MachineProvider.ts"
 
 /** The label naming a container's pool. */
 export const POOL_LABEL = "agent-platform.pool"
 /** The label naming a container's machine. */
 export const MACHINE_LABEL = "agent-platform.machine"
 
-/** The container of machine `machineId`. */
 /** The daemon's directory inside every container (Docker makes it). */
 export const WORK_DIRECTORY = "/workspace"
 
+/** The container of machine `machineId`. */
 export const containerName = (machineId: MachineId) => `agent-platform-${machineId}`
 
 /** Creating, starting and removing a container copy or delete its file system (slow on the vfs driver). */
@@ -38,7 +45,33 @@ const Listed = Schema.Array(Schema.Struct({
   State: Schema.optional(Schema.String),
   Labels: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.String)))
 }))
+const Inspected = Schema.Struct({
+  State: Schema.Struct({
+    Status: Schema.String,
+    ExitCode: Schema.optional(Schema.Int),
+    OOMKilled: Schema.optional(Schema.Boolean),
+    Error: Schema.optional(Schema.String)
+  })
+})
 const isMachineId = Schema.is(MachineId)
+
+/** How many lines of a container's log its ending reads. */
+const ENDING_LOG_LINES = 50
+
+/**
+ * The text of a container's log: without a TTY Docker frames stdout and stderr in chunks, each
+ * after an 8-byte header (the stream, three zero bytes, the chunk's length); with one it is raw.
+ */
+const logText = (bytes: Uint8Array) => {
+  const chunks: Array<Uint8Array> = []
+  let at = 0
+  while (at + 8 <= bytes.length && bytes[at] <= 2 && bytes[at + 1] === 0 && bytes[at + 2] === 0 && bytes[at + 3] === 0) {
+    const size = new DataView(bytes.buffer, bytes.byteOffset + at + 4, 4).getUint32(0)
+    chunks.push(bytes.subarray(at + 8, at + 8 + size))
+    at += 8 + size
+  }
+  return new TextDecoder().decode(at === 0 ? bytes : Buffer.concat(chunks))
+}
 
 const failed = (details: string) => Effect.fail(new ProviderFailed({ details }))
 
@@ -156,7 +189,30 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
       return machines
     })
 
-  return { refusal: () => Option.none(), workDirectory: () => WORK_DIRECTORY, start, stop, list }
+  const ending = (pool: ProviderPool, machineId: MachineId, ref: string) =>
+    Effect.gen(function*() {
+      const name = containerName(machineId)
+      const inspectStep = `Inspecting container ${name}`
+      const inspected = yield* send(pool, inspectStep, { method: "GET", path: `/containers/${encodeURIComponent(ref)}/json` })
+      if (inspected.status !== 200) return yield* refused(inspectStep, inspected)
+      const { State } = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Inspected))(inspected.text).pipe(
+        Effect.mapError(() => new ProviderFailed({ details: `${inspectStep}: Docker answered without the container's state` }))
+      )
+      const status = State.OOMKilled === true
+        ? `its container ran out of memory and was killed (exit code ${State.ExitCode}); give its machines more memory_mb`
+        : State.Status === "exited" || State.Status === "dead"
+        ? `its container exited with code ${State.ExitCode}${State.Error ? ` (${State.Error})` : ""}`
+        : `its container is ${State.Status}`
+      const logsStep = `Reading the log of container ${name}`
+      const logs = yield* send(pool, logsStep, {
+        method: "GET",
+        path: `/containers/${encodeURIComponent(ref)}/logs?stdout=true&stderr=true&tail=${ENDING_LOG_LINES}`
+      })
+      if (logs.status !== 200) return yield* refused(logsStep, logs)
+      return describeEnding(status, logText(logs.bytes))
+    })
+
+  return { refusal: () => Option.none(), workDirectory: () => WORK_DIRECTORY, start, stop, list, ending }
 }
 
 /**

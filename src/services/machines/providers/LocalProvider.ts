@@ -12,7 +12,19 @@
  */
 import { Context, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
 import { spawn } from "node:child_process"
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs"
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { MachineId } from "../../../domain/shared/Ids.ts"
@@ -20,7 +32,14 @@ import { AppConfig } from "../../../layers/AppConfig.ts"
 import { MACHINES_DIRECTORY } from "../../../layers/DataDir.ts"
 import { onPath, ProviderChecks } from "../ProviderChecks.ts"
 import { PROJECT_ROOT } from "./DaemonLaunch.ts"
-import { type MachineLaunch, type MachineProvider, ProviderFailed, type ProviderMachine, type ProviderPool } from "./MachineProvider.ts"
+import {
+  describeEnding,
+  type MachineLaunch,
+  type MachineProvider,
+  ProviderFailed,
+  type ProviderMachine,
+  type ProviderPool
+} from "./MachineProvider.ts"
 
 const isMachineId = Schema.is(MachineId)
 
@@ -55,6 +74,26 @@ const liveMembers = (group: number) =>
  * gone while the daemon runs on: bubblewrap's outer process ends at SIGTERM at once.
  */
 const daemonRuns = (group: number, machineId: string) => liveMembers(group).some((cmdline) => cmdline.includes(machineId))
+
+/** How much of the end of a daemon's log its ending reads. */
+const ENDING_LOG_BYTES = 16 * 1024
+
+/** The last `bytes` of a file; "" when it cannot be read. */
+const tailOf = (file: string, bytes: number) => {
+  let fd: number | undefined
+  try {
+    fd = openSync(file, "r")
+    const size = fstatSync(fd).size
+    const length = Math.min(bytes, size)
+    const buffer = Buffer.alloc(length)
+    const read = readSync(fd, buffer, 0, length, size - length)
+    return buffer.subarray(0, read).toString("utf8")
+  } catch {
+    return ""
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
 
 const readPid = (dir: string) => {
   try {
@@ -113,6 +152,11 @@ const make = Effect.gen(function*() {
    * id, and the directory of each pool that started one.
    */
   const startedInMemory = new Map<string, string>()
+  /**
+   * The daemons this process started, by directory, with how each ended once it has (a daemon
+   * started by an earlier process: unknown). Stopping a machine forgets it.
+   */
+  const exits = new Map<string, { status?: string }>()
   const poolsInMemory = new Set<string>()
   if (inMemory) {
     yield* Effect.addFinalizer(() =>
@@ -180,6 +224,11 @@ const make = Effect.gen(function*() {
           })
           closeSync(log)
           if (child.pid === undefined) throw new Error(`${file} could not be started`)
+          const exit: { status?: string } = {}
+          exits.set(dir, exit)
+          child.on("exit", (code, signal) => {
+            exit.status = code !== null ? `exited with code ${code}` : `was killed by ${signal}`
+          })
           child.unref()
           writeFileSync(join(dir, "pid"), String(child.pid))
           return String(child.pid)
@@ -198,6 +247,7 @@ const make = Effect.gen(function*() {
       const dir = machineDir(pool.poolId, machineId)
       yield* removeMachine(dir, machineId)
       startedInMemory.delete(dir)
+      exits.delete(dir)
     })
 
   const list = (pool: ProviderPool) =>
@@ -214,12 +264,19 @@ const make = Effect.gen(function*() {
       })
     })
 
+  const ending = (pool: ProviderPool, machineId: MachineId, _ref: string) =>
+    Effect.sync(() => {
+      const dir = machineDir(pool.poolId, machineId)
+      return describeEnding(`its daemon process ${exits.get(dir)?.status ?? "ended"}`, tailOf(join(dir, "daemon.log"), ENDING_LOG_BYTES))
+    })
+
   const provider: MachineProvider = {
     refusal: (pool) => checks.localRefusal(Redacted.make(pool.authSecret)),
     workDirectory: (poolId, machineId) => join(machineDir(poolId, machineId), "work"),
     start,
     stop,
-    list
+    list,
+    ending
   }
   return provider
 })

@@ -66,4 +66,25 @@ export interface MachineProvider {
   readonly stop: (pool: ProviderPool, machineId: MachineId, ref: string | null) => Effect.Effect<void, ProviderFailed>
   /** The machines of this pool the provider runs (started by this server, whatever its process). */
   readonly list: (pool: ProviderPool) => Effect.Effect<ReadonlyArray<ProviderMachine>, ProviderFailed>
+  /**
+   * How a machine that `list` reports as not running ended, for people: its exit status and the
+   * last lines of its output (`describeEnding`). `ref` is `list`'s.
+   */
+  readonly ending: (pool: ProviderPool, machineId: MachineId, ref: string) => Effect.Effect<string, ProviderFailed>
+}
+
+/** How many of a machine's last output lines its ending quotes, and at most how many characters. */
+const ENDING_LINES = 8
+const ENDING_CHARACTERS = 1000
+
+/**
+ * `status` ("exited with code 1"), with the last lines of the machine's `output` that say
+ * something: blank lines, stack frames and Node's version banner left out, so that an uncaught
+ * error's message is among them.
+ */
+export const describeEnding = (status: string, output: string) => {
+  const telling = output.split(/\r?\n/).filter((line) => line.trim() !== "" && !/^\s+at /.test(line) && !/^Node\.js v\d/.test(line))
+  const told = telling.slice(-ENDING_LINES).map((line) => line.trimEnd()).join("\n")
+  if (told === "") return `${status}, with no output`
+  return `${status}; its output ended with:\n${told.length > ENDING_CHARACTERS ? `…${told.slice(-ENDING_CHARACTERS)}` : told}`
 }
