@@ -7,7 +7,7 @@
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import { InteractionId } from "../../src/domain/shared/Ids.ts"
+import { InteractionId, ModelProviderConfigId, SecretId } from "../../src/domain/shared/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
 import { describeApp, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
@@ -82,6 +82,32 @@ describeApp()("decode errors in the caller's words", (it) => {
       expect(JSON.stringify(badId.json!.issues)).not.toContain("or null")
       const notString = yield* send("POST", providers, token, { ...provider, auth_secret_id: 7 })
       expect(inWords(notString.json!.issues)).toEqual([{ path: "/auth_secret_id", message: expect.stringContaining("or null") }])
+      // An integer bounded twice (its safe range, then the field's own): the field's bounds are the ones told.
+      const fraction = yield* send("POST", `/v1/orgs/${org.id}/models`, token, {
+        provider_config_id: yield* newId(ModelProviderConfigId),
+        name: "m",
+        provider_model_slug: "m",
+        context_window_tokens: 1.5,
+        supports_tools: true,
+        supports_reasoning: false,
+        input_modalities: ["text"],
+        output_modalities: ["text"]
+      })
+      expect(inWords(fraction.json!.issues)).toEqual([
+        { path: "/context_window_tokens", message: "expected an integer between 1 and 2147483647" }
+      ])
+      const pool = yield* send("POST", `/v1/orgs/${org.id}/machine-pools`, token, {
+        name: "p",
+        provider: "local",
+        provider_auth_secret_id: yield* newId(SecretId),
+        default_machine_provider_options: {},
+        max_total_machines: 1.5,
+        delete_after_idle_minutes: 0
+      })
+      expect(inWords(pool.json!.issues)).toEqual([
+        { path: "/max_total_machines", message: "expected an integer between 1 and 2147483647" },
+        { path: "/delete_after_idle_minutes", message: "must be an integer from 5 to 2147483647" }
+      ])
 
       const { config, owner, projectPath } = yield* agentProject()
       const decision = yield* send(

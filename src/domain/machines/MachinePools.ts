@@ -31,7 +31,7 @@ export const MIN_IDLE_MINUTES = 5
 
 const between = (min: number, max: number) =>
   Schema.Int.pipe(
-    Schema.check(Schema.makeFilter((n) => n >= min && n <= max, { message: `must be an integer from ${min} to ${max}` }))
+    Schema.check(Schema.isBetween({ minimum: min, maximum: max }, { message: `must be an integer from ${min} to ${max}` }))
   )
 
 /** Every size field and limit: a positive integer (docs/machine-pools.md, "Sizes and limits"). */

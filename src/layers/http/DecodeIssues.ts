@@ -54,6 +54,9 @@ const jsonTypeOf = (ast: AST.AST) =>
     ? "object"
     : undefined
 
+const LOWER_BOUNDS = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems"])
+const UPPER_BOUNDS = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxItems"])
+
 /** The constraints of a node's checks, as the JSON Schema they document: minimum, maxLength, pattern... */
 const constraintsOf = (ast: AST.AST): Record<string, unknown> => {
   const constraints: Record<string, unknown> = {}
@@ -67,7 +70,15 @@ const constraintsOf = (ast: AST.AST): Record<string, unknown> => {
       const output = check.annotations?.toJsonSchema?.({ type, schemas: [] })
       const fragment = Array.isArray(output) ? output[0] : output
       if (fragment !== undefined && typeof fragment === "object") {
-        for (const [key, value] of Object.entries(fragment)) constraints[key] ??= value
+        for (const [key, value] of Object.entries(fragment)) {
+          const known = constraints[key]
+          // Several checks may bound a value (an integer's safe range, then the field's own): the tightest bound is the one to tell.
+          if (typeof known === "number" && typeof value === "number" && (LOWER_BOUNDS.has(key) || UPPER_BOUNDS.has(key))) {
+            constraints[key] = LOWER_BOUNDS.has(key) ? Math.max(known, value) : Math.min(known, value)
+          } else {
+            constraints[key] ??= value
+          }
+        }
       }
     }
   }
