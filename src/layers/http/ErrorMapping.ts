@@ -2,14 +2,16 @@
  * What can escape a route, mapped onto the error model: our errors pass through (the Api encodes
  * them with their status), a body the scanner refused answers the scanner's error, a decode
  * failure is explained in the caller's words, an unknown route is `not_found` (a path that is not
- * valid percent-encoding, which no route can match, is `invalid_request`). Anything else is
- * a bug: logged in full with the request id, answered with a bare `500 internal_error`.
+ * valid percent-encoding, which no route can match, is `invalid_request`), a foreign key that
+ * refused a write is a lost race with another request (`not_found` or `conflict`). Anything else
+ * is a bug: logged in full with the request id, answered with a bare `500 internal_error`.
  */
 import { HttpApiError } from "effect/http-api"
 import { HttpServerError, HttpServerResponse } from "effect/http"
 import { Cause, Effect, Schema, SchemaAST as AST } from "effect"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
+import { foreignKeyViolation, type ForeignKeyViolation } from "../../services/shared/Sql.ts"
 
 /** The wire schema of each of our error classes, by tag (a TaggedError's identifier is its tag). */
 const WIRES: ReadonlyMap<string, Schema.Top> = new Map(
@@ -63,6 +65,33 @@ const internalError = (cause: Cause.Cause<unknown>) =>
   )
 
 /**
+ * A foreign key refused a write that no service turned into an error of its own: the request
+ * lost a race with another, which deleted a row this one refers to between the service's check
+ * and its INSERT (a grant of a secret being deleted, an agent config naming a model being
+ * deleted, a create in a project being deleted), or made a row refer to the one this request
+ * deletes. Its statement changed nothing and its transaction has rolled back by now. The caller
+ * gets what the same request sent a moment later would get: `not_found` for the first (the
+ * sequential request finds the resource gone), `conflict` for the second (a delete refused while
+ * something uses the resource). Logged with its cause at Warning, as a replaced failure the
+ * platform did not expect: from here a lost race and a bug that wrote a dangling reference look
+ * the same.
+ */
+const foreignKeyRace = (cause: Cause.Cause<unknown>, violation: ForeignKeyViolation) =>
+  Effect.andThen(
+    Effect.logWarning("ForeignKeyViolation replaced by the error the caller sees", cause),
+    Effect.fail(asApiLevel(
+      violation.side === "referencing"
+        ? new Errors.NotFound({
+          error: "A resource this request refers to was deleted while the request was handled; check that it still exists"
+        })
+        : new Errors.Conflict({
+          error: "A resource this request deletes came to be referred to by another while the request was handled, " +
+            "so it was not deleted; change or delete what refers to it first"
+        })
+    ))
+  )
+
+/**
  * `explainDecodeFailure` names the part of the request that failed its schema, or answers
  * undefined when none did (the failure came from inside the handler).
  */
@@ -73,6 +102,8 @@ export const toApiError = (
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   const error = Cause.squash(cause)
   if (isApiError(error)) return Effect.fail(asApiLevel(error))
+  const violation = foreignKeyViolation(error)
+  if (violation !== undefined) return foreignKeyRace(cause, violation)
   if (HttpServerError.isHttpServerError(error)) {
     const reason = error.reason
     // A body refused by the scanner travels as the cause of the error of reading it.

@@ -1,0 +1,220 @@
+/**
+ * A request racing the deletion of what it refers to: the foreign key that refuses its write is
+ * answered as the same request would be a moment later, never `500 internal_error`
+ * (docs/api-conventions.md, "A resource deleted meanwhile"). A create whose referenced row is
+ * deleted between the service's check and its INSERT is `404 not_found`; a delete that finds the
+ * row it deletes referred to by a row written meanwhile is `409 conflict`.
+ *
+ * How the race is made deterministic, on both databases: a trigger, installed for one test on
+ * its database, does the other side's write at the exact point of the race, inside the
+ * request's statement (BEFORE INSERT on the referencing table: it deletes the referenced row
+ * after the service has found it; BEFORE DELETE on the referenced table: it points a referrer at
+ * the row being deleted after the service has found none). The database then refuses the
+ * request's write with the very error a concurrent request's committed change gives (SQLSTATE
+ * 23503, the same message). Two requests cannot be made to meet there on purpose: the services
+ * have no hook between their check and their write, and the embedded database is one
+ * connection, on which another request's statements cannot run while a statement waits. One
+ * difference from a real race: the trigger's change is part of the request's transaction, so it
+ * is rolled back with it; what is left afterwards (the referenced row still there, none of the
+ * request's rows) shows that the refused request stored nothing.
+ *
+ * On Postgres, one more test makes the race itself: another transaction holds the grants' table
+ * so that the grant's INSERT waits, deletes the secret meanwhile and commits, and the INSERT
+ * then meets the deletion, as it does when two requests race.
+ */
+import { HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
+import { expect } from "@effect/vitest"
+import { Effect, Fiber, Redacted } from "effect"
+import { waitedOn } from "../support/HeldAgent.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
+import { describeApp, ID_PATTERN, newUser, rawRequest, type TestUser } from "../support/TestApp.ts"
+
+const send = (user: TestUser, method: "GET" | "POST" | "DELETE", path: string, body?: unknown) =>
+  rawRequest(
+    HttpClientRequest.make(method)(path).pipe(
+      HttpClientRequest.bearerToken(user.token),
+      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
+    )
+  )
+
+/**
+ * Runs `body` (PL/pgSQL statements) `timing` (e.g. "BEFORE INSERT") each row of `table` whose
+ * `column` (of NEW or OLD) is `id`, for as long as the test's scope is open.
+ */
+const racingTrigger = (name: string, timing: string, table: string, condition: string, body: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`
+      CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        ${body};
+        RETURN COALESCE(NEW, OLD);
+      END $$`)
+    yield* sql.unsafe(`CREATE TRIGGER ${name} ${timing} ON ${table} FOR EACH ROW WHEN (${condition}) EXECUTE FUNCTION ${name}()`)
+    // The function's trigger goes with it.
+    yield* Effect.addFinalizer(() => Effect.ignore(sql.unsafe(`DROP FUNCTION ${name}() CASCADE`)))
+  }).pipe(Effect.orDie)
+
+/** An id, checked before it is written into a trigger's text. */
+const literal = (id: string) => {
+  expect(id).toMatch(/^[a-z]+_[a-z2-7]{26}$/)
+  return `'${id}'`
+}
+
+const MODEL = {
+  provider_model_slug: "claude-sonnet-4-5",
+  context_window_tokens: 200_000,
+  max_output_tokens: 64_000,
+  default_max_output_tokens: 8_000,
+  supports_tools: true,
+  supports_reasoning: false,
+  input_modalities: ["text"],
+  output_modalities: ["text"]
+} as const
+
+const REFERENCE_GONE = "A resource this request refers to was deleted while the request was handled"
+
+describeApp()("a request racing the deletion of what it refers to", (it) => {
+  it.effect("a secret deleted between a grant's check and its insert: 404 not_found, as the grant sent after the delete", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+      const secret = yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "KEY", value: Redacted.make("sk") } })
+      const grants = `/v1/orgs/${org.id}/secrets/${secret.id}/grants`
+
+      yield* racingTrigger(
+        "race_secret_grant",
+        "BEFORE INSERT",
+        "secret_grants",
+        `NEW.secret_id = ${literal(secret.id)}`,
+        `DELETE FROM secrets WHERE id = NEW.secret_id`
+      )
+      const raced = yield* send(owner, "POST", grants, { target_project_id: project.id })
+      expect(raced.status).toBe(404)
+      expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
+      expect(raced.json!.error).toContain("check that it still exists")
+
+      // Nothing stored: no grant (the trigger's delete went with the request's rollback).
+      const listed = yield* send(owner, "GET", grants)
+      expect(listed.status).toBe(200)
+      expect(listed.json!.data).toEqual([])
+
+      // The same grant once the delete has really happened: 404 not_found as well.
+      expect((yield* send(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${secret.id}`)).status).toBe(204)
+      const after = yield* send(owner, "POST", grants, { target_project_id: project.id })
+      expect(after.status).toBe(404)
+      expect(after.json).toEqual({ code: "not_found", error: `Secret ${secret.id} not found` })
+    }))
+
+  it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, a grant whose INSERT waits while another transaction deletes the secret: 404 not_found", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+      const secret = yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "KEY", value: Redacted.make("sk") } })
+      const grants = `/v1/orgs/${org.id}/secrets/${secret.id}/grants`
+      const sql = yield* SqlClient.SqlClient
+
+      const granting = yield* sql.withTransaction(Effect.gen(function*() {
+        // Reads of the table go on; an INSERT into it waits until this transaction ends.
+        yield* sql`LOCK TABLE secret_grants IN SHARE ROW EXCLUSIVE MODE`
+        const granting = yield* Effect.forkChild(send(owner, "POST", grants, { target_project_id: project.id }))
+        // The service has found the secret and the project; its INSERT waits.
+        yield* waitedOn(sql, "the grant's INSERT")
+        yield* sql`DELETE FROM secrets WHERE id = ${secret.id}`
+        return granting
+      })).pipe(Effect.orDie)
+      const raced = yield* Fiber.join(granting)
+      expect(raced.status).toBe(404)
+      expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
+      expect((yield* send(owner, "GET", `/v1/orgs/${org.id}/secrets/${secret.id}`)).status).toBe(404)
+    }))
+
+  it.effect("a model deleted while an agent config naming it is stored: 404, and none of the config's rows is kept", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+      const provider = yield* owner.client.modelProviderConfigs.create({
+        params: { orgID: org.id },
+        payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
+      })
+      const models = []
+      for (const name of ["Sonnet", "Haiku"]) {
+        const model = yield* owner.client.models.create({ params: { orgID: org.id }, payload: { ...MODEL, provider_config_id: provider.id, name } })
+        yield* owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+        models.push(model)
+      }
+      const [main, helper] = models
+      // The config's row (naming Sonnet) is inserted first, then the rows of the models it uses;
+      // Haiku, its subagent's, is deleted as its row goes in.
+      yield* racingTrigger(
+        "race_agent_config_model",
+        "BEFORE INSERT",
+        "agent_config_models",
+        `NEW.configured_model_id = ${literal(helper.id)}`,
+        `DELETE FROM configured_models WHERE id = NEW.configured_model_id`
+      )
+      const configs = `/v1/orgs/${org.id}/projects/${project.id}/agent-configs`
+      const source = [
+        "instruction: Help.",
+        "model: { provider_config: Anthropic, name: Sonnet }",
+        "max_depth: 2",
+        "subagents:",
+        "  helper:",
+        "    description: Helps.",
+        "    instruction: Assist.",
+        "    model: { provider_config: Anthropic, name: Haiku }",
+        ""
+      ].join("\n")
+      const raced = yield* send(owner, "POST", configs, { source, source_format: "yaml" })
+      expect(raced.status).toBe(404)
+      expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
+
+      // The transaction rolled back whole: no config, and both models as they were.
+      const listed = yield* send(owner, "GET", configs)
+      expect(listed.status).toBe(200)
+      expect(listed.json!.data).toEqual([])
+      for (const model of [main, helper]) {
+        expect((yield* send(owner, "GET", `/v1/orgs/${org.id}/models/${model.id}`)).status).toBe(200)
+      }
+    }))
+
+  it.effect("a secret that comes to be referred to while it is deleted: 409 conflict, and it is kept", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
+      const [doomed, other] = [
+        yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "OLD_KEY", value: Redacted.make("sk-1") } }),
+        yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "NEW_KEY", value: Redacted.make("sk-2") } })
+      ]
+      const provider = yield* owner.client.modelProviderConfigs.create({
+        params: { orgID: org.id },
+        payload: {
+          name: "Anthropic",
+          api_format: "anthropic-messages",
+          base_url: "https://api.anthropic.com/v1",
+          auth_secret_id: other.id
+        }
+      })
+      expect(provider.id).toMatch(ID_PATTERN("mpc"))
+      // The service finds nothing using the secret; then the provider config is pointed at it.
+      yield* racingTrigger(
+        "race_secret_delete",
+        "BEFORE DELETE",
+        "secrets",
+        `OLD.id = ${literal(doomed.id)}`,
+        `UPDATE model_provider_configs SET auth_secret_id = OLD.id WHERE id = ${literal(provider.id)}`
+      )
+      const raced = yield* send(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${doomed.id}`)
+      expect(raced.status).toBe(409)
+      expect(raced.json).toEqual({ code: "conflict", error: expect.stringContaining("so it was not deleted") })
+
+      // Rolled back: the secret is there, the provider config as it was.
+      expect((yield* send(owner, "GET", `/v1/orgs/${org.id}/secrets/${doomed.id}`)).status).toBe(200)
+      const config = yield* send(owner, "GET", `/v1/orgs/${org.id}/model-provider-configs/${provider.id}`)
+      expect(config.json).toMatchObject({ auth_secret_id: other.id })
+    }))
+})
