@@ -681,6 +681,102 @@ describeApp()("agent configs", (it) => {
       expect(fromJson.map(({ path }) => path)).toEqual(["/tools/lookup_order/input_schema/__proto__"])
     }))
 
+  it.effect("a NUL or an unpaired surrogate written as an escape in a source's text is an issue at its string or key, never a 500", () =>
+    Effect.gen(function*() {
+      const { create, org, owner, project } = yield* setUp()
+      const NUL = "holds a NUL character (U+0000), which cannot be stored; remove it"
+      const lone = (code: string) =>
+        `holds an unpaired UTF-16 surrogate (U+${code}), which cannot be stored; write a character outside the ` +
+        "Basic Multilingual Plane whole, or as a pair of escapes such as \\ud83d\\ude00"
+      // YAML's escapes: \0 in the instruction (a string the compile hashes and stores as text).
+      const instruction = yield* expectFailure(create(
+        'instruction: "a\\0b"\nmodel:\n  provider_config: Anthropic\n  name: Sonnet\n',
+        "yaml"
+      ))
+      expect(issuesOf(instruction)).toEqual([{ path: "/instruction", message: NUL, line: 1, column: 14 }])
+      expect((instruction as ValidationFailed).error).toContain("/instruction (line 1, column 14): holds a NUL character")
+      // A name that is resolved in the database (\x00), a tool's description, input_schema values
+      // and keys (\ud800, \U00000000, a low half alone): every string and property name is checked.
+      const tool = issuesOf(yield* expectFailure(create(
+        [
+          "instruction: Look orders up.",
+          'model: { provider_config: Anthropic, name: "Son\\x00net" }',
+          "tools:",
+          "  lookup_order:",
+          "    type: custom",
+          '    description: "Looks up \\ud800 an order"',
+          "    input_schema:",
+          "      type: object",
+          '      required: ["id\\U00000000"]',
+          '      properties: { "id\\udc00": { type: string }, other: { type: string } }',
+          ""
+        ].join("\n"),
+        "yaml"
+      )))
+      expect(tool).toEqual([
+        { path: "/model/name", message: NUL, line: 2, column: 44 },
+        { path: "/tools/lookup_order/description", message: lone("D800"), line: 6, column: 18 },
+        { path: "/tools/lookup_order/input_schema/required/0", message: NUL, line: 9, column: 18 },
+        {
+          path: "/tools/lookup_order/input_schema/properties",
+          message: lone("DC00").replace("holds", "has a property name that holds").replace(
+            /write a character .*/,
+            "rename the property"
+          ),
+          line: 10,
+          column: 21
+        }
+      ])
+
+      // JSON text's escapes, in a machine source that would otherwise compile: env_overlay, cwd.
+      const auth = yield* owner.client.secrets.create({
+        params: { orgID: org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const pool = yield* owner.client.machinePools.create({
+        params: { orgID: org.id },
+        payload: {
+          name: "builders",
+          provider: "docker",
+          provider_auth_secret_id: auth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 2,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 2,
+          max_total_memory_mb: 1024
+        }
+      })
+      yield* owner.client.machinePools.createGrant({
+        params: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: project.id }
+      })
+      const machineJson = (cwd: string, mode: string) =>
+        `{"instruction":"x","model":{"provider_config":"Anthropic","name":"Sonnet"},\n` +
+        `"machine_sources":[{"machine_pool_id":"${pool.id}","cwd":"${cwd}",\n"env_overlay":{"MODE":"${mode}"}}]}`
+      const machine = issuesOf(yield* expectFailure(create(machineJson("/w\\ud800", "a\\u0000"), "json")))
+      expect(machine).toEqual([
+        { path: "/machine_sources/0/cwd", message: lone("D800"), line: 2, column: 78 },
+        { path: "/machine_sources/0/env_overlay/MODE", message: NUL, line: 3, column: 23 }
+      ])
+      // A property name in JSON text.
+      const key = issuesOf(yield* expectFailure(create(
+        `{"instruction":"x","model":{"provider_config":"Anthropic","name":"Sonnet"},"tools":{"t":{"type":"custom",` +
+          `"description":"d","input_schema":{"type":"object","properties":{"a\\u0000":{}}}}}}`,
+        "json"
+      )))
+      expect(key.map(({ message, path }) => ({ path, message }))).toEqual([
+        { path: "/tools/t/input_schema/properties", message: "has a property name that holds a NUL character (U+0000), which cannot be stored; rename the property" }
+      ])
+
+      // A pair of escapes is one character: stored.
+      const paired = yield* create(machineJson("/w/\\ud83d\\ude00", "\\ud83d\\ude00"), "json")
+      expect(paired.status).toBe(201)
+      expect(paired.config.compiled_definition.machine_sources?.[0]).toMatchObject({ cwd: "/w/😀", env_overlay: { MODE: "😀" } })
+      const pairedYaml = yield* create('instruction: "smile \\ud83d\\ude00"\nmodel: { provider_config: Anthropic, name: Sonnet }\n', "yaml")
+      expect(pairedYaml.config.compiled_definition.instruction).toBe("smile 😀")
+    }))
+
   it.effect("subagents: inline and by config id, with derived depth", () =>
     Effect.gen(function*() {
       const { create } = yield* setUp()

@@ -3,10 +3,13 @@
  * with its JSON pointer and position: an unknown property points at its key, a missing one at
  * the object that lacks it, any other problem at the offending value. A message never quotes the
  * value (it may be a secret's value put where a secret's name belongs): "Expected string, got an
- * array". A property named `__proto__`, anywhere, is an issue at its key.
+ * array". A property named `__proto__`, anywhere, is an issue at its key; a string or a property
+ * name holding a NUL character or an unpaired surrogate, anywhere, is an issue too.
  */
 import { Exit, Schema, SchemaAST, SchemaIssue } from "effect"
 import type { Issue } from "../../shared/Errors.ts"
+import { pointerOf } from "../../shared/JsonPointer.ts"
+import { unstorableCharacterOf, unstorableMessage } from "../../shared/StorableText.ts"
 import { type AgentConfigDefinition as Definition, AgentConfigDefinition } from "./Definition.ts"
 import type { ParsedSource } from "./Source.ts"
 
@@ -154,27 +157,51 @@ const problemsOf = (root: unknown, issue: SchemaIssue.Issue): Array<Found> => {
 const PROTO_KEY_MESSAGE = "__proto__ is not accepted as a property name; rename the property"
 
 /**
- * Where `root` has a property named `__proto__`. Decoding would drop it (assigning `__proto__` to
- * an object sets its prototype), so a free-form object such as a tool's `input_schema` would
- * silently lose it; it is refused instead, as it is in a request body. Walked with a stack, not
- * recursion; an object reached twice through YAML aliases is looked at once.
+ * What decoding cannot be trusted with, anywhere in the document (a tool's `input_schema`, an
+ * `env_overlay`, any string), as issues in walk order:
+ * - a property named `__proto__`, at its key. Decoding would drop it (assigning `__proto__` to an
+ *   object sets its prototype), so a free-form object would silently lose it; it is refused
+ *   instead, as it is in a request body.
+ * - a string, or a property name, holding a NUL character or an unpaired UTF-16 surrogate, which
+ *   the source's own escapes can write (YAML `"\0"`, `"\x00"`, `"\ud800"`; JSON `\u0000`) though
+ *   the request body cannot: the database cannot store either (StorableText.ts). A string's issue
+ *   is at the string; a property name's at the object holding it (positioned at the key), so that
+ *   the pointer does not carry the character. One issue per pointer.
+ * Walked with a stack, not recursion; an object reached twice through YAML aliases is looked at once.
  */
-const protoKeyPaths = (root: unknown): ReadonlyArray<ReadonlyArray<PropertyKey>> => {
-  const found: Array<ReadonlyArray<PropertyKey>> = []
+const unusableTextIssues = (source: ParsedSource): Array<Issue> => {
+  const issues: Array<Issue> = []
+  const pointers = new Set<string>()
+  const add = (issue: Issue) => {
+    if (pointers.has(issue.path)) return
+    pointers.add(issue.path)
+    issues.push(issue)
+  }
   const seen = new Set<object>()
-  const pending: Array<readonly [unknown, ReadonlyArray<PropertyKey>]> = [[root, []]]
+  const pending: Array<readonly [unknown, ReadonlyArray<PropertyKey>]> = [[source.value, []]]
   while (pending.length > 0) {
     const [value, path] = pending.pop()!
+    if (typeof value === "string") {
+      const found = unstorableCharacterOf(value)
+      if (found !== undefined) add(source.issueAt(path, unstorableMessage(found)))
+      continue
+    }
     if (typeof value !== "object" || value === null || seen.has(value)) continue
     seen.add(value)
     if (Array.isArray(value)) {
       value.forEach((item, index) => pending.push([item, [...path, index]]))
       continue
     }
-    if (Object.hasOwn(value, "__proto__")) found.push([...path, "__proto__"])
-    for (const [key, item] of Object.entries(value)) pending.push([item, [...path, key]])
+    if (Object.hasOwn(value, "__proto__")) add(source.issueAt([...path, "__proto__"], PROTO_KEY_MESSAGE, "key"))
+    for (const [key, item] of Object.entries(value)) {
+      const found = unstorableCharacterOf(key)
+      if (found !== undefined) {
+        add({ ...source.issueAt([...path, key], unstorableMessage(found, true), "key"), path: pointerOf(path) })
+      }
+      pending.push([item, [...path, key]])
+    }
   }
-  return found
+  return issues
 }
 
 export type ValidationResult =
@@ -189,13 +216,8 @@ export const validateDefinition = (source: ParsedSource): ValidationResult => {
       issues: [source.issueAt([], "the document must be an object (a mapping) with instruction and model")]
     }
   }
-  const protoKeys = protoKeyPaths(value)
-  if (protoKeys.length > 0) {
-    return {
-      _tag: "Invalid",
-      issues: sortIssues(protoKeys.map((path) => source.issueAt(path, PROTO_KEY_MESSAGE, "key")))
-    }
-  }
+  const unusable = unusableTextIssues(source)
+  if (unusable.length > 0) return { _tag: "Invalid", issues: sortIssues(unusable) }
   const result = decode(value)
   if (Exit.isSuccess(result)) return { _tag: "Valid", definition: result.value }
   const error = result.cause.reasons.find((reason) => reason._tag === "Fail")
