@@ -7,6 +7,7 @@
  * a call runs, and a machine call's record and its result, each one statement, meeting another
  * process's append.
  */
+import { HttpClientRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
@@ -21,7 +22,7 @@ import { eventually } from "../support/Polling.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { expectFailure } from "../support/TestApp.ts"
+import { expectFailure, rawRequest } from "../support/TestApp.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
 
 afterAll(killDaemons)
@@ -237,6 +238,39 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(escape._tag).toBe("Forbidden")
       const missing = yield* expectFailure(rt.client.machines.readFile({ params: path, query: { path: join(work, "nope.txt") } }))
       expect(missing._tag).toBe("NotFound")
+    }), { timeout: 90_000 })
+
+  it.effect("the files route refuses a path holding a NUL (%00) as invalid_request at /path, before anything is stored", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      const files = (path: string) => `/v1/orgs/${rt.org.id}/machines/${machine.id}/files?path=${path}`
+      const bad = `${encodeURIComponent(work)}%2Fa%00b.txt`
+      const answers = [
+        yield* rawRequest(HttpClientRequest.get(files(bad)).pipe(HttpClientRequest.bearerToken(rt.owner.token))),
+        yield* rawRequest(
+          HttpClientRequest.put(files(bad)).pipe(
+            HttpClientRequest.bearerToken(rt.owner.token),
+            HttpClientRequest.bodyJsonUnsafe({ content: "x" })
+          )
+        )
+      ]
+      for (const answer of answers) {
+        expect(answer.status).toBe(400)
+        expect(answer.json).toMatchObject({
+          code: "invalid_request",
+          issues: [{ path: "/path", message: "must not contain a NUL character (U+0000)" }]
+        })
+      }
+      expect(existsSync(join(work, "a"))).toBe(false)
+      // The same path without the NUL is an ordinary one.
+      const created = yield* rt.client.machines.writeFile({
+        params: { orgID: rt.org.id, machineID: machine.id },
+        query: { path: join(work, "ab.txt") },
+        payload: { content: "x" }
+      })
+      expect(created.created).toBe(true)
     }), { timeout: 90_000 })
 
   it.effect("deleting a machine is refused while a call runs on it; cancel_current kills the command; then the machine goes and its daemon registers anew", () =>

@@ -7,6 +7,7 @@ import { optional } from "../shared/Optional.ts"
 import { MachineGrantId, MachineId, OrgId, ProjectId } from "../shared/Ids.ts"
 import { ListQuery } from "../shared/Pagination.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
+import { describeUnstorable, unstorableCharacterOf } from "../shared/StorableText.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { FileDigest, FileEncoding } from "./MachineFiles.ts"
 import { MachineMetadataInput } from "./MachineMetadata.ts"
@@ -38,12 +39,20 @@ export class MachineGrant extends Schema.Class<MachineGrant>("MachineGrant")({
   created_at: Timestamp
 }) {}
 
-/** `?path=`: an absolute path inside one of the machine's directories. */
+/**
+ * `?path=`: an absolute path inside one of the machine's directories. A NUL (`%00`) names no file
+ * on any system and cannot be stored in the request to the daemon (StorableText.ts): refused here,
+ * with the rest of the query, before anything is stored or sent.
+ */
 export const FileQuery = Schema.Struct({
   path: Schema.String.pipe(
     Schema.check(Schema.isMinLength(1)),
     Schema.check(Schema.isMaxLength(4096)),
-    Schema.check(Schema.makeFilter((path) => /^(\/|[A-Za-z]:[\\/])/.test(path) || "must be an absolute path"))
+    Schema.check(Schema.makeFilter((path) => /^(\/|[A-Za-z]:[\\/])/.test(path) || "must be an absolute path")),
+    Schema.check(Schema.makeFilter((path) => {
+      const found = unstorableCharacterOf(path)
+      return found === undefined || `must not contain ${describeUnstorable(found)}`
+    }))
   ).annotate({ description: "An absolute path (/… or C:\\…) inside one of the machine's directories" })
 })
 
