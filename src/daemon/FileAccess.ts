@@ -86,6 +86,25 @@ export const checkDigest = (path: string, current: FileDigest | undefined, expec
 }
 
 /**
+ * The most of a file's name a temporary file's name repeats, in UTF-8 bytes: with the dot, the
+ * random part and `.tmp` (18 bytes) the name stays within the 255 bytes most file systems allow
+ * for any name the file itself may have.
+ */
+const TEMPORARY_NAME_BYTES = 200
+
+/** The longest start of `name` of at most `maxBytes` UTF-8 bytes, cut between characters. */
+const startOf = (name: string, maxBytes: number): string => {
+  let bytes = 0
+  let end = 0
+  for (const char of name) {
+    bytes += Buffer.byteLength(char)
+    if (bytes > maxBytes) break
+    end += char.length
+  }
+  return name.slice(0, end)
+}
+
+/**
  * Writes the file through a temporary file renamed over it, so that a reader never sees half of
  * it; keeps the permission bits of the file it replaces, creates missing parent directories.
  */
@@ -93,7 +112,8 @@ export const writeAtomically = (target: WriteTarget, bytes: Uint8Array, mode: nu
   attempt(target.path, async () => {
     const directory = nodePath.dirname(target.path)
     if (!target.parentExists) await fs.mkdir(directory, { recursive: true })
-    const temporary = nodePath.join(directory, `.${nodePath.basename(target.path)}.${randomBytes(6).toString("hex")}.tmp`)
+    const name = startOf(nodePath.basename(target.path), TEMPORARY_NAME_BYTES)
+    const temporary = nodePath.join(directory, `.${name}.${randomBytes(6).toString("hex")}.tmp`)
     try {
       await fs.writeFile(temporary, bytes, { flag: "wx", ...(mode === undefined ? {} : { mode }) })
       if (mode !== undefined) await fs.chmod(temporary, mode)

@@ -13,7 +13,7 @@ import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
@@ -271,6 +271,57 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         payload: { content: "x" }
       })
       expect(created.created).toBe(true)
+    }), { timeout: 90_000 })
+
+  it.effect("the files route: a name too long for the file system is 400 invalid_request at /path, a loop of symlinks 422; a 255-byte name is written", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work } = yield* connectedMachine(rt)
+      const params = { orgID: rt.org.id, machineID: machine.id }
+      const tooLong = join(work, "a".repeat(300))
+      const refusals = [
+        yield* expectFailure(rt.client.machines.readFile({ params, query: { path: tooLong } })),
+        yield* expectFailure(rt.client.machines.writeFile({ params, query: { path: tooLong }, payload: { content: "x" } })),
+        // A missing directory whose name is too long, on the way to the file.
+        yield* expectFailure(rt.client.machines.writeFile({
+          params,
+          query: { path: join(tooLong, "x.txt") },
+          payload: { content: "x" }
+        }))
+      ]
+      for (const refusal of refusals) {
+        expect(refusal).toMatchObject({
+          _tag: "InvalidRequest",
+          issues: [{ path: "/path", message: expect.stringContaining("is too long for the machine's file system") }]
+        })
+      }
+      symlinkSync("loop-b", join(work, "loop-a"))
+      symlinkSync("loop-a", join(work, "loop-b"))
+      const loopRead = yield* expectFailure(rt.client.machines.readFile({ params, query: { path: join(work, "loop-a") } }))
+      expect(loopRead).toMatchObject({ _tag: "Unprocessable", error: expect.stringContaining("loop of symbolic links") })
+      const loopWrite = yield* expectFailure(rt.client.machines.writeFile({
+        params,
+        query: { path: join(work, "loop-a", "x.txt") },
+        payload: { content: "x" }
+      }))
+      expect(loopWrite._tag).toBe("Unprocessable")
+
+      // The longest name the file system takes: its temporary file's name must fit too.
+      for (const name of ["b".repeat(255), "é".repeat(127)]) {
+        const longest = join(work, name)
+        const written = yield* rt.client.machines.writeFile({ params, query: { path: longest }, payload: { content: "long" } })
+        expect(written).toMatchObject({ path: longest, created: true, digest: digest("long") })
+        const read = yield* rt.client.machines.readFile({ params, query: { path: longest } })
+        expect(read.content).toBe("long")
+        const replaced = yield* rt.client.machines.writeFile({
+          params,
+          query: { path: longest },
+          payload: { content: "longer", expected_digest: read.digest }
+        })
+        expect(replaced).toMatchObject({ created: false, digest: digest("longer") })
+      }
+      expect(readdirSync(work).filter((entry) => entry.endsWith(".tmp"))).toEqual([])
     }), { timeout: 90_000 })
 
   it.effect("deleting a machine is refused while a call runs on it; cancel_current kills the command; then the machine goes and its daemon registers anew", () =>

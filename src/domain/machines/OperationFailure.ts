@@ -8,7 +8,7 @@ import { optional } from "../shared/Optional.ts"
 import { FileDigest } from "./MachineFiles.ts"
 
 export const OperationFailureCode = Schema.Literals([
-  /** The request does not decode, or a path is not usable (not absolute and no cwd to resolve it). */
+  /** The request does not decode, or a path is not usable (not absolute and no cwd to resolve it, a NUL, a name too long for the file system). */
   "invalid_request",
   /** The path lies outside the machine's directories (after resolving `..` and symlinks), or the OS refused access. */
   "forbidden",
@@ -24,7 +24,7 @@ export const OperationFailureCode = Schema.Literals([
   "file_content_conflict",
   /** The content to write is larger than the operation accepts. */
   "request_too_large",
-  /** The request is well formed but cannot be done: a file too large to read whole, text to replace that is absent or ambiguous, a path that is not a directory. */
+  /** The request is well formed but cannot be done: a file too large to read whole, text to replace that is absent or ambiguous, a path that is not a directory, a loop of symbolic links. */
   "unprocessable",
   /** The server cancelled the request. */
   "cancelled",
