@@ -1,7 +1,8 @@
 /**
  * Inputs, backlog, control and turns through the HTTP API, with the engine running turns against
- * the scripted provider: launch with an input, idempotent inputs (201 then 200; other body 409),
- * inline media as media_ref, backlog order, bound and withdrawal, cancel_current, turn reads.
+ * the scripted provider: launch with an input, idempotent inputs (201 then 200; other body 409;
+ * sent in parallel, still one 201 and the media stored once), inline media as media_ref, backlog
+ * order, bound and withdrawal, cancel_current, turn reads.
  */
 import { SqlClient } from "effect/sql"
 import { expect, it } from "@effect/vitest"
@@ -135,6 +136,78 @@ it.layer(TestLive)("agent inputs", (it) => {
         event.event_kind === "agent_input"
       )
       expect(inputs.map((event) => event.id)).toEqual([first.event.id])
+    }), { timeout: 60_000 })
+
+  it.effect("idempotent inputs sent in parallel: one 201, the others 200 with the same event, the media stored once", () =>
+    Effect.gen(function*() {
+      const { client, launch, projectPath } = yield* scriptedProject([Reply.text("once")])
+      const agent = yield* launch()
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const payload = {
+        content_blocks: [
+          text("Deploy please"),
+          { type: "media" as const, media_type: "text/plain", data: Buffer.from("the log").toString("base64") }
+        ],
+        input_idempotency_key: "parallel-1"
+      }
+      const sent = yield* Effect.all(
+        Array.from({ length: 10 }, () =>
+          client.agents.sendInput({ params: agentPath, payload, responseMode: "decoded-and-response" })),
+        { concurrency: "unbounded" }
+      )
+      const statuses = sent.map(([, response]) => response.status).sort()
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201])
+      const first = sent.find(([, response]) => response.status === 201)![0]
+      for (const [accepted] of sent) {
+        expect(accepted.event.id).toBe(first.event.id)
+        expect(accepted.disposition).toBe(first.disposition)
+      }
+      expect(yield* artifactsOf(agent.id)).toBe(1)
+      const inputs = (yield* client.agents.listEvents({ params: agentPath, query: {} })).data.filter((event) =>
+        event.event_kind === "agent_input"
+      )
+      expect(inputs.map((event) => event.id)).toEqual([first.event.id])
+    }), { timeout: 60_000 })
+
+  it.effect("one key sent in parallel with two bodies: one 201, 200 for its body, 409 for the other; media stored once", () =>
+    Effect.gen(function*() {
+      const { client, launch, projectPath } = yield* scriptedProject([Reply.text("once")])
+      const agent = yield* launch()
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const withMedia = (label: string) => ({
+        content_blocks: [{ type: "media" as const, media_type: "text/plain", data: Buffer.from(label).toString("base64") }],
+        input_idempotency_key: "parallel-2"
+      })
+      const bodies = Array.from({ length: 10 }, (_, i) => withMedia(i % 2 === 0 ? "body a" : "body b"))
+      const sent = yield* Effect.all(
+        bodies.map((payload) =>
+          Effect.result(client.agents.sendInput({ params: agentPath, payload, responseMode: "decoded-and-response" }))
+        ),
+        { concurrency: "unbounded" }
+      )
+      const created = sent.flatMap((result, i) =>
+        result._tag === "Success" && result.success[1].status === 201 ? [{ i, accepted: result.success[0] }] : []
+      )
+      expect(created).toHaveLength(1)
+      const winner = created[0]
+      const sameBody = (i: number) => i % 2 === winner.i % 2
+      sent.forEach((result, i) => {
+        if (i === winner.i) return
+        if (sameBody(i)) {
+          expect(result._tag).toBe("Success")
+          if (result._tag === "Success") {
+            expect(result.success[1].status).toBe(200)
+            expect(result.success[0].event.id).toBe(winner.accepted.event.id)
+          }
+        } else {
+          expect(result._tag === "Failure" ? result.failure._tag : "Success").toBe("IdempotencyKeyConflict")
+        }
+      })
+      expect(yield* artifactsOf(agent.id)).toBe(1)
+      const inputs = (yield* client.agents.listEvents({ params: agentPath, query: {} })).data.filter((event) =>
+        event.event_kind === "agent_input"
+      )
+      expect(inputs.map((event) => event.id)).toEqual([winner.accepted.event.id])
     }), { timeout: 60_000 })
 
   it.effect("backlog: queued oldest first, withdrawal, the bound of 100, cancel_current runs the next", () =>

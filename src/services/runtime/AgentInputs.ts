@@ -43,11 +43,15 @@ export interface SentInput {
 
 type InputEvent = Extract<AgentEvent, { event_kind: "agent_input" }>
 
-/** An input recorded: its event, the answer it got, and the turn it started, if any. */
+/**
+ * An input recorded: its event, the answer it got, and the turn it started, if any; or, replayed,
+ * the first input under its idempotency key (nothing recorded, nothing started).
+ */
 interface RecordedInput {
   readonly event: InputEvent
   readonly disposition: Disposition
   readonly started: Option.Option<TurnId>
+  readonly replayed: boolean
 }
 
 /** A workspace session's agent: launched with the workspace in its metadata, which never changes. */
@@ -142,9 +146,17 @@ const make = Effect.gen(function*() {
   /**
    * Records the input in a transaction that locks the agent first, in one statement after the
    * lock (the input's row, the turn's when it starts, and their events); the first answer again
-   * for a repeated key; `not_found` when the agent is not in the project.
+   * for a repeated key, found under the lock, so that of inputs sent at once under one key only
+   * one is recorded; `not_found` when the agent is not in the project. `blocks` gives the input's
+   * blocks once the input is known to be new: stored already, or stored by it in this transaction,
+   * so that a replay or a refused input stores no media.
    */
-  const recordLocked = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
+  const recordLocked = (
+    projectId: ProjectId,
+    agentId: AgentId,
+    input: Omit<NewInput, "content_blocks">,
+    blocks: Effect.Effect<ReadonlyArray<ContentBlock>>
+  ) =>
     timeline.transaction(Effect.gen(function*() {
       const agent = yield* lifecycle.lockInProject(projectId, agentId)
       yield* personalMachines.requireForAgentOf(agent.agent_config_id)
@@ -172,12 +184,17 @@ const make = Effect.gen(function*() {
           )
         }
         const event = yield* eventAt(agent, first.value.event_sequence)
-        const replayed: RecordedInput = { event, disposition: first.value.disposition, started: Option.none() }
+        const replayed: RecordedInput = { event, disposition: first.value.disposition, started: Option.none(), replayed: true }
         return replayed
       }
-      const written = yield* newInput(agent, input)
+      const written = yield* newInput(agent, { ...input, content_blocks: yield* blocks })
       const [event] = yield* timeline.append(agentId, written.events, written.state, written.writes)
-      const recorded: RecordedInput = { event: event as InputEvent, disposition: written.disposition, started: written.started }
+      const recorded: RecordedInput = {
+        event: event as InputEvent,
+        disposition: written.disposition,
+        started: written.started,
+        replayed: false
+      }
       return recorded
     }))
 
@@ -208,7 +225,12 @@ const make = Effect.gen(function*() {
         current_turn_id: Option.getOrElse(written.started, () => agent.current_turn_id),
         queued_inputs: Option.isSome(written.started) ? agent.queued_inputs : agent.queued_inputs + 1
       })
-      return Option.some<RecordedInput>({ event: appended[0] as InputEvent, disposition: written.disposition, started: written.started })
+      return Option.some<RecordedInput>({
+        event: appended[0] as InputEvent,
+        disposition: written.disposition,
+        started: written.started,
+        replayed: false
+      })
     })
 
   /**
@@ -234,18 +256,34 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * Records the input and starts its turn when the agent is idle: in one statement when nothing
-   * is in the way, else in a transaction; the first answer again for a repeated key; `not_found`
-   * when the agent is not in the project. Not interrupted once begun (a request cut off meanwhile):
-   * the one statement, pipelined, cannot be cancelled (PipelinedStatements), and the turn an input
-   * recorded starts at once rather than at the next recovery sweep.
+   * Records an input without an idempotency key, its media stored: in one statement when nothing
+   * is in the way, else in a transaction; `not_found` when the agent is not in the project.
    */
   const record = (projectId: ProjectId, agentId: AgentId, input: NewInput) =>
+    Effect.flatMap(
+      recordAlone(projectId, agentId, input),
+      Option.match({
+        onSome: Effect.succeed,
+        onNone: () => recordLocked(projectId, agentId, input, Effect.succeed(input.content_blocks))
+      })
+    )
+
+  /**
+   * Runs `recording` (an input's) and launches the turn it started, if any: the answer, and
+   * whether it replays the first answer under the input's idempotency key. Not interrupted once
+   * begun (a request cut off meanwhile): the one statement, pipelined, cannot be cancelled
+   * (PipelinedStatements), and the turn an input recorded starts at once rather than at the next
+   * recovery sweep.
+   */
+  const answer = <E, R>(agentId: AgentId, recording: Effect.Effect<RecordedInput, E, R>) =>
     Effect.uninterruptible(Effect.gen(function*() {
-      const alone = yield* recordAlone(projectId, agentId, input)
-      const outcome = Option.isSome(alone) ? alone.value : yield* recordLocked(projectId, agentId, input)
+      const outcome = yield* recording
       yield* launcher.launchNext(agentId, outcome.started)
-      return new InputAccepted({ event: outcome.event, disposition: outcome.disposition })
+      const sent: SentInput = {
+        accepted: new InputAccepted({ event: outcome.event, disposition: outcome.disposition }),
+        replayed: outcome.replayed
+      }
+      return sent
     }))
 
   /** Checks an input's actor and size limits; nothing is stored. */
@@ -256,25 +294,26 @@ const make = Effect.gen(function*() {
     )
 
   /**
-   * Records an input of a checked request to an agent of the project; its media, if any, are
-   * stored first, so the caller must have found the agent in the project then. A key already
-   * used on this agent is recorded with the blocks it recorded first (no media stored again):
-   * the answer is the first one when the request is the same, `idempotency_key_conflict` when
-   * not.
+   * Records an input of a checked request to an agent of the project and starts its turn when
+   * the agent is idle; its media, if any, are stored, so the caller must have found the agent in
+   * the project first. Without an idempotency key, the media are stored before the input is
+   * recorded. With one, the input is recorded in a transaction that looks the key up under the
+   * agent's lock and stores the media only when the key is new: a key already used on this agent
+   * answers the first answer again when the request is the same (a replay: nothing recorded, no
+   * media stored), `idempotency_key_conflict` when not, however many requests send it at once.
    */
   const submit = (projectId: ProjectId, agentId: AgentId, input: SendInput, prepared: ReadonlyArray<PreparedBlock>) =>
     Effect.gen(function*() {
-      const key = input.input_idempotency_key ?? null
-      const recorded = key === null ? Option.none() : yield* inputs.byIdempotencyKey(agentId, key)
-      const content_blocks = Option.isSome(recorded) ? recorded.value.content_blocks : yield* artifacts.store(agentId, prepared)
-      const accepted = yield* record(projectId, agentId, {
-        content_blocks,
+      const request = {
         actor_id: input.actor_id ?? null,
-        input_idempotency_key: key,
+        input_idempotency_key: input.input_idempotency_key ?? null,
         request_hash: requestHash(input)
-      })
-      const sent: SentInput = { accepted, replayed: Option.isSome(recorded) }
-      return sent
+      }
+      if (request.input_idempotency_key !== null) {
+        return yield* answer(agentId, recordLocked(projectId, agentId, request, artifacts.storeInTransaction(agentId, prepared)))
+      }
+      const content_blocks = yield* artifacts.store(agentId, prepared)
+      return yield* answer(agentId, record(projectId, agentId, { ...request, content_blocks }))
     })
 
   /**

@@ -133,11 +133,18 @@ const make = Effect.gen(function*() {
   }
 
   /**
+   * Stores the media of prepared blocks for `agentId` in the caller's transaction, without a
+   * savepoint (they are rolled back with it); the blocks as recorded.
+   */
+  const storeInTransaction = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) =>
+    Effect.forEach(blocks, (prepared) => storeBlock(agentId, prepared))
+
+  /**
    * Stores the media of prepared blocks for `agentId`, in one transaction; the blocks as
    * recorded. Blocks without media store nothing and open no transaction.
    */
   const store = (agentId: AgentId, blocks: ReadonlyArray<PreparedBlock>) => {
-    const stored = Effect.forEach(blocks, (prepared) => storeBlock(agentId, prepared))
+    const stored = storeInTransaction(agentId, blocks)
     return blocks.some((prepared) => prepared.type === "media") ? transaction(stored) : stored
   }
 
@@ -147,7 +154,7 @@ const make = Effect.gen(function*() {
       someOrFail(() => new NotFound({ error: `Artifact ${artifactId} not found for agent ${agentId}` }))
     )
 
-  return { store, get } as const
+  return { store, storeInTransaction, get } as const
 })
 
 export class Artifacts extends Context.Service<Artifacts, Effect.Success<typeof make>>()("Artifacts") {
