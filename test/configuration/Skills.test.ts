@@ -74,6 +74,25 @@ describeApp()("skills", (it) => {
       expect(gone._tag).toBe("NotFound")
     }))
 
+  it.effect("the same skill deleted in parallel: one 204, the others 404", () =>
+    Effect.gen(function*() {
+      const { client, org, projectA } = yield* setup
+      const skill = yield* client.skills.create({
+        params: { orgID: org.id },
+        payload: { name: "Doomed", description: "Soon gone", owner_project_id: projectA.id, content: content("# Doomed") }
+      })
+      const deletes = yield* Effect.all(
+        Array.from({ length: 10 }, () =>
+          Effect.result(
+            client.skills.remove({ params: { orgID: org.id, skillID: skill.id }, responseMode: "decoded-and-response" })
+          )),
+        { concurrency: "unbounded" }
+      )
+      const statuses = deletes.map((result) => result._tag === "Success" ? result.success[1].status : result.failure._tag)
+      expect(statuses.filter((status) => status === 204)).toHaveLength(1)
+      expect(statuses.filter((status) => status !== 204)).toEqual(Array(9).fill("NotFound"))
+    }))
+
   it.effect("names are unique per owner; owner is exactly one of project or personal", () =>
     Effect.gen(function*() {
       const { client, org, projectA, projectB } = yield* setup

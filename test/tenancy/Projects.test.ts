@@ -30,6 +30,23 @@ describeApp()("projects", (it) => {
       expect(gone._tag).toBe("NotFound")
     }))
 
+  it.effect("the same project deleted in parallel: one 204, the others 404", () =>
+    Effect.gen(function*() {
+      const { client } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Org" } })
+      const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Doomed" } })
+      const deletes = yield* Effect.all(
+        Array.from({ length: 10 }, () =>
+          Effect.result(
+            client.projects.remove({ params: { orgID: org.id, projectID: project.id }, responseMode: "decoded-and-response" })
+          )),
+        { concurrency: "unbounded" }
+      )
+      const statuses = deletes.map((result) => result._tag === "Success" ? result.success[1].status : result.failure._tag)
+      expect(statuses.filter((status) => status === 204)).toHaveLength(1)
+      expect(statuses.filter((status) => status !== 204)).toEqual(Array(9).fill("NotFound"))
+    }))
+
   it.effect("a project of another organization is not found, even through the caller's own organization", () =>
     Effect.gen(function*() {
       const alice = yield* newUser("alice")

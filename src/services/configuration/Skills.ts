@@ -145,8 +145,15 @@ const make = Effect.gen(function*() {
 
   const get = (orgId: OrgId, skillId: SkillId) => visible(orgId, skillId)
 
-  /** Deletes the skill with its versions and grants; agent configs keep the ids they compiled. */
-  const remove = (orgId: OrgId, skillId: SkillId) => Effect.andThen(changeable(orgId, skillId), skills.remove(skillId))
+  /**
+   * Deletes the skill with its versions and grants; agent configs keep the ids they compiled. Of
+   * deletions of one skill at once, one deletes it and the others are `not_found`.
+   */
+  const remove = (orgId: OrgId, skillId: SkillId) =>
+    Effect.gen(function*() {
+      yield* changeable(orgId, skillId)
+      if (!(yield* skills.remove(skillId))) return yield* Effect.fail(notFound(skillId)())
+    })
 
   const createVersion = (orgId: OrgId, skillId: SkillId, content: SkillContent) =>
     Effect.gen(function*() {

@@ -101,9 +101,10 @@ const make = Effect.gen(function*() {
       sql`SELECT * FROM skills WHERE org_id = ${orgId} AND owner_user_id = ${userId} ORDER BY id`
   })
 
-  const remove = SqlSchema.void({
+  const remove = SqlSchema.findOneOption({
     Request: SkillId,
-    execute: (id) => sql`DELETE FROM skills WHERE id = ${id}`
+    Result: Schema.Struct({ id: SkillId }),
+    execute: (id) => sql`DELETE FROM skills WHERE id = ${id} RETURNING id`
   })
 
   return {
@@ -117,7 +118,8 @@ const make = Effect.gen(function*() {
     findVisible: (orgId: OrgId, skillId: SkillId, userId: UserId | null) =>
       Effect.orDie(findVisible({ orgId, skillId, userId })),
     page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => page({ orgId, userId }, keyset),
-    remove: (id: SkillId) => Effect.orDie(remove(id)),
+    /** Deletes the skill with its versions and grants; whether there was such a skill to delete. */
+    remove: (id: SkillId) => Effect.map(Effect.orDie(remove(id)), Option.isSome),
     /** Adds the next version (the skill row is locked until the transaction ends); none when the skill is gone. */
     insertNextVersion: (skillId: SkillId, content: SkillContent, sizeBytes: number) =>
       Effect.flatMap(

@@ -47,11 +47,12 @@ const make = Effect.gen(function*() {
       )
     )
 
+  /** Deletes the project; of deletions of one project at once, one deletes it and the others are `not_found`. */
   const remove = (orgId: OrgId, projectId: ProjectId) =>
     Effect.gen(function*() {
       yield* access.requireOrgRole(orgId, "admin")
       yield* access.projectAccess(orgId, projectId)
-      yield* projects.remove(projectId)
+      if (!(yield* projects.removeInOrg(orgId, projectId))) return yield* Effect.fail(notFound(projectId)())
     })
 
   return { create, list, get, rename, remove } as const

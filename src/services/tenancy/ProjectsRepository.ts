@@ -1,6 +1,6 @@
 /** The `projects` table. */
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { Project } from "../../domain/tenancy/Projects.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
@@ -41,9 +41,10 @@ const make = Effect.gen(function*() {
     execute: ({ id, name }) => sql`UPDATE projects SET name = ${name} WHERE id = ${id} RETURNING *`
   })
 
-  const remove = SqlSchema.void({
-    Request: ProjectId,
-    execute: (id) => sql`DELETE FROM projects WHERE id = ${id}`
+  const removeInOrg = SqlSchema.findOneOption({
+    Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId }),
+    Result: Schema.Struct({ id: ProjectId }),
+    execute: ({ orgId, projectId }) => sql`DELETE FROM projects WHERE id = ${projectId} AND org_id = ${orgId} RETURNING id`
   })
 
   return {
@@ -55,7 +56,9 @@ const make = Effect.gen(function*() {
     idsOf: (orgId: OrgId) => Effect.map(Effect.orDie(idsOf(orgId)), (rows) => rows.map((row) => row.id)),
     /** Fails with UniqueViolation when the organization has a project of that name. */
     rename: (id: ProjectId, name: string) => uniqueOrDie(rename({ id, name })),
-    remove: (id: ProjectId) => Effect.orDie(remove(id))
+    /** Deletes the project of the organization; whether there was such a project to delete. */
+    removeInOrg: (orgId: OrgId, projectId: ProjectId) =>
+      Effect.map(Effect.orDie(removeInOrg({ orgId, projectId })), Option.isSome)
   } as const
 })
 
