@@ -25,6 +25,7 @@ import clusterExitsEffect4 from "./migrations/0016_cluster_exits_effect4.ts"
 import accessChangeNotices from "./migrations/0017_access_change_notices.ts"
 import browserSessions from "./migrations/0018_browser_sessions.ts"
 import worktreesUnplacedWithTheirMachine from "./migrations/0019_worktrees_unplaced_with_their_machine.ts"
+import workspacePlacementHolds from "./migrations/0020_workspace_placement_holds.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -45,7 +46,8 @@ const migrations = {
   "0016_cluster_exits_effect4": clusterExitsEffect4,
   "0017_access_change_notices": accessChangeNotices,
   "0018_browser_sessions": browserSessions,
-  "0019_worktrees_unplaced_with_their_machine": worktreesUnplacedWithTheirMachine
+  "0019_worktrees_unplaced_with_their_machine": worktreesUnplacedWithTheirMachine,
+  "0020_workspace_placement_holds": workspacePlacementHolds
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

@@ -2,11 +2,14 @@
  * Sessions of a workspace with a real daemon and real git (docs/workspaces.md): a repository made
  * in a temp dir, a personal machine (daemon registered with the personal API key), a session with
  * an initial prompt and a worktree name: the branch and worktree exist on the machine, and the
- * scripted model lists the files and writes one there through the session's agent. Also the
- * error answers: offline machine, no model, no repository, another user's workspace.
+ * scripted model lists the files and writes one there through the session's agent. Sessions
+ * started at once on one new worktree name (one worktree, each its own agent), and at once where
+ * git fails (each its real error); a placement hold left by a stopped server. Also the error
+ * answers: offline machine, no model, no repository, another user's workspace.
  */
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -16,7 +19,7 @@ import { killDaemons } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure, ID_PATTERN, newId, newUser, rawRequest } from "../support/TestApp.ts"
-import { WorkspaceSessionId } from "../../src/domain/shared/Ids.ts"
+import { type AgentId, WorkspaceSessionId } from "../../src/domain/shared/Ids.ts"
 
 afterAll(killDaemons)
 
@@ -91,6 +94,96 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
       const mainTree = list.find((w) => w.is_main)!
       expect(main.payload.worktree_id).toBe(mainTree.id)
       expect(mainTree.path).toBe(repo)
+    }), { timeout: 150_000 })
+
+  it.effect("sessions started in parallel on one new worktree name: all 201, one worktree, each its own session and agent", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { daemon, repo, rt, workspace } = yield* workspaceSetup(provider)
+      yield* provider.script(Array.from({ length: 8 }, () => Reply.text("Hello from a parallel session.")), { model: rt.slug })
+      const start = (name: string) =>
+        rawRequest(
+          HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+            HttpClientRequest.bearerToken(rt.owner.token),
+            HttpClientRequest.bodyJsonUnsafe({ worktree_name: name, initial_prompt: "hi" })
+          )
+        )
+      // All at once (git would race on the machine), and 40 ms apart (the first's worktree made
+      // while the others were on their way: its row then refused theirs).
+      const together = yield* Effect.all(Array.from({ length: 4 }, () => start("parallel")), { concurrency: "unbounded" })
+      const staggered = yield* Effect.all(
+        Array.from({ length: 4 }, (_, i) => Effect.delay(start("staggered"), `${i * 40} millis`)),
+        { concurrency: "unbounded" }
+      )
+      const statuses = (answers: typeof together) => answers.map((answer) => [answer.status, answer.json?.status, answer.json?.payload])
+      if ([...together, ...staggered].some((answer) => answer.status !== 201)) console.log(daemon.output())
+      expect({ together: statuses(together), staggered: statuses(staggered) }).toEqual({
+        together: together.map(() => [201, "ok", expect.anything()]),
+        staggered: staggered.map(() => [201, "ok", expect.anything()])
+      })
+      const worktrees = yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } })
+      for (const [name, answers] of [["parallel", together], ["staggered", staggered]] as const) {
+        const payloads = answers.map((answer) => answer.json!.payload as Record<string, string>)
+        const named = worktrees.filter((w) => w.name === name)
+        expect(named).toHaveLength(1)
+        expect(named[0]).toMatchObject({ worktree_type: "LOCAL", checkpoint_restore_pending: false })
+        expect(new Set(payloads.map((payload) => payload.worktree_id))).toEqual(new Set([named[0]!.id]))
+        expect(new Set(payloads.map((payload) => payload.session_id)).size).toBe(4)
+        expect(new Set(payloads.map((payload) => payload.agent_id)).size).toBe(4)
+        // One git worktree of that name on the machine, on its branch.
+        const listed = gitIn(repo, "worktree", "list", "--porcelain").split("\n").filter((line) => line.startsWith("worktree "))
+        expect(listed.filter((line) => line.endsWith(`/${name}`))).toEqual([`worktree ${named[0]!.path}`])
+        expect(gitIn(named[0]!.path!, "rev-parse", "--abbrev-ref", "HEAD")).toBe(name)
+        // Each session's agent took its prompt and ran its turn.
+        for (const payload of payloads) {
+          yield* rt.idle(payload.agent_id as AgentId, "60 seconds")
+          const events = JSON.stringify(yield* rt.events(payload.agent_id as AgentId))
+          expect(events).toContain("hi")
+          expect(events).toContain("Hello from a parallel session.")
+        }
+      }
+    }), { timeout: 150_000 })
+
+  it.effect("sessions at once whose worktree cannot be made: each gets git's own error; a hold left by a stopped server only delays", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { rt, workspace } = yield* workspaceSetup(provider)
+      const sql = yield* SqlClient.SqlClient
+      yield* provider.script([Reply.text("Hello after the hold.")], { model: rt.slug })
+      const start = (name: string) =>
+        rawRequest(
+          HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+            HttpClientRequest.bearerToken(rt.owner.token),
+            HttpClientRequest.bodyJsonUnsafe({ worktree_name: name, initial_prompt: "hi" })
+          )
+        )
+      const held = () =>
+        Effect.map(
+          sql<{ placement_id: string | null }>`SELECT placement_id FROM workspaces WHERE id = ${workspace.id}`,
+          ([row]) => row!.placement_id
+        )
+
+      // The first start's git fails: the ones waiting behind it are not held up, each tries and gets the real error.
+      yield* rt.client.workspaces.update({ params: { workspace_id: workspace.id }, payload: { repository: { base_ref: "nope" } } })
+      const failed = yield* Effect.all(Array.from({ length: 3 }, () => start("broken")), { concurrency: "unbounded" })
+      expect(failed.map((answer) => [answer.status, answer.json])).toEqual(failed.map(() => [422, {
+        status: "error",
+        payload: { code: "unprocessable", error: expect.stringContaining("the base ref nope does not exist") }
+      }]))
+      const worktrees = yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } })
+      expect(worktrees.filter((w) => w.name === "broken")).toEqual([])
+      expect(yield* held()).toBeNull()
+      yield* rt.client.workspaces.update({ params: { workspace_id: workspace.id }, payload: { repository: { base_ref: "main" } } })
+
+      // A hold left by a server that stopped mid-placing (or another server placing) delays the start until it lapses.
+      yield* sql`UPDATE workspaces SET placement_id = 'stopped-server', placement_held_until = now() + interval '2 seconds'
+                 WHERE id = ${workspace.id}`
+      const began = Date.now()
+      const after = yield* start("after-hold")
+      expect(after.status).toBe(201)
+      expect(Date.now() - began).toBeGreaterThanOrEqual(1_500)
+      expect(yield* held()).toBeNull()
+      yield* rt.idle((after.json!.payload as { agent_id: AgentId }).agent_id, "60 seconds")
     }), { timeout: 150_000 })
 
   it.effect("errors: offline machine, no model, no repository for a worktree, unknown session, another user's workspace", () =>

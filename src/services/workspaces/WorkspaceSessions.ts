@@ -6,8 +6,14 @@
  * a checkpoint restore on this machine is restored first; a session on a REMOTE worktree is one
  * more session of the agent its migration started in the sandbox. A worktree a migration holds
  * takes no new session (409 state_transition_conflict), and its sessions' agents no input.
+ *
+ * A session start places its worktree while it holds its workspace's placements (a hold recorded
+ * on the workspace's row, so across server processes; renewed while it places, lapsing
+ * PLACEMENT_HOLD_SECONDS after the last renewal): session starts of one workspace at once place
+ * one after the other, each the worktree as the one before left it (made once, then reused).
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { randomUUID } from "node:crypto"
 import { Conflict, Forbidden, InvalidRequest, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import {
   type AgentId,
@@ -18,7 +24,7 @@ import {
   WorkspaceSessionId,
   WorktreeId
 } from "../../domain/shared/Ids.ts"
-import type { LaunchedSession, LaunchSession } from "../../domain/workspaces/Workspaces.ts"
+import { type LaunchedSession, type LaunchSession, SessionMachineTimeout } from "../../domain/workspaces/Workspaces.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { someOrFail } from "../shared/Failures.ts"
@@ -26,18 +32,37 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { SessionAgents } from "./SessionAgents.ts"
-import { asSessionFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
+import { asSessionFailure, machineGone, WORKSPACE_ANSWER_TIMEOUT_SECONDS, WorkspaceMachines } from "./WorkspaceMachines.ts"
 import { type StoredSession, WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
-import type { StoredWorkspace } from "./WorkspacesRepository.ts"
+import { type StoredWorkspace, WorkspacesRepository } from "./WorkspacesRepository.ts"
 import { migrating, type StoredWorktree, WorktreesRepository } from "./WorktreesRepository.ts"
 
 /** The project route of an agent's timeline. */
 export const eventsPath = (workspace: StoredWorkspace, agentId: AgentId) =>
   `/api/v1/orgs/${workspace.org_id}/projects/${workspace.project_id}/agents/${agentId}/events`
 
+/**
+ * How long a session start's hold on its workspace's placements lasts past its last renewal;
+ * renewed every PLACEMENT_HOLD_RENEW_SECONDS while it places. A hold left by a server that stopped
+ * mid-placing lapses after this long.
+ */
+export const PLACEMENT_HOLD_SECONDS = 60
+export const PLACEMENT_HOLD_RENEW_SECONDS = 15
+
+/**
+ * How long a session start waits at most for the other session starts' placings of its workspace
+ * (503 after): a placing runs at most the daemon's answer timeout, one whose server stopped lapses
+ * with its hold.
+ */
+export const PLACEMENT_WAIT_SECONDS = WORKSPACE_ANSWER_TIMEOUT_SECONDS + PLACEMENT_HOLD_SECONDS
+
+/** How often a session start waiting for another's placing tries to hold the workspace again. */
+const PLACEMENT_RETRY = "50 millis"
+
 const make = Effect.gen(function*() {
   const workspaces = yield* Workspaces
+  const workspaceRows = yield* WorkspacesRepository
   const worktrees = yield* WorktreesRepository
   const sessions = yield* WorkspaceSessionsRepository
   const checkpoints = yield* CheckpointsRepository
@@ -111,8 +136,52 @@ const make = Effect.gen(function*() {
       }
     })
 
+  /**
+   * Runs `use` while this session start holds the workspace's placements, waiting (at most
+   * PLACEMENT_WAIT_SECONDS) while another holds them. The hold is renewed while `use` runs and
+   * released when it ends, however it ends; a wait interrupted leaves no hold.
+   */
+  const placing = <A, E, R>(workspace: StoredWorkspace, use: Effect.Effect<A, E, R>) =>
+    Effect.scoped(Effect.gen(function*() {
+      const holder = randomUUID()
+      const release = workspaceRows.releasePlacement(workspace.id, holder).pipe(
+        Effect.catchCause((cause) =>
+          Effect.logWarning(`releasing the placement hold on workspace ${workspace.id} failed; it lapses by itself`, cause)
+        )
+      )
+      // The hold and its release's finalizer in one step: no interruption between them.
+      const tryHold = Effect.uninterruptible(
+        Effect.tap(
+          workspaceRows.holdPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
+          (held) => held ? Effect.addFinalizer(() => release) : Effect.void
+        )
+      )
+      const deadline = Date.now() + PLACEMENT_WAIT_SECONDS * 1000
+      while (!(yield* tryHold)) {
+        if (!(yield* workspaceRows.exists(workspace.id))) {
+          return yield* Effect.fail(new NotFound({ error: `Workspace ${workspace.id} not found` }))
+        }
+        if (Date.now() >= deadline) {
+          return yield* Effect.fail(
+            new SessionMachineTimeout({
+              error: `Another session start of workspace ${workspace.id} has been placing a worktree for over ` +
+                `${PLACEMENT_WAIT_SECONDS} s; try again`
+            })
+          )
+        }
+        yield* Effect.sleep(PLACEMENT_RETRY)
+      }
+      yield* workspaceRows.renewPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS).pipe(
+        Effect.catchCause((cause) => Effect.logWarning(`renewing the placement hold on workspace ${workspace.id} failed`, cause)),
+        Effect.repeat(Schedule.spaced(`${PLACEMENT_HOLD_RENEW_SECONDS} seconds`)),
+        Effect.delay(`${PLACEMENT_HOLD_RENEW_SECONDS} seconds`),
+        Effect.forkScoped
+      )
+      return yield* use
+    }))
+
   /** Makes (or finds) the worktree on the machine, restoring a pending checkpoint there first; the stored row. */
-  const placeWorktree = (workspace: StoredWorkspace, machine: StoredMachine, name: string | null) =>
+  const placeOnce = (workspace: StoredWorkspace, machine: StoredMachine, name: string | null) =>
     Effect.gen(function*() {
       const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
       const existing = yield* worktrees.named(workspace.id, name)
@@ -168,10 +237,32 @@ const make = Effect.gen(function*() {
         worktree_type: "LOCAL",
         user_machine_path_id: yield* ids.make(UserMachinePathId),
         machine_id: machine.id
-      }).pipe(Effect.orDie)
+      })
       const row = yield* worktrees.update(inserted.id, { path: location.path })
       return { row, location }
     })
+
+  /**
+   * Makes (or finds) the worktree on the machine, restoring a pending checkpoint there first; the
+   * stored row. One session start of the workspace at a time (`placing`), reading the worktree's
+   * row once it holds the workspace: a worktree another start made meanwhile is found and reused.
+   */
+  const placeWorktree = (workspace: StoredWorkspace, machine: StoredMachine, name: string | null) =>
+    placing(
+      workspace,
+      Effect.catchTag(placeOnce(workspace, machine, name), "UniqueViolation", () =>
+        // A row of that name inserted meanwhile without the hold (a REMOTE migration's fresh worktree,
+        // or a start whose hold had lapsed): placed again, by the rules of an existing worktree.
+        placeOnce(workspace, machine, name).pipe(
+          Effect.catchTag("UniqueViolation", () =>
+            Effect.fail(
+              new Conflict({
+                error: `Worktree ${name ?? "main"} of workspace ${workspace.id} was being made by another request; ` +
+                  "start the session again"
+              })
+            ))
+        ))
+    )
 
   const launch = (workspaceId: WorkspaceId, input: LaunchSession) =>
     Effect.gen(function*() {
@@ -304,7 +395,8 @@ export class WorkspaceSessions extends Context.Service<WorkspaceSessions, Effect
       WorkspaceMachines.layer,
       SessionAgents.layer,
       Access.layer,
-      IdGenerator.layer
+      IdGenerator.layer,
+      WorkspacesRepository.layer
     ])
   )
 }

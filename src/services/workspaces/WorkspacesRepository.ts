@@ -1,6 +1,6 @@
-/** The `workspaces` table: a person's workspaces. */
+/** The `workspaces` table: a person's workspaces, and the hold a session start takes on their placements. */
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId, WorkspaceId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { Workspace } from "../../domain/workspaces/Workspaces.ts"
@@ -82,13 +82,55 @@ const make = Effect.gen(function*() {
     execute: (id) => sql`DELETE FROM workspaces WHERE id = ${id}`
   })
 
+  const Hold = Schema.Struct({ id: WorkspaceId, holder: Schema.String, seconds: Schema.Number })
+
+  const holdPlacement = SqlSchema.findOneOption({
+    Request: Hold,
+    Result: Schema.Struct({ id: WorkspaceId }),
+    execute: ({ holder, id, seconds }) => sql`
+      UPDATE workspaces SET placement_id = ${holder}, placement_held_until = now() + make_interval(secs => ${seconds})
+      WHERE id = ${id} AND (placement_held_until IS NULL OR placement_held_until <= now()) RETURNING id`
+  })
+
+  const renewPlacement = SqlSchema.void({
+    Request: Hold,
+    execute: ({ holder, id, seconds }) => sql`
+      UPDATE workspaces SET placement_held_until = now() + make_interval(secs => ${seconds})
+      WHERE id = ${id} AND placement_id = ${holder}`
+  })
+
+  const releasePlacement = SqlSchema.void({
+    Request: Schema.Struct({ id: WorkspaceId, holder: Schema.String }),
+    execute: ({ holder, id }) => sql`
+      UPDATE workspaces SET placement_id = NULL, placement_held_until = NULL WHERE id = ${id} AND placement_id = ${holder}`
+  })
+
+  const exists = SqlSchema.findOneOption({
+    Request: WorkspaceId,
+    Result: Schema.Struct({ id: WorkspaceId }),
+    execute: (id) => sql`SELECT id FROM workspaces WHERE id = ${id}`
+  })
+
   return {
     insert: (workspace: typeof NewWorkspace.Type) => Effect.orDie(insert(workspace)),
     /** The user's workspace; another user's is none. */
     find: (userId: UserId, id: WorkspaceId, lock: RowLock = "none") => Effect.orDie(find({ userId, id, lock })),
     list: (userId: UserId) => Effect.orDie(list(userId)),
     update: (id: WorkspaceId, fields: WorkspaceFields) => Effect.orDie(update({ id, fields })),
-    remove: (id: WorkspaceId) => Effect.orDie(remove(id))
+    remove: (id: WorkspaceId) => Effect.orDie(remove(id)),
+    /** Whether the workspace is still there. */
+    exists: (id: WorkspaceId) => Effect.map(Effect.orDie(exists(id)), Option.isSome),
+    /**
+     * Holds the workspace's placements for `seconds` for the session start `holder`
+     * (docs/workspaces.md, "Sessions started at once"); false when another holds them now (or the
+     * workspace is gone). The workspace's `updated_at` is not changed.
+     */
+    holdPlacement: (id: WorkspaceId, holder: string, seconds: number) =>
+      Effect.map(Effect.orDie(holdPlacement({ id, holder, seconds })), Option.isSome),
+    /** The hold for `seconds` more from now (nothing when it is no longer the holder's). */
+    renewPlacement: (id: WorkspaceId, holder: string, seconds: number) => Effect.orDie(renewPlacement({ id, holder, seconds })),
+    /** Ends the hold (nothing when it is no longer the holder's). */
+    releasePlacement: (id: WorkspaceId, holder: string) => Effect.orDie(releasePlacement({ id, holder }))
   } as const
 })
 
