@@ -24,13 +24,16 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
       expect(query.json).toMatchObject({ code: "request_too_large" })
     }))
 
-  it.effect("malformed HTTP is 400 invalid_request with a JSON body", () =>
+  it.effect("malformed HTTP is 400 invalid_request with a JSON body; an Expect other than 100-continue 417", () =>
     Effect.gen(function*() {
       for (const head of ["NOT HTTP AT ALL", "GET /v1/user HTTP/1.1\nHost: x\nContent-Length: twelve"]) {
         const response = yield* exchange(head)
         expect(response.status).toBe(400)
         expect(response.json).toEqual({ error: expect.any(String), code: "invalid_request" })
       }
+      const expectation = yield* exchange("GET /healthz HTTP/1.1\nHost: x\nExpect: bogus")
+      expect(expectation.status).toBe(417)
+      expect(expectation.json).toEqual({ error: expect.stringContaining("100-continue"), code: "invalid_request" })
     }))
 })
 

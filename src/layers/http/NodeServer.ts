@@ -2,7 +2,8 @@
  * The node:http listener on HOST:PORT.
  *
  * - What Node answers itself (a request line or headers over its 16 KiB limit, malformed HTTP, a
- *   request not received in time) gets our JSON error body instead of an empty one.
+ *   request not received in time, an `Expect` other than `100-continue`) gets our JSON error body
+ *   instead of an empty one.
  * - An answer given before the request's body has fully arrived (a refused body, a 401) closes
  *   the connection, after a lingering close (see `linger`).
  * - Shutdown logs how many requests it drains, closes keep-alive connections as soon as they
@@ -69,6 +70,16 @@ const answerClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
   )
 }
 
+/** Answers a request whose `Expect` is not `100-continue` (Node's own answer is a 417 without a body). */
+const answerUnmetExpectation = (_request: IncomingMessage, response: ServerResponse) => {
+  const body = JSON.stringify({
+    error: `Only 'Expect: 100-continue' is supported; send the request without this Expect header`,
+    code: "invalid_request"
+  })
+  response.writeHead(417, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
+  response.end(body)
+}
+
 const makeServer = () => {
   let inFlight = 0
   const server = createServer()
@@ -78,6 +89,7 @@ const makeServer = () => {
     response.once("finish", () => linger(request))
   })
   server.on("clientError", answerClientError)
+  server.on("checkExpectation", answerUnmetExpectation)
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
     const closeIdle = setInterval(() => server.closeIdleConnections(), 50)
