@@ -7,6 +7,7 @@ import * as nodePath from "node:path"
 import {
   FILE_TRANSFER_MAX_BYTES,
   type FileContent,
+  isBase64,
   type FileReadOperation,
   type FileWriteOperation,
   type WrittenFile
@@ -19,8 +20,6 @@ const absolute = (path: string) =>
   nodePath.isAbsolute(path) && !path.includes("\0")
     ? Effect.succeed(nodePath.resolve(path))
     : Effect.fail(operationError("invalid_request", `path must be absolute (got ${JSON.stringify(path)})`))
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
 export const readFileOperation = (operation: typeof FileReadOperation.Type) =>
   Effect.gen(function*() {
@@ -40,7 +39,7 @@ export const readFileOperation = (operation: typeof FileReadOperation.Type) =>
 
 export const writeFileOperation = (operation: typeof FileWriteOperation.Type) =>
   Effect.gen(function*() {
-    if (operation.encoding === "base64" && !BASE64.test(operation.content)) {
+    if (operation.encoding === "base64" && !isBase64(operation.content)) {
       return yield* Effect.fail(operationError("invalid_request", "content is not valid base64"))
     }
     const bytes = Buffer.from(operation.content, operation.encoding === "base64" ? "base64" : "utf8")

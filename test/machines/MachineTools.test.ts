@@ -240,7 +240,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(missing._tag).toBe("NotFound")
     }), { timeout: 90_000 })
 
-  it.effect("the files route refuses a path holding a NUL (%00) as invalid_request at /path, before anything is stored", () =>
+  it.effect("the files route refuses a path holding a NUL (%00) as invalid_request at /path, and content that is not base64 at /content, before anything is stored", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
@@ -271,6 +271,16 @@ describeRuntime("120 seconds")("machine tools", (it) => {
         payload: { content: "x" }
       })
       expect(created.created).toBe(true)
+      // Content that is not base64 is refused at /content, the file untouched.
+      const notBase64 = yield* rawRequest(
+        HttpClientRequest.put(files(`${encodeURIComponent(work)}%2Fab.txt`)).pipe(
+          HttpClientRequest.bearerToken(rt.owner.token),
+          HttpClientRequest.bodyJsonUnsafe({ content: "!!", encoding: "base64" })
+        )
+      )
+      expect(notBase64.status).toBe(400)
+      expect(notBase64.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/content", message: expect.stringContaining("base64") }] })
+      expect(readFileSync(join(work, "ab.txt"), "utf8")).toBe("x")
     }), { timeout: 90_000 })
 
   it.effect("the files route: a name too long for the file system is 400 invalid_request at /path, a loop of symlinks 422; a 255-byte name is written", () =>

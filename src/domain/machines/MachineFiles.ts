@@ -18,6 +18,11 @@ export type FileDigest = typeof FileDigest.Type
 export const FileEncoding = Schema.Literals(["utf-8", "base64"])
 export type FileEncoding = typeof FileEncoding.Type
 
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+/** Whether `content` is base64 as the files route takes it: the standard alphabet, padded. */
+export const isBase64 = (content: string) => BASE64.test(content)
+
 /** The largest file the files route reads or writes whole (decoded bytes). */
 export const FILE_TRANSFER_MAX_BYTES = 10 * 1024 * 1024
 

@@ -9,7 +9,7 @@ import { ListQuery } from "../shared/Pagination.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { describeUnstorable, unstorableCharacterOf } from "../shared/StorableText.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
-import { FileDigest, FileEncoding } from "./MachineFiles.ts"
+import { FileDigest, FileEncoding, isBase64 } from "./MachineFiles.ts"
 import { MachineMetadataInput } from "./MachineMetadata.ts"
 
 /** The statuses a machine shows (MachineDescriptor's `status`); the last four are a pool machine's (docs/machine-pools.md). */
@@ -56,9 +56,13 @@ export const FileQuery = Schema.Struct({
   ).annotate({ description: "An absolute path (/… or C:\\…) inside one of the machine's directories" })
 })
 
+/** A whole file to write; base64 content is checked here, so a bad one is refused at `/content` before the daemon is asked. */
 export const WriteFileBody = Schema.Struct({
   content: Schema.String,
   encoding: optional(FileEncoding),
   expected_digest: optional(FileDigest)
-})
+}).pipe(Schema.check(Schema.makeFilter((body) =>
+  body.encoding !== "base64" || isBase64(body.content) ||
+  { path: ["content"], issue: "is not valid base64 (the standard alphabet, padded with =)" }
+)))
 export type WriteFileBody = typeof WriteFileBody.Type
