@@ -128,6 +128,15 @@ describeApp()("decode errors in the caller's words", (it) => {
         { path: "/input/content_blocks", message: "expected an array with at least 1 item" }
       ])
       expect(blocks.text).not.toContain("x".repeat(65))
+      // A block of a type no block has, or of no type: said at its type.
+      const unknownType = yield* send("POST", agents, owner.token, {
+        agent_config_id: config.id,
+        input: { content_blocks: [{ type: "video", url: "x" }, { text: "no type" }] }
+      })
+      expect(inWords(unknownType.json!.issues)).toEqual([
+        { path: "/input/content_blocks/0/type", message: "must be one of: text, media" },
+        { path: "/input/content_blocks/1/type", message: "is required" }
+      ])
       for (const response of [missing, extra, long, wrongType, decision, blocks]) expectPlainWords(String(response.json!.error))
     }))
 

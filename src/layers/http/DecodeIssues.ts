@@ -35,6 +35,28 @@ const literalsOf = (ast: AST.AST): ReadonlyArray<string> | undefined => {
     : undefined
 }
 
+/**
+ * The property that tells a union of objects' members apart (`type` of content blocks) and its
+ * values, when every member is an object whose property of that name is a literal.
+ */
+const discriminantOf = (ast: AST.Union): { readonly name: string; readonly values: ReadonlyArray<string> } | undefined => {
+  const members = withoutUndefined(ast.types)
+  const [first] = members
+  if (first === undefined || first._tag !== "Objects") return undefined
+  for (const candidate of first.propertySignatures) {
+    const values: Array<string> = []
+    for (const member of members) {
+      const property = member._tag === "Objects"
+        ? member.propertySignatures.find((signature) => signature.name === candidate.name)
+        : undefined
+      if (property === undefined || property.type._tag !== "Literal") break
+      values.push(String(property.type.literal))
+    }
+    if (values.length === members.length) return { name: String(candidate.name), values }
+  }
+  return undefined
+}
+
 /** " characters" or " character" after `count`. */
 const unitFor = (unit: string, count: unknown) => count === 1 ? unit.slice(0, -1) : unit
 
@@ -268,6 +290,16 @@ const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
         }
         // The members the value was of the kind of, and how each failed (none: it was of no member's kind).
         const members = issue.issues
+        // An object whose discriminant names no member (a content block of `type` "video"): said at the discriminant.
+        const discriminant = members.length === 0 ? discriminantOf(issue.ast) : undefined
+        const input: unknown = (issue as { readonly input?: unknown }).input
+        if (discriminant !== undefined && typeof input === "object" && input !== null && !Array.isArray(input)) {
+          add(
+            path + pointerOf([discriminant.name]),
+            Object.hasOwn(input, discriminant.name) ? `must be one of: ${discriminant.values.join(", ")}` : "is required"
+          )
+          break
+        }
         if (members.length === 0 || literalsOf(issue.ast) !== undefined || (members.length > 1 && members.every(isLeaf))) {
           add(path, expected(issue.ast))
         } else push(members[0])
