@@ -162,6 +162,16 @@ describeApp()("decode errors in the caller's words", (it) => {
       expect(nested.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/content_blocks/0/xx" }] })
     }))
 
+  it.effect("an id in the path too long to be one is 400 naming the parameter, not 404 with no route", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      for (const length of [101, 1000]) {
+        const response = yield* send("GET", `/v1/orgs/${"a".repeat(length)}`, token)
+        expect(response.status, `${length} characters`).toBe(400)
+        expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/orgID" }] })
+      }
+    }))
+
   it.effect("a POST without a body says the body is missing", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()

@@ -43,6 +43,7 @@ import { ServedApi } from "./OpenApiDocument.ts"
 import { ApiErrorsLive, guarded } from "./RequestGuards.ts"
 import { requestLog } from "./RequestLog.ts"
 import { DOCS_PATH, OPENAPI_PATH, RootPageLive } from "./RootPage.ts"
+import { ROUTER_CONFIG } from "./RouteTable.ts"
 
 const HandlersLive = Layer.mergeAll(
   HealthLive,
@@ -97,7 +98,7 @@ const ListenAddressRecorded = Layer.effectDiscard(Effect.gen(function*() {
 const ServedApp = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const router = yield* HttpRouter.toHttpEffect(RoutesLive)
+    const router = yield* HttpRouter.toHttpEffect(RoutesLive).pipe(Effect.provideService(HttpRouter.RouterConfig, ROUTER_CONFIG))
     return HttpServer.serve(requestLog(corsFor(config.corsOrigins)(guarded(router)))).pipe(
       builtWithOnly(HttpServer.HttpServer)
     )

@@ -148,6 +148,13 @@ const describe = (
   }
 }
 
+/**
+ * The router's settings, here and in effect/http's HttpRouter: a path parameter up to 1,024
+ * characters is matched (FindMyWay's default, 100, made a longer bad id a `404` with no route,
+ * where the route's own check answers `400 invalid_request` naming the parameter).
+ */
+export const ROUTER_CONFIG = { maxParamLength: 1024 } as const satisfies Partial<FindMyWay.RouterConfig>
+
 export interface RouteTable {
   /** The endpoint `method` and `url` reach, if any. */
   readonly find: (method: string, url: string) => RouteMatch | undefined
@@ -156,7 +163,7 @@ export interface RouteTable {
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
   api: HttpApi.HttpApi<Id, Groups>
 ): RouteTable => {
-  const router = FindMyWay.make<Endpoint>()
+  const router = FindMyWay.make<Endpoint>(ROUTER_CONFIG)
   HttpApi.reflect(api, {
     onGroup: () => undefined,
     onEndpoint: ({ endpoint, mergedAnnotations, middleware }) => {
