@@ -166,10 +166,22 @@ describeApp()("decode errors in the caller's words", (it) => {
     Effect.gen(function*() {
       const { token } = yield* newUser()
       for (const length of [101, 1000]) {
-        const response = yield* send("GET", `/v1/orgs/${"a".repeat(length)}`, token)
+        const response = yield* get(`/v1/orgs/${"a".repeat(length)}`, token)
         expect(response.status, `${length} characters`).toBe(400)
         expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/orgID" }] })
       }
+    }))
+
+  it.effect("a query that is not valid percent-encoding is 400 saying so; %25 is a percent sign", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      for (const query of ["limit=%FF", "limit=5&cursor=%ZZ", "limit=%"]) {
+        const response = yield* get(`/v1/orgs?${query}`, token)
+        expect(response.status, query).toBe(400)
+        expect(response.json).toMatchObject({ code: "invalid_request", error: expect.stringContaining("The query is not valid percent-encoding") })
+      }
+      const encoded = yield* get("/v1/orgs?limit=%35", token)
+      expect(encoded.status).toBe(200)
     }))
 
   it.effect("a POST without a body says the body is missing", () =>

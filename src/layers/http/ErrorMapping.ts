@@ -120,15 +120,20 @@ export const toApiError = (
   return internalError(cause)
 }
 
-/** Whether `path` decodes: each `%` followed by two hexadecimal digits, the bytes they make UTF-8. */
-const isPercentEncoded = (path: string): boolean => {
+/** Whether `part` (a path, a query) decodes: each `%` followed by two hexadecimal digits, the bytes they make UTF-8. */
+export const isPercentEncoded = (part: string): boolean => {
   try {
-    decodeURIComponent(path)
+    decodeURIComponent(part)
     return true
   } catch {
     return false
   }
 }
+
+/** How to write a part of a URL that does not decode (`what`: "The path"). */
+export const notPercentEncoded = (what: string) =>
+  `${what} is not valid percent-encoding: write a % as %25, and encode other characters as ` +
+  "%XX with two hexadecimal digits per byte of their UTF-8"
 
 /**
  * No route matched: `not_found`, naming the path as the caller sent it (`/api/v1/...` is served as
@@ -140,8 +145,5 @@ const routeNotFound = (request: { readonly method: string; readonly originalUrl:
   const path = request.originalUrl.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").split("?")[0]
   return isPercentEncoded(path)
     ? new Errors.NotFound({ error: `No route ${request.method} ${path}` })
-    : new Errors.InvalidRequest({
-      error: "The path is not valid percent-encoding: write a % as %25, and encode other characters as " +
-        "%XX with two hexadecimal digits per byte of their UTF-8"
-    })
+    : new Errors.InvalidRequest({ error: notPercentEncoded("The path") })
 }

@@ -1,8 +1,8 @@
 /**
  * Before a route runs, from the headers alone (nothing of the body is read here): serve
  * `/api/v1/...` as `/v1/...`; refuse a body that is not JSON (415) or declares more bytes than
- * the route accepts (413); refuse an Authorization header without the Bearer scheme (401) and
- * query parameters the endpoint does not declare (400). Then the route runs with a
+ * the route accepts (413); refuse an Authorization header without the Bearer scheme (401), a
+ * query that is not valid percent-encoding and query parameters the endpoint does not declare (400). Then the route runs with a
  * GuardedRequest, whose body is read, scanned and limited only when the route asks for it, after
  * authentication. A response to a request whose body was not read to its end closes the
  * connection, so the rest of an unwanted body is never read. Failures are mapped by ErrorMapping.
@@ -14,7 +14,7 @@ import { Api } from "../../api/Api.ts"
 import { ApiErrors } from "../../api/ApiErrors.ts"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { explainDecodeFailure } from "./DecodeFailures.ts"
-import { errorResponse, toApiError } from "./ErrorMapping.ts"
+import { errorResponse, isPercentEncoded, notPercentEncoded, toApiError } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
 import { JsonBody, mebibytes } from "./JsonBody.ts"
 import { DEFAULT_BODY_LIMIT_BYTES, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
@@ -54,6 +54,11 @@ const headerProblem = (
     return new Errors.Unauthorized({
       error: "The Authorization header does not use the Bearer scheme: send 'Authorization: Bearer <API key>'"
     })
+  }
+  // A query that does not decode would reach the route as typed (`%FF` read as those three characters).
+  const query = request.url.indexOf("?")
+  if (query >= 0 && !isPercentEncoded(request.url.slice(query + 1))) {
+    return new Errors.InvalidRequest({ error: notPercentEncoded("The query") })
   }
   const unknown = Object.keys(searchParams).filter((name) => !endpoint.queryNames.includes(name))
   if (unknown.length > 0) {
