@@ -417,7 +417,7 @@ describeApp()("agent configs", (it) => {
 
       const skill = yield* owner.client.skills.create({
         params: { orgID: org.id },
-        payload: { name: "Deploy", description: "", owner_project_id: other.id, content: { "SKILL.md": "deploy" } }
+        payload: { name: "Deploy", description: "A skill", owner_project_id: other.id, content: { "SKILL.md": "deploy" } }
       })
       const ungranted = issuesOf(yield* expectFailure(create(source, "yaml")))
       expect(ungranted.map((issue) => issue.path)).toEqual(["/skills/0/name"])
@@ -445,7 +445,7 @@ describeApp()("agent configs", (it) => {
 
       const personal = yield* owner.client.skills.create({
         params: { orgID: org.id },
-        payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
+        payload: { name: "Mine", description: "A skill", owner: "personal", content: { "SKILL.md": "mine" } }
       })
       const withPersonal = yield* create(YAML_SOURCE + "skills:\n  - name: Mine\n", "yaml")
       expect(withPersonal.config.compiled_definition.skills).toEqual([{ skill_id: personal.id, name: "Mine", version: 1 }])
@@ -458,7 +458,7 @@ describeApp()("agent configs", (it) => {
       yield* joinOrganization(owner, org.id, member, "admin")
       yield* member.client.skills.create({
         params: { orgID: org.id },
-        payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
+        payload: { name: "Mine", description: "A skill", owner: "personal", content: { "SKILL.md": "mine" } }
       })
       const config = yield* member.client.agentConfigs.create({
         params: { orgID: org.id, projectID: project.id },
@@ -469,7 +469,7 @@ describeApp()("agent configs", (it) => {
       yield* joinOrganization(owner, org.id, unused, "member")
       yield* unused.client.skills.create({
         params: { orgID: org.id },
-        payload: { name: "Mine", description: "", owner: "personal", content: { "SKILL.md": "mine" } }
+        payload: { name: "Mine", description: "A skill", owner: "personal", content: { "SKILL.md": "mine" } }
       })
       yield* owner.client.members.remove({ params: { orgID: org.id, userID: unused.user.id } })
 

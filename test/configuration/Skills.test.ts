@@ -99,7 +99,7 @@ describeApp()("skills", (it) => {
       const create = (payload: Record<string, unknown>) =>
         client.skills.create({
           params: { orgID: org.id },
-          payload: { name: "Lint", description: "", content: content("lint"), ...payload } as any
+          payload: { name: "Lint", description: "A skill", content: content("lint"), ...payload } as any
         })
       yield* create({ owner_project_id: projectA.id })
       const duplicate = yield* expectFailure(create({ owner_project_id: projectA.id }))
@@ -120,7 +120,7 @@ describeApp()("skills", (it) => {
       const create = (c: Record<string, unknown>) =>
         client.skills.create({
           params: { orgID: org.id },
-          payload: { name: "Limits", description: "", owner_project_id: projectA.id, content: c as any }
+          payload: { name: "Limits", description: "A skill", owner_project_id: projectA.id, content: c as any }
         })
       const badPath = yield* expectFailure(create(content("x", { "../etc/passwd": "no", "/abs": "no", "ok.md": "ok" })))
       expect(badPath._tag).toBe("InvalidRequest")
@@ -138,7 +138,7 @@ describeApp()("skills", (it) => {
           HttpClientRequest.bearerToken(token),
           HttpClientRequest.bodyJsonUnsafe({
             name: "Limits",
-            description: "",
+            description: "A skill",
             owner_project_id: projectA.id,
             content: { "SKILL.md": "x", extra: 1 }
           })
@@ -199,7 +199,7 @@ describeApp()("skills", (it) => {
       const other = yield* setup
       const skill = yield* client.skills.create({
         params: { orgID: org.id },
-        payload: { name: "Mine", description: "", owner_project_id: projectA.id, content: content("m") }
+        payload: { name: "Mine", description: "A skill", owner_project_id: projectA.id, content: content("m") }
       })
       const error = yield* expectFailure(client.skills.createGrant({
         params: { orgID: org.id, skillID: skill.id },
@@ -216,7 +216,7 @@ describeApp()("skills", (it) => {
       yield* joinOrganization(owner, org.id, member, "member")
       const personal = yield* member.client.skills.create({
         params: { orgID: org.id },
-        payload: { name: "Mine", description: "", owner: "personal", content: content("p") }
+        payload: { name: "Mine", description: "A skill", owner: "personal", content: content("p") }
       })
       expect(personal.owner_user_id).toBe(member.user.id)
       const hidden = yield* expectFailure(client.skills.get({ params: { orgID: org.id, skillID: personal.id } }))
@@ -227,7 +227,7 @@ describeApp()("skills", (it) => {
       // A plain member cannot add versions to a project's skill they may only read.
       const projectSkill = yield* client.skills.create({
         params: { orgID: org.id },
-        payload: { name: "Project", description: "", owner_project_id: projectA.id, content: content("p") }
+        payload: { name: "Project", description: "A skill", owner_project_id: projectA.id, content: content("p") }
       })
       const forbidden = yield* expectFailure(member.client.skills.createVersion({
         params: { orgID: org.id, skillID: projectSkill.id },
@@ -247,7 +247,7 @@ describeApp()("skills", (it) => {
       const bob = yield* setup
       const skill = yield* alice.client.skills.create({
         params: { orgID: alice.org.id },
-        payload: { name: "Secret sauce", description: "", owner_project_id: alice.projectA.id, content: content("s") }
+        payload: { name: "Secret sauce", description: "A skill", owner_project_id: alice.projectA.id, content: content("s") }
       })
       const viaOwnOrg = yield* expectFailure(bob.client.skills.get({ params: { orgID: bob.org.id, skillID: skill.id } }))
       expect(viaOwnOrg._tag).toBe("NotFound")
@@ -263,11 +263,22 @@ describeApp()("skills", (it) => {
       const response = yield* rawRequest(
         HttpClientRequest.post(`/v1/orgs/${org.id}/skills`).pipe(
           HttpClientRequest.bearerToken(token),
-          HttpClientRequest.bodyJsonUnsafe({ name: "X", description: "", owner: "personal", content: { files: {} } })
+          HttpClientRequest.bodyJsonUnsafe({ name: "X", description: "A skill", owner: "personal", content: { files: {} } })
         )
       )
       expect(response.status).toBe(400)
       expect(response.json?.code).toBe("invalid_request")
       expect(JSON.stringify(response.json?.issues)).toContain("/content/SKILL.md")
+      // A description of nothing tells the model nothing: required to say something.
+      for (const description of ["", "   "]) {
+        const blank = yield* rawRequest(
+          HttpClientRequest.post(`/v1/orgs/${org.id}/skills`).pipe(
+            HttpClientRequest.bearerToken(token),
+            HttpClientRequest.bodyJsonUnsafe({ name: "Blank", description, owner: "personal", content: { "SKILL.md": "s" } })
+          )
+        )
+        expect(blank.status).toBe(400)
+        expect(blank.json?.issues).toMatchObject([{ path: "/description", message: expect.stringContaining("must not be empty") }])
+      }
     }))
 })

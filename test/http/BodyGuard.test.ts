@@ -233,7 +233,7 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       }
     }))
 
-  it.effect("a body in another content type is 415, even an empty one that would be read as a form", () =>
+  it.effect("a body in another content type, charset or content encoding is 415, even an empty one that would be read as a form", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
       for (const contentType of ["multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "text/plain"]) {
@@ -242,6 +242,26 @@ describeApp()("request bodies are checked as they arrive", (it) => {
         )
         expect(response.status).toBe(415)
         expect(response.json).toMatchObject({ code: "unsupported_media_type" })
+      }
+      // JSON in another charset, or compressed: refused too; UTF-8 named either way is JSON.
+      const json = (headers: Record<string, string>) =>
+        rawRequest(HttpClientRequest.post("/v1/orgs").pipe(
+          HttpClientRequest.bearerToken(token),
+          HttpClientRequest.bodyText(JSON.stringify({ name: "Charset" }), headers["content-type"] ?? "application/json"),
+          HttpClientRequest.setHeaders(headers)
+        ))
+      for (const headers of [
+        { "content-type": "application/json; charset=latin1" } as Record<string, string>,
+        { "content-type": "application/json; charset=\"UTF-16\"" },
+        { "content-encoding": "gzip" },
+        { "content-encoding": "bogus" }
+      ]) {
+        const response = yield* json(headers)
+        expect(response.status, JSON.stringify(headers)).toBe(415)
+        expect(response.json).toMatchObject({ code: "unsupported_media_type" })
+      }
+      for (const headers of [{ "content-type": "application/json; charset=UTF-8" } as Record<string, string>, { "content-encoding": "identity" }]) {
+        expect((yield* json(headers)).status, JSON.stringify(headers)).toBe(201)
       }
     }))
 

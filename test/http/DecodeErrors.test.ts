@@ -137,6 +137,20 @@ describeApp()("decode errors in the caller's words", (it) => {
         { path: "/input/content_blocks/0/type", message: "must be one of: text, media" },
         { path: "/input/content_blocks/1/type", message: "is required" }
       ])
+      // A media block of no bytes, or of a media type no registry would hold.
+      const media = yield* send("POST", agents, owner.token, {
+        agent_config_id: config.id,
+        input: {
+          content_blocks: [
+            { type: "media", media_type: `image/${"x".repeat(300)}`, data: "AAAA" },
+            { type: "media", media_type: "image/png", data: "" }
+          ]
+        }
+      })
+      expect(inWords(media.json!.issues)).toEqual([
+        { path: "/input/content_blocks/0/media_type", message: expect.stringContaining("at most 255 characters") },
+        { path: "/input/content_blocks/1/data", message: "must not be empty: a media block carries at least one byte" }
+      ])
       for (const response of [missing, extra, long, wrongType, decision, blocks]) expectPlainWords(String(response.json!.error))
     }))
 

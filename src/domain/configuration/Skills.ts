@@ -101,7 +101,10 @@ export class SkillGrant extends Schema.Class<SkillGrant>("SkillGrant")({
   created_at: Timestamp
 }) {}
 
-const Description = Schema.String.pipe(Schema.check(Schema.isMaxLength(SKILL_DESCRIPTION_MAX_LENGTH)))
+const Description = Schema.String.pipe(
+  Schema.check(Schema.makeFilter((text) => text.trim() !== "" || "must not be empty: the model reads it to decide when to use the skill")),
+  Schema.check(Schema.isMaxLength(SKILL_DESCRIPTION_MAX_LENGTH))
+)
 
 export const CreateSkill = Schema.Struct({
   name: ResourceName,

@@ -44,8 +44,12 @@ export type ContentBlock = typeof ContentBlock.Type
 /** Inline media in a submission: base64 bytes of one media type. */
 export const InlineMediaBlock = Schema.Struct({
   type: Schema.Literal("media"),
-  media_type: Schema.String.pipe(Schema.check(Schema.isPattern(/^[\w.+-]+\/[\w.+-]+$/u, { message: "must be a media type such as image/png" }))),
-  data: Schema.String.annotate({ description: "base64 of the bytes" }),
+  media_type: Schema.String.pipe(
+    Schema.check(Schema.isMaxLength(255)),
+    Schema.check(Schema.isPattern(/^[\w.+-]+\/[\w.+-]+$/u, { message: "must be a media type such as image/png" }))
+  ),
+  data: Schema.String.pipe(Schema.check(Schema.isMinLength(1, { message: "must not be empty: a media block carries at least one byte" })))
+    .annotate({ description: "base64 of the bytes" }),
   metadata: Metadata
 }).annotate({ identifier: "InlineMediaBlock" })
 export type InlineMediaBlock = typeof InlineMediaBlock.Type

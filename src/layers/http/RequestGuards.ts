@@ -1,10 +1,11 @@
 /**
  * Before a route runs, from the headers alone (nothing of the body is read here): serve
- * `/api/v1/...` as `/v1/...`; refuse a body that is not JSON (415) or declares more bytes than
- * the route accepts (413); refuse an Authorization header without the Bearer scheme (401), a
- * query that is not valid percent-encoding and query parameters the endpoint does not declare (400). Then the route runs with a
- * GuardedRequest, whose body is read, scanned and limited only when the route asks for it, after
- * authentication. A response to a request whose body was not read to its end closes the
+ * `/api/v1/...` as `/v1/...`; refuse a body that is not JSON, not UTF-8 or sent with a
+ * Content-Encoding (415) or declares more bytes than the route accepts (413); refuse an
+ * Authorization header without the Bearer scheme (401), a query that is not valid
+ * percent-encoding and query parameters the endpoint does not declare (400). Then the route runs
+ * with a GuardedRequest, whose body is read, scanned and limited only when the route asks for it,
+ * after authentication. A response to a request whose body was not read to its end closes the
  * connection, so the rest of an unwanted body is never read. Failures are mapped by ErrorMapping.
  */
 import { HttpEffect, HttpMethod, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -41,6 +42,14 @@ const headerProblem = (
       return new Errors.UnsupportedMediaType({
         error: `Send the body as application/json${contentType ? `, not ${contentType}` : ""}`
       })
+    }
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers["content-type"] ?? "")?.[1].toLowerCase()
+    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+      return new Errors.UnsupportedMediaType({ error: `Send the JSON body in UTF-8 (charset=utf-8 or no charset), not ${charset}` })
+    }
+    const encoding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase()
+    if (encoding !== "identity" && encoding !== "") {
+      return new Errors.UnsupportedMediaType({ error: `Send the body without a Content-Encoding (${encoding} is not accepted)` })
     }
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > endpoint.limit) {
