@@ -265,12 +265,16 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       }
     }))
 
-  it.effect("an Authorization header without the Bearer scheme is 401 saying the scheme is missing", () =>
+  it.effect("an Authorization header without the Bearer scheme is 401 saying the scheme is missing; two are 400", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
       const response = yield* rawRequest(HttpClientRequest.get("/v1/user").pipe(HttpClientRequest.setHeader("authorization", token)))
       expect(response.status).toBe(401)
       expect(response.json).toEqual({ error: expect.stringContaining("Bearer scheme"), code: "unauthorized" })
+      // Two keys: which one was meant is not known (Node would keep the first).
+      const twice = yield* exchange(`GET /v1/user HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}\nAuthorization: Bearer other`)
+      expect(twice.status).toBe(400)
+      expect(twice.json).toEqual({ error: expect.stringContaining("Send one Authorization header"), code: "invalid_request" })
     }))
 
   it.effect("a content block over its limit is refused while the body streams in, long before 47 MiB arrive", () =>

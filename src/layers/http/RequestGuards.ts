@@ -2,9 +2,9 @@
  * Before a route runs, from the headers alone (nothing of the body is read here): serve
  * `/api/v1/...` as `/v1/...`; refuse a body that is not JSON, not UTF-8 or sent with a
  * Content-Encoding (415) or declares more bytes than the route accepts (413); refuse an
- * Authorization header without the Bearer scheme (401), a query that is not valid
- * percent-encoding and query parameters the endpoint does not declare (400). Then the route runs
- * with a GuardedRequest, whose body is read, scanned and limited only when the route asks for it,
+ * Authorization header without the Bearer scheme (401); several Authorization headers, a query
+ * that is not valid percent-encoding and query parameters the endpoint does not declare (400).
+ * Then the route runs with a GuardedRequest, whose body is read, scanned and limited only when the route asks for it,
  * after authentication. A response to a request whose body was not read to its end closes the
  * connection, so the rest of an unwanted body is never read. Failures are mapped by ErrorMapping.
  */
@@ -28,6 +28,14 @@ const routes = makeRouteTable(Api)
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["transfer-encoding"] !== undefined ||
   (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
+
+/** How many Authorization headers the request sent. */
+const authorizationHeaders = (request: HttpServerRequest.HttpServerRequest) => {
+  const raw = (request.source as Partial<IncomingMessage>).rawHeaders ?? []
+  let count = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === "authorization") count++
+  return count
+}
 
 /** The first problem the headers show, if any. */
 const headerProblem = (
@@ -59,6 +67,10 @@ const headerProblem = (
     }
   }
   const authorization = request.headers["authorization"]
+  if (authorization !== undefined && authorizationHeaders(request) > 1) {
+    // Node keeps the first and drops the others: which key the caller meant is not known.
+    return new Errors.InvalidRequest({ error: "Send one Authorization header; this request sends several" })
+  }
   if (endpoint.authenticated && authorization !== undefined && !/^bearer(\s|$)/i.test(authorization)) {
     return new Errors.Unauthorized({
       error: "The Authorization header does not use the Bearer scheme: send 'Authorization: Bearer <API key>'"
