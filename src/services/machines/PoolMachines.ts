@@ -105,8 +105,9 @@ const make = Effect.gen(function*() {
         id,
         org_id: pool.org_id,
         machine_pool_id: pool.id,
+        // Cut by characters, not UTF-16 units: a name cut inside an emoji would not be storable text.
         agent_id: agentId,
-        name: `${pool.name.slice(0, 55)}-${id.slice(-8)}`,
+        name: `${[...pool.name].slice(0, 55).join("")}-${id.slice(-8)}`,
         cpu: size.cpu,
         memory_mb: size.memoryMb,
         delete_after_idle_minutes: source.delete_after_idle_minutes ?? pool.delete_after_idle_minutes,

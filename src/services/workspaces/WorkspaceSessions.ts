@@ -12,7 +12,7 @@
  * PLACEMENT_HOLD_SECONDS after the last renewal): session starts of one workspace at once place
  * one after the other, each the worktree as the one before left it (made once, then reused).
  */
-import { Context, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { Conflict, Forbidden, InvalidRequest, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import {
@@ -29,6 +29,7 @@ import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { releasedAtEnd, renewedWhileScoped } from "../shared/Leases.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { SessionAgents } from "./SessionAgents.ts"
@@ -144,16 +145,12 @@ const make = Effect.gen(function*() {
   const placing = <A, E, R>(workspace: StoredWorkspace, use: Effect.Effect<A, E, R>) =>
     Effect.scoped(Effect.gen(function*() {
       const holder = randomUUID()
-      const release = workspaceRows.releasePlacement(workspace.id, holder).pipe(
-        Effect.catchCause((cause) =>
-          Effect.logWarning(`releasing the placement hold on workspace ${workspace.id} failed; it lapses by itself`, cause)
-        )
-      )
+      const what = `the placement hold on workspace ${workspace.id}`
       // The hold and its release's finalizer in one step: no interruption between them.
       const tryHold = Effect.uninterruptible(
         Effect.tap(
           workspaceRows.holdPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
-          (held) => held ? Effect.addFinalizer(() => release) : Effect.void
+          (held) => held ? releasedAtEnd(what, workspaceRows.releasePlacement(workspace.id, holder)) : Effect.void
         )
       )
       const deadline = Date.now() + PLACEMENT_WAIT_SECONDS * 1000
@@ -171,12 +168,7 @@ const make = Effect.gen(function*() {
         }
         yield* Effect.sleep(PLACEMENT_RETRY)
       }
-      yield* workspaceRows.renewPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS).pipe(
-        Effect.catchCause((cause) => Effect.logWarning(`renewing the placement hold on workspace ${workspace.id} failed`, cause)),
-        Effect.repeat(Schedule.spaced(`${PLACEMENT_HOLD_RENEW_SECONDS} seconds`)),
-        Effect.delay(`${PLACEMENT_HOLD_RENEW_SECONDS} seconds`),
-        Effect.forkScoped
-      )
+      yield* renewedWhileScoped(what, workspaceRows.renewPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS), PLACEMENT_HOLD_RENEW_SECONDS)
       return yield* use
     }))
 

@@ -17,7 +17,7 @@
  * is in a turn (409 state_transition_conflict). A worktree that leaves a sandbox with its work
  * packed into a checkpoint gives the sandbox's machine back to its pool.
  */
-import { Context, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import {
   Conflict,
@@ -43,6 +43,7 @@ import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { releasedAtEnd, renewedWhileScoped } from "../shared/Leases.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { asApiFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
@@ -221,19 +222,9 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      yield* Effect.addFinalizer(() =>
-        worktrees.releaseHold(worktree.id, migrationId).pipe(
-          Effect.catchCause((cause) =>
-            Effect.logWarning(`releasing the migration hold on worktree ${worktree.id} failed; it lapses by itself`, cause)
-          )
-        )
-      )
-      yield* worktrees.renewHold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS).pipe(
-        Effect.catchCause((cause) => Effect.logWarning(`renewing the migration hold on worktree ${worktree.id} failed`, cause)),
-        Effect.repeat(Schedule.spaced(`${MIGRATION_HOLD_RENEW_SECONDS} seconds`)),
-        Effect.delay(`${MIGRATION_HOLD_RENEW_SECONDS} seconds`),
-        Effect.forkScoped
-      )
+      const what = `the migration hold on worktree ${worktree.id}`
+      yield* releasedAtEnd(what, worktrees.releaseHold(worktree.id, migrationId))
+      yield* renewedWhileScoped(what, worktrees.renewHold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS), MIGRATION_HOLD_RENEW_SECONDS)
       return yield* use(held.value, migrationId)
     }))
 
