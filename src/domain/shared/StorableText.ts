@@ -5,6 +5,12 @@
  * arrives (docs/api-conventions.md, "Bodies"); this is for text that reaches the server another
  * way: a string parsed from a config source's YAML or JSON text (its own escapes, such as YAML's
  * `"\0"` or `"\ud800"`), a query parameter (`?path=a%00b`).
+ *
+ * What a request sends is refused; what the platform receives from elsewhere (a daemon's result,
+ * a model's output, a machine provider's log) cannot be sent back, so it is kept with each such
+ * character replaced by U+FFFD (`storableText` here, `storableJson` in
+ * services/shared/StorableJson.ts for a whole JSON value), as a UTF-8 decoder replaces bytes that
+ * are not UTF-8 (docs/runtime.md, "Text the platform receives").
  */
 
 /** Why a text cannot be stored: its first NUL or unpaired surrogate half. */
@@ -57,3 +63,17 @@ export const unstorableMessage = (found: UnstorableCharacter, inKey = false): st
   `${inKey ? "has a property name that holds" : "holds"} ${describeUnstorable(found)}, which cannot be stored; ${
     remedyOf(found, inKey)
   }`
+
+/** What takes the place of a character that cannot be stored, in text from outside the requests. */
+const REPLACEMENT_CHARACTER = "\ufffd"
+
+/** Each NUL, and each surrogate half without its other half (the regular expression reads UTF-16 code units). */
+const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * `text` with each NUL and each unpaired surrogate half replaced by U+FFFD. A text without a NUL
+ * and without any surrogate, the common case, is answered as it is after one scan of a character
+ * class, without a copy; only one holding either is scanned again, for the replacement.
+ */
+export const storableText = (text: string): string =>
+  SUSPECT.test(text) ? text.replace(UNSTORABLE, REPLACEMENT_CHARACTER) : text

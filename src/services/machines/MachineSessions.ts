@@ -23,6 +23,7 @@ import {
 import { Unauthorized } from "../../domain/shared/Errors.ts"
 import { type MachineId, MachinePoolId, type SecretId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
+import { storableJson } from "../shared/StorableJson.ts"
 import { ApiKeysRepository } from "../tenancy/ApiKeysRepository.ts"
 import { DaemonTokensRepository } from "./DaemonTokensRepository.ts"
 import { MachineHub } from "./MachineHub.ts"
@@ -42,6 +43,8 @@ const HELLO_TIMEOUT = "10 seconds"
 const POLL = "1 second"
 
 const unauthorized = (error: string) => new Unauthorized({ error })
+
+const decodeMessage = Schema.decodeUnknownEffect(DaemonMessageJson)
 
 const make = Effect.gen(function*() {
   const tokens = yield* MachineTokens
@@ -152,7 +155,10 @@ const make = Effect.gen(function*() {
         Effect.result,
         Effect.forkScoped
       )
-      const decode = Schema.decodeUnknownEffect(DaemonMessageJson)
+      // What a daemon says is text from outside: a command's output can hold a NUL, a daemon's
+      // JSON can write an unpaired surrogate. Made storable as it comes in (StorableJson.ts), so
+      // a result, the hello's operations and tools, and all that is made of them can be stored.
+      const decode = (text: string) => Effect.map(decodeMessage(text), storableJson)
 
       // 1. hello
       const first = yield* Queue.take(inbox).pipe(Effect.timeout(HELLO_TIMEOUT), Effect.option)

@@ -10,6 +10,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Duration, Effect, Schema } from "effect"
 import type * as Https from "node:https"
 import type { LookupFunction } from "node:net"
+import { storableText } from "../../../domain/shared/StorableText.ts"
 
 /** Whether `host` is a unix socket (`unix://…` or an absolute path), not `tcp://`. */
 export const isSocketHost = (host: string) => host.startsWith("unix://") || host.startsWith("/")
@@ -36,15 +37,19 @@ export interface DockerAnswer {
   readonly text: string
 }
 
-/** Docker's error message of a body (`{"message": ...}`; else the text itself), at most 300 characters. */
+/**
+ * Docker's error message of a body (`{"message": ...}`; else the text itself), at most 300
+ * characters, storable (a NUL, or the half of a pair the cut leaves, is U+FFFD: storableText): it
+ * may end up in a pool machine's row and its calls' results.
+ */
 export const dockerMessage = (text: string) => {
   try {
     const parsed = JSON.parse(text) as { message?: unknown }
-    if (typeof parsed.message === "string") return parsed.message.slice(0, 300)
+    if (typeof parsed.message === "string") return storableText(parsed.message.slice(0, 300))
   } catch {
     // not JSON: the text itself
   }
-  return text.trim().slice(0, 300)
+  return storableText(text.trim().slice(0, 300))
 }
 
 export interface DockerRequest {

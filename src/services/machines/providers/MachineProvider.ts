@@ -11,6 +11,7 @@
 import { type Option, Schema } from "effect"
 import type { ProviderObject } from "../../../domain/machines/MachinePools.ts"
 import type { MachineId } from "../../../domain/shared/Ids.ts"
+import { storableText } from "../../../domain/shared/StorableText.ts"
 import type { Effect } from "effect"
 
 /** The provider refused or failed to start, stop or list machines; `details` says why, for people. */
@@ -80,11 +81,16 @@ const ENDING_CHARACTERS = 1000
 /**
  * `status` ("exited with code 1"), with the last lines of the machine's `output` that say
  * something: blank lines, stack frames and Node's version banner left out, so that an uncaught
- * error's message is among them.
+ * error's message is among them. The output (and the status, which Docker words) is text from
+ * outside: a NUL in it, or the half of a pair the cut leaves, is U+FFFD (storableText), so that
+ * the machine's row and its calls' results can keep it.
  */
 export const describeEnding = (status: string, output: string) => {
   const telling = output.split(/\r?\n/).filter((line) => line.trim() !== "" && !/^\s+at /.test(line) && !/^Node\.js v\d/.test(line))
   const told = telling.slice(-ENDING_LINES).map((line) => line.trimEnd()).join("\n")
-  if (told === "") return `${status}, with no output`
-  return `${status}; its output ended with:\n${told.length > ENDING_CHARACTERS ? `…${told.slice(-ENDING_CHARACTERS)}` : told}`
+  return storableText(
+    told === ""
+      ? `${status}, with no output`
+      : `${status}; its output ended with:\n${told.length > ENDING_CHARACTERS ? `…${told.slice(-ENDING_CHARACTERS)}` : told}`
+  )
 }

@@ -10,9 +10,16 @@
  * Everything the provider sends back (error bodies, response bodies, stream events) has the
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
  * line made from it can carry them (services/shared/SecretRedaction.ts).
+ *
+ * The response and the error are text from outside: each NUL and unpaired surrogate in them (in
+ * the output's text, reasoning, tool names and inputs; in the provider's message, or what cutting
+ * it short left of a pair) is replaced by U+FFFD before they are returned (StorableJson.ts), so
+ * a turn can store what its model said. The live deltas handed to `observe` are not stored and
+ * are left as they came: a pair may be cut between two of them.
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schedule, type Scope } from "effect"
 import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
+import { storableText } from "../../../domain/shared/StorableText.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
 import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
@@ -23,6 +30,7 @@ import { errorMessage } from "./ProviderJson.ts"
 import { type ExchangeFailed, makeProviderHttp, type ProviderResponse } from "./ProviderHttp.ts"
 import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
 import { secretRedactor } from "../../shared/SecretRedaction.ts"
+import { storableJson } from "../../shared/StorableJson.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
 
 export interface RetryPolicy {
@@ -80,9 +88,12 @@ type Redact = (text: string) => string
 const redactorOf = (request: ModelRequest): Redact =>
   secretRedactor([{ id: request.apiKeySecretId, value: request.apiKey as Redacted.Redacted<string> }])
 
-/** The error with its message redacted (a last guard: provider text is redacted before it is decoded). */
+/**
+ * The error with its message redacted (a last guard: provider text is redacted before it is
+ * decoded) and storable.
+ */
 const redactError = (redact: Redact) => (error: ModelProviderError) =>
-  new ModelProviderError({ ...error, message: redact(error.message) })
+  new ModelProviderError({ ...error, message: storableText(redact(error.message)) })
 
 const connectionFailure = (cause: ExchangeFailed): AttemptFailure => ({
   error: new ModelProviderError({ status: null, message: `Could not reach the model provider: ${cause.message}` }),
@@ -237,7 +248,7 @@ const make = Effect.gen(function*() {
         for (const event of decoded) events.push(event)
         observe?.(decoded)
       }
-      return Effect.map(Effect.scoped(stream(request, received)), () => foldEvents(events))
+      return Effect.map(Effect.scoped(stream(request, received)), () => storableJson(foldEvents(events)))
     })
 
   const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
@@ -248,7 +259,7 @@ const make = Effect.gen(function*() {
       const body = yield* withRetries(
         Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
       )
-      return foldEvents(yield* Effect.fromResult(adapter.decodeResponse(redact(body))))
+      return storableJson(foldEvents(yield* Effect.fromResult(adapter.decodeResponse(redact(body)))))
     }).pipe(Effect.scoped, Effect.mapError(redactError(redact)))
   }
 

@@ -1,0 +1,204 @@
+/**
+ * What a daemon sends that the database cannot store (docs/runtime.md, "Text the platform
+ * receives"), each such character kept as U+FFFD:
+ *
+ * - a real daemon's `run_command` whose output holds NUL bytes: the call completes, its result
+ *   holds U+FFFD where each NUL was, the agent goes idle. Without the replacement the result was
+ *   never stored ("unsupported Unicode escape sequence"), the daemon was never acknowledged and
+ *   the agent stayed `running`;
+ * - a daemon spoken by hand, as one in another language could speak: a hello whose operations
+ *   and tools hold a NUL (the machine comes online; the connection failed before), a tool result
+ *   with unpaired surrogate escapes, and a file read for the files route holding both.
+ */
+import { expect } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import WebSocket from "ws"
+import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { eventually } from "../support/Polling.ts"
+import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { clientWith } from "../support/TestApp.ts"
+import { describeRuntime } from "../runtime/RuntimeLayer.ts"
+
+afterAll(killDaemons)
+
+/** U+FFFD, what takes the place of each character that cannot be stored. */
+const R = "\ufffd"
+
+/** An agent config of the project whose `run_command` runs on `machineId` (no approval). */
+const commandConfig = (rt: RuntimeProject, machineId: string, cwd: string) =>
+  rt.client.agentConfigs.create({
+    params: rt.projectPath,
+    payload: {
+      source_format: "yaml",
+      source: [
+        "instruction: Work on the machine.",
+        "model: { provider_config: Scripted, name: Scripted model }",
+        "tools:",
+        "  run_command: { permission: allow }",
+        "machine_sources:",
+        `  - machine_id: ${machineId}`,
+        `    cwd: ${cwd}`,
+        ""
+      ].join("\n")
+    }
+  })
+
+/** The JSON of the agent's tool results' content blocks, in order. */
+const resultTexts = (rt: RuntimeProject, agentId: Parameters<RuntimeProject["events"]>[0]) =>
+  Effect.map(rt.events(agentId), (events) =>
+    events.flatMap((event) => event.event_kind === "tool_result" ? [event.content_blocks] : []))
+
+/** A raw machine WebSocket: the frames it received, and a way to send. */
+const openSocket = (url: string, token: string) =>
+  Effect.callback<{ readonly socket: WebSocket; readonly frames: Array<Record<string, any>> }, Error>((resume) => {
+    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
+    const frames: Array<Record<string, any>> = []
+    socket.on("message", (data) => frames.push(JSON.parse(String(data))))
+    socket.once("open", () => resume(Effect.succeed({ socket, frames })))
+    socket.once("error", (error) => resume(Effect.fail(error)))
+  })
+
+describeRuntime("120 seconds")("daemon text the database cannot store", (it) => {
+  it.effect("a real daemon's run_command printing NUL bytes: the call completes with U+FFFD in its output, the agent goes idle", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name: "d" } })
+      const dirs = daemonDirs()
+      const work = join(dirs.root, "work")
+      mkdirSync(work)
+      startDaemon({ server: yield* serverUrl, token: token.token, name: "nul-printer", dirs: [work], state: dirs.state })
+      const [machine] = yield* eventually(
+        rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+        (machines) => machines.length === 1,
+        "the daemon online",
+        "30 seconds"
+      )
+      yield* rt.client.machines.createGrant({
+        params: { orgID: rt.org.id, machineID: machine.id },
+        payload: { target_project_id: rt.project.id }
+      })
+      const config = yield* commandConfig(rt, machine.id, work)
+      yield* provider.script([
+        Reply.toolCall("run_command", { command: "printf 'a\\000b'; printf 'c\\000\\000d' >&2" }),
+        Reply.text("Done.")
+      ], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Print a NUL")
+      yield* rt.idle(agent.id, "45 seconds")
+
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ name: "run_command", state: "completed", outcome: "succeeded" })
+      const [blocks] = yield* resultTexts(rt, agent.id)
+      expect(blocks).toHaveLength(1)
+      const output = JSON.parse((blocks[0] as { text: string }).text)
+      expect(output).toMatchObject({ exit_code: 0, stdout: `a${R}b`, stderr: `c${R}${R}d` })
+      // The model read the result as stored, and answered: the turn completed.
+      const requests = (yield* provider.requests).filter((request) => request.body?.model === rt.slug)
+      expect(requests).toHaveLength(2)
+      expect(JSON.stringify(requests[1].body)).toContain(`a${R}b`)
+      const turns = yield* rt.client.agents.listTurns({ params: rt.agentPath(agent.id), query: {} })
+      expect(turns.data.map((turn) => turn.status)).toEqual(["completed"])
+    }), { timeout: 120_000 })
+
+  it.effect("a daemon spoken by hand: a NUL in its hello, unpaired surrogates in a tool result, both in a file it reads", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name: "hand" } })
+      const daemon = yield* clientWith(token.token)
+      const registered = yield* daemon.machineRegistration.register({
+        payload: {
+          machine_name: "by-hand",
+          hostname: "host-1",
+          platform: "linux",
+          architecture: "x86_64",
+          daemon_version: "1.0.0",
+          directories: ["/tmp"]
+        }
+      })
+      const machineId = registered.machine.id
+      const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
+      const { frames, socket } = yield* openSocket(url, registered.machine_token)
+      // JSON.stringify writes the NUL as the escape \u0000, as a daemon's JSON may.
+      socket.send(JSON.stringify({
+        type: "hello",
+        protocol_version: 1,
+        machine_id: machineId,
+        daemon_version: "1.0.0\u0000",
+        platform: "linux",
+        architecture: "x86_64",
+        hostname: "h",
+        directories: ["/tmp"],
+        operations: ["tool", "file.read", "odd\u0000operation"],
+        tools: ["run_command", "odd\u0000tool"]
+      }))
+      yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "welcome"), "the welcome", "15 seconds")
+      const requestFor = (operation: string) =>
+        eventually(
+          Effect.sync(() => frames.find((frame) => frame.type === "request" && frame.operation === operation)),
+          (frame) => frame !== undefined,
+          `a ${operation} request`,
+          "30 seconds"
+        ).pipe(Effect.map((frame) => frame!))
+
+      // A tool call: its result's output written with unpaired surrogate escapes.
+      yield* rt.client.machines.createGrant({
+        params: { orgID: rt.org.id, machineID: machineId },
+        payload: { target_project_id: rt.project.id }
+      })
+      const config = yield* commandConfig(rt, machineId, "/tmp")
+      yield* provider.script([Reply.toolCall("run_command", { command: "anything" }), Reply.text("Done.")], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      const toolRequest = yield* requestFor("tool")
+      socket.send(JSON.stringify({
+        type: "result",
+        request_id: toolRequest.request_id,
+        outcome: "succeeded",
+        output: {
+          exit_code: 0,
+          stdout: "high\ud800 low\udc00 pair😀",
+          stderr: "nul\u0000",
+          output_truncated: false,
+          timed_out: false,
+          duration_ms: 1
+        }
+      }))
+      yield* rt.idle(agent.id, "30 seconds")
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ state: "completed", outcome: "succeeded" })
+      const [blocks] = yield* resultTexts(rt, agent.id)
+      expect(JSON.parse((blocks[0] as { text: string }).text)).toMatchObject({
+        stdout: `high${R} low${R} pair😀`,
+        stderr: `nul${R}`
+      })
+      expect(frames.filter((frame) => frame.type === "ack").flatMap((frame) => frame.request_ids)).toContain(toolRequest.request_id)
+
+      // The files route: the daemon's read answers text holding both.
+      const read = yield* Effect.forkChild(
+        rt.client.machines.readFile({ params: { orgID: rt.org.id, machineID: machineId }, query: { path: "/tmp/odd.txt" } })
+      )
+      const fileRequest = yield* requestFor("file.read")
+      socket.send(JSON.stringify({
+        type: "result",
+        request_id: fileRequest.request_id,
+        outcome: "succeeded",
+        output: {
+          path: "/tmp/odd.txt",
+          digest: `sha256:${"0".repeat(64)}`,
+          size: 4,
+          encoding: "utf-8",
+          content: "a\u0000b\udfff",
+          read_only: false
+        }
+      }))
+      const file = yield* Fiber.join(read)
+      expect(file).toMatchObject({ path: "/tmp/odd.txt", content: `a${R}b${R}` })
+      socket.close()
+    }), { timeout: 120_000 })
+})
