@@ -71,6 +71,18 @@ const issuesOf = (error: unknown) => {
   return (error as ValidationFailed).issues ?? []
 }
 
+/** The one issue of a source nested deeper than 64 levels, at `line` and `column`. */
+const tooDeep = (format: "JSON" | "YAML", line: number, column: number) => [{
+  path: "",
+  message: format === "JSON"
+    ? "JSON syntax error: arrays and objects nest deeper than 64 levels"
+    : "YAML syntax error: sequences and mappings nest deeper than 64 levels",
+  line,
+  column
+}]
+
+const brackets = (n: number) => "[".repeat(n) + "]".repeat(n)
+
 describeApp()("agent configs", (it) => {
   it.effect("YAML: 201, then 200 with the same config; comments kept verbatim; compiled defaults", () =>
     Effect.gen(function*() {
@@ -244,6 +256,60 @@ describeApp()("agent configs", (it) => {
 
       const duplicate = issuesOf(yield* expectFailure(create(`instruction: a\ninstruction: b\n`, "yaml")))
       expect(duplicate[0]).toMatchObject({ line: 2, column: 1 })
+    }))
+
+  it.effect("a 1 MB JSON source nested 500,000 deep is a syntax error at its 65th level", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      // The document is level 1: the 64th "[" after `{"instruction":"hi","model":` (28
+      // characters) opens the 65th.
+      const deepJson = `{"instruction":"hi","model":${brackets(500_000)}}`
+      expect(issuesOf(yield* expectFailure(create(deepJson, "json")))).toEqual(tooDeep("JSON", 1, 92))
+    }))
+
+  it.effect("a 1 MB YAML source of nested flow sequences is a syntax error at its 65th level", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const deepFlow = `instruction: hi\nmodel: ${brackets(500_000)}\n`
+      expect(issuesOf(yield* expectFailure(create(deepFlow, "yaml")))).toEqual(tooDeep("YAML", 2, 71))
+    }))
+
+  it.effect("YAML nested by compact sequences or by indentation is a syntax error at its 65th level", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const deepCompact = "instruction: hi\nmodel:\n" + "- ".repeat(500_000) + "x\n"
+      expect(issuesOf(yield* expectFailure(create(deepCompact, "yaml")))).toEqual(tooDeep("YAML", 3, 127))
+      // A line that closes them all at once made the yaml package's parser overflow the stack
+      // (a 500) for as few as 20,000 levels.
+      const closed = "instruction: hi\nmodel:\n" + "- ".repeat(20_000) + "x\nname: y\n"
+      expect(issuesOf(yield* expectFailure(create(closed, "yaml")))).toEqual(tooDeep("YAML", 3, 127))
+      // Block mappings nested by indentation: `a:` at indentation i is level i + 1.
+      const deepBlock = "instruction: hi\nmodel:\n" +
+        Array.from({ length: 100 }, (_, i) => " ".repeat(i + 1) + "a:\n").join("")
+      expect(issuesOf(yield* expectFailure(create(deepBlock, "yaml")))).toEqual(tooDeep("YAML", 66, 65))
+    }))
+
+  it.effect("a source nested 64 levels deep is read; 65 levels are a syntax error, in JSON and YAML", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      // 64 levels are read, and the document is then checked as usual.
+      const atLimit = (issues: ReadonlyArray<{ readonly path: string }>) =>
+        expect(issues.map(({ path }) => path)).toEqual(["/model"])
+      atLimit(issuesOf(yield* expectFailure(create(`{"instruction":"hi","model":${brackets(63)}}`, "json"))))
+      atLimit(issuesOf(yield* expectFailure(create(`instruction: hi\nmodel: ${brackets(63)}\n`, "yaml"))))
+      expect(issuesOf(yield* expectFailure(create(`{"instruction":"hi","model":${brackets(64)}}`, "json"))))
+        .toEqual(tooDeep("JSON", 1, 92))
+      expect(issuesOf(yield* expectFailure(create(`instruction: hi\nmodel: ${brackets(64)}\n`, "yaml"))))
+        .toEqual(tooDeep("YAML", 2, 71))
+    }))
+
+  it.effect("malformed YAML that the yaml package's error recovery nests too deep is a syntax error", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      // The parser nests a level per line here where the scan of the text counts none: what it
+      // built is checked before it is composed.
+      const recovered = "instruction: hi\nmodel: ? [ #c" + "\n    - ---\n>? [".repeat(200)
+      expect(issuesOf(yield* expectFailure(create(recovered, "yaml")))).toEqual(tooDeep("YAML", 128, 4))
     }))
 
   it.effect("version, max_depth, max_subagents, instruction and unknown properties", () =>

@@ -14,6 +14,7 @@
  * counted as `JSON.stringify` writes the character), so a limit on part of a body means the same
  * whatever the formatting.
  */
+import { MAX_NESTING_DEPTH } from "../../domain/shared/Nesting.ts"
 import {
   type BodyProblem,
   duplicateKey,
@@ -36,7 +37,7 @@ import {
 } from "./JsonStringReader.ts"
 import type { ScanObserver } from "./ScanObserver.ts"
 
-export const MAX_NESTING_DEPTH = 64
+export { MAX_NESTING_DEPTH }
 
 const VALUE = 0, VALUE_OR_CLOSE = 1, KEY_OR_CLOSE = 2, KEY = 3, COLON = 4, AFTER_VALUE = 5, STRING = 6,
   ESCAPE = 7, NUMBER = 8, LITERAL = 9, END = 10

@@ -1,7 +1,12 @@
 /**
  * Finds the first syntax error of a JSON text (RFC 8259) and its offset, which `JSON.parse`
- * does not report reliably on every Node version.
+ * does not report reliably on every Node version. Arrays and objects nested deeper than
+ * MAX_NESTING_DEPTH are an error here too, found where the first one too deep opens: the check
+ * recurses once per level, so it never goes deeper than that, and what passes it is shallow
+ * enough for the recursive parsers that read it next.
  */
+import { MAX_NESTING_DEPTH } from "../../shared/Nesting.ts"
+
 export interface JsonSyntaxError {
   readonly offset: number
   readonly message: string
@@ -60,10 +65,13 @@ export const findJsonSyntaxError = (text: string): JsonSyntaxError | undefined =
     if (match === null || match[0] === "-") fail(`invalid number`)
     i += match![0].length
   }
+  /** A value inside `depth` arrays and objects. */
   const value = (depth: number) => {
-    if (depth > 512) fail("nested too deeply")
     skipWhitespace()
     const char = text[i]
+    if ((char === "{" || char === "[") && depth >= MAX_NESTING_DEPTH) {
+      fail(`arrays and objects nest deeper than ${MAX_NESTING_DEPTH} levels`)
+    }
     if (char === "{") {
       i++
       skipWhitespace()

@@ -5,11 +5,30 @@
  *
  * The `yaml` package parses both formats (JSON is YAML 1.2 flow syntax) and gives the offsets;
  * a JSON source is also read with `JSON.parse`, which is authoritative for what JSON accepts.
+ * Both recurse once per level of nesting, so a source gets to them only once a linear check
+ * has found it nested no deeper than MAX_NESTING_DEPTH: JsonSyntax.ts for JSON,
+ * SourceNesting.ts for YAML (before the `yaml` package's parser, whose time grows with depth,
+ * and again on what it parsed, before its composer, which recurses). A source deeper than that
+ * is a syntax error at the point where it goes too deep.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml"
+import {
+  Composer,
+  type Document,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  Parser,
+  YAMLParseError
+} from "yaml"
 import type { Issue } from "../../shared/Errors.ts"
+import { MAX_NESTING_DEPTH } from "../../shared/Nesting.ts"
 import { findJsonSyntaxError } from "./JsonSyntax.ts"
 import { pointerOf } from "../../shared/JsonPointer.ts"
+import { findCstTooDeep, findYamlTooDeep } from "./SourceNesting.ts"
 
 export type SourceFormat = "yaml" | "json"
 
@@ -31,20 +50,71 @@ const position = (lineCounter: LineCounter, offset: number) => {
   return { line, column: col }
 }
 
-export const parseSource = (text: string, format: SourceFormat): ParseResult => {
-  const lineCounter = new LineCounter()
-  if (format === "json") {
-    const error = findJsonSyntaxError(text)
-    if (error !== undefined) {
-      // The line counter fills as the document parses; a JSON error needs it before that.
-      parseDocument(text, { lineCounter })
-      return {
-        _tag: "SyntaxError",
-        issues: [{ path: "", message: `JSON syntax error: ${error.message}`, ...position(lineCounter, error.offset) }]
-      }
+/** The 1-based line and column (in UTF-16 code units) of `offset`, counted as LineCounter counts them: lines end at "\n". */
+const positionIn = (text: string, offset: number) => {
+  let line = 1
+  let lineStart = 0
+  for (let newline = text.indexOf("\n"); newline !== -1 && newline < offset; newline = text.indexOf("\n", newline + 1)) {
+    line++
+    lineStart = newline + 1
+  }
+  return { line, column: offset - lineStart + 1 }
+}
+
+/** The `yaml` package's parseDocument, from the tokens its Parser gave (so they can be checked first). */
+const composeDocument = (tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>, length: number) => {
+  const composer = new Composer({ prettyErrors: false, uniqueKeys: true, version: "1.2" })
+  let doc: Document.Parsed | undefined
+  for (const next of composer.compose(tokens, true, length)) {
+    if (doc === undefined) {
+      doc = next
+    } else {
+      doc.errors.push(
+        new YAMLParseError(
+          [next.range[0], next.range[1]],
+          "MULTIPLE_DOCS",
+          "Source contains multiple documents; please use YAML.parseAllDocuments()"
+        )
+      )
+      break
     }
   }
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, version: "1.2" })
+  // compose(tokens, true) always ends with a document.
+  return doc!
+}
+
+export const parseSource = (text: string, format: SourceFormat): ParseResult => {
+  // Before any parse: the offset of an error is positioned by counting lines, no parser needed.
+  const earlyError = (message: string, offset: number): ParseResult => ({
+    _tag: "SyntaxError",
+    issues: [{ path: "", message, ...positionIn(text, offset) }]
+  })
+  const tooDeep = `YAML syntax error: sequences and mappings nest deeper than ${MAX_NESTING_DEPTH} levels`
+  if (format === "json") {
+    const error = findJsonSyntaxError(text)
+    if (error !== undefined) return earlyError(`JSON syntax error: ${error.message}`, error.offset)
+  } else {
+    const offset = findYamlTooDeep(text, MAX_NESTING_DEPTH)
+    if (offset !== undefined) return earlyError(tooDeep, offset)
+  }
+  const lineCounter = new LineCounter()
+  let tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>
+  try {
+    tokens = Array.from(new Parser(lineCounter.addNewLine).parse(text))
+  } catch (error) {
+    // The parser recurses once per level it closes at once, and overflows the stack on a text
+    // nested some thousands deep (20,000 levels of `- ` closed by one line, without the check
+    // above). Should a text the check lets through still do it, it is reported at the last
+    // line the parser read rather than thrown (a 500).
+    if (!(error instanceof RangeError)) throw error
+    const lineStarts = lineCounter.lineStarts
+    return earlyError(tooDeep, lineStarts.length > 0 ? lineStarts[lineStarts.length - 1] : 0)
+  }
+  const cstTooDeep = findCstTooDeep(tokens, MAX_NESTING_DEPTH)
+  if (cstTooDeep !== undefined) {
+    return { _tag: "SyntaxError", issues: [{ path: "", message: tooDeep, ...position(lineCounter, cstTooDeep) }] }
+  }
+  const doc = composeDocument(tokens, text.length)
   const syntax = (offset: number, message: string): ParseResult => ({
     _tag: "SyntaxError",
     issues: [{ path: "", message, ...position(lineCounter, offset) }]

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "@effect/vitest"
+import { isMap, isPair, isSeq, parseDocument, stringify } from "yaml"
+import { findYamlTooDeep } from "../../../src/domain/configuration/agent-config/SourceNesting.ts"
+
+/** How deep the `yaml` package nests the collections of `text` (a pair in a flow sequence is a mapping). */
+const depthOf = (text: string): number => {
+  const doc = parseDocument(text)
+  expect(doc.errors).toEqual([])
+  let max = 0
+  const pending: Array<readonly [unknown, number]> = [[doc.contents, 0]]
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!
+    if (isMap(node) || isSeq(node)) {
+      max = Math.max(max, depth + 1)
+      for (const item of node.items) pending.push([item, depth + 1])
+    } else if (isPair(node)) {
+      pending.push([node.key, depth], [node.value, depth])
+    }
+  }
+  return max
+}
+
+/** The smallest limit the text does not go over. */
+const countOf = (text: string) => {
+  let limit = 0
+  while (findYamlTooDeep(text, limit) !== undefined) limit++
+  return limit
+}
+
+/** A value about `depth` levels deep whose levels alternate, by `pattern`, objects and arrays with scalars of every kind beside them. */
+const nested = (depth: number, pattern: number): unknown => {
+  let value: unknown = "leaf: with # and 'quotes'"
+  for (let level = depth; level >= 1; level--) {
+    const scalars = ["plain", "multi\nline\ntext", "- dash", "[not, flow]", "x: y", 42, null, "  spaced  "]
+    const beside = scalars[(level + pattern) % scalars.length]
+    value = (level * 7 + pattern) % 3 === 0
+      ? [beside, value, { k: beside }]
+      : { [`key${level}`]: value, other: beside, list: [beside] }
+  }
+  return value
+}
+
+describe("findYamlTooDeep", () => {
+  it("counts the levels of well-formed YAML as the yaml package nests them, in block and flow styles", () => {
+    for (let pattern = 0; pattern < 6; pattern++) {
+      for (const options of [{}, { flowCollectionPadding: false, collectionStyle: "flow" as const }, { indentSeq: false }]) {
+        for (const depth of [1, 5, 62, 63, 64, 65]) {
+          const text = stringify(nested(depth, pattern), { ...options, lineWidth: 0 })
+          const levels = depthOf(text)
+          expect(countOf(text)).toBe(levels)
+          expect(findYamlTooDeep(text, 64) === undefined).toBe(levels <= 64)
+        }
+      }
+    }
+  })
+
+  it("counts compact and explicit forms, block scalars, comments and documents", () => {
+    const texts = [
+      "- - - x\n  - y\n- z\n",
+      "a:\n- b:\n  - c: |\n      text\n      - not a sequence\n    d: 1\n",
+      "? - a\n  - b\n: - c\n",
+      "a: [b: c, {d: [e]}]\n",
+      "# c\n--- \na: 'x\n  - y'\nb: \"[z\"\n...\n",
+      "a: &x [1, [2]]\nb: *x\n",
+      "a: >-\n  [[[[\n  {{{{\nb: c\n"
+    ]
+    for (const text of texts) expect(countOf(text)).toBe(depthOf(text))
+  })
+
+  it("reports the token that opens the level over the limit", () => {
+    expect(findYamlTooDeep("a: [[[x]]]\n", 3)).toBe(5)
+    expect(findYamlTooDeep("a:\n  b:\n    c: 1\n", 2)).toBe(12)
+    expect(findYamlTooDeep("- - - x\n", 2)).toBe(4)
+    expect(findYamlTooDeep("a: '[[[['\n", 1)).toBeUndefined()
+  })
+})
