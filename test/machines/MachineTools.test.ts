@@ -20,7 +20,7 @@ import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daem
 import { appendHoldingAgent } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
-import { runtimeProject } from "../support/RuntimeProject.ts"
+import { commandConfig, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure, rawRequest } from "../support/TestApp.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
@@ -56,25 +56,6 @@ const connectedMachine = (rt: Effect.Success<ReturnType<typeof runtimeProject>>)
     return { machine, daemon, work, dirs, token: token.token }
   })
 
-/** An agent config of the project whose machine tools run on `machineId` (no approvals). */
-const machineConfig = (setup: Effect.Success<ReturnType<typeof runtimeProject>>, machineId: string, cwd: string) =>
-  setup.client.agentConfigs.create({
-    params: setup.projectPath,
-    payload: {
-      source_format: "yaml",
-      source: [
-        "instruction: Work on the machine.",
-        "model: { provider_config: Scripted, name: Scripted model }",
-        "tools:",
-        "  run_command: { permission: allow }",
-        "machine_sources:",
-        `  - machine_id: ${machineId}`,
-        `    cwd: ${cwd}`,
-        ""
-      ].join("\n")
-    }
-  })
-
 /**
  * A turn of a new agent whose machine tools run on a connected daemon's machine, scripted to run
  * `command` (its model call answering after `delay_ms`, if given), then to answer.
@@ -84,7 +65,7 @@ const commandTurn = (command: string, options: { readonly delay_ms?: number } = 
     const provider = yield* ScriptedProvider
     const rt = yield* runtimeProject(provider)
     const { machine, work } = yield* connectedMachine(rt)
-    const config = yield* machineConfig(rt, machine.id, work)
+    const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
     yield* provider.script([
       Reply.answer([{ type: "tool_call", name: "run_command", input: { command } }], options),
       Reply.text("Done.")
@@ -205,9 +186,9 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const rt = yield* runtimeProject(provider)
       const { machine, work } = yield* connectedMachine(rt)
       // A source may name the machine; the compiled config holds its id.
-      const named = yield* machineConfig(rt, "worker", work)
+      const named = yield* commandConfig(rt, { machine: "worker", cwd: work })
       expect(named.compiled_definition.machine_sources?.[0]?.machine_id).toBe(machine.id)
-      const unknown = yield* expectFailure(machineConfig(rt, "no-such-machine", work))
+      const unknown = yield* expectFailure(commandConfig(rt, { machine: "no-such-machine", cwd: work }))
       expect(JSON.stringify(unknown)).toContain("/machine_sources/0/machine_id")
       const path = { orgID: rt.org.id, machineID: machine.id }
       const file = join(work, "notes.txt")
@@ -339,7 +320,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const { machine, work } = yield* connectedMachine(rt)
-      const config = yield* machineConfig(rt, machine.id, work)
+      const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       const marker = `sleep 41.${Math.floor(Math.random() * 1000)}`
       yield* provider.script([
         Reply.toolCall("run_command", { command: `${marker}; echo finished > marker.txt` }),
@@ -375,7 +356,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const { daemon, machine, work } = yield* connectedMachine(rt)
-      const config = yield* machineConfig(rt, machine.id, work)
+      const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       yield* Effect.promise(() => daemon.stop())
       yield* eventually(
         rt.client.machines.get({ params: { orgID: rt.org.id, machineID: machine.id } }),
@@ -400,7 +381,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const { daemon, dirs, machine, token, work } = yield* connectedMachine(rt)
-      const config = yield* machineConfig(rt, machine.id, work)
+      const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       const marker = `sleep 42.${Math.floor(Math.random() * 1000)}`
       yield* provider.script([
         Reply.toolCall("run_command", { command: marker }),
@@ -426,7 +407,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const { machine, work } = yield* connectedMachine(rt)
-      const config = yield* machineConfig(rt, machine.id, work)
+      const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       const marker = `sleep 43.${Math.floor(Math.random() * 1000)}`
       yield* provider.script([
         Reply.toolCall("run_command", { command: `${marker}; echo never`, timeout_seconds: 1 }),

@@ -19,7 +19,7 @@ import type { MachineId } from "../../src/domain/shared/Ids.ts"
 import { killDaemonsNaming, LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
 import { eventually } from "../support/Polling.ts"
 import { agentOnPool } from "../support/PoolAgents.ts"
-import { runtimeProject } from "../support/RuntimeProject.ts"
+import { commandConfig, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 
 const poolIds: Array<string> = []
@@ -88,21 +88,7 @@ layer(LocalPoolServerLive, { timeout: "240 seconds", excludeTestServices: true }
     Effect.gen(function*() {
       const { pool, provider, rt } = yield* setUp
       const broken = yield* pool("broken", { protectedPool: false, env: { NODE_OPTIONS: "--require /no-such-module-for-this-test" } })
-      const config = yield* rt.client.agentConfigs.create({
-        params: rt.projectPath,
-        payload: {
-          source_format: "yaml",
-          source: [
-            "instruction: Work on the machine.",
-            "model: { provider_config: Scripted, name: Scripted model }",
-            "tools:",
-            "  run_command: { permission: allow }",
-            "machine_sources:",
-            `  - machine_pool_id: ${broken.id}`,
-            ""
-          ].join("\n")
-        }
-      })
+      const config = yield* commandConfig(rt, { pool: broken.id })
       const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* provider.script([Reply.toolCall("run_command", { command: "true" }), Reply.text("Done.")], { model: rt.slug })
       const started = Date.now()

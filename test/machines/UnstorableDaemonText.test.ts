@@ -18,7 +18,7 @@ import { afterAll } from "vitest"
 import WebSocket from "ws"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
-import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
+import { commandConfig, type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { clientWith } from "../support/TestApp.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
@@ -27,25 +27,6 @@ afterAll(killDaemons)
 
 /** U+FFFD, what takes the place of each character that cannot be stored. */
 const R = "\ufffd"
-
-/** An agent config of the project whose `run_command` runs on `machineId` (no approval). */
-const commandConfig = (rt: RuntimeProject, machineId: string, cwd: string) =>
-  rt.client.agentConfigs.create({
-    params: rt.projectPath,
-    payload: {
-      source_format: "yaml",
-      source: [
-        "instruction: Work on the machine.",
-        "model: { provider_config: Scripted, name: Scripted model }",
-        "tools:",
-        "  run_command: { permission: allow }",
-        "machine_sources:",
-        `  - machine_id: ${machineId}`,
-        `    cwd: ${cwd}`,
-        ""
-      ].join("\n")
-    }
-  })
 
 /** The JSON of the agent's tool results' content blocks, in order. */
 const resultTexts = (rt: RuntimeProject, agentId: Parameters<RuntimeProject["events"]>[0]) =>
@@ -82,7 +63,7 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
         params: { orgID: rt.org.id, machineID: machine.id },
         payload: { target_project_id: rt.project.id }
       })
-      const config = yield* commandConfig(rt, machine.id, work)
+      const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       yield* provider.script([
         Reply.toolCall("run_command", { command: "printf 'a\\000b'; printf 'c\\000\\000d' >&2" }),
         Reply.text("Done.")
@@ -151,7 +132,7 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
         params: { orgID: rt.org.id, machineID: machineId },
         payload: { target_project_id: rt.project.id }
       })
-      const config = yield* commandConfig(rt, machineId, "/tmp")
+      const config = yield* commandConfig(rt, { machine: machineId, cwd: "/tmp" })
       yield* provider.script([Reply.toolCall("run_command", { command: "anything" }), Reply.text("Done.")], { model: rt.slug })
       const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Run it")

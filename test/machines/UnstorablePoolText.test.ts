@@ -18,7 +18,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll } from "vitest"
 import { killDaemonsNaming, LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
-import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
+import { commandConfig, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 
 const poolIds: Array<string> = []
@@ -64,24 +64,6 @@ const refusingDocker = (message: string) =>
     ({ server }) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
   )
 
-/** A config of the project whose `run_command` runs on a machine of the pool. */
-const poolConfig = (rt: RuntimeProject, poolId: string) =>
-  rt.client.agentConfigs.create({
-    params: rt.projectPath,
-    payload: {
-      source_format: "yaml",
-      source: [
-        "instruction: Work on the machine.",
-        "model: { provider_config: Scripted, name: Scripted model }",
-        "tools:",
-        "  run_command: { permission: allow }",
-        "machine_sources:",
-        `  - machine_pool_id: ${poolId}`,
-        ""
-      ].join("\n")
-    }
-  })
-
 layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true })("pool machine output the database cannot store", (it) => {
   it.effect("a daemon that prints a NUL and exits before it registers: its call fails within seconds with U+FFFD in its output", () =>
     Effect.gen(function*() {
@@ -103,7 +85,7 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
       })
       poolIds.push(pool.id)
       yield* rt.client.machinePools.createGrant({ params: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      const config = yield* poolConfig(rt, pool.id)
+      const config = yield* commandConfig(rt, { pool: pool.id })
       const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* provider.script([Reply.toolCall("run_command", { command: "true" }), Reply.text("Done.")], { model: rt.slug })
       const started = Date.now()
@@ -149,7 +131,7 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
       })
       poolIds.push(pool.id)
       yield* rt.client.machinePools.createGrant({ params: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      const config = yield* poolConfig(rt, pool.id)
+      const config = yield* commandConfig(rt, { pool: pool.id })
       const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* provider.script([Reply.toolCall("run_command", { command: "true" }), Reply.text("Done.")], { model: rt.slug })
       yield* rt.send(agent.id, "Run it")

@@ -141,3 +141,27 @@ export const turnAwaitingLookup = (provider: ScriptedProviderShape) =>
     const [call] = yield* rt.toolCalls(agent.id)
     return { rt, agent, payload: { turn_id: accepted.event.turn_id as TurnId, agent_id: agent.id }, call }
   })
+
+/**
+ * An agent config of the project whose `run_command` runs without approval on `source`: a
+ * machine (by id or name) in a directory of it, or a machine of a pool.
+ */
+export const commandConfig = (
+  rt: RuntimeProject,
+  source: { readonly machine: string; readonly cwd: string } | { readonly pool: string }
+) =>
+  rt.client.agentConfigs.create({
+    params: rt.projectPath,
+    payload: {
+      source_format: "yaml",
+      source: [
+        "instruction: Work on the machine.",
+        "model: { provider_config: Scripted, name: Scripted model }",
+        "tools:",
+        "  run_command: { permission: allow }",
+        "machine_sources:",
+        ...("pool" in source ? [`  - machine_pool_id: ${source.pool}`] : [`  - machine_id: ${source.machine}`, `    cwd: ${source.cwd}`]),
+        ""
+      ].join("\n")
+    }
+  })
