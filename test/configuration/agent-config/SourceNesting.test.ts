@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { isMap, isPair, isSeq, parseDocument, stringify } from "yaml"
-import { findYamlTooDeep } from "../../../src/domain/configuration/agent-config/SourceNesting.ts"
+import { isMap, isPair, isSeq, LineCounter, parseDocument, Parser, stringify } from "yaml"
+import { findYamlTooDeep, parseYamlCst } from "../../../src/domain/configuration/agent-config/SourceNesting.ts"
 
 /** How deep the `yaml` package nests the collections of `text` (a pair in a flow sequence is a mapping). */
 const depthOf = (text: string): number => {
@@ -72,5 +72,15 @@ describe("findYamlTooDeep", () => {
     expect(findYamlTooDeep("a:\n  b:\n    c: 1\n", 2)).toBe(12)
     expect(findYamlTooDeep("- - - x\n", 2)).toBe(4)
     expect(findYamlTooDeep("a: '[[[['\n", 1)).toBeUndefined()
+  })
+
+  it("parses as the yaml package's Parser does when not too deep, and stops at the level over the limit", () => {
+    const text = "# c\na: [b, {c: d}]\ne:\n  - |\n    text\n  - ? f\n    : g\n"
+    const expected = new LineCounter()
+    const actual = new LineCounter()
+    expect(parseYamlCst(text, 64, actual.addNewLine)).toEqual({ tokens: Array.from(new Parser(expected.addNewLine).parse(text)) })
+    expect(actual.lineStarts).toEqual(expected.lineStarts)
+    expect(parseYamlCst("- ".repeat(500_000) + "x\n", 64)).toEqual({ tooDeepAt: 128 })
+    expect(parseYamlCst("a: " + "[".repeat(500_000), 64)).toEqual({ tooDeepAt: 66 })
   })
 })

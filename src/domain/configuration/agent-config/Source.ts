@@ -6,10 +6,10 @@
  * The `yaml` package parses both formats (JSON is YAML 1.2 flow syntax) and gives the offsets;
  * a JSON source is also read with `JSON.parse`, which is authoritative for what JSON accepts.
  * Both recurse once per level of nesting, so a source gets to them only once a linear check
- * has found it nested no deeper than MAX_NESTING_DEPTH: JsonSyntax.ts for JSON,
- * SourceNesting.ts for YAML (before the `yaml` package's parser, whose time grows with depth,
- * and again on what it parsed, before its composer, which recurses). A source deeper than that
- * is a syntax error at the point where it goes too deep.
+ * has found it nested no deeper than MAX_NESTING_DEPTH: JsonSyntax.ts for JSON, before any
+ * parse; for YAML, SourceNesting.ts, which stops the `yaml` package's parser (whose time grows
+ * with depth) at the first level too deep, and checks what it parsed before its composer, which
+ * recurses. A source deeper than that is a syntax error at the point where it goes too deep.
  */
 import {
   Composer,
@@ -21,14 +21,13 @@ import {
   isSeq,
   LineCounter,
   type Node,
-  Parser,
   YAMLParseError
 } from "yaml"
 import type { Issue } from "../../shared/Errors.ts"
 import { MAX_NESTING_DEPTH } from "../../shared/Nesting.ts"
 import { findJsonSyntaxError } from "./JsonSyntax.ts"
 import { pointerOf } from "../../shared/JsonPointer.ts"
-import { findCstTooDeep, findYamlTooDeep } from "./SourceNesting.ts"
+import { findCstTooDeep, parseYamlCst } from "./SourceNesting.ts"
 
 export type SourceFormat = "yaml" | "json"
 
@@ -93,18 +92,17 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
   if (format === "json") {
     const error = findJsonSyntaxError(text)
     if (error !== undefined) return earlyError(`JSON syntax error: ${error.message}`, error.offset)
-  } else {
-    const offset = findYamlTooDeep(text, MAX_NESTING_DEPTH)
-    if (offset !== undefined) return earlyError(tooDeep, offset)
   }
   const lineCounter = new LineCounter()
   let tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>
   try {
-    tokens = Array.from(new Parser(lineCounter.addNewLine).parse(text))
+    const parsed = parseYamlCst(text, MAX_NESTING_DEPTH, lineCounter.addNewLine)
+    if ("tooDeepAt" in parsed) return earlyError(tooDeep, parsed.tooDeepAt)
+    tokens = parsed.tokens
   } catch (error) {
     // The parser recurses once per level it closes at once, and overflows the stack on a text
-    // nested some thousands deep (20,000 levels of `- ` closed by one line, without the check
-    // above). Should a text the check lets through still do it, it is reported at the last
+    // nested some thousands deep (20,000 levels of `- ` closed by one line, were it not stopped
+    // at the 65th). Should a text the check lets through still do it, it is reported at the last
     // line the parser read rather than thrown (a 500).
     if (!(error instanceof RangeError)) throw error
     const lineStarts = lineCounter.lineStarts
