@@ -12,15 +12,15 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "effect/sql"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import { afterAll } from "vitest"
 import type { MachineId } from "../../src/domain/shared/Ids.ts"
-import { killDaemonsNaming, LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
+import { killDaemonsNaming, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
 import { eventually } from "../support/Polling.ts"
-import { agentOnPool } from "../support/PoolAgents.ts"
-import { commandConfig, runtimeProject } from "../support/RuntimeProject.ts"
-import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { agentOnPool, firstCommandOnPool, localPool } from "../support/PoolAgents.ts"
+import { runtimeProject } from "../support/RuntimeProject.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 
 const poolIds: Array<string> = []
 
@@ -38,26 +38,8 @@ layer(LocalPoolServerLive, { timeout: "240 seconds", excludeTestServices: true }
   const setUp = Effect.gen(function*() {
     const provider = yield* ScriptedProvider
     const rt = yield* runtimeProject(provider)
-    const orgPath = { orgID: rt.org.id }
-    const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_PROVIDER_KEY) } })
     const pool = (name: string, options: { readonly protectedPool: boolean; readonly env?: Record<string, string> }) =>
-      Effect.gen(function*() {
-        const created = yield* rt.client.machinePools.create({
-          params: orgPath,
-          payload: {
-            name,
-            provider: "local",
-            provider_auth_secret_id: key.id,
-            default_machine_provider_options: {},
-            max_total_machines: 1,
-            runtime_protection_enabled: options.protectedPool,
-            ...(options.env === undefined ? {} : { default_machine_env: options.env })
-          }
-        })
-        poolIds.push(created.id)
-        yield* rt.client.machinePools.createGrant({ params: { orgID: rt.org.id, poolID: created.id }, payload: { target_project_id: rt.project.id } })
-        return created
-      })
+      localPool(rt, name, options, poolIds)
     return { provider, rt, pool }
   })
 
@@ -88,19 +70,12 @@ layer(LocalPoolServerLive, { timeout: "240 seconds", excludeTestServices: true }
     Effect.gen(function*() {
       const { pool, provider, rt } = yield* setUp
       const broken = yield* pool("broken", { protectedPool: false, env: { NODE_OPTIONS: "--require /no-such-module-for-this-test" } })
-      const config = yield* commandConfig(rt, { pool: broken.id })
-      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
-      yield* provider.script([Reply.toolCall("run_command", { command: "true" }), Reply.text("Done.")], { model: rt.slug })
-      const started = Date.now()
-      yield* rt.send(agent.id, "Run it")
-      yield* rt.idle(agent.id, "60 seconds")
+      const { call, elapsedMs, results } = yield* firstCommandOnPool(provider, rt, broken.id)
       // Far sooner than the registration timeout (120 s) or the wait for an offline machine (60 s).
-      expect(Date.now() - started).toBeLessThan(30_000)
-      const [call] = yield* rt.toolCalls(agent.id)
+      expect(elapsedMs).toBeLessThan(30_000)
       expect([call.state, call.outcome]).toEqual(["completed", "failed"])
-      const result = JSON.stringify((yield* rt.events(agent.id)).filter((event) => event.event_kind === "tool_result"))
-      expect(result).toContain("its daemon ended before it registered: its daemon process exited with code 1")
-      expect(result).toContain("Cannot find module '/no-such-module-for-this-test'")
+      expect(results.join("\n")).toContain("its daemon ended before it registered: its daemon process exited with code 1")
+      expect(results.join("\n")).toContain("Cannot find module '/no-such-module-for-this-test'")
       const machines = yield* rt.client.machines.list({ params: { orgID: rt.org.id }, query: {} })
       expect(machines.data.filter((machine) => machine.name.startsWith("broken-"))).toEqual([])
     }), { timeout: 120_000 })

@@ -17,7 +17,8 @@ import { Effect, Redacted } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll } from "vitest"
-import { killDaemonsNaming, LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
+import { killDaemonsNaming, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
+import { firstCommandOnPool, localPool } from "../support/PoolAgents.ts"
 import { commandConfig, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 
@@ -69,37 +70,18 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const orgPath = { orgID: rt.org.id }
-      const key = yield* rt.client.secrets.create({ params: orgPath, payload: { name: "Local key", value: Redacted.make(LOCAL_PROVIDER_KEY) } })
-      const pool = yield* rt.client.machinePools.create({
-        params: orgPath,
-        payload: {
-          name: "printer",
-          provider: "local",
-          provider_auth_secret_id: key.id,
-          default_machine_provider_options: {},
-          max_total_machines: 1,
-          runtime_protection_enabled: false,
-          default_machine_env: { NODE_OPTIONS: `--import=data:text/javascript,${PRINT_AND_EXIT}` }
-        }
-      })
-      poolIds.push(pool.id)
-      yield* rt.client.machinePools.createGrant({ params: { orgID: rt.org.id, poolID: pool.id }, payload: { target_project_id: rt.project.id } })
-      const config = yield* commandConfig(rt, { pool: pool.id })
-      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
-      yield* provider.script([Reply.toolCall("run_command", { command: "true" }), Reply.text("Done.")], { model: rt.slug })
-      const started = Date.now()
-      yield* rt.send(agent.id, "Run it")
-      yield* rt.idle(agent.id, "60 seconds")
+      const pool = yield* localPool(
+        rt,
+        "printer",
+        { protectedPool: false, env: { NODE_OPTIONS: `--import=data:text/javascript,${PRINT_AND_EXIT}` } },
+        poolIds
+      )
+      const { call, elapsedMs, results: result } = yield* firstCommandOnPool(provider, rt, pool.id)
       // Far sooner than the registration timeout (120 s) or the wait for an offline machine (60 s).
-      expect(Date.now() - started).toBeLessThan(30_000)
-      const [call] = yield* rt.toolCalls(agent.id)
+      expect(elapsedMs).toBeLessThan(30_000)
       expect([call.state, call.outcome]).toEqual(["completed", "failed"])
       // The ending quotes the output's last 1,000 code units: the first is the second half of a pair.
       const ending = `its daemon process exited with code 1; its output ended with:\n…${R}${"😀".repeat(495)}\nbad${R}byte`
-      const result = (yield* rt.events(agent.id)).flatMap((event) =>
-        event.event_kind === "tool_result" ? event.content_blocks.map((block) => (block as { text: string }).text) : []
-      )
       expect(result).toHaveLength(1)
       expect(result[0]).toContain(`its daemon ended before it registered: ${ending}`)
       expect(yield* failuresOf(pool.id)).toEqual([`its daemon ended before it registered: ${ending}`])
