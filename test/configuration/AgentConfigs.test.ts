@@ -52,7 +52,33 @@ const setUp = (label = "Configs") =>
         }),
         ([config, response]) => ({ config, status: response.status })
       )
-    return { owner, org, project, other, provider, model, create }
+    /** A docker pool "builders" granted to the project (never started: configs only name it). */
+    const grantedDockerPool = Effect.gen(function*() {
+      const auth = yield* owner.client.secrets.create({
+        params: { orgID: org.id },
+        payload: { name: "docker-auth", value: Redacted.make("{}") }
+      })
+      const pool = yield* owner.client.machinePools.create({
+        params: { orgID: org.id },
+        payload: {
+          name: "builders",
+          provider: "docker",
+          provider_auth_secret_id: auth.id,
+          default_machine_provider_options: { image: "node:22" },
+          max_total_machines: 2,
+          default_machine_cpu: 1,
+          default_machine_memory_mb: 512,
+          max_total_cpu: 2,
+          max_total_memory_mb: 1024
+        }
+      })
+      yield* owner.client.machinePools.createGrant({
+        params: { orgID: org.id, poolID: pool.id },
+        payload: { target_project_id: project.id }
+      })
+      return pool
+    })
+    return { owner, org, project, other, provider, model, create, grantedDockerPool }
   })
 
 const YAML_SOURCE = `# Support agent: answers customers.
@@ -550,29 +576,8 @@ describeApp()("agent configs", (it) => {
 
   it.effect("secrets in secret_env_overlay resolve by name for the project", () =>
     Effect.gen(function*() {
-      const { create, org, owner, project } = yield* setUp()
-      const auth = yield* owner.client.secrets.create({
-        params: { orgID: org.id },
-        payload: { name: "docker-auth", value: Redacted.make("{}") }
-      })
-      const pool = yield* owner.client.machinePools.create({
-        params: { orgID: org.id },
-        payload: {
-          name: "builders",
-          provider: "docker",
-          provider_auth_secret_id: auth.id,
-          default_machine_provider_options: { image: "node:22" },
-          max_total_machines: 2,
-          default_machine_cpu: 1,
-          default_machine_memory_mb: 512,
-          max_total_cpu: 2,
-          max_total_memory_mb: 1024
-        }
-      })
-      yield* owner.client.machinePools.createGrant({
-        params: { orgID: org.id, poolID: pool.id },
-        payload: { target_project_id: project.id }
-      })
+      const { create, grantedDockerPool, org, owner, project } = yield* setUp()
+      const pool = yield* grantedDockerPool
       const source = YAML_SOURCE + [
         "machine_sources:",
         `  - machine_pool_id: ${pool.id}`,
@@ -749,7 +754,7 @@ describeApp()("agent configs", (it) => {
 
   it.effect("a NUL or an unpaired surrogate written as an escape in a source's text is an issue at its string or key, never a 500", () =>
     Effect.gen(function*() {
-      const { create, org, owner, project } = yield* setUp()
+      const { create, grantedDockerPool } = yield* setUp()
       const NUL = "holds a NUL character (U+0000), which cannot be stored; remove it"
       const lone = (code: string) =>
         `holds an unpaired UTF-16 surrogate (U+${code}), which cannot be stored; write a character outside the ` +
@@ -795,28 +800,7 @@ describeApp()("agent configs", (it) => {
       ])
 
       // JSON text's escapes, in a machine source that would otherwise compile: env_overlay, cwd.
-      const auth = yield* owner.client.secrets.create({
-        params: { orgID: org.id },
-        payload: { name: "docker-auth", value: Redacted.make("{}") }
-      })
-      const pool = yield* owner.client.machinePools.create({
-        params: { orgID: org.id },
-        payload: {
-          name: "builders",
-          provider: "docker",
-          provider_auth_secret_id: auth.id,
-          default_machine_provider_options: { image: "node:22" },
-          max_total_machines: 2,
-          default_machine_cpu: 1,
-          default_machine_memory_mb: 512,
-          max_total_cpu: 2,
-          max_total_memory_mb: 1024
-        }
-      })
-      yield* owner.client.machinePools.createGrant({
-        params: { orgID: org.id, poolID: pool.id },
-        payload: { target_project_id: project.id }
-      })
+      const pool = yield* grantedDockerPool
       const machineJson = (cwd: string, mode: string) =>
         `{"instruction":"x","model":{"provider_config":"Anthropic","name":"Sonnet"},\n` +
         `"machine_sources":[{"machine_pool_id":"${pool.id}","cwd":"${cwd}",\n"env_overlay":{"MODE":"${mode}"}}]}`
