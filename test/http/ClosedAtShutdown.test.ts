@@ -6,7 +6,7 @@
  * with both open), so the two services are driven directly, each built fresh in the app's context.
  */
 import { expect } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { MachineId } from "../../src/domain/shared/Ids.ts"
 import { CurrentPrincipal } from "../../src/domain/tenancy/Principal.ts"
 import type { LocalConnection } from "../../src/services/machines/MachineHub.ts"
@@ -26,7 +26,8 @@ const recordingConnection = (closed: Array<string>) =>
     machineId,
     connectionId: "connection",
     credentialId: "credential",
-    close: (reason) => Effect.sync(() => void closed.push(reason))
+    close: (reason) => Effect.sync(() => void closed.push(reason)),
+    ended: Effect.void
   }))
 
 describeApp()("closed at shutdown", (it) => {
@@ -52,5 +53,18 @@ describeApp()("closed at shutdown", (it) => {
       yield* hub.closeAll("server_shutdown", "the server is stopping")
       expect(earlier).toEqual(["server_shutdown"])
       expect(yield* hub.add(yield* recordingConnection([]))).toBe(false)
+    }).pipe(Effect.scoped))
+
+  it.effect("closing every daemon connection waits for their sessions to end", () =>
+    Effect.gen(function*() {
+      const hub = yield* fresh(MachineHub, MachineHub.layer)
+      const sessionEnded = yield* Deferred.make<void>()
+      const connection = yield* recordingConnection([])
+      yield* hub.add({ ...connection, ended: Deferred.await(sessionEnded) })
+      const closing = yield* Effect.forkChild(hub.closeAll("server_shutdown", "the server is stopping"))
+      yield* Effect.sleep("50 millis")
+      expect(closing.pollUnsafe()).toBeUndefined()
+      yield* Deferred.succeed(sessionEnded, undefined)
+      yield* Fiber.join(closing)
     }).pipe(Effect.scoped))
 })

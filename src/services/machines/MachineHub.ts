@@ -15,7 +15,12 @@ export interface LocalConnection {
   readonly credentialId: string
   /** Sends `close` with the reason and closes the socket. */
   readonly close: (reason: CloseReason, message: string) => Effect.Effect<void>
+  /** Completes once its session has ended: its socket closed and its machine marked disconnected. */
+  readonly ended: Effect.Effect<void>
 }
+
+/** How long `closeAll` waits for the closed sessions to end before it leaves them to the drain. */
+const SESSIONS_END_WITHIN = "10 seconds"
 
 const make = Effect.gen(function*() {
   const connections = new Map<string, LocalConnection>()
@@ -57,11 +62,20 @@ const make = Effect.gen(function*() {
       { discard: true }
     )
 
-  /** Closes every connection of this process (it is stopping); a connection added later is refused (`add`). */
+  /**
+   * Closes every connection of this process (it is stopping) and waits for their sessions to end,
+   * so that each ends as a finished request rather than being interrupted when the listener
+   * closes; a connection added later is refused (`add`).
+   */
   const closeAll = (reason: CloseReason, message: string) =>
     Effect.suspend(() => {
       closingAll = true
-      return Effect.forEach([...connections.values()], (connection) => connection.close(reason, message), { discard: true })
+      const closing = [...connections.values()]
+      return Effect.forEach(closing, (connection) => connection.close(reason, message), { discard: true }).pipe(
+        Effect.andThen(Effect.forEach(closing, (connection) => connection.ended, { concurrency: "unbounded", discard: true })),
+        Effect.timeoutOption(SESSIONS_END_WITHIN),
+        Effect.asVoid
+      )
     })
 
   /** After a commit that added requests or cancels for these machines or pools (none: any machine). */

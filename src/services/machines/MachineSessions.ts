@@ -178,7 +178,10 @@ const make = Effect.gen(function*() {
       if (!(yield* machines.connect(machineId, connectionId, hello.operations, hello.tools))) {
         return yield* close("machine_deleted", `machine ${machineId} was deleted`)
       }
-      const local = { machineId, connectionId, credentialId: claims.cred, close }
+      // Finalizers run last-added first: `ended` completes once the machine is marked disconnected.
+      const sessionEnded = yield* Deferred.make<void>()
+      yield* Effect.addFinalizer(() => Deferred.succeed(sessionEnded, undefined))
+      const local = { machineId, connectionId, credentialId: claims.cred, close, ended: Deferred.await(sessionEnded) }
       yield* Effect.addFinalizer(() => Effect.andThen(hub.remove(local), machines.disconnect(machineId, connectionId)))
       // A connection whose hello comes once the server has begun stopping is told so at once.
       if (!(yield* hub.add(local))) return yield* close("server_shutdown", "the server is stopping")
