@@ -338,6 +338,40 @@ describeApp()("agent configs", (it) => {
       expect(issuesOf(yield* expectFailure(create(recovered, "yaml")))).toEqual(tooDeep("YAML", 128, 4))
     }))
 
+  it.effect("a source of more than 100,000 tokens is refused at the token past the limit; 100,000 are read", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const tooMany = (line: number, column: number) => [{
+        path: "",
+        message: expect.stringMatching(/^the source has more than 100,000 tokens \(/),
+        line,
+        column
+      }]
+      // The two lines are 21 tokens and each blank line one: 99,979 blank lines make 100,000.
+      const head = "instruction: hi\nmodel: {name: x}\n"
+      expect(issuesOf(yield* expectFailure(create(head + "\n".repeat(99_979), "yaml"))).map(({ path }) => path))
+        .toEqual(["/model/provider_config"])
+      expect(issuesOf(yield* expectFailure(create(head + "\n".repeat(500_000), "yaml")))).toEqual(tooMany(99_982, 1))
+      // JSON is read by the same lexer: a number is two tokens, a comma and a space one each.
+      const numbers = JSON.stringify({ instruction: "hi", model: { name: "x" }, skills: Array.from({ length: 60_000 }, (_, i) => i) })
+      expect(issuesOf(yield* expectFailure(create(numbers, "json")))).toEqual(tooMany(1, 188_909))
+      // Long text in a block scalar is a few tokens however long.
+      const long = "instruction: |\n" + "  a line of the instruction\n".repeat(30_000) + "model: {name: x}\n"
+      expect(issuesOf(yield* expectFailure(create(long, "yaml"))).map(({ path }) => path)).toEqual(["/model/provider_config"])
+    }))
+
+  it.effect("a source with more than 100 problems lists the first 100, and says how many there are", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const source = "instruction: hi\nmodel: {provider_config: Anthropic, name: Sonnet}\nskills:\n" +
+        Array.from({ length: 150 }, (_, i) => `  - ${i}\n`).join("")
+      const error = (yield* expectFailure(create(source, "yaml"))) as ValidationFailed
+      expect(error.error).toMatch(/^The agent config source has 150 problems \(the first 100 are listed in issues\): \/skills\/0 \(line 4, column 5\)/)
+      const issues = issuesOf(error)
+      expect(issues).toHaveLength(100)
+      expect(issues[99]).toMatchObject({ path: "/skills/99", line: 103, column: 5 })
+    }))
+
   it.effect("version, max_depth, max_subagents, instruction and unknown properties", () =>
     Effect.gen(function*() {
       const { create } = yield* setUp()

@@ -29,14 +29,20 @@ import { AgentConfigNames } from "./AgentConfigNames.ts"
 import { AgentConfigsRepository, type StoredAgentConfig } from "./AgentConfigsRepository.ts"
 import { Models } from "./Models.ts"
 
-const invalid = (issues: ReadonlyArray<Issue>) =>
-  new ValidationFailed({
-    error: `The agent config source has ${issues.length} problem${issues.length === 1 ? "" : "s"}: ` +
+/** How many of a source's issues a response lists (the error sentence gives how many there are). */
+const MAX_LISTED_ISSUES = 100
+
+const invalid = (unsorted: ReadonlyArray<Issue>) => {
+  const issues = sortIssues(unsorted)
+  return new ValidationFailed({
+    error: `The agent config source has ${issues.length} problem${issues.length === 1 ? "" : "s"}` +
+      (issues.length > MAX_LISTED_ISSUES ? ` (the first ${MAX_LISTED_ISSUES} are listed in issues)` : "") + ": " +
       issues.slice(0, 5).map((issue) =>
         `${issue.path || "document"} (line ${issue.line}, column ${issue.column}): ${issue.message}`
       ).join("; ") + (issues.length > 5 ? "; ..." : ""),
-    issues: sortIssues(issues)
+    issues: issues.slice(0, MAX_LISTED_ISSUES)
   })
+}
 
 /** The source as text: an object source is checked, and positioned, as its canonical JSON, which is what is stored. */
 const sourceText = (input: CreateAgentConfig) =>

@@ -7,27 +7,30 @@
  * a JSON source is also read with `JSON.parse`, which is authoritative for what JSON accepts.
  * Both recurse once per level of nesting, so a source gets to them only once a linear check
  * has found it nested no deeper than MAX_NESTING_DEPTH: JsonSyntax.ts for JSON, before any
- * parse; for YAML, SourceNesting.ts, which stops the `yaml` package's parser (whose time grows
+ * parse; for YAML, SourceLimits.ts, which stops the `yaml` package's parser (whose time grows
  * with depth) at the first level too deep, and checks what it parsed before its composer, which
- * recurses. A source deeper than that is a syntax error at the point where it goes too deep.
+ * recurses. A source deeper than that is a syntax error at the point where it goes too deep;
+ * one with more than MAX_SOURCE_TOKENS tokens is refused at the first token past the limit, by
+ * the same pass, so that no source holds the server's thread for more than a fraction of a second.
  */
 import {
   Composer,
   type Document,
   isAlias,
   isMap,
-  isPair,
   isScalar,
   isSeq,
   LineCounter,
   type Node,
+  type Pair,
+  type YAMLMap,
   YAMLParseError
 } from "yaml"
 import type { Issue } from "../../shared/Errors.ts"
 import { MAX_NESTING_DEPTH } from "../../shared/Nesting.ts"
 import { findJsonSyntaxError } from "./JsonSyntax.ts"
 import { pointerOf } from "../../shared/JsonPointer.ts"
-import { findCstTooDeep, parseYamlCst } from "./SourceNesting.ts"
+import { findCstTooDeep, MAX_SOURCE_TOKENS, parseYamlCst } from "./SourceLimits.ts"
 
 export type SourceFormat = "yaml" | "json"
 
@@ -62,7 +65,9 @@ const positionIn = (text: string, offset: number) => {
 
 /** The `yaml` package's parseDocument, from the tokens its Parser gave (so they can be checked first). */
 const composeDocument = (tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>, length: number) => {
-  const composer = new Composer({ prettyErrors: false, uniqueKeys: true, version: "1.2" })
+  // Duplicate keys are found by duplicateKeyErrors: the package's own check (`uniqueKeys`)
+  // compares each key with every earlier one of its map, which is quadratic (32,000 keys: 12 s).
+  const composer = new Composer({ prettyErrors: false, uniqueKeys: false, version: "1.2" })
   let doc: Document.Parsed | undefined
   for (const next of composer.compose(tokens, true, length)) {
     if (doc === undefined) {
@@ -79,7 +84,37 @@ const composeDocument = (tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>,
     }
   }
   // compose(tokens, true) always ends with a document.
+  doc!.errors.push(...duplicateKeyErrors(doc!))
   return doc!
+}
+
+/**
+ * A `DUPLICATE_KEY` error, as the package's `uniqueKeys` reports it, at each key equal to an
+ * earlier key of its map (scalars equal by value; a collection as a key is equal to no other),
+ * found in linear time: one set of keys per map, the document walked with a stack.
+ */
+const duplicateKeyErrors = (doc: Document.Parsed): ReadonlyArray<YAMLParseError> => {
+  const errors: Array<YAMLParseError> = []
+  const pending: Array<unknown> = [doc.contents]
+  while (pending.length > 0) {
+    const node = pending.pop()
+    if (isSeq(node)) {
+      for (const item of node.items) pending.push(item)
+    } else if (isMap(node)) {
+      const keys = new Set<unknown>()
+      for (const { key, value } of node.items) {
+        if (isScalar(key) && !Number.isNaN(key.value)) {
+          if (keys.has(key.value)) {
+            const offset = key.range?.[0] ?? 0
+            errors.push(new YAMLParseError([offset, offset + 1], "DUPLICATE_KEY", "Map keys must be unique"))
+          }
+          keys.add(key.value)
+        }
+        pending.push(key, value)
+      }
+    }
+  }
+  return errors.sort((a, b) => a.pos[0] - b.pos[0])
 }
 
 export const parseSource = (text: string, format: SourceFormat): ParseResult => {
@@ -89,6 +124,9 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     issues: [{ path: "", message, ...positionIn(text, offset) }]
   })
   const tooDeep = `YAML syntax error: sequences and mappings nest deeper than ${MAX_NESTING_DEPTH} levels`
+  const tooManyTokens = `the source has more than ${MAX_SOURCE_TOKENS.toLocaleString("en-US")} tokens ` +
+    `(scalars, indicators, brackets, commas, comments, line breaks and runs of spaces); ` +
+    `make it shorter; long text in a block scalar (|) is a few tokens however long`
   if (format === "json") {
     const error = findJsonSyntaxError(text)
     if (error !== undefined) return earlyError(`JSON syntax error: ${error.message}`, error.offset)
@@ -98,6 +136,7 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
   try {
     const parsed = parseYamlCst(text, MAX_NESTING_DEPTH, lineCounter.addNewLine)
     if ("tooDeepAt" in parsed) return earlyError(tooDeep, parsed.tooDeepAt)
+    if ("tooManyTokensAt" in parsed) return earlyError(tooManyTokens, parsed.tooManyTokensAt)
     tokens = parsed.tokens
   } catch (error) {
     // The parser recurses once per level it closes at once, and overflows the stack on a text
@@ -137,6 +176,21 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
   const root = doc.contents
   const rootOffset = root?.range?.[0] ?? 0
 
+  /** Each map's first pair of each key text, indexed when an issue first looks into the map. */
+  const pairsByKey = new Map<YAMLMap, Map<string, Pair>>()
+  const pairNamed = (map: YAMLMap, key: string): Pair | undefined => {
+    let pairs = pairsByKey.get(map)
+    if (pairs === undefined) {
+      pairs = new Map()
+      for (const pair of map.items) {
+        const text = keyText(pair.key)
+        if (text !== undefined && !pairs.has(text)) pairs.set(text, pair)
+      }
+      pairsByKey.set(map, pairs)
+    }
+    return pairs.get(key)
+  }
+
   /** The node at `path` (or its deepest existing ancestor) and, for map entries, the key node. */
   const locate = (path: ReadonlyArray<PropertyKey>, anchor: Anchor): number => {
     let node: unknown = root
@@ -145,7 +199,7 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
       if (isAlias(node)) node = node.resolve(doc)
       const segment = String(path[i])
       if (isMap(node)) {
-        const pair = node.items.find((item) => isPair(item) && keyText(item.key) === segment)
+        const pair = pairNamed(node, segment)
         if (pair === undefined) return offset
         const isLast = i === path.length - 1
         const keyOffset = (pair.key as Node | null)?.range?.[0]

@@ -1,12 +1,17 @@
 /**
- * Where a YAML config source first nests sequences and mappings deeper than a limit, found
- * before the `yaml` package builds its document. That package recurses once per level when it
- * composes a document, and its CST parser slows down with depth and recurses when it closes many
- * levels at once: a 1 MB source of nested `[` took it seconds and then overflowed the stack. A
- * JSON source is bounded by its own syntax check (JsonSyntax.ts), which runs first.
+ * The limits a config source is read within, found before the `yaml` package builds its
+ * document (docs/agent-configs.md, "Issues"): how deep it nests sequences and mappings, and how
+ * many tokens it has. That package recurses once per level when it composes a document, and its
+ * CST parser slows down with depth and recurses when it closes many levels at once: a 1 MB source
+ * of nested `[` took it seconds and then overflowed the stack. Its lexer and parser cost 1 to
+ * 3 µs a token, and its composer and the definition's check more a node: a 1 MB source of line
+ * breaks, commas or empty items held the server's one thread for 1 to 3 s. A JSON source is
+ * bounded in depth by its own syntax check (JsonSyntax.ts), which runs first; the token count
+ * bounds both formats (JSON is read by the same lexer).
  *
- * parseYamlCst (and findYamlTooDeep on it) does not mirror the package's lexer or parser: it
- * runs them, the package's own `Lexer` feeding its `Parser` one token at a time, and stops at the first token after which
+ * parseYamlCst does not mirror the package's lexer or parser: it
+ * runs them, the package's own `Lexer` feeding its `Parser` one token at a time, and stops at the
+ * first token past MAX_SOURCE_TOKENS, or the first after which
  * the collections the parser holds open nest deeper than the limit. The parser keeps the open
  * nodes as a stack (document, collections, the scalar being read), so the levels open are the
  * collections on that stack, plus one for an entry of a flow sequence that is a pair (`[a: b]`
@@ -35,21 +40,34 @@ interface CstNode {
 const isCollection = (type: unknown) => type === "block-map" || type === "block-seq" || type === "flow-collection"
 
 /**
+ * How many of the lexer's tokens a source may have: each scalar (a plain one is two: a marker
+ * and its text), indicator, bracket, comma, anchor, tag, comment, line break and run of spaces
+ * counts one; a block scalar (`|`, `>`) is four however long. About 12,000 lines of YAML (a
+ * line `  key: value` is eight), 30,000 of pretty-printed JSON; reading that many takes the
+ * package 100 to 300 ms.
+ */
+export const MAX_SOURCE_TOKENS = 100_000
+
+/**
  * The `yaml` package's CST of `text` (what `new Parser(onNewLine).parse(text)` yields), or, as
  * soon as the parser holds collections open deeper than `limit` levels, the offset of the first
- * token of the one over the limit, the text after it unread.
+ * token of the one over the limit, or, at the token after the first `maxTokens`, its offset; the
+ * text after it unread.
  */
 export const parseYamlCst = (
   text: string,
   limit: number,
-  onNewLine?: (offset: number) => void
-): { readonly tokens: ReadonlyArray<CST.Token> } | { readonly tooDeepAt: number } => {
+  onNewLine?: (offset: number) => void,
+  maxTokens = MAX_SOURCE_TOKENS
+): { readonly tokens: ReadonlyArray<CST.Token> } | { readonly tooDeepAt: number } | { readonly tooManyTokensAt: number } => {
   const parser = new Parser(onNewLine)
   onNewLine?.(0)
   const tokens: Array<CST.Token> = []
+  let count = 0
   // The package's own way to drive its parser from a lexer (parser.d.ts), with a look at the
   // open nodes (`stack`, public) after each token.
   for (const lexeme of new Lexer().lex(text)) {
+    if (++count > maxTokens) return { tooManyTokensAt: parser.offset }
     for (const token of parser.next(lexeme)) tokens.push(token)
     // A level is a collection on the stack or a pair inside one: the stack holds more than
     // `limit` levels only once it is longer than `limit / 2`.
@@ -60,15 +78,6 @@ export const parseYamlCst = (
   }
   for (const token of parser.end()) tokens.push(token)
   return { tokens }
-}
-
-/**
- * The offset of the first token at which `text` nests collections deeper than `limit` levels,
- * or `undefined` when it never does.
- */
-export const findYamlTooDeep = (text: string, limit: number): number | undefined => {
-  const result = parseYamlCst(text, limit)
-  return "tooDeepAt" in result ? result.tooDeepAt : undefined
 }
 
 /** Where the first of the open `nodes` (outermost first) that goes over `limit` levels starts. */
@@ -92,7 +101,7 @@ const openTooDeep = (nodes: ReadonlyArray<CstNode>, limit: number): number | und
  * error recovery included (a document's value, an item's key and value, a block scalar's
  * props), so linear in the size of the CST. The package's composer recurses once per level of
  * the CST: this bounds it whatever the parser built, including the nodes its error recovery
- * moved into a new collection after findYamlTooDeep saw them.
+ * moved into a new collection after parseYamlCst saw them.
  */
 export const findCstTooDeep = (tokens: ReadonlyArray<unknown>, limit: number): number | undefined => {
   const pending: Array<unknown> = []

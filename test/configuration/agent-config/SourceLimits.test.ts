@@ -1,6 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { isMap, isPair, isSeq, LineCounter, parseDocument, Parser, stringify } from "yaml"
-import { findYamlTooDeep, parseYamlCst } from "../../../src/domain/configuration/agent-config/SourceNesting.ts"
+import { parseYamlCst } from "../../../src/domain/configuration/agent-config/SourceLimits.ts"
+
+/** The offset of the first token at which `text` nests collections deeper than `limit` levels, whatever its length. */
+const findYamlTooDeep = (text: string, limit: number): number | undefined => {
+  const result = parseYamlCst(text, limit, undefined, Infinity)
+  return "tooDeepAt" in result ? result.tooDeepAt : undefined
+}
 
 /** How deep the `yaml` package nests the collections of `text` (a pair in a flow sequence is a mapping). */
 const depthOf = (text: string): number => {
