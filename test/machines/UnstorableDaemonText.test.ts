@@ -8,7 +8,8 @@
  *   the agent stayed `running`;
  * - a daemon spoken by hand, as one in another language could speak: a hello whose operations
  *   and tools hold a NUL (the machine comes online; the connection failed before), a tool result
- *   with unpaired surrogate escapes, and a file read for the files route holding both.
+ *   with unpaired surrogate escapes and an array nested 100,000 deep (kept to 64 levels of the
+ *   message), and a file read for the files route holding both.
  */
 import { expect } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
@@ -16,6 +17,7 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import WebSocket from "ws"
+import { DEEPER_THAN_LIMIT } from "../../src/services/shared/StorableJson.ts"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
 import { commandConfig, type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
@@ -145,6 +147,9 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
           exit_code: 0,
           stdout: "high\ud800 low\udc00 pair😀",
           stderr: "nul\u0000",
+          // Nested 100,000 deep: JSON.stringify overflowed the stack storing it, and the agent
+          // stayed running; the message is level 1, the output 2, `nested` 3.
+          nested: JSON.parse("[".repeat(100_000) + "]".repeat(100_000)),
           output_truncated: false,
           timed_out: false,
           duration_ms: 1
@@ -154,10 +159,12 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
       const [call] = yield* rt.toolCalls(agent.id)
       expect(call).toMatchObject({ state: "completed", outcome: "succeeded" })
       const [blocks] = yield* resultTexts(rt, agent.id)
-      expect(JSON.parse((blocks[0] as { text: string }).text)).toMatchObject({
-        stdout: `high${R} low${R} pair😀`,
-        stderr: `nul${R}`
-      })
+      const output = JSON.parse((blocks[0] as { text: string }).text)
+      expect(output).toMatchObject({ stdout: `high${R} low${R} pair😀`, stderr: `nul${R}` })
+      let nested: unknown = output.nested
+      let levels = 0
+      for (; Array.isArray(nested); levels++) nested = nested[0]
+      expect({ levels, nested }).toEqual({ levels: 62, nested: DEEPER_THAN_LIMIT })
       expect(frames.filter((frame) => frame.type === "ack").flatMap((frame) => frame.request_ids)).toContain(toolRequest.request_id)
 
       // The files route: the daemon's read answers text holding both.

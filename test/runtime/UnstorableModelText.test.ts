@@ -1,7 +1,11 @@
 /**
  * A model's output holding what the database cannot store (docs/runtime.md, "Text the platform
  * receives"): a NUL (`\u0000` in the provider's JSON) or an unpaired surrogate (`\ud800`) in its
- * text, reasoning, a tool call's name or input, or the provider's error message. The turn goes on
+ * text, reasoning, a tool call's name or input, or the provider's error message; a tool call's input
+ * nested 5,000 levels deep (kept to 64 levels of the response, a marker in place of the rest; the
+ * scripted provider cannot send much deeper, test/machines/UnstorableDaemonText.test.ts sends a
+ * daemon's result 100,000 deep).
+ * The turn goes on
  * as with any other text, each such character stored as U+FFFD; a pair the provider's stream cut
  * between two deltas is kept whole. Without the replacement the recording failed and the turn
  * ended on an internal error (a failed turn's message: the turn's end could not be stored).
@@ -9,9 +13,23 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
+import { DEEPER_THAN_LIMIT } from "../../src/services/shared/StorableJson.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
+
+/** Arrays nested `depth` deep around "leaf". */
+const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + '"leaf"' + "]".repeat(depth))
+
+/** How many one-element arrays wrap the leaf of `value`, and the leaf. */
+const levelsAbove = (value: unknown) => {
+  let levels = 0
+  while (Array.isArray(value)) {
+    value = value[0]
+    levels++
+  }
+  return { levels, leaf: value }
+}
 
 const FORMATS: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
 
@@ -68,7 +86,11 @@ describeRuntime("120 seconds")("model output the database cannot store", (it) =>
       yield* provider.script([
         Reply.answer([
           { type: "reasoning", text: "weighing\u0000it" },
-          { type: "tool_call", name: "lookup", input: { query: "a\u0000b", "key\ud800": ["\udc00", { deep: "c\u0000" }], fine: "😀" } },
+          {
+            type: "tool_call",
+            name: "lookup",
+            input: { query: "a\u0000b", "key\ud800": ["\udc00", { deep: "c\u0000" }], fine: "😀", nested: nested(5_000) }
+          },
           { type: "tool_call", name: "look\u0000up", input: {} }
         ]),
         Reply.text("Done.")
@@ -82,6 +104,9 @@ describeRuntime("120 seconds")("model output the database cannot store", (it) =>
         state: "ready",
         input: { query: `a${R}b`, [`key${R}`]: [R, { deep: `c${R}` }], fine: "😀" }
       })
+      // The input is level 4 of the response (response, output, item, input): 60 levels below it
+      // are kept, the next is the marker.
+      expect(levelsAbove((lookup.input as { nested: unknown }).nested)).toEqual({ levels: 60, leaf: DEEPER_THAN_LIMIT })
       // A tool the config does not offer: its name stored as the model wrote it, but storable; failed at once.
       expect(calls.find((call) => call.name !== "lookup")).toMatchObject({ name: `look${R}up`, state: "completed", outcome: "failed" })
       yield* rt.client.toolCalls.submitResult({

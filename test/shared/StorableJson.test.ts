@@ -1,12 +1,13 @@
 /**
  * Text received from outside the requests made storable (StorableText.ts, StorableJson.ts;
  * docs/runtime.md, "Text the platform receives"): each NUL and each unpaired surrogate half
- * becomes U+FFFD, pairs are kept, and a value holding neither is returned as it is, not copied.
- * The walk uses a stack, so a value nested 100,000 levels deep is no problem.
+ * becomes U+FFFD, pairs are kept, an array or object nested deeper than 64 levels becomes a
+ * marker, and a value holding none of these is returned as it is, not copied. The walk uses a
+ * stack, so a value nested 100,000 levels deep is no problem.
  */
 import { describe, expect, it } from "vitest"
 import { storableText, unstorableCharacterOf } from "../../src/domain/shared/StorableText.ts"
-import { storableJson } from "../../src/services/shared/StorableJson.ts"
+import { DEEPER_THAN_LIMIT, storableJson } from "../../src/services/shared/StorableJson.ts"
 
 const R = "\ufffd"
 
@@ -56,16 +57,33 @@ describe("storableJson", () => {
     expect(Object.getOwnPropertyDescriptor(copied, "__proto__")?.value).toEqual({ x: R })
   })
 
-  it("walks 100,000 levels of nesting without recursion, clean or not", () => {
-    let clean: unknown = "leaf"
-    let dirty: unknown = "le\u0000af"
-    for (let level = 0; level < 100_000; level++) {
-      clean = level % 2 === 0 ? [clean] : { k: clean }
-      dirty = level % 2 === 0 ? [dirty] : { k: dirty }
+  it("keeps 64 levels of nesting, and puts a marker in place of the 65th, walking 100,000 levels without recursion", () => {
+    const nested = (depth: number, leaf: string): unknown => {
+      let value: unknown = leaf
+      for (let level = 0; level < depth; level++) value = level % 2 === 0 ? [value] : { k: value }
+      return value
     }
-    expect(storableJson(clean)).toBe(clean)
-    let copied = storableJson(dirty) as unknown
-    for (let level = 100_000 - 1; level >= 0; level--) copied = level % 2 === 0 ? (copied as Array<unknown>)[0] : (copied as { k: unknown }).k
-    expect(copied).toBe(`le${R}af`)
+    /** The value `depth` levels down from `value` (`nested` built it). */
+    const down = (value: unknown, depth: number, total: number) => {
+      for (let level = total - 1; level >= total - depth; level--) {
+        value = level % 2 === 0 ? (value as Array<unknown>)[0] : (value as { k: unknown }).k
+      }
+      return value
+    }
+    const atLimit = nested(64, "leaf")
+    expect(storableJson(atLimit)).toBe(atLimit)
+    // The 65th container is the marker, whatever is inside it, clean or not.
+    for (const leaf of ["leaf", "le\u0000af"]) {
+      const deep = nested(100_000, leaf)
+      const copied = storableJson(deep)
+      expect(down(copied, 64, 100_000)).toBe(DEEPER_THAN_LIMIT)
+      expect(down(deep, 64, 100_000)).not.toBe(DEEPER_THAN_LIMIT)
+      // 64 levels, half arrays (`[`, `]`) and half objects (`{"k":`, `}`), around the marker.
+      expect(JSON.stringify(copied)).toHaveLength(32 * 2 + 32 * 6 + JSON.stringify(DEEPER_THAN_LIMIT).length)
+    }
+    // Beside something to replace, the copy keeps 64 levels too.
+    const both = { text: "a\u0000", deep: nested(63, "leaf") }
+    expect(storableJson(both)).toEqual({ text: `a${R}`, deep: nested(63, "leaf") })
+    expect(DEEPER_THAN_LIMIT).toBe("[left out: nested deeper than 64 levels]")
   })
 })
