@@ -360,6 +360,33 @@ describeApp()("agent configs", (it) => {
       expect(issuesOf(yield* expectFailure(create(long, "yaml"))).map(({ path }) => path)).toEqual(["/model/provider_config"])
     }))
 
+  it.effect("a YAML source of more than 100 aliases is refused at the 101st; issues under an alias point into its anchor", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      // 20,000 aliases of 400 anchors held the server's thread for 34 s before the yaml
+      // package refused them ("Excessive alias count").
+      const anchors = Array.from({ length: 400 }, (_, i) => `&a${i} x`).join(", ")
+      const aliases = Array.from({ length: 20_000 }, (_, i) => `*a${Math.floor(i / 50)}`).join(", ")
+      const source = `instruction: hi\nmodel: {name: x}\nanchors: [${anchors}]\nmany: &X [${aliases}]\nagain: *X\n`
+      // Line 4 is `many: &X [` (10 characters), then 100 aliases of 5 characters and a comma and
+      // a space each (*a0 to *a1 are 3 characters: 50 of them), so the 101st starts at column
+      // 11 + 50 * 5 + 50 * 5 = 511.
+      expect(issuesOf(yield* expectFailure(create(source, "yaml")))).toEqual([{
+        path: "",
+        message: "the source has more than 100 aliases (*name); write the values out",
+        line: 4,
+        column: 511
+      }])
+      // Through an alias, each issue is positioned in the anchored mapping.
+      const aliased = YAML_SOURCE + "shared: &T {teleport: 5, beam: 5}\ntools: *T\n"
+      expect(issuesOf(yield* expectFailure(create(aliased, "yaml"))).map(({ column, line, path }) => ({ path, line, column })))
+        .toEqual([
+          { path: "/shared", line: 7, column: 1 },
+          { path: "/tools/teleport", line: 7, column: 23 },
+          { path: "/tools/beam", line: 7, column: 32 }
+        ])
+    }))
+
   it.effect("a source with more than 100 problems lists the first 100, and says how many there are", () =>
     Effect.gen(function*() {
       const { create } = yield* setUp()

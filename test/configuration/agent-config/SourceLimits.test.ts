@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { isMap, isPair, isSeq, LineCounter, parseDocument, Parser, stringify } from "yaml"
-import { parseYamlCst } from "../../../src/domain/configuration/agent-config/SourceLimits.ts"
+import { parseYamlCst, SOURCE_LIMITS } from "../../../src/domain/configuration/agent-config/SourceLimits.ts"
 
 /** The offset of the first token at which `text` nests collections deeper than `limit` levels, whatever its length. */
 const findYamlTooDeep = (text: string, limit: number): number | undefined => {
-  const result = parseYamlCst(text, limit, undefined, Infinity)
-  return "tooDeepAt" in result ? result.tooDeepAt : undefined
+  const result = parseYamlCst(text, { depth: limit, tokens: Infinity, aliases: Infinity })
+  return "exceeded" in result && result.exceeded === "depth" ? result.at : undefined
 }
 
 /** How deep the `yaml` package nests the collections of `text` (a pair in a flow sequence is a mapping). */
@@ -84,9 +84,23 @@ describe("findYamlTooDeep", () => {
     const text = "# c\na: [b, {c: d}]\ne:\n  - |\n    text\n  - ? f\n    : g\n"
     const expected = new LineCounter()
     const actual = new LineCounter()
-    expect(parseYamlCst(text, 64, actual.addNewLine)).toEqual({ tokens: Array.from(new Parser(expected.addNewLine).parse(text)) })
+    expect(parseYamlCst(text, SOURCE_LIMITS, actual.addNewLine)).toEqual({ tokens: Array.from(new Parser(expected.addNewLine).parse(text)) })
     expect(actual.lineStarts).toEqual(expected.lineStarts)
-    expect(parseYamlCst("- ".repeat(500_000) + "x\n", 64)).toEqual({ tooDeepAt: 128 })
-    expect(parseYamlCst("a: " + "[".repeat(500_000), 64)).toEqual({ tooDeepAt: 66 })
+    expect(parseYamlCst("- ".repeat(500_000) + "x\n", SOURCE_LIMITS)).toEqual({ exceeded: "depth", at: 128 })
+    expect(parseYamlCst("a: " + "[".repeat(500_000), SOURCE_LIMITS)).toEqual({ exceeded: "depth", at: 66 })
+  })
+
+  it("stops at the token past the token limit, and at the alias past the alias limit", () => {
+    const limits = { depth: 64, tokens: 10, aliases: 2 }
+    // doc-mode, scalar mark, "a", ":", " ", scalar mark, "b", line break: 8 tokens.
+    expect(parseYamlCst("a: b\n", limits)).toHaveProperty("tokens")
+    // Then a scalar mark, "c" and ":", the 11th, at offset 6.
+    expect(parseYamlCst("a: b\nc: d\n", limits)).toEqual({ exceeded: "tokens", at: 6 })
+    expect(parseYamlCst("[&x a, *x, *x]", { ...limits, tokens: 100 })).toHaveProperty("tokens")
+    expect(parseYamlCst("[&x a, *x, *x, *x]", { ...limits, tokens: 100 })).toEqual({ exceeded: "aliases", at: 15 })
+    // A scalar's text beginning with `*` is not an alias: a top-level block scalar's, whose text
+    // may start at column 0, or a quoted one's.
+    expect(parseYamlCst("|\n*b\n", { ...limits, aliases: 0 })).toHaveProperty("tokens")
+    expect(parseYamlCst("['*d', \"*f\"]", { ...limits, aliases: 0 })).toHaveProperty("tokens")
   })
 })

@@ -10,10 +10,11 @@
  * parse; for YAML, SourceLimits.ts, which stops the `yaml` package's parser (whose time grows
  * with depth) at the first level too deep, and checks what it parsed before its composer, which
  * recurses. A source deeper than that is a syntax error at the point where it goes too deep;
- * one with more than MAX_SOURCE_TOKENS tokens is refused at the first token past the limit, by
- * the same pass, so that no source holds the server's thread for more than a fraction of a second.
+ * one with more tokens or aliases than SOURCE_LIMITS allows is refused at the first token past
+ * the limit, by the same pass, so that no source holds the server's thread for more than a fraction of a second.
  */
 import {
+  type Alias,
   Composer,
   type Document,
   isAlias,
@@ -27,10 +28,9 @@ import {
   YAMLParseError
 } from "yaml"
 import type { Issue } from "../../shared/Errors.ts"
-import { MAX_NESTING_DEPTH } from "../../shared/Nesting.ts"
 import { findJsonSyntaxError } from "./JsonSyntax.ts"
 import { pointerOf } from "../../shared/JsonPointer.ts"
-import { findCstTooDeep, MAX_SOURCE_TOKENS, parseYamlCst } from "./SourceLimits.ts"
+import { findCstTooDeep, type LimitExceeded, parseYamlCst, SOURCE_LIMITS } from "./SourceLimits.ts"
 
 export type SourceFormat = "yaml" | "json"
 
@@ -123,10 +123,14 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     _tag: "SyntaxError",
     issues: [{ path: "", message, ...positionIn(text, offset) }]
   })
-  const tooDeep = `YAML syntax error: sequences and mappings nest deeper than ${MAX_NESTING_DEPTH} levels`
-  const tooManyTokens = `the source has more than ${MAX_SOURCE_TOKENS.toLocaleString("en-US")} tokens ` +
-    `(scalars, indicators, brackets, commas, comments, line breaks and runs of spaces); ` +
-    `make it shorter; long text in a block scalar (|) is a few tokens however long`
+  const tooDeep = `YAML syntax error: sequences and mappings nest deeper than ${SOURCE_LIMITS.depth} levels`
+  const overLimit: Record<LimitExceeded["exceeded"], string> = {
+    depth: tooDeep,
+    tokens: `the source has more than ${SOURCE_LIMITS.tokens.toLocaleString("en-US")} tokens ` +
+      `(scalars, indicators, brackets, commas, comments, line breaks and runs of spaces); ` +
+      `make it shorter; long text in a block scalar (|) is a few tokens however long`,
+    aliases: `the source has more than ${SOURCE_LIMITS.aliases} aliases (*name); write the values out`
+  }
   if (format === "json") {
     const error = findJsonSyntaxError(text)
     if (error !== undefined) return earlyError(`JSON syntax error: ${error.message}`, error.offset)
@@ -134,9 +138,8 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
   const lineCounter = new LineCounter()
   let tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>
   try {
-    const parsed = parseYamlCst(text, MAX_NESTING_DEPTH, lineCounter.addNewLine)
-    if ("tooDeepAt" in parsed) return earlyError(tooDeep, parsed.tooDeepAt)
-    if ("tooManyTokensAt" in parsed) return earlyError(tooManyTokens, parsed.tooManyTokensAt)
+    const parsed = parseYamlCst(text, SOURCE_LIMITS, lineCounter.addNewLine)
+    if ("exceeded" in parsed) return earlyError(overLimit[parsed.exceeded], parsed.at)
     tokens = parsed.tokens
   } catch (error) {
     // The parser recurses once per level it closes at once, and overflows the stack on a text
@@ -147,7 +150,7 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     const lineStarts = lineCounter.lineStarts
     return earlyError(tooDeep, lineStarts.length > 0 ? lineStarts[lineStarts.length - 1] : 0)
   }
-  const cstTooDeep = findCstTooDeep(tokens, MAX_NESTING_DEPTH)
+  const cstTooDeep = findCstTooDeep(tokens, SOURCE_LIMITS.depth)
   if (cstTooDeep !== undefined) {
     return { _tag: "SyntaxError", issues: [{ path: "", message: tooDeep, ...position(lineCounter, cstTooDeep) }] }
   }
@@ -191,12 +194,22 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     return pairs.get(key)
   }
 
+  /**
+   * What each alias stands for, resolved when an issue first goes through it: the package looks
+   * through the whole document for each resolution.
+   */
+  const aliasTargets = new Map<Alias, unknown>()
+  const resolved = (alias: Alias): unknown => {
+    if (!aliasTargets.has(alias)) aliasTargets.set(alias, alias.resolve(doc))
+    return aliasTargets.get(alias)
+  }
+
   /** The node at `path` (or its deepest existing ancestor) and, for map entries, the key node. */
   const locate = (path: ReadonlyArray<PropertyKey>, anchor: Anchor): number => {
     let node: unknown = root
     let offset = rootOffset
     for (let i = 0; i < path.length; i++) {
-      if (isAlias(node)) node = node.resolve(doc)
+      if (isAlias(node)) node = resolved(node)
       const segment = String(path[i])
       if (isMap(node)) {
         const pair = pairNamed(node, segment)

@@ -11,7 +11,7 @@
  *
  * parseYamlCst does not mirror the package's lexer or parser: it
  * runs them, the package's own `Lexer` feeding its `Parser` one token at a time, and stops at the
- * first token past MAX_SOURCE_TOKENS, or the first after which
+ * first token past its token or alias limit, or the first after which
  * the collections the parser holds open nest deeper than the limit. The parser keeps the open
  * nodes as a stack (document, collections, the scalar being read), so the levels open are the
  * collections on that stack, plus one for an entry of a flow sequence that is a pair (`[a: b]`
@@ -25,6 +25,7 @@
  * (below) checks what the parser built before the composer, which recurses, reads it.
  */
 import { type CST, Lexer, Parser } from "yaml"
+import { MAX_NESTING_DEPTH } from "../../shared/Nesting.ts"
 
 interface CstNode {
   readonly type?: unknown
@@ -39,41 +40,73 @@ interface CstNode {
 
 const isCollection = (type: unknown) => type === "block-map" || type === "block-seq" || type === "flow-collection"
 
+/** How much of a source the `yaml` package is let read (docs/agent-configs.md, "Issues"). */
+export interface SourceLimits {
+  /** How deep sequences and mappings may nest (the document is level 1). */
+  readonly depth: number
+  /**
+   * How many of the lexer's tokens a source may have: each scalar (a plain one is two: a marker
+   * and its text), indicator, bracket, comma, anchor, alias, tag, comment, line break and run of
+   * spaces counts one; a block scalar (`|`, `>`) is four however long.
+   */
+  readonly tokens: number
+  /**
+   * How many aliases (`*name`) a source may have. The package resolves each alias by a look
+   * through every anchor and alias before it, and counts what an anchored collection holds by
+   * walking the whole document for each alias in it: a 117 KB source of 20,000 aliases took it
+   * 34 s to refuse ("Excessive alias count"), before any limit of its own applied.
+   */
+  readonly aliases: number
+}
+
 /**
- * How many of the lexer's tokens a source may have: each scalar (a plain one is two: a marker
- * and its text), indicator, bracket, comma, anchor, tag, comment, line break and run of spaces
- * counts one; a block scalar (`|`, `>`) is four however long. About 12,000 lines of YAML (a
- * line `  key: value` is eight), 30,000 of pretty-printed JSON; reading that many takes the
- * package 100 to 300 ms.
+ * The limits of a config source: 64 levels, as request bodies; 100,000 tokens, about 12,000
+ * lines of YAML (a line `  key: value` is eight) or 30,000 of pretty-printed JSON, which the
+ * package reads in 100 to 300 ms; 100 aliases, so that resolving them costs at most about as much.
  */
-export const MAX_SOURCE_TOKENS = 100_000
+export const SOURCE_LIMITS: SourceLimits = { depth: MAX_NESTING_DEPTH, tokens: 100_000, aliases: 100 }
+
+/** A source over one of its limits, and the offset of the token where it went over it. */
+export interface LimitExceeded {
+  readonly exceeded: keyof SourceLimits
+  readonly at: number
+}
+
+/** The lexer's mark before the text of a scalar, which is the next token. */
+const SCALAR_MARK = "\x1f"
 
 /**
  * The `yaml` package's CST of `text` (what `new Parser(onNewLine).parse(text)` yields), or, as
- * soon as the parser holds collections open deeper than `limit` levels, the offset of the first
- * token of the one over the limit, or, at the token after the first `maxTokens`, its offset; the
- * text after it unread.
+ * soon as the source goes over one of `limits`, which and where: for depth, the first token of
+ * the collection over the limit; for tokens and aliases, the first token past the limit. The
+ * text after it is left unread.
  */
 export const parseYamlCst = (
   text: string,
-  limit: number,
-  onNewLine?: (offset: number) => void,
-  maxTokens = MAX_SOURCE_TOKENS
-): { readonly tokens: ReadonlyArray<CST.Token> } | { readonly tooDeepAt: number } | { readonly tooManyTokensAt: number } => {
+  limits: SourceLimits,
+  onNewLine?: (offset: number) => void
+): { readonly tokens: ReadonlyArray<CST.Token> } | LimitExceeded => {
   const parser = new Parser(onNewLine)
   onNewLine?.(0)
   const tokens: Array<CST.Token> = []
   let count = 0
+  let aliases = 0
+  let previous = ""
   // The package's own way to drive its parser from a lexer (parser.d.ts), with a look at the
   // open nodes (`stack`, public) after each token.
   for (const lexeme of new Lexer().lex(text)) {
-    if (++count > maxTokens) return { tooManyTokensAt: parser.offset }
+    if (++count > limits.tokens) return { exceeded: "tokens", at: parser.offset }
+    // An alias is a token of its own beginning with `*`; a scalar's text that does follows its mark.
+    if (lexeme.charCodeAt(0) === 42 && previous !== SCALAR_MARK && ++aliases > limits.aliases) {
+      return { exceeded: "aliases", at: parser.offset }
+    }
+    previous = lexeme
     for (const token of parser.next(lexeme)) tokens.push(token)
     // A level is a collection on the stack or a pair inside one: the stack holds more than
-    // `limit` levels only once it is longer than `limit / 2`.
-    if (2 * parser.stack.length > limit) {
-      const tooDeepAt = openTooDeep(parser.stack, limit)
-      if (tooDeepAt !== undefined) return { tooDeepAt }
+    // `limits.depth` levels only once it is longer than half that.
+    if (2 * parser.stack.length > limits.depth) {
+      const tooDeepAt = openTooDeep(parser.stack, limits.depth)
+      if (tooDeepAt !== undefined) return { exceeded: "depth", at: tooDeepAt }
     }
   }
   for (const token of parser.end()) tokens.push(token)
