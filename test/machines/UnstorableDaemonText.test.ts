@@ -16,13 +16,12 @@ import { Effect, Fiber } from "effect"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import WebSocket from "ws"
 import { DEEPER_THAN_LIMIT } from "../../src/services/shared/StorableJson.ts"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { handDaemon } from "../support/HandDaemon.ts"
 import { eventually } from "../support/Polling.ts"
 import { commandConfig, type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { clientWith } from "../support/TestApp.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
 
 afterAll(killDaemons)
@@ -34,16 +33,6 @@ const R = "\ufffd"
 const resultTexts = (rt: RuntimeProject, agentId: Parameters<RuntimeProject["events"]>[0]) =>
   Effect.map(rt.events(agentId), (events) =>
     events.flatMap((event) => event.event_kind === "tool_result" ? [event.content_blocks] : []))
-
-/** A raw machine WebSocket: the frames it received, and a way to send. */
-const openSocket = (url: string, token: string) =>
-  Effect.callback<{ readonly socket: WebSocket; readonly frames: Array<Record<string, any>> }, Error>((resume) => {
-    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
-    const frames: Array<Record<string, any>> = []
-    socket.on("message", (data) => frames.push(JSON.parse(String(data))))
-    socket.once("open", () => resume(Effect.succeed({ socket, frames })))
-    socket.once("error", (error) => resume(Effect.fail(error)))
-  })
 
 describeRuntime("120 seconds")("daemon text the database cannot store", (it) => {
   it.effect("a real daemon's run_command printing NUL bytes: the call completes with U+FFFD in its output, the agent goes idle", () =>
@@ -92,54 +81,21 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name: "hand" } })
-      const daemon = yield* clientWith(token.token)
-      const registered = yield* daemon.machineRegistration.register({
-        payload: {
-          machine_name: "by-hand",
-          hostname: "host-1",
-          platform: "linux",
-          architecture: "x86_64",
-          daemon_version: "1.0.0",
-          directories: ["/tmp"]
-        }
-      })
-      const machineId = registered.machine.id
-      const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
-      const { frames, socket } = yield* openSocket(url, registered.machine_token)
       // JSON.stringify writes the NUL as the escape \u0000, as a daemon's JSON may.
-      socket.send(JSON.stringify({
-        type: "hello",
-        protocol_version: 1,
-        machine_id: machineId,
+      const daemon = yield* handDaemon(rt, "by-hand", {
         daemon_version: "1.0.0\u0000",
-        platform: "linux",
-        architecture: "x86_64",
-        hostname: "h",
-        directories: ["/tmp"],
         operations: ["tool", "file.read", "odd\u0000operation"],
         tools: ["run_command", "odd\u0000tool"]
-      }))
-      yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "welcome"), "the welcome", "15 seconds")
-      const requestFor = (operation: string) =>
-        eventually(
-          Effect.sync(() => frames.find((frame) => frame.type === "request" && frame.operation === operation)),
-          (frame) => frame !== undefined,
-          `a ${operation} request`,
-          "30 seconds"
-        ).pipe(Effect.map((frame) => frame!))
+      })
+      const machineId = daemon.machineId
 
       // A tool call: its result's output written with unpaired surrogate escapes.
-      yield* rt.client.machines.createGrant({
-        params: { orgID: rt.org.id, machineID: machineId },
-        payload: { target_project_id: rt.project.id }
-      })
       const config = yield* commandConfig(rt, { machine: machineId, cwd: "/tmp" })
       yield* provider.script([Reply.toolCall("run_command", { command: "anything" }), Reply.text("Done.")], { model: rt.slug })
       const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Run it")
-      const toolRequest = yield* requestFor("tool")
-      socket.send(JSON.stringify({
+      const toolRequest = yield* daemon.requestFor("tool")
+      yield* daemon.send({
         type: "result",
         request_id: toolRequest.request_id,
         outcome: "succeeded",
@@ -154,7 +110,7 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
           timed_out: false,
           duration_ms: 1
         }
-      }))
+      })
       yield* rt.idle(agent.id, "30 seconds")
       const [call] = yield* rt.toolCalls(agent.id)
       expect(call).toMatchObject({ state: "completed", outcome: "succeeded" })
@@ -165,14 +121,14 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
       let levels = 0
       for (; Array.isArray(nested); levels++) nested = nested[0]
       expect({ levels, nested }).toEqual({ levels: 62, nested: DEEPER_THAN_LIMIT })
-      expect(frames.filter((frame) => frame.type === "ack").flatMap((frame) => frame.request_ids)).toContain(toolRequest.request_id)
+      expect(yield* daemon.acknowledged).toContain(toolRequest.request_id)
 
       // The files route: the daemon's read answers text holding both.
       const read = yield* Effect.forkChild(
         rt.client.machines.readFile({ params: { orgID: rt.org.id, machineID: machineId }, query: { path: "/tmp/odd.txt" } })
       )
-      const fileRequest = yield* requestFor("file.read")
-      socket.send(JSON.stringify({
+      const fileRequest = yield* daemon.requestFor("file.read")
+      yield* daemon.send({
         type: "result",
         request_id: fileRequest.request_id,
         outcome: "succeeded",
@@ -184,9 +140,9 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
           content: "a\u0000b\udfff",
           read_only: false
         }
-      }))
+      })
       const file = yield* Fiber.join(read)
       expect(file).toMatchObject({ path: "/tmp/odd.txt", content: `a${R}b${R}` })
-      socket.close()
+      yield* daemon.close
     }), { timeout: 120_000 })
 })

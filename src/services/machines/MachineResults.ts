@@ -13,7 +13,7 @@
 import { Context, Deferred, Effect, Layer, Option } from "effect"
 import type { Outcome, Result } from "../../domain/machines/DaemonProtocol.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import type { AgentId, MachineId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
 import { Timeline } from "../runtime/Timeline.ts"
 import { ToolCallsRepository } from "../runtime/ToolCallsRepository.ts"
@@ -117,13 +117,19 @@ const make = Effect.gen(function*() {
 
   /**
    * Stores the outcome of a request (the first one); completes its tool call if it has one: in one
-   * statement while the call runs and nothing is in the way, else in a transaction.
+   * statement while the call runs and nothing is in the way, else in a transaction. With `from`,
+   * the outcome is a daemon's: stored only when the request was sent to that machine.
    */
-  const complete = (requestId: string, received: Outcome) =>
+  const complete = (requestId: string, received: Outcome, from?: MachineId) =>
     Effect.gen(function*() {
       const found = yield* requests.findWithCall(requestId)
       if (Option.isNone(found) || found.value.state === "done") return
       const request = found.value
+      if (from !== undefined && request.machine_id !== from) {
+        return yield* Effect.logWarning(
+          `machine ${from} sent a result for request ${requestId}, which is not its own; it was ignored`
+        )
+      }
       const { agent_id: agentId, call_turn_id: turnId, tool_call_id: callId } = request
       const outcome = callId === null ? received : yield* redacted(request, received)
       const completedAlone = agentId !== null && callId !== null && turnId !== null && request.call_state === "running" &&
@@ -138,9 +144,10 @@ const make = Effect.gen(function*() {
       if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
     })
 
-  const fromDaemon = (result: Result) => {
+  /** A result a machine's daemon sent: the outcome of a request sent to that machine, else ignored. */
+  const fromDaemon = (machineId: MachineId, result: Result) => {
     const { request_id, type: _, ...outcome } = result
-    return complete(request_id, outcome as Outcome)
+    return complete(request_id, outcome as Outcome, machineId)
   }
 
   /**

@@ -264,7 +264,7 @@ const make = Effect.gen(function*() {
               // Results are independent of each other: each is stored (and its turn woken) on its own
               // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
               const result = message.success
-              return yield* results.fromDaemon(result).pipe(
+              return yield* results.fromDaemon(machineId, result).pipe(
                 Effect.andThen(send({ type: "ack", request_ids: [result.request_id] })),
                 Effect.catchCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
                 Effect.forkIn(scope),

@@ -1,0 +1,75 @@
+/**
+ * A machine daemon spoken by hand over a raw WebSocket, as a daemon in another language (or a
+ * misbehaving one) could speak: registered with a daemon token of the runtime project's
+ * organization, its hello sent, its welcome awaited. Used where a test needs to send what the
+ * real daemon never would.
+ */
+import { Effect } from "effect"
+import WebSocket from "ws"
+import { serverUrl } from "./Daemons.ts"
+import { eventually } from "./Polling.ts"
+import type { RuntimeProject } from "./RuntimeProject.ts"
+import { clientWith } from "./TestApp.ts"
+
+/** The hello's fields other than its type and machine id. */
+const HELLO = {
+  protocol_version: 1,
+  daemon_version: "1.0.0",
+  platform: "linux",
+  architecture: "x86_64",
+  hostname: "h",
+  directories: ["/tmp"],
+  operations: ["tool", "file.read"],
+  tools: ["run_command"]
+}
+
+/** A raw machine WebSocket: the frames it received, and a way to send. */
+const openSocket = (url: string, token: string) =>
+  Effect.callback<{ readonly socket: WebSocket; readonly frames: Array<Record<string, any>> }, Error>((resume) => {
+    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
+    const frames: Array<Record<string, any>> = []
+    socket.on("message", (data) => frames.push(JSON.parse(String(data))))
+    socket.once("open", () => resume(Effect.succeed({ socket, frames })))
+    socket.once("error", (error) => resume(Effect.fail(error)))
+  })
+
+/**
+ * A machine named `name` in the project's organization whose daemon is this test: connected, its
+ * hello sent (`hello` overrides its fields) and welcomed; granted to the project.
+ */
+export const handDaemon = (rt: RuntimeProject, name: string, hello: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name } })
+    const daemon = yield* clientWith(token.token)
+    const registered = yield* daemon.machineRegistration.register({
+      payload: {
+        machine_name: name,
+        hostname: "host-1",
+        platform: "linux",
+        architecture: "x86_64",
+        daemon_version: "1.0.0",
+        directories: ["/tmp"]
+      }
+    })
+    const machineId = registered.machine.id
+    const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
+    const { frames, socket } = yield* openSocket(url, registered.machine_token)
+    const send = (message: Record<string, unknown>) => Effect.sync(() => socket.send(JSON.stringify(message)))
+    yield* send({ type: "hello", machine_id: machineId, ...HELLO, ...hello })
+    yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "welcome"), "the welcome", "15 seconds")
+    yield* rt.client.machines.createGrant({
+      params: { orgID: rt.org.id, machineID: machineId },
+      payload: { target_project_id: rt.project.id }
+    })
+    /** The first request of `operation` the server sent this daemon. */
+    const requestFor = (operation: string) =>
+      eventually(
+        Effect.sync(() => frames.find((frame) => frame.type === "request" && frame.operation === operation)),
+        (frame) => frame !== undefined,
+        `a ${operation} request`,
+        "30 seconds"
+      ).pipe(Effect.map((frame) => frame!))
+    /** The request ids the server acknowledged results of. */
+    const acknowledged = Effect.sync(() => frames.filter((frame) => frame.type === "ack").flatMap((frame) => frame.request_ids))
+    return { machineId, frames, send, requestFor, acknowledged, close: Effect.sync(() => socket.close()) } as const
+  })
