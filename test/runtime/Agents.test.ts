@@ -407,6 +407,63 @@ describeApp()("agents", (it) => {
       expect((yield* owner.client.agents.listBacklog({ params: agentPath, query: {} })).data).toEqual([])
     }), { timeout: 60_000 })
 
+  it.effect("free-form metadata is at most 64 keys and 16 KiB as compact JSON: launch, inputs (text and media), tool results", () =>
+    Effect.gen(function*() {
+      const { config, launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const agentPath = { ...projectPath, agentID: agent.id }
+      const base = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      const post = (path: string, body: unknown) =>
+        rawRequest(HttpClientRequest.post(path).pipe(HttpClientRequest.bearerToken(owner.token), HttpClientRequest.bodyJsonUnsafe(body)))
+      const keys = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i]))
+      // {"v":"…"} is 8 bytes around the value; "é" is 2 bytes of UTF-8.
+      const ofBytes = (bytes: number) => ({ v: "é".repeat((bytes - 8) / 2) })
+      // 300,000 keys (4.9 MB) at launch; on blocks, the 65th key (a media block's metadata is not in
+      // the 1 MiB budget of non-media blocks).
+      const [wide, over] = [keys(300_000), keys(65)]
+      const cases: ReadonlyArray<readonly [string, unknown, string]> = [
+        [base, { agent_config_id: config.id, metadata: wide }, "/metadata"],
+        [`${base}/${agent.id}/inputs`, { content_blocks: [{ type: "text", text: "hi", metadata: over }] }, "/content_blocks/0/metadata"],
+        [
+          `${base}/${agent.id}/tool-calls/tcl_${"a".repeat(26)}/result`,
+          { outcome: "succeeded", content_blocks: [{ ...media(10), metadata: over }] },
+          "/content_blocks/0/metadata"
+        ],
+        [
+          base,
+          { agent_config_id: config.id, input: { content_blocks: [{ ...media(10), metadata: over }] } },
+          "/input/content_blocks/0/metadata"
+        ]
+      ]
+      for (const [path, body, pointer] of cases) {
+        const response = yield* post(path, body)
+        expect(response.status).toBe(400)
+        expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: pointer, message: "must have at most 64 keys" }] })
+      }
+      const tooLarge = yield* post(base, { agent_config_id: config.id, metadata: ofBytes(16 * 1024 + 2) })
+      expect(tooLarge.status).toBe(400)
+      expect(tooLarge.json).toMatchObject({
+        code: "invalid_request",
+        issues: [{ path: "/metadata", message: "must be at most 16384 bytes as compact JSON (got 16386)" }]
+      })
+      expect((yield* owner.client.agents.list({ params: projectPath, query: {} })).data).toHaveLength(1)
+      expect((yield* owner.client.agents.listEvents({ params: agentPath, query: {} })).data).toEqual([])
+
+      // At the limits: 64 keys, 16 KiB.
+      const most = yield* owner.client.agents.create({ params: projectPath, payload: { agent_config_id: config.id, metadata: keys(64) } })
+      expect(Object.keys(most.metadata)).toHaveLength(64)
+      const largest = yield* owner.client.agents.create({
+        params: projectPath,
+        payload: { agent_config_id: config.id, metadata: ofBytes(16 * 1024) }
+      })
+      expect(largest.metadata).toEqual(ofBytes(16 * 1024))
+      const accepted = yield* owner.client.agents.sendInput({
+        params: agentPath,
+        payload: { content_blocks: [{ type: "text", text: "hi", metadata: ofBytes(16 * 1024) }] }
+      })
+      expect(accepted.event.content_blocks).toEqual([{ type: "text", text: "hi", metadata: ofBytes(16 * 1024) }])
+    }), { timeout: 60_000 })
+
   it.effect("a body over 48 MiB is refused from its Content-Length; other routes keep the 1 MiB cap", () =>
     Effect.gen(function*() {
       const { launch, owner, projectPath } = yield* agentProject()

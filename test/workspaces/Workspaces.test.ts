@@ -221,6 +221,34 @@ describeApp()("workspaces", (it) => {
       expect(machine.id).toMatch(/^mch_/)
     }))
 
+  it.effect("a session's metadata is at most 64 keys and 16 KiB as compact JSON, refused before anything is started", () =>
+    Effect.gen(function*() {
+      const { org, owner, project } = yield* ownerWithProject
+      const workspace = yield* owner.client.workspaces.create({
+        payload: { name: "W", org_id: org.id, project_id: project.id, repository: {} }
+      })
+      const launch = (metadata: unknown) =>
+        rawRequest(
+          HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+            HttpClientRequest.bearerToken(owner.token),
+            HttpClientRequest.bodyJsonUnsafe({ metadata })
+          )
+        )
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i])), "must have at most 64 keys"],
+        [{ v: "x".repeat(16 * 1024) }, "must be at most 16384 bytes as compact JSON (got 16392)"]
+      ]
+      for (const [metadata, message] of cases) {
+        const response = yield* launch(metadata)
+        expect(response.status).toBe(400)
+        expect(response.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/metadata", message }] })
+      }
+      // Within the limits the route runs: this workspace has no machine to start the session on.
+      const within = yield* launch({ team: "blue" })
+      expect(within.status).toBe(400)
+      expect(within.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/machine_id" }] })
+    }))
+
   it.effect("another user's workspace is 404 on every route; an organization API key is refused", () =>
     Effect.gen(function*() {
       const { org, owner, project } = yield* ownerWithProject

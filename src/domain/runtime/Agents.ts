@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { optional } from "../shared/Optional.ts"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../shared/Ids.ts"
+import { Metadata } from "../shared/Metadata.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { InputAccepted, SendInput } from "./Inputs.ts"
@@ -28,7 +29,7 @@ export class Agent extends Schema.Class<Agent>("Agent")({
 export const LaunchAgent = Schema.Struct({
   agent_config_id: AgentConfigId,
   name: optional(ResourceName),
-  metadata: optional(JsonObject),
+  metadata: optional(Metadata),
   input: optional(SendInput)
 })
 export type LaunchAgent = typeof LaunchAgent.Type

@@ -9,7 +9,12 @@
 import { Schema } from "effect"
 import { optional } from "../shared/Optional.ts"
 import { ArtifactId } from "../shared/Ids.ts"
+import { Metadata as SubmittedMetadata } from "../shared/Metadata.ts"
 
+/**
+ * A stored block's metadata: what its submitter gave (bounded by `SubmittedMetadata`) or what the
+ * server set (a provider's reasoning replay on a `reasoning_summary` block, unbounded here).
+ */
 const Metadata = optional(Schema.Record(Schema.String, Schema.Unknown))
 
 export const TextBlock = Schema.Struct({
@@ -17,7 +22,13 @@ export const TextBlock = Schema.Struct({
   text: Schema.String,
   metadata: Metadata
 }).annotate({ identifier: "TextBlock" })
-export type TextBlock = typeof TextBlock.Type
+
+/** Text as a client submits it: its metadata bounded. */
+export const SubmittedTextBlock = Schema.Struct({
+  ...TextBlock.fields,
+  metadata: optional(SubmittedMetadata)
+}).annotate({ identifier: "SubmittedTextBlock" })
+export type SubmittedTextBlock = typeof SubmittedTextBlock.Type
 
 export const ReasoningSummaryBlock = Schema.Struct({
   type: Schema.Literal("reasoning_summary"),
@@ -50,12 +61,12 @@ export const InlineMediaBlock = Schema.Struct({
   ),
   data: Schema.String.pipe(Schema.check(Schema.isMinLength(1, { message: "must not be empty: a media block carries at least one byte" })))
     .annotate({ description: "base64 of the bytes" }),
-  metadata: Metadata
+  metadata: optional(SubmittedMetadata)
 }).annotate({ identifier: "InlineMediaBlock" })
 export type InlineMediaBlock = typeof InlineMediaBlock.Type
 
 /** A block as a client submits it (inputs, tool results). */
-export const SubmittedContentBlock = Schema.Union([TextBlock, InlineMediaBlock]).annotate({
+export const SubmittedContentBlock = Schema.Union([SubmittedTextBlock, InlineMediaBlock]).annotate({
   identifier: "SubmittedContentBlock"
 })
 export type SubmittedContentBlock = typeof SubmittedContentBlock.Type

@@ -18,6 +18,7 @@ import {
   WorkspaceSessionId,
   WorktreeId
 } from "../shared/Ids.ts"
+import { Metadata } from "../shared/Metadata.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { CodeMode, ModelName, ProviderKey, Thinking, VoiceLanguage } from "./UserSettings.ts"
@@ -138,7 +139,7 @@ export type SessionSettings = typeof SessionSettings.Type
 export const LaunchSession = Schema.Struct({
   machine_id: optional(Schema.NullOr(MachineId)),
   user_session_id: optional(Schema.NullOr(WorkspaceSessionId)),
-  metadata: optional(JsonObject),
+  metadata: optional(Metadata),
   initial_prompt: optional(Schema.NullOr(Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(100_000))))),
   worktree_name: optional(Schema.NullOr(GitRefName)),
   session_settings: optional(Schema.NullOr(SessionSettings)),

@@ -8,7 +8,7 @@
 import { Context, Effect, Layer } from "effect"
 import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { type AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
-import type { ContentBlock, InlineMediaBlock, SubmittedContentBlock, TextBlock } from "../../domain/runtime/ContentBlocks.ts"
+import type { ContentBlock, InlineMediaBlock, SubmittedContentBlock, SubmittedTextBlock } from "../../domain/runtime/ContentBlocks.ts"
 import {
   MAX_INLINE_MEDIA_BLOCKS,
   MAX_MEDIA_BLOCK_BYTES,
@@ -23,7 +23,7 @@ import { ArtifactsRepository } from "./ArtifactsRepository.ts"
 
 /** A submitted block checked against the limits, its media decoded. */
 export type PreparedBlock =
-  | { readonly type: "text"; readonly block: TextBlock }
+  | { readonly type: "text"; readonly block: SubmittedTextBlock }
   | { readonly type: "media"; readonly block: InlineMediaBlock; readonly bytes: Buffer }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
