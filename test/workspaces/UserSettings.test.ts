@@ -202,6 +202,48 @@ describeApp()("user settings", (it) => {
       expect(yield* user.client.userSettings.get()).toEqual({ ...DEFAULTS, code: { providers: { Anthropic: { thinking: "low" } } } })
     }))
 
+  it.effect("providers: more than 32 set at once is one issue at decode; the issues listed are at most 10", () =>
+    Effect.gen(function*() {
+      const { user } = yield* userWithModel
+      const providers = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, {}]))
+      const tooMany = yield* patchRaw(user, { code: { providers: providers(70_000) } })
+      expect(tooMany.status).toBe(400)
+      expect(tooMany.json).toEqual({
+        code: "invalid_request",
+        error: "The request body does not match the API: /code/providers: must configure at most 32 providers (got 70000)",
+        issues: [{ path: "/code/providers", message: "must configure at most 32 providers (got 70000)", line: 1, column: 10 }]
+      })
+      // 32 providers none of the user's organizations has: 10 issues listed, the sentence counts the rest.
+      const unknown = yield* patchRaw(user, { code: { providers: providers(32) } })
+      expect(unknown.status).toBe(400)
+      const issues = unknown.json!.issues as Array<{ path: string; message: string }>
+      expect(issues).toHaveLength(10)
+      expect(issues[0]).toEqual({
+        path: "/code/providers/p0",
+        message: "none of your organizations has a model provider config named \"p0\""
+      })
+      expect(unknown.json!.error).toMatch(/^The settings were not changed: \/code\/providers\/p0 none of .* \(and 22 more\)$/)
+      // Looked up together, each provider gets its own answer.
+      const mixed = yield* patchRaw(user, {
+        code: { providers: { Anthropic: { model: "Sonnet" }, Nope: {}, Other: { model: "Sonnet" } } }
+      })
+      expect(mixed.json!.issues).toEqual([
+        { path: "/code/providers/Nope", message: "none of your organizations has a model provider config named \"Nope\"" },
+        { path: "/code/providers/Other", message: "none of your organizations has a model provider config named \"Other\"" }
+      ])
+      const models = yield* patchRaw(user, { code: { providers: { Anthropic: { model: "Opus" } } } })
+      expect(models.json!.issues).toEqual([{
+        path: "/code/providers/Anthropic/model",
+        message: "none of your organizations has a model named \"Opus\" under the provider config \"Anthropic\""
+      }])
+      expect(yield* user.client.userSettings.get()).toEqual(DEFAULTS)
+      // Removing (null) is not configuring: a patch may remove any number.
+      const removals = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`p${i}`, null]))
+      const removed = yield* patchRaw(user, { code: { providers: removals } })
+      expect(removed.status).toBe(200)
+      expect(removed.json).toEqual({ ...DEFAULTS, code: { providers: {} } })
+    }))
+
   it.effect("an organization API key is refused: settings belong to a person", () =>
     Effect.gen(function*() {
       const owner = yield* newUser()

@@ -80,7 +80,13 @@ export const UserSettingsPatch = Schema.Struct({
     mode: patched(CodeMode),
     default_provider: patched(ProviderKey),
     providers: patched(
-      Schema.Record(ProviderKey, Schema.NullOr(Schema.Struct({ model: patched(ModelName), thinking: patched(Thinking) })))
+      Schema.Record(ProviderKey, Schema.NullOr(Schema.Struct({ model: patched(ModelName), thinking: patched(Thinking) }))).pipe(
+        // More set at once could never be stored: refused before any of them is looked up.
+        Schema.check(Schema.makeFilter((providers) => {
+          const set = Object.values(providers).filter((entry) => entry !== null).length
+          return set <= MAX_PROVIDERS || `must configure at most ${MAX_PROVIDERS} providers (got ${set})`
+        }))
+      )
     )
   })),
   voice: patched(Schema.Struct({ language: patched(VoiceLanguage) }))

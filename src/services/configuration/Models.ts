@@ -194,23 +194,34 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * Where the model `modelName` of a provider config named `providerConfigName` exists among the
-   * organizations `orgIds`: `found` when one of them has it (or, without a model name, has the
-   * provider config), else `no_model` when one of them has a provider config of that name, else
-   * `no_provider_config`.
+   * For each wanted model `model` of a provider config named `provider_config`, where it exists
+   * among the organizations `orgIds`: `found` when one of them has it (or, without a model name,
+   * has the provider config), else `no_model` when one of them has a provider config of that
+   * name, else `no_provider_config`. In the order wanted, from one read.
    */
-  const namedInOrgs = (orgIds: ReadonlyArray<OrgId>, providerConfigName: string, modelName?: string) =>
+  const namedInOrgs = (
+    orgIds: ReadonlyArray<OrgId>,
+    wanted: ReadonlyArray<{ readonly provider_config: string; readonly model?: string | undefined }>
+  ) =>
     Effect.gen(function*() {
-      let configFound = false
-      for (const orgId of orgIds) {
-        const config = yield* providerConfigs.findByName(orgId, providerConfigName.normalize("NFC"))
-        if (Option.isNone(config)) continue
-        configFound = true
-        if (modelName === undefined) return "found" as const
-        const model = yield* models.named(config.value.id, modelName.normalize("NFC"))
-        if (Option.isSome(model)) return "found" as const
-      }
-      return configFound ? "no_model" as const : "no_provider_config" as const
+      const names = wanted.map(({ model, provider_config }) => ({
+        provider_config: provider_config.normalize("NFC"),
+        model: model?.normalize("NFC")
+      }))
+      const rows = orgIds.length === 0 || names.length === 0 ? [] : yield* models.namesInOrgs(
+        orgIds,
+        [...new Set(names.map((name) => name.provider_config))],
+        [...new Set(names.flatMap((name) => name.model === undefined ? [] : [name.model]))]
+      )
+      const configs = new Set(rows.map((row) => row.provider_config))
+      const found = new Set(rows.flatMap((row) => row.model === null ? [] : [JSON.stringify([row.provider_config, row.model])]))
+      return names.map(({ model, provider_config }) =>
+        !configs.has(provider_config)
+          ? "no_provider_config" as const
+          : model === undefined || found.has(JSON.stringify([provider_config, model]))
+          ? "found" as const
+          : "no_model" as const
+      )
     })
 
   /** Whether the organization has a model provider config named `name`. */

@@ -140,7 +140,32 @@ const make = Effect.gen(function*() {
       sql`SELECT id, name FROM configured_models WHERE provider_config_id = ${configId} ORDER BY id`
   })
 
+  const namesInOrgs = SqlSchema.findAll({
+    Request: Schema.Struct({
+      orgIds: Schema.Array(OrgId),
+      providerConfigNames: Schema.Array(Schema.String),
+      modelNames: Schema.Array(Schema.String)
+    }),
+    Result: Schema.Struct({ provider_config: Schema.String, model: Schema.NullOr(Schema.String) }),
+    execute: ({ modelNames, orgIds, providerConfigNames }) =>
+      sql`
+        SELECT p.name AS provider_config, m.name AS model
+        FROM model_provider_configs p
+        LEFT JOIN configured_models m ON m.provider_config_id = p.id AND m.name = ANY(${modelNames}::text[])
+        WHERE p.org_id = ANY(${orgIds}::text[]) AND p.name = ANY(${providerConfigNames}::text[])`
+  })
+
   return {
+    /**
+     * The provider configs named one of `providerConfigNames` in the organizations `orgIds`, each
+     * with its models named one of `modelNames` (a row with `model` null when it has none of them),
+     * in one read.
+     */
+    namesInOrgs: (
+      orgIds: ReadonlyArray<OrgId>,
+      providerConfigNames: ReadonlyArray<string>,
+      modelNames: ReadonlyArray<string>
+    ) => Effect.orDie(namesInOrgs({ orgIds, providerConfigNames, modelNames })),
     /** Fails with UniqueViolation when the provider config has a model of that name. */
     insertModel: (model: typeof NewModel.Type) => uniqueOrDie(insertModel(model)),
     insertRevision: (revision: typeof NewRevision.Type) => Effect.orDie(insertRevision(revision)),

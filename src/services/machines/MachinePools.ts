@@ -22,11 +22,11 @@ import {
 import {
   Conflict,
   Forbidden,
-  InvalidRequest,
   NotFound,
   PendingWork,
   Unprocessable
 } from "../../domain/shared/Errors.ts"
+import { invalidRequestWith } from "../../domain/shared/ListedIssues.ts"
 import {
   type MachinePoolGrantId,
   MachinePoolId,
@@ -233,13 +233,7 @@ const make = Effect.gen(function*() {
         })
       }
       if (issues.length > 0) {
-        return yield* Effect.fail(
-          new InvalidRequest({
-            error: "The connection check request is not valid: " +
-              issues.map((issue) => `${issue.path} ${issue.message}`).join("; "),
-            issues
-          })
-        )
+        return yield* Effect.fail(invalidRequestWith("The connection check request is not valid", issues))
       }
       const details = yield* (input.provider === "local"
         ? Effect.flatMap(secrets.reveal(input.provider_auth_secret_id), checks.local)

@@ -7,7 +7,8 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { dockerHostOf, type PoolSettings, settingsProblems } from "../../domain/machines/MachinePools.ts"
-import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
+import type { Issue } from "../../domain/shared/Errors.ts"
+import { invalidRequestWith } from "../../domain/shared/ListedIssues.ts"
 import type { OrgId, SecretId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
 import { SecretsRepository } from "../configuration/SecretsRepository.ts"
@@ -89,11 +90,7 @@ const make = Effect.gen(function*() {
       ]
       if (issues.length > 0) {
         return yield* Effect.fail(
-          new InvalidRequest({
-            error: `The machine pool settings are not valid for the ${settings.provider} provider: ` +
-              issues.map((issue) => `${issue.path} ${issue.message}`).join("; "),
-            issues
-          })
+          invalidRequestWith(`The machine pool settings are not valid for the ${settings.provider} provider`, issues)
         )
       }
     })

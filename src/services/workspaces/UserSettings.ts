@@ -7,7 +7,8 @@
  * the user's organizations.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
+import type { Issue } from "../../domain/shared/Errors.ts"
+import { invalidRequestWith } from "../../domain/shared/ListedIssues.ts"
 import type { UserId } from "../../domain/shared/Ids.ts"
 import { pointerOf } from "../../domain/shared/JsonPointer.ts"
 import {
@@ -49,9 +50,6 @@ const make = Effect.gen(function*() {
         issues.push({ path: "/notifications/sms/phone_number", message: "is required while SMS notifications are enabled" })
       }
       const providers = document.code?.providers ?? {}
-      if (Object.keys(providers).length > MAX_PROVIDERS) {
-        issues.push({ path: "/code/providers", message: `must configure at most ${MAX_PROVIDERS} providers` })
-      }
       const defaultProvider = document.code?.default_provider
       if (defaultProvider !== undefined && !Object.hasOwn(providers, defaultProvider)) {
         issues.push({
@@ -59,28 +57,31 @@ const make = Effect.gen(function*() {
           message: `names the provider ${JSON.stringify(defaultProvider)}, which code.providers does not configure`
         })
       }
-      const touched = Object.entries(patch.code?.providers ?? {}).flatMap(([provider, entry]) =>
-        entry === null ? [] : [[provider, entry.model ?? undefined] as const]
-      )
-      if (touched.length > 0) {
-        const orgIds = yield* members.orgIdsOf(userId)
-        for (const [provider, model] of touched) {
-          const found = yield* models.namedInOrgs(orgIds, provider, model)
-          if (found === "no_provider_config") {
-            issues.push({
-              path: pointerOf(["code", "providers", provider]),
-              message: `none of your organizations has a model provider config named ${JSON.stringify(provider)}`
-            })
-          } else if (found === "no_model") {
-            issues.push({
-              path: pointerOf(["code", "providers", provider, "model"]),
-              message: `none of your organizations has a model named ${JSON.stringify(model)} under the provider config ${
-                JSON.stringify(provider)
-              }`
-            })
-          }
-        }
+      // Over the limit, the providers the patch changes are not looked up: the change is refused anyway.
+      if (Object.keys(providers).length > MAX_PROVIDERS) {
+        issues.push({ path: "/code/providers", message: `must configure at most ${MAX_PROVIDERS} providers` })
+        return issues
       }
+      const touched = Object.entries(patch.code?.providers ?? {}).flatMap(([provider, entry]) =>
+        entry === null ? [] : [{ provider_config: provider, model: entry.model ?? undefined }]
+      )
+      if (touched.length === 0) return issues
+      const found = yield* models.namedInOrgs(yield* members.orgIdsOf(userId), touched)
+      touched.forEach(({ model, provider_config: provider }, i) => {
+        if (found[i] === "no_provider_config") {
+          issues.push({
+            path: pointerOf(["code", "providers", provider]),
+            message: `none of your organizations has a model provider config named ${JSON.stringify(provider)}`
+          })
+        } else if (found[i] === "no_model") {
+          issues.push({
+            path: pointerOf(["code", "providers", provider, "model"]),
+            message: `none of your organizations has a model named ${JSON.stringify(model)} under the provider config ${
+              JSON.stringify(provider)
+            }`
+          })
+        }
+      })
       return issues
     })
 
@@ -92,7 +93,7 @@ const make = Effect.gen(function*() {
       const document = decodeDocument(withDefaults(mergePatch(stored, patch)))
       const issues = yield* problems(userId, document, patch)
       if (issues.length > 0) {
-        return yield* new InvalidRequest({ error: "The settings were not changed: " + describe(issues), issues })
+        return yield* invalidRequestWith("The settings were not changed", issues)
       }
       yield* settings.save(userId, document)
       return document
@@ -111,5 +112,3 @@ export class UserSettings extends Context.Service<UserSettings, Effect.Success<t
     ])
   )
 }
-
-const describe = (issues: ReadonlyArray<Issue>) => issues.map((issue) => `${issue.path} ${issue.message}`).join("; ")
