@@ -604,6 +604,26 @@ describeApp()("agent configs", (it) => {
       expect(withPersonal.config.compiled_definition.skills).toEqual([{ skill_id: personal.id, name: "Mine", version: 1 }])
     }))
 
+  it.effect("a skill named many times is looked up once: each mention resolves, or has its issue, as it would alone", () =>
+    Effect.gen(function*() {
+      const { create, org, owner, project } = yield* setUp()
+      const skill = yield* owner.client.skills.create({
+        params: { orgID: org.id },
+        payload: { name: "Deploy", description: "A skill", owner_project_id: project.id, content: { "SKILL.md": "deploy" } }
+      })
+      const source = (skills: ReadonlyArray<string>) => ({
+        instruction: "hi",
+        model: { provider_config: "Anthropic", name: "Sonnet" },
+        skills: skills.map((name) => ({ name }))
+      })
+      // Each mention after the first resolves to the same skill, which is listed twice.
+      const many = yield* expectFailure(create(source(Array.from({ length: 8_000 }, () => "Deploy")), "json"))
+      expect(issuesOf(many)[0]).toMatchObject({ path: "/skills/1", message: `skill ${skill.id} is listed twice` })
+      expect((many as ValidationFailed).error).toMatch(/^The agent config source has 7999 problems/)
+      const mixed = issuesOf(yield* expectFailure(create(source(["Nope", "Deploy", "Nope"]), "json")))
+      expect(mixed.map((issue) => issue.path)).toEqual(["/skills/0/name", "/skills/2/name"])
+    }), { timeout: 60_000 })
+
   it.effect("a member whose personal skill an agent's config uses cannot be removed", () =>
     Effect.gen(function*() {
       const { org, owner, project } = yield* setUp()

@@ -318,6 +318,26 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       }
     }))
 
+  it.effect("a secret environment of 20,000 entries is checked as a whole: the same secret accepted, a foreign one 10 issues listed", () =>
+    Effect.gen(function*() {
+      const { dockerBody, org, owner, secret } = yield* setUp()
+      const stranger = yield* setUp("Elsewhere")
+      const path = `/v1/orgs/${org.id}/machine-pools`
+      const token = yield* secret("github")
+      const env = (secretId: string) => Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`E${i}`, secretId]))
+      const foreign = yield* send(owner, "POST", path, { ...dockerBody, default_machine_secret_env: env(stranger.auth.id) })
+      expect(foreign.status).toBe(400)
+      expect(foreign.json!.issues).toHaveLength(10)
+      expect((foreign.json!.issues as Array<unknown>)[0]).toEqual({
+        path: "/default_machine_secret_env/E0",
+        message: "must be the id of an organization secret of this organization"
+      })
+      expect(foreign.json!.error).toMatch(/ \(and 19990 more\)$/)
+      const pool = yield* send(owner, "POST", path, { ...dockerBody, default_machine_secret_env: env(token.id) })
+      expect(pool.status).toBe(201)
+      expect(Object.keys(pool.json!.default_machine_secret_env as object)).toHaveLength(20_000)
+    }), { timeout: 60_000 })
+
   it.effect("PATCH changes tenant-editable settings, checked again against the provider; DELETE 204", () =>
     Effect.gen(function*() {
       const { dockerBody, org, owner } = yield* setUp()

@@ -59,6 +59,13 @@ const make = Effect.gen(function*() {
       WHERE id = ${secretId} AND org_id = ${orgId} AND ${visibleTo(userId)} ${lockClause(sql, lock)}`
   })
 
+  const orgSecretsAmong = SqlSchema.findAll({
+    Request: Schema.Struct({ orgId: OrgId, ids: Schema.Array(SecretId) }),
+    Result: Schema.Struct({ id: SecretId }),
+    execute: ({ ids, orgId }) =>
+      sql`SELECT id FROM secrets WHERE org_id = ${orgId} AND owner_user_id IS NULL AND id = ANY(${ids}::text[])`
+  })
+
   const page = keysetQuery(sql, {
     filter: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId) }),
     result: Secret,
@@ -102,6 +109,9 @@ const make = Effect.gen(function*() {
     /** A secret of the organization that `userId` (null: an organization key) may see. */
     findVisible: (orgId: OrgId, secretId: SecretId, userId: UserId | null, lock: RowLock = "none") =>
       Effect.orDie(findVisible({ orgId, secretId, userId, lock })),
+    /** Which of `ids` are organization secrets (not members' personal ones) of `orgId`, in one read. */
+    orgSecretsAmong: (orgId: OrgId, ids: ReadonlyArray<SecretId>) =>
+      Effect.map(Effect.orDie(orgSecretsAmong({ orgId, ids })), (rows) => new Set(rows.map((row) => row.id))),
     page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => page({ orgId, userId }, keyset),
     rotate: (id: SecretId, sealed: string) => Effect.orDie(rotate({ id, sealed })),
     remove: (id: SecretId) => Effect.orDie(remove(id)),

@@ -5,7 +5,7 @@
  * for the local provider, the operator's key). Tenant pools and the operator's cluster pools are
  * checked alike.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { dockerHostOf, type PoolSettings, settingsProblems } from "../../domain/machines/MachinePools.ts"
 import type { Issue } from "../../domain/shared/Errors.ts"
 import { invalidRequestWith } from "../../domain/shared/ListedIssues.ts"
@@ -25,22 +25,25 @@ const make = Effect.gen(function*() {
 
   /** Whether `secretId` is an organization secret of `orgId` (not a member's personal one). */
   const orgSecret = (orgId: OrgId, secretId: SecretId) =>
-    Effect.map(secretRows.findVisible(orgId, secretId, null), Option.isSome)
+    Effect.map(secretRows.orgSecretsAmong(orgId, [secretId]), (found) => found.has(secretId))
 
   /** The problems with the secrets the settings name, and with the local provider's key when `checkKey`. */
   const secretProblems = (orgId: OrgId, settings: PoolSettings, checkKey: boolean) =>
     Effect.gen(function*() {
       const issues: Array<Issue> = []
       const authSecret = settings.provider_auth_secret_id
-      const authOk = yield* orgSecret(orgId, authSecret)
+      const envSecrets = Object.entries(settings.default_machine_secret_env)
+      // One read for all of them, however many entries name the same secret.
+      const found = yield* secretRows.orgSecretsAmong(orgId, [...new Set([authSecret, ...envSecrets.map(([, id]) => id)])])
+      const authOk = found.has(authSecret)
       if (!authOk) {
         issues.push({
           path: "/provider_auth_secret_id",
           message: "must be the id of an organization secret of this organization (not a personal secret)"
         })
       }
-      for (const [env, secretId] of Object.entries(settings.default_machine_secret_env)) {
-        if (!(yield* orgSecret(orgId, secretId))) {
+      for (const [env, secretId] of envSecrets) {
+        if (!found.has(secretId)) {
           issues.push({
             path: `/default_machine_secret_env/${pointerKey(env)}`,
             message: "must be the id of an organization secret of this organization"

@@ -6,6 +6,7 @@ import type { MachineId, MachinePoolId, SecretId, SkillId } from "../../shared/I
 import type { ResolvedModel } from "../Models.ts"
 import type { AgentConfigDefinition, McpServer, MachineSource, ModelReference, SkillReference } from "./Definition.ts"
 
+/** Each name and id once: the service looks each one up (a config may name one skill 8,000 times). */
 export interface References {
   readonly models: ReadonlyArray<ModelReference>
   readonly secretNames: ReadonlyArray<string>
@@ -37,6 +38,17 @@ export const modelKey = (ref: ModelReference): string => JSON.stringify([ref.pro
 export const skillKey = (ref: SkillReference): string =>
   ref.id !== undefined ? `id:${ref.id}` : `name:${ref.name ?? ""}`
 
+/** `items` without those whose key an earlier one has. */
+const distinct = <A>(items: ReadonlyArray<A>, key: (item: A) => string): Array<A> => {
+  const seen = new Set<string>()
+  return items.filter((item) => {
+    const itemKey = key(item)
+    if (seen.has(itemKey)) return false
+    seen.add(itemKey)
+    return true
+  })
+}
+
 const machineSecrets = (sources: ReadonlyArray<MachineSource> | undefined) =>
   (sources ?? []).flatMap((source) =>
     Object.values(source.secret_env_overlay ?? {}).filter((name): name is string => name !== null)
@@ -48,7 +60,7 @@ export const referencesOf = (definition: AgentConfigDefinition): References => {
   const subagents = Object.values(definition.subagents ?? {})
   const machineSources = [...(definition.machine_sources ?? []), ...subagents.flatMap((sub) => sub.machine_sources ?? [])]
   return {
-    models: [definition.model, ...subagents.flatMap((sub) => sub.model === undefined ? [] : [sub.model])],
+    models: distinct([definition.model, ...subagents.flatMap((sub) => sub.model === undefined ? [] : [sub.model])], modelKey),
     secretNames: Array.from(
       new Set([
         ...machineSecrets(definition.machine_sources),
@@ -58,7 +70,7 @@ export const referencesOf = (definition: AgentConfigDefinition): References => {
         ...subagents.flatMap((sub) => [...machineSecrets(sub.machine_sources), ...mcpSecrets(sub.mcp)])
       ])
     ),
-    skills: [...(definition.skills ?? []), ...subagents.flatMap((sub) => sub.skills ?? [])],
+    skills: distinct([...(definition.skills ?? []), ...subagents.flatMap((sub) => sub.skills ?? [])], skillKey),
     agentConfigIds: subagents.flatMap((sub) => sub.agent_config_id === undefined ? [] : [sub.agent_config_id]),
     machineIds: Array.from(new Set(machineSources.flatMap((source) => source.machine_id === undefined ? [] : [source.machine_id]))),
     machinePoolIds: Array.from(
