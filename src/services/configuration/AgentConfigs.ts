@@ -30,17 +30,17 @@ import { AgentConfigsRepository, type StoredAgentConfig } from "./AgentConfigsRe
 import { Models } from "./Models.ts"
 
 /** How many of a source's issues a response lists (the error sentence gives how many there are). */
-const MAX_LISTED_ISSUES = 100
+const MAX_LISTED_SOURCE_ISSUES = 100
 
 const invalid = (unsorted: ReadonlyArray<Issue>) => {
   const issues = sortIssues(unsorted)
   return new ValidationFailed({
     error: `The agent config source has ${issues.length} problem${issues.length === 1 ? "" : "s"}` +
-      (issues.length > MAX_LISTED_ISSUES ? ` (the first ${MAX_LISTED_ISSUES} are listed in issues)` : "") + ": " +
+      (issues.length > MAX_LISTED_SOURCE_ISSUES ? ` (the first ${MAX_LISTED_SOURCE_ISSUES} are listed in issues)` : "") + ": " +
       issues.slice(0, 5).map((issue) =>
         `${issue.path || "document"} (line ${issue.line}, column ${issue.column}): ${issue.message}`
       ).join("; ") + (issues.length > 5 ? "; ..." : ""),
-    issues: issues.slice(0, MAX_LISTED_ISSUES)
+    issues: issues.slice(0, MAX_LISTED_SOURCE_ISSUES)
   })
 }
 
