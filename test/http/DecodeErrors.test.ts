@@ -154,6 +154,43 @@ describeApp()("decode errors in the caller's words", (it) => {
       for (const response of [missing, extra, long, wrongType, decision, blocks]) expectPlainWords(String(response.json!.error))
     }))
 
+  it.effect("ten issues are listed, and the sentence counts the paths with more: one for each, however many elements fail", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Many" } })
+      // Half a million elements of the wrong type (a 1 MB body): ten listed, in order, the rest counted.
+      const zeros = yield* send("POST", `/v1/orgs/${org.id}/models`, token, {
+        provider_config_id: yield* newId(ModelProviderConfigId),
+        name: "m",
+        provider_model_slug: "m",
+        context_window_tokens: 1000,
+        supports_tools: true,
+        supports_reasoning: false,
+        input_modalities: Array(500_000).fill(0),
+        output_modalities: ["text"]
+      })
+      expect(zeros.status).toBe(400)
+      expect(zeros.json!.code).toBe("invalid_request")
+      expect(inWords(zeros.json!.issues)).toEqual(
+        Array.from({ length: 10 }, (_, i) => ({ path: `/input_modalities/${i}`, message: "expected a string of 1 to 128 characters" }))
+      )
+      expect(zeros.json!.error).toMatch(/^The request body does not match the API: \/input_modalities\/0: .* \(and 499990 more\)$/)
+
+      // A media type too long and not of the form type/subtype fails two checks at one path: past the list, it counts once.
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const inputs = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/inputs`
+      const media = yield* send("POST", inputs, owner.token, {
+        content_blocks: Array.from({ length: 12 }, () => ({ type: "media", media_type: "x".repeat(300), data: "AAAA" }))
+      })
+      expect(media.status).toBe(400)
+      expect(inWords(media.json!.issues).map(({ path }) => path)).toEqual(
+        Array.from({ length: 10 }, (_, i) => `/content_blocks/${i}/media_type`)
+      )
+      expect(media.json!.error).toMatch(/ \(and 2 more\)$/)
+      expect(media.text).not.toContain("x".repeat(65))
+    }))
+
   it.effect("unknown body fields are refused on every route, nested ones too, naming the field and the allowed ones", () =>
     Effect.gen(function*() {
       const { client, token } = yield* newUser()

@@ -22,9 +22,6 @@ const PART_NAMES: Record<RequestPart, { readonly sentence: string; readonly memb
   headers: { sentence: "The headers do not match the API", members: "headers" }
 }
 
-const pointerOf = (path: ReadonlyArray<PropertyKey>): string =>
-  path.map((key) => "/" + String(key).replaceAll("~", "~0").replaceAll("/", "~1")).join("")
-
 const withoutUndefined = (types: ReadonlyArray<AST.AST>) => types.filter((type) => type._tag !== "Undefined")
 
 /** The literals of a union of literals only (null among them), or undefined. */
@@ -39,7 +36,7 @@ const literalsOf = (ast: AST.AST): ReadonlyArray<string> | undefined => {
  * The property that tells a union of objects' members apart (`type` of content blocks) and its
  * values, when every member is an object whose property of that name is a literal.
  */
-const discriminantOf = (ast: AST.Union): { readonly name: string; readonly values: ReadonlyArray<string> } | undefined => {
+const findDiscriminant = (ast: AST.Union): { readonly name: string; readonly values: ReadonlyArray<string> } | undefined => {
   const members = withoutUndefined(ast.types)
   const [first] = members
   if (first === undefined || first._tag !== "Objects") return undefined
@@ -197,95 +194,134 @@ const isLeaf = (issue: SchemaIssue.Issue): boolean => {
   return inner._tag === "InvalidType" || (inner !== issue && inner._tag === "InvalidValue")
 }
 
+/**
+ * Where in the request an issue is: the keys of its Pointer within the place it is in. Its JSON
+ * Pointer is spelled out only for an issue that is listed.
+ */
+interface Place {
+  readonly within: Place | undefined
+  readonly keys: ReadonlyArray<PropertyKey>
+  /** Whether an issue here has been listed or counted already (one per path). */
+  taken: boolean
+}
+
+/** The JSON Pointer (RFC 6901) of `place`. */
+const pointerOf = (place: Place): string => {
+  const places: Array<Place> = []
+  for (let at: Place | undefined = place; at !== undefined; at = at.within) places.push(at)
+  let pointer = ""
+  for (let i = places.length - 1; i >= 0; i--) {
+    for (const key of places[i].keys) pointer += "/" + String(key).replaceAll("~", "~0").replaceAll("/", "~1")
+  }
+  return pointer
+}
+
 interface Frame {
   readonly issue: SchemaIssue.Issue
-  readonly path: string
+  readonly place: Place
   /** The properties of the innermost object schema, for "allowed fields". */
   readonly fields: ReadonlyArray<string>
   /** The schema whose checks a Filter issue under it belongs to. */
   readonly checked: AST.AST | undefined
 }
 
-/** The issues of `root`, one per path, the first MAX_ISSUES of them, and how many more there were. */
+const discriminants = new WeakMap<AST.Union, ReturnType<typeof findDiscriminant>>()
+
+/** A union's discriminant, found once for each union: a body may fail one union at each of its elements. */
+const discriminantOf = (ast: AST.Union) => {
+  if (!discriminants.has(ast)) discriminants.set(ast, findDiscriminant(ast))
+  return discriminants.get(ast)
+}
+
+/**
+ * The issues of `root`, one per path: the first MAX_ISSUES with their messages, and how many more
+ * places have issues. Only a listed issue gets its path and message made: a body may fail at each
+ * of half a million array elements, and saying where and what each expected was most of the
+ * cost. Past the list an issue is counted by its place, a flag set, not by looking its path up.
+ */
 const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
-  const byPath = new Map<string, string>()
+  const listed = new Map<string, string>()
   let more = 0
-  const add = (path: string, message: string) => {
-    if (byPath.has(path)) return
-    if (byPath.size < MAX_ISSUES) byPath.set(path, message)
-    else more++
+  const add = (place: Place, message: () => string) => {
+    if (place.taken) return
+    place.taken = true
+    if (listed.size === MAX_ISSUES) {
+      more++
+      return
+    }
+    const path = pointerOf(place)
+    if (!listed.has(path)) listed.set(path, message())
   }
-  const stack: Array<Frame> = [{ issue: root, path: "", fields: [], checked: undefined }]
+  const stack: Array<Frame> = [{ issue: root, place: { within: undefined, keys: [], taken: false }, fields: [], checked: undefined }]
   while (stack.length > 0) {
-    const { checked, fields, issue, path } = stack.pop()!
+    const { checked, fields, issue, place } = stack.pop()!
     // A query parameter given twice arrives as a list; no parameter of the API takes one (the
     // issues carry their input: the decode that explains a failure asks for it).
     if (part === "query" && issue._tag !== "Pointer" && Array.isArray((issue as { readonly input?: unknown }).input)) {
-      add(path, "is given more than once; give it once")
+      add(place, () => "is given more than once; give it once")
       continue
     }
-    const push = (child: SchemaIssue.Issue, childPath = path, childFields = fields, childChecked = checked) =>
-      stack.push({ issue: child, path: childPath, fields: childFields, checked: childChecked })
     switch (issue._tag) {
       case "Pointer":
-        push(issue.issue, path + pointerOf(issue.path))
+        stack.push({ issue: issue.issue, place: { within: place, keys: issue.path, taken: false }, fields, checked })
         break
       case "MissingKey":
-        add(path, issue.annotations?.messageMissingKey ?? "is required")
+        add(place, () => issue.annotations?.messageMissingKey ?? "is required")
         break
       case "UnexpectedKey":
-        add(
-          path,
+        add(place, () =>
           fields.length > 0
             ? `is not allowed here; allowed ${PART_NAMES[part].members}: ${fields.join(", ")}`
-            : "is not allowed here"
-        )
+            : "is not allowed here")
         break
       case "Forbidden":
-        add(path, "could not be checked")
+        add(place, () => "could not be checked")
         break
       case "InvalidType":
-        add(path, ownMessage(issue.ast) ?? expected(issue.ast))
+        add(place, () => ownMessage(issue.ast) ?? expected(issue.ast))
         break
       case "InvalidValue":
         // A filter's own message (ResourceName's "must be at most 64 characters (got 300)").
-        add(path, issue.annotations?.message ?? (checked !== undefined ? expected(checked, true) : "is not valid"))
+        add(place, () => issue.annotations?.message ?? (checked !== undefined ? expected(checked, true) : "is not valid"))
         break
       case "Filter": {
         const message = issue.filter.annotations?.message ??
           (issue.issue._tag === "InvalidValue" ? issue.issue.annotations?.message : undefined)
-        if (message !== undefined) add(path, message)
-        else if (issue.issue._tag === "InvalidValue" && checked !== undefined) add(path, expected(checked, true))
-        else push(issue.issue)
+        if (message !== undefined) add(place, () => message)
+        else if (issue.issue._tag === "InvalidValue" && checked !== undefined) add(place, () => expected(checked, true))
+        else stack.push({ issue: issue.issue, place, fields, checked })
         break
       }
       case "Encoding": {
         // The encoded side was not of its kind, or the transformation refused the value: its
         // failure message may quote the value, so what the schema takes is described instead.
         const message = ownMessage(issue.ast)
-        if (message !== undefined) add(path, message)
-        else if (issue.issue._tag === "InvalidType") {
-          add(path, issue.ast.checks !== undefined ? expected(issue.ast) : ownMessage(issue.issue.ast) ?? expected(issue.issue.ast))
-        } else if (issue.issue._tag === "InvalidValue") add(path, expected(issue.ast))
-        else push(issue.issue)
+        const inner = issue.issue
+        if (message !== undefined) add(place, () => message)
+        else if (inner._tag === "InvalidType") {
+          add(place, () => issue.ast.checks !== undefined ? expected(issue.ast) : ownMessage(inner.ast) ?? expected(inner.ast))
+        } else if (inner._tag === "InvalidValue") add(place, () => expected(issue.ast))
+        else stack.push({ issue: inner, place, fields, checked })
         break
       }
       case "Composite": {
         const message = ownMessage(issue.ast)
         if (message !== undefined) {
-          add(path, message)
+          add(place, () => message)
           break
         }
         const childFields = issue.ast._tag === "Objects"
           ? issue.ast.propertySignatures.map((property) => String(property.name))
           : fields
-        for (let i = issue.issues.length - 1; i >= 0; i--) push(issue.issues[i], path, childFields, issue.ast)
+        for (let i = issue.issues.length - 1; i >= 0; i--) {
+          stack.push({ issue: issue.issues[i], place, fields: childFields, checked: issue.ast })
+        }
         break
       }
       case "AnyOf": {
         const message = ownMessage(issue.ast)
         if (message !== undefined) {
-          add(path, message)
+          add(place, () => message)
           break
         }
         // The members the value was of the kind of, and how each failed (none: it was of no member's kind).
@@ -295,22 +331,22 @@ const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
         const input: unknown = (issue as { readonly input?: unknown }).input
         if (discriminant !== undefined && typeof input === "object" && input !== null && !Array.isArray(input)) {
           add(
-            path + pointerOf([discriminant.name]),
-            Object.hasOwn(input, discriminant.name) ? `must be one of: ${discriminant.values.join(", ")}` : "is required"
+            { within: place, keys: [discriminant.name], taken: false },
+            () => Object.hasOwn(input, discriminant.name) ? `must be one of: ${discriminant.values.join(", ")}` : "is required"
           )
           break
         }
         if (members.length === 0 || literalsOf(issue.ast) !== undefined || (members.length > 1 && members.every(isLeaf))) {
-          add(path, expected(issue.ast))
-        } else push(members[0])
+          add(place, () => expected(issue.ast))
+        } else stack.push({ issue: members[0], place, fields, checked })
         break
       }
       case "OneOf":
-        add(path, ownMessage(issue.ast) ?? expected(issue.ast))
+        add(place, () => ownMessage(issue.ast) ?? expected(issue.ast))
         break
     }
   }
-  return { issues: Array.from(byPath, ([path, message]): Issue => ({ path, message })), more }
+  return { issues: Array.from(listed, ([path, message]): Issue => ({ path, message })), more }
 }
 
 /** The `invalid_request` for a decode failure of one part of the request. */
