@@ -191,6 +191,33 @@ describeApp()("decode errors in the caller's words", (it) => {
       expect(media.text).not.toContain("x".repeat(65))
     }))
 
+  it.effect("each issue of a long body is located by line and column in characters, a surrogate pair counting one", () =>
+    Effect.gen(function*() {
+      const { owner, projectPath } = yield* agentProject()
+      // 14 MB on the first line (a media block of 10 MiB), emoji before the unknown keys, one on the
+      // next line, and a missing field, listed last but located first (at the object that lacks it).
+      const media = `{"type":"media","media_type":"image/png","data":"${"A".repeat(Math.floor((10 * 1024 * 1024) / 3) * 4)}"}`
+      const firstLine = `{"input":{"content_blocks":[${media},{"type":"text","text":"😀 é 👩🏽‍💻"}]},"zz":1,"😀":2,`
+      const secondLine = `  "yy":3}`
+      const response = yield* rawRequest(
+        HttpClientRequest.post(`/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`).pipe(
+          HttpClientRequest.bearerToken(owner.token),
+          HttpClientRequest.bodyText(`${firstLine}\n${secondLine}`, "application/json")
+        )
+      )
+      const columnOf = (text: string) => [...firstLine.slice(0, firstLine.indexOf(text))].length + 1
+      expect(response.status).toBe(400)
+      expect(response.json!.code).toBe("invalid_request")
+      expect(response.json!.issues).toEqual([
+        { path: "/zz", message: expect.stringContaining("is not allowed here"), line: 1, column: columnOf(`"zz"`) },
+        { path: "/😀", message: expect.stringContaining("is not allowed here"), line: 1, column: columnOf(`"😀":2`) },
+        { path: "/yy", message: expect.stringContaining("is not allowed here"), line: 2, column: 3 },
+        { path: "/agent_config_id", message: "is required", line: 1, column: 1 }
+      ])
+      // Characters, not UTF-16 units: each of the four surrogate pairs before the keys counts one.
+      expect(columnOf(`"zz"`)).toBe(firstLine.indexOf(`"zz"`) + 1 - 4)
+    }))
+
   it.effect("unknown body fields are refused on every route, nested ones too, naming the field and the allowed ones", () =>
     Effect.gen(function*() {
       const { client, token } = yield* newUser()
