@@ -277,6 +277,56 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       expect(twice.json).toEqual({ error: expect.stringContaining("Send one Authorization header"), code: "invalid_request" })
     }))
 
+  it.effect("what an array of content blocks holds besides blocks is charged as non-media: refused past 1 MiB as it streams in", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const agents = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      const inputs = `${agents}/${agent.id}/inputs`
+      const declared = 16 * MiB
+      // Numbers, objects without a type, strings, arrays: none is a block, each counted by its size
+      // as compact JSON. (Each filler divides the 64 KiB writes, so the JSON stays whole.)
+      const cases = [
+        [inputs, '{"content_blocks":[', "0,", "/content_blocks"],
+        [inputs, '{"content_blocks":[', "{}, ", "/content_blocks"],
+        [inputs, '{"content_blocks":["', "AAAA", "/content_blocks"],
+        [inputs, '{"content_blocks":[', "[1,2,3],", "/content_blocks"],
+        [agents, `{"agent_config_id":"${agent.agent_config_id}","input":{"content_blocks":[`, "null,   ", "/input/content_blocks"]
+      ] as const
+      for (const [path, prefix, filler, array] of cases) {
+        const response = yield* exchange(
+          head(path, { Authorization: `Bearer ${owner.token}`, "Content-Length": declared }),
+          streamOf(prefix, filler, declared)
+        )
+        expect(response.status, filler).toBe(413)
+        expect(response.json).toEqual({
+          error: `The non-media blocks of ${array} are more than 1 MiB as JSON; a submission may carry at most 1 MiB`,
+          code: "request_too_large"
+        })
+        expect(response.bodyBytesSent, filler).toBeLessThan(declared / 2)
+      }
+      // An object that ends without a type is no media block, whatever its data: non-media, whole.
+      const typeless = yield* postJson(inputs, owner.token, `{"content_blocks":[{"data":"${"AAAA".repeat(MiB / 2)}"}]}`)
+      expect(typeless.status).toBe(413)
+      expect(typeless.json).toMatchObject({ code: "request_too_large", error: expect.stringContaining("non-media blocks of /content_blocks") })
+      // Under the budget, what is not a block is the decoder's to describe, as before.
+      const few = yield* postJson(inputs, owner.token, '{"content_blocks":[0,{},{"data":"AAAA"},"x",[1]]}')
+      expect(few.status).toBe(400)
+      expect(few.json).toMatchObject({
+        code: "invalid_request",
+        issues: [
+          { path: "/content_blocks/0", message: "expected an object" },
+          { path: "/content_blocks/1/type", message: "is required" },
+          { path: "/content_blocks/2/type", message: "is required" },
+          { path: "/content_blocks/3", message: "expected an object" },
+          { path: "/content_blocks/4", message: "expected an object" }
+        ]
+      })
+      // Blocks beside them count as before: text up to the budget passes the stream check.
+      const text = yield* postJson(inputs, owner.token, JSON.stringify({ content_blocks: [{ type: "text", text: "t".repeat(MiB - 64) }] }))
+      expect(text.status).toBe(201)
+    }))
+
   it.effect("a content block over its limit is refused while the body streams in, long before 47 MiB arrive", () =>
     Effect.gen(function*() {
       const { launch, owner, projectPath } = yield* agentProject()

@@ -11,6 +11,12 @@
  * the base64 length, so the stream check never refuses what the exact check after parsing
  * (src/services/runtime/Artifacts.ts) accepts; that check also counts the blocks and validates
  * the base64.
+ *
+ * Whatever else an array of blocks holds is charged as non-media, by its size as compact JSON: an
+ * object that ends without a `type` (whole, its `data` too), and an element that is no object (a
+ * number, a string, an array...). None of them is a valid block, so the exact check never sees
+ * them, and a body of a million of them is refused here rather than decoded (and described) one
+ * by one.
  */
 import { RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { MAX_MEDIA_BLOCK_BYTES, MAX_MEDIA_TOTAL_BYTES, MAX_NON_MEDIA_BYTES } from "../../domain/runtime/Limits.ts"
@@ -26,27 +32,41 @@ const decodedAtLeast = (length: number) => Math.max(0, Math.floor((length * 3) /
 const decodedSize = (length: number, padding: number) => Math.max(0, Math.floor(length / 4) * 3 - padding)
 
 export class ContentBlockBudget implements ScanObserver {
-  /** Depth of the block being read; 0 outside any block. */
+  /** Depth of the array of blocks being read; 0 outside any. */
+  private arrayDepth = 0
+  private arrayStart = 0
+  private arrayPointer = ""
+  /** Bytes of the array's blocks read to their end, of any kind. */
+  private blockBytes = 0
+  /** Depth of the block (an object in the array) being read; 0 outside any block. */
   private blockDepth = 0
   private blockStart = 0
   private blockPointer = ""
-  private arrayPointer = ""
   private kind: "media" | "other" | undefined = undefined
   /** Decoded bytes of the block's `data` (a lower bound while it streams in). */
   private dataSize = 0
   private textSize = 0
   private mediaTotal = 0
+  /** Non-media bytes of the blocks read to their end, and of the arrays' other elements. */
   private nonMediaTotal = 0
 
   /** `paths`: where content block arrays sit in the body, as property names (`["input", "content_blocks"]`). */
   constructor(private readonly paths: ReadonlyArray<ReadonlyArray<string>>) {}
 
   opened(scanner: JsonScanner, isObject: boolean, canonicalStart: number) {
-    if (!isObject || this.blockDepth !== 0 || !this.isBlockDepth(scanner)) return undefined
+    if (this.arrayDepth === 0) {
+      if (!isObject && this.isBlockArray(scanner)) {
+        this.arrayDepth = scanner.depth
+        this.arrayStart = canonicalStart
+        this.arrayPointer = scanner.path.pointerAt(scanner.depth)
+        this.blockBytes = 0
+      }
+      return undefined
+    }
+    if (!isObject || scanner.depth !== this.arrayDepth + 1) return undefined
     this.blockDepth = scanner.depth
     this.blockStart = canonicalStart
     this.blockPointer = scanner.path.pointer(false)
-    this.arrayPointer = scanner.path.pointerAt(scanner.depth - 1)
     this.kind = undefined
     this.dataSize = 0
     this.textSize = 0
@@ -60,11 +80,12 @@ export class ContentBlockBudget implements ScanObserver {
     if (path.keyIs(this.blockDepth, "type")) this.kind = path.stringIs("media") ? "media" : "other"
     else if (path.keyIs(this.blockDepth, "data")) this.dataSize = decodedSize(size - 2, path.trailingEquals())
     else if (path.keyIs(this.blockDepth, "text")) this.textSize = size
-    return this.check(this.dataSize, this.textSize, scanner.canonicalPosition() - this.blockStart)
+    return this.checkBlock(scanner, this.dataSize, this.textSize, scanner.canonicalPosition() - this.blockStart)
   }
 
   checkpoint(scanner: JsonScanner) {
-    if (this.blockDepth === 0) return undefined
+    if (this.arrayDepth === 0) return undefined
+    if (this.blockDepth === 0) return this.check(0, this.otherBytes(scanner))
     // A string still arriving counts with what has arrived of it.
     const start = scanner.openStringStart()
     let data = this.dataSize
@@ -74,41 +95,68 @@ export class ContentBlockBudget implements ScanObserver {
       if (scanner.path.keyIs(this.blockDepth, "data")) data = decodedAtLeast(partial - 1)
       else if (scanner.path.keyIs(this.blockDepth, "text")) text = partial
     }
-    return this.check(data, text, scanner.canonicalPosition() - this.blockStart)
+    return this.checkBlock(scanner, data, text, scanner.canonicalPosition() - this.blockStart)
   }
 
   closing(scanner: JsonScanner) {
-    if (this.blockDepth === 0 || scanner.depth !== this.blockDepth) return undefined
-    const blockSize = scanner.canonicalPosition() + 1 - this.blockStart // with its closing brace
-    const problem = this.check(this.dataSize, this.textSize, blockSize)
+    if (this.arrayDepth === 0) return undefined
+    if (this.blockDepth !== 0) {
+      if (scanner.depth !== this.blockDepth) return undefined
+      const blockSize = scanner.canonicalPosition() + 1 - this.blockStart // with its closing brace
+      // A block that ends without a type is no media block: non-media, whole, checked here.
+      this.kind ??= "other"
+      const problem = this.checkBlock(scanner, this.dataSize, this.textSize, blockSize)
+      if (problem !== undefined) return problem
+      if (this.kind === "media") this.mediaTotal += this.dataSize
+      else this.nonMediaTotal += blockSize
+      this.blockBytes += blockSize
+      this.blockDepth = 0
+      return undefined
+    }
+    if (scanner.depth !== this.arrayDepth) return undefined
+    const others = this.otherBytes(scanner)
+    const problem = this.check(0, others)
     if (problem !== undefined) return problem
-    if (this.kind === "media") this.mediaTotal += this.dataSize
-    else if (this.kind === "other") this.nonMediaTotal += blockSize
-    this.blockDepth = 0
+    this.nonMediaTotal += others
+    this.arrayDepth = 0
     return undefined
   }
 
-  /** The limits, with the current block's `data` decoded size, `text` size and size so far. */
-  private check(media: number, textSize: number, blockSize: number): RequestTooLarge | undefined {
-    if (this.kind !== "other") {
-      if (media > MAX_MEDIA_BLOCK_BYTES) {
-        return new RequestTooLarge({
-          error: `The media block ${this.blockPointer} is more than ${mib(MAX_MEDIA_BLOCK_BYTES)} decoded; ` +
-            `one block may be at most ${mib(MAX_MEDIA_BLOCK_BYTES)}`
-        })
-      }
-      if (this.mediaTotal + media > MAX_MEDIA_TOTAL_BYTES) {
-        return new RequestTooLarge({
-          error: `The media of ${this.arrayPointer} is more than ${mib(MAX_MEDIA_TOTAL_BYTES)} decoded; ` +
-            `a submission may carry at most ${mib(MAX_MEDIA_TOTAL_BYTES)}`
-        })
-      }
+  /**
+   * Bytes of the array's elements that are not objects, read so far: all it has read but its
+   * opening bracket, its commas, its blocks and the block being read.
+   */
+  private otherBytes(scanner: JsonScanner): number {
+    const position = scanner.canonicalPosition()
+    const read = position - this.arrayStart - 1
+    const inBlock = this.blockDepth === 0 ? 0 : position - this.blockStart
+    return read - scanner.path.indexAt(this.arrayDepth) - this.blockBytes - inBlock
+  }
+
+  /**
+   * The limits, with the block being read as it is so far: its `data` decoded (media, unless the
+   * block is of another type), its `text`, and its size (all of it non-media once it is known not
+   * to be media).
+   */
+  private checkBlock(scanner: JsonScanner, data: number, text: number, blockSize: number): RequestTooLarge | undefined {
+    const nonMedia = this.kind === "other" ? blockSize : this.kind === undefined ? text : 0
+    return this.check(this.kind === "other" ? 0 : data, this.otherBytes(scanner) + nonMedia)
+  }
+
+  /** The limits, with `media` decoded bytes of the block being read and `nonMedia` bytes not yet in the totals. */
+  private check(media: number, nonMedia: number): RequestTooLarge | undefined {
+    if (media > MAX_MEDIA_BLOCK_BYTES) {
+      return new RequestTooLarge({
+        error: `The media block ${this.blockPointer} is more than ${mib(MAX_MEDIA_BLOCK_BYTES)} decoded; ` +
+          `one block may be at most ${mib(MAX_MEDIA_BLOCK_BYTES)}`
+      })
     }
-    const nonMedia = this.kind === "other"
-      ? blockSize
-      : this.kind === undefined
-      ? textSize
-      : 0
+    if (this.mediaTotal + media > MAX_MEDIA_TOTAL_BYTES) {
+      return new RequestTooLarge({
+        error: `The media of ${this.arrayPointer} is more than ${mib(MAX_MEDIA_TOTAL_BYTES)} decoded; ` +
+          `a submission may carry at most ${mib(MAX_MEDIA_TOTAL_BYTES)}`
+      })
+    }
     if (this.nonMediaTotal + nonMedia > MAX_NON_MEDIA_BYTES) {
       return new RequestTooLarge({
         error: `The non-media blocks of ${this.arrayPointer} are more than ${mib(MAX_NON_MEDIA_BYTES)} as JSON; ` +
@@ -118,13 +166,12 @@ export class ContentBlockBudget implements ScanObserver {
     return undefined
   }
 
-  /** Whether the object just opened is an element of one of the content block arrays. */
-  private isBlockDepth(scanner: JsonScanner): boolean {
+  /** Whether the array just opened is one of the content block arrays. */
+  private isBlockArray(scanner: JsonScanner): boolean {
     const path = scanner.path
     const depth = scanner.depth
     return this.paths.some((keys) =>
-      depth === keys.length + 2 && !path.isObject(depth - 1) &&
-      keys.every((key, i) => path.isObject(i + 1) && path.keyIs(i + 1, key))
+      depth === keys.length + 1 && keys.every((key, i) => path.isObject(i + 1) && path.keyIs(i + 1, key))
     )
   }
 }

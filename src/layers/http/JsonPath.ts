@@ -80,6 +80,11 @@ export class JsonPath {
     this.indexes[this.depth]++
   }
 
+  /** The index of the current element of the array at `depth`: the commas read in it so far. */
+  indexAt(depth: number): number {
+    return this.indexes[depth]
+  }
+
   /** Whether the current key of the object at `depth` is `name` (ASCII). */
   keyIs(depth: number, name: string): boolean {
     return matches(this.keys[depth], this.keyFlags[depth], name)
