@@ -8,9 +8,7 @@
  */
 import { SchemaAST as AST, type SchemaIssue } from "effect"
 import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
-
-/** Issues listed in one answer; the sentence says how many more there were. */
-export const MAX_ISSUES = 10
+import { MAX_LISTED_ISSUES } from "../../domain/shared/ListedIssues.ts"
 
 /** Which part of the request failed its schema. */
 export type RequestPart = "body" | "path" | "query" | "headers"
@@ -234,7 +232,7 @@ const discriminantOf = (ast: AST.Union) => {
 }
 
 /**
- * The issues of `root`, one per path: the first MAX_ISSUES with their messages, and how many more
+ * The issues of `root`, one per path: the first MAX_LISTED_ISSUES with their messages, and how many more
  * places have issues. Only a listed issue gets its path and message made: a body may fail at each
  * of half a million array elements, and saying where and what each expected was most of the
  * cost. Past the list an issue is counted by its place, a flag set, not by looking its path up.
@@ -245,7 +243,7 @@ const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
   const add = (place: Place, message: () => string) => {
     if (place.taken) return
     place.taken = true
-    if (listed.size === MAX_ISSUES) {
+    if (listed.size === MAX_LISTED_ISSUES) {
       more++
       return
     }
