@@ -46,6 +46,17 @@ export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
  */
 export const MAX_PREPARED_TEXTS = 1_000
 
+/**
+ * The largest message the client takes from the database (the driver's `maxMessageSize`, 16 MiB
+ * by default, which failed every read of a larger row: a stored result became unreadable for
+ * good). The largest row the platform writes is a machine request's: its operation (a file
+ * written through the files route, 10 MiB of text escaped up to six bytes a character in jsonb's
+ * text, or a checkpoint restored, 32 MiB in base64) and its outcome (at most
+ * OUTCOME_MAX_BYTES.other, 64 MiB, MachineResults.ts), under 130 MiB together; twice that leaves
+ * room. A message is read into memory whole only as large as it is.
+ */
+export const MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
 /** The microseconds between the Unix epoch and Postgres's (2000-01-01). */
 const PG_EPOCH_SECONDS = 946_684_800
 const INT32_MAX = 2_147_483_647
@@ -200,7 +211,12 @@ const checkedClient = (options: PgClient.PgPoolConfig) =>
         Effect.flatMap((closing) => Fiber.await(closing).pipe(Effect.timeoutOption(1000)))
       )
     )
-    const client = yield* PgClient.make({ ...options, types: makeTypes(), preparedStatementCacheSize: MAX_PREPARED_TEXTS }).pipe(
+    const client = yield* PgClient.make({
+      ...options,
+      types: makeTypes(),
+      preparedStatementCacheSize: MAX_PREPARED_TEXTS,
+      maxMessageSize: MAX_MESSAGE_BYTES
+    }).pipe(
       Scope.provide(poolScope)
     )
     yield* client`SELECT 1`.pipe(

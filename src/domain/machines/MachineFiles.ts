@@ -26,7 +26,14 @@ export const isBase64 = (content: string) => BASE64.test(content)
 /** The largest file the files route reads or writes whole (decoded bytes). */
 export const FILE_TRANSFER_MAX_BYTES = 10 * 1024 * 1024
 
-/** A whole file: text as `utf-8`, anything that is not valid UTF-8 text as `base64`. */
+/** The characters of `bytes` bytes in base64 (padded). */
+export const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4
+
+/**
+ * A whole file: text as `utf-8`, anything that is not valid UTF-8 text as `base64`; at most
+ * FILE_TRANSFER_MAX_BYTES (as characters of text, which are never more than its bytes, or its
+ * base64).
+ */
 export const FileContent = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
@@ -35,7 +42,11 @@ export const FileContent = Schema.Struct({
   content: Schema.String,
   /** The file's permission bits let nobody write it, or the daemon's user may not. */
   read_only: Schema.Boolean
-}).annotate({ identifier: "FileContent" })
+}).pipe(Schema.check(Schema.makeFilter((file) => {
+  const most = file.encoding === "utf-8" ? FILE_TRANSFER_MAX_BYTES : base64Length(FILE_TRANSFER_MAX_BYTES)
+  return file.content.length <= most ||
+    `the content has ${file.content.length} characters of ${file.encoding}; a file read whole is at most ${FILE_TRANSFER_MAX_BYTES} bytes (${most} characters)`
+}))).annotate({ identifier: "FileContent" })
 export type FileContent = typeof FileContent.Type
 
 /** Reads a whole file (at most FILE_TRANSFER_MAX_BYTES). */

@@ -145,6 +145,10 @@ export const RunCommandInput = Schema.Struct({
   )
 })
 export type RunCommandInput = typeof RunCommandInput.Type
+/**
+ * stdout and stderr hold at most COMMAND_OUTPUT_MAX_BYTES characters together: the daemon keeps that
+ * many bytes, and decoding bytes never makes more characters (an invalid byte is one U+FFFD).
+ */
 export const RunCommandOutput = Schema.Struct({
   /** Null when the shell was ended by a signal (a timeout or a cancel). */
   exit_code: Schema.NullOr(Schema.Number.pipe(Schema.check(Schema.isInt()))),
@@ -153,7 +157,10 @@ export const RunCommandOutput = Schema.Struct({
   output_truncated: Schema.Boolean,
   timed_out: Schema.Boolean,
   duration_ms: NonNegativeInt
-})
+}).pipe(Schema.check(Schema.makeFilter((output) =>
+  output.stdout.length + output.stderr.length <= COMMAND_OUTPUT_MAX_BYTES ||
+  `stdout and stderr hold ${output.stdout.length + output.stderr.length} characters together; a command's output is cut at ${COMMAND_OUTPUT_MAX_BYTES}`
+)))
 export type RunCommandOutput = typeof RunCommandOutput.Type
 
 export const MachineToolName = Schema.Literals([

@@ -13,6 +13,7 @@
  * in base64: see CheckpointManifest.
  */
 import { Schema } from "effect"
+import { base64Length } from "./MachineFiles.ts"
 
 /** The largest checkpoint (decoded bytes) a daemon makes or restores. */
 export const CHECKPOINT_MAX_BYTES = 32 * 1024 * 1024
@@ -65,9 +66,10 @@ export const CheckpointManifest = Schema.Struct({
 }).annotate({ identifier: "CheckpointManifest" })
 export type CheckpointManifest = typeof CheckpointManifest.Type
 
+/** A checkpoint as the daemon sends it: at most CHECKPOINT_MAX_BYTES, in base64. */
 export const CheckpointContent = Schema.Struct({
   /** The tar archive, base64. */
-  content: Schema.String,
+  content: Schema.String.pipe(Schema.check(Schema.isMaxLength(base64Length(CHECKPOINT_MAX_BYTES)))),
   manifest: CheckpointManifest
 }).annotate({ identifier: "CheckpointContent" })
 export type CheckpointContent = typeof CheckpointContent.Type

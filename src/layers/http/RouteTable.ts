@@ -9,7 +9,7 @@ import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiMiddleware } f
 import { FindMyWay, HttpMethod } from "effect/http"
 import { Context, Schema, SchemaAST as AST } from "effect"
 import { SubmittedContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import { FILE_TRANSFER_MAX_BYTES } from "../../domain/machines/MachineFiles.ts"
+import { base64Length, FILE_TRANSFER_MAX_BYTES } from "../../domain/machines/MachineFiles.ts"
 import { WriteFileBody } from "../../domain/machines/Machines.ts"
 import { MAX_MEDIA_REQUEST_BODY_BYTES } from "../../domain/runtime/Limits.ts"
 import type { BodyRules } from "./JsonBody.ts"
@@ -18,7 +18,7 @@ import type { BodyRules } from "./JsonBody.ts"
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024
 
 /** A whole file written to a machine: its largest content in base64, and room for the rest of the body. */
-export const FILE_WRITE_BODY_LIMIT_BYTES = Math.ceil(FILE_TRANSFER_MAX_BYTES / 3) * 4 + 64 * 1024
+export const FILE_WRITE_BODY_LIMIT_BYTES = base64Length(FILE_TRANSFER_MAX_BYTES) + 64 * 1024
 
 /** The schemas of an endpoint's request parts, each with the parse options HttpApiBuilder decodes it with. */
 export interface RequestSchemas {

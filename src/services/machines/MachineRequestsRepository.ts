@@ -84,12 +84,13 @@ const make = Effect.gen(function*() {
         UPDATE machine_requests SET sent_at = now() WHERE ${sql.in("request_id", ids)} AND sent_at IS NULL`
   })
 
+  /** Answers the request's machine and pool only: its operation and outcome can be tens of MiB, and are known. */
   const complete = SqlSchema.findOneOption({
     Request: Schema.Struct({ requestId: Schema.String, outcome: Outcome }),
-    Result: StoredRequest,
+    Result: Schema.Struct({ machine_id: Schema.NullOr(MachineId), machine_pool_id: Schema.NullOr(MachinePoolId) }),
     execute: ({ outcome, requestId }) => sql`
       UPDATE machine_requests SET state = 'done', outcome = ${JSON.stringify(outcome)}, completed_at = now()
-      WHERE request_id = ${requestId} AND state = 'pending' RETURNING *`
+      WHERE request_id = ${requestId} AND state = 'pending' RETURNING machine_id, machine_pool_id`
   })
 
   const find = SqlSchema.findOneOption({

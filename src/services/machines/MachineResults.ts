@@ -10,8 +10,8 @@
  * `secret_env_overlay`, a pool machine's `default_machine_secret_env`) replaced with
  * `[redacted secret sec_…]` before it is stored (docs/secrets.md, "Redaction of echoed values").
  */
-import { Context, Deferred, Effect, Layer, Option } from "effect"
-import type { Outcome, Result } from "../../domain/machines/DaemonProtocol.ts"
+import { Context, Deferred, Effect, Layer, Option, Result, Schema } from "effect"
+import { type Operation, type Outcome, outputSchemaOf, type Result as DaemonResult } from "../../domain/machines/DaemonProtocol.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentId, MachineId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
@@ -36,6 +36,47 @@ export const resultBlocks = (outcome: Outcome): ReadonlyArray<ContentBlock> => [
 }]
 
 const POLL = "500 millis"
+
+const MiB = 1024 * 1024
+
+/**
+ * The most bytes (UTF-8, as JSON) a daemon's outcome may take, by operation: room for what the
+ * output's schema caps (a tool's output as the daemon cuts it, a file or a checkpoint at its
+ * maximum in base64, a text file of control characters escaped six bytes each) and for what it
+ * does not (paths, a failure's message, keys the schema ignores). A request's row holds its
+ * operation and this outcome: MAX_MESSAGE_BYTES (layers/Database.ts) sizes the database client's
+ * largest message by it.
+ */
+export const OUTCOME_MAX_BYTES = { tool: 2 * MiB, other: 64 * MiB } as const
+
+const outcomeMaxBytes = (operation: Operation) =>
+  operation.operation === "tool" ? OUTCOME_MAX_BYTES.tool : OUTCOME_MAX_BYTES.other
+
+/** The most of a schema's issue a refusal quotes (an output can be large, and so its issue). */
+const ISSUE_MAX_CHARS = 2000
+
+/** What an operation is called in a refusal: the tool's name for a tool call. */
+const nameOf = (operation: Operation) => operation.operation === "tool" ? operation.tool : operation.operation
+
+/**
+ * A daemon's outcome as the server takes it: a succeeded `output` must decode with
+ * `outputSchemaOf(operation)` (its caps included), and the whole outcome fit in the operation's
+ * OUTCOME_MAX_BYTES; else a failed outcome `internal_error` saying why, which is stored (and
+ * acknowledged) in its place, so the call and the turn go on.
+ */
+const takenOutcome = (operation: Operation, received: Outcome): Outcome => {
+  const refused = (why: string): Outcome => ({
+    outcome: "failed",
+    error: { code: "internal_error", message: `the daemon's output for ${nameOf(operation)} did not match the protocol: ${why}` }
+  })
+  const bytes = Buffer.byteLength(JSON.stringify(received))
+  if (bytes > outcomeMaxBytes(operation)) {
+    return refused(`its result takes ${bytes} bytes of JSON; at most ${outcomeMaxBytes(operation)} are stored`)
+  }
+  if (received.outcome === "failed") return received
+  const decoded = Schema.decodeUnknownResult(outputSchemaOf(operation))(received.output)
+  return Result.isSuccess(decoded) ? received : refused(decoded.failure.message.slice(0, ISSUE_MAX_CHARS))
+}
 
 const make = Effect.gen(function*() {
   const requests = yield* MachineRequestsRepository
@@ -131,7 +172,11 @@ const make = Effect.gen(function*() {
         )
       }
       const { agent_id: agentId, call_turn_id: turnId, tool_call_id: callId } = request
-      const outcome = callId === null ? received : yield* redacted(request, received)
+      const taken = from === undefined ? received : takenOutcome(request.operation, received)
+      if (taken !== received && taken.outcome === "failed") {
+        yield* Effect.logWarning(`machine ${from} sent a result for request ${requestId} that was refused: ${taken.error.message}`)
+      }
+      const outcome = callId === null ? taken : yield* redacted(request, taken)
       const completedAlone = agentId !== null && callId !== null && turnId !== null && request.call_state === "running" &&
         (yield* completeCallAlone(request, agentId, callId, turnId, outcome))
       const signal = completedAlone
@@ -145,7 +190,7 @@ const make = Effect.gen(function*() {
     })
 
   /** A result a machine's daemon sent: the outcome of a request sent to that machine, else ignored. */
-  const fromDaemon = (machineId: MachineId, result: Result) => {
+  const fromDaemon = (machineId: MachineId, result: DaemonResult) => {
     const { request_id, type: _, ...outcome } = result
     return complete(request_id, outcome as Outcome, machineId)
   }

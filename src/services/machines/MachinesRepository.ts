@@ -25,6 +25,9 @@ import {
 export const HEARTBEAT_INTERVAL_SECONDS = 10
 /** A connection without a heartbeat for this long is taken for gone. */
 export const OFFLINE_AFTER_SECONDS = 3 * HEARTBEAT_INTERVAL_SECONDS
+/** The most operations and tools of a hello stored, and the longest name of one (docs/daemon-protocol.md, "Connection"). */
+export const HELLO_NAMES_MAX = 64
+export const HELLO_NAME_MAX_CHARS = 64
 
 const ONLINE = `(connection_id IS NOT NULL AND last_seen_at > now() - interval '${OFFLINE_AFTER_SECONDS} seconds')`
 /** No sign of the daemon (a heartbeat, a connection) for as long as `online` allows. */
@@ -119,6 +122,14 @@ const make = Effect.gen(function*() {
     execute: (id) => sql`DELETE FROM machines WHERE id = ${id}`
   })
 
+  /**
+   * The hello's operations or tools as stored: the first HELLO_NAMES_MAX names of at most
+   * HELLO_NAME_MAX_CHARS characters (a longer one names nothing this server sends). Bounded so that
+   * a daemon's hello cannot make its machine's row too large to read back.
+   */
+  const helloNames = (names: ReadonlyArray<string>) =>
+    names.filter((name) => name.length <= HELLO_NAME_MAX_CHARS).slice(0, HELLO_NAMES_MAX)
+
   const connect = SqlSchema.findOneOption({
     Request: Schema.Struct({
       id: MachineId,
@@ -128,7 +139,8 @@ const make = Effect.gen(function*() {
     }),
     Result: Schema.Struct({ id: MachineId }),
     execute: ({ connectionId, id, operations, tools }) => sql`
-      UPDATE machines SET connection_id = ${connectionId}, operations = ${json(operations)}, tools = ${json(tools)},
+      UPDATE machines SET connection_id = ${connectionId}, operations = ${json(helloNames(operations))},
+        tools = ${json(helloNames(tools))},
         last_seen_at = now()
       WHERE id = ${id} AND ${connectable} RETURNING id`
   })
@@ -318,7 +330,7 @@ const make = Effect.gen(function*() {
     /** Fails with UniqueViolation when the owner has another machine of that name. */
     update: (id: MachineId, name: string, metadata: MachineMetadata) => uniqueOrDie(update({ id, name, metadata })),
     remove: (id: MachineId) => Effect.orDie(remove(id)),
-    /** Makes `connectionId` the machine's connection; whether the machine still exists. */
+    /** Makes `connectionId` the machine's connection (its operations and tools bounded: helloNames); whether the machine still exists. */
     connect: (id: MachineId, connectionId: string, operations: ReadonlyArray<string>, tools: ReadonlyArray<string>) =>
       Effect.map(Effect.orDie(connect({ id, connectionId, operations, tools })), Option.isSome),
     heartbeat: (id: MachineId, connectionId: string) => Effect.orDie(heartbeat({ id, connectionId })),
