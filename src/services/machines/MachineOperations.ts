@@ -3,7 +3,9 @@
  * (MachineFiles.ts) and the workspace operations (WorkspaceMachines.ts). A machine without a
  * connected daemon is refused before anything is stored; otherwise the request is stored in the
  * machine's mailbox (`<prefix>-<random>`), the connection woken, and the daemon's result awaited
- * for at most `timeoutSeconds`. Each caller turns the failure into its own answer.
+ * for at most `timeoutSeconds`; a request not answered by then is completed as failed (`cancelled`),
+ * so it is not sent again, and the daemon's late result is acknowledged and ignored. Each caller
+ * turns the failure into its own answer.
  */
 import { Context, Data, Effect, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
@@ -54,13 +56,13 @@ const make = Effect.gen(function*() {
       const outcome: Outcome = yield* results.await(requestId).pipe(
         Effect.timeoutOrElse({
           duration: `${options.timeoutSeconds} seconds`,
-          orElse: () =>
-            Effect.fail(
-              new MachineOperationError({
-                kind: "timeout",
-                message: `The daemon of machine ${machine.id} did not answer within ${options.timeoutSeconds} s`
-              })
+          orElse: () => {
+            const message = `The daemon of machine ${machine.id} did not answer within ${options.timeoutSeconds} s`
+            // Given up on: completed as cancelled, so the mailbox neither reads nor sends it again.
+            return results.complete(requestId, { outcome: "failed", error: { code: "cancelled", message } }).pipe(
+              Effect.andThen(Effect.fail(new MachineOperationError({ kind: "timeout", message })))
             )
+          }
         })
       )
       if (outcome.outcome === "failed") {

@@ -72,9 +72,18 @@ const make = Effect.gen(function*() {
 
   const pending = SqlSchema.findAll({
     Request: MachineId,
-    Result: StoredRequest,
+    Result: Schema.Struct({ request_id: RequestId, cancel_requested: Schema.Boolean }),
     execute: (machineId) => sql`
-      SELECT * FROM machine_requests WHERE machine_id = ${machineId} AND state = 'pending' ORDER BY request_id`
+      SELECT request_id, cancel_requested FROM machine_requests
+      WHERE machine_id = ${machineId} AND state = 'pending' ORDER BY request_id`
+  })
+
+  const findPending = SqlSchema.findAll({
+    Request: Schema.Array(RequestId),
+    Result: StoredRequest,
+    execute: (ids) =>
+      ids.length === 0 ? Effect.succeed([]) : sql`
+        SELECT * FROM machine_requests WHERE ${sql.in("request_id", ids)} AND state = 'pending' ORDER BY request_id`
   })
 
   const markSent = SqlSchema.void({
@@ -218,8 +227,10 @@ const make = Effect.gen(function*() {
     /** Whether a tool call waits for its result on a machine of the pool (or for one of its machines). */
     toolCallRunningInPool: (poolId: MachinePoolId) =>
       Effect.map(Effect.orDie(toolCallRunningInPool(poolId)), (row) => row.running),
-    /** The machine's requests without a result, oldest first. */
+    /** The machine's requests without a result, oldest first: their ids and whether a cancel was asked for (not the rows). */
     pending: (machineId: MachineId) => Effect.orDie(pending(machineId)),
+    /** These requests, whole, of those still without a result, oldest first. */
+    findPending: (requestIds: ReadonlyArray<string>) => Effect.orDie(findPending(requestIds)),
     /**
      * New requests, inserted by the statement of an append (AppendPrelude) only when its common
      * table expression `guard` holds a row (insertGuarded): its `new_machine_request_1`,

@@ -9,7 +9,7 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Queue, Redacted, Ref, Result, Schema } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Queue, Redacted, Ref, Result, Schema, Semaphore } from "effect"
 import { randomBytes } from "node:crypto"
 import {
   type CloseReason,
@@ -41,6 +41,16 @@ export const MACHINE_WS_ROUTE = "/v1/machines/ws"
 const HELLO_TIMEOUT = "10 seconds"
 /** How often a connection looks at its machine's mailbox without being woken. */
 const POLL = "1 second"
+/**
+ * The daemon's messages read from the socket and not yet handled. Once it is full the socket is
+ * not read: a daemon that sends faster than its messages are handled is slowed by TCP, not
+ * buffered in the server's memory.
+ */
+const INBOX_CAPACITY = 64
+/** The results of one connection being stored at once; the next waits (and the inbox fills). */
+const RESULTS_IN_FLIGHT = 4
+/** Messages in a row that do not decode after which the connection is closed (`protocol_error`). */
+export const MAX_UNDECODABLE_IN_A_ROW = 100
 
 const unauthorized = (error: string) => new Unauthorized({ error })
 
@@ -141,16 +151,15 @@ const make = Effect.gen(function*() {
           Effect.andThen(Deferred.succeed(ended, undefined)),
           Effect.asVoid
         )
-      const inbox = yield* Queue.unbounded<string>()
+      const inbox = yield* Queue.bounded<string>(INBOX_CAPACITY)
       const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
       const tokenExpiresAt = yield* Ref.make(claims.exp * 1000)
       // Every termination of the socket, a clean close included, ends this fiber (with a SocketError).
+      // The next batch is pulled only once this one is in the inbox (the reader pauses the socket meanwhile).
       const socketDone = yield* pull.pipe(
-        Effect.map((frames) => {
-          for (const data of frames) {
-            Queue.offerUnsafe(inbox, typeof data === "string" ? data : new TextDecoder().decode(data))
-          }
-        }),
+        Effect.flatMap((frames) =>
+          Queue.offerAll(inbox, frames.map((data) => typeof data === "string" ? data : new TextDecoder().decode(data)))
+        ),
         Effect.forever,
         Effect.result,
         Effect.forkScoped
@@ -196,28 +205,30 @@ const make = Effect.gen(function*() {
       // 2. the mailbox: every request without a result, every cancel not yet sent on this connection
       const sentRequests = new Set<string>()
       const sentCancels = new Set<string>()
+      // Each pass reads the pending ids; only the requests not yet sent on this connection are read whole.
       const pump = Effect.gen(function*() {
         const pending = yield* requests.pending(machineId)
+        const unsent = yield* requests.findPending(pending.flatMap((row) => sentRequests.has(row.request_id) ? [] : [row.request_id]))
         const newlySent: Array<string> = []
-        for (const request of pending) {
-          if (!sentRequests.has(request.request_id)) {
-            sentRequests.add(request.request_id)
-            const refused = unsupported(hello, request)
-            if (refused !== undefined) {
-              yield* results.complete(request.request_id, refused)
-              continue
-            }
-            const message = yield* requestMessage(request)
-            if (Result.isFailure(message)) {
-              yield* results.complete(request.request_id, message.failure)
-              continue
-            }
-            yield* send(message.success)
-            newlySent.push(request.request_id)
+        for (const request of unsent) {
+          sentRequests.add(request.request_id)
+          const refused = unsupported(hello, request)
+          if (refused !== undefined) {
+            yield* results.complete(request.request_id, refused)
+            continue
           }
-          if (request.cancel_requested && !sentCancels.has(request.request_id)) {
-            sentCancels.add(request.request_id)
-            yield* send({ type: "cancel", request_id: request.request_id })
+          const message = yield* requestMessage(request)
+          if (Result.isFailure(message)) {
+            yield* results.complete(request.request_id, message.failure)
+            continue
+          }
+          yield* send(message.success)
+          newlySent.push(request.request_id)
+        }
+        for (const row of pending) {
+          if (row.cancel_requested && !sentCancels.has(row.request_id)) {
+            sentCancels.add(row.request_id)
+            yield* send({ type: "cancel", request_id: row.request_id })
           }
         }
         yield* requests.markSent(newlySent)
@@ -231,12 +242,28 @@ const make = Effect.gen(function*() {
         Effect.forever
       )
 
-      // 3. the daemon's messages, one at a time
+      // 3. the daemon's messages, one at a time. A message that does not decode is no sign of life:
+      // the first of a run is logged, the run's length when it ends; a run of MAX_UNDECODABLE_IN_A_ROW closes the connection.
+      const storing = yield* Semaphore.make(RESULTS_IN_FLIGHT)
+      let undecodableInARow = 0
       const onMessage = (text: string) =>
         Effect.gen(function*() {
-          yield* Ref.set(heardAt, yield* Clock.currentTimeMillis)
           const message = yield* Effect.result(decode(text))
-          if (Result.isFailure(message)) return yield* Effect.logWarning(`machine ${machineId} sent a message that does not decode`)
+          if (Result.isFailure(message)) {
+            undecodableInARow++
+            if (undecodableInARow === 1) {
+              yield* Effect.logWarning(`machine ${machineId} sent a message that does not decode (the rest of the run is counted)`)
+            }
+            if (undecodableInARow === MAX_UNDECODABLE_IN_A_ROW) {
+              return yield* close("protocol_error", `${MAX_UNDECODABLE_IN_A_ROW} messages in a row did not decode`)
+            }
+            return
+          }
+          if (undecodableInARow > 1) {
+            yield* Effect.logWarning(`machine ${machineId} sent ${undecodableInARow} messages in a row that do not decode`)
+          }
+          undecodableInARow = 0
+          yield* Ref.set(heardAt, yield* Clock.currentTimeMillis)
           switch (message.success.type) {
             case "heartbeat": {
               const row = yield* machines.heartbeat(machineId, connectionId)
@@ -263,10 +290,13 @@ const make = Effect.gen(function*() {
             case "result": {
               // Results are independent of each other: each is stored (and its turn woken) on its own
               // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
+              // At most RESULTS_IN_FLIGHT at once: the next message waits for a permit.
               const result = message.success
+              yield* Semaphore.take(storing, 1)
               return yield* results.fromDaemon(machineId, result).pipe(
                 Effect.andThen(send({ type: "ack", request_ids: [result.request_id] })),
                 Effect.catchCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
+                Effect.ensuring(Semaphore.release(storing, 1)),
                 Effect.forkIn(scope),
                 Effect.asVoid
               )
