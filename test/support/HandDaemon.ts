@@ -53,23 +53,31 @@ export const handDaemon = (rt: RuntimeProject, name: string, hello: Record<strin
     })
     const machineId = registered.machine.id
     const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
-    const { frames, socket } = yield* openSocket(url, registered.machine_token)
-    const send = (message: Record<string, unknown>) => Effect.sync(() => socket.send(JSON.stringify(message)))
-    yield* send({ type: "hello", machine_id: machineId, ...HELLO, ...hello })
-    yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "welcome"), "the welcome", "15 seconds")
+    /** A connection of the machine: its socket opened, its hello sent and welcomed. */
+    const connect = Effect.gen(function*() {
+      const { frames, socket } = yield* openSocket(url, registered.machine_token)
+      /** Sends a frame as it is, JSON or not. */
+      const sendText = (text: string) => Effect.sync(() => socket.send(text))
+      const send = (message: Record<string, unknown>) => sendText(JSON.stringify(message))
+      yield* send({ type: "hello", machine_id: machineId, ...HELLO, ...hello })
+      yield* eventually(Effect.sync(() => frames), (f) => f.some((frame) => frame.type === "welcome"), "the welcome", "15 seconds")
+      /** The first request of `operation` the server sent on this connection. */
+      const requestFor = (operation: string) =>
+        eventually(
+          Effect.sync(() => frames.find((frame) => frame.type === "request" && frame.operation === operation)),
+          (frame) => frame !== undefined,
+          `a ${operation} request`,
+          "30 seconds"
+        ).pipe(Effect.map((frame) => frame!))
+      /** The request ids the server acknowledged results of on this connection. */
+      const acknowledged = Effect.sync(() => frames.filter((frame) => frame.type === "ack").flatMap((frame) => frame.request_ids))
+      return { frames, send, sendText, requestFor, acknowledged, close: Effect.sync(() => socket.close()) } as const
+    })
+    const first = yield* connect
     yield* rt.client.machines.createGrant({
       params: { orgID: rt.org.id, machineID: machineId },
       payload: { target_project_id: rt.project.id }
     })
-    /** The first request of `operation` the server sent this daemon. */
-    const requestFor = (operation: string) =>
-      eventually(
-        Effect.sync(() => frames.find((frame) => frame.type === "request" && frame.operation === operation)),
-        (frame) => frame !== undefined,
-        `a ${operation} request`,
-        "30 seconds"
-      ).pipe(Effect.map((frame) => frame!))
-    /** The request ids the server acknowledged results of. */
-    const acknowledged = Effect.sync(() => frames.filter((frame) => frame.type === "ack").flatMap((frame) => frame.request_ids))
-    return { machineId, frames, send, requestFor, acknowledged, close: Effect.sync(() => socket.close()) } as const
+    /** `reconnect` opens another connection of the machine (the server supersedes this one). */
+    return { machineId, ...first, reconnect: connect } as const
   })
