@@ -5,7 +5,10 @@
  * hello → welcome; the machine's pending requests and cancels are sent (again after each welcome,
  * and whenever its mailbox changes, or at least every POLL); results are stored, then
  * acknowledged; heartbeats move `last_seen_at` and re-check the machine and its credential;
- * `refresh_token` answers a new token while the credential is valid.
+ * `refresh_token` answers a new token while the credential is valid. The socket is read only as
+ * fast as messages are handled (INBOX_CAPACITY, RESULTS_IN_FLIGHT); messages that do not decode
+ * are ignored and logged once a run, MAX_UNDECODABLE_IN_A_ROW close the connection
+ * (docs/machines.md, "A misbehaving daemon").
  */
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
