@@ -159,7 +159,9 @@ const make = Effect.gen(function*() {
       const tokenExpiresAt = yield* Ref.make(claims.exp * 1000)
       // Every termination of the socket, a clean close included, ends this fiber (with a SocketError).
       // The next batch is pulled only once this one is in the inbox (the reader pauses the socket meanwhile).
+      // A frame read is a sign of life, though it waits in the inbox behind results being stored.
       const socketDone = yield* pull.pipe(
+        Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(heardAt, now))),
         Effect.flatMap((frames) =>
           Queue.offerAll(inbox, frames.map((data) => typeof data === "string" ? data : new TextDecoder().decode(data)))
         ),
@@ -245,8 +247,8 @@ const make = Effect.gen(function*() {
         Effect.forever
       )
 
-      // 3. the daemon's messages, one at a time. A message that does not decode is no sign of life:
-      // the first of a run is logged, the run's length when it ends; a run of MAX_UNDECODABLE_IN_A_ROW closes the connection.
+      // 3. the daemon's messages, one at a time. Of a run of messages that do not decode, the first
+      // is logged, the run's length when it ends; a run of MAX_UNDECODABLE_IN_A_ROW closes the connection.
       const storing = yield* Semaphore.make(RESULTS_IN_FLIGHT)
       let undecodableInARow = 0
       const onMessage = (text: string) =>
@@ -266,7 +268,6 @@ const make = Effect.gen(function*() {
             yield* Effect.logWarning(`machine ${machineId} sent ${undecodableInARow} messages in a row that do not decode`)
           }
           undecodableInARow = 0
-          yield* Ref.set(heardAt, yield* Clock.currentTimeMillis)
           switch (message.success.type) {
             case "heartbeat": {
               const row = yield* machines.heartbeat(machineId, connectionId)
