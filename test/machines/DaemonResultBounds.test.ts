@@ -20,10 +20,10 @@ import { Effect, Fiber } from "effect"
 import { FILE_TRANSFER_MAX_BYTES } from "../../src/domain/machines/MachineFiles.ts"
 import { COMMAND_OUTPUT_MAX_BYTES } from "../../src/domain/machines/MachineTools.ts"
 import { HELLO_NAME_MAX_CHARS, HELLO_NAMES_MAX } from "../../src/services/machines/MachinesRepository.ts"
-import { handDaemon } from "../support/HandDaemon.ts"
+import { commandCallSentTo, handDaemon } from "../support/HandDaemon.ts"
 import { eventually } from "../support/Polling.ts"
-import { commandConfig, type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
-import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
 
@@ -35,11 +35,7 @@ const callAnswered = (result: Record<string, unknown>) =>
     const provider = yield* ScriptedProvider
     const rt = yield* runtimeProject(provider)
     const daemon = yield* handDaemon(rt, "faulty")
-    const config = yield* commandConfig(rt, { machine: daemon.machineId, cwd: "/tmp" })
-    yield* provider.script([Reply.toolCall("run_command", { command: "anything" }), Reply.text("Done.")], { model: rt.slug })
-    const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
-    yield* rt.send(agent.id, "Run it")
-    const request = yield* daemon.requestFor("tool")
+    const { agent, request } = yield* commandCallSentTo(rt, provider, daemon)
     yield* daemon.send({ type: "result", request_id: request.request_id, ...result })
     yield* rt.idle(agent.id, "30 seconds")
     expect(yield* daemon.acknowledged).toContain(request.request_id)

@@ -208,7 +208,10 @@ describeApp()("docker machine provider", (it) => {
 
       // A machine whose process ended is listed, not running; its ending tells its exit code and the end of its output.
       const done = yield* newId(MachineId)
-      const failing = "for (let i = 1; i <= 60; i++) console.log('line ' + i); console.error('Error: it broke'); process.exit(3)"
+      // Docker reads stdout and stderr apart: the error is written a moment after the lines, so
+      // that the log it keeps has it last (written at once, it was sometimes read before line 53).
+      const failing = "for (let i = 1; i <= 60; i++) console.log('line ' + i);" +
+        " setTimeout(() => { console.error('Error: it broke'); process.exit(3) }, 300)"
       const doneRef = yield* provider.start(pool, sleeperLaunch(done, { nodeArguments: ["-e", failing] }))
       const exited = yield* eventually(provider.list(pool), (found) => found.some((m) => m.machineId === done && !m.running), "the exited machine")
       expect(exited).toHaveLength(2)

@@ -6,10 +6,10 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { handDaemon } from "../support/HandDaemon.ts"
+import { commandCallSentTo, handDaemon } from "../support/HandDaemon.ts"
 import { eventually } from "../support/Polling.ts"
-import { commandConfig, runtimeProject } from "../support/RuntimeProject.ts"
-import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { runtimeProject } from "../support/RuntimeProject.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
 
 /** A run_command output saying `stdout`. */
@@ -28,11 +28,7 @@ describeRuntime("120 seconds")("results and the machine they come from", (it) =>
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
       const own = yield* handDaemon(rt, "own")
-      const config = yield* commandConfig(rt, { machine: own.machineId, cwd: "/tmp" })
-      yield* provider.script([Reply.toolCall("run_command", { command: "echo hi" }), Reply.text("Done.")], { model: rt.slug })
-      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
-      yield* rt.send(agent.id, "Run it")
-      const request = yield* own.requestFor("tool")
+      const { agent, request } = yield* commandCallSentTo(rt, provider, own)
 
       const other = yield* runtimeProject(provider)
       const intruder = yield* handDaemon(other, "intruder")

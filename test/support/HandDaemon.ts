@@ -8,7 +8,8 @@ import { Effect } from "effect"
 import WebSocket from "ws"
 import { serverUrl } from "./Daemons.ts"
 import { eventually } from "./Polling.ts"
-import type { RuntimeProject } from "./RuntimeProject.ts"
+import { commandConfig, type RuntimeProject } from "./RuntimeProject.ts"
+import { Reply, type ScriptedProviderShape } from "./ScriptedProvider.ts"
 import { clientWith } from "./TestApp.ts"
 
 /** The hello's fields other than its type and machine id. */
@@ -80,4 +81,22 @@ export const handDaemon = (rt: RuntimeProject, name: string, hello: Record<strin
     })
     /** `reconnect` opens another connection of the machine (the server supersedes this one). */
     return { machineId, ...first, reconnect: connect } as const
+  })
+
+/**
+ * An agent of the project whose model calls `run_command` once on `daemon`'s machine (then says
+ * "Done."), sent an input, and the request the daemon received for the call.
+ */
+export const commandCallSentTo = (
+  rt: RuntimeProject,
+  provider: ScriptedProviderShape,
+  daemon: Effect.Success<ReturnType<typeof handDaemon>>
+) =>
+  Effect.gen(function*() {
+    const config = yield* commandConfig(rt, { machine: daemon.machineId, cwd: "/tmp" })
+    yield* provider.script([Reply.toolCall("run_command", { command: "echo hi" }), Reply.text("Done.")], { model: rt.slug })
+    const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+    yield* rt.send(agent.id, "Run it")
+    const request = yield* daemon.requestFor("tool")
+    return { agent, request } as const
   })
