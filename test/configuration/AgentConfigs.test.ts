@@ -3,6 +3,7 @@ import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import type { ValidationFailed } from "../../src/domain/shared/Errors.ts"
+import type { ProjectId } from "../../src/domain/shared/Ids.ts"
 import { describeApp,
   expectFailure,
   ID_PATTERN,
@@ -52,33 +53,37 @@ const setUp = (label = "Configs") =>
         }),
         ([config, response]) => ({ config, status: response.status })
       )
-    /** A docker pool "builders" granted to the project (never started: configs only name it). */
-    const grantedDockerPool = Effect.gen(function*() {
-      const auth = yield* owner.client.secrets.create({
-        params: { orgID: org.id },
-        payload: { name: "docker-auth", value: Redacted.make("{}") }
-      })
-      const pool = yield* owner.client.machinePools.create({
-        params: { orgID: org.id },
-        payload: {
-          name: "builders",
-          provider: "docker",
-          provider_auth_secret_id: auth.id,
-          default_machine_provider_options: { image: "node:22" },
-          max_total_machines: 2,
-          default_machine_cpu: 1,
-          default_machine_memory_mb: 512,
-          max_total_cpu: 2,
-          max_total_memory_mb: 1024
+    /** A docker pool "builders" of the organization granted to `projectIds` (never started: configs only name it). */
+    const dockerPool = (projectIds: ReadonlyArray<ProjectId>) =>
+      Effect.gen(function*() {
+        const auth = yield* owner.client.secrets.create({
+          params: { orgID: org.id },
+          payload: { name: "docker-auth", value: Redacted.make("{}") }
+        })
+        const pool = yield* owner.client.machinePools.create({
+          params: { orgID: org.id },
+          payload: {
+            name: "builders",
+            provider: "docker",
+            provider_auth_secret_id: auth.id,
+            default_machine_provider_options: { image: "node:22" },
+            max_total_machines: 2,
+            default_machine_cpu: 1,
+            default_machine_memory_mb: 512,
+            max_total_cpu: 2,
+            max_total_memory_mb: 1024
+          }
+        })
+        for (const projectId of projectIds) {
+          yield* owner.client.machinePools.createGrant({
+            params: { orgID: org.id, poolID: pool.id },
+            payload: { target_project_id: projectId }
+          })
         }
+        return pool
       })
-      yield* owner.client.machinePools.createGrant({
-        params: { orgID: org.id, poolID: pool.id },
-        payload: { target_project_id: project.id }
-      })
-      return pool
-    })
-    return { owner, org, project, other, provider, model, create, grantedDockerPool }
+    const grantedDockerPool = dockerPool([project.id])
+    return { owner, org, project, other, provider, model, create, dockerPool, grantedDockerPool }
   })
 
 const YAML_SOURCE = `# Support agent: answers customers.
@@ -700,31 +705,10 @@ describeApp()("agent configs", (it) => {
 
   it.effect("a machine source's machine_pool_id must name a pool of the organization granted to the project", () =>
     Effect.gen(function*() {
-      const { create, org, other, owner, project } = yield* setUp()
-      const auth = yield* owner.client.secrets.create({
-        params: { orgID: org.id },
-        payload: { name: "docker-auth", value: Redacted.make("{}") }
-      })
-      const pool = yield* owner.client.machinePools.create({
-        params: { orgID: org.id },
-        payload: {
-          name: "builders",
-          provider: "docker",
-          provider_auth_secret_id: auth.id,
-          default_machine_provider_options: { image: "node:22" },
-          max_total_machines: 2,
-          default_machine_cpu: 1,
-          default_machine_memory_mb: 512,
-          max_total_cpu: 2,
-          max_total_memory_mb: 1024
-        }
-      })
-      const source = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${pool.id}\n`
+      const { create, dockerPool, org, other, owner, project } = yield* setUp()
       // Not granted to the project yet (granted to another project of the organization only).
-      yield* owner.client.machinePools.createGrant({
-        params: { orgID: org.id, poolID: pool.id },
-        payload: { target_project_id: other.id }
-      })
+      const pool = yield* dockerPool([other.id])
+      const source = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${pool.id}\n`
       const ungranted = issuesOf(yield* expectFailure(create(source, "yaml")))
       expect(ungranted).toEqual([
         {
@@ -736,24 +720,7 @@ describeApp()("agent configs", (it) => {
       ])
       // A pool of another organization, even granted there, is no pool of this one.
       const stranger = yield* setUp("Elsewhere")
-      const foreignAuth = yield* stranger.owner.client.secrets.create({
-        params: { orgID: stranger.org.id },
-        payload: { name: "docker-auth", value: Redacted.make("{}") }
-      })
-      const foreign = yield* stranger.owner.client.machinePools.create({
-        params: { orgID: stranger.org.id },
-        payload: {
-          name: "theirs",
-          provider: "docker",
-          provider_auth_secret_id: foreignAuth.id,
-          default_machine_provider_options: { image: "node:22" },
-          max_total_machines: 1,
-          default_machine_cpu: 1,
-          default_machine_memory_mb: 512,
-          max_total_cpu: 1,
-          max_total_memory_mb: 512
-        }
-      })
+      const foreign = yield* stranger.dockerPool([stranger.project.id])
       const foreignSource = YAML_SOURCE + `machine_sources:\n  - machine_pool_id: ${foreign.id}\n`
       const notOurs = issuesOf(yield* expectFailure(create(foreignSource, "yaml")))
       expect(notOurs.map((issue) => issue.path)).toEqual(["/machine_sources/0/machine_pool_id"])

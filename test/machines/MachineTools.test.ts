@@ -13,14 +13,14 @@ import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { createHash } from "node:crypto"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { connectedMachine, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
 import { appendHoldingAgent } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
-import { commandConfig, runtimeProject } from "../support/RuntimeProject.ts"
+import { commandConfig, type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure, rawRequest } from "../support/TestApp.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
@@ -33,28 +33,13 @@ process.env.AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS = String(OFFLINE_WAIT_SE
 
 const digest = (text: string) => "sha256:" + createHash("sha256").update(text).digest("hex")
 
-/** An organization with a connected daemon in a fresh directory, its machine granted to the project. */
-const connectedMachine = (rt: Effect.Success<ReturnType<typeof runtimeProject>>) =>
-  Effect.gen(function*() {
-    const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name: "d" } })
-    const dirs = daemonDirs()
-    const work = join(dirs.root, "work")
-    mkdirSync(work)
-    writeFileSync(join(work, "notes.txt"), "hello machine\n")
-    writeFileSync(join(dirs.root, "outside.txt"), "secret outside\n")
-    const daemon = startDaemon({ server: yield* serverUrl, token: token.token, name: "worker", dirs: [work], state: dirs.state })
-    const [machine] = yield* eventually(
-      rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
-      (machines) => machines.length === 1,
-      "the daemon online",
-      "30 seconds"
-    )
-    yield* rt.client.machines.createGrant({
-      params: { orgID: rt.org.id, machineID: machine.id },
-      payload: { target_project_id: rt.project.id }
-    })
-    return { machine, daemon, work, dirs, token: token.token }
-  })
+/** A connected daemon's machine granted to the project, with a file in its directory and one outside it. */
+const connectedMachineWithFiles = (rt: RuntimeProject) =>
+  Effect.tap(connectedMachine(rt), ({ dirs, work }) =>
+    Effect.sync(() => {
+      writeFileSync(join(work, "notes.txt"), "hello machine\n")
+      writeFileSync(join(dirs.root, "outside.txt"), "secret outside\n")
+    }))
 
 /**
  * A turn of a new agent whose machine tools run on a connected daemon's machine, scripted to run
@@ -64,7 +49,7 @@ const commandTurn = (command: string, options: { readonly delay_ms?: number } = 
   Effect.gen(function*() {
     const provider = yield* ScriptedProvider
     const rt = yield* runtimeProject(provider)
-    const { machine, work } = yield* connectedMachine(rt)
+    const { machine, work } = yield* connectedMachineWithFiles(rt)
     const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
     yield* provider.script([
       Reply.answer([{ type: "tool_call", name: "run_command", input: { command } }], options),
@@ -85,7 +70,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const setup = yield* runtimeProject(provider)
-      const { machine, work } = yield* connectedMachine(setup)
+      const { machine, work } = yield* connectedMachineWithFiles(setup)
       const secret = yield* setup.client.secrets.create({
         params: { orgID: setup.org.id },
         payload: { name: "Machine secret", value: Redacted.make("s3cret-value") }
@@ -184,7 +169,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { machine, work } = yield* connectedMachine(rt)
+      const { machine, work } = yield* connectedMachineWithFiles(rt)
       // A source may name the machine; the compiled config holds its id.
       const named = yield* commandConfig(rt, { machine: "worker", cwd: work })
       expect(named.compiled_definition.machine_sources?.[0]?.machine_id).toBe(machine.id)
@@ -225,7 +210,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { machine, work } = yield* connectedMachine(rt)
+      const { machine, work } = yield* connectedMachineWithFiles(rt)
       const files = (path: string) => `/v1/orgs/${rt.org.id}/machines/${machine.id}/files?path=${path}`
       const bad = `${encodeURIComponent(work)}%2Fa%00b.txt`
       const answers = [
@@ -268,7 +253,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { machine, work } = yield* connectedMachine(rt)
+      const { machine, work } = yield* connectedMachineWithFiles(rt)
       const params = { orgID: rt.org.id, machineID: machine.id }
       const tooLong = join(work, "a".repeat(300))
       const refusals = [
@@ -319,7 +304,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { machine, work } = yield* connectedMachine(rt)
+      const { machine, work } = yield* connectedMachineWithFiles(rt)
       const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       const marker = `sleep 41.${Math.floor(Math.random() * 1000)}`
       yield* provider.script([
@@ -355,7 +340,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { daemon, machine, work } = yield* connectedMachine(rt)
+      const { daemon, machine, work } = yield* connectedMachineWithFiles(rt)
       const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       yield* Effect.promise(() => daemon.stop())
       yield* eventually(
@@ -380,7 +365,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { daemon, dirs, machine, token, work } = yield* connectedMachine(rt)
+      const { daemon, dirs, machine, token, work } = yield* connectedMachineWithFiles(rt)
       const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       const marker = `sleep 42.${Math.floor(Math.random() * 1000)}`
       yield* provider.script([
@@ -406,7 +391,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { machine, work } = yield* connectedMachine(rt)
+      const { machine, work } = yield* connectedMachineWithFiles(rt)
       const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       const marker = `sleep 43.${Math.floor(Math.random() * 1000)}`
       yield* provider.script([
@@ -428,7 +413,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const { machine, work } = yield* connectedMachine(rt)
+      const { machine, work } = yield* connectedMachineWithFiles(rt)
       // write_file asks by default.
       const config = yield* rt.client.agentConfigs.create({
         params: rt.projectPath,

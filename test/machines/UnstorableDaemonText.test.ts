@@ -13,13 +13,10 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { mkdirSync } from "node:fs"
-import { join } from "node:path"
 import { afterAll } from "vitest"
 import { DEEPER_THAN_LIMIT } from "../../src/services/shared/StorableJson.ts"
-import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { connectedMachine, killDaemons } from "../support/Daemons.ts"
 import { handDaemon } from "../support/HandDaemon.ts"
-import { eventually } from "../support/Polling.ts"
 import { commandConfig, type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
@@ -39,21 +36,7 @@ describeRuntime("120 seconds")("daemon text the database cannot store", (it) => 
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
-      const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name: "d" } })
-      const dirs = daemonDirs()
-      const work = join(dirs.root, "work")
-      mkdirSync(work)
-      startDaemon({ server: yield* serverUrl, token: token.token, name: "nul-printer", dirs: [work], state: dirs.state })
-      const [machine] = yield* eventually(
-        rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
-        (machines) => machines.length === 1,
-        "the daemon online",
-        "30 seconds"
-      )
-      yield* rt.client.machines.createGrant({
-        params: { orgID: rt.org.id, machineID: machine.id },
-        payload: { target_project_id: rt.project.id }
-      })
+      const { machine, work } = yield* connectedMachine(rt, "nul-printer")
       const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       yield* provider.script([
         Reply.toolCall("run_command", { command: "printf 'a\\000b'; printf 'c\\000\\000d' >&2" }),

@@ -7,9 +7,11 @@ import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { eventually } from "./Polling.ts"
+import type { RuntimeProject } from "./RuntimeProject.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 
@@ -104,3 +106,27 @@ export const startDaemon = (options: {
     }
   }
 }
+
+/**
+ * A real daemon named `name` of the project's organization, serving a fresh directory `work`
+ * (under `dirs.root`), its machine online and granted to the project.
+ */
+export const connectedMachine = (rt: RuntimeProject, name = "worker") =>
+  Effect.gen(function*() {
+    const token = yield* rt.client.machines.createDaemonToken({ params: { orgID: rt.org.id }, payload: { name: "d" } })
+    const dirs = daemonDirs()
+    const work = join(dirs.root, "work")
+    mkdirSync(work)
+    const daemon = startDaemon({ server: yield* serverUrl, token: token.token, name, dirs: [work], state: dirs.state })
+    const [machine] = yield* eventually(
+      rt.client.machines.list({ params: { orgID: rt.org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data)),
+      (machines) => machines.length === 1,
+      "the daemon online",
+      "30 seconds"
+    )
+    yield* rt.client.machines.createGrant({
+      params: { orgID: rt.org.id, machineID: machine.id },
+      payload: { target_project_id: rt.project.id }
+    })
+    return { machine, daemon, work, dirs, token: token.token }
+  })
