@@ -485,7 +485,9 @@ describeRuntime("120 seconds")("machine tools", (it) => {
     () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const marker = `sleep 1.${Math.floor(Math.random() * 1000)}`
+        // Long enough for the append below to hold the agent before the result comes, on a loaded
+        // machine too (with one second, CI once stored the result first, and nothing waited).
+        const marker = `sleep 4.${Math.floor(Math.random() * 1000)}`
         const { agent, rt, turnId } = yield* commandTurn(`${marker}; echo done`)
         yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running on the machine", "30 seconds")
         // Another process's append to the turn, holding the agent's row until the result waits for it.
