@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { loadState } from "../../src/daemon/StateFile.ts"
@@ -22,12 +22,13 @@ const SERVER = "http://127.0.0.1:1"
 const ROOT = join(import.meta.dirname, "..", "..")
 
 /**
- * Starts the writer on `path` and kills it with SIGKILL `afterMs` after its first reported change:
- * the last change it reported written.
+ * Starts the writer on `path` and kills it with SIGKILL `afterMs` after its first printed change:
+ * the last change it reported written (in the file `report`, written synchronously).
  */
-const writeUntilKilled = (path: string, afterMs: number) =>
+const writeUntilKilled = (path: string, report: string, afterMs: number) =>
   new Promise<number>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "StateFileWriter.ts"), path, SERVER, String(KEPT)], {
+    const writer = join(import.meta.dirname, "StateFileWriter.ts")
+    const child = spawn(process.execPath, ["--import", "tsx", writer, path, SERVER, String(KEPT), report], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -42,9 +43,10 @@ const writeUntilKilled = (path: string, afterMs: number) =>
     // "close", not "exit": the output read to its end.
     child.once("close", (_code, signal) => {
       clearTimeout(killing)
-      const reported = output.split("\n").slice(0, -1)
-      if (signal !== "SIGKILL" || reported.length === 0) reject(new Error(`the writer ended by itself (${signal}): ${errors}`))
-      else resolve(Number(reported[reported.length - 1]))
+      const reported = readFileSync(report, "utf8").split("\n").slice(0, -1)
+      if (signal !== "SIGKILL" || output === "" || reported.length === 0) {
+        reject(new Error(`the writer ended by itself (${signal}): ${errors}`))
+      } else resolve(Number(reported[reported.length - 1]))
     })
   })
 
@@ -55,7 +57,7 @@ describe("the state file killed mid-write", () => {
     try {
       let changes = 0
       for (let round = 0; round < ROUNDS; round++) {
-        const last = await writeUntilKilled(path, 200 + Math.random() * 600)
+        const last = await writeUntilKilled(path, join(dir, "reported.txt"), 200 + Math.random() * 600)
         const { requests } = await Effect.runPromise(loadState(path, SERVER))
         const held = [...requests.keys()].map((id) => Number(id.slice("req-".length))).sort((a, b) => a - b)
         // The change in flight when the kill came may have been written, not reported.
