@@ -24,13 +24,18 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
       expect(query.json).toMatchObject({ code: "request_too_large" })
     }))
 
-  it.effect("malformed HTTP is 400 invalid_request with a JSON body; an Expect other than 100-continue 417", () =>
+  it.effect("malformed HTTP or no Host is 400 invalid_request with a JSON body; an Expect other than 100-continue 417", () =>
     Effect.gen(function*() {
       for (const head of ["NOT HTTP AT ALL", "GET /v1/user HTTP/1.1\nHost: x\nContent-Length: twelve"]) {
         const response = yield* exchange(head)
         expect(response.status).toBe(400)
         expect(response.json).toEqual({ error: expect.any(String), code: "invalid_request" })
       }
+      // HTTP/1.1 requires Host; HTTP/1.0 does not.
+      const hostless = yield* exchange("GET /healthz HTTP/1.1")
+      expect(hostless.status).toBe(400)
+      expect(hostless.json).toEqual({ error: "Send a Host header: HTTP/1.1 requires one", code: "invalid_request" })
+      expect((yield* exchange("GET /healthz HTTP/1.0")).status).toBe(200)
       const expectation = yield* exchange("GET /healthz HTTP/1.1\nHost: x\nExpect: bogus")
       expect(expectation.status).toBe(417)
       expect(expectation.json).toEqual({ error: expect.stringContaining("100-continue"), code: "invalid_request" })
@@ -38,7 +43,7 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
 })
 
 describeApp()("paths that are not valid percent-encoding", (it) => {
-  it.effect("are 400 invalid_request saying so, under /v1, /api/v1 or no route; a decodable unknown path is 404", () =>
+  it.effect("are 400 invalid_request saying so, under /v1, /api/v1 or no route; a decodable unknown path is 404, naming the methods it takes", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
       const get = (path: string) => exchange(`GET ${path} HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}`)
@@ -57,6 +62,12 @@ describeApp()("paths that are not valid percent-encoding", (it) => {
       // Under /api/v1 the path is named as sent, not as served.
       const unknownSelfHosted = yield* get("/api/v1/nowhere")
       expect(unknownSelfHosted.json).toEqual({ code: "not_found", error: "No route GET /api/v1/nowhere" })
+      // A path routes take with other methods names them, in the message and in Allow.
+      const wrongMethod = yield* exchange(`DELETE /api/v1/orgs HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}`)
+      expect(wrongMethod.status).toBe(404)
+      expect(wrongMethod.headers["allow"]).toBe("GET, HEAD, POST")
+      expect(wrongMethod.json).toEqual({ code: "not_found", error: "No route DELETE /api/v1/orgs; this path takes GET, HEAD, POST" })
+      expect(unknown.headers["allow"]).toBeUndefined()
       // A path that decodes reaches its route, which checks the id as usual.
       const badId = yield* get("/v1/orgs/%41")
       expect(badId.status).toBe(400)

@@ -1,13 +1,13 @@
 /**
  * What can escape a route, mapped onto the error model: our errors pass through (the Api encodes
  * them with their status), a body the scanner refused answers the scanner's error, a decode
- * failure is explained in the caller's words, an unknown route is `not_found` (a path that is not
- * valid percent-encoding, which no route can match, is `invalid_request`), a foreign key that
+ * failure is explained in the caller's words, an unknown route is `not_found` (answered by
+ * `routeNotFoundResponse`, which names the methods the path takes), a foreign key that
  * refused a write is a lost race with another request (`not_found` or `conflict`). Anything else
  * is a bug: logged in full with the request id, answered with a bare `500 internal_error`.
  */
 import { HttpApiError } from "effect/http-api"
-import { HttpServerError, HttpServerResponse } from "effect/http"
+import { HttpServerError, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Cause, Effect, Schema, SchemaAST as AST } from "effect"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
@@ -111,7 +111,6 @@ export const toApiError = (
       if (isApiError(reason.cause)) return Effect.fail(asApiLevel(reason.cause))
       return Effect.fail(new Errors.InvalidRequest({ error: "The request body could not be read" }))
     }
-    if (reason._tag === "RouteNotFound") return Effect.fail(routeNotFound(reason.request))
   }
   if (HttpApiError.HttpApiSchemaError.is(error)) {
     const explained = explainDecodeFailure(error)
@@ -135,15 +134,31 @@ export const notPercentEncoded = (what: string) =>
   `${what} is not valid percent-encoding: write a % as %25, and encode other characters as ` +
   "%XX with two hexadecimal digits per byte of their UTF-8"
 
+/** The request no route matched, when that is what `cause` is. */
+export const unroutedRequest = (cause: Cause.Cause<unknown>): HttpServerRequest.HttpServerRequest | undefined => {
+  const error = Cause.squash(cause)
+  return HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound" ? error.reason.request : undefined
+}
+
 /**
  * No route matched: `not_found`, naming the path as the caller sent it (`/api/v1/...` is served as
- * `/v1/...`), unless the path cannot be decoded at all (`/v1/orgs/%ZZ`), which the router cannot
- * match either and which is the caller's mistake, not a missing resource.
+ * `/v1/...`), and, when routes take other methods at that path (`methods`), naming them, in the
+ * message and in an `Allow` header (the error codes have no 405; RFC 9110 allows `Allow` on any
+ * answer). A path that cannot be decoded at all (`/v1/orgs/%ZZ`), which the router cannot match
+ * either, is the caller's mistake, not a missing resource: `invalid_request`.
  */
-const routeNotFound = (request: { readonly method: string; readonly originalUrl: string }) => {
+export const routeNotFoundResponse = (
+  request: { readonly method: string; readonly originalUrl: string },
+  methods: ReadonlyArray<string>
+): HttpServerResponse.HttpServerResponse => {
   // The original URL is absolute when the request named its host.
   const path = request.originalUrl.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").split("?")[0]
-  return isPercentEncoded(path)
-    ? new Errors.NotFound({ error: `No route ${request.method} ${path}` })
-    : new Errors.InvalidRequest({ error: notPercentEncoded("The path") })
+  if (!isPercentEncoded(path)) return errorResponse(new Errors.InvalidRequest({ error: notPercentEncoded("The path") }))
+  if (methods.length === 0) return errorResponse(new Errors.NotFound({ error: `No route ${request.method} ${path}` }))
+  const allowed = methods.join(", ")
+  return HttpServerResponse.setHeader(
+    errorResponse(new Errors.NotFound({ error: `No route ${request.method} ${path}; this path takes ${allowed}` })),
+    "allow",
+    allowed
+  )
 }

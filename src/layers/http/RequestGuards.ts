@@ -1,5 +1,6 @@
 /**
- * Before a route runs, from the headers alone (nothing of the body is read here): serve
+ * Before a route runs, from the headers alone (nothing of the body is read here): refuse an
+ * HTTP/1.1 request without a Host header (400); serve
  * `/api/v1/...` as `/v1/...`; refuse a body that is not JSON, not UTF-8 or sent with a
  * Content-Encoding (415) or declares more bytes than the route accepts (413); refuse an
  * Authorization header without the Bearer scheme (401); several Authorization headers, a query
@@ -15,7 +16,7 @@ import { Api } from "../../api/Api.ts"
 import { ApiErrors } from "../../api/ApiErrors.ts"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { explainDecodeFailure } from "./DecodeFailures.ts"
-import { errorResponse, isPercentEncoded, notPercentEncoded, toApiError } from "./ErrorMapping.ts"
+import { errorResponse, isPercentEncoded, notPercentEncoded, routeNotFoundResponse, toApiError, unroutedRequest } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
 import { JsonBody, mebibytes } from "./JsonBody.ts"
 import { DEFAULT_BODY_LIMIT_BYTES, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
@@ -28,6 +29,13 @@ const routes = makeRouteTable(Api)
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["transfer-encoding"] !== undefined ||
   (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
+
+/**
+ * An HTTP/1.1 request without a Host header, which HTTP/1.1 requires (RFC 9112, 3.2). Node's own
+ * refusal of it is an empty 400, so the listener lets it through (NodeServer.ts) and it is refused here.
+ */
+const lacksHost = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers["host"] === undefined && (request.source as Partial<IncomingMessage>).httpVersion === "1.1"
 
 /** How many Authorization headers the request sent. */
 const authorizationHeaders = (request: HttpServerRequest.HttpServerRequest) => {
@@ -114,6 +122,7 @@ export const guarded = <E, R>(
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const original = yield* HttpServerRequest.HttpServerRequest
+    if (lacksHost(original)) return errorResponse(new Errors.InvalidRequest({ error: "Send a Host header: HTTP/1.1 requires one" }))
     const rewritten = original.url.startsWith(SELF_HOSTED_PREFIX + "/")
       ? original.modify({ url: API_PREFIX + original.url.slice(SELF_HOSTED_PREFIX.length) })
       : original
@@ -127,9 +136,11 @@ export const guarded = <E, R>(
     if (problem !== undefined) return errorResponse(problem)
     return yield* router.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-      Effect.catchCause((cause) =>
-        toApiError(cause, (failure) => match === undefined ? undefined : explainDecodeFailure(match, request, failure))
-      ),
+      Effect.catchCause((cause) => {
+        const unrouted = unroutedRequest(cause)
+        if (unrouted !== undefined) return Effect.succeed(routeNotFoundResponse(unrouted, routes.methodsAt(rewritten.url)))
+        return toApiError(cause, (failure) => match === undefined ? undefined : explainDecodeFailure(match, request, failure))
+      }),
       Effect.catch((error) => Effect.succeed(errorResponse(error)))
     )
   })

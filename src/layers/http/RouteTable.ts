@@ -158,6 +158,8 @@ export const ROUTER_CONFIG = { maxParamLength: 1024 } as const satisfies Partial
 export interface RouteTable {
   /** The endpoint `method` and `url` reach, if any. */
   readonly find: (method: string, url: string) => RouteMatch | undefined
+  /** The methods with an endpoint at `url` (HEAD wherever GET is), sorted. */
+  readonly methodsAt: (url: string) => ReadonlyArray<HttpMethod.HttpMethod>
 }
 
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
@@ -170,10 +172,12 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Co
       router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, describe(endpoint, mergedAnnotations, middleware))
     }
   })
+  const find = (method: string, url: string): RouteMatch | undefined => {
+    const result = router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined)
+    return result && { endpoint: result.handler, params: result.params, searchParams: result.searchParams }
+  }
   return {
-    find: (method, url) => {
-      const result = router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined)
-      return result && { endpoint: result.handler, params: result.params, searchParams: result.searchParams }
-    }
+    find,
+    methodsAt: (url) => [...HttpMethod.all].filter((method) => find(method, url) !== undefined).sort()
   }
 }
