@@ -327,6 +327,44 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       expect(text.status).toBe(201)
     }))
 
+  it.effect("the rest of a submission (outside its blocks, a media block's fields but data) is refused past 1 MiB as it streams in", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const agents = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`
+      const inputs = `${agents}/${agent.id}/inputs`
+      const declared = 47 * MiB
+      // 47 MiB of metadata had been read whole and decoded, element by element, before it was refused.
+      const cases = [
+        [agents, `{"agent_config_id":"${agent.agent_config_id}","metadata":{"list":[`],
+        [inputs, '{"content_blocks":[{"type":"media","media_type":"image/png","metadata":{"list":['],
+        [inputs, '{"content_blocks":[{"metadata":{"list":[']
+      ] as const
+      for (const [path, prefix] of cases) {
+        const response = yield* exchange(
+          head(path, { Authorization: `Bearer ${owner.token}`, "Content-Length": declared }),
+          streamOf(prefix, "0,", declared)
+        )
+        expect(response.status, prefix).toBe(413)
+        expect(response.json).toEqual({
+          error: "The request body is more than 1 MiB as JSON besides its content blocks (the media blocks' data and " +
+            "the other blocks, which have limits of their own); its other fields may take at most 1 MiB together",
+          code: "request_too_large"
+        })
+        expect(response.bodyBytesSent, prefix).toBeLessThan(declared / 2)
+      }
+      // The most a valid launch puts there passes: the agent's metadata and 20 media blocks' at 16 KiB each.
+      const metadata = { note: "m".repeat(16_000) }
+      const media = Array.from({ length: 20 }, () => ({ type: "media", media_type: "image/png", data: "AAAA", metadata }))
+      const text = { type: "text", text: "t".repeat(MiB - 64) }
+      const launched = yield* postJson(
+        agents,
+        owner.token,
+        JSON.stringify({ agent_config_id: agent.agent_config_id, metadata, input: { content_blocks: [...media, text] } })
+      )
+      expect(launched.status).toBe(201)
+    }))
+
   it.effect("a content block over its limit is refused while the body streams in, long before 47 MiB arrive", () =>
     Effect.gen(function*() {
       const { launch, owner, projectPath } = yield* agentProject()

@@ -3,7 +3,10 @@
  * agent launches), checked while the body streams in, so an oversized part is refused before
  * the rest of the body is read and before anything parses it: one inline media block's `data`
  * over MAX_MEDIA_BLOCK_BYTES decoded, the media over MAX_MEDIA_TOTAL_BYTES, the non-media blocks
- * over MAX_NON_MEDIA_BYTES as compact JSON.
+ * over MAX_NON_MEDIA_BYTES as compact JSON, and the rest of the body (what is outside the arrays
+ * of blocks, and the media blocks' fields other than `data`) over MAX_REST_OF_SUBMISSION_BYTES.
+ * Without the last, a route's 48 MiB went to whatever the caller put there: a launch's metadata
+ * of 2.6 million keys took 20 s of the server's only thread to decode and refuse.
  *
  * A block's kind is known once its `type` is read, which may come after its `data` or `text`:
  * until then a `data` string is counted as media and a `text` string as non-media (a block that
@@ -19,7 +22,12 @@
  * by one.
  */
 import { RequestTooLarge } from "../../domain/shared/Errors.ts"
-import { MAX_MEDIA_BLOCK_BYTES, MAX_MEDIA_TOTAL_BYTES, MAX_NON_MEDIA_BYTES } from "../../domain/runtime/Limits.ts"
+import {
+  MAX_MEDIA_BLOCK_BYTES,
+  MAX_MEDIA_TOTAL_BYTES,
+  MAX_NON_MEDIA_BYTES,
+  MAX_REST_OF_SUBMISSION_BYTES
+} from "../../domain/runtime/Limits.ts"
 import type { JsonScanner } from "./JsonScanner.ts"
 import type { ScanObserver } from "./ScanObserver.ts"
 
@@ -38,6 +46,8 @@ export class ContentBlockBudget implements ScanObserver {
   private arrayPointer = ""
   /** Bytes of the array's blocks read to their end, of any kind. */
   private blockBytes = 0
+  /** Bytes of the arrays of blocks read to their end, brackets included. */
+  private arraysBytes = 0
   /** Depth of the block (an object in the array) being read; 0 outside any block. */
   private blockDepth = 0
   private blockStart = 0
@@ -45,10 +55,14 @@ export class ContentBlockBudget implements ScanObserver {
   private kind: "media" | "other" | undefined = undefined
   /** Decoded bytes of the block's `data` (a lower bound while it streams in). */
   private dataSize = 0
+  /** Bytes of the block's `data` string as compact JSON, quotes included. */
+  private dataChars = 0
   private textSize = 0
   private mediaTotal = 0
   /** Non-media bytes of the blocks read to their end, and of the arrays' other elements. */
   private nonMediaTotal = 0
+  /** Bytes of the media blocks read to their end, besides their `data`. */
+  private mediaBlocksRest = 0
 
   /** `paths`: where content block arrays sit in the body, as property names (`["input", "content_blocks"]`). */
   constructor(private readonly paths: ReadonlyArray<ReadonlyArray<string>>) {}
@@ -69,6 +83,7 @@ export class ContentBlockBudget implements ScanObserver {
     this.blockPointer = scanner.path.pointer(false)
     this.kind = undefined
     this.dataSize = 0
+    this.dataChars = 0
     this.textSize = 0
     return undefined
   }
@@ -78,24 +93,29 @@ export class ContentBlockBudget implements ScanObserver {
     const path = scanner.path
     const size = scanner.canonicalPosition() - canonicalStart
     if (path.keyIs(this.blockDepth, "type")) this.kind = path.stringIs("media") ? "media" : "other"
-    else if (path.keyIs(this.blockDepth, "data")) this.dataSize = decodedSize(size - 2, path.trailingEquals())
-    else if (path.keyIs(this.blockDepth, "text")) this.textSize = size
-    return this.checkBlock(scanner, this.dataSize, this.textSize, scanner.canonicalPosition() - this.blockStart)
+    else if (path.keyIs(this.blockDepth, "data")) {
+      this.dataSize = decodedSize(size - 2, path.trailingEquals())
+      this.dataChars = size
+    } else if (path.keyIs(this.blockDepth, "text")) this.textSize = size
+    return this.checkBlock(scanner, this.dataSize, this.dataChars, this.textSize, scanner.canonicalPosition() - this.blockStart)
   }
 
   checkpoint(scanner: JsonScanner) {
-    if (this.arrayDepth === 0) return undefined
-    if (this.blockDepth === 0) return this.check(0, this.otherBytes(scanner))
+    if (this.arrayDepth === 0) return this.check(0, 0, 0, scanner)
+    if (this.blockDepth === 0) return this.check(0, this.otherBytes(scanner), 0, scanner)
     // A string still arriving counts with what has arrived of it.
     const start = scanner.openStringStart()
     let data = this.dataSize
+    let dataChars = this.dataChars
     let text = this.textSize
     if (start >= 0 && !scanner.inKey && scanner.depth === this.blockDepth) {
       const partial = scanner.canonicalPosition() - start
-      if (scanner.path.keyIs(this.blockDepth, "data")) data = decodedAtLeast(partial - 1)
-      else if (scanner.path.keyIs(this.blockDepth, "text")) text = partial
+      if (scanner.path.keyIs(this.blockDepth, "data")) {
+        data = decodedAtLeast(partial - 1)
+        dataChars = partial
+      } else if (scanner.path.keyIs(this.blockDepth, "text")) text = partial
     }
-    return this.checkBlock(scanner, data, text, scanner.canonicalPosition() - this.blockStart)
+    return this.checkBlock(scanner, data, dataChars, text, scanner.canonicalPosition() - this.blockStart)
   }
 
   closing(scanner: JsonScanner) {
@@ -105,19 +125,22 @@ export class ContentBlockBudget implements ScanObserver {
       const blockSize = scanner.canonicalPosition() + 1 - this.blockStart // with its closing brace
       // A block that ends without a type is no media block: non-media, whole, checked here.
       this.kind ??= "other"
-      const problem = this.checkBlock(scanner, this.dataSize, this.textSize, blockSize)
+      const problem = this.checkBlock(scanner, this.dataSize, this.dataChars, this.textSize, blockSize)
       if (problem !== undefined) return problem
-      if (this.kind === "media") this.mediaTotal += this.dataSize
-      else this.nonMediaTotal += blockSize
+      if (this.kind === "media") {
+        this.mediaTotal += this.dataSize
+        this.mediaBlocksRest += blockSize - this.dataChars
+      } else this.nonMediaTotal += blockSize
       this.blockBytes += blockSize
       this.blockDepth = 0
       return undefined
     }
     if (scanner.depth !== this.arrayDepth) return undefined
     const others = this.otherBytes(scanner)
-    const problem = this.check(0, others)
+    const problem = this.check(0, others, 0, scanner)
     if (problem !== undefined) return problem
     this.nonMediaTotal += others
+    this.arraysBytes += scanner.canonicalPosition() + 1 - this.arrayStart // with its closing bracket
     this.arrayDepth = 0
     return undefined
   }
@@ -136,15 +159,41 @@ export class ContentBlockBudget implements ScanObserver {
   /**
    * The limits, with the block being read as it is so far: its `data` decoded (media, unless the
    * block is of another type), its `text`, and its size (all of it non-media once it is known not
-   * to be media).
+   * to be media; else what is neither its `data` nor its `text` is the rest of the body's).
    */
-  private checkBlock(scanner: JsonScanner, data: number, text: number, blockSize: number): RequestTooLarge | undefined {
-    const nonMedia = this.kind === "other" ? blockSize : this.kind === undefined ? text : 0
-    return this.check(this.kind === "other" ? 0 : data, this.otherBytes(scanner) + nonMedia)
+  private checkBlock(
+    scanner: JsonScanner,
+    data: number,
+    dataChars: number,
+    text: number,
+    blockSize: number
+  ): RequestTooLarge | undefined {
+    if (this.kind === "other") return this.check(0, this.otherBytes(scanner) + blockSize, 0, scanner)
+    const nonMedia = this.kind === undefined ? text : 0
+    return this.check(data, this.otherBytes(scanner) + nonMedia, blockSize - dataChars - nonMedia, scanner)
   }
 
-  /** The limits, with `media` decoded bytes of the block being read and `nonMedia` bytes not yet in the totals. */
-  private check(media: number, nonMedia: number): RequestTooLarge | undefined {
+  /**
+   * The bytes of the rest of the body read so far: outside the arrays of blocks (up to the one
+   * being read), and the media blocks' fields but `data`; `inBlock` of the block being read.
+   */
+  private restBytes(scanner: JsonScanner, inBlock: number): number {
+    const outside = (this.arrayDepth === 0 ? scanner.canonicalPosition() : this.arrayStart) - this.arraysBytes
+    return outside + this.mediaBlocksRest + inBlock
+  }
+
+  /**
+   * The limits, with `media` decoded bytes of the block being read, `nonMedia` bytes not yet in
+   * the totals, and `rest` bytes of the block being read that are the rest of the body's.
+   */
+  private check(media: number, nonMedia: number, rest: number, scanner: JsonScanner): RequestTooLarge | undefined {
+    if (this.restBytes(scanner, rest) > MAX_REST_OF_SUBMISSION_BYTES) {
+      return new RequestTooLarge({
+        error: `The request body is more than ${mib(MAX_REST_OF_SUBMISSION_BYTES)} as JSON besides its content blocks ` +
+          `(the media blocks' data and the other blocks, which have limits of their own); ` +
+          `its other fields may take at most ${mib(MAX_REST_OF_SUBMISSION_BYTES)} together`
+      })
+    }
     if (media > MAX_MEDIA_BLOCK_BYTES) {
       return new RequestTooLarge({
         error: `The media block ${this.blockPointer} is more than ${mib(MAX_MEDIA_BLOCK_BYTES)} decoded; ` +
