@@ -17,7 +17,7 @@
 import { CliError, CliOutput, Command, Flag } from "effect/cli"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Cause, Config, Console, Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
+import { Cause, Config, Console, Effect, Layer, Option, Redacted, Schema, SchemaTransformation } from "effect"
 import { hostname } from "node:os"
 import { OrgId } from "../domain/shared/Ids.ts"
 import { ResourceName } from "../domain/shared/ResourceName.ts"
@@ -25,11 +25,19 @@ import { decodedWith } from "../layers/DecodedOption.ts"
 import { JsonLogsLive } from "../layers/Logging.ts"
 import { runMain } from "../layers/RunMain.ts"
 import { DAEMON_VERSION, DaemonConfig } from "./DaemonConfig.ts"
+import { DaemonStop } from "./Connection.ts"
 import { runDaemon, requestHandlingLayer } from "./Daemon.ts"
 import { Directories } from "./Directories.ts"
 import { defaultStatePath } from "./StateFile.ts"
 
 const TOKEN_VARIABLE = "AGENT_PLATFORM_DAEMON_TOKEN"
+
+/**
+ * What a token sent as `Authorization: Bearer <token>` may hold: printable ASCII without spaces.
+ * Anything else (a pasted `dtk_…`) made every registration fail before it was sent, which the
+ * daemon took for an unreachable server and retried for ever.
+ */
+const BEARER_TOKEN = /^[\x21-\x7e]+$/
 
 const ServerAddress = Schema.String.pipe(
   Schema.check(Schema.makeFilter((text: string) =>
@@ -66,6 +74,12 @@ const daemon = Command.make("agent-platform-daemon", options, (args) =>
   Effect.gen(function*() {
     // Commands the daemon runs inherit its environment: they must not see its token.
     delete process.env[TOKEN_VARIABLE]
+    if (!BEARER_TOKEN.test(Redacted.value(args.token))) {
+      return yield* new DaemonStop({
+        message: "the token has characters an Authorization header cannot carry (spaces, or anything but printable ASCII); " +
+          "give the daemon token the server made (dtk_...) or a personal API key, not a placeholder"
+      })
+    }
     const directories = args.directories.length > 0 ? args.directories : [process.cwd()]
     const statePath = Option.getOrElse(args.state, () => defaultStatePath(args.server))
     const machineName = yield* Option.match(args.name, {
