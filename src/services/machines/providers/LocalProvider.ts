@@ -126,6 +126,12 @@ const make = Effect.gen(function*() {
   const dataDir = inMemory ? null : resolve(config.dataDir)
   const root = dataDir === null ? join(tmpdir(), "agent-platform-machines") : join(dataDir, MACHINES_DIRECTORY)
   const bwrap = yield* onPath("bwrap")
+  if (Option.isSome(config.localProviderKey) && Option.isNone(bwrap)) {
+    yield* Effect.logWarning(
+      "AGENT_PLATFORM_LOCAL_PROVIDER_KEY is set and bwrap (bubblewrap) is not on the PATH: local pools' machines run " +
+        "without a sandbox, as this server's user, with its files in reach; install bubblewrap to sandbox them"
+    )
+  }
 
   const machineDir = (poolId: string, machineId: string) => join(root, poolId, machineId)
 
