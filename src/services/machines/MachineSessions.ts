@@ -347,7 +347,8 @@ const make = Effect.gen(function*() {
     yield* session(socket.success, claims.success).pipe(
       Effect.catchCause((cause) => Effect.logWarning(`machine ${claims.success.sub}: the connection failed`, cause))
     )
-    return HttpServerResponse.empty()
+    // Never written (the socket was upgraded): what the request's log line gives as its status.
+    return HttpServerResponse.empty({ status: 101 })
   })
 
   /** At shutdown: every session of this process is sent `close` `server_shutdown`, its socket closed (1001). */
