@@ -4,9 +4,11 @@
  * pointer at `/`, CORS for configured origins only, and an OpenAPI document whose 400 describes
  * the body really sent.
  */
-import { HttpClientRequest } from "effect/http"
+import { HttpClientRequest, HttpServer } from "effect/http"
+import type { NetAddress } from "effect/net"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
+import { connect } from "node:net"
 import { exchange } from "../support/RawHttp.ts"
 import { describeApp, newUser, rawRequest } from "../support/TestApp.ts"
 
@@ -39,6 +41,36 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
       const expectation = yield* exchange("GET /healthz HTTP/1.1\nHost: x\nExpect: bogus")
       expect(expectation.status).toBe(417)
       expect(expectation.json).toEqual({ error: expect.stringContaining("100-continue"), code: "invalid_request" })
+    }))
+})
+
+describeApp()("Expect: 100-continue", (it) => {
+  /** Sends the head, and the body only once the server says 100 Continue: what the server said, in order. */
+  const expectContinue = (head: string, body: string) =>
+    Effect.gen(function*() {
+      const port = ((yield* HttpServer.HttpServer).address as NetAddress.InetAddress).port
+      return yield* Effect.callback<string>((resume) => {
+        const socket = connect(port, "127.0.0.1")
+        let received = ""
+        socket.on("data", (chunk) => {
+          const before = received
+          received += chunk.toString()
+          if (!before.includes("100 Continue") && received.includes("HTTP/1.1 100 Continue\r\n\r\n")) socket.write(body)
+          if (/\r\n\r\n\{.*\}$/s.test(received.replace(/^HTTP\/1.1 100 Continue\r\n\r\n/, ""))) resume(Effect.succeed(received))
+        })
+        socket.write(head.replace(/\n/g, "\r\n") + `\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`)
+        return Effect.sync(() => socket.destroy())
+      })
+    })
+
+  it.effect("the body is asked for when the route reads it; a request refused from its headers is answered without it", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const created = yield* expectContinue(`POST /v1/orgs HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}`, '{"name":"continued"}')
+      expect(created).toMatch(/^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 201 /)
+      expect(created).toContain('"name":"continued"')
+      const refused = yield* expectContinue("POST /v1/orgs HTTP/1.1\nHost: x\nAuthorization: Bearer nobody", '{"name":"never"}')
+      expect(refused).toMatch(/^HTTP\/1.1 401 /)
     }))
 })
 

@@ -6,11 +6,13 @@
  */
 import { HttpServerError, type HttpServerRequest } from "effect/http"
 import { Deferred, Effect } from "effect"
+import type { IncomingMessage } from "node:http"
 import type { Readable } from "node:stream"
 import { RequestTimeout, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { ContentBlockBudget } from "./ContentBlockBudget.ts"
 import { type BodyProblem, invalid } from "./BodyProblems.ts"
 import { JsonScanner } from "./JsonScanner.ts"
+import { continueBody } from "./ExpectContinue.ts"
 
 export interface BodyRules {
   /** Largest body accepted, in bytes. */
@@ -103,6 +105,7 @@ export class JsonBody {
       if (this.read !== undefined) return Deferred.await(this.read)
       const read = this.read = Deferred.makeUnsafe<Buffer, HttpServerError.HttpServerError>()
       const request = this.request
+      continueBody(request.source as IncomingMessage)
       return readScanned(request.source as Readable, this.rules).pipe(
         Effect.map((bytes) => {
           this.received = bytes

@@ -6,6 +6,8 @@
  *   instead of an empty one.
  * - An answer given before the request's body has fully arrived (a refused body, a 401) closes
  *   the connection, after a lingering close (see `linger`).
+ * - A connection with more than MAX_UNANSWERED_REQUESTS_PER_CONNECTION requests waiting for their
+ *   answers (pipelined) is closed; a body is asked for (`100 Continue`) when the route starts reading it.
  * - Shutdown logs how many requests it drains, closes keep-alive connections as soon as they
  *   are idle, and after SHUTDOWN_GRACE_MS every connection left.
  */
@@ -14,9 +16,11 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { AppConfig } from "../AppConfig.ts"
 import { beginShutdown } from "../Logging.ts"
+import { awaitContinue } from "./ExpectContinue.ts"
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000
@@ -80,14 +84,44 @@ const answerUnmetExpectation = (_request: IncomingMessage, response: ServerRespo
   response.end(body)
 }
 
+/**
+ * Requests of one connection that may wait for their answers at once; past it the connection is
+ * closed (and the requests on it are interrupted). Node parses every request a client pipelines
+ * as it arrives and stops reading only once answers back up, which answers that take a database
+ * round trip had not: a client that wrote 200,000 requests in one go (24 MB, no valid key
+ * needed) had them all taken at once, 4 GB, every tenant without an answer for a minute. A
+ * client that pipelines waits for answers long before this many; this one is not a client. (The
+ * bound applies to what Node has parsed: the chunk being parsed, 64 KiB, is parsed whole.)
+ */
+export const MAX_UNANSWERED_REQUESTS_PER_CONNECTION = 256
+
+/** Requests waiting for their answers, by connection. */
+const unansweredOn = new WeakMap<Socket, number>()
+
+/** Counts a request on its connection until answered, and closes a connection past the bound. */
+export const limitPipelining = (request: IncomingMessage, response: ServerResponse) => {
+  const connection = request.socket
+  const count = (unansweredOn.get(connection) ?? 0) + 1
+  unansweredOn.set(connection, count)
+  response.once("close", () => unansweredOn.set(connection, unansweredOn.get(connection)! - 1))
+  if (count > MAX_UNANSWERED_REQUESTS_PER_CONNECTION) connection.destroy()
+}
+
 const makeServer = () => {
   let inFlight = 0
   // A request without Host is refused by the guards with a JSON body (Node's own answer has none).
   const server = createServer({ requireHostHeader: false })
-  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+  const onRequest = (request: IncomingMessage, response: ServerResponse) => {
     inFlight++
     response.once("close", () => inFlight--)
     response.once("finish", () => linger(request))
+    limitPipelining(request, response)
+  }
+  server.on("request", onRequest)
+  // Node emits these instead of `request` (effect/http handles them as requests too).
+  server.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
+    awaitContinue(request, response)
+    onRequest(request, response)
   })
   server.on("clientError", answerClientError)
   server.on("checkExpectation", answerUnmetExpectation)
