@@ -3,6 +3,7 @@
  * variable set to an empty string (`DATABASE_URL=` in a .env file) counts as unset.
  */
 import { Config, Context, Effect, Layer, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
+import { MAX_MODEL_CALLS_PER_TURN } from "../services/runtime/TurnLimits.ts"
 
 export interface AppConfigShape {
   /** A real Postgres; when absent the embedded PGlite database in `dataDir` is used. */
@@ -52,6 +53,12 @@ export interface AppConfigShape {
    * `delete_after_idle_minutes`. Only tests and demonstrations shorten it.
    */
   readonly poolMinuteSeconds: number
+  /**
+   * AGENT_PLATFORM_MAX_TURN_STEPS (default 500, MAX_MODEL_CALLS_PER_TURN): the most model calls
+   * one turn makes; past it the turn fails, saying to send a new input to continue (docs/runtime.md,
+   * "Limits of a turn").
+   */
+  readonly maxTurnSteps: number
 }
 
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
@@ -93,6 +100,11 @@ const port = parsed((text) => {
 export const integer = parsed((text) => {
   const value = Number(text)
   return Number.isInteger(value) ? Result.succeed(value) : expected("an integer", text)
+})
+
+const positiveInteger = parsed((text) => {
+  const value = Number(text)
+  return Number.isInteger(value) && value >= 1 ? Result.succeed(value) : expected("a positive integer", text)
 })
 
 const boolean = parsed((text) => {
@@ -159,7 +171,11 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("App
           yield* optional(integer, "AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS"),
           () => 60
         ),
-        poolMinuteSeconds: Option.getOrElse(yield* optional(integer, "AGENT_PLATFORM_POOL_MINUTE_SECONDS"), () => 60)
+        poolMinuteSeconds: Option.getOrElse(yield* optional(integer, "AGENT_PLATFORM_POOL_MINUTE_SECONDS"), () => 60),
+        maxTurnSteps: Option.getOrElse(
+          yield* optional(positiveInteger, "AGENT_PLATFORM_MAX_TURN_STEPS"),
+          () => MAX_MODEL_CALLS_PER_TURN
+        )
       }
     })
   )

@@ -13,6 +13,7 @@ import type { Client } from "../../src/api/Client.ts"
 import type { AgentEvent } from "../../src/domain/runtime/Events.ts"
 import type { ToolCallId } from "../../src/domain/shared/Ids.ts"
 import { workflowShardingConfig } from "../../src/layers/WorkflowEngine.ts"
+import { stepLimitError } from "../../src/services/runtime/TurnLimits.ts"
 import { startServer, usesEmbeddedDatabase, withClient } from "../support/Processes.ts"
 import { until } from "../support/Polling.ts"
 import { scriptedProject } from "../support/ScriptedModel.ts"
@@ -64,10 +65,10 @@ const expectExactlyOnce = (events: ReadonlyArray<AgentEvent>, kinds: ReadonlyArr
  * own, a project and an agent on it, and the agent's input `text` sent: the first server, with what
  * a restart needs (the data directory, its environment, the token) and the paths.
  */
-const startTurn = async (replies: ReadonlyArray<ScriptedReply>, text: string) => {
+const startTurn = async (replies: ReadonlyArray<ScriptedReply>, text: string, moreEnv: Record<string, string> = {}) => {
   const dataDir = servers.dataDir()
   const token = `crash-${randomBytes(16).toString("hex")}`
-  const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash") }
+  const env = { AGENT_PLATFORM_BOOTSTRAP_TOKEN: token, AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("crash"), ...moreEnv }
   const slug = `crash-${randomBytes(4).toString("hex")}`
   await Effect.runPromise(servers.provider.script(replies, { model: slug }))
   const first = await startServer(dataDir, env)
@@ -84,6 +85,14 @@ const readyCall = (baseUrl: string, token: string, paths: Paths) =>
     (page) => page.data[0]?.state === "ready",
     "the custom call"
   ).then((page) => page.data[0].id)
+
+/** The id of the agent's custom call `providerCallId`, once it is `ready`. */
+const readyCallOf = (baseUrl: string, token: string, paths: Paths, providerCallId: string) =>
+  until(
+    () => run(baseUrl, token, (client) => client.toolCalls.list({ params: paths.agentPath, query: {} })),
+    (page) => page.data.some((call) => call.provider_call_id === providerCallId && call.state === "ready"),
+    `the custom call ${providerCallId}`
+  ).then((page) => page.data.find((call) => call.provider_call_id === providerCallId)!.id)
 
 const submitResult = (baseUrl: string, token: string, paths: Paths, toolCallID: ToolCallId, text: string) =>
   run(baseUrl, token, (client) =>
@@ -150,6 +159,32 @@ describeServers("crash and restart", () => {
       expect(JSON.stringify(requests[1].body)).toContain("green")
     } finally {
       await second.stop()
+    }
+  }, TIMEOUT_MS)
+
+  it("killed mid-turn with AGENT_PLATFORM_MAX_TURN_STEPS=3: the resumed turn counts the steps made before the crash", async () => {
+    const { dataDir, env, first, paths, slug, token } = await startTurn([
+      Reply.toolCall("lookup", { query: "one" }, "call_1"),
+      Reply.toolCall("lookup", { query: "two" }, "call_2"),
+      Reply.toolCall("lookup", { query: "three" }, "call_3"),
+      Reply.text("a fourth model call")
+    ], "look up three things", { AGENT_PLATFORM_MAX_TURN_STEPS: "3" })
+    await submitResult(first.baseUrl, token, paths, await readyCallOf(first.baseUrl, token, paths, "call_1"), "first")
+    const second = await readyCallOf(first.baseUrl, token, paths, "call_2")
+    await first.kill()
+
+    const restarted = await startServer(dataDir, env)
+    try {
+      await submitResult(restarted.baseUrl, token, paths, second, "second")
+      await submitResult(restarted.baseUrl, token, paths, await readyCallOf(restarted.baseUrl, token, paths, "call_3"), "third")
+      await until(() => agentOf(restarted.baseUrl, token, paths), (a) => a.status === "idle", "the turn to end")
+      const events = await eventsOf(restarted.baseUrl, token, paths)
+      const turn = await run(restarted.baseUrl, token, (client) =>
+        client.agents.getTurn({ params: { ...paths.agentPath, turnID: events[0].turn_id! } }))
+      expect(turn).toMatchObject({ status: "failed", error: stepLimitError(3), model_calls: 3 })
+      expect(await requestsFor(slug)).toHaveLength(3)
+    } finally {
+      await restarted.stop()
     }
   }, TIMEOUT_MS)
 

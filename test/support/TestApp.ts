@@ -14,6 +14,7 @@ import { AppLive, ServicesLive } from "../../src/layers/AppLive.ts"
 import { NodeTestServerLive } from "../../src/layers/http/NodeServer.ts"
 import type { IdSchema } from "../../src/domain/shared/Ids.ts"
 import { IdGenerator } from "../../src/services/shared/Ids.ts"
+import { MAX_MODEL_CALLS_PER_TURN } from "../../src/services/runtime/TurnLimits.ts"
 import { ApiKeys } from "../../src/services/tenancy/ApiKeys.ts"
 import { Users } from "../../src/services/tenancy/Users.ts"
 
@@ -39,6 +40,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
     serverUrl: Option.none(),
     poolAdmissionWaitSeconds: 60,
     poolMinuteSeconds: 60,
+    maxTurnSteps: MAX_MODEL_CALLS_PER_TURN,
     ...overrides
   })
 

@@ -10,6 +10,7 @@
  * - `finish(turn, status, error)`: ends the turn and starts the agent's next queued input.
  */
 import { Context, Effect, Layer, Option, Result } from "effect"
+import { AppConfig } from "../../layers/AppConfig.ts"
 import { Compaction } from "./Compaction.ts"
 import { LiveOutput } from "./LiveOutput.ts"
 import { describeOverflow, estimateInputTokens } from "./ContextBudget.ts"
@@ -22,6 +23,7 @@ import { Timeline } from "./Timeline.ts"
 import { TurnCancellation } from "./TurnCancellation.ts"
 import { TurnHistory } from "./TurnHistory.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
+import { stepLimitError } from "./TurnLimits.ts"
 import { type FinalTurnStatus, TurnLifecycle } from "./TurnLifecycle.ts"
 import { type AgentIdentity, TurnSetups } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
@@ -66,6 +68,7 @@ const make = Effect.gen(function*() {
   const cancellation = yield* TurnCancellation
   const live = yield* LiveOutput
   const waits = yield* TurnWaits
+  const { maxTurnSteps } = yield* AppConfig
 
   /**
    * The recorded outcomes of the steps of recent turns that made tool calls, by turn, in step
@@ -181,13 +184,29 @@ const make = Effect.gen(function*() {
     })
 
   /**
+   * A step past the turn's model calls (docs/runtime.md, "Limits of a turn"): it fails the turn
+   * without calling the model, unless the turn has ended, or the step was recorded (by a process
+   * that allowed more steps); one read.
+   */
+  const pastTheLimit = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
+    Effect.map(turns.stepState(payload.turn_id, step), (state) =>
+      Option.isNone(state) || !state.value.active
+        ? stopped
+        : Option.isSome(state.value.recorded)
+        ? state.value.recorded.value
+        : failed(stepLimitError(maxTurnSteps)))
+
+  /**
    * One model call of the turn. A step without tool calls ends the turn in the transaction that
-   * records it; a step that fails ends it too; either way the next queued input is launched.
+   * records it; a step that fails ends it too; either way the next queued input is launched. The
+   * step number is the workflow's count of its model calls: a replay runs the same steps again,
+   * so a resumed turn counts the steps it had made.
    */
   const modelStep = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> => {
     const remembered = recordedSteps.get(payload.turn_id)?.[step - 1]
     if (remembered !== undefined) return Effect.succeed(remembered)
-    return Effect.tap(attemptStep(payload, step), (outcome) => {
+    const attempt = step > maxTurnSteps ? pastTheLimit(payload, step) : attemptStep(payload, step)
+    return Effect.tap(attempt, (outcome) => {
       rememberStep(payload.turn_id, step, outcome)
       return outcome._tag === "Failed" ? finish(payload, "failed", outcome.error) : Effect.void
     })
