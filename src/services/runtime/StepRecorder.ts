@@ -28,6 +28,7 @@ import { ASK_QUESTION } from "./ToolDefinitions.ts"
 import { dispatchedWithItsRow, machineRequest, runsOnMachine, stateOnDispatch, ToolDispatch } from "./ToolDispatch.ts"
 import { TurnHistory } from "./TurnHistory.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
+import { MAX_TOOL_CALLS_PER_ANSWER, toolCallLimitError } from "./TurnLimits.ts"
 import { StepAlreadyRecorded, TurnLifecycle } from "./TurnLifecycle.ts"
 import type { TurnSetup } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
@@ -36,6 +37,7 @@ import { signalToken } from "./TurnWorkflow.ts"
 
 const stopped: StepOutcome = { _tag: "Stopped" }
 const finished: StepOutcome = { _tag: "Finished" }
+const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
 
 /** What a call that asks for approval waits for once approved: its result (custom and machine calls), its answer, or nothing. */
 const waitAfterApproval = (name: string, type: "built_in" | "custom", onMachine: boolean): PlannedCall["then"] =>
@@ -150,10 +152,17 @@ const make = Effect.gen(function*() {
    * their row alone (ToolDispatch.dispatchedWithItsRow), in one statement when nothing is in the
    * way (TurnLifecycle.completeAlone and recordCallsAlone; `agent` as the step read it); else in a
    * transaction (`recordInTransaction`). The machine is woken when a call went to it.
+   *
+   * An answer of more than MAX_TOOL_CALLS_PER_ANSWER tool calls is not recorded, by any of the
+   * three: the call is counted with its usage and the step fails (the caller ends the turn).
    */
   const record = (payload: TurnPayload, agent: Agent, setup: TurnSetup, step: number, response: ModelResponse) =>
     Effect.gen(function*() {
       const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
+      if (toolItems.length > MAX_TOOL_CALLS_PER_ANSWER) {
+        yield* turns.addUsage(payload.turn_id, response.usage, 1)
+        return failed(toolCallLimitError(toolItems.length))
+      }
       if (!Arr.isReadonlyArrayNonEmpty(toolItems)) {
         const completed = yield* lifecycle.completeAlone(agent, payload.turn_id, {
           step,
