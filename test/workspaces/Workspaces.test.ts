@@ -6,8 +6,10 @@
  */
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import { MachineId, type WorkspaceId } from "../../src/domain/shared/Ids.ts"
+import { MAX_WORKSPACES_PER_USER } from "../../src/services/workspaces/Workspaces.ts"
 import { clientWith, describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 const facts = (name: string, orgId: string) => ({
@@ -112,6 +114,30 @@ describeApp()("workspaces", (it) => {
       const gone = yield* expectFailure(owner.client.workspaces.get({ params: { workspace_id: created.id } }))
       expect(gone._tag).toBe("NotFound")
       expect(yield* owner.client.workspaces.list()).toEqual([])
+    }))
+
+  it.effect("a person has at most MAX_WORKSPACES_PER_USER: one more is 409 conflict, nothing made; deleting one makes room", () =>
+    Effect.gen(function*() {
+      const { org, owner, project } = yield* ownerWithProject
+      const payload = { name: "One of many", org_id: org.id, project_id: project.id, repository: {} }
+      const first = yield* owner.client.workspaces.create({ payload })
+      // The others as copies of the first (ids: the first's 16 characters, then a count in hexadecimal
+      // with 0, 1, 8, 9 spelled w, x, y, z, all of [a-z2-7]).
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO workspaces (id, user_id, org_id, project_id, name, repository_url, base_ref, default_machine_id,
+          machine_pool_id, sync_enabled)
+        SELECT 'wsp_' || left(substr(id, 5), 16) || translate(lpad(to_hex(i), 10, '0'), '0189', 'wxyz'), user_id, org_id, project_id, name,
+          repository_url, base_ref, default_machine_id, machine_pool_id, sync_enabled
+        FROM workspaces, generate_series(1, ${MAX_WORKSPACES_PER_USER - 1}) AS i WHERE id = ${first.id}`
+      const refused = yield* expectFailure(owner.client.workspaces.create({ payload }))
+      expect(refused).toMatchObject({
+        _tag: "Conflict",
+        error: `You have ${MAX_WORKSPACES_PER_USER} workspaces, the most one person may have; delete one you no longer use to make another`
+      })
+      expect(yield* owner.client.workspaces.list()).toHaveLength(MAX_WORKSPACES_PER_USER)
+      yield* owner.client.workspaces.remove({ params: { workspace_id: first.id } })
+      const made = yield* owner.client.workspaces.create({ payload })
+      expect(made.id).toMatch(ID_PATTERN("wsp"))
     }))
 
   it.effect("a LOCAL worktree whose machine is deleted is on no machine: type null, no user_machine_path, no path", () =>

@@ -34,7 +34,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
     HttpApiEndpoint.post("create", "/workspaces", {
       payload: CreateWorkspace,
       success: Workspace.pipe(HttpApiSchema.status(201)),
-      error: Forbidden.Wire
+      error: [Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create a workspace (and its main worktree)")
   )
