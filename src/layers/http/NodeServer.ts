@@ -6,6 +6,8 @@
  *   instead of an empty one.
  * - An answer given before the request's body has fully arrived (a refused body, a 401) closes
  *   the connection, after a lingering close (see `linger`).
+ * - At most `connectionLimit` connections at once, so clients never take the file descriptors
+ *   the database needs.
  * - A connection with more than MAX_UNANSWERED_REQUESTS_PER_CONNECTION requests waiting for their
  *   answers (pipelined) is closed; a body is asked for (`100 Continue`) when the route starts reading it.
  * - Shutdown logs how many requests it drains, closes keep-alive connections as soon as they
@@ -15,6 +17,7 @@ import { HttpServer } from "effect/http"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
+import { readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
@@ -107,10 +110,31 @@ export const limitPipelining = (request: IncomingMessage, response: ServerRespon
   if (count > MAX_UNANSWERED_REQUESTS_PER_CONNECTION) connection.destroy()
 }
 
+/**
+ * The most connections the listener holds at once: the process's open-file limit less a reserve
+ * (a quarter of it, at most 1,024) for the database's connections, the cluster runner's, and
+ * files. Past it Node closes each new connection at once. Without it, 24,000 idle connections
+ * (no key needed) took every file descriptor: the database pool could not connect (`EMFILE`), so
+ * every tenant's requests failed and the server's background work with them.
+ */
+export const connectionLimit = (openFiles: number | undefined): number =>
+  openFiles === undefined ? 4096 : openFiles - Math.min(1024, Math.floor(openFiles / 4))
+
+/** The soft limit of open files of this process (Linux), or undefined where it cannot be read. */
+export const readOpenFileLimit = (): number | undefined => {
+  try {
+    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync("/proc/self/limits", "utf8"))
+    return line === null || line[1] === "unlimited" ? undefined : Number(line[1])
+  } catch {
+    return undefined
+  }
+}
+
 const makeServer = () => {
   let inFlight = 0
   // A request without Host is refused by the guards with a JSON body (Node's own answer has none).
   const server = createServer({ requireHostHeader: false })
+  server.maxConnections = connectionLimit(readOpenFileLimit())
   const onRequest = (request: IncomingMessage, response: ServerResponse) => {
     inFlight++
     response.once("close", () => inFlight--)

@@ -1,12 +1,18 @@
 /**
- * Requests a client pipelines on one connection: up to MAX_UNANSWERED_REQUESTS_PER_CONNECTION
- * may wait for their answers; past it the connection is closed. A node:http server with the
- * listener's own bound and requests held by the test.
+ * The listener's bounds on connections. Requests a client pipelines on one connection: up to
+ * MAX_UNANSWERED_REQUESTS_PER_CONNECTION may wait for their answers; past it the connection is
+ * closed (a node:http server with the listener's own bound and requests held by the test). The
+ * connections at once: the open-file limit less a reserve for the database and files.
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { type AddressInfo, connect, type Socket } from "node:net"
-import { limitPipelining, MAX_UNANSWERED_REQUESTS_PER_CONNECTION } from "../../src/layers/http/NodeServer.ts"
+import {
+  connectionLimit,
+  limitPipelining,
+  MAX_UNANSWERED_REQUESTS_PER_CONNECTION,
+  readOpenFileLimit
+} from "../../src/layers/http/NodeServer.ts"
 
 const held: Array<ServerResponse> = []
 const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -54,5 +60,15 @@ describe("pipelined requests", () => {
     await until(() => seen.closed, 2_000)
     expect(seen.closed).toBe(true)
     expect(seen.answers).toBe(0)
+  })
+})
+
+describe("connections at once", () => {
+  it("are the open-file limit less a quarter of it, at most 1,024; 4,096 where the limit is not known", () => {
+    expect(connectionLimit(20_000)).toBe(18_976)
+    expect(connectionLimit(1_024)).toBe(768)
+    expect(connectionLimit(undefined)).toBe(4_096)
+    // This machine's limit is read (Linux).
+    expect(readOpenFileLimit()).toBeGreaterThan(0)
   })
 })
