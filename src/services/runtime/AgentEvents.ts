@@ -5,7 +5,7 @@
  * a `stream_closed` event once its caller's access is gone or the server stops (StreamAccess).
  */
 import { Sse } from "effect/encoding"
-import { Cause, Context, Duration, Effect, Layer, Queue, Schema, Stream } from "effect"
+import { Cause, Context, Duration, Effect, Latch, Layer, Queue, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { AgentEvent, EventsQuery } from "../../domain/runtime/Events.ts"
 import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
@@ -44,10 +44,23 @@ const toDeltaEvent = (delta: OutputDelta) => `event: ${OUTPUT_DELTA_EVENTS[delta
 const comment = (text: string) => `: ${text}\n\n`
 
 /**
- * Frames a stream holds for a client that reads slower than they come: when they are full, the
- * timeline waits for the client and live output is dropped (it is never replayed anyway).
+ * What one stream holds for its client, in characters of its text (a byte each for ASCII, which
+ * events' JSON mostly is; a JavaScript string takes one or two bytes a character, its UTF-8 up to
+ * three): the frames queued plus the chunk being written, until the socket took it (the response
+ * pulls its next chunk after the last one drained). Past it, the timeline waits for the client
+ * (no event is lost, reordered or repeated) and live output is dropped (it is never replayed
+ * anyway). A frame larger than this goes alone, once nothing else is held. 1 MiB: several of the
+ * largest inputs (300 KB), thousands of deltas or small events, more than a reading client takes
+ * in one write, and 1,000 stalled streams hold 1 GiB at most (plus the page each has read). It had
+ * been 1,024 frames, each a page of up to 100 events: GBs for one stalled stream of large events.
  */
-const FRAMES_BUFFERED = 1024
+export const STREAM_BUFFERED_CHARS = 1024 * 1024
+
+/**
+ * A page's frames are queued in pieces of about this size (a larger event is a piece alone), so
+ * a page of large events is not one string of its whole size, copied whole on its way out.
+ */
+const PIECE_CHARS = STREAM_BUFFERED_CHARS / 4
 
 const make = Effect.gen(function*() {
   const agentAccess = yield* AgentAccess
@@ -71,36 +84,80 @@ const make = Effect.gen(function*() {
    * them cost about as much CPU as the rest of the stream, docs/performance-record.md): the timeline
    * and the access check from fibers of their own, the live output from its listener. Frames
    * that wait together go out in one write, so the events of one wake-up (committed together,
-   * such as a turn's output and its end) do.
+   * such as a turn's output and its end) do. What waits is bounded in characters
+   * (STREAM_BUFFERED_CHARS), so is that write.
    */
   const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
     Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
       Stream.unwrap(Effect.gen(function*() {
-        const frames = yield* Queue.make<string, Cause.Done>({ capacity: FRAMES_BUFFERED })
-        Queue.offerUnsafe(frames, comment(`events of ${agentId} after sequence ${afterSequence}`))
-        yield* live.subscribe(agentId, (delta) => Queue.offerUnsafe(frames, toDeltaEvent(delta)))
+        const frames = yield* Queue.unbounded<string, Cause.Done>()
+        // Characters queued or in the chunk being written (STREAM_BUFFERED_CHARS); `room` opens when they drop.
+        let held = 0
+        let writing = 0
+        const room = Latch.makeUnsafe(true)
+        const fits = (size: number) => held === 0 || held + size <= STREAM_BUFFERED_CHARS
+        const put = (frame: string) => {
+          held += frame.length
+          Queue.offerUnsafe(frames, frame)
+        }
+        const roomFor = (size: number): Effect.Effect<void> =>
+          Effect.suspend(() => {
+            if (fits(size)) return Effect.void
+            room.closeUnsafe()
+            return Effect.andThen(room.await, roomFor(size))
+          })
+        put(comment(`events of ${agentId} after sequence ${afterSequence}`))
+        yield* live.subscribe(agentId, (delta) => {
+          const frame = toDeltaEvent(delta)
+          if (held + frame.length <= STREAM_BUFFERED_CHARS) put(frame)
+        })
         const sendTimeline = Effect.gen(function*() {
           let after = afterSequence
           while (true) {
             const events = yield* timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL)
             if (events.length === 0) {
-              yield* Queue.offer(frames, comment("heartbeat"))
-            } else {
-              yield* Queue.offer(frames, events.map(toServerSentEvent).join(""))
-              after = events[events.length - 1].sequence
+              const heartbeat = comment("heartbeat")
+              if (!fits(heartbeat.length)) yield* roomFor(heartbeat.length)
+              put(heartbeat)
+              continue
             }
+            after = events[events.length - 1].sequence
+            let piece = ""
+            for (const event of events) {
+              const frame = toServerSentEvent(event)
+              if (piece.length > 0 && piece.length + frame.length > PIECE_CHARS) {
+                if (!fits(piece.length)) yield* roomFor(piece.length)
+                put(piece)
+                piece = ""
+              }
+              piece += frame
+            }
+            if (!fits(piece.length)) yield* roomFor(piece.length)
+            put(piece)
           }
         })
         yield* Effect.forkScoped(Queue.into(sendTimeline, frames))
         yield* streamAccess.lost(orgId, projectId, agentId).pipe(
-          Effect.flatMap((closed) => Queue.offer(frames, closedEvent(closed))),
+          Effect.flatMap((closed) => Effect.sync(() => put(closedEvent(closed)))),
           Effect.andThen(Queue.end(frames)),
           Effect.provide(context),
           Effect.forkScoped
         )
-        return Stream.fromQueue(frames)
+        // The response asks for its next chunk once the last one drained: what it held is gone.
+        const nextChunk = Effect.suspend(() => {
+          if (writing > 0) {
+            held -= writing
+            writing = 0
+            room.openUnsafe()
+          }
+          return Effect.map(Queue.takeAll(frames), (waiting) => {
+            const chunk = waiting.join("")
+            writing = chunk.length
+            return [chunk] as const
+          })
+        })
+        return Stream.fromPull(Effect.succeed(nextChunk))
       })).pipe(
-        Stream.mapArray((waiting) => [waiting.join("")]),
         // The response ends when its stream fails, as when it ends: without this line nothing would say why.
         Stream.tapCause((cause) =>
           Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
