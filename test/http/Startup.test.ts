@@ -6,7 +6,7 @@
  * forwards again) shuts down once and cleanly, DATA_DIR is private (0700, files 0600) under a
  * permissive umask while an operator's own files in it keep their modes, and a DATA_DIR that
  * cannot be created or a DATABASE_URL that is not one is one line. Each request is one log line
- * with its `x-request-id`; an event stream's is written when the stream ends.
+ * with its `x-request-id`; an event stream's is written when the stream ends (a HEAD's at once).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
@@ -224,7 +224,7 @@ describeServers("start-up and shutdown", () => {
     await daemon.stop()
   }, TIMEOUT_MS)
 
-  it("one log line a request, with its x-request-id; an event stream's line is written when the stream ends", async () => {
+  it("one log line a request, with its x-request-id; an event stream's line is written when the stream ends, a HEAD's at once", async () => {
     const dataDir = makeDataDir(template)
     dataDirs.push(dataDir)
     const token = `startup-${randomBytes(16).toString("hex")}`
@@ -261,6 +261,18 @@ describeServers("start-up and shutdown", () => {
       const line = await requestLine(server, "log-stream")
       expect(line).toMatchObject({ method: "GET", path: `${agentPath}/events/stream`, status: 200 })
       expect(line.duration_ms).toBeGreaterThanOrEqual(500)
+
+      // A HEAD's body is never sent: its line is written with its answer.
+      const head = await fetch(`${server.baseUrl}${agentPath}/events/stream`, {
+        method: "HEAD",
+        headers: { authorization: `Bearer ${token}`, "x-request-id": "log-stream-head" }
+      })
+      expect(head.status).toBe(200)
+      expect(await requestLine(server, "log-stream-head")).toMatchObject({
+        method: "HEAD",
+        path: `${agentPath}/events/stream`,
+        status: 200
+      })
     } finally {
       await server.stop()
     }

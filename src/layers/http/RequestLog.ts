@@ -1,6 +1,7 @@
 /**
  * Every request gets an `x-request-id` (the caller's, or a new one) and one log line, written
- * when its answer is ready, or, for a streamed answer (an event stream), when the stream ends.
+ * when its answer is ready, or, for a streamed answer (an event stream), when the stream ends
+ * (a HEAD's when its answer is ready: its body is never sent).
  * (Tracing is off for the whole server: src/layers/AppLive.ts.)
  *
  * It wraps the app rather than being the listener's middleware: effect/http answers a request
@@ -34,7 +35,8 @@ export const requestLog = <E, R>(
       Effect.flatMap((answer) => {
         const response = HttpServerResponse.setHeader(answer, "x-request-id", requestId)
         const body = response.body
-        return body._tag === "Stream"
+        // A HEAD's body is never read, so its stream would never end: it is logged now, as any answer.
+        return body._tag === "Stream" && request.method !== "HEAD"
           ? Effect.succeed(HttpServerResponse.setBody(
             response,
             HttpBody.stream(Stream.ensuring(body.stream, logLine(response.status)), body.contentType, body.contentLength)
