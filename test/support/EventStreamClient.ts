@@ -1,7 +1,7 @@
 /**
  * A raw Server-Sent Events client over node:http for tests: opens the agent's event stream (on
  * the in-process test server, or on a server process at a port), parses frames as they arrive,
- * and can be dropped like a lost connection.
+ * can stop reading for a while, and can be dropped like a lost connection.
  */
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
@@ -30,6 +30,9 @@ export interface OpenStream {
   readonly ended: (timeoutMs?: number) => Effect.Effect<number | undefined>
   /** Drops the connection. */
   readonly drop: Effect.Effect<void>
+  /** Stops reading the response (as a client that does not keep up), until `resume`. */
+  readonly pause: Effect.Effect<void>
+  readonly resume: Effect.Effect<void>
 }
 
 const parseFrame = (frame: string): ServerSentEvent => {
@@ -105,7 +108,9 @@ export const openEventStreamAt = (port: number, path: string, token: string | un
           while (endedAt === undefined && Date.now() < deadline) yield* Effect.sleep("10 millis")
           return endedAt
         }).pipe(provideLive),
-      drop: Effect.sync(() => request?.destroy())
+      drop: Effect.sync(() => request?.destroy()),
+      pause: Effect.sync(() => response.pause()),
+      resume: Effect.sync(() => response.resume())
     }
     return stream
   })
