@@ -18,7 +18,8 @@
  *   baseUrl("anthropic-messages")      -> http://127.0.0.1:PORT/anthropic/v1
  *
  * The answers are written by src/demo/wire (shared with the demo model, `npm run demo-model`);
- * `word_delay_ms` (Reply.slowText) streams an answer word by word, for live output.
+ * `word_delay_ms` (Reply.slowText) streams an answer word by word, for live output. A `raw` reply
+ * writes the answer itself, as a broken or hostile provider would (test/support/HostileReplies.ts).
  */
 import { Context, Effect, Exit, Layer, Schedule, Scope } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
@@ -66,6 +67,8 @@ export type ScriptedReply =
     readonly message: string
     /** Sent as the `retry-after` header. */
     readonly retry_after?: string
+    /** More headers of the answer (`retry-after-ms`). */
+    readonly headers?: Readonly<Record<string, string>>
     readonly delay_ms?: number
   }
   /**
@@ -80,6 +83,20 @@ export type ScriptedReply =
   }
   /** Closes the connection without answering. */
   | { readonly kind: "drop"; readonly delay_ms?: number }
+  /** Writes the answer itself: head, body, end or no end (test/support/HostileReplies.ts). */
+  | {
+    readonly kind: "raw"
+    readonly write: (response: ServerResponse, call: RawCall) => void | Promise<void>
+    readonly delay_ms?: number
+  }
+
+/** What a `raw` reply is told of its call. */
+export interface RawCall {
+  readonly format: ApiFormat
+  readonly stream: boolean
+  /** The Server-Sent Events of a whole streamed answer of `output` in the call's format, its final event last. */
+  readonly streamed: (output: ReadonlyArray<ScriptedOutput>) => ReadonlyArray<string>
+}
 
 /** Shorthands for scripts. */
 export const Reply = {
@@ -102,7 +119,11 @@ export const Reply = {
     kind: "answer",
     output: [call_id === undefined ? { type: "tool_call", name, input } : { type: "tool_call", name, input, call_id }]
   }),
-  error: (status: number, message: string, options: { retry_after?: string; delay_ms?: number } = {}): ScriptedReply => ({
+  error: (
+    status: number,
+    message: string,
+    options: { retry_after?: string; headers?: Readonly<Record<string, string>>; delay_ms?: number } = {}
+  ): ScriptedReply => ({
     kind: "error",
     status,
     message,
@@ -130,6 +151,10 @@ export interface RecordedRequest {
   readonly receivedAt: number
   /** The client closed the connection before the answer was complete. */
   aborted: boolean
+  /** When the connection of the answer closed (Date.now()), once it has. */
+  closedAt: number | undefined
+  /** The client's port: calls on one kept-alive connection share it. */
+  readonly remotePort: number | undefined
 }
 
 /** The answer to a call no script answers: one reply, or one chosen by the call's JSON body. */
@@ -286,10 +311,13 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
       body,
       stream: body?.stream === true,
       receivedAt: Date.now(),
-      aborted: false
+      aborted: false,
+      closedAt: undefined,
+      remotePort: request.socket.remotePort
     }
     if (options.record !== false) recorded.push(record)
     response.on("close", () => {
+      record.closedAt = Date.now()
       if (!response.writableFinished) record.aborted = true
     })
 
@@ -326,8 +354,15 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions = {}) => E
           response,
           reply.status,
           errorBody(format, reply.status, reply.message),
-          reply.retry_after === undefined ? {} : { "retry-after": reply.retry_after }
+          { ...(reply.retry_after === undefined ? {} : { "retry-after": reply.retry_after }), ...reply.headers }
         )
+      case "raw": {
+        const streamed = (output: ReadonlyArray<ScriptedOutput>) => {
+          const answered = answer(format, body, { kind: "answer", output }, true)
+          return answered.stream ? answered.chunks.map((chunk) => chunk.sse) : []
+        }
+        return reply.write(response, { format, stream: record.stream, streamed })
+      }
       case "stream_error": {
         if (!record.stream) return sendJson(response, 500, errorBody(format, 500, reply.message))
         response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
