@@ -5,7 +5,7 @@
  * non-streaming request. Opening a call is retried with exponential backoff, honouring
  * `retry-after`, on 408/409/429/5xx and connection errors; after the last attempt, or on any
  * other status, it fails with ModelProviderError carrying the provider's message. Interrupting a
- * call aborts its HTTP request.
+ * call aborts its HTTP request. A stream is read up to its final event, no further.
  *
  * Everything the provider sends back (error bodies, response bodies, stream events) has the
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
@@ -27,7 +27,7 @@ import { makeModelStreamDecoder } from "./ModelStreamDecoding.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
 import { errorMessage } from "./ProviderJson.ts"
-import { type ExchangeFailed, makeProviderHttp, type ProviderResponse } from "./ProviderHttp.ts"
+import { type ExchangeFailed, makeProviderHttp, type ProviderResponse, STOP_READING } from "./ProviderHttp.ts"
 import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
 import { secretRedactor } from "../../shared/SecretRedaction.ts"
 import { storableJson } from "../../shared/StorableJson.ts"
@@ -205,9 +205,10 @@ const make = Effect.gen(function*() {
     )
 
   /**
-   * Makes a streamed call and reads it to its end, for the life of the scope: `onEvents` gets
-   * the events decoded from each read of the network as it arrives (ModelStreamDecoding.ts), in
-   * plain code, those decoded before a failure (an in-stream error event) before it fails.
+   * Makes a streamed call and reads it up to its final event, for the life of the scope:
+   * `onEvents` gets the events decoded from each read of the network as it arrives
+   * (ModelStreamDecoding.ts), in plain code, those decoded before a failure (an in-stream error
+   * event) before it fails.
    */
   const stream = (
     request: ModelRequest,
@@ -222,7 +223,8 @@ const make = Effect.gen(function*() {
       yield* response.forEachRead((chunks) => {
         const decoded = decoder.decode(chunks)
         if (decoded.events.length > 0) onEvents(decoded.events)
-        return decoded.failure
+        if (decoded.failure !== undefined) return decoded.failure
+        return decoded.complete === true ? STOP_READING : undefined
       }).pipe(
         Effect.catchTag("ExchangeFailed", (cause) =>
           Effect.fail(

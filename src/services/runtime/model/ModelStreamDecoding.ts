@@ -3,16 +3,23 @@
  * Server-Sent Events (their data redacted), events to the adapter's ModelEvents, in plain code
  * over each network chunk: a model answers in many small pieces, and an effect or a stream stage
  * per piece would cost more than the decoding itself.
+ *
+ * The adapter's final event (`done`) completes the response: what follows is not decoded, and the
+ * reader stops.
  */
 import { Sse } from "effect/encoding"
 import { Result } from "effect"
 import { type ModelEvent, ModelProviderError } from "./ModelMessages.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 
-/** The events of the chunks decoded so far, and the failure that ended the response, if any. */
+/**
+ * The events of the chunks decoded so far, and the failure that ended the response, if any;
+ * `complete` once the adapter's final event came (the events end with it).
+ */
 export interface Decoded {
   readonly events: ReadonlyArray<ModelEvent>
   readonly failure?: ModelProviderError
+  readonly complete?: boolean
 }
 
 export interface ModelStreamDecoder {
@@ -41,15 +48,23 @@ export const makeModelStreamDecoder = (
         return { events, failure: new ModelProviderError({ status: null, message }) }
       }
     }
-    for (const sse of parsed.splice(0)) {
+    const count = parsed.length
+    for (let index = 0; index < count; index++) {
+      const sse = parsed[index]
       const decoded = adapterDecoder({ event: sse.event, data: redact(sse.data) })
-      if (Result.isFailure(decoded)) return { events, failure: decoded.failure }
+      if (Result.isFailure(decoded)) {
+        parsed.length = 0
+        return { events, failure: decoded.failure }
+      }
       for (const event of decoded.success) {
         events.push(event)
         if (event.type === "done") complete = true
       }
+      // The final event: what follows it (another answer, an error) is not the answer's.
+      if (complete) break
     }
-    return { events }
+    parsed.length = 0
+    return complete ? { events, complete } : { events }
   }
 
   const end = () =>

@@ -14,16 +14,23 @@
  *   reading starts are kept; more than HIGH_WATER_BYTES of them pause the socket until it starts.
  * - The exchange lives in its Scope: closing the scope before the body's end (an interruption, a
  *   failure while decoding) destroys the request, so the provider sees the client hang up.
+ * - A reader that stops before the body's end (it has what it wants) leaves the rest to be read
+ *   and dropped for at most AFTER_END_MILLIS and AFTER_END_BYTES, so a body that ends just after
+ *   keeps its connection for the next call; one that goes on is closed (docs/model-adapters.md, "Bounds").
  */
 import { Data, Effect, type Scope } from "effect"
 import type { LookupFunction } from "node:net"
 import http from "node:http"
 import https from "node:https"
+import { AFTER_END_BYTES, AFTER_END_MILLIS } from "./ModelCallLimits.ts"
 
 const HIGH_WATER_BYTES = 1024 * 1024
 
 /** The request could not be sent, its answer's head did not arrive (refused, reset, DNS), or its body broke off. */
 export class ExchangeFailed extends Data.TaggedError("ExchangeFailed")<{ readonly message: string }> {}
+
+/** What a reader returns to stop reading: it has what it wants of the body. */
+export const STOP_READING = Symbol("STOP_READING")
 
 export interface ProviderResponse {
   readonly status: number
@@ -31,9 +38,11 @@ export interface ProviderResponse {
   /**
    * Reads the body to its end, handing `onRead` the chunks of each read of the network as they
    * arrive, in plain code (no effect per read). A failure `onRead` returns stops the reading and
-   * fails with it; an exception it throws is a defect.
+   * fails with it, STOP_READING stops it; an exception it throws is a defect.
    */
-  readonly forEachRead: <E>(onRead: (chunks: ReadonlyArray<Buffer>) => E | undefined) => Effect.Effect<void, ExchangeFailed | E>
+  readonly forEachRead: <E>(
+    onRead: (chunks: ReadonlyArray<Buffer>) => E | typeof STOP_READING | undefined
+  ) => Effect.Effect<void, ExchangeFailed | E>
   /** The rest of the body as text. */
   readonly text: Effect.Effect<string, ExchangeFailed>
 }
@@ -56,6 +65,9 @@ class BodyReader {
   /** A microtask to hand the received chunks over is queued. */
   private handing = false
   private ended = false
+  /** A reader stopped before the body's end: it had what it wanted. */
+  private stopped = false
+  private released = false
   /** How the body ended (its end, or why it broke off), once it has. */
   private outcome: Effect.Effect<void, ExchangeFailed> | undefined
   /** The reader's handling of the chunks of a read and of the body's end, while one reads. */
@@ -66,7 +78,10 @@ class BodyReader {
     }
     | undefined
 
-  constructor(private readonly message: http.IncomingMessage) {
+  constructor(
+    private readonly message: http.IncomingMessage,
+    private readonly request: http.ClientRequest
+  ) {
     message.on("data", (chunk: Buffer) => {
       this.received.push(chunk)
       this.receivedBytes += chunk.length
@@ -84,11 +99,6 @@ class BodyReader {
     message.on("error", (error) => this.settle(Effect.fail(new ExchangeFailed({ message: error.message }))))
     message.on("close", () =>
       this.settle(Effect.fail(new ExchangeFailed({ message: "the connection closed before the response was complete" }))))
-  }
-
-  /** The body was read to its end. */
-  get complete() {
-    return this.ended
   }
 
   private settle(outcome: Effect.Effect<void, ExchangeFailed>) {
@@ -112,7 +122,9 @@ class BodyReader {
     if (this.outcome !== undefined) this.reader?.end(this.outcome)
   }
 
-  readonly forEachRead = <E>(onRead: (chunks: ReadonlyArray<Buffer>) => E | undefined): Effect.Effect<void, ExchangeFailed | E> =>
+  readonly forEachRead = <E>(
+    onRead: (chunks: ReadonlyArray<Buffer>) => E | typeof STOP_READING | undefined
+  ): Effect.Effect<void, ExchangeFailed | E> =>
     Effect.callback<void, ExchangeFailed | E>((resume) => {
       let done = false
       const finish = (outcome: Effect.Effect<void, ExchangeFailed | E>) => {
@@ -122,13 +134,16 @@ class BodyReader {
         resume(outcome)
       }
       const read = (chunks: ReadonlyArray<Buffer>) => {
-        let failure: E | undefined
+        let failure: E | typeof STOP_READING | undefined
         try {
           failure = onRead(chunks)
         } catch (defect) {
           return finish(Effect.die(defect))
         }
-        if (failure !== undefined) finish(Effect.fail(failure))
+        if (failure === STOP_READING) {
+          this.stopped = true
+          finish(Effect.void)
+        } else if (failure !== undefined) finish(Effect.fail(failure))
       }
       this.reader = { read, end: finish }
       // What arrived before the reading started (all of the body, perhaps).
@@ -148,6 +163,41 @@ class BodyReader {
     }
     return Effect.map(this.forEachRead<never>(keep), () => Buffer.concat(parts).toString("utf8"))
   })
+
+  /**
+   * Done with the exchange. A body read to its end leaves its connection to the agent; one whose
+   * reader stopped early (it had what it wanted) is read on and dropped for AFTER_END_MILLIS and
+   * AFTER_END_BYTES at most, then closed; any other (interrupted, failed) is closed now.
+   */
+  readonly release = () => {
+    if (this.released) return
+    this.released = true
+    if (this.ended) return
+    if (!this.stopped || this.outcome !== undefined) {
+      this.request.destroy()
+      return
+    }
+    let dropped = this.receivedBytes
+    this.received = []
+    this.receivedBytes = 0
+    const timer = setTimeout(() => this.request.destroy(), AFTER_END_MILLIS).unref()
+    const drop = (chunks: ReadonlyArray<Buffer>) => {
+      for (const chunk of chunks) dropped += chunk.length
+      if (dropped > AFTER_END_BYTES) {
+        clearTimeout(timer)
+        this.request.destroy()
+      }
+    }
+    this.reader = {
+      read: drop,
+      end: () => {
+        clearTimeout(timer)
+        this.reader = undefined
+      }
+    }
+    if (dropped > AFTER_END_BYTES) this.request.destroy()
+    else if (this.message.isPaused()) this.message.resume()
+  }
 }
 
 /** The open connections to model providers, closed with the scope. */
@@ -185,7 +235,8 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
       let reader: BodyReader | undefined
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
-          if (request !== undefined && !(reader?.complete ?? false)) request.destroy()
+          if (reader !== undefined) reader.release()
+          else request?.destroy()
         })
       )
       const message = yield* Effect.callback<http.IncomingMessage, ExchangeFailed>((resume) => {
@@ -212,7 +263,7 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
         sent.end()
         return Effect.sync(() => sent.destroy())
       })
-      const received = new BodyReader(message)
+      const received = new BodyReader(message, request!)
       reader = received
       const response: ProviderResponse = {
         status: message.statusCode ?? 0,

@@ -1,0 +1,13 @@
+/**
+ * What one model call may take from its provider (docs/model-adapters.md, "Bounds").
+ */
+
+const KIB = 1024
+
+/**
+ * After the part of a body the call wants (a stream's final event, an error body's first bytes):
+ * the rest is read and dropped for at most this long and AFTER_END_BYTES, so that a connection
+ * whose body ends just after is kept open for the next call; one that goes on is closed.
+ */
+export const AFTER_END_MILLIS = 1000
+export const AFTER_END_BYTES = 64 * KIB

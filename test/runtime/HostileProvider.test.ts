@@ -1,0 +1,110 @@
+/**
+ * A broken or hostile model provider (docs/model-adapters.md, "Bounds"): what one model call may
+ * take from it. The real server over a real database, the provider a real HTTP server
+ * (test/support/HostileReplies.ts).
+ *
+ * Before: a call waited for ever on a provider whose body never ended after its final event; a
+ * second answer in the stream was folded into the first.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { AgentId } from "../../src/domain/shared/Ids.ts"
+import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
+import { Hostile } from "../support/HostileReplies.ts"
+import { eventually } from "../support/Polling.ts"
+import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { TestAppLive } from "../support/TestApp.ts"
+import { fastRetries } from "./RuntimeLayer.ts"
+
+const FORMATS: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
+const app = layer(Layer.mergeAll(TestAppLive(), ScriptedProvider.layer).pipe(Layer.provide(fastRetries)), {
+  timeout: "120 seconds",
+  excludeTestServices: true
+})
+
+interface TurnRow {
+  readonly status: string
+  readonly error: string | null
+}
+
+/** The agent's turns and events as stored (each event's size). */
+const stored = (agentId: AgentId) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const turns = yield* sql<TurnRow>`SELECT status, error FROM turns WHERE agent_id = ${agentId} ORDER BY id`
+    const events = yield* sql<{ readonly event_kind: string; readonly bytes: number }>`
+      SELECT event_kind, octet_length(data::text) AS bytes FROM agent_events WHERE agent_id = ${agentId} ORDER BY sequence`
+    return { turns, events: events.map((event) => ({ kind: event.event_kind, bytes: Number(event.bytes) })) }
+  }).pipe(Effect.orDie)
+
+/** Sends one input to a new agent and waits until its turn ended; the agent, its turns and events. */
+const oneTurn = (rt: RuntimeProject, wait: `${number} seconds` = "60 seconds") =>
+  Effect.gen(function*() {
+    const agent = yield* rt.launch()
+    yield* rt.send(agent.id, "Go")
+    const idle = yield* rt.idle(agent.id, wait)
+    return { agent: idle, ...(yield* stored(agent.id)), output: (yield* rt.events(agent.id)) as ReadonlyArray<Record<string, any>> }
+  })
+
+/** The requests of the project's model. */
+const callsOf = (rt: RuntimeProject) =>
+  Effect.map(Effect.flatMap(ScriptedProvider, (provider) => provider.requests), (all) => all.filter((request) => request.body?.model === rt.slug))
+
+/** Waits until every call of the project's model saw its connection closed; those calls. */
+const allClosed = (rt: RuntimeProject) =>
+  eventually(callsOf(rt), (calls) => calls.every((call) => call.closedAt !== undefined), "the connections closed", "10 seconds")
+
+app("a hostile model provider", (it) => {
+  it.effect("a whole answer whose body never ends: the turn completes with it at its final event, the connection closed after (three formats)", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      for (const format of FORMATS) {
+        const rt = yield* runtimeProject(provider, { format })
+        yield* provider.script([Hostile.answers([[{ type: "text", text: "one" }]], { end: false })], { model: rt.slug })
+        const { output, turns } = yield* oneTurn(rt)
+        expect(turns, format).toEqual([{ status: "completed", error: null }])
+        expect(output.find((event) => event.event_kind === "model_output")?.content_blocks, format).toEqual([{ type: "text", text: "one" }])
+        const [call] = yield* allClosed(rt)
+        expect(call.aborted, format).toBe(true)
+      }
+    }), { timeout: 60_000 })
+
+  it.effect("a whole answer whose body ends 200 ms after its final event: the answer taken at once, the connection kept for the next call", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([
+        Hostile.answers([[{ type: "text", text: "one" }]], { end: 200 }),
+        Reply.text("two")
+      ], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "First")
+      yield* rt.idle(agent.id, "30 seconds")
+      // The first call's body ends while the connection is still read (AFTER_END_MILLIS).
+      yield* eventually(callsOf(rt), (calls) => calls[0]?.closedAt !== undefined, "the first answer's end", "10 seconds")
+      yield* rt.send(agent.id, "Second")
+      yield* rt.idle(agent.id, "30 seconds")
+      const { turns } = yield* stored(agent.id)
+      expect(turns.map((turn) => turn.status)).toEqual(["completed", "completed"])
+      const calls = yield* callsOf(rt)
+      expect(calls.map((call) => call.aborted)).toEqual([false, false])
+      expect(calls[1].remotePort).toBe(calls[0].remotePort)
+    }), { timeout: 60_000 })
+
+  it.effect("two whole answers in one stream: the first is the answer, what follows its final event is not read (three formats)", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      for (const format of FORMATS) {
+        const rt = yield* runtimeProject(provider, { format })
+        yield* provider.script([
+          Hostile.answers([[{ type: "text", text: "one" }], [{ type: "text", text: "two" }]], { end: true })
+        ], { model: rt.slug })
+        const { output, turns } = yield* oneTurn(rt)
+        expect(turns, format).toEqual([{ status: "completed", error: null }])
+        expect(output.filter((event) => event.event_kind === "model_output").map((event) => event.content_blocks), format)
+          .toEqual([[{ type: "text", text: "one" }]])
+      }
+    }), { timeout: 60_000 })
+})
