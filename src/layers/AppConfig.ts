@@ -2,7 +2,7 @@
  * Configuration from the environment (README, docs/operations.md). Read once at start-up. A
  * variable set to an empty string (`DATABASE_URL=` in a .env file) counts as unset.
  */
-import { Config, Context, Effect, Layer, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
 import { MAX_MODEL_CALLS_PER_TURN } from "../services/runtime/TurnLimits.ts"
 
 export interface AppConfigShape {
@@ -59,7 +59,28 @@ export interface AppConfigShape {
    * "Limits of a turn").
    */
   readonly maxTurnSteps: number
+  /**
+   * AGENT_PLATFORM_MODEL_HEAD_TIMEOUT_SECONDS (default 300): how long a model call waits for the
+   * head of the provider's answer (its status and headers) before it closes the connection; a
+   * transient failure, retried like a dropped connection (docs/model-adapters.md, "Bounds").
+   */
+  readonly modelHeadTimeout: Duration.Duration
+  /**
+   * AGENT_PLATFORM_MODEL_IDLE_TIMEOUT_SECONDS (default 300): how long the body of a provider's
+   * answer may send nothing before the call closes the connection and fails.
+   */
+  readonly modelIdleTimeout: Duration.Duration
+  /**
+   * AGENT_PLATFORM_MODEL_CALL_TIMEOUT_SECONDS (default 3600): how long one model call may take in
+   * all (its attempts and the whole streamed answer) before it is stopped and fails.
+   */
+  readonly modelCallTimeout: Duration.Duration
 }
+
+/** The defaults of the model calls' timeouts (docs/model-adapters.md, "Bounds"). */
+export const DEFAULT_MODEL_HEAD_TIMEOUT = Duration.minutes(5)
+export const DEFAULT_MODEL_IDLE_TIMEOUT = Duration.minutes(5)
+export const DEFAULT_MODEL_CALL_TIMEOUT = Duration.minutes(60)
 
 /** The variable `name` read with `config`, an empty (or blank) value counting as unset. */
 const optional = <A>(config: (name: string) => Config.Config<A>, name: string) =>
@@ -124,6 +145,14 @@ const boolean = parsed((text) => {
   }
 })
 
+/** A number of seconds above 0, fractions allowed (tests shorten timeouts below a second). */
+const seconds = parsed((text) => {
+  const value = Number(text)
+  return text.trim() !== "" && Number.isFinite(value) && value > 0
+    ? Result.succeed(Duration.millis(Math.round(value * 1000)))
+    : expected("a number of seconds above 0", text)
+})
+
 const url = parsed((text) => URL.canParse(text) ? Result.succeed(new URL(text)) : expected("an URL", text))
 
 /**
@@ -175,6 +204,18 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("App
         maxTurnSteps: Option.getOrElse(
           yield* optional(positiveInteger, "AGENT_PLATFORM_MAX_TURN_STEPS"),
           () => MAX_MODEL_CALLS_PER_TURN
+        ),
+        modelHeadTimeout: Option.getOrElse(
+          yield* optional(seconds, "AGENT_PLATFORM_MODEL_HEAD_TIMEOUT_SECONDS"),
+          () => DEFAULT_MODEL_HEAD_TIMEOUT
+        ),
+        modelIdleTimeout: Option.getOrElse(
+          yield* optional(seconds, "AGENT_PLATFORM_MODEL_IDLE_TIMEOUT_SECONDS"),
+          () => DEFAULT_MODEL_IDLE_TIMEOUT
+        ),
+        modelCallTimeout: Option.getOrElse(
+          yield* optional(seconds, "AGENT_PLATFORM_MODEL_CALL_TIMEOUT_SECONDS"),
+          () => DEFAULT_MODEL_CALL_TIMEOUT
         )
       }
     })

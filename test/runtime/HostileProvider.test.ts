@@ -1,17 +1,18 @@
 /**
  * A broken or hostile model provider (docs/model-adapters.md, "Bounds"): what one model call may
  * take from it. The real server over a real database, the provider a real HTTP server
- * (test/support/HostileReplies.ts).
+ * (test/support/HostileReplies.ts), with short timeouts: 1 s for an answer's head and for a
+ * pause of its body, 2 s for a whole call in the last block.
  *
- * Before: a call waited for ever on a provider whose body never ended after its final event; a
- * second answer in the stream was folded into the first.
+ * Before: a call waited for ever on a provider that sent nothing, or whose body never ended after
+ * its final event; a second answer in the stream was folded into the first.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
-import { Hostile } from "../support/HostileReplies.ts"
+import { Hostile, type Written } from "../support/HostileReplies.ts"
 import { eventually } from "../support/Polling.ts"
 import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
@@ -19,10 +20,17 @@ import { TestAppLive } from "../support/TestApp.ts"
 import { fastRetries } from "./RuntimeLayer.ts"
 
 const FORMATS: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
-const app = layer(Layer.mergeAll(TestAppLive(), ScriptedProvider.layer).pipe(Layer.provide(fastRetries)), {
-  timeout: "120 seconds",
-  excludeTestServices: true
+const timeouts = (call: Duration.Input) => ({
+  modelHeadTimeout: Duration.seconds(1),
+  modelIdleTimeout: Duration.seconds(1),
+  modelCallTimeout: Duration.fromInputUnsafe(call)
 })
+
+const appWith = (call: Duration.Input) =>
+  layer(Layer.mergeAll(TestAppLive(timeouts(call)), ScriptedProvider.layer).pipe(Layer.provide(fastRetries)), {
+    timeout: "120 seconds",
+    excludeTestServices: true
+  })
 
 interface TurnRow {
   readonly status: string
@@ -56,7 +64,40 @@ const callsOf = (rt: RuntimeProject) =>
 const allClosed = (rt: RuntimeProject) =>
   eventually(callsOf(rt), (calls) => calls.every((call) => call.closedAt !== undefined), "the connections closed", "10 seconds")
 
-app("a hostile model provider", (it) => {
+const failedWith = (turns: ReadonlyArray<TurnRow>) => {
+  expect(turns.map((turn) => turn.status)).toEqual(["failed"])
+  return turns[0].error ?? ""
+}
+
+appWith("30 seconds")("a hostile model provider", (it) => {
+  it.effect("no answer's head: each attempt closed after the head timeout and retried, then the turn fails saying so", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.hang(), Reply.hang(), Reply.hang()], { model: rt.slug })
+      const { agent, turns } = yield* oneTurn(rt)
+      expect(agent.status).toBe("idle")
+      expect(failedWith(turns)).toMatch(
+        /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ sent no answer within 1 second \(AGENT_PLATFORM_MODEL_HEAD_TIMEOUT_SECONDS\); the connection was closed$/
+      )
+      const calls = yield* allClosed(rt)
+      expect(calls.map((call) => call.aborted)).toEqual([true, true, true])
+      for (const call of calls) expect(call.closedAt! - call.receivedAt).toBeGreaterThanOrEqual(900)
+    }), { timeout: 60_000 })
+
+  it.effect("the head, then nothing: closed after the idle timeout, the turn fails saying so (not retried: the answer had begun)", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Hostile.stallAfterHead()], { model: rt.slug })
+      const { turns } = yield* oneTurn(rt)
+      expect(failedWith(turns)).toMatch(
+        /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ sent nothing for 1 second in the middle of its answer \(AGENT_PLATFORM_MODEL_IDLE_TIMEOUT_SECONDS\); the connection was closed$/
+      )
+      const calls = yield* allClosed(rt)
+      expect(calls.map((call) => call.aborted)).toEqual([true])
+    }), { timeout: 60_000 })
+
   it.effect("a whole answer whose body never ends: the turn completes with it at its final event, the connection closed after (three formats)", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
@@ -106,5 +147,40 @@ app("a hostile model provider", (it) => {
         expect(output.filter((event) => event.event_kind === "model_output").map((event) => event.content_blocks), format)
           .toEqual([[{ type: "text", text: "one" }]])
       }
+    }), { timeout: 60_000 })
+
+  it.effect("a 500 whose body drips and never ends: each attempt's body waited for the idle timeout in all, its connection closed, retried; the turn fails with the status", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      // A space every 300 ms: never idle for the idle timeout, so only the error body's own bound ends it.
+      const dripping = () => Hostile.errorNeverEnds(500, 300)
+      yield* provider.script([dripping(), dripping(), dripping()], { model: rt.slug })
+      const { turns } = yield* oneTurn(rt)
+      expect(failedWith(turns)).toBe(
+        "The model provider failed with HTTP 500: The model provider answered HTTP 500, and its body did not come within 1 second"
+      )
+      const calls = yield* allClosed(rt)
+      expect(calls.map((call) => call.aborted)).toEqual([true, true, true])
+    }), { timeout: 60_000 })
+})
+
+appWith("2 seconds")("a model provider that drips its answer", (it) => {
+  it.effect("a delta every 200 ms (never idle for 1 s), never ending: stopped at the call's timeout, the connection closed, the turn fails saying so", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const written: Written = { bytes: 0 }
+      yield* provider.script([Hostile.drip(200, written)], { model: rt.slug })
+      const started = Date.now()
+      const { agent, events, turns } = yield* oneTurn(rt, "30 seconds")
+      expect(agent.status).toBe("idle")
+      expect(failedWith(turns)).toMatch(
+        /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ took more than 2 seconds to answer \(AGENT_PLATFORM_MODEL_CALL_TIMEOUT_SECONDS\); the connection was closed$/
+      )
+      expect(events.map((event) => event.kind)).not.toContain("model_output")
+      const [call] = yield* allClosed(rt)
+      expect(call.aborted).toBe(true)
+      expect(call.closedAt! - started).toBeLessThan(10_000)
     }), { timeout: 60_000 })
 })

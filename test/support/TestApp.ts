@@ -9,7 +9,13 @@ import { layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeClient } from "../../src/api/Client.ts"
-import { AppConfig, type AppConfigShape } from "../../src/layers/AppConfig.ts"
+import {
+  AppConfig,
+  type AppConfigShape,
+  DEFAULT_MODEL_CALL_TIMEOUT,
+  DEFAULT_MODEL_HEAD_TIMEOUT,
+  DEFAULT_MODEL_IDLE_TIMEOUT
+} from "../../src/layers/AppConfig.ts"
 import { AppLive, ServicesLive } from "../../src/layers/AppLive.ts"
 import { NodeTestServerLive } from "../../src/layers/http/NodeServer.ts"
 import type { IdSchema } from "../../src/domain/shared/Ids.ts"
@@ -41,6 +47,9 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
     poolAdmissionWaitSeconds: 60,
     poolMinuteSeconds: 60,
     maxTurnSteps: MAX_MODEL_CALLS_PER_TURN,
+    modelHeadTimeout: DEFAULT_MODEL_HEAD_TIMEOUT,
+    modelIdleTimeout: DEFAULT_MODEL_IDLE_TIMEOUT,
+    modelCallTimeout: DEFAULT_MODEL_CALL_TIMEOUT,
     ...overrides
   })
 

@@ -1,5 +1,6 @@
 /**
- * What one model call may take from its provider (docs/model-adapters.md, "Bounds").
+ * What one model call may take from its provider (docs/model-adapters.md, "Bounds"). The
+ * timeouts are settings (AppConfig: AGENT_PLATFORM_MODEL_*_TIMEOUT_SECONDS).
  */
 
 const KIB = 1024
@@ -11,3 +12,10 @@ const KIB = 1024
  */
 export const AFTER_END_MILLIS = 1000
 export const AFTER_END_BYTES = 64 * KIB
+
+/** `millis` as "5 minutes", "1 second", "0.5 seconds". */
+export const describeMillis = (millis: number) => {
+  const seconds = millis / 1000
+  if (seconds >= 60 && seconds % 60 === 0) return seconds === 60 ? "1 minute" : `${seconds / 60} minutes`
+  return seconds === 1 ? "1 second" : `${seconds} seconds`
+}

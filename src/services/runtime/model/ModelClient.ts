@@ -5,7 +5,11 @@
  * non-streaming request. Opening a call is retried with exponential backoff, honouring
  * `retry-after`, on 408/409/429/5xx and connection errors; after the last attempt, or on any
  * other status, it fails with ModelProviderError carrying the provider's message. Interrupting a
- * call aborts its HTTP request. A stream is read up to its final event, no further.
+ * call aborts its HTTP request.
+ *
+ * A call is bounded in time (docs/model-adapters.md, "Bounds"): the wait for an answer's head,
+ * each pause of its body and the whole call (AppConfig's model timeouts). A stream is read up to
+ * its final event, no further.
  *
  * Everything the provider sends back (error bodies, response bodies, stream events) has the
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
@@ -20,14 +24,16 @@
 import { Clock, Context, Duration, Effect, Layer, Option, Redacted, Schedule, type Scope } from "effect"
 import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { storableText } from "../../../domain/shared/StorableText.ts"
+import { AppConfig } from "../../../layers/AppConfig.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
+import { describeMillis } from "./ModelCallLimits.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
 import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
 import { makeModelStreamDecoder } from "./ModelStreamDecoding.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
 import { errorMessage } from "./ProviderJson.ts"
-import { type ExchangeFailed, makeProviderHttp, type ProviderResponse, STOP_READING } from "./ProviderHttp.ts"
+import { ExchangeFailed, makeProviderHttp, type ProviderResponse, STOP_READING } from "./ProviderHttp.ts"
 import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
 import { secretRedactor } from "../../shared/SecretRedaction.ts"
 import { storableJson } from "../../shared/StorableJson.ts"
@@ -95,21 +101,63 @@ const redactorOf = (request: ModelRequest): Redact =>
 const redactError = (redact: Redact) => (error: ModelProviderError) =>
   new ModelProviderError({ ...error, message: storableText(redact(error.message)) })
 
-const connectionFailure = (cause: ExchangeFailed): AttemptFailure => ({
-  error: new ModelProviderError({ status: null, message: `Could not reach the model provider: ${cause.message}` }),
+/** The provider as failures name it: its base URL's host. */
+const providerOf = (request: ModelRequest) => {
+  try {
+    return `The model provider at ${new URL(request.baseUrl).host}`
+  } catch {
+    return "The model provider"
+  }
+}
+
+const stalledMessage = (request: ModelRequest, timeouts: Timeouts) =>
+  `${providerOf(request)} sent nothing for ${describeMillis(timeouts.idleMillis)} in the middle of its answer ` +
+  "(AGENT_PLATFORM_MODEL_IDLE_TIMEOUT_SECONDS); the connection was closed"
+
+/** The model calls' timeouts, in milliseconds. */
+interface Timeouts {
+  readonly headMillis: number
+  readonly idleMillis: number
+  readonly callMillis: number
+}
+
+const connectionFailure = (request: ModelRequest, timeouts: Timeouts) => (cause: ExchangeFailed): AttemptFailure => ({
+  error: new ModelProviderError({
+    status: null,
+    message: cause.timeout === "head"
+      ? `${providerOf(request)} sent no answer within ${describeMillis(timeouts.headMillis)} ` +
+        "(AGENT_PLATFORM_MODEL_HEAD_TIMEOUT_SECONDS); the connection was closed"
+      : cause.timeout === "idle"
+      ? stalledMessage(request, timeouts)
+      : `Could not reach the model provider: ${cause.message}`
+  }),
   retryable: true,
   retryAfter: Option.none()
 })
 
-const statusFailure = (response: ProviderResponse, redact: Redact) =>
+/**
+ * A failed attempt from its status: the provider's message read from the body, for at most the
+ * idle timeout in all (an error body is small and comes with its head).
+ */
+const statusFailure = (response: ProviderResponse, redact: Redact, timeouts: Timeouts) =>
   Effect.gen(function*() {
-    const text = redact(yield* Effect.orElseSucceed(response.text, () => ""))
+    // Undefined when the body did not come in time (by the idle timeout or this bound).
+    const body = yield* response.text.pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(timeouts.idleMillis),
+        orElse: () => Effect.fail(new ExchangeFailed({ message: "the body did not come", timeout: "idle" }))
+      }),
+      Effect.catch((failed) => Effect.succeed(failed.timeout === "idle" ? undefined : ""))
+    )
+    const text = redact(body ?? "")
     const now = yield* Clock.currentTimeMillis
+    const answered = `The model provider answered HTTP ${response.status}`
     const failure: AttemptFailure = {
       error: new ModelProviderError({
         status: response.status,
-        message: errorMessage(text) ??
-          (text.trim() === "" ? `The model provider answered HTTP ${response.status}` : text.slice(0, 1000))
+        message: body === undefined
+          ? `${answered}, and its body did not come within ${describeMillis(timeouts.idleMillis)}`
+          : errorMessage(text) ?? (text.trim() === "" ? answered : text.slice(0, 1000))
       }),
       retryable: retryableStatus(response.status),
       retryAfter: retryAfterOf(response.headers, now)
@@ -148,9 +196,31 @@ const joinUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, ""
 
 const make = Effect.gen(function*() {
   const policy = yield* NetworkPolicy
+  const config = yield* AppConfig
+  const timeouts: Timeouts = {
+    headMillis: Duration.toMillis(config.modelHeadTimeout),
+    idleMillis: Duration.toMillis(config.modelIdleTimeout),
+    callMillis: Duration.toMillis(config.modelCallTimeout)
+  }
   // Connections are kept open between calls (no TCP connect, nor TLS handshake, per model call);
   // when private targets are blocked, they check what the host resolves to as they connect.
-  const provider = yield* makeProviderHttp(policy.lookup)
+  const provider = yield* makeProviderHttp(policy.lookup, timeouts)
+
+  /** The failures of a call's timeouts. */
+  const stalled = (request: ModelRequest) => new ModelProviderError({ status: null, message: stalledMessage(request, timeouts) })
+  const tooLong = (request: ModelRequest) =>
+    new ModelProviderError({
+      status: null,
+      message: `${providerOf(request)} took more than ${describeMillis(timeouts.callMillis)} to answer ` +
+        "(AGENT_PLATFORM_MODEL_CALL_TIMEOUT_SECONDS); the connection was closed"
+    })
+
+  /** The call, stopped (its connection closed) after the call timeout. */
+  const bounded = <A>(request: ModelRequest, call: Effect.Effect<A, ModelProviderError>) =>
+    Effect.timeoutOrElse(call, {
+      duration: Duration.millis(timeouts.callMillis),
+      orElse: () => Effect.fail(tooLong(request))
+    })
 
   /** Before the first attempt: the base URL's host must not be (or resolve to) a refused private address. */
   const checkTarget = (request: ModelRequest) =>
@@ -196,11 +266,11 @@ const make = Effect.gen(function*() {
       { ...adapter.headers(request), accept: stream ? "text/event-stream" : "application/json" },
       adapter.body(request, stream)
     ).pipe(
-      Effect.mapError(connectionFailure),
+      Effect.mapError(connectionFailure(request, timeouts)),
       Effect.flatMap((response) =>
         response.status >= 200 && response.status < 300
           ? Effect.succeed(response)
-          : Effect.flatMap(statusFailure(response, redact), Effect.fail)
+          : Effect.flatMap(statusFailure(response, redact, timeouts), Effect.fail)
       )
     )
 
@@ -228,7 +298,9 @@ const make = Effect.gen(function*() {
       }).pipe(
         Effect.catchTag("ExchangeFailed", (cause) =>
           Effect.fail(
-            new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
+            cause.timeout === "idle"
+              ? stalled(request)
+              : new ModelProviderError({ status: null, message: `The connection to the model provider broke: ${cause.message}` })
           ))
       )
       const incomplete = decoder.end()
@@ -250,7 +322,7 @@ const make = Effect.gen(function*() {
         for (const event of decoded) events.push(event)
         observe?.(decoded)
       }
-      return Effect.map(Effect.scoped(stream(request, received)), () => storableJson(foldEvents(events)))
+      return bounded(request, Effect.map(Effect.scoped(stream(request, received)), () => storableJson(foldEvents(events))))
     })
 
   const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
@@ -259,10 +331,11 @@ const make = Effect.gen(function*() {
       const adapter = adapters[request.apiFormat]
       yield* checkCall(request)
       const body = yield* withRetries(
-        Effect.flatMap(open(adapter, request, false, redact), (response) => Effect.mapError(response.text, connectionFailure))
+        Effect.flatMap(open(adapter, request, false, redact), (response) =>
+          Effect.mapError(response.text, connectionFailure(request, timeouts)))
       )
       return storableJson(foldEvents(yield* Effect.fromResult(adapter.decodeResponse(redact(body)))))
-    }).pipe(Effect.scoped, Effect.mapError(redactError(redact)))
+    }).pipe(Effect.scoped, Effect.mapError(redactError(redact)), (call) => bounded(request, call))
   }
 
   return { respond, generate } as const

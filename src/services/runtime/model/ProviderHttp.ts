@@ -14,9 +14,11 @@
  *   reading starts are kept; more than HIGH_WATER_BYTES of them pause the socket until it starts.
  * - The exchange lives in its Scope: closing the scope before the body's end (an interruption, a
  *   failure while decoding) destroys the request, so the provider sees the client hang up.
- * - A reader that stops before the body's end (it has what it wants) leaves the rest to be read
- *   and dropped for at most AFTER_END_MILLIS and AFTER_END_BYTES, so a body that ends just after
- *   keeps its connection for the next call; one that goes on is closed (docs/model-adapters.md, "Bounds").
+ * - Time is bounded (docs/model-adapters.md, "Bounds"): an answer's head that does not come within
+ *   `timeouts.head`, or a body that sends nothing for `timeouts.idle`, closes the connection and
+ *   fails with `timeout` set. A reader that stops before the body's end (it has what it wants)
+ *   leaves the rest to be read and dropped for at most AFTER_END_MILLIS and AFTER_END_BYTES, so a
+ *   body that ends just after keeps its connection for the next call; one that goes on is closed.
  */
 import { Data, Effect, type Scope } from "effect"
 import type { LookupFunction } from "node:net"
@@ -26,8 +28,20 @@ import { AFTER_END_BYTES, AFTER_END_MILLIS } from "./ModelCallLimits.ts"
 
 const HIGH_WATER_BYTES = 1024 * 1024
 
-/** The request could not be sent, its answer's head did not arrive (refused, reset, DNS), or its body broke off. */
-export class ExchangeFailed extends Data.TaggedError("ExchangeFailed")<{ readonly message: string }> {}
+/**
+ * The request could not be sent, its answer's head did not arrive (refused, reset, DNS), or its
+ * body broke off; `timeout` says which wait ran out, when one did.
+ */
+export class ExchangeFailed extends Data.TaggedError("ExchangeFailed")<{
+  readonly message: string
+  readonly timeout?: "head" | "idle"
+}> {}
+
+/** How long an exchange waits for its answer's head, and for each next piece of its body. */
+export interface ExchangeTimeouts {
+  readonly headMillis: number
+  readonly idleMillis: number
+}
 
 /** What a reader returns to stop reading: it has what it wants of the body. */
 export const STOP_READING = Symbol("STOP_READING")
@@ -56,7 +70,8 @@ const headersOf = (message: http.IncomingMessage): Record<string, string | undef
 /**
  * The body of a response. Node emits a chunk per piece of the HTTP framing, several for one read
  * of the socket; they are handed to the reader together, in a microtask after the read. Chunks
- * that arrive before a reader starts are kept (the socket paused beyond HIGH_WATER_BYTES).
+ * that arrive before a reader starts are kept (the socket paused beyond HIGH_WATER_BYTES). A body
+ * that sends nothing for `idleMillis` is closed and fails.
  */
 class BodyReader {
   /** Chunks received and not yet handed to the reader. */
@@ -68,6 +83,9 @@ class BodyReader {
   /** A reader stopped before the body's end: it had what it wanted. */
   private stopped = false
   private released = false
+  /** When the last chunk arrived (Date.now()): the idle timer, when it fires, waits on from there. */
+  private lastData = Date.now()
+  private timer: ReturnType<typeof setTimeout> | undefined
   /** How the body ended (its end, or why it broke off), once it has. */
   private outcome: Effect.Effect<void, ExchangeFailed> | undefined
   /** The reader's handling of the chunks of a read and of the body's end, while one reads. */
@@ -80,9 +98,12 @@ class BodyReader {
 
   constructor(
     private readonly message: http.IncomingMessage,
-    private readonly request: http.ClientRequest
+    private readonly request: http.ClientRequest,
+    private readonly idleMillis: number
   ) {
+    this.timer = setTimeout(this.checkIdle, idleMillis).unref()
     message.on("data", (chunk: Buffer) => {
+      this.lastData = Date.now()
       this.received.push(chunk)
       this.receivedBytes += chunk.length
       if (this.reader === undefined) {
@@ -101,9 +122,28 @@ class BodyReader {
       this.settle(Effect.fail(new ExchangeFailed({ message: "the connection closed before the response was complete" }))))
   }
 
+  /** The body sent nothing for `idleMillis`: it fails, its connection closed. */
+  private readonly checkIdle = () => {
+    this.timer = undefined
+    if (this.outcome !== undefined) return
+    const quiet = Date.now() - this.lastData
+    if (quiet < this.idleMillis) {
+      this.timer = setTimeout(this.checkIdle, this.idleMillis - quiet).unref()
+      return
+    }
+    this.settle(Effect.fail(new ExchangeFailed({ message: "the body of the answer stalled", timeout: "idle" })))
+    this.request.destroy()
+  }
+
+  private clearTimer() {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
   private settle(outcome: Effect.Effect<void, ExchangeFailed>) {
     if (this.outcome !== undefined) return
     this.outcome = outcome
+    this.clearTimer()
     // Chunks waiting to be handed over go first; the hand-over ends the reading after them.
     if (!this.handing) this.reader?.end(outcome)
   }
@@ -172,6 +212,7 @@ class BodyReader {
   readonly release = () => {
     if (this.released) return
     this.released = true
+    this.clearTimer()
     if (this.ended) return
     if (!this.stopped || this.outcome !== undefined) {
       this.request.destroy()
@@ -216,8 +257,12 @@ const keepAliveAgents = (lookup: LookupFunction | undefined) =>
 
 const byteLength = (chunks: ReadonlyArray<Uint8Array>) => chunks.reduce((length, chunk) => length + chunk.length, 0)
 
-/** Posts JSON to model providers, for the life of the scope; `lookup` resolves the hosts of new connections. */
-export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.map(keepAliveAgents(lookup), (agents) => {
+/**
+ * Posts JSON to model providers, for the life of the scope; `lookup` resolves the hosts of new
+ * connections; `timeouts` bound the wait for an answer's head and each pause of its body.
+ */
+export const makeProviderHttp = (lookup: LookupFunction | undefined, timeouts: ExchangeTimeouts) =>
+  Effect.map(keepAliveAgents(lookup), (agents) => {
 
   /** Posts `json` (UTF-8, in chunks) to `url`: the response once its head has arrived, for the life of the scope. */
   const postJson = (
@@ -247,12 +292,21 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
           headers: { ...headers, "content-type": "application/json", "content-length": byteLength(json) }
         })
         request = sent
+        const timer = setTimeout(() => {
+          if (answered) return
+          answered = true
+          sent.destroy()
+          resume(Effect.fail(new ExchangeFailed({ message: "no answer came", timeout: "head" })))
+        }, timeouts.headMillis).unref()
         sent.once("response", (response) => {
+          clearTimeout(timer)
+          if (answered) return
           answered = true
           resume(Effect.succeed(response))
         })
         // Kept for the request's life: a socket error after the head arrived reaches the body's reader too.
         sent.on("error", (error) => {
+          clearTimeout(timer)
           if (answered) return
           answered = true
           resume(Effect.fail(new ExchangeFailed({ message: error.message })))
@@ -261,9 +315,12 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
         sent.cork()
         for (const chunk of json) sent.write(chunk)
         sent.end()
-        return Effect.sync(() => sent.destroy())
+        return Effect.sync(() => {
+          clearTimeout(timer)
+          sent.destroy()
+        })
       })
-      const received = new BodyReader(message, request!)
+      const received = new BodyReader(message, request!, timeouts.idleMillis)
       reader = received
       const response: ProviderResponse = {
         status: message.statusCode ?? 0,
@@ -275,4 +332,4 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined) => Effect.m
     })
 
   return { postJson } as const
-})
+  })
