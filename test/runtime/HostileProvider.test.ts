@@ -4,14 +4,17 @@
  * (test/support/HostileReplies.ts), with short timeouts: 1 s for an answer's head and for a
  * pause of its body, 2 s for a whole call in the last block.
  *
- * Before: a call waited for ever on a provider that sent nothing, or whose body never ended after
- * its final event; a second answer in the stream was folded into the first.
+ * Before: a stream of text that never ended grew the server's heap until it died; a call waited
+ * for ever on a provider that sent nothing, or whose body never ended after its final event; a
+ * second answer in the stream was folded into the first; an error body of hundreds of megabytes
+ * was read whole and its message stored whole.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
+import { MAX_ERROR_MESSAGE_CHARACTERS, MAX_MODEL_ANSWER_BYTES, MAX_MODEL_RESPONSE_BYTES } from "../../src/services/runtime/model/ModelCallLimits.ts"
 import { Hostile, type Written } from "../support/HostileReplies.ts"
 import { eventually } from "../support/Polling.ts"
 import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
@@ -20,6 +23,8 @@ import { TestAppLive } from "../support/TestApp.ts"
 import { fastRetries } from "./RuntimeLayer.ts"
 
 const FORMATS: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
+const MIB = 1024 * 1024
+
 const timeouts = (call: Duration.Input) => ({
   modelHeadTimeout: Duration.seconds(1),
   modelIdleTimeout: Duration.seconds(1),
@@ -70,6 +75,74 @@ const failedWith = (turns: ReadonlyArray<TurnRow>) => {
 }
 
 appWith("30 seconds")("a hostile model provider", (it) => {
+  it.effect("a stream of text that never ends: read past 8 MiB of answer, the connection closed, the turn fails naming the limit, nothing stored", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const written: Written = { bytes: 0 }
+      yield* provider.script([Hostile.endless("text", 64 * 1024, written)], { model: rt.slug })
+      const { agent, events, turns } = yield* oneTurn(rt)
+      expect(agent.status).toBe("idle")
+      expect(failedWith(turns)).toMatch(
+        /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ sent an answer larger than 8 MiB \(its text, reasoning and tool calls together\); the platform stopped reading it and closed the connection$/
+      )
+      expect(events.map((event) => event.kind)).not.toContain("model_output")
+      expect(Math.max(...events.map((event) => event.bytes))).toBeLessThan(4096)
+      const [call] = yield* allClosed(rt)
+      expect(call.aborted).toBe(true)
+      // What the provider got out before it saw the close: the limit and what the sockets' buffers held.
+      expect(written.bytes).toBeGreaterThan(MAX_MODEL_ANSWER_BYTES)
+      expect(written.bytes).toBeLessThan(MAX_MODEL_ANSWER_BYTES + 16 * MIB)
+    }), { timeout: 120_000 })
+
+  it.effect("an endless stream of events the platform ignores: read up to 64 MiB, the connection closed, the turn fails naming the limit", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider, { format: "anthropic-messages" })
+      const written: Written = { bytes: 0 }
+      yield* provider.script([Hostile.endless("ignored", 4096, written)], { model: rt.slug })
+      const { agent, events, turns } = yield* oneTurn(rt)
+      expect(agent.status).toBe("idle")
+      expect(failedWith(turns)).toMatch(
+        /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ sent more than 64 MiB for one answer; the platform stopped reading it and closed the connection$/
+      )
+      expect(Math.max(...events.map((event) => event.bytes))).toBeLessThan(4096)
+      const [call] = yield* allClosed(rt)
+      expect(call.aborted).toBe(true)
+      expect(written.bytes).toBeGreaterThan(MAX_MODEL_RESPONSE_BYTES)
+      expect(written.bytes).toBeLessThan(MAX_MODEL_RESPONSE_BYTES + 16 * MIB)
+    }), { timeout: 120_000 })
+
+  it.effect("a whole answer of 48 MiB of text in 1 MiB events: stopped past 8 MiB, the connection closed before its end, nothing stored", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      for (const format of FORMATS) {
+        const rt = yield* runtimeProject(provider, { format })
+        const written: Written = { bytes: 0 }
+        yield* provider.script([Hostile.large({ char: "z", length: 48 * MIB }, MIB, written)], { model: rt.slug })
+        const { events, turns } = yield* oneTurn(rt)
+        expect(failedWith(turns), format).toMatch(
+          /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ sent an answer larger than 8 MiB \(its text, reasoning and tool calls together\); the platform stopped reading it and closed the connection$/
+        )
+        expect(events.map((event) => event.kind), format).not.toContain("model_output")
+        const [call] = yield* allClosed(rt)
+        expect(call.aborted, format).toBe(true)
+        expect(written.bytes, format).toBeLessThan(MAX_MODEL_ANSWER_BYTES + 16 * MIB)
+      }
+    }), { timeout: 120_000 })
+
+  it.effect("a long answer as a model writes one (1.5 M characters in 125,000 deltas, 31.5 MiB of events): stored whole", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const text = "word ".repeat(300_000)
+      yield* provider.script([Reply.text(text)], { model: rt.slug })
+      const { events, output, turns } = yield* oneTurn(rt)
+      expect(turns).toEqual([{ status: "completed", error: null }])
+      expect(output.find((event) => event.event_kind === "model_output")?.content_blocks).toEqual([{ type: "text", text }])
+      expect(events.find((event) => event.kind === "model_output")!.bytes).toBeLessThan(MAX_MODEL_ANSWER_BYTES)
+    }), { timeout: 120_000 })
+
   it.effect("no answer's head: each attempt closed after the head timeout and retried, then the turn fails saying so", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
@@ -162,6 +235,56 @@ appWith("30 seconds")("a hostile model provider", (it) => {
       )
       const calls = yield* allClosed(rt)
       expect(calls.map((call) => call.aborted)).toEqual([true, true, true])
+    }), { timeout: 60_000 })
+
+  it.effect("a 500 with a 200 MB body: 64 KiB of each attempt's read, its connection closed; the turn's error cut to 4 KiB with a marker", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const written: Written = { bytes: 0 }
+      const huge = () => Hostile.hugeError(500, 200 * 1000 * 1000, false, written)
+      yield* provider.script([huge(), huge(), huge()], { model: rt.slug })
+      const { events, turns } = yield* oneTurn(rt)
+      const error = failedWith(turns)
+      expect(error).toBe(
+        `The model provider failed with HTTP 500: ${"y".repeat(MAX_ERROR_MESSAGE_CHARACTERS)} [… cut: ${
+          64 * 1024 - MAX_ERROR_MESSAGE_CHARACTERS
+        } more characters left out; the body, longer than 64 KiB, was not read whole]`
+      )
+      expect(Math.max(...events.map((event) => event.bytes))).toBeLessThan(8 * 1024)
+      const calls = yield* allClosed(rt)
+      expect(calls.map((call) => call.aborted)).toEqual([true, true, true])
+      expect(written.bytes).toBeLessThan(3 * 8 * MIB)
+    }), { timeout: 60_000 })
+
+  it.effect("a 400 whose JSON error message is 100 MB, then one of 60 KB: neither stored whole, each cut to 4 KiB with a marker", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const written: Written = { bytes: 0 }
+      yield* provider.script([Hostile.hugeError(400, 100 * 1000 * 1000, true, written), Reply.error(400, "m".repeat(60_000))], { model: rt.slug })
+      const agent = yield* rt.launch()
+      yield* rt.send(agent.id, "First")
+      yield* rt.idle(agent.id, "30 seconds")
+      yield* rt.send(agent.id, "Second")
+      yield* rt.idle(agent.id, "30 seconds")
+      const { events, turns } = yield* stored(agent.id)
+      expect(turns.map((turn) => turn.status)).toEqual(["failed", "failed"])
+      const prefix = '{"error":{"message":"'
+      expect(turns[0].error).toBe(
+        `The model provider failed with HTTP 400: ${prefix}${"y".repeat(MAX_ERROR_MESSAGE_CHARACTERS - prefix.length)} [… cut: ${
+          64 * 1024 - MAX_ERROR_MESSAGE_CHARACTERS
+        } more characters left out; the body, longer than 64 KiB, was not read whole]`
+      )
+      expect(turns[1].error).toBe(
+        `The model provider failed with HTTP 400: ${"m".repeat(MAX_ERROR_MESSAGE_CHARACTERS)} [… cut: ${
+          60_000 - MAX_ERROR_MESSAGE_CHARACTERS
+        } more characters left out]`
+      )
+      expect(Math.max(...events.map((event) => event.bytes))).toBeLessThan(8 * 1024)
+      const [huge] = yield* allClosed(rt)
+      expect(huge.aborted).toBe(true)
+      expect(written.bytes).toBeLessThan(8 * MIB)
     }), { timeout: 60_000 })
 })
 

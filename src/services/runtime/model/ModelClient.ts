@@ -7,9 +7,11 @@
  * other status, it fails with ModelProviderError carrying the provider's message. Interrupting a
  * call aborts its HTTP request.
  *
- * A call is bounded in time (docs/model-adapters.md, "Bounds"): the wait for an answer's head,
- * each pause of its body and the whole call (AppConfig's model timeouts). A stream is read up to
- * its final event, no further.
+ * A call is bounded (docs/model-adapters.md, "Bounds"): the bytes it reads
+ * (MAX_MODEL_RESPONSE_BYTES), the answer it folds (MAX_MODEL_ANSWER_BYTES, folded as the events
+ * arrive), the error body it reads (MAX_ERROR_BODY_BYTES) and the message it keeps
+ * (MAX_ERROR_MESSAGE_CHARACTERS); the wait for an answer's head, each pause of its body and the
+ * whole call (AppConfig's model timeouts). A stream is read up to its final event, no further.
  *
  * Everything the provider sends back (error bodies, response bodies, stream events) has the
  * call's secret values (its API key) redacted before it is decoded, so no error, output or log
@@ -26,9 +28,16 @@ import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfi
 import { storableText } from "../../../domain/shared/StorableText.ts"
 import { AppConfig } from "../../../layers/AppConfig.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
-import { describeMillis } from "./ModelCallLimits.ts"
+import {
+  cutMessage,
+  describeBytes,
+  describeMillis,
+  MAX_ERROR_BODY_BYTES,
+  MAX_MODEL_ANSWER_BYTES,
+  MAX_MODEL_RESPONSE_BYTES
+} from "./ModelCallLimits.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
-import { foldEvents, ModelProviderError } from "./ModelMessages.ts"
+import { ModelProviderError, ResponseFold } from "./ModelMessages.ts"
 import { makeModelStreamDecoder } from "./ModelStreamDecoding.ts"
 import { OpenAiChatCompletions } from "./OpenAiChatCompletions.ts"
 import { OpenAiResponses } from "./OpenAiResponses.ts"
@@ -96,10 +105,11 @@ const redactorOf = (request: ModelRequest): Redact =>
 
 /**
  * The error with its message redacted (a last guard: provider text is redacted before it is
- * decoded) and storable.
+ * decoded), cut to MAX_ERROR_MESSAGE_CHARACTERS (after the redaction: no cut can leave part of a
+ * key) and storable.
  */
 const redactError = (redact: Redact) => (error: ModelProviderError) =>
-  new ModelProviderError({ ...error, message: storableText(redact(error.message)) })
+  new ModelProviderError({ ...error, message: storableText(cutMessage(redact(error.message))) })
 
 /** The provider as failures name it: its base URL's host. */
 const providerOf = (request: ModelRequest) => {
@@ -136,20 +146,22 @@ const connectionFailure = (request: ModelRequest, timeouts: Timeouts) => (cause:
 })
 
 /**
- * A failed attempt from its status: the provider's message read from the body, for at most the
- * idle timeout in all (an error body is small and comes with its head).
+ * A failed attempt from its status: the provider's message read from the first
+ * MAX_ERROR_BODY_BYTES of the body, for at most the idle timeout in all (an error body is small
+ * and comes with its head), the connection then left (or closed).
  */
 const statusFailure = (response: ProviderResponse, redact: Redact, timeouts: Timeouts) =>
   Effect.gen(function*() {
     // Undefined when the body did not come in time (by the idle timeout or this bound).
-    const body = yield* response.text.pipe(
+    const body = yield* response.text(MAX_ERROR_BODY_BYTES).pipe(
       Effect.timeoutOrElse({
         duration: Duration.millis(timeouts.idleMillis),
         orElse: () => Effect.fail(new ExchangeFailed({ message: "the body did not come", timeout: "idle" }))
       }),
-      Effect.catch((failed) => Effect.succeed(failed.timeout === "idle" ? undefined : ""))
+      Effect.catch((failed) => Effect.succeed(failed.timeout === "idle" ? undefined : { text: "", cut: false }))
     )
-    const text = redact(body ?? "")
+    yield* response.close
+    const text = redact(body?.text ?? "")
     const now = yield* Clock.currentTimeMillis
     const answered = `The model provider answered HTTP ${response.status}`
     const failure: AttemptFailure = {
@@ -157,7 +169,10 @@ const statusFailure = (response: ProviderResponse, redact: Redact, timeouts: Tim
         status: response.status,
         message: body === undefined
           ? `${answered}, and its body did not come within ${describeMillis(timeouts.idleMillis)}`
-          : errorMessage(text) ?? (text.trim() === "" ? answered : text.slice(0, 1000))
+          : (body.cut ? undefined : errorMessage(text)) ??
+            (text.trim() === ""
+              ? answered
+              : cutMessage(text, body.cut ? `the body, longer than ${describeBytes(MAX_ERROR_BODY_BYTES)}, was not read whole` : undefined))
       }),
       retryable: retryableStatus(response.status),
       retryAfter: retryAfterOf(response.headers, now)
@@ -206,7 +221,19 @@ const make = Effect.gen(function*() {
   // when private targets are blocked, they check what the host resolves to as they connect.
   const provider = yield* makeProviderHttp(policy.lookup, timeouts)
 
-  /** The failures of a call's timeouts. */
+  /** The failures of a call's bounds. */
+  const tooLarge = (request: ModelRequest) => () =>
+    new ModelProviderError({
+      status: null,
+      message: `${providerOf(request)} sent more than ${describeBytes(MAX_MODEL_RESPONSE_BYTES)} for one answer; ` +
+        "the platform stopped reading it and closed the connection"
+    })
+  const answerTooLarge = (request: ModelRequest) =>
+    new ModelProviderError({
+      status: null,
+      message: `${providerOf(request)} sent an answer larger than ${describeBytes(MAX_MODEL_ANSWER_BYTES)} ` +
+        "(its text, reasoning and tool calls together); the platform stopped reading it and closed the connection"
+    })
   const stalled = (request: ModelRequest) => new ModelProviderError({ status: null, message: stalledMessage(request, timeouts) })
   const tooLong = (request: ModelRequest) =>
     new ModelProviderError({
@@ -278,21 +305,24 @@ const make = Effect.gen(function*() {
    * Makes a streamed call and reads it up to its final event, for the life of the scope:
    * `onEvents` gets the events decoded from each read of the network as it arrives
    * (ModelStreamDecoding.ts), in plain code, those decoded before a failure (an in-stream error
-   * event) before it fails.
+   * event) before it fails; a failure it returns stops the reading and fails the call.
    */
   const stream = (
     request: ModelRequest,
-    onEvents: (events: ReadonlyArray<ModelEvent>) => void
+    onEvents: (events: ReadonlyArray<ModelEvent>) => ModelProviderError | undefined
   ): Effect.Effect<void, ModelProviderError, Scope.Scope> => {
     const redact = redactorOf(request)
     return Effect.gen(function*() {
       const adapter = adapters[request.apiFormat]
       yield* checkCall(request)
       const response = yield* withRetries(open(adapter, request, true, redact))
-      const decoder = makeModelStreamDecoder(adapter.streamDecoder(), redact)
+      const decoder = makeModelStreamDecoder(adapter.streamDecoder(), redact, tooLarge(request))
       yield* response.forEachRead((chunks) => {
         const decoded = decoder.decode(chunks)
-        if (decoded.events.length > 0) onEvents(decoded.events)
+        if (decoded.events.length > 0) {
+          const failure = onEvents(decoded.events)
+          if (failure !== undefined) return failure
+        }
         if (decoded.failure !== undefined) return decoded.failure
         return decoded.complete === true ? STOP_READING : undefined
       }).pipe(
@@ -309,20 +339,23 @@ const make = Effect.gen(function*() {
   }
 
   /**
-   * The streamed call folded into a response; `observe` sees the events as they arrive (live
-   * output), those decoded from one read of the network at once, synchronously: it must not block.
+   * The streamed call folded into a response as its events arrive (at most
+   * MAX_MODEL_ANSWER_BYTES); `observe` sees the events as they arrive (live output), those
+   * decoded from one read of the network at once, synchronously: it must not block.
    */
   const respond = (
     request: ModelRequest,
     observe?: (events: ReadonlyArray<ModelEvent>) => void
   ): Effect.Effect<ModelResponse, ModelProviderError> =>
     Effect.suspend(() => {
-      const events: Array<ModelEvent> = []
+      const fold = new ResponseFold()
       const received = (decoded: ReadonlyArray<ModelEvent>) => {
-        for (const event of decoded) events.push(event)
+        for (const event of decoded) fold.add(event)
+        if (fold.bytes > MAX_MODEL_ANSWER_BYTES) return answerTooLarge(request)
         observe?.(decoded)
+        return undefined
       }
-      return bounded(request, Effect.map(Effect.scoped(stream(request, received)), () => storableJson(foldEvents(events))))
+      return bounded(request, Effect.map(Effect.scoped(stream(request, received)), () => storableJson(fold.result())))
     })
 
   const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
@@ -331,10 +364,16 @@ const make = Effect.gen(function*() {
       const adapter = adapters[request.apiFormat]
       yield* checkCall(request)
       const body = yield* withRetries(
-        Effect.flatMap(open(adapter, request, false, redact), (response) =>
-          Effect.mapError(response.text, connectionFailure(request, timeouts)))
+        Effect.flatMap(
+          open(adapter, request, false, redact),
+          (response) => Effect.mapError(response.text(MAX_MODEL_RESPONSE_BYTES), connectionFailure(request, timeouts))
+        )
       )
-      return storableJson(foldEvents(yield* Effect.fromResult(adapter.decodeResponse(redact(body)))))
+      if (body.cut) return yield* Effect.fail(tooLarge(request)())
+      const fold = new ResponseFold()
+      for (const event of yield* Effect.fromResult(adapter.decodeResponse(redact(body.text)))) fold.add(event)
+      if (fold.bytes > MAX_MODEL_ANSWER_BYTES) return yield* Effect.fail(answerTooLarge(request))
+      return storableJson(fold.result())
     }).pipe(Effect.scoped, Effect.mapError(redactError(redact)), (call) => bounded(request, call))
   }
 

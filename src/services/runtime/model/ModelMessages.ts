@@ -136,57 +136,105 @@ export class ModelProviderError extends Schema.TaggedError<ModelProviderError>()
   notCalled: Schema.optional(Schema.Boolean)
 }) {}
 
-/** Folds the events of one model call into its response (text and reasoning deltas joined per block). */
-export const foldEvents = (events: Iterable<ModelEvent>): ModelResponse => {
-  const output: Array<AssistantItem> = []
-  let usage = emptyUsage
-  let stopReason: StopReason = "end_turn"
-  let openText: string | undefined
-  let openReasoning: string | undefined
-  const closeText = () => {
-    if (openText !== undefined) output.push({ type: "assistant_text", text: openText })
-    openText = undefined
+/**
+ * About the UTF-8 length of `value` as JSON (its strings and keys with their quotes, its other
+ * values, its brackets; not its commas), walked with a stack: a model's tool input may nest deeper
+ * than JSON.stringify's recursion goes (it is cut to 64 levels only once folded, StorableJson.ts).
+ */
+const jsonBytes = (value: unknown): number => {
+  let bytes = 0
+  const stack: Array<unknown> = [value]
+  while (stack.length > 0) {
+    const next = stack.pop()
+    if (typeof next === "string") bytes += Buffer.byteLength(next) + 2
+    else if (Array.isArray(next)) {
+      bytes += 2
+      for (const item of next) stack.push(item)
+    } else if (typeof next === "object" && next !== null) {
+      bytes += 2
+      for (const key in next) {
+        bytes += Buffer.byteLength(key) + 3
+        stack.push((next as Record<string, unknown>)[key])
+      }
+    } else bytes += String(next).length
   }
-  const closeReasoning = (replay: ReasoningReplay | undefined) => {
-    if (openReasoning !== undefined || replay !== undefined) {
-      output.push(
+  return bytes
+}
+
+/**
+ * The fold of one model call's events into its response, as they arrive (text and reasoning
+ * deltas joined per block): `add` each event, `result` at the end. `bytes` is the size of what it
+ * holds so far, in UTF-8 bytes: texts, reasoning, tool calls' ids, names and inputs (as JSON) and
+ * replay data (ModelClient bounds it, MAX_MODEL_ANSWER_BYTES).
+ */
+export class ResponseFold {
+  bytes = 0
+  private readonly output: Array<AssistantItem> = []
+  private usage = emptyUsage
+  private stopReason: StopReason = "end_turn"
+  private openText: string | undefined
+  private openReasoning: string | undefined
+
+  private closeText() {
+    if (this.openText !== undefined) this.output.push({ type: "assistant_text", text: this.openText })
+    this.openText = undefined
+  }
+
+  private closeReasoning(replay: ReasoningReplay | undefined) {
+    if (this.openReasoning !== undefined || replay !== undefined) {
+      this.output.push(
         replay === undefined
-          ? { type: "assistant_reasoning", summary: openReasoning ?? "" }
-          : { type: "assistant_reasoning", summary: openReasoning ?? "", replay }
+          ? { type: "assistant_reasoning", summary: this.openReasoning ?? "" }
+          : { type: "assistant_reasoning", summary: this.openReasoning ?? "", replay }
       )
     }
-    openReasoning = undefined
+    this.openReasoning = undefined
   }
-  for (const event of events) {
+
+  add(event: ModelEvent) {
     switch (event.type) {
       case "text_delta":
-        closeReasoning(undefined)
-        openText = (openText ?? "") + event.text
+        this.closeReasoning(undefined)
+        this.openText = (this.openText ?? "") + event.text
+        this.bytes += Buffer.byteLength(event.text)
         break
       case "reasoning_delta":
-        closeText()
-        openReasoning = (openReasoning ?? "") + event.text
+        this.closeText()
+        this.openReasoning = (this.openReasoning ?? "") + event.text
+        this.bytes += Buffer.byteLength(event.text)
         break
       case "reasoning_done":
-        closeText()
-        closeReasoning(event.replay)
+        this.closeText()
+        this.closeReasoning(event.replay)
+        if (event.replay !== undefined) this.bytes += Buffer.byteLength(event.replay.data)
         break
       case "tool_call":
-        closeText()
-        closeReasoning(undefined)
-        output.push({ type: "tool_call", call_id: event.call_id, name: event.name, input: event.input })
+        this.closeText()
+        this.closeReasoning(undefined)
+        this.output.push({ type: "tool_call", call_id: event.call_id, name: event.name, input: event.input })
+        this.bytes += Buffer.byteLength(event.call_id) + Buffer.byteLength(event.name) + jsonBytes(event.input)
         break
       case "usage":
-        usage = event.usage
+        this.usage = event.usage
         break
       case "done":
-        stopReason = event.stop_reason
+        this.stopReason = event.stop_reason
         break
     }
   }
-  closeText()
-  closeReasoning(undefined)
-  return { output, usage, stop_reason: stopReason }
+
+  result(): ModelResponse {
+    this.closeText()
+    this.closeReasoning(undefined)
+    return { output: this.output, usage: this.usage, stop_reason: this.stopReason }
+  }
+}
+
+/** Folds the events of one model call into its response (text and reasoning deltas joined per block). */
+export const foldEvents = (events: Iterable<ModelEvent>): ModelResponse => {
+  const fold = new ResponseFold()
+  for (const event of events) fold.add(event)
+  return fold.result()
 }
 
 /** The text of content blocks, as vendors that take a single string want it. */

@@ -4,11 +4,12 @@
  * over each network chunk: a model answers in many small pieces, and an effect or a stream stage
  * per piece would cost more than the decoding itself.
  *
- * The adapter's final event (`done`) completes the response: what follows is not decoded, and the
- * reader stops.
+ * The bytes read are counted: past MAX_MODEL_RESPONSE_BYTES the response fails. The adapter's
+ * final event (`done`) completes it: what follows is not decoded, and the reader stops.
  */
 import { Sse } from "effect/encoding"
 import { Result } from "effect"
+import { MAX_MODEL_RESPONSE_BYTES } from "./ModelCallLimits.ts"
 import { type ModelEvent, ModelProviderError } from "./ModelMessages.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 
@@ -29,20 +30,27 @@ export interface ModelStreamDecoder {
   readonly end: () => ModelProviderError | undefined
 }
 
-/** The decoder of one streamed model response. */
+/**
+ * The decoder of one streamed model response; `tooLarge` is its failure past
+ * MAX_MODEL_RESPONSE_BYTES.
+ */
 export const makeModelStreamDecoder = (
   adapterDecoder: ReturnType<WireAdapter["streamDecoder"]>,
-  redact: (text: string) => string
+  redact: (text: string) => string,
+  tooLarge: () => ModelProviderError
 ): ModelStreamDecoder => {
   const text = new TextDecoder()
   const parsed: Array<SseEvent> = []
   // A `retry:` field is for browsers reconnecting an EventSource; a model call is not resumed.
   const parser = Sse.makeParser((event) => event._tag === "Event" && parsed.push({ event: event.event, data: event.data }))
   let complete = false
+  let received = 0
 
   const decode = (chunks: ReadonlyArray<Uint8Array>): Decoded => {
     const events: Array<ModelEvent> = []
     for (const bytes of chunks) {
+      received += bytes.length
+      if (received > MAX_MODEL_RESPONSE_BYTES) return { events, failure: tooLarge() }
       if (parser.feed(text.decode(bytes, { stream: true })) !== undefined) {
         const message = "The model provider sent a stream event too large to read"
         return { events, failure: new ModelProviderError({ status: null, message }) }

@@ -57,8 +57,10 @@ export interface ProviderResponse {
   readonly forEachRead: <E>(
     onRead: (chunks: ReadonlyArray<Buffer>) => E | typeof STOP_READING | undefined
   ) => Effect.Effect<void, ExchangeFailed | E>
-  /** The rest of the body as text. */
-  readonly text: Effect.Effect<string, ExchangeFailed>
+  /** The rest of the body as text, its first `maxBytes` bytes at most (`cut` when there were more). */
+  readonly text: (maxBytes: number) => Effect.Effect<{ readonly text: string; readonly cut: boolean }, ExchangeFailed>
+  /** Done with the exchange: a body not read to its end is left (AFTER_END_MILLIS, AFTER_END_BYTES) or closed. */
+  readonly close: Effect.Effect<void>
 }
 
 const headersOf = (message: http.IncomingMessage): Record<string, string | undefined> => {
@@ -195,14 +197,25 @@ class BodyReader {
       })
     })
 
-  readonly text: Effect.Effect<string, ExchangeFailed> = Effect.suspend(() => {
-    const parts: Array<Buffer> = []
-    const keep = (chunks: ReadonlyArray<Buffer>) => {
-      for (const chunk of chunks) parts.push(chunk)
-      return undefined
-    }
-    return Effect.map(this.forEachRead<never>(keep), () => Buffer.concat(parts).toString("utf8"))
-  })
+  readonly text = (maxBytes: number): Effect.Effect<{ readonly text: string; readonly cut: boolean }, ExchangeFailed> =>
+    Effect.suspend(() => {
+      const parts: Array<Buffer> = []
+      let bytes = 0
+      let cut = false
+      const keep = (chunks: ReadonlyArray<Buffer>) => {
+        for (const chunk of chunks) {
+          if (bytes + chunk.length > maxBytes) {
+            parts.push(chunk.subarray(0, maxBytes - bytes))
+            cut = true
+            return STOP_READING
+          }
+          parts.push(chunk)
+          bytes += chunk.length
+        }
+        return undefined
+      }
+      return Effect.map(this.forEachRead<never>(keep), () => ({ text: Buffer.concat(parts).toString("utf8"), cut }))
+    })
 
   /**
    * Done with the exchange. A body read to its end leaves its connection to the agent; one whose
@@ -326,7 +339,8 @@ export const makeProviderHttp = (lookup: LookupFunction | undefined, timeouts: E
         status: message.statusCode ?? 0,
         headers: headersOf(message),
         forEachRead: received.forEachRead,
-        text: received.text
+        text: received.text,
+        close: Effect.sync(received.release)
       }
       return response
     })
