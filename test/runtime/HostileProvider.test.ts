@@ -7,7 +7,8 @@
  * Before: a stream of text that never ended grew the server's heap until it died; a call waited
  * for ever on a provider that sent nothing, or whose body never ended after its final event; a
  * second answer in the stream was folded into the first; an error body of hundreds of megabytes
- * was read whole and its message stored whole.
+ * was read whole and its message stored whole; `retry-after-ms: 0` made the attempts follow each
+ * other at once.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
@@ -285,6 +286,21 @@ appWith("30 seconds")("a hostile model provider", (it) => {
       const [huge] = yield* allClosed(rt)
       expect(huge.aborted).toBe(true)
       expect(written.bytes).toBeLessThan(8 * MIB)
+    }), { timeout: 60_000 })
+
+  it.effect("`retry-after-ms: 0`: the attempts still wait the first step of the backoff between them", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const busy = () => Reply.error(429, "slow down", { headers: { "retry-after-ms": "0" } })
+      yield* provider.script([busy(), busy(), busy()], { model: rt.slug })
+      const { turns } = yield* oneTurn(rt)
+      expect(failedWith(turns)).toBe("The model provider failed with HTTP 429: slow down")
+      const calls = yield* callsOf(rt)
+      expect(calls).toHaveLength(3)
+      // fastRetries: 20 ms the first step.
+      expect(calls[1].receivedAt - calls[0].receivedAt).toBeGreaterThanOrEqual(20)
+      expect(calls[2].receivedAt - calls[1].receivedAt).toBeGreaterThanOrEqual(20)
     }), { timeout: 60_000 })
 })
 

@@ -182,8 +182,9 @@ const statusFailure = (response: ProviderResponse, redact: Redact, timeouts: Tim
 
 /**
  * When to try a failed attempt again: only a retryable failure, at most `maxAttempts` in all,
- * after its `retry-after` when it gives one no longer than `maxRetryAfter`, else after the
- * exponential backoff from `initialDelay` (doubling, at most `maxDelay`).
+ * after its `retry-after` when it gives one no longer than `maxRetryAfter` (and no shorter than
+ * `initialDelay`: a provider saying 0 does not make the attempts follow each other at once), else
+ * after the exponential backoff from `initialDelay` (doubling, at most `maxDelay`).
  */
 const retrySchedule = (policy: RetryPolicy) =>
   Schedule.exponential(policy.initialDelay, 2).pipe(
@@ -191,7 +192,10 @@ const retrySchedule = (policy: RetryPolicy) =>
     Schedule.while(({ attempt, input }) => input.retryable && attempt <= policy.maxAttempts - 1),
     Schedule.modifyDelay(({ duration, input }) =>
       Effect.succeed(Option.getOrElse(
-        Option.filter(input.retryAfter, Duration.isLessThanOrEqualTo(policy.maxRetryAfter)),
+        Option.map(
+          Option.filter(input.retryAfter, Duration.isLessThanOrEqualTo(policy.maxRetryAfter)),
+          (retryAfter) => Duration.max(retryAfter, policy.initialDelay)
+        ),
         () => Duration.min(duration, policy.maxDelay)
       )))
   )
