@@ -11,16 +11,18 @@
  * other at once.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
+import { ConversationItems } from "../../src/services/runtime/model/ConversationItems.ts"
 import { MAX_ERROR_MESSAGE_CHARACTERS, MAX_MODEL_ANSWER_BYTES, MAX_MODEL_RESPONSE_BYTES } from "../../src/services/runtime/model/ModelCallLimits.ts"
+import { ModelClient } from "../../src/services/runtime/model/ModelClient.ts"
 import { Hostile, type Written } from "../support/HostileReplies.ts"
 import { eventually } from "../support/Polling.ts"
 import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { TestAppLive } from "../support/TestApp.ts"
+import { TestAppLive, testConfig } from "../support/TestApp.ts"
 import { fastRetries } from "./RuntimeLayer.ts"
 
 const FORMATS: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
@@ -170,6 +172,30 @@ appWith("30 seconds")("a hostile model provider", (it) => {
       )
       const calls = yield* allClosed(rt)
       expect(calls.map((call) => call.aborted)).toEqual([true])
+    }), { timeout: 60_000 })
+
+  it.effect("a whole (non-streamed) answer whose body stalls after its head: the call fails once, not tried again", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const model = `stall-${Date.now()}`
+      yield* provider.script([Hostile.stallAfterHead(), Reply.text("too late")], { model })
+      const error = yield* Effect.flatMap(ModelClient, (client) =>
+        Effect.flip(client.generate({
+          apiFormat: "openai-responses",
+          baseUrl: provider.baseUrl("openai-responses"),
+          apiKey: Redacted.make("sk-test"),
+          model,
+          instruction: "Answer.",
+          conversation: ConversationItems.of([{ type: "user_message", content: [{ type: "text", text: "Hi" }] }]),
+          tools: [],
+          maxOutputTokens: undefined,
+          reasoningEffort: undefined,
+          cacheRetention: "none",
+          conversationKey: "k"
+        }))).pipe(Effect.provide(ModelClient.layer.pipe(Layer.provide(testConfig(timeouts("30 seconds"))))))
+      expect(error.message).toMatch(/sent nothing for 1 second in the middle of its answer/)
+      const calls = (yield* provider.requests).filter((request) => request.body?.model === model)
+      expect(calls).toHaveLength(1)
     }), { timeout: 60_000 })
 
   it.effect("a whole answer whose body never ends: the turn completes with it at its final event, the connection closed after (three formats)", () =>

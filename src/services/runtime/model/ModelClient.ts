@@ -141,7 +141,8 @@ const connectionFailure = (request: ModelRequest, timeouts: Timeouts) => (cause:
       ? stalledMessage(request, timeouts)
       : `Could not reach the model provider: ${cause.message}`
   }),
-  retryable: true,
+  // A body that stalled after its head is not tried again (the provider accepted the call).
+  retryable: cause.timeout !== "idle",
   retryAfter: Option.none()
 })
 
