@@ -16,7 +16,7 @@ import {
 
 const held: Array<ServerResponse> = []
 const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-  limitPipelining(request, response)
+  response.once("close", limitPipelining(request))
   held.push(response)
 })
 

@@ -98,16 +98,21 @@ const answerUnmetExpectation = (_request: IncomingMessage, response: ServerRespo
  */
 export const MAX_UNANSWERED_REQUESTS_PER_CONNECTION = 256
 
-/** Requests waiting for their answers, by connection. */
-const unansweredOn = new WeakMap<Socket, number>()
+/** The requests of a connection waiting for their answers, kept on its socket. */
+const UNANSWERED = Symbol("unanswered requests")
 
-/** Counts a request on its connection until answered, and closes a connection past the bound. */
-export const limitPipelining = (request: IncomingMessage, response: ServerResponse) => {
-  const connection = request.socket
-  const count = (unansweredOn.get(connection) ?? 0) + 1
-  unansweredOn.set(connection, count)
-  response.once("close", () => unansweredOn.set(connection, unansweredOn.get(connection)! - 1))
+/**
+ * Counts a request on its connection until its answer closes (the caller calls the function
+ * returned then, from the listener it already has), and closes a connection past the bound.
+ */
+export const limitPipelining = (request: IncomingMessage): () => void => {
+  const connection = request.socket as Socket & { [UNANSWERED]?: number }
+  const count = (connection[UNANSWERED] ?? 0) + 1
+  connection[UNANSWERED] = count
   if (count > MAX_UNANSWERED_REQUESTS_PER_CONNECTION) connection.destroy()
+  return () => {
+    connection[UNANSWERED] = connection[UNANSWERED]! - 1
+  }
 }
 
 /**
@@ -137,9 +142,12 @@ const makeServer = () => {
   server.maxConnections = connectionLimit(readOpenFileLimit())
   const onRequest = (request: IncomingMessage, response: ServerResponse) => {
     inFlight++
-    response.once("close", () => inFlight--)
+    const answered = limitPipelining(request)
+    response.once("close", () => {
+      inFlight--
+      answered()
+    })
     response.once("finish", () => linger(request))
-    limitPipelining(request, response)
   }
   server.on("request", onRequest)
   // Node emits these instead of `request` (effect/http handles them as requests too).
