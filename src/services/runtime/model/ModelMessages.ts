@@ -230,13 +230,6 @@ export class ResponseFold {
   }
 }
 
-/** Folds the events of one model call into its response (text and reasoning deltas joined per block). */
-export const foldEvents = (events: Iterable<ModelEvent>): ModelResponse => {
-  const fold = new ResponseFold()
-  for (const event of events) fold.add(event)
-  return fold.result()
-}
-
 /** The text of content blocks, as vendors that take a single string want it. */
 export const blocksText = (blocks: ReadonlyArray<ModelContentBlock>) => blocks.map((block) => block.text).join("\n")
 
