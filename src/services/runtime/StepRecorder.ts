@@ -33,11 +33,8 @@ import { StepAlreadyRecorded, TurnLifecycle } from "./TurnLifecycle.ts"
 import type { TurnSetup } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import type { PlannedCall, StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
-import { signalToken } from "./TurnWorkflow.ts"
+import { failedStep, finishedStep, signalToken, stoppedStep } from "./TurnWorkflow.ts"
 
-const stopped: StepOutcome = { _tag: "Stopped" }
-const finished: StepOutcome = { _tag: "Finished" }
-const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
 
 /** What a call that asks for approval waits for once approved: its result (custom and machine calls), its answer, or nothing. */
 const waitAfterApproval = (name: string, type: "built_in" | "custom", onMachine: boolean): PlannedCall["then"] =>
@@ -161,7 +158,7 @@ const make = Effect.gen(function*() {
       const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
       if (toolItems.length > MAX_TOOL_CALLS_PER_ANSWER) {
         yield* turns.addUsage(payload.turn_id, response.usage, 1)
-        return failed(toolCallLimitError(toolItems.length))
+        return failedStep(toolCallLimitError(toolItems.length))
       }
       if (!Arr.isReadonlyArrayNonEmpty(toolItems)) {
         const completed = yield* lifecycle.completeAlone(agent, payload.turn_id, {
@@ -169,7 +166,7 @@ const make = Effect.gen(function*() {
           usage: response.usage,
           events: outputEvents(payload.turn_id, response.output, [])
         })
-        if (completed) return finished
+        if (completed) return finishedStep
         const { next, outcome } = yield* recordInTransaction(payload, setup, step, response, [])
         yield* launcher.launchNext(payload.agent_id, next)
         return outcome
@@ -240,12 +237,12 @@ const make = Effect.gen(function*() {
         // whether the turn still runs (when not, all is rolled back); its output and end one append.
         const next = yield* lifecycle.completeTurn(agent, payload.turn_id, {
           step,
-          outcome: finished,
+          outcome: finishedStep,
           usage: response.usage,
           events: outputEvents(payload.turn_id, response.output, [])
         })
         if (Option.isNone(next)) return yield* new TurnAlreadyEnded()
-        return { outcome: finished, next: next.value }
+        return { outcome: finishedStep, next: next.value }
       }
       yield* timeline.append(
         payload.agent_id,
@@ -277,10 +274,10 @@ const make = Effect.gen(function*() {
       if (!recorded) return yield* new StepAlreadyRecorded({ step })
       return { outcome, next: Option.none<TurnId>() }
     })).pipe(
-      Effect.catchTag("TurnAlreadyEnded", () => Effect.succeed({ outcome: stopped, next: Option.none<TurnId>() })),
+      Effect.catchTag("TurnAlreadyEnded", () => Effect.succeed({ outcome: stoppedStep, next: Option.none<TurnId>() })),
       Effect.catchTag("StepAlreadyRecorded", () =>
         Effect.map(turns.recordedStep(payload.turn_id, step), (recorded) => ({
-          outcome: Option.getOrElse(recorded, () => stopped),
+          outcome: Option.getOrElse(recorded, () => stoppedStep),
           next: Option.none<TurnId>()
         })))
     )

@@ -28,7 +28,7 @@ import { type FinalTurnStatus, TurnLifecycle } from "./TurnLifecycle.ts"
 import { type AgentIdentity, TurnSetups } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import { TurnWaits } from "./TurnWaits.ts"
-import type { StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
+import { failedStep, type StepOutcome, stoppedStep, type TurnPayload } from "./TurnWorkflow.ts"
 
 /**
  * The live output of model events read together: their text and reasoning-summary deltas, those
@@ -52,8 +52,6 @@ const KNOWN_AGENTS = 10_000
 /** Turns whose recorded steps a step remembers, at most; past it, the one kept longest is forgotten first. */
 const REMEMBERED_TURNS = 10_000
 
-const stopped: StepOutcome = { _tag: "Stopped" }
-const failed = (error: string): StepOutcome => ({ _tag: "Failed", error })
 
 const make = Effect.gen(function*() {
   const turns = yield* TurnsRepository
@@ -136,13 +134,13 @@ const make = Effect.gen(function*() {
       // returns it) and the agent with its timeline's last sequence (no turn: its agent was
       // deleted); with the agent's setup when it was read beside it.
       const { setup: early, state } = yield* stateWithSetup(payload, step)
-      if (Option.isNone(state) || !state.value.active) return stopped
+      if (Option.isNone(state) || !state.value.active) return stoppedStep
       if (Option.isSome(state.value.recorded)) return state.value.recorded.value
       const { agent, lastSequence } = state.value
       remember(agent)
 
       const setup = Option.isSome(early) ? early.value : yield* Effect.result(setups.of(agent))
-      if (Result.isFailure(setup)) return failed(setup.failure.message)
+      if (Result.isFailure(setup)) return failedStep(setup.failure.message)
       let history = yield* histories.of(agent, lastSequence)
       let estimate = estimateInputTokens(setup.success.base, history.conversation.jsonLength)
       if (estimate > setup.success.budget.input) {
@@ -150,16 +148,16 @@ const make = Effect.gen(function*() {
         if (Option.isSome(problem)) {
           switch (problem.value._tag) {
             case "Cancelled":
-              return stopped
+              return stoppedStep
             case "NothingToCompact":
-              return failed(describeOverflow(estimate, setup.success.budget))
+              return failedStep(describeOverflow(estimate, setup.success.budget))
             case "ModelFailed":
-              return failed(problem.value.message)
+              return failedStep(problem.value.message)
           }
         }
         history = yield* histories.of(agent)
         estimate = estimateInputTokens(setup.success.base, history.conversation.jsonLength)
-        if (estimate > setup.success.budget.input) return failed(describeOverflow(estimate, setup.success.budget))
+        if (estimate > setup.success.budget.input) return failedStep(describeOverflow(estimate, setup.success.budget))
       }
 
       const request = { ...setup.success.base, conversation: history.conversation.items }
@@ -170,11 +168,11 @@ const make = Effect.gen(function*() {
             for (const delta of liveDeltas(events)) emit(delta.kind, delta.text)
           })))
       )
-      if (Option.isNone(answer)) return stopped
+      if (Option.isNone(answer)) return stoppedStep
       if (Result.isFailure(answer.value)) {
         const error = answer.value.failure
         if (error.notCalled !== true) yield* turns.addFailedCall(payload.turn_id)
-        return failed(
+        return failedStep(
           `The model provider failed${error.status === null ? "" : ` with HTTP ${error.status}`}: ${error.message}`
         )
       }
@@ -191,10 +189,10 @@ const make = Effect.gen(function*() {
   const pastTheLimit = (payload: TurnPayload, step: number): Effect.Effect<StepOutcome> =>
     Effect.map(turns.stepState(payload.turn_id, step), (state) =>
       Option.isNone(state) || !state.value.active
-        ? stopped
+        ? stoppedStep
         : Option.isSome(state.value.recorded)
         ? state.value.recorded.value
-        : failed(stepLimitError(maxTurnSteps)))
+        : failedStep(stepLimitError(maxTurnSteps)))
 
   /**
    * One model call of the turn. A step without tool calls ends the turn in the transaction that

@@ -80,6 +80,11 @@ export const StepOutcome = Schema.Union([
 ])
 export type StepOutcome = typeof StepOutcome.Type
 
+/** The outcomes without calls: the turn ended, was stopped (cancelled, gone), or failed with `error`. */
+export const finishedStep: StepOutcome = { _tag: "Finished" }
+export const stoppedStep: StepOutcome = { _tag: "Stopped" }
+export const failedStep = (error: string): StepOutcome => ({ _tag: "Failed", error })
+
 /** What resolves a wait: a decision on an approval, a completed call or answered question, or the turn's cancellation. */
 export const TurnSignal = Schema.Literals(["approve", "deny", "completed", "cancelled"])
 export type TurnSignal = typeof TurnSignal.Type
