@@ -169,6 +169,9 @@ export const postgresCpuMilliseconds = (): number | undefined => {
  */
 const SERVER_NODE_FLAGS = ["--max-semi-space-size=64"]
 
+/** The rate of a key in a benchmark's servers: a million requests a second. */
+const BENCH_KEY_REQUESTS_PER_SECOND = 1_000_000
+
 /**
  * Runs `node <SERVER_NODE_FLAGS> --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
  * Standard output (the log) goes to /dev/null; standard error is kept for the failure message.
@@ -196,7 +199,17 @@ export const startProcess = async (
     cwd: root,
     // RUNNER_PORT: any free port for the cluster runner (on Postgres); its default, PORT + 1, may
     // be taken by then, as a source port of another connection (a benchmark run failed so).
-    env: (port) => ({ ...inherited, NODE_ENV: "production", HOST: "127.0.0.1", PORT: String(port), RUNNER_PORT: "0", ...env }),
+    // AGENT_PLATFORM_RATE_LIMIT_PER_SECOND: far above what a benchmark's one key sends, so that
+    // each request pays for the key's rate check (measured) and none is refused.
+    env: (port) => ({
+      ...inherited,
+      NODE_ENV: "production",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      RUNNER_PORT: "0",
+      AGENT_PLATFORM_RATE_LIMIT_PER_SECOND: String(BENCH_KEY_REQUESTS_PER_SECOND),
+      ...env
+    }),
     readyPath: "/healthz",
     countDescendants: false
   })

@@ -5,7 +5,7 @@
  * `StreamAuthentication` (the event stream: a stream token, or the API key).
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { AuthenticationUnavailable, CsrfCheckFailed, Unauthorized } from "../domain/shared/Errors.ts"
+import { AuthenticationUnavailable, CsrfCheckFailed, RateLimited, Unauthorized } from "../domain/shared/Errors.ts"
 import { CSRF_HEADER, SESSION_COOKIE } from "../domain/tenancy/BrowserSessions.ts"
 import { CurrentPrincipal } from "../domain/tenancy/Principal.ts"
 
@@ -28,7 +28,7 @@ export const session = HttpApiSecurity.apiKey({ key: SESSION_COOKIE, in: "cookie
 /** The project-scoped routes: the bearer API key when the request sends one, else a browser session. */
 export class Authentication
   extends HttpApiMiddleware.Service<Authentication, { provides: CurrentPrincipal }>()("Authentication", {
-    error: [Unauthorized.Wire, CsrfCheckFailed.Wire, AuthenticationUnavailable.Wire],
+    error: [Unauthorized.Wire, CsrfCheckFailed.Wire, RateLimited.Wire, AuthenticationUnavailable.Wire],
     security: { bearer, session }
   })
 {}
@@ -36,7 +36,7 @@ export class Authentication
 /** The workspace-scoped routes, and opening a browser session: the bearer API key only. */
 export class BearerAuthentication
   extends HttpApiMiddleware.Service<BearerAuthentication, { provides: CurrentPrincipal }>()("BearerAuthentication", {
-    error: [Unauthorized.Wire, AuthenticationUnavailable.Wire],
+    error: [Unauthorized.Wire, RateLimited.Wire, AuthenticationUnavailable.Wire],
     security: { bearer }
   })
 {}
@@ -48,7 +48,7 @@ export class BearerAuthentication
  */
 export class StreamAuthentication
   extends HttpApiMiddleware.Service<StreamAuthentication, { provides: CurrentPrincipal }>()("StreamAuthentication", {
-    error: [Unauthorized.Wire, AuthenticationUnavailable.Wire],
+    error: [Unauthorized.Wire, RateLimited.Wire, AuthenticationUnavailable.Wire],
     security: {
       streamToken: HttpApiSecurity.apiKey({ key: "stream_token", in: "query" }).pipe(
         HttpApiSecurity.annotate(

@@ -75,6 +75,26 @@ export interface AppConfigShape {
    * all (its attempts and the whole streamed answer) before it is stopped and fails.
    */
   readonly modelCallTimeout: Duration.Duration
+  /**
+   * AGENT_PLATFORM_RATE_LIMIT_PER_SECOND (default 100; 0 turns the limit off) and
+   * AGENT_PLATFORM_RATE_LIMIT_BURST (default ten seconds' worth): how fast one API key may call
+   * (services/tenancy/KeyRateLimits.ts, docs/api-conventions.md "Rate limits"). None: no limit.
+   */
+  readonly keyRate: Option.Option<KeyRate>
+}
+
+/** The rate of one API key: `perSecond` requests a second on average, `burst` at most at once. */
+export interface KeyRate {
+  readonly perSecond: number
+  readonly burst: number
+}
+
+/** A key's default rate, and the seconds of it a burst holds when only the rate is set. */
+export const DEFAULT_KEY_REQUESTS_PER_SECOND = 100
+export const KEY_BURST_SECONDS = 10
+export const DEFAULT_KEY_RATE: KeyRate = {
+  perSecond: DEFAULT_KEY_REQUESTS_PER_SECOND,
+  burst: DEFAULT_KEY_REQUESTS_PER_SECOND * KEY_BURST_SECONDS
 }
 
 /** The defaults of the model calls' timeouts (docs/model-adapters.md, "Bounds"). */
@@ -121,6 +141,11 @@ const port = parsed((text) => {
 export const integer = parsed((text) => {
   const value = Number(text)
   return Number.isInteger(value) ? Result.succeed(value) : expected("an integer", text)
+})
+
+const nonNegativeInteger = parsed((text) => {
+  const value = Number(text)
+  return Number.isInteger(value) && value >= 0 ? Result.succeed(value) : expected("an integer of 0 or more", text)
 })
 
 const positiveInteger = parsed((text) => {
@@ -170,6 +195,18 @@ const postgresUrl = parsed((text) =>
 const parseOrigins = (text: string): ReadonlyArray<string> =>
   text.split(",").map((origin) => origin.trim().replace(/\/+$/, "")).filter((origin) => origin !== "")
 
+/** A key's rate from its two variables: a rate of 0 is no limit; a burst unset is ten seconds of the rate. */
+const keyRate = Effect.gen(function*() {
+  const perSecond = Option.getOrElse(
+    yield* optional(nonNegativeInteger, "AGENT_PLATFORM_RATE_LIMIT_PER_SECOND"),
+    () => DEFAULT_KEY_REQUESTS_PER_SECOND
+  )
+  const burst = yield* optional(positiveInteger, "AGENT_PLATFORM_RATE_LIMIT_BURST")
+  return perSecond === 0
+    ? Option.none<KeyRate>()
+    : Option.some<KeyRate>({ perSecond, burst: Option.getOrElse(burst, () => perSecond * KEY_BURST_SECONDS) })
+})
+
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("AppConfig") {
   static readonly fromEnv = Layer.effect(
     AppConfig,
@@ -216,7 +253,8 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("App
         modelCallTimeout: Option.getOrElse(
           yield* optional(seconds, "AGENT_PLATFORM_MODEL_CALL_TIMEOUT_SECONDS"),
           () => DEFAULT_MODEL_CALL_TIMEOUT
-        )
+        ),
+        keyRate: yield* keyRate
       }
     })
   )

@@ -173,7 +173,7 @@ describeApp({ corsOrigins: [ALLOWED, "https://other.example.test"] })("CORS for 
       expect(response.headers["access-control-allow-headers"]!.split(",")).toEqual(
         expect.arrayContaining(["authorization", "content-type", "last-event-id", "x-csrf-token"])
       )
-      expect(response.headers["access-control-expose-headers"]).toBe("x-request-id")
+      expect(response.headers["access-control-expose-headers"]).toBe("x-request-id,ratelimit-limit,ratelimit-remaining,ratelimit-reset,retry-after")
       // A page of the origin may call with a browser session's cookie.
       expect(response.headers["access-control-allow-credentials"]).toBe("true")
     }))
@@ -187,7 +187,7 @@ describeApp({ corsOrigins: [ALLOWED, "https://other.example.test"] })("CORS for 
         )
       const allowed = yield* from(ALLOWED)
       expect(allowed.headers["access-control-allow-origin"]).toBe(ALLOWED)
-      expect(allowed.headers["access-control-expose-headers"]).toBe("x-request-id")
+      expect(allowed.headers["access-control-expose-headers"]).toBe("x-request-id,ratelimit-limit,ratelimit-remaining,ratelimit-reset,retry-after")
       expect(allowed.headers["access-control-allow-credentials"]).toBe("true")
       const refused = yield* from("https://evil.example.test")
       expect(refused.status).toBe(200)

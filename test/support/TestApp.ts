@@ -12,6 +12,7 @@ import { makeClient } from "../../src/api/Client.ts"
 import {
   AppConfig,
   type AppConfigShape,
+  DEFAULT_KEY_RATE,
   DEFAULT_MODEL_CALL_TIMEOUT,
   DEFAULT_MODEL_HEAD_TIMEOUT,
   DEFAULT_MODEL_IDLE_TIMEOUT
@@ -50,6 +51,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
     modelHeadTimeout: DEFAULT_MODEL_HEAD_TIMEOUT,
     modelIdleTimeout: DEFAULT_MODEL_IDLE_TIMEOUT,
     modelCallTimeout: DEFAULT_MODEL_CALL_TIMEOUT,
+    keyRate: Option.some(DEFAULT_KEY_RATE),
     ...overrides
   })
 

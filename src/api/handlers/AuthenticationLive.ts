@@ -1,9 +1,11 @@
-import { HttpRouter, HttpServerRequest } from "effect/http"
+import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { Effect, Layer, Redacted } from "effect"
 import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/tenancy/BrowserSessions.ts"
 import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal.ts"
 import { BrowserSessions } from "../../services/tenancy/BrowserSessions.ts"
 import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
+import { KeyRateLimits } from "../../services/tenancy/KeyRateLimits.ts"
+import { rateLimitedResponse, withAllowance } from "../../layers/http/RateLimitHeaders.ts"
 import { Authentication, BearerAuthentication } from "../Security.ts"
 
 /** The organization and project ids of the request's path, as sent. */
@@ -13,9 +15,21 @@ const requestPath = Effect.map(HttpRouter.params, (params) => ({ orgId: params.o
 export const byApiKey = (apiKeys: ApiKeys["Service"], token: string) =>
   Effect.flatMap(requestPath, (path) => apiKeys.authenticate(token, path))
 
-/** `httpEffect`, run as the caller that `caller` finds. */
-export const asCaller = <A, E, R, E2, R2>(httpEffect: Effect.Effect<A, E, R>, caller: Effect.Effect<Principal, E2, R2>) =>
-  Effect.flatMap(caller, (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal))
+/**
+ * Runs a request as its caller: `httpEffect` as the caller that `caller` finds, when its key is
+ * within its rate (KeyRateLimits), its response carrying the key's allowance; else the 429.
+ */
+export const callerRunner = (limits: KeyRateLimits["Service"]) =>
+<E, R, E2, R2>(
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  caller: Effect.Effect<Principal, E2, R2>
+) =>
+  Effect.flatMap(caller, (principal) =>
+    Effect.flatMap(limits.admit(principal.keyId), (admission) => {
+      if (!admission.admitted) return Effect.succeed(rateLimitedResponse(admission.refusal))
+      const asCaller = Effect.provideService(httpEffect, CurrentPrincipal, principal)
+      return admission.allowance === undefined ? asCaller : Effect.map(asCaller, withAllowance(admission.allowance))
+    }))
 
 /** The token of the request's `Authorization: Bearer` header ("" without one; RequestGuards refuses other schemes). */
 const bearerToken = (request: HttpServerRequest.HttpServerRequest) => request.headers.authorization?.replace(/^bearer\s*/i, "").trim() ?? ""
@@ -31,6 +45,7 @@ export const AuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const apiKeys = yield* ApiKeys
     const sessions = yield* BrowserSessions
+    const asCaller = callerRunner(yield* KeyRateLimits)
     const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
       const token = bearerToken(request)
       const cookie = request.cookies[SESSION_COOKIE] ?? ""
@@ -51,8 +66,11 @@ export const AuthenticationLive = Layer.effect(
 /** The bearer API key only (the workspace-scoped routes, opening a browser session). */
 export const BearerAuthenticationLive = Layer.effect(
   BearerAuthentication,
-  Effect.map(Effect.service(ApiKeys), (apiKeys) =>
-    BearerAuthentication.of({
+  Effect.gen(function*() {
+    const apiKeys = yield* ApiKeys
+    const asCaller = callerRunner(yield* KeyRateLimits)
+    return BearerAuthentication.of({
       bearer: (httpEffect, { credential }) => asCaller(httpEffect, byApiKey(apiKeys, Redacted.value(credential)))
-    }))
+    })
+  })
 )

@@ -3,8 +3,9 @@ import { Effect, Layer, Redacted } from "effect"
 import { Unauthorized } from "../../domain/shared/Errors.ts"
 import { StreamTokens } from "../../services/runtime/StreamTokens.ts"
 import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
+import { KeyRateLimits } from "../../services/tenancy/KeyRateLimits.ts"
 import { StreamAuthentication } from "../Security.ts"
-import { asCaller, byApiKey } from "./AuthenticationLive.ts"
+import { byApiKey, callerRunner } from "./AuthenticationLive.ts"
 
 const missing = new Unauthorized({
   error: "Send an API key as 'Authorization: Bearer <token>', or a stream token as ?stream_token= " +
@@ -20,6 +21,7 @@ export const StreamAuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const apiKeys = yield* ApiKeys
     const streamTokens = yield* StreamTokens
+    const asCaller = callerRunner(yield* KeyRateLimits)
     const byStreamToken = (token: string) =>
       Effect.flatMap(HttpRouter.params, (params) => streamTokens.authenticate(token, params.agentID))
     return StreamAuthentication.of({

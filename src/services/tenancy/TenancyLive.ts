@@ -1,9 +1,10 @@
-/** The tenancy capability: users, API keys, browser sessions, organizations, members, invitations, projects, access. */
+/** The tenancy capability: users, API keys and their rate, browser sessions, organizations, members, invitations, projects, access. */
 import { Layer } from "effect"
 import { Access } from "./Access.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { BrowserSessions } from "./BrowserSessions.ts"
 import { Invitations } from "./Invitations.ts"
+import { KeyRateLimits } from "./KeyRateLimits.ts"
 import { Members } from "./Members.ts"
 import { Organizations } from "./Organizations.ts"
 import { ProjectMembers } from "./ProjectMembers.ts"
@@ -14,6 +15,7 @@ export const TenancyLive = Layer.mergeAll(
   Access.layer,
   Users.layer,
   ApiKeys.layer,
+  KeyRateLimits.layer,
   BrowserSessions.layer,
   Organizations.layer,
   Members.layer,
