@@ -1,5 +1,7 @@
 import { expect } from "@effect/vitest"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { MAX_API_KEYS_PER_OWNER } from "../../src/services/tenancy/ApiKeys.ts"
 import { describeApp, clientWith, expectFailure, ID_PATTERN, newUser } from "../support/TestApp.ts"
 
 describeApp()("API keys", (it) => {
@@ -111,5 +113,38 @@ describeApp()("API keys", (it) => {
       const outsider = yield* newUser("outsider")
       const hidden = yield* expectFailure(outsider.client.organizationApiKeys.list({ params: { orgID: org.id }, query: {} }))
       expect(hidden._tag).toBe("NotFound")
+    }))
+
+  it.effect("a user, and an organization, have at most MAX_API_KEYS_PER_OWNER keys: one more is 409 conflict, nothing made; deleting one makes room", () =>
+    Effect.gen(function*() {
+      const { client, user } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Keys" } })
+      const orgKey = yield* client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "ci", role: "member" } })
+      // The others as copies of the user's first key and of the organization's (ids and token
+      // hashes: the first's 16 characters, then a count in hexadecimal with 0, 1, 8, 9 spelled w, x, y, z).
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO api_keys (id, token_hash, name, user_id, org_id, role)
+        SELECT 'key_' || left(substr(id, 5), 16) || translate(lpad(to_hex(i), 10, '0'), '0189', 'wxyz'),
+          token_hash || i, name, user_id, org_id, role
+        FROM api_keys, generate_series(1, ${MAX_API_KEYS_PER_OWNER - 1}) AS i
+        WHERE user_id = ${user.id} OR id = ${orgKey.id}`
+      const personal = yield* expectFailure(client.user.createApiKey({ payload: { name: "one more" } }))
+      expect(personal).toMatchObject({
+        _tag: "Conflict",
+        error: `You have ${MAX_API_KEYS_PER_OWNER} API keys, the most one may have; delete a key no longer used to make another`
+      })
+      const organization = yield* expectFailure(
+        client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "one more", role: "member" } })
+      )
+      expect(organization).toMatchObject({
+        _tag: "Conflict",
+        error: `This organization has ${MAX_API_KEYS_PER_OWNER} API keys, the most one may have; delete a key no longer used to make another`
+      })
+      const [{ count }] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM api_keys WHERE user_id = ${user.id} OR org_id = ${org.id}`
+      expect(count).toBe(2 * MAX_API_KEYS_PER_OWNER)
+
+      yield* client.organizationApiKeys.remove({ params: { orgID: org.id, keyID: orgKey.id } })
+      const made = yield* client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "again", role: "member" } })
+      expect(made.id).toMatch(ID_PATTERN("key"))
     }))
 })

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
-import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
+import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ApiKeyId, OrgId } from "../../domain/shared/Ids.ts"
 import { CreatedOrganizationApiKey, CreateOrganizationApiKey, OrganizationApiKey } from "../../domain/tenancy/ApiKeys.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
@@ -14,7 +14,7 @@ export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKe
       params: OrgPath,
       payload: CreateOrganizationApiKey,
       success: CreatedOrganizationApiKey.pipe(HttpApiSchema.status(201)),
-      error: [NotFound.Wire, Forbidden.Wire]
+      error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create an organization API key")
   )

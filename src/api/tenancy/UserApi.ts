@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
-import { Forbidden, NotFound } from "../../domain/shared/Errors.ts"
+import { Conflict, Forbidden, NotFound } from "../../domain/shared/Errors.ts"
 import { ApiKeyId } from "../../domain/shared/Ids.ts"
 import { ListQuery, Page } from "../../domain/shared/Pagination.ts"
 import { CreateApiKey, CreatedPersonalApiKey, PersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
@@ -20,7 +20,7 @@ export class UserApi extends HttpApiGroup.make("user")
     HttpApiEndpoint.post("createApiKey", "/user/api-keys", {
       payload: CreateApiKey,
       success: CreatedPersonalApiKey.pipe(HttpApiSchema.status(201)),
-      error: Forbidden.Wire
+      error: [Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create a personal API key")
   )

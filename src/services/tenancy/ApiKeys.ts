@@ -8,7 +8,7 @@
 import type { SqlError } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { AuthenticationUnavailable, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
+import { AuthenticationUnavailable, Conflict, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
 import { ApiKeyId, OrgId, ProjectId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { CreatedOrganizationApiKey, CreatedPersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
@@ -23,6 +23,13 @@ import { ApiKeysRepository, type KeyOwner } from "./ApiKeysRepository.ts"
 import { PrincipalCache } from "./PrincipalCache.ts"
 
 const TOKEN_PREFIX = "apk_"
+
+/**
+ * The most API keys one user, or one organization, may have: far past any real use (a key per
+ * service, per environment), and what bounds the keys table and the rate buckets kept per key
+ * (KeyRateLimits) against a loop that creates them.
+ */
+export const MAX_API_KEYS_PER_OWNER = 1000
 
 /** A database failure while a credential is looked up: 503, for the caller to retry. */
 export const unavailableOnSqlError = replaceFailure("SqlError", () =>
@@ -115,20 +122,40 @@ const make = Effect.gen(function*() {
       return new CreatedPersonalApiKey({ ...key, token })
     })
 
-  const createPersonal = (userId: UserId, name: string) => createPersonalWith(userId, name, newToken())
+  /** `create`, in a transaction that first counts the owner's keys: `conflict` at MAX_API_KEYS_PER_OWNER. */
+  const withinKeyLimit = <A, E, R>(
+    owner: { readonly userId: UserId } | { readonly orgId: OrgId },
+    create: Effect.Effect<A, E, R>
+  ) =>
+    transaction(Effect.gen(function*() {
+      const count = yield* keys.countLockingOwner(owner)
+      if (count >= MAX_API_KEYS_PER_OWNER) {
+        const whose = "userId" in owner ? "You have" : "This organization has"
+        return yield* new Conflict({
+          error: `${whose} ${count} API keys, the most one may have; delete a key no longer used to make another`
+        })
+      }
+      return yield* create
+    }))
+
+  const createPersonal = (userId: UserId, name: string) =>
+    withinKeyLimit({ userId }, createPersonalWith(userId, name, newToken()))
 
   const createForOrganization = (orgId: OrgId, name: string, role: AssignableRole) =>
-    Effect.gen(function*() {
-      const token = newToken()
-      const key = yield* keys.insertForOrganization({
-        id: yield* ids.make(ApiKeyId),
-        token_hash: sha256Hex(token),
-        name,
-        org_id: orgId,
-        role
+    withinKeyLimit(
+      { orgId },
+      Effect.gen(function*() {
+        const token = newToken()
+        const key = yield* keys.insertForOrganization({
+          id: yield* ids.make(ApiKeyId),
+          token_hash: sha256Hex(token),
+          name,
+          org_id: orgId,
+          role
+        })
+        return new CreatedOrganizationApiKey({ ...key, token })
       })
-      return new CreatedOrganizationApiKey({ ...key, token })
-    })
+    )
 
   const listPersonal = (userId: UserId, query: ListQuery) =>
     paged(listOf("personal API keys", userId), query, (keyset) => keys.pagePersonal(userId, keyset), (key) => key.id)

@@ -80,6 +80,22 @@ const make = Effect.gen(function*() {
     execute: (key) => sql`INSERT INTO api_keys ${sql.insert(key)} RETURNING *`
   })
 
+  const countLockingUser = SqlSchema.findOne({
+    Request: UserId,
+    Result: Schema.Struct({ count: Schema.Number }),
+    execute: (userId) =>
+      sql`WITH owner AS (SELECT id FROM users WHERE id = ${userId} FOR UPDATE)
+        SELECT count(*)::int AS count FROM api_keys WHERE user_id = (SELECT id FROM owner)`
+  })
+
+  const countLockingOrganization = SqlSchema.findOne({
+    Request: OrgId,
+    Result: Schema.Struct({ count: Schema.Number }),
+    execute: (orgId) =>
+      sql`WITH owner AS (SELECT id FROM organizations WHERE id = ${orgId} FOR UPDATE)
+        SELECT count(*)::int AS count FROM api_keys WHERE org_id = (SELECT id FROM owner)`
+  })
+
   const pagePersonal = keysetQuery(sql, {
     filter: Schema.Struct({ userId: UserId }),
     result: PersonalApiKey,
@@ -130,6 +146,15 @@ const make = Effect.gen(function*() {
       findOwnerWithStanding({ hash: tokenHash, orgId, projectId }).pipe(Effect.catchTag("SchemaError", Effect.die)),
     /** The key of an id, while it exists. */
     findOwnerById: (keyId: ApiKeyId) => Effect.orDie(findOwnerById(keyId)),
+    /**
+     * How many keys the owner has, its row locked until the transaction ends, so that creates for
+     * one owner at once count one after another.
+     */
+    countLockingOwner: (owner: { readonly userId: UserId } | { readonly orgId: OrgId }) =>
+      Effect.map(
+        Effect.orDie("userId" in owner ? countLockingUser(owner.userId) : countLockingOrganization(owner.orgId)),
+        (row) => row.count
+      ),
     insertPersonal: (key: typeof NewPersonalKey.Type) => Effect.orDie(insertPersonal(key)),
     insertForOrganization: (key: typeof NewOrganizationKey.Type) => Effect.orDie(insertForOrganization(key)),
     pagePersonal: (userId: UserId, keyset: Keyset) => pagePersonal({ userId }, keyset),
