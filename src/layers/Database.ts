@@ -52,7 +52,7 @@ export const MAX_PREPARED_TEXTS = 1_000
  * good). The largest row the platform writes is a machine request's: its operation (a file
  * written through the files route, 10 MiB of text escaped up to six bytes a character in jsonb's
  * text, or a checkpoint restored, 32 MiB in base64) and its outcome (at most
- * OUTCOME_MAX_BYTES.other, 64 MiB, MachineResults.ts), under 130 MiB together; twice that leaves
+ * OUTCOME_MAX_BYTES.other, 64 MiB, domain/machines/MessageSizes.ts), under 130 MiB together; twice that leaves
  * room. A message is read into memory whole only as large as it is.
  */
 export const MAX_MESSAGE_BYTES = 256 * 1024 * 1024

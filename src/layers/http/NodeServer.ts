@@ -12,6 +12,7 @@
  *   answers (pipelined) is closed; a body is asked for (`100 Continue`) when the route starts reading it.
  * - Shutdown logs how many requests it drains, closes keep-alive connections as soon as they
  *   are idle, and after SHUTDOWN_GRACE_MS every connection left.
+ * - A WebSocket frame larger than the machine socket's limit closes its connection (1009).
  */
 import { HttpServer } from "effect/http"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -21,6 +22,7 @@ import { readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
+import { DAEMON_MESSAGE_MAX_BYTES } from "../../domain/machines/MessageSizes.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { beginShutdown } from "../Logging.ts"
 import { awaitContinue } from "./ExpectContinue.ts"
@@ -135,6 +137,13 @@ export const readOpenFileLimit = (): number | undefined => {
   }
 }
 
+/**
+ * The options of the WebSocket server that upgrades connections. The machine WebSocket is the only
+ * route that upgrades, so its frame limit is the server's: a frame over it is refused at its
+ * header with 1009 (MessageSizes.ts), where `ws` would take up to 100 MiB.
+ */
+const WEBSOCKET_OPTIONS = { maxPayload: DAEMON_MESSAGE_MAX_BYTES }
+
 const makeServer = () => {
   let inFlight = 0
   // A request without Host is refused by the guards with a JSON body (Node's own answer has none).
@@ -173,7 +182,7 @@ const makeServer = () => {
 /** The same server on a random loopback port, with an HttpClient pointed at it (tests and benchmarks). */
 export const NodeTestServerLive = HttpServer.layerTestClient.pipe(
   Layer.provide(NodeHttpClient.layerNodeHttpOptions({ keepAlive: false })),
-  Layer.provideMerge(NodeHttpServer.layer(() => makeServer().server, { host: "127.0.0.1", port: 0 }))
+  Layer.provideMerge(NodeHttpServer.layer(() => makeServer().server, { host: "127.0.0.1", port: 0, websocket: WEBSOCKET_OPTIONS }))
 )
 
 /**
@@ -194,7 +203,7 @@ export const NodeServerLive = <A, E, R>(app: Layer.Layer<A, E, R>) =>
       )
       return announceShutdown.pipe(
         Layer.provideMerge(app),
-        Layer.provide(NodeHttpServer.layer(() => server, { host: config.host, port: config.port }))
+        Layer.provide(NodeHttpServer.layer(() => server, { host: config.host, port: config.port, websocket: WEBSOCKET_OPTIONS }))
       )
     })
   )

@@ -12,6 +12,7 @@
  */
 import { Context, Deferred, Effect, Layer, Option, Result, Schema } from "effect"
 import { type Operation, type Outcome, outputSchemaOf, type Result as DaemonResult } from "../../domain/machines/DaemonProtocol.ts"
+import { OUTCOME_MAX_BYTES } from "../../domain/machines/MessageSizes.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentId, MachineId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
@@ -36,18 +37,6 @@ export const resultBlocks = (outcome: Outcome): ReadonlyArray<ContentBlock> => [
 }]
 
 const POLL = "500 millis"
-
-const MiB = 1024 * 1024
-
-/**
- * The most bytes (UTF-8, as JSON) a daemon's outcome may take, by operation: room for what the
- * output's schema caps (a tool's output as the daemon cuts it, a file or a checkpoint at its
- * maximum in base64, a text file of control characters escaped six bytes each) and for what it
- * does not (paths, a failure's message, keys the schema ignores). A request's row holds its
- * operation and this outcome: MAX_MESSAGE_BYTES (layers/Database.ts) sizes the database client's
- * largest message by it.
- */
-export const OUTCOME_MAX_BYTES = { tool: 2 * MiB, other: 64 * MiB } as const
 
 const outcomeMaxBytes = (operation: Operation) =>
   operation.operation === "tool" ? OUTCOME_MAX_BYTES.tool : OUTCOME_MAX_BYTES.other

@@ -8,7 +8,9 @@
  * `refresh_token` answers a new token while the credential is valid. The socket is read only as
  * fast as messages are handled (INBOX_CAPACITY, RESULTS_IN_FLIGHT); messages that do not decode
  * are ignored and logged once a run, MAX_UNDECODABLE_IN_A_ROW close the connection
- * (docs/machines.md, "A misbehaving daemon").
+ * (docs/machines.md, "A misbehaving daemon"). A frame over DAEMON_MESSAGE_MAX_BYTES closes it
+ * with 1009 (the listener's limit, NodeServer.ts), logged once; a request over
+ * SERVER_MESSAGE_MAX_BYTES, which the daemon would refuse, fails instead of being sent.
  */
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
@@ -23,6 +25,7 @@ import {
   type ServerMessage,
   ServerMessageJson
 } from "../../domain/machines/DaemonProtocol.ts"
+import { DAEMON_MESSAGE_MAX_BYTES, SERVER_MESSAGE_MAX_BYTES } from "../../domain/machines/MessageSizes.ts"
 import { Unauthorized } from "../../domain/shared/Errors.ts"
 import { type MachineId, MachinePoolId, type SecretId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
@@ -56,6 +59,23 @@ const RESULTS_IN_FLIGHT = 4
 export const MAX_UNDECODABLE_IN_A_ROW = 100
 
 const unauthorized = (error: string) => new Unauthorized({ error })
+
+/**
+ * Whether the socket failed because the daemon sent a frame over the listener's limit (`ws`
+ * refused it at its header and closed the connection with 1009).
+ */
+const isFrameTooLarge = (error: Socket.SocketError) =>
+  error.reason._tag === "SocketReadError" &&
+  (error.reason.cause as { error?: { code?: unknown } } | undefined)?.error?.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH"
+
+/** The failure of a request too large to send: the daemon would close the connection (1009) and it would be sent again. */
+const tooLargeToSend = (bytes: number): Outcome => ({
+  outcome: "failed",
+  error: {
+    code: "request_too_large",
+    message: `the request is ${bytes} bytes of JSON; the machine socket carries at most ${SERVER_MESSAGE_MAX_BYTES}, so it was not sent`
+  }
+})
 
 const decodeMessage = Schema.decodeUnknownEffect(DaemonMessageJson)
 
@@ -144,8 +164,8 @@ const make = Effect.gen(function*() {
       // Acquiring the reader completes the WebSocket handshake; the connection is closed with this scope.
       const { pull } = yield* socket.reader
       const { write } = yield* socket.writer
-      const send = (message: ServerMessage) =>
-        write(Schema.encodeSync(ServerMessageJson)(message)).pipe(Effect.catch(() => Effect.void))
+      const sendText = (text: string) => write(text).pipe(Effect.catch(() => Effect.void))
+      const send = (message: ServerMessage) => sendText(Schema.encodeSync(ServerMessageJson)(message))
       const ended = yield* Deferred.make<void>()
       const close = (reason: CloseReason, message: string) =>
         send({ type: "close", reason, message }).pipe(
@@ -166,6 +186,13 @@ const make = Effect.gen(function*() {
           Queue.offerAll(inbox, frames.map((data) => typeof data === "string" ? data : new TextDecoder().decode(data)))
         ),
         Effect.forever,
+        Effect.tapError((error) =>
+          isFrameTooLarge(error)
+            ? Effect.logWarning(
+              `machine ${machineId} sent a frame over ${DAEMON_MESSAGE_MAX_BYTES} bytes; its connection was closed (1009)`
+            )
+            : Effect.void
+        ),
         Effect.result,
         Effect.forkScoped
       )
@@ -227,7 +254,13 @@ const make = Effect.gen(function*() {
             yield* results.complete(request.request_id, message.failure)
             continue
           }
-          yield* send(message.success)
+          const text = Schema.encodeSync(ServerMessageJson)(message.success)
+          const bytes = Buffer.byteLength(text)
+          if (bytes > SERVER_MESSAGE_MAX_BYTES) {
+            yield* results.complete(request.request_id, tooLargeToSend(bytes))
+            continue
+          }
+          yield* sendText(text)
           newlySent.push(request.request_id)
         }
         for (const row of pending) {
