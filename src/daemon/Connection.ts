@@ -11,7 +11,6 @@ import WebSocket from "ws"
 import {
   type Close,
   type DaemonMessage,
-  DaemonMessageJson,
   OPERATIONS,
   PROTOCOL_VERSION,
   RequestEnvelope,
@@ -20,9 +19,11 @@ import {
   type Welcome
 } from "../domain/machines/DaemonProtocol.ts"
 import { MachineToolName } from "../domain/machines/MachineTools.ts"
+import { SERVER_MESSAGE_MAX_BYTES } from "../domain/machines/MessageSizes.ts"
 import type { RegisterMachineResponse } from "../domain/machines/Registration.ts"
 import { DaemonConfig, machineFacts } from "./DaemonConfig.ts"
 import { Outbox } from "./Outbox.ts"
+import { outgoingText } from "./OutgoingMessage.ts"
 import { RequestLedger } from "./RequestLedger.ts"
 import { RequestRunner } from "./RequestRunner.ts"
 
@@ -84,16 +85,22 @@ export const connect = (registration: RegisterMachineResponse) =>
     const url = webSocketUrl(config.server, registration.machine_ws_path)
 
     // Every close, even a normal one (1000), ends the reader with a SocketCloseError: a connection always ends in an error.
+    // A frame over SERVER_MESSAGE_MAX_BYTES, which the server never sends, closes it (1009).
     const socket = yield* Socket.fromWebSocket(
       Effect.acquireRelease(
-        Effect.sync(() => new WebSocket(url, { headers: { authorization: `Bearer ${registration.machine_token}` } })),
+        Effect.sync(() =>
+          new WebSocket(url, {
+            headers: { authorization: `Bearer ${registration.machine_token}` },
+            maxPayload: SERVER_MESSAGE_MAX_BYTES
+          })
+        ),
         (ws) => Effect.sync(() => ws.close(1000))
       ),
       { openTimeout: "10 seconds" }
     )
     const { write } = yield* socket.writer
     const send = (message: DaemonMessage) =>
-      write(Schema.encodeSync(DaemonMessageJson)(message)).pipe(
+      write(outgoingText(message)).pipe(
         Effect.catch((error) => Effect.logDebug(`a message was not sent: ${error.message}`))
       )
 
