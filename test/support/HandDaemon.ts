@@ -24,14 +24,21 @@ const HELLO = {
   tools: ["run_command"]
 }
 
-/** A raw machine WebSocket: the frames it received, and a way to send. */
+/** A raw machine WebSocket: the frames it received, its close code once closed, and a way to send. */
 const openSocket = (url: string, token: string) =>
-  Effect.callback<{ readonly socket: WebSocket; readonly frames: Array<Record<string, any>> }, Error>((resume) => {
+  Effect.callback<{
+    readonly socket: WebSocket
+    readonly frames: Array<Record<string, any>>
+    readonly closeCode: () => number | undefined
+  }, Error>((resume) => {
     const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
     const frames: Array<Record<string, any>> = []
+    let closeCode: number | undefined
     socket.on("message", (data) => frames.push(JSON.parse(String(data))))
-    socket.once("open", () => resume(Effect.succeed({ socket, frames })))
-    socket.once("error", (error) => resume(Effect.fail(error)))
+    socket.once("close", (code) => (closeCode = code))
+    socket.once("open", () => resume(Effect.succeed({ socket, frames, closeCode: () => closeCode })))
+    // After the open, an error (the server resetting the connection) is the close that follows.
+    socket.on("error", (error) => resume(Effect.fail(error)))
   })
 
 /**
@@ -56,7 +63,7 @@ export const handDaemon = (rt: RuntimeProject, name: string, hello: Record<strin
     const url = `${(yield* serverUrl).replace("http", "ws")}${registered.machine_ws_path}`
     /** A connection of the machine: its socket opened, its hello sent and welcomed. */
     const connect = Effect.gen(function*() {
-      const { frames, socket } = yield* openSocket(url, registered.machine_token)
+      const { closeCode, frames, socket } = yield* openSocket(url, registered.machine_token)
       /** Sends a frame as it is, JSON or not. */
       const sendText = (text: string) => Effect.sync(() => socket.send(text))
       const send = (message: Record<string, unknown>) => sendText(JSON.stringify(message))
@@ -72,7 +79,9 @@ export const handDaemon = (rt: RuntimeProject, name: string, hello: Record<strin
         ).pipe(Effect.map((frame) => frame!))
       /** The request ids the server acknowledged results of on this connection. */
       const acknowledged = Effect.sync(() => frames.filter((frame) => frame.type === "ack").flatMap((frame) => frame.request_ids))
-      return { frames, send, sendText, requestFor, acknowledged, close: Effect.sync(() => socket.close()) } as const
+      /** The code the connection closed with, once it has closed. */
+      const closed = eventually(Effect.sync(closeCode), (code) => code !== undefined, "the connection closed", "30 seconds")
+      return { frames, send, sendText, requestFor, acknowledged, closed, close: Effect.sync(() => socket.close()) } as const
     })
     const first = yield* connect
     yield* rt.client.machines.createGrant({
