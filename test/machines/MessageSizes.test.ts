@@ -9,16 +9,20 @@
  *   ends, and the daemon connects once. Before, the server closed each connection with 1009 and
  *   the daemon sent the result again after every reconnect, for ever, the turn never ending;
  * - a real daemon reading the largest file the files route moves, as text of control characters
- *   (the largest result a daemon legitimately sends, 60 MiB of JSON): answered whole.
+ *   (the largest result a daemon legitimately sends, 60 MiB of JSON): answered whole;
+ * - a request over what the daemon reads (SERVER_MESSAGE_MAX_BYTES), which no route makes (it is
+ *   written in the mailbox's table here): failed `request_too_large` without being sent, the
+ *   daemon connected once. Sent, the daemon would close each connection with 1009 and get it again
+ *   after every reconnect.
  */
 import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, References } from "effect"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { FILE_TRANSFER_MAX_BYTES } from "../../src/domain/machines/MachineFiles.ts"
-import { DAEMON_MESSAGE_MAX_BYTES } from "../../src/domain/machines/MessageSizes.ts"
+import { DAEMON_MESSAGE_MAX_BYTES, SERVER_MESSAGE_MAX_BYTES } from "../../src/domain/machines/MessageSizes.ts"
 import { connectedMachine, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
 import { handDaemon } from "../support/HandDaemon.ts"
 import { eventually } from "../support/Polling.ts"
@@ -137,6 +141,33 @@ layer(AppWithLogs, { timeout: "240 seconds", excludeTestServices: true })("the m
       expect(file).toMatchObject({ encoding: "utf-8", size: FILE_TRANSFER_MAX_BYTES })
       expect(file.content === content).toBe(true)
       expect(connections(daemon.output())).toBe(1)
+      yield* Effect.promise(() => daemon.stop())
+    }), { timeout: 180_000 })
+
+  it.effect("a request over what the daemon reads: failed without being sent, the daemon connected once", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtimeProject(yield* ScriptedProvider)
+      const { daemon, machine, work } = yield* connectedMachine(rt)
+      const path = join(work, "large.txt")
+      const operation = { operation: "file.write", path, content: "a".repeat(SERVER_MESSAGE_MAX_BYTES), encoding: "utf-8" }
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`
+        INSERT INTO machine_requests (request_id, machine_id, operation, state)
+        VALUES ('file-too-large', ${machine.id}, ${JSON.stringify(operation)}::jsonb, 'pending')`
+      const [row] = yield* eventually(
+        sql<{ state: string; outcome: unknown }>`SELECT state, outcome FROM machine_requests WHERE request_id = 'file-too-large'`,
+        (rows) => rows[0]?.state === "done",
+        "the request completed",
+        "30 seconds"
+      )
+      const outcome = typeof row.outcome === "string" ? JSON.parse(row.outcome) : row.outcome
+      expect(outcome).toMatchObject({ outcome: "failed", error: { code: "request_too_large" } })
+      expect(outcome.error.message).toMatch(new RegExp(
+        `^the request is \\d+ bytes of JSON; the machine socket carries at most ${SERVER_MESSAGE_MAX_BYTES}, so it was not sent$`
+      ))
+      yield* Effect.sleep("5 seconds")
+      expect(connections(daemon.output())).toBe(1)
+      expect(existsSync(path)).toBe(false)
       yield* Effect.promise(() => daemon.stop())
     }), { timeout: 180_000 })
 })
