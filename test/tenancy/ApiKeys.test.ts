@@ -126,7 +126,7 @@ describeApp()("API keys", (it) => {
       yield* sql`INSERT INTO api_keys (id, token_hash, name, user_id, org_id, role)
         SELECT 'key_' || left(substr(id, 5), 16) || translate(lpad(to_hex(i), 10, '0'), '0189', 'wxyz'),
           token_hash || i, name, user_id, org_id, role
-        FROM api_keys, generate_series(1, ${MAX_API_KEYS_PER_OWNER - 1}) AS i
+        FROM api_keys, generate_series(1, ${MAX_API_KEYS_PER_OWNER - 1}::int) AS i
         WHERE user_id = ${user.id} OR id = ${orgKey.id}`
       const personal = yield* expectFailure(client.user.createApiKey({ payload: { name: "one more" } }))
       expect(personal).toMatchObject({
