@@ -7,7 +7,7 @@
 import { Sse } from "effect/encoding"
 import { Cause, Context, Duration, Effect, Latch, Layer, Queue, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
-import type { AgentEvent, EventsQuery } from "../../domain/runtime/Events.ts"
+import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsQuery } from "../../domain/runtime/Events.ts"
 import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
 import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../../domain/runtime/OutputDeltas.ts"
 import { AgentAccess } from "./AgentAccess.ts"
@@ -51,8 +51,9 @@ const comment = (text: string) => `: ${text}\n\n`
  * (no event is lost, reordered or repeated) and live output is dropped (it is never replayed
  * anyway). A frame larger than this goes alone, once nothing else is held. 1 MiB: several of the
  * largest inputs (300 KB), thousands of deltas or small events, more than a reading client takes
- * in one write, and 1,000 stalled streams hold 1 GiB at most (plus the page each has read). It had
- * been 1,024 frames, each a page of up to 100 events: GBs for one stalled stream of large events.
+ * in one write, and 1,000 stalled streams hold 1 GiB at most (plus the piece each waits to queue,
+ * PIECE_CHARS; no page of events: see `stream`). It had been 1,024 frames, each a page of up to
+ * 100 events: GBs for one stalled stream of large events.
  */
 export const STREAM_BUFFERED_CHARS = 1024 * 1024
 
@@ -61,6 +62,29 @@ export const STREAM_BUFFERED_CHARS = 1024 * 1024
  * a page of large events is not one string of its whole size, copied whole on its way out.
  */
 const PIECE_CHARS = STREAM_BUFFERED_CHARS / 4
+
+/** The most events one read of a stream takes: a page of `GET /events`' default size. */
+const STREAM_PAGE_EVENTS = DEFAULT_EVENTS_LIMIT
+
+/**
+ * What one read of a stream aims at, in characters of the frames it makes: the next read takes
+ * this over the mean frame of the read before, from 1 to STREAM_PAGE_EVENTS events. Frames of up
+ * to 2,600 characters (events of a few hundred: outputs, tool calls, a turn's start and end)
+ * still come a full page a read, so catching up on them costs no more reads; inputs of 300 KB
+ * come one a read, so a read holds about this much rather than 100 of them (30 MB).
+ */
+const STREAM_PAGE_CHARS = STREAM_BUFFERED_CHARS / 4
+
+/**
+ * The events the first read of a stream takes, before it has seen how large the agent's events
+ * are: 3 MB of 300 KB inputs rather than 30 MB, for one read more when a stream catches up on
+ * more than this many events.
+ */
+const STREAM_FIRST_PAGE_EVENTS = 10
+
+/** The limit of the read after one whose frames were `meanFrameChars` long on average (STREAM_PAGE_CHARS). */
+const nextPageEvents = (meanFrameChars: number) =>
+  Math.min(STREAM_PAGE_EVENTS, Math.max(1, Math.floor(STREAM_PAGE_CHARS / meanFrameChars)))
 
 const make = Effect.gen(function*() {
   const agentAccess = yield* AgentAccess
@@ -86,6 +110,12 @@ const make = Effect.gen(function*() {
    * that wait together go out in one write, so the events of one wake-up (committed together,
    * such as a turn's output and its end) do. What waits is bounded in characters
    * (STREAM_BUFFERED_CHARS), so is that write.
+   *
+   * The timeline is read in pages sized by the frames of the page before (STREAM_PAGE_CHARS), and
+   * the next is read once there is room for it. A page is queued while it fits; what does not
+   * (events larger than the page before's, or the first page) is dropped, not held while the
+   * client is waited for, and read again after the last event queued: a stream waiting for its
+   * client holds its frames and one piece, never a page of events.
    */
   const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
     Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
@@ -111,29 +141,51 @@ const make = Effect.gen(function*() {
           const frame = toDeltaEvent(delta)
           if (held + frame.length <= STREAM_BUFFERED_CHARS) put(frame)
         })
+        /**
+         * Queues the events' frames in pieces (PIECE_CHARS) while they fit, and stops at the first
+         * piece that does not: that piece, or the last, is left to be queued once there is room,
+         * `last` the sequence of its last event, and the events after it are dropped (read again).
+         */
+        const queuePage = (events: ReadonlyArray<AgentEvent>) => {
+          let piece = ""
+          let taken = 0
+          let chars = 0
+          for (const event of events) {
+            const frame = toServerSentEvent(event)
+            if (piece.length > 0 && piece.length + frame.length > PIECE_CHARS) {
+              if (!fits(piece.length)) break
+              put(piece)
+              piece = ""
+            }
+            piece += frame
+            taken++
+            chars += frame.length
+          }
+          return { piece, last: events[taken - 1].sequence, meanFrameChars: chars / taken }
+        }
         const sendTimeline = Effect.gen(function*() {
           let after = afterSequence
+          let limit = STREAM_FIRST_PAGE_EVENTS
+          // The characters the next page is expected to make: it is read once they fit, so that it is queued whole.
+          let expected = 0
           while (true) {
-            const events = yield* timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL)
-            if (events.length === 0) {
+            if (!fits(expected)) yield* roomFor(expected)
+            // The page is queued as it is read: only what it left waits here, not its events.
+            const queued = yield* Effect.map(
+              timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL, limit),
+              (events) => events.length === 0 ? undefined : queuePage(events)
+            )
+            if (queued === undefined) {
               const heartbeat = comment("heartbeat")
               if (!fits(heartbeat.length)) yield* roomFor(heartbeat.length)
               put(heartbeat)
               continue
             }
-            after = events[events.length - 1].sequence
-            let piece = ""
-            for (const event of events) {
-              const frame = toServerSentEvent(event)
-              if (piece.length > 0 && piece.length + frame.length > PIECE_CHARS) {
-                if (!fits(piece.length)) yield* roomFor(piece.length)
-                put(piece)
-                piece = ""
-              }
-              piece += frame
-            }
-            if (!fits(piece.length)) yield* roomFor(piece.length)
-            put(piece)
+            if (!fits(queued.piece.length)) yield* roomFor(queued.piece.length)
+            put(queued.piece)
+            after = queued.last
+            limit = nextPageEvents(queued.meanFrameChars)
+            expected = limit * queued.meanFrameChars
           }
         })
         yield* Effect.forkScoped(Queue.into(sendTimeline, frames))

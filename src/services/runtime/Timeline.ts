@@ -238,9 +238,10 @@ const make = Effect.gen(function*() {
    * Events after `afterSequence`, waiting up to `timeout` for the first to arrive: an empty
    * array when none came in time. The timeline is not read while this process knows that
    * nothing was committed after `afterSequence`, and events this process committed right after
-   * it are taken from the wake-up (docs/performance-record.md).
+   * it are taken from the wake-up, all of them (docs/performance-record.md); a read takes at
+   * most `limit` events (no more: the stream that waits needs no `has_more`).
    */
-  const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.Input) =>
+  const waitForEvents = (agent: AgentRef, afterSequence: number, timeout: Duration.Input, limit: number) =>
     Effect.gen(function*() {
       const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
       while (true) {
@@ -248,8 +249,8 @@ const make = Effect.gen(function*() {
           const remaining = deadline - (yield* Clock.currentTimeMillis)
           const woken = yield* notifications.nextWake(agent.id, Duration.millis(Math.max(remaining, 0)))
           if (notifications.lastKnown(agent.id) !== afterSequence) {
-            const page = yield* list(agent, { after_sequence: afterSequence, limit: DEFAULT_EVENTS_LIMIT })
-            if (page.data.length > 0) return page.data
+            const read = yield* events.decoded.after(agent, afterSequence, limit)
+            if (read.length > 0) return read
           }
           if (remaining <= 0) return []
           const wake = yield* woken
