@@ -6,7 +6,8 @@
  * (bench/longHistory.ts), what the history cache holds a turn (bench/historyMemory.ts), what a request costs
  * the server's JavaScript, measured in its process without a connection (bench/requestCost.ts), built-in tool round trips
  * through a real daemon (bench/machines.ts), a request's cost to the daemon's ledger (bench/daemonLedger.ts),
- * machines from pools cold and warm (bench/pools.ts), the crash loop
+ * machines from pools cold and warm (bench/pools.ts), event streams' memory when not read and their catch-up
+ * (bench/streamMemory.ts), the crash loop
  * (bench/crashLoop.ts), and the soak (bench/soak.ts) when BENCH_SOAK_MINUTES is set. What the framework costs
  * (bench/frameworks.ts, minimal programs on Effect 3 and Effect 4) and this server beside Mastra and the
  * LangGraph.js Agent Server (bench/competitors.ts) run only when named: they install their packages.
@@ -15,7 +16,7 @@
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, appends, long-history, history-memory, request-cost, machines, ledger, pools, scale-out, scanner, crash-loop, soak, frameworks, competitors, ab; several with
+ * (names: http, runtime, statements, appends, long-history, history-memory, request-cost, machines, ledger, pools, scale-out, scanner, streams, crash-loop, soak, frameworks, competitors, ab; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
@@ -38,6 +39,7 @@ import { runtime } from "./runtime.ts"
 import { scaleOut } from "./scaleOut.ts"
 import { formatSoak, soak, SOAK_MINUTES } from "./soak.ts"
 import { statements } from "./statements.ts"
+import { streamMemory } from "./streamMemory.ts"
 
 /** Prints `{name, value, unit}` rows as an aligned table. */
 const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: number; readonly unit: string }>) => {
@@ -49,7 +51,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "appends", "long-history", "history-memory", "request-cost", "machines", "ledger", "pools", "scale-out", "scanner", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
+const PARTS = ["http", "runtime", "statements", "appends", "long-history", "history-memory", "request-cost", "machines", "ledger", "pools", "scale-out", "scanner", "streams", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -134,6 +136,12 @@ if (selected("scanner")) {
   const scannerRows = await bodyScanner()
   console.log("\nJSON body scanner (in process, 64 KiB chunks; median of repeated runs)\n")
   printRows(scannerRows)
+}
+
+if (selected("streams")) {
+  console.log("\nEvent streams on Postgres: the server's memory with streams not read, and a stream's catch-up (docs/performance.md)\n")
+  const streamRows = await streamMemory()
+  printRows(streamRows.length > 0 ? streamRows : [{ name: "skipped: no Postgres reachable", value: 0, unit: "" }])
 }
 
 if (selected("crash-loop")) {

@@ -55,7 +55,7 @@ export interface SoakResult {
 }
 
 /** The pid of the server listening on `port`: the process whose environment holds PORT=<port> and that runs src/main.ts. */
-const serverPid = (port: number): number => {
+export const serverPid = (port: number): number => {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue
     try {
@@ -84,7 +84,7 @@ const fullCollectionsOf = (file: string, started: number): ReadonlyArray<FullCol
     }).filter((sample) => sample.seconds >= 0)
     : []
 
-const rssMiB = (pid: number) => {
+export const rssMiB = (pid: number) => {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((text) => text.startsWith("VmRSS:"))
   return Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024
 }
