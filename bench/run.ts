@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs the benchmarks one after the other (they would compete for the CPU) and
  * prints, in order: HTTP throughput (each HTTP benchmark is a `Benchmark` of bench/Harness.ts; add
- * it to HTTP_BENCHMARKS), the agent runtime's figures (bench/runtime.ts), statements per turn
+ * it to HTTP_BENCHMARKS), the agent runtime's figures (bench/runtime.ts), one agent's turns watched by
+ * many event streams (bench/streamFanout.ts), statements per turn
  * (bench/statements.ts), events appended across agents (bench/appends.ts), a long-lived agent's turns
  * (bench/longHistory.ts), what the history cache holds a turn (bench/historyMemory.ts), what a request costs
  * the server's JavaScript, measured in its process without a connection (bench/requestCost.ts), built-in tool round trips
@@ -16,7 +17,7 @@
  * BENCH_DURATION_SECONDS (default 10) sets the length of each HTTP and runtime measurement.
  *
  * Run a part alone by name: `npm run bench -- crash-loop` or `BENCH_ONLY=crash-loop`
- * (names: http, runtime, statements, appends, long-history, history-memory, request-cost, machines, ledger, pools, scale-out, scanner, streams, crash-loop, soak, frameworks, competitors, ab; several with
+ * (names: http, runtime, fanout, statements, appends, long-history, history-memory, request-cost, machines, ledger, pools, scale-out, scanner, streams, crash-loop, soak, frameworks, competitors, ab; several with
  * commas). A broken crash-loop invariant makes the run exit non-zero.
  */
 import { cpus, loadavg } from "node:os"
@@ -39,6 +40,7 @@ import { runtime } from "./runtime.ts"
 import { scaleOut } from "./scaleOut.ts"
 import { formatSoak, soak, SOAK_MINUTES } from "./soak.ts"
 import { statements } from "./statements.ts"
+import { streamFanout } from "./streamFanout.ts"
 import { streamMemory } from "./streamMemory.ts"
 
 /** Prints `{name, value, unit}` rows as an aligned table. */
@@ -51,7 +53,7 @@ const printRows = (rows: ReadonlyArray<{ readonly name: string; readonly value: 
 }
 
 const HTTP_BENCHMARKS: ReadonlyArray<Benchmark> = [orgGet, agentConfigs]
-const PARTS = ["http", "runtime", "statements", "appends", "long-history", "history-memory", "request-cost", "machines", "ledger", "pools", "scale-out", "scanner", "streams", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
+const PARTS = ["http", "runtime", "fanout", "statements", "appends", "long-history", "history-memory", "request-cost", "machines", "ledger", "pools", "scale-out", "scanner", "streams", "crash-loop", "soak", "frameworks", "competitors", "ab"] as const
 
 const only = (process.argv[2] ?? process.env.BENCH_ONLY)?.split(",").map((name) => name.trim())
 const unknown = only?.filter((name) => !(PARTS as ReadonlyArray<string>).includes(name)) ?? []
@@ -78,6 +80,12 @@ if (selected("runtime")) {
   const runtimeRows = await runtime()
   console.log("\nAgent runtime (scripted provider answering at once)\n")
   printRows(runtimeRows)
+}
+
+if (selected("fanout")) {
+  const fanoutRows = await streamFanout()
+  console.log("\nOne agent's turns watched by many event streams\n")
+  printRows(fanoutRows)
 }
 
 if (selected("statements")) {
