@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import { AnswerSize } from "../../src/services/runtime/model/AnswerSize.ts"
 import { AnthropicMessages } from "../../src/services/runtime/model/AnthropicMessages.ts"
 import type { ModelEvent } from "../../src/services/runtime/model/ModelMessages.ts"
 import { OpenAiChatCompletions } from "../../src/services/runtime/model/OpenAiChatCompletions.ts"
@@ -14,7 +15,7 @@ import type { WireAdapter } from "../../src/services/runtime/model/WireAdapter.t
 
 /** The events a decoder makes of `events` (SSE name, JSON data), failing the test on a decoding error. */
 const decodeAll = (adapter: WireAdapter, events: ReadonlyArray<readonly [string, unknown]>): Array<ModelEvent> => {
-  const decode = adapter.streamDecoder()
+  const decode = adapter.streamDecoder(new AnswerSize())
   return events.flatMap(([event, data]) => {
     const decoded = decode({ event, data: typeof data === "string" ? data : JSON.stringify(data) })
     if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)

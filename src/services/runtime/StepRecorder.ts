@@ -28,12 +28,11 @@ import { ASK_QUESTION } from "./ToolDefinitions.ts"
 import { dispatchedWithItsRow, machineRequest, runsOnMachine, stateOnDispatch, ToolDispatch } from "./ToolDispatch.ts"
 import { TurnHistory } from "./TurnHistory.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
-import { MAX_TOOL_CALLS_PER_ANSWER, toolCallLimitError } from "./TurnLimits.ts"
 import { StepAlreadyRecorded, TurnLifecycle } from "./TurnLifecycle.ts"
 import type { TurnSetup } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import type { PlannedCall, StepOutcome, TurnPayload } from "./TurnWorkflow.ts"
-import { failedStep, finishedStep, signalToken, stoppedStep } from "./TurnWorkflow.ts"
+import { finishedStep, signalToken, stoppedStep } from "./TurnWorkflow.ts"
 
 
 /** What a call that asks for approval waits for once approved: its result (custom and machine calls), its answer, or nothing. */
@@ -148,18 +147,12 @@ const make = Effect.gen(function*() {
    * Records a model response that ends the turn, or whose tool calls are each dispatched with
    * their row alone (ToolDispatch.dispatchedWithItsRow), in one statement when nothing is in the
    * way (TurnLifecycle.completeAlone and recordCallsAlone; `agent` as the step read it); else in a
-   * transaction (`recordInTransaction`). The machine is woken when a call went to it.
-   *
-   * An answer of more than MAX_TOOL_CALLS_PER_ANSWER tool calls is not recorded, by any of the
-   * three: the call is counted with its usage and the step fails (the caller ends the turn).
+   * transaction (`recordInTransaction`). The machine is woken when a call went to it. The answer
+   * has at most MAX_TOOL_CALLS_PER_ANSWER tool calls: the model call fails past it (ModelClient).
    */
   const record = (payload: TurnPayload, agent: Agent, setup: TurnSetup, step: number, response: ModelResponse) =>
     Effect.gen(function*() {
       const toolItems = response.output.flatMap((item) => item.type === "tool_call" ? [item] : [])
-      if (toolItems.length > MAX_TOOL_CALLS_PER_ANSWER) {
-        yield* turns.addUsage(payload.turn_id, response.usage, 1)
-        return failedStep(toolCallLimitError(toolItems.length))
-      }
       if (!Arr.isReadonlyArrayNonEmpty(toolItems)) {
         const completed = yield* lifecycle.completeAlone(agent, payload.turn_id, {
           step,

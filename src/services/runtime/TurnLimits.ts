@@ -1,8 +1,8 @@
 /**
  * What one turn may make a model do (docs/runtime.md, "Limits of a turn"): a model that never
- * stops calling tools, or that answers with thousands of calls at once, ends its turn `failed`
- * with an error saying what happened and what to do, instead of running until the context window
- * overflows or failing on the database's limits.
+ * stops calling tools ends its turn `failed` with an error saying what happened and what to do,
+ * instead of running until the context window overflows. (An answer of thousands of tool calls
+ * at once is stopped by the model call itself: MAX_TOOL_CALLS_PER_ANSWER, ModelCallLimits.ts.)
  */
 
 /**
@@ -13,18 +13,8 @@
  */
 export const MAX_MODEL_CALLS_PER_TURN = 500
 
-/**
- * The most tool calls one model answer may make. Providers' models emit a handful of parallel
- * calls, rarely some tens; an answer of more fails its turn before anything of it is recorded.
- */
-export const MAX_TOOL_CALLS_PER_ANSWER = 256
-
 /** The error of a turn that used its model calls. */
 export const stepLimitError = (limit: number) =>
   `The turn stopped after ${limit} model calls, the most one turn may make: the model kept calling tools. ` +
   `Its calls and their results are kept; send a new input to continue from there.`
 
-/** The error of a turn whose model answered with too many tool calls at once. */
-export const toolCallLimitError = (count: number) =>
-  `The model answered with ${count} tool calls at once; one answer may make at most ${MAX_TOOL_CALLS_PER_ANSWER}. ` +
-  `Nothing of that answer was recorded; send a new input to continue (asking for fewer calls at a time).`

@@ -4,6 +4,7 @@
  * docs/model-adapters.md.
  */
 import { Result, Schema } from "effect"
+import { type AnswerSize, PendingItems } from "./AnswerSize.ts"
 import type { ModelEvent, StopReason, Usage } from "./ModelMessages.ts"
 import { ModelProviderError, parseToolInput } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
@@ -93,17 +94,17 @@ const NO_INPUT: InputUsage = { input_tokens: 0, cache_read_input_tokens: 0, cach
 const streamError = (body: typeof ErrorBody.Type, data: string) =>
   new ModelProviderError({ status: null, message: body.error?.message ?? data })
 
-interface OpenBlock {
-  readonly type: string
-  readonly id: string
-  readonly name: string
-  json: string
-  signature: string
-  readonly data: string
-}
+/**
+ * What a block keeps until its stop, by its type: a tool call's id, name and input (its JSON in
+ * pieces); a thinking block's signature (in pieces); a redacted thinking block's data. Other
+ * blocks (text) make their events as their deltas come and keep nothing.
+ */
+type BlockField = "type" | "id" | "name" | "json" | "signature" | "data"
 
-export const streamDecoder = () => {
-  const blocks = new Map<number, OpenBlock>()
+const KEPT_BLOCKS: ReadonlySet<string> = new Set(["tool_use", "thinking", "redacted_thinking"])
+
+export const streamDecoder = (size: AnswerSize) => {
+  const blocks = new PendingItems<BlockField>(size)
   let inputUsage = NO_INPUT
   let outputTokens = 0
   let stopReason: string | undefined
@@ -119,20 +120,22 @@ export const streamDecoder = () => {
         }
         case "content_block_start": {
           const block = decoded.event.content_block
-          blocks.set(decoded.event.index, {
-            type: block.type,
-            id: block.id,
-            name: block.name,
-            json: "",
-            signature: block.signature,
-            data: block.data
-          })
+          if (KEPT_BLOCKS.has(block.type)) {
+            blocks.begin(decoded.event.index, {
+              type: block.type,
+              id: block.id,
+              name: block.name,
+              json: "",
+              signature: block.signature,
+              data: block.data
+            }, block.type === "tool_use")
+          } else blocks.take(decoded.event.index)
           const text = block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : undefined
           if (text === undefined || text === "") return Result.succeed([])
           return Result.succeed([{ type: block.type === "text" ? "text_delta" : "reasoning_delta", text }])
         }
         case "content_block_delta": {
-          const open = blocks.get(decoded.event.index ?? 0)
+          const index = decoded.event.index ?? 0
           const delta = decoded.event.delta
           switch (delta.type) {
             case "text_delta":
@@ -140,17 +143,16 @@ export const streamDecoder = () => {
             case "thinking_delta":
               return Result.succeed([{ type: "reasoning_delta", text: delta.thinking ?? "" }])
             case "signature_delta":
-              if (open !== undefined) open.signature += delta.signature ?? ""
+              blocks.append(index, "signature", delta.signature ?? "")
               return Result.succeed([])
             case "input_json_delta":
-              if (open !== undefined) open.json += delta.partial_json ?? ""
+              blocks.append(index, "json", delta.partial_json ?? "")
               return Result.succeed([])
           }
           return Result.succeed([])
         }
         case "content_block_stop": {
-          const open = blocks.get(decoded.event.index)
-          blocks.delete(decoded.event.index)
+          const open = blocks.take(decoded.event.index)
           switch (open?.type) {
             case "tool_use":
               return Result.succeed([{ type: "tool_call", call_id: open.id, name: open.name, input: parseToolInput(open.json) }])

@@ -1,6 +1,7 @@
 /**
  * What one model call may take from its provider (docs/model-adapters.md, "Bounds"): the bytes it
- * reads, the size of the answer it keeps, the error body it reads and the error message it keeps.
+ * reads, the size of the answer it keeps and its tool calls, the error body it reads and the error
+ * message it keeps.
  * The timeouts are settings (AppConfig: AGENT_PLATFORM_MODEL_*_TIMEOUT_SECONDS).
  */
 
@@ -17,12 +18,22 @@ export const MAX_MODEL_RESPONSE_BYTES = 64 * MIB
 
 /**
  * The answer one model call keeps, folded: its text, reasoning, tool calls' names and inputs (as
- * JSON) and the vendor's replay data, in UTF-8 bytes. A 128k-token answer is about 0.5 MiB of
+ * JSON) and the vendor's replay data, in UTF-8 bytes, with what the adapter holds of items not
+ * yet whole (a tool call's arguments as they come) and a little for each item (AnswerSize.ts). A 128k-token answer is about 0.5 MiB of
  * text; the answer is stored as one event and sent back on every later call, so 8 MiB is sixteen
  * times that and still a page of events a client can read. Past it the call stops reading, closes
  * the connection and fails.
  */
 export const MAX_MODEL_ANSWER_BYTES = 8 * MIB
+
+/**
+ * The most tool calls one model answer may make. Providers' models emit a handful of parallel
+ * calls, rarely some tens; an answer of thousands is a model gone wrong, each call a row, an event
+ * and a dispatch of its turn, and part of every later request (docs/runtime.md, "Limits of a
+ * turn"). Counted as the calls begin, not once the answer is whole: past it the call stops
+ * reading, closes the connection and fails.
+ */
+export const MAX_TOOL_CALLS_PER_ANSWER = 256
 
 /** The bytes of an error answer's body (a status other than 2xx) that are read; the rest is not. */
 export const MAX_ERROR_BODY_BYTES = 64 * KIB

@@ -8,8 +8,9 @@
  * call aborts its HTTP request.
  *
  * A call is bounded (docs/model-adapters.md, "Bounds"): the bytes it reads
- * (MAX_MODEL_RESPONSE_BYTES), the answer it folds (MAX_MODEL_ANSWER_BYTES, folded as the events
- * arrive), the error body it reads (MAX_ERROR_BODY_BYTES) and the message it keeps
+ * (MAX_MODEL_RESPONSE_BYTES), the answer it folds and what the adapter holds of it as it comes
+ * (MAX_MODEL_ANSWER_BYTES and MAX_TOOL_CALLS_PER_ANSWER, counted after each read: AnswerSize.ts),
+ * the error body it reads (MAX_ERROR_BODY_BYTES) and the message it keeps
  * (MAX_ERROR_MESSAGE_CHARACTERS); the wait for an answer's head, each pause of its body and the
  * whole call (AppConfig's model timeouts). A stream is read up to its final event, no further.
  *
@@ -28,13 +29,15 @@ import type { ApiFormat } from "../../../domain/configuration/ModelProviderConfi
 import { storableText } from "../../../domain/shared/StorableText.ts"
 import { AppConfig } from "../../../layers/AppConfig.ts"
 import { AnthropicMessages } from "./AnthropicMessages.ts"
+import type { AnswerSize } from "./AnswerSize.ts"
 import {
   cutMessage,
   describeBytes,
   describeMillis,
   MAX_ERROR_BODY_BYTES,
   MAX_MODEL_ANSWER_BYTES,
-  MAX_MODEL_RESPONSE_BYTES
+  MAX_MODEL_RESPONSE_BYTES,
+  MAX_TOOL_CALLS_PER_ANSWER
 } from "./ModelCallLimits.ts"
 import type { ModelEvent, ModelRequest, ModelResponse } from "./ModelMessages.ts"
 import { ModelProviderError, ResponseFold } from "./ModelMessages.ts"
@@ -233,12 +236,18 @@ const make = Effect.gen(function*() {
       message: `${providerOf(request)} sent more than ${describeBytes(MAX_MODEL_RESPONSE_BYTES)} for one answer; ` +
         "the platform stopped reading it and closed the connection"
     })
-  const answerTooLarge = (request: ModelRequest) =>
-    new ModelProviderError({
+  /** The failure of an answer past its bounds (AnswerSize.ts), if it passed one. */
+  const answerPastBounds = (request: ModelRequest, size: AnswerSize) => {
+    const passed = size.passed()
+    if (passed === undefined) return undefined
+    const what = passed === "bytes"
+      ? `an answer larger than ${describeBytes(MAX_MODEL_ANSWER_BYTES)} (its text, reasoning and tool calls together)`
+      : `an answer of more than ${MAX_TOOL_CALLS_PER_ANSWER} tool calls (the most one answer may make)`
+    return new ModelProviderError({
       status: null,
-      message: `${providerOf(request)} sent an answer larger than ${describeBytes(MAX_MODEL_ANSWER_BYTES)} ` +
-        "(its text, reasoning and tool calls together); the platform stopped reading it and closed the connection"
+      message: `${providerOf(request)} sent ${what}; the platform stopped reading it and closed the connection`
     })
+  }
   const stalled = (request: ModelRequest) => new ModelProviderError({ status: null, message: stalledMessage(request, timeouts) })
   const tooLong = (request: ModelRequest) =>
     new ModelProviderError({
@@ -307,27 +316,30 @@ const make = Effect.gen(function*() {
     )
 
   /**
-   * Makes a streamed call and reads it up to its final event, for the life of the scope:
-   * `onEvents` gets the events decoded from each read of the network as it arrives
-   * (ModelStreamDecoding.ts), in plain code, those decoded before a failure (an in-stream error
-   * event) before it fails; a failure it returns stops the reading and fails the call.
+   * Makes a streamed call and reads it up to its final event, for the life of the scope, folding
+   * its events into `fold` as they arrive (ModelStreamDecoding.ts), in plain code, those decoded
+   * before a failure (an in-stream error event) before it fails. After each read of the network,
+   * past the answer's bounds (what the fold and the adapter hold, `fold.size`) the reading stops
+   * and the call fails; else `observe` gets the read's events.
    */
   const stream = (
     request: ModelRequest,
-    onEvents: (events: ReadonlyArray<ModelEvent>) => ModelProviderError | undefined
+    fold: ResponseFold,
+    observe: ((events: ReadonlyArray<ModelEvent>) => void) | undefined
   ): Effect.Effect<void, ModelProviderError, Scope.Scope> => {
     const redact = redactorOf(request)
     return Effect.gen(function*() {
       const adapter = adapters[request.apiFormat]
       yield* checkCall(request)
       const response = yield* withRetries(open(adapter, request, true, redact))
-      const decoder = makeModelStreamDecoder(adapter.streamDecoder(), redact, tooLarge(request))
+      const decoder = makeModelStreamDecoder(adapter.streamDecoder(fold.size), redact, tooLarge(request))
       yield* response.forEachRead((chunks) => {
         const decoded = decoder.decode(chunks)
-        if (decoded.events.length > 0) {
-          const failure = onEvents(decoded.events)
-          if (failure !== undefined) return failure
-        }
+        for (const event of decoded.events) fold.add(event)
+        // Checked after every read, events or none: an adapter may hold a tool call's arguments for many reads.
+        const pastBounds = answerPastBounds(request, fold.size)
+        if (pastBounds !== undefined) return pastBounds
+        if (decoded.events.length > 0) observe?.(decoded.events)
         if (decoded.failure !== undefined) return decoded.failure
         return decoded.complete === true ? STOP_READING : undefined
       }).pipe(
@@ -354,13 +366,7 @@ const make = Effect.gen(function*() {
   ): Effect.Effect<ModelResponse, ModelProviderError> =>
     Effect.suspend(() => {
       const fold = new ResponseFold()
-      const received = (decoded: ReadonlyArray<ModelEvent>) => {
-        for (const event of decoded) fold.add(event)
-        if (fold.bytes > MAX_MODEL_ANSWER_BYTES) return answerTooLarge(request)
-        observe?.(decoded)
-        return undefined
-      }
-      return bounded(request, Effect.map(Effect.scoped(stream(request, received)), () => storableJson(fold.result())))
+      return bounded(request, Effect.map(Effect.scoped(stream(request, fold, observe)), () => storableJson(fold.result())))
     })
 
   const generate = (request: ModelRequest): Effect.Effect<ModelResponse, ModelProviderError> => {
@@ -377,7 +383,8 @@ const make = Effect.gen(function*() {
       if (body.cut) return yield* Effect.fail(tooLarge(request)())
       const fold = new ResponseFold()
       for (const event of yield* Effect.fromResult(adapter.decodeResponse(redact(body.text)))) fold.add(event)
-      if (fold.bytes > MAX_MODEL_ANSWER_BYTES) return yield* Effect.fail(answerTooLarge(request))
+      const pastBounds = answerPastBounds(request, fold.size)
+      if (pastBounds !== undefined) return yield* Effect.fail(pastBounds)
       return storableJson(fold.result())
     }).pipe(Effect.scoped, Effect.mapError(redactError(redact)), (call) => bounded(request, call))
   }

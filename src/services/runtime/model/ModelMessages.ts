@@ -8,6 +8,7 @@ import { Option, Redacted, Schema } from "effect"
 import { ApiFormat } from "../../../domain/configuration/ModelProviderConfigs.ts"
 import { CacheRetention } from "../../../domain/configuration/Models.ts"
 import type { SecretId } from "../../../domain/shared/Ids.ts"
+import { AnswerSize, ITEM_BYTES } from "./AnswerSize.ts"
 import type { ConversationItems } from "./ConversationItems.ts"
 
 export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
@@ -163,26 +164,32 @@ const jsonBytes = (value: unknown): number => {
 
 /**
  * The fold of one model call's events into its response, as they arrive (text and reasoning
- * deltas joined per block): `add` each event, `result` at the end. `bytes` is the size of what it
- * holds so far, in UTF-8 bytes: texts, reasoning, tool calls' ids, names and inputs (as JSON) and
- * replay data (ModelClient bounds it, MAX_MODEL_ANSWER_BYTES).
+ * deltas joined per block): `add` each event, `result` at the end. What it holds counts in `size`
+ * (AnswerSize.ts; ModelClient bounds it): texts, reasoning, tool calls' ids, names and inputs (as
+ * JSON) and replay data, in UTF-8 bytes, ITEM_BYTES an item, and the tool calls.
  */
 export class ResponseFold {
-  bytes = 0
+  /** The answer's size, which the adapter's stream decoder adds what it holds to (`PendingItems`). */
+  readonly size = new AnswerSize()
   private readonly output: Array<AssistantItem> = []
   private usage = emptyUsage
   private stopReason: StopReason = "end_turn"
   private openText: string | undefined
   private openReasoning: string | undefined
 
+  private push(item: AssistantItem) {
+    this.output.push(item)
+    this.size.bytes += ITEM_BYTES
+  }
+
   private closeText() {
-    if (this.openText !== undefined) this.output.push({ type: "assistant_text", text: this.openText })
+    if (this.openText !== undefined) this.push({ type: "assistant_text", text: this.openText })
     this.openText = undefined
   }
 
   private closeReasoning(replay: ReasoningReplay | undefined) {
     if (this.openReasoning !== undefined || replay !== undefined) {
-      this.output.push(
+      this.push(
         replay === undefined
           ? { type: "assistant_reasoning", summary: this.openReasoning ?? "" }
           : { type: "assistant_reasoning", summary: this.openReasoning ?? "", replay }
@@ -196,23 +203,24 @@ export class ResponseFold {
       case "text_delta":
         this.closeReasoning(undefined)
         this.openText = (this.openText ?? "") + event.text
-        this.bytes += Buffer.byteLength(event.text)
+        this.size.bytes += Buffer.byteLength(event.text)
         break
       case "reasoning_delta":
         this.closeText()
         this.openReasoning = (this.openReasoning ?? "") + event.text
-        this.bytes += Buffer.byteLength(event.text)
+        this.size.bytes += Buffer.byteLength(event.text)
         break
       case "reasoning_done":
         this.closeText()
         this.closeReasoning(event.replay)
-        if (event.replay !== undefined) this.bytes += Buffer.byteLength(event.replay.data)
+        if (event.replay !== undefined) this.size.bytes += Buffer.byteLength(event.replay.data)
         break
       case "tool_call":
         this.closeText()
         this.closeReasoning(undefined)
-        this.output.push({ type: "tool_call", call_id: event.call_id, name: event.name, input: event.input })
-        this.bytes += Buffer.byteLength(event.call_id) + Buffer.byteLength(event.name) + jsonBytes(event.input)
+        this.push({ type: "tool_call", call_id: event.call_id, name: event.name, input: event.input })
+        this.size.toolCalls++
+        this.size.bytes += Buffer.byteLength(event.call_id) + Buffer.byteLength(event.name) + jsonBytes(event.input)
         break
       case "usage":
         this.usage = event.usage

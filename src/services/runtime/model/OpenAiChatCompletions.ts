@@ -4,6 +4,7 @@
  * it (the vendor's own route does not); it is not replayed. docs/model-adapters.md.
  */
 import { Result, Schema } from "effect"
+import { type AnswerSize, PendingItems } from "./AnswerSize.ts"
 import type { ConversationItem, ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
 import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish } from "./ProviderJson.ts"
@@ -205,8 +206,12 @@ const errorOf = (body: { readonly error?: { readonly message?: string } | null }
     ? undefined
     : new ModelProviderError({ status: null, message: body.error.message ?? JSON.stringify(body.error) })
 
-const streamDecoder = () => {
-  const toolCalls = new Map<number, { id: string; name: string; arguments: string }>()
+/** A tool call as its deltas come: the id (given once), the name and the arguments (in pieces). */
+type ToolCallField = "id" | "name" | "arguments"
+
+const streamDecoder = (size: AnswerSize) => {
+  // Made events of only at the stream's end: a call's deltas may come until then.
+  const toolCalls = new PendingItems<ToolCallField>(size)
   let finishReason: string | undefined
   let usage: Usage | undefined
   let reasoningOpen = false
@@ -216,7 +221,7 @@ const streamDecoder = () => {
     return [{ type: "reasoning_done", replay: undefined }]
   }
   const done = (): ReadonlyArray<ModelEvent> => {
-    const calls = [...toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]): ModelEvent => ({
+    const calls = toolCalls.takeAll().map((call): ModelEvent => ({
       type: "tool_call",
       call_id: call.id,
       name: call.name,
@@ -247,12 +252,10 @@ const streamDecoder = () => {
         if (content !== undefined && content !== "") events.push(...closeReasoning(), { type: "text_delta", text: content })
         for (const call of delta.tool_calls ?? []) {
           const index = call.index ?? 0
-          const current = toolCalls.get(index) ?? { id: "", name: "", arguments: "" }
-          toolCalls.set(index, {
-            id: call.id ?? current.id,
-            name: current.name + (call.function?.name ?? ""),
-            arguments: current.arguments + (call.function?.arguments ?? "")
-          })
+          if (!toolCalls.has(index)) toolCalls.begin(index, { id: "", name: "", arguments: "" }, true)
+          if (call.id !== undefined && call.id !== null) toolCalls.replace(index, "id", call.id)
+          toolCalls.append(index, "name", call.function?.name ?? "")
+          toolCalls.append(index, "arguments", call.function?.arguments ?? "")
         }
         finishReason = choice.finish_reason ?? finishReason
       }

@@ -5,6 +5,7 @@
  */
 import type { Result } from "effect"
 import { Redacted } from "effect"
+import type { AnswerSize } from "./AnswerSize.ts"
 import type { ModelEvent, ModelProviderError, ModelRequest } from "./ModelMessages.ts"
 
 export interface SseEvent {
@@ -21,8 +22,12 @@ export interface WireAdapter {
    * conversation's past makes of it is kept between calls).
    */
   readonly body: (request: ModelRequest, stream: boolean) => ReadonlyArray<Uint8Array>
-  /** A decoder for one streamed response (it keeps the state of partial blocks); an in-stream error fails. */
-  readonly streamDecoder: () => (event: SseEvent) => Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError>
+  /**
+   * A decoder for one streamed response; an in-stream error fails. What it keeps of items not yet
+   * whole (a tool call's arguments as they come) it keeps as `PendingItems`, counted in `size`,
+   * the answer's (AnswerSize.ts).
+   */
+  readonly streamDecoder: (size: AnswerSize) => (event: SseEvent) => Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError>
   /** The events of a whole (non-streamed) response body. */
   readonly decodeResponse: (body: string) => Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError>
 }
