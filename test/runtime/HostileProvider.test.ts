@@ -16,7 +16,12 @@ import { SqlClient } from "effect/sql"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import type { ApiFormat } from "../../src/domain/configuration/ModelProviderConfigs.ts"
 import { ConversationItems } from "../../src/services/runtime/model/ConversationItems.ts"
-import { MAX_ERROR_MESSAGE_CHARACTERS, MAX_MODEL_ANSWER_BYTES, MAX_MODEL_RESPONSE_BYTES } from "../../src/services/runtime/model/ModelCallLimits.ts"
+import {
+  MAX_ERROR_MESSAGE_CHARACTERS,
+  MAX_MODEL_ANSWER_BYTES,
+  MAX_MODEL_RESPONSE_BYTES,
+  MAX_TOOL_CALLS_PER_ANSWER
+} from "../../src/services/runtime/model/ModelCallLimits.ts"
 import { ModelClient } from "../../src/services/runtime/model/ModelClient.ts"
 import { Hostile, type Written } from "../support/HostileReplies.ts"
 import { eventually } from "../support/Polling.ts"
@@ -26,6 +31,8 @@ import { TestAppLive, testConfig } from "../support/TestApp.ts"
 import { fastRetries } from "./RuntimeLayer.ts"
 
 const FORMATS: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-completions", "anthropic-messages"]
+/** The formats whose adapter holds a tool call until it is whole (openai-responses sends each call whole). */
+const HELD_TOOL_CALLS: ReadonlyArray<ApiFormat> = ["openai-chat-completions", "anthropic-messages"]
 const MIB = 1024 * 1024
 
 const timeouts = (call: Duration.Input) => ({
@@ -131,6 +138,49 @@ appWith("30 seconds")("a hostile model provider", (it) => {
         const [call] = yield* allClosed(rt)
         expect(call.aborted, format).toBe(true)
         expect(written.bytes, format).toBeLessThan(MAX_MODEL_ANSWER_BYTES + 16 * MIB)
+      }
+    }), { timeout: 120_000 })
+
+  // The adapters of these two formats hold a tool call's arguments until the call is whole (chat
+  // completions: the stream's end; anthropic: the block's stop). Before they counted in the
+  // answer's bound, 40 MiB of arguments were read whole and failed only then.
+  it.effect("one tool call of 40 MiB of arguments (chat completions, anthropic): stopped past 8 MiB, the connection closed before its end, nothing stored", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      for (const format of HELD_TOOL_CALLS) {
+        const rt = yield* runtimeProject(provider, { format })
+        const written: Written = { bytes: 0 }
+        yield* provider.script([Hostile.toolCalls({ count: 1, length: 40 * MIB, deltaBytes: 64 * 1024 }, written)], { model: rt.slug })
+        const { events, turns } = yield* oneTurn(rt)
+        expect(failedWith(turns), format).toMatch(
+          /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ sent an answer larger than 8 MiB \(its text, reasoning and tool calls together\); the platform stopped reading it and closed the connection$/
+        )
+        expect(events.map((event) => event.kind), format).toEqual(["agent_input", "turn", "turn"])
+        expect(Math.max(...events.map((event) => event.bytes)), format).toBeLessThan(4096)
+        const [call] = yield* allClosed(rt)
+        expect(call.aborted, format).toBe(true)
+        expect(written.bytes, format).toBeGreaterThan(MAX_MODEL_ANSWER_BYTES)
+        expect(written.bytes, format).toBeLessThan(MAX_MODEL_ANSWER_BYTES + 16 * MIB)
+      }
+    }), { timeout: 120_000 })
+
+  // Before, every call was read (31 and 53 MB) and folded, and the answer of 100,000 calls failed
+  // its turn only once whole.
+  it.effect(`100,000 tool calls in one answer (chat completions, anthropic): stopped past ${MAX_TOOL_CALLS_PER_ANSWER}, the connection closed before its end, nothing stored`, () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      for (const format of HELD_TOOL_CALLS) {
+        const rt = yield* runtimeProject(provider, { format })
+        const written: Written = { bytes: 0 }
+        yield* provider.script([Hostile.toolCalls({ count: 100_000, length: 1, deltaBytes: 1 }, written)], { model: rt.slug })
+        const { events, turns } = yield* oneTurn(rt)
+        expect(failedWith(turns), format).toMatch(
+          /^The model provider failed: The model provider at 127\.0\.0\.1:\d+ sent an answer of more than 256 tool calls \(the most one answer may make\); the platform stopped reading it and closed the connection$/
+        )
+        expect(events.map((event) => event.kind), format).toEqual(["agent_input", "turn", "turn"])
+        const [call] = yield* allClosed(rt)
+        expect(call.aborted, format).toBe(true)
+        expect(written.bytes, format).toBeLessThan(16 * MIB)
       }
     }), { timeout: 120_000 })
 

@@ -68,6 +68,41 @@ const opening = (format: ApiFormat) =>
     }\n\n`
     : ""
 
+/** An SSE event of `format` (anthropic names its events; chat completions sends data alone). */
+const sseEvent = (format: ApiFormat, data: Record<string, unknown>) =>
+  format === "anthropic-messages" ? `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n` : `data: ${JSON.stringify(data)}\n\n`
+
+/** A Chat Completions chunk of one tool call's delta. */
+const chatToolDelta = (call: Record<string, unknown>) => ({ choices: [{ index: 0, delta: { tool_calls: [call] } }] })
+
+/**
+ * The events of tool call `index` of `format` (openai-chat-completions or anthropic-messages):
+ * its start (id and name), its arguments (a JSON object of one string of `length` characters) in
+ * deltas of at most `deltaBytes`, then (anthropic) its block's stop.
+ */
+function* toolCallEvents(format: ApiFormat, index: number, length: number, deltaBytes: number) {
+  const id = `call_${index}`
+  const start = format === "anthropic-messages"
+    ? { type: "content_block_start", index, content_block: { type: "tool_use", id, name: "lookup", input: {} } }
+    : chatToolDelta({ index, id, type: "function", function: { name: "lookup", arguments: "" } })
+  const delta = (piece: string) =>
+    format === "anthropic-messages"
+      ? { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } }
+      : chatToolDelta({ index, function: { arguments: piece } })
+  yield sseEvent(format, start)
+  yield sseEvent(format, delta('{"q":"'))
+  for (let sent = 0; sent < length; sent += deltaBytes) yield sseEvent(format, delta("x".repeat(Math.min(deltaBytes, length - sent))))
+  yield sseEvent(format, delta('"}'))
+  if (format === "anthropic-messages") yield sseEvent(format, { type: "content_block_stop", index })
+}
+
+/** The events that end an answer of tool calls of `format`. */
+const toolCallsEnd = (format: ApiFormat) =>
+  format === "anthropic-messages"
+    ? sseEvent(format, { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 1 } }) +
+      sseEvent(format, { type: "message_stop" })
+    : sseEvent(format, { choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }) + "data: [DONE]\n\n"
+
 export const Hostile = {
   /**
    * 200 and a stream of `event` (text deltas of `eventBytes` characters, or events the platform
@@ -100,6 +135,30 @@ export const Hostile = {
       }
       for (const chunk of whole.slice(delta + 1)) if (!(await write(response, chunk, written))) return
       response.end()
+    }
+  }),
+  /**
+   * A whole answer (openai-chat-completions or anthropic-messages) of `count` tool calls, each of
+   * arguments `{"q":"x…"}` with `length` x's in deltas of at most `deltaBytes`, then its final
+   * event and the end.
+   */
+  toolCalls: (
+    calls: { readonly count: number; readonly length: number; readonly deltaBytes: number },
+    written: Written
+  ): ScriptedReply => ({
+    kind: "raw",
+    write: async (response, call) => {
+      response.writeHead(200, SSE_HEAD)
+      const start = call.format === "anthropic-messages"
+        ? sseEvent(call.format, { type: "message_start", message: { id: "msg_1", usage: { input_tokens: 1, output_tokens: 0 } } })
+        : ""
+      if (!(await write(response, start, written))) return
+      for (let index = 0; index < calls.count; index++) {
+        for (const event of toolCallEvents(call.format, index, calls.length, calls.deltaBytes)) {
+          if (!(await write(response, event, written))) return
+        }
+      }
+      if (await write(response, toolCallsEnd(call.format), written)) response.end()
     }
   }),
   /** The head of a 200 stream, then nothing, never ending. */
