@@ -35,14 +35,14 @@ const FORMATS: ReadonlyArray<ApiFormat> = ["openai-responses", "openai-chat-comp
 const HELD_TOOL_CALLS: ReadonlyArray<ApiFormat> = ["openai-chat-completions", "anthropic-messages"]
 const MIB = 1024 * 1024
 
-const timeouts = (call: Duration.Input) => ({
-  modelHeadTimeout: Duration.seconds(1),
+const timeouts = (call: Duration.Input, head: Duration.Input) => ({
+  modelHeadTimeout: Duration.fromInputUnsafe(head),
   modelIdleTimeout: Duration.seconds(1),
   modelCallTimeout: Duration.fromInputUnsafe(call)
 })
 
-const appWith = (call: Duration.Input) =>
-  layer(Layer.mergeAll(TestAppLive(timeouts(call)), ScriptedProvider.layer).pipe(Layer.provide(fastRetries)), {
+const appWith = (call: Duration.Input, head: Duration.Input = "1 second") =>
+  layer(Layer.mergeAll(TestAppLive(timeouts(call, head)), ScriptedProvider.layer).pipe(Layer.provide(fastRetries)), {
     timeout: "120 seconds",
     excludeTestServices: true
   })
@@ -184,18 +184,6 @@ appWith("30 seconds")("a hostile model provider", (it) => {
       }
     }), { timeout: 120_000 })
 
-  it.effect("a long answer as a model writes one (1.5 M characters in 125,000 deltas, 31.5 MiB of events): stored whole", () =>
-    Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
-      const rt = yield* runtimeProject(provider)
-      const text = "word ".repeat(300_000)
-      yield* provider.script([Reply.text(text)], { model: rt.slug })
-      const { events, output, turns } = yield* oneTurn(rt)
-      expect(turns).toEqual([{ status: "completed", error: null }])
-      expect(output.find((event) => event.event_kind === "model_output")?.content_blocks).toEqual([{ type: "text", text }])
-      expect(events.find((event) => event.kind === "model_output")!.bytes).toBeLessThan(MAX_MODEL_ANSWER_BYTES)
-    }), { timeout: 120_000 })
-
   it.effect("no answer's head: each attempt closed after the head timeout and retried, then the turn fails saying so", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
@@ -242,7 +230,7 @@ appWith("30 seconds")("a hostile model provider", (it) => {
           reasoningEffort: undefined,
           cacheRetention: "none",
           conversationKey: "k"
-        }))).pipe(Effect.provide(ModelClient.layer.pipe(Layer.provide(testConfig(timeouts("30 seconds"))))))
+        }))).pipe(Effect.provide(ModelClient.layer.pipe(Layer.provide(testConfig(timeouts("30 seconds", "1 second"))))))
       expect(error.message).toMatch(/sent nothing for 1 second in the middle of its answer/)
       const calls = (yield* provider.requests).filter((request) => request.body?.model === model)
       expect(calls).toHaveLength(1)
@@ -398,4 +386,20 @@ appWith("2 seconds")("a model provider that drips its answer", (it) => {
       expect(call.aborted).toBe(true)
       expect(call.closedAt! - started).toBeLessThan(10_000)
     }), { timeout: 60_000 })
+})
+
+// The scripted provider makes the whole answer of 125,000 deltas before it sends its head: over
+// the 1 s head timeout of the other tests on a loaded machine, which retried the call.
+appWith("60 seconds", "30 seconds")("a model provider's long answer", (it) => {
+  it.effect("a long answer as a model writes one (1.5 M characters in 125,000 deltas, 31.5 MiB of events): stored whole", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const text = "word ".repeat(300_000)
+      yield* provider.script([Reply.text(text)], { model: rt.slug })
+      const { events, output, turns } = yield* oneTurn(rt)
+      expect(turns).toEqual([{ status: "completed", error: null }])
+      expect(output.find((event) => event.event_kind === "model_output")?.content_blocks).toEqual([{ type: "text", text }])
+      expect(events.find((event) => event.kind === "model_output")!.bytes).toBeLessThan(MAX_MODEL_ANSWER_BYTES)
+    }), { timeout: 120_000 })
 })
