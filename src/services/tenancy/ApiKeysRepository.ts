@@ -80,20 +80,17 @@ const make = Effect.gen(function*() {
     execute: (key) => sql`INSERT INTO api_keys ${sql.insert(key)} RETURNING *`
   })
 
-  const countLockingUser = SqlSchema.findOne({
-    Request: UserId,
+  /** The count of an owner's keys, the owner's row (in `table`, named by the keys' `column`) locked. */
+  const countLockingOwner = SqlSchema.findOne({
+    Request: Schema.Struct({
+      table: Schema.Literals(["users", "organizations"]),
+      column: Schema.Literals(["user_id", "org_id"]),
+      id: Schema.String
+    }),
     Result: Schema.Struct({ count: Schema.Number }),
-    execute: (userId) =>
-      sql`WITH owner AS (SELECT id FROM users WHERE id = ${userId} FOR UPDATE)
-        SELECT count(*)::int AS count FROM api_keys WHERE user_id = (SELECT id FROM owner)`
-  })
-
-  const countLockingOrganization = SqlSchema.findOne({
-    Request: OrgId,
-    Result: Schema.Struct({ count: Schema.Number }),
-    execute: (orgId) =>
-      sql`WITH owner AS (SELECT id FROM organizations WHERE id = ${orgId} FOR UPDATE)
-        SELECT count(*)::int AS count FROM api_keys WHERE org_id = (SELECT id FROM owner)`
+    execute: ({ column, id, table }) =>
+      sql`WITH owner AS (SELECT id FROM ${sql(table)} WHERE id = ${id} FOR UPDATE)
+        SELECT count(*)::int AS count FROM api_keys WHERE ${sql(column)} = (SELECT id FROM owner)`
   })
 
   const pagePersonal = keysetQuery(sql, {
@@ -152,7 +149,11 @@ const make = Effect.gen(function*() {
      */
     countLockingOwner: (owner: { readonly userId: UserId } | { readonly orgId: OrgId }) =>
       Effect.map(
-        Effect.orDie("userId" in owner ? countLockingUser(owner.userId) : countLockingOrganization(owner.orgId)),
+        Effect.orDie(countLockingOwner(
+          "userId" in owner
+            ? { table: "users", column: "user_id", id: owner.userId }
+            : { table: "organizations", column: "org_id", id: owner.orgId }
+        )),
         (row) => row.count
       ),
     insertPersonal: (key: typeof NewPersonalKey.Type) => Effect.orDie(insertPersonal(key)),
