@@ -2,7 +2,7 @@
  * The rate of an API key (docs/api-conventions.md, "Rate limits"): a bucket of `burst` requests
  * refilled at `perSecond`, counted per key across every route and way of authenticating; the
  * `RateLimit-*` headers on each answer; past it `429 rate_limited` with `Retry-After`, without
- * touching other keys. The settings as read from the environment.
+ * touching other keys. Machine registration counts against the credential it registers with. The settings as read from the environment.
  */
 import { HttpClientRequest } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
@@ -43,11 +43,15 @@ describeApp({ keyRate: Option.some({ perSecond: 2, burst: 3 }) })("a key's rate"
       expect((yield* get(token, "/v1/user")).status).toBe(200)
     }))
 
-  it.effect("one bucket for the key on every route: the workspace routes and the event stream count and refuse alike", () =>
+  it.effect("one bucket for the key on every route: the workspace routes, the event stream and machine registration count and refuse alike", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
+      const register = rawRequest(
+        HttpClientRequest.post("/v1/machines/register").pipe(HttpClientRequest.bearerToken(token), HttpClientRequest.bodyJsonUnsafe({}))
+      )
       expect((yield* get(token, "/api/v1/workspaces")).status).toBe(200)
-      expect((yield* get(token, "/v1/user")).status).toBe(200)
+      // Registration with the key reaches its handler: the body lacks the machine's facts.
+      expect((yield* register).status).toBe(400)
       const stream = `/v1/orgs/org_${AN_ID}/projects/proj_${AN_ID}/agents/agt_${AN_ID}/events/stream`
       // The last of the burst reaches the stream's handler: no such agent.
       expect((yield* get(token, stream)).status).toBe(404)
@@ -56,6 +60,9 @@ describeApp({ keyRate: Option.some({ perSecond: 2, burst: 3 }) })("a key's rate"
         expect(refused.status, path).toBe(429)
         expect(refused.json?.code, path).toBe("rate_limited")
       }
+      const refused = yield* register
+      expect(refused.status).toBe(429)
+      expect(refused.headers["retry-after"]).toBe("1")
     }))
 
   it.effect("a request without a valid key is 401, not counted against anyone", () =>

@@ -5,7 +5,7 @@ import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal
 import { BrowserSessions } from "../../services/tenancy/BrowserSessions.ts"
 import { ApiKeys } from "../../services/tenancy/ApiKeys.ts"
 import { KeyRateLimits } from "../../services/tenancy/KeyRateLimits.ts"
-import { rateLimitedResponse, withAllowance } from "../../layers/http/RateLimitHeaders.ts"
+import { withinRate } from "../../layers/http/RateLimitHeaders.ts"
 import { Authentication, BearerAuthentication } from "../Security.ts"
 
 /** The organization and project ids of the request's path, as sent. */
@@ -16,20 +16,17 @@ export const byApiKey = (apiKeys: ApiKeys["Service"], token: string) =>
   Effect.flatMap(requestPath, (path) => apiKeys.authenticate(token, path))
 
 /**
- * Runs a request as its caller: `httpEffect` as the caller that `caller` finds, when its key is
- * within its rate (KeyRateLimits), its response carrying the key's allowance; else the 429.
+ * Runs a request as its caller: `httpEffect` as the caller that `caller` finds, within its key's
+ * rate (KeyRateLimits, RateLimitHeaders.ts).
  */
-export const callerRunner = (limits: KeyRateLimits["Service"]) =>
-<E, R, E2, R2>(
-  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-  caller: Effect.Effect<Principal, E2, R2>
-) =>
-  Effect.flatMap(caller, (principal) =>
-    Effect.flatMap(limits.admit(principal.keyId), (admission) => {
-      if (!admission.admitted) return Effect.succeed(rateLimitedResponse(admission.refusal))
-      const asCaller = Effect.provideService(httpEffect, CurrentPrincipal, principal)
-      return admission.allowance === undefined ? asCaller : Effect.map(asCaller, withAllowance(admission.allowance))
-    }))
+export const callerRunner = (limits: KeyRateLimits["Service"]) => {
+  const limited = withinRate(limits)
+  return <E, R, E2, R2>(
+    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    caller: Effect.Effect<Principal, E2, R2>
+  ) =>
+    Effect.flatMap(caller, (principal) => limited(principal.keyId, Effect.provideService(httpEffect, CurrentPrincipal, principal)))
+}
 
 /** The token of the request's `Authorization: Bearer` header ("" without one; RequestGuards refuses other schemes). */
 const bearerToken = (request: HttpServerRequest.HttpServerRequest) => request.headers.authorization?.replace(/^bearer\s*/i, "").trim() ?? ""

@@ -7,14 +7,14 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { CurrentRegistrant } from "../../domain/machines/Registrant.ts"
 import { RegisterMachineRequest, RegisterMachineResponse } from "../../domain/machines/Registration.ts"
-import { AuthenticationUnavailable, Conflict, Forbidden, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
+import { AuthenticationUnavailable, Conflict, Forbidden, NotFound, RateLimited, Unauthorized } from "../../domain/shared/Errors.ts"
 import { bearer } from "../Security.ts"
 
 export class RegistrationAuthentication
   extends HttpApiMiddleware.Service<RegistrationAuthentication, { provides: CurrentRegistrant }>()(
     "RegistrationAuthentication",
     {
-      error: [Unauthorized.Wire, Forbidden.Wire, AuthenticationUnavailable.Wire],
+      error: [Unauthorized.Wire, Forbidden.Wire, RateLimited.Wire, AuthenticationUnavailable.Wire],
       // A daemon token of an organization, or a personal API key. The scheme is the Api's one
       // `bearer` (Security.ts): Effect 4 refuses a second, differently described scheme of that
       // name (Effect 3 published the first one only).

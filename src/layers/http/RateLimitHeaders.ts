@@ -6,8 +6,9 @@
  * that most servers send; a request over the rate is `429 rate_limited` with `Retry-After`.
  */
 import { HttpServerResponse } from "effect/http"
+import { Effect } from "effect"
 import { RateLimited } from "../../domain/shared/Errors.ts"
-import type { Allowance, Refusal } from "../../services/tenancy/KeyRateLimits.ts"
+import type { Allowance, KeyRateLimits, Refusal } from "../../services/tenancy/KeyRateLimits.ts"
 import { errorResponse } from "./ErrorMapping.ts"
 
 /** The headers a browser may read from an answer of another origin (Cors.ts). */
@@ -20,11 +21,11 @@ const allowanceHeaders = ({ limit, remaining, resetSeconds }: Allowance) => ({
 })
 
 /** `response` with the `RateLimit-*` headers of `allowance`. */
-export const withAllowance = (allowance: Allowance) => (response: HttpServerResponse.HttpServerResponse) =>
+const withAllowance = (allowance: Allowance) => (response: HttpServerResponse.HttpServerResponse) =>
   HttpServerResponse.setHeaders(response, allowanceHeaders(allowance))
 
 /** The answer to a request over its key's rate. */
-export const rateLimitedResponse = ({ rate, retryAfterSeconds }: Refusal): HttpServerResponse.HttpServerResponse =>
+const rateLimitedResponse = ({ rate, retryAfterSeconds }: Refusal): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.setHeaders(
     errorResponse(
       new RateLimited({
@@ -37,3 +38,14 @@ export const rateLimitedResponse = ({ rate, retryAfterSeconds }: Refusal): HttpS
       ...allowanceHeaders({ limit: rate.burst, remaining: 0, resetSeconds: retryAfterSeconds })
     }
   )
+
+/**
+ * `httpEffect` when the credential `credentialId` is within its rate, its response carrying the
+ * credential's allowance; else the 429, without running it (nothing of the request is read).
+ */
+export const withinRate = (limits: KeyRateLimits["Service"]) =>
+<E, R>(credentialId: string, httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(limits.admit(credentialId), (admission) => {
+    if (!admission.admitted) return Effect.succeed(rateLimitedResponse(admission.refusal))
+    return admission.allowance === undefined ? httpEffect : Effect.map(httpEffect, withAllowance(admission.allowance))
+  })

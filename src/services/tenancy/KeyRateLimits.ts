@@ -1,16 +1,16 @@
 /**
- * How fast one API key may call (docs/api-conventions.md, "Rate limits"): a token bucket per key,
- * refilled at `perSecond` requests a second and holding at most `burst`, so a key may send `burst`
- * requests at once and then `perSecond` a second. Every request a key authenticates counts,
- * whichever way it arrives (the key itself, a browser session it opened, a stream token it minted).
+ * How fast one credential may call (docs/api-conventions.md, "Rate limits"): a token bucket per API
+ * key (or daemon token, or pool, for machine registration), refilled at `perSecond` requests a
+ * second and holding at most `burst`, so a key may send `burst` requests at once and then
+ * `perSecond` a second. Every request a key authenticates counts, whichever way it arrives (the key
+ * itself, a browser session it opened, a stream token it minted).
  *
  * The buckets live in this process (effect/persistence's in-memory RateLimiter store): with several
  * server processes a key may send its rate to each (docs/scale-out.md). A bucket is kept for each
- * key used since the process started (about 150 bytes).
+ * credential used since the process started (about 150 bytes).
  */
 import { RateLimiter } from "effect/persistence"
 import { Context, Duration, Effect, Layer, Option } from "effect"
-import type { ApiKeyId } from "../../domain/shared/Ids.ts"
 import { AppConfig, type KeyRate } from "../../layers/AppConfig.ts"
 
 /** What a key may still send, for the response's `RateLimit-*` headers. */
@@ -41,15 +41,15 @@ const wholeSeconds = (duration: Duration.Duration) => Math.ceil(Duration.toMilli
 
 const make = Effect.gen(function*() {
   const rate = (yield* AppConfig).keyRate
-  if (Option.isNone(rate)) return { admit: (_: ApiKeyId): Effect.Effect<Admission> => Effect.succeed(UNLIMITED) }
+  if (Option.isNone(rate)) return { admit: (_: string): Effect.Effect<Admission> => Effect.succeed(UNLIMITED) }
   const { perSecond, burst } = rate.value
   const limiter = yield* RateLimiter.make
   // The bucket refills one request every 1/perSecond seconds, so `burst` of them take burst/perSecond.
   const window = Duration.millis((burst / perSecond) * 1000)
   return {
-    /** Spends one request of `keyId`'s bucket. */
-    admit: (keyId: ApiKeyId): Effect.Effect<Admission> =>
-      limiter.consume({ algorithm: "token-bucket", key: keyId, limit: burst, window, onExceeded: "fail" }).pipe(
+    /** Spends one request of the bucket of the credential `credentialId` (an API key's id, a daemon token's). */
+    admit: (credentialId: string): Effect.Effect<Admission> =>
+      limiter.consume({ algorithm: "token-bucket", key: credentialId, limit: burst, window, onExceeded: "fail" }).pipe(
         Effect.map((result): Admission => ({
           admitted: true,
           allowance: { limit: burst, remaining: Math.max(0, result.remaining), resetSeconds: wholeSeconds(result.resetAfter) }

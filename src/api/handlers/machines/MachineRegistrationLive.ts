@@ -3,17 +3,20 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { CurrentRegistrant, type Registrant } from "../../../domain/machines/Registrant.ts"
 import { AuthenticationUnavailable, Forbidden, Unauthorized } from "../../../domain/shared/Errors.ts"
 import { builtWithOnly } from "../../../layers/http/BuiltWithOnly.ts"
+import { withinRate } from "../../../layers/http/RateLimitHeaders.ts"
 import { DAEMON_TOKEN_PREFIX, DaemonTokens } from "../../../services/machines/DaemonTokens.ts"
 import { Machines } from "../../../services/machines/Machines.ts"
 import { POOL_MACHINE_TOKEN_PREFIX } from "../../../services/machines/PoolMachines.ts"
 import { ApiKeys, unavailableOnSqlError } from "../../../services/tenancy/ApiKeys.ts"
+import { KeyRateLimits } from "../../../services/tenancy/KeyRateLimits.ts"
 import { ApiErrors } from "../../ApiErrors.ts"
 import { Api } from "../../Api.ts"
 import { RegistrationAuthentication } from "../../machines/MachineRegistrationApi.ts"
 
 /**
  * A daemon token (`dtk_…`) names an organization; a pool machine's token (`mpt_…`) its machine;
- * any other token must be a personal API key.
+ * any other token must be a personal API key. Each registers within the rate of its credential
+ * (the key, the daemon token, the pool: KeyRateLimits).
  */
 export const RegistrationAuthenticationLive = Layer.effect(
   RegistrationAuthentication,
@@ -48,11 +51,12 @@ export const RegistrationAuthenticationLive = Layer.effect(
             })
           ))
     }
+    const limited = withinRate(yield* KeyRateLimits)
     return RegistrationAuthentication.of({
       bearer: (httpEffect, { credential }) =>
         Effect.flatMap(
           registrantOf(Redacted.value(credential)),
-          (registrant) => Effect.provideService(httpEffect, CurrentRegistrant, registrant)
+          (registrant) => limited(registrant.credentialId, Effect.provideService(httpEffect, CurrentRegistrant, registrant))
         )
     })
   })
