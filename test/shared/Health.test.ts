@@ -18,11 +18,15 @@ describeApp()("health, OpenAPI and docs", (it) => {
       expect(document.info.version).toBe("0.1.0")
       const createProject = document.paths["/v1/orgs/{orgID}/projects"].post
       expect(Object.keys(createProject.responses).sort()).toEqual(
-        ["201", "400", "401", "403", "404", "408", "409", "413", "415", "500", "503"]
+        ["201", "400", "401", "403", "404", "408", "409", "413", "415", "429", "500", "503"]
       )
       const operations = Object.values(document.paths).flatMap((path: any) => Object.values(path)) as Array<any>
       for (const operation of operations) {
         expect(Object.keys(operation.responses)).toContain("500")
+        // Every route but the probes and the documents authenticates, within its key's rate.
+        if (operation.security !== undefined && operation.security.length > 0) {
+          expect(Object.keys(operation.responses), operation.operationId).toContain("429")
+        }
       }
     }))
 
