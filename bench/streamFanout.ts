@@ -12,7 +12,7 @@ import { agentTurn, driveTurns, followTurns, onEachDatabase, request, type Runti
 const WATCHERS = [0, 100, 1000] as const
 const WARM_UP_SECONDS = 3
 
-/** A stream of the agent that reads every event and counts the turns it saw end. */
+/** A stream of the agent whose client reads every event and drops it, until `abort`. */
 const watch = async (agentUrl: string, token: string, abort: AbortSignal) => {
   const response = await fetch(`${agentUrl}/events/stream`, { headers: { authorization: `Bearer ${token}` }, signal: abort })
   if (response.status !== 200) throw new Error(`a watcher's stream answered ${response.status}`)

@@ -19,9 +19,9 @@ export const MAX_MODEL_RESPONSE_BYTES = 64 * MIB
 /**
  * The answer one model call keeps, folded: its text, reasoning, tool calls' names and inputs (as
  * JSON) and the vendor's replay data, in UTF-8 bytes, with what the adapter holds of items not
- * yet whole (a tool call's arguments as they come) and a little for each item (AnswerSize.ts). A 128k-token answer is about 0.5 MiB of
- * text; the answer is stored as one event and sent back on every later call, so 8 MiB is sixteen
- * times that and still a page of events a client can read. Past it the call stops reading, closes
+ * yet whole (a tool call's arguments as they come) and a little for each item (AnswerSize.ts). A
+ * 128k-token answer is about 0.5 MiB of text; the answer is stored as one event and sent back on
+ * every later call, so 8 MiB is sixteen times that and still a page of events a client can read. Past it the call stops reading, closes
  * the connection and fails.
  */
 export const MAX_MODEL_ANSWER_BYTES = 8 * MIB
