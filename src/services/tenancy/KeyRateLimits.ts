@@ -5,13 +5,15 @@
  * `perSecond` a second. Every request a key authenticates counts, whichever way it arrives (the key
  * itself, a browser session it opened, a stream token it minted).
  *
- * The buckets live in this process (effect/persistence's in-memory RateLimiter store): with several
- * server processes a key may send its rate to each (docs/scale-out.md). A bucket is kept for each
- * credential used since the process started (about 150 bytes).
+ * The buckets live in this process (KeyBuckets: effect/persistence's in-memory RateLimiter store,
+ * forgetting full buckets): with several server processes a key may send its rate to each
+ * (docs/scale-out.md). A bucket (about 150 bytes) is kept for each credential that sent within its
+ * burst's refill time.
  */
 import { RateLimiter } from "effect/persistence"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { AppConfig, type KeyRate } from "../../layers/AppConfig.ts"
+import { makeKeyBuckets } from "./KeyBuckets.ts"
 
 /** What a key may still send, for the response's `RateLimit-*` headers. */
 export interface Allowance {
@@ -43,7 +45,8 @@ const make = Effect.gen(function*() {
   const rate = (yield* AppConfig).keyRate
   if (Option.isNone(rate)) return { admit: (_: string): Effect.Effect<Admission> => Effect.succeed(UNLIMITED) }
   const { perSecond, burst } = rate.value
-  const limiter = yield* RateLimiter.make
+  const { store } = yield* makeKeyBuckets
+  const limiter = yield* RateLimiter.make.pipe(Effect.provideService(RateLimiter.RateLimiterStore, store))
   // The bucket refills one request every 1/perSecond seconds, so `burst` of them take burst/perSecond.
   const window = Duration.millis((burst / perSecond) * 1000)
   return {
@@ -65,7 +68,7 @@ const make = Effect.gen(function*() {
             : Effect.die(reason))
       )
   }
-}).pipe(Effect.provide(RateLimiter.layerStoreMemory))
+})
 
 export class KeyRateLimits extends Context.Service<KeyRateLimits, Effect.Success<typeof make>>()("KeyRateLimits") {
   static readonly layer = Layer.effect(KeyRateLimits, make)
