@@ -176,7 +176,9 @@ describeApp()("resource names", (it) => {
     ["a halfwidth Hangul filler between letters", "Ac\uFFA0me"],
     ["a combining grapheme joiner", "Ac\u034Fme"],
     ["only the blank Braille pattern, which displays as a space", "\u2800"],
-    ["a leading variation selector", "\uFE0FAcme"]
+    ["a leading variation selector", "\uFE0FAcme"],
+    ["only a combining acute accent", "\u0301"],
+    ["a leading combining mark", "\u0301Acme"]
   ]
   for (const [label, name] of rejected) {
     it.effect(`rejects ${label}`, () =>
@@ -215,10 +217,11 @@ describeApp()("resource names", (it) => {
       expect((yield* client.projects.get({ params: { orgID: org.id, projectID: project.id } })).name).toBe(names[0])
     }))
 
-  it.effect("accepts spaces, punctuation and 64 characters of any script", () =>
+  it.effect("accepts spaces, punctuation, combining marks after a character and 64 characters of any script", () =>
     Effect.gen(function*() {
       const { client } = yield* newUser()
-      for (const name of ["Acme, Inc. (EU) — R&D!", "é".repeat(64), "組織".repeat(32)]) {
+      // Combining marks after a character: vowel signs of Devanagari, a dot NFC does not compose with q.
+      for (const name of ["Acme, Inc. (EU) — R&D!", "é".repeat(64), "組織".repeat(32), "हिन्दी टीम", "q\u0307 team"]) {
         expect((yield* client.organizations.create({ payload: { name } })).name).toBe(name)
       }
     }))
