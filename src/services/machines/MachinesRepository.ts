@@ -228,6 +228,17 @@ const make = Effect.gen(function*() {
       SELECT ${columns} FROM machines WHERE machine_pool_id = ${poolId} AND ${sql.in("pool_state", states)} ORDER BY id`
   })
 
+  const poolSweepWork = SqlSchema.findOne({
+    Request: Schema.Void,
+    Result: Schema.Struct({ live: Schema.Boolean, waiting: Schema.Boolean }),
+    execute: () => sql`
+      SELECT
+        EXISTS (SELECT 1 FROM machines WHERE pool_state IN ('provisioning', 'running', 'deleting')) AS live,
+        EXISTS (
+          SELECT 1 FROM machine_requests WHERE machine_id IS NULL AND state = 'pending' AND machine_pool_id IS NOT NULL
+        ) AS waiting`
+  })
+
   const inPoolState = SqlSchema.findAll({
     Request: PoolMachineState,
     Result: StoredMachine,
@@ -360,6 +371,12 @@ const make = Effect.gen(function*() {
     poolMachines: (poolId: MachinePoolId, states: ReadonlyArray<PoolMachineState>) =>
       Effect.orDie(poolMachines({ poolId, states })),
     inPoolState: (state: PoolMachineState) => Effect.orDie(inPoolState(state)),
+    /**
+     * What the pools' sweep has to look at, in one read: whether any pool machine is
+     * provisioning, running or deleting (`live`), and whether any call waits for a pool machine
+     * (`waiting`).
+     */
+    poolSweepWork: Effect.orDie(poolSweepWork(undefined)),
     /** The machines, CPUs and memory the pools' machines hold (deleting ones still count). */
     usage: (poolIds: ReadonlyArray<MachinePoolId>) => Effect.orDie(usage(poolIds)),
     /** Moves a pool machine from one of `from` to `to`; none when it was in another state. */

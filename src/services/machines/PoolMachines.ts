@@ -434,7 +434,22 @@ const make = Effect.gen(function*() {
   /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
   const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
 
-  return { admit, provisionInitial, destroy, release, markPoolDeleting, destroyPoolDeleting, reap, refuseOverdue, reconcile } as const
+  /**
+   * The sweep of the pools (every two seconds): `reap`, then `refuseOverdue`, each only when the
+   * read of `poolSweepWork` shows it has something to look at. Each of `reap`'s four statements
+   * concerns provisioning, running or deleting pool machines only, and `refuseOverdue`'s read
+   * calls waiting for a pool machine only; without any (no pool, or idle pools) that one read
+   * stands for their five, so an idle server does not run them every sweep for nothing. A machine
+   * or call that appears just after the read is swept by the next sweep, as one that appears just
+   * after a sweep always was.
+   */
+  const sweep = Effect.gen(function*() {
+    const work = yield* machines.poolSweepWork
+    if (work.live) yield* reap
+    if (work.waiting) yield* refuseOverdue
+  })
+
+  return { admit, provisionInitial, destroy, release, markPoolDeleting, destroyPoolDeleting, sweep, reconcile } as const
 })
 
 export class PoolMachines extends Context.Service<PoolMachines, Effect.Success<typeof make>>()("PoolMachines") {

@@ -35,7 +35,7 @@ export const PoolSchedulerLive = Layer.effectDiscard(Effect.gen(function*() {
   )
   yield* admitWaiting.pipe(logFailure("admitting calls"), Effect.andThen(nextWake), Effect.forever, Effect.forkScoped)
 
-  yield* Effect.all([poolMachines.reap, poolMachines.refuseOverdue], { discard: true }).pipe(
+  yield* poolMachines.sweep.pipe(
     logFailure("sweeping pool machines"),
     Effect.andThen(Effect.sleep(SWEEP_EVERY)),
     Effect.forever,
