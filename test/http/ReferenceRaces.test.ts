@@ -182,6 +182,41 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       }
     }))
 
+  it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, an agent config whose model's grant is read while another transaction deletes the project: 404 not_found, not a name that does not resolve", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+      const provider = yield* owner.client.modelProviderConfigs.create({
+        params: { orgID: org.id },
+        payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
+      })
+      const model = yield* owner.client.models.create({ params: { orgID: org.id }, payload: { ...MODEL, provider_config_id: provider.id, name: "Sonnet" } })
+      yield* owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      const configs = `/v1/orgs/${org.id}/projects/${project.id}/agent-configs`
+      const source = "instruction: Help.\nmodel: { provider_config: Anthropic, name: Sonnet }\n"
+      const sql = yield* SqlClient.SqlClient
+
+      const creating = yield* sql.withTransaction(Effect.gen(function*() {
+        // Even reads of the grants wait until this transaction ends.
+        yield* sql`LOCK TABLE model_grants IN ACCESS EXCLUSIVE MODE`
+        const creating = yield* Effect.forkChild(send(owner, "POST", configs, { source, source_format: "yaml" }))
+        // The service has found the project; its read of the model's grant waits.
+        yield* waitedOn(sql, "the read of the model's grant")
+        // The project's grants go with it.
+        yield* sql`DELETE FROM projects WHERE id = ${project.id}`
+        return creating
+      })).pipe(Effect.orDie)
+      const raced = yield* Fiber.join(creating)
+      expect(raced.status).toBe(404)
+      expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
+
+      // Sent after the delete, the same request finds no project.
+      const after = yield* send(owner, "POST", configs, { source, source_format: "yaml" })
+      expect(after.status).toBe(404)
+      expect(after.json).toMatchObject({ code: "not_found" })
+    }))
+
   it.effect("a secret that comes to be referred to while it is deleted: 409 conflict, and it is kept", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("owner")

@@ -99,6 +99,16 @@ export class CsrfCheckFailed extends Schema.TaggedError<CsrfCheckFailed>()("Csrf
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", plain) {
   static readonly Wire = onWire(NotFound, "not_found", 404)
 }
+
+/**
+ * A request that lost a race with the deletion of a resource it refers to: answered as the same
+ * request sent a moment later would be (docs/api-conventions.md, "A resource deleted meanwhile").
+ */
+export const deletedMeanwhile = () =>
+  new NotFound({
+    error: "A resource this request refers to was deleted while the request was handled; check that it still exists"
+  })
+
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", plain) {
   static readonly Wire = onWire(Conflict, "conflict", 409)
 }

@@ -81,9 +81,7 @@ const foreignKeyRace = (cause: Cause.Cause<unknown>, violation: ForeignKeyViolat
     Effect.logWarning("ForeignKeyViolation replaced by the error the caller sees", cause),
     Effect.fail(asApiLevel(
       violation.side === "referencing"
-        ? new Errors.NotFound({
-          error: "A resource this request refers to was deleted while the request was handled; check that it still exists"
-        })
+        ? Errors.deletedMeanwhile()
         : new Errors.Conflict({
           error: "A resource this request deletes came to be referred to by another while the request was handled, " +
             "so it was not deleted; change or delete what refers to it first"

@@ -14,7 +14,7 @@ import type { ResolvedModel } from "../../domain/configuration/Models.ts"
 import { referencesOf } from "../../domain/configuration/agent-config/References.ts"
 import { parseSource } from "../../domain/configuration/agent-config/Source.ts"
 import { sortIssues, validateDefinition } from "../../domain/configuration/agent-config/Validate.ts"
-import { InvalidRequest, type Issue, NotFound, ValidationFailed } from "../../domain/shared/Errors.ts"
+import { deletedMeanwhile, InvalidRequest, type Issue, NotFound, ValidationFailed } from "../../domain/shared/Errors.ts"
 import { AgentConfigId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { someOrFail } from "../shared/Failures.ts"
@@ -24,6 +24,7 @@ import { NetworkPolicy } from "../shared/NetworkPolicy.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
+import { ProjectsRepository } from "../tenancy/ProjectsRepository.ts"
 import { renderModel } from "./AgentConfigModel.ts"
 import { AgentConfigNames } from "./AgentConfigNames.ts"
 import { AgentConfigsRepository, type StoredAgentConfig } from "./AgentConfigsRepository.ts"
@@ -62,6 +63,7 @@ const make = Effect.gen(function*() {
   const names = yield* AgentConfigNames
   const models = yield* Models
   const access = yield* Access
+  const projects = yield* ProjectsRepository
   const ids = yield* IdGenerator
   const { transaction } = yield* Transactions
   const network = yield* NetworkPolicy
@@ -97,7 +99,12 @@ const make = Effect.gen(function*() {
       const userId = yield* access.callerUserId
       const resolutions = yield* names.resolve(orgId, projectId, userId, referencesOf(definition))
       const result = compile(definition, resolutions, parsed.source.issueAt)
-      if (result._tag === "Invalid") return yield* Effect.fail(invalid(result.issues))
+      if (result._tag === "Invalid") {
+        // The project's deletion takes its grants with it: a name that stopped resolving because
+        // the project was deleted after the access check is that deletion, not the source's fault.
+        if (Option.isNone(yield* projects.findInOrg(orgId, projectId))) return yield* Effect.fail(deletedMeanwhile())
+        return yield* Effect.fail(invalid(result.issues))
+      }
       const { compiled, model, modelOverrides, resolved } = result.compilation
 
       const source = input.source_format === "yaml" ? text : canonicalJson(parsed.source.value as JsonValue)
@@ -163,6 +170,7 @@ export class AgentConfigs extends Context.Service<AgentConfigs, Effect.Success<t
       AgentConfigNames.layer,
       Models.layer,
       Access.layer,
+      ProjectsRepository.layer,
       IdGenerator.layer,
       Transactions.layer
     ])
