@@ -275,6 +275,67 @@ describeApp()("workspaces", (it) => {
       expect(within.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/machine_id" }] })
     }))
 
+  it.effect("a worktree name git would refuse as a branch is invalid_request at /worktree_name, before anything is started; base_ref follows git's ref rules", () =>
+    Effect.gen(function*() {
+      const { org, owner, project } = yield* ownerWithProject
+      const workspace = yield* owner.client.workspaces.create({
+        payload: { name: "W", org_id: org.id, project_id: project.id, repository: {} }
+      })
+      const send = (method: "POST" | "PATCH", path: string, body: unknown) =>
+        rawRequest(
+          HttpClientRequest.make(method)(path).pipe(
+            HttpClientRequest.bearerToken(owner.token),
+            HttpClientRequest.bodyJsonUnsafe(body)
+          )
+        )
+      const launch = (worktree_name: string) => send("POST", `/api/v1/workspaces/${workspace.id}/sessions`, { worktree_name })
+      const PART_DOT = "must not have a part (between slashes) starting with ."
+      const SLASHES = "must not start or end with /, nor contain //"
+      const cases: ReadonlyArray<readonly [string, string]> = [
+        ["HEAD", "must not be HEAD, which git reserves for the current commit"],
+        [".hidden", PART_DOT],
+        ["feature/.hidden", PART_DOT],
+        ["refs/heads/x", "must not start with refs/: give the branch's own name (main, not refs/heads/main)"],
+        ["x.lock/y", "must not have a part (between slashes) ending with .lock"],
+        ["x.lock", "must not have a part (between slashes) ending with .lock"],
+        ["/x", SLASHES],
+        ["x/", SLASHES],
+        ["x//y", SLASHES],
+        ["x.", "must not end with ."],
+        ["x..y", "must not contain .."],
+        ["-x", "must not start with -"],
+        ["a b", "must be 1 to 100 characters of [A-Za-z0-9._/-]"],
+        ["x@{1}", "must be 1 to 100 characters of [A-Za-z0-9._/-]"],
+        ["x~1", "must be 1 to 100 characters of [A-Za-z0-9._/-]"]
+      ]
+      for (const [name, message] of cases) {
+        const response = yield* launch(name)
+        expect(response.status, name).toBe(400)
+        expect(response.json, name).toMatchObject({
+          code: "invalid_request",
+          error: expect.stringContaining(message),
+          issues: [{ path: "/worktree_name", message }]
+        })
+      }
+      // Names git takes pass the check: this workspace has no machine to start the session on.
+      for (const name of ["feature/x.y", "head", "x/HEAD", "v1.2-rc_3"]) {
+        const within = yield* launch(name)
+        expect(within.status, name).toBe(400)
+        expect(within.json, name).toMatchObject({ code: "invalid_request", issues: [{ path: "/machine_id" }] })
+      }
+
+      // base_ref names a ref to start from: HEAD and a full ref name are refs, the rules of any ref still hold.
+      const base = (base_ref: string) => send("PATCH", `/api/v1/workspaces/${workspace.id}`, { repository: { base_ref } })
+      for (const ref of ["HEAD", "refs/heads/main", "origin/main"]) {
+        const changed = yield* base(ref)
+        expect(changed.status, ref).toBe(200)
+        expect(changed.json, ref).toMatchObject({ repository: { base_ref: ref } })
+      }
+      const hidden = yield* base("origin/.hidden")
+      expect(hidden.status).toBe(400)
+      expect(hidden.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/repository/base_ref", message: PART_DOT }] })
+    }))
+
   it.effect("another user's workspace is 404 on every route; an organization API key is refused", () =>
     Effect.gen(function*() {
       const { org, owner, project } = yield* ownerWithProject

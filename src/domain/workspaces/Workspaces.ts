@@ -25,15 +25,42 @@ import { CodeMode, ModelName, ProviderKey, Thinking, VoiceLanguage } from "./Use
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
-/** A git ref name as `git check-ref-format --branch` would take it (a conservative subset). */
-const REF_MESSAGE = "must be a git branch name: 1 to 100 characters of [A-Za-z0-9._/-], not starting with -, without .., " +
-  "//, @{, and not ending with /, . or .lock"
+const REF_CHARACTERS = "must be 1 to 100 characters of [A-Za-z0-9._/-]"
 
+/**
+ * What `git check-ref-format` refuses in a ref name made of REF_CHARACTERS (a conservative subset
+ * of what git takes: no `@`, `~`, `^`, `:`, `?`, `*`, `[`, `\`, space or control characters, so no
+ * `@{` or lone `@` either), said in the caller's words; undefined when git takes it.
+ */
+const refNameProblem = (ref: string): string | undefined => {
+  if (ref.startsWith("-")) return "must not start with -"
+  if (ref.includes("..")) return "must not contain .."
+  const parts = ref.split("/")
+  if (parts.includes("")) return "must not start or end with /, nor contain //"
+  if (parts.some((part) => part.startsWith("."))) return "must not have a part (between slashes) starting with ."
+  if (parts.some((part) => part.endsWith(".lock"))) return "must not have a part (between slashes) ending with .lock"
+  if (ref.endsWith(".")) return "must not end with ."
+  return undefined
+}
+
+/** A git ref name as `git check-ref-format` takes it (a conservative subset): where new branches start. */
 export const GitRefName = Schema.String.pipe(
-  Schema.check(Schema.isPattern(/^[A-Za-z0-9._\/-]{1,100}$/u, { message: REF_MESSAGE })),
-  Schema.check(Schema.makeFilter((ref) =>
-    !ref.startsWith("-") && !ref.includes("..") && !ref.includes("//") && !ref.endsWith("/") && !ref.endsWith(".") &&
-      !ref.endsWith(".lock") || REF_MESSAGE
+  Schema.check(Schema.isPattern(/^[A-Za-z0-9._\/-]{1,100}$/u, { message: REF_CHARACTERS })),
+  Schema.check(Schema.makeFilter((ref) => refNameProblem(ref) ?? true))
+)
+
+/**
+ * The name of a branch the platform makes or checks out, as `git check-ref-format --branch`
+ * takes it (a conservative subset), and without a `refs/` prefix: git would make a branch named
+ * `refs/heads/…` literally (the ref `refs/heads/refs/heads/…`), which is never what was meant.
+ */
+export const GitBranchName = GitRefName.pipe(
+  Schema.check(Schema.makeFilter((name) =>
+    name === "HEAD"
+      ? "must not be HEAD, which git reserves for the current commit"
+      : name.startsWith("refs/")
+      ? "must not start with refs/: give the branch's own name (main, not refs/heads/main)"
+      : true
   ))
 )
 
@@ -141,7 +168,7 @@ export const LaunchSession = Schema.Struct({
   user_session_id: optional(Schema.NullOr(WorkspaceSessionId)),
   metadata: optional(Metadata),
   initial_prompt: optional(Schema.NullOr(Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(100_000))))),
-  worktree_name: optional(Schema.NullOr(GitRefName)),
+  worktree_name: optional(Schema.NullOr(GitBranchName)),
   session_settings: optional(Schema.NullOr(SessionSettings)),
   resume_session_id: OptionalId,
   agent_session_id: optional(Schema.NullOr(AgentId))
@@ -169,7 +196,7 @@ export const MigrateWorktree = Schema.Struct({
   target_type: WorktreeType,
   target_machine_id: optional(Schema.NullOr(MachineId)),
   source: optional(Schema.Literals(["checkpoint", "base_ref"])),
-  worktree_name: optional(Schema.NullOr(GitRefName))
+  worktree_name: optional(Schema.NullOr(GitBranchName))
 })
 export type MigrateWorktree = typeof MigrateWorktree.Type
 
