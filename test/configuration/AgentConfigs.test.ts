@@ -289,6 +289,41 @@ describeApp()("agent configs", (it) => {
       expect(duplicate[0]).toMatchObject({ line: 2, column: 1 })
     }))
 
+  it.effect("a YAML tag outside the core schema, or one its value does not fit, is an issue at the tag, not dropped", () =>
+    Effect.gen(function*() {
+      const { create } = yield* setUp()
+      const MODEL_LINE = "model: {provider_config: Anthropic, name: Sonnet}\n"
+      const unsupported = (tag: string) =>
+        `YAML syntax error: the tag ${tag} is not supported (only the core tags !!str, !!int, !!float, !!bool, !!null, !!seq and !!map are); remove it`
+      const cases: ReadonlyArray<readonly [string, ReadonlyArray<{ message: string; line: number; column: number }>]> = [
+        [`instruction: !!js/function "x"\n${MODEL_LINE}`, [{ message: unsupported("!!js/function"), line: 1, column: 14 }]],
+        [`instruction: !local x\n${MODEL_LINE}`, [{ message: unsupported("!local"), line: 1, column: 14 }]],
+        // YAML 1.1's types are not JSON values either.
+        [`${MODEL_LINE}instruction: !!binary aGk=\n`, [{ message: unsupported("!!binary"), line: 2, column: 14 }]],
+        [`instruction: x\n${MODEL_LINE}tools: !!set {a: null}\n`, [{ message: unsupported("!!set"), line: 3, column: 8 }]],
+        [`%TAG !e! tag:example.com,2000:\n---\ninstruction: !e!x y\n${MODEL_LINE}`, [{
+          message: unsupported("tag:example.com,2000:x"),
+          line: 3,
+          column: 14
+        }]],
+        // A core tag the value does not fit would be dropped as well; each tag is its own issue.
+        [`instruction: x\n${MODEL_LINE}max_depth: !!int three\nmax_subagents: !!map 2\n`, [
+          { message: "YAML syntax error: the value does not fit its tag !!int; remove the tag or change the value", line: 3, column: 12 },
+          { message: "YAML syntax error: the value does not fit its tag !!map; remove the tag or change the value", line: 4, column: 16 }
+        ]]
+      ]
+      for (const [source, expected] of cases) {
+        const failure = yield* expectFailure(create(source, "yaml"))
+        expect(issuesOf(failure), source).toEqual(expected.map((issue) => ({ path: "", ...issue })))
+        expect((failure as ValidationFailed).error, source).toContain(`document (line ${expected[0].line}, column ${expected[0].column}): ${expected[0].message}`)
+      }
+
+      // The core tags, and the non-specific !, are taken as YAML 1.2 says.
+      const tagged = yield* create(`instruction: !!str 12\n${MODEL_LINE}max_depth: !!int "2"\nmcp: !!map {}\nskills: !!seq []\nmachine_sources: ! []\n`, "yaml")
+      expect(tagged.status).toBe(201)
+      expect(tagged.config.compiled_definition).toMatchObject({ instruction: "12", max_depth: 2 })
+    }))
+
   it.effect("a 1 MB JSON source nested 500,000 deep is a syntax error at its 65th level", () =>
     Effect.gen(function*() {
       const { create } = yield* setUp()

@@ -67,7 +67,9 @@ const positionIn = (text: string, offset: number) => {
 const composeDocument = (tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>, length: number) => {
   // Duplicate keys are found by duplicateKeyErrors: the package's own check (`uniqueKeys`)
   // compares each key with every earlier one of its map, which is quadratic (32,000 keys: 12 s).
-  const composer = new Composer({ prettyErrors: false, uniqueKeys: false, version: "1.2" })
+  // Without `resolveKnownTags`, the tags of YAML 1.1's types (`!!binary`, `!!timestamp`, `!!set`,
+  // `!!omap`, `!!pairs`) are unresolved like any other tag outside the core schema (tagErrors).
+  const composer = new Composer({ prettyErrors: false, resolveKnownTags: false, uniqueKeys: false, version: "1.2" })
   let doc: Document.Parsed | undefined
   for (const next of composer.compose(tokens, true, length)) {
     if (doc === undefined) {
@@ -84,9 +86,30 @@ const composeDocument = (tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>,
     }
   }
   // compose(tokens, true) always ends with a document.
-  doc!.errors.push(...duplicateKeyErrors(doc!))
+  doc!.errors.push(...duplicateKeyErrors(doc!), ...tagErrors(doc!))
   return doc!
 }
+
+/** The tags of the YAML 1.2 core schema, the only ones a source may use (besides the non-specific `!`). */
+const CORE_TAGS = ["str", "int", "float", "bool", "null", "seq", "map"].map((name) => `tag:yaml.org,2002:${name}`)
+
+/**
+ * An error at each tag the package could not resolve, which it reports as a warning and then
+ * drops, keeping the value untagged (`instruction: !!js/function "x"` would be the string "x"):
+ * a tag outside the core schema (`!!js/function`, `!local`, `!!binary`), or a core tag its value
+ * does not fit (`!!int x`, `!!map x`). The config would not be what its source says.
+ */
+const tagErrors = (doc: Document.Parsed): ReadonlyArray<YAMLParseError> =>
+  doc.warnings.filter((warning) => warning.code === "TAG_RESOLVE_FAILED").map((warning) => {
+    const tag = /^Unresolved tag: (.*)$/.exec(warning.message)?.[1]
+    const message = tag === undefined
+      ? warning.message
+      : CORE_TAGS.includes(tag)
+      ? `the value does not fit its tag ${tag.replace("tag:yaml.org,2002:", "!!")}; remove the tag or change the value`
+      : `the tag ${tag.replace(/^tag:yaml\.org,2002:/, "!!")} is not supported (only the core tags ` +
+        "!!str, !!int, !!float, !!bool, !!null, !!seq and !!map are); remove it"
+    return new YAMLParseError(warning.pos, "TAG_RESOLVE_FAILED", message)
+  })
 
 /**
  * A `DUPLICATE_KEY` error, as the package's `uniqueKeys` reports it, at each key equal to an
