@@ -255,6 +255,39 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       }
     }))
 
+  it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, an agent launched while another transaction deletes its project, its config read meanwhile: 404 not_found, not a config not of the project", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("owner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
+      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
+      const provider = yield* owner.client.modelProviderConfigs.create({
+        params: { orgID: org.id },
+        payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
+      })
+      const model = yield* owner.client.models.create({ params: { orgID: org.id }, payload: { ...MODEL, provider_config_id: provider.id, name: "Sonnet" } })
+      yield* owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      const config = yield* owner.client.agentConfigs.create({
+        params: { orgID: org.id, projectID: project.id },
+        payload: { source_format: "yaml", source: "instruction: Help.\nmodel: { provider_config: Anthropic, name: Sonnet }\n" }
+      })
+      const agents = `/v1/orgs/${org.id}/projects/${project.id}/agents`
+      const sql = yield* SqlClient.SqlClient
+
+      const launching = yield* sql.withTransaction(Effect.gen(function*() {
+        // Even reads of the configs wait until this transaction ends.
+        yield* sql`LOCK TABLE agent_configs IN ACCESS EXCLUSIVE MODE`
+        const launching = yield* Effect.forkChild(send(owner, "POST", agents, { agent_config_id: config.id }))
+        // The service has found the project; its read of the config waits.
+        yield* waitedOn(sql, "the read of the agent config")
+        // The project's configs go with it.
+        yield* sql`DELETE FROM projects WHERE id = ${project.id}`
+        return launching
+      })).pipe(Effect.orDie)
+      const raced = yield* Fiber.join(launching)
+      expect(raced.status).toBe(404)
+      expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
+    }))
+
   it.effect("a secret that comes to be referred to while it is deleted: 409 conflict, and it is kept", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("owner")

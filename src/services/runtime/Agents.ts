@@ -4,7 +4,7 @@
  * control (AgentControl), its tool calls (ToolCalls) and interactions (Interactions).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { InvalidRequest } from "../../domain/shared/Errors.ts"
+import { deletedMeanwhile, InvalidRequest } from "../../domain/shared/Errors.ts"
 import { AgentId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { type AgentStatus, type LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
@@ -12,6 +12,7 @@ import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
+import { ProjectsRepository } from "../tenancy/ProjectsRepository.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentInputs } from "./AgentInputs.ts"
 import { PersonalMachineUse } from "./PersonalMachineUse.ts"
@@ -25,6 +26,7 @@ const make = Effect.gen(function*() {
   const agentInputs = yield* AgentInputs
   const poolMachines = yield* PoolMachines
   const access = yield* Access
+  const projects = yield* ProjectsRepository
   const personalMachines = yield* PersonalMachineUse
   const ids = yield* IdGenerator
 
@@ -34,6 +36,9 @@ const make = Effect.gen(function*() {
       yield* access.requireProjectAccess(orgId, projectId, "write")
       const config = yield* configs.findInProject(projectId, request.agent_config_id)
       if (Option.isNone(config)) {
+        // The project's deletion takes its configs with it: a config gone because the project was
+        // deleted after the access check is that deletion, not a wrong id.
+        if (Option.isNone(yield* projects.findInOrg(orgId, projectId))) return yield* Effect.fail(deletedMeanwhile())
         return yield* Effect.fail(
           new InvalidRequest({
             error: `agent_config_id: ${request.agent_config_id} is not an agent config of project ${projectId}`,
@@ -97,6 +102,7 @@ export class Agents extends Context.Service<Agents, Effect.Success<typeof make>>
       AgentAccess.layer,
       AgentInputs.layer,
       Access.layer,
+      ProjectsRepository.layer,
       IdGenerator.layer,
       PoolMachines.layer
     ])
