@@ -333,6 +333,55 @@ describeApp()("agent events", (it) => {
       expect(unauthenticated.status).toBe(401)
     }))
 
+  it.effect("SSE: a Last-Event-ID or after_sequence past the agent's last event is 400 naming both; its last event's is valid", () =>
+    Effect.gen(function*() {
+      const { agent, owner, streamPath } = yield* setUp
+      yield* appendOutputs(agent.id, ["a", "b", "c"])
+      const open = (path: string, lastEventId?: string) =>
+        rawRequest(
+          HttpClientRequest.get(path).pipe(
+            HttpClientRequest.bearerToken(owner.token),
+            lastEventId === undefined ? (request) => request : HttpClientRequest.setHeader("last-event-id", lastEventId)
+          )
+        )
+      for (const ahead of ["4", "9007199254740991"]) {
+        const refused = yield* open(streamPath, ahead)
+        expect(refused.status).toBe(400)
+        expect(refused.json).toEqual({
+          code: "invalid_request",
+          error: `Last-Event-ID ${ahead} is past the agent's last event, 3: resume from an id the stream sent, ` +
+            "or without Last-Event-ID to start from the beginning",
+          issues: [{ path: "/last-event-id", message: "is past the agent's last event, 3" }]
+        })
+      }
+      const byQuery = yield* open(`${streamPath}?after_sequence=7`)
+      expect(byQuery.status).toBe(400)
+      expect(byQuery.json).toEqual({
+        code: "invalid_request",
+        error: "after_sequence 7 is past the agent's last event, 3: resume from a sequence received, " +
+          "or without after_sequence to start from the beginning",
+        issues: [{ path: "/after_sequence", message: "is past the agent's last event, 3" }]
+      })
+      // The header wins: a valid one with a query past the end is a stream, and the reverse is refused.
+      const headerWins = yield* openEventStream(`${streamPath}?after_sequence=7`, owner.token, { "last-event-id": "2" })
+      expect(headerWins.status).toBe(200)
+      expect((yield* headerWins.events(1)).map((frame) => frame.id)).toEqual(["3"])
+      yield* headerWins.drop
+      expect((yield* open(`${streamPath}?after_sequence=1`, "4")).status).toBe(400)
+
+      // The last event's id is valid: the stream sends what comes next, the events the refused ids skipped included.
+      const atEnd = yield* openEventStream(streamPath, owner.token, { "last-event-id": "3" })
+      expect(atEnd.status).toBe(200)
+      yield* appendOutputs(agent.id, ["d", "e"])
+      expect((yield* atEnd.events(2)).map((frame) => frame.id)).toEqual(["4", "5"])
+      yield* atEnd.drop
+      // Once the agent's timeline has reached it, the id refused before is valid.
+      const later = yield* openEventStream(streamPath, owner.token, { "last-event-id": "4" })
+      expect(later.status).toBe(200)
+      expect((yield* later.events(1)).map((frame) => frame.id)).toEqual(["5"])
+      yield* later.drop
+    }))
+
   it.effect("SSE: a heartbeat comment after 15 s without events, and events still flow after it", () =>
     Effect.gen(function*() {
       const { agent, owner, streamPath } = yield* setUp

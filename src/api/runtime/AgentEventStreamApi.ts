@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Option, Schema, SchemaGetter } from "effect"
-import { NotFound } from "../../domain/shared/Errors.ts"
+import { InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import { optional } from "../../domain/shared/Optional.ts"
 import { StreamAuthentication } from "../Security.ts"
 import { AGENT, AgentPath, SequenceParam } from "./AgentsApi.ts"
@@ -51,13 +51,14 @@ export class AgentEventStreamApi extends HttpApiGroup.make("agentEventStream")
           "(`data:` {agent_id, turn_id, step, kind, delta}; live only, never replayed); " +
           "a `: heartbeat` comment every 15 s without events"
       }),
-      error: NotFound.Wire
+      error: [InvalidRequest.Wire, NotFound.Wire]
     })
       .annotate(OpenApi.Summary, "Stream the agent's events")
       .annotate(
         OpenApi.Description,
         "The timeline as Server-Sent Events, from after `Last-Event-ID` (or `after_sequence`; the header wins), " +
-          "then live. Reconnecting with the last id received misses and repeats nothing. Ends with a `stream_closed` " +
+          "then live. Reconnecting with the last id received misses and repeats nothing; an id past the agent's last event " +
+          "is `invalid_request` (no stream sent it). Ends with a `stream_closed` " +
           "event (no id) within a few seconds of the caller losing access (key deleted, member removed, project deleted), " +
           "or when the server stops (`server_shutdown`: reconnect, to its next start or another process)."
       )

@@ -27,6 +27,16 @@ const make = Effect.gen(function*() {
     Effect.andThen(access.projectAccess(orgId, projectId), agentOf(projectId, agentId))
 
   /**
+   * The agent's row, with the last sequence of its timeline as this read found it, for a caller
+   * who may read its project.
+   */
+  const readRow = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
+    Effect.andThen(
+      access.projectAccess(orgId, projectId),
+      agents.rowInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
+    )
+
+  /**
    * Whether the caller may act in the project (write access), for a caller that then finds the
    * agent in the project itself (`TurnLifecycle.lockInProject`) before anything of it is read
    * or written.
@@ -37,7 +47,7 @@ const make = Effect.gen(function*() {
   const write = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
     Effect.andThen(mayWrite(orgId, projectId), agentOf(projectId, agentId))
 
-  return { read, mayWrite, write } as const
+  return { read, readRow, mayWrite, write } as const
 })
 
 export class AgentAccess extends Context.Service<AgentAccess, Effect.Success<typeof make>>()("AgentAccess") {

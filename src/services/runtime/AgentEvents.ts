@@ -8,6 +8,7 @@ import { Sse } from "effect/encoding"
 import { Cause, Context, Duration, Effect, Latch, Layer, Queue, Schema, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsQuery } from "../../domain/runtime/Events.ts"
+import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
 import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../../domain/runtime/OutputDeltas.ts"
 import { AgentAccess } from "./AgentAccess.ts"
@@ -86,6 +87,35 @@ const STREAM_FIRST_PAGE_EVENTS = 10
 const nextPageEvents = (meanFrameChars: number) =>
   Math.min(STREAM_PAGE_EVENTS, Math.max(1, Math.floor(STREAM_PAGE_CHARS / meanFrameChars)))
 
+/**
+ * Where a stream starts: after `sequence`, as the client named it, by its `Last-Event-ID` header
+ * or its `after_sequence` parameter (0, from the beginning, when it named none).
+ */
+export interface StreamStart {
+  readonly after: number
+  readonly namedBy: "last-event-id" | "after_sequence"
+}
+
+/**
+ * A stream may start after any event of the agent's timeline, and no further: the events are
+ * streamed once committed, so no client received an id past the last sequence (read once the
+ * request arrived). A start past it would wait for sequences that then come unseen (events
+ * numbered up to it, committed later, skipped) or never come at all.
+ */
+const checkStart = (start: StreamStart, lastSequence: number) => {
+  if (start.after <= lastSequence) return Effect.void
+  const [name, retry] = start.namedBy === "last-event-id"
+    ? ["Last-Event-ID", "an id the stream sent"]
+    : ["after_sequence", "a sequence received"]
+  return Effect.fail(
+    new InvalidRequest({
+      error: `${name} ${start.after} is past the agent's last event, ${lastSequence}: ` +
+        `resume from ${retry}, or without ${name} to start from the beginning`,
+      issues: [{ path: `/${start.namedBy}`, message: `is past the agent's last event, ${lastSequence}` }]
+    })
+  )
+}
+
 const make = Effect.gen(function*() {
   const agentAccess = yield* AgentAccess
   const timeline = yield* Timeline
@@ -97,7 +127,8 @@ const make = Effect.gen(function*() {
     Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.listJson(agent, query))
 
   /**
-   * The timeline after `afterSequence` as Server-Sent Events, then live, until the client
+   * The timeline after the start's sequence as Server-Sent Events, then live (a start past the
+   * agent's last event is `invalid_request`, `checkStart`), until the client
    * leaves: a comment opens the stream (so the response starts at once), one comment more
    * after each SSE_HEARTBEAT_INTERVAL without events. The live output of the agent's model calls
    * is merged in from the moment the stream opens. It ends with a `stream_closed` event when
@@ -117,8 +148,11 @@ const make = Effect.gen(function*() {
    * client is waited for, and read again after the last event queued: a stream waiting for its
    * client holds its frames and one piece, never a page of events.
    */
-  const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, afterSequence: number) =>
-    Effect.zipWith(agentAccess.read(orgId, projectId, agentId), Effect.context<CurrentPrincipal>(), (agent, context) =>
+  const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, start: StreamStart) =>
+    Effect.zipWith(
+      Effect.tap(agentAccess.readRow(orgId, projectId, agentId), (agent) => checkStart(start, agent.last_sequence)),
+      Effect.context<CurrentPrincipal>(),
+      (agent, context) =>
       Stream.unwrap(Effect.gen(function*() {
         const frames = yield* Queue.unbounded<string, Cause.Done>()
         // Characters queued or in the chunk being written (STREAM_BUFFERED_CHARS); `room` opens when they drop.
@@ -136,7 +170,7 @@ const make = Effect.gen(function*() {
             room.closeUnsafe()
             return Effect.andThen(room.await, roomFor(size))
           })
-        put(comment(`events of ${agentId} after sequence ${afterSequence}`))
+        put(comment(`events of ${agentId} after sequence ${start.after}`))
         yield* live.subscribe(agentId, (delta) => {
           const frame = toDeltaEvent(delta)
           if (held + frame.length <= STREAM_BUFFERED_CHARS) put(frame)
@@ -164,7 +198,7 @@ const make = Effect.gen(function*() {
           return { piece, last: events[taken - 1].sequence, meanFrameChars: chars / taken }
         }
         const sendTimeline = Effect.gen(function*() {
-          let after = afterSequence
+          let after = start.after
           let limit = STREAM_FIRST_PAGE_EVENTS
           // The characters the next page is expected to make: it is read once they fit, so that it is queued whole.
           let expected = 0

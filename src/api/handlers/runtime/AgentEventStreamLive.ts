@@ -11,7 +11,14 @@ export const AgentEventStreamLive = HttpApiBuilder.group(Api, "agentEventStream"
   Effect.map(Effect.service(AgentEvents), (events) =>
     handlers.handle("streamEvents", ({ headers, params, query }) =>
       Effect.map(
-        events.stream(params.orgID, params.projectID, params.agentID, headers["last-event-id"] ?? query.after_sequence ?? 0),
+        events.stream(
+          params.orgID,
+          params.projectID,
+          params.agentID,
+          headers["last-event-id"] !== undefined
+            ? { after: headers["last-event-id"], namedBy: "last-event-id" }
+            : { after: query.after_sequence ?? 0, namedBy: "after_sequence" }
+        ),
         (stream) =>
           HttpServerResponse.stream(stream, {
             contentType: "text/event-stream",
