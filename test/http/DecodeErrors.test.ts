@@ -321,5 +321,15 @@ describeApp()("decode errors in the caller's words", (it) => {
       })
       const none = yield* get("/v1/user?verbose=1", owner.token)
       expect(none.json).toMatchObject({ code: "invalid_request", error: expect.stringContaining("takes no query parameters") })
+      // At most 10 are listed, as any issues are; the sentence says how many more.
+      const names = Array.from({ length: 300 }, (_, i) => `a${i + 1}`)
+      const many = yield* get(`/v1/orgs/${projectPath.orgID}/projects?${names.map((name) => `${name}=1`).join("&")}&limit=1`, owner.token)
+      expect(many.status).toBe(400)
+      const allowed = "allowed parameters: cursor, limit"
+      expect(many.json).toEqual({
+        error: `Unknown query parameters ${names.slice(0, 10).join(", ")} (and 290 more); ${allowed}`,
+        code: "invalid_request",
+        issues: names.slice(0, 10).map((name) => ({ path: `/${name}`, message: `is not allowed here; ${allowed}` }))
+      })
     }))
 })

@@ -8,7 +8,7 @@
  */
 import { SchemaAST as AST, type SchemaIssue } from "effect"
 import { type Issue, InvalidRequest } from "../../domain/shared/Errors.ts"
-import { MAX_LISTED_ISSUES } from "../../domain/shared/ListedIssues.ts"
+import { andMore, MAX_LISTED_ISSUES } from "../../domain/shared/ListedIssues.ts"
 
 /** Which part of the request failed its schema. */
 export type RequestPart = "body" | "path" | "query" | "headers"
@@ -352,7 +352,7 @@ export const decodeFailure = (root: SchemaIssue.Issue, part: RequestPart): Inval
   const { issues, more } = formatIssues(root, part)
   const listed = issues.map((issue) => `${issue.path || "(the whole " + part + ")"}: ${issue.message}`).join("; ")
   return new InvalidRequest({
-    error: `${PART_NAMES[part].sentence}: ${listed}${more > 0 ? ` (and ${more} more)` : ""}`,
+    error: `${PART_NAMES[part].sentence}: ${listed}${andMore(more)}`,
     issues
   })
 }

@@ -15,6 +15,7 @@ import type { IncomingMessage } from "node:http"
 import { Api } from "../../api/Api.ts"
 import { ApiErrors } from "../../api/ApiErrors.ts"
 import * as Errors from "../../domain/shared/Errors.ts"
+import { listedOf } from "../../domain/shared/ListedIssues.ts"
 import { explainDecodeFailure } from "./DecodeFailures.ts"
 import { errorResponse, isPercentEncoded, notPercentEncoded, routeNotFoundResponse, toApiError, unroutedRequest } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
@@ -94,9 +95,11 @@ const headerProblem = (
     const allowed = endpoint.queryNames.length > 0
       ? `allowed parameters: ${endpoint.queryNames.join(", ")}`
       : "this route takes no query parameters"
+    // Listed as issues are, at most MAX_LISTED_ISSUES: a query may name thousands.
+    const { listed, more } = listedOf(unknown)
     return new Errors.InvalidRequest({
-      error: `Unknown query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ${allowed}`,
-      issues: unknown.map((name) => ({ path: "/" + name, message: `is not allowed here; ${allowed}` }))
+      error: `Unknown query parameter${unknown.length > 1 ? "s" : ""} ${listed.join(", ")}${more}; ${allowed}`,
+      issues: listed.map((name) => ({ path: "/" + name, message: `is not allowed here; ${allowed}` }))
     })
   }
   return undefined
