@@ -6,13 +6,14 @@
  * forwards again) shuts down once and cleanly, DATA_DIR is private (0700, files 0600) under a
  * permissive umask while an operator's own files in it keep their modes, and a DATA_DIR that
  * cannot be created or a DATABASE_URL that is not one is one line. Each request is one log line
- * with its `x-request-id`; an event stream's is written when the stream ends (a HEAD's at once).
+ * with its `x-request-id`; an event stream's is written when the stream ends (a HEAD's at once);
+ * a request its client abandoned is logged 499.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
-import { createServer, type Server } from "node:net"
+import { connect, createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -273,6 +274,29 @@ describeServers("start-up and shutdown", () => {
         path: `${agentPath}/events/stream`,
         status: 200
       })
+
+      // A request its client abandons, its body short of its Content-Length or its chunked framing
+      // broken, is logged 499 (client closed request), not as a server error; nothing is sent.
+      const port = Number(new URL(server.baseUrl).port)
+      const abandon = (requestId: string, headers: string, body: string, closeAfterMs: number) =>
+        new Promise<string>((resolve) => {
+          let received = ""
+          const socket = connect(port, "127.0.0.1", () =>
+            socket.write(
+              `POST /v1/orgs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+                `Content-Type: application/json\r\nx-request-id: ${requestId}\r\n${headers}\r\n${body}`
+            ))
+          socket.on("data", (chunk) => received += chunk)
+          socket.on("error", () => undefined)
+          socket.on("close", () => resolve(received))
+          setTimeout(() => socket.destroy(), closeAfterMs)
+        })
+      expect(await abandon("log-abandoned", "Content-Length: 100\r\n", '{"name":"', 1000)).toBe("")
+      const abandoned = await requestLine(server, "log-abandoned")
+      expect(abandoned).toMatchObject({ method: "POST", path: "/v1/orgs", status: 499 })
+      expect(abandoned.duration_ms).toBeGreaterThanOrEqual(900)
+      await abandon("log-broken-chunks", "Transfer-Encoding: chunked\r\n", '9\r\n{"name":"\r\nzz\r\n', 1000)
+      expect(await requestLine(server, "log-broken-chunks")).toMatchObject({ method: "POST", path: "/v1/orgs", status: 499 })
     } finally {
       await server.stop()
     }

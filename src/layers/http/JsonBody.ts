@@ -5,7 +5,7 @@
  * response, and the connection closes after it (RequestGuards).
  */
 import { HttpServerError, type HttpServerRequest } from "effect/http"
-import { Deferred, Effect } from "effect"
+import { Cause, Deferred, Effect } from "effect"
 import type { IncomingMessage } from "node:http"
 import type { Readable } from "node:stream"
 import { RequestTimeout, RequestTooLarge } from "../../domain/shared/Errors.ts"
@@ -28,6 +28,15 @@ export interface BodyRules {
 export const BODY_IDLE_MS = 30_000
 
 export const mebibytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 100) / 100} MiB`
+
+/**
+ * The read of a body whose client went away before it arrived (it closed the connection, or its
+ * framing broke): interrupted as effect/http interrupts a request whose client closed its
+ * connection (ClientAbort), so the request ends as one (`499` in the request log), not as a
+ * server's failure (an interrupt it does not know the cause of is `503`). Nothing is sent: the
+ * connection is gone.
+ */
+const clientGone = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServerError.ClientAbort.annotation))
 
 /** Reads `source` to its end through the scanner: the bytes, or the first problem found. */
 const readScanned = (source: Readable, rules: BodyRules) =>
@@ -78,7 +87,7 @@ const readScanned = (source: Readable, rules: BodyRules) =>
     }
     function onGone() {
       stop()
-      resume(Effect.interrupt)
+      resume(clientGone)
     }
     source.on("data", onData)
     source.on("end", onEnd)

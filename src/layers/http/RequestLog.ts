@@ -1,7 +1,10 @@
 /**
  * Every request gets an `x-request-id` (the caller's, or a new one) and one log line, written
  * when its answer is ready, or, for a streamed answer (an event stream), when the stream ends
- * (a HEAD's when its answer is ready: its body is never sent).
+ * (a HEAD's when its answer is ready: its body is never sent). A request whose client went away
+ * before its answer is logged with effect/http's status for it, 499 ("client closed request", as
+ * nginx logs it), though nothing is sent: it is no failure of the server (JsonBody's read of a
+ * body that never arrived ends so too).
  * (Tracing is off for the whole server: src/layers/AppLive.ts.)
  *
  * It wraps the app rather than being the listener's middleware: effect/http answers a request
