@@ -265,6 +265,48 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       }
     }))
 
+  it.effect("a body sent to a route that takes none is ignored, whatever its content type; a route that takes one still refuses it", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Ignored bodies" } })
+      const project = yield* client.projects.create({ params: { orgID: org.id }, payload: { name: "Deleted" } })
+      const send = (method: string, path: string, contentType: string, body: string) =>
+        exchange(
+          [
+            `${method} ${path} HTTP/1.1`,
+            "Host: 127.0.0.1",
+            `Authorization: Bearer ${token}`,
+            `Content-Type: ${contentType}`,
+            `Content-Length: ${Buffer.byteLength(body)}`
+          ].join("\n"),
+          [body]
+        )
+      const listed = yield* send("GET", `/v1/orgs/${org.id}/projects`, "text/plain", "zzz")
+      expect(listed.status).toBe(200)
+      expect(listed.json).toMatchObject({ data: [{ id: project.id }] })
+      expect((yield* send("GET", `/v1/orgs/${org.id}`, "multipart/form-data; boundary=x", "")).status).toBe(200)
+      expect((yield* send("GET", `/v1/orgs/${org.id}`, "application/json; charset=latin1", "{}")).status).toBe(200)
+      const refused = yield* send("POST", `/v1/orgs/${org.id}/projects`, "text/plain", "zzz")
+      expect(refused.status).toBe(415)
+      expect(refused.json).toEqual({ error: "Send the body as application/json, not text/plain", code: "unsupported_media_type" })
+      // Whatever its declared size: it is not read, and the connection closes after the answer.
+      const large = yield* exchange(
+        [
+          `GET /v1/orgs/${org.id} HTTP/1.1`,
+          "Host: 127.0.0.1",
+          `Authorization: Bearer ${token}`,
+          "Content-Type: application/json",
+          `Content-Length: ${47 * MiB}`
+        ].join("\n"),
+        ["{"]
+      )
+      expect(large.status).toBe(200)
+      expect(large.headers.connection).toBe("close")
+      const deleted = yield* send("DELETE", `/v1/orgs/${org.id}/projects/${project.id}`, "text/plain", "zzz")
+      expect(deleted.status).toBe(204)
+      expect((yield* send("GET", `/v1/orgs/${org.id}/projects/${project.id}`, "text/plain", "zzz")).status).toBe(404)
+    }))
+
   it.effect("an Authorization header without the Bearer scheme is 401 saying the scheme is missing; two are 400", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()

@@ -1,8 +1,9 @@
 /**
  * Before a route runs, from the headers alone (nothing of the body is read here): refuse an
  * HTTP/1.1 request without a Host header (400); serve
- * `/api/v1/...` as `/v1/...`; refuse a body that is not JSON, not UTF-8 or sent with a
- * Content-Encoding (415) or declares more bytes than the route accepts (413); refuse an
+ * `/api/v1/...` as `/v1/...`; on a route that takes a body, refuse one that is not JSON, not
+ * UTF-8 or sent with a Content-Encoding (415) or declares more bytes than the route accepts (413)
+ * (a route that takes none ignores it, whatever it is); refuse an
  * Authorization header without the Bearer scheme (401); several Authorization headers, a query
  * that is not valid percent-encoding and query parameters the endpoint does not declare (400).
  * Then the route runs with a GuardedRequest, whose body is read, scanned and limited only when the route asks for it,
@@ -54,7 +55,8 @@ const headerProblem = (
   const contentType = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
   // An empty body may still name a content type that would be read another way (a form, multipart).
   const declaresOther = contentType !== "" && contentType !== "application/json" && HttpMethod.hasBody(request.method)
-  if (hasBody(request) || declaresOther) {
+  // A route that takes no body never reads one: whatever is sent is ignored, as it is labelled.
+  if (endpoint.takesBody && (hasBody(request) || declaresOther)) {
     if (contentType !== "application/json") {
       return new Errors.UnsupportedMediaType({
         error: `Send the body as application/json${contentType ? `, not ${contentType}` : ""}`

@@ -1,6 +1,6 @@
 /**
  * What the guards need to know of each endpoint, derived from the Api itself (nothing listed
- * twice): its body limit and where its body carries content blocks, the query parameters it
+ * twice): whether it takes a body, its limit and where it carries content blocks, the query parameters it
  * declares, whether it authenticates, and its schemas with the parse options it is decoded with.
  * Matched with the router effect/http's HttpRouter uses (its FindMyWay), so a request finds the
  * same endpoint here as in the Api's router.
@@ -38,6 +38,8 @@ export interface RequestSchemas {
 
 export interface Endpoint extends BodyRules {
   readonly schemas: RequestSchemas
+  /** Whether it reads a body (a JSON payload on a method with a body); a body sent to one that does not is ignored. */
+  readonly takesBody: boolean
   /** Query parameters the endpoint declares. */
   readonly queryNames: ReadonlyArray<string>
   /** Whether a security middleware guards it. */
@@ -143,6 +145,7 @@ const describe = (
       ? FILE_WRITE_BODY_LIMIT_BYTES
       : DEFAULT_BODY_LIMIT_BYTES,
     contentBlockPaths,
+    takesBody: payload !== undefined && HttpMethod.hasBody(endpoint.method),
     queryNames: [...new Set(query)].sort(),
     authenticated: [...middleware].some(HttpApiMiddleware.isSecurity)
   }
