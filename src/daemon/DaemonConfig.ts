@@ -11,7 +11,7 @@ export class DaemonConfig extends Context.Service<DaemonConfig, {
   /** A daemon token or a personal API key. */
   readonly token: Redacted.Redacted<string>
   readonly machineName: string
-  /** With a personal API key: the organization a new machine registers into (`--org`). */
+  /** With a personal API key: the organization the machine registers into, at every registration (`--org`). */
   readonly organization: Option.Option<OrgId>
   /** Real paths of the machine's directories. */
   readonly directories: ReadonlyArray<string>

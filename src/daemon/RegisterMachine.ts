@@ -39,11 +39,10 @@ export const registerMachine = (machineId: MachineId | null) =>
         ...machineFacts(),
         machine_id: machineId,
         directories: config.directories,
-        // Only for a new machine: a re-registration keeps the machine's organization, and
-        // metadata sent with it would replace the machine's.
-        ...(machineId === null && Option.isSome(config.organization)
-          ? { metadata: { [ORG_METADATA_KEY]: config.organization.value } }
-          : {})
+        // Every time, not only for a new machine: the machine id may name a machine that was
+        // deleted, and then the organization is --org's. The organization alone replaces none of a
+        // re-registered machine's metadata (docs/machines.md, "Registration").
+        ...(Option.isSome(config.organization) ? { metadata: { [ORG_METADATA_KEY]: config.organization.value } } : {})
       }),
       Effect.orDie
     )

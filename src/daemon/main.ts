@@ -9,7 +9,7 @@
  *                   command line is visible to other users of the machine)
  *   --name N        the machine's name (default: the host name)
  *   --org O         with a personal API key of a user in several organizations: the organization
- *                   (org_…) a new machine registers into
+ *                   (org_…) the machine registers into (named at every registration)
  *   --dir D         a directory the daemon may touch (repeatable)
  *   --state FILE    where to keep the machine id and the request ledger (StateFile.ts; its journal
  *                   beside it, FILE.journal)
@@ -61,7 +61,7 @@ const options = {
   ),
   name: Flag.String("name").pipe(Flag.withDescription("the machine's name (default: the host name)"), decodedWith("name", ResourceName), Flag.optional),
   organization: Flag.String("org").pipe(
-    Flag.withDescription("with a personal API key of a user in several organizations: the organization a new machine registers into"),
+    Flag.withDescription("with a personal API key of a user in several organizations: the organization the machine registers into"),
     decodedWith("org", OrgId),
     Flag.optional
   ),

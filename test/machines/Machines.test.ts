@@ -226,7 +226,7 @@ describeApp()("machines", (it) => {
       expect(second.output()).toContain("401")
     }), { timeout: 90_000 })
 
-  it.effect("a real daemon on the personal key of a user in two organizations registers into --org's, and again after a restart", () =>
+  it.effect("a real daemon on the personal key of a user in two organizations registers into --org's, again after a restart, and anew once its machine is deleted", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("two-orgs")
       const first = yield* owner.client.organizations.create({ payload: { name: "First" } })
@@ -241,13 +241,33 @@ describeApp()("machines", (it) => {
       expect(online).toMatchObject({ name: "laptop", metadata: { org_id: second.id, observed_platform: process.platform } })
       yield* Effect.promise(() => daemon.stop())
       yield* eventually(list("offline"), (machines) => machines.length === 1, "the machine offline")
-      // Re-registered by its id, without naming the organization again: the same machine, its metadata kept.
+      const path = { orgID: second.id, machineID: online.id }
+      yield* owner.client.machines.update({ params: path, payload: { metadata: { team: "a" } } })
+      // Re-registered by its id, naming the organization again: the same machine, its metadata kept.
       const restarted = start()
       const [again] = yield* eventually(list("online"), (machines) => machines.length === 1, "the machine online again", "30 seconds")
-      expect(again).toMatchObject({ id: online.id, metadata: { org_id: second.id } })
+      expect(again).toMatchObject({ id: online.id, metadata: { team: "a", observed_platform: process.platform } })
+      expect(again.metadata).not.toHaveProperty("org_id")
       expect((yield* owner.client.machines.list({ params: { orgID: first.id }, query: {} })).data).toEqual([])
+      // Deleted, its daemon registers at once as a new machine of --org's (the state file's id names none).
+      yield* owner.client.machines.remove({ params: path })
+      const [renewed] = yield* eventually(
+        list("online"),
+        (machines) => machines.length === 1 && machines[0].id !== online.id,
+        "a new machine online",
+        "30 seconds"
+      )
+      expect(renewed).toMatchObject({ name: "laptop", metadata: { org_id: second.id, observed_platform: process.platform } })
+      expect(restarted.output()).not.toContain("daemon stopped")
+      // Restarted with the same state file, it is that new machine again.
       yield* Effect.promise(() => restarted.stop())
-    }), { timeout: 90_000 })
+      yield* eventually(list("offline"), (machines) => machines.length === 1, "the new machine offline")
+      const last = start()
+      const [back] = yield* eventually(list("online"), (machines) => machines.length === 1, "the new machine online again", "30 seconds")
+      expect(back.id).toBe(renewed.id)
+      expect((yield* owner.client.machines.list({ params: { orgID: first.id }, query: {} })).data).toEqual([])
+      yield* Effect.promise(() => last.stop())
+    }), { timeout: 120_000 })
 })
 
 /** A raw machine WebSocket: the frames it received, and a way to send. */

@@ -250,6 +250,10 @@ const make = Effect.gen(function*() {
           onNone: () => ({}) as Readonly<Record<string, string>>,
           onSome: (machine) => machine.metadata
         })
+        // A daemon's --org comes with every registration: the organization alone names where the
+        // machine is, and a machine registered again there keeps its metadata.
+        const onlyOrganization = input.metadata !== undefined && Object.keys(input.metadata).join() === ORG_METADATA_KEY
+        const metadata = input.metadata === undefined || (onlyOrganization && Option.isSome(previous)) ? kept : input.metadata
         return {
           name: input.machine_name,
           hostname: input.hostname,
@@ -257,7 +261,7 @@ const make = Effect.gen(function*() {
           architecture: input.architecture,
           daemon_version: input.daemon_version,
           directories: input.directories ?? [],
-          metadata: { ...(input.metadata ?? kept), [OBSERVED_PLATFORM_KEY]: input.platform },
+          metadata: { ...metadata, [OBSERVED_PLATFORM_KEY]: input.platform },
           credential_id: registrant.credentialId
         }
       }
