@@ -361,6 +361,25 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(JSON.stringify(result)).toContain("is offline")
     }), { timeout: 90_000 })
 
+  it.effect("a call to a machine that was deleted fails at once saying so, as one to a deleted pool's; the turn goes on", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { daemon, machine, work } = yield* connectedMachineWithFiles(rt)
+      const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* Effect.promise(() => daemon.stop())
+      yield* rt.client.machines.remove({ params: { orgID: rt.org.id, machineID: machine.id } })
+      yield* provider.script([Reply.toolCall("list_files", {}), Reply.text("The machine is gone.")], { model: rt.slug })
+      yield* rt.send(agent.id, "List")
+      yield* rt.idle(agent.id, "30 seconds")
+      const [call] = yield* rt.toolCalls(agent.id)
+      expect(call).toMatchObject({ state: "completed", outcome: "failed" })
+      const events = yield* rt.events(agent.id)
+      const result = events.find((event) => event.event_kind === "tool_result")
+      expect(result?.content_blocks).toEqual([{ type: "text", text: `upstream_unavailable: Machine ${machine.id} was deleted` }])
+    }), { timeout: 90_000 })
+
   it.effect("a daemon killed mid-call and restarted answers the call it was running with interrupted; the turn goes on", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

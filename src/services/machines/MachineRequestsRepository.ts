@@ -153,6 +153,19 @@ const make = Effect.gen(function*() {
             AND m.last_seen_at > now() - make_interval(secs => ${offlineAfter}))`
   })
 
+  /**
+   * Pending requests to a machine that is not there any more (deleted; a pool machine's row stays,
+   * its requests failed as it goes).
+   */
+  const pendingOfDeletedMachines = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: StoredRequest,
+    execute: () => sql`
+      SELECT r.* FROM machine_requests r
+      WHERE r.state = 'pending' AND r.machine_id IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM machines m WHERE m.id = r.machine_id)`
+  })
+
   const pendingOf = SqlSchema.findAll({
     Request: MachineId,
     Result: StoredRequest,
@@ -271,6 +284,7 @@ const make = Effect.gen(function*() {
     /** Whether a tool call's request waits for its result on the machine. */
     toolCallRunningOn: (machineId: MachineId) => Effect.map(Effect.orDie(runningOn(machineId)), (row) => row.running),
     unsentOlderThan: (seconds: number, offlineAfter: number) => Effect.orDie(unsentOlderThan({ seconds, offlineAfter })),
+    pendingOfDeletedMachines: Effect.orDie(pendingOfDeletedMachines()),
     pendingOf: (machineId: MachineId) => Effect.orDie(pendingOf(machineId)),
     findOutcome: (requestId: string) =>
       Effect.map(Effect.orDie(find(requestId)), Option.flatMap((row) => Option.fromNullishOr(row.outcome)))
