@@ -2,8 +2,9 @@
  * Files on a machine (`GET|PUT /orgs/{orgID}/machines/{machineID}/files?path=`), read and written
  * by its daemon (`file.read`, `file.write`) inside the directories it registered. Reading needs
  * to see the machine; writing to manage it (org admins for organization machines, the owner for a
- * personal one). No daemon connected: `daemon_runtime_unregistered`. The daemon's failure codes
- * are the API's own and are answered as they come.
+ * personal one). No daemon connected: `daemon_runtime_unregistered`; a pool machine deleted (or
+ * being deleted) is not found, as a machine deleted through the API is: its files are gone. The
+ * daemon's failure codes are the API's own and are answered as they come.
  */
 import { Context, Effect, Layer, type Schema } from "effect"
 import type { Operation } from "../../domain/machines/DaemonProtocol.ts"
@@ -26,7 +27,7 @@ import {
 import type { MachineId, OrgId } from "../../domain/shared/Ids.ts"
 import { MachineOperations } from "./MachineOperations.ts"
 import { Machines } from "./Machines.ts"
-import type { StoredMachine } from "./StoredMachine.ts"
+import { isPoolMachineGone, type StoredMachine } from "./StoredMachine.ts"
 
 /** How long the files route waits for the daemon's answer. */
 export const FILE_ANSWER_TIMEOUT_SECONDS = 60
@@ -63,15 +64,21 @@ const make = Effect.gen(function*() {
   const operations = yield* MachineOperations
 
   const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Codec<A, I>) =>
-    operations.run(machine, operation, output, { requestPrefix: "file", timeoutSeconds: FILE_ANSWER_TIMEOUT_SECONDS }).pipe(
-      Effect.mapError((error) =>
-        error.kind === "offline"
-          ? new DaemonRuntimeUnregistered({ error: error.message })
-          : error.failure !== undefined
-          ? failureOf(error.failure)
-          : new ServiceUnavailable({ error: error.message })
+    Effect.gen(function*() {
+      // Its daemon will not come back to answer: not found, as a machine deleted through the API.
+      if (isPoolMachineGone(machine)) {
+        return yield* new NotFound({ error: `Machine ${machine.id} was deleted; its files went with it` })
+      }
+      return yield* operations.run(machine, operation, output, { requestPrefix: "file", timeoutSeconds: FILE_ANSWER_TIMEOUT_SECONDS }).pipe(
+        Effect.mapError((error) =>
+          error.kind === "offline"
+            ? new DaemonRuntimeUnregistered({ error: error.message })
+            : error.failure !== undefined
+            ? failureOf(error.failure)
+            : new ServiceUnavailable({ error: error.message })
+        )
       )
-    )
+    })
 
   const read = (orgId: OrgId, machineId: MachineId, path: string) =>
     Effect.flatMap(machines.visible(orgId, machineId), (machine) =>

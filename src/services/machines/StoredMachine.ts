@@ -34,6 +34,12 @@ export const StoredMachine = Schema.Struct({
 })
 export type StoredMachine = typeof StoredMachine.Type
 
+/**
+ * Whether a pool machine is being deleted or deleted: stopped at its provider with its files (the
+ * row stays as a record), so no daemon of it answers again.
+ */
+export const isPoolMachineGone = (machine: StoredMachine) => machine.pool_state === "deleting" || machine.pool_state === "deleted"
+
 /** What the API shows: a pool machine's lifecycle first, then whether its daemon is connected (and working). */
 const statusOf = (machine: StoredMachine) => {
   if (machine.pool_state !== null && machine.pool_state !== "running") return machine.pool_state

@@ -13,7 +13,7 @@ import {
 import { DaemonRuntimeUnregistered, ServiceUnavailable, Unprocessable } from "../../domain/shared/Errors.ts"
 import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
 import { MachineOperations } from "../machines/MachineOperations.ts"
-import type { StoredMachine } from "../machines/StoredMachine.ts"
+import { isPoolMachineGone, type StoredMachine } from "../machines/StoredMachine.ts"
 
 /** How long a workspace operation (a clone, a checkpoint) may take on the machine. */
 export const WORKSPACE_ANSWER_TIMEOUT_SECONDS = 120
@@ -29,10 +29,7 @@ export class MachineOperationFailed extends Data.TaggedError("MachineOperationFa
  * machine being deleted or deleted (the row stays as a record).
  */
 export const machineGone = (machine: Option.Option<StoredMachine>) =>
-  Option.match(machine, {
-    onNone: () => true,
-    onSome: (found) => found.pool_state === "deleting" || found.pool_state === "deleted"
-  })
+  Option.match(machine, { onNone: () => true, onSome: isPoolMachineGone })
 
 /** The failure as the sessions route answers it (`{status: "error", payload}`). */
 export const asSessionFailure = (failure: MachineOperationFailed) =>
