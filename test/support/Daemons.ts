@@ -55,7 +55,7 @@ export const startDaemon = (options: {
   readonly server: string
   readonly token: string
   readonly name: string
-  /** `--org`: the organization a new machine registers into. */
+  /** `--org`: the organization the machine registers into (named at every registration). */
   readonly org?: string
   readonly dirs: ReadonlyArray<string>
   readonly state: string

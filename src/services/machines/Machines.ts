@@ -252,8 +252,9 @@ const make = Effect.gen(function*() {
         })
         // A daemon's --org comes with every registration: the organization alone names where the
         // machine is, and a machine registered again there keeps its metadata.
-        const onlyOrganization = input.metadata !== undefined && Object.keys(input.metadata).join() === ORG_METADATA_KEY
-        const metadata = input.metadata === undefined || (onlyOrganization && Option.isSome(previous)) ? kept : input.metadata
+        const given = input.metadata === undefined ? [] : Object.keys(input.metadata)
+        const organizationAlone = given.length === 1 && given[0] === ORG_METADATA_KEY
+        const metadata = input.metadata === undefined || (organizationAlone && Option.isSome(previous)) ? kept : input.metadata
         return {
           name: input.machine_name,
           hostname: input.hostname,
