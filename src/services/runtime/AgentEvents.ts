@@ -153,103 +153,104 @@ const make = Effect.gen(function*() {
       Effect.tap(agentAccess.readRow(orgId, projectId, agentId), (agent) => checkStart(start, agent.last_sequence)),
       Effect.context<CurrentPrincipal>(),
       (agent, context) =>
-      Stream.unwrap(Effect.gen(function*() {
-        const frames = yield* Queue.unbounded<string, Cause.Done>()
-        // Characters queued or in the chunk being written (STREAM_BUFFERED_CHARS); `room` opens when they drop.
-        let held = 0
-        let writing = 0
-        const room = Latch.makeUnsafe(true)
-        const fits = (size: number) => held === 0 || held + size <= STREAM_BUFFERED_CHARS
-        const put = (frame: string) => {
-          held += frame.length
-          Queue.offerUnsafe(frames, frame)
-        }
-        const roomFor = (size: number): Effect.Effect<void> =>
-          Effect.suspend(() => {
-            if (fits(size)) return Effect.void
-            room.closeUnsafe()
-            return Effect.andThen(room.await, roomFor(size))
+        Stream.unwrap(Effect.gen(function*() {
+          const frames = yield* Queue.unbounded<string, Cause.Done>()
+          // Characters queued or in the chunk being written (STREAM_BUFFERED_CHARS); `room` opens when they drop.
+          let held = 0
+          let writing = 0
+          const room = Latch.makeUnsafe(true)
+          const fits = (size: number) => held === 0 || held + size <= STREAM_BUFFERED_CHARS
+          const put = (frame: string) => {
+            held += frame.length
+            Queue.offerUnsafe(frames, frame)
+          }
+          const roomFor = (size: number): Effect.Effect<void> =>
+            Effect.suspend(() => {
+              if (fits(size)) return Effect.void
+              room.closeUnsafe()
+              return Effect.andThen(room.await, roomFor(size))
+            })
+          put(comment(`events of ${agentId} after sequence ${start.after}`))
+          yield* live.subscribe(agentId, (delta) => {
+            const frame = toDeltaEvent(delta)
+            if (held + frame.length <= STREAM_BUFFERED_CHARS) put(frame)
           })
-        put(comment(`events of ${agentId} after sequence ${start.after}`))
-        yield* live.subscribe(agentId, (delta) => {
-          const frame = toDeltaEvent(delta)
-          if (held + frame.length <= STREAM_BUFFERED_CHARS) put(frame)
-        })
-        /**
-         * Queues the events' frames in pieces (PIECE_CHARS) while they fit, and stops at the first
-         * piece that does not: that piece, or the last, is left to be queued once there is room,
-         * `last` the sequence of its last event, and the events after it are dropped (read again).
-         */
-        const queuePage = (events: ReadonlyArray<AgentEvent>) => {
-          let piece = ""
-          let taken = 0
-          let chars = 0
-          for (const event of events) {
-            const frame = toServerSentEvent(event)
-            if (piece.length > 0 && piece.length + frame.length > PIECE_CHARS) {
-              if (!fits(piece.length)) break
-              put(piece)
-              piece = ""
+          /**
+           * Queues the events' frames in pieces (PIECE_CHARS) while they fit, and stops at the first
+           * piece that does not: that piece, or the last, is left to be queued once there is room,
+           * `last` the sequence of its last event, and the events after it are dropped (read again).
+           */
+          const queuePage = (events: ReadonlyArray<AgentEvent>) => {
+            let piece = ""
+            let taken = 0
+            let chars = 0
+            for (const event of events) {
+              const frame = toServerSentEvent(event)
+              if (piece.length > 0 && piece.length + frame.length > PIECE_CHARS) {
+                if (!fits(piece.length)) break
+                put(piece)
+                piece = ""
+              }
+              piece += frame
+              taken++
+              chars += frame.length
             }
-            piece += frame
-            taken++
-            chars += frame.length
+            return { piece, last: events[taken - 1].sequence, meanFrameChars: chars / taken }
           }
-          return { piece, last: events[taken - 1].sequence, meanFrameChars: chars / taken }
-        }
-        const sendTimeline = Effect.gen(function*() {
-          let after = start.after
-          let limit = STREAM_FIRST_PAGE_EVENTS
-          // The characters the next page is expected to make: it is read once they fit, so that it is queued whole.
-          let expected = 0
-          while (true) {
-            if (!fits(expected)) yield* roomFor(expected)
-            // The page is queued as it is read: only what it left waits here, not its events.
-            const queued = yield* Effect.map(
-              timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL, limit),
-              (events) => events.length === 0 ? undefined : queuePage(events)
-            )
-            if (queued === undefined) {
-              const heartbeat = comment("heartbeat")
-              if (!fits(heartbeat.length)) yield* roomFor(heartbeat.length)
-              put(heartbeat)
-              continue
+          const sendTimeline = Effect.gen(function*() {
+            let after = start.after
+            let limit = STREAM_FIRST_PAGE_EVENTS
+            // The characters the next page is expected to make: it is read once they fit, so that it is queued whole.
+            let expected = 0
+            while (true) {
+              if (!fits(expected)) yield* roomFor(expected)
+              // The page is queued as it is read: only what it left waits here, not its events.
+              const queued = yield* Effect.map(
+                timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL, limit),
+                (events) => events.length === 0 ? undefined : queuePage(events)
+              )
+              if (queued === undefined) {
+                const heartbeat = comment("heartbeat")
+                if (!fits(heartbeat.length)) yield* roomFor(heartbeat.length)
+                put(heartbeat)
+                continue
+              }
+              if (!fits(queued.piece.length)) yield* roomFor(queued.piece.length)
+              put(queued.piece)
+              after = queued.last
+              limit = nextPageEvents(queued.meanFrameChars)
+              expected = limit * queued.meanFrameChars
             }
-            if (!fits(queued.piece.length)) yield* roomFor(queued.piece.length)
-            put(queued.piece)
-            after = queued.last
-            limit = nextPageEvents(queued.meanFrameChars)
-            expected = limit * queued.meanFrameChars
-          }
-        })
-        yield* Effect.forkScoped(Queue.into(sendTimeline, frames))
-        yield* streamAccess.lost(orgId, projectId, agentId).pipe(
-          Effect.flatMap((closed) => Effect.sync(() => put(closedEvent(closed)))),
-          Effect.andThen(Queue.end(frames)),
-          Effect.provide(context),
-          Effect.forkScoped
+          })
+          yield* Effect.forkScoped(Queue.into(sendTimeline, frames))
+          yield* streamAccess.lost(orgId, projectId, agentId).pipe(
+            Effect.flatMap((closed) => Effect.sync(() => put(closedEvent(closed)))),
+            Effect.andThen(Queue.end(frames)),
+            Effect.provide(context),
+            Effect.forkScoped
+          )
+          // The response asks for its next chunk once the last one drained: what it held is gone.
+          const nextChunk = Effect.suspend(() => {
+            if (writing > 0) {
+              held -= writing
+              writing = 0
+              room.openUnsafe()
+            }
+            return Effect.map(Queue.takeAll(frames), (waiting) => {
+              const chunk = waiting.join("")
+              writing = chunk.length
+              return [chunk] as const
+            })
+          })
+          return Stream.fromPull(Effect.succeed(nextChunk))
+        })).pipe(
+          // The response ends when its stream fails, as when it ends: without this line nothing would say why.
+          Stream.tapCause((cause) =>
+            Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
+          ),
+          Stream.encodeText
         )
-        // The response asks for its next chunk once the last one drained: what it held is gone.
-        const nextChunk = Effect.suspend(() => {
-          if (writing > 0) {
-            held -= writing
-            writing = 0
-            room.openUnsafe()
-          }
-          return Effect.map(Queue.takeAll(frames), (waiting) => {
-            const chunk = waiting.join("")
-            writing = chunk.length
-            return [chunk] as const
-          })
-        })
-        return Stream.fromPull(Effect.succeed(nextChunk))
-      })).pipe(
-        // The response ends when its stream fails, as when it ends: without this line nothing would say why.
-        Stream.tapCause((cause) =>
-          Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
-        ),
-        Stream.encodeText
-      ))
+    )
 
   return { list, stream, closeStreamsAtShutdown: streamAccess.closeAtShutdown } as const
 })
