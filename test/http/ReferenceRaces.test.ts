@@ -62,6 +62,30 @@ const racingTrigger = (name: string, timing: string, table: string, condition: s
     yield* Effect.addFinalizer(() => Effect.ignore(sql.unsafe(`DROP FUNCTION ${name}() CASCADE`)))
   }).pipe(Effect.orDie)
 
+/**
+ * `request`'s answer when it meets a deletion: another transaction takes `lock` (a LOCK TABLE
+ * statement), sends `request`, waits until the request's statement waits on the lock (`waiting`
+ * names that statement), runs `deletion` and commits. The request then goes on as it would after
+ * losing the race to a concurrent delete. Postgres only (PGlite runs one statement at a time).
+ */
+const answerRacingDeletion = <A, E, R>(options: {
+  readonly lock: string
+  readonly request: Effect.Effect<A, E, R>
+  readonly waiting: string
+  readonly deletion: Effect.Effect<unknown, unknown>
+}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const answering = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql.unsafe(options.lock)
+      const answering = yield* Effect.forkChild(options.request)
+      yield* waitedOn(sql, options.waiting)
+      yield* options.deletion
+      return answering
+    })).pipe(Effect.orDie)
+    return yield* Fiber.join(answering)
+  })
+
 /** An id, checked before it is written into a trigger's text. */
 const literal = (id: string) => {
   expect(id).toMatch(/^[a-z]+_[a-z2-7]{26}$/)
@@ -80,6 +104,26 @@ const MODEL = {
 } as const
 
 const REFERENCE_GONE = "A resource this request refers to was deleted while the request was handled"
+
+/** An owner, an organization and its model Sonnet (provider config Anthropic), and projects granted it. */
+const orgWithModel = Effect.gen(function*() {
+  const owner = yield* newUser("owner")
+  const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
+  const provider = yield* owner.client.modelProviderConfigs.create({
+    params: { orgID: org.id },
+    payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
+  })
+  const model = yield* owner.client.models.create({ params: { orgID: org.id }, payload: { ...MODEL, provider_config_id: provider.id, name: "Sonnet" } })
+  const grantedProject = (name: string) =>
+    Effect.tap(
+      owner.client.projects.create({ params: { orgID: org.id }, payload: { name } }),
+      (project) => owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+    )
+  return { owner, org, grantedProject }
+})
+
+/** A source naming orgWithModel's model. */
+const SONNET_SOURCE = "instruction: Help.\nmodel: { provider_config: Anthropic, name: Sonnet }\n"
 
 describeApp()("a request racing the deletion of what it refers to", (it) => {
   it.effect("a secret deleted between a grant's check and its insert: 404 not_found, as the grant sent after the delete", () =>
@@ -122,17 +166,14 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       const secret = yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "KEY", value: Redacted.make("sk") } })
       const grants = `/v1/orgs/${org.id}/secrets/${secret.id}/grants`
       const sql = yield* SqlClient.SqlClient
-
-      const granting = yield* sql.withTransaction(Effect.gen(function*() {
+      const raced = yield* answerRacingDeletion({
         // Reads of the table go on; an INSERT into it waits until this transaction ends.
-        yield* sql`LOCK TABLE secret_grants IN SHARE ROW EXCLUSIVE MODE`
-        const granting = yield* Effect.forkChild(send(owner, "POST", grants, { target_project_id: project.id }))
+        lock: "LOCK TABLE secret_grants IN SHARE ROW EXCLUSIVE MODE",
+        request: send(owner, "POST", grants, { target_project_id: project.id }),
         // The service has found the secret and the project; its INSERT waits.
-        yield* waitedOn(sql, "the grant's INSERT")
-        yield* sql`DELETE FROM secrets WHERE id = ${secret.id}`
-        return granting
-      })).pipe(Effect.orDie)
-      const raced = yield* Fiber.join(granting)
+        waiting: "the grant's INSERT",
+        deletion: sql`DELETE FROM secrets WHERE id = ${secret.id}`
+      })
       expect(raced.status).toBe(404)
       expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
       expect((yield* send(owner, "GET", `/v1/orgs/${org.id}/secrets/${secret.id}`)).status).toBe(404)
@@ -190,30 +231,20 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
 
   it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, an agent config whose model's grant is read while another transaction deletes the project: 404 not_found, not a name that does not resolve", () =>
     Effect.gen(function*() {
-      const owner = yield* newUser("owner")
-      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
-      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-      const provider = yield* owner.client.modelProviderConfigs.create({
-        params: { orgID: org.id },
-        payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
-      })
-      const model = yield* owner.client.models.create({ params: { orgID: org.id }, payload: { ...MODEL, provider_config_id: provider.id, name: "Sonnet" } })
-      yield* owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      const { grantedProject, org, owner } = yield* orgWithModel
+      const project = yield* grantedProject("Main")
       const configs = `/v1/orgs/${org.id}/projects/${project.id}/agent-configs`
-      const source = "instruction: Help.\nmodel: { provider_config: Anthropic, name: Sonnet }\n"
+      const source = SONNET_SOURCE
       const sql = yield* SqlClient.SqlClient
-
-      const creating = yield* sql.withTransaction(Effect.gen(function*() {
+      const raced = yield* answerRacingDeletion({
         // Even reads of the grants wait until this transaction ends.
-        yield* sql`LOCK TABLE model_grants IN ACCESS EXCLUSIVE MODE`
-        const creating = yield* Effect.forkChild(send(owner, "POST", configs, { source, source_format: "yaml" }))
+        lock: "LOCK TABLE model_grants IN ACCESS EXCLUSIVE MODE",
+        request: send(owner, "POST", configs, { source, source_format: "yaml" }),
         // The service has found the project; its read of the model's grant waits.
-        yield* waitedOn(sql, "the read of the model's grant")
+        waiting: "the read of the model's grant",
         // The project's grants go with it.
-        yield* sql`DELETE FROM projects WHERE id = ${project.id}`
-        return creating
-      })).pipe(Effect.orDie)
-      const raced = yield* Fiber.join(creating)
+        deletion: sql`DELETE FROM projects WHERE id = ${project.id}`
+      })
       expect(raced.status).toBe(404)
       expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
 
@@ -225,18 +256,11 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
 
   it.effect("agent configs created while their project is deleted, as concurrent requests: each 201 or 404, never a name that does not resolve", () =>
     Effect.gen(function*() {
-      const owner = yield* newUser("owner")
-      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
-      const provider = yield* owner.client.modelProviderConfigs.create({
-        params: { orgID: org.id },
-        payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
-      })
-      const model = yield* owner.client.models.create({ params: { orgID: org.id }, payload: { ...MODEL, provider_config_id: provider.id, name: "Sonnet" } })
+      const { grantedProject, org, owner } = yield* orgWithModel
       // Several rounds: which statements of the creates run before the delete's varies. A create
       // that reads the project's grants after the deletion took them is the race this is about.
       for (let round = 0; round < 10; round++) {
-        const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: `P${round}` } })
-        yield* owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+        const project = yield* grantedProject(`P${round}`)
         const creates = Array.from({ length: 4 }, (_, i) =>
           send(owner, "POST", `/v1/orgs/${org.id}/projects/${project.id}/agent-configs`, {
             source_format: "yaml",
@@ -257,33 +281,23 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
 
   it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, an agent launched while another transaction deletes its project, its config read meanwhile: 404 not_found, not a config not of the project", () =>
     Effect.gen(function*() {
-      const owner = yield* newUser("owner")
-      const org = yield* owner.client.organizations.create({ payload: { name: "Races" } })
-      const project = yield* owner.client.projects.create({ params: { orgID: org.id }, payload: { name: "Main" } })
-      const provider = yield* owner.client.modelProviderConfigs.create({
-        params: { orgID: org.id },
-        payload: { name: "Anthropic", api_format: "anthropic-messages", base_url: "https://api.anthropic.com/v1" }
-      })
-      const model = yield* owner.client.models.create({ params: { orgID: org.id }, payload: { ...MODEL, provider_config_id: provider.id, name: "Sonnet" } })
-      yield* owner.client.models.createGrant({ params: { orgID: org.id, modelID: model.id }, payload: { target_project_id: project.id } })
+      const { grantedProject, org, owner } = yield* orgWithModel
+      const project = yield* grantedProject("Main")
       const config = yield* owner.client.agentConfigs.create({
         params: { orgID: org.id, projectID: project.id },
-        payload: { source_format: "yaml", source: "instruction: Help.\nmodel: { provider_config: Anthropic, name: Sonnet }\n" }
+        payload: { source_format: "yaml", source: SONNET_SOURCE }
       })
       const agents = `/v1/orgs/${org.id}/projects/${project.id}/agents`
       const sql = yield* SqlClient.SqlClient
-
-      const launching = yield* sql.withTransaction(Effect.gen(function*() {
+      const raced = yield* answerRacingDeletion({
         // Even reads of the configs wait until this transaction ends.
-        yield* sql`LOCK TABLE agent_configs IN ACCESS EXCLUSIVE MODE`
-        const launching = yield* Effect.forkChild(send(owner, "POST", agents, { agent_config_id: config.id }))
+        lock: "LOCK TABLE agent_configs IN ACCESS EXCLUSIVE MODE",
+        request: send(owner, "POST", agents, { agent_config_id: config.id }),
         // The service has found the project; its read of the config waits.
-        yield* waitedOn(sql, "the read of the agent config")
+        waiting: "the read of the agent config",
         // The project's configs go with it.
-        yield* sql`DELETE FROM projects WHERE id = ${project.id}`
-        return launching
-      })).pipe(Effect.orDie)
-      const raced = yield* Fiber.join(launching)
+        deletion: sql`DELETE FROM projects WHERE id = ${project.id}`
+      })
       expect(raced.status).toBe(404)
       expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
     }))
