@@ -400,12 +400,20 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
         const turnId = sent.event.turn_id!
         const [call] = yield* eventually(rt.toolCalls(agent.id), (calls) => calls.length === 1, "the tool call")
         yield* eventually(rt.client.agents.get({ params: rt.agentPath(agent.id) }), (a) => a.status === "waiting", "the wait")
-        // Another process's append to the turn, holding the agent's row until the result waits for it.
-        const submitted = yield* Effect.forkChild(rt.client.toolCalls.submitResult({
-          params: { ...rt.agentPath(agent.id), toolCallID: call.id },
-          payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "a is 1" }] }
+        // Another process's append to the turn, holding the agent's row before the result is sent
+        // (sent first, it could be stored before the row is held, CI once saw it) until it waits.
+        const submitted = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+          const submitted = yield* Effect.forkChild(rt.client.toolCalls.submitResult({
+            params: { ...rt.agentPath(agent.id), toolCallID: call.id },
+            payload: { outcome: "succeeded", content_blocks: [{ type: "text", text: "a is 1" }] }
+          }))
+          yield* waitedOn(sql, "the tool result waiting for the agent")
+          yield* appendElsewhere(sql, agent.id, turnId, "model_output", {
+            content_blocks: [{ type: "text", text: "from another process" }]
+          })
+          return submitted
         }))
-        yield* appendHoldingAgent(sql, agent.id, turnId, "the tool result waiting for the agent")
         const accepted = yield* Fiber.join(submitted)
         expect(accepted.tool_call).toMatchObject({ id: call.id, state: "completed", outcome: "succeeded" })
         yield* rt.idle(agent.id)
