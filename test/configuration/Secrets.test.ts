@@ -290,11 +290,31 @@ describeApp()("secrets", (it) => {
         error: expect.stringMatching(new RegExp(`${personal.id}.*${personalProvider.id}`))
       })
 
+      // Another admin renames it, but does not send the admin's key elsewhere; its owner does.
+      const personalPath = { orgID: org.id, modelProviderConfigID: personalProvider.id }
+      const moved = yield* expectFailure(owner.client.modelProviderConfigs.update({
+        params: personalPath,
+        payload: { base_url: "https://collector.example.com/v1" }
+      }))
+      expect(moved).toMatchObject({ _tag: "Forbidden", error: expect.stringContaining(`a colleague's personal secret (${personal.id})`) })
+      expect(
+        yield* owner.client.modelProviderConfigs.update({
+          params: personalPath,
+          payload: { name: "Theirs", base_url: "https://api.anthropic.com/v1" }
+        })
+      ).toMatchObject({ name: "Theirs", base_url: "https://api.anthropic.com/v1", auth_secret_id: personal.id })
+      expect(yield* admin.client.modelProviderConfigs.update({ params: personalPath, payload: { base_url: "https://proxy.example.com/v1" } }))
+        .toMatchObject({ base_url: "https://proxy.example.com/v1" })
+      // With a key of their own in the same request, another admin points it anywhere.
+      expect(
+        yield* owner.client.modelProviderConfigs.update({
+          params: personalPath,
+          payload: { base_url: "https://api.anthropic.com/v1", auth_secret_id: orgSecret.id }
+        })
+      ).toMatchObject({ auth_secret_id: orgSecret.id })
+
       // Once nothing refers to them, the secret goes and the member goes with their personal secrets.
-      yield* owner.client.modelProviderConfigs.update({
-        params: { orgID: org.id, modelProviderConfigID: personalProvider.id },
-        payload: { auth_secret_id: null }
-      })
+      yield* owner.client.modelProviderConfigs.update({ params: personalPath, payload: { auth_secret_id: null } })
       yield* owner.client.members.remove({ params: { orgID: org.id, userID: admin.user.id } })
       expect(yield* sealedValueOf(personal.id)).toBeUndefined()
       yield* owner.client.modelProviderConfigs.remove({ params: { orgID: org.id, modelProviderConfigID: provider.id } })

@@ -6,6 +6,7 @@
 import { Context, Effect, Layer } from "effect"
 import type {
   CreateModelProviderConfig,
+  ModelProviderConfig,
   UpdateModelProviderConfig
 } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { Conflict, Forbidden, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
@@ -56,6 +57,30 @@ const make = Effect.gen(function*() {
       )
     )
 
+  /**
+   * A config whose key is a colleague's personal secret sends it where its owner chose: another
+   * admin may rename or describe it, but not send the key elsewhere (docs/models.md).
+   */
+  const requireOwnKeyToMove = (
+    orgId: OrgId,
+    config: Pick<ModelProviderConfig, "id" | "base_url" | "auth_secret_id">,
+    baseUrl: string | undefined
+  ) =>
+    baseUrl === undefined || baseUrl === config.base_url || config.auth_secret_id === null
+      ? Effect.void
+      : secrets.visible(orgId, config.auth_secret_id).pipe(
+        replaceFailure(
+          "NotFound",
+          () =>
+            new Forbidden({
+              error: `Model provider config ${config.id} sends a colleague's personal secret (${config.auth_secret_id}); ` +
+                "only its owner may change its base_url. To point the config elsewhere, set auth_secret_id " +
+                "to a secret of yours or of the organization in the same request"
+            }),
+          "Debug"
+        )
+      )
+
   /** A tenant-managed config the caller (an org admin) may change, locked until the transaction ends. */
   const changeable = (orgId: OrgId, id: ModelProviderConfigId, action: string) =>
     Effect.gen(function*() {
@@ -102,6 +127,7 @@ const make = Effect.gen(function*() {
       yield* requireAllowedBaseUrl(patch.base_url)
       const authSecretId = patch.auth_secret_id === undefined ? config.auth_secret_id : patch.auth_secret_id
       if (authSecretId !== null && authSecretId !== config.auth_secret_id) yield* requireAuthSecret(orgId, authSecretId)
+      if (authSecretId === config.auth_secret_id) yield* requireOwnKeyToMove(orgId, config, patch.base_url)
       const name = patch.name ?? config.name
       return yield* configs.update({
         id,
