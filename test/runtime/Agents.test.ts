@@ -6,7 +6,7 @@
 import { HttpClientRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { ActorId, AgentConfigId, ToolCallId } from "../../src/domain/shared/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
 import { agentSource } from "../support/ScriptedModel.ts"
@@ -162,6 +162,48 @@ describeApp()("agents", (it) => {
       const accepted = yield* owner.client.agents.sendInput({
         params: { ...projectPath, agentID: agent.id },
         payload: { content_blocks: [{ type: "text", text: "hello" }] }
+      })
+      expect(accepted.disposition).toBe("started")
+    }))
+
+  it.effect("a config that uses its author's personal secret: only the author launches agents from it or sends them inputs", () =>
+    Effect.gen(function*() {
+      const { org, owner, projectPath } = yield* agentProject({ label: "PersonalSecret" })
+      const orgPath = { orgID: org.id }
+      const personal = yield* owner.client.secrets.create({
+        params: orgPath,
+        payload: { name: "owners-token", value: Redacted.make("owners-value"), owner: "personal" }
+      })
+      const shared = yield* owner.client.secrets.create({ params: orgPath, payload: { name: "team-token", value: Redacted.make("team-value") } })
+      yield* owner.client.secrets.createGrant({ params: { ...orgPath, secretID: shared.id }, payload: { target_project_id: projectPath.projectID } })
+      const configUsing = (label: string, secret: string) =>
+        owner.client.agentConfigs.create({
+          params: projectPath,
+          payload: { source_format: "yaml", source: agentSource({ label, extraSource: ["git_credentials:", `  token_secret: ${secret}`] }) }
+        })
+      const config = yield* configUsing("Personal", "owners-token")
+      const agent = yield* owner.client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
+      const colleague = yield* newUser("secret-colleague")
+      yield* joinOrganization(owner, org.id, colleague, "admin")
+      const launched = yield* expectFailure(
+        colleague.client.agents.create({ params: projectPath, payload: { agent_config_id: config.id } })
+      )
+      expect(launched).toMatchObject({
+        _tag: "Forbidden",
+        error: expect.stringContaining(`the personal secret owners-token (${personal.id})`)
+      })
+      const input = yield* expectFailure(colleague.client.agents.sendInput({
+        params: { ...projectPath, agentID: agent.id },
+        payload: { content_blocks: [{ type: "text", text: "push it" }] }
+      }))
+      expect(input).toMatchObject({ _tag: "Forbidden", error: expect.stringContaining("only their owner may") })
+      // The same config with the organization's secret granted to the project is anyone's to use.
+      const teamConfig = yield* configUsing("Team", "team-token")
+      const teamAgent = yield* colleague.client.agents.create({ params: projectPath, payload: { agent_config_id: teamConfig.id } })
+      expect(teamAgent.agent_config_id).toBe(teamConfig.id)
+      const accepted = yield* owner.client.agents.sendInput({
+        params: { ...projectPath, agentID: agent.id },
+        payload: { content_blocks: [{ type: "text", text: "push it" }] }
       })
       expect(accepted.disposition).toBe("started")
     }))

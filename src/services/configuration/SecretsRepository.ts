@@ -66,6 +66,13 @@ const make = Effect.gen(function*() {
       sql`SELECT id FROM secrets WHERE org_id = ${orgId} AND owner_user_id IS NULL AND id = ANY(${ids}::text[])`
   })
 
+  const personalAmong = SqlSchema.findAll({
+    Request: Schema.Array(SecretId),
+    Result: Schema.Struct({ id: SecretId, name: Schema.String, owner_user_id: UserId }),
+    execute: (ids) =>
+      sql`SELECT id, name, owner_user_id FROM secrets WHERE owner_user_id IS NOT NULL AND id = ANY(${ids}::text[]) ORDER BY id`
+  })
+
   const page = keysetQuery(sql, {
     filter: Schema.Struct({ orgId: OrgId, userId: Schema.NullOr(UserId) }),
     result: Secret,
@@ -112,6 +119,8 @@ const make = Effect.gen(function*() {
     /** Which of `ids` are organization secrets (not members' personal ones) of `orgId`, in one read. */
     orgSecretsAmong: (orgId: OrgId, ids: ReadonlyArray<SecretId>) =>
       Effect.map(Effect.orDie(orgSecretsAmong({ orgId, ids })), (rows) => new Set(rows.map((row) => row.id))),
+    /** Which of `ids` are members' personal secrets, with their names and owners, in one read. */
+    personalAmong: (ids: ReadonlyArray<SecretId>) => Effect.orDie(personalAmong(ids)),
     page: (orgId: OrgId, userId: UserId | null, keyset: Keyset) => page({ orgId, userId }, keyset),
     rotate: (id: SecretId, sealed: string) => Effect.orDie(rotate({ id, sealed })),
     remove: (id: SecretId) => Effect.orDie(remove(id)),

@@ -25,7 +25,7 @@ import { Artifacts, type PreparedBlock, prepareBlocks } from "./Artifacts.ts"
 import { type Disposition, AgentInputsRepository } from "./AgentInputsRepository.ts"
 import { type AgentRuntimeState, AgentsRepository } from "./AgentsRepository.ts"
 import { type InputDecisionRow, KnownAgentRows } from "./KnownAgentRows.ts"
-import { PersonalMachineUse } from "./PersonalMachineUse.ts"
+import { PersonalResourceUse } from "./PersonalResourceUse.ts"
 import { Timeline } from "./Timeline.ts"
 import { TurnLauncher } from "./TurnLauncher.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
@@ -80,7 +80,7 @@ const make = Effect.gen(function*() {
   const timeline = yield* Timeline
   const lifecycle = yield* TurnLifecycle
   const launcher = yield* TurnLauncher
-  const personalMachines = yield* PersonalMachineUse
+  const personalResources = yield* PersonalResourceUse
   const workspaceSessions = yield* WorkspaceSessionsRepository
   const ids = yield* IdGenerator
   const knownAgents = yield* KnownAgentRows
@@ -159,7 +159,7 @@ const make = Effect.gen(function*() {
   ) =>
     timeline.transaction(Effect.gen(function*() {
       const agent = yield* lifecycle.lockInProject(projectId, agentId)
-      yield* personalMachines.requireForAgentOf(agent.agent_config_id)
+      yield* personalResources.requireForAgentOf(agent.agent_config_id)
       // The worktree of a workspace session's agent (launched with the workspace in its metadata,
       // which never changes) is not worked on while it is being migrated (docs/workspaces.md,
       // "Migration"); read under the agent's lock, which the migration waits for.
@@ -208,7 +208,7 @@ const make = Effect.gen(function*() {
   const recordGuarded = (agent: InputDecisionRow, input: NewInput) =>
     Effect.gen(function*() {
       if (inWorkspace(agent)) return Option.none<RecordedInput>()
-      yield* personalMachines.requireForAgentOf(agent.agent_config_id)
+      yield* personalResources.requireForAgentOf(agent.agent_config_id)
       const lock = agents.lockUnchanged(agent)
       const written = yield* newInput(agent, input, lock.name)
       const appended = yield* timeline.appendGuarded(agent.id, written.events, written.state, {
@@ -380,7 +380,7 @@ export class AgentInputs extends Context.Service<AgentInputs, Effect.Success<typ
       Timeline.layer,
       TurnLifecycle.layer,
       TurnLauncher.layer,
-      PersonalMachineUse.layer,
+      PersonalResourceUse.layer,
       WorkspaceSessionsRepository.layer,
       IdGenerator.layer,
       KnownAgentRows.layer

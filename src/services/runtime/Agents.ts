@@ -15,7 +15,7 @@ import { Access } from "../tenancy/Access.ts"
 import { ProjectsRepository } from "../tenancy/ProjectsRepository.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentInputs } from "./AgentInputs.ts"
-import { PersonalMachineUse } from "./PersonalMachineUse.ts"
+import { PersonalResourceUse } from "./PersonalResourceUse.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 import { PoolMachines } from "../machines/PoolMachines.ts"
 
@@ -27,7 +27,7 @@ const make = Effect.gen(function*() {
   const poolMachines = yield* PoolMachines
   const access = yield* Access
   const projects = yield* ProjectsRepository
-  const personalMachines = yield* PersonalMachineUse
+  const personalResources = yield* PersonalResourceUse
   const ids = yield* IdGenerator
 
   /** A new idle agent running `agent_config_id`, which must be a config of the project. */
@@ -46,7 +46,7 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      yield* personalMachines.requireForConfig(request.agent_config_id, config.value.compiled_definition)
+      yield* personalResources.requireForConfig(request.agent_config_id, config.value.compiled_definition)
       const agent = yield* agents.insert({
         id: yield* ids.make(AgentId),
         org_id: orgId,
@@ -96,7 +96,7 @@ const make = Effect.gen(function*() {
 export class Agents extends Context.Service<Agents, Effect.Success<typeof make>>()("Agents") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
-      PersonalMachineUse.layer,
+      PersonalResourceUse.layer,
       AgentsRepository.layer,
       AgentConfigsRepository.layer,
       AgentAccess.layer,

@@ -117,3 +117,21 @@ export const CompiledAgentConfig = Schema.Struct({
   max_depth: optional(Schema.Int)
 }).annotate({ identifier: "CompiledAgentConfig" })
 export type CompiledAgentConfig = typeof CompiledAgentConfig.Type
+
+/** The secrets a compiled config uses (its inline subagents' too), each once. */
+export const secretIdsOf = (compiled: CompiledAgentConfig): Array<SecretId> => {
+  const inline = Object.values(compiled.subagents ?? {}).flatMap((sub) => sub.definition === undefined ? [] : [sub.definition])
+  const ofSources = (sources: ReadonlyArray<CompiledMachineSource> | undefined) =>
+    (sources ?? []).flatMap((source) => Object.values(source.secret_env_overlay ?? {}).filter((id) => id !== null))
+  const ofMcp = (servers: Readonly<Record<string, CompiledMcpServer>> | undefined) =>
+    Object.values(servers ?? {}).flatMap((server) => server.auth === undefined ? [] : [server.auth.secret_id])
+  return Array.from(
+    new Set([
+      ...ofSources(compiled.machine_sources),
+      ...ofMcp(compiled.mcp),
+      ...(compiled.event_webhook?.signing_secret_id === undefined ? [] : [compiled.event_webhook.signing_secret_id]),
+      ...(compiled.git_credentials === undefined ? [] : [compiled.git_credentials.token_secret_id]),
+      ...inline.flatMap((sub) => [...ofSources(sub.machine_sources), ...ofMcp(sub.mcp)])
+    ])
+  )
+}
