@@ -208,6 +208,28 @@ describeApp()("agents", (it) => {
       expect(accepted.disposition).toBe("started")
     }))
 
+  it.effect("launch with an input makes both or neither: an input that cannot be recorded leaves no agent", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { config, owner, projectPath } = yield* agentProject({ label: "Atomic" })
+      // The input's insert fails, as a crash between the agent and its input would cut it short.
+      yield* sql`
+        CREATE FUNCTION refuse_input_6210() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          RAISE EXCEPTION 'no inputs today';
+        END $$`
+      yield* sql`CREATE TRIGGER refuse_input_6210 BEFORE INSERT ON agent_inputs FOR EACH ROW EXECUTE FUNCTION refuse_input_6210()`
+      const launched = yield* expectFailure(owner.client.agents.create({
+        params: projectPath,
+        payload: { agent_config_id: config.id, name: "half", input: { content_blocks: [{ type: "text", text: "hello" }] } }
+      }))
+      expect(launched).toMatchObject({ _tag: "InternalError" })
+      yield* sql`DROP FUNCTION refuse_input_6210() CASCADE`
+      expect((yield* owner.client.agents.list({ params: projectPath, query: {} })).data).toEqual([])
+      const agentRows = yield* sql<{ readonly count: number }>`SELECT count(*)::int AS count FROM agents WHERE name = 'half'`
+      expect(agentRows[0].count).toBe(0)
+    }))
+
   it.effect("launch: a config that is not the project's is invalid_request naming agent_config_id", () =>
     Effect.gen(function*() {
       const { config, otherProject, org, owner, projectPath } = yield* agentProject()

@@ -70,6 +70,13 @@ interface NewInput {
 const requestHash = (input: SendInput) =>
   sha256(canonicalJson({ content_blocks: input.content_blocks, actor_id: input.actor_id ?? null } as unknown as JsonValue))
 
+/** An input as submitted, without its content (stored with its media). */
+const inputRequest = (input: SendInput): Omit<NewInput, "content_blocks"> => ({
+  actor_id: input.actor_id ?? null,
+  input_idempotency_key: input.input_idempotency_key ?? null,
+  request_hash: requestHash(input)
+})
+
 const make = Effect.gen(function*() {
   const inputs = yield* AgentInputsRepository
   const agents = yield* AgentsRepository
@@ -276,14 +283,31 @@ const make = Effect.gen(function*() {
    * recovery sweep.
    */
   const answer = <E, R>(agentId: AgentId, recording: Effect.Effect<RecordedInput, E, R>) =>
-    Effect.uninterruptible(Effect.gen(function*() {
-      const outcome = yield* recording
-      yield* launcher.launchNext(agentId, outcome.started)
-      const sent: SentInput = {
-        accepted: new InputAccepted({ event: outcome.event, disposition: outcome.disposition }),
-        replayed: outcome.replayed
-      }
-      return sent
+    Effect.uninterruptible(Effect.flatMap(recording, (recorded) => startRecorded(agentId, recorded)))
+
+  /** Launches the turn a recorded input started, if any: the input's answer. */
+  const startRecorded = (agentId: AgentId, recorded: RecordedInput) =>
+    Effect.as(launcher.launchNext(agentId, recorded.started), {
+      accepted: new InputAccepted({ event: recorded.event, disposition: recorded.disposition }),
+      replayed: recorded.replayed
+    } satisfies SentInput)
+
+  /**
+   * A new agent (`insert`, which makes agent `agentId`) and its first input, in one transaction:
+   * a launch with an input makes both or neither (docs/agents-api.md). The turn the input
+   * starts is the caller's to launch (`startRecorded`) once the transaction has committed.
+   */
+  const recordWithNewAgent = <A, E, R>(
+    projectId: ProjectId,
+    agentId: AgentId,
+    insert: Effect.Effect<A, E, R>,
+    input: SendInput,
+    prepared: ReadonlyArray<PreparedBlock>
+  ) =>
+    timeline.transaction(Effect.gen(function*() {
+      const made = yield* insert
+      const recorded = yield* recordLocked(projectId, agentId, inputRequest(input), artifacts.storeInTransaction(agentId, prepared))
+      return [made, recorded] as const
     }))
 
   /** Checks an input's actor and size limits; nothing is stored. */
@@ -304,11 +328,7 @@ const make = Effect.gen(function*() {
    */
   const submit = (projectId: ProjectId, agentId: AgentId, input: SendInput, prepared: ReadonlyArray<PreparedBlock>) =>
     Effect.gen(function*() {
-      const request = {
-        actor_id: input.actor_id ?? null,
-        input_idempotency_key: input.input_idempotency_key ?? null,
-        request_hash: requestHash(input)
-      }
+      const request = inputRequest(input)
       if (request.input_idempotency_key !== null) {
         return yield* answer(agentId, recordLocked(projectId, agentId, request, artifacts.storeInTransaction(agentId, prepared)))
       }
@@ -365,7 +385,7 @@ const make = Effect.gen(function*() {
       paged(listOf("input backlog", agentId), query, (keyset) => inputs.backlog(agentId, keyset), (input) => input.id)
     )
 
-  return { check, submit, send, withdraw, backlog } as const
+  return { check, recordWithNewAgent, startRecorded, send, withdraw, backlog } as const
 })
 
 export class AgentInputs extends Context.Service<AgentInputs, Effect.Success<typeof make>>()("AgentInputs") {

@@ -30,8 +30,11 @@ const make = Effect.gen(function*() {
   const personalResources = yield* PersonalResourceUse
   const ids = yield* IdGenerator
 
-  /** A new idle agent running `agent_config_id`, which must be a config of the project. */
-  const create = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
+  /**
+   * Inserts agent `agentId` running `agent_config_id`, which must be a config of the project: the
+   * agent, and the config it runs.
+   */
+  const insert = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, request: LaunchAgent) =>
     Effect.gen(function*() {
       yield* access.requireProjectAccess(orgId, projectId, "write")
       const config = yield* configs.findInProject(projectId, request.agent_config_id)
@@ -46,37 +49,54 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      yield* personalResources.requireForConfig(request.agent_config_id, config.value.compiled_definition)
+      const compiled = config.value.compiled_definition
+      yield* personalResources.requireForConfig(request.agent_config_id, compiled)
       const agent = yield* agents.insert({
-        id: yield* ids.make(AgentId),
+        id: agentId,
         org_id: orgId,
         project_id: projectId,
         agent_config_id: request.agent_config_id,
         name: request.name ?? null,
         metadata: request.metadata ?? {}
       })
-      yield* poolMachines.provisionInitial(agent.id, config.value.compiled_definition)
-      return agent
+      return { agent, compiled }
     })
 
-  /** A new agent; with `input`, that input recorded as its first (checked before the agent is made). */
+  /**
+   * A new agent; with `input`, that input recorded as its first, in the transaction that makes
+   * the agent (checked before: a launch makes both or neither), then its turn started. The
+   * initial machines of its pool source, if any, are asked for once it is made.
+   */
   const launch = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
     Effect.gen(function*() {
       const input = request.input
       const prepared = input === undefined ? undefined : yield* agentInputs.check(projectId, input, "/input")
-      const agent = yield* create(orgId, projectId, request)
-      if (input === undefined || prepared === undefined) return new LaunchedAgent({ ...agent })
-      // A new agent has an empty backlog, no idempotency keys yet, and no workspace session.
-      const { accepted } = yield* agentInputs.submit(projectId, agent.id, input, prepared).pipe(
-        Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die, StateTransitionConflict: Effect.die })
-      )
-      const current = yield* agents.findById(agent.id).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.die(new Error(`Agent ${agent.id} vanished while it was launched`)),
-          onSome: Effect.succeed
-        }))
-      )
-      return new LaunchedAgent({ ...current, input: accepted })
+      const agentId = yield* ids.make(AgentId)
+      if (input === undefined || prepared === undefined) {
+        const { agent, compiled } = yield* insert(orgId, projectId, agentId, request)
+        yield* poolMachines.provisionInitial(agentId, compiled)
+        return new LaunchedAgent({ ...agent })
+      }
+      // Not interrupted once begun, as an input is not (AgentInputs.submit): its turn starts now.
+      return yield* Effect.uninterruptible(Effect.gen(function*() {
+        // A new agent has an empty backlog, no idempotency keys yet, and no workspace session.
+        const [{ compiled }, recorded] = yield* agentInputs.recordWithNewAgent(
+          projectId,
+          agentId,
+          insert(orgId, projectId, agentId, request),
+          input,
+          prepared
+        ).pipe(Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die, StateTransitionConflict: Effect.die }))
+        yield* poolMachines.provisionInitial(agentId, compiled)
+        const { accepted } = yield* agentInputs.startRecorded(agentId, recorded)
+        const current = yield* agents.findById(agentId).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.die(new Error(`Agent ${agentId} vanished while it was launched`)),
+            onSome: Effect.succeed
+          }))
+        )
+        return new LaunchedAgent({ ...current, input: accepted })
+      }))
     })
 
   const list = (orgId: OrgId, projectId: ProjectId, query: ListQuery & { readonly status?: AgentStatus | undefined }) =>
