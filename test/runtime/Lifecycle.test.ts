@@ -8,6 +8,7 @@
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import type { TurnId } from "../../src/domain/shared/Ids.ts"
 import { MAX_BACKLOG } from "../../src/services/runtime/AgentInputs.ts"
 import { appendElsewhere, appendHoldingAgent, waitedOn } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
@@ -111,6 +112,38 @@ describeRuntime("120 seconds")("lifecycle", (it) => {
       expect((yield* provider.requests).length - before).toBe(2)
       const nothing = yield* expectFailure(rt.client.agents.control({ params: rt.agentPath(agent.id), payload: { control_type: "cancel_current" } }))
       expect(nothing._tag).toBe("StateTransitionConflict")
+    }))
+
+  it.effect("cancel naming its turn: a retry after the turn ended cancels nothing, not the turn that came next", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* provider.script([Reply.hang(), Reply.hang()], { model: rt.slug })
+      const agent = yield* rt.launch()
+      const first = yield* rt.send(agent.id, "slow")
+      const second = yield* rt.send(agent.id, "after")
+      const cancelTurn = (turnId: TurnId) =>
+        rt.client.agents.control({ params: rt.agentPath(agent.id), payload: { control_type: "cancel_current", turn_id: turnId } })
+      expect(yield* cancelTurn(first.event.turn_id!)).toMatchObject({ event_kind: "control", turn_id: first.event.turn_id })
+      const current = yield* eventually(
+        rt.client.agents.get({ params: rt.agentPath(agent.id) }),
+        (found) => found.current_turn_id === second.event.turn_id,
+        "the next turn"
+      )
+      expect(current.status).toBe("running")
+      const retried = yield* expectFailure(cancelTurn(first.event.turn_id!))
+      expect(retried).toMatchObject({
+        _tag: "StateTransitionConflict",
+        error: expect.stringContaining(`nothing was cancelled. The current turn is ${second.event.turn_id}`)
+      })
+      expect(yield* rt.client.agents.get({ params: rt.agentPath(agent.id) })).toMatchObject({
+        status: "running",
+        current_turn_id: second.event.turn_id
+      })
+      expect(yield* cancelTurn(second.event.turn_id!)).toMatchObject({ turn_id: second.event.turn_id })
+      yield* rt.idle(agent.id)
+      const idle = yield* expectFailure(cancelTurn(second.event.turn_id!))
+      expect(idle).toMatchObject({ _tag: "StateTransitionConflict", error: expect.stringContaining("No turn is running now") })
     }))
 
   it.effect("a turn another process ended (its row only): its call in flight here is aborted, another agent's is not", () =>

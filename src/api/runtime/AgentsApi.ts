@@ -117,7 +117,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .annotate(
         OpenApi.Description,
         "`cancel_current` stops the current turn and records a control event; the next queued input then runs. " +
-          "With no turn running: state_transition_conflict."
+          "With no turn running, or when `turn_id` names a turn that is not the current one: state_transition_conflict."
       )
   )
   .add(

@@ -40,4 +40,11 @@ export class LaunchedAgent extends Schema.Class<LaunchedAgent>("LaunchedAgent")(
   input: optional(InputAccepted)
 }) {}
 
-export const Control = Schema.Struct({ control_type: Schema.Literal("cancel_current") })
+export const Control = Schema.Struct({
+  control_type: Schema.Literal("cancel_current"),
+  turn_id: optional(TurnId).annotate({
+    description: "The turn to cancel: when it is no longer the current turn, nothing is cancelled " +
+      "(state_transition_conflict), so a retried request does not cancel the turn that came next"
+  })
+})
+export type Control = typeof Control.Type

@@ -7,7 +7,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { StateTransitionConflict } from "../../domain/shared/Errors.ts"
-import type { ActorId, AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
+import type { ActorId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
+import type { Control } from "../../domain/runtime/Agents.ts"
 import type { ControlEvent } from "../../domain/runtime/Events.ts"
 import { MachineHub } from "../machines/MachineHub.ts"
 import { MachineRequestsRepository } from "../machines/MachineRequestsRepository.ts"
@@ -34,12 +35,25 @@ const make = Effect.gen(function*() {
   const machineRequests = yield* MachineRequestsRepository
   const hub = yield* MachineHub
 
-  /** Cancels the agent's current turn; the control event. */
-  const cancel = (agentId: AgentId, actorId: ActorId | null): Effect.Effect<ControlEventType, StateTransitionConflict> =>
+  /** Cancels the agent's current turn (only if it is `expected`, when given); the control event. */
+  const cancel = (
+    agentId: AgentId,
+    actorId: ActorId | null,
+    expected: TurnId | undefined
+  ): Effect.Effect<ControlEventType, StateTransitionConflict> =>
     Effect.gen(function*() {
       const outcome = yield* timeline.transaction(Effect.gen(function*() {
         const agent = yield* lifecycle.lockExisting(agentId)
         const turnId = agent.current_turn_id
+        if (expected !== undefined && turnId !== expected) {
+          return yield* Effect.fail(
+            new StateTransitionConflict({
+              error: `Turn ${expected} is not the current turn of agent ${agentId} (it has ended, or is not this agent's); ` +
+                `nothing was cancelled. ` +
+                (turnId === null ? "No turn is running now" : `The current turn is ${turnId}: name it to cancel it`)
+            })
+          )
+        }
         if (turnId === null) {
           return yield* Effect.fail(
             new StateTransitionConflict({ error: `Agent ${agentId} has no running turn to cancel` })
@@ -93,8 +107,8 @@ const make = Effect.gen(function*() {
     })
 
   /** `cancel_current`, for a caller who may act in the agent's project. */
-  const cancelCurrent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
-    Effect.andThen(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null))
+  const cancelCurrent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, control: Control) =>
+    Effect.andThen(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null, control.turn_id))
 
   return { cancelCurrent } as const
 })

@@ -38,7 +38,7 @@ export const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
         ))
       .handle("listBacklog", ({ params, query }) => inputs.backlog(params.orgID, params.projectID, params.agentID, query))
       .handle("withdrawInput", ({ params }) => inputs.withdraw(params.orgID, params.projectID, params.agentID, params.inputID))
-      .handle("control", ({ params }) => control.cancelCurrent(params.orgID, params.projectID, params.agentID))
+      .handle("control", ({ params, payload }) => control.cancelCurrent(params.orgID, params.projectID, params.agentID, payload))
       // The page is read as JSON text (AgentEventsRepository): sent as it is.
       .handle("listEvents", ({ params, query }) =>
         Effect.map(
