@@ -1,10 +1,11 @@
 /**
  * The reading tools on a real directory tree: read_file's line window, caps, digest and binary
  * detection; list_files and search_files with their caps; paths that escape the machine's
- * directory through `..` or a symlink are refused before anything is read.
+ * directory through `..` or a symlink are refused before anything is read, with one answer whether
+ * what lies outside exists or not.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import {
   LIST_MAX_ENTRIES,
   READ_DEFAULT_LINES,
@@ -125,6 +126,39 @@ describe("paths that escape the machine's directories", () => {
     expect(failureOf(await tree.run({ operation: "file.read", path: tree.path("out-file") })).code).toBe("forbidden")
     const inside = outputOf(await tree.tool("read_file", { path: "in-link/real.txt" }))
     expect(inside).toMatchObject({ path: tree.path("in/real.txt"), content: "inside\n" })
+  })
+
+  it("get one answer whether what lies outside exists or not, in every operation that takes a path", async () => {
+    tree.link("to-secret", `${tree.outside}/secret.txt`)
+    tree.link("to-missing", `${tree.outside}/missing.txt`)
+    tree.link("to-outside", tree.outside)
+    const refusedAlike = (path: string) => `${path} lies outside the machine's directories (${tree.root})`
+    for (const [given, named] of [
+      [`${tree.outside}/secret.txt`, `${tree.outside}/secret.txt`],
+      [`${tree.outside}/missing.txt`, `${tree.outside}/missing.txt`],
+      [`${tree.outside}/missing/deeper.txt`, `${tree.outside}/missing/deeper.txt`],
+      [`${tree.outside}/secret.txt/under-a-file`, `${tree.outside}/secret.txt/under-a-file`],
+      ["to-secret", tree.path("to-secret")],
+      ["to-missing", tree.path("to-missing")],
+      ["to-outside/missing.txt", tree.path("to-outside/missing.txt")],
+      ["to-outside/secret.txt/under-a-file", tree.path("to-outside/secret.txt/under-a-file")]
+    ]) {
+      const outcomes = [
+        await tree.tool("read_file", { path: given }),
+        await tree.tool("list_files", { path: given }),
+        await tree.tool("search_files", { pattern: "secret", path: given }),
+        await tree.tool("write_file", { path: given, content: "x" }),
+        await tree.tool("edit_file", { path: given, old_text: "a", new_text: "b", expected_digest: sha256("") }),
+        await tree.tool("list_files", { path: "." }, { cwd: named }),
+        await tree.tool("run_command", { command: "true" }, { cwd: named }),
+        await tree.run({ operation: "file.read", path: named }),
+        await tree.run({ operation: "file.write", path: named, content: "x", encoding: "utf-8" }),
+        await tree.run({ operation: "checkpoint.create", path: named })
+      ]
+      for (const outcome of outcomes) expect(failureOf(outcome)).toEqual({ code: "forbidden", message: refusedAlike(named) })
+    }
+    expect(tree.read("../outside/secret.txt")).toBe("the secret\n")
+    expect(existsSync(`${tree.outside}/missing.txt`)).toBe(false)
   })
 
   it("are never followed by list_files or search_files walking the tree", async () => {

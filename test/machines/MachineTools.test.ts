@@ -249,6 +249,54 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(readFileSync(join(work, "ab.txt"), "utf8")).toBe("x")
     }), { timeout: 90_000 })
 
+  it.effect("the files route answers every path outside the machine's directories alike, 403 forbidden, whether it exists or not, before the machine's file system is asked", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { machine, work, dirs } = yield* connectedMachineWithFiles(rt)
+      const files = (path: string) => `/v1/orgs/${rt.org.id}/machines/${machine.id}/files?path=${encodeURIComponent(path)}`
+      const answer = (method: "get" | "put", path: string) =>
+        rawRequest(
+          (method === "get" ? HttpClientRequest.get(files(path)) : HttpClientRequest.put(files(path))).pipe(
+            HttpClientRequest.bearerToken(rt.owner.token),
+            method === "put" ? HttpClientRequest.bodyJsonUnsafe({ content: "x" }) : (request) => request
+          )
+        )
+      // Links inside the directory to an outside file that exists and to one that does not.
+      symlinkSync(join(dirs.root, "outside.txt"), join(work, "to-existing"))
+      symlinkSync(join(dirs.root, "no-such-file.txt"), join(work, "to-missing"))
+      symlinkSync("/etc", join(work, "to-etc"))
+      const reads = [
+        "/etc/passwd", "/etc/no-such-file", "/root/.ssh/id_rsa", join(dirs.root, "outside.txt"), join(dirs.root, "no-such-file.txt"),
+        join(work, "to-existing"), join(work, "to-missing"), join(work, "to-etc", "passwd"), join(work, "to-etc", "no-such-file")
+      ]
+      const writes = [
+        "/etc/passwd/x", "/etc/no-such-dir/x", join(dirs.root, "outside.txt", "x"), join(dirs.root, "no-such-dir", "x"),
+        join(work, "to-missing"), join(work, "to-etc", "passwd", "x"), join(work, "to-etc", "no-such-dir", "x")
+      ]
+      const answers = [
+        ...(yield* Effect.forEach(reads, (path) => Effect.map(answer("get", path), (response) => ({ path, response })))),
+        ...(yield* Effect.forEach(writes, (path) => Effect.map(answer("put", path), (response) => ({ path, response }))))
+      ]
+      for (const { path, response } of answers) {
+        expect({ path, status: response.status, json: response.json }).toEqual({
+          path,
+          status: 403,
+          json: { code: "forbidden", error: `${path} lies outside the machine's directories (${work})` }
+        })
+      }
+      expect(existsSync(join(dirs.root, "no-such-file.txt"))).toBe(false)
+      expect(existsSync(join(dirs.root, "no-such-dir"))).toBe(false)
+      // Inside, the same kinds of path keep their own answers.
+      const missing = yield* answer("get", join(work, "no-such-file.txt"))
+      expect([missing.status, missing.json]).toEqual([404, { code: "not_found", error: `${join(work, "no-such-file.txt")} does not exist` }])
+      const underFile = yield* answer("put", join(work, "notes.txt", "x"))
+      expect([underFile.status, underFile.json]).toEqual([
+        400,
+        { code: "invalid_request", error: `a parent of ${join(work, "notes.txt", "x")} is a file, not a directory`, issues: [expect.objectContaining({ path: "/path" })] }
+      ])
+    }), { timeout: 90_000 })
+
   it.effect("the files route: a name too long for the file system is 400 invalid_request at /path, a loop of symlinks 422; a 255-byte name is written", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
