@@ -84,6 +84,20 @@ describeApp()("machines", (it) => {
       const duplicate = yield* expectFailure(daemon.machineRegistration.register({ payload: facts("builder") }))
       expect(duplicate._tag).toBe("Conflict")
 
+      // metadata.org_id (the daemon's --org) may name the token's organization, and no other.
+      const named = yield* daemon.machineRegistration.register({ payload: facts("named", { metadata: { org_id: org.id } }) })
+      expect(named.machine.metadata).toMatchObject({ org_id: org.id })
+      const elsewhere = yield* newUser("elsewhere")
+      const otherOrg = yield* elsewhere.client.organizations.create({ payload: { name: "Elsewhere" } })
+      const misnamed = yield* expectFailure(
+        daemon.machineRegistration.register({ payload: facts("misnamed", { metadata: { org_id: otherOrg.id } }) })
+      )
+      expect(misnamed).toMatchObject({
+        _tag: "NotFound",
+        error: expect.stringContaining(`a daemon token registers machines in its own organization, ${org.id}`)
+      })
+      yield* owner.client.machines.remove({ params: { orgID: org.id, machineID: named.machine.id } })
+
       const tooMany = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v"]))
       for (
         const metadata of [tooMany, { observed_platform: "x" }, { ["k".repeat(65)]: "v" }, { k: "v".repeat(513) }, { k: 1 }]

@@ -195,6 +195,21 @@ const make = Effect.gen(function*() {
       )
     })
 
+  /**
+   * The organization a daemon token registers into: its own. A `metadata.org_id` naming another
+   * (a daemon's --org of another organization) is refused as a personal key's naming one of
+   * someone else's is, not stored as metadata that says otherwise.
+   */
+  const tokenOrganization = (orgId: OrgId, input: RegisterMachineRequest) => {
+    const named = input.metadata?.[ORG_METADATA_KEY]
+    return named === undefined || named === orgId ? Effect.succeed(orgId) : Effect.fail(
+      new NotFound({
+        error: `Organization ${named} (metadata.${ORG_METADATA_KEY}) not found: a daemon token registers machines in its own ` +
+          `organization, ${orgId}; start the daemon with --org ${orgId}, or without --org`
+      })
+    )
+  }
+
   /** Who registers with a pool machine's registration token: the live machine it was made for. */
   const poolRegistrant = (token: string) =>
     Effect.gen(function*() {
@@ -242,7 +257,7 @@ const make = Effect.gen(function*() {
         return yield* registerPoolMachine(input, registrant.tokenHash, registrant.credentialId)
       }
       const orgId = registrant.kind === "daemon_token"
-        ? registrant.orgId
+        ? yield* tokenOrganization(registrant.orgId, input)
         : yield* userOrganization(registrant.userId, input)
       const ownerUserId = registrant.kind === "user" ? registrant.userId : null
       const facts = (previous: Option.Option<StoredMachine>) => {
