@@ -14,7 +14,7 @@ const AN_ID = "a".repeat(26)
 
 const get = (token: string, path: string) => rawRequest(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
 
-describeApp({ keyRate: Option.some({ perSecond: 2, burst: 3 }) })("a key's rate", (it) => {
+describeApp({ keyRate: Option.some({ perSecond: 1, burst: 3 }) })("a key's rate", (it) => {
   it.effect("a burst passes with the headers counting down; the next is 429 with Retry-After; another key is untouched", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
@@ -29,7 +29,7 @@ describeApp({ keyRate: Option.some({ perSecond: 2, burst: 3 }) })("a key's rate"
       expect(refused.status).toBe(429)
       expect(refused.json).toEqual({
         code: "rate_limited",
-        error: "Too many requests with this API key: it may send 2 a second and 3 at once; retry after 1 s (the Retry-After header)"
+        error: "Too many requests with this API key: it may send 1 a second and 3 at once; retry after 1 s (the Retry-After header)"
       })
       expect(refused.headers["retry-after"]).toBe("1")
       expect(refused.headers["ratelimit-remaining"]).toBe("0")
@@ -38,7 +38,7 @@ describeApp({ keyRate: Option.some({ perSecond: 2, burst: 3 }) })("a key's rate"
       expect(others.status).toBe(200)
       expect(others.headers["ratelimit-remaining"]).toBe("2")
 
-      // After Retry-After the key sends again (two requests have come back at 2 a second).
+      // After Retry-After the key sends again (one request has come back at 1 a second).
       yield* Effect.sleep("1 second")
       expect((yield* get(token, "/v1/user")).status).toBe(200)
     }))
