@@ -18,7 +18,7 @@ import {
   type WorktreeCreateOperation,
   type WorktreeLocation
 } from "../domain/machines/WorkspaceOperations.ts"
-import { absolutePath, Directories, resolveExisting } from "./Directories.ts"
+import { Directories, resolveExisting } from "./Directories.ts"
 import { type OperationError, operationError } from "./OperationError.ts"
 
 interface Ran {
@@ -70,50 +70,6 @@ const root = Effect.flatMap(Directories, (roots) =>
 
 const isAbsolutePath = (repository: string) => nodePath.isAbsolute(repository)
 
-/** `%XX` decoded as git decodes a URL before it reads its path (connect.c); not UTF-8 afterwards: refused. */
-const urlDecoded = (url: string) =>
-  Effect.try({
-    try: () => {
-      const bytes: Array<number> = []
-      for (const part of url.split(/(%[0-9a-fA-F]{2})/)) {
-        if (/^%[0-9a-fA-F]{2}$/.test(part)) bytes.push(parseInt(part.slice(1), 16))
-        else bytes.push(...Buffer.from(part, "utf8"))
-      }
-      return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bytes))
-    },
-    catch: () => operationError("invalid_request", `the repository ${url} is not valid UTF-8 once its %XX are decoded`)
-  })
-
-/**
- * The path on this machine a `file://` URL names, as git reads it (connect.c, parse_connect_url):
- * %XX decoded, the host (git ignores it here, `file://localhost/x` and `file://any/x` are both
- * `/x`) skipped; undefined for any other URL.
- */
-const fileUrlPath = (repository: string) =>
-  Effect.gen(function*() {
-    if (!repository.startsWith("file://")) return undefined
-    const rest = (yield* urlDecoded(repository)).slice("file://".length)
-    const at = rest.indexOf("@[")
-    const start = at === -1 ? 0 : at + 1
-    const bracket = rest[start] === "[" ? rest.indexOf("]", start + 1) : -1
-    const slash = rest.indexOf("/", bracket === -1 ? 0 : bracket)
-    if (slash === -1) return yield* Effect.fail(operationError("invalid_request", `the repository ${repository} names no path`))
-    return yield* absolutePath(rest.slice(slash), "/")
-  })
-
-/** The URL git reads as exactly `path` (each byte but a few safe ones as %XX). */
-const fileUrlOf = (path: string) =>
-  "file://" + [...Buffer.from(path, "utf8")].map((byte) =>
-    /[A-Za-z0-9/._~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, "0")}`
-  ).join("")
-
-/** A path git would read relative to where it runs (no `scheme://`, no `host:` before the first slash). */
-const isRelativePath = (repository: string) => {
-  const colon = repository.indexOf(":")
-  const slash = repository.indexOf("/")
-  return !isAbsolutePath(repository) && (colon === -1 || (slash !== -1 && slash < colon))
-}
-
 /** Where a workspace's clone of a URL lives. */
 const clonePath = (workspaceId: string) =>
   Effect.map(root, (dir) => nodePath.join(dir, ".agent-platform", "repositories", safeSegment(workspaceId)))
@@ -147,12 +103,8 @@ const excludeOwnDirectory = (top: string) =>
 
 /**
  * The workspace's repository on this machine: the path itself (which must be a git repository
- * inside the directories), or the clone of the URL, cloned when missing. A `file://` URL is a
- * path too: it must lie inside the directories (else it is refused as the path would be), and the
- * real path it names is what is cloned. Any other URL is cloned from an empty directory, so that
- * git takes none for a path relative to where it runs (`host:path` is one when a directory
- * `host:` is there); a relative path is refused. `fallback` makes a missing clone some other way
- * (from a checkpoint's bundle) when cloning the URL fails.
+ * inside the directories), or the clone of the URL, cloned when missing. `fallback` makes a
+ * missing clone some other way (from a checkpoint's bundle) when cloning the URL fails.
  */
 const repositoryOf = (
   repository: string | null,
@@ -161,14 +113,9 @@ const repositoryOf = (
 ) =>
   Effect.gen(function*() {
     if (repository === null) return null
-    if (isRelativePath(repository)) {
-      return yield* Effect.fail(operationError(
-        "invalid_request",
-        `the repository ${repository} is a relative path: give an absolute path or a URL (the daemon has no directory it would be relative to)`
-      ))
-    }
-    const named = isAbsolutePath(repository) ? nodePath.resolve(repository) : yield* fileUrlPath(repository)
-    const local = named === undefined ? undefined : yield* Effect.result(resolveExisting(named))
+    const local = isAbsolutePath(repository)
+      ? yield* Effect.result(resolveExisting(nodePath.resolve(repository)))
+      : undefined
     if (local !== undefined && local._tag === "Failure" && (local.failure.code === "not_found" || local.failure.code === "forbidden")) {
       // The repository of another machine (absent here, or outside this machine's directories):
       // restored from a checkpoint beside this machine's clones.
@@ -183,7 +130,7 @@ const repositoryOf = (
       }
       return path
     }
-    if (local !== undefined && isAbsolutePath(repository)) {
+    if (local !== undefined) {
       const path = yield* Effect.fromResult(local)
       const top = yield* git(path, "rev-parse", "--show-toplevel").pipe(
         Effect.mapError(() => operationError("unprocessable", `${path} is not a git repository`))
@@ -191,12 +138,11 @@ const repositoryOf = (
       yield* excludeOwnDirectory(top)
       return top
     }
-    const source = local === undefined ? repository : fileUrlOf(yield* Effect.fromResult(local))
     const path = yield* clonePath(workspaceId)
     if (!(yield* exists(nodePath.join(path, ".git")))) {
       yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
       yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
-      const cloned = yield* withTempDir((empty) => git(empty, "clone", "--", source, path)).pipe(Effect.result)
+      const cloned = yield* git(nodePath.dirname(path), "clone", "--", repository, path).pipe(Effect.result)
       if (cloned._tag === "Failure") {
         if (fallback === undefined) return yield* Effect.fail(cloned.failure)
         yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
@@ -257,14 +203,14 @@ export const worktreeCreate = (operation: typeof WorktreeCreateOperation.Type) =
     return yield* describe(path, true)
   })
 
-/** A new, empty scratch directory under the machine's first directory (a sandboxed machine may write nowhere else). */
+/** A scratch directory under the machine's first directory (a sandboxed machine may write nowhere else). */
 const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E | OperationError, R>) =>
   Effect.acquireUseRelease(
     Effect.flatMap(root, (dir) =>
       Effect.promise(async () => {
         const scratch = nodePath.join(dir, ".agent-platform", "tmp")
         await fs.mkdir(scratch, { recursive: true })
-        return fs.mkdtemp(nodePath.join(scratch, "scratch-"))
+        return fs.mkdtemp(nodePath.join(scratch, "checkpoint-"))
       })),
     use,
     (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))

@@ -7,8 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
-import * as nodePath from "node:path"
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { failureOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
 
@@ -64,48 +63,6 @@ describe("worktree.create", () => {
     expect(failureOf(await b.run({ ...place, repository: repo, name: "z" })).code).toBe("forbidden")
     mkdirSync(a.path("plain"))
     expect(failureOf(await a.run({ ...place, repository: a.path("plain"), name: null })).code).toBe("unprocessable")
-  })
-
-  it("a file:// URL is the path it names: cloned when inside the directories, refused as that path outside; no other URL is read as a local path", async () => {
-    const inside = repository(a)
-    const outside = repository(b)
-    const place = { operation: "worktree.create" as const, base_ref: null, name: null }
-    // Each spelling git reads as a local path: no host, localhost, any host (git ignores it), %XX, ../ out of the directory.
-    const spellings = (path: string) => [
-      `file://${path}`,
-      `file://localhost${path}`,
-      `file://any-host${path}`,
-      `file://${path.replaceAll("/", "%2F")}`,
-      `file://${a.root}/${nodePath.relative(a.root, path)}`
-    ]
-    for (const [index, url] of spellings(outside).entries()) {
-      expect(failureOf(await a.run({ ...place, repository: url, workspace_id: `wsp_out${index}` }))).toEqual({
-        code: "forbidden",
-        message: `${outside} lies outside the machine's directories (${a.root})`
-      })
-      expect(existsSync(a.path(".agent-platform", "repositories", `wsp_out${index}`, ".git"))).toBe(false)
-    }
-    for (const [index, url] of spellings(inside).slice(0, 4).entries()) {
-      const cloned = outputOf(await a.run({ ...place, repository: url, workspace_id: `wsp_in${index}` }))
-      expect(cloned).toMatchObject({ path: a.path(".agent-platform", "repositories", `wsp_in${index}`), branch: "main", created: false })
-    }
-    // host:path is a local path to git when a directory host: is where it runs: never where the daemon runs it.
-    mkdirSync(a.path(".agent-platform", "repositories", "x:"), { recursive: true })
-    const scpLike = `x:${"/..".repeat(10)}${outside}`
-    const previous = process.env.GIT_SSH_COMMAND
-    process.env.GIT_SSH_COMMAND = "false"
-    try {
-      const refused = failureOf(await a.run({ ...place, repository: scpLike, workspace_id: "wsp_scp" }))
-      expect(refused).toMatchObject({ code: "unprocessable", message: expect.stringContaining("git clone failed") })
-    } finally {
-      if (previous === undefined) delete process.env.GIT_SSH_COMMAND
-      else process.env.GIT_SSH_COMMAND = previous
-    }
-    expect(existsSync(a.path(".agent-platform", "repositories", "wsp_scp", ".git"))).toBe(false)
-    expect(failureOf(await a.run({ ...place, repository: "../repo", workspace_id: "wsp_rel" }))).toMatchObject({
-      code: "invalid_request",
-      message: expect.stringContaining("is a relative path")
-    })
   })
 
   it("excludes .agent-platform/ when the machine's directory is the repository", async () => {

@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { describeRuntime } from "../runtime/RuntimeLayer.ts"
-import { daemonDirs, killDaemons } from "../support/Daemons.ts"
+import { killDaemons } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure, ID_PATTERN, newId, newUser, rawRequest } from "../support/TestApp.ts"
@@ -23,7 +23,7 @@ import { type AgentId, WorkspaceSessionId } from "../../src/domain/shared/Ids.ts
 
 afterAll(killDaemons)
 
-import { gitIn, makeRepository, workspaceSetup } from "../support/Workspaces.ts"
+import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
 
 describeRuntime("180 seconds")("workspace sessions", (it) => {
   it.effect("a session with a worktree name and an initial prompt: the branch on the machine, the agent works there", () =>
@@ -184,48 +184,6 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
       expect(Date.now() - began).toBeGreaterThanOrEqual(1_500)
       expect(yield* held()).toBeNull()
       yield* rt.idle((after.json!.payload as { agent_id: AgentId }).agent_id, "60 seconds")
-    }), { timeout: 150_000 })
-
-  it.effect("a repository outside the machine's directories is refused alike as a path and as a file:// URL, nothing cloned; a file:// URL inside is cloned", () =>
-    Effect.gen(function*() {
-      const provider = yield* ScriptedProvider
-      const { dirs, machine, repo, rt } = yield* workspaceSetup(provider)
-      const secret = makeRepository(join(daemonDirs().root, "secret"))
-      const workspaceOf = (url: string) =>
-        rt.client.workspaces.create({
-          payload: { name: "Elsewhere", org_id: rt.org.id, project_id: rt.project.id, repository: { url }, default_machine_id: machine.id }
-        })
-      const start = (workspaceId: string) =>
-        rawRequest(
-          HttpClientRequest.post(`/api/v1/workspaces/${workspaceId}/sessions`).pipe(
-            HttpClientRequest.bearerToken(rt.owner.token),
-            HttpClientRequest.bodyJsonUnsafe({})
-          )
-        )
-      for (const url of [secret, `file://${secret}`, `file:///${secret}`, `file://localhost${secret}`, `file://${secret.replaceAll("/", "%2F")}`]) {
-        const workspace = yield* workspaceOf(url)
-        const answer = yield* start(workspace.id)
-        expect({ url, status: answer.status, json: answer.json }).toEqual({
-          url,
-          status: 422,
-          json: {
-            status: "error",
-            payload: {
-              code: "unprocessable",
-              error: `The machine ${machine.id} could not do worktree.create (forbidden): ${secret} lies outside the machine's directories (${dirs.work})`
-            }
-          }
-        })
-        expect(existsSync(join(dirs.work, ".agent-platform", "repositories", workspace.id))).toBe(false)
-      }
-      // Inside the machine's directory, a file:// URL is a repository to clone, as any URL is.
-      yield* provider.script([Reply.text("Cloned.")], { model: rt.slug })
-      const inside = yield* workspaceOf(`file://${repo}`)
-      const cloned = yield* start(inside.id)
-      expect(cloned.status).toBe(201)
-      const [main] = yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: inside.id } })
-      expect(main).toMatchObject({ is_main: true, path: join(dirs.work, ".agent-platform", "repositories", inside.id) })
-      expect(gitIn(main!.path!, "log", "--format=%s")).toBe("first")
     }), { timeout: 150_000 })
 
   it.effect("errors: offline machine, no model, no repository for a worktree, unknown session, another user's workspace", () =>
