@@ -128,6 +128,32 @@ describe("paths that escape the machine's directories", () => {
     expect(inside).toMatchObject({ path: tree.path("in/real.txt"), content: "inside\n" })
   })
 
+  it("are followed name by name as the kernel does: relative targets with .., links to links, a loop", async () => {
+    tree.write("a/b/deep.txt", "deep\n")
+    tree.write("top.txt", "top\n")
+    // A relative target is read from the link's directory, its .. taken physically: a/b/up is a/b/../../top.txt,
+    // and a link to that link is followed on.
+    tree.link("a/b/up", "../../top.txt")
+    tree.link("chain", "a/b/up")
+    expect(outputOf(await tree.tool("read_file", { path: "chain" }))).toMatchObject({ path: tree.path("top.txt"), content: "top\n" })
+    // A link to a directory on the way, relative to its own directory.
+    tree.link("a/to-b", "b")
+    expect(outputOf(await tree.tool("read_file", { path: "a/to-b/deep.txt" }))).toMatchObject({ path: tree.path("a/b/deep.txt") })
+    // Out through .. in a relative target: refused as any path outside, whether its target exists or not.
+    tree.link("a/b/escape", "../../../outside/secret.txt")
+    tree.link("a/b/escape-missing", "../../../outside/none.txt")
+    for (const path of ["a/b/escape", "a/b/escape-missing"]) {
+      expect(failureOf(await tree.tool("read_file", { path }))).toEqual({
+        code: "forbidden",
+        message: `${tree.path(path)} lies outside the machine's directories (${tree.root})`
+      })
+    }
+    // Two links naming each other: the kernel's ELOOP, not a hang.
+    tree.link("loop-1", "loop-2")
+    tree.link("loop-2", "loop-1")
+    expect(failureOf(await tree.tool("read_file", { path: "loop-1" })).code).toBe("unprocessable")
+  })
+
   it("get one answer whether what lies outside exists or not, in every operation that takes a path", async () => {
     tree.link("to-secret", `${tree.outside}/secret.txt`)
     tree.link("to-missing", `${tree.outside}/missing.txt`)
