@@ -117,7 +117,13 @@ const resolveInside = (
         return { real, missing: [], throughLink: false }
       },
       catch: failure
-    }).pipe(Effect.flatMap((resolution) => resolution === undefined ? Effect.fail(outside(path, roots)) : Effect.succeed(resolution)))
+    }).pipe(
+      // A link may lead to a directory above the directories (looked at on the way): where the
+      // path ends, it must be inside them.
+      Effect.flatMap((resolution) =>
+        resolution === undefined || !isInside(roots, resolution.real) ? Effect.fail(outside(path, roots)) : Effect.succeed(resolution)
+      )
+    )
   })
 
 /** The real path of an existing entry, inside the directories. */

@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs"
+import * as nodePath from "node:path"
 import {
   LIST_MAX_ENTRIES,
   READ_DEFAULT_LINES,
@@ -148,6 +149,11 @@ describe("paths that escape the machine's directories", () => {
         message: `${tree.path(path)} lies outside the machine's directories (${tree.root})`
       })
     }
+    // A link to a directory above the machine's (walked through on the way in): outside, to list or to write in.
+    tree.link("up", nodePath.dirname(tree.root))
+    expect(failureOf(await tree.tool("list_files", { path: "up" })).code).toBe("forbidden")
+    expect(failureOf(await tree.tool("read_file", { path: "up/outside/secret.txt" })).code).toBe("forbidden")
+    expect(failureOf(await tree.tool("write_file", { path: "up/new.txt", content: "x" })).code).toBe("forbidden")
     // Two links naming each other: the kernel's ELOOP, not a hang.
     tree.link("loop-1", "loop-2")
     tree.link("loop-2", "loop-1")
