@@ -186,6 +186,56 @@ describeRuntime("180 seconds")("workspace sessions", (it) => {
       yield* rt.idle((after.json!.payload as { agent_id: AgentId }).agent_id, "60 seconds")
     }), { timeout: 150_000 })
 
+  it.effect("a start cut short after placing its worktree leaves no agent: agent, session and prompt are made together", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { rt, workspace } = yield* workspaceSetup(provider)
+      const sql = yield* SqlClient.SqlClient
+      yield* provider.script([Reply.text("Hello, all at once.")], { model: rt.slug })
+      const start = (payload: Record<string, unknown>) =>
+        rawRequest(
+          HttpClientRequest.post(`/api/v1/workspaces/${workspace.id}/sessions`).pipe(
+            HttpClientRequest.bearerToken(rt.owner.token),
+            HttpClientRequest.bodyJsonUnsafe({ worktree_name: "together", ...payload })
+          )
+        )
+      const counts = () =>
+        Effect.map(
+          sql<{ readonly agents: number; readonly sessions: number }>`
+            SELECT (SELECT count(*)::int FROM agents WHERE project_id = ${rt.project.id}) AS agents,
+                   (SELECT count(*)::int FROM workspace_sessions WHERE workspace_id = ${workspace.id}) AS sessions`,
+          ([row]) => row
+        )
+      const before = yield* counts()
+      // Each insert fails in turn, as a crash (or the database) would cut the start short there.
+      yield* sql`
+        CREATE FUNCTION refuse_row_7313() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          RAISE EXCEPTION 'not today';
+        END $$`
+      const cuts = [["agent_inputs", { initial_prompt: "hi" }], ["workspace_sessions", { initial_prompt: "hi" }], ["workspace_sessions", {}]] as const
+      for (const [table, payload] of cuts) {
+        yield* sql.unsafe(`CREATE TRIGGER refuse_row_7313 BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION refuse_row_7313()`)
+        const cut = yield* start(payload)
+        expect(cut.status).toBe(500)
+        expect(yield* counts()).toEqual(before)
+        yield* sql.unsafe(`DROP TRIGGER refuse_row_7313 ON ${table}`)
+      }
+      yield* sql`DROP FUNCTION refuse_row_7313()`
+
+      // The worktree placed by the starts that failed is reused; one agent, one session, prompted.
+      const placed = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }))
+        .filter((w) => w.name === "together")
+      expect(placed).toHaveLength(1)
+      const started = yield* start({ initial_prompt: "hi" })
+      expect(started.status).toBe(201)
+      const payload = started.json!.payload as { agent_id: AgentId; worktree_id: string }
+      expect(payload.worktree_id).toBe(placed[0].id)
+      expect(yield* counts()).toEqual({ agents: before.agents + 1, sessions: before.sessions + 1 })
+      yield* rt.idle(payload.agent_id, "60 seconds")
+      expect(JSON.stringify(yield* rt.events(payload.agent_id))).toContain("Hello, all at once.")
+    }), { timeout: 150_000 })
+
   it.effect("errors: offline machine, no model, no repository for a worktree, unknown session, another user's workspace", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

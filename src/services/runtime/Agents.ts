@@ -10,6 +10,7 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { type AgentStatus, type LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { Transactions } from "../shared/Transactions.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Access } from "../tenancy/Access.ts"
 import { ProjectsRepository } from "../tenancy/ProjectsRepository.ts"
@@ -29,6 +30,7 @@ const make = Effect.gen(function*() {
   const projects = yield* ProjectsRepository
   const personalResources = yield* PersonalResourceUse
   const ids = yield* IdGenerator
+  const transactions = yield* Transactions
 
   /**
    * Inserts agent `agentId` running `agent_config_id`, which must be a config of the project: the
@@ -68,25 +70,37 @@ const make = Effect.gen(function*() {
    * initial machines of its pool source, if any, are asked for once it is made.
    */
   const launch = (orgId: OrgId, projectId: ProjectId, request: LaunchAgent) =>
+    // Only an agent of a workspace session (`launchAlong`'s) waits for a worktree migration.
+    launchAlong(orgId, projectId, request).pipe(Effect.catchTag("StateTransitionConflict", Effect.die))
+
+  /**
+   * `launch`, with `alongside` run in the transaction that makes the agent, after the agent's
+   * row (and before its input): a row naming the agent, such as a workspace session's, made with
+   * the agent or not at all.
+   */
+  const launchAlong = (
+    orgId: OrgId,
+    projectId: ProjectId,
+    request: LaunchAgent,
+    alongside?: (agentId: AgentId) => Effect.Effect<unknown>
+  ) =>
     Effect.gen(function*() {
       const input = request.input
       const prepared = input === undefined ? undefined : yield* agentInputs.check(projectId, input, "/input")
       const agentId = yield* ids.make(AgentId)
+      const made = alongside === undefined
+        ? insert(orgId, projectId, agentId, request)
+        : Effect.tap(insert(orgId, projectId, agentId, request), () => alongside(agentId))
       if (input === undefined || prepared === undefined) {
-        const { agent, compiled } = yield* insert(orgId, projectId, agentId, request)
+        const { agent, compiled } = yield* (alongside === undefined ? made : transactions.transaction(made))
         yield* poolMachines.provisionInitial(agentId, compiled)
         return new LaunchedAgent({ ...agent })
       }
       // Not interrupted once begun, as an input is not (AgentInputs.submit): its turn starts now.
       return yield* Effect.uninterruptible(Effect.gen(function*() {
-        // A new agent has an empty backlog, no idempotency keys yet, and no workspace session.
-        const [{ compiled }, recorded] = yield* agentInputs.recordWithNewAgent(
-          projectId,
-          agentId,
-          insert(orgId, projectId, agentId, request),
-          input,
-          prepared
-        ).pipe(Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die, StateTransitionConflict: Effect.die }))
+        // A new agent has an empty backlog and no idempotency keys yet.
+        const [{ compiled }, recorded] = yield* agentInputs.recordWithNewAgent(projectId, agentId, made, input, prepared)
+          .pipe(Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die }))
         yield* poolMachines.provisionInitial(agentId, compiled)
         const { accepted } = yield* agentInputs.startRecorded(agentId, recorded)
         const current = yield* agents.findById(agentId).pipe(
@@ -110,7 +124,7 @@ const make = Effect.gen(function*() {
       )
     )
 
-  return { launch, list, get: agentAccess.read } as const
+  return { launch, launchAlong, list, get: agentAccess.read } as const
 })
 
 export class Agents extends Context.Service<Agents, Effect.Success<typeof make>>()("Agents") {
@@ -124,6 +138,7 @@ export class Agents extends Context.Service<Agents, Effect.Success<typeof make>>
       Access.layer,
       ProjectsRepository.layer,
       IdGenerator.layer,
+      Transactions.layer,
       PoolMachines.layer
     ])
   )

@@ -15,6 +15,9 @@ import { Agents } from "../runtime/Agents.ts"
 import { UserSettings } from "./UserSettings.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
 
+/** A session's prompt as an input. */
+const promptInput = (text: string) => ({ content_blocks: [{ type: "text" as const, text }] })
+
 const make = Effect.gen(function*() {
   const settings = yield* UserSettings
   const configs = yield* AgentConfigs
@@ -25,7 +28,7 @@ const make = Effect.gen(function*() {
   const prompt = (workspace: StoredWorkspace, agentId: AgentId, text: string | null | undefined) =>
     text === null || text === undefined
       ? Effect.void
-      : inputs.send(workspace.org_id, workspace.project_id, agentId, { content_blocks: [{ type: "text", text }] }).pipe(
+      : inputs.send(workspace.org_id, workspace.project_id, agentId, promptInput(text)).pipe(
         Effect.asVoid,
         // No idempotency key is sent.
         Effect.catchTag("IdempotencyKeyConflict", Effect.die)
@@ -50,14 +53,23 @@ const make = Effect.gen(function*() {
       return { provider, model: entry.model, thinking: entry.thinking }
     })
 
-  /** A new agent config and agent of the project for the session, working in `path` on the machine. */
+  /**
+   * A new agent config and agent of the project for the session, working in `path` on the
+   * machine. The config is found again by its content when it exists; the agent is made in one
+   * transaction with what `start` gives: its session's row (`alongside`) and its first input
+   * (`prompt`), all or nothing.
+   */
   const newAgent = (
     workspace: StoredWorkspace,
     source: Readonly<Record<string, unknown>>,
     path: string,
     branch: string | null,
     code: CodeSettings,
-    metadata: Readonly<Record<string, unknown>>
+    metadata: Readonly<Record<string, unknown>>,
+    start?: {
+      readonly prompt: string | null | undefined
+      readonly alongside: (agent: { readonly agentId: AgentId; readonly configId: AgentConfigId }) => Effect.Effect<unknown>
+    }
   ) =>
     Effect.gen(function*() {
       const { model, provider, thinking } = yield* modelOf(code)
@@ -86,11 +98,19 @@ const make = Effect.gen(function*() {
             })
           ))
       )
-      const agent = yield* agents.launch(workspace.org_id, workspace.project_id, {
-        agent_config_id: created.config.id,
-        metadata: { ...metadata }
-      })
-      return { agentId: agent.id as AgentId, configId: created.config.id as AgentConfigId }
+      const configId = created.config.id as AgentConfigId
+      const prompt = start?.prompt
+      const agent = yield* agents.launchAlong(
+        workspace.org_id,
+        workspace.project_id,
+        {
+          agent_config_id: configId,
+          metadata: { ...metadata },
+          ...(prompt === null || prompt === undefined ? {} : { input: promptInput(prompt) })
+        },
+        start === undefined ? undefined : (agentId) => start.alongside({ agentId, configId })
+      )
+      return { agentId: agent.id as AgentId, configId }
     })
 
   /**

@@ -73,7 +73,10 @@ const make = Effect.gen(function*() {
   const access = yield* Access
   const ids = yield* IdGenerator
 
-  const ok = (workspace: StoredWorkspace, session: StoredSession): LaunchedSession => ({
+  const ok = (
+    workspace: StoredWorkspace,
+    session: Pick<StoredSession, "id" | "agent_id" | "worktree_id" | "machine_id">
+  ): LaunchedSession => ({
     status: "ok",
     payload: {
       session_id: session.id,
@@ -353,24 +356,28 @@ const make = Effect.gen(function*() {
       }
       const code = yield* sessionAgents.codeFor(userId, input.session_settings)
       const { location, row } = yield* placeWorktree(workspace, machine, name)
-      const sessionId = yield* ids.make(WorkspaceSessionId)
-      const { agentId, configId } = yield* sessionAgents.newAgent(workspace, { machine_id: machine.id, cwd: location.path }, location.path, location.branch, code, {
-        workspace_id: workspace.id,
-        workspace_session_id: sessionId,
-        worktree_id: row.id
-      })
-      const session = yield* sessions.insert({
-        id: sessionId,
+      // The agent, its session's row and its prompt: all three or none (docs/workspaces.md).
+      const session = {
+        id: yield* ids.make(WorkspaceSessionId),
         workspace_id: workspace.id,
         worktree_id: row.id,
         machine_id: machine.id,
-        agent_id: agentId,
-        agent_config_id: configId,
         resume_session_id: null,
         metadata: input.metadata ?? {}
-      })
-      yield* sessionAgents.prompt(workspace, agentId, input.initial_prompt)
-      return ok(workspace, session)
+      }
+      const { agentId } = yield* sessionAgents.newAgent(
+        workspace,
+        { machine_id: machine.id, cwd: location.path },
+        location.path,
+        location.branch,
+        code,
+        { workspace_id: workspace.id, workspace_session_id: session.id, worktree_id: row.id },
+        {
+          prompt: input.initial_prompt,
+          alongside: ({ agentId, configId }) => sessions.insert({ ...session, agent_id: agentId, agent_config_id: configId })
+        }
+      )
+      return ok(workspace, { ...session, agent_id: agentId })
     })
 
   return { launch } as const
