@@ -15,6 +15,7 @@ import {
   type CheckpointCreateOperation,
   CheckpointManifest,
   type CheckpointRestoreOperation,
+  isRelativeRepositoryPath,
   type WorktreeCreateOperation,
   type WorktreeLocation
 } from "../domain/machines/WorkspaceOperations.ts"
@@ -103,7 +104,9 @@ const excludeOwnDirectory = (top: string) =>
 
 /**
  * The workspace's repository on this machine: the path itself (which must be a git repository
- * inside the directories), or the clone of the URL, cloned when missing. `fallback` makes a
+ * inside the directories), or the clone of the URL, cloned when missing. A URL is cloned from an
+ * empty directory, so that git never takes it for a path relative to where it runs (`host:path`
+ * is one when a directory `host:` is there); a relative path is refused. `fallback` makes a
  * missing clone some other way (from a checkpoint's bundle) when cloning the URL fails.
  */
 const repositoryOf = (
@@ -113,6 +116,12 @@ const repositoryOf = (
 ) =>
   Effect.gen(function*() {
     if (repository === null) return null
+    if (isRelativeRepositoryPath(repository)) {
+      return yield* Effect.fail(operationError(
+        "invalid_request",
+        `the repository ${repository} is a relative path: give an absolute path or a URL (the daemon has no directory it would be relative to)`
+      ))
+    }
     const local = isAbsolutePath(repository)
       ? yield* Effect.result(resolveExisting(nodePath.resolve(repository)))
       : undefined
@@ -142,7 +151,7 @@ const repositoryOf = (
     if (!(yield* exists(nodePath.join(path, ".git")))) {
       yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
       yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
-      const cloned = yield* git(nodePath.dirname(path), "clone", "--", repository, path).pipe(Effect.result)
+      const cloned = yield* withTempDir((empty) => git(empty, "clone", "--", repository, path)).pipe(Effect.result)
       if (cloned._tag === "Failure") {
         if (fallback === undefined) return yield* Effect.fail(cloned.failure)
         yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
@@ -203,14 +212,14 @@ export const worktreeCreate = (operation: typeof WorktreeCreateOperation.Type) =
     return yield* describe(path, true)
   })
 
-/** A scratch directory under the machine's first directory (a sandboxed machine may write nowhere else). */
+/** A new, empty scratch directory under the machine's first directory (a sandboxed machine may write nowhere else). */
 const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E | OperationError, R>) =>
   Effect.acquireUseRelease(
     Effect.flatMap(root, (dir) =>
       Effect.promise(async () => {
         const scratch = nodePath.join(dir, ".agent-platform", "tmp")
         await fs.mkdir(scratch, { recursive: true })
-        return fs.mkdtemp(nodePath.join(scratch, "checkpoint-"))
+        return fs.mkdtemp(nodePath.join(scratch, "scratch-"))
       })),
     use,
     (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))

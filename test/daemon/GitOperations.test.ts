@@ -1,13 +1,14 @@
 /**
  * The workspace operations of the daemon on real repositories (docs/workspaces.md, "On the
- * machine"): worktree.create (main, named, reused, from a base ref; refusals), checkpoint.create
- * (the tar archive and its manifest) and checkpoint.restore into another machine's directory where
- * the repository does not exist (made from the bundle), and the `.agent-platform/` exclusion when
- * the machine's directory is the repository itself.
+ * machine"): worktree.create (main, named, reused, from a base ref; refusals, a relative path
+ * among them; a URL cloned from an empty directory), checkpoint.create (the tar archive and its
+ * manifest) and checkpoint.restore into another machine's directory where the repository does not
+ * exist (made from the bundle), and the `.agent-platform/` exclusion when the machine's directory
+ * is the repository itself.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { failureOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
 
@@ -63,6 +64,34 @@ describe("worktree.create", () => {
     expect(failureOf(await b.run({ ...place, repository: repo, name: "z" })).code).toBe("forbidden")
     mkdirSync(a.path("plain"))
     expect(failureOf(await a.run({ ...place, repository: a.path("plain"), name: null })).code).toBe("unprocessable")
+  })
+
+  it("clones a URL from an empty directory: a host:path beside a directory host: is not read as a local path", async () => {
+    const outside = repository(b)
+    // Where the clone of a URL is made; git would read x:/../… as a path inside x: if it ran here.
+    mkdirSync(a.path(".agent-platform", "repositories", "x:"), { recursive: true })
+    const scpLike = `x:${"/..".repeat(10)}${outside}`
+    const previous = process.env.GIT_SSH_COMMAND
+    process.env.GIT_SSH_COMMAND = "false"
+    try {
+      const refused = failureOf(await a.run({ operation: "worktree.create", repository: scpLike, workspace_id: "wsp_scp", name: null, base_ref: null }))
+      expect(refused).toMatchObject({ code: "unprocessable", message: expect.stringContaining("git clone failed") })
+    } finally {
+      if (previous === undefined) delete process.env.GIT_SSH_COMMAND
+      else process.env.GIT_SSH_COMMAND = previous
+    }
+    expect(existsSync(a.path(".agent-platform", "repositories", "wsp_scp", ".git"))).toBe(false)
+  })
+
+  it("refuses a relative repository path: the daemon has no directory it would be relative to", async () => {
+    for (const relative of ["repo", "./repo", "../repo", "dir/x:y"]) {
+      const refused = failureOf(await a.run({ operation: "worktree.create", repository: relative, workspace_id: "wsp_rel", name: null, base_ref: null }))
+      expect(refused).toEqual({
+        code: "invalid_request",
+        message: `the repository ${relative} is a relative path: give an absolute path or a URL (the daemon has no directory it would be relative to)`
+      })
+    }
+    expect(existsSync(a.path(".agent-platform", "repositories", "wsp_rel"))).toBe(false)
   })
 
   it("excludes .agent-platform/ when the machine's directory is the repository", async () => {

@@ -18,6 +18,14 @@ import { base64Length } from "./MachineFiles.ts"
 /** The largest checkpoint (decoded bytes) a daemon makes or restores. */
 export const CHECKPOINT_MAX_BYTES = 32 * 1024 * 1024
 
+/**
+ * Whether a workspace's repository is a relative path (`repo`, `./repo`): neither an absolute path
+ * (starting with `/`) nor a URL (as in git, a colon before any slash: `https://…`, `file://…`,
+ * `git@host:repo.git`). It is refused by the server (`repository.url`) and by the daemon alike:
+ * the daemon has no directory it would be relative to.
+ */
+export const isRelativeRepositoryPath = (repository: string) => !repository.startsWith("/") && !/^[^/]*:/.test(repository)
+
 const Place = {
   /** The workspace's repository: an absolute path on the machine, a clonable URL, or null (no repository). */
   repository: Schema.NullOr(Schema.String),

@@ -5,6 +5,7 @@
  */
 import { HttpApiSchema } from "effect/http-api"
 import { Schema, SchemaTransformation } from "effect"
+import { isRelativeRepositoryPath } from "../machines/WorkspaceOperations.ts"
 import { fieldsMessage } from "../shared/Errors.ts"
 import { optional } from "../shared/Optional.ts"
 import {
@@ -65,16 +66,17 @@ export const GitBranchName = GitRefName.pipe(
 )
 
 /**
- * A clonable URL, or an absolute path on the machine. A relative path is refused: the daemon has
- * no directory it would be relative to. As in git, a colon before any slash makes a URL
- * (`https://…`, `file://…`, `git@host:repo.git`); anything else must start with `/`.
+ * A clonable URL, or an absolute path on the machine. A relative path is refused
+ * (isRelativeRepositoryPath, the daemon's rule too): the daemon has no directory it would be
+ * relative to. As in git, a colon before any slash makes a URL (`https://…`, `file://…`,
+ * `git@host:repo.git`); anything else must start with `/`.
  */
 export const RepositoryUrl = Schema.String.pipe(
   Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
   Schema.check(Schema.isMaxLength(2048, { message: "must be at most 2048 characters" })),
   Schema.check(Schema.makeFilter((url) => !/[\0\n\r]/.test(url) && !url.startsWith("-") || "must not start with - or contain NUL or line breaks")),
   Schema.check(Schema.makeFilter((url) =>
-    url.startsWith("/") || /^[^/]*:/.test(url) ||
+    !isRelativeRepositoryPath(url) ||
     "must be a clonable URL (https://, ssh://, file://, host:path) or an absolute path on the machine, not a relative path"
   ))
 )
