@@ -172,6 +172,9 @@ const SERVER_NODE_FLAGS = ["--max-semi-space-size=64"]
 /** The rate of a key in a benchmark's servers: a million requests a second. */
 const BENCH_KEY_REQUESTS_PER_SECOND = 1_000_000
 
+/** The event streams a key of a benchmark's servers may hold open at once. */
+const BENCH_KEY_STREAMS = 100_000
+
 /**
  * Runs `node <SERVER_NODE_FLAGS> --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
  * Standard output (the log) goes to /dev/null; standard error is kept for the failure message.
@@ -200,7 +203,9 @@ export const startProcess = async (
     // RUNNER_PORT: any free port for the cluster runner (on Postgres); its default, PORT + 1, may
     // be taken by then, as a source port of another connection (a benchmark run failed so).
     // AGENT_PLATFORM_RATE_LIMIT_PER_SECOND: far above what a benchmark's one key sends, so that
-    // each request pays for the key's rate check (measured) and none is refused.
+    // each request pays for the key's rate check (measured) and none is refused; so is
+    // AGENT_PLATFORM_MAX_STREAMS_PER_KEY (the fan-out's 1,000 watchers, and those of the case
+    // before it still closing).
     env: (port) => ({
       ...inherited,
       NODE_ENV: "production",
@@ -208,6 +213,7 @@ export const startProcess = async (
       PORT: String(port),
       RUNNER_PORT: "0",
       AGENT_PLATFORM_RATE_LIMIT_PER_SECOND: String(BENCH_KEY_REQUESTS_PER_SECOND),
+      AGENT_PLATFORM_MAX_STREAMS_PER_KEY: String(BENCH_KEY_STREAMS),
       ...env
     }),
     readyPath: "/healthz",

@@ -81,6 +81,12 @@ export interface AppConfigShape {
    * (services/tenancy/KeyRateLimits.ts, docs/api-conventions.md "Rate limits"). None: no limit.
    */
   readonly keyRate: Option.Option<KeyRate>
+  /**
+   * AGENT_PLATFORM_MAX_STREAMS_PER_KEY (default 1000; 0 turns the cap off): how many event
+   * streams one API key may hold open at once in this process (services/runtime/StreamAccess.ts,
+   * docs/api-conventions.md "Rate limits"). None: no cap.
+   */
+  readonly maxStreamsPerKey: Option.Option<number>
 }
 
 /** The rate of one API key: `perSecond` requests a second on average, `burst` at most at once. */
@@ -96,6 +102,9 @@ export const DEFAULT_KEY_RATE: KeyRate = {
   perSecond: DEFAULT_KEY_REQUESTS_PER_SECOND,
   burst: DEFAULT_KEY_REQUESTS_PER_SECOND * KEY_BURST_SECONDS
 }
+
+/** The event streams one API key may hold open at once in a process, unless set otherwise. */
+export const DEFAULT_MAX_STREAMS_PER_KEY = 1000
 
 /** The defaults of the model calls' timeouts (docs/model-adapters.md, "Bounds"). */
 export const DEFAULT_MODEL_HEAD_TIMEOUT = Duration.minutes(5)
@@ -207,6 +216,12 @@ const keyRate = Effect.gen(function*() {
     : Option.some<KeyRate>({ perSecond, burst: Option.getOrElse(burst, () => perSecond * KEY_BURST_SECONDS) })
 })
 
+/** The cap on a key's open event streams: unset is the default, 0 is no cap. */
+const maxStreamsPerKey = Effect.map(
+  optional(nonNegativeInteger, "AGENT_PLATFORM_MAX_STREAMS_PER_KEY"),
+  (set) => Option.filter(Option.orElseSome(set, () => DEFAULT_MAX_STREAMS_PER_KEY), (cap) => cap > 0)
+)
+
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("AppConfig") {
   static readonly fromEnv = Layer.effect(
     AppConfig,
@@ -254,7 +269,8 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("App
           yield* optional(seconds, "AGENT_PLATFORM_MODEL_CALL_TIMEOUT_SECONDS"),
           () => DEFAULT_MODEL_CALL_TIMEOUT
         ),
-        keyRate: yield* keyRate
+        keyRate: yield* keyRate,
+        maxStreamsPerKey: yield* maxStreamsPerKey
       }
     })
   )

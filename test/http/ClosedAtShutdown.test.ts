@@ -14,7 +14,7 @@ import { MachineHub } from "../../src/services/machines/MachineHub.ts"
 import { StreamAccess } from "../../src/services/runtime/StreamAccess.ts"
 import { ApiKeys } from "../../src/services/tenancy/ApiKeys.ts"
 import { agentProject } from "../support/AgentProject.ts"
-import { describeApp, newId } from "../support/TestApp.ts"
+import { describeApp, newId, testConfig } from "../support/TestApp.ts"
 
 /** The service of `layer`, built fresh (not the app's instance) with the app's services, for the test's scope. */
 const fresh = <I, S, E, R>(key: Context.Key<I, S>, layer: Layer.Layer<I, E, R>) =>
@@ -36,7 +36,7 @@ describeApp()("closed at shutdown", (it) => {
       const { launch, owner, projectPath } = yield* agentProject()
       const agent = yield* launch()
       const principal = yield* Effect.flatMap(ApiKeys, (keys) => keys.authenticate(owner.token))
-      const access = yield* fresh(StreamAccess, StreamAccess.layer)
+      const access = yield* fresh(StreamAccess, StreamAccess.layer.pipe(Layer.provide(testConfig())))
       yield* access.closeAtShutdown
       const closed = yield* access.lost(projectPath.orgID, projectPath.projectID, agent.id).pipe(
         Effect.provideService(CurrentPrincipal, principal),

@@ -13,6 +13,7 @@ import {
   AppConfig,
   type AppConfigShape,
   DEFAULT_KEY_RATE,
+  DEFAULT_MAX_STREAMS_PER_KEY,
   DEFAULT_MODEL_CALL_TIMEOUT,
   DEFAULT_MODEL_HEAD_TIMEOUT,
   DEFAULT_MODEL_IDLE_TIMEOUT
@@ -52,6 +53,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
     modelIdleTimeout: DEFAULT_MODEL_IDLE_TIMEOUT,
     modelCallTimeout: DEFAULT_MODEL_CALL_TIMEOUT,
     keyRate: Option.some(DEFAULT_KEY_RATE),
+    maxStreamsPerKey: Option.some(DEFAULT_MAX_STREAMS_PER_KEY),
     ...overrides
   })
 

@@ -60,7 +60,9 @@ export class AgentEventStreamApi extends HttpApiGroup.make("agentEventStream")
           "then live. Reconnecting with the last id received misses and repeats nothing; an id past the agent's last event " +
           "is `invalid_request` (no stream sent it). Ends with a `stream_closed` " +
           "event (no id) within a few seconds of the caller losing access (key deleted, member removed, project deleted), " +
-          "or when the server stops (`server_shutdown`: reconnect, to its next start or another process)."
+          "or when the server stops (`server_shutdown`: reconnect, to its next start or another process). " +
+          "One API key holds at most 1,000 streams open at once per server process (a stream token's count as its key's): " +
+          "the next is 429 rate_limited until one closes."
       )
   )
   .middleware(StreamAuthentication)

@@ -150,7 +150,10 @@ const make = Effect.gen(function*() {
    */
   const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, start: StreamStart) =>
     Effect.zipWith(
-      Effect.tap(agentAccess.readRow(orgId, projectId, agentId), (agent) => checkStart(start, agent.last_sequence)),
+      agentAccess.readRow(orgId, projectId, agentId).pipe(
+        Effect.tap((agent) => checkStart(start, agent.last_sequence)),
+        Effect.tap(streamAccess.admit)
+      ),
       Effect.context<CurrentPrincipal>(),
       (agent, context) =>
         Stream.unwrap(Effect.gen(function*() {

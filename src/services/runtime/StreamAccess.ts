@@ -8,10 +8,15 @@
  * read per API key, one read of the access per key and project, and one read of the agents per
  * key and project, however many streams each has (a check of its own per stream cost three reads
  * per stream, docs/performance-record.md). A server that is stopping ends them all at once.
+ *
+ * A key holds at most AGENT_PLATFORM_MAX_STREAMS_PER_KEY streams open at once in this process
+ * (`admit`): one key's streams never take every connection the server can hold.
  */
-import { Array, Context, Deferred, Duration, Effect, Exit, Layer, Option, Result } from "effect"
+import { Array, Context, Deferred, Duration, Effect, Exit, Layer, Option, Result, type Scope } from "effect"
+import { RateLimited } from "../../domain/shared/Errors.ts"
 import type { AgentId, ApiKeyId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { CurrentPrincipal, type Principal } from "../../domain/tenancy/Principal.ts"
+import { AppConfig } from "../../layers/AppConfig.ts"
 import { Access } from "../tenancy/Access.ts"
 import { ApiKeys } from "../tenancy/ApiKeys.ts"
 import { agentNotFound } from "./AgentAccess.ts"
@@ -43,6 +48,38 @@ const make = Effect.gen(function*() {
   const access = yield* Access
   const agents = yield* AgentsRepository
   const watches = new Set<Watch>()
+  const maxStreamsPerKey = (yield* AppConfig).maxStreamsPerKey
+  /** The streams each key has open in this process, from their admission until their request ends. */
+  const openByKey = new Map<ApiKeyId, number>()
+
+  const release = (keyId: ApiKeyId) =>
+    Effect.sync(() => {
+      const open = openByKey.get(keyId)! - 1
+      if (open === 0) openByKey.delete(keyId)
+      else openByKey.set(keyId, open)
+    })
+
+  /**
+   * Counts a stream of the calling key as open until its request ends (the request's scope closes
+   * however it ends: the stream over, the client gone, or the answer never sent); `rate_limited`
+   * when the key already holds AGENT_PLATFORM_MAX_STREAMS_PER_KEY streams open here.
+   */
+  const admit: Effect.Effect<void, RateLimited, CurrentPrincipal | Scope.Scope> = Effect.flatMap(
+    CurrentPrincipal,
+    ({ keyId }) => {
+      const open = openByKey.get(keyId) ?? 0
+      if (Option.isSome(maxStreamsPerKey) && open >= maxStreamsPerKey.value) {
+        return Effect.fail(
+          new RateLimited({
+            error: `The API key ${keyId} has ${open} event streams open on this server, the most one key may hold ` +
+              "at once (AGENT_PLATFORM_MAX_STREAMS_PER_KEY); close streams you no longer read before opening another"
+          })
+        )
+      }
+      openByKey.set(keyId, open + 1)
+      return Effect.addFinalizer(() => release(keyId))
+    }
+  )
 
   const end = (ended: ReadonlyArray<Watch>, lost: StreamClosed) => {
     for (const watch of ended) {
@@ -118,7 +155,7 @@ const make = Effect.gen(function*() {
     end([...watches], stopping)
   })
 
-  return { lost, closeAtShutdown } as const
+  return { admit, lost, closeAtShutdown } as const
 })
 
 export class StreamAccess extends Context.Service<StreamAccess, Effect.Success<typeof make>>()("StreamAccess") {
