@@ -59,6 +59,41 @@ describeApp()("machines", (it) => {
       expect(past._tag).toBe("InvalidRequest")
     }))
 
+  it.effect("a daemon token's expires_at: RFC 3339 exactly, a day that exists, a year up to 9999", () =>
+    Effect.gen(function*() {
+      const { org, owner } = yield* orgWithToken
+      const create = (expires_at: string) =>
+        rawRequest(
+          HttpClientRequest.post(`/v1/orgs/${org.id}/daemon-tokens`).pipe(
+            HttpClientRequest.bearerToken(owner.token),
+            HttpClientRequest.bodyJsonUnsafe({ name: "expiring", expires_at })
+          )
+        )
+      for (
+        const refused of [
+          "+010000-01-01T00:00:00Z", // past the year 9999 (had been a 500)
+          "9999-12-31T23:00:00-05:00", // the year 10000 in UTC
+          "2030-02-30T00:00:00Z", // had been March 2nd
+          "2030-13-01T00:00:00Z",
+          "2030-01-01T24:00:00Z",
+          "2030-01-01T23:59:60Z",
+          "2030-01-01T00:00:00+25:00",
+          "2030-01-01T00:00:00", // no offset: had been the server's local time
+          "Tue, 01 Jan 2030 00:00:00 GMT",
+          "2030-01-01"
+        ]
+      ) {
+        const answer = yield* create(refused)
+        expect([answer.status, answer.json?.code, answer.json?.issues], refused).toEqual([400, "invalid_request", [
+          expect.objectContaining({ path: "/expires_at", message: "must be an RFC 3339 date-time, such as 2030-01-01T00:00:00Z" })
+        ]])
+      }
+      const accepted = yield* create("2099-06-01t12:00:00.250+02:00")
+      expect(accepted.status).toBe(201)
+      expect(accepted.json?.expires_at).toBe("2099-06-01T10:00:00.250Z")
+      expect((yield* create("2096-02-29T00:00:00Z")).status).toBe(201)
+    }))
+
   it.effect("register with a daemon token, re-register by machine_id, names unique per owner, metadata limits", () =>
     Effect.gen(function*() {
       const { daemon, org, owner, token } = yield* orgWithToken

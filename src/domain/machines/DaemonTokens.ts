@@ -7,11 +7,11 @@ import { Schema } from "effect"
 import { optional } from "../shared/Optional.ts"
 import { DaemonTokenId, OrgId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
-import { Timestamp } from "../shared/Timestamp.ts"
+import { RequestTimestamp, Timestamp } from "../shared/Timestamp.ts"
 
 export const CreateDaemonToken = Schema.Struct({
   name: ResourceName,
-  expires_at: optional(Schema.NullOr(Timestamp), {
+  expires_at: optional(Schema.NullOr(RequestTimestamp), {
     description: "When the token stops working; never when absent or null"
   })
 })
