@@ -5,7 +5,7 @@
  * `StreamAuthentication` (the event stream: a stream token, or the API key).
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { AuthenticationUnavailable, CsrfCheckFailed, RateLimited, Unauthorized } from "../domain/shared/Errors.ts"
+import { AuthenticationUnavailable, CsrfCheckFailed, InvalidRequest, RateLimited, Unauthorized } from "../domain/shared/Errors.ts"
 import { CSRF_HEADER, SESSION_COOKIE } from "../domain/tenancy/BrowserSessions.ts"
 import { CurrentPrincipal } from "../domain/tenancy/Principal.ts"
 
@@ -48,7 +48,7 @@ export class BearerAuthentication
  */
 export class StreamAuthentication
   extends HttpApiMiddleware.Service<StreamAuthentication, { provides: CurrentPrincipal }>()("StreamAuthentication", {
-    error: [Unauthorized.Wire, RateLimited.Wire, AuthenticationUnavailable.Wire],
+    error: [InvalidRequest.Wire, Unauthorized.Wire, RateLimited.Wire, AuthenticationUnavailable.Wire],
     security: {
       streamToken: HttpApiSecurity.apiKey({ key: "stream_token", in: "query" }).pipe(
         HttpApiSecurity.annotate(

@@ -72,7 +72,7 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
 
   it.effect("expired, forged, malformed and other agents' tokens are 401; the token works on no other route", () =>
     Effect.gen(function*() {
-      const { agent, agentPath, org, other, owner, project, refusal } = yield* setUp
+      const { agent, agentPath, org, other, owner, project, refusal, streamPath } = yield* setUp
       const minted = yield* owner.client.agents.mintStreamToken({ params: agentPath })
       const [prefix, payload, signature] = minted.token.split(".")
       const flipped = signature.slice(0, -2) + (signature.endsWith("AA") ? "BB" : "AA")
@@ -88,6 +88,15 @@ layer(TestAppLive().pipe(Layer.provide(Layer.succeed(StreamTokenLifetime, LIFETI
       for (const garbage of ["abc", "st1.e30.", "st1..", `${minted.token}.x`, "Bearer x"]) {
         expect(yield* refusal(agent.id, garbage), garbage).toMatchObject({ status: 401, code: "unauthorized" })
       }
+      // Given twice (even the same valid token): 400, as any query parameter given twice.
+      const twice = yield* rawRequest(
+        HttpClientRequest.get(`${streamPath(agent.id, minted.token)}&stream_token=${encodeURIComponent(minted.token)}`)
+      )
+      expect([twice.status, twice.json]).toEqual([400, {
+        code: "invalid_request",
+        error: "stream_token: is given more than once; give it once",
+        issues: [{ path: "/stream_token", message: "is given more than once; give it once" }]
+      }])
       const otherAgent = yield* refusal(other.id, minted.token)
       expect(otherAgent).toMatchObject({ status: 401, code: "unauthorized" })
       expect(otherAgent.error).toContain("another agent")
