@@ -131,10 +131,12 @@ export const resolveExisting = (path: string): Effect.Effect<string, OperationEr
   Effect.flatMap(resolveInside(path), ({ missing, real }) =>
     missing.length === 0 ? Effect.succeed(real) : Effect.fail(fromSystemError(systemError("ENOENT"), path)))
 
-/** Where a file to create or replace lives: its real path, whether it exists, whether its directory does. */
+/**
+ * Where a file to create or replace lives: its real path and whether its directory exists. Whether
+ * the file exists is for the write to look at, under the path's lock (`exclusivelyAt`).
+ */
 export interface WriteTarget {
   readonly path: string
-  readonly exists: boolean
   readonly parentExists: boolean
 }
 
@@ -152,5 +154,5 @@ export const resolveForWrite = (path: string): Effect.Effect<WriteTarget, Operat
     ({ missing, real, throughLink }) =>
       throughLink
         ? Effect.fail(operationError("forbidden", `${path} goes through a symbolic link to a missing target`))
-        : Effect.succeed({ path: nodePath.join(real, ...missing), exists: missing.length === 0, parentExists: missing.length <= 1 })
+        : Effect.succeed({ path: nodePath.join(real, ...missing), parentExists: missing.length <= 1 })
   )

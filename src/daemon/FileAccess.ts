@@ -1,9 +1,10 @@
 /**
  * Files as the executor reads and replaces them: digests, text or binary, the read-only rule and
  * the digest precondition of every replacement (a file that exists is replaced only by a caller
- * who names the digest it last read, and only while the file still has that digest).
+ * who names the digest it last read, and only while the file still has that digest), and the
+ * lock that makes a precondition and the write it guards one step.
  */
-import { Effect } from "effect"
+import { Effect, Semaphore } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { constants, createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -31,6 +32,30 @@ export const textOf = (bytes: Uint8Array): string | undefined => {
     return undefined
   }
 }
+
+/** The lock of every path a write holds or waits for; a path's entry goes when its last user is done. */
+const pathLocks = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
+
+/**
+ * Runs `effect` while no other effect run through here for the same resolved path does. The daemon
+ * is the one process serving its machine, so a precondition checked inside (the file exists or
+ * not, its digest) still holds when the write it guards lands: of concurrent writes that expect
+ * the same file, one wins and the others see what it wrote.
+ */
+export const exclusivelyAt = <A, E, R>(path: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const lock = pathLocks.get(path) ?? { semaphore: Semaphore.makeUnsafe(1), users: 0 }
+      lock.users++
+      pathLocks.set(path, lock)
+      return lock
+    }),
+    (lock) => lock.semaphore.withPermits(1)(effect),
+    (lock) =>
+      Effect.sync(() => {
+        if (--lock.users === 0) pathLocks.delete(path)
+      })
+  )
 
 export interface ExistingFile {
   readonly size: number
@@ -130,17 +155,26 @@ export interface Written {
   readonly created: boolean
 }
 
-/** Creates or replaces the whole file under the digest precondition. */
+/**
+ * Creates or replaces the whole file under the digest precondition, checked and met under the
+ * path's lock. Whether the file exists is looked at there too: another write may have created it
+ * since the target was resolved.
+ */
 export const replaceFile = (
   target: WriteTarget,
   bytes: Uint8Array,
   expected: FileDigest | undefined
 ): Effect.Effect<Written, OperationError> =>
-  Effect.gen(function*() {
-    const existing = target.exists ? yield* existingFile(target.path) : undefined
-    if (existing !== undefined) yield* refuseReadOnly(target.path, existing)
-    const current = existing === undefined ? undefined : yield* digestOfFile(target.path)
-    yield* checkDigest(target.path, current, expected)
-    yield* writeAtomically(target, bytes, existing?.mode)
-    return { digest: digestOf(bytes), size: bytes.byteLength, created: existing === undefined }
-  })
+  exclusivelyAt(
+    target.path,
+    Effect.gen(function*() {
+      const existing = yield* existingFile(target.path).pipe(
+        Effect.catchIf((error) => error.code === "not_found", () => Effect.succeed(undefined))
+      )
+      if (existing !== undefined) yield* refuseReadOnly(target.path, existing)
+      const current = existing === undefined ? undefined : yield* digestOfFile(target.path)
+      yield* checkDigest(target.path, current, expected)
+      yield* writeAtomically(target, bytes, existing?.mode)
+      return { digest: digestOf(bytes), size: bytes.byteLength, created: existing === undefined }
+    })
+  )

@@ -15,6 +15,12 @@ import type { MachineToolName } from "../../src/domain/machines/MachineTools.ts"
 import { Directories } from "../../src/daemon/Directories.ts"
 import { execute } from "../../src/daemon/Executor.ts"
 
+interface ToolOptions {
+  readonly cwd?: string
+  readonly env?: Record<string, string>
+  readonly unsetEnv?: ReadonlyArray<string>
+}
+
 export interface Tree {
   /** The machine's directory (a real path). */
   readonly root: string
@@ -25,7 +31,10 @@ export interface Tree {
   readonly read: (name: string) => string
   readonly link: (name: string, target: string) => void
   readonly run: (operation: Operation) => Promise<Outcome>
-  readonly tool: (tool: MachineToolName, input: Record<string, unknown>, options?: { cwd?: string; env?: Record<string, string>; unsetEnv?: ReadonlyArray<string> }) => Promise<Outcome>
+  /** Runs the operations at once in one runtime, as the daemon runs concurrent requests. */
+  readonly runAll: (operations: ReadonlyArray<Operation>) => Promise<ReadonlyArray<Outcome>>
+  readonly toolOperation: (tool: MachineToolName, input: Record<string, unknown>, options?: ToolOptions) => Operation
+  readonly tool: (tool: MachineToolName, input: Record<string, unknown>, options?: ToolOptions) => Promise<Outcome>
   readonly remove: () => void
 }
 
@@ -39,6 +48,15 @@ export const makeTree = (): Tree => {
   const path = (...names: Array<string>) => join(root, ...names)
   const layer = Layer.merge(Directories.layer([root]), NodeServices.layer)
   const run = (operation: Operation) => Effect.runPromise(execute(operation).pipe(Effect.provide(layer)))
+  const toolOperation = (tool: MachineToolName, input: Record<string, unknown>, options: ToolOptions = {}): Operation => ({
+    operation: "tool",
+    tool_call_id: "tcl_test",
+    tool,
+    input,
+    cwd: options.cwd ?? root,
+    env: options.env ?? {},
+    unset_env: options.unsetEnv ?? []
+  })
   return {
     root,
     outside,
@@ -51,16 +69,10 @@ export const makeTree = (): Tree => {
     read: (name) => readFileSync(path(name), "utf8"),
     link: (name, target) => symlinkSync(target, path(name)),
     run,
-    tool: (tool, input, options = {}) =>
-      run({
-        operation: "tool",
-        tool_call_id: "tcl_test",
-        tool,
-        input,
-        cwd: options.cwd ?? root,
-        env: options.env ?? {},
-        unset_env: options.unsetEnv ?? []
-      }),
+    runAll: (operations) =>
+      Effect.runPromise(Effect.forEach(operations, execute, { concurrency: "unbounded" }).pipe(Effect.provide(layer))),
+    toolOperation,
+    tool: (tool, input, options) => run(toolOperation(tool, input, options)),
     remove: () => rmSync(base, { recursive: true, force: true })
   }
 }

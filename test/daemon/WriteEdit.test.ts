@@ -2,10 +2,12 @@
  * The writing operations on a real directory tree: write_file, edit_file and the files route's
  * file.read / file.write, with the digest preconditions (expected_digest_required and
  * file_content_conflict carrying the current digest), read-only files, size caps, and writes
- * that would escape the machine's directory through `..`, a symlinked parent or a dangling link.
+ * that would escape the machine's directory through `..`, a symlinked parent or a dangling link;
+ * concurrent writes to one path, of which exactly one meets the precondition they all expect.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, truncateSync } from "node:fs"
+import type { Operation, Outcome } from "../../src/domain/machines/DaemonProtocol.ts"
 import { FILE_TRANSFER_MAX_BYTES } from "../../src/domain/machines/MachineFiles.ts"
 import { EDIT_MAX_BYTES } from "../../src/domain/machines/MachineTools.ts"
 import { failureOf, makeTree, outputOf, sha256, type Tree } from "./Fixtures.ts"
@@ -15,6 +17,15 @@ beforeEach(() => {
   tree = makeTree()
 })
 afterEach(() => tree.remove())
+
+/** The one outcome that succeeded (the test fails unless exactly one did) and the failures of the others. */
+const oneWinner = (outcomes: ReadonlyArray<Outcome>) => {
+  const winners = outcomes.flatMap((outcome, index) => outcome.outcome === "succeeded" ? [index] : [])
+  expect(winners).toHaveLength(1)
+  return { winner: winners[0]!, failures: outcomes.filter((outcome) => outcome.outcome === "failed").map(failureOf) }
+}
+
+const CONCURRENT_WRITES = 16
 
 describe("write_file", () => {
   it("creates a file and its missing directories without a digest", async () => {
@@ -121,6 +132,21 @@ describe("edit_file", () => {
     tree.link("out-file", `${tree.outside}/secret.txt`)
     expect(failureOf(await tree.tool("edit_file", { path: "out-file", old_text: "secret", new_text: "x" })).code).toBe("forbidden")
   })
+
+  it("lets one of concurrent edits and writes expecting the same digest through, the others conflict", async () => {
+    tree.write("shared.txt", "start\n")
+    const expected_digest = sha256("start\n")
+    const contents = Array.from({ length: CONCURRENT_WRITES }, (_, n) => `edit ${n}\n`)
+    const outcomes = await tree.runAll(contents.map((content, n) =>
+      n % 2 === 0
+        ? tree.toolOperation("edit_file", { path: "shared.txt", old_text: "start\n", new_text: content, expected_digest })
+        : tree.toolOperation("write_file", { path: "shared.txt", content, expected_digest })
+    ))
+    const { failures, winner } = oneWinner(outcomes)
+    expect(tree.read("shared.txt")).toBe(contents[winner])
+    expect(failures).toHaveLength(CONCURRENT_WRITES - 1)
+    for (const failure of failures) expect(failure).toMatchObject({ code: "file_content_conflict", current_digest: sha256(contents[winner]!) })
+  })
 })
 
 describe("file.read and file.write (the files route)", () => {
@@ -168,5 +194,24 @@ describe("file.read and file.write (the files route)", () => {
     expect(outputOf(await write("text", "utf-8", sha256(bytes))).digest).toBe(sha256("text"))
     expect(failureOf(await write("not base64!", "base64", sha256("text"))).code).toBe("invalid_request")
     expect(tree.read("f.bin")).toBe("text")
+  })
+
+  it("applies concurrent writes to one path one at a time: one creates the file, one replaces it, the others see its content", async () => {
+    const path = tree.path("new.txt")
+    const write = (content: string, expected_digest?: string): Operation =>
+      ({ operation: "file.write", path, content, encoding: "utf-8", ...(expected_digest ? { expected_digest } : {}) })
+    const contents = Array.from({ length: CONCURRENT_WRITES }, (_, n) => `w${n}`)
+
+    const creations = oneWinner(await tree.runAll(contents.map((content) => write(content))))
+    const created = contents[creations.winner]!
+    expect(tree.read("new.txt")).toBe(created)
+    expect(creations.failures).toHaveLength(CONCURRENT_WRITES - 1)
+    for (const failure of creations.failures) expect(failure).toMatchObject({ code: "expected_digest_required", current_digest: sha256(created) })
+
+    const replacements = oneWinner(await tree.runAll(contents.map((content) => write(`${content} again`, sha256(created)))))
+    const replaced = `${contents[replacements.winner]} again`
+    expect(tree.read("new.txt")).toBe(replaced)
+    expect(replacements.failures).toHaveLength(CONCURRENT_WRITES - 1)
+    for (const failure of replacements.failures) expect(failure).toMatchObject({ code: "file_content_conflict", current_digest: sha256(replaced) })
   })
 })

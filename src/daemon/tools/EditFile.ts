@@ -1,11 +1,11 @@
 /**
  * `edit_file`: replaces exact text in a text file of at most EDIT_MAX_BYTES, under the digest
  * precondition (checked first, so a caller without the digest learns it). The text must occur
- * once, or `replace_all` be set.
+ * once, or `replace_all` be set. The file is read, checked and written under its path's lock.
  */
 import { Effect } from "effect"
 import { EDIT_MAX_BYTES, type EditFileInput, type EditFileOutput } from "../../domain/machines/MachineTools.ts"
-import { checkDigest, digestOf, existingFile, readWhole, refuseReadOnly, textOf, writeAtomically } from "../FileAccess.ts"
+import { checkDigest, digestOf, exclusivelyAt, existingFile, readWhole, refuseReadOnly, textOf, writeAtomically } from "../FileAccess.ts"
 import { operationError } from "../OperationError.ts"
 import { resolveInput, type ToolContext } from "./ToolContext.ts"
 
@@ -15,9 +15,8 @@ const occurrences = (text: string, search: string) => {
   return count
 }
 
-export const editFile = (input: EditFileInput, context: ToolContext) =>
+const editAt = (path: string, input: EditFileInput) =>
   Effect.gen(function*() {
-    const path = yield* resolveInput(context, input.path)
     const file = yield* existingFile(path)
     yield* refuseReadOnly(path, file)
     const bytes = yield* readWhole(path, file, EDIT_MAX_BYTES, "edit_file")
@@ -36,6 +35,9 @@ export const editFile = (input: EditFileInput, context: ToolContext) =>
     if (edited.byteLength > EDIT_MAX_BYTES) {
       return yield* Effect.fail(operationError("request_too_large", `the edited file would be ${edited.byteLength} bytes; edit_file writes at most ${EDIT_MAX_BYTES}`))
     }
-    yield* writeAtomically({ path, exists: true, parentExists: true }, edited, file.mode)
+    yield* writeAtomically({ path, parentExists: true }, edited, file.mode)
     return { path, digest: digestOf(edited), size: edited.byteLength, replacements: count } satisfies EditFileOutput
   })
+
+export const editFile = (input: EditFileInput, context: ToolContext) =>
+  Effect.flatMap(resolveInput(context, input.path), (path) => exclusivelyAt(path, editAt(path, input)))
