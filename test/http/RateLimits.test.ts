@@ -6,8 +6,8 @@
  */
 import { HttpClientRequest } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Option } from "effect"
-import { AppConfig } from "../../src/layers/AppConfig.ts"
+import { Effect, Option } from "effect"
+import { configFromEnv } from "../support/ConfigFromEnv.ts"
 import { describeApp, newUser, rawRequest } from "../support/TestApp.ts"
 
 const AN_ID = "a".repeat(26)
@@ -85,10 +85,7 @@ describeApp({ keyRate: Option.none() })("no rate set", (it) => {
     }))
 })
 
-const read = (env: Record<string, string>) =>
-  Effect.map(AppConfig, (config) => Option.getOrUndefined(config.keyRate)).pipe(
-    Effect.provide(AppConfig.fromEnv.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))))
-  )
+const read = (env: Record<string, string>) => Effect.map(configFromEnv(env), (config) => Option.getOrUndefined(config.keyRate))
 
 describe("rate limit settings", () => {
   it.effect("unset: 100 a second, bursts of 1,000; a rate alone bursts ten seconds of it; 0 is no limit", () =>

@@ -6,9 +6,9 @@
  */
 import { HttpClientRequest } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Option } from "effect"
-import { AppConfig } from "../../src/layers/AppConfig.ts"
+import { Effect, Option } from "effect"
 import { agentProject } from "../support/AgentProject.ts"
+import { configFromEnv } from "../support/ConfigFromEnv.ts"
 import { openEventStream } from "../support/EventStreamClient.ts"
 import { eventually } from "../support/Polling.ts"
 import { describeApp, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
@@ -61,9 +61,7 @@ describeApp({ maxStreamsPerKey: Option.some(2) })("event streams a key holds ope
 })
 
 const read = (env: Record<string, string>) =>
-  Effect.map(AppConfig, (config) => Option.getOrUndefined(config.maxStreamsPerKey)).pipe(
-    Effect.provide(AppConfig.fromEnv.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))))
-  )
+  Effect.map(configFromEnv(env), (config) => Option.getOrUndefined(config.maxStreamsPerKey))
 
 describe("the streams-per-key setting", () => {
   it.effect("unset or empty: 1,000; a count; 0 is no cap; negative or fractional refused, naming the variable", () =>

@@ -4,16 +4,15 @@
  * with the variable's name.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Layer } from "effect"
-import { AppConfig } from "../../src/layers/AppConfig.ts"
+import { Duration, Effect } from "effect"
+import { configFromEnv } from "../support/ConfigFromEnv.ts"
 
 const read = (env: Record<string, string>) =>
-  Effect.flatMap(AppConfig, (config) =>
-    Effect.succeed({
-      head: Duration.toMillis(config.modelHeadTimeout),
-      idle: Duration.toMillis(config.modelIdleTimeout),
-      call: Duration.toMillis(config.modelCallTimeout)
-    })).pipe(Effect.provide(AppConfig.fromEnv.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))))
+  Effect.map(configFromEnv(env), (config) => ({
+    head: Duration.toMillis(config.modelHeadTimeout),
+    idle: Duration.toMillis(config.modelIdleTimeout),
+    call: Duration.toMillis(config.modelCallTimeout)
+  }))
 
 describe("model timeout settings", () => {
   it.effect("unset or empty: 5 minutes for the head and each pause, 60 for the call", () =>
