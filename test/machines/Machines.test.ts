@@ -131,6 +131,14 @@ describeApp()("machines", (it) => {
         _tag: "NotFound",
         error: expect.stringContaining(`a daemon token registers machines in its own organization, ${org.id}`)
       })
+      // A value that is no organization id is the request's mistake, whoever registers.
+      for (const registration of [daemon.machineRegistration, owner.client.machineRegistration]) {
+        const malformed = yield* expectFailure(registration.register({ payload: facts("malformed", { metadata: { org_id: "garbage" } }) }))
+        expect(malformed).toMatchObject({
+          _tag: "InvalidRequest",
+          issues: [{ path: "/metadata/org_id", message: "must be an organization id (org_ and 26 characters)" }]
+        })
+      }
       yield* owner.client.machines.remove({ params: { orgID: org.id, machineID: named.machine.id } })
 
       const tooMany = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v"]))

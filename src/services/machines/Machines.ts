@@ -164,6 +164,22 @@ const make = Effect.gen(function*() {
           ? Effect.map(members.find(machine.value.org_id, userId), Option.as(machine.value.org_id))
           : Effect.succeedNone)
 
+  /** The organization `metadata.org_id` names, if it names one; `invalid_request` when it is no organization id. */
+  const namedOrganization = (input: RegisterMachineRequest) => {
+    const named = input.metadata?.[ORG_METADATA_KEY]
+    if (named === undefined) return Effect.succeedNone
+    return Option.match(Schema.decodeUnknownOption(OrgId)(named), {
+      onSome: (orgId) => Effect.succeedSome(orgId),
+      onNone: () =>
+        Effect.fail(
+          new InvalidRequest({
+            error: `metadata.${ORG_METADATA_KEY}: ${JSON.stringify(named)} is not an organization id (org_ and 26 characters)`,
+            issues: [{ path: `/metadata/${ORG_METADATA_KEY}`, message: "must be an organization id (org_ and 26 characters)" }]
+          })
+        )
+    })
+  }
+
   /**
    * The organization a personal API key registers into (docs/machines.md, "Registration"): the one
    * `metadata.org_id` names; else, when `machine_id` is one of the user's machines, that machine's;
@@ -171,14 +187,12 @@ const make = Effect.gen(function*() {
    */
   const userOrganization = (userId: UserId, input: RegisterMachineRequest) =>
     Effect.gen(function*() {
-      const named = input.metadata?.[ORG_METADATA_KEY]
-      if (named !== undefined) {
-        const orgId = Schema.decodeUnknownOption(OrgId)(named)
-        const membership = Option.isSome(orgId) ? yield* members.find(orgId.value, userId) : Option.none()
-        if (Option.isNone(orgId) || Option.isNone(membership)) {
-          return yield* Effect.fail(new NotFound({ error: `Organization ${named} (metadata.${ORG_METADATA_KEY}) not found` }))
+      const named = yield* namedOrganization(input)
+      if (Option.isSome(named)) {
+        if (Option.isNone(yield* members.find(named.value, userId))) {
+          return yield* Effect.fail(new NotFound({ error: `Organization ${named.value} (metadata.${ORG_METADATA_KEY}) not found` }))
         }
-        return orgId.value
+        return named.value
       }
       const own = yield* ownMachineOrganization(userId, input.machine_id)
       if (Option.isSome(own)) return own.value
@@ -200,15 +214,14 @@ const make = Effect.gen(function*() {
    * (a daemon's --org of another organization) is refused as a personal key's naming one of
    * someone else's is, not stored as metadata that says otherwise.
    */
-  const tokenOrganization = (orgId: OrgId, input: RegisterMachineRequest) => {
-    const named = input.metadata?.[ORG_METADATA_KEY]
-    return named === undefined || named === orgId ? Effect.succeed(orgId) : Effect.fail(
-      new NotFound({
-        error: `Organization ${named} (metadata.${ORG_METADATA_KEY}) not found: a daemon token registers machines in its own ` +
-          `organization, ${orgId}; start the daemon with --org ${orgId}, or without --org`
-      })
-    )
-  }
+  const tokenOrganization = (orgId: OrgId, input: RegisterMachineRequest) =>
+    Effect.flatMap(namedOrganization(input), (named) =>
+      Option.isNone(named) || named.value === orgId ? Effect.succeed(orgId) : Effect.fail(
+        new NotFound({
+          error: `Organization ${named.value} (metadata.${ORG_METADATA_KEY}) not found: a daemon token registers machines in its own ` +
+            `organization, ${orgId}; start the daemon with --org ${orgId}, or without --org`
+        })
+      ))
 
   /** Who registers with a pool machine's registration token: the live machine it was made for. */
   const poolRegistrant = (token: string) =>
