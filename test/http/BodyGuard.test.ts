@@ -265,6 +265,38 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       }
     }))
 
+  it.effect("a transfer coding other than chunked is 415, as a Content-Encoding is; chunked alone is read", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const body = JSON.stringify({ name: "Coded" })
+      const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`
+      const post = (transferEncoding: ReadonlyArray<string>) =>
+        exchange(
+          [
+            "POST /v1/orgs HTTP/1.1",
+            "Host: 127.0.0.1",
+            `Authorization: Bearer ${token}`,
+            "Content-Type: application/json",
+            ...transferEncoding.map((value) => `Transfer-Encoding: ${value}`)
+          ].join("\n"),
+          [chunked]
+        )
+      // The body is not decompressed: a gzip transfer coding would have been read as its bytes.
+      for (const [codings, named] of [[["gzip, chunked"], "gzip"], [["GZIP", "chunked"], "gzip"], [["deflate,chunked"], "deflate"], [["x-custom, chunked"], "x-custom"]] as const) {
+        const response = yield* post(codings)
+        expect(response.status, codings.join(" | ")).toBe(415)
+        expect(response.json).toEqual({
+          error: `Send the body without a Transfer-Encoding other than chunked (${named} is not accepted)`,
+          code: "unsupported_media_type"
+        })
+      }
+      for (const codings of [["chunked"], ["Chunked"], ["identity, chunked"]]) {
+        const response = yield* post(codings)
+        expect(response.status, codings.join(" | ")).toBe(201)
+        expect(response.json).toMatchObject({ name: "Coded" })
+      }
+    }))
+
   it.effect("a body sent to a route that takes none is ignored, whatever its content type; a route that takes one still refuses it", () =>
     Effect.gen(function*() {
       const { client, token } = yield* newUser()

@@ -9,8 +9,9 @@ import type { NetAddress } from "effect/net"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { connect } from "node:net"
+import { MachineId } from "../../src/domain/shared/Ids.ts"
 import { exchange } from "../support/RawHttp.ts"
-import { describeApp, newUser, rawRequest } from "../support/TestApp.ts"
+import { describeApp, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 const ALLOWED = "https://app.example.test"
 
@@ -38,9 +39,29 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
       expect(hostless.status).toBe(400)
       expect(hostless.json).toEqual({ error: "Send a Host header: HTTP/1.1 requires one", code: "invalid_request" })
       expect((yield* exchange("GET /healthz HTTP/1.0")).status).toBe(200)
+      // More than one Host is 400 too (RFC 9112, 3.2), whatever the version (Node would keep the first).
+      for (const head of ["GET /healthz HTTP/1.1\nHost: x\nHost: y", "GET /healthz HTTP/1.1\nHost: x\nHost: x", "GET /healthz HTTP/1.0\nHost: x\nhost: y"]) {
+        const twoHosts = yield* exchange(head)
+        expect(twoHosts.status, head).toBe(400)
+        expect(twoHosts.json).toEqual({ error: "Send one Host header; this request sends several", code: "invalid_request" })
+      }
+      expect((yield* exchange("GET /healthz HTTP/1.1\nHost: x")).status).toBe(200)
       const expectation = yield* exchange("GET /healthz HTTP/1.1\nHost: x\nExpect: bogus")
       expect(expectation.status).toBe(417)
       expect(expectation.json).toEqual({ error: expect.stringContaining("100-continue"), code: "invalid_request" })
+    }))
+})
+
+describeApp()("CONNECT", (it) => {
+  it.effect("is 404 not_found with the usual body, and the connection closes: no route takes CONNECT (this server is no proxy)", () =>
+    Effect.gen(function*() {
+      for (const target of ["127.0.0.1:9481", "/v1/user"]) {
+        const response = yield* exchange(`CONNECT ${target} HTTP/1.1\nHost: 127.0.0.1:9481`)
+        expect(response.status, target).toBe(404)
+        expect(response.headers["content-type"]).toBe("application/json")
+        expect(response.headers.connection).toBe("close")
+        expect(response.json).toEqual({ error: `No route CONNECT ${target}; this server is not a proxy`, code: "not_found" })
+      }
     }))
 })
 
@@ -104,6 +125,51 @@ describeApp()("paths that are not valid percent-encoding", (it) => {
       const badId = yield* get("/v1/orgs/%41")
       expect(badId.status).toBe(400)
       expect(badId.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/orgID" }] })
+    }))
+})
+
+describeApp()("only ? starts the query; a fragment is refused", (it) => {
+  it.effect("a ; is a character of the path, as %3B is, for the router as for the guards; a # is 400 invalid_request", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Semicolons" } })
+      const get = (target: string) => exchange(`GET ${target} HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}`)
+      // Part of the id: the id is not valid, whichever route it is on; never a query parameter x.
+      for (const target of [`/v1/orgs/${org.id};x=1/projects`, `/v1/orgs/${org.id}%3Bx=1/projects`, `/v1/orgs/${org.id};x=1`]) {
+        const response = yield* get(target)
+        expect(response.status, target).toBe(400)
+        expect(response.json, target).toMatchObject({ code: "invalid_request", issues: [{ path: "/orgID" }] })
+      }
+      expect((yield* get(`/v1/orgs/${org.id}/projects`)).status).toBe(200)
+      const user = yield* get("/v1/user;x=1")
+      expect(user.status).toBe(404)
+      expect(user.json).toEqual({ code: "not_found", error: "No route GET /v1/user;x=1" })
+      // After a ; the path is still checked as a path: %FF there is not valid percent-encoding, as
+      // after ?path= it is not a valid query, and %25FF (a %, then FF) is a path no route takes.
+      const files = `/v1/orgs/${org.id}/machines/${yield* newId(MachineId)}/files`
+      const invalid = yield* get(`${files};path=/x/a%FFb`)
+      expect(invalid.status).toBe(400)
+      expect(invalid.json).toEqual({ code: "invalid_request", error: expect.stringContaining("The path is not valid percent-encoding") })
+      const query = yield* get(`${files}?path=/x/a%FFb`)
+      expect(query.status).toBe(400)
+      expect(query.json).toEqual({ code: "invalid_request", error: expect.stringContaining("The query is not valid percent-encoding") })
+      const escaped = yield* get(`${files};path=/x/a%25FFb`)
+      expect(escaped.status).toBe(404)
+      expect(escaped.json).toEqual({ code: "not_found", error: `No route GET ${files};path=/x/a%25FFb` })
+      // A ; after the ? is part of the query, as any character there.
+      const inQuery = yield* get(`/v1/orgs?limit=1;x=1`)
+      expect(inQuery.status).toBe(400)
+      expect(inQuery.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/limit" }] })
+      // Clients never send a fragment: a # in the request target is not HTTP, wherever it stands.
+      for (const target of ["/v1/user#x", "/v1/user?#x", `/v1/orgs/${org.id}#/projects`, "/api/v1/user#", "/nowhere#x"]) {
+        const response = yield* get(target)
+        expect(response.status, target).toBe(400)
+        expect(response.json, target).toEqual({
+          code: "invalid_request",
+          error: "The request target has a fragment (#...), which HTTP requests do not carry: leave it out, or write a # in a path or query as %23"
+        })
+      }
+      expect((yield* get("/v1/user?")).status).toBe(200)
     }))
 })
 

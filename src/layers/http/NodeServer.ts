@@ -3,7 +3,7 @@
  *
  * - What Node answers itself (a request line or headers over its 16 KiB limit, malformed HTTP, a
  *   request not received in time, an `Expect` other than `100-continue`) gets our JSON error body
- *   instead of an empty one.
+ *   instead of an empty one; a CONNECT, which Node hands over without answering, gets a `404`.
  * - An answer given before the request's body has fully arrived (a refused body, a 401) closes
  *   the connection, after a lingering close (see `linger`).
  * - At most `connectionLimit` connections at once, so clients never take the file descriptors
@@ -90,6 +90,27 @@ const answerUnmetExpectation = (_request: IncomingMessage, response: ServerRespo
 }
 
 /**
+ * Answers a CONNECT request: `404 not_found` with the usual body, as any method no route takes
+ * at a target (`No route DELETE /v1/orgs`); this server is no proxy, and the request is valid
+ * HTTP, so not `400`. Node hands a CONNECT to a `connect` listener with its raw socket instead of
+ * answering it (without a listener it destroyed the connection, with no answer). What follows
+ * its head on the socket is the tunnel's, never HTTP, so the connection closes after the answer;
+ * what still arrives is read and dropped until the client ends or LINGER_MS pass (as `linger`).
+ */
+const answerConnect = (request: IncomingMessage, socket: Duplex) => {
+  socket.on("error", () => socket.destroy())
+  socket.resume()
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+  socket.once("close", () => clearTimeout(timer))
+  socket.once("end", () => socket.destroy())
+  const body = JSON.stringify({ error: `No route CONNECT ${request.url ?? ""}; this server is not a proxy`, code: "not_found" })
+  socket.end(
+    `HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`
+  )
+}
+
+/**
  * Requests of one connection that may wait for their answers at once; past it the connection is
  * closed (and the requests on it are interrupted). Node parses every request a client pipelines
  * as it arrives and stops reading only once answers back up, which answers that take a database
@@ -166,6 +187,7 @@ const makeServer = () => {
   })
   server.on("clientError", answerClientError)
   server.on("checkExpectation", answerUnmetExpectation)
+  server.on("connect", answerConnect)
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
     const closeIdle = setInterval(() => server.closeIdleConnections(), 50)

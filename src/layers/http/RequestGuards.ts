@@ -1,11 +1,13 @@
 /**
  * Before a route runs, from the headers alone (nothing of the body is read here): refuse an
- * HTTP/1.1 request without a Host header (400); serve
+ * HTTP/1.1 request without a Host header, a request with several, and a target with a fragment
+ * (400); give the routers a target whose query starts at `?` only (`routedUrl`); serve
  * `/api/v1/...` as `/v1/...`; on a route that takes a body, refuse one that is not JSON, not
- * UTF-8 or sent with a Content-Encoding (415) or declares more bytes than the route accepts (413)
- * (a route that takes none ignores it, whatever it is); refuse an
- * Authorization header without the Bearer scheme (401); several Authorization headers, a query
- * that is not valid percent-encoding and query parameters the endpoint does not declare (400).
+ * UTF-8, or sent with a Content-Encoding or a transfer coding other than chunked (415), or that
+ * declares more bytes than the route accepts (413) (a route that takes none ignores it, whatever
+ * it is); refuse an Authorization header without the Bearer scheme (401); several Authorization
+ * headers, a query that is not valid percent-encoding and query parameters the endpoint does not
+ * declare (400).
  * Then the route runs with a GuardedRequest, whose body is read, scanned and limited only when the route asks for it,
  * after authentication. A response to a request whose body was not read to its end closes the
  * connection, so the rest of an unwanted body is never read. Failures are mapped by ErrorMapping.
@@ -39,13 +41,48 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
 const lacksHost = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["host"] === undefined && (request.source as Partial<IncomingMessage>).httpVersion === "1.1"
 
-/** How many Authorization headers the request sent. */
-const authorizationHeaders = (request: HttpServerRequest.HttpServerRequest) => {
+/**
+ * The request target as the routers are given it: only `?` starts the query (RFC 3986, 3.4).
+ * effect/http's router (a port of find-my-way, with no option to change it) also ends the path
+ * at `;` and `#`, where the guards below, which check the query, did not: `/files;path=a%FFb`
+ * reached the files route with a query no guard had looked at, and `/v1/orgs/org_x;x=1/projects`
+ * reached `/v1/orgs/{orgID}` with `/projects` in a query value. Each `;` of the path is given to
+ * the routers as `%3B`, which they decode back to `;` in a path parameter: a character of the
+ * path, in this table as in the Api's router, since this request is the one both are given.
+ * Undefined when the target holds a `#`: a fragment is never sent in HTTP (RFC 9112, 3.2: the
+ * origin form is a path and a query), and no part of a request reaches a route through one.
+ */
+const routedUrl = (url: string): string | undefined => {
+  if (url.includes("#")) return undefined
+  const query = url.indexOf("?")
+  const path = query < 0 ? url : url.slice(0, query)
+  return path.includes(";") ? path.replaceAll(";", "%3B") + url.slice(path.length) : url
+}
+
+/** How many `name` (lower case) headers the request sent: Node keeps only the first of some (Host, Authorization). */
+const headerCount = (request: HttpServerRequest.HttpServerRequest, name: string) => {
   const raw = (request.source as Partial<IncomingMessage>).rawHeaders ?? []
   let count = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === "authorization") count++
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === name.length && raw[i].toLowerCase() === name) count++
   return count
 }
+
+/**
+ * More than one Host header, which a server must answer 400 (RFC 9112, 3.2), in any HTTP version:
+ * Node keeps the first, and which host was meant is not known.
+ */
+const hasSeveralHosts = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers["host"] !== undefined && headerCount(request, "host") > 1
+
+/**
+ * The first transfer coding other than `chunked` (and `identity`), lower case, if any. Node
+ * frames a body whose last coding is chunked and hands on its bytes without undoing the others,
+ * so `gzip, chunked` was read as the compressed bytes. (Node joins several headers with ", ".)
+ */
+const unsupportedTransferCoding = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  (request.headers["transfer-encoding"] ?? "").split(",")
+    .map((coding) => coding.split(";")[0].trim().toLowerCase())
+    .find((coding) => coding !== "" && coding !== "chunked" && coding !== "identity")
 
 /** The first problem the headers show, if any. */
 const headerProblem = (
@@ -70,6 +107,12 @@ const headerProblem = (
     if (encoding !== "identity" && encoding !== "") {
       return new Errors.UnsupportedMediaType({ error: `Send the body without a Content-Encoding (${encoding} is not accepted)` })
     }
+    const transferCoding = unsupportedTransferCoding(request)
+    if (transferCoding !== undefined) {
+      return new Errors.UnsupportedMediaType({
+        error: `Send the body without a Transfer-Encoding other than chunked (${transferCoding} is not accepted)`
+      })
+    }
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > endpoint.limit) {
       return new Errors.RequestTooLarge({
@@ -78,7 +121,7 @@ const headerProblem = (
     }
   }
   const authorization = request.headers["authorization"]
-  if (authorization !== undefined && authorizationHeaders(request) > 1) {
+  if (authorization !== undefined && headerCount(request, "authorization") > 1) {
     // Node keeps the first and drops the others: which key the caller meant is not known.
     return new Errors.InvalidRequest({ error: "Send one Authorization header; this request sends several" })
   }
@@ -128,9 +171,15 @@ export const guarded = <E, R>(
   Effect.gen(function*() {
     const original = yield* HttpServerRequest.HttpServerRequest
     if (lacksHost(original)) return errorResponse(new Errors.InvalidRequest({ error: "Send a Host header: HTTP/1.1 requires one" }))
-    const rewritten = original.url.startsWith(SELF_HOSTED_PREFIX + "/")
-      ? original.modify({ url: API_PREFIX + original.url.slice(SELF_HOSTED_PREFIX.length) })
-      : original
+    if (hasSeveralHosts(original)) return errorResponse(new Errors.InvalidRequest({ error: "Send one Host header; this request sends several" }))
+    const routed = routedUrl(original.url)
+    if (routed === undefined) {
+      return errorResponse(new Errors.InvalidRequest({
+        error: "The request target has a fragment (#...), which HTTP requests do not carry: leave it out, or write a # in a path or query as %23"
+      }))
+    }
+    const url = routed.startsWith(SELF_HOSTED_PREFIX + "/") ? API_PREFIX + routed.slice(SELF_HOSTED_PREFIX.length) : routed
+    const rewritten = url === original.url ? original : original.modify({ url })
     const match = routes.find(rewritten.method, rewritten.url)
     const request = new GuardedRequest(
       rewritten,
