@@ -1,6 +1,7 @@
 /**
  * What the HTTP edge answers outside the Api's routes: Node's own refusals (headers or URL over
- * 16 KiB, malformed HTTP) in our error shape, a path that is not valid percent-encoding, the
+ * 16 KiB, malformed HTTP) in our error shape, after the answers of the requests before a malformed
+ * one on its connection; a path that is not valid percent-encoding, the
  * pointer at `/`, CORS for configured origins only, and an OpenAPI document whose 400 describes
  * the body really sent.
  */
@@ -49,6 +50,59 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
       const expectation = yield* exchange("GET /healthz HTTP/1.1\nHost: x\nExpect: bogus")
       expect(expectation.status).toBe(417)
       expect(expectation.json).toEqual({ error: expect.stringContaining("100-continue"), code: "invalid_request" })
+    }))
+})
+
+/**
+ * Writes `first` on a new connection, then `then` once an answer has begun to arrive (when given),
+ * and gives everything the server sent until it closed the connection.
+ */
+const conversation = (first: string, then?: string) =>
+  Effect.flatMap(HttpServer.HttpServer, (server) =>
+    Effect.callback<string, Error>((resume) => {
+      const socket = connect((server.address as NetAddress.InetAddress).port, "127.0.0.1")
+      let received = ""
+      const timer = setTimeout(() => socket.destroy(new Error(`the server kept the connection open; it sent: ${received}`)), 10_000)
+      socket.setEncoding("utf8")
+      socket.on("data", (chunk: string) => {
+        received += chunk
+        if (then !== undefined && received.includes("\r\n\r\n")) {
+          socket.write(then)
+          then = undefined
+        }
+      })
+      socket.on("error", (error) => resume(Effect.fail(error)))
+      socket.on("close", () => {
+        clearTimeout(timer)
+        resume(Effect.succeed(received))
+      })
+      socket.write(first)
+    }))
+
+describeApp()("a malformed request after others on one connection", (it) => {
+  it.effect("is refused once the requests before it are answered: their answers first, then the 400, then the connection closes", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("pipeliner")
+      const org = yield* owner.client.organizations.create({ payload: { name: "Pipelines" } })
+      const body = JSON.stringify({ name: "before-garbage" })
+      const pipelined = yield* conversation(
+        `POST /v1/orgs/${org.id}/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${owner.token}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}garbage\r\n\r\n`
+      )
+      const [created, refused] = pipelined.split(/(?=HTTP\/1\.1 )/)
+      expect(created).toMatch(/^HTTP\/1\.1 201 /)
+      expect(created).toContain('"name":"before-garbage"')
+      expect(refused).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)
+      expect(JSON.parse(refused.slice(refused.indexOf("\r\n\r\n") + 4))).toEqual({
+        error: "The request is not valid HTTP/1.1",
+        code: "invalid_request"
+      })
+      const projects = yield* owner.client.projects.list({ params: { orgID: org.id }, query: {} })
+      expect(projects.data.map((project) => project.name)).toContain("before-garbage")
+
+      // On a connection kept alive after its answer, too.
+      const later = yield* conversation("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "garbage\r\n\r\n")
+      expect(later.split(/(?=HTTP\/1\.1 )/).map((answer) => answer.slice(0, 12))).toEqual(["HTTP/1.1 200", "HTTP/1.1 400"])
     }))
 })
 

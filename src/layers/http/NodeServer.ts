@@ -64,19 +64,32 @@ const clientErrorResponse = (code: string | undefined) =>
     ? [408, "Request Timeout", "invalid_request", "The request did not arrive in time"] as const
     : [400, "Bad Request", "invalid_request", "The request is not valid HTTP/1.1"] as const
 
-/** Answers a request Node's parser refused, unless a request on the connection is already being answered. */
+/**
+ * Answers what Node's parser refused on a connection. When the connection's earlier requests are
+ * still being answered (a client pipelined a malformed request after them), they are answered
+ * first and the refusal sent after the last of them (`limitPipelining`'s count reaching 0): an
+ * earlier request's answer had been lost with the connection, though the request was carried out.
+ * When the request being read is itself cut (its body's framing broke), the connection is
+ * closed: that request cannot be answered on framing that cannot be trusted.
+ */
 const answerClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
-  const inProgress = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage !== undefined
-  if (error.code === "ECONNRESET" || !socket.writable || inProgress) {
+  const connection = socket as Connection
+  const lastRequest = connection[LAST_REQUEST]
+  if (error.code === "ECONNRESET" || !socket.writable || (lastRequest !== undefined && !lastRequest.complete)) {
     socket.destroy()
     return
   }
   const [status, reason, code, message] = clientErrorResponse(error.code)
   const body = JSON.stringify({ error: message, code })
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`
-  )
+  const refusal = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `connection: close\r\n\r\n${body}`
+  if ((connection[UNANSWERED] ?? 0) === 0) {
+    socket.end(refusal)
+    return
+  }
+  // Nothing more is read from the connection: what follows the malformed request is not HTTP either.
+  socket.pause()
+  connection[DEFERRED_REFUSAL] ??= refusal
 }
 
 /** Answers a request whose `Expect` is not `100-continue` (Node's own answer is a 417 without a body). */
@@ -123,18 +136,33 @@ export const MAX_UNANSWERED_REQUESTS_PER_CONNECTION = 256
 
 /** The requests of a connection waiting for their answers, kept on its socket. */
 const UNANSWERED = Symbol("unanswered requests")
+/** The last request Node parsed on a connection. */
+const LAST_REQUEST = Symbol("last request")
+/** The refusal of a malformed request, sent once the requests before it are answered (`answerClientError`). */
+const DEFERRED_REFUSAL = Symbol("deferred refusal")
+
+type Connection = Duplex & {
+  [UNANSWERED]?: number
+  [LAST_REQUEST]?: IncomingMessage
+  [DEFERRED_REFUSAL]?: string
+}
 
 /**
  * Counts a request on its connection until its answer closes (the caller calls the function
  * returned then, from the listener it already has), and closes a connection past the bound.
+ * After the last answer, a refusal waiting for it is sent and the connection closed.
  */
 export const limitPipelining = (request: IncomingMessage): () => void => {
-  const connection = request.socket as Socket & { [UNANSWERED]?: number }
+  const connection = request.socket as Socket & Connection
   const count = (connection[UNANSWERED] ?? 0) + 1
   connection[UNANSWERED] = count
+  connection[LAST_REQUEST] = request
   if (count > MAX_UNANSWERED_REQUESTS_PER_CONNECTION) connection.destroy()
   return () => {
-    connection[UNANSWERED] = connection[UNANSWERED]! - 1
+    const left = connection[UNANSWERED]! - 1
+    connection[UNANSWERED] = left
+    const refusal = connection[DEFERRED_REFUSAL]
+    if (left === 0 && refusal !== undefined && connection.writable) connection.end(refusal)
   }
 }
 
