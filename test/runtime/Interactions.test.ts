@@ -8,7 +8,7 @@ import { dockerPoolBody } from "../support/DockerPools.ts"
 import { runtimeProject, text } from "../support/RuntimeProject.ts"
 import { agentSource } from "../support/ScriptedModel.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { expectFailure } from "../support/TestApp.ts"
+import { expectFailure, joinOrganization, newUser } from "../support/TestApp.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
 const completedTurns = (events: ReadonlyArray<{ event_kind: string; turn_status?: string }>) =>
@@ -193,5 +193,47 @@ describeRuntime()("interactions", (it) => {
       expect(JSON.stringify(result)).toContain("the provider failed to start it")
       expect(JSON.stringify(result)).toContain("/nonexistent/agent-platform-test/docker.sock")
       expect(completedTurns(events)).toBe(1)
+    }))
+
+  it.effect("an agent whose config uses its author's personal secret: only the author approves its calls and posts their results", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      yield* rt.client.secrets.create({
+        params: { orgID: rt.org.id },
+        payload: { name: "owners-token", value: Redacted.make("owners-value"), owner: "personal" }
+      })
+      const config = yield* rt.client.agentConfigs.create({
+        params: rt.projectPath,
+        payload: { source_format: "yaml", source: agentSource({ label: "personal", extraSource: ["git_credentials:", "  token_secret: owners-token"] }) }
+      })
+      const colleague = yield* newUser("steering-colleague")
+      yield* joinOrganization(rt.owner, rt.org.id, colleague, "admin")
+      yield* provider.script([Reply.toolCall("deploy", { env: "prod" }), Reply.text("Deployed.")], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Deploy please")
+      yield* rt.waiting(agent.id)
+      const [approval] = yield* rt.interactions(agent.id)
+      const approve = (client: typeof rt.client) =>
+        client.interactions.resolve({ params: { ...rt.projectPath, interactionID: approval.id }, payload: { decision: "approve" } })
+      expect(yield* expectFailure(approve(colleague.client))).toMatchObject({
+        _tag: "Forbidden",
+        error: expect.stringContaining("the personal secret owners-token")
+      })
+      expect((yield* approve(rt.client)).status).toBe("resolved")
+
+      const [call] = yield* rt.toolCalls(agent.id)
+      const submit = (client: typeof rt.client) =>
+        client.toolCalls.submitResult({
+          params: { ...rt.agentPath(agent.id), toolCallID: call.id },
+          payload: { outcome: "succeeded", content_blocks: text("deployed to prod") }
+        })
+      expect(yield* expectFailure(submit(colleague.client))).toMatchObject({
+        _tag: "Forbidden",
+        error: expect.stringContaining("post their tool results")
+      })
+      yield* submit(rt.client)
+      yield* rt.idle(agent.id)
+      expect(completedTurns(yield* rt.events(agent.id))).toBe(1)
     }))
 })

@@ -22,6 +22,7 @@ import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { ToolDispatch } from "./ToolDispatch.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
+import { PersonalResourceUse } from "./PersonalResourceUse.ts"
 import { type Signal, TurnSignals } from "./TurnSignals.ts"
 
 const reason = (message: string | null) => message === null ? "." : `: ${message}`
@@ -38,6 +39,7 @@ const make = Effect.gen(function*() {
   const dispatcher = yield* ToolDispatch
   const signals = yield* TurnSignals
   const hub = yield* MachineHub
+  const personalResources = yield* PersonalResourceUse
 
   const page = (stored: Effect.Effect<ReadonlyArray<StoredInteraction>>) =>
     Effect.map(stored, (found) => found.map(toInteraction))
@@ -131,9 +133,10 @@ const make = Effect.gen(function*() {
   const resolve = (orgId: OrgId, projectId: ProjectId, interactionId: InteractionId, resolution: ResolveInteraction) =>
     Effect.gen(function*() {
       yield* access.requireProjectAccess(orgId, projectId, "write")
-      const { agent_id: agentId } = yield* interactions.findInProject(projectId, interactionId).pipe(
+      const { agent_config_id: configId, agent_id: agentId } = yield* interactions.findInProject(projectId, interactionId).pipe(
         someOrFail(() => new NotFound({ error: `Interaction ${interactionId} not found in project ${projectId}` }))
       )
+      yield* personalResources.requireForAgentOf(configId)
       const outcome = yield* timeline.transaction(Effect.gen(function*() {
         yield* lifecycle.lockAgent(agentId)
         const pending = yield* interactions.lock(interactionId).pipe(
@@ -188,7 +191,8 @@ export class Interactions extends Context.Service<Interactions, Effect.Success<t
       TurnLifecycle.layer,
       ToolDispatch.layer,
       TurnSignals.layer,
-      MachineHub.layer
+      MachineHub.layer,
+      PersonalResourceUse.layer
     ])
   )
 }

@@ -4,7 +4,7 @@
  */
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
-import { AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentConfigId, AgentId, InteractionId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Decision, Interaction, InteractionKind, InteractionStatus } from "../../domain/runtime/Interactions.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 
@@ -46,8 +46,10 @@ const make = Effect.gen(function*() {
 
   const findInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: InteractionId }),
-    Result: StoredInteraction,
-    execute: ({ id, projectId }) => sql`SELECT * FROM interactions WHERE id = ${id} AND project_id = ${projectId}`
+    Result: Schema.Struct({ ...StoredInteraction.fields, agent_config_id: AgentConfigId }),
+    execute: ({ id, projectId }) => sql`
+      SELECT interactions.*, agents.agent_config_id FROM interactions JOIN agents ON agents.id = interactions.agent_id
+      WHERE interactions.id = ${id} AND interactions.project_id = ${projectId}`
   })
 
   const lock = SqlSchema.findOneOption({
@@ -98,6 +100,7 @@ const make = Effect.gen(function*() {
     insert: (interaction: typeof NewInteraction.Type) => Effect.orDie(insert(interaction)),
     /** Closes the pending interactions of the turn; the ones it closed. */
     closePending: (turnId: TurnId) => Effect.orDie(closePending(turnId)),
+    /** The interaction of the project, with the config its agent runs. */
     findInProject: (projectId: ProjectId, id: InteractionId) => Effect.orDie(findInProject({ projectId, id })),
     /** The interaction, locked until the transaction ends. */
     lock: (id: InteractionId) => Effect.orDie(lock(id)),

@@ -2,7 +2,8 @@
  * A personal machine and a personal secret are their owner's alone (docs/machines.md,
  * docs/secrets.md): an agent whose config runs its built-in tools on one, or uses one (a machine
  * source's secret environment, an MCP server's token, a webhook's signing secret, git
- * credentials), takes new work (a launch, an input) from that owner only. Anyone else with write
+ * credentials), takes new work (a launch, an input) and what steers its turns (a tool result, an
+ * approval or an answer) from that owner only. Anyone else with write
  * access to the project is `forbidden`, told which of the config's things are whose and what to
  * use instead. A config never changes and neither does the owner of a machine or a secret, so
  * what a config uses is read once and remembered.
@@ -77,7 +78,8 @@ const make = Effect.gen(function*() {
       return others.length === 0 ? Effect.void : Effect.fail(
         new Forbidden({
           error: `This agent's config uses ${others.map((resource) => resource.described).join(" and ")}; ` +
-            "only their owner may launch agents from the config or send them inputs. " +
+            "only their owner may launch agents from the config, send them inputs, post their tool results or " +
+            "resolve their approvals and questions. " +
             "For an agent others use, name an organization machine granted to the project, or a machine pool, " +
             "and organization secrets granted to it"
         })

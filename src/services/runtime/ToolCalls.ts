@@ -21,6 +21,7 @@ import { Timeline } from "./Timeline.ts"
 import { type StoredToolCall, toToolCall, ToolCallsRepository } from "./ToolCallsRepository.ts"
 import { ToolDispatch } from "./ToolDispatch.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
+import { PersonalResourceUse } from "./PersonalResourceUse.ts"
 import { TurnSignals } from "./TurnSignals.ts"
 
 /** Only custom tool calls take results. */
@@ -60,6 +61,7 @@ const make = Effect.gen(function*() {
   const lifecycle = yield* TurnLifecycle
   const dispatcher = yield* ToolDispatch
   const signals = yield* TurnSignals
+  const personalResources = yield* PersonalResourceUse
 
   const notFound = (agentId: AgentId, toolCallId: ToolCallId) => () =>
     new NotFound({ error: `Tool call ${toolCallId} not found for agent ${agentId}` })
@@ -138,6 +140,7 @@ const make = Effect.gen(function*() {
       const prepared = yield* prepareBlocks(result.content_blocks, "/content_blocks")
       const found = yield* toolCalls.findInProject(projectId, agentId, toolCallId)
       if (Option.isNone(found)) return yield* missing(projectId, agentId, toolCallId)
+      yield* personalResources.requireForAgentOf(found.value.agent_config_id)
       const refused = refusal(found.value)
       if (refused !== undefined) return yield* Effect.fail(refused)
       const blocks = yield* artifacts.store(agentId, prepared)
@@ -184,7 +187,8 @@ export class ToolCalls extends Context.Service<ToolCalls, Effect.Success<typeof 
       Timeline.layer,
       TurnLifecycle.layer,
       ToolDispatch.layer,
-      TurnSignals.layer
+      TurnSignals.layer,
+      PersonalResourceUse.layer
     ])
   )
 }

@@ -4,7 +4,7 @@
  */
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Array as Arr, Context, Effect, Layer, Schema, Struct } from "effect"
-import { AgentId, EventId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentConfigId, AgentId, EventId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { ToolCall, ToolCallState, ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
@@ -73,10 +73,10 @@ const make = Effect.gen(function*() {
 
   const findInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, agentId: AgentId, id: ToolCallId }),
-    Result: StoredToolCall,
+    Result: Schema.Struct({ ...StoredToolCall.fields, agent_config_id: AgentConfigId }),
     execute: ({ agentId, id, projectId }) =>
       reads.run((sql) => sql`
-        SELECT tool_calls.* FROM tool_calls JOIN agents ON agents.id = tool_calls.agent_id
+        SELECT tool_calls.*, agents.agent_config_id FROM tool_calls JOIN agents ON agents.id = tool_calls.agent_id
         WHERE tool_calls.id = ${id} AND tool_calls.agent_id = ${agentId} AND agents.project_id = ${projectId}`)
   })
 
@@ -166,6 +166,7 @@ const make = Effect.gen(function*() {
     /** The call of the agent; `lock` holds it until the transaction ends. */
     find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
     /** The call of the agent when the agent is in the project, read without a lock (pipelined: PipelinedStatements). */
+    /** The call of the agent of the project, with the config its agent runs. */
     findInProject: (projectId: ProjectId, agentId: AgentId, id: ToolCallId) =>
       Effect.orDie(findInProject({ projectId, agentId, id })),
     /**
