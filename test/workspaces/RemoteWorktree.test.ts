@@ -9,6 +9,7 @@
  */
 import { layer } from "@effect/vitest"
 import { expect } from "@effect/vitest"
+import { SqlClient } from "effect/sql"
 import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { execFileSync } from "node:child_process"
@@ -21,6 +22,7 @@ import { LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolSer
 import { eventually } from "../support/Polling.ts"
 import type { RuntimeProject } from "../support/RuntimeProject.ts"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { expectFailure } from "../support/TestApp.ts"
 import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
 
 const ORIGINS = join(import.meta.dirname, "..", "..", ".scratch", "origins")
@@ -282,6 +284,23 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
 
       const first = (yield* toRemote).worktree
       const sandbox1 = first.managed_machine_id!
+      const liveMachines = rt.client.machines.list({ params: { orgID }, query: { limit: 100 } }).pipe(
+        Effect.map((page) => page.data.filter((machine) => machine.name.startsWith("moves") && machine.status !== "deleted"))
+      )
+      // A move that cannot be recorded whole (the sandbox's session refused, as by a server stopped
+      // there) leaves the worktree where it was, its sandbox running, and gives back the machine
+      // started for it.
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE FUNCTION refuse_session_8271() RETURNS trigger LANGUAGE plpgsql AS $$
+                 BEGIN RAISE EXCEPTION 'not today'; END $$`
+      yield* sql`CREATE TRIGGER refuse_session_8271 BEFORE INSERT ON workspace_sessions FOR EACH ROW EXECUTE FUNCTION refuse_session_8271()`
+      expect((yield* expectFailure(toRemote))._tag).toBe("InternalError")
+      yield* sql`DROP FUNCTION refuse_session_8271() CASCADE`
+      const stayed = (yield* rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } })).find((w) => w.id === worktreeId)!
+      expect(stayed).toMatchObject({ worktree_type: "REMOTE", managed_machine_id: sandbox1 })
+      const left = yield* eventually(liveMachines, (live) => live.length === 1, "the failed move's machine given back", "30 seconds")
+      expect(left.map((machine) => machine.id)).toEqual([sandbox1])
+      expect(["online", "idle"]).toContain(left[0].status)
       // REMOTE to REMOTE: the work moves to a new sandbox, the one it left is deleted.
       const second = (yield* toRemote).worktree
       const sandbox2 = second.managed_machine_id!
@@ -301,5 +320,9 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
       const third = (yield* toRemote).worktree
       expect([sandbox1, sandbox2]).not.toContain(third.managed_machine_id)
       expect(readFileSync(join(third.path!, "moved.txt"), "utf8")).toBe("moves with the worktree\n")
+      // Deleting the workspace deletes the sandbox of its REMOTE worktree with it.
+      yield* rt.client.workspaces.remove({ params: { workspace_id: workspace.id } })
+      yield* released(third.managed_machine_id!)
+      expect((yield* rt.client.machinePools.get({ params: { orgID, poolID: pool.id } })).usage).toMatchObject({ machines: 0 })
     }), { timeout: 170_000 })
 })

@@ -295,17 +295,27 @@ const make = Effect.gen(function*() {
     )
 
   /**
-   * A pool machine its work no longer needs (a REMOTE worktree migrated away from it,
-   * docs/workspaces.md): marked `deleting` and stopped at its provider at once, as
-   * `DELETE /machines/{id}` does. A machine with a tool call running is left as it is (the
-   * pool's idle deletion takes it later); whether it was released.
+   * A pool machine its work no longer needs, marked `deleting` (inside the caller's transaction,
+   * with the change that lets it go), for `destroy` to stop once that has committed. A machine
+   * with a tool call running is left as it is (the pool's idle deletion takes it later): none.
+   */
+  const markReleased = (machineId: MachineId, why: string) =>
+    Effect.flatMap(
+      requests.toolCallRunningOn(machineId),
+      (running) =>
+        running
+          ? Effect.succeedNone
+          : machines.setPoolState(machineId, ["provisioning", "running"], "deleting", why)
+    )
+
+  /**
+   * A pool machine its work no longer needs (a failed migration's, docs/workspaces.md): marked
+   * `deleting` and stopped at its provider at once, as `DELETE /machines/{id}` does; whether it
+   * was released (`markReleased`).
    */
   const release = (machineId: MachineId, why: string) =>
     Effect.gen(function*() {
-      const marked = yield* transaction(Effect.gen(function*() {
-        if (yield* requests.toolCallRunningOn(machineId)) return Option.none<StoredMachine>()
-        return yield* machines.setPoolState(machineId, ["provisioning", "running"], "deleting", why)
-      }))
+      const marked = yield* transaction(markReleased(machineId, why))
       if (Option.isNone(marked)) return false
       yield* destroy(marked.value)
       return true
@@ -449,7 +459,7 @@ const make = Effect.gen(function*() {
     if (work.waiting) yield* refuseOverdue
   })
 
-  return { admit, provisionInitial, destroy, release, markPoolDeleting, destroyPoolDeleting, sweep, reconcile } as const
+  return { admit, provisionInitial, destroy, markReleased, release, markPoolDeleting, destroyPoolDeleting, sweep, reconcile } as const
 })
 
 export class PoolMachines extends Context.Service<PoolMachines, Effect.Success<typeof make>>()("PoolMachines") {

@@ -5,7 +5,7 @@
  * organization machine granted to the project); the pool one of the organization. A person has at
  * most MAX_WORKSPACES_PER_USER.
  */
-import { Context, Effect, Layer } from "effect"
+import { Array as Arr, Context, Effect, Layer } from "effect"
 import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import {
   type MachineId,
@@ -21,6 +21,7 @@ import {
 import type { CreateWorkspace, UpdateWorkspace } from "../../domain/workspaces/Workspaces.ts"
 import { MachinePoolsRepository } from "../machines/MachinePoolsRepository.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
+import { PoolMachines } from "../machines/PoolMachines.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import type { RowLock } from "../shared/Sql.ts"
@@ -43,6 +44,7 @@ const make = Effect.gen(function*() {
   const access = yield* Access
   const ids = yield* IdGenerator
   const { transaction } = yield* Transactions
+  const poolMachines = yield* PoolMachines
 
   /** Whether the caller is still a member of the workspace's organization with access to its project. */
   const inItsProject = (workspace: StoredWorkspace) => Effect.isSuccess(access.projectAccess(workspace.org_id, workspace.project_id))
@@ -152,13 +154,26 @@ const make = Effect.gen(function*() {
       return toWorkspace(updated)
     }))
 
-  /** The workspace, its worktrees, sessions and checkpoints; the sessions' agents stay in the project. */
+  /**
+   * The workspace, its worktrees, sessions and checkpoints; the sessions' agents stay in the
+   * project. The sandboxes of its REMOTE worktrees go with it: marked `deleting` in the same
+   * transaction (they hold nothing else, and their pool counted them until stopped), then stopped.
+   */
   const remove = (workspaceId: WorkspaceId) =>
-    transaction(Effect.gen(function*() {
-      const { workspace } = yield* own(workspaceId, "update")
-      yield* access.requireProjectAccess(workspace.org_id, workspace.project_id, "write")
-      yield* workspaces.remove(workspaceId)
-    }))
+    Effect.gen(function*() {
+      const sandboxes = yield* transaction(Effect.gen(function*() {
+        const { workspace } = yield* own(workspaceId, "update")
+        yield* access.requireProjectAccess(workspace.org_id, workspace.project_id, "write")
+        const remote = (yield* worktrees.ofWorkspace(workspaceId)).flatMap((worktree) =>
+          worktree.worktree_type === "REMOTE" && worktree.managed_machine_id !== null ? [worktree.managed_machine_id] : []
+        )
+        const marked = yield* Effect.forEach(remote, (machineId) =>
+          poolMachines.markReleased(machineId, `workspace ${workspaceId} was deleted`))
+        yield* workspaces.remove(workspaceId)
+        return Arr.getSomes(marked)
+      }))
+      yield* Effect.forEach(sandboxes, poolMachines.destroy, { discard: true })
+    })
 
   const listWorktrees = (workspaceId: WorkspaceId) =>
     Effect.gen(function*() {
@@ -188,7 +203,8 @@ export class Workspaces extends Context.Service<Workspaces, Effect.Success<typeo
       MachinePoolsRepository.layer,
       Access.layer,
       IdGenerator.layer,
-      Transactions.layer
+      Transactions.layer,
+      PoolMachines.layer
     ])
   )
 }

@@ -44,6 +44,7 @@ import { replaceFailure } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { releasedAtEnd, renewedWhileScoped } from "../shared/Leases.ts"
+import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { asApiFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
@@ -77,6 +78,7 @@ const make = Effect.gen(function*() {
   const onMachine = yield* WorkspaceMachines
   const access = yield* Access
   const ids = yield* IdGenerator
+  const transactions = yield* Transactions
   const sessionAgents = yield* SessionAgents
   const poolMachines = yield* PoolMachines
 
@@ -156,24 +158,27 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * Gives the sandbox a worktree left back to its pool (its work is in the checkpoint just
-   * made); a failure is logged, the migration is done.
+   * The sandbox a worktree leaves (its work is in the checkpoint just made), marked `deleting`
+   * in the transaction that moves the worktree, so that a server stopped after the move never
+   * leaves it counted against its pool (its sweep stops `deleting` machines); `stopLeft` stops it
+   * once that transaction has committed.
    */
-  const releaseSandbox = (worktree: StoredWorktree, packed: Option.Option<Packed>) =>
+  const leaveSandbox = (worktree: StoredWorktree, packed: Option.Option<Packed>) =>
     Option.match(Option.filter(packed, (made) => made.machine.machine_pool_id !== null), {
-      onNone: () => Effect.void,
+      onNone: () => Effect.succeedNone,
       onSome: (made) =>
-        poolMachines.release(made.machine.id, `worktree ${worktree.id} was migrated away from it`).pipe(
-          Effect.flatMap((released) =>
-            released
-              ? Effect.void
-              : Effect.logWarning(`sandbox ${made.machine.id} of worktree ${worktree.id} runs a tool call: left to its pool`)
-          ),
-          Effect.catchCause((cause) =>
-            Effect.logWarning(`releasing sandbox ${made.machine.id} of worktree ${worktree.id} failed`, cause)
-          )
+        Effect.tap(
+          poolMachines.markReleased(made.machine.id, `worktree ${worktree.id} was migrated away from it`),
+          (marked) =>
+            Option.isNone(marked)
+              ? Effect.logWarning(`sandbox ${made.machine.id} of worktree ${worktree.id} runs a tool call: left to its pool`)
+              : Effect.void
         )
     })
+
+  /** Stops the sandbox `leaveSandbox` marked, if it did (a failure is logged; the pool's sweep tries again). */
+  const stopLeft = (left: Option.Option<StoredMachine>) =>
+    Option.match(left, { onNone: () => Effect.void, onSome: poolMachines.destroy })
 
   /** The pool machines started for an agent whose migration failed, given back to the pool. */
   const releaseAgentMachines = (poolId: MachinePoolId, agentId: AgentId) =>
@@ -326,19 +331,31 @@ const make = Effect.gen(function*() {
         ...(source === "checkpoint" ? { current_checkpoint_id: currentId } : {}),
         ...(Option.isSome(packed) ? current(packed.value) : {})
       }
-      const updated = fresh ? yield* worktrees.update(target.id, change) : yield* finish(worktree, migrationId, change)
-      yield* sessions.insert({
-        id: yield* ids.make(WorkspaceSessionId),
-        workspace_id: workspace.id,
-        worktree_id: target.id,
-        machine_id: machine.id,
-        agent_id: agentId,
-        agent_config_id: configId,
-        resume_session_id: null,
-        metadata: { migration: "REMOTE" }
-      })
-      // The worktree itself moved with its work packed: the sandbox it left is not needed any more.
-      if (!fresh) yield* releaseSandbox(worktree, checkpoint)
+      const sessionId = yield* ids.make(WorkspaceSessionId)
+      // The move, the sandbox's session and the sandbox left behind, together: a server stopped
+      // in between had left a REMOTE worktree without its sandbox's session (no session could
+      // start on it), or the sandbox it left running and counted against its pool.
+      const { left, updated } = yield* transactions.transaction(Effect.gen(function*() {
+        const updated = fresh ? yield* worktrees.update(target.id, change) : yield* finish(worktree, migrationId, change)
+        yield* sessions.insert({
+          id: sessionId,
+          workspace_id: workspace.id,
+          worktree_id: target.id,
+          machine_id: machine.id,
+          agent_id: agentId,
+          agent_config_id: configId,
+          resume_session_id: null,
+          metadata: { migration: "REMOTE" }
+        })
+        // The worktree itself moved with its work packed: the sandbox it left is not needed any more.
+        const left = fresh ? Option.none<StoredMachine>() : yield* leaveSandbox(worktree, checkpoint)
+        return { left, updated }
+      })).pipe(
+        // Not made: the machine started for it is given back, as when placing fails.
+        Effect.tapCause(() => releaseAgentMachines(poolId, agentId)),
+        Effect.onError(() => forgetFresh)
+      )
+      yield* stopLeft(left)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
 
@@ -348,7 +365,7 @@ const make = Effect.gen(function*() {
       const checkpoint = yield* takeCheckpoint(workspace, worktree)
       const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
       if (currentId === null) return yield* noCheckpoint(worktree)
-      const updated = yield* finish(worktree, migrationId, {
+      const change: WorktreeChange = {
         worktree_type: "LOCAL",
         machine_id: targetId,
         user_machine_path_id: worktree.user_machine_path_id ?? (yield* ids.make(UserMachinePathId)),
@@ -358,8 +375,12 @@ const make = Effect.gen(function*() {
         current_checkpoint_id: currentId,
         ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {}),
         checkpoint_restore_pending: true
-      })
-      yield* releaseSandbox(worktree, checkpoint)
+      }
+      const { left, updated } = yield* transactions.transaction(Effect.gen(function*() {
+        const updated = yield* finish(worktree, migrationId, change)
+        return { left: yield* leaveSandbox(worktree, checkpoint), updated }
+      }))
+      yield* stopLeft(left)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
 
@@ -449,6 +470,7 @@ export class WorktreeMigrations extends Context.Service<WorktreeMigrations, Effe
       Access.layer,
       IdGenerator.layer,
       SessionAgents.layer,
+      Transactions.layer,
       PoolMachines.layer
     ])
   )
