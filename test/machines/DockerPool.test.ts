@@ -8,30 +8,19 @@ import { layer } from "@effect/vitest"
 import { expect } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
-import { afterAll, beforeAll, describe } from "vitest"
-import { containerName, POOL_LABEL } from "../../src/services/machines/providers/DockerProvider.ts"
-import { DOCKER_TEST_IMAGE, ensureDockerImage } from "../support/DockerImage.ts"
-import { dockerEngineAnswers } from "../support/DockerEngine.ts"
+import { describe } from "vitest"
+import { containerName } from "../../src/services/machines/providers/DockerProvider.ts"
+import { DOCKER_TEST_IMAGE } from "../support/DockerImage.ts"
+import { dockerEngineAnswers, dockerPoolsRemovedAfter } from "../support/DockerEngine.ts"
 import { eventually } from "../support/Polling.ts"
 import { runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure, TestAppLive } from "../support/TestApp.ts"
 import { fastRetries } from "../runtime/RuntimeLayer.ts"
 
-const pools = new Set<string>()
-
 describe.runIf(dockerEngineAnswers())("docker pools, on the real Docker Engine", () => {
-  beforeAll(async () => {
-    await ensureDockerImage()
-  }, 300_000)
-
-  afterAll(() => {
-    for (const pool of pools) {
-      const ids = spawnSync("docker", ["ps", "-aq", "--filter", `label=${POOL_LABEL}=${pool}`], { encoding: "utf8" })
-        .stdout.split("\n").filter((id) => id !== "")
-      if (ids.length > 0) spawnSync("docker", ["rm", "-f", "-v", ...ids], { stdio: "ignore" })
-    }
-  })
+  /** The pools the tests made: their containers are removed at the end, whatever happened. */
+  const pools = dockerPoolsRemovedAfter()
 
   /** The container's limits and state, or null when there is none. */
   const container = (machineId: string) => {

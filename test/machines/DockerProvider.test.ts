@@ -11,11 +11,10 @@
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Option, Redacted, Schema, Scope } from "effect"
-import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe } from "vitest"
+import { describe } from "vitest"
 import { MachineId, MachinePoolId } from "../../src/domain/shared/Ids.ts"
 import { daemonArguments, PROJECT_ROOT, STATE_FILE_NAME } from "../../src/services/machines/providers/DaemonLaunch.ts"
 import { dockerRequest } from "../../src/services/machines/providers/DockerEngine.ts"
@@ -28,29 +27,17 @@ import {
   POOL_LABEL
 } from "../../src/services/machines/providers/DockerProvider.ts"
 import type { MachineLaunch, ProviderPool } from "../../src/services/machines/providers/MachineProvider.ts"
-import { DOCKER_TEST_IMAGE, ensureDockerImage } from "../support/DockerImage.ts"
-import { dockerEngineAnswers } from "../support/DockerEngine.ts"
+import { DOCKER_TEST_IMAGE } from "../support/DockerImage.ts"
+import { dockerEngineAnswers, dockerPoolsRemovedAfter } from "../support/DockerEngine.ts"
 import { serverUrl } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
 import { describeApp, newId, newUser, rawRequest, testConfig } from "../support/TestApp.ts"
 
 const HOST = "unix:///var/run/docker.sock"
 
-/** The pools the tests made: their containers are removed at the end, whatever happened. */
-const pools = new Set<string>()
-
 describe.runIf(dockerEngineAnswers())("the docker machine provider, on the real Docker Engine", () => {
-  beforeAll(async () => {
-    await ensureDockerImage()
-  }, 300_000)
-
-  afterAll(() => {
-    for (const pool of pools) {
-      const ids = spawnSync("docker", ["ps", "-aq", "--filter", `label=${POOL_LABEL}=${pool}`], { encoding: "utf8" })
-        .stdout.split("\n").filter((id) => id !== "")
-      if (ids.length > 0) spawnSync("docker", ["rm", "-f", "-v", ...ids], { stdio: "ignore" })
-    }
-  })
+  /** The pools the tests made: their containers are removed at the end, whatever happened. */
+  const pools = dockerPoolsRemovedAfter()
 
   const newPool = (providerConfig: Record<string, unknown> = { host: HOST }) =>
     Effect.map(newId(MachinePoolId), (poolId): ProviderPool => {
