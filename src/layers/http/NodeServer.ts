@@ -56,6 +56,16 @@ const linger = (request: IncomingMessage) => {
   socket.once("end", () => socket.destroy())
 }
 
+/**
+ * An answer written on the socket itself, where Node gives the listener no response object: the
+ * usual JSON error body, and the connection closed after it.
+ */
+const rawAnswer = (status: number, reason: string, code: string, message: string) => {
+  const body = JSON.stringify({ error: message, code })
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `connection: close\r\n\r\n${body}`
+}
+
 /** Status, reason phrase, code and message of each error Node's parser reports. */
 const clientErrorResponse = (code: string | undefined) =>
   code === "HPE_HEADER_OVERFLOW"
@@ -80,9 +90,7 @@ const answerClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
     return
   }
   const [status, reason, code, message] = clientErrorResponse(error.code)
-  const body = JSON.stringify({ error: message, code })
-  const refusal = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-    `connection: close\r\n\r\n${body}`
+  const refusal = rawAnswer(status, reason, code, message)
   if ((connection[UNANSWERED] ?? 0) === 0) {
     socket.end(refusal)
     return
@@ -116,11 +124,7 @@ const answerConnect = (request: IncomingMessage, socket: Duplex) => {
   const timer = setTimeout(() => socket.destroy(), LINGER_MS)
   socket.once("close", () => clearTimeout(timer))
   socket.once("end", () => socket.destroy())
-  const body = JSON.stringify({ error: `No route CONNECT ${request.url ?? ""}; this server is not a proxy`, code: "not_found" })
-  socket.end(
-    `HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`
-  )
+  socket.end(rawAnswer(404, "Not Found", "not_found", `No route CONNECT ${request.url ?? ""}; this server is not a proxy`))
 }
 
 /**

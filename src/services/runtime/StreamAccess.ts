@@ -52,13 +52,6 @@ const make = Effect.gen(function*() {
   /** The streams each key has open in this process, from their admission until their request ends. */
   const openByKey = new Map<ApiKeyId, number>()
 
-  const release = (keyId: ApiKeyId) =>
-    Effect.sync(() => {
-      const open = openByKey.get(keyId)! - 1
-      if (open === 0) openByKey.delete(keyId)
-      else openByKey.set(keyId, open)
-    })
-
   /**
    * Counts a stream of the calling key as open until its request ends (the request's scope closes
    * however it ends: the stream over, the client gone, or the answer never sent); `rate_limited`
@@ -66,19 +59,29 @@ const make = Effect.gen(function*() {
    */
   const admit: Effect.Effect<void, RateLimited, CurrentPrincipal | Scope.Scope> = Effect.flatMap(
     CurrentPrincipal,
-    ({ keyId }) => {
-      const open = openByKey.get(keyId) ?? 0
-      if (Option.isSome(maxStreamsPerKey) && open >= maxStreamsPerKey.value) {
-        return Effect.fail(
-          new RateLimited({
-            error: `The API key ${keyId} has ${open} event streams open on this server, the most one key may hold ` +
-              "at once (AGENT_PLATFORM_MAX_STREAMS_PER_KEY); close streams you no longer read before opening another"
+    ({ keyId }) =>
+      // Counted and its release registered in one step: no interruption between them.
+      Effect.acquireRelease(
+        Effect.suspend(() => {
+          const open = openByKey.get(keyId) ?? 0
+          if (Option.isSome(maxStreamsPerKey) && open >= maxStreamsPerKey.value) {
+            return Effect.fail(
+              new RateLimited({
+                error: `The API key ${keyId} has ${open} event streams open on this server, the most one key may hold ` +
+                  "at once (AGENT_PLATFORM_MAX_STREAMS_PER_KEY); close streams you no longer read before opening another"
+              })
+            )
+          }
+          openByKey.set(keyId, open + 1)
+          return Effect.void
+        }),
+        () =>
+          Effect.sync(() => {
+            const open = openByKey.get(keyId)! - 1
+            if (open === 0) openByKey.delete(keyId)
+            else openByKey.set(keyId, open)
           })
-        )
-      }
-      openByKey.set(keyId, open + 1)
-      return Effect.addFinalizer(() => release(keyId))
-    }
+      )
   )
 
   const end = (ended: ReadonlyArray<Watch>, lost: StreamClosed) => {
