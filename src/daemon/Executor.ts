@@ -6,7 +6,6 @@
 import type { ChildProcessSpawner } from "effect/process"
 import { Effect, Schema, SchemaIssue } from "effect"
 import * as fs from "node:fs/promises"
-import * as nodePath from "node:path"
 import type { Operation, Outcome, ToolOperation } from "../domain/machines/DaemonProtocol.ts"
 import { MACHINE_TOOLS } from "../domain/machines/MachineTools.ts"
 import { absolutePath, Directories, resolveExisting } from "./Directories.ts"
@@ -23,15 +22,18 @@ const describeIssues = (error: Schema.SchemaError) =>
     .map((issue) => `${["input", ...(issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key))].join(".")}: ${issue.message}`)
     .join("; ")
 
-/** The call's working directory (the first of the machine's directories when it gives none), resolved. */
+/**
+ * The call's working directory, resolved: the first of the machine's directories when it gives
+ * none, and what it gives relative to that directory (a machine source's `cwd` that names a place
+ * in every machine of a pool, wherever each has its directory).
+ */
 const toolContext = (operation: ToolOperation): Effect.Effect<ToolContext, OperationError, Directories> =>
   Effect.gen(function*() {
-    const roots = yield* Directories
-    const given = operation.cwd ?? roots[0]
-    if (given === undefined || !nodePath.isAbsolute(given)) {
-      return yield* Effect.fail(operationError("invalid_request", `the working directory must be an absolute path (got ${JSON.stringify(given)})`))
+    const [first] = yield* Directories
+    if (first === undefined) {
+      return yield* Effect.fail(operationError("invalid_request", "the daemon has no directory to work in (start it with --dir)"))
     }
-    const cwd = yield* Effect.flatMap(absolutePath(given, "/"), resolveExisting)
+    const cwd = yield* Effect.flatMap(absolutePath(operation.cwd ?? ".", first), resolveExisting)
     const isDirectory = yield* Effect.promise(() => fs.stat(cwd).then((stat) => stat.isDirectory(), () => false))
     if (!isDirectory) return yield* Effect.fail(operationError("invalid_request", `the working directory ${cwd} is not a directory`))
     return { cwd, env: operation.env, unsetEnv: operation.unset_env }

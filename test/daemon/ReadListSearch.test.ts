@@ -276,12 +276,14 @@ describe("search_files", () => {
 })
 
 describe("the request's working directory", () => {
-  it("defaults to the machine's first directory and must be a directory inside it", async () => {
+  it("defaults to the machine's first directory, is relative to it when relative, and must be a directory inside it", async () => {
     tree.write("top.txt", "top\n")
     const outcome = await tree.run({ operation: "tool", tool_call_id: "tcl_x", tool: "read_file", input: { path: "top.txt" }, cwd: null, env: {}, unset_env: [] })
     expect(outputOf(outcome).content).toBe("top\n")
+    tree.write("nested/deeper/here.txt", "here\n")
+    expect(outputOf(await tree.tool("read_file", { path: "here.txt" }, { cwd: "nested/deeper" })).content).toBe("here\n")
     expect(failureOf(await tree.tool("read_file", { path: "x" }, { cwd: tree.path("top.txt") })).code).toBe("invalid_request")
-    expect(failureOf(await tree.tool("read_file", { path: "top.txt" }, { cwd: "machine" })).code).toBe("invalid_request")
+    expect(failureOf(await tree.tool("read_file", { path: "top.txt" }, { cwd: "../.." })).code).toBe("forbidden")
     symlinkSync(tree.outside, tree.path("escape"))
     expect(failureOf(await tree.tool("list_files", { path: "." }, { cwd: tree.path("escape") })).code).toBe("forbidden")
   })

@@ -21,7 +21,7 @@ import { killDaemons } from "../support/Daemons.ts"
 import { LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
 import { eventually } from "../support/Polling.ts"
 import type { RuntimeProject } from "../support/RuntimeProject.ts"
-import { ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
 import { gitIn, workspaceSetup } from "../support/Workspaces.ts"
 
@@ -138,6 +138,16 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
         payload: { worktree_name: "feature/remote", machine_id: machineId }
       })
       expect(again.payload).toMatchObject({ agent_id: inSandbox.payload.agent_id, machine_id: machineId })
+      // The sandbox's agent works in the worktree: its tools start there.
+      yield* provider.script([
+        Reply.toolCall("write_file", { path: "from-sandbox.txt", content: "written in the sandbox\n" }),
+        Reply.text("Written.")
+      ], { model: rt.slug })
+      yield* rt.send(inSandbox.payload.agent_id, "Write from-sandbox.txt")
+      yield* rt.idle(inSandbox.payload.agent_id, "60 seconds")
+      expect((yield* rt.toolCalls(inSandbox.payload.agent_id)).map((call) => [call.name, call.outcome]))
+        .toEqual([["write_file", "succeeded"]])
+      expect(readFileSync(join(pathB, "from-sandbox.txt"), "utf8")).toBe("written in the sandbox\n")
 
       // last_heartbeat_at follows the sandbox daemon's heartbeats (every 10 s).
       const listedRemote = rt.client.workspaces.listWorktrees({ params: { workspace_id: workspace.id } }).pipe(

@@ -26,6 +26,16 @@ export const CHECKPOINT_MAX_BYTES = 32 * 1024 * 1024
  */
 export const isRelativeRepositoryPath = (repository: string) => !repository.startsWith("/") && !/^[^/]*:/.test(repository)
 
+/** A workspace id as one segment of a path on a machine: characters outside `[A-Za-z0-9_.-]` become `_`. */
+const pathSegment = (workspaceId: string) => workspaceId.replace(/[^A-Za-z0-9_.-]/g, "_")
+
+/** Where, relative to the machine's first directory, a workspace's repository URL is cloned. */
+export const cloneDirectory = (workspaceId: string) => `.agent-platform/repositories/${pathSegment(workspaceId)}`
+
+/** Where, relative to the machine's first directory, a workspace's named worktree lives. */
+export const worktreeDirectory = (workspaceId: string, name: string) =>
+  `.agent-platform/worktrees/${pathSegment(workspaceId)}/${name}`
+
 const Place = {
   /** The workspace's repository: an absolute path on the machine, a clonable URL, or null (no repository). */
   repository: Schema.NullOr(Schema.String),

@@ -7,6 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import type { AgentConfigId, AgentId, UserId } from "../../domain/shared/Ids.ts"
+import { cloneDirectory, worktreeDirectory } from "../../domain/machines/WorkspaceOperations.ts"
 import { type CodeSettings, effectiveCode, toolsOf } from "../../domain/workspaces/SessionCode.ts"
 import type { SessionSettings } from "../../domain/workspaces/Workspaces.ts"
 import { AgentConfigs } from "../configuration/AgentConfigs.ts"
@@ -114,18 +115,24 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * The agent of a REMOTE worktree: its config names the workspace's pool (one machine, started
-   * at launch), with the caller's settings' model; the machine's path is not known yet, so the
-   * instruction names `path` and the tools start in the machine's first directory.
+   * The agent of a REMOTE worktree `name` (null: the main one): its config names the workspace's
+   * pool (one machine, started at launch), with the caller's settings' model. The machine is not
+   * started yet, so its tools start where the daemon places the worktree relative to the machine's
+   * first directory, wherever that is.
    */
-  const sandboxAgent = (workspace: StoredWorkspace, userId: UserId, path: string, branch: string | null) =>
+  const sandboxAgent = (workspace: StoredWorkspace, userId: UserId, name: string | null) =>
     Effect.gen(function*() {
       const code = effectiveCode(yield* settings.get(userId), null)
+      const cwd = name !== null
+        ? worktreeDirectory(workspace.id, name)
+        : workspace.repository_url !== null
+        ? cloneDirectory(workspace.id)
+        : undefined
       return yield* newAgent(
         workspace,
-        { machine_pool_id: workspace.machine_pool_id, initial_num_machines: 1, max_machines: 1 },
-        path,
-        branch,
+        { machine_pool_id: workspace.machine_pool_id, initial_num_machines: 1, max_machines: 1, ...(cwd === undefined ? {} : { cwd }) },
+        cwd ?? "the machine's first directory",
+        name,
         code,
         { workspace_id: workspace.id }
       )

@@ -289,7 +289,7 @@ const make = Effect.gen(function*() {
         : worktree
       // A fresh worktree whose making fails is forgotten, so the same name can be tried again.
       const forgetFresh = fresh ? worktrees.removeUnplaced(target.id) : Effect.void
-      const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, name ?? "(main)", name).pipe(
+      const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, name).pipe(
         Effect.onError(() => forgetFresh)
       )
       const placed = yield* Effect.gen(function*() {
