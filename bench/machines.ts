@@ -70,29 +70,10 @@ const onMachine = async (target: string, env: Record<string, string>, provider: 
       base_url: provider.baseUrl("openai-responses"),
       auth_secret_id: secret.id
     })
-    const daemonToken = await request("POST", `${base}/v1/orgs/${org.id}/daemon-tokens`, token, { name: "bench" })
-    daemon = spawn(process.execPath, [
-      "--import",
-      "tsx",
-      "src/daemon/main.ts",
-      "--server",
-      base,
-      "--name",
-      "bench",
-      "--dir",
-      join(work, "files"),
-      "--state",
-      join(work, "state.json")
-    ], { cwd: ROOT, env: { ...process.env, AGENT_PLATFORM_DAEMON_TOKEN: daemonToken.token }, stdio: "ignore" })
+    const connected = await connectDaemon(base, token, org.id, work)
+    daemon = connected.daemon
+    const { machine } = connected
     const daemonPid = daemon.pid!
-    let machine: Record<string, any> | undefined
-    const deadline = Date.now() + 60_000
-    while (machine === undefined) {
-      if (Date.now() > deadline) throw new Error("the benchmark's daemon did not come online")
-      const page = await request("GET", `${base}/v1/orgs/${org.id}/machines?status=online`, token)
-      machine = page.data[0]
-      if (machine === undefined) await new Promise((resolve) => setTimeout(resolve, 200))
-    }
     await request("POST", `${base}/v1/orgs/${org.id}/machines/${machine.id}/grants`, token, { target_project_id: project.id })
     let modelCount = 0
 
@@ -151,6 +132,35 @@ const onMachine = async (target: string, env: Record<string, string>, provider: 
     rmSync(work, { recursive: true, force: true })
   }
   return rows
+}
+
+/**
+ * A real daemon of the organization connected to the server at `base`, serving `<work>/files`
+ * (its state file in `work`), once its machine is online: the daemon's process and its machine.
+ */
+export const connectDaemon = async (base: string, token: string, orgId: string, work: string) => {
+  const daemonToken = await request("POST", `${base}/v1/orgs/${orgId}/daemon-tokens`, token, { name: "bench" })
+  const daemon = spawn(process.execPath, [
+    "--import",
+    "tsx",
+    "src/daemon/main.ts",
+    "--server",
+    base,
+    "--name",
+    "bench",
+    "--dir",
+    join(work, "files"),
+    "--state",
+    join(work, "state.json")
+  ], { cwd: ROOT, env: { ...process.env, AGENT_PLATFORM_DAEMON_TOKEN: daemonToken.token }, stdio: "ignore" })
+  const deadline = Date.now() + 60_000
+  while (true) {
+    if (Date.now() > deadline) throw new Error("the benchmark's daemon did not come online")
+    const page = await request("GET", `${base}/v1/orgs/${orgId}/machines?status=online`, token)
+    const machine: Record<string, any> | undefined = page.data[0]
+    if (machine !== undefined) return { daemon, machine }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
 }
 
 /** Where benchmark agents are made: a project of an organization with the scripted provider's config. */

@@ -8,16 +8,57 @@
  *
  * On a machine with few cores the processes share them: the figures show what running several
  * processes costs (messages between runners, wake-ups through Postgres), not a speed-up.
+ *
+ * With 2 and 3 processes, a real daemon connected to the first process serves the files route:
+ * the p50 of FILE_READS reads of a 1 KiB file through the daemon's process and through another
+ * (the request and its result signalled between the processes).
  */
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { waitForShards } from "../test/support/ClusterShards.ts"
 import { Reply, startScriptedProvider } from "../test/support/ScriptedProvider.ts"
 import { createDatabase, type FreshDatabase, newToken, type Process, startProcess, temporaryDataDir } from "./Harness.ts"
-import { agentTurn, driveTurns, followTurns, request, type RuntimeRow, setUp, turnRows } from "./runtime.ts"
+import { connectDaemon } from "./machines.ts"
+import { agentTurn, driveTurns, followTurns, percentile, request, type RuntimeRow, setUp, turnRows } from "./runtime.ts"
 
 const PROCESS_COUNTS = [1, 2, 3] as const
 const AGENTS = [10, 100] as const
+/** Reads of a file on the machine through each of two processes, one after the other. */
+const FILE_READS = 40
+
+/**
+ * The p50 of FILE_READS reads through the files route of a file on a daemon connected to
+ * `servers[0]`, through it and through `servers[1]`.
+ */
+const machineRows = async (servers: ReadonlyArray<Process>, token: string, orgId: string): Promise<Array<RuntimeRow>> => {
+  const work = realpathSync(mkdtempSync(join(tmpdir(), "agent-platform-bench-scale-machine-")))
+  mkdirSync(join(work, "files"))
+  const file = join(work, "files", "one-kib.txt")
+  writeFileSync(file, "x".repeat(1023) + "\n")
+  const { daemon, machine } = await connectDaemon(servers[0].baseUrl, token, orgId, work)
+  try {
+    const readsThrough = async (server: Process) => {
+      const latencies: Array<number> = []
+      for (let read = 0; read < FILE_READS; read++) {
+        const sent = performance.now()
+        await request("GET", `${server.baseUrl}/v1/orgs/${orgId}/machines/${machine.id}/files?path=${encodeURIComponent(file)}`, token)
+        latencies.push(performance.now() - sent)
+      }
+      return percentile(latencies.sort((a, b) => a - b), 0.5)
+    }
+    const processes = `${servers.length} processes, Postgres`
+    return [
+      { name: `files route read p50, through the daemon's process, ${processes}`, value: await readsThrough(servers[0]), unit: "ms" },
+      { name: `files route read p50, through another process, ${processes}`, value: await readsThrough(servers[1]), unit: "ms" }
+    ]
+  } finally {
+    daemon.kill("SIGTERM")
+    rmSync(work, { recursive: true, force: true })
+  }
+}
 
 /** The figures with `processes` servers on the fresh database `database`. */
 const measureProcesses = async (processes: number, database: FreshDatabase, providerUrl: string) => {
@@ -52,6 +93,7 @@ const measureProcesses = async (processes: number, database: FreshDatabase, prov
       abort.abort()
       rows.push(...turnRows(`${agents} agents, ${processes} process${processes === 1 ? "" : "es"}, Postgres`, latencies, elapsed))
     }
+    if (processes > 1) rows.push(...await machineRows(servers, token, projectPath.split("/")[3]))
   } finally {
     await Promise.all(servers.map((server) => server.stop()))
     dataDirs.forEach((dataDir) => dataDir.remove())

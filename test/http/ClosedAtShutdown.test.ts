@@ -47,7 +47,7 @@ describeApp()("closed at shutdown", (it) => {
 
   it.effect("a daemon connection added after the stop began is refused, for its session to close it", () =>
     Effect.gen(function*() {
-      const hub = yield* fresh(MachineHub, MachineHub.layer)
+      const hub = yield* fresh(MachineHub, MachineHub.layer.pipe(Layer.provide(testConfig())))
       const earlier: Array<string> = []
       expect(yield* hub.add(yield* recordingConnection(earlier))).toBe(true)
       yield* hub.closeAll("server_shutdown", "the server is stopping")
@@ -57,7 +57,7 @@ describeApp()("closed at shutdown", (it) => {
 
   it.effect("closing every daemon connection waits for their sessions to end", () =>
     Effect.gen(function*() {
-      const hub = yield* fresh(MachineHub, MachineHub.layer)
+      const hub = yield* fresh(MachineHub, MachineHub.layer.pipe(Layer.provide(testConfig())))
       const sessionEnded = yield* Deferred.make<void>()
       const connection = yield* recordingConnection([])
       yield* hub.add({ ...connection, ended: Deferred.await(sessionEnded) })

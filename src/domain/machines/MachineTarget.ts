@@ -12,6 +12,10 @@ export type MachinePlace =
   | { readonly _tag: "Machine"; readonly machineId: MachineId }
   | { readonly _tag: "Pool"; readonly poolId: MachinePoolId }
 
+/** What a wake-up of the mailboxes names for a request to `place` (MachineHub.wake): the machine, or the pool that gives one. */
+export const wakeIdOf = (place: MachinePlace): MachineId | MachinePoolId =>
+  place._tag === "Machine" ? place.machineId : place.poolId
+
 export interface MachineTarget {
   readonly place: MachinePlace
   readonly cwd: string | null

@@ -61,7 +61,7 @@ const make = Effect.gen(function*() {
       if (!(yield* tokens.remove(orgId, tokenId))) {
         return yield* Effect.fail(new NotFound({ error: `Daemon token ${tokenId} not found` }))
       }
-      yield* hub.closeCredential(tokenId, "revoked", `the daemon token ${tokenId} was revoked`)
+      yield* hub.credentialRevoked(tokenId)
     })
 
   /** The organization of a valid daemon token (its use recorded). */

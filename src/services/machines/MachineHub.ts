@@ -1,13 +1,20 @@
 /**
  * This process's machine connections (docs/machines.md): which machines have their daemon
- * connected here, so that a change made here (a deleted machine, a revoked token, a new request
- * or cancel) reaches the socket at once. Other processes find out on their own: each connection
- * looks at its machine's mailbox every POLL interval and checks its machine and credential on
- * every heartbeat.
+ * connected here, so that a change (a deleted machine, a revoked token, a new request or cancel)
+ * reaches the socket at once. A change made here is also signalled to the other processes
+ * (EventNotifications, Postgres only), for the connections they hold; as a safety net, each
+ * connection still looks at its machine's mailbox every POLL interval and checks its machine and
+ * credential on every heartbeat.
  */
 import { Context, Effect, Layer, PubSub, type Scope } from "effect"
 import type { CloseReason } from "../../domain/machines/DaemonProtocol.ts"
 import type { MachineId, MachinePoolId } from "../../domain/shared/Ids.ts"
+import { EventNotifications } from "../runtime/EventNotifications.ts"
+
+/** The signals between processes (EventNotifications.signal): their topics. */
+const CHANGED = "machines-changed"
+const DELETED = "machines-deleted"
+const REVOKED = "credentials-revoked"
 
 export interface LocalConnection {
   readonly machineId: MachineId
@@ -23,6 +30,7 @@ export interface LocalConnection {
 const SESSIONS_END_WITHIN = "10 seconds"
 
 const make = Effect.gen(function*() {
+  const notifications = yield* EventNotifications
   const connections = new Map<string, LocalConnection>()
   /**
    * Machines whose mailbox changed (an empty string: every machine), and pools with requests
@@ -49,18 +57,31 @@ const make = Effect.gen(function*() {
       if (connections.get(connection.machineId) === connection) connections.delete(connection.machineId)
     })
 
-  const closeMachine = (machineId: MachineId, reason: CloseReason, message: string) =>
+  const closeHere = (machineId: string, reason: CloseReason, message: string) =>
     Effect.suspend(() => {
       const connection = connections.get(machineId)
       return connection === undefined ? Effect.void : connection.close(reason, message)
     })
 
-  const closeCredential = (credentialId: string, reason: CloseReason, message: string) =>
+  const closeCredentialHere = (credentialId: string) =>
     Effect.forEach(
       [...connections.values()].filter((connection) => connection.credentialId === credentialId),
-      (connection) => connection.close(reason, message),
+      (connection) => connection.close("revoked", `the daemon token ${credentialId} was revoked`),
       { discard: true }
     )
+
+  const deletedMessage = (machineId: string) => `machine ${machineId} was deleted`
+
+  /** After the commit that deleted the machine: its connection, wherever it is, is closed. */
+  const machineDeleted = (machineId: MachineId) =>
+    Effect.andThen(
+      closeHere(machineId, "machine_deleted", deletedMessage(machineId)),
+      connections.has(machineId) ? Effect.void : notifications.signal(DELETED, [machineId])
+    )
+
+  /** After the commit that revoked the daemon token: its connections, wherever they are, are closed. */
+  const credentialRevoked = (credentialId: string) =>
+    Effect.andThen(closeCredentialHere(credentialId), notifications.signal(REVOKED, [credentialId]))
 
   /**
    * Closes every connection of this process (it is stopping) and waits for their sessions to end,
@@ -78,15 +99,36 @@ const make = Effect.gen(function*() {
       )
     })
 
-  /** After a commit that added requests or cancels for these machines or pools (none: any machine). */
+  const wakeHere = (machineIds: ReadonlyArray<string>) =>
+    Effect.asVoid(machineIds.length === 0 ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
+
+  /**
+   * After a commit that added requests or cancels for these machines or pools (none: any
+   * machine): their connections here are woken, and the other processes are told of the machines
+   * not connected here.
+   */
   const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>
-    Effect.asVoid(machineIds === undefined ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
+    Effect.suspend(() => {
+      if (machineIds === undefined) return Effect.andThen(wakeHere([]), notifications.signal(CHANGED, []))
+      const ids = [...machineIds]
+      const elsewhere = ids.filter((id) => !connections.has(id))
+      return Effect.andThen(wakeHere(ids), elsewhere.length === 0 ? Effect.void : notifications.signal(CHANGED, elsewhere))
+    })
+
+  // What the other processes signal, for the connections here.
+  yield* notifications.onSignal(CHANGED, (ids) => Effect.runSync(wakeHere(ids)))
+  yield* notifications.onSignal(DELETED, (ids) => {
+    for (const id of ids) Effect.runFork(closeHere(id, "machine_deleted", deletedMessage(id)))
+  })
+  yield* notifications.onSignal(REVOKED, (ids) => {
+    for (const id of ids) Effect.runFork(closeCredentialHere(id))
+  })
 
   const subscribe: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope> = PubSub.subscribe(changed)
 
-  return { add, remove, closeMachine, closeCredential, closeAll, wake, subscribe } as const
+  return { add, remove, machineDeleted, credentialRevoked, closeAll, wake, subscribe } as const
 })
 
 export class MachineHub extends Context.Service<MachineHub, Effect.Success<typeof make>>()("MachineHub") {
-  static readonly layer = Layer.effect(this, make)
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(EventNotifications.layer))
 }

@@ -2,8 +2,10 @@
  * A daemon's result for a request (docs/daemon-protocol.md, "Delivery rules"): the first one is
  * stored; for a tool call's request, in the same statement (or, when something is in the way, the
  * same transaction), the call completes with it on the agent's timeline (unless the call was
- * cancelled meanwhile); after the commit the turn's wait is resolved and this process's waiters
- * (the files route) are woken. Later copies change nothing.
+ * cancelled meanwhile); after the commit the turn's wait is resolved and the waiters (the files
+ * and workspace routes) are woken: this process's at once, the other processes' by a signal
+ * (Postgres only), with a look at the table every POLL as the safety net. Later copies change
+ * nothing.
  * The caller acknowledges the result to the daemon once this returns.
  *
  * A tool's result has the values of the secrets its command could read (the call's
@@ -16,6 +18,7 @@ import { OUTCOME_MAX_BYTES } from "../../domain/machines/MessageSizes.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import type { AgentId, MachineId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
+import { EventNotifications } from "../runtime/EventNotifications.ts"
 import { Timeline } from "../runtime/Timeline.ts"
 import { ToolCallsRepository } from "../runtime/ToolCallsRepository.ts"
 import { ToolDispatch } from "../runtime/ToolDispatch.ts"
@@ -37,6 +40,9 @@ export const resultBlocks = (outcome: Outcome): ReadonlyArray<ContentBlock> => [
 }]
 
 const POLL = "500 millis"
+
+/** The signal between processes (EventNotifications.signal) that a request's result is stored. */
+const COMPLETED = "machine-requests-completed"
 
 const outcomeMaxBytes = (operation: Operation) =>
   operation.operation === "tool" ? OUTCOME_MAX_BYTES.tool : OUTCOME_MAX_BYTES.other
@@ -77,8 +83,21 @@ const make = Effect.gen(function*() {
   const signals = yield* TurnSignals
   const secrets = yield* Secrets
   const pools = yield* MachinePoolsRepository
+  const notifications = yield* EventNotifications
   /** Waiters of this process, by request id. */
   const waiters = new Map<string, Deferred.Deferred<Outcome>>()
+
+  /** The stored outcome of a request another process completed, for this process's waiter of it. */
+  const completedElsewhere = (requestId: string) =>
+    Effect.gen(function*() {
+      const waiter = waiters.get(requestId)
+      if (waiter === undefined) return
+      const outcome = yield* requests.findOutcome(requestId)
+      if (Option.isSome(outcome)) yield* Deferred.succeed(waiter, outcome.value)
+    }).pipe(Effect.catchCause((cause) => Effect.logWarning(`reading the result of request ${requestId} failed`, cause)))
+  yield* notifications.onSignal(COMPLETED, (ids) => {
+    for (const id of ids) if (waiters.has(id)) Effect.runFork(completedElsewhere(id))
+  })
 
   /** The secrets a tool request's command could read: its overlay's, and its pool machine's defaults (a deleted one is left out). */
   const secretsReadable = (request: StoredRequest) =>
@@ -176,6 +195,8 @@ const make = Effect.gen(function*() {
       }
       const waiter = waiters.get(requestId)
       if (waiter !== undefined) yield* Deferred.succeed(waiter, outcome)
+      // A tool call's turn waits through its signal above; any other request may have its waiter elsewhere.
+      else if (callId === null) yield* notifications.signal(COMPLETED, [requestId])
     })
 
   /** A result a machine's daemon sent: the outcome of a request sent to that machine, else ignored. */
@@ -211,6 +232,7 @@ const make = Effect.gen(function*() {
 export class MachineResults extends Context.Service<MachineResults, Effect.Success<typeof make>>()("MachineResults") {
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
+      EventNotifications.layer,
       MachineRequestsRepository.layer,
       MachinesRepository.layer,
       ToolCallsRepository.layer,

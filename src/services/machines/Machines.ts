@@ -117,7 +117,7 @@ const make = Effect.gen(function*() {
         return yield* machines.setPoolState(machineId, ["provisioning", "running"], "deleting", "deleted through the API")
       }))
       if (Option.isSome(poolMachine)) yield* poolMachines.destroy(poolMachine.value)
-      yield* hub.closeMachine(machineId, "machine_deleted", `machine ${machineId} was deleted`)
+      yield* hub.machineDeleted(machineId)
     })
 
   /**

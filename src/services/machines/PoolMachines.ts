@@ -287,7 +287,7 @@ const make = Effect.gen(function*() {
       }
       const deleted = yield* machines.setPoolState(machine.id, ["deleting"], "deleted")
       if (Option.isNone(deleted)) return
-      yield* hub.closeMachine(machine.id, "machine_deleted", `pool machine ${machine.id} was deleted`)
+      yield* hub.machineDeleted(machine.id)
       const why = deleted.value.failure ?? "deleted"
       yield* failPending(machine.id, `Pool machine ${machine.id} was deleted (${why}) before this finished`)
     }).pipe(

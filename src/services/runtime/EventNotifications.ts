@@ -33,8 +33,13 @@
  * waited ANSWER_GRACE for their answers. A process alone on its database sends neither
  * (docs/scale-out.md); only its heartbeats.
  *
+ * Signals (`signal`) travel the same way too: a topic and ids, for the other processes'
+ * listeners of that topic (a machine's mailbox changed, a machine request's result stored),
+ * sent after the commit they are about, outside any transaction.
+ *
  * Payloads on the channel: `<origin> <agent id> <last sequence>` (a wake-up), `<origin> {...}`
- * (live output), `<origin> ` (a heartbeat) and `<origin> ?` (a hello, answered by a heartbeat).
+ * (live output), `<origin> #<topic> <id> <id>...` (a signal), `<origin> ` (a heartbeat) and
+ * `<origin> ?` (a hello, answered by a heartbeat).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Stream, type Scope } from "effect"
@@ -103,10 +108,23 @@ class OtherProcesses {
 /** Called with each piece of live output another process broadcast (its JSON), synchronously, in the order heard. */
 export type BroadcastListener = (payload: string) => void
 
-/** What a process hears from the others: wake-ups (`notified`), live output (`broadcasts`), and that they are there. */
+/** Called with the ids of each signal of its topic another process sent, synchronously, in the order heard. */
+export type SignalListener = (ids: ReadonlyArray<string>) => void
+
+/** What starts a signal's payload, before its topic. */
+const SIGNAL = "#"
+
+/** The most ids one signal's notification carries (ids of about 30 characters, under Postgres' 8000 bytes). */
+const IDS_PER_SIGNAL = 200
+
+/**
+ * What a process hears from the others: wake-ups (`notified`), live output (`broadcasts`),
+ * signals (by topic), and that they are there.
+ */
 interface Listeners {
   readonly notified: Notified
   readonly broadcasts: ReadonlySet<BroadcastListener>
+  readonly signals: KeyedCallbacks<string, SignalListener>
   readonly others: OtherProcesses
 }
 
@@ -133,6 +151,12 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Lis
         }
         listeners.others.heard()
         if (rest === HELLO) return Effect.asVoid(Effect.forkIn(send(""), scope))
+        if (rest.startsWith(SIGNAL)) {
+          const [topic, ...ids] = rest.slice(SIGNAL.length).split(" ")
+          const listening = listeners.signals.of(topic)
+          if (listening !== undefined) for (const listener of listening) listener(ids)
+          return Effect.void
+        }
         if (rest.startsWith("{")) {
           // Handed over before the next notification is read, so that live output reaches its
           // streams before the wake-up of the append that stores it, which follows it on the channel.
@@ -228,8 +252,9 @@ const make = Effect.gen(function*() {
   )
 
   const broadcasts = new Set<BroadcastListener>()
+  const signals = new KeyedCallbacks<string, SignalListener>()
   const others = new OtherProcesses()
-  if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts, others })
+  if (shared) yield* listenForOtherProcesses(sql, origin, { notified, broadcasts, signals, others })
 
   /** Whether another process may hear a `broadcast` now (never on the embedded database). */
   const othersListening = (): boolean => shared && others.mayBeListening()
@@ -295,7 +320,28 @@ const make = Effect.gen(function*() {
       () => Effect.sync(() => broadcasts.delete(listener))
     )
 
-  return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, onBroadcast } as const
+  /**
+   * After the commit it is about, outside any transaction: tells the other processes' listeners of
+   * `topic` (a word) these ids (none: a signal without ids). Best effort, as `broadcast`; sent
+   * only while another process may be listening.
+   */
+  const signal = (topic: string, ids: ReadonlyArray<string>): Effect.Effect<void> => {
+    if (!othersListening()) return Effect.void
+    const payloads: Array<string> = []
+    for (let start = 0; start === 0 || start < ids.length; start += IDS_PER_SIGNAL) {
+      payloads.push([`${origin} ${SIGNAL}${topic}`, ...ids.slice(start, start + IDS_PER_SIGNAL)].join(" "))
+    }
+    return sql`SELECT pg_notify(${CHANNEL}, payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
+      Effect.asVoid,
+      Effect.catchCause((cause) => Effect.logWarning(`Signalling ${topic} to the other processes failed`, cause))
+    )
+  }
+
+  /** Calls `listener` with the ids of every `topic` signal the other processes send, for the life of the scope. */
+  const onSignal = (topic: string, listener: SignalListener): Effect.Effect<void, never, Scope.Scope> =>
+    signals.register(topic, listener)
+
+  return { wake, notice, lastKnown, nextWake, shared, othersListening, broadcast, onBroadcast, signal, onSignal } as const
 })
 
 export class EventNotifications extends Context.Service<EventNotifications, Effect.Success<typeof make>>()("EventNotifications") {

@@ -7,10 +7,10 @@
 import { MachineHub } from "../machines/MachineHub.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import { InvalidRequest, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
-import type { AgentId, InteractionId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
+import type { AgentId, InteractionId, MachineId, MachinePoolId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { InteractionKind, InteractionStatus, ResolveInteraction } from "../../domain/runtime/Interactions.ts"
-import { machineTargetOf } from "../../domain/machines/MachineTarget.ts"
+import { machineTargetOf, wakeIdOf } from "../../domain/machines/MachineTarget.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -20,7 +20,7 @@ import { AgentsRepository } from "./AgentsRepository.ts"
 import { InteractionsRepository, type StoredInteraction, toInteraction } from "./InteractionsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 import { ToolCallsRepository } from "./ToolCallsRepository.ts"
-import { ToolDispatch } from "./ToolDispatch.ts"
+import { runsOnMachine, ToolDispatch } from "./ToolDispatch.ts"
 import { TurnLifecycle } from "./TurnLifecycle.ts"
 import { PersonalResourceUse } from "./PersonalResourceUse.ts"
 import { type Signal, TurnSignals } from "./TurnSignals.ts"
@@ -83,7 +83,10 @@ const make = Effect.gen(function*() {
       })
     })
 
-  /** What the resolution means for the interaction's tool call; the wait it resolves. */
+  /**
+   * What the resolution means for the interaction's tool call: the wait it resolves, and the
+   * mailbox an approved machine call's request went to (to wake once committed).
+   */
   const resolveCall = (
     pending: StoredInteraction,
     toolCallId: ToolCallId,
@@ -100,11 +103,13 @@ const make = Effect.gen(function*() {
       )
       const message = resolution.message ?? null
       let signal: Signal
+      let mailbox: MachineId | MachinePoolId | null = null
       if (pending.kind === "approval") {
         if (resolution.decision === "approve") {
           const payload = { turn_id: pending.turn_id, agent_id: agentId }
           const { machine, tool } = yield* toolOf(agentId, call.name)
           yield* dispatcher.dispatchApproved(payload, pending.project_id, call, tool, machine)
+          if (runsOnMachine(call.name, machine)) mailbox = wakeIdOf(machine.place)
         } else {
           yield* dispatcher.failCall(agentId, pending.turn_id, call.id, `The tool call was denied${reason(message)}`)
         }
@@ -118,7 +123,7 @@ const make = Effect.gen(function*() {
         signal = { kind: "question", toolCallId: call.id, token: pending.deferred_token, value: "completed" }
       }
       yield* lifecycle.refreshStatus(agentId, pending.turn_id)
-      return signal
+      return { signal, mailbox }
     })
 
   /** An `answer` sent where it would be dropped: it answers a question, with `approve`. */
@@ -164,14 +169,16 @@ const make = Effect.gen(function*() {
           tool_call_id: pending.tool_call_id,
           content_blocks: [{ type: "text", text: summary }]
         }])
-        const waits = pending.tool_call_id === null
-          ? []
-          : [yield* resolveCall(pending, pending.tool_call_id, resolution, answer)]
-        return { resolved, waits }
+        const call = pending.tool_call_id === null
+          ? null
+          : yield* resolveCall(pending, pending.tool_call_id, resolution, answer)
+        return { resolved, call }
       }))
-      yield* signals.send(outcome.waits)
-      // An approved machine tool call's request is in its machine's mailbox now.
-      yield* hub.wake()
+      if (outcome.call !== null) {
+        yield* signals.send([outcome.call.signal])
+        // An approved machine tool call's request is in its mailbox now.
+        if (outcome.call.mailbox !== null) yield* hub.wake([outcome.call.mailbox])
+      }
       return toInteraction(outcome.resolved)
     })
 

@@ -14,6 +14,7 @@
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { isBuiltinTool } from "../../domain/configuration/agent-config/BuiltinTools.ts"
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
+import { wakeIdOf } from "../../domain/machines/MachineTarget.ts"
 import { ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { NewEvent } from "../../domain/runtime/Events.ts"
@@ -172,7 +173,7 @@ const make = Effect.gen(function*() {
       const outcome = Option.isSome(alone) ? alone.value : (yield* recordInTransaction(payload, setup, step, response, calls)).outcome
       const place = setup.machine?.place
       if (place !== undefined && calls.some((call) => call.onMachine)) {
-        yield* hub.wake([place._tag === "Machine" ? place.machineId : place.poolId])
+        yield* hub.wake([wakeIdOf(place)])
       }
       return outcome
     })

@@ -1,7 +1,7 @@
 /**
- * Callbacks kept per key, each for the life of a scope: the stream waiters of an agent
- * (EventNotifications), the live output listeners of an agent (LiveOutput). A key with no
- * callback left is forgotten.
+ * Callbacks kept per key, each for the life of a scope: the stream waiters of an agent and the
+ * listeners of a signal's topic (EventNotifications), the live output listeners of an agent
+ * (LiveOutput). A key with no callback left is forgotten.
  */
 import { Effect, type Scope } from "effect"
 
