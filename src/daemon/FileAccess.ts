@@ -4,9 +4,9 @@
  * who names the digest it last read, and only while the file still has that digest), and the
  * lock that makes a precondition and the write it guards one step.
  */
-import { Effect, Semaphore } from "effect"
+import { Effect, type Scope, Semaphore } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { constants, createReadStream } from "node:fs"
+import { constants, type Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import type { FileDigest } from "../domain/machines/MachineFiles.ts"
@@ -15,11 +15,11 @@ import { type OperationError, operationError } from "./OperationError.ts"
 
 export const digestOf = (bytes: Uint8Array): FileDigest => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 
-/** The digest of a file, read as a stream. */
-export const digestOfFile = (path: string): Effect.Effect<FileDigest, OperationError> =>
+/** The digest of an opened file, read as a stream. */
+export const digestOfFile = (path: string, file: ExistingFile): Effect.Effect<FileDigest, OperationError> =>
   attempt(path, async () => {
     const hash = createHash("sha256")
-    for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+    for await (const chunk of file.handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer)
     return `sha256:${hash.digest("hex")}` as FileDigest
   })
 
@@ -57,25 +57,49 @@ export const exclusivelyAt = <A, E, R>(path: string, effect: Effect.Effect<A, E,
       })
   )
 
+/**
+ * Opens an existing regular file for reading; undefined when the path names anything else. Opening
+ * a FIFO waits for a writer, holding one of libuv's four threadpool threads meanwhile (four such
+ * opens stop every file operation of the daemon, its state file's included), and opening a device
+ * may act on it: so the entry is looked at first and never opened unless it is a regular file.
+ * What is opened may have been swapped since (a FIFO made under the same name): O_NONBLOCK opens
+ * a FIFO at once, and the descriptor's own fstat decides. Reading a regular file ignores the flag.
+ */
+export const openRegularFile = async (path: string): Promise<{ readonly handle: fs.FileHandle; readonly stats: Stats } | undefined> => {
+  if (!(await fs.stat(path)).isFile()) return undefined
+  const handle = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  const stats = await handle.stat().catch(async (error) => {
+    await handle.close()
+    throw error
+  })
+  if (stats.isFile()) return { handle, stats }
+  await handle.close()
+  return undefined
+}
+
 export interface ExistingFile {
+  /** Open for reading until the scope that opened it closes; read it once (a read moves its offset). */
+  readonly handle: fs.FileHandle
   readonly size: number
   readonly mode: number
   /** Its permission bits let nobody write it, or the daemon's user may not. */
   readonly readOnly: boolean
 }
 
-/** An existing regular file (already resolved): `not_a_file` for anything else. */
-export const existingFile = (path: string): Effect.Effect<ExistingFile, OperationError> =>
-  attempt(path, async () => {
-    const stat = await fs.stat(path)
-    if (!stat.isFile()) return undefined
-    const writable = (stat.mode & 0o222) !== 0 && await fs.access(path, constants.W_OK).then(() => true, () => false)
-    return { size: stat.size, mode: stat.mode & 0o7777, readOnly: !writable }
-  }).pipe(
-    Effect.flatMap((file) =>
-      file === undefined
+/** An existing regular file (already resolved), open for reading: `not_a_file` for anything else. */
+export const openExistingFile = (path: string): Effect.Effect<ExistingFile, OperationError, Scope.Scope> =>
+  Effect.acquireRelease(
+    attempt(path, () => openRegularFile(path)),
+    (opened) => opened === undefined ? Effect.void : Effect.promise(() => opened.handle.close())
+  ).pipe(
+    Effect.flatMap((opened) =>
+      opened === undefined
         ? Effect.fail(operationError("not_a_file", `${path} is a directory or another kind of entry, not a file`))
-        : Effect.succeed(file)
+        : Effect.promise(async () => {
+          const { handle, stats } = opened
+          const writable = (stats.mode & 0o222) !== 0 && await fs.access(path, constants.W_OK).then(() => true, () => false)
+          return { handle, size: stats.size, mode: stats.mode & 0o7777, readOnly: !writable }
+        })
     )
   )
 
@@ -83,7 +107,7 @@ export const existingFile = (path: string): Effect.Effect<ExistingFile, Operatio
 export const readWhole = (path: string, file: ExistingFile, maxBytes: number, purpose: string) =>
   file.size > maxBytes
     ? Effect.fail(operationError("unprocessable", `${path} is ${file.size} bytes; ${purpose} handles files up to ${maxBytes} bytes`))
-    : attempt(path, () => fs.readFile(path))
+    : attempt(path, () => file.handle.readFile())
 
 export const refuseReadOnly = (path: string, file: ExistingFile) =>
   file.readOnly ? Effect.fail(operationError("file_read_only", `${path} is read-only`)) : Effect.void
@@ -168,13 +192,13 @@ export const replaceFile = (
   exclusivelyAt(
     target.path,
     Effect.gen(function*() {
-      const existing = yield* existingFile(target.path).pipe(
+      const existing = yield* openExistingFile(target.path).pipe(
         Effect.catchIf((error) => error.code === "not_found", () => Effect.succeed(undefined))
       )
       if (existing !== undefined) yield* refuseReadOnly(target.path, existing)
-      const current = existing === undefined ? undefined : yield* digestOfFile(target.path)
+      const current = existing === undefined ? undefined : yield* digestOfFile(target.path, existing)
       yield* checkDigest(target.path, current, expected)
       yield* writeAtomically(target, bytes, existing?.mode)
       return { digest: digestOf(bytes), size: bytes.byteLength, created: existing === undefined }
-    })
+    }).pipe(Effect.scoped)
   )

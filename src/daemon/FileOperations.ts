@@ -13,7 +13,7 @@ import {
   type WrittenFile
 } from "../domain/machines/MachineFiles.ts"
 import { resolveExisting, resolveForWrite } from "./Directories.ts"
-import { digestOf, existingFile, readWhole, replaceFile, textOf } from "./FileAccess.ts"
+import { digestOf, openExistingFile, readWhole, replaceFile, textOf } from "./FileAccess.ts"
 import { operationError } from "./OperationError.ts"
 
 const absolute = (path: string) =>
@@ -22,9 +22,9 @@ const absolute = (path: string) =>
     : Effect.fail(operationError("invalid_request", `path must be absolute (got ${JSON.stringify(path)})`))
 
 export const readFileOperation = (operation: typeof FileReadOperation.Type) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const path = yield* Effect.flatMap(absolute(operation.path), resolveExisting)
-    const file = yield* existingFile(path)
+    const file = yield* openExistingFile(path)
     const bytes = yield* readWhole(path, file, FILE_TRANSFER_MAX_BYTES, "the files route")
     const text = textOf(bytes)
     return {
@@ -35,7 +35,7 @@ export const readFileOperation = (operation: typeof FileReadOperation.Type) =>
       content: text ?? Buffer.from(bytes).toString("base64"),
       read_only: file.readOnly
     } satisfies FileContent
-  })
+  }))
 
 export const writeFileOperation = (operation: typeof FileWriteOperation.Type) =>
   Effect.gen(function*() {

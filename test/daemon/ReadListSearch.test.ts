@@ -5,6 +5,7 @@
  * what lies outside exists or not.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import * as nodePath from "node:path"
 import {
@@ -272,6 +273,38 @@ describe("search_files", () => {
     expect(search.truncated).toBe(true)
     tree.write("hits.txt", "hit\n".repeat(SEARCH_MAX_MATCHES))
     expect(outputOf(await tree.tool("search_files", { pattern: "hit" })).truncated).toBe(false)
+  })
+})
+
+describe("a FIFO", () => {
+  it("is refused by every operation that reads a file, without waiting for a writer: the daemon's file operations go on", async () => {
+    // Five searches, one more than libuv's four threadpool threads: an open that waits for a
+    // writer holds one, and with all four held no file operation of the process answers.
+    const fifos = Array.from({ length: 5 }, (_, n) => `pipe${n}`)
+    for (const name of fifos) execFileSync("mkfifo", [tree.path(name)])
+    const fifo = tree.path(fifos[0]!)
+    const outcomes = await tree.runAll([
+      ...fifos.map((name) => tree.toolOperation("search_files", { pattern: "x", path: name })),
+      tree.toolOperation("read_file", { path: fifo }),
+      tree.toolOperation("edit_file", { path: fifo, old_text: "a", new_text: "b", expected_digest: sha256("") }),
+      tree.toolOperation("write_file", { path: fifo, content: "x", expected_digest: sha256("") }),
+      { operation: "file.read", path: fifo },
+      { operation: "file.write", path: fifo, content: "x", encoding: "utf-8", expected_digest: sha256("") }
+    ])
+    expect(outcomes.slice(0, fifos.length).map(failureOf)).toEqual(fifos.map((name) => ({
+      code: "not_a_file",
+      message: `${tree.path(name)} is neither a directory nor a regular file: search_files searches the files under a directory, or one file`
+    })))
+    for (const outcome of outcomes.slice(fifos.length)) expect(failureOf(outcome).code).toBe("not_a_file")
+    tree.write("notes.txt", "x marks the spot\n")
+    expect(outputOf(await tree.tool("search_files", { pattern: "x" }))).toEqual({
+      path: tree.root,
+      matches: [{ path: "notes.txt", line: 1, text: "x marks the spot" }],
+      files_searched: 1,
+      files_skipped: 0,
+      truncated: false
+    })
+    expect(outputOf(await tree.tool("read_file", { path: "notes.txt" })).content).toBe("x marks the spot\n")
   })
 })
 

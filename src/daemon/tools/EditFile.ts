@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { EDIT_MAX_BYTES, type EditFileInput, type EditFileOutput } from "../../domain/machines/MachineTools.ts"
-import { checkDigest, digestOf, exclusivelyAt, existingFile, readWhole, refuseReadOnly, textOf, writeAtomically } from "../FileAccess.ts"
+import { checkDigest, digestOf, exclusivelyAt, openExistingFile, readWhole, refuseReadOnly, textOf, writeAtomically } from "../FileAccess.ts"
 import { operationError } from "../OperationError.ts"
 import { resolveInput, type ToolContext } from "./ToolContext.ts"
 
@@ -17,7 +17,7 @@ const occurrences = (text: string, search: string) => {
 
 const editAt = (path: string, input: EditFileInput) =>
   Effect.gen(function*() {
-    const file = yield* existingFile(path)
+    const file = yield* openExistingFile(path)
     yield* refuseReadOnly(path, file)
     const bytes = yield* readWhole(path, file, EDIT_MAX_BYTES, "edit_file")
     yield* checkDigest(path, digestOf(bytes), input.expected_digest)
@@ -40,4 +40,4 @@ const editAt = (path: string, input: EditFileInput) =>
   })
 
 export const editFile = (input: EditFileInput, context: ToolContext) =>
-  Effect.flatMap(resolveInput(context, input.path), (path) => exclusivelyAt(path, editAt(path, input)))
+  Effect.flatMap(resolveInput(context, input.path), (path) => exclusivelyAt(path, Effect.scoped(editAt(path, input))))

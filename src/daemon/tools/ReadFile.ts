@@ -5,10 +5,9 @@
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { createReadStream } from "node:fs"
 import { READ_DEFAULT_LINES, READ_MAX_BYTES, type ReadFileInput, type ReadFileOutput } from "../../domain/machines/MachineTools.ts"
 import { attempt } from "../Directories.ts"
-import { existingFile } from "../FileAccess.ts"
+import { openExistingFile } from "../FileAccess.ts"
 import { resolveInput, type ToolContext } from "./ToolContext.ts"
 
 /** Collects the lines [first, first + count) of a text fed in pieces, up to READ_MAX_BYTES. */
@@ -72,9 +71,9 @@ class LineWindow {
 }
 
 export const readFile = (input: ReadFileInput, context: ToolContext) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const path = yield* resolveInput(context, input.path)
-    yield* existingFile(path)
+    const file = yield* openExistingFile(path)
     const first = input.offset ?? 1
     const count = input.limit ?? READ_DEFAULT_LINES
     return yield* attempt(path, async (): Promise<ReadFileOutput> => {
@@ -83,7 +82,7 @@ export const readFile = (input: ReadFileInput, context: ToolContext) =>
       const window = new LineWindow(first, count)
       let size = 0
       let binary = false
-      for await (const chunk of createReadStream(path)) {
+      for await (const chunk of file.handle.createReadStream({ autoClose: false })) {
         const bytes = chunk as Buffer
         hash.update(bytes)
         size += bytes.byteLength
@@ -121,4 +120,4 @@ export const readFile = (input: ReadFileInput, context: ToolContext) =>
         ...(more ? { next_offset: window.lastKept + 1 } : {})
       }
     })
-  })
+  }))

@@ -1,6 +1,6 @@
 /**
  * `search_files`: the lines matching a regular expression (or, when the pattern is not a valid
- * expression, containing it literally) in the files under a directory. Stops at
+ * expression, containing it literally) in the files under a directory, or in one file. Stops at
  * SEARCH_MAX_MATCHES matches or SEARCH_MAX_FILES files; passes over binary files and files over
  * SEARCH_MAX_FILE_BYTES.
  */
@@ -17,7 +17,7 @@ import {
   type SearchMatch
 } from "../../domain/machines/MachineTools.ts"
 import { attempt } from "../Directories.ts"
-import { textOf } from "../FileAccess.ts"
+import { openRegularFile, textOf } from "../FileAccess.ts"
 import { operationError } from "../OperationError.ts"
 import { walk, type WalkEntry } from "./DirectoryWalk.ts"
 import { resolveInput, type ToolContext } from "./ToolContext.ts"
@@ -31,10 +31,28 @@ const expressionOf = (pattern: string, caseInsensitive: boolean) => {
   }
 }
 
+/**
+ * The text of a file to search; undefined when it is to be passed over: binary, over
+ * SEARCH_MAX_FILE_BYTES, unreadable, or no longer a regular file (openRegularFile: a FIFO
+ * swapped in since the walk saw a file is not waited on).
+ */
+const searchableText = async (path: string): Promise<string | undefined> => {
+  const file = await openRegularFile(path).catch(() => undefined)
+  if (file === undefined) return undefined
+  try {
+    return file.stats.size > SEARCH_MAX_FILE_BYTES ? undefined : await file.handle.readFile().then(textOf, () => undefined)
+  } finally {
+    await file.handle.close()
+  }
+}
+
 export const searchFiles = (input: SearchFilesInput, context: ToolContext) =>
   Effect.gen(function*() {
     const path = yield* resolveInput(context, input.path ?? context.cwd)
     const stat = yield* attempt(path, () => fs.stat(path))
+    if (!stat.isDirectory() && !stat.isFile()) {
+      return yield* Effect.fail(operationError("not_a_file", `${path} is neither a directory nor a regular file: search_files searches the files under a directory, or one file`))
+    }
     const expression = expressionOf(input.pattern, input.case_insensitive ?? false)
     return yield* Effect.tryPromise({
       try: async (signal): Promise<SearchFilesOutput> => {
@@ -48,10 +66,7 @@ export const searchFiles = (input: SearchFilesInput, context: ToolContext) =>
         for await (const file of files) {
           if (file.type !== "file") continue
           if (searched + skipped === SEARCH_MAX_FILES) return result(true)
-          const size = await fs.stat(file.absolute).then((s) => s.size, () => Infinity)
-          const text = size > SEARCH_MAX_FILE_BYTES
-            ? undefined
-            : await fs.readFile(file.absolute).then(textOf, () => undefined)
+          const text = await searchableText(file.absolute)
           if (text === undefined) {
             skipped++
             continue
