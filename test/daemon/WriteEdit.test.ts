@@ -133,6 +133,35 @@ describe("edit_file", () => {
     expect(failureOf(await tree.tool("edit_file", { path: "out-file", old_text: "secret", new_text: "x" })).code).toBe("forbidden")
   })
 
+  it(`refuses an edit whose file would exceed ${EDIT_MAX_BYTES} bytes before building it`, async () => {
+    const editAll = (content: string, new_text: string) => {
+      tree.write("many.txt", content)
+      return tree.tool("edit_file", { path: "many.txt", old_text: "a", new_text, replace_all: true, expected_digest: sha256(content) })
+    }
+    const text = "a".repeat(EDIT_MAX_BYTES)
+    const peakBefore = process.resourceUsage().maxRSS
+    const failure = failureOf(await editAll(text, "b".repeat(120)))
+    // The process's peak resident memory, in KiB: building the refused file had taken 1.1 GB.
+    expect(process.resourceUsage().maxRSS - peakBefore).toBeLessThan(256 * 1024)
+    expect(failure).toEqual({
+      code: "request_too_large",
+      message: `the edited file would be ${EDIT_MAX_BYTES * 120} bytes; edit_file writes at most ${EDIT_MAX_BYTES}`
+    })
+    expect(tree.read("many.txt")).toBe(text)
+    // Counted in bytes of UTF-8: "é" is two.
+    expect(failureOf(await editAll("a".repeat(EDIT_MAX_BYTES / 2 + 1), "é")).message)
+      .toBe(`the edited file would be ${EDIT_MAX_BYTES + 2} bytes; edit_file writes at most ${EDIT_MAX_BYTES}`)
+    expect(outputOf(await editAll("a".repeat(EDIT_MAX_BYTES / 2), "é"))).toMatchObject({ size: EDIT_MAX_BYTES, replacements: EDIT_MAX_BYTES / 2 })
+  })
+
+  it("takes an unpaired surrogate in old_text as U+FFFD, as UTF-8 writes it: never half of a character", async () => {
+    const text = "😀 \uFFFD\n"
+    tree.write("emoji.txt", text)
+    const edited = outputOf(await tree.tool("edit_file", { path: "emoji.txt", old_text: "\uD83D", new_text: "x", expected_digest: sha256(text) }))
+    expect(tree.read("emoji.txt")).toBe("😀 x\n")
+    expect(edited).toMatchObject({ size: Buffer.byteLength("😀 x\n"), replacements: 1 })
+  })
+
   it("lets one of concurrent edits and writes expecting the same digest through, the others conflict", async () => {
     tree.write("shared.txt", "start\n")
     const expected_digest = sha256("start\n")
