@@ -33,8 +33,8 @@ const make = Effect.gen(function*() {
   const notifications = yield* EventNotifications
   const connections = new Map<string, LocalConnection>()
   /**
-   * Machines whose mailbox changed (an empty string: every machine), and pools with requests
-   * waiting for one of their machines (PoolScheduler listens for those).
+   * Machines whose mailbox changed, and pools with requests waiting for one of their machines
+   * (PoolScheduler listens for those).
    */
   const changed = yield* PubSub.sliding<string>(1024)
 
@@ -99,17 +99,14 @@ const make = Effect.gen(function*() {
       )
     })
 
-  const wakeHere = (machineIds: ReadonlyArray<string>) =>
-    Effect.asVoid(machineIds.length === 0 ? PubSub.publish(changed, "") : PubSub.publishAll(changed, machineIds))
+  const wakeHere = (machineIds: ReadonlyArray<string>) => Effect.asVoid(PubSub.publishAll(changed, machineIds))
 
   /**
-   * After a commit that added requests or cancels for these machines or pools (none: any
-   * machine): their connections here are woken, and the other processes are told of the machines
-   * not connected here.
+   * After a commit that added requests or cancels for these machines or pools: their connections
+   * here are woken, and the other processes are told of the machines not connected here.
    */
-  const wake = (machineIds?: Iterable<MachineId | MachinePoolId>) =>
+  const wake = (machineIds: Iterable<MachineId | MachinePoolId>) =>
     Effect.suspend(() => {
-      if (machineIds === undefined) return Effect.andThen(wakeHere([]), notifications.signal(CHANGED, []))
       const ids = [...machineIds]
       const elsewhere = ids.filter((id) => !connections.has(id))
       return Effect.andThen(wakeHere(ids), elsewhere.length === 0 ? Effect.void : notifications.signal(CHANGED, elsewhere))

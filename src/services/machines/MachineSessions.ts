@@ -274,7 +274,7 @@ const make = Effect.gen(function*() {
       const wakeups = yield* hub.subscribe
       const mailbox = pump.pipe(
         Effect.andThen(Effect.raceFirst(
-          PubSub.take(wakeups).pipe(Effect.repeat({ until: (id) => id === "" || id === machineId })),
+          PubSub.take(wakeups).pipe(Effect.repeat({ until: (id) => id === machineId })),
           Effect.sleep(POLL)
         )),
         Effect.forever
