@@ -110,6 +110,16 @@ export const rawRequest = (request: HttpClientRequest.HttpClientRequest) =>
 export const expectFailure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flip(effect).pipe(Effect.catch(() => Effect.die(new Error("expected a failure, got a success"))))
 
+/**
+ * Runs `effects` at once (on Postgres, over several connections) and gives each one's outcome
+ * in order: `"succeeded"`, or its failure's tag.
+ */
+export const outcomesAtOnce = <E extends { readonly _tag: string }, R>(effects: ReadonlyArray<Effect.Effect<unknown, E, R>>) =>
+  Effect.map(
+    Effect.all(effects.map((effect) => Effect.result(effect)), { concurrency: "unbounded" }),
+    (results) => results.map((result) => result._tag === "Success" ? "succeeded" : result.failure._tag)
+  )
+
 export type TestUser = Effect.Success<ReturnType<typeof newUser>>
 
 export const ID_PATTERN = (prefix: string) => new RegExp(`^${prefix}_[a-z2-7]{26}$`)

@@ -2,7 +2,28 @@ import { expect } from "@effect/vitest"
 import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import { MAX_API_KEYS_PER_OWNER } from "../../src/services/tenancy/ApiKeys.ts"
-import { describeApp, clientWith, expectFailure, ID_PATTERN, newUser } from "../support/TestApp.ts"
+import { describeApp, clientWith, expectFailure, ID_PATTERN, newUser, outcomesAtOnce } from "../support/TestApp.ts"
+
+/**
+ * `copies` more of the user's keys and of the organization key `orgKeyId`, as copies of them (ids
+ * and token hashes: the first's 16 characters, then a count in hexadecimal with 0, 1, 8, 9 spelled
+ * w, x, y, z).
+ */
+const copyKeys = (userId: string, orgKeyId: string, copies: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`INSERT INTO api_keys (id, token_hash, name, user_id, org_id, role)
+      SELECT 'key_' || left(substr(id, 5), 16) || translate(lpad(to_hex(i), 10, '0'), '0189', 'wxyz'),
+        token_hash || i, name, user_id, org_id, role
+      FROM api_keys, generate_series(1, ${copies}::int) AS i
+      WHERE user_id = ${userId} OR id = ${orgKeyId}`)
+
+/** How many keys the user and the organization have together. */
+const keysOf = (userId: string, orgId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ count: number }>`SELECT count(*)::int AS count FROM api_keys WHERE user_id = ${userId} OR org_id = ${orgId}`,
+      ([row]) => row.count
+    ))
 
 describeApp()("API keys", (it) => {
   it.effect("personal keys: the token is shown once, lists never show it, deletion revokes", () =>
@@ -120,14 +141,7 @@ describeApp()("API keys", (it) => {
       const { client, user } = yield* newUser()
       const org = yield* client.organizations.create({ payload: { name: "Keys" } })
       const orgKey = yield* client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "ci", role: "member" } })
-      // The others as copies of the user's first key and of the organization's (ids and token
-      // hashes: the first's 16 characters, then a count in hexadecimal with 0, 1, 8, 9 spelled w, x, y, z).
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO api_keys (id, token_hash, name, user_id, org_id, role)
-        SELECT 'key_' || left(substr(id, 5), 16) || translate(lpad(to_hex(i), 10, '0'), '0189', 'wxyz'),
-          token_hash || i, name, user_id, org_id, role
-        FROM api_keys, generate_series(1, ${MAX_API_KEYS_PER_OWNER - 1}::int) AS i
-        WHERE user_id = ${user.id} OR id = ${orgKey.id}`
+      yield* copyKeys(user.id, orgKey.id, MAX_API_KEYS_PER_OWNER - 1)
       const personal = yield* expectFailure(client.user.createApiKey({ payload: { name: "one more" } }))
       expect(personal).toMatchObject({
         _tag: "Conflict",
@@ -140,11 +154,27 @@ describeApp()("API keys", (it) => {
         _tag: "Conflict",
         error: `This organization has ${MAX_API_KEYS_PER_OWNER} API keys, the most one may have; delete a key no longer used to make another`
       })
-      const [{ count }] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM api_keys WHERE user_id = ${user.id} OR org_id = ${org.id}`
-      expect(count).toBe(2 * MAX_API_KEYS_PER_OWNER)
+      expect(yield* keysOf(user.id, org.id)).toBe(2 * MAX_API_KEYS_PER_OWNER)
 
       yield* client.organizationApiKeys.remove({ params: { orgID: org.id, keyID: orgKey.id } })
       const made = yield* client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "again", role: "member" } })
       expect(made.id).toMatch(ID_PATTERN("key"))
+    }))
+  it.effect("keys created at once stop at MAX_API_KEYS_PER_OWNER: 50 at once, 10 short of it, make 10, the others are 409", () =>
+    Effect.gen(function*() {
+      const { client, user } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Keys at once" } })
+      const orgKey = yield* client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "ci", role: "member" } })
+      yield* copyKeys(user.id, orgKey.id, MAX_API_KEYS_PER_OWNER - 11)
+      const outcomes = yield* outcomesAtOnce([
+        ...Array.from({ length: 50 }, () => client.user.createApiKey({ payload: { name: "at once" } })),
+        ...Array.from({ length: 50 }, () =>
+          client.organizationApiKeys.create({ params: { orgID: org.id }, payload: { name: "at once", role: "member" } }))
+      ])
+      for (const owners of [outcomes.slice(0, 50), outcomes.slice(50)]) {
+        expect(owners.filter((outcome) => outcome === "succeeded")).toHaveLength(10)
+        expect(owners.filter((outcome) => outcome !== "succeeded")).toEqual(Array(40).fill("Conflict"))
+      }
+      expect(yield* keysOf(user.id, org.id)).toBe(2 * MAX_API_KEYS_PER_OWNER)
     }))
 })

@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import { MachineId, type WorkspaceId } from "../../src/domain/shared/Ids.ts"
 import { MAX_WORKSPACES_PER_USER } from "../../src/services/workspaces/Workspaces.ts"
-import { clientWith, describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, rawRequest } from "../support/TestApp.ts"
+import { clientWith, describeApp, expectFailure, ID_PATTERN, joinOrganization, newId, newUser, outcomesAtOnce, rawRequest } from "../support/TestApp.ts"
 
 const facts = (name: string, orgId: string) => ({
   machine_name: name,
@@ -29,6 +29,18 @@ const ownerWithProject = Effect.gen(function*() {
   const machine = yield* owner.client.machineRegistration.register({ payload: facts("laptop", org.id) })
   return { owner, org, project, machine: machine.machine }
 })
+
+/**
+ * `copies` more of the workspace, as copies of it (ids: its 16 characters, then a count in
+ * hexadecimal with 0, 1, 8, 9 spelled w, x, y, z, all of [a-z2-7]).
+ */
+const copyWorkspace = (id: WorkspaceId, copies: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`INSERT INTO workspaces (id, user_id, org_id, project_id, name, repository_url, base_ref, default_machine_id,
+        machine_pool_id, sync_enabled)
+      SELECT 'wsp_' || left(substr(id, 5), 16) || translate(lpad(to_hex(i), 10, '0'), '0189', 'wxyz'), user_id, org_id, project_id, name,
+        repository_url, base_ref, default_machine_id, machine_pool_id, sync_enabled
+      FROM workspaces, generate_series(1, ${copies}) AS i WHERE id = ${id}`)
 
 describeApp()("workspaces", (it) => {
   it.effect("create makes the main worktree; list, get, change, delete", () =>
@@ -121,14 +133,7 @@ describeApp()("workspaces", (it) => {
       const { org, owner, project } = yield* ownerWithProject
       const payload = { name: "One of many", org_id: org.id, project_id: project.id, repository: {} }
       const first = yield* owner.client.workspaces.create({ payload })
-      // The others as copies of the first (ids: the first's 16 characters, then a count in hexadecimal
-      // with 0, 1, 8, 9 spelled w, x, y, z, all of [a-z2-7]).
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO workspaces (id, user_id, org_id, project_id, name, repository_url, base_ref, default_machine_id,
-          machine_pool_id, sync_enabled)
-        SELECT 'wsp_' || left(substr(id, 5), 16) || translate(lpad(to_hex(i), 10, '0'), '0189', 'wxyz'), user_id, org_id, project_id, name,
-          repository_url, base_ref, default_machine_id, machine_pool_id, sync_enabled
-        FROM workspaces, generate_series(1, ${MAX_WORKSPACES_PER_USER - 1}) AS i WHERE id = ${first.id}`
+      yield* copyWorkspace(first.id, MAX_WORKSPACES_PER_USER - 1)
       const refused = yield* expectFailure(owner.client.workspaces.create({ payload }))
       expect(refused).toMatchObject({
         _tag: "Conflict",
@@ -138,6 +143,18 @@ describeApp()("workspaces", (it) => {
       yield* owner.client.workspaces.remove({ params: { workspace_id: first.id } })
       const made = yield* owner.client.workspaces.create({ payload })
       expect(made.id).toMatch(ID_PATTERN("wsp"))
+    }))
+
+  it.effect("workspaces created at once stop at MAX_WORKSPACES_PER_USER: 50 at once, 10 short of it, make 10, the others are 409", () =>
+    Effect.gen(function*() {
+      const { org, owner, project } = yield* ownerWithProject
+      const payload = { name: "One of many", org_id: org.id, project_id: project.id, repository: {} }
+      const first = yield* owner.client.workspaces.create({ payload })
+      yield* copyWorkspace(first.id, MAX_WORKSPACES_PER_USER - 11)
+      const outcomes = yield* outcomesAtOnce(Array.from({ length: 50 }, () => owner.client.workspaces.create({ payload })))
+      expect(outcomes.filter((outcome) => outcome === "succeeded")).toHaveLength(10)
+      expect(outcomes.filter((outcome) => outcome !== "succeeded")).toEqual(Array(40).fill("Conflict"))
+      expect(yield* owner.client.workspaces.list()).toHaveLength(MAX_WORKSPACES_PER_USER)
     }))
 
   it.effect("a LOCAL worktree whose machine is deleted is on no machine: type null, no user_machine_path, no path", () =>

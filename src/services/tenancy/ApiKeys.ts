@@ -17,10 +17,13 @@ import type { Principal } from "../../domain/tenancy/Principal.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { withinOwnerLimit } from "../shared/OwnerLimits.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { ApiKeysRepository, type KeyOwner } from "./ApiKeysRepository.ts"
+import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 import { PrincipalCache } from "./PrincipalCache.ts"
+import { UsersRepository } from "./UsersRepository.ts"
 
 const TOKEN_PREFIX = "apk_"
 
@@ -53,6 +56,8 @@ const isProjectId = Schema.is(ProjectId)
 
 const make = Effect.gen(function*() {
   const keys = yield* ApiKeysRepository
+  const users = yield* UsersRepository
+  const organizations = yield* OrganizationsRepository
   const principals = yield* PrincipalCache
   const ids = yield* IdGenerator
   const { transaction } = yield* Transactions
@@ -122,21 +127,21 @@ const make = Effect.gen(function*() {
       return new CreatedPersonalApiKey({ ...key, token })
     })
 
-  /** `create`, in a transaction that first counts the owner's keys: `conflict` at MAX_API_KEYS_PER_OWNER. */
+  /** `create`, refused with `conflict` when the owner has MAX_API_KEYS_PER_OWNER keys (OwnerLimits). */
   const withinKeyLimit = <A, E, R>(
     owner: { readonly userId: UserId } | { readonly orgId: OrgId },
     create: Effect.Effect<A, E, R>
   ) =>
-    transaction(Effect.gen(function*() {
-      const count = yield* keys.countLockingOwner(owner)
-      if (count >= MAX_API_KEYS_PER_OWNER) {
-        const whose = "userId" in owner ? "You have" : "This organization has"
-        return yield* new Conflict({
-          error: `${whose} ${count} API keys, the most one may have; delete a key no longer used to make another`
+    transaction(withinOwnerLimit({
+      lockOwner: "userId" in owner ? users.lock(owner.userId) : organizations.lock(owner.orgId),
+      count: keys.count(owner),
+      max: MAX_API_KEYS_PER_OWNER,
+      refusal: (count) =>
+        new Conflict({
+          error: `${"userId" in owner ? "You have" : "This organization has"} ${count} API keys, the most one may have; ` +
+            "delete a key no longer used to make another"
         })
-      }
-      return yield* create
-    }))
+    }, create))
 
   const createPersonal = (userId: UserId, name: string) =>
     withinKeyLimit({ userId }, createPersonalWith(userId, name, newToken()))
@@ -202,6 +207,8 @@ export class ApiKeys extends Context.Service<ApiKeys, Effect.Success<typeof make
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ApiKeysRepository.layer,
+      UsersRepository.layer,
+      OrganizationsRepository.layer,
       IdGenerator.layer,
       Transactions.layer
     ])

@@ -80,17 +80,10 @@ const make = Effect.gen(function*() {
     execute: (key) => sql`INSERT INTO api_keys ${sql.insert(key)} RETURNING *`
   })
 
-  /** The count of an owner's keys, the owner's row (in `table`, named by the keys' `column`) locked. */
-  const countLockingOwner = SqlSchema.findOne({
-    Request: Schema.Struct({
-      table: Schema.Literals(["users", "organizations"]),
-      column: Schema.Literals(["user_id", "org_id"]),
-      id: Schema.String
-    }),
+  const count = SqlSchema.findOne({
+    Request: Schema.Struct({ column: Schema.Literals(["user_id", "org_id"]), id: Schema.String }),
     Result: Schema.Struct({ count: Schema.Number }),
-    execute: ({ column, id, table }) =>
-      sql`WITH owner AS (SELECT id FROM ${sql(table)} WHERE id = ${id} FOR UPDATE)
-        SELECT count(*)::int AS count FROM api_keys WHERE ${sql(column)} = (SELECT id FROM owner)`
+    execute: ({ column, id }) => sql`SELECT count(*)::int AS count FROM api_keys WHERE ${sql(column)} = ${id}`
   })
 
   const pagePersonal = keysetQuery(sql, {
@@ -143,17 +136,10 @@ const make = Effect.gen(function*() {
       findOwnerWithStanding({ hash: tokenHash, orgId, projectId }).pipe(Effect.catchTag("SchemaError", Effect.die)),
     /** The key of an id, while it exists. */
     findOwnerById: (keyId: ApiKeyId) => Effect.orDie(findOwnerById(keyId)),
-    /**
-     * How many keys the owner has, its row locked until the transaction ends, so that creates for
-     * one owner at once count one after another.
-     */
-    countLockingOwner: (owner: { readonly userId: UserId } | { readonly orgId: OrgId }) =>
+    /** How many keys the owner has. */
+    count: (owner: { readonly userId: UserId } | { readonly orgId: OrgId }) =>
       Effect.map(
-        Effect.orDie(countLockingOwner(
-          "userId" in owner
-            ? { table: "users", column: "user_id", id: owner.userId }
-            : { table: "organizations", column: "org_id", id: owner.orgId }
-        )),
+        Effect.orDie(count("userId" in owner ? { column: "user_id", id: owner.userId } : { column: "org_id", id: owner.orgId })),
         (row) => row.count
       ),
     insertPersonal: (key: typeof NewPersonalKey.Type) => Effect.orDie(insertPersonal(key)),

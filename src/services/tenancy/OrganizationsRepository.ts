@@ -24,6 +24,12 @@ const make = Effect.gen(function*() {
     execute: (id) => reads.run((sql) => sql`SELECT * FROM organizations WHERE id = ${id}`)
   })
 
+  const lock = SqlSchema.findOneOption({
+    Request: OrgId,
+    Result: Schema.Struct({ id: OrgId }),
+    execute: (id) => sql`SELECT id FROM organizations WHERE id = ${id} FOR NO KEY UPDATE`
+  })
+
   const rename = SqlSchema.findOneOption({
     Request: NewOrganization,
     Result: Organization,
@@ -41,6 +47,12 @@ const make = Effect.gen(function*() {
     insert: (organization: typeof NewOrganization.Type) => Effect.orDie(insert(organization)),
     findById: (id: OrgId) => Effect.orDie(findById(id)),
     rename: (id: OrgId, name: string) => Effect.orDie(rename({ id, name })),
+    /**
+     * The organization's row locked until the transaction ends, for what is capped per
+     * organization (OwnerLimits): against the same lock only (FOR NO KEY UPDATE), so rows that
+     * refer to the organization are written meanwhile without waiting.
+     */
+    lock: (id: OrgId) => Effect.orDie(lock(id)),
     /** A page of the organizations among `ids`. */
     pageAmong: (ids: ReadonlyArray<OrgId>, keyset: Keyset) => pageAmong({ ids }, keyset)
   } as const

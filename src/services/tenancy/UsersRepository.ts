@@ -27,6 +27,12 @@ const make = Effect.gen(function*() {
     execute: (email) => sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
   })
 
+  const lock = SqlSchema.findOneOption({
+    Request: UserId,
+    Result: Schema.Struct({ id: UserId }),
+    execute: (id) => sql`SELECT id FROM users WHERE id = ${id} FOR NO KEY UPDATE`
+  })
+
   const findByIds = SqlSchema.findAll({
     Request: Schema.Array(UserId),
     Result: User,
@@ -38,7 +44,13 @@ const make = Effect.gen(function*() {
     insert: (user: { readonly id: UserId; readonly email: string }) => uniqueOrDie(insert(user)),
     findById: (id: UserId) => Effect.orDie(findById(id)),
     findByEmail: (email: string) => Effect.orDie(findByEmail(email)),
-    findByIds: (ids: ReadonlyArray<UserId>) => Effect.orDie(findByIds(ids))
+    findByIds: (ids: ReadonlyArray<UserId>) => Effect.orDie(findByIds(ids)),
+    /**
+     * The user's row locked until the transaction ends, for what is capped per user (OwnerLimits):
+     * against the same lock only (FOR NO KEY UPDATE), so rows that refer to the user are written
+     * meanwhile without waiting.
+     */
+    lock: (id: UserId) => Effect.orDie(lock(id))
   } as const
 })
 

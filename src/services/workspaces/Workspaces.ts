@@ -24,9 +24,11 @@ import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import { PoolMachines } from "../machines/PoolMachines.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
+import { withinOwnerLimit } from "../shared/OwnerLimits.ts"
 import type { RowLock } from "../shared/Sql.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
+import { UsersRepository } from "../tenancy/UsersRepository.ts"
 import { type StoredWorkspace, toWorkspace, WorkspacesRepository } from "./WorkspacesRepository.ts"
 import { toDescriptor, WorktreesRepository } from "./WorktreesRepository.ts"
 
@@ -38,6 +40,7 @@ export const MAX_WORKSPACES_PER_USER = 1000
 
 const make = Effect.gen(function*() {
   const workspaces = yield* WorkspacesRepository
+  const users = yield* UsersRepository
   const worktrees = yield* WorktreesRepository
   const machines = yield* MachinesRepository
   const pools = yield* MachinePoolsRepository
@@ -93,13 +96,15 @@ const make = Effect.gen(function*() {
       const id = yield* ids.make(WorkspaceId)
       const worktreeId = yield* ids.make(WorktreeIdSchema)
       const pathId = yield* ids.make(UserMachinePathId)
-      return yield* transaction(Effect.gen(function*() {
-        const count = yield* workspaces.countLockingOwner(userId)
-        if (count >= MAX_WORKSPACES_PER_USER) {
-          return yield* new Conflict({
+      return yield* transaction(withinOwnerLimit({
+        lockOwner: users.lock(userId),
+        count: workspaces.count(userId),
+        max: MAX_WORKSPACES_PER_USER,
+        refusal: (count) =>
+          new Conflict({
             error: `You have ${count} workspaces, the most one person may have; delete one you no longer use to make another`
           })
-        }
+      }, Effect.gen(function*() {
         const stored = yield* workspaces.insert({
           id,
           user_id: userId,
@@ -122,7 +127,7 @@ const make = Effect.gen(function*() {
           machine_id: defaultMachine
         }).pipe(Effect.orDie)
         return toWorkspace(stored)
-      }))
+      })))
     })
 
   /** The caller's workspaces in the projects they still have access to (as `own` finds them). */
@@ -198,6 +203,7 @@ export class Workspaces extends Context.Service<Workspaces, Effect.Success<typeo
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       WorkspacesRepository.layer,
+      UsersRepository.layer,
       WorktreesRepository.layer,
       MachinesRepository.layer,
       MachinePoolsRepository.layer,

@@ -70,12 +70,10 @@ const make = Effect.gen(function*() {
     execute: (userId) => sql`SELECT * FROM workspaces WHERE user_id = ${userId} ORDER BY id`
   })
 
-  const countLockingOwner = SqlSchema.findOne({
+  const count = SqlSchema.findOne({
     Request: UserId,
     Result: Schema.Struct({ count: Schema.Number }),
-    execute: (userId) =>
-      sql`WITH owner AS (SELECT id FROM users WHERE id = ${userId} FOR UPDATE)
-        SELECT count(*)::int AS count FROM workspaces WHERE user_id = (SELECT id FROM owner)`
+    execute: (userId) => sql`SELECT count(*)::int AS count FROM workspaces WHERE user_id = ${userId}`
   })
 
   const update = SqlSchema.findOne({
@@ -124,11 +122,8 @@ const make = Effect.gen(function*() {
     /** The user's workspace; another user's is none. */
     find: (userId: UserId, id: WorkspaceId, lock: RowLock = "none") => Effect.orDie(find({ userId, id, lock })),
     list: (userId: UserId) => Effect.orDie(list(userId)),
-    /**
-     * How many workspaces the user has, their user row locked for the rest of the transaction, so
-     * that creates of one user at once count one after the other.
-     */
-    countLockingOwner: (userId: UserId) => Effect.map(Effect.orDie(countLockingOwner(userId)), (row) => row.count),
+    /** How many workspaces the user has. */
+    count: (userId: UserId) => Effect.map(Effect.orDie(count(userId)), (row) => row.count),
     update: (id: WorkspaceId, fields: WorkspaceFields) => Effect.orDie(update({ id, fields })),
     remove: (id: WorkspaceId) => Effect.orDie(remove(id)),
     /** Whether the workspace is still there. */
