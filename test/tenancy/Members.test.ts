@@ -1,7 +1,34 @@
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { describeApp, expectFailure, ID_PATTERN, joinOrganization, newUser, rawRequest } from "../support/TestApp.ts"
+import {
+  describeApp,
+  expectFailure,
+  ID_PATTERN,
+  joinOrganization,
+  newUser,
+  outcomesAtOnce,
+  rawRequest,
+  type TestUser
+} from "../support/TestApp.ts"
+
+/** A new organization of `count` owners: its creator and the others, who accepted owners' invitations. */
+const organizationOfOwners = (count: number) =>
+  Effect.gen(function*() {
+    const owners = yield* Effect.all(Array.from({ length: count }, (_, index) => newUser(`owner${index}`)))
+    const org = yield* owners[0].client.organizations.create({ payload: { name: "Owners" } })
+    for (const owner of owners.slice(1)) yield* joinOrganization(owners[0], org.id, owner, "owner")
+    return { org, owners }
+  })
+
+/** Every owner demotes every other one to member, all at once. */
+const demoteEachOther = (orgID: Parameters<TestUser["client"]["members"]["update"]>[0]["params"]["orgID"], owners: ReadonlyArray<TestUser>) =>
+  outcomesAtOnce(owners.flatMap((caller) =>
+    owners.filter((target) => target !== caller).map((target) =>
+      caller.client.members.update({ params: { orgID, userID: target.user.id }, payload: { role: "member" } })
+    )
+  ))
+
 
 describeApp()("members and invitations", (it) => {
   it.effect("invite, list, accept; the invitee finds it among their invitations; it is gone once accepted", () =>
@@ -204,5 +231,16 @@ describeApp()("members and invitations", (it) => {
       expect(projectMembers.data).toEqual([])
       const notMember = yield* expectFailure(owner.client.members.remove({ params: { orgID: org.id, userID: bob.user.id } }))
       expect(notMember._tag).toBe("NotFound")
+    }))
+  it.effect("owners demoting each other all at once: no deadlock; each answer a success, 403 or 409, and one owner left", () =>
+    Effect.gen(function*() {
+      // Three organizations of seven owners: on Postgres each demotion runs on its own connection.
+      for (let round = 0; round < 3; round++) {
+        const { org, owners } = yield* organizationOfOwners(7)
+        const outcomes = yield* demoteEachOther(org.id, owners)
+        expect(outcomes.filter((outcome) => !["succeeded", "Forbidden", "Conflict"].includes(outcome))).toEqual([])
+        const members = yield* owners[0].client.members.list({ params: { orgID: org.id }, query: {} })
+        expect(members.data.filter((member) => member.role === "owner")).toHaveLength(1)
+      }
     }))
 })

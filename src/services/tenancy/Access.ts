@@ -15,7 +15,7 @@ import { someOrFail } from "../shared/Failures.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 
-const orgNotFound = (orgId: OrgId) => new NotFound({ error: `Organization ${orgId} not found` })
+export const orgNotFound = (orgId: OrgId) => new NotFound({ error: `Organization ${orgId} not found` })
 const projectNotFound = (projectId: ProjectId) => new NotFound({ error: `Project ${projectId} not found` })
 
 /** What a caller may do in a project, weakest first. */

@@ -16,14 +16,16 @@ import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { SecretReferences } from "../configuration/SecretReferences.ts"
 import { SkillReferences } from "../configuration/SkillReferences.ts"
-import { Access } from "./Access.ts"
+import { Access, orgNotFound } from "./Access.ts"
 import { type Membership, MembersRepository } from "./MembersRepository.ts"
+import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
 
 const make = Effect.gen(function*() {
   const members = yield* MembersRepository
+  const organizations = yield* OrganizationsRepository
   const users = yield* UsersRepository
   const projects = yield* ProjectsRepository
   const projectMembers = yield* ProjectMembersRepository
@@ -50,14 +52,22 @@ const make = Effect.gen(function*() {
       )
     })
 
-  /** The membership, locked for the rest of the transaction, with the organization's owner count. */
+  /**
+   * The membership, locked for the rest of the transaction, with the organization's owner count.
+   * The organization's row is locked first: every role change and removal in the organization
+   * takes that lock before any member's row, so they run one after another and cannot deadlock.
+   * (Locking the owners' rows, then the target's, took them in different orders once a target
+   * had stopped being an owner: owners demoting each other at once deadlocked, 500.) The count
+   * is a statement begun under that lock, so it sees every change made before it.
+   */
   const lockTarget = (orgId: OrgId, userId: UserId) =>
     Effect.gen(function*() {
-      const owners = yield* members.lockOwners(orgId)
+      yield* organizations.lock(orgId).pipe(someOrFail(() => orgNotFound(orgId)))
+      // Locked as well: accepting an owner's invitation changes a member's role without the organization's lock.
       const target = yield* members.lock(orgId, userId).pipe(
         someOrFail(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` }))
       )
-      return { target, ownerCount: owners.length }
+      return { target, ownerCount: yield* members.countOwners(orgId) }
     })
 
   const requireOwnerToChangeOwner = (callerRole: OrgRole, target: Membership, action: string) =>
@@ -120,6 +130,7 @@ export class Members extends Context.Service<Members, Effect.Success<typeof make
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       MembersRepository.layer,
+      OrganizationsRepository.layer,
       UsersRepository.layer,
       ProjectsRepository.layer,
       ProjectMembersRepository.layer,

@@ -71,10 +71,10 @@ const make = Effect.gen(function*() {
     select: ({ orgId }) => sql`SELECT * FROM org_members WHERE org_id = ${orgId}`
   })
 
-  const lockOwners = SqlSchema.findAll({
+  const countOwners = SqlSchema.findOne({
     Request: OrgId,
-    Result: Schema.Struct({ user_id: UserId }),
-    execute: (orgId) => sql`SELECT user_id FROM org_members WHERE org_id = ${orgId} AND role = 'owner' FOR UPDATE`
+    Result: Schema.Struct({ count: Schema.Number }),
+    execute: (orgId) => sql`SELECT count(*)::int AS count FROM org_members WHERE org_id = ${orgId} AND role = 'owner'`
   })
 
   const updateRole = SqlSchema.findOne({
@@ -100,8 +100,8 @@ const make = Effect.gen(function*() {
     share: (orgId: OrgId, userId: UserId) => Effect.orDie(shareMembership({ orgId, userId })),
     /** The membership, locked for a change until the transaction ends. */
     lock: (orgId: OrgId, userId: UserId) => Effect.orDie(lockMembership({ orgId, userId })),
-    /** The owners of the organization, locked until the transaction ends. */
-    lockOwners: (orgId: OrgId) => Effect.orDie(lockOwners(orgId)),
+    /** How many owners the organization has. */
+    countOwners: (orgId: OrgId) => Effect.map(Effect.orDie(countOwners(orgId)), (row) => row.count),
     orgIdsOf: (userId: UserId) =>
       Effect.map(Effect.orDie(orgIdsOf(userId)), (rows) => rows.map((row) => row.org_id)),
     page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),

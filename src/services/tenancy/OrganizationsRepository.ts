@@ -49,8 +49,9 @@ const make = Effect.gen(function*() {
     rename: (id: OrgId, name: string) => Effect.orDie(rename({ id, name })),
     /**
      * The organization's row locked until the transaction ends, for what is capped per
-     * organization (OwnerLimits): against the same lock only (FOR NO KEY UPDATE), so rows that
-     * refer to the organization are written meanwhile without waiting.
+     * organization (OwnerLimits) and for changes to its members (Members): against the same lock
+     * only (FOR NO KEY UPDATE), so rows that refer to the organization are written meanwhile
+     * without waiting.
      */
     lock: (id: OrgId) => Effect.orDie(lock(id)),
     /** A page of the organizations among `ids`. */
