@@ -243,4 +243,28 @@ describeApp()("members and invitations", (it) => {
         expect(members.data.filter((member) => member.role === "owner")).toHaveLength(1)
       }
     }))
+  it.effect("two owners demoting, or removing, each other at once: one succeeds, the other is refused as it would be after it", () =>
+    Effect.gen(function*() {
+      // Eight organizations of three owners each way, all at once: the first two of each act on each other.
+      const organizations = yield* Effect.all(Array.from({ length: 16 }, () => organizationOfOwners(3)), { concurrency: 4 })
+      const [demoting, removing] = [organizations.slice(0, 8), organizations.slice(8)]
+      const outcomes = yield* outcomesAtOnce([
+        ...demoting.flatMap(({ org, owners: [x, y] }) => [
+          x.client.members.update({ params: { orgID: org.id, userID: y.user.id }, payload: { role: "member" } }),
+          y.client.members.update({ params: { orgID: org.id, userID: x.user.id }, payload: { role: "member" } })
+        ]),
+        ...removing.flatMap(({ org, owners: [x, y] }) => [
+          x.client.members.remove({ params: { orgID: org.id, userID: y.user.id } }),
+          y.client.members.remove({ params: { orgID: org.id, userID: x.user.id } })
+        ])
+      ])
+      const pairs = Array.from({ length: 16 }, (_, index) => outcomes.slice(2 * index, 2 * index + 2).sort())
+      // The one demoted is no longer an owner; the one removed no longer a member (404).
+      expect(pairs.slice(0, 8)).toEqual(Array(8).fill(["Forbidden", "succeeded"]))
+      expect(pairs.slice(8)).toEqual(Array(8).fill(["NotFound", "succeeded"]))
+      for (const { org, owners } of organizations) {
+        const members = yield* owners[2].client.members.list({ params: { orgID: org.id }, query: {} })
+        expect(members.data.filter((member) => member.role === "owner")).toHaveLength(2)
+      }
+    }))
 })

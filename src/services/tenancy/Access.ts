@@ -18,6 +18,15 @@ import { ProjectsRepository } from "./ProjectsRepository.ts"
 export const orgNotFound = (orgId: OrgId) => new NotFound({ error: `Organization ${orgId} not found` })
 const projectNotFound = (projectId: ProjectId) => new NotFound({ error: `Project ${projectId} not found` })
 
+/**
+ * Which of a user's organization roles a check reads: the one read with the caller's key when it
+ * was (`authenticated`: the request's path named the organization), or the one stored now
+ * (`current`), for a check that must still hold when its transaction commits, made once that
+ * transaction holds the lock that changes to the role take (Members). An organization key's role
+ * is the key's own either way.
+ */
+export type RoleRead = "authenticated" | "current"
+
 /** What a caller may do in a project, weakest first. */
 export type ProjectAccess = "read" | "write" | "admin"
 const PROJECT_ACCESS_RANK: Record<ProjectAccess, number> = { read: 0, write: 1, admin: 2 }
@@ -37,21 +46,21 @@ const make = Effect.gen(function*() {
   const members = yield* MembersRepository
   const projects = yield* ProjectsRepository
 
-  /** The caller's role in an organization it belongs to. */
-  const orgRole = (orgId: OrgId) =>
+  /** The caller's role in an organization it belongs to, read as `read` says. */
+  const orgRole = (orgId: OrgId, read: RoleRead = "authenticated") =>
     Effect.gen(function*() {
       const principal = yield* CurrentPrincipal
       if (principal.kind === "organization") {
         return principal.orgId === orgId ? Option.some<OrgRole>(principal.role) : Option.none<OrgRole>()
       }
-      const known = standingIn(principal, orgId)
+      const known = read === "authenticated" ? standingIn(principal, orgId) : undefined
       if (known !== undefined) return Option.fromNullishOr(known.role)
       return Option.map(yield* members.find(orgId, principal.userId), (membership) => membership.role)
     }).pipe(someOrFail(() => orgNotFound(orgId)))
 
-  /** The caller's role in the organization, at least `minimum`. */
-  const requireOrgRole = (orgId: OrgId, minimum: OrgRole) =>
-    Effect.flatMap(orgRole(orgId), (role) =>
+  /** The caller's role in the organization, read as `read` says, at least `minimum`. */
+  const requireOrgRole = (orgId: OrgId, minimum: OrgRole, read: RoleRead = "authenticated") =>
+    Effect.flatMap(orgRole(orgId, read), (role) =>
       ORG_ROLE_RANK[role] >= ORG_ROLE_RANK[minimum]
         ? Effect.succeed(role)
         : Effect.fail(

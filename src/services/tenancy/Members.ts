@@ -16,7 +16,7 @@ import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { SecretReferences } from "../configuration/SecretReferences.ts"
 import { SkillReferences } from "../configuration/SkillReferences.ts"
-import { Access, orgNotFound } from "./Access.ts"
+import { Access, orgNotFound, type RoleRead } from "./Access.ts"
 import { type Membership, MembersRepository } from "./MembersRepository.ts"
 import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
@@ -53,22 +53,45 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * The membership, locked for the rest of the transaction, with the organization's owner count.
+   * A change to the membership of `userId`, in a transaction, when `authorize` allows the caller
+   * (it answers the caller's role). `change` gets that role, the membership, locked, and the
+   * organization's owner count.
+   *
    * The organization's row is locked first: every role change and removal in the organization
    * takes that lock before any member's row, so they run one after another and cannot deadlock.
    * (Locking the owners' rows, then the target's, took them in different orders once a target
-   * had stopped being an owner: owners demoting each other at once deadlocked, 500.) The count
-   * is a statement begun under that lock, so it sees every change made before it.
+   * had stopped being an owner: owners demoting each other at once deadlocked, 500.) What is read
+   * next is read by statements begun under that lock, so it holds every change made before.
+   *
+   * The caller is authorized twice: on its role as read with its key, so that a caller refused
+   * takes no lock, then on its role as stored under the lock, which is what `change` decides on.
+   * The first may be stale by then: two owners demoting each other at once were both allowed,
+   * and neither was an owner afterwards, where one after the other the second is refused.
    */
-  const lockTarget = (orgId: OrgId, userId: UserId) =>
-    Effect.gen(function*() {
-      yield* organizations.lock(orgId).pipe(someOrFail(() => orgNotFound(orgId)))
-      // Locked as well: accepting an owner's invitation changes a member's role without the organization's lock.
-      const target = yield* members.lock(orgId, userId).pipe(
-        someOrFail(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` }))
-      )
-      return { target, ownerCount: yield* members.countOwners(orgId) }
-    })
+  const changeMembership = <A, E, R>(
+    orgId: OrgId,
+    userId: UserId,
+    authorize: (read: RoleRead) => Effect.Effect<OrgRole, NotFound | Forbidden, CurrentPrincipal>,
+    change: (locked: { readonly callerRole: OrgRole; readonly target: Membership; readonly ownerCount: number }) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.andThen(
+      authorize("authenticated"),
+      transaction(Effect.gen(function*() {
+        yield* organizations.lock(orgId).pipe(someOrFail(() => orgNotFound(orgId)))
+        const callerRole = yield* authorize("current")
+        // Locked as well: accepting an owner's invitation changes a member's role without the organization's lock.
+        const target = yield* members.lock(orgId, userId).pipe(
+          someOrFail(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` }))
+        )
+        return yield* change({ callerRole, target, ownerCount: yield* members.countOwners(orgId) })
+      }))
+    )
+
+  /** Any member may leave; removing another takes an admin or an owner. */
+  const requireRemover = (callerRole: OrgRole, leaving: boolean) =>
+    !leaving && ORG_ROLE_RANK[callerRole] < ORG_ROLE_RANK.admin
+      ? Effect.fail(new Forbidden({ error: "Only admins and owners can remove other members" }))
+      : Effect.void
 
   const requireOwnerToChangeOwner = (callerRole: OrgRole, target: Membership, action: string) =>
     target.role === "owner" && callerRole !== "owner"
@@ -86,41 +109,46 @@ const make = Effect.gen(function*() {
 
   const updateRole = (orgId: OrgId, userId: UserId, role: AssignableRole) =>
     Effect.gen(function*() {
-      const callerRole = yield* access.requireOrgRole(orgId, "admin")
-      const updated = yield* transaction(Effect.gen(function*() {
-        const { ownerCount, target } = yield* lockTarget(orgId, userId)
-        yield* requireOwnerToChangeOwner(callerRole, target, "demote")
-        yield* refuseLastOwner(target, ownerCount, "demote")
-        return yield* members.updateRole(orgId, userId, role)
-      }))
+      const updated = yield* changeMembership(
+        orgId,
+        userId,
+        (read) => access.requireOrgRole(orgId, "admin", read),
+        ({ callerRole, ownerCount, target }) =>
+          Effect.gen(function*() {
+            yield* requireOwnerToChangeOwner(callerRole, target, "demote")
+            yield* refuseLastOwner(target, ownerCount, "demote")
+            return yield* members.updateRole(orgId, userId, role)
+          })
+      )
       const [member] = yield* withEmails([updated])
       return member
     })
 
   const remove = (orgId: OrgId, userId: UserId) =>
     Effect.gen(function*() {
-      const callerRole = yield* access.orgRole(orgId)
       const principal = yield* CurrentPrincipal
       const leaving = principal.kind === "user" && principal.userId === userId
-      if (!leaving && ORG_ROLE_RANK[callerRole] < ORG_ROLE_RANK.admin) {
-        return yield* Effect.fail(new Forbidden({ error: "Only admins and owners can remove other members" }))
-      }
-      yield* transaction(Effect.gen(function*() {
-        const { ownerCount, target } = yield* lockTarget(orgId, userId)
-        yield* requireOwnerToChangeOwner(callerRole, target, "remove")
-        yield* refuseLastOwner(target, ownerCount, "remove")
-        const blockers = [
-          ...yield* secretReferences.memberRemovalBlockers(orgId, userId),
-          ...yield* skillReferences.memberRemovalBlockers(orgId, userId)
-        ]
-        if (blockers.length > 0) {
-          return yield* Effect.fail(
-            new Conflict({ error: `${userId} cannot be removed from ${orgId}: ${blockers.join("; ")}` })
-          )
-        }
-        yield* projectMembers.removeUserFrom(userId, yield* projects.idsOf(orgId))
-        yield* members.remove(orgId, userId)
-      }))
+      yield* changeMembership(
+        orgId,
+        userId,
+        (read) => Effect.tap(access.orgRole(orgId, read), (callerRole) => requireRemover(callerRole, leaving)),
+        ({ callerRole, ownerCount, target }) =>
+          Effect.gen(function*() {
+            yield* requireOwnerToChangeOwner(callerRole, target, "remove")
+            yield* refuseLastOwner(target, ownerCount, "remove")
+            const blockers = [
+              ...yield* secretReferences.memberRemovalBlockers(orgId, userId),
+              ...yield* skillReferences.memberRemovalBlockers(orgId, userId)
+            ]
+            if (blockers.length > 0) {
+              return yield* Effect.fail(
+                new Conflict({ error: `${userId} cannot be removed from ${orgId}: ${blockers.join("; ")}` })
+              )
+            }
+            yield* projectMembers.removeUserFrom(userId, yield* projects.idsOf(orgId))
+            yield* members.remove(orgId, userId)
+          })
+      )
     })
 
   return { list, updateRole, remove } as const
