@@ -3,9 +3,9 @@
  * machine granted to the project and named in the agent config, and a scripted model that lists,
  * reads, writes (digest required, then with it), edits, runs a command (with the source's env and
  * a secret env) and tries to escape the machine's directory; it answers from the results. Also:
- * the files route, a config naming a machine the project may not use, deletion refused while
- * a call runs, and a machine call's record and its result, each one statement, meeting another
- * process's append.
+ * the daemon's token out of its commands' reach, the files route, a config naming a machine the
+ * project may not use, deletion refused while a call runs, and a machine call's record and its
+ * result, each one statement, meeting another process's append.
  */
 import { HttpClientRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
@@ -474,6 +474,26 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(output).toMatchObject({ timed_out: true, exit_code: null })
       expect(output.stdout).not.toContain("never")
       expect(processRunning(marker)).toBe(false)
+    }), { timeout: 90_000 })
+
+  it.effect("a command finds the daemon's token neither in its own environment nor in the daemon's, nor on the daemon's stdin", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const { daemon, machine, token, work } = yield* connectedMachineWithFiles(rt)
+      const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
+      // The shell's pid and its parent's, each with the number of lines of its initial environment that hold the
+      // token; then the bytes on the parent's stdin.
+      const command = `for p in $$ $PPID; do echo "$p $(tr '\\0' '\\n' < /proc/$p/environ | grep -cF -e '${token}')"; done; wc -c < /proc/$PPID/fd/0`
+      yield* provider.script([Reply.toolCall("run_command", { command }), Reply.text("Done.")], { model: rt.slug })
+      const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
+      yield* rt.send(agent.id, "Run it")
+      yield* rt.idle(agent.id, "30 seconds")
+      const events = yield* rt.events(agent.id)
+      const result = events.find((event) => event.event_kind === "tool_result") as unknown as { content_blocks: ReadonlyArray<{ text: string }> }
+      const output = JSON.parse(result.content_blocks[0].text)
+      // The parent is the daemon, started with the token in its environment (the same pid).
+      expect((output.stdout as string).trim().split("\n")).toEqual([expect.stringMatching(/^\d+ 0$/), `${daemon.pid} 0`, "0"])
     }), { timeout: 90_000 })
 
   it.effect("a machine tool that asks first runs on the machine once approved", () =>

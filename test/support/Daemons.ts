@@ -23,6 +23,7 @@ export const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
 })
 
 export interface DaemonProcess {
+  readonly pid: number
   readonly output: () => string
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
   readonly stop: () => Promise<unknown>
@@ -88,6 +89,7 @@ export const startDaemon = (options: {
     })
   )
   return {
+    pid: child.pid!,
     output: () => output,
     exited,
     stop: () => {
