@@ -8,7 +8,7 @@
  * should it come later, is not run.
  */
 import type { ChildProcessSpawner } from "effect/process"
-import { Context, Deferred, Effect, FiberMap, Layer } from "effect"
+import { Context, Deferred, Effect, FiberMap, identity, Layer } from "effect"
 import type { Outcome, Request, RequestId } from "../domain/machines/DaemonProtocol.ts"
 import type { OperationFailure } from "../domain/machines/OperationFailure.ts"
 import type { Directories } from "./Directories.ts"
@@ -17,6 +17,9 @@ import { Outbox } from "./Outbox.ts"
 import { RequestLedger } from "./RequestLedger.ts"
 
 const failed = (error: OperationFailure): Outcome => ({ outcome: "failed", error })
+
+/** What `Effect.uninterruptibleMask` gives: runs an effect as interruptible as the caller was. */
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 const CANCELLED = failed({ code: "cancelled", message: "The request was cancelled." })
 const ALREADY_EXECUTED = failed({
@@ -40,25 +43,36 @@ export class RequestRunner extends Context.Service<RequestRunner, {
     const deliver = (id: RequestId, outcome: Outcome) =>
       outbox.send({ type: "result", request_id: id, ...outcome })
 
-    const finish = (id: RequestId, outcome: Outcome) =>
-      Effect.andThen(ledger.complete(id, outcome), deliver(id, outcome))
+    /** Records the outcome, then sends it (interruptibly when `restore` says so: see `admit`). */
+    const finish = (id: RequestId, outcome: Outcome, restore: Restore = identity) =>
+      Effect.andThen(ledger.complete(id, outcome), restore(deliver(id, outcome)))
 
-    /** Admits the id: a new one goes to `onNew`, a known one is answered from the ledger. */
-    const admit = (id: RequestId, onNew: Effect.Effect<void>) =>
-      Effect.flatMap(ledger.admit(id), (admission) => {
-        switch (admission._tag) {
-          case "new":
-            return onNew
-          case "running":
-            return Effect.void
-          case "done":
-            return deliver(id, admission.outcome)
-          case "acknowledged":
-            return deliver(id, ALREADY_EXECUTED)
-        }
-      })
+    /**
+     * Admits the id: a new one goes to `onNew`, a known one is answered from the ledger. The
+     * admission and what `onNew` records are one uninterruptible step: a connection that ends
+     * interrupts the handling of its message, and an interruption after the id was recorded as
+     * running and before `onNew` left it running with nothing to run or answer it, every re-send
+     * ignored. Answers are sent interruptibly (`restore`): once the socket has closed, a write waits
+     * for it to open again, which would hold the connection's end for ever; an answer not sent is
+     * in the ledger, sent again after the next welcome.
+     */
+    const admit = (id: RequestId, onNew: (restore: Restore) => Effect.Effect<void>) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(ledger.admit(id), (admission) => {
+          switch (admission._tag) {
+            case "new":
+              return onNew(restore)
+            case "running":
+              return Effect.void
+            case "done":
+              return restore(deliver(id, admission.outcome))
+            case "acknowledged":
+              return restore(deliver(id, ALREADY_EXECUTED))
+          }
+        })
+      )
 
-    /** Starts the operation in the background; returns once it is started. */
+    /** Starts the operation in a fiber of its own (interruptible, unlike its admission); returns once it is started. */
     const start = (request: Request) =>
       Effect.gen(function*() {
         const cancelled = yield* Deferred.make<void>()
@@ -76,11 +90,13 @@ export class RequestRunner extends Context.Service<RequestRunner, {
       })
 
     return {
-      run: (request) => admit(request.request_id, start(request)),
-      refuse: (id, failure) => admit(id, finish(id, failed(failure))),
+      run: (request) => admit(request.request_id, () => start(request)),
+      refuse: (id, failure) => admit(id, (restore) => finish(id, failed(failure), restore)),
       cancel: (id) => {
         const cancelled = cancels.get(id)
-        return cancelled === undefined ? admit(id, finish(id, CANCELLED)) : Effect.asVoid(Deferred.succeed(cancelled, undefined))
+        return cancelled === undefined
+          ? admit(id, (restore) => finish(id, CANCELLED, restore))
+          : Effect.asVoid(Deferred.succeed(cancelled, undefined))
       }
     }
   }))

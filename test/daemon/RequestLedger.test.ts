@@ -2,14 +2,15 @@
  * The request ledger through the request runner, on a real state file: a request id runs once
  * however often it arrives, its result is kept until acknowledged and re-sent after a restart,
  * an acknowledgement is written with the next change or at the stop, acknowledged ids are forgotten
- * in batches, a request that was running when the daemon stopped is not run again, and cancels. The state file: its lock, its server,
+ * in batches, a request that was running when the daemon stopped is not run again, cancels, and a
+ * request whose handling was interrupted while it was admitted. The state file: its lock, its server,
  * its journal replayed over its snapshot (an unfinished last line ignored, a damaged one
  * refused, an old journal left by a stop between a snapshot and its journal ignored), and a file
  * written before journals.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Queue, Scope } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Queue, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { spawn } from "node:child_process"
 import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
@@ -45,6 +46,9 @@ const startDaemon = async () => {
   await use(Effect.flatMap(Outbox, (outbox) => outbox.attach((message) => Queue.offer(sent, message))))
   return {
     runner: (f: (runner: typeof RequestRunner.Service) => Effect.Effect<void>) => use(Effect.flatMap(RequestRunner, f)),
+    /** As `runner`, interrupted at its first wait (a state-file write), as an ending connection interrupts the handling of its message. */
+    interruptedRunner: (f: (runner: typeof RequestRunner.Service) => Effect.Effect<void>) =>
+      Effect.runPromise(Fiber.interrupt(Effect.runFork(Effect.provide(Effect.flatMap(RequestRunner, f), context)))),
     ledger: <A>(f: (ledger: typeof RequestLedger.Service) => Effect.Effect<A>) => use(Effect.flatMap(RequestLedger, f)),
     nextSent: () => Effect.runPromise(Queue.take(sent).pipe(Effect.timeout("20 seconds"))),
     sentNow: () => Effect.runSync(Queue.clear(sent)),
@@ -187,6 +191,20 @@ describe("the request ledger", () => {
     await daemon.runner((runner) => runner.run(command("req-early", "echo run >> runs")))
     expect(await daemon.nextSent()).toMatchObject({ request_id: "req-early", error: { code: "cancelled" } })
     expect(runs()).toBe(0)
+    await daemon.stop()
+  })
+
+  it("runs a request, or answers a cancel, whose handling was interrupted while its admission was written", async () => {
+    const daemon = await startDaemon()
+    await daemon.interruptedRunner((runner) => runner.run(command("req-i", "echo run >> runs")))
+    // Sent again after the reconnect.
+    await daemon.runner((runner) => runner.run(command("req-i", "echo run >> runs")))
+    expect(await daemon.nextSent()).toMatchObject({ request_id: "req-i", outcome: "succeeded" })
+    expect(runs()).toBe(1)
+
+    await daemon.interruptedRunner((runner) => runner.cancel("req-j"))
+    await daemon.runner((runner) => runner.cancel("req-j"))
+    expect(await daemon.nextSent()).toMatchObject({ request_id: "req-j", error: { code: "cancelled" } })
     await daemon.stop()
   })
 
