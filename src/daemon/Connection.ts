@@ -3,7 +3,8 @@
  * the daemon says hello, waits for the welcome, re-sends every unacknowledged result, then
  * serves the server's messages in order while it sends heartbeats and asks for a fresh machine
  * token before the current one expires. A connection always ends in an error: `ConnectionLost`
- * (the daemon reconnects) or `DaemonStop` (it cannot go on, e.g. no protocol version in common).
+ * (the daemon reconnects) or `DaemonStop` (it cannot go on: no protocol version in common, or
+ * another daemon connected as this machine).
  */
 import { Socket } from "effect/socket"
 import { Clock, Data, Deferred, Effect, Fiber, Queue, Ref, Result, Schedule, Schema } from "effect"
@@ -170,9 +171,22 @@ export const connect = (registration: RegisterMachineResponse) =>
         case "heartbeat_ack":
           return Effect.void
         case "close":
-          return message.reason === "protocol_version_unsupported"
-            ? Effect.fail(new DaemonStop({ message: `the server does not speak this daemon's protocol: ${message.message}; update the daemon` }))
-            : Ref.set(closeMessage, message)
+          switch (message.reason) {
+            case "protocol_version_unsupported":
+              return Effect.fail(new DaemonStop({ message: `the server does not speak this daemon's protocol: ${message.message}; update the daemon` }))
+            // Only another daemon with this machine's identity replaces the connection the daemon is on: its own
+            // earlier connections, which a reconnect replaces, are closed by then and their messages never read.
+            // Reconnecting would replace the other daemon in turn, each of them about every second, for ever.
+            case "superseded":
+              return Effect.fail(new DaemonStop({
+                message: `another daemon connected as this machine (${registration.machine.id}), with a copy of this daemon's state file ` +
+                  "(a cloned machine, a home directory shared by two, a restored backup?); this one stops so that the two do not replace " +
+                  "each other for ever. To run both, start this one again with a state file of its own (--state, or its file moved " +
+                  "away): it registers as a new machine"
+              }))
+            default:
+              return Ref.set(closeMessage, message)
+          }
       }
     }
 

@@ -3,7 +3,8 @@
  * serve until the connection ends, and start over. Reconnects back off exponentially
  * (RECONNECT_BACKOFF) while attempts fail before the welcome, and start afresh after a
  * connection that was welcomed. Stops only on what retrying cannot fix: a refused registration
- * (bad or revoked token, invalid name) or no protocol version in common. Requests keep running
+ * (bad or revoked token, invalid name), no protocol version in common, or another daemon that
+ * connected as this machine (a copy of its state file; Connection.ts). Requests keep running
  * across reconnects; SIGTERM or SIGINT interrupts the daemon, which kills running commands.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"

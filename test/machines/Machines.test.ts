@@ -1,11 +1,13 @@
 /**
  * Machines through the public surface: daemon tokens, registration (daemon token, personal key,
  * re-registration, metadata limits), the machines routes and grants, cross-tenant isolation, and
- * real daemons (child processes) connecting over the machine WebSocket.
+ * real daemons (child processes) connecting over the machine WebSocket, two of them with one state
+ * file copied.
  */
 import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
+import { copyFileSync } from "node:fs"
 import { afterAll } from "vitest"
 import WebSocket from "ws"
 import { MachineId } from "../../src/domain/shared/Ids.ts"
@@ -281,6 +283,31 @@ describeApp()("machines", (it) => {
       )
       expect(exit).toMatchObject({ code: 1 })
       expect(second.output()).toContain("401")
+    }), { timeout: 90_000 })
+
+  it.effect("a second daemon with a copy of the state file takes the machine; the first stops saying why instead of taking it back", () =>
+    Effect.gen(function*() {
+      const { org, owner, token } = yield* orgWithToken
+      const server = yield* serverUrl
+      const original = daemonDirs()
+      const copied = daemonDirs()
+      const online = owner.client.machines.list({ params: { orgID: org.id }, query: { status: "online" } }).pipe(Effect.map((page) => page.data))
+      const first = startDaemon({ server, token: token.token, name: "twin", dirs: [original.work], state: original.state })
+      const [machine] = yield* eventually(online, (machines) => machines.length === 1, "the machine online", "30 seconds")
+      // A cloned machine: its state file and journal, not the lock file (the clone's daemon is another process).
+      copyFileSync(original.state, copied.state)
+      copyFileSync(`${original.state}.journal`, `${copied.state}.journal`)
+      const second = startDaemon({ server, token: token.token, name: "twin", dirs: [copied.work], state: copied.state })
+      const exit = yield* Effect.promise(() =>
+        Promise.race([first.exited, new Promise((resolve) => setTimeout(() => resolve("still running"), 30_000))])
+      )
+      expect(exit).toEqual({ code: 1, signal: null })
+      expect(first.output()).toContain(`daemon stopped: another daemon connected as this machine (${machine.id})`)
+      // The second keeps the machine: it was never replaced in turn.
+      yield* eventually(online, (machines) => machines.length === 1, "the machine online again", "30 seconds")
+      expect((yield* owner.client.machines.list({ params: { orgID: org.id }, query: {} })).data.map((m) => m.id)).toEqual([machine.id])
+      expect(second.output()).not.toContain("superseded")
+      yield* Effect.promise(() => second.stop())
     }), { timeout: 90_000 })
 
   it.effect("a real daemon on the personal key of a user in two organizations registers into --org's, again after a restart, and anew once its machine is deleted", () =>
