@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { constants, type Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import {
@@ -19,7 +20,7 @@ import {
   type WorktreeCreateOperation,
   type WorktreeLocation
 } from "../domain/machines/WorkspaceOperations.ts"
-import { Directories, resolveExisting } from "./Directories.ts"
+import { attempt, Directories, resolveExisting } from "./Directories.ts"
 import { type OperationError, operationError } from "./OperationError.ts"
 
 interface Ran {
@@ -336,6 +337,68 @@ const wouldDropCommits = (path: string, branch: string, lost: ReadonlyArray<stri
   )
 }
 
+/** What is at `path` itself (a symbolic link is not followed); undefined when nothing is. */
+const entryAt = (path: string) =>
+  attempt(path, () =>
+    fs.lstat(path).catch((error) => {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined
+      throw error
+    }))
+
+const kindOf = (entry: Stats) => entry.isSymbolicLink() ? "a symbolic link" : entry.isDirectory() ? "a directory" : "a file"
+
+/**
+ * Copies the unpacked entries under `from` to the same names under `to`, a real directory of the
+ * worktree, directories first: so every directory a file is written into was looked at and is a
+ * real directory, never a symbolic link. A directory of the checkpoint where the worktree has
+ * something else, or a file or link where it has a directory, stops the restore; a file or link
+ * where the worktree has one is replaced (the link itself, not what it points to).
+ */
+const placeEntries = (from: string, to: string, worktree: string): Effect.Effect<void, OperationError> =>
+  Effect.gen(function*() {
+    for (const entry of yield* attempt(from, () => fs.readdir(from, { withFileTypes: true }))) {
+      const source = nodePath.join(from, entry.name)
+      const target = nodePath.join(to, entry.name)
+      const name = nodePath.relative(worktree, target)
+      const existing = yield* entryAt(target)
+      if (existing !== undefined && (entry.isDirectory() ? !existing.isDirectory() : existing.isDirectory())) {
+        return yield* Effect.fail(operationError(
+          "unprocessable",
+          `the checkpoint's untracked ${name} cannot be restored: the worktree ${worktree} has ${kindOf(existing)} at ${name}, ` +
+            "and a restore writes nothing through a symbolic link nor over a directory; the restore stopped there"
+        ))
+      }
+      if (entry.isDirectory()) {
+        if (existing === undefined) yield* attempt(target, () => fs.mkdir(target))
+        yield* placeEntries(source, target, worktree)
+        continue
+      }
+      if (!entry.isFile() && !entry.isSymbolicLink()) {
+        return yield* Effect.fail(operationError("unprocessable", `the checkpoint's untracked ${name} is neither a file, a directory nor a symbolic link`))
+      }
+      yield* attempt(target, async () => {
+        if (existing !== undefined) await fs.unlink(target)
+        if (entry.isSymbolicLink()) await fs.symlink(await fs.readlink(source), target)
+        else await fs.copyFile(source, target, constants.COPYFILE_EXCL)
+      })
+    }
+  })
+
+/**
+ * Writes the checkpoint's untracked files into the worktree. tar itself would write through a
+ * symbolic link already on disk, such as one the checkpoint's commit has just checked out, and so
+ * outside the worktree. So the archive is unpacked into an empty scratch directory, where GNU tar's
+ * own guards suffice (names with `..` refused, a leading `/` removed, links made last), and the
+ * daemon places what it holds (placeEntries).
+ */
+const placeUntrackedFiles = (scratch: string, worktree: string) =>
+  Effect.gen(function*() {
+    // A name of its own: the checkpoint's archive, unpacked beside it, chose the other names there.
+    const unpacked = yield* attempt(scratch, () => fs.mkdtemp(nodePath.join(scratch, "untracked-")))
+    yield* tar(unpacked, ["-xf", nodePath.join(scratch, "untracked.tar")])
+    yield* placeEntries(unpacked, worktree, worktree)
+  })
+
 /**
  * Makes the worktree the checkpoint. Nothing is dropped on the way: a restore that would move the
  * branch off commits the checkpoint does not contain is refused (`unprocessable`, saying what to
@@ -396,10 +459,7 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
         yield* git(path, "clean", "-fdq")
         yield* git(path, "checkout", "-q", "-f", "-B", branch, manifest.head)
         if (manifest.stash !== null) yield* git(path, "stash", "apply", "--index", manifest.stash)
-        if (manifest.untracked_files.length > 0) {
-          const files = yield* Effect.promise(() => fs.readFile(nodePath.join(dir, "untracked.tar")))
-          yield* tar(path, ["-xf", "-"], files)
-        }
+        if (manifest.untracked_files.length > 0) yield* placeUntrackedFiles(dir, path)
         return yield* describe(path, false)
       }).pipe(Effect.ensuring(removeRefs))
     })

@@ -3,12 +3,12 @@
  * machine"): worktree.create (main, named, reused, from a base ref; refusals, a relative path
  * among them; a URL cloned from an empty directory), checkpoint.create (the tar archive and its
  * manifest) and checkpoint.restore into another machine's directory where the repository does not
- * exist (made from the bundle), and the `.agent-platform/` exclusion when the machine's directory
- * is the repository itself.
+ * exist (made from the bundle), never writing through a symbolic link of the checkpoint's commit,
+ * and the `.agent-platform/` exclusion when the machine's directory is the repository itself.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { failureOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
 
@@ -117,6 +117,9 @@ describe("checkpoints", () => {
     writeFileSync(join(path, "staged.txt"), "staged\n")
     gitIn(path, "add", "staged.txt")
     writeFileSync(join(path, "loose.txt"), "untracked\n")
+    mkdirSync(join(path, "nested", "deeper"), { recursive: true })
+    writeFileSync(join(path, "nested", "deeper", "loose.txt"), "nested\n")
+    symlinkSync("loose.txt", join(path, "loose-link"))
     const head = gitIn(path, "rev-parse", "HEAD")
 
     const packed = outputOf(await a.run({ operation: "checkpoint.create", path }))
@@ -124,7 +127,7 @@ describe("checkpoints", () => {
       format: "agent-platform-checkpoint/1",
       branch: "work",
       head,
-      untracked_files: ["loose.txt"]
+      untracked_files: ["loose-link", "loose.txt", "nested/deeper/loose.txt"]
     })
     expect(packed.manifest.stash).toMatch(/^[0-9a-f]{40}$/)
     // The archive holds the three files.
@@ -143,8 +146,10 @@ describe("checkpoints", () => {
     expect(readFileSync(join(restored.path, "README.md"), "utf8")).toBe("# R\nchanged\n")
     expect(readFileSync(join(restored.path, "staged.txt"), "utf8")).toBe("staged\n")
     expect(readFileSync(join(restored.path, "loose.txt"), "utf8")).toBe("untracked\n")
+    expect(readFileSync(join(restored.path, "nested", "deeper", "loose.txt"), "utf8")).toBe("nested\n")
+    expect(readlinkSync(join(restored.path, "loose-link"))).toBe("loose.txt")
     const status = statusOf(restored.path)
-    expect(status).toEqual([" M README.md", "?? loose.txt", "A  staged.txt"])
+    expect(status).toEqual([" M README.md", "?? loose-link", "?? loose.txt", "?? nested/", "A  staged.txt"])
 
     // Restoring again over changes replaces them, kept in a stash entry.
     writeFileSync(join(restored.path, "README.md"), "scribbled\n")
@@ -193,6 +198,26 @@ describe("checkpoints", () => {
     expect(restored).toMatchObject({ branch: "work", head: packed.manifest.head })
     expect(gitIn(repo, "rev-parse", "kept")).toBe(detached)
     expect(gitIn(repo, "rev-list", "--count", `${packed.manifest.head}..kept`)).toBe("2")
+  })
+
+  it("writes the untracked files inside the worktree only: never through a symbolic link of the checkpoint's commit", async () => {
+    const repo = repository(a)
+    const place = { repository: repo, workspace_id: "wsp_a", name: "work" }
+    const { path } = outputOf(await a.run({ operation: "worktree.create", ...place, base_ref: null }))
+    // The commit holds a link `a` to a directory outside; the worktree holds a directory `a` in its place.
+    symlinkSync(b.outside, join(path, "a"))
+    gitIn(path, "add", "a")
+    gitIn(path, "commit", "-q", "-m", "link")
+    gitIn(path, "update-index", "--skip-worktree", "a")
+    rmSync(join(path, "a"))
+    mkdirSync(join(path, "a"))
+    writeFileSync(join(path, "a", "victim.txt"), "PWNED\n")
+    const packed = outputOf(await a.run({ operation: "checkpoint.create", path }))
+    expect(packed.manifest.untracked_files).toEqual(["a/victim.txt"])
+
+    const refused = failureOf(await b.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
+    expect(refused).toMatchObject({ code: "unprocessable", message: expect.stringContaining("a symbolic link at a") })
+    expect(existsSync(join(b.outside, "victim.txt"))).toBe(false)
   })
 
   it("refuses a path that is no worktree, and content that is no checkpoint", async () => {
