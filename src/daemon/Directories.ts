@@ -132,6 +132,27 @@ export const resolveExisting = (path: string): Effect.Effect<string, OperationEr
     missing.length === 0 ? Effect.succeed(real) : Effect.fail(fromSystemError(systemError("ENOENT"), path)))
 
 /**
+ * Refuses a write into a git directory: a resolved path with a name `.git` (in any case, as a
+ * case-insensitive file system reads it), which covers a repository's `.git`, a worktree's `.git`
+ * file and its git directory under the repository's `.git/worktrees/`. Git runs the commands a
+ * repository's config and hooks name (core.fsmonitor, a filter, a hook) when the daemon, or
+ * anyone, runs git there: a file write, which `accept_edits` lets run without approval, would run
+ * a command, which needs one.
+ */
+const refuseGitDirectory = (path: string, real: string) =>
+  real.split(nodePath.sep).some((name) => name.toLowerCase() === ".git")
+    ? Effect.fail(operationError(
+      "forbidden",
+      `${path} lies in a git directory (.git): files there are not written by the daemon's file operations, since git runs ` +
+        "the commands its configuration and hooks name; change them with a command (run_command) or git itself"
+    ))
+    : Effect.void
+
+/** The real path of an existing file to change: as for a read, and outside any git directory. */
+export const resolveExistingForWrite = (path: string): Effect.Effect<string, OperationError, Directories> =>
+  Effect.tap(resolveExisting(path), (real) => refuseGitDirectory(path, real))
+
+/**
  * Where a file to create or replace lives: its real path and whether its directory exists. Whether
  * the file exists is for the write to look at, under the path's lock (`exclusivelyAt`).
  */
@@ -143,7 +164,7 @@ export interface WriteTarget {
 /**
  * The target of a write. An existing path resolves as for a read. A new one resolves through its
  * nearest existing ancestor, which must lie inside the directories; a dangling symlink on the
- * way (which a write would follow) is refused.
+ * way (which a write would follow) is refused, and so is a target in a git directory.
  */
 export const resolveForWrite = (path: string): Effect.Effect<WriteTarget, OperationError, Directories> =>
   Effect.flatMap(
@@ -151,8 +172,9 @@ export const resolveForWrite = (path: string): Effect.Effect<WriteTarget, Operat
       (error as NodeJS.ErrnoException | undefined)?.code === "ENOTDIR"
         ? operationError("invalid_request", `a parent of ${path} is a file, not a directory`)
         : fromSystemError(error, path)),
-    ({ missing, real, throughLink }) =>
-      throughLink
-        ? Effect.fail(operationError("forbidden", `${path} goes through a symbolic link to a missing target`))
-        : Effect.succeed({ path: nodePath.join(real, ...missing), parentExists: missing.length <= 1 })
+    ({ missing, real, throughLink }) => {
+      if (throughLink) return Effect.fail(operationError("forbidden", `${path} goes through a symbolic link to a missing target`))
+      const target = nodePath.join(real, ...missing)
+      return Effect.as(refuseGitDirectory(path, target), { path: target, parentExists: missing.length <= 1 })
+    }
   )

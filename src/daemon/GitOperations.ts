@@ -51,16 +51,32 @@ const runProgram = (program: string, args: ReadonlyArray<string>, cwd: string, i
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
+/**
+ * Settings every git the daemon runs takes over the repository's configuration, so that none of
+ * it runs a program: a repository's config and hooks are files an agent may have changed (with a
+ * command, or on the machine a checkpoint came from), and the daemon runs git without anyone's
+ * approval. core.fsmonitor would run its command on `git status` and `git stash`, a hook on a ref
+ * update or a checkout, an `ext::` URL a command as its transport; and gpg.program would run on a
+ * commit signed by default, should git ever sign the commits `git stash` makes (2.39 does not).
+ * Filters (`filter.<driver>.clean`) have no such switch: they need a config that names them, which
+ * the daemon's file operations do not write (Directories.ts, refuseGitDirectory).
+ */
+const CONFIG_OVERRIDES = ["core.fsmonitor=false", "core.hooksPath=/dev/null", "commit.gpgsign=false", "protocol.ext.allow=never"]
+  .flatMap((setting) => ["-c", setting])
+
+/** Runs `git args` in `cwd`, as every git of the daemon runs (CONFIG_OVERRIDES). */
+const runGit = (cwd: string, args: ReadonlyArray<string>) => runProgram("git", [...CONFIG_OVERRIDES, ...args], cwd)
+
 /** `git args` in `cwd`; its output, trimmed. A non-zero exit is `unprocessable`. */
 const git = (cwd: string, ...args: ReadonlyArray<string>) =>
-  Effect.flatMap(runProgram("git", args, cwd), (ran) =>
+  Effect.flatMap(runGit(cwd, args), (ran) =>
     ran.code === 0
       ? Effect.succeed(ran.stdout.toString("utf8").trim())
       : Effect.fail(operationError("unprocessable", `git ${args[0]} failed: ${ran.stderr.trim() || `exit code ${ran.code}`}`)))
 
 /** Whether `git args` succeeds. */
 const gitSucceeds = (cwd: string, ...args: ReadonlyArray<string>) =>
-  Effect.map(runProgram("git", args, cwd), (ran) => ran.code === 0)
+  Effect.map(runGit(cwd, args), (ran) => ran.code === 0)
 
 const exists = (path: string) => Effect.promise(() => fs.stat(path).then(() => true, () => false))
 
@@ -175,7 +191,7 @@ const isWorktree = (path: string) =>
   Effect.flatMap(exists(path), (there) =>
     there
       ? Effect.map(
-        runProgram("git", ["rev-parse", "--show-toplevel"], path),
+        runGit(path, ["rev-parse", "--show-toplevel"]),
         (ran) => ran.code === 0 && nodePath.resolve(ran.stdout.toString("utf8").trim()) === nodePath.resolve(path)
       )
       : Effect.succeed(false))
@@ -272,8 +288,8 @@ export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Typ
         const bundled = yield* git(path, "bundle", "create", nodePath.join(dir, "repository.bundle"), refs.head, ...(refs.stash === null ? [] : [refs.stash])).pipe(
           Effect.ensuring(
             Effect.andThen(
-              runProgram("git", ["update-ref", "-d", refs.head], path),
-              refs.stash === null ? Effect.void : runProgram("git", ["update-ref", "-d", refs.stash], path)
+              runGit(path, ["update-ref", "-d", refs.head]),
+              refs.stash === null ? Effect.void : runGit(path, ["update-ref", "-d", refs.stash])
             ).pipe(Effect.ignore)
           ),
           Effect.result
@@ -426,8 +442,8 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
       }
       const refspecs = [`+${manifest.refs.head}:${manifest.refs.head}`, ...(manifest.refs.stash === null ? [] : [`+${manifest.refs.stash}:${manifest.refs.stash}`])]
       const removeRefs = Effect.andThen(
-        runProgram("git", ["update-ref", "-d", manifest.refs.head], repository),
-        manifest.refs.stash === null ? Effect.void : runProgram("git", ["update-ref", "-d", manifest.refs.stash], repository)
+        runGit(repository, ["update-ref", "-d", manifest.refs.head]),
+        manifest.refs.stash === null ? Effect.void : runGit(repository, ["update-ref", "-d", manifest.refs.stash])
       ).pipe(Effect.ignore)
       return yield* Effect.gen(function*() {
         yield* git(repository, "fetch", "--no-tags", bundle, ...refspecs)
@@ -455,7 +471,7 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
           )
         }
         // A repository just made from the bundle has no commit checked out yet: nothing to discard.
-        yield* runProgram("git", ["reset", "--hard", "-q"], path)
+        yield* runGit(path, ["reset", "--hard", "-q"])
         yield* git(path, "clean", "-fdq")
         yield* git(path, "checkout", "-q", "-f", "-B", branch, manifest.head)
         if (manifest.stash !== null) yield* git(path, "stash", "apply", "--index", manifest.stash)

@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { failureOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
 
@@ -218,6 +218,25 @@ describe("checkpoints", () => {
     const refused = failureOf(await b.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
     expect(refused).toMatchObject({ code: "unprocessable", message: expect.stringContaining("a symbolic link at a") })
     expect(existsSync(join(b.outside, "victim.txt"))).toBe(false)
+  })
+
+  it("runs no program the repository's configuration or hooks name: core.fsmonitor, a ref update's and a checkout's hooks", async () => {
+    const repo = repository(a)
+    const marker = (name: string) => join(a.outside, name)
+    // What an agent's command could write: an edit_file of them is refused (WriteEdit.test.ts).
+    gitIn(repo, "config", "core.fsmonitor", `touch ${marker("fsmonitor")}; false`)
+    mkdirSync(join(repo, ".git", "hooks"), { recursive: true })
+    for (const hook of ["reference-transaction", "post-checkout"]) {
+      writeFileSync(join(repo, ".git", "hooks", hook), `#!/bin/sh\ntouch ${marker(hook)}\n`, { mode: 0o755 })
+    }
+    const place = { repository: repo, workspace_id: "wsp_a", name: "work" }
+    const { path } = outputOf(await a.run({ operation: "worktree.create", ...place, base_ref: null }))
+    writeFileSync(join(path, "README.md"), "# R\nchanged\n")
+    writeFileSync(join(path, "loose.txt"), "untracked\n")
+    const packed = outputOf(await a.run({ operation: "checkpoint.create", path }))
+    writeFileSync(join(path, "README.md"), "scribbled\n")
+    outputOf(await a.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
+    expect(readdirSync(a.outside)).toEqual(["secret.txt"])
   })
 
   it("refuses a path that is no worktree, and content that is no checkpoint", async () => {

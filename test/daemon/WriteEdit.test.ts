@@ -3,7 +3,8 @@
  * file.read / file.write, with the digest preconditions (expected_digest_required and
  * file_content_conflict carrying the current digest), read-only files, size caps, and writes
  * that would escape the machine's directory through `..`, a symlinked parent or a dangling link;
- * concurrent writes to one path, of which exactly one meets the precondition they all expect.
+ * concurrent writes to one path, of which exactly one meets the precondition they all expect;
+ * writes into a git directory, refused.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, truncateSync } from "node:fs"
@@ -175,6 +176,34 @@ describe("edit_file", () => {
     expect(tree.read("shared.txt")).toBe(contents[winner])
     expect(failures).toHaveLength(CONCURRENT_WRITES - 1)
     for (const failure of failures) expect(failure).toMatchObject({ code: "file_content_conflict", current_digest: sha256(contents[winner]!) })
+  })
+})
+
+describe("git directories", () => {
+  it("are written by no file operation: a repository's .git, a worktree's .git file and its git directory, through a link too", async () => {
+    const config = "[core]\n\tbare = false\n"
+    tree.write(".git/config", config)
+    tree.write(".git/worktrees/work/config", config)
+    tree.write("work/.git", `gitdir: ${tree.path(".git/worktrees/work")}\n`)
+    tree.link("settings", tree.path(".git"))
+    const fsmonitor = "[core]\n\tfsmonitor = \"touch marker\"\n"
+    for (const path of [".git/config", ".git/hooks/post-checkout", ".git/worktrees/work/config", "work/.git", "settings/config", ".GIT/config"]) {
+      const written = failureOf(await tree.tool("write_file", { path, content: fsmonitor }))
+      expect(written).toMatchObject({ code: "forbidden", message: expect.stringContaining("lies in a git directory (.git)") })
+      const route = failureOf(await tree.run({ operation: "file.write", path: tree.path(path), content: fsmonitor, encoding: "utf-8" }))
+      expect(route.code).toBe("forbidden")
+    }
+    for (const path of [".git/config", ".git/worktrees/work/config", "settings/config"]) {
+      const edited = failureOf(await tree.tool("edit_file", { path, old_text: "bare = false", new_text: "fsmonitor = \"touch marker\"", expected_digest: sha256(config) }))
+      expect(edited).toMatchObject({ code: "forbidden", message: expect.stringContaining("lies in a git directory (.git)") })
+    }
+    expect(tree.read(".git/config")).toBe(config)
+    expect(tree.read(".git/worktrees/work/config")).toBe(config)
+    expect(existsSync(tree.path(".git/hooks"))).toBe(false)
+    // Names that only start like it are files like any other.
+    for (const path of [".gitignore", ".github/workflows/ci.yml", "work/.gitattributes"]) {
+      expect(outputOf(await tree.tool("write_file", { path, content: "x\n" })).created).toBe(true)
+    }
   })
 })
 

@@ -6,9 +6,10 @@
  */
 import { Effect } from "effect"
 import { EDIT_MAX_BYTES, type EditFileInput, type EditFileOutput } from "../../domain/machines/MachineTools.ts"
+import { absolutePath, resolveExistingForWrite } from "../Directories.ts"
 import { checkDigest, digestOf, exclusivelyAt, openExistingFile, readWhole, refuseReadOnly, textOf, writeAtomically } from "../FileAccess.ts"
 import { operationError } from "../OperationError.ts"
-import { resolveInput, type ToolContext } from "./ToolContext.ts"
+import type { ToolContext } from "./ToolContext.ts"
 
 /** The text as UTF-8 writes it: an unpaired surrogate is U+FFFD. */
 const wellFormed = (text: string) => Buffer.from(text, "utf8").toString("utf8")
@@ -52,4 +53,7 @@ const editAt = (path: string, input: EditFileInput) =>
   })
 
 export const editFile = (input: EditFileInput, context: ToolContext) =>
-  Effect.flatMap(resolveInput(context, input.path), (path) => exclusivelyAt(path, Effect.scoped(editAt(path, input))))
+  absolutePath(input.path, context.cwd).pipe(
+    Effect.flatMap(resolveExistingForWrite),
+    Effect.flatMap((path) => exclusivelyAt(path, Effect.scoped(editAt(path, input))))
+  )
