@@ -29,8 +29,29 @@ interface Ran {
   readonly stderr: string
 }
 
-/** Runs a program (no shell) and collects what it wrote. */
-const runProgram = (program: string, args: ReadonlyArray<string>, cwd: string, input?: Buffer) =>
+/** The most a program's output may be, and the failure of one that writes more. */
+interface OutputLimit {
+  readonly bytes: number
+  readonly exceeded: OperationError
+}
+
+interface RunOptions {
+  /** Written to the program's standard input. */
+  readonly input?: Buffer
+  readonly limit?: OutputLimit
+}
+
+/**
+ * Runs a program (no shell) and collects what it wrote. One that writes more than `limit` is
+ * killed there, failing with `limit.exceeded`: what it has still to write (a large file it packs)
+ * is never held.
+ */
+const runProgram = (
+  program: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  { input, limit }: RunOptions = {}
+) =>
   Effect.callback<Ran, OperationError>((resume) => {
     const child = spawn(program, args, {
       cwd,
@@ -38,8 +59,18 @@ const runProgram = (program: string, args: ReadonlyArray<string>, cwd: string, i
       env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" }
     })
     const out: Array<Buffer> = []
+    let written = 0
     let err = ""
-    child.stdout!.on("data", (chunk: Buffer) => out.push(chunk))
+    child.stdout!.on("data", (chunk: Buffer) => {
+      written += chunk.byteLength
+      if (limit === undefined || written <= limit.bytes) {
+        out.push(chunk)
+        return
+      }
+      child.stdout!.destroy()
+      child.kill("SIGKILL")
+      resume(Effect.fail(limit.exceeded))
+    })
     child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")))
     child.once("error", (error) => resume(Effect.fail(operationError("unprocessable", `${program} could not run: ${error.message}`))))
     child.once("close", (code) => resume(Effect.succeed({ code, stdout: Buffer.concat(out), stderr: err })))
@@ -242,8 +273,8 @@ const withTempDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E | Operati
     (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
   )
 
-const tar = (cwd: string, args: ReadonlyArray<string>, input?: Buffer) =>
-  Effect.flatMap(runProgram("tar", args, cwd, input), (ran) =>
+const tar = (cwd: string, args: ReadonlyArray<string>, options?: RunOptions) =>
+  Effect.flatMap(runProgram("tar", args, cwd, options), (ran) =>
     ran.code === 0
       ? Effect.succeed(ran.stdout)
       : Effect.fail(operationError("unprocessable", `tar failed: ${ran.stderr.trim() || `exit code ${ran.code}`}`)))
@@ -252,6 +283,12 @@ const tar = (cwd: string, args: ReadonlyArray<string>, input?: Buffer) =>
 const identityFor = (path: string) =>
   Effect.map(gitSucceeds(path, "config", "user.email"), (hasIdentity) =>
     hasIdentity ? [] : ["-c", "user.name=agent-platform", "-c", "user.email=daemon@agent-platform.invalid"])
+
+/** What checkpoint.create sends at most. */
+const checkpointLimit: OutputLimit = {
+  bytes: CHECKPOINT_MAX_BYTES,
+  exceeded: operationError("request_too_large", `the checkpoint is larger than ${CHECKPOINT_MAX_BYTES} bytes, the most that is sent`)
+}
 
 export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Type) =>
   Effect.gen(function*() {
@@ -295,17 +332,16 @@ export const checkpointCreate = (operation: typeof CheckpointCreateOperation.Typ
           Effect.result
         )
         if (bundled._tag === "Failure") return yield* Effect.fail(bundled.failure)
-        const files = yield* tar(path, ["-cf", "-", "--null", "-T", "-"], Buffer.from(untracked.map((file) => file + "\0").join("")))
+        // The untracked files alone may pass the limit: tar is stopped there, not when it is done.
+        const files = yield* tar(path, ["-cf", "-", "--null", "-T", "-"], {
+          input: Buffer.from(untracked.map((file) => file + "\0").join("")),
+          limit: checkpointLimit
+        })
         yield* Effect.promise(() => fs.writeFile(nodePath.join(dir, "untracked.tar"), files))
         yield* Effect.promise(() => fs.writeFile(nodePath.join(dir, "checkpoint.json"), JSON.stringify(manifest, null, 2)))
-        return yield* tar(dir, ["-cf", "-", "checkpoint.json", "repository.bundle", "untracked.tar"])
+        return yield* tar(dir, ["-cf", "-", "checkpoint.json", "repository.bundle", "untracked.tar"], { limit: checkpointLimit })
       })
     )
-    if (archive.byteLength > CHECKPOINT_MAX_BYTES) {
-      return yield* Effect.fail(
-        operationError("request_too_large", `the checkpoint is ${archive.byteLength} bytes; at most ${CHECKPOINT_MAX_BYTES} are sent`)
-      )
-    }
     return { content: archive.toString("base64"), manifest } satisfies CheckpointContent
   })
 
@@ -428,7 +464,7 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
       if (bytes.byteLength > CHECKPOINT_MAX_BYTES) {
         return yield* Effect.fail(operationError("request_too_large", `the checkpoint is larger than ${CHECKPOINT_MAX_BYTES} bytes`))
       }
-      yield* tar(dir, ["-xf", "-"], bytes)
+      yield* tar(dir, ["-xf", "-"], { input: bytes })
       const manifest = yield* Effect.tryPromise(() => fs.readFile(nodePath.join(dir, "checkpoint.json"), "utf8")).pipe(
         Effect.flatMap((text) => Effect.try(() => JSON.parse(text) as unknown)),
         Effect.flatMap((json) => Effect.try(() => CheckpointManifest.make(json as CheckpointManifest))),

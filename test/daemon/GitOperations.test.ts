@@ -8,8 +8,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { CHECKPOINT_MAX_BYTES } from "../../src/domain/machines/WorkspaceOperations.ts"
 import { failureOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
 
 /** `git status --porcelain` lines, sorted (not trimmed: a leading space is part of a line). */
@@ -237,6 +238,23 @@ describe("checkpoints", () => {
     writeFileSync(join(path, "README.md"), "scribbled\n")
     outputOf(await a.run({ operation: "checkpoint.restore", ...place, content: packed.content }))
     expect(readdirSync(a.outside)).toEqual(["secret.txt"])
+  })
+
+  it("refuses a checkpoint over its limit once the limit is passed, never holding the rest: request_too_large", async () => {
+    const repo = repository(a)
+    // Sparse: tar reads its 8 times the limit quickly; the daemon must stop taking them at the limit.
+    writeFileSync(join(repo, "big.bin"), "")
+    truncateSync(join(repo, "big.bin"), 8 * CHECKPOINT_MAX_BYTES)
+    const before = process.memoryUsage().arrayBuffers
+    let peak = before
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 2)
+    try {
+      const refused = failureOf(await a.run({ operation: "checkpoint.create", path: repo }))
+      expect(refused).toEqual({ code: "request_too_large", message: `the checkpoint is larger than ${CHECKPOINT_MAX_BYTES} bytes, the most that is sent` })
+    } finally {
+      clearInterval(sampler)
+    }
+    expect(peak - before).toBeLessThan(3 * CHECKPOINT_MAX_BYTES)
   })
 
   it("refuses a path that is no worktree, and content that is no checkpoint", async () => {
