@@ -189,8 +189,15 @@ const repositoryOf = (
     }
     if (local !== undefined) {
       const path = yield* Effect.fromResult(local)
-      const top = yield* git(path, "rev-parse", "--show-toplevel").pipe(
+      const toplevel = yield* git(path, "rev-parse", "--show-toplevel").pipe(
         Effect.mapError(() => operationError("unprocessable", `${path} is not a git repository`))
+      )
+      // A directory that is no repository itself is part of the repository around it, which git
+      // then works on (its branches, its stash): that one must lie inside the directories too.
+      const top = yield* resolveExisting(toplevel).pipe(
+        Effect.mapError((error) =>
+          error.code === "forbidden" ? operationError("forbidden", `the repository ${path} is part of the repository ${toplevel}: ${error.message}`) : error
+        )
       )
       yield* excludeOwnDirectory(top)
       return top

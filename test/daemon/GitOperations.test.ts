@@ -67,6 +67,26 @@ describe("worktree.create", () => {
     expect(failureOf(await a.run({ ...place, repository: a.path("plain"), name: null })).code).toBe("unprocessable")
   })
 
+  it("refuses a repository path inside a repository whose top lies outside the directories", async () => {
+    // The machine's directory is a plain directory of a repository around it.
+    const around = join(a.root, "..")
+    gitIn(around, "init", "-q", "-b", "main")
+    gitIn(around, "add", "outside/secret.txt")
+    gitIn(around, "commit", "-q", "-m", "the user's")
+    mkdirSync(a.path("agent-work"))
+    for (const repository of [a.root, a.path("agent-work")]) {
+      for (const name of [null, "w"]) {
+        const refused = failureOf(await a.run({ operation: "worktree.create", repository, workspace_id: "wsp_a", name, base_ref: null }))
+        expect(refused).toEqual({
+          code: "forbidden",
+          message: `the repository ${repository} is part of the repository ${around}: ${around} lies outside the machine's directories (${a.root})`
+        })
+      }
+    }
+    expect(gitIn(around, "branch", "--list")).toBe("* main")
+    expect(gitIn(around, "worktree", "list", "--porcelain")).not.toContain(".agent-platform")
+  })
+
   it("clones a URL from an empty directory: a host:path beside a directory host: is not read as a local path", async () => {
     const outside = repository(b)
     // Where the clone of a URL is made; git would read x:/../… as a path inside x: if it ran here.
