@@ -475,7 +475,7 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
       const manifest = yield* Effect.tryPromise(() => fs.readFile(nodePath.join(dir, "checkpoint.json"), "utf8")).pipe(
         Effect.flatMap((text) => Effect.try(() => JSON.parse(text) as unknown)),
         Effect.flatMap((json) => Effect.try(() => CheckpointManifest.make(json as CheckpointManifest))),
-        Effect.mapError(() => operationError("invalid_request", "the checkpoint has no readable checkpoint.json"))
+        Effect.mapError(() => operationError("invalid_request", "the checkpoint has no checkpoint.json, or not one checkpoint.create writes"))
       )
       const bundle = nodePath.join(dir, "repository.bundle")
       const repository = yield* repositoryOf(operation.repository, operation.workspace_id, (path) =>

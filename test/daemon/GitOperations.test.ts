@@ -277,6 +277,34 @@ describe("checkpoints", () => {
     expect(peak - before).toBeLessThan(3 * CHECKPOINT_MAX_BYTES)
   })
 
+  it("refuses a checkpoint naming refs that are no checkpoint's: the repository's branches are left as they are", async () => {
+    const repo = repository(a)
+    const release = gitIn(repo, "rev-parse", "release")
+    // What another machine could send: its own `release` bundled under that name, named as the checkpoint's ref.
+    const theirs = repository(b)
+    writeFileSync(join(theirs, "theirs.txt"), "theirs\n")
+    gitIn(theirs, "add", "theirs.txt")
+    gitIn(theirs, "commit", "-q", "-m", "theirs")
+    gitIn(theirs, "branch", "-f", "release", "HEAD")
+    const scratch = mkdtempSync(join(b.outside, "archive-"))
+    gitIn(theirs, "bundle", "create", join(scratch, "repository.bundle"), "refs/heads/release")
+    const manifest = {
+      format: "agent-platform-checkpoint/1",
+      branch: "work",
+      head: gitIn(theirs, "rev-parse", "HEAD"),
+      stash: null,
+      refs: { head: "refs/heads/release", stash: null },
+      untracked_files: []
+    }
+    writeFileSync(join(scratch, "checkpoint.json"), JSON.stringify(manifest))
+    execFileSync("tar", ["-cf", "checkpoint.tar", "checkpoint.json", "repository.bundle"], { cwd: scratch })
+    const content = readFileSync(join(scratch, "checkpoint.tar")).toString("base64")
+
+    const refused = failureOf(await a.run({ operation: "checkpoint.restore", repository: repo, workspace_id: "wsp_a", name: "work", content }))
+    expect(refused.code).toBe("invalid_request")
+    expect(gitIn(repo, "rev-parse", "release")).toBe(release)
+  })
+
   it("refuses a path that is no worktree, and content that is no checkpoint", async () => {
     mkdirSync(a.path("plain"))
     expect(failureOf(await a.run({ operation: "checkpoint.create", path: a.path("plain") })).code).toBe("unprocessable")

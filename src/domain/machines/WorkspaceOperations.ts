@@ -68,17 +68,27 @@ export const CheckpointCreateOperation = Schema.Struct({
   path: Schema.String
 })
 
+/** A commit's full id (SHA-1 or SHA-256), never something git would read as an option or a name. */
+const CommitId = Schema.String.check(Schema.isPattern(/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/))
+
+/**
+ * A ref the bundle carries a commit under, as checkpoint.create names them. A restore fetches it
+ * into the repository under the same name and deletes it afterwards: any other name (a branch of
+ * the repository, `refs/heads/release`) would overwrite, then delete, that branch.
+ */
+const CheckpointRef = Schema.String.check(Schema.isPattern(/^refs\/agent-platform\/checkpoint-[0-9a-f]{12}-(?:head|stash)$/))
+
 /** What `checkpoint.json` says. */
 export const CheckpointManifest = Schema.Struct({
   format: Schema.Literal("agent-platform-checkpoint/1"),
   /** The branch checked out (null: a detached HEAD). */
   branch: Schema.NullOr(Schema.String),
   /** The commit checked out; in the bundle as `refs.head`. */
-  head: Schema.String,
+  head: CommitId,
   /** A `git stash create` commit of the uncommitted changes to tracked files (index and work tree); null: none. */
-  stash: Schema.NullOr(Schema.String),
+  stash: Schema.NullOr(CommitId),
   /** The ref names the bundle carries the two commits under. */
-  refs: Schema.Struct({ head: Schema.String, stash: Schema.NullOr(Schema.String) }),
+  refs: Schema.Struct({ head: CheckpointRef, stash: Schema.NullOr(CheckpointRef) }),
   /** The untracked (not ignored) files, packed in `untracked.tar`. */
   untracked_files: Schema.Array(Schema.String)
 }).annotate({ identifier: "CheckpointManifest" })
