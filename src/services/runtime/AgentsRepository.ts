@@ -86,6 +86,11 @@ const make = Effect.gen(function*() {
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
   })
 
+  const lockAllInProject = SqlSchema.void({
+    Request: ProjectId,
+    execute: (projectId) => sql`SELECT id FROM agents WHERE project_id = ${projectId} ORDER BY id FOR UPDATE`
+  })
+
   const rowInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: AgentId, lock: Schema.Literals(["none", "update"]) }),
     Result: AgentRow,
@@ -180,6 +185,12 @@ const make = Effect.gen(function*() {
     /** The agent when it is in the project, locked as by `lock`. */
     lockInProject: (projectId: ProjectId, id: AgentId): Effect.Effect<Option.Option<LockedAgent>> =>
       Effect.orDie(rowInProject({ projectId, id, lock: "update" })),
+    /**
+     * Every agent of the project, locked as by `lock` until the transaction ends, one after
+     * another in the order of their ids: what a deletion of the project takes first
+     * (Projects.remove).
+     */
+    lockAllInProject: (projectId: ProjectId) => Effect.orDie(lockAllInProject(projectId)),
     /** The agent's row when it is in the project, read without a lock (`lockUnchanged` guards a statement on it). */
     rowInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(rowInProject({ projectId, id, lock: "none" })),
     page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>

@@ -6,6 +6,8 @@ import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
+import { Transactions } from "../shared/Transactions.ts"
+import { AgentsRepository } from "../runtime/AgentsRepository.ts"
 import { Access } from "./Access.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 
@@ -13,6 +15,8 @@ const make = Effect.gen(function*() {
   const projects = yield* ProjectsRepository
   const access = yield* Access
   const ids = yield* IdGenerator
+  const agents = yield* AgentsRepository
+  const { transaction } = yield* Transactions
 
   const nameTaken = (orgId: OrgId, name: string) => () =>
     new Conflict({ error: `Organization ${orgId} has a project named "${name}" already; pick another name` })
@@ -47,12 +51,24 @@ const make = Effect.gen(function*() {
       )
     )
 
-  /** Deletes the project; of deletions of one project at once, one deletes it and the others are `not_found`. */
+  /**
+   * Deletes the project; of deletions of one project at once, one deletes it and the others are
+   * `not_found`. Its agents are locked first, the lock every runtime transaction takes first: the
+   * cascade needs their rows, and a transaction holding one may go on to take a share of the
+   * project's row (the foreign key check of a second write of the agent's row in one transaction,
+   * as an input queued behind a turn makes). A delete that held the project's row while it waited
+   * for an agent's deadlocked with such a transaction (docs/runtime.md); this one waits for those
+   * transactions to end, and those that come after it find the agent gone.
+   */
   const remove = (orgId: OrgId, projectId: ProjectId) =>
     Effect.gen(function*() {
       yield* access.requireOrgRole(orgId, "admin")
       yield* access.projectAccess(orgId, projectId)
-      if (!(yield* projects.removeInOrg(orgId, projectId))) return yield* Effect.fail(notFound(projectId)())
+      const removed = yield* transaction(Effect.andThen(
+        agents.lockAllInProject(projectId),
+        projects.removeInOrg(orgId, projectId)
+      ))
+      if (!removed) return yield* Effect.fail(notFound(projectId)())
     })
 
   return { create, list, get, rename, remove } as const
@@ -62,8 +78,10 @@ export class Projects extends Context.Service<Projects, Effect.Success<typeof ma
   static readonly layer = Layer.effect(this, make).pipe(
     Layer.provide([
       ProjectsRepository.layer,
+      AgentsRepository.layer,
       Access.layer,
-      IdGenerator.layer
+      IdGenerator.layer,
+      Transactions.layer
     ])
   )
 }

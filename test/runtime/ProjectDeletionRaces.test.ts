@@ -1,0 +1,38 @@
+/**
+ * Requests to an agent racing the deletion of its project, on Postgres (the embedded database runs
+ * one statement at a time, so they cannot meet there): each is answered as it would be a moment
+ * before or after the delete, and the delete is `204`, never `500` (docs/api-conventions.md, "A
+ * resource deleted meanwhile"). The test's own transaction holds what makes the request and the
+ * delete meet at the point of the race, then lets them go.
+ */
+import { SqlClient } from "effect/sql"
+import { expect } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import { lockWaits, waitedOn } from "../support/HeldAgent.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
+import { ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { turnAwaitingLookup } from "../support/RuntimeProject.ts"
+import { describeRuntime } from "./RuntimeLayer.ts"
+
+describeRuntime()("requests to an agent racing the deletion of its project", (it) => {
+  it.effect.skipIf(usesEmbeddedDatabase)("an input recorded while the project is deleted: the input queued, then the project deleted; no deadlock", () =>
+    Effect.gen(function*() {
+      const { agent, rt } = yield* turnAwaitingLookup(yield* ScriptedProvider)
+      const sql = yield* SqlClient.SqlClient
+      const { deleting, sending } = yield* sql.withTransaction(Effect.gen(function*() {
+        // An INSERT into the inputs waits until this transaction ends.
+        yield* sql`LOCK TABLE agent_inputs IN SHARE ROW EXCLUSIVE MODE`
+        // With a key, the input is recorded in a transaction that locks the agent first. Queued
+        // behind the turn, it writes the agent's row twice (its timeline, its count of queued
+        // inputs), and the second write checks the row's foreign keys: the project's row among them.
+        const sending = yield* Effect.forkChild(rt.send(agent.id, "And then?", "then"))
+        yield* waitedOn(sql, "the input's INSERT, its agent locked")
+        const deleting = yield* Effect.forkChild(rt.client.projects.remove({ params: rt.projectPath }))
+        yield* lockWaits(sql, 2, "the delete, for the agent the input holds")
+        return { deleting, sending }
+      })).pipe(Effect.orDie)
+      expect((yield* Fiber.join(sending)).disposition).toBe("queued")
+      yield* Fiber.join(deleting)
+      expect((yield* Effect.flip(rt.agent(agent.id)))._tag).toBe("NotFound")
+    }))
+})
