@@ -35,4 +35,31 @@ describeRuntime()("requests to an agent racing the deletion of its project", (it
       yield* Fiber.join(deleting)
       expect((yield* Effect.flip(rt.agent(agent.id)))._tag).toBe("NotFound")
     }))
+
+  it.effect.skipIf(usesEmbeddedDatabase)("a cancel and a withdrawal that wait for the agent while the project is deleted: 404 not_found", () =>
+    Effect.gen(function*() {
+      const { agent, rt } = yield* turnAwaitingLookup(yield* ScriptedProvider)
+      const queued = yield* rt.send(agent.id, "And then?")
+      const agentPath = rt.agentPath(agent.id)
+      const sql = yield* SqlClient.SqlClient
+      const { cancelling, deleting, withdrawing } = yield* sql.withTransaction(Effect.gen(function*() {
+        // The agent's row, held until this transaction ends: the delete waits for it, and the
+        // cancel and the withdrawal, having found the agent, wait behind the delete.
+        yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+        const deleting = yield* Effect.forkChild(rt.client.projects.remove({ params: rt.projectPath }))
+        yield* waitedOn(sql, "the delete, for the agent")
+        const cancelling = yield* Effect.forkChild(
+          Effect.flip(rt.client.agents.control({ params: agentPath, payload: { control_type: "cancel_current" } }))
+        )
+        const withdrawing = yield* Effect.forkChild(
+          Effect.flip(rt.client.agents.withdrawInput({ params: { ...agentPath, inputID: queued.event.agent_input_id } }))
+        )
+        yield* lockWaits(sql, 3, "the cancel and the withdrawal, for the agent")
+        return { cancelling, deleting, withdrawing }
+      })).pipe(Effect.orDie)
+      yield* Fiber.join(deleting)
+      for (const refused of [yield* Fiber.join(cancelling), yield* Fiber.join(withdrawing)]) {
+        expect(refused).toMatchObject({ _tag: "NotFound", error: `Agent ${agent.id} not found in project ${rt.project.id}` })
+      }
+    }))
 })

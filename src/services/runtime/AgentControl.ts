@@ -6,7 +6,7 @@
  * the daemons running its machine tool calls are told to cancel them (a command is killed).
  */
 import { Context, Effect, Layer } from "effect"
-import { StateTransitionConflict } from "../../domain/shared/Errors.ts"
+import { type NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { ActorId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Control } from "../../domain/runtime/Agents.ts"
 import type { ControlEvent } from "../../domain/runtime/Events.ts"
@@ -35,15 +35,20 @@ const make = Effect.gen(function*() {
   const machineRequests = yield* MachineRequestsRepository
   const hub = yield* MachineHub
 
-  /** Cancels the agent's current turn (only if it is `expected`, when given); the control event. */
+  /**
+   * Cancels the agent's current turn (only if it is `expected`, when given); the control event.
+   * `not_found` when the agent is not in the project, as when the project is deleted while the
+   * cancel waits for the agent's lock.
+   */
   const cancel = (
+    projectId: ProjectId,
     agentId: AgentId,
     actorId: ActorId | null,
     expected: TurnId | undefined
-  ): Effect.Effect<ControlEventType, StateTransitionConflict> =>
+  ): Effect.Effect<ControlEventType, NotFound | StateTransitionConflict> =>
     Effect.gen(function*() {
       const outcome = yield* timeline.transaction(Effect.gen(function*() {
-        const agent = yield* lifecycle.lockExisting(agentId)
+        const agent = yield* lifecycle.lockInProject(projectId, agentId)
         const turnId = agent.current_turn_id
         if (expected !== undefined && turnId !== expected) {
           return yield* Effect.fail(
@@ -108,7 +113,7 @@ const make = Effect.gen(function*() {
 
   /** `cancel_current`, for a caller who may act in the agent's project. */
   const cancelCurrent = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, control: Control) =>
-    Effect.andThen(agentAccess.write(orgId, projectId, agentId), cancel(agentId, null, control.turn_id))
+    Effect.andThen(agentAccess.mayWrite(orgId, projectId), cancel(projectId, agentId, null, control.turn_id))
 
   return { cancelCurrent } as const
 })

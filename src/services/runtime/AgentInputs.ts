@@ -348,11 +348,12 @@ const make = Effect.gen(function*() {
       return yield* submit(projectId, agentId, input, prepared)
     })
 
+  /** Withdraws a queued input; `not_found` when the agent is not in the project, found under its lock. */
   const withdraw = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, inputId: InputId) =>
     Effect.andThen(
-      agentAccess.write(orgId, projectId, agentId),
+      agentAccess.mayWrite(orgId, projectId),
       timeline.transaction(Effect.gen(function*() {
-        yield* lifecycle.lockExisting(agentId)
+        yield* lifecycle.lockInProject(projectId, agentId)
         const input = yield* inputs.lock(agentId, inputId)
         if (Option.isNone(input)) {
           return yield* Effect.fail(new NotFound({ error: `Input ${inputId} not found on agent ${agentId}` }))

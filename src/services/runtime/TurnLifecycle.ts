@@ -88,13 +88,6 @@ const make = Effect.gen(function*() {
   const lockInProject = (projectId: ProjectId, agentId: AgentId) =>
     agents.lockInProject(projectId, agentId).pipe(someOrFail(() => agentNotFound(projectId, agentId)))
 
-  /** Locks the agent row for the rest of the transaction; the agent must exist. */
-  const lockExisting = (agentId: AgentId) =>
-    Effect.flatMap(lockAgent(agentId), Option.match({
-      onNone: () => Effect.die(new Error(`Agent ${agentId} does not exist`)),
-      onSome: Effect.succeed
-    }))
-
   /** Starts a queued input's turn: its row, the input started, the turn's `started` event with the agent running it. */
   const startTurn = (agentId: AgentId, input: QueuedInput) =>
     Effect.gen(function*() {
@@ -322,7 +315,6 @@ const make = Effect.gen(function*() {
   return {
     lockAgent,
     lockInProject,
-    lockExisting,
     startedEvent,
     running,
     startNext,

@@ -71,13 +71,16 @@ const makeRecovery = Effect.gen(function*() {
     )
     yield* signals.send(unsent)
 
-    /** Starts the oldest queued input of an agent left idle; whether the agent was idle. */
+    /**
+     * Starts the oldest queued input of an agent left idle; whether the agent was idle. An agent
+     * deleted since it was listed (its project deleted) has nothing to start.
+     */
     const startBacklog = (agentId: AgentId) =>
       Effect.gen(function*() {
         const { idle, next } = yield* timeline.transaction(Effect.gen(function*() {
-          const agent = yield* lifecycle.lockExisting(agentId)
-          return agent.current_turn_id === null
-            ? { idle: true, next: yield* lifecycle.startNext(agent) }
+          const agent = yield* lifecycle.lockAgent(agentId)
+          return Option.isSome(agent) && agent.value.current_turn_id === null
+            ? { idle: true, next: yield* lifecycle.startNext(agent.value) }
             : { idle: false, next: Option.none<TurnId>() }
         }))
         yield* launcher.launchNext(agentId, next)
