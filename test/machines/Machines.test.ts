@@ -5,14 +5,17 @@
  * file copied.
  */
 import { HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { copyFileSync } from "node:fs"
 import { afterAll } from "vitest"
 import WebSocket from "ws"
 import { MachineId } from "../../src/domain/shared/Ids.ts"
 import { daemonDirs, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
+import { lockWaits, waitedOn } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import { clientWith, describeApp, expectFailure, ID_PATTERN, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 afterAll(killDaemons)
@@ -238,6 +241,31 @@ describeApp()("machines", (it) => {
       // Re-registering another organization's machine id makes a new machine.
       const fresh = yield* b.daemon.machineRegistration.register({ payload: facts("b-1", { machine_id: registered.machine.id }) })
       expect(fresh.machine.id).not.toBe(registered.machine.id)
+    }))
+
+  it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, a machine re-registered while it is deleted: registered as a new machine, as after the delete", () =>
+    Effect.gen(function*() {
+      const { daemon, org, owner } = yield* orgWithToken
+      const registered = yield* daemon.machineRegistration.register({ payload: facts("box") })
+      const sql = yield* SqlClient.SqlClient
+      const again = yield* sql.withTransaction(Effect.gen(function*() {
+        // The machine's row, held until this transaction ends: the delete waits for it, and the
+        // registration, which finds the machine, waits behind the delete.
+        yield* sql`SELECT id FROM machines WHERE id = ${registered.machine.id} FOR UPDATE`
+        const deleting = yield* Effect.forkChild(
+          owner.client.machines.remove({ params: { orgID: org.id, machineID: registered.machine.id } })
+        )
+        yield* waitedOn(sql, "the delete, for the machine")
+        const registering = yield* Effect.forkChild(
+          daemon.machineRegistration.register({ payload: facts("box", { machine_id: registered.machine.id }) })
+        )
+        yield* lockWaits(sql, 2, "the registration, for the machine")
+        return Fiber.join(deleting).pipe(Effect.andThen(Fiber.join(registering)))
+      })).pipe(Effect.orDie, Effect.flatten)
+      expect(again.machine.id).not.toBe(registered.machine.id)
+      expect(again.machine.name).toBe("box")
+      const [listed] = (yield* owner.client.machines.list({ params: { orgID: org.id }, query: {} })).data
+      expect(listed.id).toBe(again.machine.id)
     }))
 
   it.effect("the WebSocket refuses a missing or forged token with 401 before the upgrade", () =>

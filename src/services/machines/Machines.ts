@@ -295,10 +295,14 @@ const make = Effect.gen(function*() {
         }
       }
       const machine = yield* transaction(Effect.gen(function*() {
+        // Read under the machine's lock, which a delete takes first: a delete that came before
+        // leaves no machine here (a new one is registered, as for a deleted machine_id), and one
+        // that comes after waits for this registration. Read without it, the machine could be
+        // deleted before its update, which then found no row (a 500).
         const previous = input.machine_id === undefined || input.machine_id === null
           ? Option.none<StoredMachine>()
           : Option.filter(
-            yield* machines.findById(input.machine_id),
+            yield* machines.findById(input.machine_id, "update"),
             (machine) => machine.org_id === orgId && machine.owner_user_id === ownerUserId
           )
         const saved = Option.isSome(previous)

@@ -79,9 +79,9 @@ const make = Effect.gen(function*() {
   })
 
   const findById = SqlSchema.findOneOption({
-    Request: MachineId,
+    Request: Schema.Struct({ id: MachineId, lock: Schema.Literals(["none", "share", "update"]) }),
     Result: StoredMachine,
-    execute: (id) => sql`SELECT ${columns} FROM machines WHERE id = ${id}`
+    execute: ({ id, lock }) => sql`SELECT ${columns} FROM machines WHERE id = ${id} ${lockClause(sql, lock)}`
   })
 
   const busy = sql.unsafe(BUSY)
@@ -335,7 +335,7 @@ const make = Effect.gen(function*() {
     reregister: (id: MachineId, facts: MachineFacts) => uniqueOrDie(reregister({ id, facts })),
     findVisible: (orgId: OrgId, userId: UserId | null, id: MachineId, lock: RowLock = "none") =>
       Effect.orDie(findVisible({ orgId, userId, id, lock })),
-    findById: (id: MachineId) => Effect.orDie(findById(id)),
+    findById: (id: MachineId, lock: RowLock = "none") => Effect.orDie(findById({ id, lock })),
     page: (orgId: OrgId, userId: UserId | null, status: MachineStatus | null, keyset: Keyset) =>
       page({ orgId, userId, status }, keyset),
     /** Fails with UniqueViolation when the owner has another machine of that name. */
