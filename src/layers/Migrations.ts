@@ -26,6 +26,7 @@ import accessChangeNotices from "./migrations/0017_access_change_notices.ts"
 import browserSessions from "./migrations/0018_browser_sessions.ts"
 import worktreesUnplacedWithTheirMachine from "./migrations/0019_worktrees_unplaced_with_their_machine.ts"
 import workspacePlacementHolds from "./migrations/0020_workspace_placement_holds.ts"
+import poolMachineLocations from "./migrations/0021_pool_machine_locations.ts"
 
 const migrations = {
   "0001_foundation": foundation,
@@ -47,7 +48,8 @@ const migrations = {
   "0017_access_change_notices": accessChangeNotices,
   "0018_browser_sessions": browserSessions,
   "0019_worktrees_unplaced_with_their_machine": worktreesUnplacedWithTheirMachine,
-  "0020_workspace_placement_holds": workspacePlacementHolds
+  "0020_workspace_placement_holds": workspacePlacementHolds,
+  "0021_pool_machine_locations": poolMachineLocations
 }
 
 /** The id of the newest migration; the database is ready once it has been applied. */

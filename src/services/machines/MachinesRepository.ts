@@ -270,6 +270,15 @@ const make = Effect.gen(function*() {
       WHERE id = ${id} AND ${sql.in("pool_state", from)} RETURNING ${columns}`
   })
 
+  const settleDeleting = SqlSchema.findOneOption({
+    Request: Schema.Struct({ id: MachineId, seconds: Schema.Number }),
+    Result: StoredMachine,
+    execute: ({ id, seconds }) => sql`
+      UPDATE machines SET pool_state = 'deleted', state_changed_at = now(), updated_at = now()
+      WHERE id = ${id} AND pool_state = 'deleting' AND state_changed_at < now() - make_interval(secs => ${seconds})
+      RETURNING ${columns}`
+  })
+
   const renewRegistrationToken = SqlSchema.void({
     Request: Schema.Struct({ id: MachineId, tokenHash: Schema.String }),
     execute: ({ id, tokenHash }) => sql`
@@ -382,6 +391,11 @@ const make = Effect.gen(function*() {
     /** Moves a pool machine from one of `from` to `to`; none when it was in another state. */
     setPoolState: (id: MachineId, from: ReadonlyArray<PoolMachineState>, to: PoolMachineState, failure: string | null = null) =>
       Effect.orDie(setPoolState({ id, from, to, failure })),
+    /**
+     * A pool machine `deleting` for over `seconds`, marked `deleted`; none when it is not (or not
+     * for that long).
+     */
+    settleDeleting: (id: MachineId, seconds: number) => Effect.orDie(settleDeleting({ id, seconds })),
     setProviderRef: (id: MachineId, ref: string) => Effect.orDie(setProviderRef({ id, ref })),
     /**
      * A provisioning machine started again gets a new registration token (and a new provisioning

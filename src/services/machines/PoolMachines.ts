@@ -9,8 +9,11 @@
  * daemon registers with the token (`running`) and receives the requests assigned to it. Idle
  * machines, machines whose daemon stopped answering (runtime protection) and machines whose daemon
  * never registered become `deleting`; `destroy` stops them at the provider and marks them `deleted`.
+ * Each machine records its provider's location for the process that started it (a host's own
+ * directory or Docker socket): only the processes of that location see it at the provider, so only
+ * they judge whether it has ended and stop it (docs/scale-out.md, "Pool machines").
  */
-import { Context, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
+import { Context, Duration, Effect, FiberSet, Layer, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import type { CompiledAgentConfig, CompiledMachineSource } from "../../domain/configuration/agent-config/Compiled.ts"
 import type { Outcome } from "../../domain/machines/DaemonProtocol.ts"
@@ -44,6 +47,17 @@ export const PROVISIONING_TIMEOUT_SECONDS = 120
 
 /** How long one call to a provider may take. */
 const PROVIDER_TIMEOUT = Duration.seconds(60)
+
+/**
+ * How long a `deleting` machine of another location is left to the processes of its location
+ * (their sweep stops it within seconds) before any process marks it `deleted` without stopping
+ * it: its location has no process left (a host gone), and the machine must stop holding its
+ * pool's room. Should its host come back, its start-up reconciliation stops what is left.
+ */
+const LOCATION_HANDOVER_SECONDS = 60
+
+/** How long a pool's deletion waits for the processes of other locations to stop their machines of it (a sweep or two). */
+const ELSEWHERE_WAIT = Duration.seconds(15)
 
 const failed = (code: OperationFailureCode, message: string): Outcome => ({ outcome: "failed", error: { code, message } })
 
@@ -96,6 +110,18 @@ const make = Effect.gen(function*() {
 
   const newToken = () => POOL_MACHINE_TOKEN_PREFIX + randomBytes(32).toString("base64url")
 
+  /** This process's location of the pool's provider (MachineProvider's `location`). */
+  const locationOf = (pool: StoredPool) => providers.of(pool.provider).location(pool.provider_config)
+
+  /**
+   * Whether a machine of `pool` is this process's to judge at the provider: started at this
+   * process's location, or before locations were recorded (every machine was everyone's then).
+   */
+  const startedHere = (pool: StoredPool) => {
+    const location = locationOf(pool)
+    return (machine: StoredMachine) => machine.provider_location === null || machine.provider_location === location
+  }
+
   /** A `provisioning` machine row for the agent (inside the caller's transaction). */
   const newMachine = (pool: StoredPool, agentId: AgentId, source: CompiledMachineSource, size: Size) =>
     Effect.gen(function*() {
@@ -111,7 +137,9 @@ const make = Effect.gen(function*() {
         cpu: size.cpu,
         memory_mb: size.memoryMb,
         delete_after_idle_minutes: source.delete_after_idle_minutes ?? pool.delete_after_idle_minutes,
-        registration_token_hash: sha256Hex(token)
+        registration_token_hash: sha256Hex(token),
+        // This process starts it (startAll, once committed), so it lives at this process's location.
+        provider_location: locationOf(pool)
       })
       return { machine, token, source } satisfies Launch
     })
@@ -277,16 +305,30 @@ const make = Effect.gen(function*() {
       if (Option.isSome(decided)) yield* startAll(...decided.value)
     })
 
-  /** Stops a `deleting` machine at its provider and marks it `deleted`; its unfinished requests fail. */
+  /**
+   * Stops a `deleting` machine at its provider and marks it `deleted`; its unfinished requests
+   * fail. A machine of another location is left to the processes there (this process's provider
+   * would stop nothing, or another host's container of the same name) until it has been
+   * `deleting` for LOCATION_HANDOVER_SECONDS; then it is marked `deleted` without being stopped.
+   */
   const destroy = (machine: StoredMachine) =>
     Effect.gen(function*() {
       const pool = machine.machine_pool_id === null ? Option.none() : yield* pools.findById(machine.machine_pool_id)
-      if (Option.isSome(pool)) {
+      const here = Option.isNone(pool) || startedHere(pool.value)(machine)
+      if (Option.isSome(pool) && here) {
         const providerPool = yield* providerPoolOf(pool.value)
         yield* providers.of(pool.value.provider).stop(providerPool, machine.id, machine.provider_ref)
       }
-      const deleted = yield* machines.setPoolState(machine.id, ["deleting"], "deleted")
+      const deleted = here
+        ? yield* machines.setPoolState(machine.id, ["deleting"], "deleted")
+        : yield* machines.settleDeleting(machine.id, LOCATION_HANDOVER_SECONDS)
       if (Option.isNone(deleted)) return
+      if (!here) {
+        yield* Effect.logWarning(
+          `pool machine ${machine.id} at ${machine.provider_location} was not stopped there within ` +
+            `${LOCATION_HANDOVER_SECONDS} s (no server process left at that location?): marked deleted without stopping it`
+        )
+      }
       yield* hub.machineDeleted(machine.id)
       const why = deleted.value.failure ?? "deleted"
       yield* failPending(machine.id, `Pool machine ${machine.id} was deleted (${why}) before this finished`)
@@ -321,33 +363,54 @@ const make = Effect.gen(function*() {
       return true
     })
 
-  /** Marks the pool's provisioning and running machines `deleting`, saying why (inside the caller's transaction). */
-  const markPoolDeleting = (poolId: MachinePoolId, why: string) =>
+  /**
+   * Marks the pool's provisioning and running machines `deleting` (those `which` picks), saying
+   * why (inside the caller's transaction).
+   */
+  const markPoolDeleting = (poolId: MachinePoolId, why: string, which: (machine: StoredMachine) => boolean = () => true) =>
     Effect.flatMap(machines.poolMachines(poolId, ["provisioning", "running"]), (live) =>
-      Effect.forEach(live, (machine) => machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", why), {
-        discard: true
-      }))
+      Effect.forEach(
+        live.filter(which),
+        (machine) => machines.setPoolState(machine.id, ["provisioning", "running"], "deleting", why),
+        { discard: true }
+      ))
 
-  /** Deletes the pool's `deleting` machines at its provider; how many are left (their provider failed). */
+  /**
+   * Deletes the pool's `deleting` machines at its provider; how many are left (their provider
+   * failed). Those of other locations are stopped by the processes there: their sweeps are waited
+   * for (at most ELSEWHERE_WAIT), since the pool's row, which a stop needs, goes after this.
+   */
   const destroyPoolDeleting = (poolId: MachinePoolId) =>
     Effect.gen(function*() {
-      yield* Effect.forEach(yield* machines.poolMachines(poolId, ["deleting"]), destroy, { concurrency: 4, discard: true })
-      return (yield* machines.poolMachines(poolId, ["deleting"])).length
+      const deleting = machines.poolMachines(poolId, ["deleting"])
+      yield* Effect.forEach(yield* deleting, destroy, { concurrency: 4, discard: true })
+      const pool = yield* pools.findById(poolId)
+      if (Option.isSome(pool)) {
+        const here = startedHere(pool.value)
+        yield* deleting.pipe(Effect.repeat({
+          schedule: Schedule.spaced("500 millis").pipe(Schedule.upTo({ duration: ELSEWHERE_WAIT })),
+          while: (left) => left.some((machine) => !here(machine))
+        }))
+      }
+      return (yield* deleting).length
     })
 
   /**
    * The pool's started machines `unconnected` (their daemon not connected) that its provider no
    * longer runs, marked `deleting` with what the provider tells of their end (an exit code, the
-   * end of the daemon's output, a container out of memory).
+   * end of the daemon's output, a container out of memory). Only the machines of this process's
+   * location: another location's are not in this process's list, though they run.
    */
   const markEndedInPool = (poolId: MachinePoolId, unconnected: ReadonlyArray<StoredMachine>) =>
     Effect.gen(function*() {
       const pool = yield* pools.findById(poolId)
       if (Option.isNone(pool)) return
+      const judged = unconnected.filter(startedHere(pool.value))
+      if (judged.length === 0) return
       const provider = providers.of(pool.value.provider)
       const providerPool = yield* providerPoolOf(pool.value)
       const listed = new Map((yield* provider.list(providerPool)).map((machine) => [machine.machineId, machine]))
-      for (const machine of unconnected) {
+      for (const machine of judged) {
         const found = listed.get(machine.id)
         if (found?.running === true || machine.pool_state === null) continue
         const ending = found === undefined ? "its provider no longer has it" : yield* provider.ending(providerPool, machine.id, found.ref)
@@ -403,18 +466,21 @@ const make = Effect.gen(function*() {
   })
 
   /**
-   * One pool's machines at its provider and in the table made to agree: a provider machine the
-   * table does not hold (or holds as deleted) is stopped; a running machine the provider lost is
-   * deleted; a provisioning one it does not run (the server stopped before starting it) is
-   * started again with a new registration token.
+   * One pool's machines at its provider and in the table made to agree, at this process's
+   * location: a provider machine the table does not hold (or holds as deleted) is stopped; a
+   * running machine of this location the provider lost is deleted; a provisioning one it does not
+   * run (the server stopped before starting it) is started again with a new registration token.
+   * Another location's machines are its processes' (this provider does not list them).
    */
   const reconcilePool = (pool: StoredPool) =>
     Effect.gen(function*() {
       const provider = providers.of(pool.provider)
       const providerPool = yield* providerPoolOf(pool)
-      // A pool its provider refuses now (the operator took the local key away) keeps no machine.
+      const here = startedHere(pool)
+      // A pool its provider refuses now (the operator took the local key away from this process)
+      // keeps no machine here.
       const refusal = provider.refusal(providerPool)
-      if (Option.isSome(refusal)) yield* markPoolDeleting(pool.id, `its provider refuses the pool: ${refusal.value}`)
+      if (Option.isSome(refusal)) yield* markPoolDeleting(pool.id, `its provider refuses the pool: ${refusal.value}`, here)
       const found = yield* provider.list(providerPool)
       const rows = new Map(
         (yield* machines.poolMachines(pool.id, ["provisioning", "running", "deleting", "deleted"])).map((row) => [row.id, row])
@@ -425,7 +491,7 @@ const make = Effect.gen(function*() {
       }
       const alive = new Set(found.filter((machine) => machine.running).map((machine) => machine.machineId))
       for (const row of rows.values()) {
-        if (alive.has(row.id)) continue
+        if (alive.has(row.id) || !here(row)) continue
         if (row.pool_state === "running") {
           yield* machines.setPoolState(row.id, ["running"], "deleting", "its provider no longer runs it")
         } else if (row.pool_state === "provisioning" && row.agent_id !== null) {

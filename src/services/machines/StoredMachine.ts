@@ -30,6 +30,8 @@ export const StoredMachine = Schema.Struct({
   memory_mb: Schema.NullOr(Schema.Int),
   delete_after_idle_minutes: Schema.NullOr(Schema.Int),
   provider_ref: Schema.NullOr(Schema.String),
+  /** Where its provider started it (MachineProvider's `location`); null for machines from before locations were recorded. */
+  provider_location: Schema.NullOr(Schema.String),
   failure: Schema.NullOr(Schema.String)
 })
 export type StoredMachine = typeof StoredMachine.Type
@@ -93,6 +95,7 @@ export const NewPoolMachine = Schema.Struct({
   cpu: Schema.NullOr(Schema.Int),
   memory_mb: Schema.NullOr(Schema.Int),
   delete_after_idle_minutes: Schema.NullOr(Schema.Int),
-  registration_token_hash: Schema.String
+  registration_token_hash: Schema.String,
+  provider_location: Schema.String
 })
 export type NewPoolMachine = typeof NewPoolMachine.Type

@@ -9,7 +9,8 @@
  */
 import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import type { LookupFunction } from "node:net"
-import { dockerHostOf } from "../../../domain/machines/MachinePools.ts"
+import { hostname } from "node:os"
+import { dockerHostOf, type ProviderObject } from "../../../domain/machines/MachinePools.ts"
 import { MachineId } from "../../../domain/shared/Ids.ts"
 import { AppConfig } from "../../../layers/AppConfig.ts"
 import { NetworkPolicy } from "../../shared/NetworkPolicy.ts"
@@ -74,6 +75,15 @@ const logText = (bytes: Uint8Array) => {
 }
 
 const failed = (details: string) => Effect.fail(new ProviderFailed({ details }))
+
+/**
+ * Where a pool's containers are: a `tcp://` Docker host is the same for every process that names
+ * it; a unix socket is the Docker Engine of the process's own host.
+ */
+const locationOf = (config: ProviderObject) => {
+  const host = dockerHostOf(config)
+  return host.startsWith("tcp://") ? `docker:${host}` : `docker:${hostname()}:${host}`
+}
 
 /** The docker provider; `lookup` guards the connections to tcp:// hosts (NetworkPolicy's). */
 export const makeDockerProvider = (options: { readonly lookup?: LookupFunction | undefined } = {}): MachineProvider => {
@@ -212,7 +222,7 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
       return describeEnding(status, logText(logs.bytes))
     })
 
-  return { refusal: () => Option.none(), workDirectory: () => WORK_DIRECTORY, start, stop, list, ending }
+  return { refusal: () => Option.none(), location: locationOf, workDirectory: () => WORK_DIRECTORY, start, stop, list, ending }
 }
 
 /**

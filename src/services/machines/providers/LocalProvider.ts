@@ -25,7 +25,7 @@ import {
   rmSync,
   writeFileSync
 } from "node:fs"
-import { tmpdir } from "node:os"
+import { hostname, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { MachineId } from "../../../domain/shared/Ids.ts"
 import { AppConfig } from "../../../layers/AppConfig.ts"
@@ -276,8 +276,13 @@ const make = Effect.gen(function*() {
       return describeEnding(`its daemon process ${exits.get(dir)?.status ?? "ended"}`, tailOf(join(dir, "daemon.log"), ENDING_LOG_BYTES))
     })
 
+  // This process's machines live under its root on its host: another process sees them only
+  // when it runs on the same host with the same root.
+  const location = `local:${hostname()}:${root}`
+
   const provider: MachineProvider = {
     refusal: (pool) => checks.localRefusal(Redacted.make(pool.authSecret)),
+    location: () => location,
     workDirectory: (poolId, machineId) => join(machineDir(poolId, machineId), "work"),
     start,
     stop,

@@ -1,8 +1,8 @@
 /**
  * What a machine pool's provider does for provisioning (docs/machine-pools.md, "Provisioning"):
- * start a machine that runs the platform's daemon, stop one, and list the machines it runs for
- * this server (start-up reconciliation). Every provider implements this one interface; the pool
- * machinery (PoolMachines) never knows which one it talks to.
+ * start a machine that runs the platform's daemon, stop one, and list the machines it runs at this
+ * process's location (start-up reconciliation). Every provider implements this one interface; the
+ * pool machinery (PoolMachines) never knows which one it talks to.
  *
  * A started machine runs the daemon (`src/daemon/main.ts`, the arguments from DaemonLaunch.ts) with the
  * environment of `MachineLaunch.env`, which carries the machine's registration token in
@@ -45,7 +45,7 @@ export interface MachineLaunch {
   readonly nodeArguments: ReadonlyArray<string>
 }
 
-/** A machine the provider runs for this server, as `list` reports it. */
+/** A machine the provider runs at this process's location, as `list` reports it. */
 export interface ProviderMachine {
   readonly machineId: MachineId
   /** The provider's own handle (a container id, a process id). */
@@ -59,13 +59,20 @@ export interface MachineProvider {
    * when it was made (the `local` provider: the operator's key unset or no longer in the secret).
    */
   readonly refusal: (pool: ProviderPool) => Option.Option<string>
+  /**
+   * Where this process starts the machines of a pool with this `provider_config`, recorded on each
+   * machine it starts: the processes of one location see the same machines through `list`, and
+   * only they judge whether one has ended, and stop it (docs/scale-out.md, "Pool machines"). Two
+   * processes on different hosts (or with different data directories) list different machines.
+   */
+  readonly location: (providerConfig: ProviderObject) => string
   /** Where the daemon of this machine works (its `--dir`, holding its state file), as the machine sees it. */
   readonly workDirectory: (poolId: string, machineId: MachineId) => string
   /** Starts the machine; answers the provider's handle. Starting an id that runs already replaces it. */
   readonly start: (pool: ProviderPool, launch: MachineLaunch) => Effect.Effect<string, ProviderFailed>
   /** Stops and removes the machine; a machine that is gone already is fine. */
   readonly stop: (pool: ProviderPool, machineId: MachineId, ref: string | null) => Effect.Effect<void, ProviderFailed>
-  /** The machines of this pool the provider runs (started by this server, whatever its process). */
+  /** The machines of this pool the provider runs at this process's `location`, whichever process started them there. */
   readonly list: (pool: ProviderPool) => Effect.Effect<ReadonlyArray<ProviderMachine>, ProviderFailed>
   /**
    * How a machine that `list` reports as not running ended, for people: its exit status and the
