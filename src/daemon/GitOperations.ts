@@ -16,8 +16,10 @@ import {
   type CheckpointCreateOperation,
   CheckpointManifest,
   type CheckpointRestoreOperation,
+  cloneDirectory,
   isRelativeRepositoryPath,
   type WorktreeCreateOperation,
+  worktreeDirectory,
   type WorktreeLocation
 } from "../domain/machines/WorkspaceOperations.ts"
 import { attempt, Directories, resolveExisting } from "./Directories.ts"
@@ -120,14 +122,11 @@ const root = Effect.flatMap(Directories, (roots) =>
 const isAbsolutePath = (repository: string) => nodePath.isAbsolute(repository)
 
 /** Where a workspace's clone of a URL lives. */
-const clonePath = (workspaceId: string) =>
-  Effect.map(root, (dir) => nodePath.join(dir, ".agent-platform", "repositories", safeSegment(workspaceId)))
-
-const safeSegment = (segment: string) => segment.replace(/[^A-Za-z0-9_.-]/g, "_")
+const clonePath = (workspaceId: string) => Effect.map(root, (dir) => nodePath.join(dir, cloneDirectory(workspaceId)))
 
 /** Where a named worktree lives. */
 const worktreePath = (workspaceId: string, name: string) =>
-  Effect.map(root, (dir) => nodePath.join(dir, ".agent-platform", "worktrees", safeSegment(workspaceId), ...name.split("/")))
+  Effect.map(root, (dir) => nodePath.join(dir, worktreeDirectory(workspaceId, name)))
 
 /**
  * When the machine's directory lies inside the repository (the repository itself registered as
