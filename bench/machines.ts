@@ -141,8 +141,6 @@ const onMachine = async (target: string, env: Record<string, string>, provider: 
 export const connectDaemon = async (base: string, token: string, orgId: string, work: string) => {
   const daemonToken = await request("POST", `${base}/v1/orgs/${orgId}/daemon-tokens`, token, { name: "bench" })
   const daemon = spawn(process.execPath, [
-    "--import",
-    "tsx",
     "src/daemon/main.ts",
     "--server",
     base,

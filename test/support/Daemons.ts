@@ -1,5 +1,5 @@
 /**
- * Machine daemons as real child processes (`node --import tsx src/daemon/main.ts`, what
+ * Machine daemons as real child processes (`node src/daemon/main.ts`, what
  * `npm run daemon` runs) against a server on loopback: the in-process test server (its address
  * from `serverUrl`) or a server process. The token goes through AGENT_PLATFORM_DAEMON_TOKEN.
  */
@@ -64,8 +64,6 @@ export const startDaemon = (options: {
   const child = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
       "src/daemon/main.ts",
       "--server",
       options.server,

@@ -1,6 +1,6 @@
 /**
  * The daemon's command line for a pool machine: `node` runs the project's own daemon script
- * (`src/daemon/main.ts` through tsx's loader), found by absolute path under the project root, so
+ * (`src/daemon/main.ts`, which registers tsx itself), found by absolute path under the project root, so
  * that a provider can run it from a read-only copy of the project mounted at the same path (docker)
  * or straight from the server's own files (local).
  */
@@ -20,8 +20,6 @@ export const daemonArguments = (options: {
   readonly name: string
   readonly workDirectory: string
 }): ReadonlyArray<string> => [
-  "--import",
-  join(PROJECT_ROOT, "node_modules", "tsx", "dist", "loader.mjs"),
   join(PROJECT_ROOT, "src", "daemon", "main.ts"),
   "--server",
   options.server,
