@@ -428,7 +428,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       expect(result?.content_blocks).toEqual([{ type: "text", text: `upstream_unavailable: Machine ${machine.id} was deleted` }])
     }), { timeout: 90_000 })
 
-  it.effect("a daemon killed mid-call and restarted answers the call it was running with interrupted; the turn goes on", () =>
+  it.effect("a daemon killed mid-call ends the command with it; restarted, it answers the call with interrupted; the turn goes on", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
@@ -443,7 +443,8 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       yield* rt.send(agent.id, "Run it")
       yield* eventually(Effect.sync(() => processRunning(marker)), (running) => running, "the command running", "30 seconds")
       yield* Effect.promise(() => daemon.kill())
-      spawnSync("pkill", ["-f", marker])
+      // The command does not outlive the daemon that ran it, killed as it was (SIGKILL).
+      yield* eventually(Effect.sync(() => processRunning(marker)), (running) => !running, "the command ended with its daemon", "10 seconds")
       startDaemon({ server: yield* serverUrl, token, name: "worker", dirs: [work], state: dirs.state })
       yield* rt.idle(agent.id, "30 seconds")
       const [call] = yield* rt.toolCalls(agent.id)

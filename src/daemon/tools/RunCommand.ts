@@ -3,7 +3,8 @@
  * overlay, in a process group of its own. Stdout and stderr are kept up to
  * COMMAND_OUTPUT_MAX_BYTES together. When the shell exits, times out, or the call is cancelled,
  * the whole group is ended: SIGTERM, then SIGKILL after COMMAND_KILL_GRACE unless the group is
- * already gone. Background processes a command starts end with it.
+ * already gone. Background processes a command starts end with it, and the group ends with the
+ * daemon, however the daemon ends (`groupWatcher`).
  */
 import { ChildProcess } from "effect/process"
 import { Clock, Duration, Effect, Fiber, Option, Ref, Schedule, Stream } from "effect"
@@ -40,6 +41,20 @@ export const endProcessGroup = (group: number) =>
     yield* signalGroup(group, "SIGKILL")
   })
 
+/**
+ * A process that kills the command's group once the daemon is gone: a shell reading a pipe whose
+ * only writing end the daemon holds and never writes to, which reads its end when the kernel closes
+ * the daemon's descriptors, at its death (`kill -9` included). A command the daemon no longer
+ * supervises would run on with no timeout and its result never read, while the restarted daemon
+ * reports it interrupted and the model may run it again. Not in the command's group, so that
+ * ending the group does not end it first; ended with the call's scope.
+ */
+const groupWatcher = (group: number) =>
+  ChildProcess.make("/bin/sh", ["-c", `read -r _ <&3; kill -KILL -${group}`], {
+    additionalFds: { fd3: { type: "input" } },
+    stdin: Stream.empty
+  })
+
 /** Stdout and stderr, kept until the two together reach the cap. */
 class CappedOutput {
   private readonly chunks = { stdout: [] as Array<Uint8Array>, stderr: [] as Array<Uint8Array> }
@@ -72,7 +87,13 @@ export const runCommand = (input: RunCommandInput, context: ToolContext) =>
     }).pipe(
       Effect.mapError((error) => operationError("internal_error", `the command could not start: ${error.message}`))
     )
-    // Once, whichever comes first: the command ended, or (a cancel) the scope closing, before the process's own release.
+    // Started before endGroup's finalizer is added: at the scope's close the group is ended (with
+    // its grace) before the watcher is, which would kill it at once.
+    yield* groupWatcher(child.pid).pipe(
+      Effect.onError(() => Effect.uninterruptible(endProcessGroup(child.pid))),
+      Effect.mapError((error) => operationError("internal_error", `the command's watcher could not start: ${error.message}`))
+    )
+    // Once, whichever comes first: the command ended, or (a cancel) the scope closing, before the processes' own releases.
     const pending = yield* Ref.make(true)
     const endGroup = Effect.flatMap(
       Ref.getAndSet(pending, false),
