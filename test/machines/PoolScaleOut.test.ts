@@ -22,6 +22,7 @@ import { waitForShards } from "../support/ClusterShards.ts"
 import { daemonRuns, killDaemonsNaming } from "../support/LocalPoolServer.ts"
 import { until } from "../support/Polling.ts"
 import { type ServerProcess, startServer, usesEmbeddedDatabase, withClient } from "../support/Processes.ts"
+import { scriptedModel } from "../support/ScriptedModel.ts"
 import { Reply } from "../support/ScriptedProvider.ts"
 import { serverProcesses } from "../support/ServerProcesses.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
@@ -53,31 +54,11 @@ describe.skipIf(usesEmbeddedDatabase)("a local pool served by processes with dat
         const org = yield* client.organizations.create({ payload: { name: "Pools across hosts" } })
         const orgID = org.id
         const project = yield* client.projects.create({ params: { orgID }, payload: { name: "Main" } })
-        const providerKey = yield* client.secrets.create({ params: { orgID }, payload: { name: "Provider key", value: Redacted.make("sk-x") } })
-        const providerConfig = yield* client.modelProviderConfigs.create({
-          params: { orgID },
-          payload: {
-            name: "Scripted",
-            api_format: "openai-responses",
-            base_url: servers.provider.baseUrl("openai-responses"),
-            auth_secret_id: providerKey.id
-          }
-        })
         const slug = `pool-scale-out-${randomBytes(4).toString("hex")}`
-        const model = yield* client.models.create({
-          params: { orgID },
-          payload: {
-            provider_config_id: providerConfig.id,
-            name: "Scripted model",
-            provider_model_slug: slug,
-            context_window_tokens: 100_000,
-            max_output_tokens: 4_000,
-            default_max_output_tokens: 1_000,
-            supports_tools: true,
-            supports_reasoning: false,
-            input_modalities: ["text"],
-            output_modalities: ["text"]
-          }
+        const { model } = yield* scriptedModel(client, orgID, {
+          format: "openai-responses",
+          baseUrl: servers.provider.baseUrl("openai-responses"),
+          slug
         })
         yield* client.models.createGrant({ params: { orgID, modelID: model.id }, payload: { target_project_id: project.id } })
         const localKey = yield* client.secrets.create({ params: { orgID }, payload: { name: "Local key", value: Redacted.make(LOCAL_KEY) } })

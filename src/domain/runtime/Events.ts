@@ -131,7 +131,6 @@ export const AgentEvent = Schema.Union([
   TurnEvent
 ]).annotate({ identifier: "AgentEvent" })
 export type AgentEvent = typeof AgentEvent.Type
-export type EventKind = AgentEvent["event_kind"]
 
 type BaseField = keyof typeof base
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
