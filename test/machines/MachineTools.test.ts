@@ -16,6 +16,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
+import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import { connectedMachine, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
 import { appendHoldingAgent } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
@@ -58,6 +59,13 @@ const commandTurn = (command: string, options: { readonly delay_ms?: number } = 
     const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
     const sent = yield* rt.send(agent.id, "Run it")
     return { provider, rt, agent, work, turnId: sent.event.turn_id! }
+  })
+
+/** The output of the agent's (first) run_command call, as its tool_result carries it. */
+const commandOutput = (rt: RuntimeProject, agentId: AgentId) =>
+  Effect.map(rt.events(agentId), (events) => {
+    const result = events.find((event) => event.event_kind === "tool_result") as unknown as { content_blocks: ReadonlyArray<{ text: string }> }
+    return JSON.parse(result.content_blocks[0].text)
   })
 
 const processRunning = (pattern: string) => {
@@ -469,9 +477,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Run it")
       yield* rt.idle(agent.id, "30 seconds")
-      const events = yield* rt.events(agent.id)
-      const result = events.find((event) => event.event_kind === "tool_result") as unknown as { content_blocks: ReadonlyArray<{ text: string }> }
-      const output = JSON.parse(result.content_blocks[0].text)
+      const output = yield* commandOutput(rt, agent.id)
       expect(output).toMatchObject({ timed_out: true, exit_code: null })
       expect(output.stdout).not.toContain("never")
       expect(processRunning(marker)).toBe(false)
@@ -490,9 +496,7 @@ describeRuntime("120 seconds")("machine tools", (it) => {
       const agent = yield* rt.client.agents.create({ params: rt.projectPath, payload: { agent_config_id: config.id } })
       yield* rt.send(agent.id, "Run it")
       yield* rt.idle(agent.id, "30 seconds")
-      const events = yield* rt.events(agent.id)
-      const result = events.find((event) => event.event_kind === "tool_result") as unknown as { content_blocks: ReadonlyArray<{ text: string }> }
-      const output = JSON.parse(result.content_blocks[0].text)
+      const output = yield* commandOutput(rt, agent.id)
       // The parent is the daemon, started with the token in its environment (the same pid).
       expect((output.stdout as string).trim().split("\n")).toEqual([expect.stringMatching(/^\d+ 0$/), `${daemon.pid} 0`, "0"])
     }), { timeout: 90_000 })

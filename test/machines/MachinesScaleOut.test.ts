@@ -20,16 +20,8 @@ import type { MachineId, OrgId } from "../../src/domain/shared/Ids.ts"
 import { waitForShards } from "../support/ClusterShards.ts"
 import { daemonDirs, type DaemonProcess, killDaemons, startDaemon } from "../support/Daemons.ts"
 import { eventually } from "../support/Polling.ts"
-import {
-  killLeftoverServers,
-  makeDataDir,
-  makeTemplateDataDir,
-  removeDataDir,
-  type ServerProcess,
-  startServer,
-  usesEmbeddedDatabase,
-  withClient
-} from "../support/Processes.ts"
+import { type ServerProcess, startServer, usesEmbeddedDatabase, withClient } from "../support/Processes.ts"
+import { serverProcesses } from "../support/ServerProcesses.ts"
 import { uniqueEmail } from "../support/TestApp.ts"
 
 const TIMEOUT_MS = 180_000
@@ -38,7 +30,7 @@ const DAEMON_SIDE = 0
 const OTHER_SIDE = 1
 
 describe.skipIf(usesEmbeddedDatabase)("a machine used through another process (Postgres only)", () => {
-  const dataDirs: Array<string> = []
+  const processes = serverProcesses(TIMEOUT_MS, killDaemons)
   let servers: Array<ServerProcess> = []
   let token: string
   let orgID: OrgId
@@ -74,28 +66,19 @@ describe.skipIf(usesEmbeddedDatabase)("a machine used through another process (P
     ))
 
   beforeAll(async () => {
-    const template = await makeTemplateDataDir()
-    dataDirs.push(template)
     token = `machines-${randomBytes(16).toString("hex")}`
     const env = {
       AGENT_PLATFORM_BOOTSTRAP_TOKEN: token,
       AGENT_PLATFORM_BOOTSTRAP_EMAIL: uniqueEmail("machines"),
       AGENT_PLATFORM_SECRET_KEY: randomBytes(32).toString("base64")
     }
-    servers = await Promise.all([DAEMON_SIDE, OTHER_SIDE].map(() => {
-      const dataDir = makeDataDir(template)
-      dataDirs.push(dataDir)
-      return startServer(dataDir, env)
-    }))
+    servers = await Promise.all([DAEMON_SIDE, OTHER_SIDE].map(() => startServer(processes.dataDir(), env)))
     await waitForShards(process.env.DATABASE_URL!, servers.length)
     orgID = (await on(OTHER_SIDE, (client) => client.organizations.create({ payload: { name: "Machines" } }))).id
   }, TIMEOUT_MS)
 
   afterAll(async () => {
-    killDaemons()
     await Promise.all(servers.map((server) => server.stop()))
-    killLeftoverServers()
-    dataDirs.forEach(removeDataDir)
   })
 
   it("the files route through the other process; a revoked token and a deleted machine close the connection", async () => {

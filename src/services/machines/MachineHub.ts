@@ -113,13 +113,10 @@ const make = Effect.gen(function*() {
     })
 
   // What the other processes signal, for the connections here.
-  yield* notifications.onSignal(CHANGED, (ids) => Effect.runSync(wakeHere(ids)))
-  yield* notifications.onSignal(DELETED, (ids) => {
-    for (const id of ids) Effect.runFork(closeHere(id, "machine_deleted", deletedMessage(id)))
-  })
-  yield* notifications.onSignal(REVOKED, (ids) => {
-    for (const id of ids) Effect.runFork(closeCredentialHere(id))
-  })
+  yield* notifications.onSignal(CHANGED, wakeHere)
+  yield* notifications.onSignal(DELETED, (ids) =>
+    Effect.forEach(ids, (id) => closeHere(id, "machine_deleted", deletedMessage(id)), { discard: true }))
+  yield* notifications.onSignal(REVOKED, (ids) => Effect.forEach(ids, closeCredentialHere, { discard: true }))
 
   const subscribe: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope> = PubSub.subscribe(changed)
 

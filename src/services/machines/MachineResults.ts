@@ -95,9 +95,7 @@ const make = Effect.gen(function*() {
       const outcome = yield* requests.findOutcome(requestId)
       if (Option.isSome(outcome)) yield* Deferred.succeed(waiter, outcome.value)
     }).pipe(Effect.catchCause((cause) => Effect.logWarning(`reading the result of request ${requestId} failed`, cause)))
-  yield* notifications.onSignal(COMPLETED, (ids) => {
-    for (const id of ids) if (waiters.has(id)) Effect.runFork(completedElsewhere(id))
-  })
+  yield* notifications.onSignal(COMPLETED, (ids) => Effect.forEach(ids, completedElsewhere, { discard: true }))
 
   /** The secrets a tool request's command could read: its overlay's, and its pool machine's defaults (a deleted one is left out). */
   const secretsReadable = (request: StoredRequest) =>

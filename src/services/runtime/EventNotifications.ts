@@ -108,8 +108,8 @@ class OtherProcesses {
 /** Called with each piece of live output another process broadcast (its JSON), synchronously, in the order heard. */
 export type BroadcastListener = (payload: string) => void
 
-/** Called with the ids of each signal of its topic another process sent, synchronously, in the order heard. */
-export type SignalListener = (ids: ReadonlyArray<string>) => void
+/** What is done with the ids of each signal of its topic another process sent: run on a fiber of its own. */
+export type SignalListener = (ids: ReadonlyArray<string>) => Effect.Effect<void>
 
 /** What starts a signal's payload, before its topic. */
 const SIGNAL = "#"
@@ -153,9 +153,10 @@ const listenWhileAlive = (sql: PgClient.PgClient, origin: string, listeners: Lis
         if (rest === HELLO) return Effect.asVoid(Effect.forkIn(send(""), scope))
         if (rest.startsWith(SIGNAL)) {
           const [topic, ...ids] = rest.slice(SIGNAL.length).split(" ")
-          const listening = listeners.signals.of(topic)
-          if (listening !== undefined) for (const listener of listening) listener(ids)
-          return Effect.void
+          // Forked, so that a listener's work (a read) never holds up the notifications after it.
+          return Effect.forEach(listeners.signals.of(topic) ?? [], (listener) => Effect.forkIn(listener(ids), scope), {
+            discard: true
+          })
         }
         if (rest.startsWith("{")) {
           // Handed over before the next notification is read, so that live output reaches its
