@@ -10,12 +10,14 @@ import { streamAgentEvents } from "../../src/api/Client.ts"
 import { pieces } from "../../src/demo/wire/ModelAnswer.ts"
 import type { OutputDelta } from "../../src/domain/runtime/OutputDeltas.ts"
 import { openEventStream, type OpenStream, type ServerSentEvent } from "../support/EventStreamClient.ts"
+import { contiguousOffsets } from "../support/OutputDeltas.ts"
 import { eventually } from "../support/Polling.ts"
 import { type RuntimeProject, runtimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
-const ANSWER = "The quick brown fox jumps over the lazy dog"
+/** With a character outside the BMP: offsets count code points, not UTF-16 units. */
+const ANSWER = "The quick brown 🦊 jumps over the lazy dog"
 
 /** Waits until the stream has sent a frame of `kind`; returns every frame so far. */
 const until = (stream: OpenStream, kind: string) =>
@@ -54,6 +56,7 @@ describeRuntime()("live output", (it) => {
       expect(deltas.every((delta) => delta.agent_id === agent.id && delta.turn_id === turnId && delta.step === 1 && delta.kind === "text"))
         .toBe(true)
       expect(deltas.map((delta) => delta.delta).join("")).toBe(ANSWER)
+      expect(deltas.map((delta) => delta.offset)).toEqual(contiguousOffsets(deltas))
       // They arrived while the model answered, not all at once with the output.
       expect(frames[outputAt].receivedAt - deltaFrames[0].receivedAt).toBeGreaterThanOrEqual(200)
       yield* stream.drop
@@ -81,6 +84,7 @@ describeRuntime()("live output", (it) => {
       const frames = yield* until(stream, "model_output")
       const deltas = deltasOf(frames)
       expect(deltas.map((delta) => delta.delta).join("")).toBe(answer)
+      expect(deltas.map((delta) => delta.offset)).toEqual(contiguousOffsets(deltas))
       // A read may end between two writes of the provider, but not between most of them.
       expect(deltas.length).toBeLessThan(pieces(answer).length / 2)
       yield* stream.drop
@@ -97,8 +101,13 @@ describeRuntime()("live output", (it) => {
       const stream = yield* openEventStream(streamPath(project, agent.id), project.owner.token)
       yield* project.send(agent.id, "Decide")
       const frames = yield* until(stream, "model_output")
-      expect(deltasOf(frames, "reasoning_summary_delta").map((delta) => delta.delta).join("")).toBe("Weighing two options")
-      expect(deltasOf(frames).map((delta) => delta.delta).join("")).toBe("Option one")
+      const reasoning = deltasOf(frames, "reasoning_summary_delta")
+      const text = deltasOf(frames)
+      expect(reasoning.map((delta) => delta.delta).join("")).toBe("Weighing two options")
+      expect(text.map((delta) => delta.delta).join("")).toBe("Option one")
+      // Each kind has its own offsets, from 0.
+      expect(reasoning.map((delta) => delta.offset)).toEqual(contiguousOffsets(reasoning))
+      expect(text.map((delta) => delta.offset)).toEqual(contiguousOffsets(text))
       expect(frames.findIndex((frame) => frame.event === "reasoning_summary_delta"))
         .toBeLessThan(frames.findIndex((frame) => frame.event === "text_delta"))
       yield* stream.drop

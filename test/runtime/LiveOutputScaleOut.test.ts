@@ -11,9 +11,11 @@ import { Duration, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
 import type { Client } from "../../src/api/Client.ts"
+import type { OutputDelta } from "../../src/domain/runtime/OutputDeltas.ts"
 import { ANSWER_GRACE, CHANNEL } from "../../src/services/runtime/EventNotifications.ts"
 import { waitForShards } from "../support/ClusterShards.ts"
 import { type OpenStream, openEventStreamAt } from "../support/EventStreamClient.ts"
+import { contiguousOffsets } from "../support/OutputDeltas.ts"
 import { eventually, until } from "../support/Polling.ts"
 import {
   killLeftoverServers,
@@ -101,7 +103,9 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
           const deltas = frames.slice(0, outputAt).filter((frame) => frame.event === "text_delta")
           expect(deltas.length).toBeGreaterThanOrEqual(2)
           expect(deltas.every((frame) => frame.id === undefined)).toBe(true)
-          expect(deltas.map((frame) => JSON.parse(frame.data!).delta).join("")).toBe(ANSWER)
+          const decoded = deltas.map((frame) => JSON.parse(frame.data!) as OutputDelta)
+          expect(decoded.map((delta) => delta.delta).join("")).toBe(ANSWER)
+          expect(decoded.map((delta) => delta.offset)).toEqual(contiguousOffsets(decoded))
         }
       }
 
@@ -123,7 +127,10 @@ describe.skipIf(usesEmbeddedDatabase)("live output across processes (Postgres on
         const second = frames.findLastIndex((frame) => frame.event === "model_output")
         const deltas = frames.slice(first + 1, second).filter((frame) => frame.event === "text_delta")
         expect(deltas.length).toBeGreaterThanOrEqual(2)
-        expect(deltas.map((frame) => JSON.parse(frame.data!).delta).join("")).toBe(LONG)
+        const decoded = deltas.map((frame) => JSON.parse(frame.data!) as OutputDelta)
+        expect(decoded.map((delta) => delta.delta).join("")).toBe(LONG)
+        // Cut into pieces for the notifications (at most 1000 code points each), each at its own offset.
+        expect(decoded.map((delta) => delta.offset)).toEqual(contiguousOffsets(decoded))
       }
     } finally {
       await Promise.all(streams.map((stream) => Effect.runPromise(stream.drop)))

@@ -48,7 +48,7 @@ export class AgentEventStreamApi extends HttpApiGroup.make("agentEventStream")
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" })).annotate({
         description: "Server-Sent Events: `id:` the sequence, `event:` the event_kind, `data:` the event as JSON; " +
           "while the model answers, `text_delta` and `reasoning_summary_delta` events without `id:` " +
-          "(`data:` {agent_id, turn_id, step, kind, delta}; live only, never replayed); " +
+          "(`data:` {agent_id, turn_id, step, kind, offset, delta}; live only, never replayed); " +
           "a `: heartbeat` comment every 15 s without events"
       }),
       error: [InvalidRequest.Wire, NotFound.Wire]

@@ -4,6 +4,7 @@
  * (docs/daemon-protocol.md).
  */
 import { Effect, Schema } from "effect"
+import { NonNegativeInt } from "../shared/NonNegativeInt.ts"
 import { optional } from "../shared/Optional.ts"
 
 /** The SHA-256 of a file's bytes: `sha256:` then 64 lowercase hexadecimal digits. */
@@ -37,7 +38,7 @@ export const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4
 export const FileContent = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
-  size: Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThanOrEqualTo(0))),
+  size: NonNegativeInt,
   encoding: FileEncoding,
   content: Schema.String,
   /** The file's permission bits let nobody write it, or the daemon's user may not. */
@@ -71,7 +72,7 @@ export const FileWriteOperation = Schema.Struct({
 export const WrittenFile = Schema.Struct({
   path: Schema.String,
   digest: FileDigest,
-  size: Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThanOrEqualTo(0))),
+  size: NonNegativeInt,
   /** No file existed at the path before. */
   created: Schema.Boolean
 }).annotate({ identifier: "WrittenFile" })

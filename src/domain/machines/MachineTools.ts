@@ -5,6 +5,7 @@
  * relative to the request's `cwd`; every path must lie inside one of the machine's directories.
  */
 import { Schema } from "effect"
+import { NonNegativeInt } from "../shared/NonNegativeInt.ts"
 import { optional } from "../shared/Optional.ts"
 import { FileDigest } from "./MachineFiles.ts"
 
@@ -33,7 +34,6 @@ const KiB = (bytes: number) => `${bytes / 1024} KiB`
 
 const Count = (minimum: number, maximum: number, description: string) =>
   Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isBetween({ minimum: minimum, maximum: maximum }))).annotate({ description })
-const NonNegativeInt = Schema.Number.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThanOrEqualTo(0)))
 const Path = (description: string) => Schema.String.pipe(Schema.check(Schema.isMinLength(1))).annotate({ description })
 const Digest = (description: string) => FileDigest.annotate({ description })
 

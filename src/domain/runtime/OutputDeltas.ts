@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { AgentId, TurnId } from "../shared/Ids.ts"
+import { NonNegativeInt } from "../shared/NonNegativeInt.ts"
 
 /** The SSE event names of live output, by kind. */
 export const OUTPUT_DELTA_EVENTS = {
@@ -20,7 +21,13 @@ export const OutputDelta = Schema.Struct({
   /** The model call of the turn it belongs to (1 for the first). */
   step: Schema.Int,
   kind: Schema.Literals(["text", "reasoning_summary"]),
-  /** The next piece of text, to append to what came before in the same turn, step and kind. */
+  /**
+   * Where `delta` starts in the text of its turn, step and kind, in Unicode code points: 0 for
+   * the first. A step run again after a crash starts again at 0, so a client that keeps the text
+   * up to `offset` and appends `delta` never shows the restarted answer twice.
+   */
+  offset: NonNegativeInt,
+  /** The next piece of text, at `offset` of the text of the same turn, step and kind. */
   delta: Schema.String
 }).annotate({ identifier: "OutputDelta" })
 export type OutputDelta = typeof OutputDelta.Type

@@ -32,7 +32,10 @@ const decode = Schema.decodeUnknownOption(Schema.fromJsonString(OutputDelta))
 const sameSource = (a: OutputDelta, b: OutputDelta) =>
   a.agent_id === b.agent_id && a.turn_id === b.turn_id && a.step === b.step && a.kind === b.kind
 
-/** Consecutive deltas of one step and kind joined, then cut into pieces of at most MAX_PIECE code points. */
+/**
+ * Consecutive deltas of one step and kind joined (at the first one's offset), then cut into
+ * pieces of at most MAX_PIECE code points, each at its own offset.
+ */
 const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> => {
   const joined: Array<OutputDelta> = []
   for (const delta of deltas) {
@@ -44,10 +47,17 @@ const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> =
     const codePoints = Array.from(delta.delta)
     const payloads: Array<string> = []
     for (let start = 0; start < codePoints.length; start += MAX_PIECE) {
-      payloads.push(encode({ ...delta, delta: codePoints.slice(start, start + MAX_PIECE).join("") }))
+      payloads.push(encode({ ...delta, offset: delta.offset + start, delta: codePoints.slice(start, start + MAX_PIECE).join("") }))
     }
     return payloads
   })
+}
+
+/** The length of `text` in Unicode code points (a string iterates by code points). */
+const codePointLength = (text: string) => {
+  let length = 0
+  for (const _ of text) length++
+  return length
 }
 
 /** Sends one delta of the step an emitter belongs to, synchronously (it is called in a model call's reading). */
@@ -90,9 +100,12 @@ const make = Effect.gen(function*() {
   const emitter = (agentId: AgentId, turnId: TurnId, step: number): Effect.Effect<EmitDelta, never, Scope.Scope> =>
     Effect.gen(function*() {
       if (notifications.shared) yield* Effect.addFinalizer(() => flush)
+      /** Where the next delta of each kind starts, in code points. */
+      const offsets: Record<OutputDeltaKind, number> = { text: 0, reasoning_summary: 0 }
       const emit: EmitDelta = (kind, text) => {
         if (text === "") return
-        const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, delta: text }
+        const delta: OutputDelta = { agent_id: agentId, turn_id: turnId, step, kind, offset: offsets[kind], delta: text }
+        offsets[kind] += codePointLength(text)
         if (notifications.othersListening()) {
           pending.push(delta)
           waiting.openUnsafe()
