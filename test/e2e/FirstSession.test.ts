@@ -124,6 +124,7 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
       expect(result.stdout).toContain("You said: What is a haiku?")
       expect(result.stdout).toMatch(/event: text_delta\ndata: \{[^\n]*"delta":"You "/)
       expect(result.stdout).toContain("lookup answered: Sunny, 21 C")
+      expect(result.stdout, "the approved custom tool's answer").toContain("deploy answered: web deployed")
       expect(result.stdout).toContain("You said: Say hello, slowly")
       expect(result.stdout).toContain("turns: completed, completed")
       expect(result.stdout).toContain('run_command answered: {"exit_code":0,"stdout":"hello from the machine\\n"')
@@ -144,7 +145,18 @@ describe.skipIf(!usesEmbeddedDatabase)("the README's first session and the examp
     // One organization: the example works in the README's, so the personal machine's daemon needs no --org.
     const isSession = (agent: { readonly metadata: object }) => "workspace_session_id" in agent.metadata
     expect(agents.data.filter((agent) => !isSession(agent)).map((agent) => agent.name).sort())
-      .toEqual(["first-agent", "first-agent", "helper", "helper-openai", "operator", "sandboxed"])
+      .toEqual(["deployer", "first-agent", "first-agent", "helper", "helper-openai", "operator", "sandboxed"])
     expect(agents.data.filter(isSession), "a workspace session's agent a round").toHaveLength(2)
+  }, TIMEOUT_MS)
+
+  it("a turn that fails: the README's helpers say why and its block fails, instead of printing an earlier answer", async () => {
+    // DEMO_MODEL changed to an address where nothing listens: the block points the provider there, and the turn fails.
+    const steps = readmeSteps(server.port, "http://127.0.0.1:9/v1", workDir)
+    const runAgent = steps.findIndex((step) => step.includes("What is a haiku?"))
+    expect(runAgent, "the README's Run an agent block").toBeGreaterThan(0)
+    const result = await run("bash", [], [...steps.slice(0, 2), steps[runAgent]].join("\n"), {})
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/^its latest turn failed: The model provider failed: Could not reach the model provider: connect ECONNREFUSED/m)
+    expect(result.stdout).not.toContain("You said:")
   }, TIMEOUT_MS)
 })
