@@ -443,25 +443,73 @@ const placeEntries = (from: string, to: string, worktree: string): Effect.Effect
   })
 
 /**
- * Writes the checkpoint's untracked files into the worktree. tar itself would write through a
- * symbolic link already on disk, such as one the checkpoint's commit has just checked out, and so
- * outside the worktree. So the archive is unpacked into an empty scratch directory, where GNU tar's
- * own guards suffice (names with `..` refused, a leading `/` removed, links made last), and the
- * daemon places what it holds (placeEntries).
+ * The checkpoint's untracked files, unpacked into an empty scratch directory of their own (its
+ * path). tar itself would write through a symbolic link already on disk, such as one the
+ * checkpoint's commit has just checked out, and so outside the worktree; in an empty directory GNU
+ * tar's own guards suffice (names with `..` refused, a leading `/` removed, links made last), and
+ * the daemon places what it holds (placeEntries).
  */
-const placeUntrackedFiles = (scratch: string, worktree: string) =>
+const unpackUntrackedFiles = (scratch: string) =>
   Effect.gen(function*() {
     // A name of its own: the checkpoint's archive, unpacked beside it, chose the other names there.
     const unpacked = yield* attempt(scratch, () => fs.mkdtemp(nodePath.join(scratch, "untracked-")))
     yield* tar(unpacked, ["-xf", nodePath.join(scratch, "untracked.tar")])
-    yield* placeEntries(unpacked, worktree, worktree)
+    return unpacked
+  })
+
+/** Whether two entries (looked at with lstat) are the same untracked file: kind, executable bit, content or link target. */
+const sameUntrackedFile = (one: string, other: string) =>
+  Effect.gen(function*() {
+    const [a, b] = [yield* entryAt(one), yield* entryAt(other)]
+    if (a === undefined || b === undefined) return false
+    if (a.isSymbolicLink() && b.isSymbolicLink()) {
+      return (yield* attempt(one, () => fs.readlink(one))) === (yield* attempt(other, () => fs.readlink(other)))
+    }
+    if (!a.isFile() || !b.isFile() || a.size !== b.size || (a.mode & 0o111) !== (b.mode & 0o111)) return false
+    const [contentA, contentB] = [yield* attempt(one, () => fs.readFile(one)), yield* attempt(other, () => fs.readFile(other))]
+    return contentA.equals(contentB)
+  })
+
+/**
+ * Whether the worktree at `path` already is the checkpoint, exactly: the branch checked out at
+ * the checkpoint's commit, its tracked changes (index and work tree) those of the checkpoint's
+ * stash commit (compared as trees: `git stash create` of the worktree against the checkpoint's),
+ * and its untracked files the checkpoint's, content included (`unpacked`: the checkpoint's
+ * untracked files, null when it has none). A restore sent again (the server stopped after the
+ * restore and before it recorded it) finds the worktree so, and changes nothing: stashing the
+ * checkpoint's own changes would leave an entry that looks like the user's.
+ */
+const isCheckpointAlready = (path: string, branch: string, manifest: CheckpointManifest, unpacked: string | null) =>
+  Effect.gen(function*() {
+    const checkedOut = yield* git(path, "symbolic-ref", "-q", "HEAD").pipe(Effect.orElseSucceed(() => ""))
+    const head = yield* git(path, "rev-parse", "--verify", "-q", "HEAD^{commit}").pipe(Effect.orElseSucceed(() => ""))
+    if (checkedOut !== `refs/heads/${branch}` || head !== manifest.head) return false
+    const changes = yield* git(path, ...(yield* identityFor(path)), "stash", "create")
+    // `git stash create` prints nothing when nothing tracked has changed, as checkpoint.create's did.
+    if ((manifest.stash === null) !== (changes === "")) return false
+    if (manifest.stash !== null) {
+      // A stash commit's tree is the work tree, its second parent's the index.
+      for (const tree of ["^{tree}", "^2^{tree}"]) {
+        if ((yield* git(path, "rev-parse", `${changes}${tree}`)) !== (yield* git(path, "rev-parse", `${manifest.stash}${tree}`))) return false
+      }
+    }
+    const listed = yield* git(path, "ls-files", "--others", "--exclude-standard", "-z")
+    const untracked = listed.split("\0").filter((file) => file !== "").sort()
+    const expected = [...manifest.untracked_files].sort()
+    if (untracked.length !== expected.length || untracked.some((file, index) => file !== expected[index])) return false
+    if (unpacked === null) return true
+    for (const file of untracked) {
+      if (!(yield* sameUntrackedFile(nodePath.join(path, file), nodePath.join(unpacked, file)))) return false
+    }
+    return true
   })
 
 /**
  * Makes the worktree the checkpoint. Nothing is dropped on the way: a restore that would move the
  * branch off commits the checkpoint does not contain is refused (`unprocessable`, saying what to
  * do), and the worktree's uncommitted changes and untracked files are kept in a stash entry
- * (`git stash list`) before the checkpoint replaces them.
+ * (`git stash list`) before the checkpoint replaces them. A worktree that already is the checkpoint
+ * (the same restore sent again) is left as it is, nothing stashed (isCheckpointAlready).
  */
 export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.Type) =>
   withTempDir((dir) =>
@@ -494,6 +542,8 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
         const existing = yield* isWorktree(path)
         const lost = yield* commitsLostBy(repository, existing ? path : null, branch, manifest.head)
         if (lost.length > 0) return yield* Effect.fail(wouldDropCommits(path, branch, lost))
+        const untracked = manifest.untracked_files.length > 0 ? yield* unpackUntrackedFiles(dir) : null
+        if (existing && (yield* isCheckpointAlready(path, branch, manifest, untracked))) return yield* describe(path, false)
         if (!existing) {
           yield* Effect.promise(() => fs.rm(path, { recursive: true, force: true }))
           yield* Effect.promise(() => fs.mkdir(nodePath.dirname(path), { recursive: true }))
@@ -517,7 +567,7 @@ export const checkpointRestore = (operation: typeof CheckpointRestoreOperation.T
         yield* git(path, "clean", "-fdq")
         yield* git(path, "checkout", "-q", "-f", "-B", branch, manifest.head)
         if (manifest.stash !== null) yield* git(path, "stash", "apply", "--index", manifest.stash)
-        if (manifest.untracked_files.length > 0) yield* placeUntrackedFiles(dir, path)
+        if (untracked !== null) yield* placeEntries(untracked, path, path)
         return yield* describe(path, false)
       }).pipe(Effect.ensuring(removeRefs))
     })

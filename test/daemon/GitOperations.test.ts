@@ -4,7 +4,7 @@
  * among them; a URL cloned from an empty directory), checkpoint.create (the tar archive and its
  * manifest) and checkpoint.restore into another machine's directory where the repository does not
  * exist (made from the bundle), never writing through a symbolic link of the checkpoint's commit,
- * and the `.agent-platform/` exclusion when the machine's directory is the repository itself.
+ * the same restore twice stashing nothing, and the `.agent-platform/` exclusion when the machine's directory is the repository itself.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
@@ -181,6 +181,43 @@ describe("checkpoints", () => {
     expect(gitIn(again.path, "stash", "list")).toContain(`agent-platform: kept before restoring checkpoint of work at ${head.slice(0, 12)}`)
     expect(gitIn(again.path, "show", "stash@{0}:README.md")).toBe("scribbled")
     expect(gitIn(again.path, "show", "stash@{0}^3:junk.txt")).toBe("junk")
+  })
+
+  it("a restore sent again finds the worktree already the checkpoint: nothing stashed, nothing changed; one byte off is stashed", async () => {
+    const repo = repository(a)
+    const place = { repository: repo, workspace_id: "wsp_a", name: "work" }
+    const { path } = outputOf(await a.run({ operation: "worktree.create", ...place, base_ref: null }))
+    writeFileSync(join(path, "README.md"), "# R\nchanged\n")
+    writeFileSync(join(path, "staged.txt"), "staged\n")
+    gitIn(path, "add", "staged.txt")
+    writeFileSync(join(path, "loose.txt"), "untracked\n")
+    symlinkSync("loose.txt", join(path, "loose-link"))
+    const packed = outputOf(await a.run({ operation: "checkpoint.create", path }))
+    const restore = { operation: "checkpoint.restore" as const, ...place, content: packed.content }
+
+    const first = outputOf(await b.run(restore))
+    const status = statusOf(first.path)
+    const again = outputOf(await b.run(restore))
+    expect(again).toEqual(first)
+    expect(gitIn(again.path, "stash", "list")).toBe("")
+    expect(statusOf(again.path)).toEqual(status)
+    expect(readFileSync(join(again.path, "README.md"), "utf8")).toBe("# R\nchanged\n")
+    expect(gitIn(again.path, "diff", "--cached", "--name-only")).toBe("staged.txt")
+    expect(gitIn(repo, "for-each-ref", "refs/agent-platform")).toBe("")
+
+    // One byte off, in a tracked file or in an untracked one: what the worktree holds is kept in a stash entry.
+    const kept = `agent-platform: kept before restoring checkpoint of work at ${packed.manifest.head.slice(0, 12)}`
+    writeFileSync(join(again.path, "README.md"), "# R\nchangeD\n")
+    outputOf(await b.run(restore))
+    expect(gitIn(again.path, "stash", "list")).toContain(kept)
+    expect(gitIn(again.path, "show", "stash@{0}:README.md")).toBe("# R\nchangeD")
+    expect(readFileSync(join(again.path, "README.md"), "utf8")).toBe("# R\nchanged\n")
+    writeFileSync(join(again.path, "loose.txt"), "untrackeD\n")
+    outputOf(await b.run(restore))
+    expect(gitIn(again.path, "stash", "list").split("\n")).toHaveLength(2)
+    expect(gitIn(again.path, "show", "stash@{0}^3:loose.txt")).toBe("untrackeD")
+    expect(readFileSync(join(again.path, "loose.txt"), "utf8")).toBe("untracked\n")
+    expect(statusOf(again.path)).toEqual(status)
   })
 
   it("refuses a restore that would leave commits on no branch (the branch ahead, a detached HEAD), changing nothing", async () => {
