@@ -100,9 +100,15 @@ export const connect = (registration: RegisterMachineResponse) =>
       { openTimeout: "10 seconds" }
     )
     const { write } = yield* socket.writer
+    // Done once the socket's reading has ended: the socket is closed, or closing.
+    const socketEnded = yield* Deferred.make<void>()
+    // A write on a closed socket waits for it to open again, which it never does (a reconnect makes a new
+    // socket): a send races its write against the socket's end, so it returns at once on a connection that has
+    // ended, or ends while it writes. What it did not send is in the ledger, sent again after the next welcome.
     const send = (message: DaemonMessage) =>
       write(outgoingText(message)).pipe(
-        Effect.catch((error) => Effect.logDebug(`a message was not sent: ${error.message}`))
+        Effect.catch((error) => Effect.logDebug(`a message was not sent: ${error.message}`)),
+        Effect.raceFirst(Deferred.await(socketEnded))
       )
 
     const welcomed = yield* Ref.make(false)
@@ -131,7 +137,7 @@ export const connect = (registration: RegisterMachineResponse) =>
         Effect.flatMap((chunk) => Effect.sync(() => void Queue.offerAllUnsafe(inbox, chunk))),
         Effect.forever
       )
-    }).pipe(Effect.scoped, Effect.forkScoped)
+    }).pipe(Effect.scoped, Effect.ensuring(Deferred.succeed(socketEnded, undefined)), Effect.forkScoped)
 
     /** A request this daemon cannot decode is still answered, under its id; anything else is ignored. */
     const undecodable = (text: string, problem: string) => {

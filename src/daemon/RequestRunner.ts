@@ -52,9 +52,9 @@ export class RequestRunner extends Context.Service<RequestRunner, {
      * admission and what `onNew` records are one uninterruptible step: a connection that ends
      * interrupts the handling of its message, and an interruption after the id was recorded as
      * running and before `onNew` left it running with nothing to run or answer it, every re-send
-     * ignored. Answers are sent interruptibly (`restore`): once the socket has closed, a write waits
-     * for it to open again, which would hold the connection's end for ever; an answer not sent is
-     * in the ledger, sent again after the next welcome.
+     * ignored. Answers are sent interruptibly (`restore`), so the connection's end never waits on
+     * one (a send on an ended connection returns at once anyway, Connection.ts); an answer not
+     * sent is in the ledger, sent again after the next welcome.
      */
     const admit = (id: RequestId, onNew: (restore: Restore) => Effect.Effect<void>) =>
       Effect.uninterruptibleMask((restore) =>
@@ -72,18 +72,25 @@ export class RequestRunner extends Context.Service<RequestRunner, {
         })
       )
 
-    /** Starts the operation in a fiber of its own (interruptible, unlike its admission); returns once it is started. */
+    /**
+     * Starts the operation in a fiber of its own (interruptible, unlike its admission); returns once
+     * it is started. Its cancel is in `cancels` until its outcome is recorded: a cancel after that is
+     * answered from the ledger, however long the outcome's send takes.
+     */
     const start = (request: Request) =>
       Effect.gen(function*() {
+        const id = request.request_id
         const cancelled = yield* Deferred.make<void>()
-        cancels.set(request.request_id, cancelled)
+        cancels.set(id, cancelled)
+        const forgetCancel = Effect.sync(() => cancels.delete(id))
         yield* FiberMap.run(
           running,
-          request.request_id,
+          id,
           execute(request).pipe(
             Effect.raceFirst(Effect.as(Deferred.await(cancelled), CANCELLED)),
-            Effect.flatMap((outcome) => finish(request.request_id, outcome)),
-            Effect.ensuring(Effect.sync(() => cancels.delete(request.request_id))),
+            Effect.tap((outcome) => ledger.complete(id, outcome)),
+            Effect.ensuring(forgetCancel),
+            Effect.flatMap((outcome) => deliver(id, outcome)),
             Effect.provide(context)
           )
         )
