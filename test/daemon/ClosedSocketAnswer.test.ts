@@ -14,7 +14,6 @@ import { daemonDirs, killDaemons, startDaemon } from "../support/Daemons.ts"
 import { type FakeConnection, startFakeMachineServer } from "../support/FakeMachineServer.ts"
 import { until } from "../support/Polling.ts"
 
-const PORT = 9400
 const ROUNDS = 6
 /** More than the daemon answers before the socket is dropped: results are still flowing then. */
 const REQUESTS_A_ROUND = 3000
@@ -26,7 +25,7 @@ afterEach(async () => {
 })
 
 it("a result sent as the socket closes holds nothing: every finished request's cancel is answered after the reconnect", async () => {
-  const server = await startFakeMachineServer(PORT)
+  const server = await startFakeMachineServer()
   stopAfterEach.push(server.close)
   const dirs = daemonDirs()
   const work = join(dirs.root, "work")

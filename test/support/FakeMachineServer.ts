@@ -5,7 +5,9 @@
  * and every machine WebSocket is welcomed after its hello. The test sends the rest by hand.
  */
 import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import WebSocket, { WebSocketServer } from "ws"
+import { PROTOCOL_VERSION } from "../../src/domain/machines/DaemonProtocol.ts"
 
 export const FAKE_MACHINE_ID = `mch_${"a".repeat(26)}`
 
@@ -18,7 +20,8 @@ export interface FakeConnection {
   readonly resultIds: (from?: number) => Array<string>
 }
 
-export const startFakeMachineServer = async (port: number) => {
+/** Listens on a port of its own (the system's choice), on 127.0.0.1. */
+export const startFakeMachineServer = async () => {
   const connections: Array<FakeConnection> = []
   const sockets = new WebSocketServer({ noServer: true })
   const server = createServer((_request, response) => {
@@ -57,13 +60,13 @@ export const startFakeMachineServer = async (port: number) => {
         const frame = JSON.parse(String(data))
         frames.push(frame)
         if (frame.type === "hello") {
-          send({ type: "welcome", protocol_version: 1, machine_id: FAKE_MACHINE_ID, heartbeat_interval_seconds: 10 })
+          send({ type: "welcome", protocol_version: PROTOCOL_VERSION, machine_id: FAKE_MACHINE_ID, heartbeat_interval_seconds: 10 })
         }
       })
     }))
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connections,
     close: () => {
       for (const socket of sockets.clients) socket.terminate()
