@@ -18,6 +18,14 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Invite someone to the organization")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with a pending invitation for the e-mail address; the server sends no e-mail (the " +
+          "invitee finds it at GET /v1/user/invitations). Needs the admin or owner role in the organization; " +
+          "inviting an owner needs the owner role (403). 409 when the address has a pending invitation " +
+          "already, or belongs to a member (unless an owner invites an admin or member with role owner, to " +
+          "make them an owner)."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/invitations", {
@@ -27,6 +35,11 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "List the organization's invitations")
+      .annotate(
+        OpenApi.Description,
+        "The pending invitations. Oldest first; paginated (limit, cursor). Needs the admin or owner role " +
+          "in the organization (a member is 403)."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/invitations/:invitationID", {
@@ -35,6 +48,11 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Withdraw an invitation")
+      .annotate(
+        OpenApi.Description,
+        "Deletes a pending invitation. Needs the admin or owner role in the organization (an admin may " +
+          "withdraw an owner's invitation too). 404 for an unknown invitation."
+      )
   )
   .add(
     HttpApiEndpoint.get("listMine", "/user/invitations", {
@@ -52,6 +70,13 @@ export class InvitationsApi extends HttpApiGroup.make("invitations")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Accept an invitation")
+      .annotate(
+        OpenApi.Description,
+        "Makes you a member with the invitation's role and deletes the invitation; answers 200 with the " +
+          "membership. Only the user whose e-mail address it names may accept: to anyone else it is 404. 409 " +
+          "when you are a member already (an invitation with role owner makes a member an owner instead). " +
+          "Not for organization API keys (403)."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Invitations to an organization, accepted by the user whose e-mail they name")

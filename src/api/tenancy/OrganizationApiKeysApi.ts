@@ -17,6 +17,13 @@ export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKe
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create an organization API key")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with the new key; its token is shown only in this answer. The key acts for this " +
+          "organization only, with its role (admin or member). Needs the admin or owner role in the " +
+          "organization (a member is 403). 409 when the organization has 1,000 keys already: delete one " +
+          "first."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/api-keys", {
@@ -26,6 +33,11 @@ export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKe
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "List the organization's API keys")
+      .annotate(
+        OpenApi.Description,
+        "The keys, without their tokens. Oldest first; paginated (limit, cursor). Needs the admin or owner " +
+          "role in the organization (a member is 403)."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/api-keys/:keyID", {
@@ -34,6 +46,11 @@ export class OrganizationApiKeysApi extends HttpApiGroup.make("organizationApiKe
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Revoke an organization API key")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the key: requests with it are refused at once. Needs the admin or owner role in the " +
+          "organization (a member is 403). 404 for a key that is not this organization's."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Organization API keys: act for the organization only, with the key's role")

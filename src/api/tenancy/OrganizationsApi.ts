@@ -17,6 +17,10 @@ export class OrganizationsApi extends HttpApiGroup.make("organizations")
       error: Forbidden.Wire
     })
       .annotate(OpenApi.Summary, "Create an organization")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201; the calling user becomes its owner. Not for organization API keys (403)."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs", {
@@ -24,6 +28,11 @@ export class OrganizationsApi extends HttpApiGroup.make("organizations")
       success: Page(Organization)
     })
       .annotate(OpenApi.Summary, "List your organizations")
+      .annotate(
+        OpenApi.Description,
+        "The organizations you are a member of (an organization key: its own). Oldest first; paginated " +
+          "(limit, cursor)."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID", {
@@ -32,6 +41,10 @@ export class OrganizationsApi extends HttpApiGroup.make("organizations")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get an organization")
+      .annotate(
+        OpenApi.Description,
+        "Any member of the organization may call it. 404 for an organization you do not belong to."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID", {
@@ -41,6 +54,7 @@ export class OrganizationsApi extends HttpApiGroup.make("organizations")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Rename an organization")
+      .annotate(OpenApi.Description, "Needs the admin or owner role in the organization (a member is 403).")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Organizations: the caller becomes the owner of those it creates")

@@ -17,6 +17,11 @@ export class ProjectMembersApi extends HttpApiGroup.make("projectMembers")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the project's members")
+      .annotate(
+        OpenApi.Description,
+        "Each project membership with the member's e-mail address. Ordered by user id; paginated (limit, " +
+          "cursor). Needs project read access."
+      )
   )
   .add(
     HttpApiEndpoint.post("add", "/orgs/:orgID/projects/:projectID/members", {
@@ -26,6 +31,11 @@ export class ProjectMembersApi extends HttpApiGroup.make("projectMembers")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Add a member to the project")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201; the role is member unless given. Needs project admin access. 404 when the user is " +
+          "not a member of the organization; 409 when they are a member of the project already."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/projects/:projectID/members/:userID", {
@@ -34,6 +44,11 @@ export class ProjectMembersApi extends HttpApiGroup.make("projectMembers")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Remove a member from the project")
+      .annotate(
+        OpenApi.Description,
+        "Ends the user's project membership. Needs project admin access. 404 when the user is not a member " +
+          "of the project."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Members of a project, drawn from the organization's members")

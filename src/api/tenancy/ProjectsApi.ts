@@ -19,6 +19,11 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create a project")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201. Needs the admin or owner role in the organization (a member is 403). 409 when the " +
+          "organization has a project of that name."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/projects", {
@@ -28,6 +33,11 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the organization's projects")
+      .annotate(
+        OpenApi.Description,
+        "Every project of the organization. Oldest first; paginated (limit, cursor). Any member of the " +
+          "organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/projects/:projectID", {
@@ -36,6 +46,10 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a project")
+      .annotate(
+        OpenApi.Description,
+        "Needs project read access (any member of the organization has it). 404 for an unknown project."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/projects/:projectID", {
@@ -45,6 +59,11 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Update a project")
+      .annotate(
+        OpenApi.Description,
+        "Renames the project. Needs project admin access (403 otherwise). 409 when the organization has a " +
+          "project of that name."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/projects/:projectID", {
@@ -53,6 +72,11 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Delete a project")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the project and its agents. Needs the admin or owner role in the organization (a member " +
+          "is 403). 404 for an unknown project."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Projects of an organization; names are unique within it")

@@ -15,6 +15,11 @@ export class UserApi extends HttpApiGroup.make("user")
       error: Forbidden.Wire
     })
       .annotate(OpenApi.Summary, "Get the calling user")
+      .annotate(
+        OpenApi.Description,
+        "The user the API key (or browser session) acts for: id, e-mail address, creation time. Not for " +
+          "organization API keys (403)."
+      )
   )
   .add(
     HttpApiEndpoint.post("createApiKey", "/user/api-keys", {
@@ -23,6 +28,12 @@ export class UserApi extends HttpApiGroup.make("user")
       error: [Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create a personal API key")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with the new key; its token is shown only in this answer. The key acts as you in " +
+          "every organization you belong to. Not for organization API keys (403). 409 when you have 1,000 " +
+          "keys already: delete one first."
+      )
   )
   .add(
     HttpApiEndpoint.get("listApiKeys", "/user/api-keys", {
@@ -31,6 +42,11 @@ export class UserApi extends HttpApiGroup.make("user")
       error: Forbidden.Wire
     })
       .annotate(OpenApi.Summary, "List your personal API keys")
+      .annotate(
+        OpenApi.Description,
+        "Your keys, without their tokens. Oldest first; paginated (limit, cursor). Not for organization " +
+          "API keys (403)."
+      )
   )
   .add(
     HttpApiEndpoint.delete("deleteApiKey", "/user/api-keys/:keyID", {
@@ -39,6 +55,11 @@ export class UserApi extends HttpApiGroup.make("user")
       error: [Forbidden.Wire, NotFound.Wire]
     })
       .annotate(OpenApi.Summary, "Revoke a personal API key")
+      .annotate(
+        OpenApi.Description,
+        "Deletes one of your keys: requests with it are refused at once, and the browser sessions it " +
+          "opened end. 404 for a key that is not one of yours. Not for organization API keys (403)."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The calling user and their personal API keys (personal keys only)")
