@@ -22,6 +22,13 @@ export class AgentConfigsApi extends HttpApiGroup.make("agentConfigs")
       error: [ValidationFailed.Wire, InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Create an agent config")
+      .annotate(
+        OpenApi.Description,
+        "Compiles a YAML or JSON source: answers 201 with a new config, or 200 with the existing one when " +
+          "the project has a config of the same source whose names resolve to the same resources. Needs " +
+          "project write access. 400 validation_failed with issues (path, line, column) when the source is " +
+          "not a valid definition or a name does not resolve."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/agent-configs", {
@@ -31,7 +38,10 @@ export class AgentConfigsApi extends HttpApiGroup.make("agentConfigs")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the project's agent configs")
-      .annotate(OpenApi.Description, "Newest first")
+      .annotate(
+        OpenApi.Description,
+        "Newest first; paginated (limit, cursor). Needs project read access (any member of the organization has it)."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/projects/:projectID/agent-configs/:agentConfigID", {
@@ -40,6 +50,7 @@ export class AgentConfigsApi extends HttpApiGroup.make("agentConfigs")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get an agent config")
+      .annotate(OpenApi.Description, "Needs project read access (any member of the organization has it).")
   )
   .middleware(Authentication)
   .annotate(

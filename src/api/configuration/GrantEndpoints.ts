@@ -23,8 +23,17 @@ export const grantEndpoints = <
   /** The resource's path parameters and `grantID`. */
   readonly grantPath: GrantPath
   readonly grant: Grant
-  /** The resource in the operations' summaries, e.g. `secret`. */
+  /** The resource in the operations' summaries and descriptions, e.g. `secret`. */
   readonly noun: string
+  /**
+   * Who may grant and revoke, a sentence of the descriptions, e.g. "Needs the admin or owner role in
+   * the organization (a member is 403)."
+   */
+  readonly whoManages: string
+  /** Who may list the grants, a sentence of the description. */
+  readonly whoReads: string
+  /** What else granting refuses, a sentence of the description, e.g. "A personal secret is not granted (400)." */
+  readonly refusals?: string
 }) => {
   const grants = `${options.route}/grants` as const
   return {
@@ -34,19 +43,28 @@ export const grantEndpoints = <
       success: options.grant.pipe(HttpApiSchema.status(201)),
       error: [InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
-      .annotate(OpenApi.Summary, `Grant a ${options.noun} to a project`),
+      .annotate(OpenApi.Summary, `Grant a ${options.noun} to a project`)
+      .annotate(
+        OpenApi.Description,
+        `Lets a project of the organization use the ${options.noun}; answers 201 with the grant. ` +
+          `${options.whoManages} 400 invalid_request when target_project_id is not a project of the ` +
+          `organization; 409 when the ${options.noun} is granted to that project already.` +
+          (options.refusals === undefined ? "" : ` ${options.refusals}`)
+      ),
     listGrants: HttpApiEndpoint.get("listGrants", grants, {
       params: options.resourcePath,
       query: ListQuery,
       success: Page(options.grant),
       error: NotFound.Wire
     })
-      .annotate(OpenApi.Summary, `List the ${options.noun}'s grants`),
+      .annotate(OpenApi.Summary, `List the ${options.noun}'s grants`)
+      .annotate(OpenApi.Description, `Oldest first; paginated (limit, cursor). ${options.whoReads}`),
     removeGrant: HttpApiEndpoint.delete("removeGrant", `${grants}/:grantID` as const, {
       params: options.grantPath,
       success: HttpApiSchema.NoContent,
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, `Revoke a ${options.noun} grant`)
+      .annotate(OpenApi.Description, `Deletes the grant. ${options.whoManages} 404 for an unknown grant.`)
   }
 }

@@ -19,6 +19,13 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create a model provider config")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201. Needs the admin or owner role in the organization (a member is 403). 400 when " +
+          "base_url is not an absolute http or https URL without credentials, query or fragment, or " +
+          "auth_secret_id is not a secret you can see in the organization; 409 when the organization has a " +
+          "config of that name."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/model-provider-configs", {
@@ -28,6 +35,10 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List model provider configs")
+      .annotate(
+        OpenApi.Description,
+        "Oldest first; paginated (limit, cursor). Any member of the organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID", {
@@ -36,6 +47,7 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a model provider config")
+      .annotate(OpenApi.Description, "Any member of the organization may call it.")
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID", {
@@ -45,6 +57,13 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Update a model provider config")
+      .annotate(
+        OpenApi.Description,
+        "Changes the fields given (null clears auth_secret_id or description). Needs the admin or owner " +
+          "role in the organization (a member is 403); a cluster-managed config is 403, and so is a new " +
+          "base_url for a config that sends another member's personal secret, unless the same request sets " +
+          "auth_secret_id. 409 when the organization has a config of that name."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/model-provider-configs/:modelProviderConfigID", {
@@ -53,6 +72,12 @@ export class ModelProviderConfigsApi extends HttpApiGroup.make("modelProviderCon
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Delete a model provider config")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the config only. Needs the admin or owner role in the organization (a member is 403); a " +
+          "cluster-managed config is 403. 409 while it has configured models (the error names them): delete " +
+          "them first."
+      )
   )
   .middleware(Authentication)
   .annotate(

@@ -22,7 +22,9 @@ const grants = grantEndpoints({
   resourcePath: ModelPath,
   grantPath: Schema.Struct({ ...ModelPath.fields, grantID: ModelGrantId }),
   grant: ModelGrant,
-  noun: "model"
+  noun: "model",
+  whoManages: "Needs the admin or owner role in the organization (a member is 403).",
+  whoReads: "Any member of the organization may call it."
 })
 
 export class ModelsApi extends HttpApiGroup.make("models")
@@ -35,6 +37,13 @@ export class ModelsApi extends HttpApiGroup.make("models")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Configure a model")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with the model and its first revision's settings. Needs the admin or owner role in " +
+          "the organization (a member is 403). 400 when provider_config_id is not a provider config of the " +
+          "organization, or the settings do not hold together (one issue each); 409 when the provider config " +
+          "has a model of that name."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/models", {
@@ -44,6 +53,11 @@ export class ModelsApi extends HttpApiGroup.make("models")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List configured models")
+      .annotate(
+        OpenApi.Description,
+        "Oldest first; paginated (limit, cursor); provider_config_id keeps that provider config's models. " +
+          "Any member of the organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/models/:modelID", {
@@ -52,6 +66,10 @@ export class ModelsApi extends HttpApiGroup.make("models")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a configured model")
+      .annotate(
+        OpenApi.Description,
+        "The model with its current revision's settings. Any member of the organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/models/:modelID", {
@@ -61,6 +79,12 @@ export class ModelsApi extends HttpApiGroup.make("models")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Update a model (records a new revision)")
+      .annotate(
+        OpenApi.Description,
+        "Every PATCH, a rename too, records a revision with the patch applied and makes it current; " +
+          "provider_config_id cannot change. Needs the admin or owner role in the organization (a member is " +
+          "403). 409 when the provider config has a model of that name; a refused PATCH records nothing."
+      )
   )
   .add(
     HttpApiEndpoint.get("revisions", "/orgs/:orgID/models/:modelID/revisions", {
@@ -70,6 +94,10 @@ export class ModelsApi extends HttpApiGroup.make("models")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List a model's revisions")
+      .annotate(
+        OpenApi.Description,
+        "Newest first; paginated (limit, cursor). Any member of the organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/models/:modelID", {
@@ -78,6 +106,12 @@ export class ModelsApi extends HttpApiGroup.make("models")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Delete a configured model")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the model with its revisions and grants. Needs the admin or owner role in the " +
+          "organization (a member is 403). 409 while agent configs name it (they never change): revoke its " +
+          "grants to stop projects using it."
+      )
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

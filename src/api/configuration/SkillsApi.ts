@@ -21,7 +21,11 @@ const grants = grantEndpoints({
   resourcePath: SkillPath,
   grantPath: Schema.Struct({ ...SkillPath.fields, grantID: SkillGrantId }),
   grant: SkillGrant,
-  noun: "skill"
+  noun: "skill",
+  whoManages: "Needs project write access to the skill's owning project (403 otherwise); for a personal skill, " +
+    "being its owner (another member's is 404).",
+  whoReads: "Any member of the organization may call it (another member's personal skill is 404).",
+  refusals: "Granting it to its owning project is 409 too."
 })
 
 export class SkillsApi extends HttpApiGroup.make("skills")
@@ -34,6 +38,13 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire, InvalidRequest.Wire, RequestTooLarge.Wire]
     })
       .annotate(OpenApi.Summary, "Create a skill")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with the skill; its content becomes version 1. Give exactly one owner: " +
+          "owner_project_id (needs project write access to that project) or owner: personal (yours; not for " +
+          "organization API keys, 403). 400 for content outside its limits (413 over 512 KiB); 409 when the " +
+          "owner has a skill of that name."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/skills", {
@@ -43,6 +54,11 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List skills")
+      .annotate(
+        OpenApi.Description,
+        "The skills of the organization's projects and your personal ones. Oldest first; paginated (limit, " +
+          "cursor). Any member of the organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/skills/:skillID", {
@@ -51,6 +67,10 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a skill")
+      .annotate(
+        OpenApi.Description,
+        "Any member of the organization may call it (another member's personal skill is 404)."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/skills/:skillID", {
@@ -59,6 +79,12 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Delete a skill")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the skill with all its versions and grants; agent configs keep the ids they compiled. " +
+          "Needs project write access to the skill's owning project (403 otherwise); for a personal skill, " +
+          "being its owner (another member's is 404)."
+      )
   )
   .add(
     HttpApiEndpoint.post("createVersion", "/orgs/:orgID/skills/:skillID/versions", {
@@ -68,6 +94,12 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       error: [NotFound.Wire, Forbidden.Wire, InvalidRequest.Wire, RequestTooLarge.Wire]
     })
       .annotate(OpenApi.Summary, "Publish a new version of a skill")
+      .annotate(
+        OpenApi.Description,
+        "Adds the next version (2, 3, ...) from content and answers 201; versions never change. Needs " +
+          "project write access to the skill's owning project (403 otherwise); for a personal skill, being " +
+          "its owner (another member's is 404). 400 for content outside its limits (413 over 512 KiB)."
+      )
   )
   .add(
     HttpApiEndpoint.get("listVersions", "/orgs/:orgID/skills/:skillID/versions", {
@@ -77,6 +109,11 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List a skill's versions")
+      .annotate(
+        OpenApi.Description,
+        "Each version with its content. Oldest (version 1) first; paginated (limit, cursor). Any member of " +
+          "the organization may call it (another member's personal skill is 404)."
+      )
   )
   .add(
     HttpApiEndpoint.get("getVersion", "/orgs/:orgID/skills/:skillID/versions/:version", {
@@ -85,6 +122,11 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a skill version")
+      .annotate(
+        OpenApi.Description,
+        "Any member of the organization may call it (another member's personal skill is 404). 404 for a " +
+          "version the skill does not have."
+      )
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

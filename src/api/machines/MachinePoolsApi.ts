@@ -22,7 +22,9 @@ const grants = grantEndpoints({
   resourcePath: MachinePoolPath,
   grantPath: Schema.Struct({ ...MachinePoolPath.fields, grantID: MachinePoolGrantId }),
   grant: MachinePoolGrant,
-  noun: "machine pool"
+  noun: "machine pool",
+  whoManages: "Needs the admin or owner role in the organization (a member is 403).",
+  whoReads: "Any member of the organization may call it."
 })
 
 export class MachinePoolsApi extends HttpApiGroup.make("machinePools")

@@ -48,7 +48,10 @@ const grants = grantEndpoints({
   resourcePath: MachinePath,
   grantPath: Schema.Struct({ ...MachinePath.fields, grantID: MachineGrantId }),
   grant: MachineGrant,
-  noun: "machine"
+  noun: "machine",
+  whoManages: "Needs the admin or owner role in the organization (a member is 403).",
+  whoReads: "Any member of the organization may call it (another member's personal machine is 404).",
+  refusals: "A personal machine, or one a pool started, is not granted (400)."
 })
 
 export class MachinesApi extends HttpApiGroup.make("machines")
