@@ -18,6 +18,12 @@ export class ActorsApi extends HttpApiGroup.make("actors")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Create an actor")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with a new actor, or 200 with the actor the project already has for that external_id, " +
+          "unchanged (its display_name is not updated): one call ensures the actor of one of your users. " +
+          "Needs project write access."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/projects/:projectID/actors", {
@@ -27,7 +33,7 @@ export class ActorsApi extends HttpApiGroup.make("actors")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the project's actors")
-      .annotate(OpenApi.Description, "Oldest first")
+      .annotate(OpenApi.Description, "Oldest first; paginated (limit, cursor). Needs project read access.")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The external users a project attributes agent inputs to")

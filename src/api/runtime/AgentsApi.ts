@@ -40,7 +40,8 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .annotate(
         OpenApi.Description,
         "Launches an idle agent running an agent config of the project. With `input`, that input is sent at once " +
-          "and the answer carries its result as `input`."
+          "and the answer carries its result as `input`. Needs project write access; 403 when the config uses " +
+          "another member's personal secrets or machine."
       )
   )
   .add(
@@ -51,7 +52,10 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the project's agents")
-      .annotate(OpenApi.Description, "Oldest first; `status` keeps the agents in that status")
+      .annotate(
+        OpenApi.Description,
+        "Oldest first; paginated (limit, cursor); `status` keeps the agents in that status. Needs project read access."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", AGENT, {
@@ -60,6 +64,11 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get an agent")
+      .annotate(
+        OpenApi.Description,
+        "Needs project read access (any member of the organization has it). 404 for an agent that is not " +
+          "in this project."
+      )
   )
   .add(
     HttpApiEndpoint.post("sendInput", `${AGENT}/inputs`, {
@@ -84,7 +93,8 @@ export class AgentsApi extends HttpApiGroup.make("agents")
         OpenApi.Description,
         "Records an input: it starts a turn when the agent is idle, else waits in the backlog (at most 100 queued). " +
           "An agent of a workspace session whose worktree is being migrated takes no input (409 state_transition_conflict). " +
-          "Inline media are stored as artifacts and recorded as media_ref blocks."
+          "Inline media are stored as artifacts and recorded as media_ref blocks. Needs project write access; 403 when " +
+          "the agent's config uses another member's personal secrets or machine."
       )
   )
   .add(
@@ -95,7 +105,10 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the agent's queued inputs")
-      .annotate(OpenApi.Description, "The queued inputs, oldest (next to run) first")
+      .annotate(
+        OpenApi.Description,
+        "The queued inputs, oldest (next to run) first; paginated (limit, cursor). Needs project read access."
+      )
   )
   .add(
     HttpApiEndpoint.delete("withdrawInput", `${AGENT}/backlog/:inputID`, {
@@ -104,7 +117,10 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       error: [NotFound.Wire, Forbidden.Wire, StateTransitionConflict.Wire]
     })
       .annotate(OpenApi.Summary, "Withdraw a queued input")
-      .annotate(OpenApi.Description, "Removes a queued input from the backlog; its turn never runs")
+      .annotate(
+        OpenApi.Description,
+        "Removes a queued input from the backlog; its turn never runs. Needs project write access."
+      )
   )
   .add(
     HttpApiEndpoint.post("control", `${AGENT}/control`, {
@@ -117,7 +133,8 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .annotate(
         OpenApi.Description,
         "`cancel_current` stops the current turn and records a control event; the next queued input then runs. " +
-          "With no turn running, or when `turn_id` names a turn that is not the current one: state_transition_conflict."
+          "With no turn running, or when `turn_id` names a turn that is not the current one: " +
+          "state_transition_conflict. Needs project write access."
       )
   )
   .add(
@@ -130,7 +147,8 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .annotate(OpenApi.Summary, "List the agent's events")
       .annotate(
         OpenApi.Description,
-        `One page of the timeline, chronological within the page. limit: 1 to 500, default ${DEFAULT_EVENTS_LIMIT}.`
+        `One page of the timeline, chronological within the page. limit: 1 to 500, default ${DEFAULT_EVENTS_LIMIT}. ` +
+          "Needs project read access."
       )
   )
   .add(
@@ -144,7 +162,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
         OpenApi.Description,
         "A short-lived token (5 minutes) for this agent's event stream, sent as `?stream_token=` where a client " +
           "cannot send an Authorization header (a browser's EventSource). It acts as the calling API key: deleting " +
-          "that key invalidates it."
+          "that key invalidates it. Needs project read access."
       )
   )
   .add(
@@ -155,7 +173,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the agent's turns")
-      .annotate(OpenApi.Description, "Oldest first")
+      .annotate(OpenApi.Description, "Oldest first; paginated (limit, cursor). Needs project read access.")
   )
   .add(
     HttpApiEndpoint.get("getTurn", `${AGENT}/turns/:turnID`, {
@@ -164,6 +182,11 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a turn")
+      .annotate(
+        OpenApi.Description,
+        "Status, error, model call count, token usage and timing. Needs project read access. A queued " +
+          "input's turn_id is 404 until its turn starts: until then the input is in the backlog."
+      )
   )
   .add(
     HttpApiEndpoint.get("getArtifact", `${AGENT}/artifacts/:artifactID`, {
@@ -174,6 +197,12 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Download an artifact")
+      .annotate(
+        OpenApi.Description,
+        "The bytes of an inline media block that an input or tool result sent (a media_ref's artifact_id), " +
+          "with the media type they were sent with, `x-content-type-options: nosniff` and a sandboxing " +
+          "content-security-policy. Needs project read access."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Agents: launch, inputs and backlog, control, timeline, turns and artifacts")

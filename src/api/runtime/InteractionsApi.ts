@@ -19,7 +19,11 @@ export class InteractionsApi extends HttpApiGroup.make("interactions")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the project's interactions")
-      .annotate(OpenApi.Description, "The approvals and questions of every agent of the project, oldest first")
+      .annotate(
+        OpenApi.Description,
+        "The approvals and questions of every agent of the project, oldest first; paginated (limit, cursor); " +
+          "`status` keeps those in that status. Needs project read access."
+      )
   )
   .add(
     HttpApiEndpoint.get("listForAgent", "/orgs/:orgID/projects/:projectID/agents/:agentID/interactions", {
@@ -29,7 +33,10 @@ export class InteractionsApi extends HttpApiGroup.make("interactions")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the agent's interactions")
-      .annotate(OpenApi.Description, "The agent's approvals and questions, oldest first")
+      .annotate(
+        OpenApi.Description,
+        "The agent's approvals and questions, oldest first; paginated (limit, cursor). Needs project read access."
+      )
   )
   .add(
     HttpApiEndpoint.post("resolve", "/orgs/:orgID/projects/:projectID/interactions/:interactionID/resolve", {
@@ -43,7 +50,8 @@ export class InteractionsApi extends HttpApiGroup.make("interactions")
         OpenApi.Description,
         "Approves or denies a pending approval (with an optional message), or answers a question (approve with " +
           "`answer`) or declines it (deny); `answer` anywhere else is invalid_request. Resolving twice: " +
-          "state_transition_conflict."
+          "state_transition_conflict. Needs project write access; 403 when the agent's config uses another member's " +
+          "personal secrets or machine."
       )
   )
   .middleware(Authentication)

@@ -21,7 +21,10 @@ export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the agent's tool calls")
-      .annotate(OpenApi.Description, "The agent's tool calls, oldest first")
+      .annotate(
+        OpenApi.Description,
+        "The agent's tool calls, oldest first; paginated (limit, cursor). Needs project read access."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", `${TOOL_CALLS}/:toolCallID`, {
@@ -30,6 +33,7 @@ export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a tool call")
+      .annotate(OpenApi.Description, "Needs project read access (any member of the organization has it).")
   )
   .add(
     HttpApiEndpoint.post("submitResult", `${TOOL_CALLS}/:toolCallID/result`, {
@@ -43,7 +47,8 @@ export class ToolCallsApi extends HttpApiGroup.make("toolCalls")
         OpenApi.Description,
         "Submits the result of a ready custom tool call: the first accepted result completes it; a later " +
           "one, or one for a built-in call, is 409. Limits: at most 20 inline media blocks (invalid_request), " +
-          "each at most 10 MiB decoded, 24 MiB of media, 1 MiB of other blocks, 48 MiB body (request_too_large)."
+          "each at most 10 MiB decoded, 24 MiB of media, 1 MiB of other blocks, 48 MiB body (request_too_large). " +
+          "Needs project write access; 403 when the agent's config uses another member's personal secrets or machine."
       )
   )
   .middleware(Authentication)
