@@ -40,6 +40,12 @@ export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
       error: [InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Create a machine pool")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with a new pool, or 200 with the existing pool of that name when the same body " +
+          "(defaults applied) is sent again. Needs the admin or owner role in the organization (a member is " +
+          "403). 409 when the name is taken by a pool with other settings."
+      )
   )
   .add(
     HttpApiEndpoint.post("checkConnection", "/orgs/:orgID/machine-pools/check-connection", {
@@ -51,7 +57,8 @@ export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
       .annotate(OpenApi.Summary, "Check a machine provider's credential and config")
       .annotate(
         OpenApi.Description,
-        "Read-only requests to the provider; 422 unprocessable with `details` when it refuses the credential or the config"
+        "Read-only requests to the provider; 422 unprocessable with `details` when it refuses the credential or the " +
+          "config. Needs the admin or owner role in the organization (a member is 403)."
       )
   )
   .add(
@@ -62,6 +69,10 @@ export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the organization's machine pools")
+      .annotate(
+        OpenApi.Description,
+        "Oldest first; paginated (limit, cursor). Any member of the organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/machine-pools/:poolID", {
@@ -70,6 +81,7 @@ export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a machine pool")
+      .annotate(OpenApi.Description, "The pool with its usage. Any member of the organization may call it.")
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/machine-pools/:poolID", {
@@ -79,6 +91,13 @@ export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
       error: [InvalidRequest.Wire, NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Change a machine pool's settings")
+      .annotate(
+        OpenApi.Description,
+        "Each field given replaces the setting (null clears an optional one); provider and management_kind " +
+          "cannot change, and the result is checked as a create is. Needs the admin or owner role in the " +
+          "organization (a member is 403); a cluster pool, managed by the server's operator, is 403. 409 " +
+          "when another pool has that name."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/machine-pools/:poolID", {
@@ -87,7 +106,12 @@ export class MachinePoolsApi extends HttpApiGroup.make("machinePools")
       error: [NotFound.Wire, Forbidden.Wire, PendingWork.Wire]
     })
       .annotate(OpenApi.Summary, "Delete a machine pool")
-      .annotate(OpenApi.Description, "Deletes the pool's machines first; refused with pending_work while a tool call runs on one.")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the pool's machines first; refused with pending_work while a tool call runs on one. Needs the " +
+          "admin or owner role in the organization (a member is 403); a cluster pool, managed by the server's " +
+          "operator, is 403."
+      )
   )
   .add(grants.createGrant)
   .add(grants.listGrants)

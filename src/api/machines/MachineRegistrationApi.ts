@@ -32,6 +32,14 @@ export class MachineRegistrationApi extends HttpApiGroup.make("machineRegistrati
       error: [NotFound.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Register a machine (daemons)")
+      .annotate(
+        OpenApi.Description,
+        "With a daemon token, an organization machine; with a personal API key, your own machine (an " +
+          "organization API key is 403). The machine_id of a machine the same owner has updates that " +
+          "machine, else a new one is registered; answers 200 with the machine and a machine token for its " +
+          "WebSocket, good for 900 s. 404 when metadata.org_id names an organization the credential does not " +
+          "register into; 409 when the owner has another machine of that name."
+      )
   )
   .middleware(RegistrationAuthentication)
   .annotate(

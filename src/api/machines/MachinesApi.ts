@@ -64,6 +64,11 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Create a daemon token")
+      .annotate(
+        OpenApi.Description,
+        "Answers 201 with the token, shown only in this answer: a daemon registers the organization's " +
+          "machines with it. Needs the admin or owner role in the organization (a member is 403)."
+      )
   )
   .add(
     HttpApiEndpoint.get("listDaemonTokens", "/orgs/:orgID/daemon-tokens", {
@@ -73,6 +78,11 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "List the organization's daemon tokens")
+      .annotate(
+        OpenApi.Description,
+        "The tokens, without the token itself. Oldest first; paginated (limit, cursor). Needs the admin " +
+          "or owner role in the organization (a member is 403)."
+      )
   )
   .add(
     HttpApiEndpoint.delete("removeDaemonToken", "/orgs/:orgID/daemon-tokens/:daemonTokenID", {
@@ -81,6 +91,12 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: [NotFound.Wire, Forbidden.Wire]
     })
       .annotate(OpenApi.Summary, "Revoke a daemon token")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the token: it is refused at once, and the connections of the machines it registered " +
+          "close. Needs the admin or owner role in the organization (a member is 403). 404 for an unknown " +
+          "token."
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/orgs/:orgID/machines", {
@@ -90,6 +106,12 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "List the organization's machines")
+      .annotate(
+        OpenApi.Description,
+        "The organization's machines and your personal ones. Oldest first; paginated (limit, cursor); " +
+          "status keeps the machines in that status (a deleted pool machine is listed only with " +
+          "status=deleted). Any member of the organization may call it."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/orgs/:orgID/machines/:machineID", {
@@ -98,6 +120,10 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: NotFound.Wire
     })
       .annotate(OpenApi.Summary, "Get a machine")
+      .annotate(
+        OpenApi.Description,
+        "Any member of the organization may call it (another member's personal machine is 404)."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/orgs/:orgID/machines/:machineID", {
@@ -107,6 +133,12 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: [NotFound.Wire, Forbidden.Wire, Conflict.Wire]
     })
       .annotate(OpenApi.Summary, "Rename a machine or change its metadata")
+      .annotate(
+        OpenApi.Description,
+        "An organization machine needs the admin or owner role in the organization (a member is 403); a " +
+          "personal machine, being its owner (another member's is 404). 409 when the owner has a machine of " +
+          "that name."
+      )
   )
   .add(
     HttpApiEndpoint.delete("remove", "/orgs/:orgID/machines/:machineID", {
@@ -115,6 +147,13 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: [NotFound.Wire, Forbidden.Wire, PendingWork.Wire]
     })
       .annotate(OpenApi.Summary, "Delete a machine")
+      .annotate(
+        OpenApi.Description,
+        "Its connection closes; a pool machine is stopped at its provider and kept as deleted. Stop the " +
+          "daemon first: a running daemon registers again at once, as a new machine. An organization machine " +
+          "needs the admin or owner role in the organization (a member is 403); a personal machine, being " +
+          "its owner. 409 pending_work while a tool call runs on it."
+      )
   )
   .add(grants.createGrant)
   .add(grants.listGrants)
@@ -127,6 +166,14 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: fileErrors
     })
       .annotate(OpenApi.Summary, "Read a file on a machine")
+      .annotate(
+        OpenApi.Description,
+        "Reads a whole file (at most 10 MiB) through the machine's daemon, inside the directories it " +
+          "registered: text as utf-8, anything else as base64, with its digest. Any member of the " +
+          "organization may call it (another member's personal machine is 404). 400 for a path that is not " +
+          "absolute, 403 outside the directories, 404 for a missing file, 409 daemon_runtime_unregistered " +
+          "when no daemon is connected, 503 when the daemon does not answer within 60 s."
+      )
   )
   .add(
     HttpApiEndpoint.put("writeFile", "/orgs/:orgID/machines/:machineID/files", {
@@ -137,6 +184,15 @@ export class MachinesApi extends HttpApiGroup.make("machines")
       error: fileErrors
     })
       .annotate(OpenApi.Summary, "Write a file on a machine")
+      .annotate(
+        OpenApi.Description,
+        "Creates or replaces a whole file (at most 10 MiB) through the machine's daemon; replacing needs " +
+          "expected_digest, the digest last read (428 expected_digest_required without it, 409 " +
+          "file_content_conflict when the file changed; both with current_digest). An organization machine " +
+          "needs the admin or owner role in the organization (a member is 403); a personal machine, being " +
+          "its owner. 403 file_read_only for a file nobody may write, 409 daemon_runtime_unregistered when " +
+          "no daemon is connected, 503 when the daemon does not answer within 60 s."
+      )
   )
   .middleware(Authentication)
   .annotate(
