@@ -11,6 +11,7 @@ export class HealthApi extends HttpApiGroup.make("health")
       success: HealthStatus
     })
       .annotate(OpenApi.Summary, "Check that the server is alive")
+      .annotate(OpenApi.Description, "200 while the process is up. No authentication.")
   )
   .add(
     HttpApiEndpoint.get("ready", "/readyz", {
@@ -18,6 +19,11 @@ export class HealthApi extends HttpApiGroup.make("health")
       error: ServiceUnavailable.Wire
     })
       .annotate(OpenApi.Summary, "Check that the server is ready")
+      .annotate(
+        OpenApi.Description,
+        "200 only when the database answers within 2 s and the newest migration is recorded as applied; " +
+          "otherwise 503 service_unavailable. No authentication."
+      )
   )
   .annotate(OpenApi.Description, "Liveness and readiness probes; no authentication")
 {}

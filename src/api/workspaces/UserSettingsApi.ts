@@ -11,6 +11,10 @@ export class UserSettingsApi extends HttpApiGroup.make("userSettings")
       error: Forbidden.Wire
     })
       .annotate(OpenApi.Summary, "Get your settings")
+      .annotate(
+        OpenApi.Description,
+        "Your settings document, with its defaults in place. Not for organization API keys (403)."
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/user/settings", {
