@@ -10,8 +10,9 @@ import { expect } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { lockWaits, waitedOn } from "../support/HeldAgent.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
-import { ScriptedProvider } from "../support/ScriptedProvider.ts"
-import { turnAwaitingLookup } from "../support/RuntimeProject.ts"
+import { outcomesAtOnce } from "../support/TestApp.ts"
+import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
+import { runtimeProject, text, turnAwaitingLookup } from "../support/RuntimeProject.ts"
 import { describeRuntime } from "./RuntimeLayer.ts"
 
 describeRuntime()("requests to an agent racing the deletion of its project", (it) => {
@@ -60,6 +61,54 @@ describeRuntime()("requests to an agent racing the deletion of its project", (it
       yield* Fiber.join(deleting)
       for (const refused of [yield* Fiber.join(cancelling), yield* Fiber.join(withdrawing)]) {
         expect(refused).toMatchObject({ _tag: "NotFound", error: `Agent ${agent.id} not found in project ${rt.project.id}` })
+      }
+    }))
+
+  it.effect.skipIf(usesEmbeddedDatabase)("an agent launched while the delete waits for the project's agents: the launch waits for the delete, then 404", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const rt = yield* runtimeProject(provider)
+      const agent = yield* rt.launch()
+      const sql = yield* SqlClient.SqlClient
+      const { deleting, launching } = yield* sql.withTransaction(Effect.gen(function*() {
+        // The project's agent, held until this transaction ends: the delete waits for it. An agent
+        // launched meanwhile was missing from the agents it had locked, and its cascade then met
+        // that agent unlocked: a transaction writing the new agent's row twice (an input queued
+        // behind its first turn) waited for the project's row, the delete for it (deadlock, 500).
+        yield* sql`SELECT id FROM agents WHERE id = ${agent.id} FOR UPDATE`
+        const deleting = yield* Effect.forkChild(rt.client.projects.remove({ params: rt.projectPath }))
+        yield* waitedOn(sql, "the delete, for the agent")
+        const launching = yield* Effect.forkChild(Effect.flip(rt.client.agents.create({
+          params: rt.projectPath,
+          payload: { agent_config_id: rt.config.id, input: { content_blocks: text("Check the status") } }
+        })))
+        yield* lockWaits(sql, 2, "the launch, for the project the delete holds")
+        return { deleting, launching }
+      })).pipe(Effect.orDie)
+      yield* Fiber.join(deleting)
+      expect(yield* Fiber.join(launching)).toMatchObject({ _tag: "NotFound", error: `Project ${rt.project.id} not found` })
+    }))
+
+  it.effect.skipIf(usesEmbeddedDatabase)("launches sent with the deletion of their project: each 201 or 404, never 500", () =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      yield* provider.answerByDefault(Reply.text("Done."))
+      for (let round = 0; round < 5; round++) {
+        const rt = yield* runtimeProject(provider)
+        // Half with a first input: such a launch reads its agent again once it has committed,
+        // which the deletion may have taken by then (that read's "vanished" agent was a 500).
+        const launches = Array.from({ length: 16 }, (_, index) =>
+          Effect.delay(
+            rt.client.agents.create({
+              params: rt.projectPath,
+              payload: { agent_config_id: rt.config.id, ...(index % 2 === 0 ? { input: { content_blocks: text("Hi") } } : {}) }
+            }),
+            `${index * 2} millis`
+          ))
+        const deleting = Effect.delay(rt.client.projects.remove({ params: rt.projectPath }), `${5 + round * 5} millis`)
+        const [deleted, ...launched] = yield* outcomesAtOnce([deleting, ...launches])
+        expect(deleted).toBe("succeeded")
+        for (const outcome of launched) expect(["succeeded", "NotFound"]).toContain(outcome)
       }
     }))
 })

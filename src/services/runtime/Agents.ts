@@ -4,15 +4,16 @@
  * control (AgentControl), its tool calls (ToolCalls) and interactions (Interactions).
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { deletedMeanwhile, InvalidRequest } from "../../domain/shared/Errors.ts"
+import { InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import { AgentId, type OrgId, type ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { type AgentStatus, type LaunchAgent, LaunchedAgent } from "../../domain/runtime/Agents.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
+import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { listOf, paged } from "../shared/Paging.ts"
-import { Access } from "../tenancy/Access.ts"
+import { Access, projectNotFound } from "../tenancy/Access.ts"
 import { ProjectsRepository } from "../tenancy/ProjectsRepository.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { AgentInputs } from "./AgentInputs.ts"
@@ -34,16 +35,16 @@ const make = Effect.gen(function*() {
 
   /**
    * Inserts agent `agentId` running `agent_config_id`, which must be a config of the project: the
-   * agent, and the config it runs.
+   * agent, and the config it runs. In the caller's transaction, which it begins by sharing the
+   * project's row (before any other lock on it): a deletion of the project waits for this launch
+   * to end, and a launch that waited for a deletion finds no project (docs/runtime.md).
    */
   const insert = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, request: LaunchAgent) =>
     Effect.gen(function*() {
       yield* access.requireProjectAccess(orgId, projectId, "write")
+      if (!(yield* projects.shareForLaunch(orgId, projectId))) return yield* Effect.fail(projectNotFound(projectId))
       const config = yield* configs.findInProject(projectId, request.agent_config_id)
       if (Option.isNone(config)) {
-        // The project's deletion takes its configs with it: a config gone because the project was
-        // deleted after the access check is that deletion, not a wrong id.
-        if (Option.isNone(yield* projects.findInOrg(orgId, projectId))) return yield* Effect.fail(deletedMeanwhile())
         return yield* Effect.fail(
           new InvalidRequest({
             error: `agent_config_id: ${request.agent_config_id} is not an agent config of project ${projectId}`,
@@ -92,7 +93,7 @@ const make = Effect.gen(function*() {
         ? insert(orgId, projectId, agentId, request)
         : Effect.tap(insert(orgId, projectId, agentId, request), () => alongside(agentId))
       if (input === undefined || prepared === undefined) {
-        const { agent, compiled } = yield* (alongside === undefined ? made : transactions.transaction(made))
+        const { agent, compiled } = yield* transactions.transaction(made)
         yield* poolMachines.provisionInitial(agentId, compiled)
         return new LaunchedAgent({ ...agent })
       }
@@ -103,12 +104,12 @@ const make = Effect.gen(function*() {
           .pipe(Effect.catchTags({ AgentBacklogFull: Effect.die, IdempotencyKeyConflict: Effect.die }))
         yield* poolMachines.provisionInitial(agentId, compiled)
         const { accepted } = yield* agentInputs.startRecorded(agentId, recorded)
-        const current = yield* agents.findById(agentId).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.die(new Error(`Agent ${agentId} vanished while it was launched`)),
-            onSome: Effect.succeed
-          }))
-        )
+        // The project may be deleted, and the agent with it, once the launch has committed.
+        const current = yield* agents.findById(agentId).pipe(someOrFail(() =>
+          new NotFound({
+            error: `Agent ${agentId} was made, then deleted with project ${projectId} before its launch was answered`
+          })
+        ))
         return new LaunchedAgent({ ...current, input: accepted })
       }))
     })

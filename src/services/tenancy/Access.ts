@@ -16,7 +16,7 @@ import { MembersRepository } from "./MembersRepository.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 
 export const orgNotFound = (orgId: OrgId) => new NotFound({ error: `Organization ${orgId} not found` })
-const projectNotFound = (projectId: ProjectId) => new NotFound({ error: `Project ${projectId} not found` })
+export const projectNotFound = (projectId: ProjectId) => new NotFound({ error: `Project ${projectId} not found` })
 
 /**
  * Which of a user's organization roles a check reads: the one read with the caller's key when it

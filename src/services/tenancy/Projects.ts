@@ -53,21 +53,26 @@ const make = Effect.gen(function*() {
 
   /**
    * Deletes the project; of deletions of one project at once, one deletes it and the others are
-   * `not_found`. Its agents are locked first, the lock every runtime transaction takes first: the
-   * cascade needs their rows, and a transaction holding one may go on to take a share of the
-   * project's row (the foreign key check of a second write of the agent's row in one transaction,
-   * as an input queued behind a turn makes). A delete that held the project's row while it waited
-   * for an agent's deadlocked with such a transaction (docs/runtime.md); this one waits for those
-   * transactions to end, and those that come after it find the agent gone.
+   * `not_found`. In one transaction: the project's row locked against launches first, then its
+   * agents, then the delete. Its agents are locked in the order every runtime transaction takes
+   * first (one agent, then perhaps a share of the project's row: the foreign key check of a second
+   * write of the agent's row in one transaction, as an input queued behind a turn makes): a delete
+   * that held the project's row while it waited for an agent's deadlocked with such a transaction,
+   * and so did one whose cascade met an agent launched after its agents were locked (a transaction
+   * holding that agent waited for the project's row). The lock against launches conflicts with
+   * neither that check's share nor anything a runtime transaction takes, and a launch shares the
+   * row before it makes its agent: the launches under way finish first, those after wait and find
+   * no project, and the agents locked are all the project has (docs/runtime.md).
    */
   const remove = (orgId: OrgId, projectId: ProjectId) =>
     Effect.gen(function*() {
       yield* access.requireOrgRole(orgId, "admin")
       yield* access.projectAccess(orgId, projectId)
-      const removed = yield* transaction(Effect.andThen(
-        agents.lockAllInProject(projectId),
-        projects.removeInOrg(orgId, projectId)
-      ))
+      const removed = yield* transaction(Effect.gen(function*() {
+        if (!(yield* projects.lockForDeletion(orgId, projectId))) return false
+        yield* agents.lockAllInProject(projectId)
+        return yield* projects.removeInOrg(orgId, projectId)
+      }))
       if (!removed) return yield* Effect.fail(notFound(projectId)())
     })
 

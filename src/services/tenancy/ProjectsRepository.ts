@@ -41,6 +41,16 @@ const make = Effect.gen(function*() {
     execute: ({ id, name }) => sql`UPDATE projects SET name = ${name} WHERE id = ${id} RETURNING *`
   })
 
+  const lock = (mode: "FOR SHARE" | "FOR NO KEY UPDATE") =>
+    SqlSchema.findOneOption({
+      Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId }),
+      Result: Schema.Struct({ id: ProjectId }),
+      execute: ({ orgId, projectId }) =>
+        sql`SELECT id FROM projects WHERE id = ${projectId} AND org_id = ${orgId} ${sql.unsafe(mode)}`
+    })
+  const shareForLaunch = lock("FOR SHARE")
+  const lockForDeletion = lock("FOR NO KEY UPDATE")
+
   const removeInOrg = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId }),
     Result: Schema.Struct({ id: ProjectId }),
@@ -56,6 +66,23 @@ const make = Effect.gen(function*() {
     idsOf: (orgId: OrgId) => Effect.map(Effect.orDie(idsOf(orgId)), (rows) => rows.map((row) => row.id)),
     /** Fails with UniqueViolation when the organization has a project of that name. */
     rename: (id: ProjectId, name: string) => uniqueOrDie(rename({ id, name })),
+    /**
+     * The project's row shared until the transaction ends, taken by a launch before it inserts its
+     * agent (Agents): a deletion of the project (`lockForDeletion`) waits for the launches under
+     * way, and the launches after it wait for it and find no project. Neither lock conflicts with
+     * the share of the row a foreign key check takes (FOR KEY SHARE: a runtime transaction's second
+     * write of its agent's row), so a deletion holding `lockForDeletion` never waits for such a
+     * transaction. Whether the project is in the organization.
+     */
+    shareForLaunch: (orgId: OrgId, projectId: ProjectId) =>
+      Effect.map(Effect.orDie(shareForLaunch({ orgId, projectId })), Option.isSome),
+    /**
+     * The project's row locked against launches (`shareForLaunch`) until the transaction ends:
+     * what a deletion of the project takes first, so that no agent is made in the project after it
+     * has locked the project's agents (Projects.remove). Whether the project is in the organization.
+     */
+    lockForDeletion: (orgId: OrgId, projectId: ProjectId) =>
+      Effect.map(Effect.orDie(lockForDeletion({ orgId, projectId })), Option.isSome),
     /** Deletes the project of the organization; whether there was such a project to delete. */
     removeInOrg: (orgId: OrgId, projectId: ProjectId) =>
       Effect.map(Effect.orDie(removeInOrg({ orgId, projectId })), Option.isSome)
