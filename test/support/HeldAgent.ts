@@ -56,13 +56,14 @@ export const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
  * Waits until `count` statements on this database wait for a lock, whoever holds it: the last of
  * them (`what`) may wait for a lock of a session that itself waits for this one's.
  */
-export const lockWaits = (sql: SqlClient.SqlClient, count: number, what: string) =>
+export const lockWaits = (sql: SqlClient.SqlClient, count: number, what: string, timeout?: `${number} seconds`) =>
   eventually(
     sql<{ readonly waiting: number }>`
       SELECT count(*)::int AS waiting FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock'`,
     ([row]) => row.waiting === count,
-    what
+    what,
+    timeout
   )
 
 /**

@@ -10,7 +10,7 @@
 import { layer } from "@effect/vitest"
 import { expect } from "@effect/vitest"
 import { SqlClient } from "effect/sql"
-import { Effect, Redacted } from "effect"
+import { Effect, Fiber, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -19,7 +19,9 @@ import { afterAll } from "vitest"
 import type { MachineId } from "../../src/domain/shared/Ids.ts"
 import { killDaemons } from "../support/Daemons.ts"
 import { LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
+import { lockWaits } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
+import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import type { RuntimeProject } from "../support/RuntimeProject.ts"
 import { Reply, ScriptedProvider } from "../support/ScriptedProvider.ts"
 import { expectFailure } from "../support/TestApp.ts"
@@ -335,4 +337,52 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
       yield* released(third.managed_machine_id!)
       expect((yield* rt.client.machinePools.get({ params: { orgID, poolID: pool.id } })).usage).toMatchObject({ machines: 0 })
     }), { timeout: 170_000 })
+
+  /**
+   * A move to REMOTE recorded while the workspace or its project is deleted: the move's
+   * transaction is held at its session's INSERT (the test's lock on the sessions' table), having
+   * locked what it locks before, while the deletion starts; then both go on. Each is answered as
+   * it would be one after the other, never 500 (before, the move held the worktree's row and
+   * waited for a share of the workspace's or the sandbox agent's row, which the deletion held
+   * while it waited for the worktree's: deadlock detected).
+   */
+  const movedWhileDeleted = (deletion: "workspace" | "project") =>
+    Effect.gen(function*() {
+      const provider = yield* ScriptedProvider
+      const { rt, workspace } = yield* workspaceSetup(provider)
+      const pool = yield* localPool(rt, `held-${deletion}`)
+      yield* rt.client.workspaces.update({ params: { workspace_id: workspace.id }, payload: { machine_pool_id: pool.id } })
+      const started = yield* rt.client.workspaces.launchSession({
+        params: { workspace_id: workspace.id },
+        payload: { worktree_name: `feature/held-${deletion}` }
+      })
+      const sql = yield* SqlClient.SqlClient
+      const { deleting, moving } = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE workspace_sessions IN SHARE ROW EXCLUSIVE MODE`
+        const moving = yield* Effect.forkChild(Effect.result(rt.client.workspaces.migrate({
+          params: { worktree_id: started.payload.worktree_id },
+          payload: { target_type: "REMOTE" }
+        })))
+        yield* lockWaits(sql, 1, "the move's session, at its INSERT", "120 seconds")
+        const deleting = yield* Effect.forkChild(Effect.result(
+          deletion === "workspace"
+            ? rt.client.workspaces.remove({ params: { workspace_id: workspace.id } })
+            : rt.client.projects.remove({ params: rt.projectPath })
+        ))
+        yield* lockWaits(sql, 2, `the ${deletion}'s deletion, behind the move`)
+        return { deleting, moving }
+      })).pipe(Effect.orDie)
+      const moved = yield* Fiber.join(moving)
+      const deleted = yield* Fiber.join(deleting)
+      expect(moved._tag === "Success" ? moved.success.status : moved.failure).toBe("migrated")
+      expect(deleted._tag === "Success" ? "deleted" : deleted.failure).toBe("deleted")
+      expect(yield* expectFailure(rt.client.workspaces.get({ params: { workspace_id: workspace.id } })))
+        .toMatchObject({ _tag: "NotFound" })
+    })
+
+  it.effect.skipIf(usesEmbeddedDatabase)("a workspace deleted while its worktree's move to REMOTE is recorded: the move, then the deletion", () =>
+    movedWhileDeleted("workspace"), { timeout: 170_000 })
+
+  it.effect.skipIf(usesEmbeddedDatabase)("a project deleted while a worktree's move to REMOTE is recorded: the move, then the deletion", () =>
+    movedWhileDeleted("project"), { timeout: 170_000 })
 })

@@ -6,7 +6,7 @@
  * counts the agent's queued inputs, which triggers on `agent_inputs` keep (migration 0014).
  */
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
-import { Context, Effect, Layer, type Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
@@ -84,6 +84,12 @@ const make = Effect.gen(function*() {
     Request: AgentId,
     Result: AgentRow,
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
+  })
+
+  const keepFromDeletion = SqlSchema.findOneOption({
+    Request: AgentId,
+    Result: Schema.Struct({ id: AgentId }),
+    execute: (id) => sql`SELECT id FROM agents WHERE id = ${id} FOR KEY SHARE`
   })
 
   const lockAllInProject = SqlSchema.void({
@@ -191,6 +197,12 @@ const make = Effect.gen(function*() {
      * (Projects.remove).
      */
     lockAllInProject: (projectId: ProjectId) => Effect.orDie(lockAllInProject(projectId)),
+    /**
+     * The agent's row shared until the transaction ends as a row referring to it shares it (FOR
+     * KEY SHARE): a deletion (its project's, which locks it first) waits for the transaction, and
+     * the transaction taking this first waits for a deletion under way. Whether the agent is there.
+     */
+    keepFromDeletion: (id: AgentId) => Effect.map(Effect.orDie(keepFromDeletion(id)), Option.isSome),
     /** The agent's row when it is in the project, read without a lock (`lockUnchanged` guards a statement on it). */
     rowInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(rowInProject({ projectId, id, lock: "none" })),
     page: (projectId: ProjectId, status: AgentStatus | undefined, keyset: Keyset) =>

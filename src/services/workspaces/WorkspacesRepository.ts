@@ -83,6 +83,12 @@ const make = Effect.gen(function*() {
       sql`UPDATE workspaces SET ${sql.update(fields)}, updated_at = now() WHERE id = ${id} RETURNING *`
   })
 
+  const keepFromDeletion = SqlSchema.findOneOption({
+    Request: WorkspaceId,
+    Result: Schema.Struct({ id: WorkspaceId }),
+    execute: (id) => sql`SELECT id FROM workspaces WHERE id = ${id} FOR KEY SHARE`
+  })
+
   const remove = SqlSchema.void({
     Request: WorkspaceId,
     execute: (id) => sql`DELETE FROM workspaces WHERE id = ${id}`
@@ -126,6 +132,13 @@ const make = Effect.gen(function*() {
     count: (userId: UserId) => Effect.map(Effect.orDie(count(userId)), (row) => row.count),
     update: (id: WorkspaceId, fields: WorkspaceFields) => Effect.orDie(update({ id, fields })),
     remove: (id: WorkspaceId) => Effect.orDie(remove(id)),
+    /**
+     * The workspace's row shared until the transaction ends as a row referring to it shares it
+     * (FOR KEY SHARE): a deletion (the workspace's, or its project's) waits for the transaction,
+     * and the transaction taking this first waits for a deletion under way. Whether the
+     * workspace is there.
+     */
+    keepFromDeletion: (id: WorkspaceId) => Effect.map(Effect.orDie(keepFromDeletion(id)), Option.isSome),
     /** Whether the workspace is still there. */
     exists: (id: WorkspaceId) => Effect.map(Effect.orDie(exists(id)), Option.isSome),
     /**

@@ -23,6 +23,7 @@ import {
   Conflict,
   DaemonRuntimeUnregistered,
   InvalidRequest,
+  NotFound,
   ServiceUnavailable,
   StateTransitionConflict
 } from "../../domain/shared/Errors.ts"
@@ -45,13 +46,14 @@ import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { releasedAtEnd, renewedWhileScoped } from "../shared/Leases.ts"
 import { Transactions } from "../shared/Transactions.ts"
+import { AgentsRepository } from "../runtime/AgentsRepository.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { asApiFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
 import { SessionAgents } from "./SessionAgents.ts"
 import { WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
-import type { StoredWorkspace } from "./WorkspacesRepository.ts"
+import { type StoredWorkspace, WorkspacesRepository } from "./WorkspacesRepository.ts"
 import { type StoredWorktree, toDescriptor, type WorktreeChange, WorktreesRepository } from "./WorktreesRepository.ts"
 
 /**
@@ -81,6 +83,8 @@ const make = Effect.gen(function*() {
   const transactions = yield* Transactions
   const sessionAgents = yield* SessionAgents
   const poolMachines = yield* PoolMachines
+  const agentRows = yield* AgentsRepository
+  const workspaceRows = yield* WorkspacesRepository
 
   /** A pool machine offline: its daemon cannot be started by the user, only come back or the machine be deleted. */
   const sandboxOffline = (workspace: StoredWorkspace, worktree: StoredWorktree, machine: StoredMachine) =>
@@ -211,6 +215,34 @@ const make = Effect.gen(function*() {
     )
 
   /**
+   * Runs `record` (the move's rows: the worktree, a REMOTE move's session, the sandbox left) in
+   * one transaction that first shares, in this order, the row of the sandbox's agent (`agentId`,
+   * a REMOTE move's) and the workspace's row, as a row referring to them does: the order in which
+   * a deletion of the project (its agents, then its workspaces, their worktrees) and of the
+   * workspace (its row, its sandboxes, its worktrees) lock them, so that either deletion under way
+   * is waited for, and one that comes after waits for the move. Recorded in the other order (the
+   * worktree's row first, the session's references after), the move and a deletion each held
+   * what the other waited for: deadlock detected, a 500 for one of them. The workspace or the
+   * agent gone meanwhile (deleted with its workspace, or its project) is 404.
+   */
+  const recordMove = <A, E, R>(
+    workspace: StoredWorkspace,
+    worktree: StoredWorktree,
+    agentId: AgentId | null,
+    record: Effect.Effect<A, E, R>
+  ) =>
+    transactions.transaction(Effect.gen(function*() {
+      const kept = (agentId === null || (yield* agentRows.keepFromDeletion(agentId))) &&
+        (yield* workspaceRows.keepFromDeletion(workspace.id))
+      if (!kept) {
+        return yield* Effect.fail(
+          new NotFound({ error: `Worktree ${worktree.id} was deleted with its workspace ${workspace.id} while it was migrated` })
+        )
+      }
+      return yield* record
+    }))
+
+  /**
    * Runs `use` while the migration holds the worktree (its row as the hold left it); another
    * migration holding it is 409. The hold is renewed while `use` runs and released when it
    * ends, however it ends.
@@ -335,7 +367,7 @@ const make = Effect.gen(function*() {
       // The move, the sandbox's session and the sandbox left behind, together: a server stopped
       // in between had left a REMOTE worktree without its sandbox's session (no session could
       // start on it), or the sandbox it left running and counted against its pool.
-      const { left, updated } = yield* transactions.transaction(Effect.gen(function*() {
+      const { left, updated } = yield* recordMove(workspace, worktree, agentId, Effect.gen(function*() {
         const updated = fresh ? yield* worktrees.update(target.id, change) : yield* finish(worktree, migrationId, change)
         yield* sessions.insert({
           id: sessionId,
@@ -376,7 +408,7 @@ const make = Effect.gen(function*() {
         ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {}),
         checkpoint_restore_pending: true
       }
-      const { left, updated } = yield* transactions.transaction(Effect.gen(function*() {
+      const { left, updated } = yield* recordMove(workspace, worktree, null, Effect.gen(function*() {
         const updated = yield* finish(worktree, migrationId, change)
         return { left: yield* leaveSandbox(worktree, checkpoint), updated }
       }))
@@ -471,7 +503,9 @@ export class WorktreeMigrations extends Context.Service<WorktreeMigrations, Effe
       IdGenerator.layer,
       SessionAgents.layer,
       Transactions.layer,
-      PoolMachines.layer
+      PoolMachines.layer,
+      AgentsRepository.layer,
+      WorkspacesRepository.layer
     ])
   )
 }
