@@ -1,4 +1,3 @@
-import { HttpClientRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
@@ -8,24 +7,16 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SecretKey } from "../../src/layers/SecretKey.ts"
 import { Secrets } from "../../src/services/configuration/Secrets.ts"
-import { describeApp,
+import {
   clientWith,
+  describeApp,
   expectFailure,
   ID_PATTERN,
   joinOrganization,
   newUser,
-  rawRequest,
-  testConfig,
-  type TestUser
+  sendAs,
+  testConfig
 } from "../support/TestApp.ts"
-
-const send = (user: TestUser, method: "GET" | "POST" | "PUT", path: string, body?: unknown) =>
-  rawRequest(
-    HttpClientRequest.make(method)(path).pipe(
-      HttpClientRequest.bearerToken(user.token),
-      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
-    )
-  )
 
 const sealedValueOf = (secretId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -44,7 +35,7 @@ describeApp()("secrets", (it) => {
       const org = yield* owner.client.organizations.create({ payload: { name: "Vault" } })
       const value = "sk-live-" + "x".repeat(20) + "-TOP-SECRET"
 
-      const created = yield* send(owner, "POST", `/v1/orgs/${org.id}/secrets`, {
+      const created = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/secrets`, {
         name: "OPENAI_API_KEY",
         value,
         description: "the provider key"
@@ -64,10 +55,10 @@ describeApp()("secrets", (it) => {
       const secretId = created.json!.id as string
       expect(secretId).toMatch(ID_PATTERN("sec"))
 
-      const got = yield* send(owner, "GET", `/v1/orgs/${org.id}/secrets/${secretId}`)
+      const got = yield* sendAs(owner, "GET", `/v1/orgs/${org.id}/secrets/${secretId}`)
       expect(got.status).toBe(200)
       expect(got.text).not.toContain(value)
-      const listed = yield* send(owner, "GET", `/api/v1/orgs/${org.id}/secrets`)
+      const listed = yield* sendAs(owner, "GET", `/api/v1/orgs/${org.id}/secrets`)
       expect(listed.text).not.toContain(value)
       expect((listed.json!.data as Array<{ id: string }>).map((s) => s.id)).toEqual([secretId])
 
@@ -78,7 +69,7 @@ describeApp()("secrets", (it) => {
       expect(sealed).not.toContain(Buffer.from(value).toString("base64"))
       expect(yield* revealed(secretId)).toBe(value)
 
-      const rotated = yield* send(owner, "PUT", `/v1/orgs/${org.id}/secrets/${secretId}/value`, { value: "second-value" })
+      const rotated = yield* sendAs(owner, "PUT", `/v1/orgs/${org.id}/secrets/${secretId}/value`, { value: "second-value" })
       expect(rotated.status).toBe(200)
       expect(rotated.text).not.toContain("second-value")
       expect(new Date(rotated.json!.updated_at as string).getTime()).toBeGreaterThanOrEqual(
@@ -117,15 +108,15 @@ describeApp()("secrets", (it) => {
       expect(personal).toMatchObject({ owner: "personal", owner_user_id: owner.user.id, name: "TOKEN" })
       expect((yield* expectFailure(create("TOKEN", "personal")))._tag).toBe("Conflict")
 
-      const extra = yield* send(owner, "POST", `/v1/orgs/${org.id}/secrets`, { name: "A", value: "v", colour: "red" })
+      const extra = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/secrets`, { name: "A", value: "v", colour: "red" })
       expect(extra.status).toBe(400)
       expect(extra.json).toMatchObject({ code: "invalid_request" })
-      const empty = yield* send(owner, "POST", `/v1/orgs/${org.id}/secrets`, { name: "B", value: "" })
+      const empty = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/secrets`, { name: "B", value: "" })
       expect(empty.status).toBe(400)
       expect(empty.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/value" }] })
-      const badOwner = yield* send(owner, "POST", `/v1/orgs/${org.id}/secrets`, { name: "C", value: "v", owner: "team" })
+      const badOwner = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/secrets`, { name: "C", value: "v", owner: "team" })
       expect(badOwner.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/owner" }] })
-      const rotateExtra = yield* send(owner, "PUT", `/v1/orgs/${org.id}/secrets/${personal.id}/value`, {
+      const rotateExtra = yield* sendAs(owner, "PUT", `/v1/orgs/${org.id}/secrets/${personal.id}/value`, {
         value: "new",
         name: "renamed"
       })

@@ -21,46 +21,21 @@
  * On Postgres, more tests make the race itself: another transaction holds the grants' table
  * so that the grant's INSERT waits, deletes the secret meanwhile and commits, and the INSERT
  * then meets the deletion, as it does when two requests race; or holds the model grants' table
- * so that an agent config's read of its model's grant waits while the project is deleted.
+ * so that an agent config's read of its model's grant waits while the project is deleted; or
+ * holds a project's row as its deletion does, so that an agent's launch waits for the deletion.
  *
  * Requests racing the deletion of their project are also sent together, on both databases. Where
  * their statements meet is not chosen, so that test shows a lost race only in some rounds (before
  * its fix, an agent config's create was answered validation_failed in most runs of ten rounds on
  * the embedded database); what it checks holds in every round.
  */
-import { HttpClientRequest } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Fiber, Redacted } from "effect"
+import { literal, rowTrigger } from "../support/DatabaseTriggers.ts"
 import { waitedOn } from "../support/HeldAgent.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
-import { describeApp, ID_PATTERN, newUser, rawRequest, type TestUser } from "../support/TestApp.ts"
-
-const send = (user: TestUser, method: "GET" | "POST" | "DELETE", path: string, body?: unknown) =>
-  rawRequest(
-    HttpClientRequest.make(method)(path).pipe(
-      HttpClientRequest.bearerToken(user.token),
-      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
-    )
-  )
-
-/**
- * Runs `body` (PL/pgSQL statements) `timing` (e.g. "BEFORE INSERT") each row of `table` whose
- * `column` (of NEW or OLD) is `id`, for as long as the test's scope is open.
- */
-const racingTrigger = (name: string, timing: string, table: string, condition: string, body: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(`
-      CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        ${body};
-        RETURN COALESCE(NEW, OLD);
-      END $$`)
-    yield* sql.unsafe(`CREATE TRIGGER ${name} ${timing} ON ${table} FOR EACH ROW WHEN (${condition}) EXECUTE FUNCTION ${name}()`)
-    // The function's trigger goes with it.
-    yield* Effect.addFinalizer(() => Effect.ignore(sql.unsafe(`DROP FUNCTION ${name}() CASCADE`)))
-  }).pipe(Effect.orDie)
+import { describeApp, ID_PATTERN, newUser, sendAs } from "../support/TestApp.ts"
 
 /**
  * `request`'s answer when it meets a deletion: another transaction takes `lock` (a LOCK TABLE
@@ -85,12 +60,6 @@ const answerRacingDeletion = <A, E, R>(options: {
     })).pipe(Effect.orDie)
     return yield* Fiber.join(answering)
   })
-
-/** An id, checked before it is written into a trigger's text. */
-const literal = (id: string) => {
-  expect(id).toMatch(/^[a-z]+_[a-z2-7]{26}$/)
-  return `'${id}'`
-}
 
 const MODEL = {
   provider_model_slug: "claude-sonnet-4-5",
@@ -134,26 +103,26 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       const secret = yield* owner.client.secrets.create({ params: { orgID: org.id }, payload: { name: "KEY", value: Redacted.make("sk") } })
       const grants = `/v1/orgs/${org.id}/secrets/${secret.id}/grants`
 
-      yield* racingTrigger(
+      yield* rowTrigger(
         "race_secret_grant",
         "BEFORE INSERT",
         "secret_grants",
         `NEW.secret_id = ${literal(secret.id)}`,
         `DELETE FROM secrets WHERE id = NEW.secret_id`
       )
-      const raced = yield* send(owner, "POST", grants, { target_project_id: project.id })
+      const raced = yield* sendAs(owner, "POST", grants, { target_project_id: project.id })
       expect(raced.status).toBe(404)
       expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
       expect(raced.json!.error).toContain("check that it still exists")
 
       // Nothing stored: no grant (the trigger's delete went with the request's rollback).
-      const listed = yield* send(owner, "GET", grants)
+      const listed = yield* sendAs(owner, "GET", grants)
       expect(listed.status).toBe(200)
       expect(listed.json!.data).toEqual([])
 
       // The same grant once the delete has really happened: 404 not_found as well.
-      expect((yield* send(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${secret.id}`)).status).toBe(204)
-      const after = yield* send(owner, "POST", grants, { target_project_id: project.id })
+      expect((yield* sendAs(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${secret.id}`)).status).toBe(204)
+      const after = yield* sendAs(owner, "POST", grants, { target_project_id: project.id })
       expect(after.status).toBe(404)
       expect(after.json).toEqual({ code: "not_found", error: `Secret ${secret.id} not found` })
     }))
@@ -169,14 +138,14 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       const raced = yield* answerRacingDeletion({
         // Reads of the table go on; an INSERT into it waits until this transaction ends.
         lock: "LOCK TABLE secret_grants IN SHARE ROW EXCLUSIVE MODE",
-        request: send(owner, "POST", grants, { target_project_id: project.id }),
+        request: sendAs(owner, "POST", grants, { target_project_id: project.id }),
         // The service has found the secret and the project; its INSERT waits.
         waiting: "the grant's INSERT",
         deletion: sql`DELETE FROM secrets WHERE id = ${secret.id}`
       })
       expect(raced.status).toBe(404)
       expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
-      expect((yield* send(owner, "GET", `/v1/orgs/${org.id}/secrets/${secret.id}`)).status).toBe(404)
+      expect((yield* sendAs(owner, "GET", `/v1/orgs/${org.id}/secrets/${secret.id}`)).status).toBe(404)
     }))
 
   it.effect("a model deleted while an agent config naming it is stored: 404, and none of the config's rows is kept", () =>
@@ -197,7 +166,7 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       const [main, helper] = models
       // The config's row (naming Sonnet) is inserted first, then the rows of the models it uses;
       // Haiku, its subagent's, is deleted as its row goes in.
-      yield* racingTrigger(
+      yield* rowTrigger(
         "race_agent_config_model",
         "BEFORE INSERT",
         "agent_config_models",
@@ -216,16 +185,16 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
         "    model: { provider_config: Anthropic, name: Haiku }",
         ""
       ].join("\n")
-      const raced = yield* send(owner, "POST", configs, { source, source_format: "yaml" })
+      const raced = yield* sendAs(owner, "POST", configs, { source, source_format: "yaml" })
       expect(raced.status).toBe(404)
       expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
 
       // The transaction rolled back whole: no config, and both models as they were.
-      const listed = yield* send(owner, "GET", configs)
+      const listed = yield* sendAs(owner, "GET", configs)
       expect(listed.status).toBe(200)
       expect(listed.json!.data).toEqual([])
       for (const model of [main, helper]) {
-        expect((yield* send(owner, "GET", `/v1/orgs/${org.id}/models/${model.id}`)).status).toBe(200)
+        expect((yield* sendAs(owner, "GET", `/v1/orgs/${org.id}/models/${model.id}`)).status).toBe(200)
       }
     }))
 
@@ -239,7 +208,7 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       const raced = yield* answerRacingDeletion({
         // Even reads of the grants wait until this transaction ends.
         lock: "LOCK TABLE model_grants IN ACCESS EXCLUSIVE MODE",
-        request: send(owner, "POST", configs, { source, source_format: "yaml" }),
+        request: sendAs(owner, "POST", configs, { source, source_format: "yaml" }),
         // The service has found the project; its read of the model's grant waits.
         waiting: "the read of the model's grant",
         // The project's grants go with it.
@@ -249,7 +218,7 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
 
       // Sent after the delete, the same request finds no project.
-      const after = yield* send(owner, "POST", configs, { source, source_format: "yaml" })
+      const after = yield* sendAs(owner, "POST", configs, { source, source_format: "yaml" })
       expect(after.status).toBe(404)
       expect(after.json).toMatchObject({ code: "not_found" })
     }))
@@ -262,12 +231,12 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       for (let round = 0; round < 10; round++) {
         const project = yield* grantedProject(`P${round}`)
         const creates = Array.from({ length: 4 }, (_, i) =>
-          send(owner, "POST", `/v1/orgs/${org.id}/projects/${project.id}/agent-configs`, {
+          sendAs(owner, "POST", `/v1/orgs/${org.id}/projects/${project.id}/agent-configs`, {
             source_format: "yaml",
             source: `instruction: i${i}\nmodel: { provider_config: Anthropic, name: Sonnet }\n`
           }))
         const [deleted, ...created] = yield* Effect.all(
-          [send(owner, "DELETE", `/v1/orgs/${org.id}/projects/${project.id}`), ...creates],
+          [sendAs(owner, "DELETE", `/v1/orgs/${org.id}/projects/${project.id}`), ...creates],
           { concurrency: "unbounded" }
         )
         expect(deleted.status).toBe(204)
@@ -279,7 +248,7 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       }
     }))
 
-  it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, an agent launched while another transaction deletes its project, its config read meanwhile: 404 not_found, not a config not of the project", () =>
+  it.effect.skipIf(usesEmbeddedDatabase)("on Postgres, an agent launched while another transaction deletes its project: the launch waits for the deletion, then 404 not_found", () =>
     Effect.gen(function*() {
       const { grantedProject, org, owner } = yield* orgWithModel
       const project = yield* grantedProject("Main")
@@ -290,16 +259,16 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       const agents = `/v1/orgs/${org.id}/projects/${project.id}/agents`
       const sql = yield* SqlClient.SqlClient
       const raced = yield* answerRacingDeletion({
-        // Even reads of the configs wait until this transaction ends.
-        lock: "LOCK TABLE agent_configs IN ACCESS EXCLUSIVE MODE",
-        request: send(owner, "POST", agents, { agent_config_id: config.id }),
-        // The service has found the project; its read of the config waits.
-        waiting: "the read of the agent config",
+        // What a project's deletion takes first (Projects.remove): the launch's share of the row waits.
+        lock: `SELECT id FROM projects WHERE id = ${literal(project.id)} FOR NO KEY UPDATE`,
+        request: sendAs(owner, "POST", agents, { agent_config_id: config.id }),
+        // The service has checked the caller's access; its share of the project's row waits.
+        waiting: "the launch's share of the project's row",
         // The project's configs go with it.
         deletion: sql`DELETE FROM projects WHERE id = ${project.id}`
       })
       expect(raced.status).toBe(404)
-      expect(raced.json).toEqual({ code: "not_found", error: expect.stringContaining(REFERENCE_GONE) })
+      expect(raced.json).toEqual({ code: "not_found", error: `Project ${project.id} not found` })
     }))
 
   it.effect("a secret that comes to be referred to while it is deleted: 409 conflict, and it is kept", () =>
@@ -321,20 +290,20 @@ describeApp()("a request racing the deletion of what it refers to", (it) => {
       })
       expect(provider.id).toMatch(ID_PATTERN("mpc"))
       // The service finds nothing using the secret; then the provider config is pointed at it.
-      yield* racingTrigger(
+      yield* rowTrigger(
         "race_secret_delete",
         "BEFORE DELETE",
         "secrets",
         `OLD.id = ${literal(doomed.id)}`,
         `UPDATE model_provider_configs SET auth_secret_id = OLD.id WHERE id = ${literal(provider.id)}`
       )
-      const raced = yield* send(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${doomed.id}`)
+      const raced = yield* sendAs(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${doomed.id}`)
       expect(raced.status).toBe(409)
       expect(raced.json).toEqual({ code: "conflict", error: expect.stringContaining("so it was not deleted") })
 
       // Rolled back: the secret is there, the provider config as it was.
-      expect((yield* send(owner, "GET", `/v1/orgs/${org.id}/secrets/${doomed.id}`)).status).toBe(200)
-      const config = yield* send(owner, "GET", `/v1/orgs/${org.id}/model-provider-configs/${provider.id}`)
+      expect((yield* sendAs(owner, "GET", `/v1/orgs/${org.id}/secrets/${doomed.id}`)).status).toBe(200)
+      const config = yield* sendAs(owner, "GET", `/v1/orgs/${org.id}/model-provider-configs/${provider.id}`)
       expect(config.json).toMatchObject({ auth_secret_id: other.id })
     }))
 })

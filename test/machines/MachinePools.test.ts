@@ -1,4 +1,3 @@
-import { HttpClientRequest } from "effect/http"
 import { expect } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -17,19 +16,10 @@ import {
   joinOrganization,
   newId,
   newUser,
-  rawRequest,
-  type TestUser
+  sendAs
 } from "../support/TestApp.ts"
 
 const LOCAL_KEY = "local-provider-key-" + randomBytes(8).toString("hex")
-
-const send = (user: TestUser, method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown) =>
-  rawRequest(
-    HttpClientRequest.make(method)(path).pipe(
-      HttpClientRequest.bearerToken(user.token),
-      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
-    )
-  )
 
 const setUp = (label = "Pools") =>
   Effect.gen(function*() {
@@ -111,7 +101,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
   it.effect("create: 201, the same body again 200 (same pool), another body for the name 409", () =>
     Effect.gen(function*() {
       const { dockerBody, org, owner } = yield* setUp()
-      const created = yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, dockerBody)
+      const created = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, dockerBody)
       expect(created.status).toBe(201)
       const pool = created.json!
       expect(pool.id).toMatch(ID_PATTERN("mpo"))
@@ -132,11 +122,11 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       })
       expect(pool.usage).toBeUndefined()
 
-      const again = yield* send(owner, "POST", `/api/v1/orgs/${org.id}/machine-pools`, dockerBody)
+      const again = yield* sendAs(owner, "POST", `/api/v1/orgs/${org.id}/machine-pools`, dockerBody)
       expect(again.status).toBe(200)
       expect(again.json!.id).toBe(pool.id)
 
-      const other = yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, { ...dockerBody, max_total_machines: 5 })
+      const other = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, { ...dockerBody, max_total_machines: 5 })
       expect(other.status).toBe(409)
       expect(other.json!.code).toBe("conflict")
       expect(other.json!.error).toContain("builders")
@@ -152,7 +142,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
     Effect.gen(function*() {
       const { dockerBody, org, owner } = yield* setUp()
       const path = `/v1/orgs/${org.id}/machine-pools`
-      const missing = yield* send(
+      const missing = yield* sendAs(
         owner,
         "POST",
         path,
@@ -163,7 +153,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       )
       expect(JSON.stringify(missing.json!.issues)).toContain("is required for docker pools")
 
-      const badObjects = yield* send(owner, "POST", path, {
+      const badObjects = yield* sendAs(owner, "POST", path, {
         ...dockerBody,
         provider_config: { host: "http://docker:2375", tls: true },
         default_machine_provider_options: { image: "" }
@@ -171,16 +161,16 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       expect(issuePaths(badObjects)).toEqual(
         ["/default_machine_provider_options/image", "/provider_config/host", "/provider_config/tls"]
       )
-      const noImage = yield* send(owner, "POST", path, { ...dockerBody, default_machine_provider_options: {} })
+      const noImage = yield* sendAs(owner, "POST", path, { ...dockerBody, default_machine_provider_options: {} })
       expect(issuePaths(noImage)).toEqual(["/default_machine_provider_options/image"])
 
-      const unknownProvider = yield* send(owner, "POST", path, { ...dockerBody, provider: "kubernetes" })
+      const unknownProvider = yield* sendAs(owner, "POST", path, { ...dockerBody, provider: "kubernetes" })
       expect(issuePaths(unknownProvider)).toEqual(["/provider"])
-      const missingRequired = yield* send(owner, "POST", path, without(dockerBody, "max_total_machines", "provider_auth_secret_id"))
+      const missingRequired = yield* sendAs(owner, "POST", path, without(dockerBody, "max_total_machines", "provider_auth_secret_id"))
       expect(issuePaths(missingRequired)).toEqual(["/max_total_machines", "/provider_auth_secret_id"])
 
       for (const host of ["unix:///var/run/docker.sock", "/run/user/1000/docker.sock", "tcp://10.0.0.5:2375"]) {
-        const ok = yield* send(owner, "POST", path, { ...dockerBody, name: `h${host.length}`, provider_config: { host } })
+        const ok = yield* sendAs(owner, "POST", path, { ...dockerBody, name: `h${host.length}`, provider_config: { host } })
         expect(ok.status).toBe(201)
       }
     }))
@@ -198,7 +188,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
         default_machine_provider_options: {},
         max_total_machines: 2
       }
-      const withCpu = yield* send(owner, "POST", path, {
+      const withCpu = yield* sendAs(owner, "POST", path, {
         ...localBody,
         default_machine_cpu: 1,
         max_total_cpu: 2,
@@ -208,15 +198,15 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       expect(issuePaths(withCpu)).toEqual(["/default_machine_cpu", "/max_machine_cpu", "/max_total_cpu", "/min_machine_cpu"])
       expect(JSON.stringify(withCpu.json!.issues)).toContain("cannot enforce CPU limits")
 
-      const wrongKey = yield* send(owner, "POST", path, { ...localBody, provider_auth_secret_id: wrongSecret.id })
+      const wrongKey = yield* sendAs(owner, "POST", path, { ...localBody, provider_auth_secret_id: wrongSecret.id })
       expect(issuePaths(wrongKey)).toEqual(["/provider_auth_secret_id"])
       expect(JSON.stringify(wrongKey.json)).not.toContain("guess")
       expect(JSON.stringify(wrongKey.json)).not.toContain(LOCAL_KEY)
 
-      const providerFields = yield* send(owner, "POST", path, { ...localBody, provider_config: { host: "/x" } })
+      const providerFields = yield* sendAs(owner, "POST", path, { ...localBody, provider_config: { host: "/x" } })
       expect(issuePaths(providerFields)).toEqual(["/provider_config/host"])
 
-      const created = yield* send(owner, "POST", path, { ...localBody, default_machine_memory_mb: 512, max_total_memory_mb: 1024 })
+      const created = yield* sendAs(owner, "POST", path, { ...localBody, default_machine_memory_mb: 512, max_total_memory_mb: 1024 })
       expect(created.status).toBe(201)
       expect(created.json).toMatchObject({ provider: "local", default_machine_cpu: null, default_machine_memory_mb: 512 })
     }))
@@ -225,10 +215,10 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
     Effect.gen(function*() {
       const { dockerBody, org, owner } = yield* setUp()
       const path = `/v1/orgs/${org.id}/machine-pools`
-      const zero = yield* send(owner, "POST", path, { ...dockerBody, max_total_machines: 0, default_machine_cpu: 2_147_483_648 })
+      const zero = yield* sendAs(owner, "POST", path, { ...dockerBody, max_total_machines: 0, default_machine_cpu: 2_147_483_648 })
       expect(issuePaths(zero)).toEqual(["/default_machine_cpu", "/max_total_machines"])
 
-      const inconsistent = yield* send(owner, "POST", path, {
+      const inconsistent = yield* sendAs(owner, "POST", path, {
         ...dockerBody,
         min_machine_cpu: 4,
         max_machine_cpu: 3,
@@ -242,31 +232,31 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
         "/min_machine_cpu"
       ])
 
-      const idle = yield* send(owner, "POST", path, { ...dockerBody, delete_after_idle_minutes: 4 })
+      const idle = yield* sendAs(owner, "POST", path, { ...dockerBody, delete_after_idle_minutes: 4 })
       expect(issuePaths(idle)).toEqual(["/delete_after_idle_minutes"])
 
       const sixteen = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v"]))
-      const tooMany = yield* send(owner, "POST", path, { ...dockerBody, metadata: sixteen })
+      const tooMany = yield* sendAs(owner, "POST", path, { ...dockerBody, metadata: sixteen })
       expect(issuePaths(tooMany)).toEqual(["/metadata"])
-      const reserved = yield* send(owner, "POST", path, { ...dockerBody, metadata: { observed_platform: "linux" } })
+      const reserved = yield* sendAs(owner, "POST", path, { ...dockerBody, metadata: { observed_platform: "linux" } })
       expect(issuePaths(reserved)).toEqual(["/metadata"])
-      const longKey = yield* send(owner, "POST", path, { ...dockerBody, metadata: { ["k".repeat(65)]: "v" } })
+      const longKey = yield* sendAs(owner, "POST", path, { ...dockerBody, metadata: { ["k".repeat(65)]: "v" } })
       expect(issuePaths(longKey)).toEqual(["/metadata"])
-      const longValue = yield* send(owner, "POST", path, { ...dockerBody, metadata: { team: "v".repeat(513) } })
+      const longValue = yield* sendAs(owner, "POST", path, { ...dockerBody, metadata: { team: "v".repeat(513) } })
       expect(issuePaths(longValue)).toEqual(["/metadata/team"])
-      const badEnv = yield* send(owner, "POST", path, { ...dockerBody, default_machine_env: { "1BAD": "x" } })
+      const badEnv = yield* sendAs(owner, "POST", path, { ...dockerBody, default_machine_env: { "1BAD": "x" } })
       expect(issuePaths(badEnv)).toEqual(["/default_machine_env"])
 
       // Characters, not UTF-16 units: 64 emoji make a key of 64 characters, 512 a value of 512.
-      const emojiLongKey = yield* send(owner, "POST", path, { ...dockerBody, metadata: { ["😀".repeat(65)]: "v" } })
+      const emojiLongKey = yield* sendAs(owner, "POST", path, { ...dockerBody, metadata: { ["😀".repeat(65)]: "v" } })
       expect(issuePaths(emojiLongKey)).toEqual(["/metadata"])
-      const emojiLongValue = yield* send(owner, "POST", path, { ...dockerBody, metadata: { team: "😀".repeat(513) } })
+      const emojiLongValue = yield* sendAs(owner, "POST", path, { ...dockerBody, metadata: { team: "😀".repeat(513) } })
       expect(issuePaths(emojiLongValue)).toEqual(["/metadata/team"])
       const fifteen = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, "v".repeat(512)]))
       fifteen.k0 = "😀".repeat(512)
       fifteen["😀".repeat(64)] = fifteen.k14
       delete fifteen.k14
-      const full = yield* send(owner, "POST", path, {
+      const full = yield* sendAs(owner, "POST", path, {
         ...dockerBody,
         metadata: fifteen,
         delete_after_idle_minutes: 5,
@@ -297,11 +287,11 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
         payload: { name: "mine", value: Redacted.make("x"), owner: "personal" }
       })
       const path = `/v1/orgs/${org.id}/machine-pools`
-      const foreign = yield* send(owner, "POST", path, { ...dockerBody, provider_auth_secret_id: stranger.auth.id })
+      const foreign = yield* sendAs(owner, "POST", path, { ...dockerBody, provider_auth_secret_id: stranger.auth.id })
       expect(issuePaths(foreign)).toEqual(["/provider_auth_secret_id"])
-      const personalAuth = yield* send(owner, "POST", path, { ...dockerBody, provider_auth_secret_id: personal.id })
+      const personalAuth = yield* sendAs(owner, "POST", path, { ...dockerBody, provider_auth_secret_id: personal.id })
       expect(issuePaths(personalAuth)).toEqual(["/provider_auth_secret_id"])
-      const badEnv = yield* send(owner, "POST", path, {
+      const badEnv = yield* sendAs(owner, "POST", path, {
         ...dockerBody,
         default_machine_secret_env: { GITHUB_TOKEN: stranger.auth.id }
       })
@@ -309,10 +299,10 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
 
       // A secret a pool holds cannot be deleted.
       const token = yield* secret("github")
-      const pool = yield* send(owner, "POST", path, { ...dockerBody, default_machine_secret_env: { GITHUB_TOKEN: token.id } })
+      const pool = yield* sendAs(owner, "POST", path, { ...dockerBody, default_machine_secret_env: { GITHUB_TOKEN: token.id } })
       expect(pool.status).toBe(201)
       for (const held of [token.id, dockerBody.provider_auth_secret_id]) {
-        const refused = yield* send(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${held}`)
+        const refused = yield* sendAs(owner, "DELETE", `/v1/orgs/${org.id}/secrets/${held}`)
         expect(refused.status).toBe(409)
         expect(refused.json!.error).toContain(`machine pool "builders"`)
       }
@@ -325,7 +315,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       const path = `/v1/orgs/${org.id}/machine-pools`
       const token = yield* secret("github")
       const env = (secretId: string) => Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`E${i}`, secretId]))
-      const foreign = yield* send(owner, "POST", path, { ...dockerBody, default_machine_secret_env: env(stranger.auth.id) })
+      const foreign = yield* sendAs(owner, "POST", path, { ...dockerBody, default_machine_secret_env: env(stranger.auth.id) })
       expect(foreign.status).toBe(400)
       expect(foreign.json!.issues).toHaveLength(10)
       expect((foreign.json!.issues as Array<unknown>)[0]).toEqual({
@@ -333,7 +323,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
         message: "must be the id of an organization secret of this organization"
       })
       expect(foreign.json!.error).toMatch(/ \(and 19990 more\)$/)
-      const pool = yield* send(owner, "POST", path, { ...dockerBody, default_machine_secret_env: env(token.id) })
+      const pool = yield* sendAs(owner, "POST", path, { ...dockerBody, default_machine_secret_env: env(token.id) })
       expect(pool.status).toBe(201)
       expect(Object.keys(pool.json!.default_machine_secret_env as object)).toHaveLength(20_000)
     }), { timeout: 60_000 })
@@ -344,7 +334,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       const pool = yield* owner.client.machinePools.create({ params: { orgID: org.id }, payload: dockerBody as never })
       yield* owner.client.machinePools.create({ params: { orgID: org.id }, payload: { ...dockerBody, name: "taken" } as never })
       const at = `/v1/orgs/${org.id}/machine-pools/${pool.id}`
-      const patched = yield* send(owner, "PATCH", at, {
+      const patched = yield* sendAs(owner, "PATCH", at, {
         description: "bigger",
         max_total_machines: 10,
         delete_after_idle_minutes: 30,
@@ -354,20 +344,20 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       expect(patched.json).toMatchObject({ description: "bigger", max_total_machines: 10, delete_after_idle_minutes: 30, metadata: { team: "ci" } })
       expect(Date.parse(patched.json!.updated_at as string)).toBeGreaterThanOrEqual(Date.parse(pool.updated_at.toISOString()))
 
-      const cleared = yield* send(owner, "PATCH", at, { description: null, delete_after_idle_minutes: null })
+      const cleared = yield* sendAs(owner, "PATCH", at, { description: null, delete_after_idle_minutes: null })
       expect(cleared.json).toMatchObject({ description: null, delete_after_idle_minutes: null })
-      expect(issuePaths(yield* send(owner, "PATCH", at, { default_machine_cpu: null }))).toEqual(["/default_machine_cpu"])
-      expect(issuePaths(yield* send(owner, "PATCH", at, { default_machine_cpu: 16 }))).toEqual(["/default_machine_cpu"])
-      expect(issuePaths(yield* send(owner, "PATCH", at, { provider: "local" }))).toEqual(["/provider"])
-      const clash = yield* send(owner, "PATCH", at, { name: "taken" })
+      expect(issuePaths(yield* sendAs(owner, "PATCH", at, { default_machine_cpu: null }))).toEqual(["/default_machine_cpu"])
+      expect(issuePaths(yield* sendAs(owner, "PATCH", at, { default_machine_cpu: 16 }))).toEqual(["/default_machine_cpu"])
+      expect(issuePaths(yield* sendAs(owner, "PATCH", at, { provider: "local" }))).toEqual(["/provider"])
+      const clash = yield* sendAs(owner, "PATCH", at, { name: "taken" })
       expect(clash.status).toBe(409)
 
-      const removed = yield* send(owner, "DELETE", at)
+      const removed = yield* sendAs(owner, "DELETE", at)
       expect(removed.status).toBe(204)
-      const gone = yield* send(owner, "GET", at)
+      const gone = yield* sendAs(owner, "GET", at)
       expect(gone.status).toBe(404)
       expect(gone.json!.code).toBe("not_found")
-      expect((yield* send(owner, "DELETE", at)).status).toBe(404)
+      expect((yield* sendAs(owner, "DELETE", at)).status).toBe(404)
     }))
 
   it.effect("members read pools, admins manage them; another organization sees 404", () =>
@@ -442,13 +432,13 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       const keySecret = yield* secret("local-key", LOCAL_KEY)
       const wrongSecret = yield* secret("not-the-key", "guess")
       const path = `/v1/orgs/${org.id}/machine-pools/check-connection`
-      const ok = yield* send(owner, "POST", path, { provider: "local", provider_auth_secret_id: keySecret.id })
+      const ok = yield* sendAs(owner, "POST", path, { provider: "local", provider_auth_secret_id: keySecret.id })
       expect(ok.status).toBe(200)
       expect(ok.json).toMatchObject({ ok: true, provider: "local" })
       expect(ok.json!.details).toMatch(/bwrap/)
       expect(ok.json!.details).not.toContain(LOCAL_KEY)
 
-      const refused = yield* send(owner, "POST", path, { provider: "local", provider_auth_secret_id: wrongSecret.id })
+      const refused = yield* sendAs(owner, "POST", path, { provider: "local", provider_auth_secret_id: wrongSecret.id })
       expect(refused.status).toBe(422)
       expect(refused.json).toMatchObject({ code: "unprocessable" })
       expect(refused.json!.details).toContain("AGENT_PLATFORM_LOCAL_PROVIDER_KEY")
@@ -458,7 +448,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
         params: { orgID: org.id },
         payload: { name: "mine", value: Redacted.make(LOCAL_KEY), owner: "personal" }
       })
-      const notOrg = yield* send(owner, "POST", path, { provider: "local", provider_auth_secret_id: personal.id })
+      const notOrg = yield* sendAs(owner, "POST", path, { provider: "local", provider_auth_secret_id: personal.id })
       expect(issuePaths(notOrg)).toEqual(["/provider_auth_secret_id"])
       const member = yield* newUser("member")
       yield* joinOrganization(owner, org.id, member, "member")
@@ -475,7 +465,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
     Effect.gen(function*() {
       const { auth, org, owner } = yield* setUp()
       const check = (provider_config: Body, image = "node:22") =>
-        send(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
+        sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
           provider: "docker",
           provider_auth_secret_id: auth.id,
           provider_config,
@@ -518,7 +508,7 @@ describeApp({ localProviderKey: Option.some(Redacted.make(LOCAL_KEY)) })("machin
       expect(closedPort.status).toBe(422)
       expect(closedPort.json!.details).toContain("Cannot reach the Docker Engine")
 
-      const badRequest = yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
+      const badRequest = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
         provider: "docker",
         provider_auth_secret_id: auth.id,
         provider_config: { host: "ftp://x" }
@@ -543,7 +533,7 @@ describeApp()("machine pools: a Docker host that never answers", (it) => {
         })
       )
       const started = Date.now()
-      const hung = yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
+      const hung = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
         provider: "docker",
         provider_auth_secret_id: auth.id,
         provider_config: { host: `tcp://127.0.0.1:${silent.port}` },
@@ -566,14 +556,14 @@ describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) 
       const a = listed.data[0]
       const at = `/v1/orgs/${org.id}/machine-pools/${a.id}`
 
-      const patch = yield* send(owner, "PATCH", at, { description: "mine now" })
+      const patch = yield* sendAs(owner, "PATCH", at, { description: "mine now" })
       expect(patch.status).toBe(403)
       expect(patch.json!.code).toBe("forbidden")
       expect(patch.json!.error).toContain("managed by the server's operator")
-      expect((yield* send(owner, "DELETE", at)).status).toBe(403)
+      expect((yield* sendAs(owner, "DELETE", at)).status).toBe(403)
       // The same body from a tenant does not take over the operator's pool.
       const { org_id: _, ...body } = declared("shared-a")
-      expect((yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, body)).status).toBe(409)
+      expect((yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, body)).status).toBe(409)
       // Granting stays with the organization's admins.
       const grant = yield* owner.client.machinePools.createGrant({
         params: { orgID: org.id, poolID: a.id },
@@ -582,7 +572,7 @@ describeApp()("cluster machine pools (AGENT_PLATFORM_CLUSTER_POOLS_FILE)", (it) 
       expect(grant.machine_pool_id).toBe(a.id)
 
       // A tenant pool takes a name the operator declares next: it is skipped, not replaced.
-      yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, { ...dockerBody, name: "shared-c" })
+      yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, { ...dockerBody, name: "shared-c" })
       // Restart with a changed file: a changed, a dropped and a tenant-named pool.
       yield* installClusterPools([declared("shared-a", { max_total_machines: 9 }), declared("shared-c")])
       const after = yield* owner.client.machinePools.list({ params: { orgID: org.id }, query: {} })
@@ -623,12 +613,12 @@ describeApp({ blockPrivateNetworks: true })("machine pools where private network
       const { auth, dockerBody, org, owner } = yield* setUp()
       const path = `/v1/orgs/${org.id}/machine-pools`
       for (const provider_config of [{}, { host: "unix:///var/run/docker.sock" }, { host: "tcp://127.0.0.1:2375" }, { host: "tcp://10.1.2.3:2375" }]) {
-        const refused = yield* send(owner, "POST", path, { ...dockerBody, provider_config })
+        const refused = yield* sendAs(owner, "POST", path, { ...dockerBody, provider_config })
         expect(issuePaths(refused)).toEqual(["/provider_config/host"])
       }
-      const publicHost = yield* send(owner, "POST", path, { ...dockerBody, provider_config: { host: "tcp://docker.example.test:2376" } })
+      const publicHost = yield* sendAs(owner, "POST", path, { ...dockerBody, provider_config: { host: "tcp://docker.example.test:2376" } })
       expect(publicHost.status).toBe(201)
-      const check = yield* send(owner, "POST", `${path}/check-connection`, {
+      const check = yield* sendAs(owner, "POST", `${path}/check-connection`, {
         provider: "docker",
         provider_auth_secret_id: auth.id,
         provider_config: { host: "tcp://127.0.0.1:2375" },
@@ -643,7 +633,7 @@ describeApp()("machine pools without the local provider key", (it) => {
     Effect.gen(function*() {
       const { org, owner, secret } = yield* setUp()
       const anything = yield* secret("local-key", LOCAL_KEY)
-      const created = yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, {
+      const created = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools`, {
         name: "on-host",
         provider: "local",
         provider_auth_secret_id: anything.id,
@@ -652,7 +642,7 @@ describeApp()("machine pools without the local provider key", (it) => {
       })
       expect(issuePaths(created)).toEqual(["/provider"])
       expect(JSON.stringify(created.json!.issues)).toContain("AGENT_PLATFORM_LOCAL_PROVIDER_KEY")
-      const checked = yield* send(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
+      const checked = yield* sendAs(owner, "POST", `/v1/orgs/${org.id}/machine-pools/check-connection`, {
         provider: "local",
         provider_auth_secret_id: anything.id
       })

@@ -4,7 +4,7 @@
  * (migrated once by test/support/globalSetup.ts). Each test makes its own users, organizations
  * and projects, so tests never depend on each other's data.
  */
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { HttpClient, HttpClientRequest, type HttpMethod } from "effect/http"
 import { layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
@@ -104,6 +104,15 @@ export const rawRequest = (request: HttpClientRequest.HttpClientRequest) =>
       }))
     ),
     Effect.scoped
+  )
+
+/** A raw request as `user`, with a JSON body when there is one: for answers the typed client would not decode. */
+export const sendAs = (user: TestUser, method: HttpMethod.HttpMethod, path: string, body?: unknown) =>
+  rawRequest(
+    HttpClientRequest.make(method)(path).pipe(
+      HttpClientRequest.bearerToken(user.token),
+      body === undefined ? (request) => request : HttpClientRequest.bodyJsonUnsafe(body)
+    )
   )
 
 /** Runs `effect` and returns its failure, failing the test when it succeeds. */

@@ -3,15 +3,18 @@
  * them with their status), a body the scanner refused answers the scanner's error, a decode
  * failure is explained in the caller's words, an unknown route is `not_found` (answered by
  * `routeNotFoundResponse`, which names the methods the path takes), a foreign key that
- * refused a write is a lost race with another request (`not_found` or `conflict`). Anything else
- * is a bug: logged in full with the request id, answered with a bare `500 internal_error`.
+ * refused a write is a lost race with another request (`not_found` or `conflict`), a database
+ * failure that a retry may not meet (a deadlock, a lost connection) is `service_unavailable`.
+ * Anything else is a bug: logged in full with the request id, answered with a bare `500
+ * internal_error`.
  */
 import { HttpApiError } from "effect/http-api"
 import { HttpServerError, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { SqlError } from "effect/sql"
 import { Cause, Effect, Schema, SchemaAST as AST } from "effect"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
-import { foreignKeyViolation, type ForeignKeyViolation } from "../../services/shared/Sql.ts"
+import { foreignKeyViolation, type ForeignKeyViolation, isSqlError } from "../../services/shared/Sql.ts"
 
 /** The wire schema of each of our error classes, by tag (a TaggedError's identifier is its tag). */
 const WIRES: ReadonlyMap<string, Schema.Top> = new Map(
@@ -47,6 +50,7 @@ export type ApiLevelError =
   | Errors.RequestTooLarge
   | Errors.UnsupportedMediaType
   | Errors.InternalError
+  | Errors.ServiceUnavailable
 
 /**
  * Any of our errors as an Api-level one: the Api encodes every error an endpoint or group
@@ -89,6 +93,35 @@ const foreignKeyRace = (cause: Cause.Cause<unknown>, violation: ForeignKeyViolat
     ))
   )
 
+/** What the database did to a request that a retry may not meet, and what to do. */
+const retryableFailureMessage = (reason: SqlError.SqlErrorReason) => {
+  const cancelled = "The database cancelled this request's transaction, undoing its writes: "
+  switch (reason._tag) {
+    case "DeadlockError":
+      return `${cancelled}it and another request's each waited for rows the other held (a deadlock). Send the request again`
+    case "SerializationError":
+      return `${cancelled}another request changed the same rows at the same moment. Send the request again`
+    case "LockTimeoutError":
+    case "StatementTimeoutError":
+      return "The database gave up on a statement of this request, waiting too long for it. Send the request again"
+    default:
+      return "The database could not be reached (its connection failed). Send the request again in a moment"
+  }
+}
+
+/**
+ * The database failed the request for a reason another attempt may not meet (its client marks
+ * them retryable): a deadlock or a serialization failure (it cancelled the transaction), a lock
+ * or statement timeout, a connection that failed. `503 service_unavailable`, saying to send it
+ * again, rather than a `500` that says nothing of the kind. Logged with its cause at Warning: a
+ * deadlock here is a lock order the platform did not foresee.
+ */
+const retryableDatabaseFailure = (cause: Cause.Cause<unknown>, error: SqlError.SqlError) =>
+  Effect.andThen(
+    Effect.logWarning("a retryable database failure answered service_unavailable", cause),
+    Effect.fail(new Errors.ServiceUnavailable({ error: retryableFailureMessage(error.reason) }))
+  )
+
 /**
  * `explainDecodeFailure` names the part of the request that failed its schema, or answers
  * undefined when none did (the failure came from inside the handler).
@@ -102,6 +135,7 @@ export const toApiError = (
   if (isApiError(error)) return Effect.fail(asApiLevel(error))
   const violation = foreignKeyViolation(error)
   if (violation !== undefined) return foreignKeyRace(cause, violation)
+  if (isSqlError(error) && error.isRetryable) return retryableDatabaseFailure(cause, error)
   if (HttpServerError.isHttpServerError(error)) {
     const reason = error.reason
     // A body refused by the scanner travels as the cause of the error of reading it.
