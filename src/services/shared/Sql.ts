@@ -106,7 +106,8 @@ export const foreignKeyOrDie = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.E
 export const SqlFragment = Schema.declare(Statement.isFragment)
 
 /** A lock a read takes on the rows it finds, held until the transaction ends. */
-export type RowLock = "none" | "share" | "update"
+export const RowLock = Schema.Literals(["none", "share", "update"])
+export type RowLock = typeof RowLock.Type
 
 export const lockClause = (sql: SqlClient.SqlClient, lock: RowLock): Statement.Fragment =>
   lock === "share" ? sql`FOR SHARE` : lock === "update" ? sql`FOR UPDATE` : sql``

@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId, WorkspaceId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { Workspace } from "../../domain/workspaces/Workspaces.ts"
-import { lockClause, type RowLock } from "../shared/Sql.ts"
+import { lockClause, RowLock } from "../shared/Sql.ts"
 
 export const StoredWorkspace = Schema.Struct({
   id: WorkspaceId,
@@ -58,7 +58,7 @@ const make = Effect.gen(function*() {
   })
 
   const find = SqlSchema.findOneOption({
-    Request: Schema.Struct({ userId: UserId, id: WorkspaceId, lock: Schema.Literals(["none", "share", "update"]) }),
+    Request: Schema.Struct({ userId: UserId, id: WorkspaceId, lock: RowLock }),
     Result: StoredWorkspace,
     execute: ({ id, lock, userId }) =>
       sql`SELECT * FROM workspaces WHERE id = ${id} AND user_id = ${userId} ${lockClause(sql, lock)}`

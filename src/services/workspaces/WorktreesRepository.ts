@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { MachineId, UserMachinePathId, WorkspaceId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { WorktreeDescriptor, WorktreeType } from "../../domain/workspaces/Workspaces.ts"
-import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+import { uniqueOrDie } from "../shared/Sql.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
@@ -91,9 +91,9 @@ const make = Effect.gen(function*() {
   })
 
   const find = SqlSchema.findOneOption({
-    Request: Schema.Struct({ id: WorktreeId, lock: Schema.Literals(["none", "share", "update"]) }),
+    Request: WorktreeId,
     Result: StoredWorktree,
-    execute: ({ id, lock }) => sql`SELECT * FROM worktrees WHERE id = ${id} ${lockClause(sql, lock)}`
+    execute: (id) => sql`SELECT * FROM worktrees WHERE id = ${id}`
   })
 
   const named = SqlSchema.findOneOption({
@@ -186,7 +186,7 @@ const make = Effect.gen(function*() {
             ? { ...stored, last_heartbeat_at: managed_machine_seen_at }
             : stored
         )),
-    find: (id: WorktreeId, lock: RowLock = "none") => Effect.orDie(find({ id, lock })),
+    find: (id: WorktreeId) => Effect.orDie(find(id)),
     /** The worktree of that name (null: the main one), locked for update. */
     named: (workspaceId: WorkspaceId, name: string | null) => Effect.orDie(named({ workspaceId, name })),
     update,
