@@ -4,7 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema, Struct } from "effect"
-import { MachinePool, type PoolManagementKind, type PoolSettings } from "../../domain/machines/MachinePools.ts"
+import { MachinePool, type PoolManagementKind, PoolSettings } from "../../domain/machines/MachinePools.ts"
 import { MachinePoolId, OrgId, SecretId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
 import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
@@ -21,8 +21,11 @@ const JSON_COLUMNS = [
   "metadata"
 ] as const
 
+/** A new pool's row. */
+const NewPool = Schema.Struct(Struct.omit(StoredPool.fields, ["created_at", "updated_at"]))
+
 /** The settings as columns: JSON ones as text. */
-const columnsOf = (settings: PoolSettings): Record<string, unknown> => {
+const columnsOf = (settings: typeof PoolSettings.Encoded): Record<string, unknown> => {
   const row: Record<string, unknown> = { ...settings }
   for (const column of JSON_COLUMNS) row[column] = JSON.stringify(settings[column])
   return row
@@ -90,6 +93,19 @@ const make = Effect.gen(function*() {
     execute: () => sql`SELECT * FROM machine_pools WHERE management_kind = 'cluster' ORDER BY id`
   })
 
+  const insert = SqlSchema.findOne({
+    Request: NewPool,
+    Result: StoredPool,
+    execute: (pool) => sql`INSERT INTO machine_pools ${sql.insert(columnsOf(pool))} RETURNING *`
+  })
+
+  const update = SqlSchema.findOne({
+    Request: Schema.Struct({ poolId: MachinePoolId, settings: PoolSettings }),
+    Result: StoredPool,
+    execute: ({ poolId, settings }) =>
+      sql`UPDATE machine_pools SET ${sql.update(columnsOf(settings))}, updated_at = now() WHERE id = ${poolId} RETURNING *`
+  })
+
   const remove = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, poolId: MachinePoolId }),
     Result: Schema.Struct({ id: MachinePoolId }),
@@ -99,23 +115,9 @@ const make = Effect.gen(function*() {
   return {
     /** Fails with UniqueViolation when the organization has a pool of that name. */
     insert: (pool: { id: MachinePoolId; org_id: OrgId; management_kind: PoolManagementKind; settings: PoolSettings }) =>
-      uniqueOrDie(
-        Effect.flatMap(
-          sql`INSERT INTO machine_pools ${
-            sql.insert({ id: pool.id, org_id: pool.org_id, management_kind: pool.management_kind, ...columnsOf(pool.settings) })
-          } RETURNING *`,
-          (rows) => Schema.decodeUnknownEffect(StoredPool)(rows[0])
-        )
-      ),
+      uniqueOrDie(insert({ id: pool.id, org_id: pool.org_id, management_kind: pool.management_kind, ...pool.settings })),
     /** Fails with UniqueViolation when the new name is taken. */
-    update: (poolId: MachinePoolId, settings: PoolSettings) =>
-      uniqueOrDie(
-        Effect.flatMap(
-          sql`UPDATE machine_pools SET ${sql.update(columnsOf(settings))}, updated_at = now()
-              WHERE id = ${poolId} RETURNING *`,
-          (rows) => Schema.decodeUnknownEffect(StoredPool)(rows[0])
-        )
-      ),
+    update: (poolId: MachinePoolId, settings: PoolSettings) => uniqueOrDie(update({ poolId, settings })),
     find: (orgId: OrgId, poolId: MachinePoolId, lock: RowLock = "none") => Effect.orDie(find({ orgId, poolId, lock })),
     /** A pool by id alone, for provisioning (its organization is the pool's own). */
     findById: (poolId: MachinePoolId, lock: RowLock = "none") => Effect.orDie(findById({ poolId, lock })),

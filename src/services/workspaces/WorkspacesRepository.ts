@@ -6,22 +6,6 @@ import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { Workspace } from "../../domain/workspaces/Workspaces.ts"
 import { lockClause, RowLock } from "../shared/Sql.ts"
 
-export const StoredWorkspace = Schema.Struct({
-  id: WorkspaceId,
-  user_id: UserId,
-  org_id: OrgId,
-  project_id: ProjectId,
-  name: Schema.String,
-  repository_url: Schema.NullOr(Schema.String),
-  base_ref: Schema.NullOr(Schema.String),
-  default_machine_id: Schema.NullOr(MachineId),
-  machine_pool_id: Schema.NullOr(MachinePoolId),
-  sync_enabled: Schema.Boolean,
-  created_at: Timestamp,
-  updated_at: Timestamp
-})
-export type StoredWorkspace = typeof StoredWorkspace.Type
-
 const Fields = Schema.Struct({
   name: Schema.String,
   repository_url: Schema.NullOr(Schema.String),
@@ -33,6 +17,9 @@ const Fields = Schema.Struct({
 export type WorkspaceFields = typeof Fields.Type
 
 const NewWorkspace = Schema.Struct({ ...Fields.fields, id: WorkspaceId, user_id: UserId, org_id: OrgId, project_id: ProjectId })
+
+export const StoredWorkspace = Schema.Struct({ ...NewWorkspace.fields, created_at: Timestamp, updated_at: Timestamp })
+export type StoredWorkspace = typeof StoredWorkspace.Type
 
 export const toWorkspace = (stored: StoredWorkspace): Workspace =>
   new Workspace({

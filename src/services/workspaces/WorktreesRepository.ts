@@ -1,33 +1,22 @@
 /** The `worktrees` table: the worktrees of workspaces, the main one made with its workspace. */
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { MachineId, UserMachinePathId, WorkspaceId, WorktreeId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
-import { WorktreeDescriptor, WorktreeType } from "../../domain/workspaces/Workspaces.ts"
+import { WorktreeDescriptor } from "../../domain/workspaces/Workspaces.ts"
 import { uniqueOrDie } from "../shared/Sql.ts"
 
-const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
-
+/**
+ * A worktree as stored: its descriptor's columns (the LOCAL `user_machine_path` kept as its id and
+ * machine), and the migration holding it.
+ */
 export const StoredWorktree = Schema.Struct({
-  id: WorktreeId,
-  workspace_id: WorkspaceId,
-  is_main: Schema.Boolean,
-  name: Schema.NullOr(Schema.String),
-  path: Schema.NullOr(Schema.String),
-  worktree_type: Schema.NullOr(WorktreeType),
+  ...Struct.omit(WorktreeDescriptor.fields, ["user_machine_path"]),
   user_machine_path_id: Schema.NullOr(UserMachinePathId),
   machine_id: Schema.NullOr(MachineId),
-  managed_machine_id: Schema.NullOr(MachineId),
-  last_heartbeat_at: Schema.NullOr(Timestamp),
-  last_synced_checkpoint_id: Schema.NullOr(Schema.String),
-  checkpoint_restore_pending: Schema.Boolean,
-  current_checkpoint_id: Schema.NullOr(Schema.String),
-  checkpoint_metadata: JsonObject,
   /** The migration holding the worktree (docs/workspaces.md, "Migration"), until `migration_held_until`. */
   migration_id: Schema.NullOr(Schema.String),
-  migration_held_until: Schema.NullOr(Timestamp),
-  created_at: Timestamp,
-  updated_at: Timestamp
+  migration_held_until: Schema.NullOr(Timestamp)
 })
 export type StoredWorktree = typeof StoredWorktree.Type
 
@@ -40,36 +29,19 @@ export type WorktreeChange = Partial<
 export const migrating = (stored: StoredWorktree, now: Date = new Date()) =>
   stored.migration_held_until !== null && stored.migration_held_until.getTime() > now.getTime()
 
-export const toDescriptor = (stored: StoredWorktree): WorktreeDescriptor =>
-  new WorktreeDescriptor({
-    id: stored.id,
-    workspace_id: stored.workspace_id,
-    is_main: stored.is_main,
-    created_at: stored.created_at,
-    updated_at: stored.updated_at,
-    name: stored.name,
-    path: stored.path,
-    worktree_type: stored.worktree_type,
-    ...(stored.worktree_type === "LOCAL" && stored.machine_id !== null && stored.user_machine_path_id !== null
-      ? { user_machine_path: { id: stored.user_machine_path_id, machine_id: stored.machine_id, local_path: stored.path } }
-      : {}),
-    managed_machine_id: stored.managed_machine_id,
-    last_heartbeat_at: stored.last_heartbeat_at,
-    last_synced_checkpoint_id: stored.last_synced_checkpoint_id as WorktreeDescriptor["last_synced_checkpoint_id"],
-    checkpoint_restore_pending: stored.checkpoint_restore_pending,
-    current_checkpoint_id: stored.current_checkpoint_id as WorktreeDescriptor["current_checkpoint_id"],
-    checkpoint_metadata: stored.checkpoint_metadata
+export const toDescriptor = (stored: StoredWorktree): WorktreeDescriptor => {
+  const { machine_id, migration_held_until: _heldUntil, migration_id: _migrationId, user_machine_path_id, ...columns } = stored
+  return new WorktreeDescriptor({
+    ...columns,
+    ...(stored.worktree_type === "LOCAL" && machine_id !== null && user_machine_path_id !== null
+      ? { user_machine_path: { id: user_machine_path_id, machine_id, local_path: stored.path } }
+      : {})
   })
+}
 
-const NewWorktree = Schema.Struct({
-  id: WorktreeId,
-  workspace_id: WorkspaceId,
-  is_main: Schema.Boolean,
-  name: Schema.NullOr(Schema.String),
-  worktree_type: Schema.NullOr(WorktreeType),
-  user_machine_path_id: Schema.NullOr(UserMachinePathId),
-  machine_id: Schema.NullOr(MachineId)
-})
+const NewWorktree = Schema.Struct(
+  Struct.pick(StoredWorktree.fields, ["id", "workspace_id", "is_main", "name", "worktree_type", "user_machine_path_id", "machine_id"])
+)
 export type NewWorktree = typeof NewWorktree.Type
 
 const make = Effect.gen(function*() {
@@ -112,17 +84,17 @@ const make = Effect.gen(function*() {
     return columns
   }
 
-  const update = (id: WorktreeId, change: WorktreeChange) =>
-    Effect.orDie(
-      Effect.flatMap(
-        sql`UPDATE worktrees SET ${sql.update(columnsOf(change))}, updated_at = now() WHERE id = ${id} RETURNING *`,
-        (rows) => Schema.decodeUnknownEffect(StoredWorktree)(rows[0])
-      )
-    )
+  const Change = Schema.Struct({ id: WorktreeId, columns: Schema.Record(Schema.String, Schema.Unknown) })
+
+  const update = SqlSchema.findOne({
+    Request: Change,
+    Result: StoredWorktree,
+    execute: ({ columns, id }) => sql`UPDATE worktrees SET ${sql.update(columns)}, updated_at = now() WHERE id = ${id} RETURNING *`
+  })
 
   /** The change, made only while no migration holds the worktree. */
   const updateUnheld = SqlSchema.findOneOption({
-    Request: Schema.Struct({ id: WorktreeId, columns: Schema.Record(Schema.String, Schema.Unknown) }),
+    Request: Change,
     Result: StoredWorktree,
     execute: ({ columns, id }) => sql`
       UPDATE worktrees SET ${sql.update(columns)}, updated_at = now()
@@ -131,11 +103,7 @@ const make = Effect.gen(function*() {
 
   /** The change, made only while the migration `migrationId` holds the worktree; the hold is released with it. */
   const updateHeld = SqlSchema.findOneOption({
-    Request: Schema.Struct({
-      id: WorktreeId,
-      migrationId: Schema.String,
-      columns: Schema.Record(Schema.String, Schema.Unknown)
-    }),
+    Request: Schema.Struct({ ...Change.fields, migrationId: Schema.String }),
     Result: StoredWorktree,
     execute: ({ columns, id, migrationId }) => sql`
       UPDATE worktrees SET ${sql.update(columns)}, migration_id = NULL, migration_held_until = NULL, updated_at = now()
@@ -189,7 +157,8 @@ const make = Effect.gen(function*() {
     find: (id: WorktreeId) => Effect.orDie(find(id)),
     /** The worktree of that name (null: the main one), locked for update. */
     named: (workspaceId: WorkspaceId, name: string | null) => Effect.orDie(named({ workspaceId, name })),
-    update,
+    /** The change (the worktree is there: a defect otherwise). */
+    update: (id: WorktreeId, change: WorktreeChange) => Effect.orDie(update({ id, columns: columnsOf(change) })),
     /** The change, made unless a migration holds the worktree (none: it does). */
     updateUnheld: (id: WorktreeId, change: WorktreeChange) => Effect.orDie(updateUnheld({ id, columns: columnsOf(change) })),
     /**
