@@ -4,7 +4,7 @@
  * awaited (WORKSPACE_ANSWER_TIMEOUT_SECONDS). A machine without a connected daemon is refused
  * before anything is stored.
  */
-import { Context, Data, Effect, Layer, Option, type Schema } from "effect"
+import { Context, Effect, Layer, Option, type Schema } from "effect"
 import type { Operation } from "../../domain/machines/DaemonProtocol.ts"
 import {
   CheckpointContent,
@@ -12,17 +12,11 @@ import {
 } from "../../domain/machines/WorkspaceOperations.ts"
 import { DaemonRuntimeUnregistered, ServiceUnavailable, Unprocessable } from "../../domain/shared/Errors.ts"
 import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
-import { MachineOperations } from "../machines/MachineOperations.ts"
+import { type MachineOperationError, MachineOperations } from "../machines/MachineOperations.ts"
 import { isPoolMachineGone, type StoredMachine } from "../machines/StoredMachine.ts"
 
 /** How long a workspace operation (a clone, a checkpoint) may take on the machine. */
 export const WORKSPACE_ANSWER_TIMEOUT_SECONDS = 120
-
-/** Why an operation on the machine did not give its output (a daemon's failure or an unreadable answer: refused). */
-export class MachineOperationFailed extends Data.TaggedError("MachineOperationFailed")<{
-  readonly kind: "offline" | "refused" | "timeout"
-  readonly message: string
-}> {}
 
 /**
  * Whether a worktree's machine is gone with the worktree's files: its row removed, or a pool
@@ -31,34 +25,40 @@ export class MachineOperationFailed extends Data.TaggedError("MachineOperationFa
 export const machineGone = (machine: Option.Option<StoredMachine>) =>
   Option.match(machine, { onNone: () => true, onSome: isPoolMachineGone })
 
-/** The failure as the sessions route answers it (`{status: "error", payload}`). */
-export const asSessionFailure = (failure: MachineOperationFailed) =>
-  failure.kind === "offline"
-    ? new SessionMachineOffline({ error: failure.message })
-    : failure.kind === "refused"
-    ? new SessionRefused({ error: failure.message })
-    : new SessionMachineTimeout({ error: failure.message })
+/**
+ * The failure as the sessions route answers it (`{status: "error", payload}`): the daemon's
+ * failure and an answer not understood are both a refusal.
+ */
+export const asSessionFailure = (failure: MachineOperationError) => {
+  switch (failure.kind) {
+    case "offline":
+      return new SessionMachineOffline({ error: failure.message })
+    case "timeout":
+      return new SessionMachineTimeout({ error: failure.message })
+    case "failed":
+    case "unreadable":
+      return new SessionRefused({ error: failure.message })
+  }
+}
 
-/** The failure as the migrate route answers it (the API's error body). */
-export const asApiFailure = (failure: MachineOperationFailed) =>
-  failure.kind === "offline"
-    ? new DaemonRuntimeUnregistered({ error: failure.message })
-    : failure.kind === "refused"
-    ? new Unprocessable({ error: failure.message })
-    : new ServiceUnavailable({ error: failure.message })
+/** The failure as the migrate route answers it (the API's error body), a refusal as for the sessions route. */
+export const asApiFailure = (failure: MachineOperationError) => {
+  switch (failure.kind) {
+    case "offline":
+      return new DaemonRuntimeUnregistered({ error: failure.message })
+    case "timeout":
+      return new ServiceUnavailable({ error: failure.message })
+    case "failed":
+    case "unreadable":
+      return new Unprocessable({ error: failure.message })
+  }
+}
 
 const make = Effect.gen(function*() {
   const operations = yield* MachineOperations
 
   const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Codec<A, I>) =>
-    operations.run(machine, operation, output, { requestPrefix: "ws", timeoutSeconds: WORKSPACE_ANSWER_TIMEOUT_SECONDS }).pipe(
-      Effect.mapError((error) =>
-        new MachineOperationFailed({
-          kind: error.kind === "offline" || error.kind === "timeout" ? error.kind : "refused",
-          message: error.message
-        })
-      )
-    )
+    operations.run(machine, operation, output, { requestPrefix: "ws", timeoutSeconds: WORKSPACE_ANSWER_TIMEOUT_SECONDS })
 
   return {
     /** Makes (or finds) the worktree `name` (null: the main one) on the machine. */
