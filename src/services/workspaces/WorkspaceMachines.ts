@@ -11,9 +11,11 @@ import {
   WorktreeLocation
 } from "../../domain/machines/WorkspaceOperations.ts"
 import { DaemonRuntimeUnregistered, ServiceUnavailable, Unprocessable } from "../../domain/shared/Errors.ts"
+import type { WorkspaceId } from "../../domain/shared/Ids.ts"
 import { SessionMachineOffline, SessionMachineTimeout, SessionRefused } from "../../domain/workspaces/Workspaces.ts"
 import { type MachineOperationError, MachineOperations } from "../machines/MachineOperations.ts"
 import { isPoolMachineGone, type StoredMachine } from "../machines/StoredMachine.ts"
+import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 
 /** How long a workspace operation (a clone, a checkpoint) may take on the machine. */
 export const WORKSPACE_ANSWER_TIMEOUT_SECONDS = 120
@@ -54,31 +56,38 @@ export const asApiFailure = (failure: MachineOperationError) => {
   }
 }
 
+/** Where a worktree is on a machine: its workspace's repository, and its name (null: the main one). */
+export interface WorktreePlace {
+  readonly repository: string | null
+  readonly workspace_id: WorkspaceId
+  readonly name: string | null
+}
+
 const make = Effect.gen(function*() {
   const operations = yield* MachineOperations
+  const checkpoints = yield* CheckpointsRepository
 
   const run = <A, I>(machine: StoredMachine, operation: Operation, output: Schema.Codec<A, I>) =>
     operations.run(machine, operation, output, { requestPrefix: "ws", timeoutSeconds: WORKSPACE_ANSWER_TIMEOUT_SECONDS })
 
   return {
     /** Makes (or finds) the worktree `name` (null: the main one) on the machine. */
-    worktree: (
-      machine: StoredMachine,
-      place: { readonly repository: string | null; readonly workspace_id: string; readonly name: string | null },
-      baseRef: string | null
-    ) => run(machine, { operation: "worktree.create", ...place, base_ref: baseRef }, WorktreeLocation),
+    worktree: (machine: StoredMachine, place: WorktreePlace, baseRef: string | null) =>
+      run(machine, { operation: "worktree.create", ...place, base_ref: baseRef }, WorktreeLocation),
     /** Packs the worktree at `path` on the machine. */
     checkpoint: (machine: StoredMachine, path: string) =>
       run(machine, { operation: "checkpoint.create", path }, CheckpointContent),
-    /** Makes the worktree `name` on the machine exactly the checkpoint (its bytes, base64). */
-    restore: (
-      machine: StoredMachine,
-      place: { readonly repository: string | null; readonly workspace_id: string; readonly name: string | null },
-      content: string
-    ) => run(machine, { operation: "checkpoint.restore", ...place, content }, WorktreeLocation)
+    /** Makes the worktree at `place` on the machine exactly the workspace's stored checkpoint `checkpointId`. */
+    restoreCheckpoint: (machine: StoredMachine, place: WorktreePlace, checkpointId: string) =>
+      Effect.gen(function*() {
+        const stored = yield* checkpoints.content(place.workspace_id, checkpointId)
+        if (Option.isNone(stored)) return yield* Effect.die(new Error(`checkpoint ${checkpointId} is missing`))
+        const content = Buffer.from(stored.value.content).toString("base64")
+        return yield* run(machine, { operation: "checkpoint.restore", ...place, content }, WorktreeLocation)
+      })
   } as const
 })
 
 export class WorkspaceMachines extends Context.Service<WorkspaceMachines, Effect.Success<typeof make>>()("WorkspaceMachines") {
-  static readonly layer = Layer.effect(this, make).pipe(Layer.provide(MachineOperations.layer))
+  static readonly layer = Layer.effect(this, make).pipe(Layer.provide([MachineOperations.layer, CheckpointsRepository.layer]))
 }

@@ -31,7 +31,6 @@ import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { releasedAtEnd, renewedWhileScoped } from "../shared/Leases.ts"
 import { Access } from "../tenancy/Access.ts"
-import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { SessionAgents } from "./SessionAgents.ts"
 import { asSessionFailure, machineGone, WORKSPACE_ANSWER_TIMEOUT_SECONDS, WorkspaceMachines } from "./WorkspaceMachines.ts"
 import { type StoredSession, WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
@@ -66,7 +65,6 @@ const make = Effect.gen(function*() {
   const workspaceRows = yield* WorkspacesRepository
   const worktrees = yield* WorktreesRepository
   const sessions = yield* WorkspaceSessionsRepository
-  const checkpoints = yield* CheckpointsRepository
   const machines = yield* MachinesRepository
   const onMachine = yield* WorkspaceMachines
   const sessionAgents = yield* SessionAgents
@@ -196,22 +194,15 @@ const make = Effect.gen(function*() {
           )
         }
       }
-      const pending = Option.filter(
-        existing,
-        (row) => row.checkpoint_restore_pending && row.machine_id === machine.id && row.current_checkpoint_id !== null
-      )
-      let location
-      let restored = false
-      if (Option.isSome(pending)) {
-        const stored = yield* checkpoints.content(workspace.id, pending.value.current_checkpoint_id!)
-        if (Option.isNone(stored)) return yield* Effect.die(new Error(`checkpoint ${pending.value.current_checkpoint_id} is missing`))
-        location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
-          Effect.mapError(asSessionFailure)
-        )
-        restored = true
-      } else {
-        location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asSessionFailure))
-      }
+      // The checkpoint waiting to be restored on this machine, if one is.
+      const pending = Option.flatMap(existing, (row) =>
+        row.checkpoint_restore_pending && row.machine_id === machine.id
+          ? Option.fromNullishOr(row.current_checkpoint_id)
+          : Option.none())
+      const restored = Option.isSome(pending)
+      const location = yield* (restored
+        ? onMachine.restoreCheckpoint(machine, place, pending.value)
+        : onMachine.worktree(machine, place, workspace.base_ref)).pipe(Effect.mapError(asSessionFailure))
       if (Option.isSome(existing)) {
         // A migration that took the worktree meanwhile decides where it is.
         const row = yield* worktrees.updateUnheld(existing.value.id, {
@@ -389,7 +380,6 @@ export class WorkspaceSessions extends Context.Service<WorkspaceSessions, Effect
       Workspaces.layer,
       WorktreesRepository.layer,
       WorkspaceSessionsRepository.layer,
-      CheckpointsRepository.layer,
       MachinesRepository.layer,
       WorkspaceMachines.layer,
       SessionAgents.layer,

@@ -327,12 +327,8 @@ const make = Effect.gen(function*() {
       const placed = yield* Effect.gen(function*() {
         const machine = yield* poolMachineOf(poolId, agentId)
         const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
-        if (source === "checkpoint") {
-          const stored = yield* checkpoints.content(workspace.id, currentId!)
-          if (Option.isNone(stored)) return yield* Effect.die(new Error(`checkpoint ${currentId} is missing`))
-          const location = yield* onMachine.restore(machine, place, Buffer.from(stored.value.content).toString("base64")).pipe(
-            Effect.mapError(asApiFailure)
-          )
+        if (source === "checkpoint" && currentId !== null) {
+          const location = yield* onMachine.restoreCheckpoint(machine, place, currentId).pipe(Effect.mapError(asApiFailure))
           return { machine, location, first: Option.none<Packed>() }
         }
         const location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
