@@ -29,7 +29,7 @@ import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { releasedAtEnd, renewedWhileScoped } from "../shared/Leases.ts"
+import * as Leases from "../shared/Leases.ts"
 import { Access } from "../tenancy/Access.ts"
 import { SessionAgents } from "./SessionAgents.ts"
 import { asSessionFailure, machineGone, WORKSPACE_ANSWER_TIMEOUT_SECONDS, WorkspaceMachines } from "./WorkspaceMachines.ts"
@@ -146,13 +146,15 @@ const make = Effect.gen(function*() {
   const placing = <A, E, R>(workspace: StoredWorkspace, use: Effect.Effect<A, E, R>) =>
     Effect.scoped(Effect.gen(function*() {
       const holder = randomUUID()
-      const what = `the placement hold on workspace ${workspace.id}`
-      // The hold and its release's finalizer in one step: no interruption between them.
-      const tryHold = Effect.uninterruptible(
-        Effect.tap(
-          workspaceRows.holdPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
-          (held) => held ? releasedAtEnd(what, workspaceRows.releasePlacement(workspace.id, holder)) : Effect.void
-        )
+      const tryHold = Effect.map(
+        Leases.held({
+          what: `the placement hold on workspace ${workspace.id}`,
+          take: workspaceRows.holdPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
+          renew: workspaceRows.renewPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
+          release: workspaceRows.releasePlacement(workspace.id, holder),
+          renewEverySeconds: PLACEMENT_HOLD_RENEW_SECONDS
+        }),
+        Option.isSome
       )
       const deadline = Date.now() + PLACEMENT_WAIT_SECONDS * 1000
       while (!(yield* tryHold)) {
@@ -169,7 +171,6 @@ const make = Effect.gen(function*() {
         }
         yield* Effect.sleep(PLACEMENT_RETRY)
       }
-      yield* renewedWhileScoped(what, workspaceRows.renewPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS), PLACEMENT_HOLD_RENEW_SECONDS)
       return yield* use
     }))
 

@@ -130,11 +130,10 @@ const make = Effect.gen(function*() {
     exists: (id: WorkspaceId) => Effect.map(Effect.orDie(exists(id)), Option.isSome),
     /**
      * Holds the workspace's placements for `seconds` for the session start `holder`
-     * (docs/workspaces.md, "Sessions started at once"); false when another holds them now (or the
+     * (docs/workspaces.md, "Sessions started at once"); none when another holds them now (or the
      * workspace is gone). The workspace's `updated_at` is not changed.
      */
-    holdPlacement: (id: WorkspaceId, holder: string, seconds: number) =>
-      Effect.map(Effect.orDie(holdPlacement({ id, holder, seconds })), Option.isSome),
+    holdPlacement: (id: WorkspaceId, holder: string, seconds: number) => Effect.orDie(holdPlacement({ id, holder, seconds })),
     /** The hold for `seconds` more from now (nothing when it is no longer the holder's). */
     renewPlacement: (id: WorkspaceId, holder: string, seconds: number) => Effect.orDie(renewPlacement({ id, holder, seconds })),
     /** Ends the hold (nothing when it is no longer the holder's). */

@@ -44,7 +44,7 @@ import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import { releasedAtEnd, renewedWhileScoped } from "../shared/Leases.ts"
+import * as Leases from "../shared/Leases.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { AgentsRepository } from "../runtime/AgentsRepository.ts"
 import { Access } from "../tenancy/Access.ts"
@@ -250,7 +250,13 @@ const make = Effect.gen(function*() {
   const holding = <A, E, R>(worktree: StoredWorktree, use: (held: StoredWorktree, migrationId: string) => Effect.Effect<A, E, R>) =>
     Effect.scoped(Effect.gen(function*() {
       const migrationId = randomUUID()
-      const held = yield* worktrees.hold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS)
+      const held = yield* Leases.held({
+        what: `the migration hold on worktree ${worktree.id}`,
+        take: worktrees.hold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS),
+        renew: worktrees.renewHold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS),
+        release: worktrees.releaseHold(worktree.id, migrationId),
+        renewEverySeconds: MIGRATION_HOLD_RENEW_SECONDS
+      })
       if (Option.isNone(held)) {
         return yield* Effect.fail(
           new StateTransitionConflict({
@@ -259,9 +265,6 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      const what = `the migration hold on worktree ${worktree.id}`
-      yield* releasedAtEnd(what, worktrees.releaseHold(worktree.id, migrationId))
-      yield* renewedWhileScoped(what, worktrees.renewHold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS), MIGRATION_HOLD_RENEW_SECONDS)
       return yield* use(held.value, migrationId)
     }))
 
