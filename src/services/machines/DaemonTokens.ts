@@ -4,7 +4,7 @@
  * tokens are no longer refreshed, and their connections on this process are closed (`revoked`);
  * other processes close theirs at the next heartbeat.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { type CreateDaemonToken, CreatedDaemonToken } from "../../domain/machines/DaemonTokens.ts"
 import { InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
@@ -30,7 +30,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* access.requireOrgRole(orgId, "admin")
       const expiresAt = input.expires_at ?? null
-      if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
+      if (expiresAt !== null && expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) {
         return yield* Effect.fail(
           new InvalidRequest({
             error: "expires_at is in the past; give a time in the future, or none for a token that does not expire",

@@ -12,7 +12,7 @@
  * PLACEMENT_HOLD_SECONDS after the last renewal): session starts of one workspace at once place
  * one after the other, each the worktree as the one before left it (made once, then reused).
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { Conflict, Forbidden, InvalidRequest, NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import {
@@ -120,7 +120,8 @@ const make = Effect.gen(function*() {
     })
 
   /** Fails while a migration holds the worktree (docs/workspaces.md, "Migration"). */
-  const requireNotMigrating = (row: StoredWorktree) => migrating(row) ? Effect.fail(beingMigrated(row)) : Effect.void
+  const requireNotMigrating = (row: StoredWorktree) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => migrating(row, now) ? Effect.fail(beingMigrated(row)) : Effect.void)
 
   /** Fails when the REMOTE worktree's sandbox was deleted (its files went with it). */
   const requireSandbox = (row: StoredWorktree) =>
@@ -146,31 +147,32 @@ const make = Effect.gen(function*() {
   const placing = <A, E, R>(workspace: StoredWorkspace, use: Effect.Effect<A, E, R>) =>
     Effect.scoped(Effect.gen(function*() {
       const holder = randomUUID()
-      const tryHold = Effect.map(
-        Leases.held({
-          what: `the placement hold on workspace ${workspace.id}`,
-          take: workspaceRows.holdPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
-          renew: workspaceRows.renewPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
-          release: workspaceRows.releasePlacement(workspace.id, holder),
-          renewEverySeconds: PLACEMENT_HOLD_RENEW_SECONDS
-        }),
-        Option.isSome
+      // Whether this start holds the placements now (a workspace deleted meanwhile: 404).
+      const tryHold = Leases.held({
+        what: `the placement hold on workspace ${workspace.id}`,
+        take: workspaceRows.holdPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
+        renew: workspaceRows.renewPlacement(workspace.id, holder, PLACEMENT_HOLD_SECONDS),
+        release: workspaceRows.releasePlacement(workspace.id, holder),
+        renewEverySeconds: PLACEMENT_HOLD_RENEW_SECONDS
+      }).pipe(
+        Effect.flatMap((held) =>
+          Option.isSome(held) ? Effect.succeed(true) : Effect.flatMap(workspaceRows.exists(workspace.id), (exists) =>
+            exists ? Effect.succeed(false) : Effect.fail(new NotFound({ error: `Workspace ${workspace.id} not found` })))
+        )
       )
-      const deadline = Date.now() + PLACEMENT_WAIT_SECONDS * 1000
-      while (!(yield* tryHold)) {
-        if (!(yield* workspaceRows.exists(workspace.id))) {
-          return yield* Effect.fail(new NotFound({ error: `Workspace ${workspace.id} not found` }))
-        }
-        if (Date.now() >= deadline) {
-          return yield* Effect.fail(
-            new SessionMachineTimeout({
-              error: `Another session start of workspace ${workspace.id} has been placing a worktree for over ` +
-                `${PLACEMENT_WAIT_SECONDS} s; try again`
-            })
-          )
-        }
-        yield* Effect.sleep(PLACEMENT_RETRY)
-      }
+      yield* tryHold.pipe(
+        Effect.repeat({ schedule: Schedule.spaced(PLACEMENT_RETRY), until: (held) => held }),
+        Effect.timeoutOrElse({
+          duration: `${PLACEMENT_WAIT_SECONDS} seconds`,
+          orElse: () =>
+            Effect.fail(
+              new SessionMachineTimeout({
+                error: `Another session start of workspace ${workspace.id} has been placing a worktree for over ` +
+                  `${PLACEMENT_WAIT_SECONDS} s; try again`
+              })
+            )
+        })
+      )
       return yield* use
     }))
 

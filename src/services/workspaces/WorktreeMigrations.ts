@@ -17,7 +17,7 @@
  * is in a turn (409 state_transition_conflict). A worktree that leaves a sandbox with its work
  * packed into a checkpoint gives the sandbox's machine back to its pool.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import {
   Conflict,
@@ -270,20 +270,23 @@ const make = Effect.gen(function*() {
 
   /** The pool machine the pool started for the agent, once its daemon is connected. */
   const poolMachineOf = (poolId: MachinePoolId, agentId: AgentId) =>
-    Effect.gen(function*() {
-      const deadline = Date.now() + PROVISIONING_TIMEOUT_SECONDS * 1000
-      while (Date.now() < deadline) {
-        const running = yield* machines.poolMachines(poolId, ["running"])
-        const mine = running.find((machine) => machine.agent_id === agentId && machine.online)
-        if (mine !== undefined) return mine
-        yield* Effect.sleep("500 millis")
-      }
-      return yield* Effect.fail(
-        new ServiceUnavailable({
-          error: `The machine pool ${poolId} started no machine for the worktree within ${PROVISIONING_TIMEOUT_SECONDS} s`
-        })
-      )
-    })
+    machines.poolMachines(poolId, ["running"]).pipe(
+      Effect.map((running) => Option.fromNullishOr(running.find((machine) => machine.agent_id === agentId && machine.online))),
+      Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: Option.isSome }),
+      Effect.timeoutOrElse({
+        duration: `${PROVISIONING_TIMEOUT_SECONDS} seconds`,
+        orElse: () => Effect.succeed(Option.none<StoredMachine>())
+      }),
+      Effect.flatMap(Option.match({
+        onSome: Effect.succeed,
+        onNone: () =>
+          Effect.fail(
+            new ServiceUnavailable({
+              error: `The machine pool ${poolId} started no machine for the worktree within ${PROVISIONING_TIMEOUT_SECONDS} s`
+            })
+          )
+      }))
+    )
 
   /**
    * REMOTE: an agent of the project whose config names the workspace's pool (one machine,

@@ -25,9 +25,9 @@ export type WorktreeChange = Partial<
   Omit<StoredWorktree, "id" | "workspace_id" | "is_main" | "created_at" | "updated_at" | "migration_id" | "migration_held_until">
 >
 
-/** Whether a migration holds the worktree now (a hold past its time has lapsed). */
-export const migrating = (stored: StoredWorktree, now: Date = new Date()) =>
-  stored.migration_held_until !== null && stored.migration_held_until.getTime() > now.getTime()
+/** Whether a migration holds the worktree at `nowMillis` (a hold past its time has lapsed). */
+export const migrating = (stored: StoredWorktree, nowMillis: number) =>
+  stored.migration_held_until !== null && stored.migration_held_until.getTime() > nowMillis
 
 export const toDescriptor = (stored: StoredWorktree): WorktreeDescriptor => {
   const { machine_id, migration_held_until: _heldUntil, migration_id: _migrationId, user_machine_path_id, ...columns } = stored
