@@ -5,6 +5,7 @@
  * source's overlays.
  */
 import type { CompiledMachineSource } from "../configuration/agent-config/Compiled.ts"
+import type { SecretId } from "../shared/Ids.ts"
 import type { PoolSettings } from "./MachinePools.ts"
 
 /** A machine's size as the totals count it. */
@@ -17,7 +18,8 @@ export interface SizedMachine {
 export interface RequestDefaults {
   readonly cwd: string | null
   readonly env: Readonly<Record<string, string>>
-  readonly secretEnv: Readonly<Record<string, string>>
+  /** Variables whose values are secrets: their secrets' ids. */
+  readonly secretEnv: Readonly<Record<string, SecretId>>
 }
 
 export interface Size {

@@ -5,11 +5,11 @@
  * secret part of a command's environment is stored as secret ids, revealed only when sent.
  */
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { Operation, Outcome, RequestId } from "../../domain/machines/DaemonProtocol.ts"
 import type { RequestDefaults } from "../../domain/machines/PoolAdmission.ts"
 import { ToolCallState } from "../../domain/runtime/ToolCalls.ts"
-import { AgentId, MachineId, MachinePoolId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import { AgentId, MachineId, MachinePoolId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Timestamp } from "../../domain/shared/Timestamp.ts"
 import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 import { insertGuarded } from "../shared/Sql.ts"
@@ -20,7 +20,8 @@ export const StoredRequest = Schema.Struct({
   machine_id: Schema.NullOr(MachineId),
   machine_pool_id: Schema.NullOr(MachinePoolId),
   operation: Operation,
-  secret_env: Schema.Record(Schema.String, Schema.NullOr(Schema.String)),
+  /** The variables whose values are secrets: their secrets' ids. */
+  secret_env: Schema.Record(Schema.String, Schema.NullOr(SecretId)),
   agent_id: Schema.NullOr(AgentId),
   tool_call_id: Schema.NullOr(ToolCallId),
   state: Schema.Literals(["pending", "done"]),
@@ -31,15 +32,9 @@ export const StoredRequest = Schema.Struct({
 })
 export type StoredRequest = typeof StoredRequest.Type
 
-const NewRequest = Schema.Struct({
-  request_id: RequestId,
-  machine_id: Schema.NullOr(MachineId),
-  machine_pool_id: Schema.NullOr(MachinePoolId),
-  operation: Operation,
-  secret_env: Schema.Record(Schema.String, Schema.NullOr(Schema.String)),
-  agent_id: Schema.NullOr(AgentId),
-  tool_call_id: Schema.NullOr(ToolCallId)
-})
+const NewRequest = Schema.Struct(
+  Struct.pick(StoredRequest.fields, ["request_id", "machine_id", "machine_pool_id", "operation", "secret_env", "agent_id", "tool_call_id"])
+)
 export type NewRequest = typeof NewRequest.Type
 
 /** A request, with the turn, state and wait token of the tool call it was made for (null: none, or not found). */
@@ -202,7 +197,7 @@ const make = Effect.gen(function*() {
       machineId: MachineId,
       cwd: Schema.NullOr(Schema.String),
       env: Schema.Record(Schema.String, Schema.String),
-      secretEnv: Schema.Record(Schema.String, Schema.String)
+      secretEnv: Schema.Record(Schema.String, SecretId)
     }),
     execute: ({ cwd, env, machineId, requestId, secretEnv }) => sql`
       UPDATE machine_requests SET machine_id = ${machineId},

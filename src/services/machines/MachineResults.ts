@@ -16,7 +16,7 @@ import { Context, Deferred, Effect, Layer, Option, Result, Schema } from "effect
 import { type Operation, type Outcome, outputSchemaOf, type Result as DaemonResult } from "../../domain/machines/DaemonProtocol.ts"
 import { OUTCOME_MAX_BYTES } from "../../domain/machines/MessageSizes.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentId, MachineId, SecretId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
+import type { AgentId, MachineId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
 import { EventNotifications } from "../runtime/EventNotifications.ts"
 import { Timeline } from "../runtime/Timeline.ts"
@@ -100,14 +100,14 @@ const make = Effect.gen(function*() {
   /** The secrets a tool request's command could read: its overlay's, and its pool machine's defaults (a deleted one is left out). */
   const secretsReadable = (request: StoredRequest) =>
     Effect.gen(function*() {
-      const ids = new Set(Object.values(request.secret_env).filter((id): id is string => id !== null))
+      const ids = new Set(Object.values(request.secret_env).filter((id) => id !== null))
       if (request.machine_pool_id !== null) {
         const pool = yield* pools.findById(request.machine_pool_id)
         if (Option.isSome(pool)) for (const id of Object.values(pool.value.default_machine_secret_env)) ids.add(id)
       }
-      const revealed = yield* Effect.forEach(ids, (id) => Effect.option(secrets.reveal(id as SecretId)))
+      const revealed = yield* Effect.forEach(ids, (id) => Effect.option(secrets.reveal(id)))
       return [...ids].flatMap((id, i): Array<UsedSecret> =>
-        Option.match(revealed[i], { onNone: () => [], onSome: (value) => [{ id: id as SecretId, value }] })
+        Option.match(revealed[i], { onNone: () => [], onSome: (value) => [{ id, value }] })
       )
     })
 

@@ -27,7 +27,7 @@ import {
 } from "../../domain/machines/DaemonProtocol.ts"
 import { DAEMON_MESSAGE_MAX_BYTES, SERVER_MESSAGE_MAX_BYTES } from "../../domain/machines/MessageSizes.ts"
 import { Unauthorized } from "../../domain/shared/Errors.ts"
-import { type MachineId, MachinePoolId, type SecretId } from "../../domain/shared/Ids.ts"
+import { type MachineId, MachinePoolId } from "../../domain/shared/Ids.ts"
 import { Secrets } from "../configuration/Secrets.ts"
 import { storableJson } from "../shared/StorableJson.ts"
 import { ApiKeysRepository } from "../tenancy/ApiKeysRepository.ts"
@@ -130,7 +130,7 @@ const make = Effect.gen(function*() {
       const env: Record<string, string> = { ...operation.env }
       for (const [name, secretId] of Object.entries(request.secret_env)) {
         if (secretId === null) continue
-        const value = yield* Effect.result(secrets.reveal(secretId as SecretId))
+        const value = yield* Effect.result(secrets.reveal(secretId))
         if (Result.isFailure(value)) {
           return Result.fail<Outcome>({
             outcome: "failed",
