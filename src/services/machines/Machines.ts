@@ -26,12 +26,27 @@ import { MachineGrantsRepository } from "./MachineGrantsRepository.ts"
 import { MachineHub } from "./MachineHub.ts"
 import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
 import { MachinesRepository } from "./MachinesRepository.ts"
-import { type StoredMachine, toDescriptor } from "./StoredMachine.ts"
+import { type MachineFacts, type StoredMachine, toDescriptor } from "./StoredMachine.ts"
 import { MachineTokens } from "./MachineTokens.ts"
 import { PoolMachines } from "./PoolMachines.ts"
 
 /** Where a daemon opens its WebSocket (served under /v1 too). */
 export const MACHINE_WS_PATH = "/api/v1/machines/ws"
+
+/**
+ * What a registration tells of its machine: the daemon's own facts, and `metadata` as the machine
+ * keeps it with the platform the daemon registered from.
+ */
+const factsOf = (input: RegisterMachineRequest, metadata: MachineFacts["metadata"], credentialId: string): MachineFacts => ({
+  name: input.machine_name,
+  hostname: input.hostname,
+  platform: input.platform,
+  architecture: input.architecture,
+  daemon_version: input.daemon_version,
+  directories: input.directories ?? [],
+  metadata: { ...metadata, [OBSERVED_PLATFORM_KEY]: input.platform },
+  credential_id: credentialId
+})
 
 const make = Effect.gen(function*() {
   const machines = yield* MachinesRepository
@@ -241,16 +256,9 @@ const make = Effect.gen(function*() {
   /** A registration of a pool machine's daemon: the machine the token was made for, whatever it asks. */
   const registerPoolMachine = (input: RegisterMachineRequest, tokenHash: string, credentialId: string) =>
     Effect.gen(function*() {
-      const machine = yield* machines.registerPoolMachine(tokenHash, {
-        name: input.machine_name,
-        hostname: input.hostname,
-        platform: input.platform,
-        architecture: input.architecture,
-        daemon_version: input.daemon_version,
-        directories: input.directories ?? [],
-        metadata: { ...(input.metadata ?? {}), [OBSERVED_PLATFORM_KEY]: input.platform },
-        credential_id: credentialId
-      }).pipe(someOrFail(() => new Conflict({ error: "This pool machine was deleted meanwhile" })))
+      const machine = yield* machines.registerPoolMachine(tokenHash, factsOf(input, input.metadata ?? {}, credentialId)).pipe(
+        someOrFail(() => new Conflict({ error: "This pool machine was deleted meanwhile" }))
+      )
       return yield* registered(machine, credentialId)
     })
 
@@ -283,16 +291,7 @@ const make = Effect.gen(function*() {
         const given = input.metadata === undefined ? [] : Object.keys(input.metadata)
         const organizationAlone = given.length === 1 && given[0] === ORG_METADATA_KEY
         const metadata = input.metadata === undefined || (organizationAlone && Option.isSome(previous)) ? kept : input.metadata
-        return {
-          name: input.machine_name,
-          hostname: input.hostname,
-          platform: input.platform,
-          architecture: input.architecture,
-          daemon_version: input.daemon_version,
-          directories: input.directories ?? [],
-          metadata: { ...metadata, [OBSERVED_PLATFORM_KEY]: input.platform },
-          credential_id: registrant.credentialId
-        }
+        return factsOf(input, metadata, registrant.credentialId)
       }
       const machine = yield* transaction(Effect.gen(function*() {
         // Read under the machine's lock, which a delete takes first: a delete that came before
