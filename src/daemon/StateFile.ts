@@ -30,7 +30,7 @@ import { homedir } from "node:os"
 import * as nodePath from "node:path"
 import { Outcome, RequestId } from "../domain/machines/DaemonProtocol.ts"
 import { MachineId } from "../domain/shared/Ids.ts"
-import { isAlive } from "../layers/ProcessLiveness.ts"
+import { holdPidLockFile } from "../layers/PidLockFile.ts"
 
 export const LedgerEntry = Schema.Union([
   Schema.Struct({ state: Schema.Literal("running"), at: Schema.Number }),
@@ -101,30 +101,16 @@ const journalPathOf = (path: string) => `${path}.journal`
 const failure = (message: string) => (cause: unknown) =>
   new StateFileError({ message: `${message}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
-/** Takes the lock file, or fails when a live daemon holds it; a stale lock (its process gone) is taken over. */
+/** Holds the lock file `FILE.lock` (PidLockFile.ts), or fails when another daemon holds it. */
 const lock = (path: string) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const lockPath = `${path}.lock`
-        for (;;) {
-          try {
-            await fs.writeFile(lockPath, String(process.pid), { flag: "wx", mode: 0o600 })
-            return lockPath
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
-            const holder = Number(await fs.readFile(lockPath, "utf8").catch(() => ""))
-            if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-              throw new Error(`another daemon (pid ${holder}) uses it; stop it or give this one another --state file`)
-            }
-            await fs.rm(lockPath, { force: true })
-          }
-        }
-      },
-      catch: failure(`The state file ${path} cannot be used`)
-    }),
-    (lockPath) => Effect.promise(() => fs.rm(lockPath, { force: true }))
-  )
+  holdPidLockFile(`${path}.lock`, {
+    inUse: (owner) =>
+      new StateFileError({
+        message: `The state file ${path} cannot be used: another daemon ${owner === undefined ? "is starting on it" : `(pid ${owner}) uses it`}; ` +
+          `stop it or give this one another --state file`
+      }),
+    unusable: failure(`The state file ${path} cannot be used`)
+  })
 
 /** A file's text, or undefined when there is none. */
 const readIfPresent = (path: string) =>

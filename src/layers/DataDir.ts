@@ -88,7 +88,7 @@ const tightenDataDir = (dir: string) => {
 }
 
 /** The one line of a failure with `path`: `DATA_DIR: cannot create /dev/null/x: not a directory`. */
-const unusable = (action: string, path: string, error: unknown) =>
+export const unusable = (action: string, path: string, error: unknown) =>
   new DataDirectoryUnusable({ message: `DATA_DIR: cannot ${action} ${path}: ${reasonOf(error)}` })
 
 /**

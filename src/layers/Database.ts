@@ -25,12 +25,12 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql"
 import { ConnectionError, SqlError } from "effect/sql/SqlError"
 import { Data, Duration, Effect, Fiber, Layer, Option, Redacted, Result, Scope } from "effect"
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
-import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory } from "./DataDir.ts"
+import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory, unusable } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
-import { isAlive } from "./ProcessLiveness.ts"
+import { holdPidLockFile } from "./PidLockFile.ts"
 import { PipelinedStatements } from "../services/shared/PipelinedStatements.ts"
 import { ACCESS_CHANGES_CHANNEL, PrincipalCache } from "../services/tenancy/PrincipalCache.ts"
 
@@ -124,75 +124,19 @@ const makeTypes = (): PgTypes.Registry => {
   return types
 }
 
-const readLockOwner = (lockFile: string): number | undefined => {
-  try {
-    const pid = Number.parseInt(readFileSync(lockFile, "utf8").trim(), 10)
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** A lock file without a pid yet may be one another process is creating right now. */
-const isBeingWritten = (lockFile: string): boolean => {
-  try {
-    return Date.now() - statSync(lockFile).mtimeMs < 5_000
-  } catch {
-    return false
-  }
-}
-
-/** Creates the lock file holding this pid; false when it exists already. */
-const createLock = (lockFile: string): boolean => {
-  try {
-    writeFileSync(lockFile, `${process.pid}\n`, { flag: "wx", mode: 0o600 })
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
-    throw error
-  }
-}
-
-/** The lock files this process holds: a lock naming our own pid is ours only if it is in here. */
-const heldLocks = new Set<string>()
-
-/**
- * Holds DATA_DIR/pg.lock for the life of the scope. A lock is stale when its owner is not alive,
- * names this process without being held by it (a pid reused after a restart, as pid 1 in a
- * container), or has held no pid for seconds; a stale lock is replaced, once, and if another
- * process wins that race, it is reported as the owner.
- */
+/** Holds DATA_DIR/pg.lock for the life of the scope (PidLockFile.ts). */
 const lockDataDirectory = (dataDir: string) => {
   const lockFile = resolve(dataDir, LOCK_FILE)
-  const inUse = (pid: number | undefined) =>
-    new DataDirectoryInUse({
-      message: `The data directory ${dataDir} is in use by ${pid === undefined ? "another process" : `process ${pid}`} ` +
-        `(lock file ${lockFile}): the embedded database can be opened by one process at a time. ` +
-        `Stop that process, or set DATABASE_URL to use a PostgreSQL server.`
-    })
-  const isHeld = (owner: number | undefined) =>
-    owner === undefined
-      ? isBeingWritten(lockFile)
-      : owner === process.pid
-      ? heldLocks.has(lockFile)
-      : isAlive(owner)
-  return Effect.acquireRelease(
-    Effect.gen(function*() {
-      yield* prepareDataDir(dataDir)
-      if (!createLock(lockFile)) {
-        const owner = readLockOwner(lockFile)
-        if (isHeld(owner)) return yield* Effect.fail(inUse(owner))
-        yield* Effect.logWarning(`Replacing the stale lock ${lockFile} of process ${owner ?? "unknown"}`)
-        rmSync(lockFile, { force: true })
-        if (!createLock(lockFile)) return yield* Effect.fail(inUse(readLockOwner(lockFile)))
-      }
-      heldLocks.add(lockFile)
-    }),
-    () =>
-      Effect.sync(() => {
-        heldLocks.delete(lockFile)
-        if (readLockOwner(lockFile) === process.pid) rmSync(lockFile, { force: true })
-      })
+  return prepareDataDir(dataDir).pipe(
+    Effect.andThen(holdPidLockFile(lockFile, {
+      inUse: (owner) =>
+        new DataDirectoryInUse({
+          message: `The data directory ${dataDir} is in use by ${owner === undefined ? "another process" : `process ${owner}`} ` +
+            `(lock file ${lockFile}): the embedded database can be opened by one process at a time. ` +
+            `Stop that process, or set DATABASE_URL to use a PostgreSQL server.`
+        }),
+      unusable: (cause) => unusable("lock", lockFile, cause)
+    }))
   )
 }
 

@@ -3,7 +3,8 @@
  * however often it arrives, its result is kept until acknowledged and re-sent after a restart,
  * an acknowledgement is written with the next change or at the stop, acknowledged ids are forgotten
  * in batches, a request that was running when the daemon stopped is not run again, cancels, and a
- * request whose handling was interrupted while it was admitted. The state file: its lock, its server,
+ * request whose handling was interrupted while it was admitted. The state file: its lock (a live
+ * holder's, one still being written, and another daemon's left at a stop), its server,
  * its journal replayed over its snapshot (an unfinished last line ignored, a damaged one
  * refused, an old journal left by a stop between a snapshot and its journal ignored), and a file
  * written before journals.
@@ -13,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Layer, Queue, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { spawn } from "node:child_process"
-import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import type { DaemonMessage, Request } from "../../src/domain/machines/DaemonProtocol.ts"
 import { Directories } from "../../src/daemon/Directories.ts"
 import { Outbox } from "../../src/daemon/Outbox.ts"
@@ -232,6 +233,32 @@ describe("the state file", () => {
     await new Promise((resolve) => holder.once("exit", resolve))
     await open(path)
     expect(existsSync(`${path}.lock`)).toBe(false)
+  })
+
+  it("is not taken from a daemon still writing its lock, nor its lock removed by another daemon's stop", async () => {
+    const path = tree.path("..", "contended.json")
+    const lockFile = `${path}.lock`
+    // A daemon between creating its lock file and writing its pid in it.
+    writeFileSync(lockFile, "")
+    await expect(open(path)).rejects.toThrow("another daemon is starting on it")
+    expect(readFileSync(lockFile, "utf8")).toBe("")
+    // Left empty for longer than a write takes: that daemon is gone.
+    utimesSync(lockFile, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000))
+    await open(path)
+    expect(existsSync(lockFile)).toBe(false)
+
+    // A daemon whose lock another one has taken over (as it would a lock it found stale) leaves that lock when it stops.
+    const holder = spawn("sleep", ["30"])
+    try {
+      const scope = Effect.runSync(Scope.make())
+      await Effect.runPromise(Layer.buildWithScope(StateFile.layer(path, SERVER), scope))
+      writeFileSync(lockFile, String(holder.pid))
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      expect(readFileSync(lockFile, "utf8")).toBe(String(holder.pid))
+      await expect(open(path)).rejects.toThrow(`another daemon (pid ${holder.pid}) uses it`)
+    } finally {
+      holder.kill("SIGKILL")
+    }
   })
 
   it("belongs to one server, and a damaged one is refused with what to do", async () => {
