@@ -132,6 +132,9 @@ export const AgentEvent = Schema.Union([
 ]).annotate({ identifier: "AgentEvent" })
 export type AgentEvent = typeof AgentEvent.Type
 
+/** The events of the kind, or kinds, `K`. */
+export type EventOf<K extends AgentEvent["event_kind"]> = Extract<AgentEvent, { readonly event_kind: K }>
+
 type BaseField = keyof typeof base
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 

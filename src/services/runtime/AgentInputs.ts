@@ -11,7 +11,7 @@ import { type ActorId, type AgentId, InputId, type OrgId, type ProjectId, TurnId
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentEvent, NewEvent } from "../../domain/runtime/Events.ts"
+import type { EventOf, NewEvent } from "../../domain/runtime/Events.ts"
 import { InputAccepted, type SendInput } from "../../domain/runtime/Inputs.ts"
 import { canonicalJson } from "../../domain/configuration/agent-config/Canonical.ts"
 import type { JsonValue } from "../../domain/configuration/agent-config/Definition.ts"
@@ -41,14 +41,12 @@ export interface SentInput {
   readonly replayed: boolean
 }
 
-type InputEvent = Extract<AgentEvent, { event_kind: "agent_input" }>
-
 /**
  * An input recorded: its event, the answer it got, and the turn it started, if any; or, replayed,
  * the first input under its idempotency key (nothing recorded, nothing started).
  */
 interface RecordedInput {
-  readonly event: InputEvent
+  readonly event: EventOf<"agent_input">
   readonly disposition: Disposition
   readonly started: Option.Option<TurnId>
   readonly replayed: boolean
@@ -93,7 +91,7 @@ const make = Effect.gen(function*() {
   const knownAgents = yield* KnownAgentRows
 
   const eventAt = (agent: Agent, sequence: number) =>
-    Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as InputEvent)
+    Effect.map(timeline.list(agent, { after_sequence: sequence - 1, limit: 1 }), (page) => page.data[0] as EventOf<"agent_input">)
 
   /**
    * The input's event, with its turn's `started` event when the agent is idle (the input starts
@@ -197,7 +195,7 @@ const make = Effect.gen(function*() {
       const written = yield* newInput(agent, { ...input, content_blocks: yield* blocks })
       const [event] = yield* timeline.append(agentId, written.events, written.state, written.writes)
       const recorded: RecordedInput = {
-        event: event as InputEvent,
+        event: event as EventOf<"agent_input">,
         disposition: written.disposition,
         started: written.started,
         replayed: false
@@ -233,7 +231,7 @@ const make = Effect.gen(function*() {
         queued_inputs: Option.isSome(written.started) ? agent.queued_inputs : agent.queued_inputs + 1
       })
       return Option.some<RecordedInput>({
-        event: appended[0] as InputEvent,
+        event: appended[0] as EventOf<"agent_input">,
         disposition: written.disposition,
         started: written.started,
         replayed: false

@@ -10,7 +10,7 @@
  * the model reads is appended to a turn after its end (its open tool calls are cancelled and its
  * interactions closed with it), so only the turns still running keep their events.
  */
-import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import type { AgentEvent, EventOf } from "../../domain/runtime/Events.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
 import { HashMap, Option, Schema } from "effect"
 import { arrayLength, itemLength } from "./ContextBudget.ts"
@@ -50,8 +50,6 @@ const replayOf = (block: ContentBlock): ReasoningReplay | undefined => {
   const replay = block.metadata?.[REPLAY_METADATA_KEY]
   return isReasoningReplay(replay) ? replay : undefined
 }
-
-type EventOf<K extends AgentEvent["event_kind"]> = Extract<AgentEvent, { event_kind: K }>
 
 /** The events of a turn the model reads. */
 type ContentEvent = EventOf<"agent_input" | "model_output" | "tool_call" | "tool_result">

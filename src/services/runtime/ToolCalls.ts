@@ -10,7 +10,7 @@ import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts
 import type { AgentId, OrgId, ProjectId, ToolCallId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentEvent } from "../../domain/runtime/Events.ts"
+import type { EventOf } from "../../domain/runtime/Events.ts"
 import { type SubmitToolResult, ToolResult, ToolResultAccepted } from "../../domain/runtime/ToolCalls.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -48,9 +48,6 @@ const refusal = (call: StoredToolCall): StateTransitionConflict | undefined => {
       return new StateTransitionConflict({ error: `Tool call ${call.id} is ${call.state} and takes no result` })
   }
 }
-
-/** A call's `tool_result` event. */
-type ResultEvent = Extract<AgentEvent, { readonly event_kind: "tool_result" }>
 
 const make = Effect.gen(function*() {
   const toolCalls = yield* ToolCallsRepository
@@ -90,7 +87,7 @@ const make = Effect.gen(function*() {
       Effect.fail(Option.isNone(agent) ? agentNotFound(projectId, agentId) : notFound(agentId, toolCallId)()))
 
   /** The call as its completion left it: the outcome, the result's event, and that event's `created_at`. */
-  const completed = (call: StoredToolCall, outcome: SubmitToolResult["outcome"], event: ResultEvent): StoredToolCall => ({
+  const completed = (call: StoredToolCall, outcome: SubmitToolResult["outcome"], event: EventOf<"tool_result">): StoredToolCall => ({
     ...call,
     state: "completed",
     outcome,

@@ -24,7 +24,7 @@ import { BUILTIN_TOOLS } from "../../domain/configuration/agent-config/BuiltinTo
 import type { CompiledTool } from "../../domain/configuration/agent-config/Compiled.ts"
 import { type AgentId, InteractionId, type ProjectId, type ToolCallId, type TurnId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentEvent, NewEvent } from "../../domain/runtime/Events.ts"
+import type { EventOf, NewEvent } from "../../domain/runtime/Events.ts"
 import type { ToolCallState } from "../../domain/runtime/ToolCalls.ts"
 import type { MachineTarget } from "../../domain/machines/MachineTarget.ts"
 import type { MachineToolName } from "../../domain/machines/MachineTools.ts"
@@ -141,7 +141,7 @@ const make = Effect.gen(function*() {
         undefined,
         ([eventId]) => [toolCalls.completeBefore(callId, outcome, eventId)]
       ),
-      ([event]) => event as Extract<AgentEvent, { event_kind: "tool_result" }>
+      ([event]) => event as EventOf<"tool_result">
     )
 
   const failCall = (agentId: AgentId, turnId: TurnId, callId: ToolCallId, message: string) =>

@@ -15,7 +15,7 @@ import type { Statement } from "effect/sql"
 import type { AgentId, EventId, ProjectId, ToolCallId, TurnId } from "../../domain/shared/Ids.ts"
 import type { Agent } from "../../domain/runtime/Agents.ts"
 import type { ContentBlock } from "../../domain/runtime/ContentBlocks.ts"
-import type { AgentEvent, NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
+import type { EventOf, NewEvent, TokenUsage } from "../../domain/runtime/Events.ts"
 import type { ToolOutcome } from "../../domain/runtime/ToolCalls.ts"
 import { MachineRequestsRepository, type NewRequest } from "../machines/MachineRequestsRepository.ts"
 import { someOrFail } from "../shared/Failures.ts"
@@ -308,7 +308,7 @@ const make = Effect.gen(function*() {
           ...turns.statusRefreshedAfter(turnId, waitsOf(turnId, callId), "completed_call")
         ]
       })),
-      (appended) => Option.map(Arr.head(appended), (event) => event as Extract<AgentEvent, { event_kind: "tool_result" }>)
+      (appended) => Option.map(Arr.head(appended), (event) => event as EventOf<"tool_result">)
     )
   }
 
