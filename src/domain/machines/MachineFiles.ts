@@ -6,13 +6,10 @@
 import { Effect, Schema } from "effect"
 import { NonNegativeInt } from "../shared/NonNegativeInt.ts"
 import { optional } from "../shared/Optional.ts"
+import { Sha256Digest } from "../shared/Sha256Digest.ts"
 
-/** The SHA-256 of a file's bytes: `sha256:` then 64 lowercase hexadecimal digits. */
-export const FileDigest = Schema.String.pipe(
-  Schema.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u, {
-    message: "must be a digest of the form sha256: followed by 64 lowercase hexadecimal digits"
-  }))
-).annotate({ identifier: "FileDigest", description: "sha256: followed by the 64 hexadecimal digits of the file's SHA-256" })
+/** The SHA-256 of a file's bytes. */
+export const FileDigest = Sha256Digest.annotate({ identifier: "FileDigest", description: "sha256: followed by the 64 hexadecimal digits of the file's SHA-256" })
 export type FileDigest = typeof FileDigest.Type
 
 /** How `content` is written: UTF-8 text as is, or any bytes in base64. */

@@ -10,6 +10,7 @@ import { canonicalJson } from "../configuration/agent-config/Canonical.ts"
 import type { JsonValue } from "../configuration/agent-config/Definition.ts"
 import { MAX_INT } from "../configuration/Models.ts"
 import { Description } from "../configuration/Secrets.ts"
+import { ENV_NAME_PATTERN, ENV_NAME_RULE } from "../shared/EnvName.ts"
 import type { Issue } from "../shared/Errors.ts"
 import { MachinePoolGrantId, MachinePoolId, OrgId, ProjectId, SecretId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
@@ -38,12 +39,10 @@ const between = (min: number, max: number) =>
 export const SizeField = between(1, MAX_INT)
 export const IdleMinutes = between(MIN_IDLE_MINUTES, MAX_INT)
 
-/** Environment variable names, the keys of `default_machine_env` and `default_machine_secret_env`. */
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/u
 const envKeys = <A extends Readonly<Record<string, unknown>>>(record: A) => {
   const bad = Object.keys(record).find((key) => !ENV_NAME_PATTERN.test(key))
   return bad === undefined ||
-    `keys must be environment variable names: a letter or _, then letters, digits or _ (at most 128); got ${JSON.stringify(bad.slice(0, 80))}`
+    `keys must be environment variable names: ${ENV_NAME_RULE}; got ${JSON.stringify(bad.slice(0, 80))}`
 }
 // Keys are checked by a filter: a Record whose key schema refuses a key drops that pair silently.
 export const MachineEnv = Schema.Record(Schema.String, Schema.String).pipe(Schema.check(Schema.makeFilter(envKeys)))

@@ -10,6 +10,7 @@
 import { HttpApiSchema } from "effect/http-api"
 import { Formatter, Schema, SchemaTransformation } from "effect"
 import { optional } from "./Optional.ts"
+import { Sha256Digest } from "./Sha256Digest.ts"
 
 export const Issue = Schema.Struct({
   path: Schema.String,
@@ -19,10 +20,8 @@ export const Issue = Schema.Struct({
 }).annotate({ identifier: "Issue" })
 export type Issue = typeof Issue.Type
 
-const Digest = Schema.String.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u))
-
 const withIssues = { issues: optional(Schema.Array(Issue)) }
-const withDigest = { current_digest: optional(Digest) }
+const withDigest = { current_digest: optional(Sha256Digest) }
 const withDetails = { details: optional(Schema.String) }
 
 const without = (record: object, key: string) =>

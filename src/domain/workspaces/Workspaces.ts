@@ -21,6 +21,7 @@ import {
 } from "../shared/Ids.ts"
 import { Metadata } from "../shared/Metadata.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
+import { Sha256Digest } from "../shared/Sha256Digest.ts"
 import { Timestamp } from "../shared/Timestamp.ts"
 import { CodeMode, ModelName, ProviderKey, Thinking, VoiceLanguage } from "./UserSettings.ts"
 
@@ -128,7 +129,7 @@ export const WorktreeType = Schema.Literals(["LOCAL", "REMOTE"])
 export type WorktreeType = typeof WorktreeType.Type
 
 /** A checkpoint's id: the SHA-256 of its bytes. */
-export const CheckpointId = Schema.String.pipe(Schema.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u)))
+export const CheckpointId = Sha256Digest
 
 export class WorktreeDescriptor extends Schema.Class<WorktreeDescriptor>("WorktreeDescriptor")({
   id: WorktreeId,

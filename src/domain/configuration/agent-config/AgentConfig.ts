@@ -5,14 +5,13 @@
 import { Schema } from "effect"
 import { optional } from "../../shared/Optional.ts"
 import { AgentConfigId, ConfiguredModelId, ModelRevisionId, OrgId, ProjectId } from "../../shared/Ids.ts"
+import { Sha256Digest } from "../../shared/Sha256Digest.ts"
 import { Timestamp } from "../../shared/Timestamp.ts"
 import { ApiFormat } from "../ModelProviderConfigs.ts"
 import { ModelSettings } from "../Models.ts"
 import { CompiledAgentConfig } from "./Compiled.ts"
 
 export const SourceFormat = Schema.Literals(["yaml", "json"])
-
-const Hash = Schema.String.pipe(Schema.check(Schema.isPattern(/^sha256:[0-9a-f]{64}$/u)))
 
 const settings = ModelSettings.fields
 
@@ -43,9 +42,9 @@ export class AgentConfig extends Schema.Class<AgentConfig>("AgentConfig")({
   project_id: ProjectId,
   source: optional(Schema.String),
   source_format: optional(SourceFormat),
-  effective_definition_hash: Hash,
+  effective_definition_hash: Sha256Digest,
   model: AgentConfigModel,
-  instruction_hash: optional(Hash),
+  instruction_hash: optional(Sha256Digest),
   created_at: Timestamp,
   compiled_definition: CompiledAgentConfig
 }) {}

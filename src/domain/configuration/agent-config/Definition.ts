@@ -11,6 +11,7 @@ import { Schema } from "effect"
 import { optional } from "../../shared/Optional.ts"
 import { AgentConfigId, MachinePoolId, SkillId } from "../../shared/Ids.ts"
 import { CacheRetention, MAX_INT } from "../Models.ts"
+import { EnvName } from "../../shared/EnvName.ts"
 import { ResourceName } from "../../shared/ResourceName.ts"
 
 export const MAX_DEPTH = { min: 1, max: 8, default: 3 } as const
@@ -40,13 +41,6 @@ export const JsonObject = Schema.Record(Schema.String, JsonValue)
 export const KEY_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/u
 export const Key = Schema.String.pipe(
   Schema.check(Schema.isPattern(KEY_PATTERN, { message: "must be 1 to 64 characters of a-z, A-Z, 0-9, _ or -" }))
-)
-
-/** Environment variable names. */
-export const EnvName = Schema.String.pipe(
-  Schema.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/u, {
-    message: "must be an environment variable name: a letter or _, then letters, digits or _ (at most 128)"
-  }))
 )
 
 export const HttpUrl = Schema.String.pipe(
