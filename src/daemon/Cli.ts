@@ -22,7 +22,7 @@ import { Cause, Config, Console, Effect, Layer, Option, Redacted, Schema, Schema
 import { hostname } from "node:os"
 import { OrgId } from "../domain/shared/Ids.ts"
 import { ResourceName } from "../domain/shared/ResourceName.ts"
-import { decodedWith } from "../layers/DecodedOption.ts"
+import { decodedWith } from "../layers/DecodedFlag.ts"
 import { JsonLogsLive } from "../layers/Logging.ts"
 import { runMain } from "../layers/RunMain.ts"
 import { DAEMON_VERSION, DaemonConfig } from "./DaemonConfig.ts"

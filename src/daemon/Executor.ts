@@ -4,23 +4,17 @@
  * result, logged.
  */
 import type { ChildProcessSpawner } from "effect/process"
-import { Effect, Schema, SchemaIssue } from "effect"
+import { Effect, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import type { Operation, Outcome, ToolOperation } from "../domain/machines/DaemonProtocol.ts"
 import { MACHINE_TOOLS } from "../domain/machines/MachineTools.ts"
+import { describeIssues } from "../layers/SchemaIssues.ts"
 import { absolutePath, Directories, resolveExisting } from "./Directories.ts"
 import { readFileOperation, writeFileOperation } from "./FileOperations.ts"
 import { checkpointCreate, checkpointRestore, worktreeCreate } from "./GitOperations.ts"
 import { type OperationError, operationError } from "./OperationError.ts"
 import { TOOL_RUNNERS } from "./tools/MachineToolRunners.ts"
 import type { ToolContext } from "./tools/ToolContext.ts"
-
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
-const describeIssues = (error: Schema.SchemaError) =>
-  formatIssues(error.issue).issues
-    .map((issue) => `${["input", ...(issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key))].join(".")}: ${issue.message}`)
-    .join("; ")
 
 /**
  * The call's working directory, resolved: the first of the machine's directories when it gives

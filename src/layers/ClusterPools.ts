@@ -4,21 +4,17 @@
  * JSON of the documented shape, or declares a pool the server refuses stops the start-up with a
  * message naming the problem. One process at a time (src/layers/StartupLock.ts).
  */
-import { Effect, Layer, Option, Schema, SchemaIssue } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { ClusterPoolsFile } from "../domain/machines/MachinePools.ts"
 import { strict } from "../domain/shared/Strict.ts"
 import { ClusterPools, ClusterPoolsRefused } from "../services/machines/ClusterPools.ts"
 import { AppConfig } from "./AppConfig.ts"
+import { describeIssues } from "./SchemaIssues.ts"
 import { withStartupLock } from "./StartupLock.ts"
 
 /** No property the file format does not list (strict, as a request body is). */
 const decodeFile = Schema.decodeUnknownEffect(Schema.fromJsonString(ClusterPoolsFile), { errors: "all", ...strict })
-
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
-/** A path segment of a Standard Schema issue: a key, or an object holding one. */
-const segment = (key: PropertyKey | { readonly key: PropertyKey }) => String(typeof key === "object" ? key.key : key)
 
 export const ClusterPoolsLive = Layer.effectDiscard(
   Effect.gen(function*() {
@@ -32,10 +28,7 @@ export const ClusterPoolsLive = Layer.effectDiscard(
     const file = yield* decodeFile(text).pipe(
       Effect.mapError((error) =>
         new ClusterPoolsRefused({
-          details: `${path} is not a valid cluster pools file: ` +
-            formatIssues(error.issue).issues.slice(0, 10).map((issue) =>
-              `${issue.path === undefined || issue.path.length === 0 ? "(the document)" : issue.path.map(segment).join(".")}: ${issue.message.replaceAll("\n", " ")}`
-            ).join("; ")
+          details: `${path} is not a valid cluster pools file: ${describeIssues(error)}`
         })
       )
     )

@@ -5,9 +5,8 @@
  * tree of the schema.
  */
 import { CliError, Flag } from "effect/cli"
-import { Effect, Schema, SchemaIssue } from "effect"
-
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+import { Effect, Schema } from "effect"
+import { describeIssues } from "./SchemaIssues.ts"
 
 export const decodedWith = <A, I>(name: string, schema: Schema.Codec<A, I>) =>
 (flag: Flag.Flag<I>): Flag.Flag<A> =>
@@ -15,7 +14,7 @@ export const decodedWith = <A, I>(name: string, schema: Schema.Codec<A, I>) =>
     Schema.decodeEffect(schema)(raw).pipe(
       Effect.mapError((error) =>
         new CliError.ValidationError({
-          message: `--${name} ${formatIssues(error.issue).issues.map((issue) => issue.message).join("; ")}`
+          message: `--${name} ${describeIssues(error)}`
         })
       )
     ))
