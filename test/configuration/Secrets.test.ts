@@ -240,7 +240,10 @@ describeApp()("secrets", (it) => {
       const grantPersonal = yield* expectFailure(
         owner.client.secrets.createGrant({ params: { orgID: org.id, secretID: personal.id }, payload: { target_project_id: project.id } })
       )
-      expect(grantPersonal._tag).toBe("InvalidRequest")
+      expect(grantPersonal).toMatchObject({
+        _tag: "InvalidRequest",
+        error: `Secret ${personal.id} is a personal secret: it is usable by its owner in every project of the organization and is not granted to projects`
+      })
       expect(yield* resolve(owner.user.id, "DB_URL")).toEqual(Option.some({ id: personal.id }))
       expect(yield* resolve(stranger.user.id, "DB_URL")).toEqual(Option.some({ id: secret.id }))
 

@@ -177,7 +177,7 @@ describeApp()("skills", (it) => {
         params: { orgID: org.id, skillID: skill.id },
         payload: { target_project_id: projectA.id }
       }))
-      expect(toOwner._tag).toBe("Conflict")
+      expect(toOwner).toMatchObject({ _tag: "Conflict", error: `Project ${projectA.id} owns skill ${skill.id}; it needs no grant` })
 
       const grants = yield* client.skills.listGrants({ params: { orgID: org.id, skillID: skill.id }, query: {} })
       expect(grants.data.map((g) => g.id)).toEqual([grant.id])

@@ -188,7 +188,10 @@ describeApp()("machines", (it) => {
         params: { orgID: org.id, machineID: personal.machine.id },
         payload: { target_project_id: other.id }
       }))
-      expect(grant._tag).toBe("InvalidRequest")
+      expect(grant).toMatchObject({
+        _tag: "InvalidRequest",
+        error: `Machine ${personal.machine.id} is a personal machine: it is usable by its owner in every project of the organization and is not granted to projects`
+      })
     }))
 
   it.effect("a personal key of a user in several organizations names one in metadata.org_id; a re-registration keeps the machine's", () =>

@@ -4,7 +4,6 @@
  * their project grants; every member can read them. A project uses only the models granted to it.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   ConfiguredModel,
   type CreateConfiguredModel,
@@ -16,7 +15,6 @@ import { completeSettings, patchedSettings } from "../../domain/configuration/Mo
 import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import {
   ConfiguredModelId,
-  type ModelGrantId,
   ModelRevisionId,
   type OrgId,
   type ProjectId
@@ -173,14 +171,7 @@ const make = Effect.gen(function*() {
   const grantable = (orgId: OrgId, modelId: ConfiguredModelId) =>
     Effect.andThen(access.requireOrgRole(orgId, "admin"), models.find(modelId, orgId).pipe(someOrFail(notFound(modelId))))
 
-  const createGrant = (orgId: OrgId, modelId: ConfiguredModelId, input: CreateGrant) =>
-    Effect.andThen(grantable(orgId, modelId), grants.create(modelGrants, orgId, modelId, input))
-
-  const listGrants = (orgId: OrgId, modelId: ConfiguredModelId, query: ListQuery) =>
-    Effect.andThen(get(orgId, modelId), grants.list(modelGrants, modelId, query))
-
-  const removeGrant = (orgId: OrgId, modelId: ConfiguredModelId, grantId: ModelGrantId) =>
-    Effect.andThen(grantable(orgId, modelId), grants.remove(modelGrants, modelId, grantId))
+  const { createGrant, listGrants, removeGrant } = grants.operations(modelGrants, { grantable, visible: get })
 
   /** The model `modelName` of the provider config `providerConfigName`, when it is granted to the project. */
   const resolveForProject = (orgId: OrgId, projectId: ProjectId, providerConfigName: string, modelName: string) =>

@@ -5,10 +5,9 @@
  * runtime.
  */
 import { Cache, Context, Duration, Effect, Exit, Layer, Option, Redacted, Result, Schema } from "effect"
-import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import type { CreateSecret } from "../../domain/configuration/Secrets.ts"
-import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
-import { type OrgId, type ProjectId, type SecretGrantId, SecretId, type UserId } from "../../domain/shared/Ids.ts"
+import { Conflict, NotFound } from "../../domain/shared/Errors.ts"
+import { type OrgId, type ProjectId, SecretId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { SecretKey } from "../../layers/SecretKey.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
@@ -17,7 +16,7 @@ import { listOf, paged } from "../shared/Paging.ts"
 import type { RowLock } from "../shared/Sql.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { Access } from "../tenancy/Access.ts"
-import { Grants } from "./Grants.ts"
+import { Grants, personalNotGranted } from "./Grants.ts"
 import { open, seal } from "./SecretBox.ts"
 import { SecretGrantsRepository } from "./SecretGrantsRepository.ts"
 import { describeReferrer, SecretReferences } from "./SecretReferences.ts"
@@ -131,24 +130,12 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const secret = yield* manageable(orgId, secretId)
       if (secret.owner === "personal") {
-        return yield* Effect.fail(
-          new InvalidRequest({
-            error: `Secret ${secretId} is a personal secret: it is usable by its owner in every project of ` +
-              `the organization and is not granted to projects`
-          })
-        )
+        return yield* Effect.fail(personalNotGranted("Secret", secretId))
       }
       return secret
     })
 
-  const createGrant = (orgId: OrgId, secretId: SecretId, input: CreateGrant) =>
-    Effect.andThen(grantable(orgId, secretId), grants.create(secretGrants, orgId, secretId, input))
-
-  const listGrants = (orgId: OrgId, secretId: SecretId, query: ListQuery) =>
-    Effect.andThen(visible(orgId, secretId), grants.list(secretGrants, secretId, query))
-
-  const removeGrant = (orgId: OrgId, secretId: SecretId, grantId: SecretGrantId) =>
-    Effect.andThen(grantable(orgId, secretId), grants.remove(secretGrants, secretId, grantId))
+  const { createGrant, listGrants, removeGrant } = grants.operations(secretGrants, { grantable, visible })
 
   /**
    * The secret `name` as a project sees it: the personal secret of `userId` in the

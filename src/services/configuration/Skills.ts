@@ -6,7 +6,6 @@
  * needs write access to the owning project; a personal skill, being its owner.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   type Skill,
   SKILL_CONTENT_MAX_BYTES,
@@ -15,7 +14,7 @@ import {
   skillContentProblems
 } from "../../domain/configuration/Skills.ts"
 import { Conflict, InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/Errors.ts"
-import { type OrgId, type ProjectId, type SkillGrantId, SkillId, type UserId } from "../../domain/shared/Ids.ts"
+import { type OrgId, type ProjectId, SkillId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -182,22 +181,11 @@ const make = Effect.gen(function*() {
       )
     )
 
-  const createGrant = (orgId: OrgId, skillId: SkillId, input: CreateGrant) =>
-    Effect.gen(function*() {
-      const skill = yield* changeable(orgId, skillId)
-      if (skill.owner_project_id === input.target_project_id) {
-        return yield* Effect.fail(
-          new Conflict({ error: `Project ${input.target_project_id} owns skill ${skillId}; it needs no grant` })
-        )
-      }
-      return yield* grants.create(skillGrants, orgId, skillId, input)
-    })
-
-  const listGrants = (orgId: OrgId, skillId: SkillId, query: ListQuery) =>
-    Effect.andThen(visible(orgId, skillId), grants.list(skillGrants, skillId, query))
-
-  const removeGrant = (orgId: OrgId, skillId: SkillId, grantId: SkillGrantId) =>
-    Effect.andThen(changeable(orgId, skillId), grants.remove(skillGrants, skillId, grantId))
+  const { createGrant, listGrants, removeGrant } = grants.operations(skillGrants, {
+    grantable: changeable,
+    visible,
+    ownerProjectOf: (skill) => skill.owner_project_id
+  })
 
   /** Which of `candidates` `projectId` may use, and how, strongest use first. */
   const usableAmong = (projectId: ProjectId, userId: UserId | null, candidates: ReadonlyArray<Skill>) =>

@@ -6,7 +6,6 @@
  * (PoolMachines starts and deletes them); deleting a pool deletes its machines first.
  */
 import { Context, Effect, Layer } from "effect"
-import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import {
   type CheckConnection,
   type ConnectionChecked,
@@ -28,7 +27,6 @@ import {
 } from "../../domain/shared/Errors.ts"
 import { invalidRequestWith } from "../../domain/shared/ListedIssues.ts"
 import {
-  type MachinePoolGrantId,
   MachinePoolId,
   type OrgId,
   type ProjectId
@@ -199,14 +197,7 @@ const make = Effect.gen(function*() {
   const grantable = (orgId: OrgId, poolId: MachinePoolId) =>
     Effect.andThen(access.requireOrgRole(orgId, "admin"), pools.find(orgId, poolId).pipe(someOrFail(notFound(poolId))))
 
-  const createGrant = (orgId: OrgId, poolId: MachinePoolId, input: CreateGrant) =>
-    Effect.andThen(grantable(orgId, poolId), grants.create(poolGrants, orgId, poolId, input))
-
-  const listGrants = (orgId: OrgId, poolId: MachinePoolId, query: ListQuery) =>
-    Effect.andThen(get(orgId, poolId), grants.list(poolGrants, poolId, query))
-
-  const removeGrant = (orgId: OrgId, poolId: MachinePoolId, grantId: MachinePoolGrantId) =>
-    Effect.andThen(grantable(orgId, poolId), grants.remove(poolGrants, poolId, grantId))
+  const { createGrant, listGrants, removeGrant } = grants.operations(poolGrants, { grantable, visible: get })
 
   /** Which of `poolIds` are pools of the organization granted to the project. */
   const usableByProject = (orgId: OrgId, projectId: ProjectId, poolIds: ReadonlyArray<MachinePoolId>) =>

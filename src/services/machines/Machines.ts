@@ -5,15 +5,13 @@
  * key) is visible to, managed and usable by its owner only, in every project of its organization.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import type { CreateGrant } from "../../domain/configuration/Grants.ts"
 import { OBSERVED_PLATFORM_KEY, ORG_METADATA_KEY } from "../../domain/machines/MachineMetadata.ts"
-import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { MachineListQuery, UpdateMachine } from "../../domain/machines/Machines.ts"
 import { CurrentRegistrant, type Registrant } from "../../domain/machines/Registrant.ts"
 import type { RegisterMachineRequest, RegisterMachineResponse } from "../../domain/machines/Registration.ts"
 import { Conflict, InvalidRequest, NotFound, PendingWork } from "../../domain/shared/Errors.ts"
-import { type MachineGrantId, MachineId, OrgId, type ProjectId, type UserId } from "../../domain/shared/Ids.ts"
-import { Grants } from "../configuration/Grants.ts"
+import { MachineId, OrgId, type ProjectId, type UserId } from "../../domain/shared/Ids.ts"
+import { Grants, personalNotGranted } from "../configuration/Grants.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -151,24 +149,12 @@ const make = Effect.gen(function*() {
         )
       }
       if (machine.owner_user_id !== null) {
-        return yield* Effect.fail(
-          new InvalidRequest({
-            error: `Machine ${machineId} is a personal machine: it is usable by its owner in every project of ` +
-              `the organization and is not granted to projects`
-          })
-        )
+        return yield* Effect.fail(personalNotGranted("Machine", machineId))
       }
       return machine
     })
 
-  const createGrant = (orgId: OrgId, machineId: MachineId, input: CreateGrant) =>
-    Effect.andThen(grantable(orgId, machineId), grants.create(machineGrants, orgId, machineId, input))
-
-  const listGrants = (orgId: OrgId, machineId: MachineId, query: ListQuery) =>
-    Effect.andThen(visible(orgId, machineId), grants.list(machineGrants, machineId, query))
-
-  const removeGrant = (orgId: OrgId, machineId: MachineId, grantId: MachineGrantId) =>
-    Effect.andThen(grantable(orgId, machineId), grants.remove(machineGrants, machineId, grantId))
+  const { createGrant, listGrants, removeGrant } = grants.operations(machineGrants, { grantable, visible })
 
   /** The organization of the user's own machine `machineId`, while the user is still a member of it. */
   const ownMachineOrganization = (userId: UserId, machineId: MachineId | null | undefined) =>
