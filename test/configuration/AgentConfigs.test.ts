@@ -738,6 +738,27 @@ describeApp()("agent configs", (it) => {
       expect(JSON.stringify(created.config)).not.toContain("ghp_not_a_real_token")
     }))
 
+  it.effect("env_overlay and secret_env_overlay keys that are no environment variable names are refused, not dropped", () =>
+    Effect.gen(function*() {
+      const { create, grantedDockerPool } = yield* setUp()
+      const pool = yield* grantedDockerPool
+      for (const field of ["env_overlay", "secret_env_overlay"]) {
+        const source = YAML_SOURCE + [
+          "machine_sources:",
+          `  - machine_pool_id: ${pool.id}`,
+          `    ${field}: { GOOD: null, "1BAD": null }`,
+          ""
+        ].join("\n")
+        const refused = issuesOf(yield* expectFailure(create(source, "yaml")))
+        expect(refused).toEqual([
+          expect.objectContaining({
+            path: `/machine_sources/0/${field}`,
+            message: expect.stringContaining('keys must be environment variable names: a letter or _, then letters, digits or _ (at most 128); got "1BAD"')
+          })
+        ])
+      }
+    }))
+
   it.effect("a machine source's machine_pool_id must name a pool of the organization granted to the project", () =>
     Effect.gen(function*() {
       const { create, dockerPool, org, other, owner, project } = yield* setUp()

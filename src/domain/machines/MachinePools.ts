@@ -10,7 +10,7 @@ import { canonicalJson } from "../configuration/agent-config/Canonical.ts"
 import type { JsonValue } from "../configuration/agent-config/Definition.ts"
 import { MAX_INT } from "../configuration/Models.ts"
 import { Description } from "../configuration/Secrets.ts"
-import { ENV_NAME_PATTERN, ENV_NAME_RULE } from "../shared/EnvName.ts"
+import { EnvRecord } from "../shared/EnvName.ts"
 import type { Issue } from "../shared/Errors.ts"
 import { MachinePoolGrantId, MachinePoolId, OrgId, ProjectId, SecretId } from "../shared/Ids.ts"
 import { ResourceName } from "../shared/ResourceName.ts"
@@ -39,15 +39,9 @@ const between = (min: number, max: number) =>
 export const SizeField = between(1, MAX_INT)
 export const IdleMinutes = between(MIN_IDLE_MINUTES, MAX_INT)
 
-const envKeys = <A extends Readonly<Record<string, unknown>>>(record: A) => {
-  const bad = Object.keys(record).find((key) => !ENV_NAME_PATTERN.test(key))
-  return bad === undefined ||
-    `keys must be environment variable names: ${ENV_NAME_RULE}; got ${JSON.stringify(bad.slice(0, 80))}`
-}
-// Keys are checked by a filter: a Record whose key schema refuses a key drops that pair silently.
-export const MachineEnv = Schema.Record(Schema.String, Schema.String).pipe(Schema.check(Schema.makeFilter(envKeys)))
+export const MachineEnv = EnvRecord(Schema.String)
 /** Environment names mapped to the ids of organization secrets whose values they receive. */
-export const MachineSecretEnv = Schema.Record(Schema.String, SecretId).pipe(Schema.check(Schema.makeFilter(envKeys)))
+export const MachineSecretEnv = EnvRecord(SecretId)
 
 /** A JSON object whose shape the provider decides (`provider_config`, `default_machine_provider_options`). */
 export const ProviderObject = Schema.Record(Schema.String, Schema.Unknown)

@@ -4,11 +4,23 @@
  */
 import { Schema } from "effect"
 
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/u
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/u
 
 /** What ENV_NAME_PATTERN takes, in words. */
-export const ENV_NAME_RULE = "a letter or _, then letters, digits or _ (at most 128)"
+const ENV_NAME_RULE = "a letter or _, then letters, digits or _ (at most 128)"
 
-export const EnvName = Schema.String.pipe(
-  Schema.check(Schema.isPattern(ENV_NAME_PATTERN, { message: `must be an environment variable name: ${ENV_NAME_RULE}` }))
-)
+const envKeys = (record: Readonly<Record<string, unknown>>) => {
+  const bad = Object.keys(record).find((key) => !ENV_NAME_PATTERN.test(key))
+  return bad === undefined ||
+    `keys must be environment variable names: ${ENV_NAME_RULE}; got ${JSON.stringify(bad.slice(0, 80))}`
+}
+
+/**
+ * An object whose keys are environment variable names and whose values are `value`s. The keys
+ * are checked by a filter on the whole object, which refuses the object: a Record whose key
+ * schema refuses a key drops that pair silently (`{"1BAD": "x"}` decoded as `{}`).
+ */
+export const EnvRecord = <Value extends Schema.Top>(value: Value) =>
+  Schema.Record(Schema.String, value).pipe(Schema.check(Schema.makeFilter(envKeys, {
+    toJsonSchema: () => ({ propertyNames: { pattern: ENV_NAME_PATTERN.source } })
+  })))

@@ -11,7 +11,7 @@ import { Schema } from "effect"
 import { optional } from "../../shared/Optional.ts"
 import { AgentConfigId, MachinePoolId, SkillId } from "../../shared/Ids.ts"
 import { CacheRetention, MAX_INT } from "../Models.ts"
-import { EnvName } from "../../shared/EnvName.ts"
+import { EnvRecord } from "../../shared/EnvName.ts"
 import { ResourceName } from "../../shared/ResourceName.ts"
 
 export const MAX_DEPTH = { min: 1, max: 8, default: 3 } as const
@@ -94,8 +94,8 @@ export const MachineSource = Schema.Struct({
   cwd: optional(NonEmptyText),
   machine_cpu: optional(between(1, MAX_INT)),
   machine_memory_mb: optional(between(1, MAX_INT)),
-  env_overlay: optional(Schema.Record(EnvName, Schema.NullOr(Schema.String))),
-  secret_env_overlay: optional(Schema.Record(EnvName, Schema.NullOr(ResourceName))),
+  env_overlay: optional(EnvRecord(Schema.NullOr(Schema.String))),
+  secret_env_overlay: optional(EnvRecord(Schema.NullOr(ResourceName))),
   machine_provider_options_overlay: optional(JsonObject),
   description: optional(Schema.String)
 })
