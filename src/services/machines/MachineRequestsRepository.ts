@@ -255,7 +255,6 @@ const make = Effect.gen(function*() {
     markSent: (ids: ReadonlyArray<string>) => Effect.orDie(markSent(ids)),
     /** Stores the first result of a request; none when it had one already (or is unknown). */
     complete: (requestId: string, outcome: Outcome) => Effect.orDie(complete({ requestId, outcome })),
-    find: (requestId: string) => Effect.orDie(find(requestId)),
     /** The request with its tool call's turn, state and wait token, read without a lock (pipelined: PipelinedStatements). */
     findWithCall: (requestId: string) => Effect.orDie(findWithCall(requestId)),
     /**

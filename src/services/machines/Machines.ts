@@ -10,7 +10,7 @@ import type { MachineListQuery, UpdateMachine } from "../../domain/machines/Mach
 import { CurrentRegistrant, type Registrant } from "../../domain/machines/Registrant.ts"
 import type { RegisterMachineRequest, RegisterMachineResponse } from "../../domain/machines/Registration.ts"
 import { Conflict, InvalidRequest, NotFound, PendingWork } from "../../domain/shared/Errors.ts"
-import { MachineId, OrgId, type ProjectId, type UserId } from "../../domain/shared/Ids.ts"
+import { MachineId, OrgId, type UserId } from "../../domain/shared/Ids.ts"
 import { Grants, personalNotGranted } from "../configuration/Grants.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
@@ -299,10 +299,6 @@ const make = Effect.gen(function*() {
       return yield* registered(machine, registrant.credentialId)
     })
 
-  /** Of these machine ids, the ones an agent config of the project may name. */
-  const usableAmong = (orgId: OrgId, projectId: ProjectId, userId: UserId | null, machineIds: ReadonlyArray<string>) =>
-    machines.usableAmong(orgId, projectId, userId, machineIds)
-
   return {
     list,
     get,
@@ -313,7 +309,6 @@ const make = Effect.gen(function*() {
     removeGrant,
     register,
     poolRegistrant,
-    usableAmong,
     visible,
     manageable
   } as const

@@ -173,13 +173,6 @@ const make = Effect.gen(function*() {
             SELECT 1 FROM machine_grants g WHERE g.machine_id = m.id AND g.target_project_id = ${projectId})))`
   })
 
-  /** The machines registered with this credential. */
-  const byCredential = SqlSchema.findAll({
-    Request: Schema.String,
-    Result: Schema.Struct({ id: MachineId }),
-    execute: (credentialId) => sql`SELECT id FROM machines WHERE credential_id = ${credentialId}`
-  })
-
   const insertPoolMachine = SqlSchema.findOne({
     Request: NewPoolMachine,
     Result: StoredMachine,
@@ -420,9 +413,7 @@ const make = Effect.gen(function*() {
         WHERE machines.id = ${sql(after)}.machine_id AND ${sql(after)}.machine_pool_id IS NOT NULL
       )`,
     expire: (minuteSeconds: number) => Effect.orDie(expire({ minuteSeconds })),
-    abandonProvisioning: (seconds: number) => Effect.orDie(abandonProvisioning(seconds)),
-    byCredential: (credentialId: string) =>
-      Effect.map(Effect.orDie(byCredential(credentialId)), (rows) => rows.map((row) => row.id))
+    abandonProvisioning: (seconds: number) => Effect.orDie(abandonProvisioning(seconds))
   } as const
 })
 

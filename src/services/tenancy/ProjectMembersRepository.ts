@@ -22,13 +22,6 @@ const make = Effect.gen(function*() {
     execute: (membership) => sql`INSERT INTO project_members ${sql.insert(membership)} RETURNING *`
   })
 
-  const find = SqlSchema.findOneOption({
-    Request: ProjectMemberKey,
-    Result: ProjectMembership,
-    execute: ({ projectId, userId }) =>
-      sql`SELECT * FROM project_members WHERE project_id = ${projectId} AND user_id = ${userId}`
-  })
-
   const page = keysetQuery(sql, {
     filter: Schema.Struct({ projectId: ProjectId }),
     result: ProjectMembership,
@@ -54,7 +47,6 @@ const make = Effect.gen(function*() {
   return {
     /** Fails with UniqueViolation when the user is a member of the project already. */
     insert: (membership: typeof NewProjectMembership.Type) => uniqueOrDie(insert(membership)),
-    find: (projectId: ProjectId, userId: UserId) => Effect.orDie(find({ projectId, userId })),
     page: (projectId: ProjectId, keyset: Keyset) => page({ projectId }, keyset),
     /** Whether there was such a membership to remove. */
     remove: (projectId: ProjectId, userId: UserId) =>
