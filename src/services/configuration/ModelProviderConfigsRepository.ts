@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { ApiFormat, ManagementKind, ModelProviderConfig } from "../../domain/configuration/ModelProviderConfigs.ts"
 import { ModelProviderConfigId, OrgId, SecretId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+import { lockClause, RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 const Settings = {
   name: Schema.String,
@@ -26,7 +26,7 @@ const make = Effect.gen(function*() {
     })
 
     const findInOrg = SqlSchema.findOneOption({
-      Request: Schema.Struct({ orgId: OrgId, id: ModelProviderConfigId, lock: Schema.Literals(["none", "share", "update"]) }),
+      Request: Schema.Struct({ orgId: OrgId, id: ModelProviderConfigId, lock: RowLock }),
       Result: ModelProviderConfig,
       execute: ({ id, lock, orgId }) => sql`
         SELECT * FROM model_provider_configs WHERE id = ${id} AND org_id = ${orgId} ${lockClause(sql, lock)}`

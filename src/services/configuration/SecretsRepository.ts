@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { Secret } from "../../domain/configuration/Secrets.ts"
 import { OrgId, SecretId, UserId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+import { lockClause, RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 const COLUMNS = "id, org_id, name, description, owner_user_id, created_at, updated_at, " +
   "CASE WHEN owner_user_id IS NULL THEN 'organization' ELSE 'personal' END AS owner"
@@ -51,7 +51,7 @@ const make = Effect.gen(function*() {
       orgId: OrgId,
       secretId: SecretId,
       userId: Schema.NullOr(UserId),
-      lock: Schema.Literals(["none", "share", "update"])
+      lock: RowLock
     }),
     Result: Secret,
     execute: ({ lock, orgId, secretId, userId }) => sql`

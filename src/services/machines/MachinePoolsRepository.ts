@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { MachinePool, type PoolManagementKind, PoolSettings } from "../../domain/machines/MachinePools.ts"
 import { MachinePoolId, OrgId, SecretId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+import { lockClause, RowLock, uniqueOrDie } from "../shared/Sql.ts"
 
 /** A pool as stored: the resource without its usage. */
 export const StoredPool = Schema.Struct(Struct.omit(MachinePool.fields, ["usage"]))
@@ -35,14 +35,14 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const find = SqlSchema.findOneOption({
-    Request: Schema.Struct({ orgId: OrgId, poolId: MachinePoolId, lock: Schema.Literals(["none", "share", "update"]) }),
+    Request: Schema.Struct({ orgId: OrgId, poolId: MachinePoolId, lock: RowLock }),
     Result: StoredPool,
     execute: ({ lock, orgId, poolId }) =>
       sql`SELECT * FROM machine_pools WHERE id = ${poolId} AND org_id = ${orgId} ${lockClause(sql, lock)}`
   })
 
   const findById = SqlSchema.findOneOption({
-    Request: Schema.Struct({ poolId: MachinePoolId, lock: Schema.Literals(["none", "share", "update"]) }),
+    Request: Schema.Struct({ poolId: MachinePoolId, lock: RowLock }),
     Result: StoredPool,
     execute: ({ lock, poolId }) => sql`SELECT * FROM machine_pools WHERE id = ${poolId} ${lockClause(sql, lock)}`
   })

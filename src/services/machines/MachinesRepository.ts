@@ -11,7 +11,7 @@ import { MachineMetadata } from "../../domain/machines/MachineMetadata.ts"
 import { MachineStatus } from "../../domain/machines/Machines.ts"
 import { MachineId, MachinePoolId, OrgId, ProjectId, UserId } from "../../domain/shared/Ids.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { lockClause, type RowLock, uniqueOrDie } from "../shared/Sql.ts"
+import { lockClause, RowLock, uniqueOrDie } from "../shared/Sql.ts"
 import {
   Facts,
   type MachineFacts,
@@ -70,7 +70,7 @@ const make = Effect.gen(function*() {
   })
 
   const findVisible = SqlSchema.findOneOption({
-    Request: Schema.Struct({ ...Visible.fields, id: MachineId, lock: Schema.Literals(["none", "share", "update"]) }),
+    Request: Schema.Struct({ ...Visible.fields, id: MachineId, lock: RowLock }),
     Result: StoredMachine,
     execute: ({ id, lock, orgId, userId }) => sql`
       SELECT ${columns} FROM machines WHERE id = ${id} AND org_id = ${orgId} AND ${visibleTo(userId)} ${
@@ -79,7 +79,7 @@ const make = Effect.gen(function*() {
   })
 
   const findById = SqlSchema.findOneOption({
-    Request: Schema.Struct({ id: MachineId, lock: Schema.Literals(["none", "share", "update"]) }),
+    Request: Schema.Struct({ id: MachineId, lock: RowLock }),
     Result: StoredMachine,
     execute: ({ id, lock }) => sql`SELECT ${columns} FROM machines WHERE id = ${id} ${lockClause(sql, lock)}`
   })

@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { UserId } from "../../domain/shared/Ids.ts"
 import { DEFAULT_USER_SETTINGS, UserSettings } from "../../domain/workspaces/UserSettings.ts"
-import { lockClause, type RowLock } from "../shared/Sql.ts"
+import { lockClause, RowLock } from "../shared/Sql.ts"
 
 const Row = Schema.Struct({ document: UserSettings })
 const encodeDocument = Schema.encodeSync(UserSettings)
@@ -12,7 +12,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const find = SqlSchema.findOneOption({
-    Request: Schema.Struct({ userId: UserId, lock: Schema.Literals(["none", "share", "update"]) }),
+    Request: Schema.Struct({ userId: UserId, lock: RowLock }),
     Result: Row,
     execute: ({ lock, userId }) =>
       sql`SELECT document FROM user_settings WHERE user_id = ${userId} ${lockClause(sql, lock)}`
