@@ -4,6 +4,9 @@
  */
 const MiB = 1024 * 1024
 
+/** `bytes` in mebibytes for a message, to two decimals at most: "10 MiB", "1.06 MiB". */
+export const formatMiB = (bytes: number) => `${Math.round((bytes / MiB) * 100) / 100} MiB`
+
 /** Inline `media` blocks in one submission (more: `invalid_request`). */
 export const MAX_INLINE_MEDIA_BLOCKS = 20
 /** Decoded bytes of one inline media block. */

@@ -23,6 +23,7 @@
  */
 import { RequestTooLarge } from "../../domain/shared/Errors.ts"
 import {
+  formatMiB,
   MAX_MEDIA_BLOCK_BYTES,
   MAX_MEDIA_TOTAL_BYTES,
   MAX_NON_MEDIA_BYTES,
@@ -30,8 +31,6 @@ import {
 } from "../../domain/runtime/Limits.ts"
 import type { JsonScanner } from "./JsonScanner.ts"
 import type { ScanObserver } from "./ScanObserver.ts"
-
-const mib = (bytes: number) => `${bytes / (1024 * 1024)} MiB`
 
 /** The fewest bytes base64 text of `length` characters (so far) can decode to. */
 const decodedAtLeast = (length: number) => Math.max(0, Math.floor((length * 3) / 4) - 2)
@@ -189,27 +188,27 @@ export class ContentBlockBudget implements ScanObserver {
   private check(media: number, nonMedia: number, rest: number, scanner: JsonScanner): RequestTooLarge | undefined {
     if (this.restBytes(scanner, rest) > MAX_REST_OF_SUBMISSION_BYTES) {
       return new RequestTooLarge({
-        error: `The request body is more than ${mib(MAX_REST_OF_SUBMISSION_BYTES)} as JSON besides its content blocks ` +
+        error: `The request body is more than ${formatMiB(MAX_REST_OF_SUBMISSION_BYTES)} as JSON besides its content blocks ` +
           `(the media blocks' data and the other blocks, which have limits of their own); ` +
-          `its other fields may take at most ${mib(MAX_REST_OF_SUBMISSION_BYTES)} together`
+          `its other fields may take at most ${formatMiB(MAX_REST_OF_SUBMISSION_BYTES)} together`
       })
     }
     if (media > MAX_MEDIA_BLOCK_BYTES) {
       return new RequestTooLarge({
-        error: `The media block ${this.blockPointer} is more than ${mib(MAX_MEDIA_BLOCK_BYTES)} decoded; ` +
-          `one block may be at most ${mib(MAX_MEDIA_BLOCK_BYTES)}`
+        error: `The media block ${this.blockPointer} is more than ${formatMiB(MAX_MEDIA_BLOCK_BYTES)} decoded; ` +
+          `one block may be at most ${formatMiB(MAX_MEDIA_BLOCK_BYTES)}`
       })
     }
     if (this.mediaTotal + media > MAX_MEDIA_TOTAL_BYTES) {
       return new RequestTooLarge({
-        error: `The media of ${this.arrayPointer} is more than ${mib(MAX_MEDIA_TOTAL_BYTES)} decoded; ` +
-          `a submission may carry at most ${mib(MAX_MEDIA_TOTAL_BYTES)}`
+        error: `The media of ${this.arrayPointer} is more than ${formatMiB(MAX_MEDIA_TOTAL_BYTES)} decoded; ` +
+          `a submission may carry at most ${formatMiB(MAX_MEDIA_TOTAL_BYTES)}`
       })
     }
     if (this.nonMediaTotal + nonMedia > MAX_NON_MEDIA_BYTES) {
       return new RequestTooLarge({
-        error: `The non-media blocks of ${this.arrayPointer} are more than ${mib(MAX_NON_MEDIA_BYTES)} as JSON; ` +
-          `a submission may carry at most ${mib(MAX_NON_MEDIA_BYTES)}`
+        error: `The non-media blocks of ${this.arrayPointer} are more than ${formatMiB(MAX_NON_MEDIA_BYTES)} as JSON; ` +
+          `a submission may carry at most ${formatMiB(MAX_NON_MEDIA_BYTES)}`
       })
     }
     return undefined

@@ -8,6 +8,7 @@ import { HttpServerError, type HttpServerRequest } from "effect/http"
 import { Cause, Deferred, Effect } from "effect"
 import type { IncomingMessage } from "node:http"
 import type { Readable } from "node:stream"
+import { formatMiB } from "../../domain/runtime/Limits.ts"
 import { RequestTimeout, RequestTooLarge } from "../../domain/shared/Errors.ts"
 import { ContentBlockBudget } from "./ContentBlockBudget.ts"
 import { type BodyProblem, invalid } from "./BodyProblems.ts"
@@ -26,8 +27,6 @@ export interface BodyRules {
  * between two reads, not in all, so a large body on a slow link still arrives).
  */
 export const BODY_IDLE_MS = 30_000
-
-export const mebibytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 100) / 100} MiB`
 
 /**
  * The read of a body whose client went away before it arrived (it closed the connection, or its
@@ -73,7 +72,7 @@ const readScanned = (source: Readable, rules: BodyRules) =>
       size += chunk.length
       if (size > rules.limit) {
         return refuse(
-          new RequestTooLarge({ error: `The request body is larger than this route accepts (${mebibytes(rules.limit)})` })
+          new RequestTooLarge({ error: `The request body is larger than this route accepts (${formatMiB(rules.limit)})` })
         )
       }
       const problem = scanner.write(chunk)

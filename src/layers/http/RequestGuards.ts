@@ -17,12 +17,13 @@ import { Effect, Layer } from "effect"
 import type { IncomingMessage } from "node:http"
 import { Api } from "../../api/Api.ts"
 import { ApiErrors } from "../../api/ApiErrors.ts"
+import { formatMiB } from "../../domain/runtime/Limits.ts"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { listedOf } from "../../domain/shared/ListedIssues.ts"
 import { explainDecodeFailure } from "./DecodeFailures.ts"
 import { errorResponse, isPercentEncoded, notPercentEncoded, routeNotFoundResponse, toApiError, unroutedRequest } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
-import { JsonBody, mebibytes } from "./JsonBody.ts"
+import { JsonBody } from "./JsonBody.ts"
 import { DEFAULT_BODY_LIMIT_BYTES, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
 
 const SELF_HOSTED_PREFIX = "/api/v1"
@@ -116,7 +117,7 @@ const headerProblem = (
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > endpoint.limit) {
       return new Errors.RequestTooLarge({
-        error: `The request body is ${length} bytes; this route accepts at most ${endpoint.limit} (${mebibytes(endpoint.limit)})`
+        error: `The request body is ${length} bytes; this route accepts at most ${endpoint.limit} (${formatMiB(endpoint.limit)})`
       })
     }
   }

@@ -10,6 +10,7 @@ import { InvalidRequest, NotFound, RequestTooLarge } from "../../domain/shared/E
 import { type AgentId, ArtifactId } from "../../domain/shared/Ids.ts"
 import type { ContentBlock, InlineMediaBlock, SubmittedContentBlock, SubmittedTextBlock } from "../../domain/runtime/ContentBlocks.ts"
 import {
+  formatMiB,
   MAX_INLINE_MEDIA_BLOCKS,
   MAX_MEDIA_BLOCK_BYTES,
   MAX_MEDIA_TOTAL_BYTES,
@@ -34,8 +35,6 @@ const decodedSize = (data: string): number | undefined => {
   const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0
   return (data.length / 4) * 3 - padding
 }
-
-const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 2)} MiB`
 
 /**
  * Checks `blocks` (the `content_blocks` of a submission at `field`) against every limit and
@@ -73,7 +72,7 @@ export const prepareBlocks = (
           return Effect.fail(
             new RequestTooLarge({
               error: `The media block ${field}/${index} is ${size} bytes decoded; one block may be at most ${
-                mib(MAX_MEDIA_BLOCK_BYTES)
+                formatMiB(MAX_MEDIA_BLOCK_BYTES)
               }`
             })
           )
@@ -87,7 +86,7 @@ export const prepareBlocks = (
       return Effect.fail(
         new RequestTooLarge({
           error: `The media of ${field} is ${mediaTotal} bytes decoded; a submission may carry at most ${
-            mib(MAX_MEDIA_TOTAL_BYTES)
+            formatMiB(MAX_MEDIA_TOTAL_BYTES)
           }`
         })
       )
@@ -96,7 +95,7 @@ export const prepareBlocks = (
       return Effect.fail(
         new RequestTooLarge({
           error: `The non-media blocks of ${field} are ${nonMediaTotal} bytes as JSON; a submission may carry at most ${
-            mib(MAX_NON_MEDIA_BYTES)
+            formatMiB(MAX_NON_MEDIA_BYTES)
           }`
         })
       )
