@@ -23,7 +23,7 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { NetworkPolicy } from "../shared/NetworkPolicy.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { Access } from "../tenancy/Access.ts"
+import { Access, projectNotFound } from "../tenancy/Access.ts"
 import { ProjectsRepository } from "../tenancy/ProjectsRepository.ts"
 import { renderModel } from "./AgentConfigModel.ts"
 import { AgentConfigNames } from "./AgentConfigNames.ts"
@@ -134,7 +134,7 @@ const make = Effect.gen(function*() {
       // hash covers what each name resolved to, so a config found by it uses the same model.
       if (Option.isSome(inserted)) return { config: renderWith(inserted.value, model), created: true }
       const existing = yield* configs.findByContent(projectId, sourceHash, effectiveHash).pipe(
-        someOrFail(() => new NotFound({ error: `Project ${projectId} not found` }))
+        someOrFail(() => projectNotFound(projectId))
       )
       return { config: renderWith(existing, model), created: false }
     })

@@ -17,6 +17,8 @@ import { ProjectsRepository } from "./ProjectsRepository.ts"
 
 export const orgNotFound = (orgId: OrgId) => new NotFound({ error: `Organization ${orgId} not found` })
 export const projectNotFound = (projectId: ProjectId) => new NotFound({ error: `Project ${projectId} not found` })
+export const notAnOrgMember = (orgId: OrgId, userId: UserId) =>
+  new NotFound({ error: `User ${userId} is not a member of organization ${orgId}` })
 
 /**
  * Which of a user's organization roles a check reads: the one read with the caller's key when it

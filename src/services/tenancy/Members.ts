@@ -16,7 +16,7 @@ import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { SecretReferences } from "../configuration/SecretReferences.ts"
 import { SkillReferences } from "../configuration/SkillReferences.ts"
-import { Access, orgNotFound, type RoleRead } from "./Access.ts"
+import { Access, notAnOrgMember, orgNotFound, type RoleRead } from "./Access.ts"
 import { type Membership, MembersRepository } from "./MembersRepository.ts"
 import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 import { ProjectMembersRepository } from "./ProjectMembersRepository.ts"
@@ -81,7 +81,7 @@ const make = Effect.gen(function*() {
         const callerRole = yield* authorize("current")
         // Locked as well: accepting an owner's invitation changes a member's role without the organization's lock.
         const target = yield* members.lock(orgId, userId).pipe(
-          someOrFail(() => new NotFound({ error: `User ${userId} is not a member of ${orgId}` }))
+          someOrFail(() => notAnOrgMember(orgId, userId))
         )
         return yield* change({ callerRole, target, ownerCount: yield* members.countOwners(orgId) })
       }))

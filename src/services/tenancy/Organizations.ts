@@ -1,6 +1,5 @@
 /** Organizations (src/domain/tenancy/Organizations.ts): whoever creates one becomes its owner. */
 import { Context, Effect, Layer } from "effect"
-import { NotFound } from "../../domain/shared/Errors.ts"
 import { OrgId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
@@ -8,6 +7,7 @@ import { someOrFail } from "../shared/Failures.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
+import { orgNotFound } from "./Access.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { OrganizationsRepository } from "./OrganizationsRepository.ts"
 
@@ -16,8 +16,6 @@ const make = Effect.gen(function*() {
   const members = yield* MembersRepository
   const ids = yield* IdGenerator
   const { transaction } = yield* Transactions
-
-  const notFound = (orgId: OrgId) => () => new NotFound({ error: `Organization ${orgId} not found` })
 
   /** A new organization whose owner is `ownerId`. */
   const create = (name: string, ownerId: UserId) =>
@@ -39,9 +37,9 @@ const make = Effect.gen(function*() {
       )
     })
 
-  const get = (orgId: OrgId) => organizations.findById(orgId).pipe(someOrFail(notFound(orgId)))
+  const get = (orgId: OrgId) => organizations.findById(orgId).pipe(someOrFail(() => orgNotFound(orgId)))
 
-  const rename = (orgId: OrgId, name: string) => organizations.rename(orgId, name).pipe(someOrFail(notFound(orgId)))
+  const rename = (orgId: OrgId, name: string) => organizations.rename(orgId, name).pipe(someOrFail(() => orgNotFound(orgId)))
 
   return { create, list, get, rename } as const
 })

@@ -11,7 +11,7 @@ import { ProjectMember, type ProjectRole } from "../../domain/tenancy/ProjectMem
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
-import { Access } from "./Access.ts"
+import { Access, notAnOrgMember } from "./Access.ts"
 import { MembersRepository } from "./MembersRepository.ts"
 import { type ProjectMembership, ProjectMembersRepository } from "./ProjectMembersRepository.ts"
 import { UsersRepository } from "./UsersRepository.ts"
@@ -48,7 +48,7 @@ const make = Effect.gen(function*() {
       yield* access.requireProjectAccess(orgId, projectId, "admin")
       const added = yield* transaction(Effect.gen(function*() {
         yield* members.share(orgId, userId).pipe(
-          someOrFail(() => new NotFound({ error: `User ${userId} is not a member of organization ${orgId}` }))
+          someOrFail(() => notAnOrgMember(orgId, userId))
         )
         return yield* projectMembers.insert({ project_id: projectId, user_id: userId, role }).pipe(
           replaceFailure(

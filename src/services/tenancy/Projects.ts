@@ -1,6 +1,6 @@
 /** Projects (src/domain/tenancy/Projects.ts): org admins create and delete them, project admins rename them. */
 import { Context, Effect, Layer } from "effect"
-import { Conflict, NotFound } from "../../domain/shared/Errors.ts"
+import { Conflict } from "../../domain/shared/Errors.ts"
 import { type OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { replaceFailure, someOrFail } from "../shared/Failures.ts"
@@ -8,7 +8,7 @@ import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { AgentsRepository } from "../runtime/AgentsRepository.ts"
-import { Access } from "./Access.ts"
+import { Access, projectNotFound } from "./Access.ts"
 import { ProjectsRepository } from "./ProjectsRepository.ts"
 
 const make = Effect.gen(function*() {
@@ -20,8 +20,6 @@ const make = Effect.gen(function*() {
 
   const nameTaken = (orgId: OrgId, name: string) => () =>
     new Conflict({ error: `Organization ${orgId} has a project named "${name}" already; pick another name` })
-  const notFound = (projectId: ProjectId) => () => new NotFound({ error: `Project ${projectId} not found` })
-
   const create = (orgId: OrgId, name: string) =>
     Effect.gen(function*() {
       yield* access.requireOrgRole(orgId, "admin")
@@ -39,7 +37,7 @@ const make = Effect.gen(function*() {
   const get = (orgId: OrgId, projectId: ProjectId) =>
     Effect.andThen(
       access.projectAccess(orgId, projectId),
-      projects.findInOrg(orgId, projectId).pipe(someOrFail(notFound(projectId)))
+      projects.findInOrg(orgId, projectId).pipe(someOrFail(() => projectNotFound(projectId)))
     )
 
   const rename = (orgId: OrgId, projectId: ProjectId, name: string) =>
@@ -47,7 +45,7 @@ const make = Effect.gen(function*() {
       access.requireProjectAccess(orgId, projectId, "admin"),
       projects.rename(projectId, name).pipe(
         replaceFailure("UniqueViolation", nameTaken(orgId, name), "Debug"),
-        someOrFail(notFound(projectId))
+        someOrFail(() => projectNotFound(projectId))
       )
     )
 
@@ -73,7 +71,7 @@ const make = Effect.gen(function*() {
         yield* agents.lockAllInProject(projectId)
         return yield* projects.removeInOrg(orgId, projectId)
       }))
-      if (!removed) return yield* Effect.fail(notFound(projectId)())
+      if (!removed) return yield* Effect.fail(projectNotFound(projectId))
     })
 
   return { create, list, get, rename, remove } as const
