@@ -5,11 +5,11 @@
  * other processes close theirs at the next heartbeat.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { randomBytes } from "node:crypto"
 import { type CreateDaemonToken, CreatedDaemonToken } from "../../domain/machines/DaemonTokens.ts"
 import { InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
 import { DaemonTokenId, type OrgId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
+import { newBearerToken } from "../shared/BearerTokens.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { listOf, paged } from "../shared/Paging.ts"
@@ -38,7 +38,7 @@ const make = Effect.gen(function*() {
           })
         )
       }
-      const token = DAEMON_TOKEN_PREFIX + randomBytes(32).toString("base64url")
+      const token = newBearerToken(DAEMON_TOKEN_PREFIX)
       const stored = yield* tokens.insert({
         id: yield* ids.make(DaemonTokenId),
         org_id: orgId,

@@ -14,7 +14,6 @@
  * they judge whether it has ended and stop it (docs/scale-out.md, "Pool machines").
  */
 import { Context, Duration, Effect, FiberSet, Layer, Option, Redacted, Schedule } from "effect"
-import { randomBytes } from "node:crypto"
 import type { CompiledAgentConfig, CompiledMachineSource } from "../../domain/configuration/agent-config/Compiled.ts"
 import type { Outcome } from "../../domain/machines/DaemonProtocol.ts"
 import { machineTargetOf, poolSourceOf } from "../../domain/machines/MachineTarget.ts"
@@ -25,6 +24,7 @@ import { AppConfig } from "../../layers/AppConfig.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
 import { Secrets } from "../configuration/Secrets.ts"
 import { AgentsRepository } from "../runtime/AgentsRepository.ts"
+import { newBearerToken } from "../shared/BearerTokens.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { ListenAddress } from "../shared/ListenAddress.ts"
@@ -108,8 +108,6 @@ const make = Effect.gen(function*() {
       authSecret
     }))
 
-  const newToken = () => POOL_MACHINE_TOKEN_PREFIX + randomBytes(32).toString("base64url")
-
   /** This process's location of the pool's provider (MachineProvider's `location`). */
   const locationOf = (pool: StoredPool) => providers.of(pool.provider).location(pool.provider_config)
 
@@ -126,7 +124,7 @@ const make = Effect.gen(function*() {
   const newMachine = (pool: StoredPool, agentId: AgentId, source: CompiledMachineSource, size: Size) =>
     Effect.gen(function*() {
       const id = yield* ids.make(MachineId)
-      const token = newToken()
+      const token = newBearerToken(POOL_MACHINE_TOKEN_PREFIX)
       const machine = yield* machines.insertPoolMachine({
         id,
         org_id: pool.org_id,
@@ -495,7 +493,7 @@ const make = Effect.gen(function*() {
         if (row.pool_state === "running") {
           yield* machines.setPoolState(row.id, ["running"], "deleting", "its provider no longer runs it")
         } else if (row.pool_state === "provisioning" && row.agent_id !== null) {
-          const token = newToken()
+          const token = newBearerToken(POOL_MACHINE_TOKEN_PREFIX)
           yield* machines.renewRegistrationToken(row.id, sha256Hex(token))
           const source = yield* sourceOf(row.agent_id, pool.id)
           yield* startAll(pool, [{ machine: row, token, source: source ?? {} }])

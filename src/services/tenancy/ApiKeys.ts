@@ -7,13 +7,13 @@
  */
 import type { SqlError } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { randomBytes } from "node:crypto"
 import { AuthenticationUnavailable, Conflict, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
 import { ApiKeyId, OrgId, ProjectId, type UserId } from "../../domain/shared/Ids.ts"
 import type { ListQuery } from "../../domain/shared/Pagination.ts"
 import { CreatedOrganizationApiKey, CreatedPersonalApiKey } from "../../domain/tenancy/ApiKeys.ts"
 import type { AssignableRole } from "../../domain/tenancy/Members.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
+import { newBearerToken } from "../shared/BearerTokens.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -37,8 +37,6 @@ export const MAX_API_KEYS_PER_OWNER = 1000
 /** A database failure while a credential is looked up: 503, for the caller to retry. */
 export const unavailableOnSqlError = replaceFailure("SqlError", () =>
   new AuthenticationUnavailable({ error: "Authentication is unavailable right now; retry shortly" }))
-
-const newToken = (): string => TOKEN_PREFIX + randomBytes(32).toString("base64url")
 
 const principalOf = (key: KeyOwner): Principal =>
   key.user_id !== null
@@ -144,13 +142,13 @@ const make = Effect.gen(function*() {
     }, create))
 
   const createPersonal = (userId: UserId, name: string) =>
-    withinKeyLimit({ userId }, createPersonalWith(userId, name, newToken()))
+    withinKeyLimit({ userId }, createPersonalWith(userId, name, newBearerToken(TOKEN_PREFIX)))
 
   const createForOrganization = (orgId: OrgId, name: string, role: AssignableRole) =>
     withinKeyLimit(
       { orgId },
       Effect.gen(function*() {
-        const token = newToken()
+        const token = newBearerToken(TOKEN_PREFIX)
         const key = yield* keys.insertForOrganization({
           id: yield* ids.make(ApiKeyId),
           token_hash: sha256Hex(token),

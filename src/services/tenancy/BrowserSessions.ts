@@ -7,12 +7,12 @@
  * cannot read the token. Only the hashes of the cookie and of the token are stored.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { randomBytes } from "node:crypto"
 import type { AuthenticationUnavailable } from "../../domain/shared/Errors.ts"
 import { CsrfCheckFailed, Forbidden, NotFound, Unauthorized } from "../../domain/shared/Errors.ts"
 import { BrowserSessionId, type UserId } from "../../domain/shared/Ids.ts"
 import { CreatedBrowserSession, CSRF_HEADER } from "../../domain/tenancy/BrowserSessions.ts"
 import type { Principal } from "../../domain/tenancy/Principal.ts"
+import { newBearerToken } from "../shared/BearerTokens.ts"
 import { someOrFail } from "../shared/Failures.ts"
 import { sha256Hex } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
@@ -20,8 +20,6 @@ import { ApiKeys, type RequestPath, unavailableOnSqlError } from "./ApiKeys.ts"
 import { BrowserSessionsRepository } from "./BrowserSessionsRepository.ts"
 
 export const SESSION_LIFETIME_SECONDS = 12 * 60 * 60
-
-const secret = () => randomBytes(32).toString("base64url")
 
 const make = Effect.gen(function*() {
   const sessions = yield* BrowserSessionsRepository
@@ -34,8 +32,8 @@ const make = Effect.gen(function*() {
       if (principal.kind !== "user") {
         return yield* Effect.fail(new Forbidden({ error: "A browser session is opened with a personal API key, not an organization key" }))
       }
-      const cookie = secret()
-      const csrfToken = secret()
+      const cookie = newBearerToken("")
+      const csrfToken = newBearerToken("")
       const stored = yield* sessions.insert({
         id: yield* ids.make(BrowserSessionId),
         token_hash: sha256Hex(cookie),
