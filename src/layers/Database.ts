@@ -190,7 +190,13 @@ const embedded = (dataDir: string) =>
         yield* lockDataDirectory(dataDir)
         mkdirSync(location, { recursive: true, mode: 0o700 })
         // PGlite makes its files 0666 whatever the umask: what it made while open, once it has closed.
-        yield* Effect.addFinalizer(() => Effect.ignore(tightenDatabaseDirectory(dataDir)))
+        yield* Effect.addFinalizer(() =>
+          tightenDatabaseDirectory(dataDir).pipe(Effect.ignore({
+            log: "Warn",
+            message: `The embedded database's files in ${location} could not be made private again at shutdown; ` +
+              "they are made private at the next start"
+          }))
+        )
       }
       // Creating a new database takes seconds: a start-up says what it is waiting for.
       yield* Effect.logInfo(`opening the embedded database in ${location}`)

@@ -163,7 +163,10 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
       })
       if (started.status !== 204 && started.status !== 304) {
         // Do not leave a created container behind that will never run.
-        yield* remove(pool, created.Id, `Removing container ${name} that did not start`).pipe(Effect.ignore)
+        yield* remove(pool, created.Id, `Removing container ${name} that did not start`).pipe(Effect.ignore({
+          log: "Warn",
+          message: `Container ${name} did not start and could not be removed; remove it with docker rm -f ${name}`
+        }))
         return yield* refused(startStep, started)
       }
       return created.Id
