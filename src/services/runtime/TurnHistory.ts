@@ -121,7 +121,7 @@ const make = Effect.gen(function*() {
       if (lastSequence !== undefined && before.last >= lastSequence) return before
       const fresh = yield* eventsAfter(agent, before.last)
       if (fresh.length === 0) return before
-      const newCalls = fresh.flatMap((event) => event.event_kind === "tool_call" ? [event.tool_call_id as ToolCallId] : [])
+      const newCalls = fresh.flatMap((event) => event.event_kind === "tool_call" ? [event.tool_call_id] : [])
       const providerCallIds = newCalls.length === 0 ? NO_CALL_IDS : new Map(yield* toolCalls.providerCallIds(newCalls))
       const after = foldView(before, fresh, providerCallIds)
       remember(agent.id, after)

@@ -99,7 +99,7 @@ const make = Effect.gen(function*() {
             })
           ))
       )
-      const configId = created.config.id as AgentConfigId
+      const configId = created.config.id
       const prompt = start?.prompt
       const agent = yield* agents.launchAlong(
         workspace.org_id,
@@ -111,7 +111,7 @@ const make = Effect.gen(function*() {
         },
         start === undefined ? undefined : (agentId) => start.alongside({ agentId, configId })
       )
-      return { agentId: agent.id as AgentId, configId }
+      return { agentId: agent.id, configId }
     })
 
   /**

@@ -1,5 +1,5 @@
 /** Compiling what a config draws on: machine sources, skills and memory stores. */
-import type { MachinePoolId, SecretId } from "../../shared/Ids.ts"
+import type { SecretId } from "../../shared/Ids.ts"
 import type { CompiledMachineSource, CompiledMemoryStore, CompiledSkill } from "./Compiled.ts"
 import type { CompileContext, Path } from "./CompileContext.ts"
 import type { MachineSource, MemoryStore, SkillReference } from "./Definition.ts"
@@ -62,7 +62,7 @@ export const compileMachineSources = (
     return {
       ...rest,
       ...(machineId === undefined ? {} : { machine_id: machineId }),
-      ...(rest.machine_pool_id === undefined ? {} : { machine_pool_id: rest.machine_pool_id as MachinePoolId }),
+      ...(rest.machine_pool_id === undefined ? {} : { machine_pool_id: rest.machine_pool_id }),
       ...(secretEnv === undefined ? {} : { secret_env_overlay: secretEnv })
     }
   })

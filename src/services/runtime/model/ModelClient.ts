@@ -104,7 +104,7 @@ type Redact = (text: string) => string
 
 /** The redaction of the secret values a request uses: its API key. */
 const redactorOf = (request: ModelRequest): Redact =>
-  secretRedactor([{ id: request.apiKeySecretId, value: request.apiKey as Redacted.Redacted<string> }])
+  secretRedactor([{ id: request.apiKeySecretId, value: request.apiKey }])
 
 /**
  * The error with its message redacted (a last guard: provider text is redacted before it is
