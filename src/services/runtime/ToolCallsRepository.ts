@@ -165,13 +165,12 @@ const make = Effect.gen(function*() {
     cancelOpen: (turnId: TurnId) => Effect.orDie(cancelOpen(turnId)),
     /** The call of the agent; `lock` holds it until the transaction ends. */
     find: (agentId: AgentId, id: ToolCallId, lock = false) => Effect.orDie(find({ agentId, id, lock })),
-    /** The call of the agent when the agent is in the project, read without a lock (pipelined: PipelinedStatements). */
     /** The call of the agent of the project, with the config its agent runs. */
     findInProject: (projectId: ProjectId, agentId: AgentId, id: ToolCallId) =>
       Effect.orDie(findInProject({ projectId, agentId, id })),
     /**
      * The call of the agent, locked until the transaction ends, read by the statement that locks
-     * the agent first (`agentLock`, AgentsRepository.lockFirst).
+     * the agent first (`agentLock`, AgentsRepository.lockFirstInProject).
      */
     findAfterLock: (agentLock: StatementLock, id: ToolCallId) => Effect.orDie(findAfterLock({ lock: agentLock, id })),
     page: (agentId: AgentId, keyset: Keyset) => page({ agentId }, keyset),
