@@ -44,9 +44,9 @@ export interface NewSkill {
   readonly content: SkillContent
 }
 
-/** Content problems as `invalid_request`, oversized content as `request_too_large`; the size when it fits. */
-const checkContent = (content: SkillContent, pointer: string) => {
-  const problems = skillContentProblems(content, pointer)
+/** Problems of a body's `content` as `invalid_request`, oversized content as `request_too_large`; the size when it fits. */
+const checkContent = (content: SkillContent) => {
+  const problems = skillContentProblems(content, "/content")
   if (problems.length > 0) {
     return Effect.fail(
       new InvalidRequest({
@@ -111,7 +111,7 @@ const make = Effect.gen(function*() {
         yield* access.orgRole(orgId)
         ownerUserId = yield* access.requireUser
       }
-      const size = yield* checkContent(input.content, "/content")
+      const size = yield* checkContent(input.content)
       const owner = ownerUserId === null ? `project ${input.owner_project_id}` : "you"
       const skill = {
         id: yield* ids.make(SkillId),
@@ -157,7 +157,7 @@ const make = Effect.gen(function*() {
   const createVersion = (orgId: OrgId, skillId: SkillId, content: SkillContent) =>
     Effect.gen(function*() {
       yield* changeable(orgId, skillId)
-      const size = yield* checkContent(content, "/content")
+      const size = yield* checkContent(content)
       return yield* transaction(skills.insertNextVersion(skillId, content, size)).pipe(someOrFail(notFound(skillId)))
     })
 

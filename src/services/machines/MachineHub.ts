@@ -57,10 +57,11 @@ const make = Effect.gen(function*() {
       if (connections.get(connection.machineId) === connection) connections.delete(connection.machineId)
     })
 
-  const closeHere = (machineId: string, reason: CloseReason, message: string) =>
+  /** Closes the deleted machine's connection when it is on this process. */
+  const closeDeletedHere = (machineId: string) =>
     Effect.suspend(() => {
       const connection = connections.get(machineId)
-      return connection === undefined ? Effect.void : connection.close(reason, message)
+      return connection === undefined ? Effect.void : connection.close("machine_deleted", `machine ${machineId} was deleted`)
     })
 
   const closeCredentialHere = (credentialId: string) =>
@@ -70,12 +71,10 @@ const make = Effect.gen(function*() {
       { discard: true }
     )
 
-  const deletedMessage = (machineId: string) => `machine ${machineId} was deleted`
-
   /** After the commit that deleted the machine: its connection, wherever it is, is closed. */
   const machineDeleted = (machineId: MachineId) =>
     Effect.andThen(
-      closeHere(machineId, "machine_deleted", deletedMessage(machineId)),
+      closeDeletedHere(machineId),
       connections.has(machineId) ? Effect.void : notifications.signal(DELETED, [machineId])
     )
 
@@ -115,7 +114,7 @@ const make = Effect.gen(function*() {
   // What the other processes signal, for the connections here.
   yield* notifications.onSignal(CHANGED, wakeHere)
   yield* notifications.onSignal(DELETED, (ids) =>
-    Effect.forEach(ids, (id) => closeHere(id, "machine_deleted", deletedMessage(id)), { discard: true }))
+    Effect.forEach(ids, closeDeletedHere, { discard: true }))
   yield* notifications.onSignal(REVOKED, (ids) => Effect.forEach(ids, closeCredentialHere, { discard: true }))
 
   const subscribe: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope> = PubSub.subscribe(changed)
