@@ -24,16 +24,16 @@ const NewAgent = Schema.Struct({
 })
 
 /** An agent's row: the agent with the number of its queued inputs and the last sequence of its timeline. */
-export class AgentRow extends Agent.extend<AgentRow>("AgentRow")({
+export class StoredAgent extends Agent.extend<StoredAgent>("StoredAgent")({
   queued_inputs: Schema.Int,
   last_sequence: Schema.Int
 }) {}
 
 /** The fields of an agent's row that its runtime's writes change, with its id: what `lockUnchanged` guards on. */
-export type AgentRuntimeState = Pick<AgentRow, "id" | "last_sequence" | "current_turn_id" | "queued_inputs">
+export type AgentRuntimeState = Pick<StoredAgent, "id" | "last_sequence" | "current_turn_id" | "queued_inputs">
 
 /** An agent's row as its lock read it: the reader's transaction holds the row until it ends. */
-export type LockedAgent = AgentRow
+export type LockedAgent = StoredAgent
 
 /**
  * The agent's lock taken by a statement of its own (the first writes of an AppendPrelude): its
@@ -82,7 +82,7 @@ const make = Effect.gen(function*() {
 
   const lock = SqlSchema.findOneOption({
     Request: AgentId,
-    Result: AgentRow,
+    Result: StoredAgent,
     execute: (id) => sql`SELECT * FROM agents WHERE id = ${id} FOR UPDATE`
   })
 
@@ -99,7 +99,7 @@ const make = Effect.gen(function*() {
 
   const rowInProject = SqlSchema.findOneOption({
     Request: Schema.Struct({ projectId: ProjectId, id: AgentId, lock: Schema.Literals(["none", "update"]) }),
-    Result: AgentRow,
+    Result: StoredAgent,
     execute: ({ id, lock, projectId }) =>
       lock === "none"
         ? reads.run((sql) => sql`SELECT * FROM agents WHERE id = ${id} AND project_id = ${projectId}`)

@@ -11,11 +11,11 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { AgentId } from "../../domain/shared/Ids.ts"
-import type { AgentRow } from "./AgentsRepository.ts"
+import type { StoredAgent } from "./AgentsRepository.ts"
 
 /** What an input decides on: the agent's fields that never change, and those its runtime's writes do. */
 export type InputDecisionRow = Pick<
-  AgentRow,
+  StoredAgent,
   "id" | "project_id" | "agent_config_id" | "metadata" | "last_sequence" | "current_turn_id" | "queued_inputs"
 >
 

@@ -17,8 +17,8 @@ import { StepOutcome } from "./TurnWorkflow.ts"
 import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 
 /** A turn as stored: its usage in four columns, its duration not kept. */
-const TurnRow = Schema.Struct({ ...Struct.omit(Turn.fields, ["usage", "duration_ms"]), ...TokenUsage.fields })
-type TurnRow = typeof TurnRow.Type
+const StoredTurn = Schema.Struct({ ...Struct.omit(Turn.fields, ["usage", "duration_ms"]), ...TokenUsage.fields })
+type StoredTurn = typeof StoredTurn.Type
 
 const usageOf = (row: TokenUsage): TokenUsage => ({
   input_tokens: row.input_tokens,
@@ -27,7 +27,7 @@ const usageOf = (row: TokenUsage): TokenUsage => ({
   cache_write_tokens: row.cache_write_tokens
 })
 
-const toTurn = (row: TurnRow) =>
+const toTurn = (row: StoredTurn) =>
   new Turn({
     id: row.id,
     agent_id: row.agent_id,
@@ -71,13 +71,13 @@ const make = Effect.gen(function*() {
 
   const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ agentId: AgentId, id: TurnId }),
-    Result: TurnRow,
+    Result: StoredTurn,
     execute: ({ agentId, id }) => sql`SELECT * FROM turns WHERE id = ${id} AND agent_id = ${agentId}`
   })
 
   const page = keysetQuery(sql, {
     filter: Schema.Struct({ agentId: AgentId }),
-    result: TurnRow,
+    result: StoredTurn,
     select: ({ agentId }) => sql`SELECT * FROM turns WHERE agent_id = ${agentId}`
   })
 
