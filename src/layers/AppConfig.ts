@@ -96,8 +96,8 @@ export interface KeyRate {
 }
 
 /** A key's default rate, and the seconds of it a burst holds when only the rate is set. */
-export const DEFAULT_KEY_REQUESTS_PER_SECOND = 100
-export const KEY_BURST_SECONDS = 10
+const DEFAULT_KEY_REQUESTS_PER_SECOND = 100
+const KEY_BURST_SECONDS = 10
 export const DEFAULT_KEY_RATE: KeyRate = {
   perSecond: DEFAULT_KEY_REQUESTS_PER_SECOND,
   burst: DEFAULT_KEY_REQUESTS_PER_SECOND * KEY_BURST_SECONDS

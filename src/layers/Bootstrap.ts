@@ -12,9 +12,9 @@ import { Users } from "../services/tenancy/Users.ts"
 import { AppConfig } from "./AppConfig.ts"
 import { withStartupLock } from "./StartupLock.ts"
 
-export const BOOTSTRAP_KEY_NAME = "bootstrap"
+const BOOTSTRAP_KEY_NAME = "bootstrap"
 
-export class InvalidBootstrapEmail extends Schema.TaggedError<InvalidBootstrapEmail>()("InvalidBootstrapEmail", {
+class InvalidBootstrapEmail extends Schema.TaggedError<InvalidBootstrapEmail>()("InvalidBootstrapEmail", {
   email: Schema.String
 }) {
   override get message() {

@@ -16,7 +16,7 @@ import { prepareDataDir, SECRET_KEY_FILE } from "./DataDir.ts"
 /** The key is missing its file, unreadable, or not 32 bytes: the message says which and what to do. */
 export class InvalidSecretKey extends Data.TaggedError("InvalidSecretKey")<{ readonly message: string }> {}
 
-export const SECRET_KEY_BYTES = 32
+const SECRET_KEY_BYTES = 32
 
 export class SecretKey extends Context.Service<SecretKey, Redacted.Redacted<Buffer>>()("SecretKey") {
   static readonly layer = Layer.effect(
@@ -39,7 +39,7 @@ export const configuredSecretKey = Effect.flatMap(AppConfig, (config) =>
   }))
 
 /** 64 hex characters, or base64 (standard or url-safe) of exactly 32 bytes. */
-export const parseKey = (text: string, source: string): Effect.Effect<Redacted.Redacted<Buffer>, InvalidSecretKey> => {
+const parseKey = (text: string, source: string): Effect.Effect<Redacted.Redacted<Buffer>, InvalidSecretKey> => {
   const trimmed = text.trim()
   const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed)
     ? Buffer.from(trimmed, "hex")

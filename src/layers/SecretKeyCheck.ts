@@ -14,7 +14,7 @@ import { withStartupLock } from "./StartupLock.ts"
 const FINGERPRINTED_TEXT = "agent-platform secret key check v1"
 
 /** The fingerprint of `key`: HMAC-SHA256 of a fixed text, hex. */
-export const fingerprintOf = (key: Redacted.Redacted<Buffer>) =>
+const fingerprintOf = (key: Redacted.Redacted<Buffer>) =>
   createHmac("sha256", Redacted.value(key)).update(FINGERPRINTED_TEXT).digest("hex")
 
 export const SecretKeyCheckLive = Layer.effectDiscard(

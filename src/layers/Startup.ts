@@ -20,7 +20,7 @@ import { ClusterPoolsRefused } from "../services/machines/ClusterPools.ts"
 import { InvalidSecretKey } from "./SecretKey.ts"
 import { RunnerAddressUnavailable } from "./cluster/SocketRunnerCluster.ts"
 
-export class PortInUse extends Data.TaggedError("PortInUse")<{ readonly message: string }> {}
+class PortInUse extends Data.TaggedError("PortInUse")<{ readonly message: string }> {}
 
 const portInUse = (port: number) => new PortInUse({ message: `port ${port} is in use; set PORT` })
 

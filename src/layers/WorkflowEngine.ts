@@ -36,7 +36,7 @@ export const workflowShardingConfig: ShardingSettings = {
 }
 
 /** How fast a dead process's shards move to the others (docs/scale-out.md, "When a process dies"). */
-export const clusterShardingConfig: ShardingSettings = {
+const clusterShardingConfig: ShardingSettings = {
   ...workflowShardingConfig,
   refreshAssignmentsInterval: Duration.seconds(1),
   runnerHealthCheckInterval: Duration.seconds(2),

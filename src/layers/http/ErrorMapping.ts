@@ -57,7 +57,7 @@ export type ApiLevelError =
  * declares (its error schema is the union of them all), such as a route's 409 or the guards'
  * 401; the middleware's type only knows the Api-level ones.
  */
-export const asApiLevel = (error: { readonly _tag: string }): ApiLevelError => error as ApiLevelError
+const asApiLevel = (error: { readonly _tag: string }): ApiLevelError => error as ApiLevelError
 
 const isApiError = (error: unknown): error is { readonly _tag: string } =>
   typeof error === "object" && error !== null && API_ERROR_TAGS.has((error as { _tag?: string })._tag ?? "")

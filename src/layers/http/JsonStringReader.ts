@@ -9,7 +9,7 @@
 import { canonicalSize, hexValue, SIMPLE_ESCAPES, utf8Lead } from "./JsonGrammar.ts"
 
 /** What `readEscape` says: the escape goes on. */
-export const IN_ESCAPE = 0
+const IN_ESCAPE = 0
 /** The escape is complete: text follows. */
 export const ESCAPE_DONE = 1
 /** The letter of an escape JSON does not have (`\x`). */

@@ -28,10 +28,10 @@ import { beginShutdown } from "../Logging.ts"
 import { awaitContinue } from "./ExpectContinue.ts"
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
-export const SHUTDOWN_GRACE_MS = 10_000
+const SHUTDOWN_GRACE_MS = 10_000
 
 /** How long a connection keeps reading (and dropping) a refused body after the answer. */
-export const LINGER_MS = 2_000
+const LINGER_MS = 2_000
 
 /**
  * A lingering close, as nginx does it. After an answer with `Connection: close` to a request

@@ -18,7 +18,7 @@ import type { BodyRules } from "./JsonBody.ts"
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024
 
 /** A whole file written to a machine: its largest content in base64, and room for the rest of the body. */
-export const FILE_WRITE_BODY_LIMIT_BYTES = base64Length(FILE_TRANSFER_MAX_BYTES) + 64 * 1024
+const FILE_WRITE_BODY_LIMIT_BYTES = base64Length(FILE_TRANSFER_MAX_BYTES) + 64 * 1024
 
 /** The schemas of an endpoint's request parts, each with the parse options HttpApiBuilder decodes it with. */
 export interface RequestSchemas {

@@ -11,7 +11,7 @@ const IV_BYTES = 12
 const TAG_BYTES = 16
 
 /** A sealed value that does not open: another format, another key, or another row's. */
-export class SealedValueUnreadable extends Schema.TaggedError<SealedValueUnreadable>()("SealedValueUnreadable", {
+class SealedValueUnreadable extends Schema.TaggedError<SealedValueUnreadable>()("SealedValueUnreadable", {
   reason: Schema.String
 }) {
   override get message() {

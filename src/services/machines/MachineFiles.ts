@@ -30,7 +30,7 @@ import { Machines } from "./Machines.ts"
 import { isPoolMachineGone, type StoredMachine } from "./StoredMachine.ts"
 
 /** How long the files route waits for the daemon's answer. */
-export const FILE_ANSWER_TIMEOUT_SECONDS = 60
+const FILE_ANSWER_TIMEOUT_SECONDS = 60
 
 const failureOf = (error: OperationFailure) => {
   const digest = error.current_digest === undefined ? {} : { current_digest: error.current_digest }

@@ -11,7 +11,7 @@ import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
 import { MachineResults } from "./MachineResults.ts"
 import { OFFLINE_AFTER_SECONDS } from "./MachinesRepository.ts"
 
-export const DEFAULT_OFFLINE_WAIT_SECONDS = 60
+const DEFAULT_OFFLINE_WAIT_SECONDS = 60
 const SWEEP_EVERY = "2 seconds"
 
 export const MachineSweeperLive = Layer.effectDiscard(Effect.gen(function*() {

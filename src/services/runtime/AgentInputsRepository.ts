@@ -14,12 +14,12 @@ export const Disposition = Schema.Literals(["started", "queued"])
 export type Disposition = typeof Disposition.Type
 
 /** An input as stored: the AgentInput, the hash of its request and the answer it first got. */
-export const StoredInput = Schema.Struct({
+const StoredInput = Schema.Struct({
   ...AgentInput.fields,
   request_hash: Schema.String,
   disposition: Disposition
 })
-export type StoredInput = typeof StoredInput.Type
+type StoredInput = typeof StoredInput.Type
 
 const NewInput = Schema.Struct({
   ...Struct.omit(StoredInput.fields, ["created_at"]),

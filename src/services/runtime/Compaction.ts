@@ -17,7 +17,7 @@ import { TurnLifecycle } from "./TurnLifecycle.ts"
 import type { TurnSetup } from "./TurnSetups.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
-export const COMPACTION_INSTRUCTION =
+const COMPACTION_INSTRUCTION =
   "You compact conversations so that an assistant can continue them with less context. Summarize the " +
   "conversation you are given: the user's goals and requests, decisions made, facts learned, tool calls " +
   "and results that still matter, and anything left open. Be concise and complete; answer with the summary only."

@@ -9,8 +9,8 @@
 import type { ConversationItem, ModelRequest } from "./model/ModelMessages.ts"
 
 export const CHARS_PER_TOKEN = 4
-export const DEFAULT_OUTPUT_RESERVE = 4096
-export const SAFETY_RESERVE_RATIO = 0.05
+const DEFAULT_OUTPUT_RESERVE = 4096
+const SAFETY_RESERVE_RATIO = 0.05
 
 export interface Budget {
   readonly contextWindow: number

@@ -24,7 +24,7 @@ const isReasoningReplay = Schema.is(ReasoningReplay)
 /** The metadata key under which a reasoning summary block keeps what its provider needs replayed. */
 export const REPLAY_METADATA_KEY = "provider_replay"
 
-export const SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+const SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 
 const CANCELLED_RESULT = "The tool call was cancelled before it produced a result."
 

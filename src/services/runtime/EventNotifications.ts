@@ -52,10 +52,10 @@ import type { Notice } from "./AgentEventsRepository.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 
 export const CHANNEL = "agent_events"
-export const HEARTBEAT_INTERVAL = Duration.seconds(10)
+const HEARTBEAT_INTERVAL = Duration.seconds(10)
 
 /** Another process counts as listening until this long after it was last heard (three heartbeats). */
-export const PEER_TIMEOUT = Duration.times(HEARTBEAT_INTERVAL, 3)
+const PEER_TIMEOUT = Duration.times(HEARTBEAT_INTERVAL, 3)
 
 /** How long a process that has started listening waits for the others to answer its hello. */
 export const ANSWER_GRACE = Duration.seconds(2)
@@ -70,7 +70,7 @@ const HELLO = "?"
 export const CATCH_UP_INTERVAL = Duration.seconds(5)
 
 /** Agents whose last committed sequence is remembered at most. */
-export const MAX_KNOWN_AGENTS = 50_000
+const MAX_KNOWN_AGENTS = 50_000
 
 /** What woke a waiter: the events this process committed for the agent, or nothing (read them). */
 export type Wake = ReadonlyArray<AgentEvent> | undefined

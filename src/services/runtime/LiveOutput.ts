@@ -21,7 +21,7 @@ import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
 import { EventNotifications } from "./EventNotifications.ts"
 
-export const FLUSH_INTERVAL = Duration.millis(50)
+const FLUSH_INTERVAL = Duration.millis(50)
 
 /** Characters per notification: at most 6 bytes each in JSON, so a piece and its fields stay under 8000 bytes. */
 const MAX_PIECE = 1000

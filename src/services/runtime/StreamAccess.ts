@@ -23,7 +23,7 @@ import { agentNotFound } from "./AgentAccess.ts"
 import { AgentsRepository } from "./AgentsRepository.ts"
 
 /** How often the open streams' access is checked again. */
-export const ACCESS_RECHECK_INTERVAL = Duration.seconds(2)
+const ACCESS_RECHECK_INTERVAL = Duration.seconds(2)
 
 /**
  * Why a stream ended: its key is gone, its caller no longer reaches the agent, the check itself

@@ -45,7 +45,7 @@ export interface DispatchedCall {
 /** What the turn waits for once a call is dispatched. */
 export type NextWait = "approval" | "result" | "question" | "none"
 
-export const NO_MACHINE_RESULT = (name: string) =>
+const NO_MACHINE_RESULT = (name: string) =>
   `The built-in tool ${name} runs on a machine, and no machine is connected to this agent, so it did not run.`
 
 /**
@@ -63,7 +63,7 @@ export const stateOnDispatch = (tool: CompiledTool | undefined, approved: boolea
  * Whether a call of `tool` (`approved` or not) just waits for its result once dispatched: an
  * enabled custom tool that needs no approval (or has it). Its dispatch writes nothing then.
  */
-export const waitsForResultAlone = (tool: CompiledTool | undefined, approved: boolean): boolean =>
+const waitsForResultAlone = (tool: CompiledTool | undefined, approved: boolean): boolean =>
   tool !== undefined && tool.enabled && tool.type === "custom" && (approved || tool.permission !== "ask")
 
 /** The `tool_result` event of a call's result. */
@@ -82,7 +82,7 @@ export const resultEvent = (
 })
 
 /** The id of a tool call's request to its machine (never reused: one request per call). */
-export const machineRequestId = (callId: ToolCallId) => `${callId}.1`
+const machineRequestId = (callId: ToolCallId) => `${callId}.1`
 
 /** Whether a call of the built-in tool `name` runs on the machine of its agent's config (`machine`, null: none). */
 export const runsOnMachine = (name: string, machine: MachineTarget | null): machine is MachineTarget =>

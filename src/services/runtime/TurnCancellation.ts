@@ -9,7 +9,7 @@ import { Context, Deferred, Duration, Effect, Exit, Layer, Option, type Result }
 import type { TurnId } from "../../domain/shared/Ids.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 
-export const CANCEL_POLL_INTERVAL = Duration.seconds(1)
+const CANCEL_POLL_INTERVAL = Duration.seconds(1)
 
 const make = Effect.gen(function*() {
   const turns = yield* TurnsRepository

@@ -22,7 +22,7 @@ import { type Signal, TurnSignals } from "./TurnSignals.ts"
 import { TurnsRepository } from "./TurnsRepository.ts"
 import { markTurnMessagesUnread, signalSent, type TurnPayload, turnStarted } from "./TurnWorkflow.ts"
 
-export const RECOVERY_SWEEP_INTERVAL = Duration.seconds(30)
+const RECOVERY_SWEEP_INTERVAL = Duration.seconds(30)
 
 const makeRecovery = Effect.gen(function*() {
   const turns = yield* TurnsRepository

@@ -32,7 +32,7 @@ export interface TurnSetup {
 }
 
 /** A turn cannot run because what its agent's config names is gone; the turn fails with the message. */
-export class AgentConfigGone extends Schema.TaggedError<AgentConfigGone>()("AgentConfigGone", {
+class AgentConfigGone extends Schema.TaggedError<AgentConfigGone>()("AgentConfigGone", {
   agent_config_id: AgentConfigId
 }) {
   override get message() {
@@ -40,7 +40,7 @@ export class AgentConfigGone extends Schema.TaggedError<AgentConfigGone>()("Agen
   }
 }
 
-export class ConfiguredModelGone extends Schema.TaggedError<ConfiguredModelGone>()("ConfiguredModelGone", {
+class ConfiguredModelGone extends Schema.TaggedError<ConfiguredModelGone>()("ConfiguredModelGone", {
   configured_model_id: ConfiguredModelId
 }) {
   override get message() {
@@ -48,7 +48,7 @@ export class ConfiguredModelGone extends Schema.TaggedError<ConfiguredModelGone>
   }
 }
 
-export class ModelNotGranted extends Schema.TaggedError<ModelNotGranted>()("ModelNotGranted", {
+class ModelNotGranted extends Schema.TaggedError<ModelNotGranted>()("ModelNotGranted", {
   model: Schema.String,
   project_id: ProjectId
 }) {
@@ -58,7 +58,7 @@ export class ModelNotGranted extends Schema.TaggedError<ModelNotGranted>()("Mode
   }
 }
 
-export class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("ApiKeySecretGone", {
+class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("ApiKeySecretGone", {
   provider_config: Schema.String
 }) {
   override get message() {
@@ -70,7 +70,7 @@ export class ApiKeySecretGone extends Schema.TaggedError<ApiKeySecretGone>()("Ap
 export type AgentIdentity = Pick<Agent, "id" | "agent_config_id" | "project_id">
 
 /** Compiled agent configs remembered at most. */
-export const COMPILED_CACHE_SIZE = 1000
+const COMPILED_CACHE_SIZE = 1000
 
 export type TurnSetupFailure = AgentConfigGone | ConfiguredModelGone | ModelNotGranted | ApiKeySecretGone
 

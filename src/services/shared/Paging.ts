@@ -30,7 +30,7 @@ export interface CursorKey<Key> {
 }
 
 /** Lists keyed by id (the usual case): ids are time-ordered, so id order is creation order. */
-export const idKey: CursorKey<string> = {
+const idKey: CursorKey<string> = {
   write: (id) => id,
   read: (text) => /^[a-z]+_[a-z2-7]{26}$/.test(text) ? text : undefined
 }

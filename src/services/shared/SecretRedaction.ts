@@ -13,7 +13,7 @@ export interface UsedSecret {
   readonly value: Redacted.Redacted<string>
 }
 
-export const redactionMarker = (id: SecretId | undefined) => id === undefined ? "[redacted secret]" : `[redacted secret ${id}]`
+const redactionMarker = (id: SecretId | undefined) => id === undefined ? "[redacted secret]" : `[redacted secret ${id}]`
 
 /** The value as sent, JSON-escaped and URL-encoded (without repeats). */
 const formsOf = (value: string): ReadonlyArray<string> =>

@@ -39,7 +39,7 @@ import { type StoredWorkspace, WorkspacesRepository } from "./WorkspacesReposito
 import { migrating, type StoredWorktree, WorktreesRepository } from "./WorktreesRepository.ts"
 
 /** The project route of an agent's timeline. */
-export const eventsPath = (workspace: StoredWorkspace, agentId: AgentId) =>
+const eventsPath = (workspace: StoredWorkspace, agentId: AgentId) =>
   `/api/v1/orgs/${workspace.org_id}/projects/${workspace.project_id}/agents/${agentId}/events`
 
 /**

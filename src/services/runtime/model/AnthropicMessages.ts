@@ -10,13 +10,13 @@ import type { ConversationItem, ModelRequest } from "./ModelMessages.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
 import { JsonElements, jsonWithArray, keptFold, withField } from "./WireJson.ts"
 
-export const ANTHROPIC_VERSION = "2023-06-01"
+const ANTHROPIC_VERSION = "2023-06-01"
 
 /** `max_tokens` is required by this format: sent when the model's output cap is unknown. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192
 
 /** Thinking budget per reasoning effort, before the cap that keeps room for the answer. */
-export const THINKING_BUDGETS: Readonly<Record<string, number>> = {
+const THINKING_BUDGETS: Readonly<Record<string, number>> = {
   minimal: 1024,
   low: 4096,
   medium: 8192,
@@ -150,7 +150,7 @@ const messagesJson = (request: ModelRequest): Array<Buffer> => {
 }
 
 /** The thinking budget for the request's effort, or undefined when thinking is off or cannot fit. */
-export const thinkingBudget = (effort: string | undefined, maxTokens: number) => {
+const thinkingBudget = (effort: string | undefined, maxTokens: number) => {
   if (effort === undefined || effort === "none") return undefined
   const budget = Math.min(THINKING_BUDGETS[effort] ?? THINKING_BUDGETS.medium, maxTokens - ANSWER_RESERVE)
   return budget >= MIN_THINKING_BUDGET ? budget : undefined

@@ -30,12 +30,12 @@ export const ReasoningReplay = Schema.Struct({
 })
 export type ReasoningReplay = typeof ReasoningReplay.Type
 
-export const UserMessage = Schema.Struct({
+const UserMessage = Schema.Struct({
   type: Schema.Literal("user_message"),
   content: Schema.Array(ModelContentBlock)
 })
-export const AssistantText = Schema.Struct({ type: Schema.Literal("assistant_text"), text: Schema.String })
-export const AssistantReasoning = Schema.Struct({
+const AssistantText = Schema.Struct({ type: Schema.Literal("assistant_text"), text: Schema.String })
+const AssistantReasoning = Schema.Struct({
   type: Schema.Literal("assistant_reasoning"),
   summary: Schema.String,
   replay: Schema.optional(ReasoningReplay)
@@ -52,9 +52,9 @@ export const ToolResult = Schema.Struct({
   outcome: Schema.Literals(["succeeded", "failed"]),
   content: Schema.Array(ModelContentBlock)
 })
-export type UserMessage = typeof UserMessage.Type
-export type AssistantText = typeof AssistantText.Type
-export type AssistantReasoning = typeof AssistantReasoning.Type
+type UserMessage = typeof UserMessage.Type
+type AssistantText = typeof AssistantText.Type
+type AssistantReasoning = typeof AssistantReasoning.Type
 export type ToolCall = typeof ToolCall.Type
 export type ToolResult = typeof ToolResult.Type
 
@@ -106,7 +106,7 @@ export const Usage = Schema.Struct({
 })
 export type Usage = typeof Usage.Type
 
-export const emptyUsage: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }
+const emptyUsage: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }
 
 /** What a model call streams back. */
 export type ModelEvent =
