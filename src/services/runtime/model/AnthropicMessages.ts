@@ -7,6 +7,7 @@
 import { Redacted } from "effect"
 import { decodeResponse, streamDecoder } from "./AnthropicMessagesDecoding.ts"
 import type { ConversationItem, ModelRequest } from "./ModelMessages.ts"
+import { reasoningEffortOf } from "./ModelMessages.ts"
 import type { WireAdapter } from "./WireAdapter.ts"
 import { JsonElements, jsonWithArray, keptFold, withField } from "./WireJson.ts"
 
@@ -149,9 +150,9 @@ const messagesJson = (request: ModelRequest): Array<Buffer> => {
   return messages.chunks([messageJson(open.role, blocks)])
 }
 
-/** The thinking budget for the request's effort, or undefined when thinking is off or cannot fit. */
+/** The thinking budget for the request's effort (reasoningEffortOf), or undefined when thinking is off or cannot fit. */
 const thinkingBudget = (effort: string | undefined, maxTokens: number) => {
-  if (effort === undefined || effort === "none") return undefined
+  if (effort === undefined) return undefined
   const budget = Math.min(THINKING_BUDGETS[effort] ?? THINKING_BUDGETS.medium, maxTokens - ANSWER_RESERVE)
   return budget >= MIN_THINKING_BUDGET ? budget : undefined
 }
@@ -159,7 +160,7 @@ const thinkingBudget = (effort: string | undefined, maxTokens: number) => {
 const body = (request: ModelRequest, stream: boolean): Array<Buffer> => {
   const control = cacheControl(request)
   const maxTokens = request.maxOutputTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS
-  const budget = thinkingBudget(request.reasoningEffort, maxTokens)
+  const budget = thinkingBudget(reasoningEffortOf(request), maxTokens)
   return jsonWithArray(
     {
       model: request.model,

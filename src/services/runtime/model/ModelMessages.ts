@@ -95,6 +95,10 @@ export interface ModelRequest {
   readonly conversationKey: string
 }
 
+/** The reasoning effort the request asks for; undefined when it asks for none (no effort, or "none"). */
+export const reasoningEffortOf = (request: ModelRequest): string | undefined =>
+  request.reasoningEffort === "none" ? undefined : request.reasoningEffort
+
 export const StopReason = Schema.Literals(["end_turn", "tool_calls", "max_tokens", "content_filter"])
 export type StopReason = typeof StopReason.Type
 

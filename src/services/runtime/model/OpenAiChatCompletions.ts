@@ -6,7 +6,7 @@
 import { Result, Schema } from "effect"
 import { type AnswerSize, PendingItems } from "./AnswerSize.ts"
 import type { ConversationItem, ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
-import { blocksText, ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
+import { blocksText, ModelProviderError, parseToolInput, reasoningEffortOf, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
@@ -117,9 +117,7 @@ const body = (request: ModelRequest, stream: boolean): Array<Buffer> =>
       stream,
       ...(stream ? { stream_options: { include_usage: true } } : {}),
       ...(request.maxOutputTokens !== undefined ? { max_completion_tokens: request.maxOutputTokens } : {}),
-      ...(request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
-        ? { reasoning_effort: request.reasoningEffort }
-        : {}),
+      ...(reasoningEffortOf(request) === undefined ? {} : { reasoning_effort: request.reasoningEffort }),
       ...(request.cacheRetention === "none" ? {} : { prompt_cache_key: request.conversationKey }),
       ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
     },

@@ -5,7 +5,7 @@
  */
 import { Result, Schema } from "effect"
 import type { ConversationItem, ModelEvent, ModelRequest, StopReason, Usage } from "./ModelMessages.ts"
-import { ModelProviderError, parseToolInput, toolResultText } from "./ModelMessages.ts"
+import { ModelProviderError, parseToolInput, reasoningEffortOf, toolResultText } from "./ModelMessages.ts"
 import { Count, decodeJson, Maybe, Nullish, Text, typedEvents } from "./ProviderJson.ts"
 import type { SseEvent, WireAdapter } from "./WireAdapter.ts"
 import { bearer } from "./WireAdapter.ts"
@@ -31,9 +31,6 @@ const inputItem = (item: ConversationItem): ReadonlyArray<Record<string, unknown
       return [{ type: "function_call_output", call_id: item.call_id, output: toolResultText(item) }]
   }
 }
-
-const reasoningEnabled = (request: ModelRequest) =>
-  request.reasoningEffort !== undefined && request.reasoningEffort !== "none"
 
 /** An item's input entries as JSON, comma-separated (none: ""). */
 const inputJson = (item: ConversationItem) => inputItem(item).map((entry) => JSON.stringify(entry)).join(",")
@@ -68,9 +65,9 @@ const body = (request: ModelRequest, stream: boolean): Array<Buffer> =>
       stream,
       store: false,
       ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
-      ...(reasoningEnabled(request)
-        ? { reasoning: { effort: request.reasoningEffort, summary: "auto" }, include: ["reasoning.encrypted_content"] }
-        : {}),
+      ...(reasoningEffortOf(request) === undefined
+        ? {}
+        : { reasoning: { effort: request.reasoningEffort, summary: "auto" }, include: ["reasoning.encrypted_content"] }),
       ...(request.cacheRetention === "none" ? {} : { prompt_cache_key: request.conversationKey }),
       ...(request.cacheRetention === "long" ? { prompt_cache_retention: "24h" } : {})
     },
