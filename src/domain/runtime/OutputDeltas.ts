@@ -31,3 +31,6 @@ export const OutputDelta = Schema.Struct({
   delta: Schema.String
 }).annotate({ identifier: "OutputDelta" })
 export type OutputDelta = typeof OutputDelta.Type
+
+/** A delta as JSON: the `data:` of its SSE event, and the payload of the notification that carries it to other processes. */
+export const encodeOutputDelta = Schema.encodeSync(Schema.fromJsonString(OutputDelta))

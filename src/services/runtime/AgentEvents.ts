@@ -5,12 +5,12 @@
  * a `stream_closed` event once its caller's access is gone or the server stops (StreamAccess).
  */
 import { Sse } from "effect/encoding"
-import { Cause, Context, Duration, Effect, Latch, Layer, Queue, Schema, Stream } from "effect"
+import { Cause, Context, Duration, Effect, Latch, Layer, Queue, Stream } from "effect"
 import type { AgentId, OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { type AgentEvent, DEFAULT_EVENTS_LIMIT, type EventsQuery } from "../../domain/runtime/Events.ts"
 import { InvalidRequest } from "../../domain/shared/Errors.ts"
 import type { CurrentPrincipal } from "../../domain/tenancy/Principal.ts"
-import { OUTPUT_DELTA_EVENTS, OutputDelta } from "../../domain/runtime/OutputDeltas.ts"
+import { encodeOutputDelta, OUTPUT_DELTA_EVENTS, type OutputDelta } from "../../domain/runtime/OutputDeltas.ts"
 import { AgentAccess } from "./AgentAccess.ts"
 import { LiveOutput } from "./LiveOutput.ts"
 import { type StreamClosed, StreamAccess } from "./StreamAccess.ts"
@@ -36,10 +36,8 @@ const toServerSentEvent = (event: AgentEvent) =>
 const closedEvent = (closed: StreamClosed) =>
   Sse.encoder.write({ _tag: "Event", id: undefined, event: "stream_closed", data: JSON.stringify(closed) })
 
-const encodeDelta = Schema.encodeSync(Schema.fromJsonString(OutputDelta))
-
 /** Not part of the timeline: no `id:`, so a client's Last-Event-ID stays the last stored event's. */
-const toDeltaEvent = (delta: OutputDelta) => `event: ${OUTPUT_DELTA_EVENTS[delta.kind]}\ndata: ${encodeDelta(delta)}\n\n`
+const toDeltaEvent = (delta: OutputDelta) => `event: ${OUTPUT_DELTA_EVENTS[delta.kind]}\ndata: ${encodeOutputDelta(delta)}\n\n`
 
 /** An SSE comment line: ignored by clients, it keeps the connection (and proxies) awake. */
 const comment = (text: string) => `: ${text}\n\n`

@@ -16,7 +16,7 @@
  *   before the wake-up of the append that stores the step's output, which follows it.
  */
 import { Context, Duration, Effect, Latch, Layer, Option, Schema, type Scope, Semaphore } from "effect"
-import { OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
+import { encodeOutputDelta, OutputDelta, type OutputDeltaKind } from "../../domain/runtime/OutputDeltas.ts"
 import type { AgentId, TurnId } from "../../domain/shared/Ids.ts"
 import { KeyedCallbacks } from "../shared/KeyedCallbacks.ts"
 import { EventNotifications } from "./EventNotifications.ts"
@@ -26,7 +26,6 @@ const FLUSH_INTERVAL = Duration.millis(50)
 /** Characters per notification: at most 6 bytes each in JSON, so a piece and its fields stay under 8000 bytes. */
 const MAX_PIECE = 1000
 
-const encode = Schema.encodeSync(Schema.fromJsonString(OutputDelta))
 const decode = Schema.decodeUnknownOption(Schema.fromJsonString(OutputDelta))
 
 const sameSource = (a: OutputDelta, b: OutputDelta) =>
@@ -47,7 +46,7 @@ const payloadsOf = (deltas: ReadonlyArray<OutputDelta>): ReadonlyArray<string> =
     const codePoints = Array.from(delta.delta)
     const payloads: Array<string> = []
     for (let start = 0; start < codePoints.length; start += MAX_PIECE) {
-      payloads.push(encode({ ...delta, offset: delta.offset + start, delta: codePoints.slice(start, start + MAX_PIECE).join("") }))
+      payloads.push(encodeOutputDelta({ ...delta, offset: delta.offset + start, delta: codePoints.slice(start, start + MAX_PIECE).join("") }))
     }
     return payloads
   })
