@@ -99,8 +99,8 @@ describe("read_file", () => {
     expect(failureOf(await tree.tool("read_file", { path: "dir" })).code).toBe("not_a_file")
     const invalid = failureOf(await tree.tool("read_file", { limit: 0 }))
     expect(invalid.code).toBe("invalid_request")
-    expect(invalid.message).toContain("input.path")
-    expect(invalid.message).toContain("input.limit")
+    expect(invalid.message).toContain("path: Missing key")
+    expect(invalid.message).toContain("limit: Expected a value between 1 and 20000")
   })
 })
 
