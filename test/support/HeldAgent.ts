@@ -53,15 +53,48 @@ export const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
   )
 
 /**
+ * Drops this session's snapshot of pg_stat_activity: a transaction reads the view as it was at
+ * its first read (stats_fetch_consistency), so a poll inside one would see nothing change.
+ */
+const clearedActivity = (sql: SqlClient.SqlClient) => sql`SELECT pg_stat_clear_snapshot()`
+
+/**
  * Waits until `count` statements on this database wait for a lock, whoever holds it: the last of
  * them (`what`) may wait for a lock of a session that itself waits for this one's.
  */
 export const lockWaits = (sql: SqlClient.SqlClient, count: number, what: string, timeout?: `${number} seconds`) =>
   eventually(
-    sql<{ readonly waiting: number }>`
-      SELECT count(*)::int AS waiting FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    Effect.andThen(
+      clearedActivity(sql),
+      sql<{ readonly waiting: number }>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`
+    ),
     ([row]) => row.waiting === count,
+    what,
+    timeout
+  )
+
+/**
+ * Waits until at least `count` statements on this database whose text is like `pattern` (SQL
+ * LIKE, e.g. `INSERT INTO workspace_sessions%`) wait for a lock: unlike `lockWaits`'s exact count,
+ * a statement of the server's background work that happens to wait meanwhile does not hold it up.
+ */
+export const statementWaits = (
+  sql: SqlClient.SqlClient,
+  pattern: string,
+  count: number,
+  what: string,
+  timeout?: `${number} seconds`
+) =>
+  eventually(
+    Effect.andThen(
+      clearedActivity(sql),
+      sql<{ readonly waiting: number }>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${pattern}`
+    ),
+    ([row]) => row.waiting >= count,
     what,
     timeout
   )

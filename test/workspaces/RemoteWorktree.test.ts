@@ -19,7 +19,7 @@ import { afterAll } from "vitest"
 import type { MachineId } from "../../src/domain/shared/Ids.ts"
 import { killDaemons } from "../support/Daemons.ts"
 import { LOCAL_PROVIDER_KEY, LocalPoolServerLive } from "../support/LocalPoolServer.ts"
-import { lockWaits } from "../support/HeldAgent.ts"
+import { statementWaits } from "../support/HeldAgent.ts"
 import { eventually } from "../support/Polling.ts"
 import { usesEmbeddedDatabase } from "../support/Processes.ts"
 import type { RuntimeProject } from "../support/RuntimeProject.ts"
@@ -363,13 +363,18 @@ layer(LocalPoolServerLive, { timeout: "180 seconds", excludeTestServices: true }
           params: { worktree_id: started.payload.worktree_id },
           payload: { target_type: "REMOTE" }
         })))
-        yield* lockWaits(sql, 1, "the move's session, at its INSERT", "120 seconds")
+        // The move's session waits at its INSERT; a move that ends first fails the test with its answer.
+        yield* statementWaits(sql, "%INSERT INTO workspace_sessions%", 1, "the move's session, at its INSERT", "120 seconds").pipe(
+          Effect.raceFirst(Effect.flatMap(Fiber.join(moving), (ended) =>
+            Effect.die(new Error(`the move ended before its session's INSERT waited: ${JSON.stringify(ended)}`))))
+        )
         const deleting = yield* Effect.forkChild(Effect.result(
           deletion === "workspace"
             ? rt.client.workspaces.remove({ params: { workspace_id: workspace.id } })
             : rt.client.projects.remove({ params: rt.projectPath })
         ))
-        yield* lockWaits(sql, 2, `the ${deletion}'s deletion, behind the move`)
+        // The deletion waits too (behind the move's shares of the workspace's and the agent's rows).
+        yield* statementWaits(sql, "%", 2, `the ${deletion}'s deletion, behind the move`)
         return { deleting, moving }
       })).pipe(Effect.orDie)
       const moved = yield* Fiber.join(moving)
