@@ -34,6 +34,12 @@ export const appendElsewhere = (
   )
 
 /**
+ * Drops this session's snapshot of pg_stat_activity: a transaction reads the view as it was at
+ * its first read (stats_fetch_consistency), so a poll inside one would see nothing change.
+ */
+const clearedActivity = (sql: SqlClient.SqlClient) => sql`SELECT pg_stat_clear_snapshot()`
+
+/**
  * Waits until a statement of another session waits for a lock this session (a transaction's)
  * holds. That statement is never a pipelined one: a statement that runs there (a guarded append)
  * locks its agent NOWAIT and takes the transaction's way on the main pool when the agent is held
@@ -42,21 +48,18 @@ export const appendElsewhere = (
 export const waitedOn = (sql: SqlClient.SqlClient, what: string) =>
   Effect.map(
     eventually(
-      sql<{ readonly session: string }>`
-        SELECT activity.application_name AS session
-        FROM pg_locks JOIN pg_stat_activity AS activity ON activity.pid = pg_locks.pid
-        WHERE NOT pg_locks.granted AND pg_backend_pid() = ANY(pg_blocking_pids(pg_locks.pid))`,
+      Effect.andThen(
+        clearedActivity(sql),
+        sql<{ readonly session: string }>`
+          SELECT activity.application_name AS session
+          FROM pg_locks JOIN pg_stat_activity AS activity ON activity.pid = pg_locks.pid
+          WHERE NOT pg_locks.granted AND pg_backend_pid() = ANY(pg_blocking_pids(pg_locks.pid))`
+      ),
       (rows) => rows.length === 1,
       what
     ),
     (rows) => expect(rows[0].session).not.toBe(PIPELINED_APPLICATION_NAME)
   )
-
-/**
- * Drops this session's snapshot of pg_stat_activity: a transaction reads the view as it was at
- * its first read (stats_fetch_consistency), so a poll inside one would see nothing change.
- */
-const clearedActivity = (sql: SqlClient.SqlClient) => sql`SELECT pg_stat_clear_snapshot()`
 
 /**
  * Waits until `count` statements on this database wait for a lock, whoever holds it: the last of
