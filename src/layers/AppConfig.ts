@@ -54,6 +54,11 @@ export interface AppConfigShape {
    */
   readonly poolMinuteSeconds: number
   /**
+   * AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS (default 60): how long a request to a machine that
+   * is offline (or still provisioning) waits for its daemon before it fails (docs/machines.md).
+   */
+  readonly machineOfflineWaitSeconds: number
+  /**
    * AGENT_PLATFORM_MAX_TURN_STEPS (default 500, MAX_MODEL_CALLS_PER_TURN): the most model calls
    * one turn makes; past it the turn fails, saying to send a new input to continue (docs/runtime.md,
    * "Limits of a turn").
@@ -249,10 +254,14 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("App
         clusterPoolsFile: yield* optional(Config.String, "AGENT_PLATFORM_CLUSTER_POOLS_FILE"),
         serverUrl: Option.map(yield* optional(url, "AGENT_PLATFORM_SERVER_URL"), (url) => url.toString().replace(/\/+$/, "")),
         poolAdmissionWaitSeconds: Option.getOrElse(
-          yield* optional(integer, "AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS"),
+          yield* optional(nonNegativeInteger, "AGENT_PLATFORM_POOL_ADMISSION_WAIT_SECONDS"),
           () => 60
         ),
-        poolMinuteSeconds: Option.getOrElse(yield* optional(integer, "AGENT_PLATFORM_POOL_MINUTE_SECONDS"), () => 60),
+        poolMinuteSeconds: Option.getOrElse(yield* optional(positiveInteger, "AGENT_PLATFORM_POOL_MINUTE_SECONDS"), () => 60),
+        machineOfflineWaitSeconds: Option.getOrElse(
+          yield* optional(positiveInteger, "AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS"),
+          () => 60
+        ),
         maxTurnSteps: Option.getOrElse(
           yield* optional(positiveInteger, "AGENT_PLATFORM_MAX_TURN_STEPS"),
           () => MAX_MODEL_CALLS_PER_TURN

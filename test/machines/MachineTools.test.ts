@@ -30,7 +30,6 @@ afterAll(killDaemons)
 
 /** The bounded wait for an offline machine, short here (docs/machines.md). */
 const OFFLINE_WAIT_SECONDS = 3
-process.env.AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS = String(OFFLINE_WAIT_SECONDS)
 
 const digest = (text: string) => "sha256:" + createHash("sha256").update(text).digest("hex")
 
@@ -73,7 +72,7 @@ const processRunning = (pattern: string) => {
   return result.status === 0
 }
 
-describeRuntime("120 seconds")("machine tools", (it) => {
+describeRuntime("120 seconds", { machineOfflineWaitSeconds: OFFLINE_WAIT_SECONDS })("machine tools", (it) => {
   it.effect("an agent lists, reads, writes, edits and runs a command on its machine and answers from the results", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider

@@ -48,6 +48,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}) =>
     serverUrl: Option.none(),
     poolAdmissionWaitSeconds: 60,
     poolMinuteSeconds: 60,
+    machineOfflineWaitSeconds: 60,
     maxTurnSteps: MAX_MODEL_CALLS_PER_TURN,
     modelHeadTimeout: DEFAULT_MODEL_HEAD_TIMEOUT,
     modelIdleTimeout: DEFAULT_MODEL_IDLE_TIMEOUT,

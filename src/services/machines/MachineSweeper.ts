@@ -6,21 +6,18 @@
  * `upstream_unavailable` as a call to a deleted pool's. Every process sweeps; the first result
  * stored wins, so two sweeps of one request change nothing.
  */
-import { Config, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { AppConfig } from "../../layers/AppConfig.ts"
 import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
 import { MachineResults } from "./MachineResults.ts"
 import { OFFLINE_AFTER_SECONDS } from "./MachinesRepository.ts"
 
-const DEFAULT_OFFLINE_WAIT_SECONDS = 60
 const SWEEP_EVERY = "2 seconds"
 
 export const MachineSweeperLive = Layer.effectDiscard(Effect.gen(function*() {
   const requests = yield* MachineRequestsRepository
   const results = yield* MachineResults
-  const wait = yield* Config.Int("AGENT_PLATFORM_MACHINE_OFFLINE_WAIT_SECONDS").pipe(
-    Config.withDefault(DEFAULT_OFFLINE_WAIT_SECONDS),
-    Effect.orDie
-  )
+  const wait = (yield* AppConfig).machineOfflineWaitSeconds
   const sweep = Effect.gen(function*() {
     for (const request of yield* requests.pendingOfDeletedMachines) {
       yield* results.complete(request.request_id, {
