@@ -6,7 +6,7 @@
 import { Context, Effect, Layer, Option, Ref } from "effect"
 import type { DaemonMessage } from "../domain/machines/DaemonProtocol.ts"
 
-type Send = (message: DaemonMessage) => Effect.Effect<void>
+export type Send = (message: DaemonMessage) => Effect.Effect<void>
 
 export class Outbox extends Context.Service<Outbox, {
   /** From now on, messages go through `send` (a connection was welcomed). */
