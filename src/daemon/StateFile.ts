@@ -160,91 +160,108 @@ export const loadState = (path: string, server: string) =>
     return { machineId: snapshot.machine_id, requests }
   })
 
+/** The machine and the ledger in memory: the files hold them, but for the changes not written yet. */
+type State = { machineId: MachineId | null; readonly requests: Map<RequestId, LedgerEntry> }
+
+const makeDirectoryOf = (path: string) =>
+  Effect.tryPromise({
+    try: () => fs.mkdir(nodePath.dirname(path), { recursive: true, mode: 0o700 }),
+    catch: failure(`The directory of the state file ${path} cannot be made`)
+  })
+
+/** The journal, open for appending until the scope closes. */
+const openJournal = (journalPath: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({ try: () => fs.open(journalPath, "a", 0o600), catch: failure(`The state file ${journalPath} cannot be opened`) }),
+    (handle) => Effect.promise(() => handle.close())
+  )
+
+/** Writes `state` to the files: a snapshot, or the changes made since as a journal line; one write at a time. */
+const stateWriter = (path: string, server: string, journal: fs.FileHandle, state: State) => {
+  /** The journal's size; the snapshot's size when it was last written. */
+  let journalBytes = 0
+  let snapshotBytes = 0
+  /** Changes made and not written yet (changeUnwritten). */
+  let unwritten: Array<LedgerChange> = []
+
+  /** The state as a new snapshot continued by a new, empty journal. */
+  const writeSnapshot = async () => {
+    const id = randomBytes(9).toString("base64url")
+    // The state is its own encoded form: no field is transformed (this assignment stops compiling if
+    // one ever is). So it is written without the schema's walk over every ledger entry.
+    const snapshot: typeof DaemonState.Encoded = {
+      version: 1,
+      server,
+      machine_id: state.machineId,
+      journal: id,
+      requests: Object.fromEntries(state.requests)
+    }
+    const text = JSON.stringify(snapshot)
+    const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`
+    await fs.writeFile(temporary, text, { mode: 0o600 })
+    await fs.rename(temporary, path)
+    const header = `${JSON.stringify({ journal: id })}\n`
+    await journal.truncate(0)
+    await journal.appendFile(header)
+    snapshotBytes = Buffer.byteLength(text)
+    journalBytes = Buffer.byteLength(header)
+    unwritten = []
+  }
+
+  /** Appends the changes not written yet as one line, or writes a snapshot instead once the journal has grown past it. */
+  const writeChanges = async () => {
+    if (unwritten.length === 0) return
+    const line = `${JSON.stringify(unwritten)}\n`
+    const bytes = Buffer.byteLength(line)
+    if (journalBytes + bytes > Math.max(snapshotBytes, MIN_JOURNAL_BYTES)) return writeSnapshot()
+    await journal.appendFile(line)
+    journalBytes += bytes
+    unwritten = []
+  }
+
+  /** A change already applied to the state, written with the next `writeChanges`. */
+  const addUnwritten = (change: LedgerChange) => void unwritten.push(change)
+
+  return { writeSnapshot, writeChanges, addUnwritten }
+}
+
 const open = (path: string, server: string) =>
   Effect.gen(function*() {
-    const journalPath = journalPathOf(path)
-    yield* Effect.tryPromise({
-      try: () => fs.mkdir(nodePath.dirname(path), { recursive: true, mode: 0o700 }),
-      catch: failure(`The directory of the state file ${path} cannot be made`)
-    })
+    yield* makeDirectoryOf(path)
     yield* lock(path)
-    const loaded = yield* loadState(path, server)
-    let machineId = loaded.machineId
-    const requests = loaded.requests
-    const journal = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => fs.open(journalPath, "a", 0o600), catch: failure(`The state file ${journalPath} cannot be opened`) }),
-      (handle) => Effect.promise(() => handle.close())
-    )
-    /** The journal's size; the snapshot's size when it was last written. */
-    let journalBytes = 0
-    let snapshotBytes = 0
-    /** Changes made and not written yet (changeUnwritten). */
-    let unwritten: Array<LedgerChange> = []
-
-    /** The state as a new snapshot continued by a new, empty journal. */
-    const writeSnapshot = async () => {
-      const id = randomBytes(9).toString("base64url")
-      // The state is its own encoded form: no field is transformed (this assignment stops compiling if
-      // one ever is). So it is written without the schema's walk over every ledger entry.
-      const snapshot: typeof DaemonState.Encoded = {
-        version: 1,
-        server,
-        machine_id: machineId,
-        journal: id,
-        requests: Object.fromEntries(requests)
-      }
-      const text = JSON.stringify(snapshot)
-      const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`
-      await fs.writeFile(temporary, text, { mode: 0o600 })
-      await fs.rename(temporary, path)
-      const header = `${JSON.stringify({ journal: id })}\n`
-      await journal.truncate(0)
-      await journal.appendFile(header)
-      snapshotBytes = Buffer.byteLength(text)
-      journalBytes = Buffer.byteLength(header)
-      unwritten = []
-    }
-
-    /** Appends the changes not written yet as one line, or writes a snapshot instead once the journal has grown past it. */
-    const writeChanges = async () => {
-      if (unwritten.length === 0) return
-      const line = `${JSON.stringify(unwritten)}\n`
-      const bytes = Buffer.byteLength(line)
-      if (journalBytes + bytes > Math.max(snapshotBytes, MIN_JOURNAL_BYTES)) return writeSnapshot()
-      await journal.appendFile(line)
-      journalBytes += bytes
-      unwritten = []
-    }
+    const state: State = yield* loadState(path, server)
+    const journal = yield* openJournal(journalPathOf(path))
+    const writer = stateWriter(path, server, journal, state)
 
     // Written at once: a file that cannot be written stops the daemon now, not at its first request.
-    yield* Effect.tryPromise({ try: writeSnapshot, catch: failure(`The state file ${path} cannot be written`) })
+    yield* Effect.tryPromise({ try: writer.writeSnapshot, catch: failure(`The state file ${path} cannot be written`) })
     const semaphore = yield* Semaphore.make(1)
     const one = semaphore.withPermits(1)
 
     const changeWith = (written: boolean) =>
     <A>(decide: (requests: ReadonlyMap<RequestId, LedgerEntry>) => readonly [A, ReadonlyArray<LedgerChange>]) =>
       one(Effect.suspend(() => {
-        const [result, changes] = decide(requests)
+        const [result, changes] = decide(state.requests)
         if (changes.length === 0) return Effect.succeed(result)
         for (const change of changes) {
-          applyChange(requests, change)
-          unwritten.push(change)
+          applyChange(state.requests, change)
+          writer.addUnwritten(change)
         }
-        return written ? Effect.as(Effect.promise(writeChanges), result) : Effect.succeed(result)
+        return written ? Effect.as(Effect.promise(writer.writeChanges), result) : Effect.succeed(result)
       }))
 
     // Before the journal closes and the lock file goes (finalizers run last first): a write that
     // fails then loses only changes that are made again.
-    yield* Effect.addFinalizer(() => one(Effect.exit(Effect.promise(writeChanges))))
+    yield* Effect.addFinalizer(() => one(Effect.exit(Effect.promise(writer.writeChanges))))
 
     return {
-      machineId: Effect.sync(() => machineId),
-      requests: Effect.succeed<ReadonlyMap<RequestId, LedgerEntry>>(requests),
+      machineId: Effect.sync(() => state.machineId),
+      requests: Effect.succeed<ReadonlyMap<RequestId, LedgerEntry>>(state.requests),
       registered: (id: MachineId) =>
         one(Effect.promise(() => {
-          machineId = id
-          requests.clear()
-          return writeSnapshot()
+          state.machineId = id
+          state.requests.clear()
+          return writer.writeSnapshot()
         })),
       change: changeWith(true),
       changeUnwritten: changeWith(false)
