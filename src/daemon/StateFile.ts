@@ -30,7 +30,7 @@ import { homedir } from "node:os"
 import * as nodePath from "node:path"
 import { Outcome, RequestId } from "../domain/machines/DaemonProtocol.ts"
 import { MachineId } from "../domain/shared/Ids.ts"
-import { holdPidLockFile } from "../layers/PidLockFile.ts"
+import { holdPidLockFile } from "../process/PidLockFile.ts"
 
 export const LedgerEntry = Schema.Union([
   Schema.Struct({ state: Schema.Literal("running"), at: Schema.Number }),
@@ -101,7 +101,7 @@ const journalPathOf = (path: string) => `${path}.journal`
 const failure = (message: string) => (cause: unknown) =>
   new StateFileError({ message: `${message}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
-/** Holds the lock file `FILE.lock` (PidLockFile.ts), or fails when another daemon holds it. */
+/** Holds the lock file `FILE.lock` (process/PidLockFile.ts), or fails when another daemon holds it. */
 const lock = (path: string) =>
   holdPidLockFile(`${path}.lock`, {
     inUse: (owner) =>

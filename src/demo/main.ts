@@ -9,7 +9,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { NetAddress } from "effect/net"
 import { Cause, Config, Console, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
-import { runMain } from "../layers/RunMain.ts"
+import { runMain } from "../process/RunMain.ts"
 import { DEMO_MODEL_SLUG, DemoRoutes } from "./DemoServer.ts"
 
 const DemoConfig = Config.all({

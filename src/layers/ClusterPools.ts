@@ -8,9 +8,9 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { ClusterPoolsFile } from "../domain/machines/MachinePools.ts"
 import { strict } from "../domain/shared/Strict.ts"
+import { describeIssues } from "../process/SchemaIssues.ts"
 import { ClusterPools, ClusterPoolsRefused } from "../services/machines/ClusterPools.ts"
 import { AppConfig } from "./AppConfig.ts"
-import { describeIssues } from "./SchemaIssues.ts"
 import { withStartupLock } from "./StartupLock.ts"
 
 /** No property the file format does not list (strict, as a request body is). */

@@ -30,7 +30,7 @@ import { join, resolve } from "node:path"
 import { type AppConfigShape, AppConfig } from "./AppConfig.ts"
 import { DATABASE_DIRECTORY, LOCK_FILE, prepareDataDir, tightenDatabaseDirectory, unusable } from "./DataDir.ts"
 import { pgliteConnections } from "./PgliteConnection.ts"
-import { holdPidLockFile } from "./PidLockFile.ts"
+import { holdPidLockFile } from "../process/PidLockFile.ts"
 import { PipelinedStatements } from "../services/shared/PipelinedStatements.ts"
 import { ACCESS_CHANGES_CHANNEL, PrincipalCache } from "../services/tenancy/PrincipalCache.ts"
 
@@ -124,7 +124,7 @@ const makeTypes = (): PgTypes.Registry => {
   return types
 }
 
-/** Holds DATA_DIR/pg.lock for the life of the scope (PidLockFile.ts). */
+/** Holds DATA_DIR/pg.lock for the life of the scope (process/PidLockFile.ts). */
 const lockDataDirectory = (dataDir: string) => {
   const lockFile = resolve(dataDir, LOCK_FILE)
   return prepareDataDir(dataDir).pipe(

@@ -23,8 +23,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { DAEMON_MESSAGE_MAX_BYTES } from "../../domain/machines/MessageSizes.ts"
+import { beginShutdown } from "../../process/Logging.ts"
 import { AppConfig } from "../AppConfig.ts"
-import { beginShutdown } from "../Logging.ts"
 import { awaitContinue } from "./ExpectContinue.ts"
 
 /** How long shutdown waits for in-flight requests before closing their connections. */

@@ -1,6 +1,6 @@
 /**
  * A lock file naming the pid of the process that holds it, kept by one process at a time: the
- * embedded database's DATA_DIR/pg.lock (Database.ts) and the daemon's state file lock
+ * embedded database's DATA_DIR/pg.lock (layers/Database.ts) and the daemon's state file lock
  * (daemon/StateFile.ts).
  *
  * It is created exclusively with the pid in it. One that exists already is held when it names a
