@@ -14,6 +14,7 @@ import { encodeOutputDelta, OUTPUT_DELTA_EVENTS, type OutputDelta } from "../../
 import { AgentAccess } from "./AgentAccess.ts"
 import { LiveOutput } from "./LiveOutput.ts"
 import { type StreamClosed, StreamAccess } from "./StreamAccess.ts"
+import type { AgentRef } from "./AgentEventsRepository.ts"
 import { Timeline } from "./Timeline.ts"
 
 /** A Server-Sent Events stream sends this comment when no event came for this long. */
@@ -114,6 +115,74 @@ const checkStart = (start: StreamStart, lastSequence: number) => {
   )
 }
 
+/** What one stream holds for its client: the frames its sources queue, and the chunk of them being written. */
+const makeFrameBuffer = Effect.map(Queue.unbounded<string, Cause.Done>(), (frames) => {
+  // Characters queued or in the chunk being written (STREAM_BUFFERED_CHARS); `room` opens when they drop.
+  let held = 0
+  let writing = 0
+  const room = Latch.makeUnsafe(true)
+  const fits = (size: number) => held === 0 || held + size <= STREAM_BUFFERED_CHARS
+  const put = (frame: string) => {
+    held += frame.length
+    Queue.offerUnsafe(frames, frame)
+  }
+  /** Live output: dropped past the bound, even when nothing is held (it is never replayed anyway). */
+  const putIfRoom = (frame: string) => {
+    if (held + frame.length <= STREAM_BUFFERED_CHARS) put(frame)
+  }
+  const roomFor = (size: number): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (fits(size)) return Effect.void
+      room.closeUnsafe()
+      return Effect.andThen(room.await, roomFor(size))
+    })
+  // The response asks for its next chunk once the last one drained: what it held is gone.
+  const nextChunk = Effect.suspend(() => {
+    if (writing > 0) {
+      held -= writing
+      writing = 0
+      room.openUnsafe()
+    }
+    return Effect.map(Queue.takeAll(frames), (waiting) => {
+      const chunk = waiting.join("")
+      writing = chunk.length
+      return [chunk] as const
+    })
+  })
+  return { frames, fits, put, putIfRoom, roomFor, nextChunk } as const
+})
+
+type FrameBuffer = Effect.Success<typeof makeFrameBuffer>
+
+/**
+ * Queues the events' frames in pieces (PIECE_CHARS) while they fit, and stops at the first
+ * piece that does not: that piece, or the last, is left to be queued once there is room,
+ * `last` the sequence of its last event, and the events after it are dropped (read again).
+ */
+const queuePage = (buffer: FrameBuffer, events: ReadonlyArray<AgentEvent>) => {
+  let piece = ""
+  let taken = 0
+  let chars = 0
+  for (const event of events) {
+    const frame = toServerSentEvent(event)
+    if (piece.length > 0 && piece.length + frame.length > PIECE_CHARS) {
+      if (!buffer.fits(piece.length)) break
+      buffer.put(piece)
+      piece = ""
+    }
+    piece += frame
+    taken++
+    chars += frame.length
+  }
+  return { piece, last: events[taken - 1].sequence, meanFrameChars: chars / taken }
+}
+
+/** The response ends when its stream fails, as when it ends: without this line nothing would say why. */
+const logFailure = (agentId: AgentId) =>
+  Stream.tapCause((cause) =>
+    Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
+  )
+
 const make = Effect.gen(function*() {
   const agentAccess = yield* AgentAccess
   const timeline = yield* Timeline
@@ -123,6 +192,48 @@ const make = Effect.gen(function*() {
   /** A page of events as JSON text (`EventsPage`): the handler sends it as it is. */
   const list = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, query: EventsQuery) =>
     Effect.flatMap(agentAccess.read(orgId, projectId, agentId), (agent) => timeline.listJson(agent, query))
+
+  /** The agent's row, once the start is checked against its timeline and the stream admitted (StreamAccess). */
+  const admit = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, start: StreamStart) =>
+    agentAccess.readRow(orgId, projectId, agentId).pipe(
+      Effect.tap((agent) => checkStart(start, agent.last_sequence)),
+      Effect.tap(streamAccess.admit)
+    )
+
+  /** Queues the timeline after the start's sequence, page after page as there is room, a heartbeat when no event came. */
+  const sendTimeline = (buffer: FrameBuffer, agent: AgentRef, start: StreamStart) =>
+    Effect.gen(function*() {
+      let after = start.after
+      let limit = STREAM_FIRST_PAGE_EVENTS
+      // The characters the next page is expected to make: it is read once they fit, so that it is queued whole.
+      let expected = 0
+      while (true) {
+        if (!buffer.fits(expected)) yield* buffer.roomFor(expected)
+        // The page is queued as it is read: only what it left waits here, not its events.
+        const queued = yield* Effect.map(
+          timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL, limit),
+          (events) => events.length === 0 ? undefined : queuePage(buffer, events)
+        )
+        if (queued === undefined) {
+          const heartbeat = comment("heartbeat")
+          if (!buffer.fits(heartbeat.length)) yield* buffer.roomFor(heartbeat.length)
+          buffer.put(heartbeat)
+          continue
+        }
+        if (!buffer.fits(queued.piece.length)) yield* buffer.roomFor(queued.piece.length)
+        buffer.put(queued.piece)
+        after = queued.last
+        limit = nextPageEvents(queued.meanFrameChars)
+        expected = limit * queued.meanFrameChars
+      }
+    })
+
+  /** Once the caller's access is gone (or the server stops): the `stream_closed` frame, the last. */
+  const closeWhenAccessLost = (buffer: FrameBuffer, orgId: OrgId, projectId: ProjectId, agentId: AgentId) =>
+    streamAccess.lost(orgId, projectId, agentId).pipe(
+      Effect.flatMap((closed) => Effect.sync(() => buffer.put(closedEvent(closed)))),
+      Effect.andThen(Queue.end(buffer.frames))
+    )
 
   /**
    * The timeline after the start's sequence as Server-Sent Events, then live (a start past the
@@ -148,109 +259,17 @@ const make = Effect.gen(function*() {
    */
   const stream = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, start: StreamStart) =>
     Effect.zipWith(
-      agentAccess.readRow(orgId, projectId, agentId).pipe(
-        Effect.tap((agent) => checkStart(start, agent.last_sequence)),
-        Effect.tap(streamAccess.admit)
-      ),
+      admit(orgId, projectId, agentId, start),
       Effect.context<CurrentPrincipal>(),
       (agent, context) =>
         Stream.unwrap(Effect.gen(function*() {
-          const frames = yield* Queue.unbounded<string, Cause.Done>()
-          // Characters queued or in the chunk being written (STREAM_BUFFERED_CHARS); `room` opens when they drop.
-          let held = 0
-          let writing = 0
-          const room = Latch.makeUnsafe(true)
-          const fits = (size: number) => held === 0 || held + size <= STREAM_BUFFERED_CHARS
-          const put = (frame: string) => {
-            held += frame.length
-            Queue.offerUnsafe(frames, frame)
-          }
-          const roomFor = (size: number): Effect.Effect<void> =>
-            Effect.suspend(() => {
-              if (fits(size)) return Effect.void
-              room.closeUnsafe()
-              return Effect.andThen(room.await, roomFor(size))
-            })
-          put(comment(`events of ${agentId} after sequence ${start.after}`))
-          yield* live.subscribe(agentId, (delta) => {
-            const frame = toDeltaEvent(delta)
-            if (held + frame.length <= STREAM_BUFFERED_CHARS) put(frame)
-          })
-          /**
-           * Queues the events' frames in pieces (PIECE_CHARS) while they fit, and stops at the first
-           * piece that does not: that piece, or the last, is left to be queued once there is room,
-           * `last` the sequence of its last event, and the events after it are dropped (read again).
-           */
-          const queuePage = (events: ReadonlyArray<AgentEvent>) => {
-            let piece = ""
-            let taken = 0
-            let chars = 0
-            for (const event of events) {
-              const frame = toServerSentEvent(event)
-              if (piece.length > 0 && piece.length + frame.length > PIECE_CHARS) {
-                if (!fits(piece.length)) break
-                put(piece)
-                piece = ""
-              }
-              piece += frame
-              taken++
-              chars += frame.length
-            }
-            return { piece, last: events[taken - 1].sequence, meanFrameChars: chars / taken }
-          }
-          const sendTimeline = Effect.gen(function*() {
-            let after = start.after
-            let limit = STREAM_FIRST_PAGE_EVENTS
-            // The characters the next page is expected to make: it is read once they fit, so that it is queued whole.
-            let expected = 0
-            while (true) {
-              if (!fits(expected)) yield* roomFor(expected)
-              // The page is queued as it is read: only what it left waits here, not its events.
-              const queued = yield* Effect.map(
-                timeline.waitForEvents(agent, after, SSE_HEARTBEAT_INTERVAL, limit),
-                (events) => events.length === 0 ? undefined : queuePage(events)
-              )
-              if (queued === undefined) {
-                const heartbeat = comment("heartbeat")
-                if (!fits(heartbeat.length)) yield* roomFor(heartbeat.length)
-                put(heartbeat)
-                continue
-              }
-              if (!fits(queued.piece.length)) yield* roomFor(queued.piece.length)
-              put(queued.piece)
-              after = queued.last
-              limit = nextPageEvents(queued.meanFrameChars)
-              expected = limit * queued.meanFrameChars
-            }
-          })
-          yield* Effect.forkScoped(Queue.into(sendTimeline, frames))
-          yield* streamAccess.lost(orgId, projectId, agentId).pipe(
-            Effect.flatMap((closed) => Effect.sync(() => put(closedEvent(closed)))),
-            Effect.andThen(Queue.end(frames)),
-            Effect.provide(context),
-            Effect.forkScoped
-          )
-          // The response asks for its next chunk once the last one drained: what it held is gone.
-          const nextChunk = Effect.suspend(() => {
-            if (writing > 0) {
-              held -= writing
-              writing = 0
-              room.openUnsafe()
-            }
-            return Effect.map(Queue.takeAll(frames), (waiting) => {
-              const chunk = waiting.join("")
-              writing = chunk.length
-              return [chunk] as const
-            })
-          })
-          return Stream.fromPull(Effect.succeed(nextChunk))
-        })).pipe(
-          // The response ends when its stream fails, as when it ends: without this line nothing would say why.
-          Stream.tapCause((cause) =>
-            Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(`The event stream of ${agentId} failed`, cause)
-          ),
-          Stream.encodeText
-        )
+          const buffer = yield* makeFrameBuffer
+          buffer.put(comment(`events of ${agentId} after sequence ${start.after}`))
+          yield* live.subscribe(agentId, (delta) => buffer.putIfRoom(toDeltaEvent(delta)))
+          yield* Effect.forkScoped(Queue.into(sendTimeline(buffer, agent, start), buffer.frames))
+          yield* closeWhenAccessLost(buffer, orgId, projectId, agentId).pipe(Effect.provide(context), Effect.forkScoped)
+          return Stream.fromPull(Effect.succeed(buffer.nextChunk))
+        })).pipe(logFailure(agentId), Stream.encodeText)
     )
 
   return { list, stream, closeStreamsAtShutdown: streamAccess.closeAtShutdown } as const
