@@ -253,92 +253,109 @@ const make = Effect.gen(function*() {
         ))
     )
 
-  const launch = (workspaceId: WorkspaceId, input: LaunchSession) =>
+  /** The caller's workspace, once they may write in its project. */
+  const writableWorkspace = (workspaceId: WorkspaceId) =>
     Effect.gen(function*() {
-      const { userId, workspace } = yield* workspaces.own(workspaceId)
-      yield* access.requireProjectAccess(workspace.org_id, workspace.project_id, "write").pipe(
+      const owned = yield* workspaces.own(workspaceId)
+      yield* access.requireProjectAccess(owned.workspace.org_id, owned.workspace.project_id, "write").pipe(
         Effect.mapError((error) => new Forbidden({ error: error.error }))
       )
-      const sessionNotFound = (id: string) => () => new NotFound({ error: `Session ${id} not found in workspace ${workspaceId}` })
+      return owned
+    })
 
-      // An existing session, reused as it is.
-      if (input.user_session_id !== undefined && input.user_session_id !== null) {
-        const session = yield* sessions.find(workspace.id, input.user_session_id).pipe(
-          someOrFail(sessionNotFound(input.user_session_id))
-        )
-        yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
-        return ok(workspace, session)
-      }
+  const sessionNotFound = (workspace: StoredWorkspace, id: string) => () =>
+    new NotFound({ error: `Session ${id} not found in workspace ${workspace.id}` })
 
-      // A new session on an existing session's agent: the agent's worktree and machine.
-      const previous = input.agent_session_id !== undefined && input.agent_session_id !== null
-        ? Option.some(
+  /** An existing session, reused as it is: the prompt goes to its agent. */
+  const reuseSession = (workspace: StoredWorkspace, sessionId: WorkspaceSessionId, prompt: LaunchSession["initial_prompt"]) =>
+    Effect.gen(function*() {
+      const session = yield* sessions.find(workspace.id, sessionId).pipe(someOrFail(sessionNotFound(workspace, sessionId)))
+      yield* sessionAgents.prompt(workspace, session.agent_id, prompt)
+      return ok(workspace, session)
+    })
+
+  /** The session a new session continues on the same agent: the agent_session_id's, or the resumed one; none for a new agent. */
+  const earlierSession = (workspace: StoredWorkspace, input: LaunchSession) =>
+    Effect.gen(function*() {
+      if (input.agent_session_id !== undefined && input.agent_session_id !== null) {
+        return Option.some(
           yield* sessions.byAgent(workspace.id, input.agent_session_id).pipe(
-            someOrFail(() => new NotFound({ error: `Agent ${input.agent_session_id} is not the agent of a session of workspace ${workspaceId}` }))
+            someOrFail(() => new NotFound({ error: `Agent ${input.agent_session_id} is not the agent of a session of workspace ${workspace.id}` }))
           )
         )
-        : input.resume_session_id !== undefined && input.resume_session_id !== null
-        ? Option.some(
+      }
+      if (input.resume_session_id !== undefined && input.resume_session_id !== null) {
+        return Option.some(
           yield* (Schema.is(WorkspaceSessionId)(input.resume_session_id)
             ? sessions.find(workspace.id, input.resume_session_id)
             : Effect.succeed(Option.none<StoredSession>())).pipe(
-              someOrFail(sessionNotFound(input.resume_session_id))
+              someOrFail(sessionNotFound(workspace, input.resume_session_id))
             )
         )
-        : Option.none<StoredSession>()
-      /** A new session on the agent, worktree and machine of `earlier`, while the worktree is still on that machine. */
-      const continuing = (earlier: StoredSession) =>
-        Effect.gen(function*() {
-          const worktree = yield* worktrees.find(earlier.worktree_id)
-          if (Option.isNone(worktree)) return yield* Effect.die(new Error(`worktree ${earlier.worktree_id} is missing`))
-          yield* requireNotMigrating(worktree.value)
-          const placed = machineOf(worktree.value)
-          if (placed !== null && placed !== earlier.machine_id) {
-            return yield* Effect.fail(
-              new Conflict({
-                error: `Worktree ${worktree.value.id} is on machine ${placed} now` +
-                  (worktree.value.worktree_type === "REMOTE" ? " (its REMOTE sandbox)" : "") +
-                  `; the agent of session ${earlier.id} works on machine ${earlier.machine_id}, in the copy left there. ` +
-                  (worktree.value.worktree_type === "REMOTE"
-                    ? "Start a session with its worktree_name and without machine_id to work in the sandbox"
-                    : `Start a session on machine ${placed} with its worktree_name`) +
-                  `, or migrate the worktree back to machine ${earlier.machine_id} first`
-              })
-            )
-          }
-          if (worktree.value.worktree_type === "REMOTE") yield* requireSandbox(worktree.value)
-          const session = yield* sessions.insert({
-            id: yield* ids.make(WorkspaceSessionId),
-            workspace_id: workspace.id,
-            worktree_id: earlier.worktree_id,
-            machine_id: earlier.machine_id,
-            agent_id: earlier.agent_id,
-            agent_config_id: earlier.agent_config_id,
-            resume_session_id: input.resume_session_id ?? null,
-            metadata: input.metadata ?? {}
-          })
-          yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
-          return ok(workspace, session)
-        })
-      if (Option.isSome(previous)) return yield* continuing(previous.value)
+      }
+      return Option.none<StoredSession>()
+    })
 
-      // A worktree in a REMOTE sandbox: a new session on the sandbox's agent, which its migration started.
-      const name = input.worktree_name ?? null
+  /** A new session on the agent, worktree and machine of `earlier`, while the worktree is still on that machine. */
+  const continuing = (workspace: StoredWorkspace, earlier: StoredSession, input: LaunchSession) =>
+    Effect.gen(function*() {
+      const worktree = yield* worktrees.find(earlier.worktree_id)
+      if (Option.isNone(worktree)) return yield* Effect.die(new Error(`worktree ${earlier.worktree_id} is missing`))
+      yield* requireNotMigrating(worktree.value)
+      const placed = machineOf(worktree.value)
+      if (placed !== null && placed !== earlier.machine_id) {
+        return yield* Effect.fail(
+          new Conflict({
+            error: `Worktree ${worktree.value.id} is on machine ${placed} now` +
+              (worktree.value.worktree_type === "REMOTE" ? " (its REMOTE sandbox)" : "") +
+              `; the agent of session ${earlier.id} works on machine ${earlier.machine_id}, in the copy left there. ` +
+              (worktree.value.worktree_type === "REMOTE"
+                ? "Start a session with its worktree_name and without machine_id to work in the sandbox"
+                : `Start a session on machine ${placed} with its worktree_name`) +
+              `, or migrate the worktree back to machine ${earlier.machine_id} first`
+          })
+        )
+      }
+      if (worktree.value.worktree_type === "REMOTE") yield* requireSandbox(worktree.value)
+      const session = yield* sessions.insert({
+        id: yield* ids.make(WorkspaceSessionId),
+        workspace_id: workspace.id,
+        worktree_id: earlier.worktree_id,
+        machine_id: earlier.machine_id,
+        agent_id: earlier.agent_id,
+        agent_config_id: earlier.agent_config_id,
+        resume_session_id: input.resume_session_id ?? null,
+        metadata: input.metadata ?? {}
+      })
+      yield* sessionAgents.prompt(workspace, session.agent_id, input.initial_prompt)
+      return ok(workspace, session)
+    })
+
+  /**
+   * The latest session of the REMOTE worktree of that name (on the named machine, if one is
+   * named): its sandbox's agent, which its migration started. None when the worktree is not REMOTE.
+   */
+  const sandboxSession = (workspace: StoredWorkspace, name: string | null, machineId: LaunchSession["machine_id"]) =>
+    Effect.gen(function*() {
       const remote = Option.filter(yield* worktrees.named(workspace.id, name), (row) =>
-        row.worktree_type === "REMOTE" && (input.machine_id === undefined || input.machine_id === null || input.machine_id === row.managed_machine_id))
-      if (Option.isSome(remote)) {
-        yield* requireNotMigrating(remote.value)
-        yield* requireSandbox(remote.value)
-        const sandbox = yield* sessions.latestOfWorktree(remote.value.id).pipe(
+        row.worktree_type === "REMOTE" && (machineId === undefined || machineId === null || machineId === row.managed_machine_id))
+      if (Option.isNone(remote)) return Option.none<StoredSession>()
+      yield* requireNotMigrating(remote.value)
+      yield* requireSandbox(remote.value)
+      return Option.some(
+        yield* sessions.latestOfWorktree(remote.value.id).pipe(
           Effect.flatMap(Option.match({
             onSome: Effect.succeed,
             onNone: () =>
               Effect.fail(new Conflict({ error: `Worktree ${remote.value.id} is REMOTE without a sandbox session; migrate it again` }))
           }))
         )
-        return yield* continuing(sandbox)
-      }
+      )
+    })
 
+  /** A new agent on the machine, working in the worktree of that name placed there (made, found or restored). */
+  const newAgentSession = (workspace: StoredWorkspace, userId: UserId, name: string | null, input: LaunchSession) =>
+    Effect.gen(function*() {
       const machine = yield* machineFor(workspace, userId, input.machine_id ?? workspace.default_machine_id, "/machine_id")
       if (name !== null && workspace.repository_url === null) {
         return yield* Effect.fail(
@@ -372,6 +389,24 @@ const make = Effect.gen(function*() {
         }
       )
       return ok(workspace, { ...session, agent_id: agentId })
+    })
+
+  /**
+   * An existing session reused; else a new session on an earlier session's agent, or on the
+   * sandbox's agent of a REMOTE worktree; else a new agent on the machine.
+   */
+  const launch = (workspaceId: WorkspaceId, input: LaunchSession) =>
+    Effect.gen(function*() {
+      const { userId, workspace } = yield* writableWorkspace(workspaceId)
+      if (input.user_session_id !== undefined && input.user_session_id !== null) {
+        return yield* reuseSession(workspace, input.user_session_id, input.initial_prompt)
+      }
+      const earlier = yield* earlierSession(workspace, input)
+      if (Option.isSome(earlier)) return yield* continuing(workspace, earlier.value, input)
+      const name = input.worktree_name ?? null
+      const sandbox = yield* sandboxSession(workspace, name, input.machine_id)
+      if (Option.isSome(sandbox)) return yield* continuing(workspace, sandbox.value, input)
+      return yield* newAgentSession(workspace, userId, name, input)
     })
 
   return { launch } as const
