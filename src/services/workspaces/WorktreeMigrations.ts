@@ -289,6 +289,83 @@ const make = Effect.gen(function*() {
     )
 
   /**
+   * The worktree a REMOTE move places: a fresh one named `worktreeName` (source base_ref with a
+   * name other than the worktree's), else the worktree itself.
+   */
+  const remoteTarget = (
+    workspace: StoredWorkspace,
+    worktree: StoredWorktree,
+    source: NonNullable<MigrateWorktree["source"]>,
+    worktreeName: MigrateWorktree["worktree_name"]
+  ) =>
+    Effect.gen(function*() {
+      const fresh = source === "base_ref" && worktreeName !== undefined && worktreeName !== null &&
+        worktreeName !== worktree.name
+      if (!fresh) return { fresh, target: worktree }
+      const target = yield* worktrees.insert({
+        id: yield* ids.make(WorktreeIdSchema),
+        workspace_id: workspace.id,
+        is_main: false,
+        name: worktreeName,
+        worktree_type: null,
+        user_machine_path_id: null,
+        machine_id: null
+      }).pipe(
+        replaceFailure("UniqueViolation", () => new Conflict({ error: `Workspace ${workspace.id} has a worktree named ${worktreeName} already` }))
+      )
+      return { fresh, target }
+    })
+
+  /**
+   * The machine the pool started for the agent, once its daemon is connected, with the worktree
+   * placed there: the checkpoint `restoring` restored, or, with none, a fresh worktree made from
+   * the base ref and packed into its first checkpoint.
+   */
+  const placeInSandbox = (
+    workspace: StoredWorkspace,
+    poolId: MachinePoolId,
+    agentId: AgentId,
+    target: StoredWorktree,
+    restoring: string | null
+  ) =>
+    Effect.gen(function*() {
+      const machine = yield* poolMachineOf(poolId, agentId)
+      const place = { repository: workspace.repository_url, workspace_id: workspace.id, name: target.name }
+      if (restoring !== null) {
+        const location = yield* onMachine.restoreCheckpoint(machine, place, restoring).pipe(Effect.mapError(asApiFailure))
+        return { machine, location, first: Option.none<Packed>() }
+      }
+      const location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
+      // Its first checkpoint: what a migration out of the sandbox uses once the sandbox is gone.
+      const first = yield* packOn(workspace, machine, location.path).pipe(
+        Effect.map(Option.some),
+        Effect.catch((failure) =>
+          Effect.as(
+            Effect.logWarning(`worktree ${target.id}: its first checkpoint could not be made: ${failure.message}`),
+            Option.none<Packed>()
+          )
+        )
+      )
+      return { machine, location, first }
+    })
+
+  /** The worktree's columns once it is in the sandbox: `restoring` its current checkpoint, if one was restored, and `packed` if one was made. */
+  const inSandbox = (
+    { location, machine }: { readonly location: { readonly path: string }; readonly machine: StoredMachine },
+    restoring: string | null,
+    packed: Option.Option<Packed>
+  ): WorktreeChange => ({
+    worktree_type: "REMOTE",
+    machine_id: null,
+    path: location.path,
+    managed_machine_id: machine.id,
+    last_heartbeat_at: machine.last_seen_at,
+    checkpoint_restore_pending: false,
+    ...(restoring !== null ? { current_checkpoint_id: restoring } : {}),
+    ...(Option.isSome(packed) ? current(packed.value) : {})
+  })
+
+  /**
    * REMOTE: an agent of the project whose config names the workspace's pool (one machine,
    * started at its launch); once that machine's daemon is connected, the checkpoint is restored
    * there (source checkpoint) or a fresh worktree is made from the base ref (source base_ref)
@@ -309,73 +386,33 @@ const make = Effect.gen(function*() {
       const checkpoint = source === "checkpoint" ? yield* takeCheckpoint(workspace, worktree) : Option.none<Packed>()
       const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
       if (source === "checkpoint" && currentId === null) return yield* noCheckpoint(worktree)
-      const fresh = source === "base_ref" && input.worktree_name !== undefined && input.worktree_name !== null &&
-        input.worktree_name !== worktree.name
-      const name = fresh ? input.worktree_name! : worktree.name
-      const target = fresh
-        ? yield* worktrees.insert({
-          id: yield* ids.make(WorktreeIdSchema),
-          workspace_id: workspace.id,
-          is_main: false,
-          name,
-          worktree_type: null,
-          user_machine_path_id: null,
-          machine_id: null
-        }).pipe(
-          replaceFailure("UniqueViolation", () => new Conflict({ error: `Workspace ${workspace.id} has a worktree named ${name} already` }))
-        )
-        : worktree
+      // Not null when the source is the checkpoint: checked above.
+      const restoring = source === "checkpoint" ? currentId : null
+      const { fresh, target } = yield* remoteTarget(workspace, worktree, source, input.worktree_name)
       // A fresh worktree whose making fails is forgotten, so the same name can be tried again.
       const forgetFresh = fresh ? worktrees.removeUnplaced(target.id) : Effect.void
-      const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, name).pipe(
+      const { agentId, configId } = yield* sessionAgents.sandboxAgent(workspace, userId, target.name).pipe(
         Effect.onError(() => forgetFresh)
       )
-      const placed = yield* Effect.gen(function*() {
-        const machine = yield* poolMachineOf(poolId, agentId)
-        const place = { repository: workspace.repository_url, workspace_id: workspace.id, name }
-        if (source === "checkpoint" && currentId !== null) {
-          const location = yield* onMachine.restoreCheckpoint(machine, place, currentId).pipe(Effect.mapError(asApiFailure))
-          return { machine, location, first: Option.none<Packed>() }
-        }
-        const location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
-        // Its first checkpoint: what a migration out of the sandbox uses once the sandbox is gone.
-        const first = yield* packOn(workspace, machine, location.path).pipe(
-          Effect.map(Option.some),
-          Effect.catch((failure) =>
-            Effect.as(
-              Effect.logWarning(`worktree ${target.id}: its first checkpoint could not be made: ${failure.message}`),
-              Option.none<Packed>()
-            )
-          )
+      // Not made: the machine started for it is given back, and a fresh worktree forgotten.
+      const undoOnFailure = <A, E, R>(step: Effect.Effect<A, E, R>) =>
+        step.pipe(
+          Effect.tapCause(() => releaseAgentMachines(poolId, agentId)),
+          Effect.onError(() => forgetFresh)
         )
-        return { machine, location, first }
-      }).pipe(
-        Effect.tapCause(() => releaseAgentMachines(poolId, agentId)),
-        Effect.onError(() => forgetFresh)
-      )
-      const { location, machine } = placed
-      const packed = Option.orElse(checkpoint, () => placed.first)
-      const change: WorktreeChange = {
-        worktree_type: "REMOTE",
-        machine_id: null,
-        path: location.path,
-        managed_machine_id: machine.id,
-        last_heartbeat_at: machine.last_seen_at,
-        checkpoint_restore_pending: false,
-        ...(source === "checkpoint" ? { current_checkpoint_id: currentId } : {}),
-        ...(Option.isSome(packed) ? current(packed.value) : {})
-      }
+      const placed = yield* undoOnFailure(placeInSandbox(workspace, poolId, agentId, target, restoring))
+      const change = inSandbox(placed, restoring, Option.orElse(checkpoint, () => placed.first))
       const sessionId = yield* ids.make(WorkspaceSessionId)
       // The move, the sandbox's session and the sandbox left behind, together: a server stopped
       // in between had left a REMOTE worktree without its sandbox's session (no session could
       // start on it), or the sandbox it left running and counted against its pool.
-      const { left, updated } = yield* recordMove(workspace, worktree, agentId, Effect.gen(function*() {
+      const { left, updated } = yield* undoOnFailure(recordMove(workspace, worktree, agentId, Effect.gen(function*() {
         const updated = fresh ? yield* worktrees.update(target.id, change) : yield* finish(worktree, migrationId, change)
         yield* sessions.insert({
           id: sessionId,
           workspace_id: workspace.id,
           worktree_id: target.id,
-          machine_id: machine.id,
+          machine_id: placed.machine.id,
           agent_id: agentId,
           agent_config_id: configId,
           resume_session_id: null,
@@ -384,11 +421,7 @@ const make = Effect.gen(function*() {
         // The worktree itself moved with its work packed: the sandbox it left is not needed any more.
         const left = fresh ? Option.none<StoredMachine>() : yield* leaveSandbox(worktree, checkpoint)
         return { left, updated }
-      })).pipe(
-        // Not made: the machine started for it is given back, as when placing fails.
-        Effect.tapCause(() => releaseAgentMachines(poolId, agentId)),
-        Effect.onError(() => forgetFresh)
-      )
+      })))
       yield* stopLeft(left)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
