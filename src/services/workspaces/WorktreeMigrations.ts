@@ -10,22 +10,19 @@
  * - REMOTE: a machine of the workspace's pool, started for an agent of the worktree; the checkpoint
  *   is restored there at once (or a fresh worktree made from the base ref, with sync_enabled).
  *
- * A migration holds the worktree while it runs (a hold recorded on its row, renewed while it runs
- * and lapsing MIGRATION_HOLD_SECONDS after the last renewal, so a server that stops mid-migration
- * frees it by itself): another migration, a new session and an input to its sessions' agents are
+ * A migration holds the worktree while it runs (MigrationHolds: a hold recorded on its row, renewed
+ * while it runs and lapsing after the last renewal, so a server that stops mid-migration frees it
+ * by itself): another migration, a new session and an input to its sessions' agents are
  * 409 state_transition_conflict meanwhile. Refused, too, while a session's agent of the worktree
  * is in a turn (409 state_transition_conflict). A worktree that leaves a sandbox with its work
  * packed into a checkpoint gives the sandbox's machine back to its pool.
  */
 import { Context, Effect, Layer, Option, Schedule } from "effect"
-import { randomUUID } from "node:crypto"
 import {
   Conflict,
   DaemonRuntimeUnregistered,
   InvalidRequest,
-  NotFound,
-  ServiceUnavailable,
-  StateTransitionConflict
+  ServiceUnavailable
 } from "../../domain/shared/Errors.ts"
 import {
   type AgentId,
@@ -44,25 +41,15 @@ import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
-import * as Leases from "../shared/Leases.ts"
-import { Transactions } from "../shared/Transactions.ts"
-import { AgentsRepository } from "../runtime/AgentsRepository.ts"
 import { Access } from "../tenancy/Access.ts"
 import { CheckpointsRepository } from "./CheckpointsRepository.ts"
 import { asApiFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
+import { MigrationHolds } from "./MigrationHolds.ts"
 import { SessionAgents } from "./SessionAgents.ts"
 import { WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
 import { Workspaces } from "./Workspaces.ts"
-import { type StoredWorkspace, WorkspacesRepository } from "./WorkspacesRepository.ts"
+import type { StoredWorkspace } from "./WorkspacesRepository.ts"
 import { type StoredWorktree, toDescriptor, type WorktreeChange, WorktreesRepository } from "./WorktreesRepository.ts"
-
-/**
- * How long a migration's hold on its worktree lasts past its last renewal; renewed every
- * MIGRATION_HOLD_RENEW_SECONDS while the migration runs. A hold left by a server that stopped
- * mid-migration lapses after this long.
- */
-export const MIGRATION_HOLD_SECONDS = 60
-export const MIGRATION_HOLD_RENEW_SECONDS = 15
 
 /** A checkpoint made and stored now, and the machine it was packed on. */
 interface Packed {
@@ -80,11 +67,9 @@ const make = Effect.gen(function*() {
   const onMachine = yield* WorkspaceMachines
   const access = yield* Access
   const ids = yield* IdGenerator
-  const transactions = yield* Transactions
   const sessionAgents = yield* SessionAgents
   const poolMachines = yield* PoolMachines
-  const agentRows = yield* AgentsRepository
-  const workspaceRows = yield* WorkspacesRepository
+  const holds = yield* MigrationHolds
 
   /** A pool machine offline: its daemon cannot be started by the user, only come back or the machine be deleted. */
   const sandboxOffline = (workspace: StoredWorkspace, worktree: StoredWorktree, machine: StoredMachine) =>
@@ -194,79 +179,6 @@ const make = Effect.gen(function*() {
       )).pipe(
         Effect.catchCause((cause) => Effect.logWarning(`releasing the machines of agent ${agentId} failed`, cause))
       )
-
-  /**
-   * The migration's end: the worktree changed and its hold released in one statement (a hold
-   * that lapsed meanwhile, another migration having taken the worktree, is 409).
-   */
-  const finish = (worktree: StoredWorktree, migrationId: string, change: WorktreeChange) =>
-    Effect.flatMap(
-      worktrees.updateHeld(worktree.id, migrationId, change),
-      Option.match({
-        onSome: Effect.succeed,
-        onNone: () =>
-          Effect.fail(
-            new StateTransitionConflict({
-              error: `The migration of worktree ${worktree.id} lost its hold on it (it ran past its time); ` +
-                "list the worktree to see where it is, and migrate again"
-            })
-          )
-      })
-    )
-
-  /**
-   * Runs `record` (the move's rows: the worktree, a REMOTE move's session, the sandbox left) in
-   * one transaction that first shares, in this order, the row of the sandbox's agent (`agentId`,
-   * a REMOTE move's) and the workspace's row, as a row referring to them does: the order in which
-   * a deletion of the project (its agents, then its workspaces, their worktrees) and of the
-   * workspace (its row, its sandboxes, its worktrees) lock them, so that either deletion under way
-   * is waited for, and one that comes after waits for the move. Recorded in the other order (the
-   * worktree's row first, the session's references after), the move and a deletion each held
-   * what the other waited for: deadlock detected, a 500 for one of them. The workspace or the
-   * agent gone meanwhile (deleted with its workspace, or its project) is 404.
-   */
-  const recordMove = <A, E, R>(
-    workspace: StoredWorkspace,
-    worktree: StoredWorktree,
-    agentId: AgentId | null,
-    record: Effect.Effect<A, E, R>
-  ) =>
-    transactions.transaction(Effect.gen(function*() {
-      const kept = (agentId === null || (yield* agentRows.keepFromDeletion(agentId))) &&
-        (yield* workspaceRows.keepFromDeletion(workspace.id))
-      if (!kept) {
-        return yield* Effect.fail(
-          new NotFound({ error: `Worktree ${worktree.id} was deleted with its workspace ${workspace.id} while it was migrated` })
-        )
-      }
-      return yield* record
-    }))
-
-  /**
-   * Runs `use` while the migration holds the worktree (its row as the hold left it); another
-   * migration holding it is 409. The hold is renewed while `use` runs and released when it
-   * ends, however it ends.
-   */
-  const holding = <A, E, R>(worktree: StoredWorktree, use: (held: StoredWorktree, migrationId: string) => Effect.Effect<A, E, R>) =>
-    Effect.scoped(Effect.gen(function*() {
-      const migrationId = randomUUID()
-      const held = yield* Leases.held({
-        what: `the migration hold on worktree ${worktree.id}`,
-        take: worktrees.hold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS),
-        renew: worktrees.renewHold(worktree.id, migrationId, MIGRATION_HOLD_SECONDS),
-        release: worktrees.releaseHold(worktree.id, migrationId),
-        renewEverySeconds: MIGRATION_HOLD_RENEW_SECONDS
-      })
-      if (Option.isNone(held)) {
-        return yield* Effect.fail(
-          new StateTransitionConflict({
-            error: `Worktree ${worktree.id} is being migrated by another request; wait for that migration to finish ` +
-              "(list the worktree to see where it went) and migrate again if you still need to"
-          })
-        )
-      }
-      return yield* use(held.value, migrationId)
-    }))
 
   /** The pool machine the pool started for the agent, once its daemon is connected. */
   const poolMachineOf = (poolId: MachinePoolId, agentId: AgentId) =>
@@ -406,8 +318,8 @@ const make = Effect.gen(function*() {
       // The move, the sandbox's session and the sandbox left behind, together: a server stopped
       // in between had left a REMOTE worktree without its sandbox's session (no session could
       // start on it), or the sandbox it left running and counted against its pool.
-      const { left, updated } = yield* undoOnFailure(recordMove(workspace, worktree, agentId, Effect.gen(function*() {
-        const updated = fresh ? yield* worktrees.update(target.id, change) : yield* finish(worktree, migrationId, change)
+      const { left, updated } = yield* undoOnFailure(holds.recordMove(workspace, worktree, agentId, Effect.gen(function*() {
+        const updated = fresh ? yield* worktrees.update(target.id, change) : yield* holds.finish(worktree, migrationId, change)
         yield* sessions.insert({
           id: sessionId,
           workspace_id: workspace.id,
@@ -443,27 +355,13 @@ const make = Effect.gen(function*() {
         ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {}),
         checkpoint_restore_pending: true
       }
-      const { left, updated } = yield* recordMove(workspace, worktree, null, Effect.gen(function*() {
-        const updated = yield* finish(worktree, migrationId, change)
+      const { left, updated } = yield* holds.recordMove(workspace, worktree, null, Effect.gen(function*() {
+        const updated = yield* holds.finish(worktree, migrationId, change)
         return { left: yield* leaveSandbox(worktree, checkpoint), updated }
       }))
       yield* stopLeft(left)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
-
-  /** While the migration holds the worktree: refused when a session's agent of it is in a turn, else `use`. */
-  const held = <A, E, R>(found: StoredWorktree, use: (worktree: StoredWorktree, migrationId: string) => Effect.Effect<A, E, R>) =>
-    holding(found, (worktree, migrationId) =>
-      Effect.gen(function*() {
-        if (yield* sessions.busy(worktree.id)) {
-          return yield* Effect.fail(
-            new StateTransitionConflict({
-              error: `A session's agent of worktree ${worktree.id} is in a turn; wait for it to finish (or cancel it) and migrate then`
-            })
-          )
-        }
-        return yield* use(worktree, migrationId)
-      }))
 
   const migrate = (worktreeId: WorktreeId, input: MigrateWorktree) =>
     Effect.gen(function*() {
@@ -486,7 +384,7 @@ const make = Effect.gen(function*() {
             })
           )
         }
-        return yield* held(worktree, (row, migrationId) => toRemote(workspace, row, migrationId, userId, input))
+        return yield* holds.held(worktree, (row, migrationId) => toRemote(workspace, row, migrationId, userId, input))
       }
 
       // LOCAL
@@ -519,7 +417,7 @@ const make = Effect.gen(function*() {
           new DaemonRuntimeUnregistered({ error: `No daemon of machine ${targetId} is connected; start it and migrate again` })
         )
       }
-      return yield* held(worktree, (row, migrationId) => toLocal(workspace, row, migrationId, targetId))
+      return yield* holds.held(worktree, (row, migrationId) => toLocal(workspace, row, migrationId, targetId))
     })
 
   return { migrate } as const
@@ -537,10 +435,8 @@ export class WorktreeMigrations extends Context.Service<WorktreeMigrations, Effe
       Access.layer,
       IdGenerator.layer,
       SessionAgents.layer,
-      Transactions.layer,
       PoolMachines.layer,
-      AgentsRepository.layer,
-      WorkspacesRepository.layer
+      MigrationHolds.layer
     ])
   )
 }
