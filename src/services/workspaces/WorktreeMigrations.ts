@@ -17,13 +17,8 @@
  * is in a turn (409 state_transition_conflict). A worktree that leaves a sandbox with its work
  * packed into a checkpoint gives the sandbox's machine back to its pool.
  */
-import { Context, Effect, Layer, Option, Schedule } from "effect"
-import {
-  Conflict,
-  DaemonRuntimeUnregistered,
-  InvalidRequest,
-  ServiceUnavailable
-} from "../../domain/shared/Errors.ts"
+import { Context, Effect, Layer, Option } from "effect"
+import { Conflict, DaemonRuntimeUnregistered, InvalidRequest } from "../../domain/shared/Errors.ts"
 import {
   type AgentId,
   type MachineId,
@@ -36,7 +31,6 @@ import {
 } from "../../domain/shared/Ids.ts"
 import type { MigrateWorktree } from "../../domain/workspaces/Workspaces.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
-import { PoolMachines, PROVISIONING_TIMEOUT_SECONDS } from "../machines/PoolMachines.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { replaceFailure } from "../shared/Failures.ts"
 import { sha256 } from "../shared/Hash.ts"
@@ -47,6 +41,7 @@ import { asApiFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachine
 import { MigrationHolds } from "./MigrationHolds.ts"
 import { SessionAgents } from "./SessionAgents.ts"
 import { WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
+import { WorktreeSandboxes } from "./WorktreeSandboxes.ts"
 import { Workspaces } from "./Workspaces.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
 import { type StoredWorktree, toDescriptor, type WorktreeChange, WorktreesRepository } from "./WorktreesRepository.ts"
@@ -58,6 +53,9 @@ interface Packed {
   readonly machine: StoredMachine
 }
 
+/** The machine the checkpoint just made was packed on, if one was made. */
+const packedOn = (packed: Option.Option<Packed>) => Option.map(packed, (made) => made.machine)
+
 const make = Effect.gen(function*() {
   const workspaces = yield* Workspaces
   const worktrees = yield* WorktreesRepository
@@ -68,7 +66,7 @@ const make = Effect.gen(function*() {
   const access = yield* Access
   const ids = yield* IdGenerator
   const sessionAgents = yield* SessionAgents
-  const poolMachines = yield* PoolMachines
+  const sandboxes = yield* WorktreeSandboxes
   const holds = yield* MigrationHolds
 
   /** A pool machine offline: its daemon cannot be started by the user, only come back or the machine be deleted. */
@@ -147,60 +145,6 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * The sandbox a worktree leaves (its work is in the checkpoint just made), marked `deleting`
-   * in the transaction that moves the worktree, so that a server stopped after the move never
-   * leaves it counted against its pool (its sweep stops `deleting` machines); `stopLeft` stops it
-   * once that transaction has committed.
-   */
-  const leaveSandbox = (worktree: StoredWorktree, packed: Option.Option<Packed>) =>
-    Option.match(Option.filter(packed, (made) => made.machine.machine_pool_id !== null), {
-      onNone: () => Effect.succeedNone,
-      onSome: (made) =>
-        Effect.tap(
-          poolMachines.markReleased(made.machine.id, `worktree ${worktree.id} was migrated away from it`),
-          (marked) =>
-            Option.isNone(marked)
-              ? Effect.logWarning(`sandbox ${made.machine.id} of worktree ${worktree.id} runs a tool call: left to its pool`)
-              : Effect.void
-        )
-    })
-
-  /** Stops the sandbox `leaveSandbox` marked, if it did (a failure is logged; the pool's sweep tries again). */
-  const stopLeft = (left: Option.Option<StoredMachine>) =>
-    Option.match(left, { onNone: () => Effect.void, onSome: poolMachines.destroy })
-
-  /** The pool machines started for an agent whose migration failed, given back to the pool. */
-  const releaseAgentMachines = (poolId: MachinePoolId, agentId: AgentId) =>
-    Effect.flatMap(machines.poolMachines(poolId, ["provisioning", "running"]), (started) =>
-      Effect.forEach(
-        started.filter((machine) => machine.agent_id === agentId),
-        (machine) => poolMachines.release(machine.id, "the worktree migration it was started for failed"),
-        { discard: true }
-      )).pipe(
-        Effect.catchCause((cause) => Effect.logWarning(`releasing the machines of agent ${agentId} failed`, cause))
-      )
-
-  /** The pool machine the pool started for the agent, once its daemon is connected. */
-  const poolMachineOf = (poolId: MachinePoolId, agentId: AgentId) =>
-    machines.poolMachines(poolId, ["running"]).pipe(
-      Effect.map((running) => Option.fromNullishOr(running.find((machine) => machine.agent_id === agentId && machine.online))),
-      Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: Option.isSome }),
-      Effect.timeoutOrElse({
-        duration: `${PROVISIONING_TIMEOUT_SECONDS} seconds`,
-        orElse: () => Effect.succeed(Option.none<StoredMachine>())
-      }),
-      Effect.flatMap(Option.match({
-        onSome: Effect.succeed,
-        onNone: () =>
-          Effect.fail(
-            new ServiceUnavailable({
-              error: `The machine pool ${poolId} started no machine for the worktree within ${PROVISIONING_TIMEOUT_SECONDS} s`
-            })
-          )
-      }))
-    )
-
-  /**
    * The worktree a REMOTE move places: a fresh one named `worktreeName` (source base_ref with a
    * name other than the worktree's), else the worktree itself.
    */
@@ -241,7 +185,7 @@ const make = Effect.gen(function*() {
     restoring: string | null
   ) =>
     Effect.gen(function*() {
-      const machine = yield* poolMachineOf(poolId, agentId)
+      const machine = yield* sandboxes.poolMachineOf(poolId, agentId)
       const place = { repository: workspace.repository_url, workspace_id: workspace.id, name: target.name }
       if (restoring !== null) {
         const location = yield* onMachine.restoreCheckpoint(machine, place, restoring).pipe(Effect.mapError(asApiFailure))
@@ -309,7 +253,7 @@ const make = Effect.gen(function*() {
       // Not made: the machine started for it is given back, and a fresh worktree forgotten.
       const undoOnFailure = <A, E, R>(step: Effect.Effect<A, E, R>) =>
         step.pipe(
-          Effect.tapCause(() => releaseAgentMachines(poolId, agentId)),
+          Effect.tapCause(() => sandboxes.releaseAgentMachines(poolId, agentId)),
           Effect.onError(() => forgetFresh)
         )
       const placed = yield* undoOnFailure(placeInSandbox(workspace, poolId, agentId, target, restoring))
@@ -331,10 +275,10 @@ const make = Effect.gen(function*() {
           metadata: { migration: "REMOTE" }
         })
         // The worktree itself moved with its work packed: the sandbox it left is not needed any more.
-        const left = fresh ? Option.none<StoredMachine>() : yield* leaveSandbox(worktree, checkpoint)
+        const left = fresh ? Option.none<StoredMachine>() : yield* sandboxes.leaveSandbox(worktree, packedOn(checkpoint))
         return { left, updated }
       })))
-      yield* stopLeft(left)
+      yield* sandboxes.stopLeft(left)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
 
@@ -357,9 +301,9 @@ const make = Effect.gen(function*() {
       }
       const { left, updated } = yield* holds.recordMove(workspace, worktree, null, Effect.gen(function*() {
         const updated = yield* holds.finish(worktree, migrationId, change)
-        return { left: yield* leaveSandbox(worktree, checkpoint), updated }
+        return { left: yield* sandboxes.leaveSandbox(worktree, packedOn(checkpoint)), updated }
       }))
-      yield* stopLeft(left)
+      yield* sandboxes.stopLeft(left)
       return { worktree: toDescriptor(updated), status: "migrated" as const }
     })
 
@@ -435,7 +379,7 @@ export class WorktreeMigrations extends Context.Service<WorktreeMigrations, Effe
       Access.layer,
       IdGenerator.layer,
       SessionAgents.layer,
-      PoolMachines.layer,
+      WorktreeSandboxes.layer,
       MigrationHolds.layer
     ])
   )
