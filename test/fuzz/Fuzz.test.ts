@@ -12,7 +12,7 @@
  */
 import { HttpServer } from "effect/http"
 import type { NetAddress } from "effect/net"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ScriptedProvider } from "../support/ScriptedProvider.ts"
@@ -26,7 +26,9 @@ import { type Operation, readDocument } from "./OpenApiDocument.ts"
 const settings = fuzzSettings()
 console.log(`fuzz: seed ${settings.seed}, ${settings.runs} runs per property (FUZZ_SEED, FUZZ_RUNS)`)
 
-const app = ManagedRuntime.make(Layer.merge(TestAppLive(), ScriptedProvider.layer))
+// No rate limit: each caller's key sends thousands of requests in a longer run, and a 429 would
+// hide the answer under test (the limit has its own tests).
+const app = ManagedRuntime.make(Layer.merge(TestAppLive({ keyRate: Option.none() }), ScriptedProvider.layer))
 const port = await app.runPromise(
   Effect.map(HttpServer.HttpServer, (server) => (server.address as NetAddress.InetAddress).port)
 )
