@@ -265,6 +265,38 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       }
     }))
 
+  it.effect("a body labelled by several Content-Types, or by several charsets of which one is not UTF-8, is 415 in either order", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const body = JSON.stringify({ name: "Labelled" })
+      const post = (contentTypes: ReadonlyArray<string>) =>
+        exchange(
+          [
+            "POST /v1/orgs HTTP/1.1",
+            "Host: 127.0.0.1",
+            `Authorization: Bearer ${token}`,
+            ...contentTypes.map((value) => `Content-Type: ${value}`),
+            `Content-Length: ${Buffer.byteLength(body)}`
+          ].join("\n"),
+          [body]
+        )
+      // Node keeps the first header: JSON then text had been read as JSON, text then JSON refused as text.
+      for (const contentTypes of [["application/json", "text/plain"], ["text/plain", "application/json"], ["application/json", "application/json"]]) {
+        const response = yield* post(contentTypes)
+        expect(response.status, contentTypes.join(" | ")).toBe(415)
+        expect(response.json).toEqual({
+          error: "Send one Content-Type header, application/json; this request sends several",
+          code: "unsupported_media_type"
+        })
+      }
+      for (const [contentType, named] of [["application/json; charset=utf-8; charset=latin1", "latin1"], ["application/json;charset=\"UTF-16\";charset=utf-8", "utf-16"]]) {
+        const response = yield* post([contentType])
+        expect(response.status, contentType).toBe(415)
+        expect(response.json).toEqual({ error: `Send the JSON body in UTF-8 (charset=utf-8 or no charset), not ${named}`, code: "unsupported_media_type" })
+      }
+      expect((yield* post(["application/json; charset=utf-8; charset=UTF8"])).status).toBe(201)
+    }))
+
   it.effect("a transfer coding other than chunked is 415, as a Content-Encoding is; chunked alone is read", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()

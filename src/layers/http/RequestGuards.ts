@@ -3,7 +3,8 @@
  * HTTP/1.1 request without a Host header, a request with several, and a target with a fragment
  * (400); give the routers a target whose query starts at `?` only (`routedUrl`); serve
  * `/api/v1/...` as `/v1/...`; on a route that takes a body, refuse one that is not JSON, not
- * UTF-8, or sent with a Content-Encoding or a transfer coding other than chunked (415), or that
+ * UTF-8, labelled by several Content-Type headers, or sent with a Content-Encoding or a transfer
+ * coding other than chunked (415), or that
  * declares more bytes than the route accepts (413) (a route that takes none ignores it, whatever
  * it is); refuse an Authorization header without the Bearer scheme (401); several Authorization
  * headers, a query that is not valid percent-encoding and query parameters the endpoint does not
@@ -30,6 +31,9 @@ const SELF_HOSTED_PREFIX = "/api/v1"
 const API_PREFIX = "/v1"
 
 const routes = makeRouteTable(Api)
+
+/** A `charset` parameter of a Content-Type, its value (quoted or not) captured. */
+const CHARSET_PARAMETER = /;\s*charset\s*=\s*"?([^";\s]+)/gi
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["transfer-encoding"] !== undefined ||
@@ -95,13 +99,19 @@ const headerProblem = (
   const declaresOther = contentType !== "" && contentType !== "application/json" && HttpMethod.hasBody(request.method)
   // A route that takes no body never reads one: whatever is sent is ignored, as it is labelled.
   if (endpoint.takesBody && (hasBody(request) || declaresOther)) {
+    // Node keeps the first Content-Type and drops the others: how the body was meant is not known.
+    if (headerCount(request, "content-type") > 1) {
+      return new Errors.UnsupportedMediaType({ error: "Send one Content-Type header, application/json; this request sends several" })
+    }
     if (contentType !== "application/json") {
       return new Errors.UnsupportedMediaType({
         error: `Send the body as application/json${contentType ? `, not ${contentType}` : ""}`
       })
     }
-    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers["content-type"] ?? "")?.[1].toLowerCase()
-    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+    // Every charset parameter: `charset=utf-8; charset=latin1` names two.
+    const charset = Array.from((request.headers["content-type"] ?? "").matchAll(CHARSET_PARAMETER), (match) => match[1].toLowerCase())
+      .find((name) => name !== "utf-8" && name !== "utf8")
+    if (charset !== undefined) {
       return new Errors.UnsupportedMediaType({ error: `Send the JSON body in UTF-8 (charset=utf-8 or no charset), not ${charset}` })
     }
     const encoding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase()
