@@ -218,6 +218,33 @@ describeApp()("decode errors in the caller's words", (it) => {
       expect(columnOf(`"zz"`)).toBe(firstLine.indexOf(`"zz"`) + 1 - 4)
     }))
 
+  it.effect("a number too large for a double in a free-form field is 400 at that number, saying to send it smaller or as a string", () =>
+    Effect.gen(function*() {
+      const { config, owner, projectPath } = yield* agentProject()
+      // JSON.stringify cannot write 1e400: JSON.parse reads it as Infinity, which no free-form value holds.
+      const launch = (metadata: string) =>
+        rawRequest(
+          HttpClientRequest.post(`/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents`).pipe(
+            HttpClientRequest.bearerToken(owner.token),
+            HttpClientRequest.bodyText(`{"agent_config_id":"${config.id}",\n"metadata":${metadata}}`, "application/json")
+          )
+        )
+      const message = "is a number beyond what a double holds (±1.7976931348623157e308); send a smaller number, or the value as a string"
+      const labels = `{"size":1, "labels":{"a":[2, -1e400]}}`
+      const response = yield* launch(labels)
+      expect(response.status).toBe(400)
+      expect(response.json).toEqual({
+        error: `The request body does not match the API: /metadata/labels/a/1: ${message}`,
+        issues: [{ path: "/metadata/labels/a/1", message, line: 2, column: `"metadata":${labels}`.indexOf("-1e400") + 1 }],
+        code: "invalid_request"
+      })
+      // A property is located at its name, an array element at its first character.
+      const top = yield* launch(`{"size":1e999}`)
+      expect(top.json!.issues).toEqual([{ path: "/metadata/size", message, line: 2, column: `"metadata":{`.length + 1 }])
+      // A smaller number is kept (1e-400 rounds to 0, as a double reads it).
+      expect((yield* launch(`{"size":1e308,"tiny":1e-400}`)).json).toMatchObject({ metadata: { size: 1e308, tiny: 0 } })
+    }))
+
   it.effect("unknown body fields are refused on every route, nested ones too, naming the field and the allowed ones", () =>
     Effect.gen(function*() {
       const { client, token } = yield* newUser()

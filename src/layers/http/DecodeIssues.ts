@@ -192,6 +192,34 @@ const isLeaf = (issue: SchemaIssue.Issue): boolean => {
   return inner._tag === "InvalidType" || (inner !== issue && inner._tag === "InvalidValue")
 }
 
+/** What a number too large for a double is told: `JSON.parse` reads `1e400` as Infinity. */
+const UNREADABLE_NUMBER = "is a number beyond what a double holds (±1.7976931348623157e308); send a smaller number, or the value as a string"
+
+/**
+ * The keys, from `value`, of the first number in it that is not finite. A free-form field (any
+ * JSON value) refuses a value holding one as a whole, in Effect's words "a JSON value", which
+ * names neither the number nor what to do. Only a failing value is walked; a body's nesting is bounded.
+ */
+const unreadableNumberIn = (value: unknown): ReadonlyArray<PropertyKey> | undefined => {
+  const pending: Array<{ readonly value: unknown; readonly keys: ReadonlyArray<PropertyKey> }> = [{ value, keys: [] }]
+  while (pending.length > 0) {
+    const next = pending.pop()!
+    if (typeof next.value === "number" && !Number.isFinite(next.value)) return next.keys
+    if (typeof next.value === "object" && next.value !== null) {
+      const entries = Object.entries(next.value)
+      for (let i = entries.length - 1; i >= 0; i--) pending.push({ value: entries[i][1], keys: [...next.keys, entries[i][0]] })
+    }
+  }
+  return undefined
+}
+
+/** Where a declaration's refusal points when the reason is a number no double holds in the value: at that number. */
+const unreadableNumberPlace = (issue: SchemaIssue.Issue, place: Place): Place | undefined => {
+  if (issue._tag !== "InvalidType" || issue.ast._tag !== "Declaration") return undefined
+  const keys = unreadableNumberIn(issue.input)
+  return keys === undefined ? undefined : { within: place, keys, taken: false }
+}
+
 /**
  * Where in the request an issue is: the keys of its Pointer within the place it is in. Its JSON
  * Pointer is spelled out only for an issue that is listed.
@@ -275,9 +303,12 @@ const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
       case "Forbidden":
         add(place, () => "could not be checked")
         break
-      case "InvalidType":
-        add(place, () => ownMessage(issue.ast) ?? expected(issue.ast))
+      case "InvalidType": {
+        const unreadable = unreadableNumberPlace(issue, place)
+        if (unreadable !== undefined) add(unreadable, () => UNREADABLE_NUMBER)
+        else add(place, () => ownMessage(issue.ast) ?? expected(issue.ast))
         break
+      }
       case "InvalidValue":
         // A filter's own message (ResourceName's "must be at most 64 characters (got 300)").
         add(place, () => issue.annotations?.message ?? (checked !== undefined ? expected(checked, true) : "is not valid"))
@@ -295,7 +326,9 @@ const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
         // failure message may quote the value, so what the schema takes is described instead.
         const message = ownMessage(issue.ast)
         const inner = issue.issue
+        const unreadable = unreadableNumberPlace(inner, place)
         if (message !== undefined) add(place, () => message)
+        else if (unreadable !== undefined) add(unreadable, () => UNREADABLE_NUMBER)
         else if (inner._tag === "InvalidType") {
           add(place, () => issue.ast.checks !== undefined ? expected(issue.ast) : ownMessage(inner.ast) ?? expected(inner.ast))
         } else if (inner._tag === "InvalidValue") add(place, () => expected(issue.ast))
