@@ -289,12 +289,19 @@ describeApp()("decode errors in the caller's words", (it) => {
       expect(encoded.status).toBe(200)
     }))
 
-  it.effect("a POST without a body says the body is missing", () =>
+  it.effect("a POST without a body says the body is missing; a body of null is one, not an object", () =>
     Effect.gen(function*() {
       const { token } = yield* newUser()
       const response = yield* send("POST", "/v1/orgs", token)
       expect(response.status).toBe(400)
       expect(response.json).toMatchObject({ code: "invalid_request", error: expect.stringContaining("body is missing") })
+      const nullBody = yield* send("POST", "/v1/orgs", token, null)
+      expect(nullBody.status).toBe(400)
+      expect(nullBody.json).toEqual({
+        error: "The request body does not match the API: (the whole body): expected an object",
+        issues: [{ path: "", message: "expected an object", line: 1, column: 1 }],
+        code: "invalid_request"
+      })
     }))
 
   it.effect("integers in queries and paths are plain decimal; anything else is 400 naming the parameter", () =>

@@ -53,7 +53,7 @@ export const explainDecodeFailure = (
           return problemIn(Schema.toCodecArrayFromSingle(payload), options.payload, match.searchParams, "query")
         }
         const parsed = request.body.parsed
-        if (parsed?.value === null) {
+        if (parsed?.empty === true) {
           return new InvalidRequest({
             error: "The request body is missing: send a JSON object (Content-Type: application/json)",
             issues: [{ path: "", message: "is required" }]

@@ -99,7 +99,7 @@ export class JsonBody {
   /** The read, once begun: its outcome for every reader of the body, the first included. */
   private read: Deferred.Deferred<Buffer, HttpServerError.HttpServerError> | undefined = undefined
   private received: Buffer | undefined = undefined
-  private parsedValue: { readonly value: unknown } | undefined = undefined
+  private parsedValue: ParsedBody | undefined = undefined
 
   constructor(private readonly request: HttpServerRequest.HttpServerRequest, private readonly rules: BodyRules) {}
 
@@ -145,14 +145,19 @@ export class JsonBody {
   }
 
   /** The parsed body (`null` for an empty one), once a route has read it. */
-  get parsed(): { readonly value: unknown } | undefined {
+  get parsed(): ParsedBody | undefined {
     const bytes = this.received
     if (bytes === undefined) return undefined
+    const empty = bytes.length === 0 || bytes.every(isWhitespace)
     // The scanner checked the syntax: JSON.parse cannot fail here.
-    return this.parsedValue ??= {
-      value: bytes.length === 0 || bytes.every(isWhitespace) ? null : JSON.parse(bytes.toString("utf8"))
-    }
+    return this.parsedValue ??= { value: empty ? null : JSON.parse(bytes.toString("utf8")), empty }
   }
+}
+
+/** A body as parsed: `empty` tells a body that is not there from the JSON `null`, both `null` as values. */
+export interface ParsedBody {
+  readonly value: unknown
+  readonly empty: boolean
 }
 
 const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d
