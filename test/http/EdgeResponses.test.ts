@@ -175,6 +175,13 @@ describeApp()("paths that are not valid percent-encoding", (it) => {
       expect(wrongMethod.headers["allow"]).toBe("GET, HEAD, POST")
       expect(wrongMethod.json).toEqual({ code: "not_found", error: "No route DELETE /api/v1/orgs; this path takes GET, HEAD, POST" })
       expect(unknown.headers["allow"]).toBeUndefined()
+      // So do the paths served beside the Api's endpoints (they had been "No route POST /docs" alone).
+      for (const path of ["/", "/docs", "/v1/openapi.json", "/api/v1/openapi.json", "/v1/machines/ws"]) {
+        const response = yield* exchange(`POST ${path} HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}`)
+        expect(response.status, path).toBe(404)
+        expect(response.headers["allow"], path).toBe("GET, HEAD")
+        expect(response.json).toEqual({ code: "not_found", error: `No route POST ${path}; this path takes GET, HEAD` })
+      }
       // A path that decodes reaches its route, which checks the id as usual.
       const badId = yield* get("/v1/orgs/%41")
       expect(badId.status).toBe(400)

@@ -74,7 +74,7 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(Layer.mergeAll(ApiErrorsLive, AuthenticationLive, BearerAuthenticationLive, StreamAuthenticationLive, RegistrationAuthenticationLive))
 )
 
-/** Every route: the Api's, its OpenAPI document and docs page, the root page, the machines' WebSocket. */
+/** Every route: the Api's, its OpenAPI document and docs page, the root page, the machines' WebSocket (the last four also in OtherRoutes.ts). */
 const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(ServedApi, { openapiPath: OPENAPI_PATH }).pipe(Layer.provide(HandlersLive)),
   HttpApiScalar.layer(ServedApi, { path: DOCS_PATH }),

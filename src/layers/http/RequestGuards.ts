@@ -25,12 +25,13 @@ import { explainDecodeFailure } from "./DecodeFailures.ts"
 import { errorResponse, isPercentEncoded, notPercentEncoded, routeNotFoundResponse, toApiError, unroutedRequest } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
 import { JsonBody } from "./JsonBody.ts"
+import { OTHER_ROUTES } from "./OtherRoutes.ts"
 import { DEFAULT_BODY_LIMIT_BYTES, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
 
 const SELF_HOSTED_PREFIX = "/api/v1"
 const API_PREFIX = "/v1"
 
-const routes = makeRouteTable(Api)
+const routes = makeRouteTable(Api, OTHER_ROUTES)
 
 /** A `charset` parameter of a Content-Type, its value (quoted or not) captured. */
 const CHARSET_PARAMETER = /;\s*charset\s*=\s*"?([^";\s]+)/gi

@@ -5,11 +5,12 @@
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { API_VERSION } from "../../api/Api.ts"
 
+export const ROOT_PATH = "/"
 export const DOCS_PATH = "/docs"
 export const OPENAPI_PATH = "/v1/openapi.json"
 
 export const RootPageLive = HttpRouter.add(
   "GET",
-  "/",
+  ROOT_PATH,
   HttpServerResponse.jsonUnsafe({ name: "agent-platform", version: API_VERSION, docs: DOCS_PATH, openapi: OPENAPI_PATH })
 )

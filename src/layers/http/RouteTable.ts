@@ -161,12 +161,19 @@ export const ROUTER_CONFIG = { maxParamLength: 1024 } as const satisfies Partial
 export interface RouteTable {
   /** The endpoint `method` and `url` reach, if any. */
   readonly find: (method: string, url: string) => RouteMatch | undefined
-  /** The methods with an endpoint at `url` (HEAD wherever GET is), sorted. */
+  /** The methods with a route at `url`, the Api's or another (HEAD wherever GET is), sorted. */
   readonly methodsAt: (url: string) => ReadonlyArray<HttpMethod.HttpMethod>
 }
 
+/** A route served beside the Api's endpoints (a page, the OpenAPI document, a WebSocket). */
+export interface OtherRoute {
+  readonly method: HttpMethod.HttpMethod
+  readonly path: `/${string}`
+}
+
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
-  api: HttpApi.HttpApi<Id, Groups>
+  api: HttpApi.HttpApi<Id, Groups>,
+  others: ReadonlyArray<OtherRoute>
 ): RouteTable => {
   const router = FindMyWay.make<Endpoint>(ROUTER_CONFIG)
   HttpApi.reflect(api, {
@@ -175,12 +182,17 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Co
       router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, describe(endpoint, mergedAnnotations, middleware))
     }
   })
+  // The guards have nothing to check on these (no body, no query): they only say which methods a path takes.
+  const otherRouter = FindMyWay.make<true>(ROUTER_CONFIG)
+  for (const route of others) otherRouter.on(route.method, route.path, true)
   const find = (method: string, url: string): RouteMatch | undefined => {
     const result = router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined)
     return result && { endpoint: result.handler, params: result.params, searchParams: result.searchParams }
   }
+  const takes = (method: string, url: string) =>
+    find(method, url) !== undefined || otherRouter.find(method === "HEAD" ? "GET" : method, url) !== undefined
   return {
     find,
-    methodsAt: (url) => [...HttpMethod.all].filter((method) => find(method, url) !== undefined).sort()
+    methodsAt: (url) => [...HttpMethod.all].filter((method) => takes(method, url)).sort()
   }
 }
