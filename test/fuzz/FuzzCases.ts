@@ -7,6 +7,7 @@ import fc from "fast-check"
 import { type BodyCase, type BodyCases, bodyCases } from "./BodyCases.ts"
 import type { CallerName, FuzzWorld } from "./FuzzTenants.ts"
 import {
+  type ContentTypes,
   garbageSegment,
   idOfNothing,
   JSON_CONTENT_TYPES,
@@ -136,7 +137,7 @@ interface Parts {
   readonly malformedInteger?: string
   readonly unknownCursor?: boolean
   readonly body?: BodyCase
-  readonly contentType?: string | undefined
+  readonly contentType?: ContentTypes
   readonly notJson?: boolean
   readonly chunked?: boolean
   readonly headers?: Readonly<Record<string, string>>
@@ -247,7 +248,7 @@ export const casesFor = (world: FuzzWorld, document: ApiDocument, operation: Ope
         fc.record({
           segments: ownPath(caller),
           body: bodies(caller).valid,
-          contentType: fc.constantFrom<string | undefined>(...JSON_CONTENT_TYPES, ...NOT_JSON_CONTENT_TYPES, ...ODD_CONTENT_TYPES),
+          contentType: fc.constantFrom<ContentTypes>(...JSON_CONTENT_TYPES, ...NOT_JSON_CONTENT_TYPES, ...ODD_CONTENT_TYPES),
           chunked: fc.boolean()
         }).map(({ body, chunked, contentType, segments }) => ({
           caller,

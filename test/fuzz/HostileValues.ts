@@ -220,9 +220,17 @@ export const deepValue: fc.Arbitrary<DeepValue> = fc.tuple(
 /** Content types a JSON body must be sent with. */
 export const JSON_CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8"]
 
-/** Content types that are plainly not JSON (and no content type at all): the server must answer 415. */
-export const NOT_JSON_CONTENT_TYPES: ReadonlyArray<string | undefined> = [
+/** A request's content type: none, one, or several Content-Type headers. */
+export type ContentTypes = string | ReadonlyArray<string> | undefined
+
+/**
+ * Content types that are plainly not JSON (and no content type at all, or several headers, of
+ * which Node would keep the first): the server must answer 415.
+ */
+export const NOT_JSON_CONTENT_TYPES: ReadonlyArray<ContentTypes> = [
   undefined,
+  ["application/json", "text/plain"],
+  ["text/plain", "application/json"],
   "",
   "text/plain",
   "application/x-www-form-urlencoded",

@@ -11,8 +11,8 @@ export interface RawRequest {
   readonly target: string
   /** Sent as `Authorization: Bearer <token>`; none when undefined. */
   readonly token?: string
-  /** `undefined`: no Content-Type header. */
-  readonly contentType?: string
+  /** `undefined`: no Content-Type header; several: one Content-Type header each. */
+  readonly contentType?: string | ReadonlyArray<string>
   readonly body?: string | Buffer
   /** A JavaScript expression that evaluates to the body, for reproductions of long bodies. */
   readonly bodyRecipe?: string
@@ -27,6 +27,10 @@ export interface RawResponse {
   readonly text: string
 }
 
+/** The Content-Type headers of a request, one value each. */
+const contentTypes = (contentType: string | ReadonlyArray<string>): Array<string> =>
+  typeof contentType === "string" ? [contentType] : [...contentType]
+
 /** How long one answer may take before the exchange counts as a hang. */
 const ANSWER_TIMEOUT_MS = 20_000
 
@@ -36,12 +40,12 @@ export const exchange = (port: number, request: RawRequest): Promise<RawResponse
     const body = request.body === undefined ? undefined : Buffer.from(request.body)
     const headers: Record<string, string> = {
       ...(request.token === undefined ? {} : { authorization: `Bearer ${request.token}` }),
-      ...(request.contentType === undefined ? {} : { "content-type": request.contentType }),
       ...(body === undefined || request.chunked === true ? {} : { "content-length": String(body.length) }),
       ...(request.chunked === true ? { "transfer-encoding": "chunked" } : {}),
       ...request.headers
     }
     const outgoing = httpRequest({ host: "127.0.0.1", port, method: request.method, path: request.target, headers })
+    if (request.contentType !== undefined) outgoing.setHeader("content-type", contentTypes(request.contentType))
     const timer = setTimeout(() => {
       outgoing.destroy()
       reject(new Error(`no answer within ${ANSWER_TIMEOUT_MS} ms`))
@@ -78,7 +82,9 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`
 /** A shell line that sends `request` again, with the token from the shell variable `tokenVariable`. */
 export const asCurl = (baseUrl: string, request: Omit<RawRequest, "token">, tokenVariable: string): string => {
   const parts = [`curl -sS -X ${request.method} ${shellQuote(baseUrl + request.target)}`, `-H "authorization: Bearer $${tokenVariable}"`]
-  if (request.contentType !== undefined) parts.push(`-H ${shellQuote(`content-type: ${request.contentType}`)}`)
+  for (const contentType of request.contentType === undefined ? [] : contentTypes(request.contentType)) {
+    parts.push(`-H ${shellQuote(`content-type: ${contentType}`)}`)
+  }
   if (request.chunked === true) parts.push("-H 'transfer-encoding: chunked'")
   for (const [name, value] of Object.entries(request.headers ?? {})) parts.push(`-H ${shellQuote(`${name}: ${value}`)}`)
   if (request.body !== undefined) {

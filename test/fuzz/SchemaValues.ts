@@ -48,7 +48,8 @@ const objectFor = (schema: Schema, context: ValueContext, depth: number): fc.Arb
     Object.fromEntries(names.map((name) => [name, valueFor(properties[name], context, depth + 1, name)])),
     { requiredKeys: names.filter((name) => required.includes(name)) }
   )
-  const additional = schema.additionalProperties
+  // An object schema without properties takes any keys (metadata, provider options): a few of any JSON value.
+  const additional = schema.additionalProperties ?? (Object.keys(properties).length === 0 ? {} : undefined)
   if (names.length > 0 || typeof additional !== "object" || additional === null || depth >= MAX_DEPTH) return declared
   const extraValue = valueFor(additional as Schema, context, depth + 1)
   return fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), extraValue, { maxKeys: 3 })

@@ -2,7 +2,8 @@
  * What every answer must satisfy, whatever was sent:
  * - never a 5xx, and always an answer (no reset, no hang);
  * - an error body is exactly `{error, code}` plus only `issues`, `current_digest`, `details`,
- *   `code` is one of the spec's 27 codes, and the status is that code's status;
+ *   `code` is one of the spec's 27 codes, and the status is that code's status; no issue says
+ *   only "a valid value" (what the caller should send is unsaid);
  * - the status is one the operation declares in the OpenAPI document;
  * - another tenant naming organization A's resources gets 400 or 404 (or 413/415, which the
  *   server answers before it looks at any resource), never a 2xx and never a 403 unless the same
@@ -90,6 +91,10 @@ const errorBodyProblems = (response: RawResponse): Array<string> => {
       (issue.line === undefined || Number.isInteger(issue.line)) && (issue.column === undefined || Number.isInteger(issue.column))
     )
     if (!wellFormed) problems.push(`issues are not [{path, message, line?, column?}]: ${JSON.stringify(issues).slice(0, 200)}`)
+    // The decoder's last resort when it cannot say what a field takes: it tells the caller nothing to do.
+    else if (issues.some((issue: { readonly message: string }) => issue.message.includes("a valid value"))) {
+      problems.push(`an issue says only "a valid value", not what to send: ${JSON.stringify(issues).slice(0, 200)}`)
+    }
   }
   if (body.current_digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(String(body.current_digest))) {
     problems.push("current_digest is not sha256:<64 hex>")
