@@ -22,6 +22,7 @@ import {
   type Hello,
   type Outcome,
   PROTOCOL_VERSION,
+  type Result as DaemonResult,
   type ServerMessage,
   ServerMessageJson
 } from "../../domain/machines/DaemonProtocol.ts"
@@ -78,6 +79,108 @@ const tooLargeToSend = (bytes: number): Outcome => ({
 })
 
 const decodeMessage = Schema.decodeUnknownEffect(DaemonMessageJson)
+
+/**
+ * What a daemon says is text from outside: a command's output can hold a NUL, a daemon's JSON can
+ * write an unpaired surrogate. Made storable as it comes in (StorableJson.ts), so a result, the
+ * hello's operations and tools, and all that is made of them can be stored.
+ */
+const decode = (text: string) => Effect.map(decodeMessage(text), storableJson)
+
+/**
+ * Every termination of the socket, a clean close included, ends this fiber (with a SocketError).
+ * The next batch is pulled only once this one is in the inbox (the reader pauses the socket meanwhile).
+ * A frame read is a sign of life, though it waits in the inbox behind results being stored.
+ */
+const readIntoInbox = (
+  machineId: MachineId,
+  pull: Socket.Reader["pull"],
+  inbox: Queue.Queue<string>,
+  heardAt: Ref.Ref<number>
+) =>
+  pull.pipe(
+    Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(heardAt, now))),
+    Effect.flatMap((frames) =>
+      Queue.offerAll(inbox, frames.map((data) => typeof data === "string" ? data : new TextDecoder().decode(data)))
+    ),
+    Effect.forever,
+    Effect.tapError((error) =>
+      isFrameTooLarge(error)
+        ? Effect.logWarning(
+          `machine ${machineId} sent a frame over ${DAEMON_MESSAGE_MAX_BYTES} bytes; its connection was closed (1009)`
+        )
+        : Effect.void
+    ),
+    Effect.result,
+    Effect.forkScoped
+  )
+
+/**
+ * The session's socket, read into its inbox on a fiber of its own; `close` sends `close` and
+ * ends the session. Acquiring the reader completes the WebSocket handshake; the connection is
+ * closed with the session's scope.
+ */
+const openConnection = (socket: Socket.Socket, claims: MachineTokenClaims) =>
+  Effect.gen(function*() {
+    const machineId: MachineId = claims.sub
+    const scope = yield* Effect.scope
+    const { pull } = yield* socket.reader
+    const { write } = yield* socket.writer
+    const sendText = (text: string) => write(text).pipe(Effect.catch(() => Effect.void))
+    const send = (message: ServerMessage) => sendText(Schema.encodeSync(ServerMessageJson)(message))
+    const ended = yield* Deferred.make<void>()
+    const close = (reason: CloseReason, message: string) =>
+      send({ type: "close", reason, message }).pipe(
+        Effect.andThen(write(new Socket.CloseEvent(CLOSE_CODES[reason] ?? 1000, reason))),
+        Effect.ignore,
+        Effect.andThen(Deferred.succeed(ended, undefined)),
+        Effect.asVoid
+      )
+    const inbox = yield* Queue.bounded<string>(INBOX_CAPACITY)
+    const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
+    const tokenExpiresAt = yield* Ref.make(claims.exp * 1000)
+    const socketDone = yield* readIntoInbox(machineId, pull, inbox, heardAt)
+    return { machineId, scope, sendText, send, close, ended, inbox, heardAt, tokenExpiresAt, socketDone } as const
+  })
+
+type Connection = Effect.Success<ReturnType<typeof openConnection>>
+
+/** The daemon's first message, which must be a hello of this machine; none when the connection was closed instead. */
+const receiveHello = (connection: Connection) =>
+  Effect.gen(function*() {
+    const { close, machineId } = connection
+    const first = yield* Queue.take(connection.inbox).pipe(Effect.timeout(HELLO_TIMEOUT), Effect.option)
+    if (Option.isNone(first)) {
+      yield* close("protocol_error", `no hello within ${HELLO_TIMEOUT}`)
+      return Option.none<Hello>()
+    }
+    const decoded = yield* Effect.result(decode(first.value))
+    if (Result.isFailure(decoded) || decoded.success.type !== "hello") {
+      yield* close("protocol_error", "the first message must be a hello")
+      return Option.none<Hello>()
+    }
+    const hello = decoded.success
+    if (hello.machine_id !== machineId) {
+      yield* close("protocol_error", `this connection is machine ${machineId}'s, not ${hello.machine_id}'s`)
+      return Option.none<Hello>()
+    }
+    if (hello.protocol_version < 1) {
+      yield* close("protocol_version_unsupported", `this server speaks protocol version ${PROTOCOL_VERSION}`)
+      return Option.none<Hello>()
+    }
+    return Option.some(hello)
+  })
+
+/** Liveness: a daemon silent for OFFLINE_AFTER, or whose token expired unrefreshed, is dropped. */
+const liveness = (connection: Connection) =>
+  Effect.gen(function*() {
+    const { close } = connection
+    const now = yield* Clock.currentTimeMillis
+    if (now - (yield* Ref.get(connection.heardAt)) > OFFLINE_AFTER_SECONDS * 1000) {
+      return yield* close("protocol_error", `no message for ${OFFLINE_AFTER_SECONDS} s`)
+    }
+    if (now > (yield* Ref.get(connection.tokenExpiresAt))) return yield* close("token_expired", "the machine token expired; register again")
+  }).pipe(Effect.andThen(Effect.sleep(`${HEARTBEAT_INTERVAL_SECONDS} seconds`)), Effect.forever)
 
 const make = Effect.gen(function*() {
   const tokens = yield* MachineTokens
@@ -157,67 +260,17 @@ const make = Effect.gen(function*() {
     }
   }
 
-  const session = (socket: Socket.Socket, claims: MachineTokenClaims) =>
+  /**
+   * The machine's connection: its hello's operations and tools recorded, its cleanup registered in
+   * the session's scope, `welcome` sent; the connection's id, or none when it was closed instead.
+   */
+  const join = (connection: Connection, claims: MachineTokenClaims, hello: Hello) =>
     Effect.gen(function*() {
-      const machineId: MachineId = claims.sub
-      const scope = yield* Effect.scope
-      // Acquiring the reader completes the WebSocket handshake; the connection is closed with this scope.
-      const { pull } = yield* socket.reader
-      const { write } = yield* socket.writer
-      const sendText = (text: string) => write(text).pipe(Effect.catch(() => Effect.void))
-      const send = (message: ServerMessage) => sendText(Schema.encodeSync(ServerMessageJson)(message))
-      const ended = yield* Deferred.make<void>()
-      const close = (reason: CloseReason, message: string) =>
-        send({ type: "close", reason, message }).pipe(
-          Effect.andThen(write(new Socket.CloseEvent(CLOSE_CODES[reason] ?? 1000, reason))),
-          Effect.ignore,
-          Effect.andThen(Deferred.succeed(ended, undefined)),
-          Effect.asVoid
-        )
-      const inbox = yield* Queue.bounded<string>(INBOX_CAPACITY)
-      const heardAt = yield* Ref.make(yield* Clock.currentTimeMillis)
-      const tokenExpiresAt = yield* Ref.make(claims.exp * 1000)
-      // Every termination of the socket, a clean close included, ends this fiber (with a SocketError).
-      // The next batch is pulled only once this one is in the inbox (the reader pauses the socket meanwhile).
-      // A frame read is a sign of life, though it waits in the inbox behind results being stored.
-      const socketDone = yield* pull.pipe(
-        Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(heardAt, now))),
-        Effect.flatMap((frames) =>
-          Queue.offerAll(inbox, frames.map((data) => typeof data === "string" ? data : new TextDecoder().decode(data)))
-        ),
-        Effect.forever,
-        Effect.tapError((error) =>
-          isFrameTooLarge(error)
-            ? Effect.logWarning(
-              `machine ${machineId} sent a frame over ${DAEMON_MESSAGE_MAX_BYTES} bytes; its connection was closed (1009)`
-            )
-            : Effect.void
-        ),
-        Effect.result,
-        Effect.forkScoped
-      )
-      // What a daemon says is text from outside: a command's output can hold a NUL, a daemon's
-      // JSON can write an unpaired surrogate. Made storable as it comes in (StorableJson.ts), so
-      // a result, the hello's operations and tools, and all that is made of them can be stored.
-      const decode = (text: string) => Effect.map(decodeMessage(text), storableJson)
-
-      // 1. hello
-      const first = yield* Queue.take(inbox).pipe(Effect.timeout(HELLO_TIMEOUT), Effect.option)
-      if (Option.isNone(first)) return yield* close("protocol_error", `no hello within ${HELLO_TIMEOUT}`)
-      const decoded = yield* Effect.result(decode(first.value))
-      if (Result.isFailure(decoded) || decoded.success.type !== "hello") {
-        return yield* close("protocol_error", "the first message must be a hello")
-      }
-      const hello = decoded.success
-      if (hello.machine_id !== machineId) {
-        return yield* close("protocol_error", `this connection is machine ${machineId}'s, not ${hello.machine_id}'s`)
-      }
-      if (hello.protocol_version < 1) {
-        return yield* close("protocol_version_unsupported", `this server speaks protocol version ${PROTOCOL_VERSION}`)
-      }
+      const { close, machineId } = connection
       const connectionId = randomBytes(12).toString("base64url")
       if (!(yield* machines.connect(machineId, connectionId, hello.operations, hello.tools))) {
-        return yield* close("machine_deleted", `machine ${machineId} was deleted`)
+        yield* close("machine_deleted", `machine ${machineId} was deleted`)
+        return Option.none<string>()
       }
       // Finalizers run last-added first: `ended` completes once the machine is marked disconnected.
       const sessionEnded = yield* Deferred.make<void>()
@@ -225,16 +278,50 @@ const make = Effect.gen(function*() {
       const local = { machineId, connectionId, credentialId: claims.cred, close, ended: Deferred.await(sessionEnded) }
       yield* Effect.addFinalizer(() => Effect.andThen(hub.remove(local), machines.disconnect(machineId, connectionId)))
       // A connection whose hello comes once the server has begun stopping is told so at once.
-      if (!(yield* hub.add(local))) return yield* close("server_shutdown", "the server is stopping")
-      yield* send({
+      if (!(yield* hub.add(local))) {
+        yield* close("server_shutdown", "the server is stopping")
+        return Option.none<string>()
+      }
+      yield* connection.send({
         type: "welcome",
         protocol_version: Math.min(hello.protocol_version, PROTOCOL_VERSION),
         machine_id: machineId,
         heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS
       })
       yield* Effect.logInfo(`machine ${machineId} connected`)
+      return Option.some(connectionId)
+    })
 
-      // 2. the mailbox: every request without a result, every cancel not yet sent on this connection
+  /** Sends `request`, or completes it with why it cannot be sent; whether it was sent. */
+  const sendRequest = (connection: Connection, hello: Hello, request: StoredRequest) =>
+    Effect.gen(function*() {
+      const refused = unsupported(hello, request)
+      if (refused !== undefined) {
+        yield* results.complete(request.request_id, refused)
+        return false
+      }
+      const message = yield* requestMessage(request)
+      if (Result.isFailure(message)) {
+        yield* results.complete(request.request_id, message.failure)
+        return false
+      }
+      const text = Schema.encodeSync(ServerMessageJson)(message.success)
+      const bytes = Buffer.byteLength(text)
+      if (bytes > SERVER_MESSAGE_MAX_BYTES) {
+        yield* results.complete(request.request_id, tooLargeToSend(bytes))
+        return false
+      }
+      yield* connection.sendText(text)
+      return true
+    })
+
+  /**
+   * The mailbox: every request without a result, every cancel not yet sent on this connection,
+   * sent whenever the machine is woken, or at least every POLL.
+   */
+  const mailboxOf = (connection: Connection, hello: Hello) =>
+    Effect.gen(function*() {
+      const { machineId } = connection
       const sentRequests = new Set<string>()
       const sentCancels = new Set<string>()
       // Each pass reads the pending ids; only the requests not yet sent on this connection are read whole.
@@ -244,44 +331,81 @@ const make = Effect.gen(function*() {
         const newlySent: Array<string> = []
         for (const request of unsent) {
           sentRequests.add(request.request_id)
-          const refused = unsupported(hello, request)
-          if (refused !== undefined) {
-            yield* results.complete(request.request_id, refused)
-            continue
-          }
-          const message = yield* requestMessage(request)
-          if (Result.isFailure(message)) {
-            yield* results.complete(request.request_id, message.failure)
-            continue
-          }
-          const text = Schema.encodeSync(ServerMessageJson)(message.success)
-          const bytes = Buffer.byteLength(text)
-          if (bytes > SERVER_MESSAGE_MAX_BYTES) {
-            yield* results.complete(request.request_id, tooLargeToSend(bytes))
-            continue
-          }
-          yield* sendText(text)
-          newlySent.push(request.request_id)
+          if (yield* sendRequest(connection, hello, request)) newlySent.push(request.request_id)
         }
         for (const row of pending) {
           if (row.cancel_requested && !sentCancels.has(row.request_id)) {
             sentCancels.add(row.request_id)
-            yield* send({ type: "cancel", request_id: row.request_id })
+            yield* connection.send({ type: "cancel", request_id: row.request_id })
           }
         }
         yield* requests.markSent(newlySent)
       })
       const wakeups = yield* hub.subscribe
-      const mailbox = pump.pipe(
+      return pump.pipe(
         Effect.andThen(Effect.raceFirst(
           PubSub.take(wakeups).pipe(Effect.repeat({ until: (id) => id === machineId })),
           Effect.sleep(POLL)
         )),
         Effect.forever
       )
+    })
 
-      // 3. the daemon's messages, one at a time. Of a run of messages that do not decode, the first
-      // is logged, the run's length when it ends; a run of MAX_UNDECODABLE_IN_A_ROW closes the connection.
+  /** A heartbeat: `last_seen_at` moved, the machine and its credential checked again, acknowledged. */
+  const answerHeartbeat = (connection: Connection, connectionId: string) =>
+    Effect.gen(function*() {
+      const { close, machineId } = connection
+      const row = yield* machines.heartbeat(machineId, connectionId)
+      if (Option.isNone(row)) {
+        return yield* Option.isNone(yield* machines.findById(machineId))
+          ? close("machine_deleted", `machine ${machineId} was deleted`)
+          : close("superseded", "another connection of this machine replaced this one")
+      }
+      if (!(yield* credentialValid(row.value.credential_id))) {
+        return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
+      }
+      return yield* connection.send({ type: "heartbeat_ack" })
+    })
+
+  /** `refresh_token`: a new token while the machine and its credential are valid. */
+  const refreshToken = (connection: Connection) =>
+    Effect.gen(function*() {
+      const { close, machineId } = connection
+      const machine = yield* machines.findById(machineId)
+      if (Option.isNone(machine)) return yield* close("machine_deleted", `machine ${machineId} was deleted`)
+      if (!(yield* credentialValid(machine.value.credential_id))) {
+        return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
+      }
+      const token = yield* tokens.issue(machineId, machine.value.credential_id)
+      yield* Ref.set(connection.tokenExpiresAt, (yield* Clock.currentTimeMillis) + token.expiresIn * 1000)
+      return yield* connection.send({ type: "token", machine_token: token.token, machine_token_expires_in: token.expiresIn })
+    })
+
+  /**
+   * A result, stored (and its turn woken) on a fiber of its own in the session's scope, so one
+   * slow transaction does not hold up the others; acknowledged once stored. At most
+   * RESULTS_IN_FLIGHT at once (`storing`): the next message waits for a permit.
+   */
+  const storeResult = (connection: Connection, storing: Semaphore.Semaphore, result: DaemonResult) =>
+    Effect.gen(function*() {
+      const { machineId } = connection
+      yield* Semaphore.take(storing, 1)
+      return yield* results.fromDaemon(machineId, result).pipe(
+        Effect.andThen(connection.send({ type: "ack", request_ids: [result.request_id] })),
+        Effect.catchCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
+        Effect.ensuring(Semaphore.release(storing, 1)),
+        Effect.forkIn(connection.scope),
+        Effect.asVoid
+      )
+    })
+
+  /**
+   * The daemon's messages, one at a time. Of a run of messages that do not decode, the first is
+   * logged, the run's length when it ends; a run of MAX_UNDECODABLE_IN_A_ROW closes the connection.
+   */
+  const messagesOf = (connection: Connection, connectionId: string) =>
+    Effect.gen(function*() {
+      const { close, machineId } = connection
       const storing = yield* Semaphore.make(RESULTS_IN_FLIGHT)
       let undecodableInARow = 0
       const onMessage = (text: string) =>
@@ -302,65 +426,37 @@ const make = Effect.gen(function*() {
           }
           undecodableInARow = 0
           switch (message.success.type) {
-            case "heartbeat": {
-              const row = yield* machines.heartbeat(machineId, connectionId)
-              if (Option.isNone(row)) {
-                return yield* Option.isNone(yield* machines.findById(machineId))
-                  ? close("machine_deleted", `machine ${machineId} was deleted`)
-                  : close("superseded", "another connection of this machine replaced this one")
-              }
-              if (!(yield* credentialValid(row.value.credential_id))) {
-                return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
-              }
-              return yield* send({ type: "heartbeat_ack" })
-            }
-            case "refresh_token": {
-              const machine = yield* machines.findById(machineId)
-              if (Option.isNone(machine)) return yield* close("machine_deleted", `machine ${machineId} was deleted`)
-              if (!(yield* credentialValid(machine.value.credential_id))) {
-                return yield* close("revoked", "the daemon token or API key that registered this machine was revoked")
-              }
-              const token = yield* tokens.issue(machineId, machine.value.credential_id)
-              yield* Ref.set(tokenExpiresAt, (yield* Clock.currentTimeMillis) + token.expiresIn * 1000)
-              return yield* send({ type: "token", machine_token: token.token, machine_token_expires_in: token.expiresIn })
-            }
-            case "result": {
-              // Results are independent of each other: each is stored (and its turn woken) on its own
-              // fiber, so one slow transaction does not hold up the others; acknowledged once stored.
-              // At most RESULTS_IN_FLIGHT at once: the next message waits for a permit.
-              const result = message.success
-              yield* Semaphore.take(storing, 1)
-              return yield* results.fromDaemon(machineId, result).pipe(
-                Effect.andThen(send({ type: "ack", request_ids: [result.request_id] })),
-                Effect.catchCause((cause) => Effect.logWarning(`machine ${machineId}: storing a result failed`, cause)),
-                Effect.ensuring(Semaphore.release(storing, 1)),
-                Effect.forkIn(scope),
-                Effect.asVoid
-              )
-            }
+            case "heartbeat":
+              return yield* answerHeartbeat(connection, connectionId)
+            case "refresh_token":
+              return yield* refreshToken(connection)
+            case "result":
+              return yield* storeResult(connection, storing, message.success)
             case "hello":
               return yield* close("protocol_error", "a second hello on one connection")
           }
         })
-      const messages = Queue.take(inbox).pipe(Effect.flatMap(onMessage), Effect.forever)
+      return Queue.take(connection.inbox).pipe(Effect.flatMap(onMessage), Effect.forever)
+    })
 
-      // 4. liveness: a daemon silent for OFFLINE_AFTER, or whose token expired unrefreshed, is dropped
-      const liveness = Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        if (now - (yield* Ref.get(heardAt)) > OFFLINE_AFTER_SECONDS * 1000) {
-          return yield* close("protocol_error", `no message for ${OFFLINE_AFTER_SECONDS} s`)
-        }
-        if (now > (yield* Ref.get(tokenExpiresAt))) return yield* close("token_expired", "the machine token expired; register again")
-      }).pipe(Effect.andThen(Effect.sleep(`${HEARTBEAT_INTERVAL_SECONDS} seconds`)), Effect.forever)
-
+  /** One session: hello, then the mailbox, the daemon's messages and liveness until one of them ends it. */
+  const session = (socket: Socket.Socket, claims: MachineTokenClaims) =>
+    Effect.gen(function*() {
+      const connection = yield* openConnection(socket, claims)
+      const hello = yield* receiveHello(connection)
+      if (Option.isNone(hello)) return
+      const connectionId = yield* join(connection, claims, hello.value)
+      if (Option.isNone(connectionId)) return
+      const mailbox = yield* mailboxOf(connection, hello.value)
+      const messages = yield* messagesOf(connection, connectionId.value)
       yield* Effect.raceAll([
-        Deferred.await(ended),
-        Effect.asVoid(Fiber.await(socketDone)),
+        Deferred.await(connection.ended),
+        Effect.asVoid(Fiber.await(connection.socketDone)),
         mailbox,
         messages,
-        liveness
+        liveness(connection)
       ])
-      yield* Effect.logInfo(`machine ${machineId} disconnected`)
+      yield* Effect.logInfo(`machine ${connection.machineId} disconnected`)
     }).pipe(Effect.scoped)
 
   /** The route: 401 before the upgrade, else the session until the socket closes. */
