@@ -85,12 +85,12 @@ const locationOf = (config: ProviderObject) => {
   return host.startsWith("tcp://") ? `docker:${host}` : `docker:${hostname()}:${host}`
 }
 
-/** The docker provider; `lookup` guards the connections to tcp:// hosts (NetworkPolicy's). */
-export const makeDockerProvider = (options: { readonly lookup?: LookupFunction | undefined } = {}): MachineProvider => {
+/** Requests to a pool's Docker host; `lookup` guards the connections to tcp:// hosts (NetworkPolicy's). */
+const dockerClient = (lookup: LookupFunction | undefined) => {
   /** One request to the pool's Docker host; an unreachable host fails saying which step it was for. */
   const send = (pool: ProviderPool, step: string, request: Omit<DockerRequest, "lookup">) => {
     const host = dockerHostOf(pool.providerConfig)
-    return dockerRequest(host, { ...request, lookup: options.lookup }).pipe(
+    return dockerRequest(host, { ...request, lookup }).pipe(
       Effect.catchTag("DockerUnreachable", (unreachable) => failed(`${step}: ${unreachable.details}`))
     )
   }
@@ -112,120 +112,155 @@ export const makeDockerProvider = (options: { readonly lookup?: LookupFunction |
       return yield* refused(step, answer)
     })
 
-  const start = (pool: ProviderPool, launch: MachineLaunch) =>
-    Effect.gen(function*() {
-      const name = containerName(launch.machineId)
-      const image = launch.providerOptions.image
-      if (typeof image !== "string" || image === "") {
-        return yield* failed(`Cannot start machine ${launch.machineId}: the pool's provider options name no image`)
-      }
-      const body = {
-        Image: image,
-        Cmd: ["node", ...launch.nodeArguments],
-        Env: Object.entries(launch.env).map(([key, value]) => `${key}=${value}`),
-        WorkingDir: WORK_DIRECTORY,
-        Labels: { [POOL_LABEL]: pool.poolId, [MACHINE_LABEL]: launch.machineId },
-        HostConfig: {
-          NetworkMode: "host",
-          ...(launch.cpu === null ? {} : { NanoCpus: Math.round(launch.cpu * 1e9) }),
-          ...(launch.memoryMb === null ? {} : { Memory: launch.memoryMb * 1024 * 1024 }),
-          Binds: [`${PROJECT_ROOT}:${PROJECT_ROOT}:ro`],
-          RestartPolicy: { Name: "no" },
-          // Docker's init as pid 1: it reaps what commands leave behind (node would not) and passes signals on.
-          Init: true
-        }
-      }
-      const createStep = `Creating container ${name} from image ${image}`
-      const create = send(pool, createStep, {
-        method: "POST",
-        path: `/containers/create?name=${encodeURIComponent(name)}`,
-        body,
-        timeout: CONTAINER_TIMEOUT
-      })
-      let answer = yield* create
-      if (answer.status === 409) {
-        // A container of that name exists (an earlier start of this machine): replace it.
-        yield* remove(pool, name, `Removing the earlier container ${name}`)
-        answer = yield* create
-      }
-      if (answer.status === 404) {
-        return yield* failed(`${createStep}: the image ${image} is not on the Docker host (${dockerMessage(answer.text)})`)
-      }
-      if (answer.status !== 201) return yield* refused(createStep, answer)
-      const created = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Created))(answer.text).pipe(
-        Effect.mapError(() => new ProviderFailed({ details: `${createStep}: Docker answered without a container id` }))
-      )
-      const startStep = `Starting container ${name} (${created.Id.slice(0, 12)})`
-      const started = yield* send(pool, startStep, {
-        method: "POST",
-        path: `/containers/${created.Id}/start`,
-        timeout: CONTAINER_TIMEOUT
-      })
-      if (started.status !== 204 && started.status !== 304) {
-        // Do not leave a created container behind that will never run.
-        yield* remove(pool, created.Id, `Removing container ${name} that did not start`).pipe(Effect.ignore({
-          log: "Warn",
-          message: `Container ${name} did not start and could not be removed; remove it with docker rm -f ${name}`
-        }))
-        return yield* refused(startStep, started)
-      }
-      return created.Id
-    })
+  return { send, refused, remove } as const
+}
 
-  const stop = (pool: ProviderPool, machineId: MachineId, ref: string | null) =>
-    Effect.gen(function*() {
-      const name = containerName(machineId)
-      if (ref !== null && ref !== name) yield* remove(pool, ref, `Removing container ${name} (${ref.slice(0, 12)})`)
-      yield* remove(pool, name, `Removing container ${name}`)
-    })
+type DockerClient = ReturnType<typeof dockerClient>
 
-  const list = (pool: ProviderPool) =>
-    Effect.gen(function*() {
-      const step = `Listing the containers of pool ${pool.poolId}`
-      const filters = JSON.stringify({ label: [`${POOL_LABEL}=${pool.poolId}`] })
-      const answer = yield* send(pool, step, {
-        method: "GET",
-        path: `/containers/json?all=true&filters=${encodeURIComponent(filters)}`,
-        timeout: LIST_TIMEOUT
-      })
-      if (answer.status !== 200) return yield* refused(step, answer)
-      const containers = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Listed))(answer.text).pipe(
-        Effect.mapError(() => new ProviderFailed({ details: `${step}: Docker answered with no container list` }))
-      )
-      const machines: Array<ProviderMachine> = []
-      for (const container of containers) {
-        const machineId = container.Labels?.[MACHINE_LABEL]
-        // A container someone else labelled with the pool, without a machine of ours: not ours.
-        if (machineId === undefined || !isMachineId(machineId)) continue
-        machines.push({ machineId, ref: container.Id, running: container.State === "running" })
-      }
-      return machines
-    })
+/** The body of the request creating the container of `launch`. */
+const containerSpec = (pool: ProviderPool, launch: MachineLaunch, image: string) => ({
+  Image: image,
+  Cmd: ["node", ...launch.nodeArguments],
+  Env: Object.entries(launch.env).map(([key, value]) => `${key}=${value}`),
+  WorkingDir: WORK_DIRECTORY,
+  Labels: { [POOL_LABEL]: pool.poolId, [MACHINE_LABEL]: launch.machineId },
+  HostConfig: {
+    NetworkMode: "host",
+    ...(launch.cpu === null ? {} : { NanoCpus: Math.round(launch.cpu * 1e9) }),
+    ...(launch.memoryMb === null ? {} : { Memory: launch.memoryMb * 1024 * 1024 }),
+    Binds: [`${PROJECT_ROOT}:${PROJECT_ROOT}:ro`],
+    RestartPolicy: { Name: "no" },
+    // Docker's init as pid 1: it reaps what commands leave behind (node would not) and passes signals on.
+    Init: true
+  }
+})
 
-  const ending = (pool: ProviderPool, machineId: MachineId, ref: string) =>
-    Effect.gen(function*() {
-      const name = containerName(machineId)
-      const inspectStep = `Inspecting container ${name}`
-      const inspected = yield* send(pool, inspectStep, { method: "GET", path: `/containers/${encodeURIComponent(ref)}/json` })
-      if (inspected.status !== 200) return yield* refused(inspectStep, inspected)
-      const { State } = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Inspected))(inspected.text).pipe(
-        Effect.mapError(() => new ProviderFailed({ details: `${inspectStep}: Docker answered without the container's state` }))
-      )
-      const status = State.OOMKilled === true
-        ? `its container ran out of memory and was killed (exit code ${State.ExitCode}); give its machines more memory_mb`
-        : State.Status === "exited" || State.Status === "dead"
-        ? `its container exited with code ${State.ExitCode}${State.Error ? ` (${State.Error})` : ""}`
-        : `its container is ${State.Status}`
-      const logsStep = `Reading the log of container ${name}`
-      const logs = yield* send(pool, logsStep, {
-        method: "GET",
-        path: `/containers/${encodeURIComponent(ref)}/logs?stdout=true&stderr=true&tail=${ENDING_LOG_LINES}`
-      })
-      if (logs.status !== 200) return yield* refused(logsStep, logs)
-      return describeEnding(status, logText(logs.bytes))
+/** Creates the container of `launch` (replacing an earlier one of the same name); its id. */
+const createContainer = (docker: DockerClient, pool: ProviderPool, launch: MachineLaunch, image: string) =>
+  Effect.gen(function*() {
+    const name = containerName(launch.machineId)
+    const createStep = `Creating container ${name} from image ${image}`
+    const create = docker.send(pool, createStep, {
+      method: "POST",
+      path: `/containers/create?name=${encodeURIComponent(name)}`,
+      body: containerSpec(pool, launch, image),
+      timeout: CONTAINER_TIMEOUT
     })
+    let answer = yield* create
+    if (answer.status === 409) {
+      // A container of that name exists (an earlier start of this machine): replace it.
+      yield* docker.remove(pool, name, `Removing the earlier container ${name}`)
+      answer = yield* create
+    }
+    if (answer.status === 404) {
+      return yield* failed(`${createStep}: the image ${image} is not on the Docker host (${dockerMessage(answer.text)})`)
+    }
+    if (answer.status !== 201) return yield* docker.refused(createStep, answer)
+    const created = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Created))(answer.text).pipe(
+      Effect.mapError(() => new ProviderFailed({ details: `${createStep}: Docker answered without a container id` }))
+    )
+    return created.Id
+  })
 
-  return { refusal: () => Option.none(), location: locationOf, workDirectory: () => WORK_DIRECTORY, start, stop, list, ending }
+/** Starts the created container `id`; one that does not start is removed. */
+const startContainer = (docker: DockerClient, pool: ProviderPool, name: string, id: string) =>
+  Effect.gen(function*() {
+    const startStep = `Starting container ${name} (${id.slice(0, 12)})`
+    const started = yield* docker.send(pool, startStep, {
+      method: "POST",
+      path: `/containers/${id}/start`,
+      timeout: CONTAINER_TIMEOUT
+    })
+    if (started.status !== 204 && started.status !== 304) {
+      // Do not leave a created container behind that will never run.
+      yield* docker.remove(pool, id, `Removing container ${name} that did not start`).pipe(Effect.ignore({
+        log: "Warn",
+        message: `Container ${name} did not start and could not be removed; remove it with docker rm -f ${name}`
+      }))
+      return yield* docker.refused(startStep, started)
+    }
+  })
+
+/** A machine's container created from the pool's image and started; its id. */
+const start = (docker: DockerClient, pool: ProviderPool, launch: MachineLaunch) =>
+  Effect.gen(function*() {
+    const image = launch.providerOptions.image
+    if (typeof image !== "string" || image === "") {
+      return yield* failed(`Cannot start machine ${launch.machineId}: the pool's provider options name no image`)
+    }
+    const id = yield* createContainer(docker, pool, launch, image)
+    yield* startContainer(docker, pool, containerName(launch.machineId), id)
+    return id
+  })
+
+const stop = (docker: DockerClient, pool: ProviderPool, machineId: MachineId, ref: string | null) =>
+  Effect.gen(function*() {
+    const name = containerName(machineId)
+    if (ref !== null && ref !== name) yield* docker.remove(pool, ref, `Removing container ${name} (${ref.slice(0, 12)})`)
+    yield* docker.remove(pool, name, `Removing container ${name}`)
+  })
+
+const list = (docker: DockerClient, pool: ProviderPool) =>
+  Effect.gen(function*() {
+    const step = `Listing the containers of pool ${pool.poolId}`
+    const filters = JSON.stringify({ label: [`${POOL_LABEL}=${pool.poolId}`] })
+    const answer = yield* docker.send(pool, step, {
+      method: "GET",
+      path: `/containers/json?all=true&filters=${encodeURIComponent(filters)}`,
+      timeout: LIST_TIMEOUT
+    })
+    if (answer.status !== 200) return yield* docker.refused(step, answer)
+    const containers = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Listed))(answer.text).pipe(
+      Effect.mapError(() => new ProviderFailed({ details: `${step}: Docker answered with no container list` }))
+    )
+    const machines: Array<ProviderMachine> = []
+    for (const container of containers) {
+      const machineId = container.Labels?.[MACHINE_LABEL]
+      // A container someone else labelled with the pool, without a machine of ours: not ours.
+      if (machineId === undefined || !isMachineId(machineId)) continue
+      machines.push({ machineId, ref: container.Id, running: container.State === "running" })
+    }
+    return machines
+  })
+
+/** What a container's state tells of its end. */
+const describeState = ({ State }: typeof Inspected.Type) =>
+  State.OOMKilled === true
+    ? `its container ran out of memory and was killed (exit code ${State.ExitCode}); give its machines more memory_mb`
+    : State.Status === "exited" || State.Status === "dead"
+    ? `its container exited with code ${State.ExitCode}${State.Error ? ` (${State.Error})` : ""}`
+    : `its container is ${State.Status}`
+
+const ending = (docker: DockerClient, pool: ProviderPool, machineId: MachineId, ref: string) =>
+  Effect.gen(function*() {
+    const name = containerName(machineId)
+    const inspectStep = `Inspecting container ${name}`
+    const inspected = yield* docker.send(pool, inspectStep, { method: "GET", path: `/containers/${encodeURIComponent(ref)}/json` })
+    if (inspected.status !== 200) return yield* docker.refused(inspectStep, inspected)
+    const state = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Inspected))(inspected.text).pipe(
+      Effect.mapError(() => new ProviderFailed({ details: `${inspectStep}: Docker answered without the container's state` }))
+    )
+    const logsStep = `Reading the log of container ${name}`
+    const logs = yield* docker.send(pool, logsStep, {
+      method: "GET",
+      path: `/containers/${encodeURIComponent(ref)}/logs?stdout=true&stderr=true&tail=${ENDING_LOG_LINES}`
+    })
+    if (logs.status !== 200) return yield* docker.refused(logsStep, logs)
+    return describeEnding(describeState(state), logText(logs.bytes))
+  })
+
+/** The docker provider; `lookup` guards the connections to tcp:// hosts (NetworkPolicy's). */
+export const makeDockerProvider = (options: { readonly lookup?: LookupFunction | undefined } = {}): MachineProvider => {
+  const docker = dockerClient(options.lookup)
+  return {
+    refusal: () => Option.none(),
+    location: locationOf,
+    workDirectory: () => WORK_DIRECTORY,
+    start: (pool, launch) => start(docker, pool, launch),
+    stop: (pool, machineId, ref) => stop(docker, pool, machineId, ref),
+    list: (pool) => list(docker, pool),
+    ending: (pool, machineId, ref) => ending(docker, pool, machineId, ref)
+  }
 }
 
 /**
