@@ -8,21 +8,20 @@
  * registration token of its own, started by the pool's provider once the row is committed; its
  * daemon registers with the token (`running`) and receives the requests assigned to it. Idle
  * machines, machines whose daemon stopped answering (runtime protection) and machines whose daemon
- * never registered become `deleting`; `destroy` stops them at the provider and marks them `deleted`.
+ * never registered become `deleting` (PoolSweep); `destroy` stops them at the provider and marks
+ * them `deleted`.
  * Each machine records its provider's location for the process that started it (a host's own
  * directory or Docker socket): only the processes of that location see it at the provider, so only
  * they judge whether it has ended and stop it (docs/scale-out.md, "Pool machines").
  */
-import { Context, Duration, Effect, FiberSet, Layer, Option, Redacted, Schedule } from "effect"
+import { Context, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import type { CompiledAgentConfig, CompiledMachineSource } from "../../domain/configuration/agent-config/Compiled.ts"
 import type { Outcome } from "../../domain/machines/DaemonProtocol.ts"
 import { machineTargetOf, poolSourceOf } from "../../domain/machines/MachineTarget.ts"
 import { fits, requestDefaults, type Size, sizeOf, usageOf } from "../../domain/machines/PoolAdmission.ts"
 import type { OperationFailureCode } from "../../domain/machines/OperationFailure.ts"
-import { type AgentId, MachineId, type MachinePoolId, type SecretId } from "../../domain/shared/Ids.ts"
-import { AppConfig } from "../../layers/AppConfig.ts"
+import { type AgentId, MachineId, type MachinePoolId } from "../../domain/shared/Ids.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
-import { Secrets } from "../configuration/Secrets.ts"
 import { AgentsRepository } from "../runtime/AgentsRepository.ts"
 import { newBearerToken } from "../shared/BearerTokens.ts"
 import { sha256Hex } from "../shared/Hash.ts"
@@ -34,9 +33,9 @@ import { MachinePoolsRepository, type StoredPool } from "./MachinePoolsRepositor
 import { MachineRequestsRepository, type StoredRequest } from "./MachineRequestsRepository.ts"
 import { MachineResults } from "./MachineResults.ts"
 import { MachinesRepository } from "./MachinesRepository.ts"
+import { PoolProviders } from "./PoolProviders.ts"
 import { daemonArguments } from "./providers/DaemonLaunch.ts"
-import { MachineProviders } from "./providers/MachineProviders.ts"
-import { ProviderFailed, type ProviderPool } from "./providers/MachineProvider.ts"
+import { ProviderFailed } from "./providers/MachineProvider.ts"
 import type { StoredMachine } from "./StoredMachine.ts"
 
 /** The prefix of the token a pool machine's daemon registers with (that machine only, until it is deleted). */
@@ -74,14 +73,12 @@ const make = Effect.gen(function*() {
   const pools = yield* MachinePoolsRepository
   const agents = yield* AgentsRepository
   const configs = yield* AgentConfigsRepository
-  const secrets = yield* Secrets
-  const providers = yield* MachineProviders
   const results = yield* MachineResults
   const hub = yield* MachineHub
   const address = yield* ListenAddress
   const ids = yield* IdGenerator
-  const config = yield* AppConfig
   const { transaction } = yield* Transactions
+  const { locationOf, providerOf, providerPoolOf, revealed, startedHere } = yield* PoolProviders
   /** Machines being started at their provider (outliving the call that made them). */
   const starting = yield* FiberSet.make()
 
@@ -93,32 +90,6 @@ const make = Effect.gen(function*() {
       const compiled = yield* configs.compiledDefinition(agent.value.agent_config_id)
       return Option.isNone(compiled) ? undefined : poolSourceOf(compiled.value, poolId)
     })
-
-  /** A secret's value for the provider; a secret gone meanwhile fails the provisioning saying so. */
-  const revealed = (secretId: SecretId) =>
-    secrets.reveal(secretId).pipe(
-      Effect.map(Redacted.value),
-      Effect.mapError(() => new ProviderFailed({ details: `the pool's secret ${secretId} no longer exists` }))
-    )
-
-  const providerPoolOf = (pool: StoredPool) =>
-    Effect.map(revealed(pool.provider_auth_secret_id), (authSecret): ProviderPool => ({
-      poolId: pool.id,
-      providerConfig: pool.provider_config,
-      authSecret
-    }))
-
-  /** This process's location of the pool's provider (MachineProvider's `location`). */
-  const locationOf = (pool: StoredPool) => providers.of(pool.provider).location(pool.provider_config)
-
-  /**
-   * Whether a machine of `pool` is this process's to judge at the provider: started at this
-   * process's location, or before locations were recorded (every machine was everyone's then).
-   */
-  const startedHere = (pool: StoredPool) => {
-    const location = locationOf(pool)
-    return (machine: StoredMachine) => machine.provider_location === null || machine.provider_location === location
-  }
 
   /** A `provisioning` machine row for the agent (inside the caller's transaction). */
   const newMachine = (pool: StoredPool, agentId: AgentId, source: CompiledMachineSource, size: Size) =>
@@ -152,7 +123,7 @@ const make = Effect.gen(function*() {
   /** Starts a new machine at the pool's provider; a failure deletes the machine, and its calls fail at once saying why. */
   const start = (pool: StoredPool, launch: Launch) =>
     Effect.gen(function*() {
-      const provider = providers.of(pool.provider)
+      const provider = providerOf(pool)
       const providerPool = yield* providerPoolOf(pool)
       const refusal = provider.refusal(providerPool)
       if (Option.isSome(refusal)) return yield* Effect.fail(new ProviderFailed({ details: refusal.value }))
@@ -315,7 +286,7 @@ const make = Effect.gen(function*() {
       const here = Option.isNone(pool) || startedHere(pool.value)(machine)
       if (Option.isSome(pool) && here) {
         const providerPool = yield* providerPoolOf(pool.value)
-        yield* providers.of(pool.value.provider).stop(providerPool, machine.id, machine.provider_ref)
+        yield* providerOf(pool.value).stop(providerPool, machine.id, machine.provider_ref)
       }
       const deleted = here
         ? yield* machines.setPoolState(machine.id, ["deleting"], "deleted")
@@ -394,76 +365,6 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * The pool's started machines `unconnected` (their daemon not connected) that its provider no
-   * longer runs, marked `deleting` with what the provider tells of their end (an exit code, the
-   * end of the daemon's output, a container out of memory). Only the machines of this process's
-   * location: another location's are not in this process's list, though they run.
-   */
-  const markEndedInPool = (poolId: MachinePoolId, unconnected: ReadonlyArray<StoredMachine>) =>
-    Effect.gen(function*() {
-      const pool = yield* pools.findById(poolId)
-      if (Option.isNone(pool)) return
-      const judged = unconnected.filter(startedHere(pool.value))
-      if (judged.length === 0) return
-      const provider = providers.of(pool.value.provider)
-      const providerPool = yield* providerPoolOf(pool.value)
-      const listed = new Map((yield* provider.list(providerPool)).map((machine) => [machine.machineId, machine]))
-      for (const machine of judged) {
-        const found = listed.get(machine.id)
-        if (found?.running === true || machine.pool_state === null) continue
-        const ending = found === undefined ? "its provider no longer has it" : yield* provider.ending(providerPool, machine.id, found.ref)
-        const why = machine.pool_state === "provisioning"
-          ? `its daemon ended before it registered: ${ending}`
-          : `its daemon ended: ${ending}`
-        const marked = yield* machines.setPoolState(machine.id, [machine.pool_state], "deleting", why)
-        if (Option.isSome(marked)) yield* Effect.logWarning(`pool machine ${machine.id}: ${why}`)
-      }
-    }).pipe(
-      Effect.catch((failure) => Effect.logWarning(`checking the machines of pool ${poolId} at its provider failed: ${failure.details}`))
-    )
-
-  /**
-   * Started machines whose daemon is not connected and whose provider no longer runs them (a
-   * daemon that exited before registering, crashed, or was killed for memory) are deleted now,
-   * saying why, rather than after the registration timeout or never: their calls fail with it.
-   * Whether the pool has runtime protection does not matter: that concerns a machine the provider
-   * still runs.
-   */
-  const markEnded = Effect.gen(function*() {
-    const byPool = new Map<MachinePoolId, Array<StoredMachine>>()
-    for (const machine of yield* machines.startedUnconnected()) {
-      if (machine.machine_pool_id === null) continue
-      const same = byPool.get(machine.machine_pool_id)
-      if (same === undefined) byPool.set(machine.machine_pool_id, [machine])
-      else same.push(machine)
-    }
-    yield* Effect.forEach(byPool, ([poolId, unconnected]) => markEndedInPool(poolId, unconnected), { discard: true })
-  })
-
-  /** Marks idle, unanswering, ended and never-registered machines `deleting`, then deletes every `deleting` one. */
-  const reap = Effect.gen(function*() {
-    yield* machines.expire(config.poolMinuteSeconds)
-    yield* markEnded
-    yield* machines.abandonProvisioning(PROVISIONING_TIMEOUT_SECONDS)
-    yield* Effect.forEach(yield* machines.inPoolState("deleting"), destroy, { concurrency: 4, discard: true })
-  })
-
-  /** Fails the calls that waited longer than the admission wait for a pool machine. */
-  const refuseOverdue = Effect.gen(function*() {
-    const wait = config.poolAdmissionWaitSeconds
-    for (const request of yield* requests.unassignedOlderThan(wait)) {
-      yield* results.complete(
-        request.request_id,
-        failed(
-          "managed_work_admission_denied",
-          `Machine pool ${request.machine_pool_id} had no room for another machine of this agent within ${wait} s ` +
-            "(its max_total_machines, CPU or memory limit, or the source's max_machines, was reached)"
-        )
-      )
-    }
-  })
-
-  /**
    * One pool's machines at its provider and in the table made to agree, at this process's
    * location: a provider machine the table does not hold (or holds as deleted) is stopped; a
    * running machine of this location the provider lost is deleted; a provisioning one it does not
@@ -472,7 +373,7 @@ const make = Effect.gen(function*() {
    */
   const reconcilePool = (pool: StoredPool) =>
     Effect.gen(function*() {
-      const provider = providers.of(pool.provider)
+      const provider = providerOf(pool)
       const providerPool = yield* providerPoolOf(pool)
       const here = startedHere(pool)
       // A pool its provider refuses now (the operator took the local key away from this process)
@@ -508,22 +409,7 @@ const make = Effect.gen(function*() {
   /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
   const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
 
-  /**
-   * The sweep of the pools (every two seconds): `reap`, then `refuseOverdue`, each only when the
-   * read of `poolSweepWork` shows it has something to look at. Each of `reap`'s four statements
-   * concerns provisioning, running or deleting pool machines only, and `refuseOverdue`'s read
-   * calls waiting for a pool machine only; without any (no pool, or idle pools) that one read
-   * stands for their five, so an idle server does not run them every sweep for nothing. A machine
-   * or call that appears just after the read is swept by the next sweep, as one that appears just
-   * after a sweep always was.
-   */
-  const sweep = Effect.gen(function*() {
-    const work = yield* machines.poolSweepWork
-    if (work.live) yield* reap
-    if (work.waiting) yield* refuseOverdue
-  })
-
-  return { admit, provisionInitial, destroy, markReleased, release, markPoolDeleting, destroyPoolDeleting, sweep, reconcile } as const
+  return { admit, provisionInitial, destroy, markReleased, release, markPoolDeleting, destroyPoolDeleting, reconcile } as const
 })
 
 export class PoolMachines extends Context.Service<PoolMachines, Effect.Success<typeof make>>()("PoolMachines") {
@@ -534,8 +420,7 @@ export class PoolMachines extends Context.Service<PoolMachines, Effect.Success<t
       MachinePoolsRepository.layer,
       AgentsRepository.layer,
       AgentConfigsRepository.layer,
-      Secrets.layer,
-      MachineProviders.layer,
+      PoolProviders.layer,
       MachineResults.layer,
       MachineHub.layer,
       ListenAddress.layer,

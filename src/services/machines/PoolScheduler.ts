@@ -11,6 +11,7 @@ import { MachinePoolId } from "../../domain/shared/Ids.ts"
 import { MachineHub } from "./MachineHub.ts"
 import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
 import { PoolMachines } from "./PoolMachines.ts"
+import { PoolSweep } from "./PoolSweep.ts"
 
 const ADMIT_EVERY = "1 second"
 const SWEEP_EVERY = "2 seconds"
@@ -20,6 +21,7 @@ const logFailure = (what: string) => Effect.catchCause((cause) => Effect.logWarn
 
 export const PoolSchedulerLive = Layer.effectDiscard(Effect.gen(function*() {
   const poolMachines = yield* PoolMachines
+  const poolSweep = yield* PoolSweep
   const requests = yield* MachineRequestsRepository
   const hub = yield* MachineHub
   const changes = yield* hub.subscribe
@@ -35,10 +37,10 @@ export const PoolSchedulerLive = Layer.effectDiscard(Effect.gen(function*() {
   )
   yield* admitWaiting.pipe(logFailure("admitting calls"), Effect.andThen(nextWake), Effect.forever, Effect.forkScoped)
 
-  yield* poolMachines.sweep.pipe(
+  yield* poolSweep.sweep.pipe(
     logFailure("sweeping pool machines"),
     Effect.andThen(Effect.sleep(SWEEP_EVERY)),
     Effect.forever,
     Effect.forkScoped
   )
-})).pipe(Layer.provide(Layer.mergeAll(PoolMachines.layer, MachineRequestsRepository.layer, MachineHub.layer)))
+})).pipe(Layer.provide(Layer.mergeAll(PoolMachines.layer, PoolSweep.layer, MachineRequestsRepository.layer, MachineHub.layer)))
