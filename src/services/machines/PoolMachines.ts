@@ -18,7 +18,7 @@ import { Context, Duration, Effect, FiberSet, Layer, Option, Schedule } from "ef
 import type { CompiledAgentConfig, CompiledMachineSource } from "../../domain/configuration/agent-config/Compiled.ts"
 import type { Outcome } from "../../domain/machines/DaemonProtocol.ts"
 import { machineTargetOf, poolSourceOf } from "../../domain/machines/MachineTarget.ts"
-import { fits, requestDefaults, type Size, sizeOf, usageOf } from "../../domain/machines/PoolAdmission.ts"
+import { fits, requestDefaults, type Size, sizeOf, type Usage, usageOf } from "../../domain/machines/PoolAdmission.ts"
 import type { OperationFailureCode } from "../../domain/machines/OperationFailure.ts"
 import { type AgentId, MachineId, type MachinePoolId } from "../../domain/shared/Ids.ts"
 import { AgentConfigsRepository } from "../configuration/AgentConfigsRepository.ts"
@@ -65,6 +65,29 @@ interface Launch {
   readonly machine: StoredMachine
   readonly token: string
   readonly source: CompiledMachineSource
+}
+
+/** What admission decided that is carried out once its transaction has committed. */
+interface AdmissionOutcomes {
+  readonly refused: Array<{ readonly requestId: string; readonly outcome: Outcome }>
+  readonly assigned: Set<MachineId>
+}
+
+/** A locked pool's machines and room as admission gives them out, call after call (inside its transaction). */
+interface PoolRoom {
+  readonly pool: StoredPool
+  readonly usage: Usage
+  readonly live: Array<StoredMachine>
+  readonly busy: Set<MachineId>
+  readonly sources: Map<AgentId, CompiledMachineSource | undefined>
+  readonly launches: Array<Launch>
+}
+
+/** Counts one more machine of `size` in `usage`. */
+const addMachine = (usage: Usage, size: Size) => {
+  usage.machines += 1
+  usage.cpu += size.cpu ?? 0
+  usage.memoryMb += size.memoryMb ?? 0
 }
 
 const make = Effect.gen(function*() {
@@ -167,79 +190,91 @@ const make = Effect.gen(function*() {
   const startAll = (pool: StoredPool, launches: ReadonlyArray<Launch>) =>
     Effect.forEach(launches, (launch) => FiberSet.run(starting, start(pool, launch)), { discard: true })
 
+  /**
+   * Gives `request` a free machine of its agent's, else a new one within the limits, else one of
+   * its agent's busy ones to queue on; with none it waits. A cancelled call, or one whose agent's
+   * config no longer names the pool or asks for a size the pool never gives, is refused.
+   */
+  const admitRequest = (room: PoolRoom, outcomes: AdmissionOutcomes, request: StoredRequest) =>
+    Effect.gen(function*() {
+      const { busy, launches, live, pool, sources, usage } = room
+      const refuse = (outcome: Outcome) => outcomes.refused.push({ requestId: request.request_id, outcome })
+      const agentId = request.agent_id
+      if (request.cancel_requested || agentId === null) {
+        refuse(failed("cancelled", "The call was cancelled before a machine ran it"))
+        return
+      }
+      if (!sources.has(agentId)) sources.set(agentId, yield* sourceOf(agentId, pool.id))
+      const source = sources.get(agentId)
+      if (source === undefined) {
+        refuse(failed("managed_work_admission_denied", `The agent's config no longer names machine pool ${pool.id}`))
+        return
+      }
+      const assign = (machine: StoredMachine) =>
+        Effect.map(requests.assign(request.request_id, machine.id, requestDefaults(pool, source)), () => {
+          busy.add(machine.id)
+          outcomes.assigned.add(machine.id)
+        })
+      const mine = live.filter((machine) => machine.agent_id === agentId)
+      const free = mine.find((machine) => !busy.has(machine.id))
+      if (free !== undefined) return yield* assign(free)
+      const size = sizeOf(pool, source)
+      if (typeof size === "string") {
+        refuse(failed("managed_work_admission_denied", `The agent's machine source asks for ${size} in machine pool ${pool.name}`))
+        return
+      }
+      if (mine.length < (source.max_machines ?? 1) && fits(pool, usage, size)) {
+        const launch = yield* newMachine(pool, agentId, source, size)
+        launches.push(launch)
+        live.push(launch.machine)
+        addMachine(usage, size)
+        yield* assign(launch.machine)
+      } else if (mine.length > 0) {
+        yield* assign(mine[0])
+      }
+      // else: it waits for the pool to have room.
+    })
+
+  /**
+   * Admission's decisions under the pool's row lock (inside its transaction): the pool and the
+   * machines to start once committed, or none when the pool was deleted (its calls are refused).
+   */
+  const decideAdmission = (poolId: MachinePoolId, outcomes: AdmissionOutcomes) =>
+    Effect.gen(function*() {
+      const found = yield* pools.findById(poolId, "update")
+      const waiting = yield* requests.unassigned(poolId)
+      if (Option.isNone(found)) {
+        for (const request of waiting) {
+          outcomes.refused.push({
+            requestId: request.request_id,
+            outcome: failed("upstream_unavailable", `Machine pool ${poolId} was deleted`)
+          })
+        }
+        return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
+      }
+      const pool = found.value
+      const held = yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"])
+      const live = held.filter((machine) => machine.pool_state !== "deleting")
+      const room: PoolRoom = {
+        pool,
+        usage: usageOf(held),
+        live,
+        busy: new Set(live.filter((machine) => machine.busy).map((machine) => machine.id)),
+        sources: new Map(),
+        launches: []
+      }
+      for (const request of waiting) yield* admitRequest(room, outcomes, request)
+      return Option.some([pool, room.launches] as const)
+    })
+
   /** Gives the pool's waiting requests machines, within its limits (docs/machine-pools.md, "Admission"). */
   const admit = (poolId: MachinePoolId) =>
     Effect.gen(function*() {
-      const refused: Array<{ readonly requestId: string; readonly outcome: Outcome }> = []
-      const assigned = new Set<MachineId>()
-      const decided = yield* transaction(Effect.gen(function*() {
-        const found = yield* pools.findById(poolId, "update")
-        const waiting = yield* requests.unassigned(poolId)
-        if (Option.isNone(found)) {
-          for (const request of waiting) {
-            refused.push({ requestId: request.request_id, outcome: failed("upstream_unavailable", `Machine pool ${poolId} was deleted`) })
-          }
-          return Option.none<readonly [StoredPool, ReadonlyArray<Launch>]>()
-        }
-        const pool = found.value
-        const held = yield* machines.poolMachines(poolId, ["provisioning", "running", "deleting"])
-        const usage = usageOf(held)
-        const live = held.filter((machine) => machine.pool_state !== "deleting")
-        const busy = new Set(live.filter((machine) => machine.busy).map((machine) => machine.id))
-        const sources = new Map<AgentId, CompiledMachineSource | undefined>()
-        const launches: Array<Launch> = []
-        const assign = (request: StoredRequest, machine: StoredMachine, source: CompiledMachineSource) =>
-          Effect.map(requests.assign(request.request_id, machine.id, requestDefaults(pool, source)), () => {
-            busy.add(machine.id)
-            assigned.add(machine.id)
-          })
-        for (const request of waiting) {
-          const agentId = request.agent_id
-          if (request.cancel_requested || agentId === null) {
-            refused.push({ requestId: request.request_id, outcome: failed("cancelled", "The call was cancelled before a machine ran it") })
-            continue
-          }
-          if (!sources.has(agentId)) sources.set(agentId, yield* sourceOf(agentId, poolId))
-          const source = sources.get(agentId)
-          if (source === undefined) {
-            refused.push({
-              requestId: request.request_id,
-              outcome: failed("managed_work_admission_denied", `The agent's config no longer names machine pool ${poolId}`)
-            })
-            continue
-          }
-          const mine = live.filter((machine) => machine.agent_id === agentId)
-          const free = mine.find((machine) => !busy.has(machine.id))
-          if (free !== undefined) {
-            yield* assign(request, free, source)
-            continue
-          }
-          const size = sizeOf(pool, source)
-          if (typeof size === "string") {
-            refused.push({
-              requestId: request.request_id,
-              outcome: failed("managed_work_admission_denied", `The agent's machine source asks for ${size} in machine pool ${pool.name}`)
-            })
-            continue
-          }
-          if (mine.length < (source.max_machines ?? 1) && fits(pool, usage, size)) {
-            const launch = yield* newMachine(pool, agentId, source, size)
-            launches.push(launch)
-            live.push(launch.machine)
-            usage.machines += 1
-            usage.cpu += size.cpu ?? 0
-            usage.memoryMb += size.memoryMb ?? 0
-            yield* assign(request, launch.machine, source)
-          } else if (mine.length > 0) {
-            yield* assign(request, mine[0], source)
-          }
-          // else: it waits for the pool to have room.
-        }
-        return Option.some([pool, launches] as const)
-      }))
-      yield* Effect.forEach(refused, ({ outcome, requestId }) => results.complete(requestId, outcome), { discard: true })
+      const outcomes: AdmissionOutcomes = { refused: [], assigned: new Set() }
+      const decided = yield* transaction(decideAdmission(poolId, outcomes))
+      yield* Effect.forEach(outcomes.refused, ({ outcome, requestId }) => results.complete(requestId, outcome), { discard: true })
       if (Option.isSome(decided)) yield* startAll(...decided.value)
-      if (assigned.size > 0) yield* hub.wake(assigned)
+      if (outcomes.assigned.size > 0) yield* hub.wake(outcomes.assigned)
     })
 
   /** At an agent's launch: the `initial_num_machines` of its pool source, as far as the pool's limits allow. */
@@ -260,9 +295,7 @@ const make = Effect.gen(function*() {
         const launches: Array<Launch> = []
         while (typeof size !== "string" && launches.length < wanted && fits(pool, usage, size)) {
           launches.push(yield* newMachine(pool, agentId, source, size))
-          usage.machines += 1
-          usage.cpu += size.cpu ?? 0
-          usage.memoryMb += size.memoryMb ?? 0
+          addMachine(usage, size)
         }
         if (launches.length < wanted) {
           yield* Effect.logWarning(
