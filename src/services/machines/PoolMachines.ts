@@ -12,7 +12,8 @@
  * them `deleted`.
  * Each machine records its provider's location for the process that started it (a host's own
  * directory or Docker socket): only the processes of that location see it at the provider, so only
- * they judge whether it has ended and stop it (docs/scale-out.md, "Pool machines").
+ * they judge whether it has ended and stop it (docs/scale-out.md, "Pool machines"). At start-up
+ * PoolReconciliation makes each pool's machines agree with its provider.
  */
 import { Context, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import type { CompiledAgentConfig, CompiledMachineSource } from "../../domain/configuration/agent-config/Compiled.ts"
@@ -398,51 +399,18 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * One pool's machines at its provider and in the table made to agree, at this process's
-   * location: a provider machine the table does not hold (or holds as deleted) is stopped; a
-   * running machine of this location the provider lost is deleted; a provisioning one it does not
-   * run (the server stopped before starting it) is started again with a new registration token.
-   * Another location's machines are its processes' (this provider does not list them).
+   * Starts a `provisioning` machine of `agentId`'s again, with a new registration token: its
+   * provider does not run it (the server stopped before starting it).
    */
-  const reconcilePool = (pool: StoredPool) =>
+  const startAgain = (pool: StoredPool, machine: StoredMachine, agentId: AgentId) =>
     Effect.gen(function*() {
-      const provider = providerOf(pool)
-      const providerPool = yield* providerPoolOf(pool)
-      const here = startedHere(pool)
-      // A pool its provider refuses now (the operator took the local key away from this process)
-      // keeps no machine here.
-      const refusal = provider.refusal(providerPool)
-      if (Option.isSome(refusal)) yield* markPoolDeleting(pool.id, `its provider refuses the pool: ${refusal.value}`, here)
-      const found = yield* provider.list(providerPool)
-      const rows = new Map(
-        (yield* machines.poolMachines(pool.id, ["provisioning", "running", "deleting", "deleted"])).map((row) => [row.id, row])
-      )
-      for (const machine of found) {
-        const row = rows.get(machine.machineId)
-        if (row === undefined || row.pool_state === "deleted") yield* provider.stop(providerPool, machine.machineId, machine.ref)
-      }
-      const alive = new Set(found.filter((machine) => machine.running).map((machine) => machine.machineId))
-      for (const row of rows.values()) {
-        if (alive.has(row.id) || !here(row)) continue
-        if (row.pool_state === "running") {
-          yield* machines.setPoolState(row.id, ["running"], "deleting", "its provider no longer runs it")
-        } else if (row.pool_state === "provisioning" && row.agent_id !== null) {
-          const token = newBearerToken(POOL_MACHINE_TOKEN_PREFIX)
-          yield* machines.renewRegistrationToken(row.id, sha256Hex(token))
-          const source = yield* sourceOf(row.agent_id, pool.id)
-          yield* startAll(pool, [{ machine: row, token, source: source ?? {} }])
-        }
-      }
-    }).pipe(
-      Effect.catch((failure) =>
-        Effect.logWarning(`reconciling machine pool ${pool.id} with its provider failed: ${failure.details}`)
-      )
-    )
+      const token = newBearerToken(POOL_MACHINE_TOKEN_PREFIX)
+      yield* machines.renewRegistrationToken(machine.id, sha256Hex(token))
+      const source = yield* sourceOf(agentId, pool.id)
+      yield* startAll(pool, [{ machine, token, source: source ?? {} }])
+    })
 
-  /** At start-up (docs/machine-pools.md, "Crashes"): every pool reconciled with its provider. */
-  const reconcile = Effect.flatMap(pools.all(), (all) => Effect.forEach(all, reconcilePool, { discard: true }))
-
-  return { admit, provisionInitial, destroy, markReleased, release, markPoolDeleting, destroyPoolDeleting, reconcile } as const
+  return { admit, provisionInitial, startAgain, destroy, markReleased, release, markPoolDeleting, destroyPoolDeleting } as const
 })
 
 export class PoolMachines extends Context.Service<PoolMachines, Effect.Success<typeof make>>()("PoolMachines") {

@@ -11,6 +11,7 @@ import { MachinePoolId } from "../../domain/shared/Ids.ts"
 import { MachineHub } from "./MachineHub.ts"
 import { MachineRequestsRepository } from "./MachineRequestsRepository.ts"
 import { PoolMachines } from "./PoolMachines.ts"
+import { PoolReconciliation } from "./PoolReconciliation.ts"
 import { PoolSweep } from "./PoolSweep.ts"
 
 const ADMIT_EVERY = "1 second"
@@ -22,11 +23,12 @@ const logFailure = (what: string) => Effect.catchCause((cause) => Effect.logWarn
 export const PoolSchedulerLive = Layer.effectDiscard(Effect.gen(function*() {
   const poolMachines = yield* PoolMachines
   const poolSweep = yield* PoolSweep
+  const reconciliation = yield* PoolReconciliation
   const requests = yield* MachineRequestsRepository
   const hub = yield* MachineHub
   const changes = yield* hub.subscribe
 
-  yield* poolMachines.reconcile.pipe(logFailure("reconciling pools with their providers"), Effect.forkScoped)
+  yield* reconciliation.reconcile.pipe(logFailure("reconciling pools with their providers"), Effect.forkScoped)
 
   const admitWaiting = Effect.flatMap(requests.unassignedPools, (poolIds) =>
     Effect.forEach(poolIds, poolMachines.admit, { discard: true }))
@@ -43,4 +45,8 @@ export const PoolSchedulerLive = Layer.effectDiscard(Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-})).pipe(Layer.provide(Layer.mergeAll(PoolMachines.layer, PoolSweep.layer, MachineRequestsRepository.layer, MachineHub.layer)))
+})).pipe(
+  Layer.provide(
+    Layer.mergeAll(PoolMachines.layer, PoolReconciliation.layer, PoolSweep.layer, MachineRequestsRepository.layer, MachineHub.layer)
+  )
+)
