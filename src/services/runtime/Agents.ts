@@ -35,16 +35,19 @@ const make = Effect.gen(function*() {
 
   /**
    * Inserts agent `agentId` running `agent_config_id`, which must be a config of the project: the
-   * agent, and the config it runs. In the caller's transaction, which it begins by sharing the
-   * project's row (before any other lock on it): a deletion of the project waits for this launch
-   * to end, and a launch that waited for a deletion finds no project (docs/runtime.md).
+   * agent, and the config it runs. In a transaction, the agent's row is its first write: the
+   * statement that inserts it shares the project's row before any other lock on it (a deletion of
+   * the project waits for this launch to end, and a launch that waited for a deletion finds no
+   * project; ProjectsRepository.shareForLaunch, docs/runtime.md).
    */
   const insert = (orgId: OrgId, projectId: ProjectId, agentId: AgentId, request: LaunchAgent) =>
     Effect.gen(function*() {
       yield* access.requireProjectAccess(orgId, projectId, "write")
-      if (!(yield* projects.shareForLaunch(orgId, projectId))) return yield* Effect.fail(projectNotFound(projectId))
       const config = yield* configs.findInProject(projectId, request.agent_config_id)
       if (Option.isNone(config)) {
+        // The project's deletion takes its configs with it: a config gone with its project is that
+        // deletion (404), not a wrong id.
+        if (Option.isNone(yield* projects.findInOrg(orgId, projectId))) return yield* Effect.fail(projectNotFound(projectId))
         return yield* Effect.fail(
           new InvalidRequest({
             error: `agent_config_id: ${request.agent_config_id} is not an agent config of project ${projectId}`,
@@ -61,7 +64,7 @@ const make = Effect.gen(function*() {
         agent_config_id: request.agent_config_id,
         name: request.name ?? null,
         metadata: request.metadata ?? {}
-      })
+      }, projects.shareForLaunch(orgId, projectId)).pipe(someOrFail(() => projectNotFound(projectId)))
       return { agent, compiled }
     })
 
@@ -93,7 +96,8 @@ const make = Effect.gen(function*() {
         ? insert(orgId, projectId, agentId, request)
         : Effect.tap(insert(orgId, projectId, agentId, request), () => alongside(agentId))
       if (input === undefined || prepared === undefined) {
-        const { agent, compiled } = yield* transactions.transaction(made)
+        // Alone, the agent's row is one statement: no transaction.
+        const { agent, compiled } = yield* (alongside === undefined ? made : transactions.transaction(made))
         yield* poolMachines.provisionInitial(agentId, compiled)
         return new LaunchedAgent({ ...agent })
       }

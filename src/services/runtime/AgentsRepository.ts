@@ -10,7 +10,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AgentConfigId, AgentId, OrgId, ProjectId, TurnId } from "../../domain/shared/Ids.ts"
 import { Agent, AgentStatus } from "../../domain/runtime/Agents.ts"
 import { type Keyset, keysetQuery } from "../shared/Paging.ts"
-import { lockClause } from "../shared/Sql.ts"
+import { insertGuarded, lockClause, SqlFragment } from "../shared/Sql.ts"
 import { PipelinedStatements } from "../shared/PipelinedStatements.ts"
 import type { AgentStatusWrite } from "./TurnsRepository.ts"
 
@@ -48,11 +48,13 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const reads = yield* PipelinedStatements
 
-  const insert = SqlSchema.findOne({
-    Request: NewAgent,
+  const insert = SqlSchema.findOneOption({
+    Request: Schema.Struct({ agent: NewAgent, project: SqlFragment }),
     Result: Agent,
-    execute: (agent) =>
-      sql`INSERT INTO agents ${sql.insert({ ...agent, metadata: JSON.stringify(agent.metadata) })} RETURNING *`
+    execute: ({ agent, project }) =>
+      sql`WITH project AS MATERIALIZED (${project})
+        ${insertGuarded(sql, "agents", { ...agent, metadata: JSON.stringify(agent.metadata) }, "project")}
+        RETURNING *`
   })
 
   const findInProject = SqlSchema.findOneOption({
@@ -130,7 +132,11 @@ const make = Effect.gen(function*() {
   })
 
   return {
-    insert: (agent: typeof NewAgent.Type) => Effect.orDie(insert(agent)),
+    /**
+     * The agent inserted when `project` (ProjectsRepository.shareForLaunch, run first in the same
+     * statement) finds its project, else none.
+     */
+    insert: (agent: typeof NewAgent.Type, project: Statement.Fragment) => Effect.orDie(insert({ agent, project })),
     findInProject: (projectId: ProjectId, id: AgentId) => Effect.orDie(findInProject({ projectId, id })),
     findById: (id: AgentId) => Effect.orDie(findById(id)),
     /** Which of these agents are (still) in the project. */

@@ -1,5 +1,5 @@
 /** The `projects` table. */
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { OrgId, ProjectId } from "../../domain/shared/Ids.ts"
 import { Project } from "../../domain/tenancy/Projects.ts"
@@ -41,15 +41,12 @@ const make = Effect.gen(function*() {
     execute: ({ id, name }) => sql`UPDATE projects SET name = ${name} WHERE id = ${id} RETURNING *`
   })
 
-  const lock = (mode: "FOR SHARE" | "FOR NO KEY UPDATE") =>
-    SqlSchema.findOneOption({
-      Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId }),
-      Result: Schema.Struct({ id: ProjectId }),
-      execute: ({ orgId, projectId }) =>
-        sql`SELECT id FROM projects WHERE id = ${projectId} AND org_id = ${orgId} ${sql.unsafe(mode)}`
-    })
-  const shareForLaunch = lock("FOR SHARE")
-  const lockForDeletion = lock("FOR NO KEY UPDATE")
+  const lockForDeletion = SqlSchema.findOneOption({
+    Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId }),
+    Result: Schema.Struct({ id: ProjectId }),
+    execute: ({ orgId, projectId }) =>
+      sql`SELECT id FROM projects WHERE id = ${projectId} AND org_id = ${orgId} FOR NO KEY UPDATE`
+  })
 
   const removeInOrg = SqlSchema.findOneOption({
     Request: Schema.Struct({ orgId: OrgId, projectId: ProjectId }),
@@ -67,20 +64,21 @@ const make = Effect.gen(function*() {
     /** Fails with UniqueViolation when the organization has a project of that name. */
     rename: (id: ProjectId, name: string) => uniqueOrDie(rename({ id, name })),
     /**
-     * The project's row shared until the transaction ends, taken by a launch before it inserts its
-     * agent (Agents): a deletion of the project (`lockForDeletion`) waits for the launches under
-     * way, and the launches after it wait for it and find no project. Neither lock conflicts with
-     * the share of the row a foreign key check takes (FOR KEY SHARE: a runtime transaction's second
-     * write of its agent's row), so a deletion holding `lockForDeletion` never waits for such a
-     * transaction. Whether the project is in the organization.
+     * The project's row locked against launches (`shareForLaunch`) until the transaction ends: what a deletion of the project takes first, so that no agent is
+     * made in the project after it has locked the project's agents (Projects.remove). Neither lock
+     * conflicts with the share of the row a foreign key check takes (FOR KEY SHARE: a runtime
+     * transaction's second write of its agent's row), so a deletion holding it never waits for
+     * such a transaction. Whether the project is in the organization.
      */
-    shareForLaunch: (orgId: OrgId, projectId: ProjectId) =>
-      Effect.map(Effect.orDie(shareForLaunch({ orgId, projectId })), Option.isSome),
     /**
-     * The project's row locked against launches (`shareForLaunch`) until the transaction ends:
-     * what a deletion of the project takes first, so that no agent is made in the project after it
-     * has locked the project's agents (Projects.remove). Whether the project is in the organization.
+     * The statement that shares the project's row, if it is in the organization, until the
+     * transaction ends (FOR SHARE): what a launch's insert of its agent runs first, before any
+     * other lock on the row (AgentsRepository.insert). A deletion of the project
+     * (`lockForDeletion`) waits for the launches under way, and a launch that comes after it
+     * waits for it and finds no project (docs/runtime.md, "Durability design").
      */
+    shareForLaunch: (orgId: OrgId, projectId: ProjectId): Statement.Fragment =>
+      sql`SELECT id FROM projects WHERE id = ${projectId} AND org_id = ${orgId} FOR SHARE`,
     lockForDeletion: (orgId: OrgId, projectId: ProjectId) =>
       Effect.map(Effect.orDie(lockForDeletion({ orgId, projectId })), Option.isSome),
     /** Deletes the project of the organization; whether there was such a project to delete. */
