@@ -10,7 +10,7 @@
  * so nothing it starts outlives it: when it stops, the machines it started are stopped and their
  * directories removed.
  */
-import { Context, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
 import { spawn } from "node:child_process"
 import {
   closeSync,
@@ -77,6 +77,11 @@ const daemonRuns = (group: number, machineId: string) => liveMembers(group).some
 
 /** How much of the end of a daemon's log its ending reads. */
 const ENDING_LOG_BYTES = 16 * 1024
+/**
+ * How long a machine's ending waits for Node to report how its daemon ended: the sweep sees a
+ * killed daemon gone as soon as it is a zombie, which a busy event loop reaps a moment later.
+ */
+const EXIT_REPORT_WAIT = Duration.seconds(2)
 
 /** The last `bytes` of a file; "" when it cannot be read. */
 const tailOf = (file: string, bytes: number) => {
@@ -159,10 +164,10 @@ const make = Effect.gen(function*() {
    */
   const startedInMemory = new Map<string, string>()
   /**
-   * The daemons this process started, by directory, with how each ended once it has (a daemon
-   * started by an earlier process: unknown). Stopping a machine forgets it.
+   * The daemons this process started, by directory, each with how it ended, once Node has reaped
+   * it (a daemon started by an earlier process: unknown). Stopping a machine forgets it.
    */
-  const exits = new Map<string, { status?: string }>()
+  const exits = new Map<string, Deferred.Deferred<string>>()
   const poolsInMemory = new Set<string>()
   if (inMemory) {
     yield* Effect.addFinalizer(() =>
@@ -230,10 +235,10 @@ const make = Effect.gen(function*() {
           })
           closeSync(log)
           if (child.pid === undefined) throw new Error(`${file} could not be started`)
-          const exit: { status?: string } = {}
-          exits.set(dir, exit)
+          const exited = Deferred.makeUnsafe<string>()
+          exits.set(dir, exited)
           child.on("exit", (code, signal) => {
-            exit.status = code !== null ? `exited with code ${code}` : `was killed by ${signal}`
+            Deferred.doneUnsafe(exited, Effect.succeed(code !== null ? `exited with code ${code}` : `was killed by ${signal}`))
           })
           child.unref()
           writeFileSync(join(dir, "pid"), String(child.pid))
@@ -271,9 +276,15 @@ const make = Effect.gen(function*() {
     })
 
   const ending = (pool: ProviderPool, machineId: MachineId, _ref: string) =>
-    Effect.sync(() => {
+    Effect.gen(function*() {
       const dir = machineDir(pool.poolId, machineId)
-      return describeEnding(`its daemon process ${exits.get(dir)?.status ?? "ended"}`, tailOf(join(dir, "daemon.log"), ENDING_LOG_BYTES))
+      const exited = exits.get(dir)
+      // The sweep may see the process gone before Node has reaped it and reported how it ended.
+      const status = exited === undefined ? Option.none() : yield* Effect.timeoutOption(Deferred.await(exited), EXIT_REPORT_WAIT)
+      return describeEnding(
+        `its daemon process ${Option.getOrElse(status, () => "ended")}`,
+        tailOf(join(dir, "daemon.log"), ENDING_LOG_BYTES)
+      )
     })
 
   // This process's machines live under its root on its host: another process sees them only
