@@ -33,34 +33,22 @@ import type { MigrateWorktree } from "../../domain/workspaces/Workspaces.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
 import { replaceFailure } from "../shared/Failures.ts"
-import { sha256 } from "../shared/Hash.ts"
 import { IdGenerator } from "../shared/Ids.ts"
 import { Access } from "../tenancy/Access.ts"
-import { CheckpointsRepository } from "./CheckpointsRepository.ts"
-import { asApiFailure, machineGone, WorkspaceMachines } from "./WorkspaceMachines.ts"
+import { asApiFailure, WorkspaceMachines } from "./WorkspaceMachines.ts"
 import { MigrationHolds } from "./MigrationHolds.ts"
 import { SessionAgents } from "./SessionAgents.ts"
 import { WorkspaceSessionsRepository } from "./WorkspaceSessionsRepository.ts"
+import { currentCheckpoint, noCheckpoint, type Packed, packedOn, WorktreeCheckpoints } from "./WorktreeCheckpoints.ts"
 import { WorktreeSandboxes } from "./WorktreeSandboxes.ts"
 import { Workspaces } from "./Workspaces.ts"
 import type { StoredWorkspace } from "./WorkspacesRepository.ts"
 import { type StoredWorktree, toDescriptor, type WorktreeChange, WorktreesRepository } from "./WorktreesRepository.ts"
 
-/** A checkpoint made and stored now, and the machine it was packed on. */
-interface Packed {
-  readonly id: string
-  readonly metadata: Record<string, unknown>
-  readonly machine: StoredMachine
-}
-
-/** The machine the checkpoint just made was packed on, if one was made. */
-const packedOn = (packed: Option.Option<Packed>) => Option.map(packed, (made) => made.machine)
-
 const make = Effect.gen(function*() {
   const workspaces = yield* Workspaces
   const worktrees = yield* WorktreesRepository
   const sessions = yield* WorkspaceSessionsRepository
-  const checkpoints = yield* CheckpointsRepository
   const machines = yield* MachinesRepository
   const onMachine = yield* WorkspaceMachines
   const access = yield* Access
@@ -68,81 +56,7 @@ const make = Effect.gen(function*() {
   const sessionAgents = yield* SessionAgents
   const sandboxes = yield* WorktreeSandboxes
   const holds = yield* MigrationHolds
-
-  /** A pool machine offline: its daemon cannot be started by the user, only come back or the machine be deleted. */
-  const sandboxOffline = (workspace: StoredWorkspace, worktree: StoredWorktree, machine: StoredMachine) =>
-    new DaemonRuntimeUnregistered({
-      error: `The sandbox of worktree ${worktree.id} (machine ${machine.id} of pool ${machine.machine_pool_id}) is ` +
-        "offline, so its work cannot be packed into a checkpoint. Migrate again once its daemon is back; or, to give " +
-        "up its work since the worktree's last checkpoint, have an administrator of the organization delete the " +
-        `machine (DELETE /api/v1/orgs/${workspace.org_id}/machines/${machine.id}) and migrate again: the last ` +
-        "checkpoint is used then"
-    })
-
-  /** The worktree at `path` on the machine packed by its daemon (`checkpoint.create`) and stored. */
-  const packOn = (workspace: StoredWorkspace, machine: StoredMachine, path: string) =>
-    Effect.gen(function*() {
-      const packed = yield* onMachine.checkpoint(machine, path)
-      const bytes = Buffer.from(packed.content, "base64")
-      const id = sha256(bytes)
-      const metadata = {
-        format: packed.manifest.format,
-        branch: packed.manifest.branch,
-        commit: packed.manifest.head,
-        uncommitted_changes: packed.manifest.stash !== null,
-        untracked_files: packed.manifest.untracked_files.length,
-        size: bytes.byteLength,
-        source_machine_id: machine.id
-      }
-      yield* checkpoints.store(workspace.id, id, bytes, metadata)
-      return { id, metadata, machine } satisfies Packed
-    })
-
-  /**
-   * A checkpoint of the worktree as it is now, made by its machine's daemon and stored; none
-   * when the worktree is on no machine (no path yet, or its machine deleted: the worktree's last
-   * stored checkpoint is all there is). The source machine offline is 409.
-   */
-  const takeCheckpoint = (workspace: StoredWorkspace, worktree: StoredWorktree) =>
-    Effect.gen(function*() {
-      const sourceId = worktree.worktree_type === "REMOTE" ? worktree.managed_machine_id : worktree.machine_id
-      if (worktree.path === null || sourceId === null) return Option.none<Packed>()
-      const source = yield* machines.findById(sourceId)
-      if (Option.isNone(source) || machineGone(source)) return Option.none<Packed>()
-      return Option.some(
-        yield* packOn(workspace, source.value, worktree.path).pipe(
-          Effect.mapError((failure) =>
-            failure.kind === "offline" && source.value.machine_pool_id !== null
-              ? sandboxOffline(workspace, worktree, source.value)
-              : asApiFailure(failure)
-          )
-        )
-      )
-    })
-
-  /** The checkpoint columns of a worktree that `packed` is the current checkpoint of. */
-  const current = (packed: Packed): WorktreeChange => ({
-    current_checkpoint_id: packed.id,
-    last_synced_checkpoint_id: packed.id,
-    checkpoint_metadata: packed.metadata
-  })
-
-  /** No checkpoint to move the worktree with: why, and what to do. */
-  const noCheckpoint = (worktree: StoredWorktree) =>
-    Effect.gen(function*() {
-      const sandbox = worktree.worktree_type === "REMOTE" && worktree.managed_machine_id !== null
-        ? worktree.managed_machine_id
-        : null
-      return yield* Effect.fail(
-        new Conflict({
-          error: sandbox === null
-            ? `Worktree ${worktree.id} has no checkpoint and is on no machine yet: start a session on it first`
-            : `Worktree ${worktree.id} has no checkpoint (it was made fresh from the base ref and could not be packed ` +
-              `then), and its sandbox (machine ${sandbox}) was deleted with its files: there is nothing to move. ` +
-              "Migrate it to REMOTE with source base_ref to start it afresh, or start a session with another worktree_name"
-        })
-      )
-    })
+  const worktreeCheckpoints = yield* WorktreeCheckpoints
 
   /**
    * The worktree a REMOTE move places: a fresh one named `worktreeName` (source base_ref with a
@@ -193,7 +107,7 @@ const make = Effect.gen(function*() {
       }
       const location = yield* onMachine.worktree(machine, place, workspace.base_ref).pipe(Effect.mapError(asApiFailure))
       // Its first checkpoint: what a migration out of the sandbox uses once the sandbox is gone.
-      const first = yield* packOn(workspace, machine, location.path).pipe(
+      const first = yield* worktreeCheckpoints.packOn(workspace, machine, location.path).pipe(
         Effect.map(Option.some),
         Effect.catch((failure) =>
           Effect.as(
@@ -218,7 +132,7 @@ const make = Effect.gen(function*() {
     last_heartbeat_at: machine.last_seen_at,
     checkpoint_restore_pending: false,
     ...(restoring !== null ? { current_checkpoint_id: restoring } : {}),
-    ...(Option.isSome(packed) ? current(packed.value) : {})
+    ...(Option.isSome(packed) ? currentCheckpoint(packed.value) : {})
   })
 
   /**
@@ -239,7 +153,7 @@ const make = Effect.gen(function*() {
       const poolId = workspace.machine_pool_id!
       const source = input.source ?? "checkpoint"
       yield* sessionAgents.codeFor(userId, null)
-      const checkpoint = source === "checkpoint" ? yield* takeCheckpoint(workspace, worktree) : Option.none<Packed>()
+      const checkpoint = source === "checkpoint" ? yield* worktreeCheckpoints.takeCheckpoint(workspace, worktree) : Option.none<Packed>()
       const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
       if (source === "checkpoint" && currentId === null) return yield* noCheckpoint(worktree)
       // Not null when the source is the checkpoint: checked above.
@@ -285,7 +199,7 @@ const make = Effect.gen(function*() {
   /** LOCAL: the worktree moves to the target machine, restored there at the next session (checkpoint_restore_pending). */
   const toLocal = (workspace: StoredWorkspace, worktree: StoredWorktree, migrationId: string, targetId: MachineId) =>
     Effect.gen(function*() {
-      const checkpoint = yield* takeCheckpoint(workspace, worktree)
+      const checkpoint = yield* worktreeCheckpoints.takeCheckpoint(workspace, worktree)
       const currentId = Option.isSome(checkpoint) ? checkpoint.value.id : worktree.current_checkpoint_id
       if (currentId === null) return yield* noCheckpoint(worktree)
       const change: WorktreeChange = {
@@ -296,7 +210,7 @@ const make = Effect.gen(function*() {
         managed_machine_id: null,
         last_heartbeat_at: null,
         current_checkpoint_id: currentId,
-        ...(Option.isSome(checkpoint) ? current(checkpoint.value) : {}),
+        ...(Option.isSome(checkpoint) ? currentCheckpoint(checkpoint.value) : {}),
         checkpoint_restore_pending: true
       }
       const { left, updated } = yield* holds.recordMove(workspace, worktree, null, Effect.gen(function*() {
@@ -373,14 +287,14 @@ export class WorktreeMigrations extends Context.Service<WorktreeMigrations, Effe
       Workspaces.layer,
       WorktreesRepository.layer,
       WorkspaceSessionsRepository.layer,
-      CheckpointsRepository.layer,
       MachinesRepository.layer,
       WorkspaceMachines.layer,
       Access.layer,
       IdGenerator.layer,
       SessionAgents.layer,
       WorktreeSandboxes.layer,
-      MigrationHolds.layer
+      MigrationHolds.layer,
+      WorktreeCheckpoints.layer
     ])
   )
 }
