@@ -9,6 +9,7 @@ import { expect } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { InteractionId, ModelProviderConfigId, SecretId } from "../../src/domain/shared/Ids.ts"
 import { agentProject } from "../support/AgentProject.ts"
+import { exchange } from "../support/RawHttp.ts"
 import { describeApp, newId, newUser, rawRequest } from "../support/TestApp.ts"
 
 const send = (method: "POST" | "PUT", path: string, token: string, body?: unknown) =>
@@ -339,6 +340,25 @@ describeApp()("decode errors in the caller's words", (it) => {
       expect((yield* get(`${events}?after_sequence=0&limit=500`, owner.token)).status).toBe(200)
       const skill = yield* get(`/v1/orgs/${projectPath.orgID}/skills/skl_${"a".repeat(26)}/versions/1e0`, owner.token)
       expect(skill.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/version" }] })
+    }))
+
+  it.effect("a header parameter sent twice is 400 saying so, as a query parameter given twice is, whatever its values", () =>
+    Effect.gen(function*() {
+      const { launch, owner, projectPath } = yield* agentProject()
+      const agent = yield* launch()
+      const stream = `/v1/orgs/${projectPath.orgID}/projects/${projectPath.projectID}/agents/${agent.id}/events/stream`
+      // Node joins repeated headers ("1, 2"), which had been refused as not an integer.
+      for (const ids of [["1", "2"], ["1", "1"], ["", ""]]) {
+        const twice = yield* exchange(
+          [`GET ${stream} HTTP/1.1`, "Host: 127.0.0.1", `Authorization: Bearer ${owner.token}`, ...ids.map((id) => `Last-Event-ID: ${id}`)].join("\n")
+        )
+        expect(twice.status, ids.join(" | ")).toBe(400)
+        expect(twice.json).toEqual({
+          error: "The headers do not match the API: /last-event-id: is given more than once; give it once",
+          code: "invalid_request",
+          issues: [{ path: "/last-event-id", message: "is given more than once; give it once" }]
+        })
+      }
     }))
 
   it.effect("unknown query parameters are 400 naming them and the allowed ones", () =>

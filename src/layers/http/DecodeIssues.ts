@@ -380,12 +380,17 @@ const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
   return { issues: Array.from(listed, ([path, message]): Issue => ({ path, message })), more }
 }
 
-/** The `invalid_request` for a decode failure of one part of the request. */
-export const decodeFailure = (root: SchemaIssue.Issue, part: RequestPart): InvalidRequest => {
-  const { issues, more } = formatIssues(root, part)
+/** The `invalid_request` for `issues` of one part of the request, and `more` places unlisted. */
+export const partFailure = (issues: ReadonlyArray<Issue>, part: RequestPart, more = 0): InvalidRequest => {
   const listed = issues.map((issue) => `${issue.path || "(the whole " + part + ")"}: ${issue.message}`).join("; ")
   return new InvalidRequest({
     error: `${PART_NAMES[part].sentence}: ${listed}${andMore(more)}`,
     issues
   })
+}
+
+/** The `invalid_request` for a decode failure of one part of the request. */
+export const decodeFailure = (root: SchemaIssue.Issue, part: RequestPart): InvalidRequest => {
+  const { issues, more } = formatIssues(root, part)
+  return partFailure(issues, part, more)
 }

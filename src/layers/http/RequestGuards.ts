@@ -7,8 +7,8 @@
  * coding other than chunked (415), or that
  * declares more bytes than the route accepts (413) (a route that takes none ignores it, whatever
  * it is); refuse an Authorization header without the Bearer scheme (401); several Authorization
- * headers, a query that is not valid percent-encoding and query parameters the endpoint does not
- * declare (400).
+ * headers, a header parameter the endpoint declares sent more than once, a query that is not
+ * valid percent-encoding and query parameters the endpoint does not declare (400).
  * Then the route runs with a GuardedRequest, whose body is read, scanned and limited only when the route asks for it,
  * after authentication. A response to a request whose body was not read to its end closes the
  * connection, so the rest of an unwanted body is never read. Failures are mapped by ErrorMapping.
@@ -22,6 +22,7 @@ import { formatMiB } from "../../domain/runtime/Limits.ts"
 import * as Errors from "../../domain/shared/Errors.ts"
 import { listedOf } from "../../domain/shared/ListedIssues.ts"
 import { explainDecodeFailure } from "./DecodeFailures.ts"
+import { partFailure } from "./DecodeIssues.ts"
 import { errorResponse, isPercentEncoded, notPercentEncoded, routeNotFoundResponse, toApiError, unroutedRequest } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
 import { JsonBody } from "./JsonBody.ts"
@@ -136,6 +137,11 @@ const headerProblem = (
   if (authorization !== undefined && headerCount(request, "authorization") > 1) {
     // Node keeps the first and drops the others: which key the caller meant is not known.
     return new Errors.InvalidRequest({ error: "Send one Authorization header; this request sends several" })
+  }
+  // Node joins a repeated header's values ("1, 2"): which one was meant is not known, as of a query parameter given twice.
+  const repeated = endpoint.headerNames.filter((name) => headerCount(request, name) > 1)
+  if (repeated.length > 0) {
+    return partFailure(repeated.map((name) => ({ path: "/" + name, message: "is given more than once; give it once" })), "headers")
   }
   if (endpoint.authenticated && authorization !== undefined && !/^bearer(\s|$)/i.test(authorization)) {
     return new Errors.Unauthorized({

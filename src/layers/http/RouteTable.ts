@@ -42,6 +42,8 @@ export interface Endpoint extends BodyRules {
   readonly takesBody: boolean
   /** Query parameters the endpoint declares. */
   readonly queryNames: ReadonlyArray<string>
+  /** Header parameters the endpoint declares, lower case. */
+  readonly headerNames: ReadonlyArray<string>
   /** Whether a security middleware guards it. */
   readonly authenticated: boolean
 }
@@ -147,6 +149,7 @@ const describe = (
     contentBlockPaths,
     takesBody: payload !== undefined && HttpMethod.hasBody(endpoint.method),
     queryNames: [...new Set(query)].sort(),
+    headerNames: endpoint.headers === undefined ? [] : propertyNames(endpoint.headers),
     authenticated: [...middleware].some(HttpApiMiddleware.isSecurity)
   }
 }
