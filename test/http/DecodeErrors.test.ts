@@ -373,6 +373,24 @@ describeApp()("decode errors in the caller's words", (it) => {
         code: "invalid_request",
         issues: [{ path: "/afterSequence", message: "is not allowed here; allowed parameters: after_sequence, before_sequence, limit" }]
       })
+      // A name that is empty (`&=b`) is said to be missing, not listed as an unknown name that reads as nothing.
+      const noName = "A query parameter has no name (a `=` with nothing before it): name it or leave it out"
+      const nameless = yield* get(`${events}?limit=1&=b`, owner.token)
+      expect(nameless.status).toBe(400)
+      expect(nameless.json).toEqual({
+        error: `${noName}; allowed parameters: after_sequence, before_sequence, limit`,
+        code: "invalid_request",
+        issues: [{ path: "/", message: "has no name: name it or leave it out; allowed parameters: after_sequence, before_sequence, limit" }]
+      })
+      const both = yield* get(`${events}?afterSequence=3&=`, owner.token)
+      expect(both.json).toEqual({
+        error: `${noName}; unknown query parameter afterSequence; allowed parameters: after_sequence, before_sequence, limit`,
+        code: "invalid_request",
+        issues: [
+          { path: "/", message: "has no name: name it or leave it out; allowed parameters: after_sequence, before_sequence, limit" },
+          { path: "/afterSequence", message: "is not allowed here; allowed parameters: after_sequence, before_sequence, limit" }
+        ]
+      })
       const none = yield* get("/v1/user?verbose=1", owner.token)
       expect(none.json).toMatchObject({ code: "invalid_request", error: expect.stringContaining("takes no query parameters") })
       // At most 10 are listed, as any issues are; the sentence says how many more.

@@ -158,11 +158,24 @@ const headerProblem = (
     const allowed = endpoint.queryNames.length > 0
       ? `allowed parameters: ${endpoint.queryNames.join(", ")}`
       : "this route takes no query parameters"
+    // A parameter without a name (`&=b`) first, said so: listed as an unknown name, it read as nothing.
+    const nameless = unknown.includes("")
+    const unknownNames = unknown.filter((name) => name !== "")
     // Listed as issues are, at most MAX_LISTED_ISSUES: a query may name thousands.
-    const { listed, more } = listedOf(unknown)
+    const { listed, more } = listedOf(nameless ? ["", ...unknownNames] : unknownNames)
+    const sentences: Array<string> = []
+    if (nameless) sentences.push("A query parameter has no name (a `=` with nothing before it): name it or leave it out")
+    if (unknownNames.length > 0) {
+      const names = listed.filter((name) => name !== "").join(", ")
+      sentences.push(`${nameless ? "unknown" : "Unknown"} query parameter${unknownNames.length > 1 ? "s" : ""} ${names}${more}`)
+    }
     return new Errors.InvalidRequest({
-      error: `Unknown query parameter${unknown.length > 1 ? "s" : ""} ${listed.join(", ")}${more}; ${allowed}`,
-      issues: listed.map((name) => ({ path: "/" + name, message: `is not allowed here; ${allowed}` }))
+      error: `${sentences.join("; ")}; ${allowed}`,
+      // The empty name's pointer is `/`, as any parameter's is `/` and its name (RFC 6901).
+      issues: listed.map((name) => ({
+        path: "/" + name,
+        message: name === "" ? `has no name: name it or leave it out; ${allowed}` : `is not allowed here; ${allowed}`
+      }))
     })
   }
   return undefined
