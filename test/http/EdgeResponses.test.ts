@@ -53,6 +53,26 @@ describeApp()("what Node answers itself, in our error shape", (it) => {
     }))
 })
 
+describeApp()("the request id", (it) => {
+  it.effect("a caller's x-request-id is kept when it is one header of at most 200 printable ASCII characters; else the server makes its own", () =>
+    Effect.gen(function*() {
+      const GENERATED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+      const withIds = (...ids: ReadonlyArray<string>) =>
+        exchange(["GET /healthz HTTP/1.1", "Host: x", ...ids.map((id) => `X-Request-Id: ${id}`)].join("\n"))
+      for (const id of ["req-42", "a b:c/d=e", "~".repeat(200)]) {
+        const kept = yield* withIds(id)
+        expect(kept.status).toBe(200)
+        expect(kept.headers["x-request-id"]).toBe(id)
+      }
+      // Two headers had been echoed joined ("a, b"), and a long one was bounded by the 16 KiB of the headers only.
+      for (const ids of [["a", "b"], ["a", "a"], ["r".repeat(201)], ["tab\there"], ["caf\u00e9"]]) {
+        const replaced = yield* withIds(...ids)
+        expect(replaced.status, ids.join(" | ")).toBe(200)
+        expect(replaced.headers["x-request-id"], ids.join(" | ")).toMatch(GENERATED)
+      }
+    }))
+})
+
 /**
  * Writes `first` on a new connection, then `then` once an answer has begun to arrive (when given),
  * and gives everything the server sent until it closed the connection.

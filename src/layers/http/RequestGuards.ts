@@ -25,6 +25,7 @@ import { explainDecodeFailure } from "./DecodeFailures.ts"
 import { partFailure } from "./DecodeIssues.ts"
 import { errorResponse, isPercentEncoded, notPercentEncoded, routeNotFoundResponse, toApiError, unroutedRequest } from "./ErrorMapping.ts"
 import { GuardedRequest } from "./GuardedRequest.ts"
+import { headerCount } from "./HeaderCount.ts"
 import { JsonBody } from "./JsonBody.ts"
 import { OTHER_ROUTES } from "./OtherRoutes.ts"
 import { DEFAULT_BODY_LIMIT_BYTES, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
@@ -64,14 +65,6 @@ const routedUrl = (url: string): string | undefined => {
   const query = url.indexOf("?")
   const path = query < 0 ? url : url.slice(0, query)
   return path.includes(";") ? path.replaceAll(";", "%3B") + url.slice(path.length) : url
-}
-
-/** How many `name` (lower case) headers the request sent: Node keeps only the first of some (Host, Authorization). */
-const headerCount = (request: HttpServerRequest.HttpServerRequest, name: string) => {
-  const raw = (request.source as Partial<IncomingMessage>).rawHeaders ?? []
-  let count = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === name.length && raw[i].toLowerCase() === name) count++
-  return count
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Every request gets an `x-request-id` (the caller's, or a new one) and one log line, written
+ * Every request gets an `x-request-id` (the caller's, when it is one header of at most 200
+ * printable ASCII characters, else a new one) and one log line, written
  * when its answer is ready, or, for a streamed answer (an event stream), when the stream ends
  * (a HEAD's when its answer is ready: its body is never sent). A request whose client went away
  * before its answer is logged with effect/http's status for it, 499 ("client closed request", as
@@ -14,12 +15,26 @@
 import { HttpBody, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect, Stream } from "effect"
 import { randomUUID } from "node:crypto"
+import { headerCount } from "./HeaderCount.ts"
+
+/** A caller's id: printable ASCII, short enough for a log line (it is written in every one of its request's). */
+const CALLER_REQUEST_ID = /^[\x20-\x7e]{1,200}$/
+
+/**
+ * The caller's `x-request-id` when it is one header and a `CALLER_REQUEST_ID`, else a new one: the
+ * id is a courtesy, so one that is not kept is replaced, not refused. Node joins several into
+ * "a, b", which named neither request.
+ */
+const requestIdOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const given = request.headers["x-request-id"]
+  return given !== undefined && CALLER_REQUEST_ID.test(given) && headerCount(request, "x-request-id") === 1 ? given : randomUUID()
+}
 
 export const requestLog = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const requestId = request.headers["x-request-id"] || randomUUID()
+    const requestId = requestIdOf(request)
     const started = performance.now()
     const logLine = (status: number) =>
       Effect.suspend(() =>
