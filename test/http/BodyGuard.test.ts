@@ -84,6 +84,32 @@ describeApp()("request bodies are checked as they arrive", (it) => {
       })
     }))
 
+  it.effect("a byte order mark before the JSON is 400 naming it, however the body arrives; another leading 0xEF is an unexpected byte", () =>
+    Effect.gen(function*() {
+      const { token } = yield* newUser()
+      const refusal = {
+        error: "The request body is not valid JSON: a byte order mark (EF BB BF) at line 1, column 1: send the JSON without it",
+        code: "invalid_request"
+      }
+      const json = Buffer.from('{"name":"Marked"}')
+      const bom = Buffer.from([0xef, 0xbb, 0xbf])
+      const marked = yield* postJson("/v1/orgs", token, Buffer.concat([bom, json]))
+      expect(marked.status).toBe(400)
+      expect(marked.json).toEqual(refusal)
+      // Its first byte alone in the first chunk ("1\r\n" 0xEF "\r\n"): named from what has arrived.
+      const split = yield* exchange(
+        ["POST /v1/orgs HTTP/1.1", "Host: 127.0.0.1", `Authorization: Bearer ${token}`, "Content-Type: application/json", "Transfer-Encoding: chunked"].join("\n"),
+        [Buffer.from([0x31, 0x0d, 0x0a, 0xef, 0x0d, 0x0a]), Buffer.concat([Buffer.from(`${(2 + json.length).toString(16)}\r\n`), bom.subarray(1), json, Buffer.from("\r\n0\r\n\r\n")])]
+      )
+      expect(split.status).toBe(400)
+      expect(split.json).toEqual(refusal)
+      const other = yield* postJson("/v1/orgs", token, Buffer.concat([Buffer.from([0xef, 0x80, 0x80]), json]))
+      expect(other.json).toEqual({
+        error: "The request body is not valid JSON: an unexpected byte 0xef at line 1, column 1",
+        code: "invalid_request"
+      })
+    }))
+
   it.effect("lone surrogate escapes are 400 naming the field: values, property names, content blocks", () =>
     Effect.gen(function*() {
       const { launch, owner, projectPath } = yield* agentProject()

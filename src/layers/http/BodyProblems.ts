@@ -58,8 +58,14 @@ export const protoKey = (pointer: string) =>
 
 export const notUtf8 = (pointer: string) => invalid("The request body is not valid UTF-8", pointer, "is not valid UTF-8 text")
 
-export const notJson = (what: string, line: number, column: number) =>
-  invalid(`The request body is not valid JSON: ${what} at line ${line}, column ${column}`)
+export const notJson = (what: string, line: number, column: number, advice?: string) =>
+  invalid(`The request body is not valid JSON: ${what} at line ${line}, column ${column}${advice === undefined ? "" : `: ${advice}`}`)
+
+/**
+ * A UTF-8 byte order mark before the JSON. RFC 8259 (8.1) forbids sending one and lets a parser
+ * ignore it; it is refused, as any byte outside the JSON text, but named, not as a byte 0xef.
+ */
+export const byteOrderMark = () => notJson("a byte order mark (EF BB BF)", 1, 1, "send the JSON without it")
 
 export const unexpectedByte = (byte: number) =>
   `an unexpected ${byte >= 0x21 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `byte 0x${byte.toString(16)}`}`

@@ -17,6 +17,7 @@
 import { MAX_NESTING_DEPTH } from "../../domain/shared/Nesting.ts"
 import {
   type BodyProblem,
+  byteOrderMark,
   duplicateKey,
   notJson,
   notUtf8,
@@ -43,6 +44,12 @@ const VALUE = 0, VALUE_OR_CLOSE = 1, KEY_OR_CLOSE = 2, KEY = 3, COLON = 4, AFTER
   ESCAPE = 7, NUMBER = 8, LITERAL = 9, END = 10
 
 const QUOTE = 0x22, BACKSLASH = 0x5c
+
+const BYTE_ORDER_MARK = [0xef, 0xbb, 0xbf]
+
+/** Whether the body's first bytes are those of a byte order mark, as far as they have arrived (0xEF starts no JSON anyway). */
+const startsAsByteOrderMark = (bytes: Uint8Array) =>
+  bytes.length > 0 && BYTE_ORDER_MARK.every((byte, i) => i >= bytes.length || bytes[i] === byte)
 
 export class JsonScanner {
   /** Where the scan is: one entry per open container, and the current string's first bytes. */
@@ -84,6 +91,7 @@ export class JsonScanner {
   write(bytes: Uint8Array): BodyProblem | undefined {
     const base = this.position
     const length = bytes.length
+    if (base === 0 && startsAsByteOrderMark(bytes)) return byteOrderMark()
     let i = 0
     while (i < length) {
       const state = this.state
