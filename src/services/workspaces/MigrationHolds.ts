@@ -10,6 +10,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { NotFound, StateTransitionConflict } from "../../domain/shared/Errors.ts"
 import type { AgentId } from "../../domain/shared/Ids.ts"
+import { someOrFail } from "../shared/Failures.ts"
 import * as Leases from "../shared/Leases.ts"
 import { Transactions } from "../shared/Transactions.ts"
 import { AgentsRepository } from "../runtime/AgentsRepository.ts"
@@ -37,18 +38,13 @@ const make = Effect.gen(function*() {
    * that lapsed meanwhile, another migration having taken the worktree, is 409).
    */
   const finish = (worktree: StoredWorktree, migrationId: string, change: WorktreeChange) =>
-    Effect.flatMap(
-      worktrees.updateHeld(worktree.id, migrationId, change),
-      Option.match({
-        onSome: Effect.succeed,
-        onNone: () =>
-          Effect.fail(
-            new StateTransitionConflict({
-              error: `The migration of worktree ${worktree.id} lost its hold on it (it ran past its time); ` +
-                "list the worktree to see where it is, and migrate again"
-            })
-          )
-      })
+    worktrees.updateHeld(worktree.id, migrationId, change).pipe(
+      someOrFail(() =>
+        new StateTransitionConflict({
+          error: `The migration of worktree ${worktree.id} lost its hold on it (it ran past its time); ` +
+            "list the worktree to see where it is, and migrate again"
+        })
+      )
     )
 
   /**

@@ -344,11 +344,7 @@ const make = Effect.gen(function*() {
       yield* requireSandbox(remote.value)
       return Option.some(
         yield* sessions.latestOfWorktree(remote.value.id).pipe(
-          Effect.flatMap(Option.match({
-            onSome: Effect.succeed,
-            onNone: () =>
-              Effect.fail(new Conflict({ error: `Worktree ${remote.value.id} is REMOTE without a sandbox session; migrate it again` }))
-          }))
+          someOrFail(() => new Conflict({ error: `Worktree ${remote.value.id} is REMOTE without a sandbox session; migrate it again` }))
         )
       )
     })

@@ -10,6 +10,7 @@ import type { AgentId, MachinePoolId } from "../../domain/shared/Ids.ts"
 import { MachinesRepository } from "../machines/MachinesRepository.ts"
 import { PoolMachines, PROVISIONING_TIMEOUT_SECONDS } from "../machines/PoolMachines.ts"
 import type { StoredMachine } from "../machines/StoredMachine.ts"
+import { someOrFail } from "../shared/Failures.ts"
 import type { StoredWorktree } from "./WorktreesRepository.ts"
 
 const make = Effect.gen(function*() {
@@ -59,15 +60,11 @@ const make = Effect.gen(function*() {
         duration: `${PROVISIONING_TIMEOUT_SECONDS} seconds`,
         orElse: () => Effect.succeed(Option.none<StoredMachine>())
       }),
-      Effect.flatMap(Option.match({
-        onSome: Effect.succeed,
-        onNone: () =>
-          Effect.fail(
-            new ServiceUnavailable({
-              error: `The machine pool ${poolId} started no machine for the worktree within ${PROVISIONING_TIMEOUT_SECONDS} s`
-            })
-          )
-      }))
+      someOrFail(() =>
+        new ServiceUnavailable({
+          error: `The machine pool ${poolId} started no machine for the worktree within ${PROVISIONING_TIMEOUT_SECONDS} s`
+        })
+      )
     )
 
   return { poolMachineOf, releaseAgentMachines, leaveSandbox, stopLeft } as const
