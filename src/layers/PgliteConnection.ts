@@ -66,8 +66,13 @@ class PgliteConnection extends Duplex {
   /** Whether the startup message has run (until then, messages carry no type byte). */
   private started = false
 
-  constructor(private readonly db: PGlite, private readonly onNotification: NotificationListener | undefined) {
+  private readonly db: PGlite
+  private readonly onNotification: NotificationListener | undefined
+
+  constructor(db: PGlite, onNotification: NotificationListener | undefined) {
     super()
+    this.db = db
+    this.onNotification = onNotification
   }
 
   /** The length of the complete message at `offset` of `pending`, or undefined while it is partial. */

@@ -25,7 +25,12 @@ class LineWindow {
   /** The last kept line was cut at the budget. */
   cut = false
 
-  constructor(private readonly first: number, private readonly count: number) {
+  private readonly first: number
+  private readonly count: number
+
+  constructor(first: number, count: number) {
+    this.first = first
+    this.count = count
     this.lastKept = first - 1
   }
 

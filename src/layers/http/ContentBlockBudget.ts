@@ -64,7 +64,11 @@ export class ContentBlockBudget implements ScanObserver {
   private mediaBlocksRest = 0
 
   /** `paths`: where content block arrays sit in the body, as property names (`["input", "content_blocks"]`). */
-  constructor(private readonly paths: ReadonlyArray<ReadonlyArray<string>>) {}
+  private readonly paths: ReadonlyArray<ReadonlyArray<string>>
+
+  constructor(paths: ReadonlyArray<ReadonlyArray<string>>) {
+    this.paths = paths
+  }
 
   opened(scanner: JsonScanner, isObject: boolean, canonicalStart: number) {
     if (this.arrayDepth === 0) {

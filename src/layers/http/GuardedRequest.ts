@@ -12,8 +12,13 @@ import type { JsonBody } from "./JsonBody.ts"
 export class GuardedRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
   readonly [HttpServerRequest.TypeId]: typeof HttpServerRequest.TypeId = HttpServerRequest.TypeId
   readonly [HttpIncomingMessage.TypeId]: typeof HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
-  constructor(readonly original: HttpServerRequest.HttpServerRequest, readonly body: JsonBody) {
+  readonly original: HttpServerRequest.HttpServerRequest
+  readonly body: JsonBody
+
+  constructor(original: HttpServerRequest.HttpServerRequest, body: JsonBody) {
     super()
+    this.original = original
+    this.body = body
   }
 
   get source() {

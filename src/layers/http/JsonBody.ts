@@ -101,7 +101,13 @@ export class JsonBody {
   private received: Buffer | undefined = undefined
   private parsedValue: ParsedBody | undefined = undefined
 
-  constructor(private readonly request: HttpServerRequest.HttpServerRequest, private readonly rules: BodyRules) {}
+  private readonly request: HttpServerRequest.HttpServerRequest
+  private readonly rules: BodyRules
+
+  constructor(request: HttpServerRequest.HttpServerRequest, rules: BodyRules) {
+    this.request = request
+    this.rules = rules
+  }
 
   /**
    * The bytes, read once (by the first reader, in its own fiber: no fiber is forked for it); a

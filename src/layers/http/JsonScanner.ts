@@ -67,7 +67,11 @@ export class JsonScanner {
   private literal: Uint8Array = LITERALS[0x74]
   private literalIndex = 0
 
-  constructor(private readonly observer?: ScanObserver) {}
+  private readonly observer: ScanObserver | undefined
+
+  constructor(observer?: ScanObserver) {
+    this.observer = observer
+  }
 
   get depth(): number {
     return this.path.depth

@@ -38,15 +38,20 @@ const storeFor = (turns: number): TurnStore => {
 const NO_TURNS: TurnStore = { numbers: new Float64Array(0), written: 0 }
 
 export class EndedTurns {
-  private constructor(
-    /** Its turns: the first `length` of the store's. */
-    private readonly store: TurnStore,
-    readonly length: number,
-    /** The turns' item counts added up. */
-    readonly itemCount: number,
-    /** The turns' bytes added up. */
-    readonly bytes: number
-  ) {}
+  /** Its turns: the first `length` of the store's. */
+  private readonly store: TurnStore
+  readonly length: number
+  /** The turns' item counts added up. */
+  readonly itemCount: number
+  /** The turns' bytes added up. */
+  readonly bytes: number
+
+  private constructor(store: TurnStore, length: number, itemCount: number, bytes: number) {
+    this.store = store
+    this.length = length
+    this.itemCount = itemCount
+    this.bytes = bytes
+  }
 
   static readonly empty: EndedTurns = new EndedTurns(NO_TURNS, 0, 0, 0)
 

@@ -50,7 +50,11 @@ interface Held<Field extends string> {
 export class PendingItems<Field extends string> {
   private readonly held = new Map<number, Held<Field>>()
 
-  constructor(private readonly size: AnswerSize) {}
+  private readonly size: AnswerSize
+
+  constructor(size: AnswerSize) {
+    this.size = size
+  }
 
   has(index: number) {
     return this.held.has(index)

@@ -16,14 +16,19 @@ const NEWLINE = "\n"
 const NO_BYTES: ByteLog = emptyLog()
 
 export class ConversationItems {
-  private constructor(
-    /** Its first `byteLength` bytes: the first `written` items, each a line of JSON (which has no raw newline). */
-    private readonly log: ByteLog,
-    private readonly byteLength: number,
-    private readonly written: number,
-    /** The items after those. */
-    private readonly recent: ReadonlyArray<ConversationItem>
-  ) {}
+  /** Its first `byteLength` bytes: the first `written` items, each a line of JSON (which has no raw newline). */
+  private readonly log: ByteLog
+  private readonly byteLength: number
+  private readonly written: number
+  /** The items after those. */
+  private readonly recent: ReadonlyArray<ConversationItem>
+
+  private constructor(log: ByteLog, byteLength: number, written: number, recent: ReadonlyArray<ConversationItem>) {
+    this.log = log
+    this.byteLength = byteLength
+    this.written = written
+    this.recent = recent
+  }
 
   static of(items: ReadonlyArray<ConversationItem>): ConversationItems {
     return new ConversationItems(NO_BYTES, 0, 0, items)

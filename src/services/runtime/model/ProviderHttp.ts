@@ -98,11 +98,14 @@ class BodyReader {
     }
     | undefined
 
-  constructor(
-    private readonly message: http.IncomingMessage,
-    private readonly request: http.ClientRequest,
-    private readonly idleMillis: number
-  ) {
+  private readonly message: http.IncomingMessage
+  private readonly request: http.ClientRequest
+  private readonly idleMillis: number
+
+  constructor(message: http.IncomingMessage, request: http.ClientRequest, idleMillis: number) {
+    this.message = message
+    this.request = request
+    this.idleMillis = idleMillis
     this.timer = setTimeout(this.checkIdle, idleMillis).unref()
     message.on("data", (chunk: Buffer) => {
       this.lastData = Date.now()

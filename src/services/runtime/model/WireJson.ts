@@ -71,11 +71,15 @@ const COMMA = Buffer.from(",")
  * bytes (the first `length` of a ByteLog, which never change), the newer ones as text.
  */
 export class JsonElements {
-  private constructor(
-    private log: ByteLog,
-    private length: number,
-    private readonly texts: Array<string>
-  ) {}
+  private log: ByteLog
+  private length: number
+  private readonly texts: Array<string>
+
+  private constructor(log: ByteLog, length: number, texts: Array<string>) {
+    this.log = log
+    this.length = length
+    this.texts = texts
+  }
 
   static empty(): JsonElements {
     return new JsonElements(emptyLog(), 0, [])
