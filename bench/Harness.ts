@@ -167,7 +167,17 @@ export const postgresCpuMilliseconds = (): number | undefined => {
  * The V8 flags `npm start` gives the server (package.json's `start`; docs/operations.md), given to
  * every process started here, the baseline's too, so that each runs as the server does.
  */
-const SERVER_NODE_FLAGS = ["--max-semi-space-size=64"]
+/**
+ * The node options the checkout at `root` starts its server with: those between `node` and the
+ * entry in its package.json's `start` script (`exec node <options> src/main.ts`). A benchmark's
+ * server runs as `npm start` runs it, in this checkout and in another revision's (`ab`): an older
+ * one loaded its TypeScript through tsx (`--import tsx`), this one through Node's type stripping.
+ */
+const startOptions = (root: string): ReadonlyArray<string> => {
+  const { scripts } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }
+  const words = scripts.start.trim().split(/\s+/)
+  return words.slice(words.indexOf("node") + 1, -1)
+}
 
 /** The rate of a key in a benchmark's servers: a million requests a second. */
 const BENCH_KEY_REQUESTS_PER_SECOND = 1_000_000
@@ -176,9 +186,9 @@ const BENCH_KEY_REQUESTS_PER_SECOND = 1_000_000
 const BENCH_KEY_STREAMS = 100_000
 
 /**
- * Runs `node <SERVER_NODE_FLAGS> --import tsx <entry>` on a free port and waits until GET /healthz answers 200.
+ * Runs `node <the checkout's start options> <entry>` on a free port and waits until GET /healthz answers 200.
  * Standard output (the log) goes to /dev/null; standard error is kept for the failure message.
- * `preloads`: more modules for node to `--import` before the entry (after tsx, so they may be TypeScript).
+ * `preloads`: more modules for node to `--import` before the entry (they may be TypeScript).
  * `root`: the checkout the entry is run from (another revision's, for `npm run bench -- ab`).
  */
 export const startProcess = async (
@@ -198,7 +208,7 @@ export const startProcess = async (
   ]
   const modules = [...preloads, ...measuring.map((module) => pathToFileURL(join(ROOT, module)).href)]
   return startServer({
-    args: [...SERVER_NODE_FLAGS, ...profile, "--import", "tsx", ...modules.flatMap((module) => ["--import", module]), entry],
+    args: [...startOptions(root), ...profile, ...modules.flatMap((module) => ["--import", module]), entry],
     cwd: root,
     // RUNNER_PORT: any free port for the cluster runner (on Postgres); its default, PORT + 1, may
     // be taken by then, as a source port of another connection (a benchmark run failed so).

@@ -28,7 +28,7 @@ const ROOT = join(import.meta.dirname, "..", "..")
 const writeUntilKilled = (path: string, report: string, afterMs: number) =>
   new Promise<number>((resolve, reject) => {
     const writer = join(import.meta.dirname, "StateFileWriter.ts")
-    const child = spawn(process.execPath, ["--import", "tsx", writer, path, SERVER, String(KEPT), report], {
+    const child = spawn(process.execPath, [writer, path, SERVER, String(KEPT), report], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"]
     })

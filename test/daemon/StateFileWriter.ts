@@ -1,5 +1,5 @@
 /**
- * A child program for test/daemon/StateFileCrash.test.ts: `node --import tsx StateFileWriter.ts
+ * A child program for test/daemon/StateFileCrash.test.ts: `node StateFileWriter.ts
  * FILE SERVER KEPT REPORT` opens the state file at FILE and changes its ledger for ever, one change at a
  * time, each recording the next request id (`req-<n>`, n one more than the highest it holds) as
  * done with an output naming n (`writtenEntry`), and forgetting `req-<n - KEPT>`, so that the

@@ -152,7 +152,7 @@ layer(TestLive, { timeout: "60 seconds", excludeTestServices: true })("demo mode
     Effect.gen(function*() {
       const demo = yield* DemoModelProcess
       const port = new URL(demo.baseUrl).port
-      const second = spawnSync(process.execPath, ["--import", "tsx", "src/demo/main.ts"], {
+      const second = spawnSync(process.execPath, ["src/demo/main.ts"], {
         cwd: join(import.meta.dirname, "..", ".."),
         env: { ...process.env, PORT: port, HOST: "127.0.0.1" },
         encoding: "utf8",

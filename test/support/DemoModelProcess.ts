@@ -19,7 +19,7 @@ export interface DemoModelShape {
 
 const start = () =>
   Effect.callback<{ child: ChildProcess; shape: DemoModelShape }, Error>((resume) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/demo/main.ts"], {
+    const child = spawn(process.execPath, ["src/demo/main.ts"], {
       cwd: ROOT,
       env: { ...process.env, PORT: "0", HOST: "127.0.0.1" },
       stdio: ["ignore", "pipe", "pipe"]

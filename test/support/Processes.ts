@@ -1,5 +1,5 @@
 /**
- * The server and the CLI as real processes (`npm start`, `node --import tsx src/cli.ts`), for
+ * The server and the CLI as real processes (`npm start`, `node src/cli.ts`), for
  * what only a process shows: signals, restarts, the data directory lock. The database is the
  * one the test run uses: the Postgres at DATABASE_URL when set, else the embedded one in a
  * temporary DATA_DIR.
@@ -18,7 +18,7 @@ import { type Client, makeClient } from "../../src/api/Client.ts"
 const ROOT = join(import.meta.dirname, "..", "..")
 
 /**
- * How long a process may take to start (tsx, PGlite initialising a fresh directory, migrations).
+ * How long a process may take to start (PGlite initialising a fresh directory, migrations).
  * A fresh embedded database alone takes about 12 s on a slow 2-core machine, and the start-up
  * tests start six at once beside the other test files: 60 s was seen to run out there.
  */
@@ -216,7 +216,7 @@ const startServerOn = async (port: number, dataDir: string, env: Record<string, 
 
 /** `npm run cli -- ...args` on `dataDir` (run with node directly: npm adds its own warnings to stderr). */
 export const runCli = async (args: ReadonlyArray<string>, dataDir: string, env: Record<string, string> = {}) => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+  const child = spawn(process.execPath, ["src/cli.ts", ...args], {
     cwd: ROOT,
     env: processEnv(dataDir, env),
     stdio: ["ignore", "pipe", "pipe"]

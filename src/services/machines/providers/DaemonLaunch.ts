@@ -1,8 +1,8 @@
 /**
  * The daemon's command line for a pool machine: `node` runs the project's own daemon script
- * (`src/daemon/main.ts`, which registers tsx itself), found by absolute path under the project root, so
- * that a provider can run it from a read-only copy of the project mounted at the same path (docker)
- * or straight from the server's own files (local).
+ * (`src/daemon/main.ts`, TypeScript that Node runs by stripping its types), found by absolute path
+ * under the project root, so that a provider can run it from a read-only copy of the project
+ * mounted at the same path (docker) or straight from the server's own files (local).
  */
 import { join, resolve } from "node:path"
 import type { MachineId } from "../../../domain/shared/Ids.ts"
