@@ -78,7 +78,7 @@ const createOrganization = async (env: Record<string, string>, token: string): P
 const runWorkflows = async (entry: string): Promise<WorkflowRun> => {
   const database = await createDatabase()
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", entry], {
+    const { stdout } = await promisify(execFile)(process.execPath, [entry], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: database.url }
     })
