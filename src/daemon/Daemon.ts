@@ -16,6 +16,7 @@ import { registerMachine } from "./RegisterMachine.ts"
 import { RequestLedger } from "./RequestLedger.ts"
 import { RequestRunner } from "./RequestRunner.ts"
 import { StateFile } from "./StateFile.ts"
+import { CommandGroups } from "./tools/CommandGroups.ts"
 
 /** 0.5 s, doubling, at most 30 s, jittered. */
 export const RECONNECT_BACKOFF = Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("30 seconds")]).pipe(
@@ -23,14 +24,17 @@ export const RECONNECT_BACKOFF = Schedule.min([Schedule.exponential("500 millis"
 )
 const PAUSE_AFTER_WELCOMED = "1 second"
 
-/** Request handling: the state file, the ledger, the runner, over the machine's directories. */
+/** What operations run with (ToolServices): the machine's directories, the commands' watcher, Node's services. */
+export const operationServicesLayer = (directories: ReadonlyArray<string>) =>
+  Layer.merge(Directories.layer(directories), CommandGroups.layer).pipe(Layer.provideMerge(NodeServices.layer))
+
+/** Request handling: the state file, the ledger, the runner, with what operations run with. */
 export const requestHandlingLayer = (options: { readonly statePath: string; readonly server: string; readonly directories: ReadonlyArray<string> }) =>
   RequestRunner.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(
       RequestLedger.layer.pipe(Layer.provideMerge(StateFile.layer(options.statePath, options.server))),
       Outbox.layer,
-      Directories.layer(options.directories),
-      NodeServices.layer
+      operationServicesLayer(options.directories)
     ))
   )
 

@@ -3,7 +3,6 @@
  * failure (OperationFailure) that stopped it. Never fails: a defect is an `internal_error`
  * result, logged.
  */
-import type { ChildProcessSpawner } from "effect/process"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import type { Operation, Outcome, ToolOperation } from "../domain/machines/DaemonProtocol.ts"
@@ -13,7 +12,7 @@ import { absolutePath, Directories, resolveExisting } from "./Directories.ts"
 import { readFileOperation, writeFileOperation } from "./FileOperations.ts"
 import { checkpointCreate, checkpointRestore, worktreeCreate } from "./GitOperations.ts"
 import { type OperationError, operationError } from "./OperationError.ts"
-import { TOOL_RUNNERS } from "./tools/MachineToolRunners.ts"
+import { TOOL_RUNNERS, type ToolServices } from "./tools/MachineToolRunners.ts"
 import type { ToolContext } from "./tools/ToolContext.ts"
 
 /**
@@ -40,7 +39,7 @@ const runTool = (operation: ToolOperation) =>
       Effect.mapError((error) => operationError("invalid_request", `the input of ${operation.tool} is invalid: ${describeIssues(error)}`))
     )
     const context = yield* toolContext(operation)
-    const run = TOOL_RUNNERS[operation.tool] as (input: unknown, context: ToolContext) => Effect.Effect<unknown, OperationError, Directories | ChildProcessSpawner.ChildProcessSpawner>
+    const run = TOOL_RUNNERS[operation.tool] as (input: unknown, context: ToolContext) => Effect.Effect<unknown, OperationError, ToolServices>
     const output = yield* run(input, context)
     return yield* Schema.encodeEffect(tool.output)(output).pipe(Effect.orDie)
   })
@@ -62,7 +61,7 @@ const run = (operation: Operation) => {
   }
 }
 
-export const execute = (operation: Operation): Effect.Effect<Outcome, never, Directories | ChildProcessSpawner.ChildProcessSpawner> =>
+export const execute = (operation: Operation): Effect.Effect<Outcome, never, ToolServices> =>
   run(operation).pipe(
     Effect.map((output): Outcome => ({ outcome: "succeeded", output })),
     Effect.catchTag("OperationError", ({ code, message, current_digest }) =>

@@ -7,14 +7,13 @@
  * answers `cancelled`; a cancel for an id never seen answers `cancelled` too, and the request,
  * should it come later, is not run.
  */
-import type { ChildProcessSpawner } from "effect/process"
 import { Context, Deferred, Effect, FiberMap, identity, Layer } from "effect"
 import type { Outcome, Request, RequestId } from "../domain/machines/DaemonProtocol.ts"
 import type { OperationFailure } from "../domain/machines/OperationFailure.ts"
-import type { Directories } from "./Directories.ts"
 import { execute } from "./Executor.ts"
 import { Outbox } from "./Outbox.ts"
 import { RequestLedger } from "./RequestLedger.ts"
+import type { ToolServices } from "./tools/MachineToolRunners.ts"
 
 const failed = (error: OperationFailure): Outcome => ({ outcome: "failed", error })
 
@@ -36,7 +35,7 @@ export class RequestRunner extends Context.Service<RequestRunner, {
   static readonly layer = Layer.effect(RequestRunner, Effect.gen(function*() {
     const ledger = yield* RequestLedger
     const outbox = yield* Outbox
-    const context = yield* Effect.context<Directories | ChildProcessSpawner.ChildProcessSpawner>()
+    const context = yield* Effect.context<ToolServices>()
     const running = yield* FiberMap.make<RequestId>()
     const cancels = new Map<RequestId, Deferred.Deferred<void>>()
 

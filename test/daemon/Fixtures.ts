@@ -3,8 +3,7 @@
  * a sibling tree it may not (with a secret in it), and symlinks between them. Requests run
  * through the executor exactly as the daemon runs them.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
@@ -12,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Operation, Outcome } from "../../src/domain/machines/DaemonProtocol.ts"
 import type { MachineToolName } from "../../src/domain/machines/MachineTools.ts"
-import { Directories } from "../../src/daemon/Directories.ts"
+import { operationServicesLayer } from "../../src/daemon/Daemon.ts"
 import { execute } from "../../src/daemon/Executor.ts"
 
 interface ToolOptions {
@@ -46,7 +45,7 @@ export const makeTree = (): Tree => {
   mkdirSync(outside)
   writeFileSync(join(outside, "secret.txt"), "the secret\n")
   const path = (...names: Array<string>) => join(root, ...names)
-  const layer = Layer.merge(Directories.layer([root]), NodeServices.layer)
+  const layer = operationServicesLayer([root])
   const run = (operation: Operation) => Effect.runPromise(execute(operation).pipe(Effect.provide(layer)))
   const toolOperation = (tool: MachineToolName, input: Record<string, unknown>, options: ToolOptions = {}): Operation => ({
     operation: "tool",

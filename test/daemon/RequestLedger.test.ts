@@ -9,14 +9,13 @@
  * refused, an old journal left by a stop between a snapshot and its journal ignored), and a file
  * written before journals.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Layer, Queue, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { spawn } from "node:child_process"
 import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import type { DaemonMessage, Request } from "../../src/domain/machines/DaemonProtocol.ts"
-import { Directories } from "../../src/daemon/Directories.ts"
+import { operationServicesLayer } from "../../src/daemon/Daemon.ts"
 import { Outbox } from "../../src/daemon/Outbox.ts"
 import { ACKNOWLEDGED_KEPT, ACKNOWLEDGED_MEMORY, FORGET_BATCH, RequestLedger } from "../../src/daemon/RequestLedger.ts"
 import { RequestRunner } from "../../src/daemon/RequestRunner.ts"
@@ -38,7 +37,7 @@ const startDaemon = async () => {
   const state = StateFile.layer(tree.path("..", "state.json"), SERVER)
   const ledger = RequestLedger.layer.pipe(Layer.provideMerge(state))
   const layer = RequestRunner.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(ledger, Outbox.layer, Directories.layer([tree.root]), NodeServices.layer))
+    Layer.provideMerge(Layer.mergeAll(ledger, Outbox.layer, operationServicesLayer([tree.root])))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const sent = Effect.runSync(Queue.unbounded<DaemonMessage>())

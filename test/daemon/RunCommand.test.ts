@@ -3,11 +3,10 @@
  * the environment overlay, and the process group ended on timeout, on cancel (the request's
  * fiber interrupted) and when the shell exits leaving background processes.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber } from "effect"
 import { COMMAND_OUTPUT_MAX_BYTES } from "../../src/domain/machines/MachineTools.ts"
-import { Directories } from "../../src/daemon/Directories.ts"
+import { operationServicesLayer } from "../../src/daemon/Daemon.ts"
 import { execute } from "../../src/daemon/Executor.ts"
 import { contentOnceWritten, failureOf, livingProcessesOf, makeTree, outputOf, type Tree } from "./Fixtures.ts"
 
@@ -91,7 +90,7 @@ describe("run_command", () => {
 
   it("kills the whole process group when the request is cancelled", async () => {
     const pidFile = tree.path("pid")
-    const layer = Layer.merge(Directories.layer([tree.root]), NodeServices.layer)
+    const layer = operationServicesLayer([tree.root])
     const group = await Effect.runPromise(Effect.gen(function*() {
       const fiber = yield* Effect.forkChild(execute({
         operation: "tool",

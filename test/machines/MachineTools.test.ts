@@ -16,6 +16,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll } from "vitest"
+import { WATCHER_NAME } from "../../src/daemon/tools/CommandGroups.ts"
 import type { AgentId } from "../../src/domain/shared/Ids.ts"
 import { connectedMachine, killDaemons, serverUrl, startDaemon } from "../support/Daemons.ts"
 import { appendHoldingAgent } from "../support/HeldAgent.ts"
@@ -435,7 +436,7 @@ describeRuntime("120 seconds", { machineOfflineWaitSeconds: OFFLINE_WAIT_SECONDS
       expect(result?.content_blocks).toEqual([{ type: "text", text: `upstream_unavailable: Machine ${machine.id} was deleted` }])
     }), { timeout: 90_000 })
 
-  it.effect("a daemon killed mid-call ends the command with it; restarted, it answers the call with interrupted; the turn goes on", () =>
+  it.effect("a daemon killed mid-call ends the command with it, though a command killed its watcher before; restarted, it answers the call with interrupted; the turn goes on", () =>
     Effect.gen(function*() {
       const provider = yield* ScriptedProvider
       const rt = yield* runtimeProject(provider)
@@ -443,6 +444,8 @@ describeRuntime("120 seconds", { machineOfflineWaitSeconds: OFFLINE_WAIT_SECONDS
       const config = yield* commandConfig(rt, { machine: machine.id, cwd: work })
       const marker = `sleep 42.${Math.floor(Math.random() * 1000)}`
       yield* provider.script([
+        // The command's shell is the daemon's child, as the watcher is: this kills this daemon's watcher only.
+        Reply.toolCall("run_command", { command: `pkill -KILL -P $PPID -f ${WATCHER_NAME}` }),
         Reply.toolCall("run_command", { command: marker }),
         Reply.text("It was interrupted.")
       ], { model: rt.slug })
@@ -454,10 +457,11 @@ describeRuntime("120 seconds", { machineOfflineWaitSeconds: OFFLINE_WAIT_SECONDS
       yield* eventually(Effect.sync(() => processRunning(marker)), (running) => !running, "the command ended with its daemon", "10 seconds")
       startDaemon({ server: yield* serverUrl, token, name: "worker", dirs: [work], state: dirs.state })
       yield* rt.idle(agent.id, "30 seconds")
-      const [call] = yield* rt.toolCalls(agent.id)
-      expect(call).toMatchObject({ state: "completed", outcome: "failed" })
+      const [killing, interrupted] = yield* rt.toolCalls(agent.id)
+      expect(killing).toMatchObject({ state: "completed", outcome: "succeeded" })
+      expect(interrupted).toMatchObject({ state: "completed", outcome: "failed" })
       const events = yield* rt.events(agent.id)
-      expect(JSON.stringify(events.find((event) => event.event_kind === "tool_result"))).toContain("interrupted")
+      expect(JSON.stringify(events.filter((event) => event.event_kind === "tool_result").at(-1))).toContain("interrupted")
       const machines = yield* rt.client.machines.list({ params: { orgID: rt.org.id }, query: {} })
       expect(machines.data.map((m) => m.id)).toEqual([machine.id])
     }), { timeout: 90_000 })

@@ -4,7 +4,7 @@
  * COMMAND_OUTPUT_MAX_BYTES together. When the shell exits, times out, or the call is cancelled,
  * the whole group is ended: SIGTERM, then SIGKILL after COMMAND_KILL_GRACE unless the group is
  * already gone. Background processes a command starts end with it, and the group ends with the
- * daemon, however the daemon ends (`groupWatcher`).
+ * daemon, however the daemon ends (CommandGroups.ts).
  */
 import { ChildProcess } from "effect/process"
 import { Clock, Duration, Effect, Fiber, Option, Ref, Schedule, Stream } from "effect"
@@ -15,6 +15,7 @@ import {
   type RunCommandOutput
 } from "../../domain/machines/MachineTools.ts"
 import { operationError } from "../OperationError.ts"
+import { CommandGroups } from "./CommandGroups.ts"
 import { commandEnvironment, type ToolContext } from "./ToolContext.ts"
 
 export const COMMAND_KILL_GRACE = Duration.seconds(2)
@@ -39,20 +40,6 @@ export const endProcessGroup = (group: number) =>
       Effect.repeat({ schedule: Schedule.spaced("50 millis").pipe(Schedule.upTo({ duration: COMMAND_KILL_GRACE })), while: (alive) => alive })
     )
     yield* signalGroup(group, "SIGKILL")
-  })
-
-/**
- * A process that kills the command's group once the daemon is gone: a shell reading a pipe whose
- * only writing end the daemon holds and never writes to, which reads its end when the kernel closes
- * the daemon's descriptors, at its death (`kill -9` included). A command the daemon no longer
- * supervises would run on with no timeout and its result never read, while the restarted daemon
- * reports it interrupted and the model may run it again. Not in the command's group, so that
- * ending the group does not end it first; ended with the call's scope.
- */
-const groupWatcher = (group: number) =>
-  ChildProcess.make("/bin/sh", ["-c", `read -r _ <&3; kill -KILL -${group}`], {
-    additionalFds: { fd3: { type: "input" } },
-    stdin: Stream.empty
   })
 
 /** Stdout and stderr, kept until the two together reach the cap. */
@@ -87,9 +74,8 @@ export const runCommand = (input: RunCommandInput, context: ToolContext) =>
     }).pipe(
       Effect.mapError((error) => operationError("internal_error", `the command could not start: ${error.message}`))
     )
-    // Started before endGroup's finalizer is added: at the scope's close the group is ended (with
-    // its grace) before the watcher is, which would kill it at once.
-    yield* groupWatcher(child.pid).pipe(
+    const groups = yield* CommandGroups
+    yield* groups.watch(child.pid).pipe(
       Effect.onError(() => Effect.uninterruptible(endProcessGroup(child.pid))),
       Effect.mapError((error) => operationError("internal_error", `the command's watcher could not start: ${error.message}`))
     )
@@ -97,7 +83,7 @@ export const runCommand = (input: RunCommandInput, context: ToolContext) =>
     const pending = yield* Ref.make(true)
     const endGroup = Effect.flatMap(
       Ref.getAndSet(pending, false),
-      (first) => first ? Effect.uninterruptible(endProcessGroup(child.pid)) : Effect.void
+      (first) => first ? Effect.uninterruptible(Effect.andThen(endProcessGroup(child.pid), groups.unwatch(child.pid))) : Effect.void
     )
     yield* Effect.addFinalizer(() => endGroup)
     const output = new CappedOutput()
