@@ -4,7 +4,8 @@
  * an acknowledgement is written with the next change or at the stop, acknowledged ids are forgotten
  * in batches, a request that was running when the daemon stopped is not run again, cancels, and a
  * request whose handling was interrupted while it was admitted. The state file: its lock (a live
- * holder's, one still being written, and another daemon's left at a stop), its server,
+ * holder's, one still being written, another daemon's left at a stop, and one whose takeover
+ * another daemon has begun or left unfinished), its server,
  * its journal replayed over its snapshot (an unfinished last line ignored, a damaged one
  * refused, an old journal left by a stop between a snapshot and its journal ignored), and a file
  * written before journals.
@@ -12,7 +13,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Layer, Queue, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import type { DaemonMessage, Request } from "../../src/domain/machines/DaemonProtocol.ts"
 import { operationServicesLayer } from "../../src/daemon/Daemon.ts"
@@ -255,6 +256,39 @@ describe("the state file", () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       expect(readFileSync(lockFile, "utf8")).toBe(String(holder.pid))
       await expect(open(path)).rejects.toThrow(`another daemon (pid ${holder.pid}) uses it`)
+    } finally {
+      holder.kill("SIGKILL")
+    }
+  })
+
+  it("is taken over past a takeover marker left by a daemon gone, not while another daemon takes it over", async () => {
+    const path = tree.path("..", "taken-over.json")
+    const lockFile = `${path}.lock`
+    const marker = `${lockFile}.takeover`
+    const gone = spawnSync("true").pid!
+    const longAgo = new Date(Date.now() - 60_000)
+    const holder = spawn("sleep", ["30"])
+    try {
+      // A daemon taking the stale lock over now (src/process/PidLockFile.ts), its pid in the marker or not yet.
+      writeFileSync(lockFile, String(gone))
+      writeFileSync(marker, String(holder.pid))
+      await expect(open(path)).rejects.toThrow(`another daemon (pid ${holder.pid}) uses it`)
+      expect(readFileSync(marker, "utf8")).toBe(String(holder.pid))
+      writeFileSync(marker, "")
+      await expect(open(path)).rejects.toThrow("another daemon is starting on it")
+      expect(readFileSync(lockFile, "utf8")).toBe(String(gone))
+
+      // Markers left by a takeover that did not finish: its daemon gone, never written, or older
+      // than a takeover lasts (the pid in it another process's since).
+      const leftMarkers = [String(gone), "", String(holder.pid)]
+      for (const [index, content] of leftMarkers.entries()) {
+        writeFileSync(lockFile, String(gone))
+        writeFileSync(marker, content)
+        if (index > 0) utimesSync(marker, longAgo, longAgo)
+        await open(path)
+        expect(existsSync(lockFile)).toBe(false)
+        expect(existsSync(marker)).toBe(false)
+      }
     } finally {
       holder.kill("SIGKILL")
     }
