@@ -1,9 +1,9 @@
 /**
  * What the HTTP edge answers outside the Api's routes: Node's own refusals (headers or URL over
  * 16 KiB, malformed HTTP) in our error shape, after the answers of the requests before a malformed
- * one on its connection; a path that is not valid percent-encoding, the
- * pointer at `/`, CORS for configured origins only, and an OpenAPI document whose 400 describes
- * the body really sent.
+ * one on its connection; a path that is not valid percent-encoding, one that differs from a route
+ * only by case, an empty segment or a trailing slash, the pointer at `/`, CORS for configured
+ * origins only, and an OpenAPI document whose 400 describes the body really sent.
  */
 import { HttpClientRequest, HttpServer } from "effect/http"
 import type { NetAddress } from "effect/net"
@@ -206,6 +206,52 @@ describeApp()("paths that are not valid percent-encoding", (it) => {
       const badId = yield* get("/v1/orgs/%41")
       expect(badId.status).toBe(400)
       expect(badId.json).toMatchObject({ code: "invalid_request", issues: [{ path: "/orgID" }] })
+    }))
+})
+
+describeApp()("paths match a route exactly", (it) => {
+  it.effect("a path that differs from one only by letter case, an empty segment or a trailing slash is 404 not_found, as an unknown path", () =>
+    Effect.gen(function*() {
+      const { client, token } = yield* newUser()
+      const org = yield* client.organizations.create({ payload: { name: "Exact paths" } })
+      const send = (method: string, path: string) => exchange(`${method} ${path} HTTP/1.1\nHost: x\nAuthorization: Bearer ${token}`)
+      const projects = `/v1/orgs/${org.id}/projects`
+      for (const path of [projects, `/api${projects}`, "/v1/orgs", "/healthz", "/docs", "/v1/openapi.json"]) {
+        expect((yield* send("GET", path)).status, path).toBe(200)
+      }
+      const nearMisses = [
+        `/V1/orgs/${org.id}/projects`,
+        `/v1/Orgs/${org.id}/projects`,
+        `/API/v1/orgs/${org.id}/projects`,
+        `/v1//orgs/${org.id}/projects`,
+        `/api/v1//orgs/${org.id}/projects`,
+        `/v1/orgs/${org.id}//projects`,
+        `//v1/orgs/${org.id}/projects`,
+        `${projects}/`,
+        // Where a parameter stands, an empty segment is no id of nothing: it names no route.
+        "/v1/orgs/",
+        "/v1/orgs//projects",
+        "/v1/orgs/?limit=1",
+        "/Healthz",
+        "/healthz/",
+        "/DOCS",
+        "/docs/",
+        "/V1/openapi.json",
+        "/v1/openapi.json/",
+        "/v1/machines/ws/"
+      ]
+      for (const target of nearMisses) {
+        const response = yield* send("GET", target)
+        expect(response.status, target).toBe(404)
+        expect(response.json, target).toEqual({ code: "not_found", error: `No route GET ${target.split("?")[0]}` })
+        expect(response.headers["allow"], target).toBeUndefined()
+      }
+      // Nor does another method at such a path name the methods of the route it resembles.
+      for (const target of ["/v1/orgs/", "/V1/orgs", `/v1/orgs/${org.id}/`]) {
+        const response = yield* send("DELETE", target)
+        expect(response.json, target).toEqual({ code: "not_found", error: `No route DELETE ${target}` })
+        expect(response.headers["allow"], target).toBeUndefined()
+      }
     }))
 })
 

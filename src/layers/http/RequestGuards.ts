@@ -2,7 +2,9 @@
  * Before a route runs, from the headers alone (nothing of the body is read here): refuse an
  * HTTP/1.1 request without a Host header, a request with several, and a target with a fragment
  * (400); give the routers a target whose query starts at `?` only (`routedUrl`); serve
- * `/api/v1/...` as `/v1/...`; on a route that takes a body, refuse one that is not JSON, not
+ * `/api/v1/...` as `/v1/...`; answer a path that reaches a route only with an empty parameter
+ * (`/v1/orgs/`) as one no route takes (404, as the router answers other inexact paths,
+ * RouteTable.ts); on a route that takes a body, refuse one that is not JSON, not
  * UTF-8, labelled by several Content-Type headers, or sent with a Content-Encoding or a transfer
  * coding other than chunked (415), or that
  * declares more bytes than the route accepts (413) (a route that takes none ignores it, whatever
@@ -28,7 +30,7 @@ import { GuardedRequest } from "./GuardedRequest.ts"
 import { headerCount } from "./HeaderCount.ts"
 import { JsonBody } from "./JsonBody.ts"
 import { OTHER_ROUTES } from "./OtherRoutes.ts"
-import { DEFAULT_BODY_LIMIT_BYTES, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
+import { DEFAULT_BODY_LIMIT_BYTES, hasEmptyParameter, makeRouteTable, type RouteMatch } from "./RouteTable.ts"
 
 const SELF_HOSTED_PREFIX = "/api/v1"
 const API_PREFIX = "/v1"
@@ -210,6 +212,7 @@ export const guarded = <E, R>(
       new JsonBody(rewritten, match?.endpoint ?? { limit: DEFAULT_BODY_LIMIT_BYTES, contentBlockPaths: [] })
     )
     yield* closeUnlessBodyComplete(request)
+    if (match !== undefined && hasEmptyParameter(match)) return routeNotFoundResponse(request, routes.methodsAt(rewritten.url))
     const problem = match && headerProblem(request, match)
     if (problem !== undefined) return errorResponse(problem)
     return yield* router.pipe(

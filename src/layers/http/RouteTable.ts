@@ -155,11 +155,28 @@ const describe = (
 }
 
 /**
- * The router's settings, here and in effect/http's HttpRouter: a path parameter up to 1,024
- * characters is matched (FindMyWay's default, 100, made a longer bad id a `404` with no route,
- * where the route's own check answers `400 invalid_request` naming the parameter).
+ * The router's settings, here and in effect/http's HttpRouter. A path matches a route exactly:
+ * FindMyWay's defaults matched `/V1/orgs`, `/v1//orgs` and `/v1/orgs/` to `/v1/orgs`, so one
+ * resource answered at many addresses. A path parameter up to 1,024 characters is matched
+ * (FindMyWay's default, 100, made a longer bad id a `404` with no route, where the route's own
+ * check answers `400 invalid_request` naming the parameter).
  */
-export const ROUTER_CONFIG = { maxParamLength: 1024 } as const satisfies Partial<FindMyWay.RouterConfig>
+export const ROUTER_CONFIG = {
+  caseSensitive: true,
+  ignoreDuplicateSlashes: false,
+  ignoreTrailingSlash: false,
+  maxParamLength: 1024
+} as const satisfies Partial<FindMyWay.RouterConfig>
+
+/**
+ * Whether a path parameter of `match` is empty. FindMyWay, which has no setting for it, matches an
+ * empty segment to a parameter (`/v1/orgs/` to `/v1/orgs/:orgID`, `/v1/orgs//projects` to
+ * `/v1/orgs/:orgID/projects`): such a path takes no route, as a doubled slash elsewhere does not.
+ */
+export const hasEmptyParameter = (match: RouteMatch): boolean => {
+  for (const name in match.params) if (match.params[name] === "") return true
+  return false
+}
 
 export interface RouteTable {
   /** The endpoint `method` and `url` reach, if any. */
@@ -192,8 +209,10 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Co
     const result = router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined)
     return result && { endpoint: result.handler, params: result.params, searchParams: result.searchParams }
   }
-  const takes = (method: string, url: string) =>
-    find(method, url) !== undefined || otherRouter.find(method === "HEAD" ? "GET" : method, url) !== undefined
+  const takes = (method: string, url: string) => {
+    const match = find(method, url)
+    return (match !== undefined && !hasEmptyParameter(match)) || otherRouter.find(method === "HEAD" ? "GET" : method, url) !== undefined
+  }
   return {
     find,
     methodsAt: (url) => [...HttpMethod.all].filter((method) => takes(method, url)).sort()
