@@ -202,6 +202,38 @@ describeApp()("user settings", (it) => {
       expect(yield* user.client.userSettings.get()).toEqual({ ...DEFAULTS, code: { providers: { Anthropic: { thinking: "low" } } } })
     }))
 
+  it.effect("a provider key no config has, the empty one too, is invalid_request at the key, naming the provider configs to use", () =>
+    Effect.gen(function*() {
+      const { org, user } = yield* userWithModel
+      yield* user.client.modelProviderConfigs.create({
+        params: { orgID: org.id },
+        payload: { name: "OpenAI", api_format: "openai-responses", base_url: "https://api.openai.com/v1" }
+      })
+      for (const key of ["", "Nope"]) {
+        const message = `none of your organizations has a model provider config named ${JSON.stringify(key)}; ` +
+          "name one of theirs: \"Anthropic\", \"OpenAI\""
+        const response = yield* patchRaw(user, { code: { providers: { [key]: { thinking: "low" } } } })
+        expect(response.status, key).toBe(400)
+        expect(response.json, key).toEqual({
+          code: "invalid_request",
+          error: `The settings were not changed: /code/providers/${key} ${message}`,
+          issues: [{ path: `/code/providers/${key}`, message }]
+        })
+      }
+      // A user whose organizations have no provider config is told so.
+      const stranger = yield* newUser("stranger")
+      const none = yield* patchRaw(stranger, { code: { providers: { "": {} } } })
+      expect(none.status).toBe(400)
+      expect(none.json!.issues).toEqual([{
+        path: "/code/providers/",
+        message: "none of your organizations has a model provider config named \"\", nor any other: create one in an organization first"
+      }])
+      // Removing it is removing a provider that is not there: nothing changes.
+      const removed = yield* patchRaw(user, { code: { providers: { "": null } } })
+      expect(removed.status).toBe(200)
+      expect(yield* user.client.userSettings.get()).toEqual({ ...DEFAULTS, code: { providers: {} } })
+    }))
+
   it.effect("providers: more than 32 set at once is one issue at decode; the issues listed are at most 10", () =>
     Effect.gen(function*() {
       const { user } = yield* userWithModel
@@ -220,7 +252,7 @@ describeApp()("user settings", (it) => {
       expect(issues).toHaveLength(10)
       expect(issues[0]).toEqual({
         path: "/code/providers/p0",
-        message: "none of your organizations has a model provider config named \"p0\""
+        message: "none of your organizations has a model provider config named \"p0\"; name one of theirs: \"Anthropic\""
       })
       expect(unknown.json!.error).toMatch(/^The settings were not changed: \/code\/providers\/p0 none of .* \(and 22 more\)$/)
       // Looked up together, each provider gets its own answer.
@@ -228,8 +260,8 @@ describeApp()("user settings", (it) => {
         code: { providers: { Anthropic: { model: "Sonnet" }, Nope: {}, Other: { model: "Sonnet" } } }
       })
       expect(mixed.json!.issues).toEqual([
-        { path: "/code/providers/Nope", message: "none of your organizations has a model provider config named \"Nope\"" },
-        { path: "/code/providers/Other", message: "none of your organizations has a model provider config named \"Other\"" }
+        { path: "/code/providers/Nope", message: "none of your organizations has a model provider config named \"Nope\"; name one of theirs: \"Anthropic\"" },
+        { path: "/code/providers/Other", message: "none of your organizations has a model provider config named \"Other\"; name one of theirs: \"Anthropic\"" }
       ])
       const models = yield* patchRaw(user, { code: { providers: { Anthropic: { model: "Opus" } } } })
       expect(models.json!.issues).toEqual([{

@@ -15,13 +15,19 @@ export const WorktreeMode = Schema.Literals(["LOCAL", "REMOTE"])
 export const CodeMode = Schema.Literals(["ask", "accept_edits", "plan", "auto"])
 /** The reasoning effort asked of a provider's model. */
 export const Thinking = Schema.Literals(["none", "low", "medium", "high"])
-/** A provider identifier: the name of a model provider config in one of the user's organizations. */
-export const ProviderKey = Schema.String.pipe(
-  Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
+/**
+ * A key of `code.providers`: the name of a model provider config in one of the user's
+ * organizations, which the service looks up. An empty one is let through to that lookup, which
+ * refuses it as any name no config has, naming those the user's organizations have (here it was
+ * refused as "not allowed here", saying neither why nor what to send).
+ */
+const ProviderEntryKey = Schema.String.pipe(
   Schema.check(Schema.isMaxLength(64, { message: "must be at most 64 characters" })),
   // A JavaScript object cannot hold this key as data: it would be dropped instead of stored.
   Schema.check(Schema.makeFilter((key) => key !== "__proto__" || "is not a usable provider identifier"))
 )
+/** A provider identifier: the name of a model provider config in one of the user's organizations. */
+export const ProviderKey = ProviderEntryKey.pipe(Schema.check(Schema.isMinLength(1, { message: "must not be empty" })))
 /** The name of a configured model under the provider config the entry is keyed by. */
 export const ModelName = Schema.String.pipe(
   Schema.check(Schema.isMinLength(1, { message: "must not be empty" })),
@@ -55,7 +61,7 @@ export const UserSettings = Schema.Struct({
   code: optional(Schema.Struct({
     mode: optional(CodeMode),
     default_provider: optional(ProviderKey),
-    providers: optional(Schema.Record(ProviderKey, ProviderSettings))
+    providers: optional(Schema.Record(ProviderEntryKey, ProviderSettings))
   })),
   voice: optional(Schema.Struct({ language: optional(VoiceLanguage) }))
 }).annotate({ identifier: "UserSettings" })
@@ -80,7 +86,7 @@ export const UserSettingsPatch = Schema.Struct({
     mode: patched(CodeMode),
     default_provider: patched(ProviderKey),
     providers: patched(
-      Schema.Record(ProviderKey, Schema.NullOr(Schema.Struct({ model: patched(ModelName), thinking: patched(Thinking) }))).pipe(
+      Schema.Record(ProviderEntryKey, Schema.NullOr(Schema.Struct({ model: patched(ModelName), thinking: patched(Thinking) }))).pipe(
         // More set at once could never be stored: refused before any of them is looked up.
         Schema.check(Schema.makeFilter((providers) => {
           const set = Object.values(providers).filter((entry) => entry !== null).length

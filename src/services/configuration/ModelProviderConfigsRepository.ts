@@ -45,6 +45,16 @@ const make = Effect.gen(function*() {
       execute: ({ name, orgId }) => sql`SELECT * FROM model_provider_configs WHERE org_id = ${orgId} AND name = ${name}`
     })
 
+    const namesInOrgs = SqlSchema.findAll({
+      Request: Schema.Struct({ orgIds: Schema.Array(OrgId), limit: Schema.Number }),
+      Result: Schema.Struct({ name: Schema.String, total: Schema.Number }),
+      // Ordered by code point, so that the same names are listed on either database.
+      execute: ({ limit, orgIds }) => sql`
+        SELECT name, (count(*) OVER ())::int AS total
+        FROM (SELECT DISTINCT name FROM model_provider_configs WHERE org_id = ANY(${orgIds}::text[])) names
+        ORDER BY name COLLATE "C" LIMIT ${limit}`
+    })
+
     const page = keysetQuery(sql, {
       filter: Schema.Struct({ orgId: OrgId }),
       result: ModelProviderConfig,
@@ -79,6 +89,12 @@ const make = Effect.gen(function*() {
         Effect.orDie(findInOrg({ orgId, id, lock })),
       findByIds: (ids: ReadonlyArray<ModelProviderConfigId>) => Effect.orDie(findByIds(ids)),
       findByName: (orgId: OrgId, name: string) => Effect.orDie(findByName({ orgId, name })),
+      /** The first `limit` names (in order) of the configs of the organizations `orgIds`, and how many names they have. */
+      namesInOrgs: (orgIds: ReadonlyArray<OrgId>, limit: number) =>
+        Effect.map(Effect.orDie(namesInOrgs({ orgIds, limit })), (rows) => ({
+          names: rows.map((row) => row.name),
+          total: rows[0]?.total ?? 0
+        })),
       page: (orgId: OrgId, keyset: Keyset) => page({ orgId }, keyset),
       /** Fails with UniqueViolation when the organization has a config of the new name. */
       update: (config: typeof ProviderConfigUpdate.Type) => uniqueOrDie(update(config)),

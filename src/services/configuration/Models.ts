@@ -13,6 +13,7 @@ import {
 } from "../../domain/configuration/Models.ts"
 import { completeSettings, patchedSettings } from "../../domain/configuration/ModelSettingsRules.ts"
 import { Conflict, InvalidRequest, NotFound } from "../../domain/shared/Errors.ts"
+import { MAX_LISTED_ISSUES } from "../../domain/shared/ListedIssues.ts"
 import {
   ConfiguredModelId,
   ModelRevisionId,
@@ -215,6 +216,13 @@ const make = Effect.gen(function*() {
       )
     })
 
+  /**
+   * The names of the provider configs of the organizations `orgIds`, as an answer lists them:
+   * the first MAX_LISTED_ISSUES in code point order, and how many there are.
+   */
+  const providerConfigNamesInOrgs = (orgIds: ReadonlyArray<OrgId>) =>
+    orgIds.length === 0 ? Effect.succeed({ names: [], total: 0 }) : providerConfigs.namesInOrgs(orgIds, MAX_LISTED_ISSUES)
+
   /** Whether the organization has a model provider config named `name`. */
   const providerConfigExists = (orgId: OrgId, name: string) =>
     Effect.map(providerConfigs.findByName(orgId, name.normalize("NFC")), Option.isSome)
@@ -238,6 +246,7 @@ const make = Effect.gen(function*() {
   return {
     create,
     namedInOrgs,
+    providerConfigNamesInOrgs,
     list,
     get,
     update,

@@ -8,7 +8,7 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Issue } from "../../domain/shared/Errors.ts"
-import { invalidRequestWith } from "../../domain/shared/ListedIssues.ts"
+import { andMore, invalidRequestWith } from "../../domain/shared/ListedIssues.ts"
 import type { UserId } from "../../domain/shared/Ids.ts"
 import { pointerOf } from "../../domain/shared/JsonPointer.ts"
 import {
@@ -25,6 +25,15 @@ import { MembersRepository } from "../tenancy/MembersRepository.ts"
 import { UserSettingsRepository } from "./UserSettingsRepository.ts"
 
 const decodeDocument = Schema.decodeUnknownSync(UserSettingsDocument)
+
+/**
+ * What a provider key no config has is told to name instead (an empty key too): the provider
+ * configs of the caller's organizations, as an answer lists them, or that there are none.
+ */
+const namesToUse = ({ names, total }: { readonly names: ReadonlyArray<string>; readonly total: number }) =>
+  total === 0
+    ? ", nor any other: create one in an organization first"
+    : `; name one of theirs: ${names.map((name) => JSON.stringify(name)).join(", ")}${andMore(total - names.length)}`
 
 const make = Effect.gen(function*() {
   const settings = yield* UserSettingsRepository
@@ -66,12 +75,14 @@ const make = Effect.gen(function*() {
         entry === null ? [] : [{ provider_config: provider, model: entry.model ?? undefined }]
       )
       if (touched.length === 0) return issues
-      const found = yield* models.namedInOrgs(yield* members.orgIdsOf(userId), touched)
+      const orgIds = yield* members.orgIdsOf(userId)
+      const found = yield* models.namedInOrgs(orgIds, touched)
+      const theirs = found.includes("no_provider_config") ? namesToUse(yield* models.providerConfigNamesInOrgs(orgIds)) : ""
       touched.forEach(({ model, provider_config: provider }, i) => {
         if (found[i] === "no_provider_config") {
           issues.push({
             path: pointerOf(["code", "providers", provider]),
-            message: `none of your organizations has a model provider config named ${JSON.stringify(provider)}`
+            message: `none of your organizations has a model provider config named ${JSON.stringify(provider)}${theirs}`
           })
         } else if (found[i] === "no_model") {
           issues.push({
