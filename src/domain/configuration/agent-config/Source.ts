@@ -63,8 +63,11 @@ const positionIn = (text: string, offset: number) => {
   return { line, column: offset - lineStart + 1 }
 }
 
+/** The `yaml` package's Parser tokens of a source, as parseYamlCst gives them. */
+type Tokens = ReadonlyArray<Parameters<Composer["next"]>[0]>
+
 /** The `yaml` package's parseDocument, from the tokens its Parser gave (so they can be checked first). */
-const composeDocument = (tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>, length: number) => {
+const composeDocument = (tokens: Tokens, length: number) => {
   // Duplicate keys are found by duplicateKeyErrors: the package's own check (`uniqueKeys`)
   // compares each key with every earlier one of its map, which is quadratic (32,000 keys: 12 s).
   // Without `resolveKnownTags`, the tags of YAML 1.1's types (`!!binary`, `!!timestamp`, `!!set`,
@@ -140,29 +143,42 @@ const duplicateKeyErrors = (doc: Document.Parsed): ReadonlyArray<YAMLParseError>
   return errors.sort((a, b) => a.pos[0] - b.pos[0])
 }
 
-export const parseSource = (text: string, format: SourceFormat): ParseResult => {
+type SyntaxErrorResult = Extract<ParseResult, { readonly _tag: "SyntaxError" }>
+
+const syntaxError = (message: string, at: { readonly line: number; readonly column: number }): SyntaxErrorResult => ({
+  _tag: "SyntaxError",
+  issues: [{ path: "", message, ...at }]
+})
+
+const TOO_DEEP = `YAML syntax error: sequences and mappings nest deeper than ${SOURCE_LIMITS.depth} levels`
+
+const OVER_LIMIT: Record<LimitExceeded["exceeded"], string> = {
+  depth: TOO_DEEP,
+  tokens: `the source has more than ${SOURCE_LIMITS.tokens.toLocaleString("en-US")} tokens ` +
+    `(scalars, indicators, brackets, commas, comments, line breaks and runs of spaces); ` +
+    `make it shorter; long text in a block scalar (|) is a few tokens however long`,
+  aliases: `the source has more than ${SOURCE_LIMITS.aliases} aliases (*name); write the values out`
+}
+
+/**
+ * The source's tokens, read by the linear checks that run before any parser that recurses
+ * (JSON syntax, nesting depth, token and alias counts), or the first error one of them found.
+ * `lineCounter` is given every line start the tokenizer reads.
+ */
+const readTokens = (
+  text: string,
+  format: SourceFormat,
+  lineCounter: LineCounter
+): { readonly _tag: "Tokens"; readonly tokens: Tokens } | SyntaxErrorResult => {
   // Before any parse: the offset of an error is positioned by counting lines, no parser needed.
-  const earlyError = (message: string, offset: number): ParseResult => ({
-    _tag: "SyntaxError",
-    issues: [{ path: "", message, ...positionIn(text, offset) }]
-  })
-  const tooDeep = `YAML syntax error: sequences and mappings nest deeper than ${SOURCE_LIMITS.depth} levels`
-  const overLimit: Record<LimitExceeded["exceeded"], string> = {
-    depth: tooDeep,
-    tokens: `the source has more than ${SOURCE_LIMITS.tokens.toLocaleString("en-US")} tokens ` +
-      `(scalars, indicators, brackets, commas, comments, line breaks and runs of spaces); ` +
-      `make it shorter; long text in a block scalar (|) is a few tokens however long`,
-    aliases: `the source has more than ${SOURCE_LIMITS.aliases} aliases (*name); write the values out`
-  }
   if (format === "json") {
     const error = findJsonSyntaxError(text)
-    if (error !== undefined) return earlyError(`JSON syntax error: ${error.message}`, error.offset)
+    if (error !== undefined) return syntaxError(`JSON syntax error: ${error.message}`, positionIn(text, error.offset))
   }
-  const lineCounter = new LineCounter()
-  let tokens: ReadonlyArray<Parameters<Composer["next"]>[0]>
+  let tokens: Tokens
   try {
     const parsed = parseYamlCst(text, SOURCE_LIMITS, lineCounter.addNewLine)
-    if ("exceeded" in parsed) return earlyError(overLimit[parsed.exceeded], parsed.at)
+    if ("exceeded" in parsed) return syntaxError(OVER_LIMIT[parsed.exceeded], positionIn(text, parsed.at))
     tokens = parsed.tokens
   } catch (error) {
     // The parser recurses once per level it closes at once, and overflows the stack on a text
@@ -171,38 +187,55 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     // line the parser read rather than thrown (a 500).
     if (!(error instanceof RangeError)) throw error
     const lineStarts = lineCounter.lineStarts
-    return earlyError(tooDeep, lineStarts.length > 0 ? lineStarts[lineStarts.length - 1] : 0)
+    return syntaxError(TOO_DEEP, positionIn(text, lineStarts.length > 0 ? lineStarts[lineStarts.length - 1] : 0))
   }
   const cstTooDeep = findCstTooDeep(tokens, SOURCE_LIMITS.depth)
-  if (cstTooDeep !== undefined) {
-    return { _tag: "SyntaxError", issues: [{ path: "", message: tooDeep, ...position(lineCounter, cstTooDeep) }] }
-  }
-  const doc = composeDocument(tokens, text.length)
-  const syntax = (offset: number, message: string): ParseResult => ({
-    _tag: "SyntaxError",
-    issues: [{ path: "", message, ...position(lineCounter, offset) }]
-  })
+  if (cstTooDeep !== undefined) return syntaxError(TOO_DEEP, position(lineCounter, cstTooDeep))
+  return { _tag: "Tokens", tokens }
+}
+
+/**
+ * The value of a composed document: for JSON, as `JSON.parse` reads the text; for YAML, as the
+ * package converts it (aliases expanded, at most 100 of them). A document with errors, or one
+ * whose conversion throws, is a syntax error.
+ */
+const documentValue = (
+  doc: Document.Parsed,
+  text: string,
+  format: SourceFormat,
+  lineCounter: LineCounter
+): { readonly _tag: "Value"; readonly value: unknown } | SyntaxErrorResult => {
+  const language = format === "json" ? "JSON" : "YAML"
   if (doc.errors.length > 0) {
     return {
       _tag: "SyntaxError",
       issues: doc.errors.map((error) => ({
         path: "",
-        message: `${format === "json" ? "JSON" : "YAML"} syntax error: ${error.message}`,
+        message: `${language} syntax error: ${error.message}`,
         ...position(lineCounter, error.pos[0])
       }))
     }
   }
-  let value: unknown
   try {
-    value = format === "json" ? JSON.parse(text) : doc.toJS({ maxAliasCount: 100 })
+    return { _tag: "Value", value: format === "json" ? JSON.parse(text) : doc.toJS({ maxAliasCount: 100 }) }
   } catch (error) {
-    return syntax(0, `${format === "json" ? "JSON" : "YAML"} error: ${error instanceof Error ? error.message : String(error)}`)
+    return syntaxError(
+      `${language} error: ${error instanceof Error ? error.message : String(error)}`,
+      position(lineCounter, 0)
+    )
   }
+}
 
+/**
+ * The offset of the node at a path in `doc` (or of its deepest existing ancestor) and, for map
+ * entries with the "key" anchor, of the key node. Maps are indexed and aliases resolved only
+ * when an issue first looks into them.
+ */
+const nodeOffsets = (doc: Document.Parsed) => {
   const root = doc.contents
   const rootOffset = root?.range?.[0] ?? 0
 
-  /** Each map's first pair of each key text, indexed when an issue first looks into the map. */
+  /** Each map's first pair of each key text. */
   const pairsByKey = new Map<YAMLMap, Map<string, Pair>>()
   const pairNamed = (map: YAMLMap, key: string): Pair | undefined => {
     let pairs = pairsByKey.get(map)
@@ -217,18 +250,14 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     return pairs.get(key)
   }
 
-  /**
-   * What each alias stands for, resolved when an issue first goes through it: the package looks
-   * through the whole document for each resolution.
-   */
+  /** What each alias stands for: the package looks through the whole document for each resolution. */
   const aliasTargets = new Map<Alias, unknown>()
   const resolved = (alias: Alias): unknown => {
     if (!aliasTargets.has(alias)) aliasTargets.set(alias, alias.resolve(doc))
     return aliasTargets.get(alias)
   }
 
-  /** The node at `path` (or its deepest existing ancestor) and, for map entries, the key node. */
-  const locate = (path: ReadonlyArray<PropertyKey>, anchor: Anchor): number => {
+  return (path: ReadonlyArray<PropertyKey>, anchor: Anchor): number => {
     let node: unknown = root
     let offset = rootOffset
     for (let i = 0; i < path.length; i++) {
@@ -256,11 +285,20 @@ export const parseSource = (text: string, format: SourceFormat): ParseResult => 
     }
     return offset
   }
+}
 
+export const parseSource = (text: string, format: SourceFormat): ParseResult => {
+  const lineCounter = new LineCounter()
+  const read = readTokens(text, format, lineCounter)
+  if (read._tag === "SyntaxError") return read
+  const doc = composeDocument(read.tokens, text.length)
+  const converted = documentValue(doc, text, format, lineCounter)
+  if (converted._tag === "SyntaxError") return converted
+  const locate = nodeOffsets(doc)
   return {
     _tag: "Parsed",
     source: {
-      value,
+      value: converted.value,
       issueAt: (path, message, anchor = "value") => ({
         path: pointerOf(path),
         message,
