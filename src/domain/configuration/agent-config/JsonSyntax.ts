@@ -14,128 +14,149 @@ export interface JsonSyntaxError {
 
 const describe = (char: string | undefined) => char === undefined ? "the end of the text" : JSON.stringify(char)
 
+/** The text being checked and the offset the check has read up to. */
+interface Cursor {
+  readonly text: string
+  at: number
+}
+
+const fail = (cursor: Cursor, message: string): never => {
+  throw { offset: cursor.at, message } satisfies JsonSyntaxError
+}
+
+const isWhitespace = (char: string) => char === " " || char === "\t" || char === "\n" || char === "\r"
+
+const skipWhitespace = (cursor: Cursor) => {
+  while (cursor.at < cursor.text.length && isWhitespace(cursor.text[cursor.at])) cursor.at++
+}
+
+const expectLiteral = (cursor: Cursor, literal: string) => {
+  if (cursor.text.startsWith(literal, cursor.at)) {
+    cursor.at += literal.length
+  } else {
+    fail(cursor, `expected ${JSON.stringify(literal)}`)
+  }
+}
+
+/** A string, from its opening quote to past its closing one. */
+const skipString = (cursor: Cursor) => {
+  const { text } = cursor
+  cursor.at++ // the opening quote
+  while (true) {
+    const char = text[cursor.at]
+    if (char === undefined) fail(cursor, "unterminated string")
+    if (char === "\"") {
+      cursor.at++
+      return
+    }
+    if (char < " ") fail(cursor, "control character in a string; escape it")
+    if (char === "\\") {
+      cursor.at++
+      skipEscape(cursor)
+    } else {
+      cursor.at++
+    }
+  }
+}
+
+/** The escape after a backslash in a string. */
+const skipEscape = (cursor: Cursor) => {
+  const { text } = cursor
+  const escape = text[cursor.at]
+  if (escape === "u") {
+    for (let k = 1; k <= 4; k++) {
+      if (!/[0-9a-fA-F]/.test(text[cursor.at + k] ?? "")) {
+        cursor.at += k
+        fail(cursor, "\\u must be followed by four hex digits")
+      }
+    }
+    cursor.at += 5
+  } else if (escape !== undefined && "\"\\/bfnrt".includes(escape)) {
+    cursor.at++
+  } else {
+    fail(cursor, `invalid escape \\${escape ?? ""}`)
+  }
+}
+
+const skipNumber = (cursor: Cursor) => {
+  const match = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(cursor.text.slice(cursor.at))
+  if (match === null || match[0] === "-") fail(cursor, `invalid number`)
+  cursor.at += match![0].length
+}
+
+/**
+ * An object or an array, from its opening bracket to past `close`: its members, each read by
+ * `member`, separated by commas.
+ */
+const skipMembers = (cursor: Cursor, close: "}" | "]", member: () => void) => {
+  const { text } = cursor
+  cursor.at++
+  skipWhitespace(cursor)
+  if (text[cursor.at] === close) {
+    cursor.at++
+    return
+  }
+  while (true) {
+    member()
+    skipWhitespace(cursor)
+    if (text[cursor.at] === ",") {
+      cursor.at++
+      continue
+    }
+    if (text[cursor.at] === close) {
+      cursor.at++
+      return
+    }
+    fail(cursor, `expected "," or "${close}", found ${describe(text[cursor.at])}`)
+  }
+}
+
+/** An object's member, its name and value, the value inside `depth` arrays and objects. */
+const skipProperty = (cursor: Cursor, depth: number) => {
+  const { text } = cursor
+  skipWhitespace(cursor)
+  if (text[cursor.at] !== "\"") {
+    fail(cursor, `expected a property name in double quotes, found ${describe(text[cursor.at])}`)
+  }
+  skipString(cursor)
+  skipWhitespace(cursor)
+  if (text[cursor.at] !== ":") fail(cursor, `expected ":", found ${describe(text[cursor.at])}`)
+  cursor.at++
+  skipValue(cursor, depth)
+}
+
+/** A value inside `depth` arrays and objects. */
+const skipValue = (cursor: Cursor, depth: number): void => {
+  skipWhitespace(cursor)
+  const char = cursor.text[cursor.at]
+  if ((char === "{" || char === "[") && depth >= MAX_NESTING_DEPTH) {
+    fail(cursor, `arrays and objects nest deeper than ${MAX_NESTING_DEPTH} levels`)
+  }
+  if (char === "{") {
+    skipMembers(cursor, "}", () => skipProperty(cursor, depth + 1))
+  } else if (char === "[") {
+    skipMembers(cursor, "]", () => skipValue(cursor, depth + 1))
+  } else if (char === "\"") {
+    skipString(cursor)
+  } else if (char === "t") {
+    expectLiteral(cursor, "true")
+  } else if (char === "f") {
+    expectLiteral(cursor, "false")
+  } else if (char === "n") {
+    expectLiteral(cursor, "null")
+  } else if (char === "-" || (char !== undefined && char >= "0" && char <= "9")) {
+    skipNumber(cursor)
+  } else {
+    fail(cursor, `expected a value, found ${describe(char)}`)
+  }
+}
+
 export const findJsonSyntaxError = (text: string): JsonSyntaxError | undefined => {
-  let i = 0
-  const fail = (message: string): never => {
-    throw { offset: i, message } satisfies JsonSyntaxError
-  }
-  const skipWhitespace = () => {
-    while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++
-  }
-  const expect = (literal: string) => {
-    if (text.startsWith(literal, i)) {
-      i += literal.length
-    } else {
-      fail(`expected ${JSON.stringify(literal)}`)
-    }
-  }
-  const string = () => {
-    i++ // the opening quote
-    while (true) {
-      const char = text[i]
-      if (char === undefined) fail("unterminated string")
-      if (char === "\"") {
-        i++
-        return
-      }
-      if (char < " ") fail("control character in a string; escape it")
-      if (char === "\\") {
-        i++
-        const escape = text[i]
-        if (escape === "u") {
-          for (let k = 1; k <= 4; k++) {
-            if (!/[0-9a-fA-F]/.test(text[i + k] ?? "")) {
-              i += k
-              fail("\\u must be followed by four hex digits")
-            }
-          }
-          i += 5
-        } else if (escape !== undefined && "\"\\/bfnrt".includes(escape)) {
-          i++
-        } else {
-          fail(`invalid escape \\${escape ?? ""}`)
-        }
-      } else {
-        i++
-      }
-    }
-  }
-  const number = () => {
-    const match = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(i))
-    if (match === null || match[0] === "-") fail(`invalid number`)
-    i += match![0].length
-  }
-  /** A value inside `depth` arrays and objects. */
-  const value = (depth: number) => {
-    skipWhitespace()
-    const char = text[i]
-    if ((char === "{" || char === "[") && depth >= MAX_NESTING_DEPTH) {
-      fail(`arrays and objects nest deeper than ${MAX_NESTING_DEPTH} levels`)
-    }
-    if (char === "{") {
-      i++
-      skipWhitespace()
-      if (text[i] === "}") {
-        i++
-        return
-      }
-      while (true) {
-        skipWhitespace()
-        if (text[i] !== "\"") fail(`expected a property name in double quotes, found ${describe(text[i])}`)
-        string()
-        skipWhitespace()
-        if (text[i] !== ":") fail(`expected ":", found ${describe(text[i])}`)
-        i++
-        value(depth + 1)
-        skipWhitespace()
-        if (text[i] === ",") {
-          i++
-          continue
-        }
-        if (text[i] === "}") {
-          i++
-          return
-        }
-        fail(`expected "," or "}", found ${describe(text[i])}`)
-      }
-    } else if (char === "[") {
-      i++
-      skipWhitespace()
-      if (text[i] === "]") {
-        i++
-        return
-      }
-      while (true) {
-        value(depth + 1)
-        skipWhitespace()
-        if (text[i] === ",") {
-          i++
-          continue
-        }
-        if (text[i] === "]") {
-          i++
-          return
-        }
-        fail(`expected "," or "]", found ${describe(text[i])}`)
-      }
-    } else if (char === "\"") {
-      string()
-    } else if (char === "t") {
-      expect("true")
-    } else if (char === "f") {
-      expect("false")
-    } else if (char === "n") {
-      expect("null")
-    } else if (char === "-" || (char !== undefined && char >= "0" && char <= "9")) {
-      number()
-    } else {
-      fail(`expected a value, found ${describe(char)}`)
-    }
-  }
+  const cursor: Cursor = { text, at: 0 }
   try {
-    value(0)
-    skipWhitespace()
-    if (i < text.length) fail(`unexpected ${describe(text[i])} after the JSON value`)
+    skipValue(cursor, 0)
+    skipWhitespace(cursor)
+    if (cursor.at < text.length) fail(cursor, `unexpected ${describe(text[cursor.at])} after the JSON value`)
     return undefined
   } catch (error) {
     if (typeof error === "object" && error !== null && "offset" in error) return error as JsonSyntaxError
