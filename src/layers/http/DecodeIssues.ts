@@ -259,6 +259,26 @@ const discriminantOf = (ast: AST.Union) => {
   return discriminants.get(ast)
 }
 
+/** A walk of one issue tree: the issues listed so far, how many more places had one, the frames still to visit. */
+interface Walk {
+  readonly part: RequestPart
+  readonly listed: Map<string, string>
+  more: number
+  readonly stack: Array<Frame>
+}
+
+/** An issue at `place`, listed with its message while the list has room, else counted; one per place. */
+const add = (walk: Walk, place: Place, message: () => string) => {
+  if (place.taken) return
+  place.taken = true
+  if (walk.listed.size === MAX_LISTED_ISSUES) {
+    walk.more++
+    return
+  }
+  const path = pointerOf(place)
+  if (!walk.listed.has(path)) walk.listed.set(path, message())
+}
+
 /**
  * The issues of `root`, one per path: the first MAX_LISTED_ISSUES with their messages, and how many more
  * places have issues. Only a listed issue gets its path and message made: a body may fail at each
@@ -266,118 +286,132 @@ const discriminantOf = (ast: AST.Union) => {
  * cost. Past the list an issue is counted by its place, a flag set, not by looking its path up.
  */
 const formatIssues = (root: SchemaIssue.Issue, part: RequestPart) => {
-  const listed = new Map<string, string>()
-  let more = 0
-  const add = (place: Place, message: () => string) => {
-    if (place.taken) return
-    place.taken = true
-    if (listed.size === MAX_LISTED_ISSUES) {
-      more++
-      return
-    }
-    const path = pointerOf(place)
-    if (!listed.has(path)) listed.set(path, message())
+  const walk: Walk = {
+    part,
+    listed: new Map(),
+    more: 0,
+    stack: [{ issue: root, place: { within: undefined, keys: [], taken: false }, fields: [], checked: undefined }]
   }
-  const stack: Array<Frame> = [{ issue: root, place: { within: undefined, keys: [], taken: false }, fields: [], checked: undefined }]
-  while (stack.length > 0) {
-    const { checked, fields, issue, place } = stack.pop()!
-    // A query parameter given twice arrives as a list; no parameter of the API takes one (the
-    // issues carry their input: the decode that explains a failure asks for it).
-    if (part === "query" && issue._tag !== "Pointer" && Array.isArray((issue as { readonly input?: unknown }).input)) {
-      add(place, () => "is given more than once; give it once")
-      continue
-    }
-    switch (issue._tag) {
-      case "Pointer":
-        stack.push({ issue: issue.issue, place: { within: place, keys: issue.path, taken: false }, fields, checked })
-        break
-      case "MissingKey":
-        add(place, () => issue.annotations?.messageMissingKey ?? "is required")
-        break
-      case "UnexpectedKey":
-        add(place, () =>
-          fields.length > 0
-            ? `is not allowed here; allowed ${PART_NAMES[part].members}: ${fields.join(", ")}`
-            : "is not allowed here")
-        break
-      case "Forbidden":
-        add(place, () => "could not be checked")
-        break
-      case "InvalidType": {
-        const unreadable = unreadableNumberPlace(issue, place)
-        if (unreadable !== undefined) add(unreadable, () => UNREADABLE_NUMBER)
-        else add(place, () => ownMessage(issue.ast) ?? expected(issue.ast))
-        break
-      }
-      case "InvalidValue":
-        // A filter's own message (ResourceName's "must be at most 64 characters (got 300)").
-        add(place, () => issue.annotations?.message ?? (checked !== undefined ? expected(checked, true) : "is not valid"))
-        break
-      case "Filter": {
-        const message = issue.filter.annotations?.message ??
-          (issue.issue._tag === "InvalidValue" ? issue.issue.annotations?.message : undefined)
-        if (message !== undefined) add(place, () => message)
-        else if (issue.issue._tag === "InvalidValue" && checked !== undefined) add(place, () => expected(checked, true))
-        else stack.push({ issue: issue.issue, place, fields, checked })
-        break
-      }
-      case "Encoding": {
-        // The encoded side was not of its kind, or the transformation refused the value: its
-        // failure message may quote the value, so what the schema takes is described instead.
-        const message = ownMessage(issue.ast)
-        const inner = issue.issue
-        const unreadable = unreadableNumberPlace(inner, place)
-        if (message !== undefined) add(place, () => message)
-        else if (unreadable !== undefined) add(unreadable, () => UNREADABLE_NUMBER)
-        else if (inner._tag === "InvalidType") {
-          add(place, () => issue.ast.checks !== undefined ? expected(issue.ast) : ownMessage(inner.ast) ?? expected(inner.ast))
-        } else if (inner._tag === "InvalidValue") add(place, () => expected(issue.ast))
-        else stack.push({ issue: inner, place, fields, checked })
-        break
-      }
-      case "Composite": {
-        const message = ownMessage(issue.ast)
-        if (message !== undefined) {
-          add(place, () => message)
-          break
-        }
-        const childFields = issue.ast._tag === "Objects"
-          ? issue.ast.propertySignatures.map((property) => String(property.name))
-          : fields
-        for (let i = issue.issues.length - 1; i >= 0; i--) {
-          stack.push({ issue: issue.issues[i], place, fields: childFields, checked: issue.ast })
-        }
-        break
-      }
-      case "AnyOf": {
-        const message = ownMessage(issue.ast)
-        if (message !== undefined) {
-          add(place, () => message)
-          break
-        }
-        // The members the value was of the kind of, and how each failed (none: it was of no member's kind).
-        const members = issue.issues
-        // An object whose discriminant names no member (a content block of `type` "video"): said at the discriminant.
-        const discriminant = members.length === 0 ? discriminantOf(issue.ast) : undefined
-        const input: unknown = (issue as { readonly input?: unknown }).input
-        if (discriminant !== undefined && typeof input === "object" && input !== null && !Array.isArray(input)) {
-          add(
-            { within: place, keys: [discriminant.name], taken: false },
-            () => Object.hasOwn(input, discriminant.name) ? `must be one of: ${discriminant.values.join(", ")}` : "is required"
-          )
-          break
-        }
-        if (members.length === 0 || literalsOf(issue.ast) !== undefined || (members.length > 1 && members.every(isLeaf))) {
-          add(place, () => expected(issue.ast))
-        } else stack.push({ issue: members[0], place, fields, checked })
-        break
-      }
-      case "OneOf":
-        add(place, () => ownMessage(issue.ast) ?? expected(issue.ast))
-        break
-    }
+  while (walk.stack.length > 0) visitFrame(walk, walk.stack.pop()!)
+  return { issues: Array.from(walk.listed, ([path, message]): Issue => ({ path, message })), more: walk.more }
+}
+
+/** One frame of the walk: its issue listed, or the issues under it pushed to be visited. */
+const visitFrame = (walk: Walk, frame: Frame) => {
+  const { checked, fields, issue, place } = frame
+  // A query parameter given twice arrives as a list; no parameter of the API takes one (the
+  // issues carry their input: the decode that explains a failure asks for it).
+  if (walk.part === "query" && issue._tag !== "Pointer" && Array.isArray((issue as { readonly input?: unknown }).input)) {
+    add(walk, place, () => "is given more than once; give it once")
+    return
   }
-  return { issues: Array.from(listed, ([path, message]): Issue => ({ path, message })), more }
+  switch (issue._tag) {
+    case "Pointer":
+      walk.stack.push({ issue: issue.issue, place: { within: place, keys: issue.path, taken: false }, fields, checked })
+      break
+    case "MissingKey":
+      add(walk, place, () => issue.annotations?.messageMissingKey ?? "is required")
+      break
+    case "UnexpectedKey":
+      add(walk, place, () =>
+        fields.length > 0
+          ? `is not allowed here; allowed ${PART_NAMES[walk.part].members}: ${fields.join(", ")}`
+          : "is not allowed here")
+      break
+    case "Forbidden":
+      add(walk, place, () => "could not be checked")
+      break
+    case "InvalidType": {
+      const unreadable = unreadableNumberPlace(issue, place)
+      if (unreadable !== undefined) add(walk, unreadable, () => UNREADABLE_NUMBER)
+      else add(walk, place, () => ownMessage(issue.ast) ?? expected(issue.ast))
+      break
+    }
+    case "InvalidValue":
+      // A filter's own message (ResourceName's "must be at most 64 characters (got 300)").
+      add(walk, place, () => issue.annotations?.message ?? (checked !== undefined ? expected(checked, true) : "is not valid"))
+      break
+    case "Filter":
+      visitFilter(walk, frame, issue)
+      break
+    case "Encoding":
+      visitEncoding(walk, frame, issue)
+      break
+    case "Composite":
+      visitComposite(walk, frame, issue)
+      break
+    case "AnyOf":
+      visitAnyOf(walk, frame, issue)
+      break
+    case "OneOf":
+      add(walk, place, () => ownMessage(issue.ast) ?? expected(issue.ast))
+      break
+  }
+}
+
+/** A check that failed: its own message, what the checked schema takes, or the issue under it. */
+const visitFilter = (walk: Walk, { checked, fields, place }: Frame, issue: SchemaIssue.Filter) => {
+  const message = issue.filter.annotations?.message ??
+    (issue.issue._tag === "InvalidValue" ? issue.issue.annotations?.message : undefined)
+  if (message !== undefined) add(walk, place, () => message)
+  else if (issue.issue._tag === "InvalidValue" && checked !== undefined) add(walk, place, () => expected(checked, true))
+  else walk.stack.push({ issue: issue.issue, place, fields, checked })
+}
+
+/**
+ * The encoded side was not of its kind, or the transformation refused the value: its failure
+ * message may quote the value, so what the schema takes is described instead.
+ */
+const visitEncoding = (walk: Walk, { checked, fields, place }: Frame, issue: SchemaIssue.Encoding) => {
+  const message = ownMessage(issue.ast)
+  const inner = issue.issue
+  const unreadable = unreadableNumberPlace(inner, place)
+  if (message !== undefined) add(walk, place, () => message)
+  else if (unreadable !== undefined) add(walk, unreadable, () => UNREADABLE_NUMBER)
+  else if (inner._tag === "InvalidType") {
+    add(walk, place, () => issue.ast.checks !== undefined ? expected(issue.ast) : ownMessage(inner.ast) ?? expected(inner.ast))
+  } else if (inner._tag === "InvalidValue") add(walk, place, () => expected(issue.ast))
+  else walk.stack.push({ issue: inner, place, fields, checked })
+}
+
+/** An object's or array's issues: the schema's own message, or each of them, in order, under its fields. */
+const visitComposite = (walk: Walk, { fields, place }: Frame, issue: SchemaIssue.Composite) => {
+  const message = ownMessage(issue.ast)
+  if (message !== undefined) {
+    add(walk, place, () => message)
+    return
+  }
+  const childFields = issue.ast._tag === "Objects"
+    ? issue.ast.propertySignatures.map((property) => String(property.name))
+    : fields
+  for (let i = issue.issues.length - 1; i >= 0; i--) {
+    walk.stack.push({ issue: issue.issues[i], place, fields: childFields, checked: issue.ast })
+  }
+}
+
+/** A value that matched no member of a union. */
+const visitAnyOf = (walk: Walk, { checked, fields, place }: Frame, issue: SchemaIssue.AnyOf) => {
+  const message = ownMessage(issue.ast)
+  if (message !== undefined) {
+    add(walk, place, () => message)
+    return
+  }
+  // The members the value was of the kind of, and how each failed (none: it was of no member's kind).
+  const members = issue.issues
+  // An object whose discriminant names no member (a content block of `type` "video"): said at the discriminant.
+  const discriminant = members.length === 0 ? discriminantOf(issue.ast) : undefined
+  const input: unknown = (issue as { readonly input?: unknown }).input
+  if (discriminant !== undefined && typeof input === "object" && input !== null && !Array.isArray(input)) {
+    add(
+      walk,
+      { within: place, keys: [discriminant.name], taken: false },
+      () => Object.hasOwn(input, discriminant.name) ? `must be one of: ${discriminant.values.join(", ")}` : "is required"
+    )
+    return
+  }
+  if (members.length === 0 || literalsOf(issue.ast) !== undefined || (members.length > 1 && members.every(isLeaf))) {
+    add(walk, place, () => expected(issue.ast))
+  } else walk.stack.push({ issue: members[0], place, fields, checked })
 }
 
 /** The `invalid_request` for `issues` of one part of the request, and `more` places unlisted. */
