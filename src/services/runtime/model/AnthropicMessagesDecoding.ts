@@ -45,7 +45,8 @@ const Block = Schema.Struct({
 
 const ErrorBody = Schema.Struct({ error: Maybe(Schema.Struct({ message: Maybe(Schema.String) })) })
 
-const streamEvent = typedEvents({
+/** The schema of each streamed event, by its type. */
+const StreamEvents = {
   message_start: Schema.Struct({ message: Schema.Struct({ usage: Maybe(AnthropicUsage) }) }),
   content_block_start: Schema.Struct({ index: Count, content_block: Block }),
   // The event a stream sends most of (one a token): its fields are `Nullish`, read with their defaults below.
@@ -71,7 +72,12 @@ const streamEvent = typedEvents({
   }),
   message_stop: Schema.Struct({}),
   error: ErrorBody
-})
+}
+
+const streamEvent = typedEvents(StreamEvents)
+
+/** A streamed event of type `Type`, decoded. */
+type StreamEvent<Type extends keyof typeof StreamEvents> = (typeof StreamEvents)[Type]["Type"]
 
 const decodeMessage = decodeJson(Schema.Struct({
   type: Maybe(Schema.String),
@@ -103,87 +109,112 @@ type BlockField = "type" | "id" | "name" | "json" | "signature" | "data"
 
 const KEPT_BLOCKS: ReadonlySet<string> = new Set(["tool_use", "thinking", "redacted_thinking"])
 
+/** What a stream's decoder keeps from one event to the next. */
+interface StreamState {
+  readonly blocks: PendingItems<BlockField>
+  inputUsage: InputUsage
+  outputTokens: number
+  stopReason: string | undefined
+}
+
+/** The usage the message starts with: its input counts, and the output tokens so far. */
+const messageStarted = (state: StreamState, event: StreamEvent<"message_start">): ReadonlyArray<ModelEvent> => {
+  const usage = event.message.usage
+  state.inputUsage = usage ?? NO_INPUT
+  state.outputTokens = usage?.output_tokens ?? 0
+  return [{ type: "usage", usage: usageOf(state.inputUsage, state.outputTokens) }]
+}
+
+/** A block begins: kept until its stop if it makes its events then, and its first text if it has some. */
+const blockStarted = (blocks: PendingItems<BlockField>, event: StreamEvent<"content_block_start">): ReadonlyArray<ModelEvent> => {
+  const block = event.content_block
+  if (KEPT_BLOCKS.has(block.type)) {
+    blocks.begin(event.index, {
+      type: block.type,
+      id: block.id,
+      name: block.name,
+      json: "",
+      signature: block.signature,
+      data: block.data
+    }, block.type === "tool_use")
+  } else blocks.take(event.index)
+  const text = block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : undefined
+  if (text === undefined || text === "") return []
+  return [{ type: block.type === "text" ? "text_delta" : "reasoning_delta", text }]
+}
+
+/** A piece of a block: text and thinking made events at once, a signature's or a tool input's pieces kept. */
+const blockDelta = (blocks: PendingItems<BlockField>, event: StreamEvent<"content_block_delta">): ReadonlyArray<ModelEvent> => {
+  const index = event.index ?? 0
+  const delta = event.delta
+  switch (delta.type) {
+    case "text_delta":
+      return [{ type: "text_delta", text: delta.text ?? "" }]
+    case "thinking_delta":
+      return [{ type: "reasoning_delta", text: delta.thinking ?? "" }]
+    case "signature_delta":
+      blocks.append(index, "signature", delta.signature ?? "")
+      return []
+    case "input_json_delta":
+      blocks.append(index, "json", delta.partial_json ?? "")
+      return []
+  }
+  return []
+}
+
+/** A block ends: a kept block's event (a tool call, or the end of a thinking block with what replays it). */
+const blockStopped = (blocks: PendingItems<BlockField>, event: StreamEvent<"content_block_stop">): ReadonlyArray<ModelEvent> => {
+  const open = blocks.take(event.index)
+  switch (open?.type) {
+    case "tool_use":
+      return [{ type: "tool_call", call_id: open.id, name: open.name, input: parseToolInput(open.json) }]
+    case "thinking":
+      return [{
+        type: "reasoning_done",
+        replay: { api_format: "anthropic-messages", kind: "signature", data: open.signature }
+      }]
+    case "redacted_thinking":
+      return [{
+        type: "reasoning_done",
+        replay: { api_format: "anthropic-messages", kind: "redacted", data: open.data }
+      }]
+  }
+  return []
+}
+
+/** The message's stop reason so far, and its usage updated with the counts the event gives. */
+const messageDelta = (state: StreamState, event: StreamEvent<"message_delta">): ReadonlyArray<ModelEvent> => {
+  state.stopReason = event.delta?.stop_reason ?? state.stopReason
+  const usage = event.usage
+  if (usage?.input_tokens !== undefined) {
+    state.inputUsage = {
+      input_tokens: usage.input_tokens,
+      cache_read_input_tokens: usage.cache_read_input_tokens,
+      cache_creation_input_tokens: usage.cache_creation_input_tokens
+    }
+  }
+  state.outputTokens = usage?.output_tokens || state.outputTokens
+  return [{ type: "usage", usage: usageOf(state.inputUsage, state.outputTokens) }]
+}
+
 export const streamDecoder = (size: AnswerSize) => {
-  const blocks = new PendingItems<BlockField>(size)
-  let inputUsage = NO_INPUT
-  let outputTokens = 0
-  let stopReason: string | undefined
+  const state: StreamState = { blocks: new PendingItems(size), inputUsage: NO_INPUT, outputTokens: 0, stopReason: undefined }
   return (sse: SseEvent): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> =>
     Result.flatMap(streamEvent(sse), (decoded): Result.Result<ReadonlyArray<ModelEvent>, ModelProviderError> => {
       if (decoded === undefined) return Result.succeed([])
       switch (decoded.type) {
-        case "message_start": {
-          const usage = decoded.event.message.usage
-          inputUsage = usage ?? NO_INPUT
-          outputTokens = usage?.output_tokens ?? 0
-          return Result.succeed([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
-        }
-        case "content_block_start": {
-          const block = decoded.event.content_block
-          if (KEPT_BLOCKS.has(block.type)) {
-            blocks.begin(decoded.event.index, {
-              type: block.type,
-              id: block.id,
-              name: block.name,
-              json: "",
-              signature: block.signature,
-              data: block.data
-            }, block.type === "tool_use")
-          } else blocks.take(decoded.event.index)
-          const text = block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : undefined
-          if (text === undefined || text === "") return Result.succeed([])
-          return Result.succeed([{ type: block.type === "text" ? "text_delta" : "reasoning_delta", text }])
-        }
-        case "content_block_delta": {
-          const index = decoded.event.index ?? 0
-          const delta = decoded.event.delta
-          switch (delta.type) {
-            case "text_delta":
-              return Result.succeed([{ type: "text_delta", text: delta.text ?? "" }])
-            case "thinking_delta":
-              return Result.succeed([{ type: "reasoning_delta", text: delta.thinking ?? "" }])
-            case "signature_delta":
-              blocks.append(index, "signature", delta.signature ?? "")
-              return Result.succeed([])
-            case "input_json_delta":
-              blocks.append(index, "json", delta.partial_json ?? "")
-              return Result.succeed([])
-          }
-          return Result.succeed([])
-        }
-        case "content_block_stop": {
-          const open = blocks.take(decoded.event.index)
-          switch (open?.type) {
-            case "tool_use":
-              return Result.succeed([{ type: "tool_call", call_id: open.id, name: open.name, input: parseToolInput(open.json) }])
-            case "thinking":
-              return Result.succeed([{
-                type: "reasoning_done",
-                replay: { api_format: "anthropic-messages", kind: "signature", data: open.signature }
-              }])
-            case "redacted_thinking":
-              return Result.succeed([{
-                type: "reasoning_done",
-                replay: { api_format: "anthropic-messages", kind: "redacted", data: open.data }
-              }])
-          }
-          return Result.succeed([])
-        }
-        case "message_delta": {
-          stopReason = decoded.event.delta?.stop_reason ?? stopReason
-          const usage = decoded.event.usage
-          if (usage?.input_tokens !== undefined) {
-            inputUsage = {
-              input_tokens: usage.input_tokens,
-              cache_read_input_tokens: usage.cache_read_input_tokens,
-              cache_creation_input_tokens: usage.cache_creation_input_tokens
-            }
-          }
-          outputTokens = usage?.output_tokens || outputTokens
-          return Result.succeed([{ type: "usage", usage: usageOf(inputUsage, outputTokens) }])
-        }
+        case "message_start":
+          return Result.succeed(messageStarted(state, decoded.event))
+        case "content_block_start":
+          return Result.succeed(blockStarted(state.blocks, decoded.event))
+        case "content_block_delta":
+          return Result.succeed(blockDelta(state.blocks, decoded.event))
+        case "content_block_stop":
+          return Result.succeed(blockStopped(state.blocks, decoded.event))
+        case "message_delta":
+          return Result.succeed(messageDelta(state, decoded.event))
         case "message_stop":
-          return Result.succeed([{ type: "done", stop_reason: stopReasonOf(stopReason) }])
+          return Result.succeed([{ type: "done", stop_reason: stopReasonOf(state.stopReason) }])
         case "error":
           return Result.fail(streamError(decoded.event, sse.data))
       }
