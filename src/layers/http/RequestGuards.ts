@@ -86,11 +86,11 @@ const unsupportedTransferCoding = (request: HttpServerRequest.HttpServerRequest)
     .map((coding) => coding.split(";")[0].trim().toLowerCase())
     .find((coding) => coding !== "" && coding !== "chunked" && coding !== "identity")
 
-/** The first problem the headers show, if any. */
-const headerProblem = (
+/** What is wrong with how the body is labelled or sized, on a route that takes one. */
+const bodyProblem = (
   request: HttpServerRequest.HttpServerRequest,
-  { endpoint, searchParams }: RouteMatch
-): Errors.UnsupportedMediaType | Errors.RequestTooLarge | Errors.Unauthorized | Errors.InvalidRequest | undefined => {
+  endpoint: RouteMatch["endpoint"]
+): Errors.UnsupportedMediaType | Errors.RequestTooLarge | undefined => {
   const contentType = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
   // An empty body may still name a content type that would be read another way (a form, multipart).
   const declaresOther = contentType !== "" && contentType !== "application/json" && HttpMethod.hasBody(request.method)
@@ -128,6 +128,14 @@ const headerProblem = (
       })
     }
   }
+  return undefined
+}
+
+/** What is wrong with the Authorization header, or with the headers the route reads. */
+const credentialsProblem = (
+  request: HttpServerRequest.HttpServerRequest,
+  endpoint: RouteMatch["endpoint"]
+): Errors.Unauthorized | Errors.InvalidRequest | undefined => {
   const authorization = request.headers["authorization"]
   if (authorization !== undefined && headerCount(request, "authorization") > 1) {
     // Node keeps the first and drops the others: which key the caller meant is not known.
@@ -143,6 +151,14 @@ const headerProblem = (
       error: "The Authorization header does not use the Bearer scheme: send 'Authorization: Bearer <API key>'"
     })
   }
+  return undefined
+}
+
+/** What is wrong with the query: not percent-encoded, or naming parameters the route does not take. */
+const queryProblem = (
+  request: HttpServerRequest.HttpServerRequest,
+  { endpoint, searchParams }: RouteMatch
+): Errors.InvalidRequest | undefined => {
   // A query that does not decode would reach the route as typed (`%FF` read as those three characters).
   const query = request.url.indexOf("?")
   if (query >= 0 && !isPercentEncoded(request.url.slice(query + 1))) {
@@ -175,6 +191,13 @@ const headerProblem = (
   }
   return undefined
 }
+
+/** The first problem the request's headers and query show, if any. */
+const headerProblem = (
+  request: HttpServerRequest.HttpServerRequest,
+  match: RouteMatch
+): Errors.UnsupportedMediaType | Errors.RequestTooLarge | Errors.Unauthorized | Errors.InvalidRequest | undefined =>
+  bodyProblem(request, match.endpoint) ?? credentialsProblem(request, match.endpoint) ?? queryProblem(request, match)
 
 /** Closes the connection after the response when the request's body has not fully arrived. */
 const closeUnlessBodyComplete = (request: HttpServerRequest.HttpServerRequest) =>
